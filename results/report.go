@@ -1,0 +1,359 @@
+// Package results owns the JSON report every hotspotkit binary writes: its types, how it is
+// read back and written, and (in the files beside this one) the tables, comparisons and plots
+// built from it. It must not depend on the engine (testkit) or on a database: a report is plain
+// data, so the baseline tool can read reports written by any version of any suite.
+//
+// Conventions: numbers are JSON numbers, units live in key names (_ms, _rps, _basis_points),
+// times are RFC3339Nano, and exact decimal values (NUMERIC totals) travel as strings.
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// SchemaVersion is bumped when a field changes meaning or disappears; adding fields does not.
+const SchemaVersion = 1
+
+// Report is one invocation of one suite binary.
+type Report struct {
+	SchemaVersion int         `json:"schema_version"`
+	Suite         string      `json:"suite"`
+	StartedAt     time.Time   `json:"started_at"`
+	FinishedAt    time.Time   `json:"finished_at"`
+	Interrupted   bool        `json:"interrupted"`
+	Environment   Environment `json:"environment"`
+	// SamplesFile names the NDJSON file holding every monitor sample of every run.
+	SamplesFile string `json:"samples_file,omitempty"`
+	Runs        []Run  `json:"runs"`
+	// Summaries holds one entry per mode (and ladder level) when runs were repeated.
+	Summaries []Summary `json:"summaries,omitempty"`
+	// Ladders holds one concurrency ladder per mode when --levels was given.
+	Ladders []Ladder `json:"ladders,omitempty"`
+	// Error is the failure that ended the invocation early, if any.
+	Error string `json:"error,omitempty"`
+}
+
+// Environment records what the numbers were measured on.
+type Environment struct {
+	GoVersion        string            `json:"go_version"`
+	GOMAXPROCS       int               `json:"gomaxprocs"`
+	NumCPU           int               `json:"num_cpu"`
+	CPUModel         string            `json:"cpu_model"`
+	MemoryBytes      uint64            `json:"memory_bytes,omitempty"`
+	OS               string            `json:"os"`
+	Arch             string            `json:"arch"`
+	Hostname         string            `json:"hostname,omitempty"`
+	MachineClass     string            `json:"machine_class"`
+	PostgresVersion  string            `json:"postgres_version"`
+	PostgresSettings map[string]string `json:"postgres_settings"`
+	ManagedPostgres  bool              `json:"managed_postgres"`
+	PostgresStartMs  float64           `json:"postgres_start_ms"`
+	// PostgresURL is the server used, with the password redacted.
+	PostgresURL string `json:"postgres_url,omitempty"`
+	Schema      string `json:"schema"`
+	// Durability is "on" (fsync and synchronous_commit on) or "unsafe".
+	Durability   string `json:"durability"`
+	QueueBackend string `json:"queue_backend,omitempty"`
+	RedisMode    string `json:"redis_mode,omitempty"`
+	RedisVersion string `json:"redis_version,omitempty"`
+	GitRevision  string `json:"git_revision"`
+	Command      string `json:"command,omitempty"`
+}
+
+// Run is one mode run once (one repetition, one ladder level) on freshly reset state.
+type Run struct {
+	Mode string `json:"mode"`
+	// Repetition counts from 1; 0 when --repeat was not given.
+	Repetition int `json:"repetition,omitempty"`
+	// Level is the ladder concurrency level; 0 outside a ladder.
+	Level int `json:"level,omitempty"`
+	// Config holds every flag value that shaped the run, by flag name.
+	Config         map[string]any  `json:"config"`
+	StartedAt      time.Time       `json:"started_at"`
+	Load           Load            `json:"load"`
+	Pool           Pool            `json:"pool"`
+	LockMonitor    LockMonitor     `json:"lock_monitor"`
+	Flush          *Flush          `json:"flush,omitempty"`
+	Queue          *Queue          `json:"queue,omitempty"`
+	Verification   Verification    `json:"verification"`
+	Reconciliation *Reconciliation `json:"reconciliation,omitempty"`
+	Faults         []FaultEvent    `json:"faults,omitempty"`
+	Interrupted    bool            `json:"interrupted,omitempty"`
+	Error          string          `json:"error,omitempty"`
+}
+
+// Load is what the load engine measured.
+type Load struct {
+	// DurationMs runs from the first request to the commit of the last accepted write
+	// (for outbox and async modes the drain is included), so modes compare like with like.
+	DurationMs float64 `json:"duration_ms"`
+	// ThroughputRPS is completed requests / DurationMs: the persisted rate.
+	ThroughputRPS float64 `json:"throughput_rps"`
+	// IntakeMs is the time the request path took (first request start to last request end).
+	IntakeMs float64 `json:"intake_ms"`
+	// AcceptRPS is completed requests / IntakeMs; reported for async modes only.
+	AcceptRPS         float64          `json:"accept_rps,omitempty"`
+	DrainMs           float64          `json:"drain_ms"`
+	Concurrency       int              `json:"concurrency"`
+	CompletedRequests int64            `json:"completed_requests"`
+	FailedRequests    int64            `json:"failed_requests"`
+	WarmupRequests    int64            `json:"warmup_requests"`
+	ErrorCounts       map[string]int64 `json:"error_counts"`
+	LatencyMs         Latency          `json:"latency_ms"`
+	AcquireWaitMs     Latency          `json:"acquire_wait_ms"`
+	// LatencyHistogram is the HDR histogram of request latency in µs (V2 compressed, base64),
+	// so reports from several processes or repetitions can be merged exactly.
+	LatencyHistogram string `json:"latency_histogram,omitempty"`
+}
+
+// Latency is a percentile summary in milliseconds, read from a µs-resolution HDR histogram.
+type Latency struct {
+	Count int64   `json:"count"`
+	P50   float64 `json:"p50"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p999"`
+	Max   float64 `json:"max"`
+	Mean  float64 `json:"mean"`
+}
+
+// Pool summarises pgxpool.Stat() over the run, sampled by the monitor.
+type Pool struct {
+	MaxConns             int32 `json:"max_conns"`
+	MaxAcquired          int32 `json:"max_acquired"`
+	MinIdle              int32 `json:"min_idle"`
+	MaxUsageBasisPoints  int64 `json:"max_usage_basis_points"`
+	IdleReserve          int32 `json:"idle_reserve"`
+	PressureSamples      int64 `json:"pressure_samples"`
+	AcquireCount         int64 `json:"acquire_count"`
+	EmptyAcquireCount    int64 `json:"empty_acquire_count"`
+	CanceledAcquireCount int64 `json:"canceled_acquire_count"`
+}
+
+// LockMonitor summarises the lock samples of a run.
+type LockMonitor struct {
+	Samples       int64 `json:"samples"`
+	IntervalMs    int64 `json:"interval_ms"`
+	WaiterSamples int64 `json:"waiter_samples"`
+	// MaxLockWaiters is the largest number of sessions waiting on a heavyweight lock at once.
+	MaxLockWaiters int64 `json:"max_lock_waiters"`
+	// MaxWaitersByRelation attributes waiters to the table they queue on (every hot table of
+	// the suite is present, 0 when nothing waited on it).
+	MaxWaitersByRelation map[string]int64 `json:"max_waiters_by_relation"`
+	// MaxWaitersByLockType splits waiters by pg_locks.locktype of the ungranted lock.
+	MaxWaitersByLockType map[string]int64 `json:"max_waiters_by_lock_type,omitempty"`
+	MaxLockWaitMs        float64          `json:"max_lock_wait_ms"`
+	BlockerSamples       int64            `json:"blocker_samples"`
+	MaxBlockedSessions   int64            `json:"max_blocked_sessions"`
+	MaxBlockers          int64            `json:"max_blockers"`
+	SampleErrors         int64            `json:"sample_errors"`
+}
+
+// Flush describes the outbox flush loop of a run.
+type Flush struct {
+	Calls       int64 `json:"calls"`
+	RowsClaimed int64 `json:"rows_claimed"`
+	Targets     int64 `json:"targets"`
+	Errors      int64 `json:"errors"`
+}
+
+// Queue holds the final metrics of an async queue, named as the queue package names them.
+type Queue struct {
+	Backend              string  `json:"backend"`
+	Compaction           bool    `json:"compaction"`
+	FullPolicy           string  `json:"full_policy"`
+	Capacity             int64   `json:"capacity"`
+	Depth                int64   `json:"depth"`
+	PendingDepth         int64   `json:"pending_depth"`
+	MaxDepth             int64   `json:"max_depth"`
+	EnqueuedTotal        int64   `json:"enqueued_total"`
+	FlushedTotal         int64   `json:"flushed_total"`
+	FlushBatchesTotal    int64   `json:"flush_batches_total"`
+	FlushSQLOpsTotal     int64   `json:"flush_sql_ops_total"`
+	FlushSQLRecordsTotal int64   `json:"flush_sql_records_total"`
+	CompactedTotal       int64   `json:"compacted_total"`
+	DroppedTotal         int64   `json:"dropped_total"`
+	FlushFailedTotal     int64   `json:"flush_failed_total"`
+	RetriesTotal         int64   `json:"retries_total"`
+	SyncFallbackTotal    int64   `json:"sync_fallback_total"`
+	RejectedTotal        int64   `json:"rejected_total"`
+	AbandonedTotal       int64   `json:"abandoned_total"`
+	PersistLagMs         Latency `json:"persist_lag_ms"`
+	Stream               *Stream `json:"stream,omitempty"`
+}
+
+// Stream holds the Redis-streams backend's own counters.
+type Stream struct {
+	Length                int64 `json:"length"`
+	PendingEntries        int64 `json:"pending_entries"`
+	AckedTotal            int64 `json:"acked_total"`
+	ReclaimedTotal        int64 `json:"reclaimed_total"`
+	RedeliveredTotal      int64 `json:"redelivered_total"`
+	DeadLetteredTotal     int64 `json:"dead_lettered_total"`
+	DuplicateSkippedTotal int64 `json:"duplicate_skipped_total"`
+}
+
+// Verification is the suite's exact check of the database after the run.
+type Verification struct {
+	Passed bool    `json:"passed"`
+	Checks []Check `json:"checks"`
+}
+
+// Check compares one expected value with the one found. Integers are JSON numbers; NUMERIC
+// values are strings so that no float rounding can hide a difference.
+type Check struct {
+	Name     string `json:"name"`
+	Expected any    `json:"expected"`
+	Actual   any    `json:"actual"`
+	OK       bool   `json:"ok"`
+}
+
+// Reconciliation accounts for every request layer by layer.
+type Reconciliation struct {
+	Attempted      int64 `json:"attempted"`
+	Acknowledged   int64 `json:"acknowledged"`
+	Failed         int64 `json:"failed"`
+	OutcomeUnknown int64 `json:"outcome_unknown"`
+	// UnknownPersisted and UnknownNotPersisted split OutcomeUnknown after looking it up.
+	UnknownPersisted    int64 `json:"unknown_persisted"`
+	UnknownNotPersisted int64 `json:"unknown_not_persisted"`
+	Persisted           int64 `json:"persisted"`
+	Lost                int64 `json:"lost"`
+	Duplicated          int64 `json:"duplicated"`
+	// FailedButPersisted counts requests reported failed that the database holds anyway.
+	FailedButPersisted int64 `json:"failed_but_persisted"`
+}
+
+// FaultEvent is one injected fault and what it did.
+type FaultEvent struct {
+	Kind     string  `json:"kind"`
+	AtMs     float64 `json:"at_ms"`
+	Duration float64 `json:"duration_ms,omitempty"`
+	Detail   string  `json:"detail,omitempty"`
+	Error    string  `json:"error,omitempty"`
+}
+
+// Summary is the spread of the key metrics over the repetitions of one mode (and level).
+type Summary struct {
+	Mode        string            `json:"mode"`
+	Level       int               `json:"level,omitempty"`
+	Repetitions int               `json:"repetitions"`
+	Verified    bool              `json:"verified"`
+	Metrics     map[string]Spread `json:"metrics"`
+}
+
+// Spread is median, min and max of one metric.
+type Spread struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+}
+
+// Ladder is a concurrency ladder of one mode and where it saturates.
+type Ladder struct {
+	Mode   string        `json:"mode"`
+	Levels []LadderLevel `json:"levels"`
+	// KneeConcurrency is the first level after which throughput rises less than 5% while p95
+	// keeps rising; 0 when the ladder never saturated.
+	KneeConcurrency int `json:"knee_concurrency"`
+}
+
+// LadderLevel is one step of a ladder.
+type LadderLevel struct {
+	Concurrency   int     `json:"concurrency"`
+	ThroughputRPS float64 `json:"throughput_rps"`
+	P50Ms         float64 `json:"p50_ms"`
+	P95Ms         float64 `json:"p95_ms"`
+	P99Ms         float64 `json:"p99_ms"`
+	Knee          bool    `json:"knee,omitempty"`
+}
+
+// Sample is one line of the NDJSON samples file: what the monitor saw at one instant.
+type Sample struct {
+	Time       time.Time `json:"t"`
+	Run        int       `json:"run"`
+	Mode       string    `json:"mode"`
+	Repetition int       `json:"repetition,omitempty"`
+	Level      int       `json:"level,omitempty"`
+	ElapsedMs  float64   `json:"elapsed_ms"`
+	// Lock waiters (absent when the lock query failed in this sample).
+	LockWaiters       int64            `json:"lock_waiters"`
+	WaitersByRelation map[string]int64 `json:"waiters_by_relation,omitempty"`
+	WaitersByLockType map[string]int64 `json:"waiters_by_lock_type,omitempty"`
+	OldestLockWaitMs  float64          `json:"oldest_lock_wait_ms"`
+	BlockedSessions   *int64           `json:"blocked_sessions,omitempty"`
+	Blockers          *int64           `json:"blockers,omitempty"`
+	PoolAcquired      int32            `json:"pool_acquired"`
+	PoolIdle          int32            `json:"pool_idle"`
+	PoolMax           int32            `json:"pool_max"`
+	PoolUsageBasisPts int64            `json:"pool_usage_basis_points"`
+	PoolPressure      bool             `json:"pool_pressure,omitempty"`
+	QueueDepth        *int64           `json:"queue_depth,omitempty"`
+	QueuePendingDepth *int64           `json:"queue_pending_depth,omitempty"`
+	OutboxPending     *int64           `json:"outbox_pending,omitempty"`
+	CompletedRequests int64            `json:"completed_requests"`
+	FailedRequests    int64            `json:"failed_requests"`
+	SampleError       string           `json:"error,omitempty"`
+}
+
+// Write encodes the report as indented JSON.
+func (r *Report) Write(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteFile writes the report atomically: to a temporary file beside path, then renamed.
+func (r *Report) WriteFile(path string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*.json")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := r.Write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// Read decodes one report and checks that it is one.
+func Read(rd io.Reader) (*Report, error) {
+	var r Report
+	dec := json.NewDecoder(rd)
+	if err := dec.Decode(&r); err != nil {
+		return nil, err
+	}
+	if r.SchemaVersion == 0 || r.Suite == "" {
+		return nil, fmt.Errorf("not a hotspotkit report (no schema_version or suite)")
+	}
+	if r.SchemaVersion > SchemaVersion {
+		return nil, fmt.Errorf("report schema_version %d is newer than this tool understands (%d)", r.SchemaVersion, SchemaVersion)
+	}
+	return &r, nil
+}
+
+// ReadFile reads one report file; errors name the file.
+func ReadFile(path string) (*Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// SamplesPath is where the NDJSON samples of a report written to output go.
+func SamplesPath(output string) string { return output + ".samples.ndjson" }

@@ -1,0 +1,175 @@
+// Package hist owns latency measurement: µs-resolution HDR histograms, a sharded recorder
+// that many goroutines write to without a global lock, and the conversion of a histogram
+// into the report's millisecond percentile summary. It knows nothing about databases.
+package hist
+
+import (
+	"encoding/base64"
+	"sync"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/hotspotkit/hotspotkit/results"
+)
+
+const (
+	lowestMicros  = 1
+	highestMicros = int64(time.Hour / time.Microsecond)
+	sigFigs       = 3
+)
+
+// Histogram records durations in microseconds with 3 significant figures from 1 µs to one
+// hour. Values above an hour are clamped to an hour. It is not safe for concurrent use; see
+// Sharded.
+type Histogram struct {
+	h *hdr.Histogram
+}
+
+// New returns an empty histogram.
+func New() *Histogram {
+	return &Histogram{h: hdr.New(lowestMicros, highestMicros, sigFigs)}
+}
+
+// Record adds one duration.
+func (h *Histogram) Record(d time.Duration) { h.RecordMicros(d.Microseconds()) }
+
+// RecordMicros adds one value in microseconds.
+func (h *Histogram) RecordMicros(us int64) {
+	if us < lowestMicros {
+		us = lowestMicros
+	}
+	if us > highestMicros {
+		us = highestMicros
+	}
+	_ = h.h.RecordValue(us) // cannot fail: the value was clamped into range
+}
+
+// Merge adds every value of o into h.
+func (h *Histogram) Merge(o *Histogram) {
+	if o != nil {
+		h.h.Merge(o.h)
+	}
+}
+
+// Reset empties the histogram.
+func (h *Histogram) Reset() { h.h.Reset() }
+
+// Count is the number of recorded values.
+func (h *Histogram) Count() int64 { return h.h.TotalCount() }
+
+// Clone returns an independent copy.
+func (h *Histogram) Clone() *Histogram { return &Histogram{h: h.h.Clone()} }
+
+// ValueAtQuantile returns the value at quantile q (0..100) as a duration.
+func (h *Histogram) ValueAtQuantile(q float64) time.Duration {
+	return time.Duration(h.h.ValueAtQuantile(q)) * time.Microsecond
+}
+
+// Max is the largest recorded value.
+func (h *Histogram) Max() time.Duration { return time.Duration(h.h.Max()) * time.Microsecond }
+
+// Summary returns p50/p95/p99/p99.9/max/mean in milliseconds. An empty histogram gives zeros.
+func (h *Histogram) Summary() results.Latency {
+	n := h.h.TotalCount()
+	if n == 0 {
+		return results.Latency{}
+	}
+	q := h.h.ValueAtPercentiles([]float64{50, 95, 99, 99.9})
+	return results.Latency{
+		Count: n,
+		P50:   microsToMs(q[50]),
+		P95:   microsToMs(q[95]),
+		P99:   microsToMs(q[99]),
+		P999:  microsToMs(q[99.9]),
+		Max:   microsToMs(h.h.Max()),
+		Mean:  round3(h.h.Mean() / 1000),
+	}
+}
+
+// Encode returns the V2-compressed HDR encoding in base64, mergeable by Decode.
+func (h *Histogram) Encode() (string, error) {
+	b, err := h.h.Encode(hdr.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(b), nil
+}
+
+// Decode reverses Encode.
+func Decode(s string) (*Histogram, error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, err
+	}
+	h, err := hdr.Decode(b)
+	if err != nil {
+		return nil, err
+	}
+	return &Histogram{h: h}, nil
+}
+
+func microsToMs(us int64) float64 { return round3(float64(us) / 1000) }
+
+// round3 keeps µs resolution in millisecond values without float noise in the JSON.
+func round3(ms float64) float64 {
+	if ms < 0 {
+		return -float64(int64(-ms*1000+0.5)) / 1000
+	}
+	return float64(int64(ms*1000+0.5)) / 1000
+}
+
+// Sharded is a set of histograms that many goroutines record into at once. A goroutine records
+// into the shard it was given (worker id modulo the shard count), so contention is limited to
+// the goroutines sharing a shard; readers merge all shards.
+type Sharded struct {
+	shards []shard
+}
+
+type shard struct {
+	mu sync.Mutex
+	h  *Histogram
+	_  [40]byte // keep neighbouring shards' mutexes off one cache line
+}
+
+// NewSharded returns n shards (at least 1).
+func NewSharded(n int) *Sharded {
+	if n < 1 {
+		n = 1
+	}
+	s := &Sharded{shards: make([]shard, n)}
+	for i := range s.shards {
+		s.shards[i].h = New()
+	}
+	return s
+}
+
+// Record adds d to the shard chosen by key.
+func (s *Sharded) Record(key int, d time.Duration) {
+	sh := &s.shards[uint(key)%uint(len(s.shards))]
+	sh.mu.Lock()
+	sh.h.Record(d)
+	sh.mu.Unlock()
+}
+
+// Merged returns a new histogram holding every shard's values.
+func (s *Sharded) Merged() *Histogram {
+	out := New()
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		out.Merge(sh.h)
+		sh.mu.Unlock()
+	}
+	return out
+}
+
+// Reset empties every shard (used when a warm-up ends).
+func (s *Sharded) Reset() {
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		sh.h.Reset()
+		sh.mu.Unlock()
+	}
+}
