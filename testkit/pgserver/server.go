@@ -1,0 +1,545 @@
+// Package pgserver owns the temporary PostgreSQL server a run starts: finding binaries,
+// starting a private server through embedded-postgres on a free loopback port with a random
+// password, running it as an unprivileged user when we are root, restarting it in place, and
+// making sure that after Stop (or StopAll, from a signal handler) no postgres process and no
+// runtime directory is left. It knows nothing about schemas, suites or load.
+//
+// Running as root: initdb and postgres refuse to run as uid 0, and embedded-postgres execs
+// <BinariesPath>/bin/initdb and <BinariesPath>/bin/pg_ctl with no hook for credentials. So
+// BinariesPath points at a directory of two generated shell wrappers. Each wrapper hands the
+// runtime directory (which embedded-postgres creates as root, with the initdb password file
+// in it) to the unprivileged user, then execs the real program through `setsid -w` (its own
+// session, so a terminal's Ctrl-C reaches us and not the server; we stop it in order) and,
+// as root, `setpriv --reuid --regid --clear-groups` (drop to the user). pg_ctl finds the real
+// postgres next to itself, so the server runs as that user too. The whole working directory
+// is owned by that user. When we are not root the wrappers only add setsid.
+package pgserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	embeddedpostgres "github.com/fergusstrange/embedded-postgres"
+)
+
+// Config describes the server to start. The zero value is usable.
+type Config struct {
+	// Binaries to run; when empty, FindBinaries("") is used.
+	Binaries Binaries
+	// User runs the server when the process is root: default "postgres" if it exists, else "nobody".
+	User string
+	// MaxConnections sets max_connections (default 100).
+	MaxConnections int
+	// Unsafe turns fsync, synchronous_commit and full_page_writes off (fast, not durable).
+	Unsafe bool
+	// TempDir is where the working directory is created (default os.TempDir()); as root it
+	// must be reachable by User.
+	TempDir string
+	// Database to create (default "hotspot").
+	Database string
+	// Settings are extra server settings (-c name=value).
+	Settings map[string]string
+	// StartTimeout bounds each start (default 30s).
+	StartTimeout time.Duration
+}
+
+// Server is a running temporary PostgreSQL.
+type Server struct {
+	cfg      Config
+	bins     Binaries
+	dir      string
+	dataDir  string
+	port     int
+	password string
+	uid, gid int
+	asUser   string
+	ep       *embeddedpostgres.EmbeddedPostgres
+	epConfig embeddedpostgres.Config
+	started  time.Duration
+	settings map[string]string
+
+	mu      sync.Mutex
+	running bool
+	removed bool
+}
+
+const startAttempts = 3
+
+var (
+	liveMu sync.Mutex
+	live   = map[*Server]struct{}{}
+)
+
+// Start initialises and starts a server. On any error nothing is left running or on disk.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Binaries.BinDir == "" {
+		b, err := FindBinaries("")
+		if err != nil {
+			return nil, err
+		}
+		cfg.Binaries = b
+	}
+	if cfg.MaxConnections == 0 {
+		cfg.MaxConnections = 100
+	}
+	if cfg.Database == "" {
+		cfg.Database = "hotspot"
+	}
+	if cfg.StartTimeout == 0 {
+		cfg.StartTimeout = 30 * time.Second
+	}
+	s := &Server{cfg: cfg, bins: cfg.Binaries, uid: -1, gid: -1}
+	if os.Geteuid() == 0 {
+		if err := s.resolveUser(); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.prepareDir(); err != nil {
+		return nil, err
+	}
+	register(s)
+	t0 := time.Now()
+	if err := s.startWithRetry(ctx, true); err != nil {
+		stopErr := s.Stop()
+		return nil, errors.Join(err, stopErr)
+	}
+	s.started = time.Since(t0)
+	return s, nil
+}
+
+func (s *Server) resolveUser() error {
+	name := s.cfg.User
+	if name == "" {
+		name = "postgres"
+		if _, err := user.Lookup(name); err != nil {
+			name = "nobody"
+		}
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return fmt.Errorf("running as root: the server must run as an unprivileged user, and user %q does not exist (choose one with --pg-user)", name)
+	}
+	if u.Uid == "0" {
+		return fmt.Errorf("running as root: --pg-user %q is root; PostgreSQL refuses to run as root", name)
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		return fmt.Errorf("running as root: setpriv (util-linux) is needed to start PostgreSQL as %q: %w", name, err)
+	}
+	s.uid, _ = strconv.Atoi(u.Uid)
+	s.gid, _ = strconv.Atoi(u.Gid)
+	s.asUser = name
+	return nil
+}
+
+func (s *Server) prepareDir() error {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		return fmt.Errorf("setsid (util-linux) is needed to start PostgreSQL in its own session: %w", err)
+	}
+	parent := s.cfg.TempDir
+	if parent == "" {
+		parent = os.TempDir()
+	}
+	dir, err := os.MkdirTemp(parent, "hotspotkit-pg-")
+	if err != nil {
+		return fmt.Errorf("creating the server's working directory: %w", err)
+	}
+	s.dir = dir
+	s.dataDir = filepath.Join(dir, "data")
+	fail := func(err error) error {
+		os.RemoveAll(dir)
+		return err
+	}
+	if s.uid >= 0 {
+		if err := os.Chown(dir, s.uid, s.gid); err != nil {
+			return fail(err)
+		}
+		if err := checkReachable(parent, s.uid); err != nil {
+			return fail(fmt.Errorf("%w (user %s cannot reach %s; point TMPDIR at a directory it can reach, e.g. /tmp)", err, s.asUser, parent))
+		}
+	}
+	wrapDir := filepath.Join(dir, "wrap", "bin")
+	if err := os.MkdirAll(wrapDir, 0o755); err != nil {
+		return fail(err)
+	}
+	for _, prog := range []string{"initdb", "pg_ctl"} {
+		if err := os.WriteFile(filepath.Join(wrapDir, prog), []byte(s.wrapper(prog)), 0o755); err != nil {
+			return fail(err)
+		}
+	}
+	if s.uid >= 0 {
+		if err := filepath.Walk(filepath.Join(dir, "wrap"), func(p string, _ os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Lchown(p, s.uid, s.gid)
+		}); err != nil {
+			return fail(err)
+		}
+	}
+	s.password = randomHex(16)
+	return nil
+}
+
+// checkReachable fails when some directory on the way to dir is not searchable by others
+// (a cheap check for the common /root/tmp case; group permissions are not considered).
+func checkReachable(dir string, uid int) error {
+	for d := dir; ; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		if err != nil {
+			return err
+		}
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != uid && st.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("directory %s is not searchable by others", d)
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
+}
+
+// wrapper is the shell script placed where embedded-postgres expects prog.
+func (s *Server) wrapper(prog string) string {
+	real := shellQuote(filepath.Join(s.bins.BinDir, prog))
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\n# Generated by hotspotkit (testkit/pgserver): run " + prog + " in its own session")
+	if s.uid < 0 {
+		b.WriteString(".\nexec setsid -w " + real + " \"$@\"\n")
+		return b.String()
+	}
+	fmt.Fprintf(&b, " as %s.\n", s.asUser)
+	// embedded-postgres recreates its runtime directory as root before each start and writes
+	// the initdb password file there; give both to the server's user.
+	fmt.Fprintf(&b, "chown -R %d:%d %s 2>/dev/null\n", s.uid, s.gid, shellQuote(filepath.Join(s.dir, "run")))
+	fmt.Fprintf(&b, "exec setsid -w setpriv --reuid=%d --regid=%d --clear-groups -- %s \"$@\"\n", s.uid, s.gid, real)
+	return b.String()
+}
+
+func (s *Server) startWithRetry(ctx context.Context, fresh bool) error {
+	var lastErr error
+	for attempt := 0; attempt < startAttempts; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if fresh || s.port == 0 {
+			p, err := freePort()
+			if err != nil {
+				return err
+			}
+			s.port = p
+		}
+		err := s.startOnce()
+		if err == nil {
+			return nil
+		}
+		lastErr = err
+		if !fresh || !isPortCollision(err, s.logTail()) {
+			return err
+		}
+		s.killPostmaster()
+	}
+	return fmt.Errorf("starting PostgreSQL: no free port after %d attempts: %w", startAttempts, lastErr)
+}
+
+func (s *Server) startOnce() error {
+	params := map[string]string{
+		"listen_addresses":        "127.0.0.1",
+		"unix_socket_directories": "",
+		"max_connections":         strconv.Itoa(s.cfg.MaxConnections),
+	}
+	if s.hasPgStatStatements() {
+		params["shared_preload_libraries"] = "pg_stat_statements"
+	}
+	if s.cfg.Unsafe {
+		params["fsync"] = "off"
+		params["synchronous_commit"] = "off"
+		params["full_page_writes"] = "off"
+	}
+	for k, v := range s.cfg.Settings {
+		params[k] = v
+	}
+	s.settings = params
+	s.epConfig = embeddedpostgres.DefaultConfig().
+		Version(embeddedVersion(s.bins.Major)).
+		Port(uint32(s.port)).
+		Username("postgres").
+		Password(s.password).
+		Database(s.cfg.Database).
+		RuntimePath(filepath.Join(s.dir, "run")).
+		DataPath(s.dataDir).
+		BinariesPath(filepath.Join(s.dir, "wrap")).
+		Locale("C").
+		Encoding("UTF8").
+		StartParameters(params).
+		StartTimeout(s.cfg.StartTimeout).
+		Logger(io.Discard)
+	s.ep = embeddedpostgres.NewDatabase(s.epConfig)
+	if err := withTempDir(s.dir, s.ep.Start); err != nil {
+		return fmt.Errorf("starting PostgreSQL %s from %s: %v%s", s.bins.Version, s.bins.BinDir, firstLine(err), s.logTailForError())
+	}
+	s.mu.Lock()
+	s.running = true
+	s.mu.Unlock()
+	return nil
+}
+
+// tempDirMu serialises the TMPDIR override below.
+var tempDirMu sync.Mutex
+
+// withTempDir runs fn with TMPDIR pointing into dir: embedded-postgres writes its log file
+// with os.CreateTemp("") and never removes it; this keeps it inside our working directory.
+func withTempDir(dir string, fn func() error) error {
+	tempDirMu.Lock()
+	defer tempDirMu.Unlock()
+	old, had := os.LookupEnv("TMPDIR")
+	os.Setenv("TMPDIR", dir)
+	defer func() {
+		if had {
+			os.Setenv("TMPDIR", old)
+		} else {
+			os.Unsetenv("TMPDIR")
+		}
+	}()
+	return fn()
+}
+
+func (s *Server) hasPgStatStatements() bool {
+	pgConfig := filepath.Join(s.bins.BinDir, "pg_config")
+	out, err := exec.Command(pgConfig, "--sharedir", "--pkglibdir").Output()
+	if err != nil {
+		return false
+	}
+	lines := strings.Fields(string(out))
+	if len(lines) != 2 {
+		return false
+	}
+	_, e1 := os.Stat(filepath.Join(lines[0], "extension", "pg_stat_statements.control"))
+	_, e2 := os.Stat(filepath.Join(lines[1], "pg_stat_statements.so"))
+	return e1 == nil && e2 == nil
+}
+
+// DSN is the connection string (with the password) for the run's database.
+func (s *Server) DSN() string {
+	u := url.URL{
+		Scheme:   "postgres",
+		User:     url.UserPassword("postgres", s.password),
+		Host:     net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)),
+		Path:     "/" + s.cfg.Database,
+		RawQuery: "sslmode=disable",
+	}
+	return u.String()
+}
+
+// Port is the loopback TCP port.
+func (s *Server) Port() int { return s.port }
+
+// Dir is the working directory (data, logs, wrappers), removed by Stop.
+func (s *Server) Dir() string { return s.dir }
+
+// StartDuration is how long the first start (initdb included) took.
+func (s *Server) StartDuration() time.Duration { return s.started }
+
+// Binaries returns the installation the server runs.
+func (s *Server) Binaries() Binaries { return s.bins }
+
+// User is the OS user the server runs as ("" when not root).
+func (s *Server) User() string { return s.asUser }
+
+// Settings are the -c settings the server was started with.
+func (s *Server) Settings() map[string]string { return s.settings }
+
+// Unsafe reports whether durability was turned off.
+func (s *Server) Unsafe() bool { return s.cfg.Unsafe }
+
+// Restart stops the server and starts it again on the same port with the same data.
+func (s *Server) Restart(ctx context.Context) error {
+	if err := s.stopProcess(); err != nil {
+		return fmt.Errorf("restart: stopping: %w", err)
+	}
+	if err := s.startWithRetry(ctx, false); err != nil {
+		return fmt.Errorf("restart: %w", err)
+	}
+	return nil
+}
+
+// Stop stops the server and removes its working directory. It is idempotent and safe to
+// call from several goroutines (a signal handler and a deferred call).
+func (s *Server) Stop() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.removed {
+		return nil
+	}
+	err := s.stopLocked()
+	if rmErr := os.RemoveAll(s.dir); rmErr != nil {
+		err = errors.Join(err, rmErr)
+	}
+	s.removed = true
+	unregister(s)
+	return err
+}
+
+func (s *Server) stopProcess() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopLocked()
+}
+
+func (s *Server) stopLocked() error {
+	var err error
+	if s.running && s.ep != nil {
+		err = withTempDir(s.dir, s.ep.Stop)
+		s.running = false
+	}
+	// Whatever pg_ctl said, make sure the postmaster is gone.
+	if s.killPostmaster() && err == nil {
+		err = errors.New("postgres did not stop with pg_ctl; it was killed")
+	}
+	return err
+}
+
+// killPostmaster SIGKILLs the postmaster recorded in postmaster.pid if it is still alive,
+// and reports whether it had to.
+func (s *Server) killPostmaster() bool {
+	pid := s.postmasterPID()
+	if pid <= 0 || !Alive(pid) {
+		return false
+	}
+	// Give a shutdown in progress a moment before forcing it.
+	for i := 0; i < 50; i++ {
+		if !Alive(pid) {
+			return false
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL) // the postmaster leads its own session and group
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	for i := 0; i < 50 && Alive(pid); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+func (s *Server) postmasterPID() int {
+	b, err := os.ReadFile(filepath.Join(s.dataDir, "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	pid, _ := strconv.Atoi(strings.TrimSpace(first))
+	return pid
+}
+
+// Alive reports whether pid is a running process (a zombie waiting to be reaped is not).
+func Alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	// The state follows the parenthesised command name, which may itself contain ") ".
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
+}
+
+// PostmasterPID is the server's process id (0 when not running).
+func (s *Server) PostmasterPID() int { return s.postmasterPID() }
+
+// StopAll stops every server this process started and has not stopped yet. Signal handlers
+// and panic paths call it.
+func StopAll() error {
+	liveMu.Lock()
+	servers := make([]*Server, 0, len(live))
+	for s := range live {
+		servers = append(servers, s)
+	}
+	liveMu.Unlock()
+	var err error
+	for _, s := range servers {
+		err = errors.Join(err, s.Stop())
+	}
+	return err
+}
+
+func register(s *Server) {
+	liveMu.Lock()
+	live[s] = struct{}{}
+	liveMu.Unlock()
+}
+
+func unregister(s *Server) {
+	liveMu.Lock()
+	delete(live, s)
+	liveMu.Unlock()
+}
+
+// logTail returns the end of the server log embedded-postgres wrote into our directory.
+func (s *Server) logTail() string {
+	files, _ := filepath.Glob(filepath.Join(s.dir, "embedded_postgres_log*"))
+	var all bytes.Buffer
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		all.Write(b)
+	}
+	const keep = 4096
+	b := all.Bytes()
+	if len(b) > keep {
+		b = b[len(b)-keep:]
+	}
+	return string(b)
+}
+
+func (s *Server) logTailForError() string {
+	t := strings.TrimSpace(s.logTail())
+	if t == "" {
+		return ""
+	}
+	return "\n--- server log (tail) ---\n" + t
+}
+
+func isPortCollision(err error, log string) bool {
+	msg := err.Error() + log
+	return strings.Contains(msg, "already listening") || strings.Contains(msg, "Address already in use") ||
+		strings.Contains(msg, "could not bind")
+}
+
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free loopback port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
