@@ -1,0 +1,85 @@
+-- Core gateway tables: the hot rows that usage accounting updates, and the usage log.
+-- Every statement is idempotent; the run's schema is first on search_path.
+
+CREATE TABLE IF NOT EXISTS users (
+    id         text PRIMARY KEY,
+    name       text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE IF NOT EXISTS providers (
+    id           text PRIMARY KEY,
+    name         text NOT NULL,
+    monthly_used numeric(20, 8) NOT NULL DEFAULT 0,
+    updated_at   timestamptz
+);
+
+CREATE TABLE IF NOT EXISTS api_keys (
+    id             text PRIMARY KEY,
+    user_id        text NOT NULL,
+    total_requests bigint NOT NULL DEFAULT 0,
+    total_tokens   bigint NOT NULL DEFAULT 0,
+    total_cost     numeric(20, 8) NOT NULL DEFAULT 0,
+    quota_used     numeric(20, 8) NOT NULL DEFAULT 0,
+    last_used_at   timestamptz
+);
+
+CREATE TABLE IF NOT EXISTS provider_api_keys (
+    id                     text PRIMARY KEY,
+    provider_id            text NOT NULL,
+    request_count          bigint NOT NULL DEFAULT 0,
+    success_count          bigint NOT NULL DEFAULT 0,
+    error_count            bigint NOT NULL DEFAULT 0,
+    total_tokens           bigint NOT NULL DEFAULT 0,
+    total_cost             numeric(20, 8) NOT NULL DEFAULT 0,
+    total_response_time_ms bigint NOT NULL DEFAULT 0
+);
+
+CREATE TABLE IF NOT EXISTS global_models (
+    id          text PRIMARY KEY,
+    name        text NOT NULL,
+    usage_count bigint NOT NULL DEFAULT 0
+);
+
+CREATE TABLE IF NOT EXISTS usage (
+    id                  bigserial PRIMARY KEY,
+    request_id          text NOT NULL UNIQUE,
+    user_id             text NOT NULL,
+    api_key_id          text NOT NULL,
+    provider_api_key_id text NOT NULL,
+    provider_id         text NOT NULL,
+    model_id            text NOT NULL,
+    input_tokens        integer NOT NULL,
+    output_tokens       integer NOT NULL,
+    total_tokens        integer NOT NULL,
+    cost                numeric(20, 8) NOT NULL,
+    response_time_ms    integer NOT NULL DEFAULT 0,
+    status              text NOT NULL DEFAULT 'success',
+    billing_status      text NOT NULL DEFAULT 'pending',
+    created_at          timestamptz NOT NULL DEFAULT now(),
+    finalized_at        timestamptz
+);
+
+-- The outbox: one row per counter delta, claimed and aggregated by the flush loop.
+-- kind names the target table; the delta columns that do not apply to a kind stay 0/NULL.
+CREATE TABLE IF NOT EXISTS usage_counter_deltas (
+    id               bigserial PRIMARY KEY,
+    request_id       text,
+    kind             text NOT NULL,
+    target_id        text NOT NULL,
+    requests         bigint NOT NULL DEFAULT 0,
+    successes        bigint NOT NULL DEFAULT 0,
+    failures         bigint NOT NULL DEFAULT 0,
+    tokens           bigint NOT NULL DEFAULT 0,
+    cost             numeric(20, 8) NOT NULL DEFAULT 0,
+    response_time_ms bigint NOT NULL DEFAULT 0,
+    dns_failures     bigint NOT NULL DEFAULT 0,
+    stream_errors    bigint NOT NULL DEFAULT 0,
+    last_used_at     timestamptz,
+    last_ip          text,
+    created_at       timestamptz NOT NULL DEFAULT clock_timestamp(),
+    processed_at     timestamptz
+);
+
+CREATE INDEX IF NOT EXISTS usage_counter_deltas_pending
+    ON usage_counter_deltas (id) WHERE processed_at IS NULL;

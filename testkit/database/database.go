@@ -1,0 +1,288 @@
+// Package database owns where a run's data lives: a managed temporary server (testkit/pgserver)
+// or an existing one given by URL, the run's own schema inside it, the pools and dedicated
+// connections that load, flushers and observers use, and what the report says about the server.
+// With --postgres-url nothing outside the run's schema is ever read or written: every connection
+// has search_path set to that schema alone, and the schema is dropped at the end unless kept.
+package database
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hotspotkit/hotspotkit/schema"
+	"github.com/hotspotkit/hotspotkit/testkit/pgserver"
+)
+
+// Options says which server to use and how.
+type Options struct {
+	// URL of an existing server; empty starts a managed one.
+	URL string
+	// Managed server options (ignored with URL).
+	Server pgserver.Config
+	// Schema is the run's schema; empty picks hotspot_<random>.
+	Schema string
+	// KeepSchema leaves the schema in place at Close (URL servers; a managed server goes away anyway).
+	KeepSchema bool
+	// ReuseSchema accepts a schema that already exists (several processes sharing one run).
+	ReuseSchema bool
+	// ConnectTimeout bounds reaching the server (default 10s).
+	ConnectTimeout time.Duration
+}
+
+// Target is an open database for a run.
+type Target struct {
+	opts      Options
+	Server    *pgserver.Server
+	dsn       string
+	schema    string
+	createdBy bool
+	admin     *pgx.Conn
+}
+
+// SchemaPrefix starts every schema name hotspotkit generates.
+const SchemaPrefix = "hotspot_"
+
+var schemaNameRe = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// ValidateSchemaName rejects names that are not plain lower-case identifiers.
+func ValidateSchemaName(name string) error {
+	if !schemaNameRe.MatchString(name) {
+		return fmt.Errorf("schema name %q: use lower-case letters, digits and _ (at most 63)", name)
+	}
+	if name == "public" || strings.HasPrefix(name, "pg_") || name == "information_schema" {
+		return fmt.Errorf("schema name %q is reserved; hotspotkit works only inside its own schema", name)
+	}
+	return nil
+}
+
+// Open starts or reaches the server, creates the run's schema and applies the SQL.
+// On error nothing it started is left behind.
+func Open(ctx context.Context, opts Options) (*Target, error) {
+	if opts.ConnectTimeout == 0 {
+		opts.ConnectTimeout = 10 * time.Second
+	}
+	if opts.Schema == "" {
+		opts.Schema = SchemaPrefix + randomHex(4)
+	}
+	if err := ValidateSchemaName(opts.Schema); err != nil {
+		return nil, err
+	}
+	t := &Target{opts: opts, schema: opts.Schema}
+	if opts.URL == "" {
+		srv, err := pgserver.Start(ctx, opts.Server)
+		if err != nil {
+			return nil, err
+		}
+		t.Server = srv
+		t.dsn = srv.DSN()
+	} else {
+		t.dsn = opts.URL
+	}
+	if err := t.open(ctx); err != nil {
+		return nil, errors.Join(err, t.Close())
+	}
+	return t, nil
+}
+
+func (t *Target) open(ctx context.Context) error {
+	cfg, err := pgx.ParseConfig(t.dsn)
+	if err != nil {
+		return fmt.Errorf("--postgres-url: %s", Redact(err.Error()))
+	}
+	cfg.ConnectTimeout = t.opts.ConnectTimeout
+	cfg.RuntimeParams["application_name"] = "hotspotkit-admin"
+	cctx, cancel := context.WithTimeout(ctx, t.opts.ConnectTimeout)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(cctx, cfg)
+	if err != nil {
+		return fmt.Errorf("connecting to %s: %s", RedactURL(t.dsn), Redact(err.Error()))
+	}
+	t.admin = conn
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, t.schema).Scan(&exists); err != nil {
+		return err
+	}
+	if exists && !t.opts.ReuseSchema {
+		return fmt.Errorf("schema %q already exists (left by an interrupted run?): drop it (DROP SCHEMA %s CASCADE), or pick another --schema, or join it on purpose with --reuse-schema", t.schema, t.schema)
+	}
+	if !exists {
+		if _, err := conn.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{t.schema}.Sanitize()); err != nil {
+			return fmt.Errorf("creating schema %s: %w", t.schema, err)
+		}
+		t.createdBy = true
+	}
+	if _, err := conn.Exec(ctx, "SET search_path TO "+pgx.Identifier{t.schema}.Sanitize()); err != nil {
+		return err
+	}
+	if t.Server != nil {
+		// Diagnostics only; the run does not depend on it.
+		_, _ = conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements SCHEMA public")
+		_, _ = conn.Exec(ctx, "SET search_path TO "+pgx.Identifier{t.schema}.Sanitize())
+	}
+	return schema.Apply(ctx, conn)
+}
+
+// Schema is the run's schema name.
+func (t *Target) Schema() string { return t.schema }
+
+// Managed reports whether the server was started by this process.
+func (t *Target) Managed() bool { return t.Server != nil }
+
+// DSN is the connection string (with password); never print it, use RedactedURL.
+func (t *Target) DSN() string { return t.dsn }
+
+// RedactedURL is the server's URL with the password replaced.
+func (t *Target) RedactedURL() string { return RedactURL(t.dsn) }
+
+// Admin is the target's own connection, for setup, resets and verification (never the load's).
+func (t *Target) Admin() *pgx.Conn { return t.admin }
+
+// ConnConfig returns a connection config for this run: search_path = the run's schema only.
+func (t *Target) ConnConfig(appName string) (*pgx.ConnConfig, error) {
+	cfg, err := pgx.ParseConfig(t.dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ConnectTimeout = t.opts.ConnectTimeout
+	cfg.RuntimeParams["application_name"] = appName
+	cfg.RuntimeParams["search_path"] = t.schema
+	return cfg, nil
+}
+
+// Connect opens a dedicated connection (for the monitor, a flusher, a fault injector).
+func (t *Target) Connect(ctx context.Context, appName string) (*pgx.Conn, error) {
+	cfg, err := t.ConnConfig(appName)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, errors.New(Redact(err.Error()))
+	}
+	return conn, nil
+}
+
+// PoolOptions shapes a pool.
+type PoolOptions struct {
+	MaxConns int32
+	AppName  string
+	// AfterConnect runs on every new connection (e.g. SET statement_timeout).
+	AfterConnect func(context.Context, *pgx.Conn) error
+}
+
+// NewPool opens a pool of at most MaxConns connections for this run.
+func (t *Target) NewPool(ctx context.Context, o PoolOptions) (*pgxpool.Pool, error) {
+	cc, err := t.ConnConfig(o.AppName)
+	if err != nil {
+		return nil, err
+	}
+	pc, err := pgxpool.ParseConfig("")
+	if err != nil {
+		return nil, err
+	}
+	pc.ConnConfig = cc
+	pc.MaxConns = o.MaxConns
+	pc.MinConns = 0
+	pc.HealthCheckPeriod = time.Minute
+	if o.AfterConnect != nil {
+		pc.AfterConnect = o.AfterConnect
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, errors.New(Redact(err.Error()))
+	}
+	return pool, nil
+}
+
+// Reset empties every table of the run's schema.
+func (t *Target) Reset(ctx context.Context) error { return schema.Reset(ctx, t.admin) }
+
+// ServerInfo is what the report records about the server.
+type ServerInfo struct {
+	Version  string
+	Settings map[string]string
+}
+
+// Info reads the server version and the settings that shape the numbers.
+func (t *Target) Info(ctx context.Context) (ServerInfo, error) {
+	info := ServerInfo{Settings: map[string]string{}}
+	if err := t.admin.QueryRow(ctx, "SHOW server_version").Scan(&info.Version); err != nil {
+		return info, err
+	}
+	for _, name := range []string{"max_connections", "shared_buffers", "fsync", "synchronous_commit", "full_page_writes", "wal_level", "shared_preload_libraries"} {
+		var v string
+		if err := t.admin.QueryRow(ctx, "SELECT current_setting($1, true)", name).Scan(&v); err == nil {
+			info.Settings[name] = v
+		}
+	}
+	return info, nil
+}
+
+// Close drops the schema (unless kept, or not created by this process), closes the admin
+// connection and stops a managed server. It is safe to call more than once.
+func (t *Target) Close() error {
+	var err error
+	if t.admin != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if t.Server == nil && t.createdBy && !t.opts.KeepSchema {
+			if _, e := t.admin.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{t.schema}.Sanitize()+" CASCADE"); e != nil {
+				err = errors.Join(err, fmt.Errorf("dropping schema %s: %w", t.schema, e))
+			}
+		}
+		_ = t.admin.Close(ctx)
+		cancel()
+		t.admin = nil
+	}
+	if t.Server != nil {
+		err = errors.Join(err, t.Server.Stop())
+	}
+	return err
+}
+
+var passwordInText = regexp.MustCompile(`(?i)(password=)\S+|(://[^:/@\s]*:)[^@\s]*@`)
+
+// Redact removes passwords from a DSN, URL or error message.
+func Redact(s string) string {
+	return passwordInText.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.HasPrefix(strings.ToLower(m), "password=") {
+			return "password=REDACTED"
+		}
+		i := strings.LastIndex(m, ":")
+		return m[:i+1] + "REDACTED@"
+	})
+}
+
+// RedactURL returns the URL with its password replaced (or the redacted text if it is not a URL).
+func RedactURL(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.Scheme == "" {
+		return Redact(dsn)
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "REDACTED")
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "REDACTED")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}

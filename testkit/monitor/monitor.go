@@ -1,0 +1,307 @@
+// Package monitor owns what a run observes about the database while the load runs: lock
+// waiters from pg_locks attributed to the table they queue on, blocked sessions and their
+// blockers, and the load pool's usage. It samples on its own dedicated connection (never the
+// load's pool), keeps the maxima for the report and writes every sample as one NDJSON line.
+// It must not change anything in the database.
+//
+// Attribution: a session waiting for a hot row does not always wait on a lock that names the
+// row's table. The head waiter holds the row's tuple lock and waits on the holder's
+// transactionid (relation NULL); later waiters queue on the tuple lock. So a waiter is
+// attributed, in order, to the relation of its ungranted lock when that lock is a relation,
+// page or tuple lock; else to the relation of a tuple lock it holds; else to the one table it
+// holds RowExclusiveLock on (several: "(unattributed)"). Query text is never matched.
+package monitor
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hotspotkit/hotspotkit/results"
+)
+
+// AppNamePattern selects the sessions that belong to hotspotkit (application_name LIKE).
+const AppNamePattern = "hotspotkit%"
+
+// Unattributed names waiters whose table could not be determined.
+const Unattributed = "(unattributed)"
+
+// Config shapes a monitor.
+type Config struct {
+	// Interval between lock samples (--monitor-interval-ms).
+	Interval time.Duration
+	// SlowInterval between pg_blocking_pids samples and slow probes; at least 1s, because
+	// pg_blocking_pids briefly takes the lock manager's partition locks.
+	SlowInterval time.Duration
+	// HotTables are always present in max_waiters_by_relation (0 when nothing waited).
+	HotTables []string
+	// Pool is the load's pool (optional).
+	Pool *pgxpool.Pool
+	// Queue reports the async queue's depth and pending depth (optional).
+	Queue func() (depth, pending int64)
+	// PendingSQL counts what is still to be flushed (e.g. the outbox), run at SlowInterval (optional).
+	PendingSQL string
+	// Progress reports completed and failed requests so far (optional).
+	Progress func() (completed, failed int64)
+	// Samples receives every sample (optional).
+	Samples *SampleWriter
+	// Label is copied into every sample.
+	Label results.Sample
+}
+
+// Monitor samples until Stop.
+type Monitor struct {
+	cfg     Config
+	conn    *pgx.Conn
+	start   time.Time
+	cancel  context.CancelFunc
+	done    chan struct{}
+	poolAt0 poolCounters
+
+	mu      sync.Mutex
+	locks   results.LockMonitor
+	pool    results.Pool
+	minIdle int32
+}
+
+type poolCounters struct{ acquire, empty, canceled int64 }
+
+// Start begins sampling on conn, which the monitor uses exclusively until Stop returns.
+func Start(ctx context.Context, conn *pgx.Conn, cfg Config) *Monitor {
+	if cfg.Interval <= 0 {
+		cfg.Interval = 100 * time.Millisecond
+	}
+	if cfg.SlowInterval < time.Second {
+		cfg.SlowInterval = time.Second
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	m := &Monitor{cfg: cfg, conn: conn, start: time.Now(), cancel: cancel, done: make(chan struct{}), minIdle: math.MaxInt32}
+	m.locks.IntervalMs = cfg.Interval.Milliseconds()
+	m.locks.MaxWaitersByRelation = map[string]int64{}
+	for _, t := range cfg.HotTables {
+		m.locks.MaxWaitersByRelation[t] = 0
+	}
+	m.locks.MaxWaitersByLockType = map[string]int64{}
+	if cfg.Pool != nil {
+		st := cfg.Pool.Stat()
+		m.poolAt0 = poolCounters{st.AcquireCount(), st.EmptyAcquireCount(), st.CanceledAcquireCount()}
+		m.pool.MaxConns = st.MaxConns()
+		m.pool.IdleReserve = IdleReserve(st.MaxConns())
+	}
+	go m.loop(ctx)
+	return m
+}
+
+// IdleReserve is the idle-connection reserve below which a busy pool counts as under pressure:
+// ⌈10% of max⌉ clamped to 2..10, as the reference gateway computes it.
+func IdleReserve(maxConns int32) int32 {
+	r := (maxConns + 9) / 10
+	return min(max(r, 2), 10)
+}
+
+func (m *Monitor) loop(ctx context.Context) {
+	defer close(m.done)
+	tick := time.NewTicker(m.cfg.Interval)
+	defer tick.Stop()
+	var lastSlow time.Time
+	for {
+		now := time.Now()
+		slow := now.Sub(lastSlow) >= m.cfg.SlowInterval
+		if slow {
+			lastSlow = now
+		}
+		m.sample(ctx, now, slow)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+const lockQuery = `
+WITH waiting AS (
+    SELECT l.pid, l.locktype, l.relation, l.waitstart
+    FROM pg_locks l
+    JOIN pg_stat_activity a ON a.pid = l.pid
+    WHERE NOT l.granted
+      AND a.datname = current_database()
+      AND a.application_name LIKE $1
+      AND l.pid <> pg_backend_pid()
+), attributed AS (
+    SELECT w.pid, w.locktype, w.waitstart,
+        COALESCE(
+            CASE WHEN w.locktype IN ('relation', 'page', 'tuple') THEN w.relation END,
+            (SELECT g.relation FROM pg_locks g
+              WHERE g.pid = w.pid AND g.granted AND g.locktype = 'tuple' LIMIT 1),
+            (SELECT min(g.relation) FROM pg_locks g JOIN pg_class c ON c.oid = g.relation
+              WHERE g.pid = w.pid AND g.granted AND g.locktype = 'relation'
+                AND g.mode = 'RowExclusiveLock' AND c.relkind IN ('r', 'p')
+              HAVING count(*) = 1)
+        ) AS rel
+    FROM waiting w
+)
+SELECT COALESCE(c.relname, $2) AS relation, w.locktype, count(DISTINCT w.pid),
+       COALESCE(max(extract(epoch FROM clock_timestamp() - w.waitstart)) * 1000, 0)::float8
+FROM attributed w LEFT JOIN pg_class c ON c.oid = w.rel
+GROUP BY 1, 2`
+
+const blockerQuery = `
+SELECT count(*) FILTER (WHERE cardinality(b.blockers) > 0),
+       (SELECT count(DISTINCT x) FROM pg_stat_activity a2, unnest(pg_blocking_pids(a2.pid)) x
+         WHERE a2.datname = current_database() AND a2.application_name LIKE $1)
+FROM (SELECT pg_blocking_pids(a.pid) AS blockers FROM pg_stat_activity a
+      WHERE a.datname = current_database() AND a.application_name LIKE $1
+        AND a.pid <> pg_backend_pid()) b`
+
+func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
+	s := m.cfg.Label
+	s.Time = now
+	s.ElapsedMs = float64(now.Sub(m.start).Microseconds()) / 1000
+	var sampleErr error
+
+	byRel := map[string]int64{}
+	byType := map[string]int64{}
+	var total int64
+	var oldest float64
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	rows, err := m.conn.Query(qctx, lockQuery, AppNamePattern, Unattributed)
+	if err == nil {
+		for rows.Next() {
+			var rel, lt string
+			var n int64
+			var waitMs float64
+			if err = rows.Scan(&rel, &lt, &n, &waitMs); err != nil {
+				break
+			}
+			byRel[rel] += n
+			byType[lt] += n
+			total += n
+			oldest = max(oldest, waitMs)
+		}
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
+	}
+	if err != nil {
+		sampleErr = err
+	}
+	var blocked, blockers int64
+	var pending int64
+	var havePending bool
+	if slow && err == nil {
+		if e := m.conn.QueryRow(qctx, blockerQuery, AppNamePattern).Scan(&blocked, &blockers); e != nil {
+			sampleErr = e
+			slow = false
+		}
+		if m.cfg.PendingSQL != "" && sampleErr == nil {
+			if e := m.conn.QueryRow(qctx, m.cfg.PendingSQL).Scan(&pending); e == nil {
+				havePending = true
+			} else {
+				sampleErr = e
+			}
+		}
+	}
+	cancel()
+	if ctx.Err() != nil {
+		return // stopping: a cancelled query is not a sample
+	}
+
+	s.LockWaiters = total
+	s.WaitersByRelation = byRel
+	s.WaitersByLockType = byType
+	s.OldestLockWaitMs = round3(oldest)
+	if slow {
+		s.BlockedSessions, s.Blockers = &blocked, &blockers
+	}
+	if havePending {
+		s.OutboxPending = &pending
+	}
+	if m.cfg.Pool != nil {
+		st := m.cfg.Pool.Stat()
+		s.PoolAcquired, s.PoolIdle, s.PoolMax = st.AcquiredConns(), st.IdleConns(), st.MaxConns()
+		if s.PoolMax > 0 {
+			s.PoolUsageBasisPts = int64(s.PoolAcquired) * 10000 / int64(s.PoolMax)
+		}
+		s.PoolPressure = s.PoolAcquired > 0 && s.PoolIdle <= IdleReserve(s.PoolMax)
+	}
+	if m.cfg.Queue != nil {
+		d, p := m.cfg.Queue()
+		s.QueueDepth, s.QueuePendingDepth = &d, &p
+	}
+	if m.cfg.Progress != nil {
+		s.CompletedRequests, s.FailedRequests = m.cfg.Progress()
+	}
+	if sampleErr != nil {
+		s.SampleError = sampleErr.Error()
+	}
+
+	m.mu.Lock()
+	m.fold(&s, sampleErr == nil, slow)
+	m.mu.Unlock()
+	if m.cfg.Samples != nil {
+		m.cfg.Samples.Write(&s)
+	}
+}
+
+// fold keeps the maxima of one sample; locks is guarded by mu.
+func (m *Monitor) fold(s *results.Sample, lockOK, slow bool) {
+	l := &m.locks
+	if lockOK {
+		l.Samples++
+		if s.LockWaiters > 0 {
+			l.WaiterSamples++
+		}
+		l.MaxLockWaiters = max(l.MaxLockWaiters, s.LockWaiters)
+		for rel, n := range s.WaitersByRelation {
+			l.MaxWaitersByRelation[rel] = max(l.MaxWaitersByRelation[rel], n)
+		}
+		for lt, n := range s.WaitersByLockType {
+			l.MaxWaitersByLockType[lt] = max(l.MaxWaitersByLockType[lt], n)
+		}
+		l.MaxLockWaitMs = max(l.MaxLockWaitMs, s.OldestLockWaitMs)
+	} else {
+		l.SampleErrors++
+	}
+	if slow && s.BlockedSessions != nil {
+		l.BlockerSamples++
+		l.MaxBlockedSessions = max(l.MaxBlockedSessions, *s.BlockedSessions)
+		l.MaxBlockers = max(l.MaxBlockers, *s.Blockers)
+	}
+	if m.cfg.Pool != nil {
+		p := &m.pool
+		p.MaxAcquired = max(p.MaxAcquired, s.PoolAcquired)
+		m.minIdle = min(m.minIdle, s.PoolIdle)
+		p.MaxUsageBasisPoints = max(p.MaxUsageBasisPoints, s.PoolUsageBasisPts)
+		if s.PoolPressure {
+			p.PressureSamples++
+		}
+	}
+}
+
+// Stop ends sampling, takes one last sample, and returns the run's lock and pool summaries.
+func (m *Monitor) Stop() (results.LockMonitor, results.Pool) {
+	m.cancel()
+	<-m.done
+	m.sample(context.Background(), time.Now(), true)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	pool := m.pool
+	if m.cfg.Pool != nil {
+		st := m.cfg.Pool.Stat()
+		pool.AcquireCount = st.AcquireCount() - m.poolAt0.acquire
+		pool.EmptyAcquireCount = st.EmptyAcquireCount() - m.poolAt0.empty
+		pool.CanceledAcquireCount = st.CanceledAcquireCount() - m.poolAt0.canceled
+		if m.minIdle != math.MaxInt32 {
+			pool.MinIdle = m.minIdle
+		}
+	}
+	return m.locks, pool
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }

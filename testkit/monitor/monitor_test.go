@@ -1,0 +1,152 @@
+package monitor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/testdb"
+)
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+
+// holdHotRow makes one session hold a row lock on api_keys while n others queue behind it.
+func holdHotRow(t *testing.T, target *database.Target, n int) (release func()) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := target.Admin().Exec(ctx, `INSERT INTO api_keys (id, user_id) VALUES ('hot', 'u')`); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := target.NewPool(ctx, database.PoolOptions{MaxConns: int32(n + 1), AppName: "hotspotkit-load"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := holder.Exec(ctx, `UPDATE api_keys SET total_requests = total_requests + 1 WHERE id = 'hot'`); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tx, err := pool.Begin(ctx)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer tx.Rollback(ctx)
+			// A write to another table first makes RowExclusiveLock ambiguous, as in a real
+			// request transaction; attribution must still name api_keys.
+			if _, err := tx.Exec(ctx, `INSERT INTO users (id, name) VALUES (gen_random_uuid()::text, 'x')`); err != nil {
+				t.Error(err)
+				return
+			}
+			if _, err := tx.Exec(ctx, `UPDATE api_keys SET total_requests = total_requests + 1 WHERE id = 'hot'`); err != nil {
+				t.Error(err)
+				return
+			}
+			_ = tx.Commit(ctx)
+		}()
+	}
+	return func() {
+		_ = holder.Commit(ctx)
+		wg.Wait()
+		pool.Close()
+	}
+}
+
+func TestWaitersAreAttributedToTheHotTable(t *testing.T) {
+	target := testdb.New(t)
+	const waiters = 5
+	release := holdHotRow(t, target, waiters)
+	conn, err := target.Connect(context.Background(), "monitor-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+
+	samplesPath := filepath.Join(t.TempDir(), "s.ndjson")
+	sw, err := CreateSamples(samplesPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Start(context.Background(), conn, Config{
+		Interval:  20 * time.Millisecond,
+		HotTables: []string{"api_keys", "providers"},
+		Samples:   sw,
+		Label:     results.Sample{Mode: "sync"},
+	})
+	// Wait until every waiter is queued, then a little longer for a sample to see them all.
+	deadline := time.Now().Add(10 * time.Second)
+	var locks results.LockMonitor
+	for time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		m.mu.Lock()
+		got := m.locks.MaxWaitersByRelation["api_keys"]
+		m.mu.Unlock()
+		if got >= waiters {
+			break
+		}
+	}
+	time.Sleep(1100 * time.Millisecond) // let a slow (blocker) sample happen while they wait
+	locks, _ = m.Stop()
+	release()
+	if err := sw.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	if locks.MaxWaitersByRelation["api_keys"] != waiters {
+		t.Errorf("max waiters on api_keys = %d, want %d (all: %v)", locks.MaxWaitersByRelation["api_keys"], waiters, locks.MaxWaitersByRelation)
+	}
+	if locks.MaxWaitersByRelation[Unattributed] != 0 {
+		t.Errorf("unattributed waiters: %v", locks.MaxWaitersByRelation)
+	}
+	if _, ok := locks.MaxWaitersByRelation["providers"]; !ok {
+		t.Errorf("hot table providers missing from the summary")
+	}
+	if locks.MaxWaitersByLockType["transactionid"] != 1 || locks.MaxWaitersByLockType["tuple"] != waiters-1 {
+		t.Errorf("lock types = %v, want 1 transactionid (head waiter) and %d tuple", locks.MaxWaitersByLockType, waiters-1)
+	}
+	if locks.MaxBlockedSessions < waiters || locks.MaxBlockers < 1 {
+		t.Errorf("blocked=%d blockers=%d, want ≥%d and ≥1", locks.MaxBlockedSessions, locks.MaxBlockers, waiters)
+	}
+	if locks.MaxLockWaitMs <= 0 {
+		t.Errorf("max lock wait %v ms, want > 0", locks.MaxLockWaitMs)
+	}
+	b, err := os.ReadFile(samplesPath)
+	if err != nil || len(b) == 0 {
+		t.Fatalf("samples file empty: %v", err)
+	}
+}
+
+func TestNoWaitersWhenNothingContends(t *testing.T) {
+	target := testdb.New(t)
+	conn, err := target.Connect(context.Background(), "monitor-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	m := Start(context.Background(), conn, Config{Interval: 10 * time.Millisecond, HotTables: []string{"api_keys"}})
+	time.Sleep(100 * time.Millisecond)
+	locks, _ := m.Stop()
+	if locks.Samples < 2 || locks.MaxLockWaiters != 0 || locks.MaxWaitersByRelation["api_keys"] != 0 {
+		t.Errorf("got %+v", locks)
+	}
+}
+
+func TestIdleReserve(t *testing.T) {
+	for _, c := range []struct{ max, want int32 }{{4, 2}, {20, 2}, {64, 7}, {200, 10}} {
+		if got := IdleReserve(c.max); got != c.want {
+			t.Errorf("IdleReserve(%d) = %d, want %d", c.max, got, c.want)
+		}
+	}
+}

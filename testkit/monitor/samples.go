@@ -1,0 +1,55 @@
+package monitor
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"sync"
+
+	"github.com/hotspotkit/hotspotkit/results"
+)
+
+// SampleWriter appends samples as NDJSON lines to a file; safe for concurrent use.
+type SampleWriter struct {
+	mu   sync.Mutex
+	f    *os.File
+	w    *bufio.Writer
+	enc  *json.Encoder
+	err  error
+	path string
+}
+
+// CreateSamples creates (truncates) the samples file at path.
+func CreateSamples(path string) (*SampleWriter, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	w := bufio.NewWriterSize(f, 64<<10)
+	return &SampleWriter{f: f, w: w, enc: json.NewEncoder(w), path: path}, nil
+}
+
+// Path is the file written.
+func (s *SampleWriter) Path() string { return s.path }
+
+// Write appends one sample; the first error sticks and is returned by Close.
+func (s *SampleWriter) Write(sample *results.Sample) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = s.enc.Encode(sample)
+	}
+}
+
+// Close flushes and closes the file.
+func (s *SampleWriter) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.w.Flush(); err != nil && s.err == nil {
+		s.err = err
+	}
+	if err := s.f.Close(); err != nil && s.err == nil {
+		s.err = err
+	}
+	return s.err
+}

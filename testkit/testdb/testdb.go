@@ -1,0 +1,73 @@
+// Package testdb gives integration tests a real PostgreSQL: one managed server per test
+// binary, started on first use through testkit/pgserver and stopped by Main, and a fresh
+// schema per test on it. There is no mock: a test that needs a database gets a real one.
+//
+// Use it from a package's TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+package testdb
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/pgserver"
+)
+
+var (
+	once    sync.Once
+	server  *pgserver.Server
+	initErr error
+)
+
+// Main runs the tests and then stops the shared server.
+func Main(m *testing.M) int {
+	code := m.Run()
+	if server != nil {
+		if err := server.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "testdb: stopping the shared server:", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}
+	return code
+}
+
+// Server returns the shared managed server, starting it on first use.
+func Server(t testing.TB) *pgserver.Server {
+	t.Helper()
+	once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		server, initErr = pgserver.Start(ctx, pgserver.Config{MaxConnections: 300})
+	})
+	if initErr != nil {
+		t.Fatalf("starting the test PostgreSQL: %v", initErr)
+	}
+	return server
+}
+
+// New opens a fresh schema (with hotspotkit's tables) on the shared server; it is dropped
+// when the test ends.
+func New(t testing.TB) *database.Target {
+	t.Helper()
+	srv := Server(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	target, err := database.Open(ctx, database.Options{URL: srv.DSN()})
+	if err != nil {
+		t.Fatalf("opening a test schema: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := target.Close(); err != nil {
+			t.Errorf("closing the test schema: %v", err)
+		}
+	})
+	return target
+}
