@@ -1,0 +1,17 @@
+-- Settlement: the wallet each settled usage debits, and the per-request settlement snapshot
+-- whose unique request_id makes settling idempotent.
+
+CREATE TABLE IF NOT EXISTS wallets (
+    user_id    text PRIMARY KEY,
+    balance    numeric(20, 8) NOT NULL DEFAULT 0,
+    updated_at timestamptz
+);
+
+CREATE TABLE IF NOT EXISTS usage_settlement_snapshots (
+    request_id  text PRIMARY KEY,
+    user_id     text NOT NULL,
+    api_key_id  text NOT NULL,
+    provider_id text NOT NULL,
+    cost        numeric(20, 8) NOT NULL,
+    settled_at  timestamptz NOT NULL DEFAULT now()
+);

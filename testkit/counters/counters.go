@@ -1,0 +1,211 @@
+// Package counters owns the hot counter rows that usage accounting updates — api keys,
+// provider keys, models, provider monthly totals, wallets, quotas, proxy nodes, management
+// tokens — as deltas: how a delta folds into another for the same row (slot compaction), how
+// deltas are written (one array-based UPDATE per table per batch, or one UPDATE per delta in
+// order), and the outbox that defers them (usage_counter_deltas, claimed with SKIP LOCKED,
+// aggregated per row and applied by a flush loop). Suites decide which deltas a request makes;
+// this package decides how they reach the database.
+package counters
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// Kind names a hot counter row type (and so its table).
+type Kind string
+
+// The kinds of hot rows. Each maps to one table and one SET clause in kindSQL.
+const (
+	APIKeyUsage      Kind = "api_key"           // api_keys: requests, tokens, cost, last_used_at
+	ProviderKeyUsage Kind = "provider_api_key"  // provider_api_keys: requests, successes, failures, tokens, cost, response time
+	ModelUsage       Kind = "model"             // global_models: usage_count += requests
+	ProviderMonthly  Kind = "provider_monthly"  // providers: monthly_used += cost
+	APIKeyQuota      Kind = "api_key_quota"     // api_keys: quota_used += cost
+	WalletDebit      Kind = "wallet"            // wallets: balance -= cost
+	ProxyNode        Kind = "proxy_node"        // proxy_nodes: total/failed/dns/stream counters
+	ManagementToken  Kind = "management_token"  // management_tokens: usage_count, last_used_at, last_used_ip
+	APIKeyLastUsed   Kind = "api_key_last_used" // api_keys: last_used_at only
+)
+
+// Key is one hot row: the slot that deltas are compacted into.
+type Key struct {
+	Kind   Kind
+	Target string
+}
+
+// CompareKeys orders keys by kind then target. Every writer applies deltas in this order, so
+// two transactions touching the same rows lock them in the same order and cannot deadlock.
+func CompareKeys(a, b Key) int {
+	if c := cmp.Compare(a.Kind, b.Kind); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Target, b.Target)
+}
+
+// Delta is a change to one hot row. Counters add up; LastUsedAt keeps the maximum and LastIP
+// follows the latest LastUsedAt (on a tie, the newer delta wins).
+type Delta struct {
+	Key
+	Requests       int64
+	Successes      int64
+	Failures       int64
+	Tokens         int64
+	Cost           Money
+	ResponseTimeMs int64
+	DNSFailures    int64
+	StreamErrors   int64
+	LastUsedAt     time.Time // zero: leaves last_used_at unchanged
+	LastIP         string    // empty: leaves the IP unchanged
+}
+
+// Merge folds a newer delta for the same row into d.
+func (d *Delta) Merge(n Delta) {
+	d.Requests += n.Requests
+	d.Successes += n.Successes
+	d.Failures += n.Failures
+	d.Tokens += n.Tokens
+	d.Cost += n.Cost
+	d.ResponseTimeMs += n.ResponseTimeMs
+	d.DNSFailures += n.DNSFailures
+	d.StreamErrors += n.StreamErrors
+	if !n.LastUsedAt.IsZero() && !n.LastUsedAt.Before(d.LastUsedAt) {
+		d.LastUsedAt = n.LastUsedAt
+		if n.LastIP != "" {
+			d.LastIP = n.LastIP
+		}
+	}
+}
+
+// Compact merges deltas per row and returns one delta per row, sorted by CompareKeys.
+func Compact(deltas []Delta) []Delta {
+	idx := make(map[Key]int, 8)
+	out := make([]Delta, 0, 8)
+	for _, d := range deltas {
+		if i, ok := idx[d.Key]; ok {
+			out[i].Merge(d)
+			continue
+		}
+		idx[d.Key] = len(out)
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(a, b Delta) int { return CompareKeys(a.Key, b.Key) })
+	return out
+}
+
+// kindSQL is the UPDATE that applies a set of deltas of one kind; d is the unnest of the
+// delta arrays (see updateArgs). last_used_at never moves backwards.
+var kindSQL = map[Kind]string{
+	APIKeyUsage: `UPDATE api_keys t SET total_requests = t.total_requests + d.requests,
+		total_tokens = t.total_tokens + d.tokens, total_cost = t.total_cost + d.cost,
+		last_used_at = GREATEST(t.last_used_at, d.last_used_at)`,
+	ProviderKeyUsage: `UPDATE provider_api_keys t SET request_count = t.request_count + d.requests,
+		success_count = t.success_count + d.successes, error_count = t.error_count + d.failures,
+		total_tokens = t.total_tokens + d.tokens, total_cost = t.total_cost + d.cost,
+		total_response_time_ms = t.total_response_time_ms + d.response_time_ms`,
+	ModelUsage:      `UPDATE global_models t SET usage_count = t.usage_count + d.requests`,
+	ProviderMonthly: `UPDATE providers t SET monthly_used = t.monthly_used + d.cost, updated_at = now()`,
+	APIKeyQuota:     `UPDATE api_keys t SET quota_used = t.quota_used + d.cost`,
+	WalletDebit:     `UPDATE wallets t SET balance = t.balance - d.cost, updated_at = now()`,
+	ProxyNode: `UPDATE proxy_nodes t SET total_requests = t.total_requests + d.requests,
+		failed_requests = t.failed_requests + d.failures, dns_failures = t.dns_failures + d.dns_failures,
+		stream_errors = t.stream_errors + d.stream_errors`,
+	ManagementToken: `UPDATE management_tokens t SET usage_count = t.usage_count + d.requests,
+		last_used_ip = CASE WHEN d.last_used_at IS NOT NULL AND d.last_ip IS NOT NULL
+			AND (t.last_used_at IS NULL OR d.last_used_at >= t.last_used_at) THEN d.last_ip ELSE t.last_used_ip END,
+		last_used_at = GREATEST(t.last_used_at, d.last_used_at)`,
+	APIKeyLastUsed: `UPDATE api_keys t SET last_used_at = GREATEST(t.last_used_at, d.last_used_at)`,
+}
+
+const deltaFrom = `
+	FROM unnest($1::text[], $2::int8[], $3::int8[], $4::int8[], $5::int8[], $6::numeric[], $7::int8[],
+	            $8::int8[], $9::int8[], $10::timestamptz[], $11::text[])
+	     AS d(id, requests, successes, failures, tokens, cost, response_time_ms, dns_failures, stream_errors, last_used_at, last_ip)
+	WHERE t.id = d.id`
+
+// Kinds lists every known kind in CompareKeys order.
+func Kinds() []Kind {
+	ks := make([]Kind, 0, len(kindSQL))
+	for k := range kindSQL {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// updateArgs turns deltas of one kind into the unnest arrays of deltaFrom.
+func updateArgs(ds []Delta) []any {
+	n := len(ds)
+	ids := make([]string, n)
+	req, succ, fail, tok, rt, dns, stream := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	cost := make([]pgtype.Numeric, n)
+	last := make([]pgtype.Timestamptz, n)
+	ip := make([]pgtype.Text, n)
+	for i, d := range ds {
+		ids[i] = d.Target
+		req[i], succ[i], fail[i], tok[i] = d.Requests, d.Successes, d.Failures, d.Tokens
+		rt[i], dns[i], stream[i] = d.ResponseTimeMs, d.DNSFailures, d.StreamErrors
+		cost[i] = d.Cost.Numeric()
+		last[i] = pgtype.Timestamptz{Time: d.LastUsedAt, Valid: !d.LastUsedAt.IsZero()}
+		ip[i] = pgtype.Text{String: d.LastIP, Valid: d.LastIP != ""}
+	}
+	return []any{ids, req, succ, fail, tok, cost, rt, dns, stream, last, ip}
+}
+
+func updateSQL(k Kind) (string, error) {
+	s, ok := kindSQL[k]
+	if !ok {
+		return "", fmt.Errorf("counters: unknown kind %q", k)
+	}
+	return s + deltaFrom, nil
+}
+
+// Apply writes deltas compacted: it merges them per row and sends one UPDATE per kind, in
+// key order. It returns the number of statements sent.
+func Apply(ctx context.Context, tx pgx.Tx, deltas []Delta) (int, error) {
+	merged := Compact(deltas)
+	ops := 0
+	for start := 0; start < len(merged); {
+		end := start
+		for end < len(merged) && merged[end].Kind == merged[start].Kind {
+			end++
+		}
+		if err := exec(ctx, tx, merged[start:end]); err != nil {
+			return ops, err
+		}
+		ops++
+		start = end
+	}
+	return ops, nil
+}
+
+// ApplyEach writes every delta as its own UPDATE, in the order given (no compaction).
+func ApplyEach(ctx context.Context, tx pgx.Tx, deltas []Delta) (int, error) {
+	for i := range deltas {
+		if err := exec(ctx, tx, deltas[i:i+1]); err != nil {
+			return i, err
+		}
+	}
+	return len(deltas), nil
+}
+
+func exec(ctx context.Context, tx pgx.Tx, ds []Delta) error {
+	sql, err := updateSQL(ds[0].Kind)
+	if err != nil {
+		return err
+	}
+	tag, err := tx.Exec(ctx, sql, updateArgs(ds)...)
+	if err != nil {
+		return fmt.Errorf("applying %d %s deltas: %w", len(ds), ds[0].Kind, err)
+	}
+	if tag.RowsAffected() != int64(len(ds)) {
+		return fmt.Errorf("applying %s deltas: %d of %d target rows exist", ds[0].Kind, tag.RowsAffected(), len(ds))
+	}
+	return nil
+}

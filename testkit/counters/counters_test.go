@@ -1,0 +1,206 @@
+package counters
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hotspotkit/hotspotkit/testkit/testdb"
+)
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+
+func TestMoney(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want string
+	}{{"0.001", "0.00100000"}, {"12", "12.00000000"}, {"-0.5", "-0.50000000"}, {"0.00000001", "0.00000001"}} {
+		m, err := ParseMoney(c.in)
+		if err != nil {
+			t.Fatalf("ParseMoney(%q): %v", c.in, err)
+		}
+		if m.String() != c.want {
+			t.Errorf("ParseMoney(%q).String() = %s, want %s", c.in, m, c.want)
+		}
+	}
+	if _, err := ParseMoney("0.000000001"); err == nil {
+		t.Error("9 decimals accepted")
+	}
+	var sum Money
+	for i := 0; i < 60000; i++ {
+		sum += 100000 // 0.001
+	}
+	if sum.String() != "60.00000000" {
+		t.Errorf("60000 × 0.001 = %s", sum)
+	}
+}
+
+func TestMergeRules(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	k := Key{ManagementToken, "tok"}
+	d := Delta{Key: k, Requests: 1, LastUsedAt: t0.Add(2 * time.Second), LastIP: "10.0.0.2"}
+	d.Merge(Delta{Key: k, Requests: 1, LastUsedAt: t0.Add(time.Second), LastIP: "10.0.0.1"}) // older: IP kept
+	d.Merge(Delta{Key: k, Requests: 1, Cost: 5, DNSFailures: 2})
+	if d.Requests != 3 || d.Cost != 5 || d.DNSFailures != 2 {
+		t.Errorf("sums wrong: %+v", d)
+	}
+	if !d.LastUsedAt.Equal(t0.Add(2*time.Second)) || d.LastIP != "10.0.0.2" {
+		t.Errorf("latest wins broken: %v %s", d.LastUsedAt, d.LastIP)
+	}
+	d.Merge(Delta{Key: k, LastUsedAt: t0.Add(2 * time.Second), LastIP: "10.0.0.9"}) // tie: newer wins
+	if d.LastIP != "10.0.0.9" {
+		t.Errorf("tie: IP %s, want the newer 10.0.0.9", d.LastIP)
+	}
+}
+
+func TestCompactSortsAndMerges(t *testing.T) {
+	in := []Delta{
+		{Key: Key{ProviderMonthly, "p"}, Cost: 1},
+		{Key: Key{APIKeyUsage, "b"}, Requests: 1},
+		{Key: Key{APIKeyUsage, "a"}, Requests: 1},
+		{Key: Key{APIKeyUsage, "b"}, Requests: 2},
+	}
+	out := Compact(in)
+	if len(out) != 3 || out[0].Target != "a" || out[1].Target != "b" || out[1].Requests != 3 || out[2].Kind != ProviderMonthly {
+		t.Errorf("Compact = %+v", out)
+	}
+}
+
+func seed(t *testing.T, conn *pgx.Conn) {
+	t.Helper()
+	_, err := conn.Exec(context.Background(), `
+		INSERT INTO api_keys (id, user_id) VALUES ('k1', 'u'), ('k2', 'u');
+		INSERT INTO providers (id, name) VALUES ('p', 'p');
+		INSERT INTO management_tokens (id) VALUES ('tok');`)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func deltasFor(n int) []Delta {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var ds []Delta
+	for i := 0; i < n; i++ {
+		k := "k1"
+		if i%3 == 0 {
+			k = "k2"
+		}
+		ds = append(ds,
+			Delta{Key: Key{APIKeyUsage, k}, Requests: 1, Tokens: 30, Cost: 100000, LastUsedAt: t0.Add(time.Duration(i) * time.Second)},
+			Delta{Key: Key{ProviderMonthly, "p"}, Cost: 100000},
+			Delta{Key: Key{ManagementToken, "tok"}, Requests: 1, LastUsedAt: t0.Add(time.Duration(i) * time.Second), LastIP: "10.0.0." + string(rune('0'+i%10))},
+		)
+	}
+	return ds
+}
+
+type totals struct {
+	k1Req, k2Req, k1Tok int64
+	k1Cost, pCost, ip   string
+	tokUsage            int64
+	tokLast             time.Time
+}
+
+func readTotals(t *testing.T, conn *pgx.Conn) totals {
+	t.Helper()
+	var r totals
+	err := conn.QueryRow(context.Background(), `
+		SELECT (SELECT total_requests FROM api_keys WHERE id='k1'), (SELECT total_requests FROM api_keys WHERE id='k2'),
+		       (SELECT total_tokens FROM api_keys WHERE id='k1'), (SELECT total_cost::text FROM api_keys WHERE id='k1'),
+		       (SELECT monthly_used::text FROM providers WHERE id='p'), (SELECT last_used_ip FROM management_tokens),
+		       (SELECT usage_count FROM management_tokens), (SELECT last_used_at FROM management_tokens)`).
+		Scan(&r.k1Req, &r.k2Req, &r.k1Tok, &r.k1Cost, &r.pCost, &r.ip, &r.tokUsage, &r.tokLast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// Apply (compacted) and ApplyEach (one UPDATE per delta) must leave identical rows, and the
+// outbox path must too.
+func TestApplyApplyEachAndOutboxAgree(t *testing.T) {
+	ctx := context.Background()
+	const n = 30
+	ds := deltasFor(n)
+	var got []totals
+	for _, path := range []string{"apply", "each", "outbox"} {
+		target := testdb.New(t)
+		conn := target.Admin()
+		seed(t, conn)
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ops int
+		switch path {
+		case "apply":
+			ops, err = Apply(ctx, tx, ds)
+			if err == nil && ops != 3 {
+				t.Errorf("Apply sent %d statements, want 3 (one per kind)", ops)
+			}
+		case "each":
+			ops, err = ApplyEach(ctx, tx, ds)
+			if err == nil && ops != len(ds) {
+				t.Errorf("ApplyEach sent %d statements, want %d", ops, len(ds))
+			}
+		case "outbox":
+			for i := 0; i < n; i++ {
+				if err = InsertOutbox(ctx, tx, "r"+string(rune('a'+i)), ds[i*3:i*3+3]); err != nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if path == "outbox" {
+			flushConn, err := target.Connect(ctx, "hotspotkit-flush")
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := NewOutbox(flushConn, 7, 5*time.Millisecond)
+			o.Start(ctx)
+			if err := o.Drain(ctx); err != nil {
+				t.Fatal(err)
+			}
+			o.Stop()
+			st := o.Stats()
+			if st.RowsClaimed != int64(len(ds)) {
+				t.Errorf("outbox claimed %d, want %d", st.RowsClaimed, len(ds))
+			}
+			var pending int64
+			if err := conn.QueryRow(ctx, OutboxPendingSQL).Scan(&pending); err != nil || pending != 0 {
+				t.Errorf("pending after drain = %d (%v)", pending, err)
+			}
+			flushConn.Close(ctx)
+		}
+		got = append(got, readTotals(t, conn))
+	}
+	want := totals{k1Req: 20, k2Req: 10, k1Tok: 600, k1Cost: "0.02000000", pCost: "0.03000000", ip: "10.0.0.9", tokUsage: n,
+		tokLast: time.Date(2026, 1, 1, 0, 0, n-1, 0, time.UTC)}
+	for i, g := range got {
+		if g.k1Req != want.k1Req || g.k2Req != want.k2Req || g.k1Tok != want.k1Tok || g.k1Cost != want.k1Cost ||
+			g.pCost != want.pCost || g.ip != want.ip || g.tokUsage != want.tokUsage || !g.tokLast.Equal(want.tokLast) {
+			t.Errorf("path %d: got %+v, want %+v", i, g, want)
+		}
+	}
+}
+
+func TestApplyRejectsMissingRow(t *testing.T) {
+	ctx := context.Background()
+	target := testdb.New(t)
+	tx, err := target.Admin().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := Apply(ctx, tx, []Delta{{Key: Key{APIKeyUsage, "missing"}, Requests: 1}}); err == nil {
+		t.Fatal("a delta for a row that does not exist was applied silently")
+	}
+}

@@ -1,0 +1,238 @@
+package counters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/hotspotkit/hotspotkit/results"
+)
+
+// InsertOutbox records deltas in the outbox (usage_counter_deltas) inside the request's
+// transaction, as one statement. The hot rows themselves are not touched.
+func InsertOutbox(ctx context.Context, tx pgx.Tx, requestID string, deltas []Delta) error {
+	args := updateArgs(deltas)
+	kinds := make([]string, len(deltas))
+	for i, d := range deltas {
+		kinds[i] = string(d.Kind)
+	}
+	_, err := tx.Exec(ctx, `
+		INSERT INTO usage_counter_deltas (request_id, kind, target_id, requests, successes, failures,
+			tokens, cost, response_time_ms, dns_failures, stream_errors, last_used_at, last_ip)
+		SELECT $12, d.kind, d.id, d.requests, d.successes, d.failures, d.tokens, d.cost,
+			d.response_time_ms, d.dns_failures, d.stream_errors, d.last_used_at, d.last_ip
+		FROM unnest($1::text[], $2::int8[], $3::int8[], $4::int8[], $5::int8[], $6::numeric[], $7::int8[],
+		            $8::int8[], $9::int8[], $10::timestamptz[], $11::text[], $13::text[])
+		     AS d(id, requests, successes, failures, tokens, cost, response_time_ms, dns_failures,
+		          stream_errors, last_used_at, last_ip, kind)`,
+		append(args, requestID, kinds)...)
+	if err != nil {
+		return fmt.Errorf("outbox insert: %w", err)
+	}
+	return nil
+}
+
+// OutboxPendingSQL counts the deltas not yet applied.
+const OutboxPendingSQL = `SELECT count(*) FROM usage_counter_deltas WHERE processed_at IS NULL`
+
+// Outbox is the delayed-aggregation flush loop: it claims pending deltas with FOR UPDATE
+// SKIP LOCKED, merges them per hot row and applies one UPDATE per table per batch, then marks
+// them processed, all in one transaction. It runs on its own connection so it never queues
+// behind the load for a pooled connection.
+type Outbox struct {
+	conn      *pgx.Conn
+	batchSize int
+	interval  time.Duration
+
+	mu       sync.Mutex // serialises flushes on conn
+	calls    atomic.Int64
+	claimed  atomic.Int64
+	targets  atomic.Int64
+	errCount atomic.Int64
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// NewOutbox returns a flusher that uses conn exclusively.
+func NewOutbox(conn *pgx.Conn, batchSize int, interval time.Duration) *Outbox {
+	return &Outbox{conn: conn, batchSize: batchSize, interval: interval}
+}
+
+// Start runs the flush loop until Stop: flush, and while batches come back full flush again
+// at once; otherwise sleep the interval.
+func (o *Outbox) Start(ctx context.Context) {
+	o.stop, o.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(o.done)
+		for {
+			n, err := o.FlushOnce(ctx)
+			if err == nil && n == o.batchSize {
+				continue
+			}
+			select {
+			case <-o.stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-time.After(o.interval):
+			}
+		}
+	}()
+}
+
+// Stop ends the loop (a flush in progress completes).
+func (o *Outbox) Stop() {
+	if o.stop != nil {
+		close(o.stop)
+		<-o.done
+		o.stop = nil
+	}
+}
+
+// FlushOnce claims, aggregates and applies one batch; it returns how many deltas it claimed.
+func (o *Outbox) FlushOnce(ctx context.Context) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n, targets, err := o.flush(ctx)
+	o.calls.Add(1)
+	if err != nil {
+		o.errCount.Add(1)
+		return 0, err
+	}
+	o.claimed.Add(int64(n))
+	o.targets.Add(int64(targets))
+	return n, nil
+}
+
+func (o *Outbox) flush(ctx context.Context) (claimed, targets int, err error) {
+	tx, err := o.conn.Begin(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer tx.Rollback(ctx)
+	rows, err := tx.Query(ctx, `
+		SELECT id, kind, target_id, requests, successes, failures, tokens, cost, response_time_ms,
+		       dns_failures, stream_errors, last_used_at, last_ip
+		FROM usage_counter_deltas
+		WHERE processed_at IS NULL
+		ORDER BY id
+		LIMIT $1
+		FOR UPDATE SKIP LOCKED`, o.batchSize)
+	if err != nil {
+		return 0, 0, err
+	}
+	var ids []int64
+	var deltas []Delta
+	for rows.Next() {
+		var id int64
+		var d Delta
+		var kind string
+		var cost pgtype.Numeric
+		var last pgtype.Timestamptz
+		var ip pgtype.Text
+		if err := rows.Scan(&id, &kind, &d.Target, &d.Requests, &d.Successes, &d.Failures, &d.Tokens, &cost,
+			&d.ResponseTimeMs, &d.DNSFailures, &d.StreamErrors, &last, &ip); err != nil {
+			rows.Close()
+			return 0, 0, err
+		}
+		d.Kind = Kind(kind)
+		if d.Cost, err = moneyFromNumeric(cost); err != nil {
+			rows.Close()
+			return 0, 0, fmt.Errorf("outbox row %d: %w", id, err)
+		}
+		if last.Valid {
+			d.LastUsedAt = last.Time
+		}
+		if ip.Valid {
+			d.LastIP = ip.String
+		}
+		ids = append(ids, id)
+		deltas = append(deltas, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, 0, err
+	}
+	if len(ids) == 0 {
+		return 0, 0, nil
+	}
+	merged := Compact(deltas)
+	if _, err := Apply(ctx, tx, merged); err != nil {
+		return 0, 0, err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE usage_counter_deltas SET processed_at = now() WHERE id = ANY($1)`, ids); err != nil {
+		return 0, 0, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, 0, err
+	}
+	return len(ids), len(merged), nil
+}
+
+// Drain flushes until the outbox is empty. Flush errors are retried until ctx ends.
+func (o *Outbox) Drain(ctx context.Context) error {
+	var lastErr error
+	for {
+		n, err := o.FlushOnce(ctx)
+		if err != nil {
+			lastErr = err
+			if ctx.Err() != nil {
+				return errors.Join(ctx.Err(), lastErr)
+			}
+			select {
+			case <-ctx.Done():
+				return errors.Join(ctx.Err(), lastErr)
+			case <-time.After(50 * time.Millisecond):
+			}
+			continue
+		}
+		if n > 0 {
+			continue
+		}
+		var pending int64
+		o.mu.Lock()
+		err = o.conn.QueryRow(ctx, OutboxPendingSQL).Scan(&pending)
+		o.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		if pending == 0 {
+			return nil
+		}
+		// Rows exist but were locked by an unfinished request transaction: wait for it.
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("outbox not drained: %d deltas pending: %w", pending, ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// Stats are the loop's totals for the report.
+func (o *Outbox) Stats() results.Flush {
+	return results.Flush{Calls: o.calls.Load(), RowsClaimed: o.claimed.Load(), Targets: o.targets.Load(), Errors: o.errCount.Load()}
+}
+
+func moneyFromNumeric(n pgtype.Numeric) (Money, error) {
+	if !n.Valid || n.NaN || n.InfinityModifier != pgtype.Finite {
+		return 0, errors.New("cost is not a finite number")
+	}
+	v := n.Int.Int64()
+	for e := n.Exp; e < -MoneyScale; e++ {
+		if v%10 != 0 {
+			return 0, fmt.Errorf("cost has more than %d decimals", MoneyScale)
+		}
+		v /= 10
+	}
+	for e := n.Exp; e > -MoneyScale; e-- {
+		v *= 10
+	}
+	return Money(v), nil
+}
