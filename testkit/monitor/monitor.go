@@ -14,7 +14,10 @@ package monitor
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,6 +60,7 @@ type Config struct {
 type Monitor struct {
 	cfg     Config
 	conn    *pgx.Conn
+	lockSQL string
 	start   time.Time
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -79,7 +83,7 @@ func Start(ctx context.Context, conn *pgx.Conn, cfg Config) *Monitor {
 		cfg.SlowInterval = time.Second
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	m := &Monitor{cfg: cfg, conn: conn, start: time.Now(), cancel: cancel, done: make(chan struct{}), minIdle: math.MaxInt32}
+	m := &Monitor{cfg: cfg, conn: conn, lockSQL: lockQueryFor(cfg.HotTables), start: time.Now(), cancel: cancel, done: make(chan struct{}), minIdle: math.MaxInt32}
 	m.locks.IntervalMs = cfg.Interval.Milliseconds()
 	m.locks.MaxWaitersByRelation = map[string]int64{}
 	for _, t := range cfg.HotTables {
@@ -123,32 +127,54 @@ func (m *Monitor) loop(ctx context.Context) {
 	}
 }
 
+// lockQuery lists every waiting hotspotkit session with what can name its table, and (in the
+// same statement, so nearly the same instant) which hot tables hold a row whose xmax is the
+// transaction it waits for. %s is replaced by one SELECT per hot table (see lockQueryFor).
 const lockQuery = `
-WITH waiting AS (
-    SELECT l.pid, l.locktype, l.relation, l.waitstart
-    FROM pg_locks l
-    JOIN pg_stat_activity a ON a.pid = l.pid
-    WHERE NOT l.granted
+WITH w AS (
+    SELECT w.locktype,
+           CASE WHEN w.locktype IN ('relation', 'page', 'tuple', 'extend') THEN c.relname END AS own_rel,
+           (SELECT c2.relname FROM pg_locks g JOIN pg_class c2 ON c2.oid = g.relation
+             WHERE g.pid = w.pid AND g.granted AND g.locktype = 'tuple' LIMIT 1) AS tuple_rel,
+           ARRAY(SELECT c3.relname::text FROM pg_locks g JOIN pg_class c3 ON c3.oid = g.relation
+             WHERE g.pid = w.pid AND g.granted AND g.locktype = 'relation'
+               AND g.mode = 'RowExclusiveLock' AND c3.relkind IN ('r', 'p')) AS written,
+           w.transactionid AS xid,
+           COALESCE(extract(epoch FROM clock_timestamp() - w.waitstart) * 1000, 0)::float8 AS wait_ms
+    FROM pg_locks w
+    JOIN pg_stat_activity a ON a.pid = w.pid
+    LEFT JOIN pg_class c ON c.oid = w.relation
+    WHERE NOT w.granted
       AND a.datname = current_database()
       AND a.application_name LIKE $1
-      AND l.pid <> pg_backend_pid()
-), attributed AS (
-    SELECT w.pid, w.locktype, w.waitstart,
-        COALESCE(
-            CASE WHEN w.locktype IN ('relation', 'page', 'tuple') THEN w.relation END,
-            (SELECT g.relation FROM pg_locks g
-              WHERE g.pid = w.pid AND g.granted AND g.locktype = 'tuple' LIMIT 1),
-            (SELECT min(g.relation) FROM pg_locks g JOIN pg_class c ON c.oid = g.relation
-              WHERE g.pid = w.pid AND g.granted AND g.locktype = 'relation'
-                AND g.mode = 'RowExclusiveLock' AND c.relkind IN ('r', 'p')
-              HAVING count(*) = 1)
-        ) AS rel
-    FROM waiting w
+      AND w.pid <> pg_backend_pid()
+), xids AS (
+    SELECT ARRAY(SELECT DISTINCT xid FROM w WHERE xid IS NOT NULL AND tuple_rel IS NULL) AS list
+), locked AS (
+    %s
 )
-SELECT COALESCE(c.relname, $2) AS relation, w.locktype, count(DISTINCT w.pid),
-       COALESCE(max(extract(epoch FROM clock_timestamp() - w.waitstart)) * 1000, 0)::float8
-FROM attributed w LEFT JOIN pg_class c ON c.oid = w.rel
-GROUP BY 1, 2`
+SELECT w.locktype, w.own_rel, w.tuple_rel, w.written,
+       ARRAY(SELECT l.rel FROM locked l WHERE l.xid = w.xid::text), w.wait_ms
+FROM w`
+
+// lockQueryFor builds lockQuery for the hot tables.
+func lockQueryFor(hot []string) string {
+	parts := []string{"SELECT NULL::text AS rel, NULL::text AS xid WHERE false"}
+	for _, t := range hot {
+		parts = append(parts, fmt.Sprintf("SELECT %s, xmax::text FROM %s, xids WHERE xmax = ANY(xids.list)",
+			quoteLiteral(t), pgx.Identifier{t}.Sanitize()))
+	}
+	return fmt.Sprintf(lockQuery, strings.Join(parts, "\n    UNION ALL "))
+}
+
+type waiter struct {
+	lockType string
+	ownRel   *string  // relation of the ungranted lock, for relation/page/tuple/extend locks
+	tupleRel *string  // relation of a tuple lock it holds
+	written  []string // tables it holds RowExclusiveLock on
+	lockedBy []string // hot tables with a row locked by the transaction it waits for
+	waitMs   float64
+}
 
 const blockerQuery = `
 SELECT count(*) FILTER (WHERE cardinality(b.blockers) > 0),
@@ -158,34 +184,71 @@ FROM (SELECT pg_blocking_pids(a.pid) AS blockers FROM pg_stat_activity a
       WHERE a.datname = current_database() AND a.application_name LIKE $1
         AND a.pid <> pg_backend_pid()) b`
 
+// attribute names the table a waiter queues on (see the package doc). A waiter on a
+// transactionid that holds no tuple lock — common once a hot row's queue has been woken by a
+// commit and the waiters race for the next version — is attributed to the hot table it writes
+// in which the transaction it waits for has locked a row (xmax), else to the one hot table it
+// writes; with several candidates it stays unattributed.
+func (m *Monitor) attribute(w waiter) string {
+	switch {
+	case w.ownRel != nil:
+		return *w.ownRel
+	case w.tupleRel != nil:
+		return *w.tupleRel
+	case len(w.written) == 1:
+		return w.written[0]
+	}
+	var hot, locked []string
+	for _, t := range w.written {
+		if slices.Contains(m.cfg.HotTables, t) {
+			hot = append(hot, t)
+			if slices.Contains(w.lockedBy, t) {
+				locked = append(locked, t)
+			}
+		}
+	}
+	switch {
+	case len(locked) == 1:
+		return locked[0]
+	case len(locked) == 0 && len(hot) == 1:
+		return hot[0]
+	}
+	return Unattributed
+}
+
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
 func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 	s := m.cfg.Label
 	s.Time = now
 	s.ElapsedMs = float64(now.Sub(m.start).Microseconds()) / 1000
 	var sampleErr error
-
-	byRel := map[string]int64{}
-	byType := map[string]int64{}
-	var total int64
-	var oldest float64
+	var waiters []waiter
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	rows, err := m.conn.Query(qctx, lockQuery, AppNamePattern, Unattributed)
+	rows, err := m.conn.Query(qctx, m.lockSQL, AppNamePattern)
 	if err == nil {
 		for rows.Next() {
-			var rel, lt string
-			var n int64
-			var waitMs float64
-			if err = rows.Scan(&rel, &lt, &n, &waitMs); err != nil {
+			var w waiter
+			if err = rows.Scan(&w.lockType, &w.ownRel, &w.tupleRel, &w.written, &w.lockedBy, &w.waitMs); err != nil {
 				break
 			}
-			byRel[rel] += n
-			byType[lt] += n
-			total += n
-			oldest = max(oldest, waitMs)
+			waiters = append(waiters, w)
 		}
 		rows.Close()
 		if err == nil {
 			err = rows.Err()
+		}
+	}
+	byRel := map[string]int64{}
+	byType := map[string]int64{}
+	var total int64
+	var oldest float64
+	if err == nil {
+		for _, w := range waiters {
+			byRel[m.attribute(w)]++
+			byType[w.lockType]++
+			total++
+			oldest = max(oldest, w.waitMs)
 		}
 	}
 	if err != nil {

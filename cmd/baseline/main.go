@@ -1,0 +1,329 @@
+// Command baseline reads the JSON reports hotspotkit binaries write and turns them into tables,
+// regression verdicts and plots. It only parses flags and calls package results, which does the
+// work, so suites and this tool share one implementation.
+//
+// Exit codes: 0 ok, 1 regression (compare), 2 bad usage or bad input.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/spf13/pflag"
+)
+
+const (
+	exitOK         = 0
+	exitRegression = 1
+	exitUsage      = 2
+)
+
+const mainUsage = `baseline: tables, regression gates and plots from hotspotkit reports
+
+Usage:
+  baseline table FILE... [--format md|csv|json]
+  baseline compare OLD NEW [threshold flags]
+  baseline plot FILE... --output report.html
+
+Run 'baseline COMMAND --help' for the flags and a worked example of each command.
+Exit codes: 0 ok, 1 regression (compare), 2 bad usage or unreadable input.
+`
+
+const tableUsage = `Usage: baseline table FILE... [--format md|csv|json]
+
+Prints one row per run of each report (one per summary, medians with min–max, when the runs
+were repeated; one per level for a ladder), in a fixed column order.
+
+Columns: suite · mode · requests × conc · rps · failed · p50 / p95 / p99 ms · lag p99 ms
+(queue modes) · max waiters per hot table · pool max % · sql ops / compacted (queue modes) ·
+verified. "–" marks a column that does not apply to the row.
+
+Example (base.json and new.json written by a suite binary with --output):
+  baseline table base.json                      # Markdown on stdout
+  baseline table base.json new.json -f csv > both.csv
+
+Flags:
+`
+
+const compareUsage = `Usage: baseline compare OLD NEW [threshold flags]
+
+Matches the runs of two reports of the same suite by mode, ladder level and the config that
+shapes a run (requests, concurrency, ...; output paths and seeds ignored), then checks the
+medians of NEW against OLD. Percent limits take "10%", "10" or "off". Runs found on one side
+only are listed. Exit 0 when every pair passes, 1 on a regression, 2 on bad input (unreadable
+file, different suites, nothing matching).
+
+Example (old.json from main, new.json from your branch, same suite and flags):
+  baseline compare old.json new.json --max-throughput-drop 5% --no-new-waiters --require-verified
+  ...
+  sync · 100,000 × 64 · old n=3, new n=3: REGRESSION
+    throughput rps  2,100 (2,050–2,180) → 700 (683–727)  ×0.33  FAIL drop ≤ 5%
+    ...
+  verdict: REGRESSION (1 of 2 pairs)      # exit status 1
+
+Flags:
+`
+
+const plotUsage = `Usage: baseline plot FILE... --output report.html
+
+Writes one self-contained HTML page (no network needed to view it): the table, throughput and
+p50/p95/p99 per mode, each ladder with its knee, and for every run that has monitor samples
+(FILE.samples.ndjson next to FILE) lock waiters by table, pool usage and queue depth over time.
+
+Example:
+  baseline plot base.json new.json --output report.html && xdg-open report.html
+
+Flags:
+`
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run is the whole command, testable: it returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, mainUsage)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "table":
+		return runTable(rest, stdout, stderr)
+	case "compare":
+		return runCompare(rest, stdout, stderr)
+	case "plot":
+		return runPlot(rest, stdout, stderr)
+	case "help", "-h", "--help":
+		if len(rest) > 0 {
+			return run([]string{rest[0], "--help"}, stdout, stderr)
+		}
+		fmt.Fprint(stdout, mainUsage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "baseline: unknown command %q (want table, compare or plot; see baseline --help)\n", cmd)
+	return exitUsage
+}
+
+// command is one subcommand's flags and how it reports errors.
+type command struct {
+	name   string
+	usage  string
+	flags  *pflag.FlagSet
+	stdout io.Writer
+	stderr io.Writer
+}
+
+func newCommand(name, usage string, stdout, stderr io.Writer) *command {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	return &command{name: name, usage: usage, flags: fs, stdout: stdout, stderr: stderr}
+}
+
+// parse parses args; done is true (with the exit code) when --help was asked or parsing failed.
+func (c *command) parse(args []string) (code int, done bool) {
+	err := c.flags.Parse(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		fmt.Fprint(c.stdout, c.usage+c.flags.FlagUsages())
+		return exitOK, true
+	}
+	if err != nil {
+		return c.usageError(err.Error()), true
+	}
+	return 0, false
+}
+
+func (c *command) usageError(msg string) int {
+	fmt.Fprintf(c.stderr, "baseline %s: %s (see baseline %s --help)\n", c.name, msg, c.name)
+	return exitUsage
+}
+
+func (c *command) fail(err error) int {
+	fmt.Fprintf(c.stderr, "baseline %s: %s\n", c.name, oneLine(err.Error()))
+	return exitUsage
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func readReports(paths []string) ([]*results.Report, error) {
+	out := make([]*results.Report, 0, len(paths))
+	for _, p := range paths {
+		r, err := results.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func runTable(args []string, stdout, stderr io.Writer) int {
+	c := newCommand("table", tableUsage, stdout, stderr)
+	format := c.flags.StringP("format", "f", "md", "output format: md, csv or json")
+	if code, done := c.parse(args); done {
+		return code
+	}
+	render := map[string]func(io.Writer, results.TableData) error{
+		"md": results.RenderMarkdown, "markdown": results.RenderMarkdown,
+		"csv": results.RenderCSV, "json": results.RenderJSON,
+	}[*format]
+	if render == nil {
+		return c.usageError(fmt.Sprintf("unknown --format %q: want md, csv or json", *format))
+	}
+	if c.flags.NArg() == 0 {
+		return c.usageError("no report file given")
+	}
+	reports, err := readReports(c.flags.Args())
+	if err != nil {
+		return c.fail(err)
+	}
+	if err := render(stdout, results.Table(reports)); err != nil {
+		return c.fail(err)
+	}
+	return exitOK
+}
+
+// limitFlag is a threshold flag: a percentage ("10%", "10") or "off".
+type limitFlag struct{ v *float64 }
+
+func (l limitFlag) String() string { return results.FormatLimit(*l.v) }
+func (l limitFlag) Type() string   { return "percent" }
+func (l limitFlag) Set(s string) error {
+	v, err := results.ParseLimit(s)
+	if err != nil {
+		return err
+	}
+	*l.v = v
+	return nil
+}
+
+func runCompare(args []string, stdout, stderr io.Writer) int {
+	c := newCommand("compare", compareUsage, stdout, stderr)
+	th := results.DefaultThresholds()
+	c.flags.Var(limitFlag{&th.MaxThroughputDrop}, "max-throughput-drop", "fail when median throughput drops by more than this")
+	c.flags.Var(limitFlag{&th.MaxP95Rise}, "max-p95-rise", "fail when median p95 latency rises by more than this")
+	c.flags.Var(limitFlag{&th.MaxP99Rise}, "max-p99-rise", "fail when median p99 latency rises by more than this")
+	c.flags.BoolVar(&th.NoNewWaiters, "no-new-waiters", false, "fail when a hot table that had no lock waiters now has some")
+	c.flags.BoolVar(&th.RequireVerified, "require-verified", false, "fail when a run of NEW did not pass verification")
+	format := c.flags.StringP("format", "f", "text", "output format: text or json")
+	if code, done := c.parse(args); done {
+		return code
+	}
+	if *format != "text" && *format != "json" {
+		return c.usageError(fmt.Sprintf("unknown --format %q: want text or json", *format))
+	}
+	if c.flags.NArg() != 2 {
+		return c.usageError(fmt.Sprintf("want OLD and NEW report files, got %d argument(s)", c.flags.NArg()))
+	}
+	reports, err := readReports(c.flags.Args())
+	if err != nil {
+		return c.fail(err)
+	}
+	cmp, err := results.Compare(reports[0], reports[1], th)
+	if err != nil && !errors.Is(err, results.ErrNoMatch) {
+		return c.fail(err)
+	}
+	if *format == "json" {
+		if rerr := writeJSON(stdout, cmp); rerr != nil {
+			return c.fail(rerr)
+		}
+	} else if rerr := results.RenderComparison(stdout, cmp); rerr != nil {
+		return c.fail(rerr)
+	}
+	if err != nil {
+		return c.fail(err)
+	}
+	if !cmp.Passed() {
+		return exitRegression
+	}
+	return exitOK
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func runPlot(args []string, stdout, stderr io.Writer) int {
+	c := newCommand("plot", plotUsage, stdout, stderr)
+	output := c.flags.StringP("output", "o", "", "HTML file to write (- for standard output)")
+	if code, done := c.parse(args); done {
+		return code
+	}
+	if c.flags.NArg() == 0 {
+		return c.usageError("no report file given")
+	}
+	if *output == "" {
+		return c.usageError("--output is required")
+	}
+	paths := c.flags.Args()
+	reports, err := readReports(paths)
+	if err != nil {
+		return c.fail(err)
+	}
+	samples := make(map[string][]results.Sample)
+	for i, p := range paths {
+		path, ok := samplesFile(p, reports[i])
+		if !ok {
+			continue
+		}
+		s, err := results.ReadSamples(path)
+		if err != nil {
+			return c.fail(err)
+		}
+		samples[results.SamplesKey(i)] = s
+	}
+	if *output == "-" {
+		if err := results.Plot(reports, samples, stdout); err != nil {
+			return c.fail(err)
+		}
+		return exitOK
+	}
+	if err := writeFileAtomic(*output, func(w io.Writer) error { return results.Plot(reports, samples, w) }); err != nil {
+		return c.fail(err)
+	}
+	fmt.Fprintf(stderr, "baseline plot: wrote %s\n", *output)
+	return exitOK
+}
+
+// samplesFile finds the samples of the report read from path: path.samples.ndjson, else the
+// report's SamplesFile looked up in the report's directory.
+func samplesFile(path string, r *results.Report) (string, bool) {
+	candidates := []string{results.SamplesPath(path)}
+	if r.SamplesFile != "" {
+		candidates = append(candidates, filepath.Join(filepath.Dir(path), filepath.Base(r.SamplesFile)))
+	}
+	for _, c := range candidates {
+		if st, err := os.Stat(c); err == nil && st.Mode().IsRegular() {
+			return c, true
+		}
+	}
+	return "", false
+}
+
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".baseline-*.html")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	// CreateTemp makes the file private; a page is meant to be shared like any other file.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,10 @@
+// Command usage_counter_hotspot_baseline hammers the usage-counter hot rows in every write
+// mode and verifies the totals; see --help.
+package main
+
+import (
+	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
+)
+
+func main() { testkit.Main(usagecounter.New()) }

@@ -1,0 +1,74 @@
+// Package queue owns batched asynchronous persistence with slot compaction, and the Backend
+// contract that every queue backend (this in-memory Queue, the Redis-streams one) offers the
+// engine. Callers hand records to Enqueue and return at once; background workers write them to
+// the database in batches, one transaction per batch. A slot is the unit a record lands in (a
+// row, usually its unique key). With compaction on, records aimed at the same slot inside one
+// batch are folded into one (Options.Merge) before the write, so a hot row receives one
+// statement per batch instead of one per record.
+//
+// The package knows no schema and no SQL: a suite supplies the slot key, the merge and a
+// Flusher (usually PgFlusher around a TxWriter). It must not time or print anything; it only
+// exports counters (Metrics) and a persist-lag histogram (PersistLag) for the engine to report.
+//
+// # Ordering
+//
+// A record is routed to one of Options.Workers workers by a hash of its slot key
+// (hash/maphash.Comparable), so all queued writes to one slot go through one worker, in the
+// order Enqueue accepted them, and reach the Flusher in that order: within a batch (folded in
+// order by Merge when compacting) and across batches (a worker flushes one batch at a time and
+// retries a failed batch before taking the next). Two exceptions are inherent to the full
+// policies: PolicyDrop loses records, and PolicySync writes a record inline, possibly before
+// earlier records of the same slot that are still queued. Use PolicyBlock when per-slot order
+// must hold without exception.
+//
+// # Metrics
+//
+// All counters are int64 and count source records (what callers passed to Enqueue) unless
+// stated otherwise. The JSON names are the struct tags of Metrics.
+//
+//	capacity                 total channel capacity, Options.Capacity, split across the workers
+//	depth                    records waiting in the workers' channels now
+//	pending_depth            records accepted (Queued) and not yet committed, written by fallback
+//	                         or abandoned: channel contents plus every worker's batch in hand,
+//	                         including batches being retried or written record by record
+//	max_depth                the largest pending_depth observed by an accepting Enqueue
+//	enqueued_total           calls to Enqueue (every record offered, whatever the outcome)
+//	flushed_total            source records in committed batch flushes, each counted once
+//	flush_batches_total      committed batch flush transactions (Flusher.Flush calls that
+//	                         returned nil; failed attempts and fallback writes are not counted)
+//	flush_sql_ops_total      sum of FlushResult.SQLOps over those committed batch flushes
+//	flush_sql_records_total  records handed to the Flusher in those committed flushes, that is
+//	                         after compaction (equal to flushed_total without compaction)
+//	compacted_total          flushed_total − flush_sql_records_total: writes saved by compaction
+//	dropped_total            records refused because the channel was full under PolicyDrop
+//	flush_failed_total       distinct source records whose batch flush failed at least once;
+//	                         a record is counted once however often its batch is retried
+//	retries_total            Flusher.Flush calls that re-send records whose previous attempt
+//	                         failed: batch attempts after the first, and repeated attempts of a
+//	                         record being written individually after its batch gave up
+//	sync_fallback_total      records written with a single-record Flusher.Flush outside the
+//	                         batches: by the caller under PolicySync when the channel was full
+//	                         (Outcome WrittenInline), or by a worker after MaxRetries failed
+//	                         batch retries
+//	rejected_total           Enqueue calls that returned an error (Outcome Rejected): queue
+//	                         closed, ctx done while waiting under PolicyBlock, inline write failed
+//	abandoned_total          accepted records still unwritten when Close's deadline expired
+//
+// Counters are updated with atomics and read one by one, so a Metrics taken while the queue
+// runs is not a consistent cut (pending_depth may briefly lag the totals); after Close returns
+// it is exact.
+//
+// # Invariant
+//
+// Every offered record ends in exactly one of five places, so once Close has returned (and no
+// Enqueue call is still in progress, since each call counts itself on entry):
+//
+//	enqueued_total = flushed_total + sync_fallback_total + dropped_total + rejected_total + abandoned_total
+//
+// and pending_depth = depth = 0; abandoned records leave pending_depth too, so it is 0 in
+// particular when abandoned_total is 0. While the queue runs, the right-hand side plus
+// pending_depth equals enqueued_total except for Enqueue calls in progress (waiting under
+// PolicyBlock, writing inline) and updates in flight. Nothing accepted is dropped silently: a
+// record the Flusher keeps refusing stays pending, retried with backoff, until Close's
+// deadline abandons it, and Close then reports how many were abandoned.
+package queue

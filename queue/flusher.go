@@ -1,0 +1,96 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hotspotkit/hotspotkit/testkit/hist"
+)
+
+// Flusher writes one batch in ONE transaction, all or nothing: a nil error means every record
+// is committed, an error means none is. Records arrive in per-slot order; with compaction each
+// slot appears once and the batch is sorted by slot (Options.Compare) so that concurrent
+// batches cannot deadlock. The slice belongs to the queue and is reused after Flush returns,
+// so Flush must not keep it. Flush is called concurrently by the workers and, under
+// PolicySync, by callers of Enqueue.
+type Flusher[T any] interface {
+	Flush(ctx context.Context, records []T) (FlushResult, error)
+}
+
+// FlushResult describes a committed flush.
+type FlushResult struct {
+	// SQLOps is the number of statements sent to the database for this batch (BEGIN and
+	// COMMIT not included).
+	SQLOps int
+}
+
+// FlusherFunc adapts a function to a Flusher.
+type FlusherFunc[T any] func(ctx context.Context, records []T) (FlushResult, error)
+
+// Flush calls f.
+func (f FlusherFunc[T]) Flush(ctx context.Context, records []T) (FlushResult, error) {
+	return f(ctx, records)
+}
+
+// TxWriter writes records inside a transaction owned by the caller (the queue backend), which
+// begins, commits or rolls it back. It returns the number of statements it sent.
+type TxWriter[T any] interface {
+	WriteBatch(ctx context.Context, tx pgx.Tx, records []T) (sqlOps int, err error)
+}
+
+// TxBeginner starts a transaction. *pgxpool.Pool satisfies it (and so does *pgx.Conn, which
+// is only safe with one worker and no PolicySync).
+type TxBeginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// rollbackTimeout bounds a rollback issued after the flush context was cancelled.
+const rollbackTimeout = 5 * time.Second
+
+// PgFlusher adapts a TxWriter to a Flusher: Begin on pool, WriteBatch, Commit; on any error the
+// transaction is rolled back and the error returned. A Commit error is reported as a failure,
+// so a batch whose commit outcome is unknown (connection lost during COMMIT) is retried:
+// writers whose statements are not idempotent may then apply it twice.
+func PgFlusher[T any](pool TxBeginner, w TxWriter[T]) Flusher[T] {
+	return pgFlusher[T]{db: pool, w: w}
+}
+
+type pgFlusher[T any] struct {
+	db TxBeginner
+	w  TxWriter[T]
+}
+
+func (f pgFlusher[T]) Flush(ctx context.Context, records []T) (FlushResult, error) {
+	tx, err := f.db.Begin(ctx)
+	if err != nil {
+		return FlushResult{}, fmt.Errorf("queue: begin flush of %d records: %w", len(records), err)
+	}
+	ops, err := f.w.WriteBatch(ctx, tx, records)
+	if err != nil {
+		// The flush context may be the reason for the failure; roll back on a live one so
+		// the connection goes back to the pool instead of being closed.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+		_ = tx.Rollback(rctx) // the write error is the one worth reporting
+		cancel()
+		return FlushResult{}, fmt.Errorf("queue: write batch of %d records: %w", len(records), err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return FlushResult{}, fmt.Errorf("queue: commit batch of %d records: %w", len(records), err)
+	}
+	return FlushResult{SQLOps: ops}, nil
+}
+
+// Backend is what the engine drives; the in-memory Queue implements it, and so does the
+// Redis-streams backend. The Metrics and the invariant in the package doc apply to every
+// backend.
+type Backend[T any] interface {
+	Enqueue(ctx context.Context, rec T) (Outcome, error)
+	Close(ctx context.Context) error
+	Metrics() Metrics
+	PersistLag() *hist.Histogram
+	Pause()
+	Resume()
+}

@@ -1,0 +1,211 @@
+package queue
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// FullPolicy says what Enqueue does when the record's worker channel is full.
+// The zero value is PolicySync, the default.
+type FullPolicy int
+
+const (
+	// PolicySync makes the caller write the record itself with a single-record Flusher.Flush,
+	// never waiting for the channel. It loses nothing but may overtake queued records of the
+	// same slot.
+	PolicySync FullPolicy = iota
+	// PolicyDrop discards the record and returns Dropped without blocking.
+	PolicyDrop
+	// PolicyBlock waits for room in the channel (backpressure) until ctx is done.
+	PolicyBlock
+)
+
+var policyNames = [...]string{PolicySync: "sync", PolicyDrop: "drop", PolicyBlock: "block"}
+
+// ParseFullPolicy accepts "drop", "sync" or "block" (case-insensitive).
+func ParseFullPolicy(s string) (FullPolicy, error) {
+	for p, name := range policyNames {
+		if strings.EqualFold(strings.TrimSpace(s), name) {
+			return FullPolicy(p), nil
+		}
+	}
+	return 0, fmt.Errorf("queue: unknown full policy %q (want drop, sync or block)", s)
+}
+
+func (p FullPolicy) String() string {
+	if p >= 0 && int(p) < len(policyNames) {
+		return policyNames[p]
+	}
+	return fmt.Sprintf("FullPolicy(%d)", int(p))
+}
+
+// MarshalText and UnmarshalText make a FullPolicy read and write as its name in JSON.
+func (p FullPolicy) MarshalText() ([]byte, error) {
+	if !p.valid() {
+		return nil, fmt.Errorf("queue: invalid full policy %d", int(p))
+	}
+	return []byte(p.String()), nil
+}
+
+// UnmarshalText parses a name accepted by ParseFullPolicy.
+func (p *FullPolicy) UnmarshalText(b []byte) error {
+	v, err := ParseFullPolicy(string(b))
+	if err != nil {
+		return err
+	}
+	*p = v
+	return nil
+}
+
+// Set and Type let *FullPolicy serve as a pflag.Value.
+func (p *FullPolicy) Set(s string) error { return p.UnmarshalText([]byte(s)) }
+
+// Type names the flag's value kind in --help.
+func (p *FullPolicy) Type() string { return "drop|sync|block" }
+
+func (p FullPolicy) valid() bool { return p >= PolicySync && p <= PolicyBlock }
+
+// Outcome says what Enqueue did with a record.
+type Outcome int
+
+const (
+	// Queued: accepted into a worker channel; a worker will write it (or Close abandons it).
+	Queued Outcome = iota
+	// WrittenInline: the channel was full under PolicySync and the caller wrote the record.
+	WrittenInline
+	// Dropped: the channel was full under PolicyDrop.
+	Dropped
+	// Rejected: Enqueue returned an error and the record was not written.
+	Rejected
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Queued:
+		return "queued"
+	case WrittenInline:
+		return "written_inline"
+	case Dropped:
+		return "dropped"
+	case Rejected:
+		return "rejected"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// Defaults applied by New to zero-valued options.
+const (
+	DefaultCapacity      = 65536
+	DefaultBatchSize     = 512
+	DefaultFlushInterval = 50 * time.Millisecond
+	DefaultWorkers       = 2
+	MaxWorkers           = 64
+	DefaultMaxRetries    = 5
+	DefaultRetryBackoff  = 25 * time.Millisecond
+	maxRetryBackoff      = time.Second
+)
+
+// Options configure a Queue. They are validated once by New and never change afterwards.
+// For Enqueue to stay allocation-free, K should contain no pointers other than strings
+// (integers, strings, arrays and structs of them): hash/maphash.Comparable moves other keys
+// to the heap.
+type Options[K comparable, T any] struct {
+	// Key returns the record's slot. Required.
+	Key func(T) K
+	// Merge folds newer, a later record for the same slot, into pending. Required when
+	// Compaction is on; called by the worker goroutines only, in arrival order.
+	Merge func(pending *T, newer T)
+	// Compare orders slots inside a flushed batch (with Compaction), so that concurrent
+	// transactions lock rows in one order and cannot deadlock. Nil keeps first-seen order.
+	Compare func(a, b K) int
+
+	// Capacity is the total number of records the channels hold, split as evenly as possible
+	// across the workers. Default 65536; must be at least Workers.
+	Capacity int
+	// BatchSize is the number of source records a worker collects before it flushes.
+	// Default 512.
+	BatchSize int
+	// FlushInterval bounds how long a partial batch waits: a batch is flushed at the latest
+	// FlushInterval after its oldest record was enqueued. Default 50ms.
+	FlushInterval time.Duration
+	// Workers is the number of worker goroutines, each with its own channel. Default 2,
+	// clamped to 1..64.
+	Workers int
+	// FullPolicy applies when a worker channel is full. Default (zero) PolicySync.
+	FullPolicy FullPolicy
+	// Compaction folds records for the same slot within a batch (Merge) and sorts the batch
+	// (Compare) before it is flushed.
+	Compaction bool
+	// MaxRetries is the number of times a failed batch is re-sent before its records are
+	// written one by one. Default 5; a negative value means no retries.
+	MaxRetries int
+	// RetryBackoff is the wait before the first retry; it doubles per attempt, capped at one
+	// second (or at RetryBackoff itself when that is larger). Default 25ms.
+	RetryBackoff time.Duration
+}
+
+// withDefaults validates o and returns a copy with defaults filled in.
+func (o Options[K, T]) withDefaults() (Options[K, T], error) {
+	var errs []error
+	if o.Key == nil {
+		errs = append(errs, errors.New("Key is required"))
+	}
+	if o.Compaction && o.Merge == nil {
+		errs = append(errs, errors.New("Merge is required when Compaction is on"))
+	}
+	if !o.FullPolicy.valid() {
+		errs = append(errs, fmt.Errorf("invalid FullPolicy %d", int(o.FullPolicy)))
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"Capacity", int64(o.Capacity)},
+		{"BatchSize", int64(o.BatchSize)},
+		{"FlushInterval", int64(o.FlushInterval)},
+		{"Workers", int64(o.Workers)},
+		{"RetryBackoff", int64(o.RetryBackoff)},
+	} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("%s must not be negative (got %d)", f.name, f.v))
+		}
+	}
+	if len(errs) > 0 {
+		return o, fmt.Errorf("queue: invalid options: %w", errors.Join(errs...))
+	}
+
+	o.Capacity = orDefault(o.Capacity, DefaultCapacity)
+	o.BatchSize = orDefault(o.BatchSize, DefaultBatchSize)
+	o.FlushInterval = orDefault(o.FlushInterval, DefaultFlushInterval)
+	o.Workers = min(orDefault(o.Workers, DefaultWorkers), MaxWorkers)
+	o.RetryBackoff = orDefault(o.RetryBackoff, DefaultRetryBackoff)
+	switch {
+	case o.MaxRetries == 0:
+		o.MaxRetries = DefaultMaxRetries
+	case o.MaxRetries < 0:
+		o.MaxRetries = 0
+	}
+	if o.Capacity < o.Workers {
+		return o, fmt.Errorf("queue: invalid options: Capacity %d is smaller than Workers %d", o.Capacity, o.Workers)
+	}
+	return o, nil
+}
+
+func orDefault[V int | time.Duration](v, def V) V {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// backoff is the wait before retry number attempt (1-based).
+func (o *Options[K, T]) backoff(attempt int) time.Duration {
+	limit := max(maxRetryBackoff, o.RetryBackoff)
+	d := o.RetryBackoff
+	for i := 1; i < attempt && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}

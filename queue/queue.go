@@ -1,0 +1,359 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"sync"
+	"time"
+
+	"github.com/hotspotkit/hotspotkit/testkit/hist"
+)
+
+// ErrClosed is returned by Enqueue once Close has begun.
+var ErrClosed = errors.New("queue: closed")
+
+// Queue is the in-memory Backend: bounded per-worker channels, batched flushes, optional slot
+// compaction. All methods are safe for concurrent use.
+type Queue[K comparable, T any] struct {
+	c counters // first: its padding keeps the hot line away from the fields below
+
+	opts    Options[K, T]
+	flusher Flusher[T]
+	seed    maphash.Seed
+	epoch   time.Time // enqueue times are monotonic nanoseconds since epoch
+	workers []*worker[K, T]
+	wg      sync.WaitGroup
+
+	gate gate
+	acks chan struct{} // a worker's "parked" acknowledgement of Pause
+
+	closeOnce sync.Once
+	closeErr  error
+	closingC  chan struct{} // closed when Close begins
+	sealedC   chan struct{} // closed when Close has closed every worker channel
+
+	abortOnce   sync.Once
+	abortC      chan struct{}      // closed when Close's deadline expires
+	flushCtx    context.Context    // every Flush runs under it; cancelled with abortC
+	cancelFlush context.CancelFunc //
+}
+
+var _ Backend[int] = (*Queue[int, int])(nil)
+
+// New validates o, starts the workers and returns a running queue. Close it to stop them.
+func New[K comparable, T any](f Flusher[T], o Options[K, T]) (*Queue[K, T], error) {
+	if f == nil {
+		return nil, errors.New("queue: invalid options: Flusher is required")
+	}
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	q := &Queue[K, T]{
+		opts:     o,
+		flusher:  f,
+		seed:     maphash.MakeSeed(),
+		epoch:    time.Now(),
+		gate:     newGate(),
+		acks:     make(chan struct{}, o.Workers),
+		closingC: make(chan struct{}),
+		sealedC:  make(chan struct{}),
+		abortC:   make(chan struct{}),
+	}
+	q.flushCtx, q.cancelFlush = context.WithCancel(context.Background())
+	q.workers = make([]*worker[K, T], o.Workers)
+	for i := range q.workers {
+		size := o.Capacity / o.Workers
+		if i < o.Capacity%o.Workers {
+			size++
+		}
+		q.workers[i] = newWorker(q, size)
+	}
+	q.wg.Add(len(q.workers))
+	for _, w := range q.workers {
+		go w.run()
+	}
+	return q, nil
+}
+
+// now is the monotonic time in nanoseconds since the queue was created.
+func (q *Queue[K, T]) now() int64 { return int64(time.Since(q.epoch)) }
+
+// route picks the worker that owns rec's slot.
+func (q *Queue[K, T]) route(rec T) *worker[K, T] {
+	if len(q.workers) == 1 {
+		return q.workers[0]
+	}
+	h := maphash.Comparable(q.seed, q.opts.Key(rec))
+	return q.workers[(h>>32)*uint64(len(q.workers))>>32]
+}
+
+// Enqueue offers rec to the queue. It returns Queued when a worker channel took it; when the
+// channel is full the FullPolicy decides (Dropped, WrittenInline, or waiting). ctx only
+// matters when Enqueue has to wait (PolicyBlock) or write inline (PolicySync). After Close has
+// begun it returns ErrClosed. A non-nil error always comes with Rejected.
+func (q *Queue[K, T]) Enqueue(ctx context.Context, rec T) (Outcome, error) {
+	c := &q.c
+	c.enqueued.Add(1)
+	// The load keeps callers of a closed queue off the in-flight count: if they kept bumping
+	// it, Close could wait a long time for a moment when it reads zero.
+	if c.state.Load()&closedBit != 0 {
+		c.rejected.Add(1)
+		return Rejected, ErrClosed
+	}
+	if c.state.Add(1)&closedBit != 0 { // Close began between the two
+		c.state.Add(-1)
+		c.rejected.Add(1)
+		return Rejected, ErrClosed
+	}
+	w := q.route(rec)
+	at := q.now()
+	select {
+	case w.ch <- entry[T]{rec: rec, at: at}:
+		q.accepted(w)
+		c.state.Add(-1)
+		return Queued, nil
+	default:
+	}
+	out, err := q.enqueueFull(ctx, w, rec, at)
+	c.state.Add(-1)
+	return out, err
+}
+
+// accepted accounts for a record that just entered w's channel.
+func (q *Queue[K, T]) accepted(w *worker[K, T]) {
+	if v := q.c.pending.Add(1); v > q.c.maxPending.Load() {
+		q.c.notePending(v)
+	}
+	if need := w.wakeAt.Load(); need > 0 && int64(len(w.ch)) >= need {
+		w.nudge()
+	}
+}
+
+// enqueueFull applies the FullPolicy; w's channel was full a moment ago.
+func (q *Queue[K, T]) enqueueFull(ctx context.Context, w *worker[K, T], rec T, at int64) (Outcome, error) {
+	w.nudge() // a napping worker waits for a fuller batch; the channel cannot get fuller
+	switch q.opts.FullPolicy {
+	case PolicyDrop:
+		q.c.dropped.Add(1)
+		return Dropped, nil
+	case PolicyBlock:
+		select {
+		case w.ch <- entry[T]{rec: rec, at: at}:
+			q.accepted(w)
+			return Queued, nil
+		case <-ctx.Done():
+			q.c.rejected.Add(1)
+			return Rejected, fmt.Errorf("queue: waiting for room: %w", context.Cause(ctx))
+		case <-q.abortC:
+			q.c.rejected.Add(1)
+			return Rejected, ErrClosed
+		}
+	default:
+		return q.writeInline(ctx, w, rec, at)
+	}
+}
+
+// writeInline is PolicySync: the caller writes rec itself. The write is cancelled by ctx or by
+// Close's deadline, whichever comes first.
+func (q *Queue[K, T]) writeInline(ctx context.Context, w *worker[K, T], rec T, at int64) (Outcome, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(q.flushCtx, cancel)
+	_, err := q.flusher.Flush(ctx, []T{rec})
+	stop()
+	cancel()
+	if err != nil {
+		q.c.rejected.Add(1)
+		return Rejected, fmt.Errorf("queue: inline write (queue full): %w", err)
+	}
+	q.c.syncFallback.Add(1)
+	w.recordLag(q.now() - at)
+	return WrittenInline, nil
+}
+
+// Close stops intake (later Enqueue calls get ErrClosed), resumes paused workers, waits for
+// Enqueue calls in progress, and drains every channel and batch through the Flusher. When ctx
+// expires first, in-flight flushes are cancelled, callers still waiting under PolicyBlock get
+// ErrClosed, and every accepted record still unwritten is counted abandoned; Close then
+// returns an error saying how many. Without a deadline Close waits as long as the drain takes,
+// which is forever if the Flusher refuses a record forever. Close is idempotent: later calls
+// wait for the first and return its result.
+func (q *Queue[K, T]) Close(ctx context.Context) error {
+	q.closeOnce.Do(func() { q.closeErr = q.shutdown(ctx) })
+	return q.closeErr
+}
+
+func (q *Queue[K, T]) shutdown(ctx context.Context) error {
+	q.c.state.Or(closedBit)
+	close(q.closingC)
+	q.gate.close()
+	stop := context.AfterFunc(ctx, q.abort)
+	defer stop()
+
+	// Enqueue calls that passed the closed check finish quickly (a send, a drop) or wait for
+	// room that the draining workers make, for their inline write, or for the abort.
+	for q.c.state.Load() != closedBit {
+		time.Sleep(50 * time.Microsecond)
+	}
+	for _, w := range q.workers {
+		close(w.ch) // nobody can send any more: the in-flight count is zero and the bit is set
+	}
+	close(q.sealedC)
+	q.wg.Wait()
+	if n := q.c.abandoned.Load(); n > 0 {
+		return fmt.Errorf("queue: close: %d accepted records abandoned unwritten: %w", n, context.Cause(ctx))
+	}
+	return nil
+}
+
+// abort gives up the drain: flushes are cancelled and workers abandon what they hold.
+func (q *Queue[K, T]) abort() {
+	q.abortOnce.Do(func() {
+		close(q.abortC)
+		q.cancelFlush()
+	})
+}
+
+func (q *Queue[K, T]) aborted() bool {
+	select {
+	case <-q.abortC:
+		return true
+	default:
+		return false
+	}
+}
+
+func (q *Queue[K, T]) closing() bool {
+	select {
+	case <-q.closingC:
+		return true
+	default:
+		return false
+	}
+}
+
+// Metrics returns the current counters; see the package doc for definitions.
+func (q *Queue[K, T]) Metrics() Metrics {
+	c := &q.c
+	var depth int64
+	for _, w := range q.workers {
+		depth += int64(len(w.ch))
+	}
+	return Metrics{
+		Capacity:             int64(q.opts.Capacity),
+		Depth:                depth,
+		PendingDepth:         max(c.pending.Load(), 0), // a commit can beat the increment after a send
+		MaxDepth:             c.maxPending.Load(),
+		EnqueuedTotal:        c.enqueued.Load(),
+		FlushedTotal:         c.flushed.Load(),
+		FlushBatchesTotal:    c.batches.Load(),
+		FlushSQLOpsTotal:     c.sqlOps.Load(),
+		FlushSQLRecordsTotal: c.sqlRecords.Load(),
+		CompactedTotal:       c.compacted.Load(),
+		DroppedTotal:         c.dropped.Load(),
+		FlushFailedTotal:     c.flushFailed.Load(),
+		RetriesTotal:         c.retries.Load(),
+		SyncFallbackTotal:    c.syncFallback.Load(),
+		RejectedTotal:        c.rejected.Load(),
+		AbandonedTotal:       c.abandoned.Load(),
+	}
+}
+
+// PersistLag returns a merged copy of the workers' persist-lag histograms: for every written
+// record (batch or fallback), commit time minus the time Enqueue was called, in µs.
+func (q *Queue[K, T]) PersistLag() *hist.Histogram {
+	out := hist.New()
+	for _, w := range q.workers {
+		w.lagMu.Lock()
+		out.Merge(w.lag)
+		w.lagMu.Unlock()
+	}
+	return out
+}
+
+// Pause stops the workers from receiving and flushing, so the channels fill and the full
+// policy is exercised. It returns once every worker has parked; a worker in the middle of a
+// Flush call parks when that call returns. Records a worker already holds stay pending.
+// Pause after Close is a no-op.
+func (q *Queue[K, T]) Pause() {
+	if !q.gate.pause() {
+		return
+	}
+	defer q.gate.serial.Unlock()
+	for range q.workers {
+		select {
+		case <-q.acks:
+		case <-q.closingC: // Close resumed the workers; they will not park
+			return
+		}
+	}
+}
+
+// Resume lets paused workers continue. Close resumes by itself.
+func (q *Queue[K, T]) Resume() { q.gate.resume() }
+
+// gate is the pause switch the workers consult between operations.
+type gate struct {
+	serial  sync.Mutex // serialises Pause and Resume, so a Pause collects its own acks
+	mu      sync.Mutex // guards the fields below
+	paused  bool
+	closed  bool
+	pauseC  chan struct{} // closed while paused, replaced on resume
+	resumeC chan struct{} // closed while running, replaced on pause
+}
+
+func newGate() gate {
+	running := make(chan struct{})
+	close(running)
+	return gate{pauseC: make(chan struct{}), resumeC: running}
+}
+
+// pause switches to paused and, if it did, returns true with serial held.
+func (g *gate) pause() bool {
+	g.serial.Lock()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.paused || g.closed {
+		g.serial.Unlock()
+		return false
+	}
+	g.paused = true
+	close(g.pauseC)
+	g.resumeC = make(chan struct{})
+	return true
+}
+
+func (g *gate) resume() {
+	g.serial.Lock()
+	defer g.serial.Unlock()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.resumeLocked()
+}
+
+func (g *gate) resumeLocked() {
+	if g.paused {
+		g.paused = false
+		close(g.resumeC)
+		g.pauseC = make(chan struct{})
+	}
+}
+
+// close resumes for good. It does not take serial, so a Pause waiting for acks cannot hold
+// up Close.
+func (g *gate) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.resumeLocked()
+	g.closed = true
+}
+
+// state returns whether the queue is paused, the channel closed when it gets paused, and the
+// channel closed when it resumes.
+func (g *gate) state() (paused bool, pauseC, resumeC <-chan struct{}) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.paused, g.pauseC, g.resumeC
+}

@@ -1,0 +1,303 @@
+package queue
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hotspotkit/hotspotkit/testkit/hist"
+)
+
+// entry is a source record with the time Enqueue was called (queue.now).
+type entry[T any] struct {
+	rec T
+	at  int64
+}
+
+// worker owns one channel and flushes the slots routed to it, one batch at a time.
+type worker[K comparable, T any] struct {
+	q    *Queue[K, T]
+	ch   chan entry[T]
+	wake chan struct{} // capacity 1: "your channel holds a batch's worth, or is full"
+	_    [64]byte
+	// wakeAt is how many records the channel must hold before producers nudge the napping
+	// worker; 0 while it is not napping. Written by the worker, read by every Enqueue.
+	wakeAt atomic.Int64
+	_      [64]byte
+
+	lagMu sync.Mutex
+	lag   *hist.Histogram // µs from Enqueue to commit, per written source record
+
+	// Owned by the worker goroutine.
+	batch     []entry[T] // source records in hand, in arrival order
+	recs      []T        // what is handed to the Flusher
+	one       []T        // a single record being written individually
+	compactor *compactor[K, T]
+	timer     *time.Timer
+}
+
+func newWorker[K comparable, T any](q *Queue[K, T], capacity int) *worker[K, T] {
+	o := &q.opts
+	w := &worker[K, T]{
+		q:     q,
+		ch:    make(chan entry[T], capacity),
+		wake:  make(chan struct{}, 1),
+		lag:   hist.New(),
+		batch: make([]entry[T], 0, min(o.BatchSize, 4096)),
+		one:   make([]T, 1),
+		timer: time.NewTimer(time.Hour),
+	}
+	w.timer.Stop()
+	if o.Compaction {
+		w.compactor = newCompactor(o.Key, o.Merge, o.Compare)
+	}
+	return w
+}
+
+// nudge wakes the worker if it is napping on a partial batch.
+func (w *worker[K, T]) nudge() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *worker[K, T]) run() {
+	defer w.q.wg.Done()
+	q := w.q
+	for {
+		if q.aborted() {
+			w.abandonAll()
+			return
+		}
+		paused, pauseC, _ := q.gate.state()
+		if paused {
+			w.park()
+			continue
+		}
+		open := w.fill()
+		switch {
+		case !open: // Close closed the channel after the last sender left
+			w.flush()
+			w.abandonAll() // no-op unless the flush was aborted
+			return
+		case len(w.batch) >= q.opts.BatchSize:
+			w.flush()
+		case len(w.batch) == 0:
+			w.idle(pauseC)
+		default:
+			w.nap(pauseC)
+		}
+	}
+}
+
+// fill moves records from the channel into the batch without blocking. It reports false when
+// the channel is closed and empty.
+func (w *worker[K, T]) fill() bool {
+	for len(w.batch) < w.q.opts.BatchSize {
+		select {
+		case e, ok := <-w.ch:
+			if !ok {
+				return false
+			}
+			w.batch = append(w.batch, e)
+		default:
+			return true
+		}
+	}
+	return true
+}
+
+// idle waits for the first record of a batch.
+func (w *worker[K, T]) idle(pauseC <-chan struct{}) {
+	select {
+	case e, ok := <-w.ch:
+		if ok {
+			w.batch = append(w.batch, e)
+		}
+	case <-pauseC:
+	case <-w.q.abortC:
+	}
+}
+
+// nap holds a partial batch until it is due (FlushInterval after its oldest record was
+// enqueued) or until producers report that the channel holds the rest of a batch. Napping
+// instead of receiving record by record spares producers a goroutine wake-up per send. A nudge
+// lost to a race costs at most the rest of FlushInterval.
+func (w *worker[K, T]) nap(pauseC <-chan struct{}) {
+	q := w.q
+	due := time.Duration(w.batch[0].at + int64(q.opts.FlushInterval) - q.now())
+	if due <= 0 || q.closing() {
+		w.flush()
+		return
+	}
+	need := min(q.opts.BatchSize-len(w.batch), cap(w.ch))
+	w.wakeAt.Store(int64(need))
+	defer w.wakeAt.Store(0)
+	if len(w.ch) >= need {
+		return
+	}
+	w.timer.Reset(due)
+	defer w.timer.Stop()
+	select {
+	case <-w.timer.C:
+	case <-w.wake:
+	case <-pauseC:
+	case <-q.closingC:
+	case <-q.abortC:
+	}
+}
+
+// park blocks while the queue is paused, after telling Pause that this worker stopped.
+func (w *worker[K, T]) park() {
+	paused, _, resumeC := w.q.gate.state()
+	if !paused {
+		return
+	}
+	select {
+	case w.q.acks <- struct{}{}:
+	default: // cannot happen: one ack per worker per pause, and acks holds one per worker
+	}
+	<-resumeC
+}
+
+// flush writes the batch in hand: one transaction, retried MaxRetries times with backoff,
+// then record by record (fallback). It returns with the batch empty.
+func (w *worker[K, T]) flush() {
+	if len(w.batch) == 0 {
+		return
+	}
+	q := w.q
+	recs := w.records()
+	failed := false
+	for attempt := 1; ; attempt++ {
+		res, err := q.flusher.Flush(q.flushCtx, recs)
+		if err == nil {
+			w.committed(res, len(recs))
+			return
+		}
+		if !failed {
+			failed = true
+			q.c.flushFailed.Add(int64(len(w.batch)))
+		}
+		if attempt > q.opts.MaxRetries {
+			break
+		}
+		if !w.backoff(attempt) {
+			w.abandonFrom(0)
+			return
+		}
+		q.c.retries.Add(1)
+	}
+	w.fallback()
+}
+
+// records builds what the Flusher receives from the batch: compacted and sorted, or as is.
+func (w *worker[K, T]) records() []T {
+	w.recs = w.recs[:0]
+	for i := range w.batch {
+		w.recs = append(w.recs, w.batch[i].rec)
+	}
+	if w.compactor != nil {
+		w.recs = w.compactor.compact(w.recs)
+	}
+	return w.recs
+}
+
+// committed accounts for a successful batch flush.
+func (w *worker[K, T]) committed(res FlushResult, sqlRecords int) {
+	n := int64(len(w.batch))
+	now := w.q.now()
+	w.lagMu.Lock()
+	for i := range w.batch {
+		w.lag.RecordMicros((now - w.batch[i].at) / 1e3)
+	}
+	w.lagMu.Unlock()
+	c := &w.q.c
+	c.flushed.Add(n)
+	c.batches.Add(1)
+	c.sqlOps.Add(int64(res.SQLOps))
+	c.sqlRecords.Add(int64(sqlRecords))
+	c.compacted.Add(n - int64(sqlRecords))
+	c.pending.Add(-n)
+	w.reset()
+}
+
+// fallback writes the batch's source records one by one, in arrival order, retrying each
+// with backoff until it is written or Close's deadline abandons the rest.
+func (w *worker[K, T]) fallback() {
+	q := w.q
+	for i := range w.batch {
+		w.one[0] = w.batch[i].rec
+		for attempt := 1; ; attempt++ {
+			if _, err := q.flusher.Flush(q.flushCtx, w.one); err == nil {
+				break
+			}
+			if !w.backoff(attempt) {
+				w.abandonFrom(i)
+				return
+			}
+			q.c.retries.Add(1)
+		}
+		q.c.syncFallback.Add(1)
+		q.c.pending.Add(-1)
+		w.recordLag(q.now() - w.batch[i].at)
+	}
+	w.reset()
+}
+
+// backoff waits before retry number attempt. A pause parks the worker and ends the wait (it
+// retries on resume). It reports false when Close's deadline has expired.
+func (w *worker[K, T]) backoff(attempt int) bool {
+	q := w.q
+	if q.aborted() {
+		return false
+	}
+	_, pauseC, _ := q.gate.state()
+	w.timer.Reset(q.opts.backoff(attempt))
+	defer w.timer.Stop()
+	select {
+	case <-w.timer.C:
+	case <-pauseC:
+		w.park()
+	case <-q.abortC:
+	}
+	return !q.aborted()
+}
+
+func (w *worker[K, T]) recordLag(nanos int64) {
+	w.lagMu.Lock()
+	w.lag.RecordMicros(nanos / 1e3)
+	w.lagMu.Unlock()
+}
+
+// abandonFrom counts batch[i:] as abandoned and empties the batch.
+func (w *worker[K, T]) abandonFrom(i int) {
+	n := int64(len(w.batch) - i)
+	w.q.c.abandoned.Add(n)
+	w.q.c.pending.Add(-n)
+	w.reset()
+}
+
+// abandonAll abandons the batch and the channel contents. It waits until Close has closed the
+// channel (once no Enqueue call is in flight) without receiving, so callers still waiting under
+// PolicyBlock leave with ErrClosed instead of slipping records into a queue that gives up.
+func (w *worker[K, T]) abandonAll() {
+	w.abandonFrom(0)
+	<-w.q.sealedC
+	var n int64
+	for range w.ch {
+		n++
+	}
+	w.q.c.abandoned.Add(n)
+	w.q.c.pending.Add(-n)
+}
+
+// reset empties the batch, dropping references so flushed records can be collected.
+func (w *worker[K, T]) reset() {
+	clear(w.batch)
+	w.batch = w.batch[:0]
+	clear(w.recs)
+	w.recs = w.recs[:0]
+	clear(w.one)
+}

@@ -1,0 +1,273 @@
+package results
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func mustCompare(t *testing.T, old, new *Report, th Thresholds) Comparison {
+	t.Helper()
+	c, err := Compare(old, new, th)
+	if err != nil {
+		t.Fatalf("Compare: %v", err)
+	}
+	return c
+}
+
+func renderComparison(t *testing.T, c Comparison) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := RenderComparison(&buf, c); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func TestCompareSelfPasses(t *testing.T) {
+	strict := Thresholds{MaxThroughputDrop: 0, MaxP95Rise: 0, MaxP99Rise: 0, NoNewWaiters: true, RequireVerified: true}
+	for name, rep := range map[string]*Report{"single": singleReport(), "repeated": repeatedReport(), "ladder": ladderReport()} {
+		for _, th := range []Thresholds{DefaultThresholds(), strict} {
+			c := mustCompare(t, rep, rep, th)
+			if !c.Passed() || c.Regressions != 0 {
+				t.Errorf("%s: self-compare failed:\n%s", name, renderComparison(t, c))
+			}
+			if len(c.UnmatchedOld)+len(c.UnmatchedNew) != 0 {
+				t.Errorf("%s: self-compare has unmatched runs: %+v %+v", name, c.UnmatchedOld, c.UnmatchedNew)
+			}
+			want := len(rep.Runs)
+			if rep.Summaries != nil {
+				want = len(rep.Summaries)
+			}
+			if len(c.Pairs) != want {
+				t.Errorf("%s: %d pairs, want %d", name, len(c.Pairs), want)
+			}
+		}
+	}
+}
+
+// A report read back from JSON (config numbers become float64) matches the one built in memory.
+func TestCompareAfterJSONRoundTrip(t *testing.T) {
+	rep := repeatedReport()
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := rep.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustCompare(t, rep, back, DefaultThresholds())
+	if !c.Passed() || len(c.Pairs) != 2 || len(c.UnmatchedNew) != 0 {
+		t.Errorf("round trip does not compare equal:\n%s", renderComparison(t, c))
+	}
+}
+
+func TestCompareDegradedFails(t *testing.T) {
+	for name, rep := range map[string]*Report{"single": singleReport(), "repeated": repeatedReport()} {
+		c := mustCompare(t, rep, degraded(rep), DefaultThresholds())
+		if c.Passed() || c.Regressions != len(c.Pairs) {
+			t.Errorf("%s: ⅓ throughput and 3× p95 passed:\n%s", name, renderComparison(t, c))
+			continue
+		}
+		p := c.Pairs[0]
+		if p.Verdict != VerdictRegression || len(p.Reasons) != 2 {
+			t.Errorf("%s: verdict %s reasons %q, want throughput and p95", name, p.Verdict, p.Reasons)
+		}
+		tput := p.Metrics[0]
+		if tput.Metric != MetricThroughputRPS || !tput.Regressed || tput.Ratio == nil || *tput.Ratio > 0.34 || *tput.Ratio < 0.33 {
+			t.Errorf("%s: throughput delta = %+v", name, tput)
+		}
+		out := renderComparison(t, c)
+		for _, want := range []string{"verdict: REGRESSION", "throughput dropped 66.7% (limit 10%)", "p95 rose 200.0% (limit 20%)", "FAIL drop ≤ 10%"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: output lacks %q:\n%s", name, want, out)
+			}
+		}
+	}
+}
+
+func TestCompareThresholdEdges(t *testing.T) {
+	old := singleReport()
+	slower := singleReport()
+	for i := range slower.Runs {
+		slower.Runs[i].Load.ThroughputRPS *= 0.90 // exactly the 10% limit
+		slower.Runs[i].Load.LatencyMs.P95 *= 1.19
+		slower.Runs[i].Load.LatencyMs.P99 *= 3
+	}
+	if c := mustCompare(t, old, slower, DefaultThresholds()); !c.Passed() {
+		t.Errorf("a drop at the limit and p99 (off by default) should pass:\n%s", renderComparison(t, c))
+	}
+	th := DefaultThresholds()
+	th.MaxP99Rise = 0.5
+	if c := mustCompare(t, old, slower, th); c.Passed() {
+		t.Errorf("p99 3× with --max-p99-rise 50%% should fail")
+	}
+	th = DefaultThresholds()
+	th.MaxThroughputDrop = Off
+	th.MaxP95Rise = Off
+	if c := mustCompare(t, old, degraded(old), th); !c.Passed() {
+		t.Errorf("with every limit off nothing can regress:\n%s", renderComparison(t, c))
+	}
+}
+
+func TestCompareDifferentSuites(t *testing.T) {
+	other := singleReport()
+	other.Suite = "ledger_balance_hotspot_baseline"
+	if _, err := Compare(singleReport(), other, DefaultThresholds()); err == nil || !strings.Contains(err.Error(), "different suites") {
+		t.Errorf("err = %v, want different suites", err)
+	}
+}
+
+func TestCompareNoNewWaiters(t *testing.T) {
+	old := singleReport()
+	new := singleReport()
+	new.Runs[1].LockMonitor.MaxWaitersByRelation["api_keys"] = 2 // async-compact had none
+	new.Runs[1].LockMonitor.MaxLockWaiters = 2
+	new.Runs[0].LockMonitor.MaxWaitersByRelation["api_keys"] = 20 // sync had some already
+
+	if c := mustCompare(t, old, new, DefaultThresholds()); !c.Passed() {
+		t.Errorf("new waiters without --no-new-waiters should pass:\n%s", renderComparison(t, c))
+	}
+	th := DefaultThresholds()
+	th.NoNewWaiters = true
+	c := mustCompare(t, old, new, th)
+	if c.Regressions != 1 || c.Pairs[0].Verdict != VerdictOK || c.Pairs[1].Verdict != VerdictRegression {
+		t.Fatalf("want only async-compact to regress:\n%s", renderComparison(t, c))
+	}
+	if r := c.Pairs[1].Reasons; len(r) != 1 || r[0] != "new lock waiters on api_keys: 0 → 2" {
+		t.Errorf("reasons = %q", r)
+	}
+
+	// Waiters on a lock no table accounts for count too.
+	new = singleReport()
+	new.Runs[1].LockMonitor.MaxLockWaiters = 3
+	c = mustCompare(t, old, new, th)
+	if c.Passed() || !strings.Contains(strings.Join(c.Pairs[1].Reasons, ";"), "new lock waiters: 0 → 3") {
+		t.Errorf("untabled waiters not flagged:\n%s", renderComparison(t, c))
+	}
+}
+
+func TestCompareRequireVerified(t *testing.T) {
+	old := singleReport()
+	new := singleReport()
+	new.Runs[0].Verification.Passed = false
+	if c := mustCompare(t, old, new, DefaultThresholds()); !c.Passed() {
+		t.Errorf("verification is not required by default")
+	}
+	th := DefaultThresholds()
+	th.RequireVerified = true
+	c := mustCompare(t, old, new, th)
+	if c.Passed() || c.Pairs[0].Reasons[0] != "verification failed in the new report" {
+		t.Errorf("unverified run passed --require-verified:\n%s", renderComparison(t, c))
+	}
+}
+
+func TestCompareUnmatched(t *testing.T) {
+	old := singleReport()
+	new := singleReport()
+	new.Runs[1].Config["requests"] = 200000 // async-compact now runs a different load
+	outbox := syncSpec()
+	outbox.mode = "outbox"
+	new.Runs = append(new.Runs, makeRun(outbox))
+	new.Runs[0].Config["output"] = "/elsewhere/new.json" // not part of the match
+	new.Runs[0].Config["seed"] = 7
+	new.Runs[0].Config["schema"] = "hotspot_b"
+	new.Runs[0].Config["pg-bin-dir"] = "/usr/lib/postgresql/17/bin"
+
+	c := mustCompare(t, old, new, DefaultThresholds())
+	if len(c.Pairs) != 1 || c.Pairs[0].Mode != "sync" {
+		t.Fatalf("pairs = %+v, want sync only", c.Pairs)
+	}
+	if len(c.UnmatchedOld) != 1 || c.UnmatchedOld[0].Mode != "async-compact" {
+		t.Errorf("unmatched old = %+v", c.UnmatchedOld)
+	}
+	if len(c.UnmatchedNew) != 2 {
+		t.Errorf("unmatched new = %+v, want async-compact and outbox", c.UnmatchedNew)
+	}
+	hint := c.UnmatchedOld[0].Hint
+	if !strings.Contains(hint, "requests 100000 here, 200000 there") {
+		t.Errorf("hint = %q", hint)
+	}
+	out := renderComparison(t, c)
+	for _, want := range []string{"only in old: async-compact", "only in new: outbox", "1 matched, 1 only in old, 2 only in new"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
+	other := singleReport()
+	for i := range other.Runs {
+		other.Runs[i].Config["concurrency"] = 7
+	}
+	c, err := Compare(old, other, DefaultThresholds())
+	if !errors.Is(err, ErrNoMatch) || len(c.UnmatchedOld) != 2 {
+		t.Errorf("nothing matching: err %v, unmatched %d", err, len(c.UnmatchedOld))
+	}
+}
+
+func TestCompareNoiseBands(t *testing.T) {
+	old := repeatedReport()
+	new := repeatedReport()
+	// The median drops 12%, but the bands still overlap: the verdict follows the median.
+	for i, rps := range []float64{130000, 134000, 149000} {
+		new.Runs[i].Load.ThroughputRPS = rps
+	}
+	new.Summaries = Summarize(new.Runs)
+	c := mustCompare(t, old, new, DefaultThresholds())
+	ac := c.Pairs[0]
+	if ac.Mode != "async-compact" || ac.Verdict != VerdictRegression {
+		t.Fatalf("pair = %+v", ac)
+	}
+	if !ac.Metrics[0].BandsOverlap {
+		t.Errorf("bands 148,100–155,020 and 130,000–149,000 overlap: %+v", ac.Metrics[0])
+	}
+	out := renderComparison(t, c)
+	if !strings.Contains(out, "noise bands overlap") || !strings.Contains(out, "152,340 (148,100–155,020) → 134,000 (130,000–149,000)") {
+		t.Errorf("output does not say the bands overlap:\n%s", out)
+	}
+	// Single runs have no band to overlap.
+	s := mustCompare(t, singleReport(), singleReport(), DefaultThresholds())
+	if s.Pairs[0].Metrics[0].BandsOverlap {
+		t.Errorf("single runs reported overlapping bands")
+	}
+}
+
+func TestParseLimit(t *testing.T) {
+	tests := []struct {
+		in   string
+		want float64
+		err  bool
+	}{
+		{"10%", 0.10, false}, {"10", 0.10, false}, {"2.5%", 0.025, false}, {"0%", 0, false},
+		{"off", Off, false}, {"OFF", Off, false}, {"-5%", 0, true}, {"ten", 0, true}, {"", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseLimit(tt.in)
+		if (err != nil) != tt.err || (!tt.err && got != tt.want) {
+			t.Errorf("ParseLimit(%q) = %v, %v", tt.in, got, err)
+		}
+	}
+	if FormatLimit(0.10) != "10%" || FormatLimit(Off) != "off" {
+		t.Errorf("FormatLimit = %q %q", FormatLimit(0.10), FormatLimit(Off))
+	}
+}
+
+func TestIgnoredConfigKey(t *testing.T) {
+	// Flag names the engine records in Run.Config.
+	for _, k := range []string{"output", "seed", "postgres-url", "pg-bin-dir", "pg-user", "schema", "keep-schema",
+		"reuse-schema", "repeat", "levels", "modes", "mode"} {
+		if !ignoredConfigKey(k) {
+			t.Errorf("%s should not take part in matching", k)
+		}
+	}
+	for _, k := range []string{"requests", "concurrency", "duration", "warmup", "max-connections", "flush-batch-size",
+		"flush-interval-ms", "monitor-interval-ms", "hot-keys", "unsafe-no-fsync", "queue-capacity", "queue-workers",
+		"queue-full", "queue-retries", "drain-timeout", "managed_postgres"} {
+		if ignoredConfigKey(k) {
+			t.Errorf("%s shapes a run and must take part in matching", k)
+		}
+	}
+}

@@ -1,0 +1,554 @@
+package results
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/components"
+	"github.com/go-echarts/go-echarts/v2/opts"
+)
+
+// echartsJS is Apache ECharts, inlined into every page so that it opens with no network; see
+// assets/README.md for its version and licence.
+//
+//go:embed assets/echarts.min.js
+var echartsJS string
+
+// SamplesKey is the key of the samples of reports[i] in the map Plot takes.
+func SamplesKey(i int) string { return strconv.Itoa(i) }
+
+// ReadSamples reads an NDJSON samples file, one Sample per line; blank lines are skipped. A
+// malformed line is an error naming it, except a last line with no newline after it: a run that
+// was killed mid-write leaves one, and it is dropped.
+func ReadSamples(path string) ([]Sample, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []Sample
+	lineNo := 0
+	for len(data) > 0 {
+		lineNo++
+		line, rest, complete := bytes.Cut(data, []byte("\n"))
+		data = rest
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		var s Sample
+		if err := json.Unmarshal(line, &s); err != nil {
+			if !complete {
+				break
+			}
+			return nil, fmt.Errorf("%s:%d: %w", path, lineNo, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Page layout: bar charts go two to a row, time series take the whole row.
+const (
+	halfWidth = "660px"
+	fullWidth = "1380px"
+)
+
+// Plot writes one self-contained HTML page (ECharts inlined, no http(s) reference to load) with,
+// for every report: a table of its rows (as Table gives them); throughput and p50/p95/p99 per
+// mode as bars, side by side (medians when repeated; a log scale when the modes differ by more
+// than 20×); for each ladder, throughput and p95 against concurrency with the knee marked; and,
+// from samples[SamplesKey(i)], one chart per run of lock waiters by table, pool usage (basis
+// points) and queue depth over time.
+func Plot(reports []*Report, samples map[string][]Sample, w io.Writer) error {
+	if len(reports) == 0 {
+		return errors.New("plot: no report")
+	}
+	if strings.Contains(strings.ToLower(echartsJS), "</script") {
+		return errors.New("plot: embedded echarts.min.js contains </script and cannot be inlined")
+	}
+	p := &plotter{page: components.NewPage()}
+	var suites []string
+	for i, rep := range reports {
+		suites = append(suites, rep.Suite)
+		prefix := ""
+		if len(reports) > 1 {
+			prefix = fmt.Sprintf("#%d ", i+1)
+		}
+		p.modeBars(prefix, rep)
+		ladders := rep.Ladders
+		if len(ladders) == 0 {
+			ladders = laddersFromRuns(rep.Runs)
+		}
+		for _, l := range ladders {
+			p.ladder(prefix+rep.Suite, l)
+		}
+		for _, run := range groupSamples(samples[SamplesKey(i)]) {
+			p.samplesChart(prefix+rep.Suite, run)
+		}
+	}
+	p.page.SetPageTitle("hotspotkit baseline: " + strings.Join(uniq(suites), ", "))
+	p.page.SetLayout(components.PageFlexLayout)
+	// The charts asked for echarts.min.js from the go-echarts CDN; the page inlines it instead.
+	p.page.ClearPresetJSAssets()
+	p.page.ClearPresetCSSAssets()
+
+	var buf bytes.Buffer
+	if err := p.page.Render(&buf); err != nil {
+		return err
+	}
+	page := buf.String()
+	script := "<script type=\"text/javascript\">\n" + echartsJS + "\n</script>\n"
+	head := strings.Index(page, "</head>")
+	body := strings.Index(page, "<body>")
+	if head < 0 || body < head {
+		return errors.New("plot: unexpected page template (no </head> or <body>)")
+	}
+	body += len("<body>")
+	var out strings.Builder
+	out.WriteString(page[:head])
+	out.WriteString(pageStyle)
+	out.WriteString(script)
+	out.WriteString(page[head:body])
+	out.WriteString(pageHeader(reports))
+	out.WriteString(page[body:])
+	_, err := io.WriteString(w, out.String())
+	return err
+}
+
+const pageStyle = `<style>
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 16px; color: #222; }
+header h1 { font-size: 20px; margin: 0 0 4px; }
+header h2 { font-size: 16px; margin: 18px 0 4px; }
+header p { margin: 2px 0 8px; color: #555; font-size: 13px; }
+table.baseline { border-collapse: collapse; font-size: 12px; margin-bottom: 8px; }
+table.baseline th, table.baseline td { border: 1px solid #ddd; padding: 3px 6px; white-space: nowrap; }
+table.baseline th { background: #f4f4f4; }
+table.baseline td.num { text-align: right; font-variant-numeric: tabular-nums; }
+</style>
+`
+
+// pageHeader is the heading of the page: per report what was measured on what, and its table.
+func pageHeader(reports []*Report) string {
+	var b strings.Builder
+	b.WriteString("<header>\n<h1>hotspotkit baseline</h1>\n")
+	for i, rep := range reports {
+		title := rep.Suite
+		if len(reports) > 1 {
+			title = fmt.Sprintf("#%d %s", i+1, rep.Suite)
+		}
+		fmt.Fprintf(&b, "<h2>%s</h2>\n<p>%s</p>\n", html.EscapeString(title), html.EscapeString(environmentLine(rep)))
+		if rep.Error != "" {
+			fmt.Fprintf(&b, "<p>error: %s</p>\n", html.EscapeString(rep.Error))
+		}
+		t := Table([]*Report{rep})
+		b.WriteString("<table class=\"baseline\">\n<tr>")
+		for _, c := range t.Columns {
+			fmt.Fprintf(&b, "<th>%s</th>", html.EscapeString(c.Title))
+		}
+		b.WriteString("</tr>\n")
+		for _, r := range t.Rows {
+			b.WriteString("<tr>")
+			for i, cell := range r.Cells {
+				class := ""
+				if t.Columns[i].Numeric {
+					class = ` class="num"`
+				}
+				fmt.Fprintf(&b, "<td%s>%s</td>", class, html.EscapeString(cell))
+			}
+			b.WriteString("</tr>\n")
+		}
+		b.WriteString("</table>\n")
+	}
+	b.WriteString("</header>\n")
+	return b.String()
+}
+
+func environmentLine(rep *Report) string {
+	e := rep.Environment
+	var parts []string
+	add := func(label, v string) {
+		if v != "" {
+			parts = append(parts, label+v)
+		}
+	}
+	if !rep.StartedAt.IsZero() {
+		add("", rep.StartedAt.UTC().Format("2006-01-02 15:04 UTC"))
+	}
+	add("git ", e.GitRevision)
+	add("", e.MachineClass)
+	if e.NumCPU > 0 {
+		add("", fmt.Sprintf("%d CPU", e.NumCPU))
+	}
+	add("", e.CPUModel)
+	add("PostgreSQL ", e.PostgresVersion)
+	add("durability ", e.Durability)
+	add("queue ", e.QueueBackend)
+	add("", e.GoVersion)
+	if rep.Interrupted {
+		parts = append(parts, "INTERRUPTED")
+	}
+	return strings.Join(parts, " · ")
+}
+
+type plotter struct {
+	page   *components.Page
+	charts int
+}
+
+// init gives each chart a stable id (so the same reports give the same page) and its size.
+func (p *plotter) init(width, height string) opts.Initialization {
+	p.charts++
+	return opts.Initialization{ChartID: fmt.Sprintf("chart_%d", p.charts), Width: width, Height: height}
+}
+
+// modeBars adds the throughput chart and the latency chart of the non-ladder rows of a report.
+func (p *plotter) modeBars(prefix string, rep *Report) {
+	var rows []TableRow
+	for _, r := range reportRows(rep) {
+		if r.Level == 0 {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	labels := make([]string, len(rows))
+	for i, r := range rows {
+		labels[i] = r.Mode
+		if r.Repetition > 0 {
+			labels[i] = fmt.Sprintf("%s #%d", r.Mode, r.Repetition)
+		}
+	}
+	subtitle := "one run per bar"
+	if rows[0].Repetitions > 0 {
+		subtitle = "medians of the repetitions (range in the table above)"
+	}
+
+	tput := charts.NewBar()
+	values := metricValues(rows, MetricThroughputRPS)
+	tput.SetGlobalOptions(
+		charts.WithInitializationOpts(p.init(halfWidth, "420px")),
+		charts.WithAnimation(false),
+		charts.WithTitleOpts(opts.Title{Title: prefix + rep.Suite + ": throughput", Subtitle: subtitle}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
+		charts.WithYAxisOpts(valueAxis("rps", values)),
+		charts.WithGridOpts(opts.Grid{Left: "80", Right: "30", Top: "70"}),
+	)
+	tput.SetXAxis(labels).AddSeries("throughput rps", barData(values, formatRPS))
+	p.page.AddCharts(tput)
+
+	lat := charts.NewBar()
+	var all []float64
+	for _, m := range []string{MetricP50Ms, MetricP95Ms, MetricP99Ms} {
+		all = append(all, metricValues(rows, m)...)
+	}
+	lat.SetGlobalOptions(
+		charts.WithInitializationOpts(p.init(halfWidth, "420px")),
+		charts.WithAnimation(false),
+		charts.WithTitleOpts(opts.Title{Title: prefix + rep.Suite + ": latency", Subtitle: subtitle}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Right: "10", Top: "5"}),
+		charts.WithYAxisOpts(valueAxis("ms", all)),
+		charts.WithGridOpts(opts.Grid{Left: "80", Right: "30", Top: "70"}),
+	)
+	lat.SetXAxis(labels)
+	for _, m := range []struct{ metric, name string }{{MetricP50Ms, "p50 ms"}, {MetricP95Ms, "p95 ms"}, {MetricP99Ms, "p99 ms"}} {
+		lat.AddSeries(m.name, barData(metricValues(rows, m.metric), formatMs))
+	}
+	p.page.AddCharts(lat)
+}
+
+func metricValues(rows []TableRow, metric string) []float64 {
+	out := make([]float64, len(rows))
+	for i, r := range rows {
+		out[i] = r.Metrics[metric].Median
+	}
+	return out
+}
+
+// barData labels every bar with its value in the table's format, so the page and the table
+// read the same.
+func barData(values []float64, format func(float64) string) []opts.BarData {
+	out := make([]opts.BarData, len(values))
+	for i, v := range values {
+		out[i] = opts.BarData{Value: v, Label: &opts.Label{Show: opts.Bool(true), Position: "top", Formatter: format(v), FontSize: 10}}
+	}
+	return out
+}
+
+// valueAxis is linear unless the values span more than 20×, where a linear axis would flatten
+// the small ones (a sync mode next to an async one) and a log axis shows both. ECharts starts
+// bars on a log axis at 1, so a value below 1 (a sub-millisecond latency) would hang down from
+// there: such values keep the linear axis, and their bar labels still give the number.
+func valueAxis(name string, values []float64) opts.YAxis {
+	lo, hi := math.Inf(1), 0.0
+	for _, v := range values {
+		if v < 1 {
+			return opts.YAxis{Name: name, Type: "value"}
+		}
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	if hi > 20*lo {
+		return opts.YAxis{Name: name + " (log)", Type: "log"}
+	}
+	return opts.YAxis{Name: name, Type: "value"}
+}
+
+func laddersFromRuns(runs []Run) []Ladder {
+	var modes []string
+	seen := make(map[string]bool)
+	for _, r := range runs {
+		if r.Level > 0 && !seen[r.Mode] {
+			seen[r.Mode] = true
+			modes = append(modes, r.Mode)
+		}
+	}
+	out := make([]Ladder, 0, len(modes))
+	for _, m := range modes {
+		out = append(out, BuildLadder(m, runs))
+	}
+	return out
+}
+
+// ladder adds throughput (left axis) and p95 (right axis) against concurrency, the knee marked
+// by a vertical line and a pin on the throughput line.
+func (p *plotter) ladder(title string, l Ladder) {
+	if len(l.Levels) == 0 {
+		return
+	}
+	levels := append([]LadderLevel(nil), l.Levels...)
+	sort.SliceStable(levels, func(i, j int) bool { return levels[i].Concurrency < levels[j].Concurrency })
+	x := make([]string, len(levels))
+	tput := make([]opts.LineData, len(levels))
+	p95 := make([]opts.LineData, len(levels))
+	for i, lv := range levels {
+		x[i] = strconv.Itoa(lv.Concurrency)
+		tput[i] = opts.LineData{Value: lv.ThroughputRPS}
+		p95[i] = opts.LineData{Value: lv.P95Ms, YAxisIndex: 1}
+	}
+	subtitle := "no knee: throughput still grows (or p95 does not rise) at the last level"
+	var kneeOpts []charts.SeriesOpts
+	if l.KneeConcurrency > 0 {
+		subtitle = fmt.Sprintf("knee at concurrency %d: beyond it throughput gains < 5%% while p95 rises", l.KneeConcurrency)
+		k := strconv.Itoa(l.KneeConcurrency)
+		var kneeTput float64
+		for _, lv := range levels {
+			if lv.Concurrency == l.KneeConcurrency {
+				kneeTput = lv.ThroughputRPS
+			}
+		}
+		kneeOpts = append(kneeOpts,
+			charts.WithMarkLineNameXAxisItemOpts(opts.MarkLineNameXAxisItem{Name: "knee " + k, XAxis: k}),
+			charts.WithMarkLineStyleOpts(opts.MarkLineStyle{
+				Symbol:    []string{"none", "none"},
+				Label:     &opts.Label{Show: opts.Bool(true), Formatter: "knee " + k},
+				LineStyle: &opts.LineStyle{Type: "dashed", Color: "#c23531", Width: 2},
+			}),
+			charts.WithMarkPointNameCoordItemOpts(opts.MarkPointNameCoordItem{
+				Name: "knee", Coordinate: []interface{}{k, kneeTput}, Value: formatRPS(kneeTput),
+				Label: &opts.Label{Show: opts.Bool(true), FontSize: 10},
+			}),
+		)
+	}
+	c := charts.NewLine()
+	c.SetGlobalOptions(
+		charts.WithInitializationOpts(p.init(halfWidth, "420px")),
+		charts.WithAnimation(false),
+		charts.WithTitleOpts(opts.Title{Title: title + ": " + l.Mode + " ladder", Subtitle: subtitle}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Right: "10", Top: "5"}),
+		charts.WithXAxisOpts(opts.XAxis{Name: "concurrency", Type: "category", NameLocation: "middle", NameGap: 28}),
+		charts.WithYAxisOpts(opts.YAxis{Name: "rps", Type: "value"}),
+		charts.WithGridOpts(opts.Grid{Left: "80", Right: "70", Top: "80", Bottom: "50"}),
+	)
+	c.ExtendYAxis(opts.YAxis{Name: "p95 ms", Type: "value", Position: "right"})
+	c.SetXAxis(x).
+		AddSeries("throughput rps", tput, kneeOpts...).
+		AddSeries("p95 ms", p95, charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1}))
+	p.page.AddCharts(c)
+}
+
+// runSamples is the samples of one run, in time order.
+type runSamples struct {
+	run        int
+	mode       string
+	repetition int
+	level      int
+	samples    []Sample
+}
+
+func groupSamples(samples []Sample) []runSamples {
+	type key struct {
+		run, rep, level int
+		mode            string
+	}
+	var order []key
+	byKey := make(map[key]*runSamples)
+	for _, s := range samples {
+		k := key{s.Run, s.Repetition, s.Level, s.Mode}
+		g, ok := byKey[k]
+		if !ok {
+			g = &runSamples{run: s.Run, mode: s.Mode, repetition: s.Repetition, level: s.Level}
+			byKey[k] = g
+			order = append(order, k)
+		}
+		g.samples = append(g.samples, s)
+	}
+	out := make([]runSamples, 0, len(order))
+	for _, k := range order {
+		g := byKey[k]
+		sort.SliceStable(g.samples, func(i, j int) bool { return g.samples[i].ElapsedMs < g.samples[j].ElapsedMs })
+		out = append(out, *g)
+	}
+	return out
+}
+
+// Fixed colours for the series every samples chart has, so they read the same from run to run;
+// per-table waiter lines take the palette.
+const (
+	colorAllLocks = "#333333"
+	colorPool     = "#3ba272"
+	colorDepth    = "#ee6666"
+	colorPending  = "#fc8452"
+	colorOutbox   = "#9a60b4"
+)
+
+// samplesChart adds one chart for one run: panels over the same time axis, lock waiters by table
+// (and in all), pool usage in basis points, and, when the run had a queue or an outbox, its
+// depth.
+func (p *plotter) samplesChart(title string, rs runSamples) {
+	name := rs.mode
+	if rs.level > 0 {
+		name += fmt.Sprintf(" @%d", rs.level)
+	}
+	if rs.repetition > 0 {
+		name += fmt.Sprintf(" #%d", rs.repetition)
+	}
+	tables := make(map[string]bool)
+	for _, s := range rs.samples {
+		for t := range s.WaitersByRelation {
+			tables[t] = true
+		}
+	}
+	tableNames := make([]string, 0, len(tables))
+	for t := range tables {
+		tableNames = append(tableNames, t)
+	}
+	sort.Strings(tableNames)
+
+	point := func(s Sample, v float64) opts.LineData {
+		return opts.LineData{Value: []float64{math.Round(s.ElapsedMs) / 1000, v}}
+	}
+	waiters := make(map[string][]opts.LineData)
+	var total, pool, depth, pending, outbox []opts.LineData
+	for _, s := range rs.samples {
+		if s.SampleError == "" {
+			total = append(total, point(s, float64(s.LockWaiters)))
+			for _, t := range tableNames {
+				waiters[t] = append(waiters[t], point(s, float64(s.WaitersByRelation[t])))
+			}
+		}
+		pool = append(pool, point(s, float64(s.PoolUsageBasisPts)))
+		if s.QueueDepth != nil {
+			depth = append(depth, point(s, float64(*s.QueueDepth)))
+		}
+		if s.QueuePendingDepth != nil {
+			pending = append(pending, point(s, float64(*s.QueuePendingDepth)))
+		}
+		if s.OutboxPending != nil {
+			outbox = append(outbox, point(s, float64(*s.OutboxPending)))
+		}
+	}
+	hasDepth := len(depth)+len(pending)+len(outbox) > 0
+
+	// Panels are stacked: a 130 px waiters panel, then 110 px panels 50 px apart.
+	panels := []struct {
+		axis   opts.YAxis
+		height int
+	}{
+		{opts.YAxis{Name: "lock waiters", Type: "value", MinInterval: 1}, 130},
+		{opts.YAxis{Name: "pool usage bp", Type: "value", Min: 0, Max: 10000}, 110},
+	}
+	subtitle := "lock waiters by table · pool usage (basis points)"
+	if hasDepth {
+		panels = append(panels, struct {
+			axis   opts.YAxis
+			height int
+		}{opts.YAxis{Name: "queue depth", Type: "value", MinInterval: 1}, 110})
+		subtitle += " · queue depth"
+	}
+	top := 70
+	var grids []opts.Grid
+	for i := range panels {
+		grids = append(grids, opts.Grid{Left: "80", Right: "40", Top: strconv.Itoa(top), Height: strconv.Itoa(panels[i].height)})
+		panels[i].axis.GridIndex = i
+		top += panels[i].height + 50
+	}
+	c := charts.NewLine()
+	c.SetGlobalOptions(
+		charts.WithInitializationOpts(p.init(fullWidth, strconv.Itoa(top+10)+"px")),
+		charts.WithAnimation(false),
+		charts.WithTitleOpts(opts.Title{Title: title + ": " + name + " — monitor samples",
+			Subtitle: fmt.Sprintf("%d samples: %s", len(rs.samples), subtitle)}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Right: "10", Top: "5", Width: "55%"}),
+		charts.WithGridOpts(grids...),
+	)
+	for i, panel := range panels {
+		x := opts.XAxis{Type: "value", GridIndex: i, Min: 0}
+		if i == len(panels)-1 {
+			x.Name, x.NameLocation, x.NameGap = "elapsed s", "middle", 25
+		}
+		if i == 0 {
+			c.XAxisList[0], c.YAxisList[0] = x, panel.axis
+			continue
+		}
+		c.ExtendXAxis(x)
+		c.ExtendYAxis(panel.axis)
+	}
+	series := func(panel int, color string) []charts.SeriesOpts {
+		out := []charts.SeriesOpts{charts.WithLineChartOpts(opts.LineChart{XAxisIndex: panel, YAxisIndex: panel, ShowSymbol: opts.Bool(false)})}
+		if color != "" {
+			out = append(out, charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.Color = color }))
+		}
+		return out
+	}
+	c.AddSeries("all locks", total, series(0, colorAllLocks)...)
+	for _, t := range tableNames {
+		c.AddSeries(t, waiters[t], series(0, "")...)
+	}
+	c.AddSeries("pool usage bp", pool, series(1, colorPool)...)
+	for _, s := range []struct {
+		name, color string
+		data        []opts.LineData
+	}{{"queue depth", colorDepth, depth}, {"queue pending", colorPending, pending}, {"outbox pending", colorOutbox, outbox}} {
+		if len(s.data) > 0 {
+			c.AddSeries(s.name, s.data, series(2, s.color)...)
+		}
+	}
+	p.page.AddCharts(c)
+}
+
+func uniq(ss []string) []string {
+	var out []string
+	seen := make(map[string]bool)
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}

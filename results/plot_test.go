@@ -1,0 +1,144 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func renderPlot(t *testing.T, reports []*Report, samples map[string][]Sample) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Plot(reports, samples, &buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+var remoteRef = regexp.MustCompile(`(?i)<(script|link|img|iframe)[^>]+(src|href)\s*=\s*["']?\s*(https?:)?//`)
+
+func TestPlotPage(t *testing.T) {
+	reports := []*Report{singleReport(), ladderReport()}
+	samples := map[string][]Sample{SamplesKey(0): fixtureSamples()}
+	page := renderPlot(t, reports, samples)
+
+	if m := remoteRef.FindString(page); m != "" {
+		t.Errorf("page loads a remote resource: %q", m)
+	}
+	if strings.Contains(page, "<script src") || strings.Contains(page, "go-echarts.github.io") {
+		t.Errorf("page references an external script")
+	}
+	for _, want := range []string{
+		"Licensed to the Apache Software Foundation", // the inlined ECharts keeps its licence header
+		"echarts.init(",
+		`"value":2100,`,   // sync throughput bar
+		`"value":160000,`, // async-compact throughput bar
+		`"formatter":"160,000"`,
+		`"value":30.1,`, // sync p95 bar
+		`"name":"p99 ms"`,
+		`"xAxis":"32"`,      // knee mark line on the ladder
+		`"knee 32"`,         // its label
+		`[0,4096]`,          // first async-compact sample: elapsed 0 s, queue depth 4096
+		`"name":"api_keys"`, // lock waiters by table
+		`"name":"pool usage bp"`,
+		`"name":"queue depth"`,
+		"<td class=\"num\">2,100</td>", // the table in the header
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	if again := renderPlot(t, reports, samples); again != page {
+		t.Errorf("two renders of the same reports differ")
+	}
+}
+
+func TestPlotChartCount(t *testing.T) {
+	reports := []*Report{singleReport(), ladderReport()}
+	page := renderPlot(t, reports, map[string][]Sample{SamplesKey(0): fixtureSamples()})
+	// singleReport: throughput + latency bars, 2 sample charts; ladderReport: 1 ladder (no
+	// non-ladder run, so no bars).
+	if n := strings.Count(page, "echarts.init("); n != 5 {
+		t.Errorf("page has %d charts, want 5", n)
+	}
+}
+
+func TestPlotWithoutReports(t *testing.T) {
+	if err := Plot(nil, nil, &bytes.Buffer{}); err == nil {
+		t.Error("Plot of nothing succeeded")
+	}
+}
+
+func TestEmbeddedEChartsCanBeInlined(t *testing.T) {
+	if len(echartsJS) < 500_000 {
+		t.Fatalf("embedded echarts is %d bytes: not the full build", len(echartsJS))
+	}
+	if strings.Contains(strings.ToLower(echartsJS), "</script") {
+		t.Error("echarts.min.js contains </script and would end the inline script early")
+	}
+	if !strings.HasPrefix(strings.TrimSpace(echartsJS), "/*\n* Licensed to the Apache Software Foundation") {
+		t.Error("echarts.min.js lost its licence header")
+	}
+}
+
+func TestReadSamples(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for _, s := range fixtureSamples()[:3] {
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good := buf.String()
+
+	path := filepath.Join(dir, "ok.ndjson")
+	if err := os.WriteFile(path, []byte(good+"\n"+`{"t":"2025-03-14T09:30:00Z","run":0,"mo`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadSamples(path)
+	if err != nil {
+		t.Fatalf("truncated last line: %v", err)
+	}
+	if len(got) != 3 || got[2].ElapsedMs != 200 || got[1].WaitersByRelation["api_keys"] != 1 {
+		t.Errorf("samples = %+v", got)
+	}
+
+	bad := filepath.Join(dir, "bad.ndjson")
+	lines := strings.SplitAfter(good, "\n")
+	if err := os.WriteFile(bad, []byte(lines[0]+"{not json}\n"+lines[1]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadSamples(bad); err == nil || !strings.Contains(err.Error(), "bad.ndjson:2:") {
+		t.Errorf("malformed middle line: err = %v", err)
+	}
+	if _, err := ReadSamples(filepath.Join(dir, "missing")); err == nil {
+		t.Error("missing file read")
+	}
+}
+
+// TestPlotExample writes the fixture page to $HOTSPOTKIT_PLOT_EXAMPLE, to look at it in a
+// browser: HOTSPOTKIT_PLOT_EXAMPLE=/tmp/page.html go test ./results/ -run TestPlotExample
+func TestPlotExample(t *testing.T) {
+	out := os.Getenv("HOTSPOTKIT_PLOT_EXAMPLE")
+	if out == "" {
+		t.Skip("HOTSPOTKIT_PLOT_EXAMPLE not set")
+	}
+	rep := singleReport()
+	more := repeatedReport()
+	for _, s := range []runSpec{{mode: "outbox", rps: 9800, p50: 4.1, p95: 9.7, p99: 15.2, poolBP: 6250,
+		waiters: map[string]int64{"providers": 1}, verified: true},
+		{mode: "async", rps: 150000, p50: 0.25, p95: 0.71, p99: 1.6, poolBP: 3125, queue: true, lagP99: 120.4,
+			sqlOps: 100000, verified: true}} {
+		rep.Runs = append(rep.Runs, makeRun(s))
+	}
+	reports := []*Report{rep, ladderReport(), more}
+	page := renderPlot(t, reports, map[string][]Sample{SamplesKey(0): fixtureSamples()})
+	if err := os.WriteFile(out, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,175 @@
+package results
+
+import "sort"
+
+// Metric names: the keys of Summary.Metrics, and the metrics the table and the comparison read.
+// Units live in the names, as everywhere in a report.
+const (
+	MetricThroughputRPS   = "throughput_rps"
+	MetricP50Ms           = "p50_ms"
+	MetricP95Ms           = "p95_ms"
+	MetricP99Ms           = "p99_ms"
+	MetricPersistLagP99Ms = "persist_lag_p99_ms" // runs with a queue only
+	MetricMaxLockWaiters  = "max_lock_waiters"
+	MetricFailedRequests  = "failed_requests"
+	// The metrics below go beyond the key ones so that a summary row of the table can show
+	// every column without going back to the runs.
+	MetricPoolMaxUsageBasisPoints = "pool_max_usage_basis_points"
+	MetricFlushSQLOps             = "flush_sql_ops" // runs with a queue only
+	MetricCompacted               = "compacted"     // runs with a queue only
+	// MetricMaxWaitersPrefix followed by a table name is the max waiters queued on that table.
+	MetricMaxWaitersPrefix = "max_waiters."
+)
+
+// Knee detection thresholds; see FindKnee.
+const (
+	KneeMaxThroughputGain = 0.05
+	KneeMinP95Rise        = 0.05
+)
+
+// runMetrics is the one place that reads the metrics of a run out of its report fields.
+func runMetrics(r Run) map[string]float64 {
+	m := map[string]float64{
+		MetricThroughputRPS:           r.Load.ThroughputRPS,
+		MetricP50Ms:                   r.Load.LatencyMs.P50,
+		MetricP95Ms:                   r.Load.LatencyMs.P95,
+		MetricP99Ms:                   r.Load.LatencyMs.P99,
+		MetricMaxLockWaiters:          float64(r.LockMonitor.MaxLockWaiters),
+		MetricFailedRequests:          float64(r.Load.FailedRequests),
+		MetricPoolMaxUsageBasisPoints: float64(r.Pool.MaxUsageBasisPoints),
+	}
+	if q := r.Queue; q != nil {
+		m[MetricPersistLagP99Ms] = q.PersistLagMs.P99
+		m[MetricFlushSQLOps] = float64(q.FlushSQLOpsTotal)
+		m[MetricCompacted] = float64(q.CompactedTotal)
+	}
+	for table, n := range r.LockMonitor.MaxWaitersByRelation {
+		m[MetricMaxWaitersPrefix+table] = float64(n)
+	}
+	return m
+}
+
+// pointSpreads is the spread of a single run: median, min and max are the value itself.
+func pointSpreads(r Run) map[string]Spread {
+	out := make(map[string]Spread)
+	for k, v := range runMetrics(r) {
+		out[k] = Spread{Median: v, Min: v, Max: v}
+	}
+	return out
+}
+
+// Summarize groups runs by (mode, level), in the order each group first appears, and gives the
+// median, min and max of every metric named by the Metric constants (including one
+// MetricMaxWaitersPrefix entry per hot table). A metric that only some runs have (persist lag
+// when a run had no queue) is summarised over the runs that have it. Verified is true when the
+// verification of every run of the group passed.
+func Summarize(runs []Run) []Summary {
+	type group struct {
+		mode  string
+		level int
+	}
+	var order []group
+	byGroup := make(map[group][]Run)
+	for _, r := range runs {
+		g := group{r.Mode, r.Level}
+		if _, ok := byGroup[g]; !ok {
+			order = append(order, g)
+		}
+		byGroup[g] = append(byGroup[g], r)
+	}
+	out := make([]Summary, 0, len(order))
+	for _, g := range order {
+		out = append(out, summarizeGroup(g.mode, g.level, byGroup[g]))
+	}
+	return out
+}
+
+func summarizeGroup(mode string, level int, runs []Run) Summary {
+	values := make(map[string][]float64)
+	verified := len(runs) > 0
+	for _, r := range runs {
+		for k, v := range runMetrics(r) {
+			values[k] = append(values[k], v)
+		}
+		verified = verified && r.Verification.Passed
+	}
+	metrics := make(map[string]Spread, len(values))
+	for k, vs := range values {
+		metrics[k] = spreadOf(vs)
+	}
+	return Summary{Mode: mode, Level: level, Repetitions: len(runs), Verified: verified, Metrics: metrics}
+}
+
+// spreadOf returns median (the mean of the two middle values for an even count), min and max.
+func spreadOf(vs []float64) Spread {
+	if len(vs) == 0 {
+		return Spread{}
+	}
+	s := append([]float64(nil), vs...)
+	sort.Float64s(s)
+	n := len(s)
+	med := s[n/2]
+	if n%2 == 0 {
+		med = (s[n/2-1] + s[n/2]) / 2
+	}
+	return Spread{Median: med, Min: s[0], Max: s[n-1]}
+}
+
+// FindKnee returns the concurrency of the saturation knee of a ladder, 0 when there is none.
+//
+// With the levels in increasing concurrency, the knee is the lowest level L whose next level N
+// brings both
+//   - a throughput gain below 5% (KneeMaxThroughputGain): T(N) < 1.05 × T(L), a drop included;
+//   - a p95 rise of at least 5% (KneeMinP95Rise): P95(N) ≥ 1.05 × P95(L).
+//
+// That is: L already delivers all the throughput the system has, and concurrency beyond it only
+// queues. The p95 condition keeps a ladder that is flat from the start with noisy latency (no
+// response to concurrency at all) from reporting a knee; the 5% floor on the rise keeps
+// measurement noise from counting as "p95 keeps rising". A level whose throughput is 0 cannot
+// be a knee. The last level never is: nothing after it shows that it saturated.
+func FindKnee(levels []LadderLevel) int {
+	sorted := append([]LadderLevel(nil), levels...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Concurrency < sorted[j].Concurrency })
+	for i := 0; i+1 < len(sorted); i++ {
+		cur, next := sorted[i], sorted[i+1]
+		if cur.ThroughputRPS <= 0 {
+			continue
+		}
+		flat := next.ThroughputRPS < cur.ThroughputRPS*(1+KneeMaxThroughputGain)
+		queues := next.P95Ms >= cur.P95Ms*(1+KneeMinP95Rise) && next.P95Ms > cur.P95Ms
+		if flat && queues {
+			return cur.Concurrency
+		}
+	}
+	return 0
+}
+
+// BuildLadder builds the ladder of one mode from its runs: every run of that mode with a Level
+// (ladder runs), grouped by level, each level holding the medians over its repetitions, in
+// increasing concurrency, with the knee found by FindKnee marked on its level and recorded in
+// KneeConcurrency. Runs of other modes and runs outside a ladder (Level 0) are ignored.
+func BuildLadder(mode string, runs []Run) Ladder {
+	var mine []Run
+	for _, r := range runs {
+		if r.Mode == mode && r.Level > 0 {
+			mine = append(mine, r)
+		}
+	}
+	sums := Summarize(mine)
+	levels := make([]LadderLevel, 0, len(sums))
+	for _, s := range sums {
+		levels = append(levels, LadderLevel{
+			Concurrency:   s.Level,
+			ThroughputRPS: s.Metrics[MetricThroughputRPS].Median,
+			P50Ms:         s.Metrics[MetricP50Ms].Median,
+			P95Ms:         s.Metrics[MetricP95Ms].Median,
+			P99Ms:         s.Metrics[MetricP99Ms].Median,
+		})
+	}
+	sort.SliceStable(levels, func(i, j int) bool { return levels[i].Concurrency < levels[j].Concurrency })
+	knee := FindKnee(levels)
+	for i := range levels {
+		levels[i].Knee = knee != 0 && levels[i].Concurrency == knee
+	}
+	return Ladder{Mode: mode, Levels: levels, KneeConcurrency: knee}
+}

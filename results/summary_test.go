@@ -1,0 +1,154 @@
+package results
+
+import (
+	"math"
+	"testing"
+)
+
+func TestSummarizeMedians(t *testing.T) {
+	run := func(mode string, rps, p95 float64, passed bool) Run {
+		s := syncSpec()
+		s.mode, s.rps, s.p95, s.verified = mode, rps, p95, passed
+		return makeRun(s)
+	}
+	tests := []struct {
+		name         string
+		rps          []float64
+		wantMed      float64
+		wantMin, max float64
+	}{
+		{"one", []float64{2100}, 2100, 2100, 2100},
+		{"odd", []float64{300, 100, 200}, 200, 100, 300},
+		{"even", []float64{400, 100, 300, 200}, 250, 100, 400},
+		{"even two", []float64{10, 20}, 15, 10, 20},
+	}
+	for _, tt := range tests {
+		var runs []Run
+		for _, v := range tt.rps {
+			runs = append(runs, run("sync", v, v/100, true))
+		}
+		sums := Summarize(runs)
+		if len(sums) != 1 {
+			t.Fatalf("%s: %d summaries, want 1", tt.name, len(sums))
+		}
+		s := sums[0]
+		got := s.Metrics[MetricThroughputRPS]
+		if got.Median != tt.wantMed || got.Min != tt.wantMin || got.Max != tt.max {
+			t.Errorf("%s: throughput = %+v, want median %v min %v max %v", tt.name, got, tt.wantMed, tt.wantMin, tt.max)
+		}
+		if p95 := s.Metrics[MetricP95Ms]; math.Abs(p95.Median-tt.wantMed/100) > 1e-9 {
+			t.Errorf("%s: p95 median = %v, want %v", tt.name, p95.Median, tt.wantMed/100)
+		}
+		if s.Repetitions != len(tt.rps) || !s.Verified {
+			t.Errorf("%s: repetitions %d verified %v", tt.name, s.Repetitions, s.Verified)
+		}
+	}
+}
+
+func TestSummarizeGroupsAndMetrics(t *testing.T) {
+	rep := repeatedReport()
+	rep.Runs[3].Verification.Passed = false // sync repetition 1
+	sums := Summarize(rep.Runs)
+	if len(sums) != 2 || sums[0].Mode != "async-compact" || sums[1].Mode != "sync" {
+		t.Fatalf("summaries = %+v, want async-compact then sync", sums)
+	}
+	ac, sync := sums[0], sums[1]
+	if !ac.Verified || sync.Verified {
+		t.Errorf("verified: async-compact %v (want true), sync %v (want false)", ac.Verified, sync.Verified)
+	}
+	for _, k := range []string{MetricThroughputRPS, MetricP50Ms, MetricP95Ms, MetricP99Ms, MetricMaxLockWaiters, MetricFailedRequests} {
+		if _, ok := sync.Metrics[k]; !ok {
+			t.Errorf("sync summary lacks %s", k)
+		}
+	}
+	if _, ok := sync.Metrics[MetricPersistLagP99Ms]; ok {
+		t.Errorf("sync summary has a persist lag without a queue")
+	}
+	if lag := ac.Metrics[MetricPersistLagP99Ms]; lag.Median != 85.3 {
+		t.Errorf("async-compact persist lag = %+v", lag)
+	}
+	if w := sync.Metrics[MetricMaxWaitersPrefix+"api_keys"]; w.Median != 12 {
+		t.Errorf("sync api_keys waiters = %+v", w)
+	}
+	if w := sync.Metrics[MetricMaxLockWaiters]; w.Median != 15 {
+		t.Errorf("sync max lock waiters = %+v", w)
+	}
+
+	// Levels are separate groups.
+	lad := Summarize(ladderReport().Runs)
+	if len(lad) != 5 || lad[2].Level != 32 {
+		t.Errorf("ladder summaries = %d, third level %d", len(lad), lad[2].Level)
+	}
+}
+
+func TestFindKnee(t *testing.T) {
+	type lv = LadderLevel
+	tests := []struct {
+		name   string
+		levels []LadderLevel
+		want   int
+	}{
+		{"clear knee", []lv{{Concurrency: 8, ThroughputRPS: 900, P95Ms: 9.5}, {Concurrency: 16, ThroughputRPS: 1700, P95Ms: 10.2},
+			{Concurrency: 32, ThroughputRPS: 2100, P95Ms: 16}, {Concurrency: 64, ThroughputRPS: 2150, P95Ms: 30.1},
+			{Concurrency: 128, ThroughputRPS: 2120, P95Ms: 61}}, 32},
+		{"unsorted input", []lv{{Concurrency: 64, ThroughputRPS: 2150, P95Ms: 30.1}, {Concurrency: 8, ThroughputRPS: 900, P95Ms: 9.5},
+			{Concurrency: 32, ThroughputRPS: 2100, P95Ms: 16}, {Concurrency: 16, ThroughputRPS: 1700, P95Ms: 10.2}}, 32},
+		{"none: still scaling", []lv{{Concurrency: 8, ThroughputRPS: 20000, P95Ms: 0.5}, {Concurrency: 16, ThroughputRPS: 39000, P95Ms: 0.55},
+			{Concurrency: 32, ThroughputRPS: 76000, P95Ms: 0.6}, {Concurrency: 64, ThroughputRPS: 150000, P95Ms: 0.7}}, 0},
+		{"noisy flat: p95 jitters, never rises 5%", []lv{{Concurrency: 8, ThroughputRPS: 2000, P95Ms: 10.0}, {Concurrency: 16, ThroughputRPS: 2040, P95Ms: 10.3},
+			{Concurrency: 32, ThroughputRPS: 1990, P95Ms: 9.9}, {Concurrency: 64, ThroughputRPS: 2030, P95Ms: 10.2}}, 0},
+		{"throughput drops at saturation", []lv{{Concurrency: 4, ThroughputRPS: 1000, P95Ms: 4}, {Concurrency: 8, ThroughputRPS: 1900, P95Ms: 4.2},
+			{Concurrency: 16, ThroughputRPS: 1500, P95Ms: 11}}, 8},
+		{"gain of exactly 5% is not flat", []lv{{Concurrency: 8, ThroughputRPS: 1000, P95Ms: 4}, {Concurrency: 16, ThroughputRPS: 1050, P95Ms: 8}}, 0},
+		{"small gain, p95 up 4%: noise", []lv{{Concurrency: 8, ThroughputRPS: 1000, P95Ms: 10}, {Concurrency: 16, ThroughputRPS: 1010, P95Ms: 10.4}}, 0},
+		{"one level", []lv{{Concurrency: 8, ThroughputRPS: 1000, P95Ms: 4}}, 0},
+		{"empty", nil, 0},
+		{"zero throughput level skipped", []lv{{Concurrency: 8, ThroughputRPS: 0, P95Ms: 4}, {Concurrency: 16, ThroughputRPS: 0, P95Ms: 9}}, 0},
+	}
+	for _, tt := range tests {
+		if got := FindKnee(tt.levels); got != tt.want {
+			t.Errorf("%s: FindKnee = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestBuildLadder(t *testing.T) {
+	var runs []Run
+	for rep := 1; rep <= 2; rep++ {
+		for _, l := range []struct {
+			c        int
+			rps, p95 float64
+		}{{16, 1700, 10}, {8, 900, 9}, {32, 2100, 16}, {64, 2150, 30}} {
+			s := syncSpec()
+			s.rep, s.level, s.rps, s.p95 = rep, l.c, l.rps+float64(rep-1)*20, l.p95
+			runs = append(runs, makeRun(s))
+		}
+	}
+	other := asyncCompactSpec()
+	other.level = 32
+	runs = append(runs, makeRun(other), makeRun(syncSpec())) // another mode, and a run outside the ladder
+
+	l := BuildLadder("sync", runs)
+	if l.Mode != "sync" || len(l.Levels) != 4 {
+		t.Fatalf("ladder = %+v", l)
+	}
+	for i, want := range []int{8, 16, 32, 64} {
+		if l.Levels[i].Concurrency != want {
+			t.Errorf("level %d concurrency = %d, want %d", i, l.Levels[i].Concurrency, want)
+		}
+	}
+	if got := l.Levels[0].ThroughputRPS; got != 910 {
+		t.Errorf("level 8 throughput = %v, want median of 900 and 920", got)
+	}
+	if l.KneeConcurrency != 32 {
+		t.Errorf("knee = %d, want 32", l.KneeConcurrency)
+	}
+	for _, lv := range l.Levels {
+		if lv.Knee != (lv.Concurrency == 32) {
+			t.Errorf("level %d knee mark = %v", lv.Concurrency, lv.Knee)
+		}
+	}
+	if none := BuildLadder("outbox", runs); len(none.Levels) != 0 || none.KneeConcurrency != 0 {
+		t.Errorf("ladder of a mode without runs = %+v", none)
+	}
+}

@@ -1,0 +1,456 @@
+package results
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Column is one column of the baseline table.
+type Column struct {
+	Key   string `json:"key"`
+	Title string `json:"title"`
+	// Numeric columns are right-aligned in Markdown.
+	Numeric bool `json:"-"`
+}
+
+// Column keys, in the stable order of TableColumns.
+const (
+	ColSuite      = "suite"
+	ColMode       = "mode"
+	ColLoad       = "load"
+	ColThroughput = "throughput_rps"
+	ColFailed     = "failed"
+	ColP50        = "p50_ms"
+	ColP95        = "p95_ms"
+	ColP99        = "p99_ms"
+	ColPersistLag = "persist_lag_p99_ms"
+	ColMaxWaiters = "max_waiters"
+	ColPoolMax    = "pool_max_pct"
+	ColSQLOps     = "sql_ops_compacted"
+	ColVerified   = "verified"
+)
+
+const (
+	missingValue   = "–" // en dash: the metric does not apply to this row
+	spreadSep      = "–" // en dash between min and max
+	verifiedMark   = "✓"
+	unverifiedMark = "✗"
+)
+
+// TableColumns is the column order of every table; it only ever grows at the end.
+var TableColumns = []Column{
+	{ColSuite, "suite", false},
+	{ColMode, "mode", false},
+	{ColLoad, "requests × conc", true},
+	{ColThroughput, "rps", true},
+	{ColFailed, "failed", true},
+	{ColP50, "p50 ms", true},
+	{ColP95, "p95 ms", true},
+	{ColP99, "p99 ms", true},
+	{ColPersistLag, "lag p99 ms", true},
+	{ColMaxWaiters, "max waiters", false},
+	{ColPoolMax, "pool max %", true},
+	{ColSQLOps, "sql ops / compacted", true},
+	{ColVerified, "verified", false},
+}
+
+// TableData is the baseline table: one row per run, or per summary when a report has them.
+type TableData struct {
+	Columns []Column
+	Rows    []TableRow
+}
+
+// TableRow is one row: its identity, its formatted cells (in Columns order) and the numbers
+// behind them.
+type TableRow struct {
+	Suite string `json:"suite"`
+	Mode  string `json:"mode"`
+	// Level is the ladder concurrency, 0 outside a ladder.
+	Level int `json:"level,omitempty"`
+	// Repetition is the run's repetition for a run row.
+	Repetition int `json:"repetition,omitempty"`
+	// Repetitions is how many runs a summary row stands for; 0 for a run row.
+	Repetitions int  `json:"repetitions,omitempty"`
+	Knee        bool `json:"knee,omitempty"`
+	Verified    bool `json:"verified"`
+	// Metrics holds every metric of the row by Metric name; a run row has Min = Median = Max.
+	Metrics map[string]Spread `json:"metrics"`
+	Cells   []string          `json:"-"`
+}
+
+// Table builds the table of the given reports, in their order. A report with Summaries gives
+// one row per summary (medians, with min–max spread), a report without gives one row per run;
+// a ladder has one row per level either way because its runs or summaries are per level.
+// Runs that no summary covers still get a row of their own.
+func Table(reports []*Report) TableData {
+	t := TableData{Columns: TableColumns}
+	for _, rep := range reports {
+		t.Rows = append(t.Rows, reportRows(rep)...)
+	}
+	return t
+}
+
+func reportRows(rep *Report) []TableRow {
+	knees := make(map[string]int)
+	for _, l := range rep.Ladders {
+		knees[l.Mode] = l.KneeConcurrency
+	}
+	var rows []TableRow
+	covered := make(map[[2]string]bool)
+	for _, s := range rep.Summaries {
+		group := runsOf(rep.Runs, s.Mode, s.Level)
+		// Stored summary metrics win; metrics a summary lacks (older engine) come from its runs.
+		metrics := summarizeGroup(s.Mode, s.Level, group).Metrics
+		for k, v := range s.Metrics {
+			metrics[k] = v
+		}
+		row := TableRow{Suite: rep.Suite, Mode: s.Mode, Level: s.Level, Repetitions: s.Repetitions,
+			Verified: s.Verified, Metrics: metrics}
+		var cfg Run
+		if len(group) > 0 {
+			cfg = group[0]
+		}
+		row.Knee = s.Level > 0 && knees[s.Mode] == s.Level
+		row.Cells = formatRow(row, cfg)
+		rows = append(rows, row)
+		covered[groupKey(s.Mode, s.Level)] = true
+	}
+	for _, r := range rep.Runs {
+		if covered[groupKey(r.Mode, r.Level)] {
+			continue
+		}
+		row := TableRow{Suite: rep.Suite, Mode: r.Mode, Level: r.Level, Repetition: r.Repetition,
+			Verified: r.Verification.Passed, Metrics: pointSpreads(r)}
+		row.Knee = r.Level > 0 && knees[r.Mode] == r.Level
+		row.Cells = formatRow(row, r)
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func groupKey(mode string, level int) [2]string { return [2]string{mode, strconv.Itoa(level)} }
+
+func runsOf(runs []Run, mode string, level int) []Run {
+	var out []Run
+	for _, r := range runs {
+		if r.Mode == mode && r.Level == level {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// formatRow formats the cells of a row; cfg is a run of the row, read for its configuration.
+func formatRow(row TableRow, cfg Run) []string {
+	m := row.Metrics
+	cell := func(metric string, format func(float64) string) string {
+		s, ok := m[metric]
+		if !ok {
+			return missingValue
+		}
+		return formatSpread(s, format)
+	}
+	_, hasQueue := m[MetricPersistLagP99Ms]
+	mode := row.Mode
+	if row.Repetitions > 1 {
+		mode = fmt.Sprintf("%s (n=%d)", row.Mode, row.Repetitions)
+	}
+	cells := make([]string, 0, len(TableColumns))
+	for _, c := range TableColumns {
+		var v string
+		switch c.Key {
+		case ColSuite:
+			v = row.Suite
+		case ColMode:
+			v = mode
+		case ColLoad:
+			v = loadText(cfg, row.Level, row.Knee)
+		case ColThroughput:
+			v = cell(MetricThroughputRPS, formatRPS)
+		case ColFailed:
+			v = cell(MetricFailedRequests, formatCount)
+		case ColP50:
+			v = cell(MetricP50Ms, formatMs)
+		case ColP95:
+			v = cell(MetricP95Ms, formatMs)
+		case ColP99:
+			v = cell(MetricP99Ms, formatMs)
+		case ColPersistLag:
+			v = cell(MetricPersistLagP99Ms, formatMs)
+		case ColMaxWaiters:
+			v = waitersText(m)
+		case ColPoolMax:
+			v = cell(MetricPoolMaxUsageBasisPoints, formatBasisPointsPct)
+		case ColSQLOps:
+			v = missingValue
+			if hasQueue {
+				v = formatCount(m[MetricFlushSQLOps].Median) + " / " + formatCount(m[MetricCompacted].Median)
+			}
+		case ColVerified:
+			v = unverifiedMark
+			if row.Verified {
+				v = verifiedMark
+			}
+		}
+		cells = append(cells, v)
+	}
+	return cells
+}
+
+// Number formats. They are fixed so that two tables of the same numbers are byte-identical and
+// a changed number changes one cell:
+//   - rps: rounded to a whole number, thousands separated by commas: 152,340.
+//   - counts (failed, waiters, sql ops): whole numbers with commas; a median of an even number
+//     of runs that falls on .5 keeps one decimal: 12.5.
+//   - ms: two decimals below 100 (3.47), one from 100 to 1,000 (153.2), none with commas above
+//     (1,532).
+//   - pool max %: basis points / 100 with one decimal (98.5).
+//   - a spread is "median (min–max)", each part in the metric's format; min = max shows the
+//     median alone.
+//   - a value that does not apply to the row (persist lag of a sync run) is "–".
+func formatRPS(v float64) string {
+	return groupThousands(strconv.FormatFloat(math.Round(v), 'f', 0, 64))
+}
+
+func formatCount(v float64) string {
+	if v == math.Trunc(v) {
+		return groupThousands(strconv.FormatFloat(v, 'f', 0, 64))
+	}
+	return groupThousands(strconv.FormatFloat(v, 'f', 1, 64))
+}
+
+func formatMs(v float64) string {
+	switch a := math.Abs(v); {
+	case a < 100:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case a < 1000:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return groupThousands(strconv.FormatFloat(math.Round(v), 'f', 0, 64))
+}
+
+func formatBasisPointsPct(bp float64) string { return strconv.FormatFloat(bp/100, 'f', 1, 64) }
+
+func formatSpread(s Spread, format func(float64) string) string {
+	med := format(s.Median)
+	lo, hi := format(s.Min), format(s.Max)
+	if lo == hi {
+		return med
+	}
+	return med + " (" + lo + spreadSep + hi + ")"
+}
+
+// groupThousands puts commas into the integer part of a formatted decimal number.
+func groupThousands(s string) string {
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	intPart, frac := s, ""
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		intPart, frac = s[:i], s[i:]
+	}
+	if len(intPart) <= 3 {
+		return sign + s
+	}
+	var b strings.Builder
+	lead := len(intPart) % 3
+	if lead > 0 {
+		b.WriteString(intPart[:lead])
+	}
+	for i := lead; i < len(intPart); i += 3 {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(intPart[i : i+3])
+	}
+	return sign + b.String() + frac
+}
+
+// loadText is "requests × concurrency". Concurrency is the ladder level, else the concurrency
+// flag, else what the load engine measured; requests is the requests flag, else the duration
+// flag, else "–".
+func loadText(r Run, level int, knee bool) string {
+	requests := missingValue
+	if v, ok := configNumber(r.Config, "requests"); ok {
+		requests = formatCount(v)
+	} else if d, ok := r.Config["duration"].(string); ok && d != "" {
+		requests = d
+	}
+	conc := missingValue
+	if level > 0 {
+		conc = strconv.Itoa(level)
+	} else if v, ok := configNumber(r.Config, "concurrency"); ok {
+		conc = formatCount(v)
+	} else if r.Load.Concurrency > 0 {
+		conc = strconv.Itoa(r.Load.Concurrency)
+	}
+	s := requests + " × " + conc
+	if knee {
+		s += " (knee)"
+	}
+	return s
+}
+
+// configNumber reads a numeric config entry: a float64 after a JSON round trip, an int when the
+// report was built in memory, or a numeric string.
+func configNumber(cfg map[string]any, key string) (float64, bool) {
+	switch v := cfg[key].(type) {
+	case float64:
+		return v, true
+	case float32:
+		return float64(v), true
+	case int:
+		return float64(v), true
+	case int32:
+		return float64(v), true
+	case int64:
+		return float64(v), true
+	case uint64:
+		return float64(v), true
+	case json.Number:
+		f, err := v.Float64()
+		return f, err == nil
+	case string:
+		f, err := strconv.ParseFloat(v, 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// waitersText lists the hot tables that had waiters, by name: "api_keys 12, providers 3"; "0"
+// when none did. Summary rows show medians here (no spread) to keep the cell short.
+func waitersText(m map[string]Spread) string {
+	tables := waiterTables(m)
+	var parts []string
+	for _, t := range tables {
+		if v := m[MetricMaxWaitersPrefix+t].Median; v > 0 {
+			parts = append(parts, t+" "+formatCount(v))
+		}
+	}
+	if len(parts) == 0 {
+		return "0"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// waiterTables is the sorted list of tables with a max-waiters metric.
+func waiterTables(m map[string]Spread) []string {
+	var tables []string
+	for k := range m {
+		if t, ok := strings.CutPrefix(k, MetricMaxWaitersPrefix); ok {
+			tables = append(tables, t)
+		}
+	}
+	sort.Strings(tables)
+	return tables
+}
+
+// RenderMarkdown writes the table as a GitHub-flavoured Markdown table, columns padded so that
+// it also reads in a terminal; numeric columns are right-aligned.
+func RenderMarkdown(w io.Writer, t TableData) error {
+	widths := make([]int, len(t.Columns))
+	for i, c := range t.Columns {
+		widths[i] = max(3, utf8.RuneCountInString(c.Title))
+	}
+	for _, r := range t.Rows {
+		for i, cell := range r.Cells {
+			if i < len(widths) {
+				widths[i] = max(widths[i], utf8.RuneCountInString(mdEscape(cell)))
+			}
+		}
+	}
+	pad := func(s string, i int) string {
+		gap := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(s))
+		if t.Columns[i].Numeric {
+			return gap + s
+		}
+		return s + gap
+	}
+	var b strings.Builder
+	line := func(cells []string) {
+		b.WriteString("|")
+		for i := range t.Columns {
+			s := ""
+			if i < len(cells) {
+				s = mdEscape(cells[i])
+			}
+			b.WriteString(" " + pad(s, i) + " |")
+		}
+		b.WriteString("\n")
+	}
+	titles := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		titles[i] = c.Title
+	}
+	line(titles)
+	b.WriteString("|")
+	for i, c := range t.Columns {
+		if c.Numeric {
+			b.WriteString(" " + strings.Repeat("-", widths[i]-1) + ": |")
+		} else {
+			b.WriteString(" " + strings.Repeat("-", widths[i]) + " |")
+		}
+	}
+	b.WriteString("\n")
+	for _, r := range t.Rows {
+		line(r.Cells)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// RenderCSV writes the table as CSV: a header of column titles, then the same formatted cells
+// as the Markdown table (a spreadsheet reads them as text; use RenderJSON for the numbers).
+func RenderCSV(w io.Writer, t TableData) error {
+	cw := csv.NewWriter(w)
+	titles := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		titles[i] = c.Title
+	}
+	if err := cw.Write(titles); err != nil {
+		return err
+	}
+	for _, r := range t.Rows {
+		if err := cw.Write(r.Cells); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// RenderJSON writes the table as JSON: the columns, and per row its identity, its cells keyed by
+// column key, and the raw metrics (median, min, max) behind them.
+func RenderJSON(w io.Writer, t TableData) error {
+	type jsonRow struct {
+		TableRow
+		Cells map[string]string `json:"cells"`
+	}
+	out := struct {
+		Columns []Column  `json:"columns"`
+		Rows    []jsonRow `json:"rows"`
+	}{Columns: t.Columns, Rows: make([]jsonRow, 0, len(t.Rows))}
+	for _, r := range t.Rows {
+		cells := make(map[string]string, len(r.Cells))
+		for i, c := range t.Columns {
+			if i < len(r.Cells) {
+				cells[c.Key] = r.Cells[i]
+			}
+		}
+		out.Rows = append(out.Rows, jsonRow{TableRow: r, Cells: cells})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}

@@ -1,0 +1,231 @@
+package results
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func cellsByTitle(t *testing.T, td TableData, row int) map[string]string {
+	t.Helper()
+	if row >= len(td.Rows) {
+		t.Fatalf("table has %d rows, want row %d", len(td.Rows), row)
+	}
+	out := make(map[string]string)
+	for i, c := range td.Columns {
+		out[c.Title] = td.Rows[row].Cells[i]
+	}
+	return out
+}
+
+func TestTableColumnOrder(t *testing.T) {
+	want := []string{"suite", "mode", "requests × conc", "rps", "failed", "p50 ms", "p95 ms", "p99 ms",
+		"lag p99 ms", "max waiters", "pool max %", "sql ops / compacted", "verified"}
+	td := Table([]*Report{singleReport()})
+	if len(td.Columns) != len(want) {
+		t.Fatalf("got %d columns, want %d", len(td.Columns), len(want))
+	}
+	for i, c := range td.Columns {
+		if c.Title != want[i] {
+			t.Errorf("column %d = %q, want %q", i, c.Title, want[i])
+		}
+	}
+	for _, r := range td.Rows {
+		if len(r.Cells) != len(want) {
+			t.Errorf("row %s has %d cells, want %d", r.Mode, len(r.Cells), len(want))
+		}
+	}
+}
+
+func TestTableRunRows(t *testing.T) {
+	td := Table([]*Report{singleReport()})
+	if len(td.Rows) != 2 {
+		t.Fatalf("got %d rows, want 2 (one per run)", len(td.Rows))
+	}
+	tests := []struct {
+		row  int
+		want map[string]string
+	}{
+		{0, map[string]string{
+			"suite": fixtureSuite, "mode": "sync", "requests × conc": "100,000 × 64", "rps": "2,100",
+			"failed": "0", "p50 ms": "12.40", "p95 ms": "30.10", "p99 ms": "48.70", "lag p99 ms": "–",
+			"max waiters": "api_keys 12, providers 3", "pool max %": "100.0", "sql ops / compacted": "–",
+			"verified": "✓",
+		}},
+		{1, map[string]string{
+			"mode": "async-compact", "rps": "160,000", "p50 ms": "0.21", "p95 ms": "0.64", "p99 ms": "1.35",
+			"lag p99 ms": "85.30", "max waiters": "0", "pool max %": "25.0", "sql ops / compacted": "1,204 / 98,796",
+		}},
+	}
+	for _, tt := range tests {
+		got := cellsByTitle(t, td, tt.row)
+		for col, want := range tt.want {
+			if got[col] != want {
+				t.Errorf("row %d %q = %q, want %q", tt.row, col, got[col], want)
+			}
+		}
+	}
+}
+
+func TestTableSummaryRows(t *testing.T) {
+	rep := repeatedReport()
+	rep.Runs[4].Verification.Passed = false // one sync repetition failed verification
+	rep.Summaries = Summarize(rep.Runs)
+	td := Table([]*Report{rep})
+	if len(td.Rows) != 2 {
+		t.Fatalf("got %d rows, want 2 (one per summary, not per run)", len(td.Rows))
+	}
+	ac := cellsByTitle(t, td, 0)
+	if ac["rps"] != "152,340 (148,100–155,020)" {
+		t.Errorf("summary rps = %q, want median with spread", ac["rps"])
+	}
+	if ac["mode"] != "async-compact (n=3)" {
+		t.Errorf("summary mode = %q", ac["mode"])
+	}
+	if ac["p95 ms"] != "0.64" {
+		t.Errorf("identical values should show the median alone, got %q", ac["p95 ms"])
+	}
+	if ac["verified"] != "✓" {
+		t.Errorf("async-compact verified = %q", ac["verified"])
+	}
+	sync := cellsByTitle(t, td, 1)
+	if sync["rps"] != "2,100 (2,050–2,180)" || sync["verified"] != "✗" {
+		t.Errorf("sync summary row = %q verified %q", sync["rps"], sync["verified"])
+	}
+	if sync["max waiters"] != "api_keys 12, providers 3" {
+		t.Errorf("summary waiters = %q", sync["max waiters"])
+	}
+}
+
+// A summary stored by an older engine without the extra metrics still fills every column.
+func TestTableSummaryWithoutExtraMetrics(t *testing.T) {
+	rep := repeatedReport()
+	for i := range rep.Summaries {
+		for k := range rep.Summaries[i].Metrics {
+			if k != MetricThroughputRPS {
+				delete(rep.Summaries[i].Metrics, k)
+			}
+		}
+	}
+	got := cellsByTitle(t, Table([]*Report{rep}), 0)
+	if got["sql ops / compacted"] != "1,204 / 98,796" || got["p95 ms"] != "0.64" {
+		t.Errorf("columns not filled from runs: %v", got)
+	}
+}
+
+func TestTableLadderRows(t *testing.T) {
+	td := Table([]*Report{ladderReport()})
+	if len(td.Rows) != 5 {
+		t.Fatalf("got %d rows, want one per level (5)", len(td.Rows))
+	}
+	var knees []string
+	for i := range td.Rows {
+		c := cellsByTitle(t, td, i)
+		if strings.Contains(c["requests × conc"], "knee") {
+			knees = append(knees, c["requests × conc"])
+		}
+	}
+	if len(knees) != 1 || knees[0] != "100,000 × 32 (knee)" {
+		t.Errorf("knee cells = %q, want exactly [100,000 × 32 (knee)]", knees)
+	}
+}
+
+func TestNumberFormats(t *testing.T) {
+	tests := []struct {
+		name   string
+		format func(float64) string
+		in     float64
+		want   string
+	}{
+		{"rps rounds", formatRPS, 152339.6, "152,340"},
+		{"rps million", formatRPS, 1234567.4, "1,234,567"},
+		{"rps small", formatRPS, 45.4, "45"},
+		{"ms small", formatMs, 3.468, "3.47"},
+		{"ms tiny", formatMs, 0.2, "0.20"},
+		{"ms hundreds", formatMs, 153.24, "153.2"},
+		{"ms thousands", formatMs, 1532.4, "1,532"},
+		{"count", formatCount, 98796, "98,796"},
+		{"count half", formatCount, 12.5, "12.5"},
+		{"pool pct", formatBasisPointsPct, 9850, "98.5"},
+		{"negative", formatRPS, -1234, "-1,234"},
+	}
+	for _, tt := range tests {
+		if got := tt.format(tt.in); got != tt.want {
+			t.Errorf("%s: format(%v) = %q, want %q", tt.name, tt.in, got, tt.want)
+		}
+	}
+	if got := formatSpread(Spread{Median: 2100, Min: 2050, Max: 2180}, formatRPS); got != "2,100 (2,050–2,180)" {
+		t.Errorf("spread = %q", got)
+	}
+}
+
+func TestRenderMarkdown(t *testing.T) {
+	var buf bytes.Buffer
+	if err := RenderMarkdown(&buf, Table([]*Report{singleReport()})); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("got %d lines, want header + separator + 2 rows:\n%s", len(lines), buf.String())
+	}
+	if !strings.HasPrefix(lines[0], "| suite ") || !strings.HasSuffix(lines[0], "| verified |") {
+		t.Errorf("header = %q", lines[0])
+	}
+	if !strings.Contains(lines[1], "-: |") || !strings.HasPrefix(lines[1], "| ---") {
+		t.Errorf("separator should right-align numeric columns: %q", lines[1])
+	}
+	for i, l := range lines {
+		if utf8.RuneCountInString(l) != utf8.RuneCountInString(lines[0]) {
+			t.Errorf("line %d is not aligned with the header:\n%s\n%s", i, lines[0], l)
+		}
+	}
+	if !strings.Contains(lines[2], " 2,100 |") || !strings.Contains(lines[3], " 1,204 / 98,796 |") {
+		t.Errorf("rows lack formatted values:\n%s", buf.String())
+	}
+}
+
+func TestRenderCSV(t *testing.T) {
+	var buf bytes.Buffer
+	if err := RenderCSV(&buf, Table([]*Report{singleReport()})); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 || recs[0][3] != "rps" || recs[1][3] != "2,100" || recs[2][9] != "0" {
+		t.Errorf("csv = %q", recs)
+	}
+}
+
+func TestRenderJSON(t *testing.T) {
+	var buf bytes.Buffer
+	if err := RenderJSON(&buf, Table([]*Report{repeatedReport()})); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Columns []Column `json:"columns"`
+		Rows    []struct {
+			Mode        string            `json:"mode"`
+			Repetitions int               `json:"repetitions"`
+			Cells       map[string]string `json:"cells"`
+			Metrics     map[string]Spread `json:"metrics"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Columns) != len(TableColumns) || got.Columns[3].Key != ColThroughput {
+		t.Errorf("columns = %+v", got.Columns)
+	}
+	r := got.Rows[0]
+	if r.Repetitions != 3 || r.Cells[ColThroughput] != "152,340 (148,100–155,020)" {
+		t.Errorf("row = %+v", r)
+	}
+	if s := r.Metrics[MetricThroughputRPS]; s.Median != 152340 || s.Min != 148100 || s.Max != 155020 {
+		t.Errorf("throughput metric = %+v", s)
+	}
+}

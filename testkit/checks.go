@@ -1,0 +1,81 @@
+package testkit
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/counters"
+)
+
+// Checks collects a suite's verification: each check compares an expectation computed from
+// the requests that succeeded with what the database holds.
+type Checks struct {
+	list []results.Check
+	skew int64
+}
+
+// NewChecks starts a verification for run r.
+func (r *Run) NewChecks() *Checks { return &Checks{skew: r.checkSkew} }
+
+// Int compares integers exactly.
+func (c *Checks) Int(name string, want, got int64) {
+	want += c.skew
+	c.list = append(c.list, results.Check{Name: name, Expected: want, Actual: got, OK: want == got})
+}
+
+// Money compares an exact amount with the NUMERIC text the database returned; both are
+// normalised to 8 decimals, so string equality is numeric equality.
+func (c *Checks) Money(name string, want counters.Money, got string) {
+	want += counters.Money(c.skew)
+	w := want.String()
+	g, err := counters.ParseMoney(got)
+	ok := err == nil && g == want
+	c.list = append(c.list, results.Check{Name: name, Expected: w, Actual: got, OK: ok})
+}
+
+// Text compares strings exactly.
+func (c *Checks) Text(name, want, got string) {
+	if c.skew != 0 {
+		want += "~"
+	}
+	c.list = append(c.list, results.Check{Name: name, Expected: want, Actual: got, OK: want == got})
+}
+
+// List returns the checks.
+func (c *Checks) List() []results.Check { return c.list }
+
+// QueryInt runs a query returning one integer on the admin connection.
+func QueryInt(ctx context.Context, conn *pgx.Conn, sql string, args ...any) (int64, error) {
+	var n int64
+	if err := conn.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("%s: %w", sql, err)
+	}
+	return n, nil
+}
+
+// QueryText runs a query returning one text value (e.g. numeric::text).
+func QueryText(ctx context.Context, conn *pgx.Conn, sql string, args ...any) (string, error) {
+	var s *string
+	if err := conn.QueryRow(ctx, sql, args...).Scan(&s); err != nil {
+		return "", fmt.Errorf("%s: %w", sql, err)
+	}
+	if s == nil {
+		return "NULL", nil
+	}
+	return *s, nil
+}
+
+// ExecAll runs each statement with the same arguments, in order, in one transaction.
+func ExecAll(ctx context.Context, conn *pgx.Conn, statements []string, args ...any) error {
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		for _, sql := range statements {
+			if _, err := tx.Exec(ctx, sql, args...); err != nil {
+				return fmt.Errorf("%s: %w", sql, err)
+			}
+		}
+		return nil
+	})
+}

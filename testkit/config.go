@@ -1,0 +1,285 @@
+package testkit
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/pgserver"
+)
+
+// Config holds the flags every suite shares. Names follow the reference binaries where they
+// exist (--requests, --concurrency, --max-connections, --flush-batch-size, ...).
+type Config struct {
+	Requests          int64
+	Concurrency       int
+	Duration          time.Duration
+	Warmup            time.Duration
+	MaxConnections    int
+	Modes             []string
+	FlushBatchSize    int
+	FlushIntervalMs   int
+	MonitorIntervalMs int
+	HotKeys           int
+	Seed              int64
+	Output            string
+
+	PostgresURL string
+	PgBinDir    string
+	PgUser      string
+	UnsafeFsync bool
+	Schema      string
+	KeepSchema  bool
+	ReuseSchema bool
+
+	QueueCapacity       int
+	QueueWorkers        int
+	QueueFull           queue.FullPolicy
+	QueueRetries        int
+	QueueRetryBackoffMs int
+	DrainTimeout        time.Duration
+
+	Repeat int
+	Levels []int
+
+	breakExpectations bool
+	levelsRaw         string
+	modesRaw          []string
+	fs                *pflag.FlagSet
+}
+
+func (c *Config) register(fs *pflag.FlagSet, info Info) {
+	c.fs = fs
+	fs.Int64Var(&c.Requests, "requests", 2000, "total requests per run (warm-up included)")
+	fs.IntVar(&c.Concurrency, "concurrency", 100, "concurrent workers (closed loop); thousands are fine, they share the pool")
+	fs.DurationVar(&c.Duration, "duration", 0, "stop starting requests after this long (e.g. 30s); with --requests, whichever comes first")
+	fs.DurationVar(&c.Warmup, "warmup", 0, "requests started in this first stretch run but are left out of the statistics")
+	fs.IntVar(&c.MaxConnections, "max-connections", 64, "size of the load's connection pool")
+	fs.StringSliceVar(&c.modesRaw, "modes", info.DefaultModes, "comma-separated write modes to run, each on freshly reset state: "+strings.Join(info.Modes, ", "))
+	fs.IntVar(&c.FlushBatchSize, "flush-batch-size", 1000, "records per flush (outbox claim size, queue batch size)")
+	fs.IntVar(&c.FlushIntervalMs, "flush-interval-ms", 100, "longest a partial batch waits before it is flushed, in ms")
+	fs.IntVar(&c.MonitorIntervalMs, "monitor-interval-ms", 100, "lock and pool sampling interval, in ms")
+	fs.IntVar(&c.HotKeys, "hot-keys", 1, "number of hot rows per hot table (1: every request hits the same rows)")
+	fs.Int64Var(&c.Seed, "seed", 1, "seed for anything the suite draws at random (reproducible runs)")
+	fs.StringVarP(&c.Output, "output", "o", "", "write the JSON report here (and samples to FILE.samples.ndjson); default: JSON on stdout")
+
+	fs.StringVar(&c.PostgresURL, "postgres-url", "", "use this existing server instead of a temporary one (the run stays inside its own schema)")
+	fs.StringVar(&c.PgBinDir, "pg-bin-dir", "", "PostgreSQL bin directory for the temporary server (default: $"+pgserver.BinDirEnv+", pg_config, PATH, /usr/lib/postgresql/*/bin)")
+	fs.StringVar(&c.PgUser, "pg-user", "", "OS user that runs the temporary server when we are root (default: postgres, else nobody)")
+	fs.BoolVar(&c.UnsafeFsync, "unsafe-no-fsync", false, "temporary server with fsync, synchronous_commit and full_page_writes off (fast, not durable; recorded in the report)")
+	fs.StringVar(&c.Schema, "schema", "", "schema for the run's tables (default: hotspot_<random>)")
+	fs.BoolVar(&c.KeepSchema, "keep-schema", false, "with --postgres-url, leave the run's schema in place afterwards")
+	fs.BoolVar(&c.ReuseSchema, "reuse-schema", false, "accept an existing --schema instead of refusing it")
+
+	fs.IntVar(&c.QueueCapacity, "queue-capacity", queue.DefaultCapacity, "async queue capacity (records, all workers together)")
+	fs.IntVar(&c.QueueWorkers, "queue-workers", queue.DefaultWorkers, "async queue flush workers")
+	fs.Var(&c.QueueFull, "queue-full", "what Enqueue does when the queue is full: drop, sync (write inline) or block")
+	fs.IntVar(&c.QueueRetries, "queue-retries", queue.DefaultMaxRetries, "flush retries before records fall back to one-by-one writes")
+	fs.IntVar(&c.QueueRetryBackoffMs, "queue-retry-backoff-ms", int(queue.DefaultRetryBackoff/time.Millisecond), "first retry backoff in ms (doubles per attempt)")
+	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 5*time.Minute, "longest the outbox or queue may take to drain after the load")
+
+	fs.IntVar(&c.Repeat, "repeat", 1, "run each mode this many times on fresh state; the report adds median/min/max")
+	fs.StringVar(&c.levelsRaw, "levels", "", "concurrency ladder, e.g. 1,2,4,8,64 (one run per level, each for --duration)")
+
+	fs.BoolVar(&c.breakExpectations, "debug-break-expectations", false, "make every verification expectation off by one (tests the exit code)")
+	_ = fs.MarkHidden("debug-break-expectations")
+}
+
+// validate checks the common flags; it runs before anything starts.
+func (c *Config) validate(info Info) error {
+	var errs []string
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+	if c.Requests < 0 || (c.Requests == 0 && c.Duration == 0) {
+		bad("--requests must be positive (or 0 with --duration)")
+	}
+	if c.Concurrency < 1 {
+		bad("--concurrency must be at least 1")
+	}
+	if c.Duration < 0 || c.Warmup < 0 {
+		bad("--duration and --warmup must not be negative")
+	}
+	if c.Duration > 0 && c.Warmup >= c.Duration {
+		bad("--warmup must be shorter than --duration")
+	}
+	if c.MaxConnections < 1 {
+		bad("--max-connections must be at least 1")
+	}
+	if c.FlushBatchSize < 1 {
+		bad("--flush-batch-size must be at least 1")
+	}
+	if c.FlushIntervalMs < 1 {
+		bad("--flush-interval-ms must be at least 1")
+	}
+	if c.MonitorIntervalMs < 1 {
+		bad("--monitor-interval-ms must be at least 1")
+	}
+	if c.HotKeys < 1 {
+		bad("--hot-keys must be at least 1")
+	}
+	if c.QueueCapacity < 1 || c.QueueWorkers < 1 || c.QueueWorkers > queue.MaxWorkers || c.QueueCapacity < c.QueueWorkers {
+		bad("--queue-capacity must be at least --queue-workers, which must be 1..%d", queue.MaxWorkers)
+	}
+	if c.QueueRetries < 0 || c.QueueRetryBackoffMs < 0 {
+		bad("--queue-retries and --queue-retry-backoff-ms must not be negative")
+	}
+	if c.DrainTimeout <= 0 {
+		bad("--drain-timeout must be positive")
+	}
+	if c.Repeat < 1 {
+		bad("--repeat must be at least 1")
+	}
+	c.Modes = nil
+	for _, m := range c.modesRaw {
+		m = strings.TrimSpace(m)
+		if m == "" {
+			continue
+		}
+		if !slices.Contains(info.Modes, m) {
+			bad("unknown mode %q for %s (modes: %s)", m, info.Name, strings.Join(info.Modes, ", "))
+			continue
+		}
+		if !slices.Contains(c.Modes, m) {
+			c.Modes = append(c.Modes, m)
+		}
+	}
+	if len(c.Modes) == 0 && len(errs) == 0 {
+		bad("--modes is empty")
+	}
+	c.Levels = nil
+	if c.levelsRaw != "" {
+		for _, f := range strings.Split(c.levelsRaw, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				bad("--levels: %q is not a positive integer", f)
+				continue
+			}
+			c.Levels = append(c.Levels, n)
+		}
+		sort.Ints(c.Levels)
+		c.Levels = slices.Compact(c.Levels)
+		if c.Duration == 0 {
+			bad("--levels needs --duration (the time spent at each level)")
+		}
+	}
+	if c.Schema != "" {
+		if err := database.ValidateSchemaName(c.Schema); err != nil {
+			bad("--schema: %v", err)
+		}
+	}
+	if c.PostgresURL == "" && c.PgBinDir != "" {
+		if _, err := pgserver.FindBinaries(c.PgBinDir); err != nil {
+			bad("%v", err)
+		}
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// checkOutputWritable makes sure the report (and its samples file) can be written, before the
+// load: nobody should lose a long run to a typo. A file it had to create is removed again.
+func checkOutputWritable(path string) error {
+	if path == "" {
+		return nil
+	}
+	for _, p := range []string{path, results.SamplesPath(path)} {
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return fmt.Errorf("--output %s: is a directory", p)
+		}
+		_, statErr := os.Stat(p)
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return fmt.Errorf("--output %s: cannot be written: %v", p, unwrapPathError(err))
+		}
+		f.Close()
+		if os.IsNotExist(statErr) {
+			os.Remove(p)
+		}
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if _, err := os.Stat(dir); err != nil {
+			return fmt.Errorf("--output %s: %v", path, unwrapPathError(err))
+		}
+	}
+	return nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// values returns every flag that shapes a run, by name, with JSON-friendly values.
+func (c *Config) values() map[string]any {
+	out := map[string]any{}
+	c.fs.VisitAll(func(f *pflag.Flag) {
+		switch f.Name {
+		case "output", "help", "debug-break-expectations":
+			return
+		case "postgres-url":
+			if f.Value.String() != "" {
+				out[f.Name] = database.RedactURL(f.Value.String())
+			}
+			return
+		}
+		out[f.Name] = flagValue(f)
+	})
+	out["modes"] = c.Modes
+	if len(c.Levels) > 0 {
+		out["levels"] = c.Levels
+	}
+	out["managed_postgres"] = c.PostgresURL == ""
+	return out
+}
+
+func flagValue(f *pflag.Flag) any {
+	s := f.Value.String()
+	switch f.Value.Type() {
+	case "int", "int64", "int32":
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return n
+		}
+	case "float64":
+		if v, err := strconv.ParseFloat(s, 64); err == nil {
+			return v
+		}
+	case "bool":
+		return s == "true"
+	case "duration":
+		if d, err := time.ParseDuration(s); err == nil {
+			return d.String()
+		}
+	case "stringSlice":
+		v, _ := f.Value.(pflag.SliceValue)
+		if v != nil {
+			return v.GetSlice()
+		}
+	}
+	return s
+}
+
+// redactArg hides a password in a URL flag value ("--postgres-url=postgres://u:pw@h/db").
+func redactArg(a string) string {
+	if strings.Contains(a, "://") {
+		if i := strings.Index(a, "="); i > 0 && strings.HasPrefix(a, "--") {
+			return a[:i+1] + database.RedactURL(a[i+1:])
+		}
+		return database.RedactURL(a)
+	}
+	return a
+}

@@ -1,0 +1,408 @@
+package testkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/load"
+	"github.com/hotspotkit/hotspotkit/testkit/monitor"
+	"github.com/hotspotkit/hotspotkit/testkit/pgserver"
+)
+
+// Exit codes.
+const (
+	ExitOK       = 0
+	ExitFailed   = 1 // verification failed, or the run could not complete
+	ExitUsage    = 2 // bad input; nothing was started
+	ExitSIGINT   = 130
+	ExitSIGTERM  = 143
+	extraConns   = 32 // monitor, admin, flushers, fault injector, headroom
+	serverMargin = 10
+)
+
+// engine is one invocation.
+type engine struct {
+	suite  Suite
+	info   Info
+	cfg    *Config
+	stderr io.Writer
+
+	target  *database.Target
+	monConn *pgx.Conn
+	samples *monitor.SampleWriter
+	report  *results.Report
+
+	// stopCtx ends on the first signal (no new requests); hardCtx on the second (abort the drain).
+	stopCtx    context.Context
+	hardCtx    context.Context
+	signalName string
+}
+
+// Main runs suite with the process's arguments and exits with its code.
+func Main(s Suite) {
+	os.Exit(Execute(s, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Execute runs suite with args and returns the exit code: 0 ok, 1 verification failed or the
+// run broke, 2 bad input (before anything started), 130/143 interrupted by SIGINT/SIGTERM.
+func Execute(s Suite, args []string, stdout, stderr io.Writer) (code int) {
+	info := s.Info()
+	cfg, err := parseFlags(s, info, args, stdout)
+	if errors.Is(err, errHelp) {
+		return ExitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", info.Name, err, info.Name)
+		return ExitUsage
+	}
+	e := &engine{suite: s, info: info, cfg: cfg, stderr: stderr}
+	return e.execute(stdout)
+}
+
+func (e *engine) execute(stdout io.Writer) (code int) {
+	stopCtx, stop := context.WithCancel(context.Background())
+	hardCtx, hard := context.WithCancel(context.Background())
+	defer stop()
+	defer hard()
+	e.stopCtx, e.hardCtx = stopCtx, hardCtx
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		n := 0
+		for sig := range sigs {
+			n++
+			if n == 1 {
+				e.signalName = sig.String()
+				if sig == syscall.SIGTERM {
+					e.signalName = "SIGTERM"
+				} else {
+					e.signalName = "SIGINT"
+				}
+				fmt.Fprintf(e.stderr, "\n%s: %s: no new requests; draining what was accepted (again to abort the drain)\n", e.info.Name, e.signalName)
+				stop()
+			} else {
+				fmt.Fprintf(e.stderr, "\n%s: second signal: aborting the drain; stopping servers\n", e.info.Name)
+				hard()
+			}
+		}
+	}()
+	defer func() {
+		if p := recover(); p != nil {
+			_ = pgserver.StopAll()
+			panic(p)
+		}
+	}()
+
+	e.report = &results.Report{SchemaVersion: results.SchemaVersion, Suite: e.info.Name, StartedAt: time.Now().UTC(), Runs: []results.Run{}}
+	err := e.runAll()
+	if closeErr := e.close(); closeErr != nil {
+		fmt.Fprintf(e.stderr, "%s: cleanup: %v\n", e.info.Name, closeErr)
+		err = errors.Join(err, closeErr)
+	}
+	e.report.FinishedAt = time.Now().UTC()
+	e.report.Interrupted = e.signalName != ""
+	if err != nil {
+		e.report.Error = database.Redact(err.Error())
+	}
+	e.finishReport()
+	if werr := e.writeReport(stdout); werr != nil {
+		fmt.Fprintf(e.stderr, "%s: writing the report: %v\n", e.info.Name, werr)
+		return ExitFailed
+	}
+	printSummary(e.stderr, e.report, e.info)
+
+	switch {
+	case e.signalName == "SIGINT":
+		return ExitSIGINT
+	case e.signalName == "SIGTERM":
+		return ExitSIGTERM
+	case err != nil:
+		fmt.Fprintf(e.stderr, "%s: %s\n", e.info.Name, database.Redact(err.Error()))
+		return ExitFailed
+	case !allVerified(e.report):
+		fmt.Fprintf(e.stderr, "%s: verification FAILED (see the checks with ok=false in the report)\n", e.info.Name)
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+func allVerified(r *results.Report) bool {
+	for _, run := range r.Runs {
+		if !run.Verification.Passed {
+			return false
+		}
+	}
+	return len(r.Runs) > 0
+}
+
+func (e *engine) runAll() error {
+	c := e.cfg
+	ctx := e.hardCtx
+	opts := database.Options{
+		URL:         c.PostgresURL,
+		Schema:      c.Schema,
+		KeepSchema:  c.KeepSchema,
+		ReuseSchema: c.ReuseSchema,
+		Server: pgserver.Config{
+			User:           c.PgUser,
+			MaxConnections: c.MaxConnections + extraConns + serverMargin,
+			Unsafe:         c.UnsafeFsync,
+		},
+	}
+	if c.PostgresURL == "" {
+		bins, err := pgserver.FindBinaries(c.PgBinDir)
+		if err != nil {
+			return err
+		}
+		opts.Server.Binaries = bins
+	}
+	target, err := database.Open(ctx, opts)
+	if err != nil {
+		return err
+	}
+	e.target = target
+	if err := e.captureEnvironment(ctx); err != nil {
+		return err
+	}
+	if e.monConn, err = target.Connect(ctx, "hotspotkit-monitor"); err != nil {
+		return fmt.Errorf("monitor connection: %w", err)
+	}
+	if c.Output != "" {
+		if e.samples, err = monitor.CreateSamples(results.SamplesPath(c.Output)); err != nil {
+			return err
+		}
+		e.report.SamplesFile = results.SamplesPath(c.Output)
+	}
+
+	levels := c.Levels
+	if len(levels) == 0 {
+		levels = []int{0}
+	}
+	index := 0
+	for _, mode := range c.Modes {
+		for _, level := range levels {
+			for rep := 1; rep <= c.Repeat; rep++ {
+				if e.stopCtx.Err() != nil {
+					return nil
+				}
+				r := &Run{Index: index, Mode: mode, Level: level, Config: c, Target: target,
+					Admin: target.Admin(), OpContext: e.hardCtx, Concurrency: c.Concurrency, Requests: c.Requests}
+				if c.Repeat > 1 {
+					r.Repetition = rep
+				}
+				if level > 0 {
+					r.Concurrency = level
+					if c.Requests == 2000 && !c.fs.Changed("requests") {
+						r.Requests = 0 // a ladder level runs for --duration
+					}
+				}
+				if c.breakExpectations {
+					r.checkSkew = 1
+				}
+				run, err := e.runOne(r)
+				e.report.Runs = append(e.report.Runs, run)
+				if err != nil {
+					return fmt.Errorf("%s run: %w", mode, err)
+				}
+				index++
+			}
+		}
+	}
+	return nil
+}
+
+// runOne runs one mode once on freshly reset state. The returned Run is filled as far as the
+// run got, even on error, so the report shows it.
+func (e *engine) runOne(r *Run) (results.Run, error) {
+	ctx := e.hardCtx
+	c := e.cfg
+	out := results.Run{Mode: r.Mode, Repetition: r.Repetition, Level: r.Level, Config: c.values(), StartedAt: time.Now().UTC()}
+	out.Config["mode"] = r.Mode
+	out.Config["concurrency"] = r.Concurrency
+	out.Config["requests"] = r.Requests
+	fail := func(err error) (results.Run, error) {
+		out.Error = database.Redact(err.Error())
+		return out, err
+	}
+	if err := e.target.Reset(ctx); err != nil {
+		return fail(fmt.Errorf("resetting tables: %w", err))
+	}
+	if err := e.suite.Seed(ctx, r); err != nil {
+		return fail(fmt.Errorf("seeding: %w", err))
+	}
+	pool, err := e.target.NewPool(ctx, database.PoolOptions{MaxConns: int32(c.MaxConnections), AppName: "hotspotkit-load"})
+	if err != nil {
+		return fail(err)
+	}
+	defer pool.Close()
+	r.Pool = pool
+	wl, err := e.suite.Workload(ctx, r)
+	if err != nil {
+		return fail(fmt.Errorf("preparing the %s workload: %w", r.Mode, err))
+	}
+	if wl.Close != nil {
+		defer wl.Close()
+	}
+
+	live := &load.Live{}
+	mcfg := monitor.Config{
+		Interval:   time.Duration(c.MonitorIntervalMs) * time.Millisecond,
+		HotTables:  e.info.HotTables,
+		Pool:       pool,
+		PendingSQL: wl.PendingSQL,
+		Progress:   func() (int64, int64) { return live.Completed(), live.Failed() },
+		Samples:    e.samples,
+		Label:      results.Sample{Run: r.Index, Mode: r.Mode, Repetition: r.Repetition, Level: r.Level},
+	}
+	if wl.Queue != nil {
+		q := wl.Queue
+		mcfg.Queue = func() (int64, int64) { m := q.Metrics(); return m.Depth, m.PendingDepth }
+	}
+	mon := monitor.Start(ctx, e.monConn, mcfg)
+	lcfg := load.Config{
+		Concurrency:   r.Concurrency,
+		Requests:      r.Requests,
+		Duration:      c.Duration,
+		Warmup:        c.Warmup,
+		Progress:      e.stderr,
+		ProgressLabel: r.Mode,
+		OpContext:     e.hardCtx,
+		Live:          live,
+	}
+	res, err := load.Run(e.stopCtx, lcfg, wl.Op)
+	if err != nil {
+		mon.Stop()
+		return fail(err)
+	}
+	var drainErr error
+	drainEnd := res.End
+	if wl.Drain != nil {
+		dctx, cancel := context.WithTimeout(e.hardCtx, c.DrainTimeout)
+		drainErr = wl.Drain(dctx)
+		cancel()
+		drainEnd = time.Now()
+	}
+	out.LockMonitor, out.Pool = mon.Stop()
+	out.Load = loadStats(res, drainEnd, r)
+	if wl.Outbox != nil {
+		f := wl.Outbox.Stats()
+		out.Flush = &f
+	}
+	if wl.Queue != nil {
+		out.Queue = queueStats(wl.Queue)
+		if out.Load.IntakeMs > 0 {
+			out.Load.AcceptRPS = round1(float64(res.Completed) / (out.Load.IntakeMs / 1000))
+		}
+	}
+	out.Interrupted = res.Stopped
+	if drainErr != nil {
+		out.Error = database.Redact("drain: " + drainErr.Error())
+	}
+	// Verification runs even after a failed drain: it then shows exactly what is missing.
+	vctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	recon, verr := reconcile(vctx, e.suite, r, res)
+	out.Reconciliation = recon
+	var checks []results.Check
+	if verr == nil {
+		checks, verr = e.suite.Verify(vctx, r, res)
+	}
+	if recon != nil {
+		rc := r.NewChecks()
+		reconciliationChecks(recon, rc)
+		checks = append(checks, rc.List()...)
+	}
+	out.Verification = results.Verification{Checks: checks, Passed: verr == nil && len(checks) > 0}
+	for _, ch := range checks {
+		if !ch.OK {
+			out.Verification.Passed = false
+		}
+	}
+	if drainErr != nil {
+		out.Verification.Passed = false
+	}
+	if verr != nil {
+		out.Verification.Checks = append(out.Verification.Checks, results.Check{Name: "verification query", Expected: "no error", Actual: database.Redact(verr.Error()), OK: false})
+	}
+	return out, nil
+}
+
+func loadStats(res *load.Result, drainEnd time.Time, r *Run) results.Load {
+	l := results.Load{
+		Concurrency:       r.Concurrency,
+		CompletedRequests: res.Completed,
+		FailedRequests:    res.Failed,
+		WarmupRequests:    res.WarmupCompleted + res.WarmupFailed,
+		ErrorCounts:       res.ErrorCounts,
+		LatencyMs:         res.Latency.Summary(),
+		AcquireWaitMs:     res.AcquireWait.Summary(),
+	}
+	if l.ErrorCounts == nil {
+		l.ErrorCounts = map[string]int64{}
+	}
+	end := res.End
+	if drainEnd.After(end) {
+		end = drainEnd
+	}
+	l.DurationMs = ms(end.Sub(res.MeasureStart))
+	l.IntakeMs = ms(res.End.Sub(res.MeasureStart))
+	l.DrainMs = ms(end.Sub(res.End))
+	if l.DurationMs > 0 {
+		l.ThroughputRPS = round1(float64(res.Completed) / (l.DurationMs / 1000))
+	}
+	if enc, err := res.Latency.Encode(); err == nil {
+		l.LatencyHistogram = enc
+	}
+	return l
+}
+
+func queueStats(q *QueueHandle) *results.Queue {
+	m := q.Metrics()
+	return &results.Queue{
+		Backend: q.Backend, Compaction: q.Compaction, FullPolicy: q.FullPolicy.String(),
+		Capacity: m.Capacity, Depth: m.Depth, PendingDepth: m.PendingDepth, MaxDepth: m.MaxDepth,
+		EnqueuedTotal: m.EnqueuedTotal, FlushedTotal: m.FlushedTotal, FlushBatchesTotal: m.FlushBatchesTotal,
+		FlushSQLOpsTotal: m.FlushSQLOpsTotal, FlushSQLRecordsTotal: m.FlushSQLRecordsTotal,
+		CompactedTotal: m.CompactedTotal, DroppedTotal: m.DroppedTotal, FlushFailedTotal: m.FlushFailedTotal,
+		RetriesTotal: m.RetriesTotal, SyncFallbackTotal: m.SyncFallbackTotal, RejectedTotal: m.RejectedTotal,
+		AbandonedTotal: m.AbandonedTotal, PersistLagMs: q.PersistLag().Summary(),
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
+
+func (e *engine) close() error {
+	var err error
+	if e.samples != nil {
+		err = errors.Join(err, e.samples.Close())
+	}
+	if e.monConn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = e.monConn.Close(ctx)
+		cancel()
+	}
+	if e.target != nil {
+		err = errors.Join(err, e.target.Close())
+	}
+	return err
+}
+
+func (e *engine) writeReport(stdout io.Writer) error {
+	if e.cfg.Output == "" {
+		return e.report.Write(stdout)
+	}
+	return e.report.WriteFile(e.cfg.Output)
+}

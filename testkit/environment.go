@@ -1,0 +1,137 @@
+package testkit
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/hotspotkit/hotspotkit/results"
+)
+
+// captureEnvironment records what the numbers were measured on.
+func (e *engine) captureEnvironment(ctx context.Context) error {
+	info, err := e.target.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("reading server settings: %w", err)
+	}
+	env := HostEnvironment()
+	env.PostgresVersion = info.Version
+	env.PostgresSettings = info.Settings
+	env.ManagedPostgres = e.target.Managed()
+	env.Schema = e.target.Schema()
+	env.Durability = "on"
+	if info.Settings["fsync"] == "off" || info.Settings["synchronous_commit"] == "off" {
+		env.Durability = "unsafe"
+	}
+	if e.target.Managed() {
+		env.PostgresStartMs = ms(e.target.Server.StartDuration())
+	} else {
+		env.PostgresURL = e.target.RedactedURL()
+	}
+	env.Command = strings.Join(append([]string{e.info.Name}, redactArgs(os.Args[1:])...), " ")
+	e.report.Environment = env
+	return nil
+}
+
+// redactArgs hides the password of a --postgres-url/--redis-url given on the command line.
+func redactArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = redactArg(a)
+	}
+	return out
+}
+
+// HostEnvironment describes this machine and build (everything but the database).
+func HostEnvironment() results.Environment {
+	host, _ := os.Hostname()
+	mem := memoryBytes()
+	env := results.Environment{
+		GoVersion:   runtime.Version(),
+		GOMAXPROCS:  runtime.GOMAXPROCS(0),
+		NumCPU:      runtime.NumCPU(),
+		CPUModel:    cpuModel(),
+		MemoryBytes: mem,
+		OS:          runtime.GOOS,
+		Arch:        runtime.GOARCH,
+		Hostname:    host,
+		GitRevision: gitRevision(),
+	}
+	env.MachineClass = MachineClass(env.OS, env.Arch, env.NumCPU, mem)
+	return env
+}
+
+// MachineClass names a class of machines whose numbers are comparable, e.g.
+// "linux-amd64-2cpu-24gib"; baselines are filed under it.
+func MachineClass(goos, arch string, cpus int, memBytes uint64) string {
+	gib := (memBytes + (1<<30)/2) >> 30
+	return fmt.Sprintf("%s-%s-%dcpu-%dgib", goos, arch, cpus, gib)
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
+
+func memoryBytes() uint64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemTotal:" {
+			kb, _ := strconv.ParseUint(fields[1], 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+// gitRevision comes from the build's VCS stamp, else from git in the working directory
+// (go run builds with -buildvcs=false on some machines), else "unknown".
+func gitRevision() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var rev, dirty string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "-dirty"
+				}
+			}
+		}
+		if rev != "" {
+			return rev + dirty
+		}
+	}
+	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	rev := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
+		rev += "-dirty"
+	}
+	return rev
+}

@@ -1,0 +1,337 @@
+// Package load owns the closed-loop load engine: it drives N workers over one operation,
+// hands out dense request indexes, times every request into sharded µs histograms (the whole
+// operation and, separately, the wait for a pool connection), separates warm-up from measured
+// requests, classifies errors, records each request's outcome, and shows a progress line.
+//
+// It must not know about SQL, schemas or suites: an operation is an opaque function, and what
+// a request means is the caller's business. It prints nothing except the progress line, and
+// only when asked to and the writer is a terminal. Reports are built by the caller from Result.
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hotspotkit/hotspotkit/testkit/hist"
+)
+
+// DefaultShards is the number of histogram shards when Config.Shards is 0.
+const DefaultShards = 64
+
+// Config describes one run. The zero value is not valid: set Concurrency and at least one of
+// Requests and Duration.
+type Config struct {
+	// Concurrency is the number of workers (goroutines), each running one request at a time.
+	// It is capped at Requests when Requests is set.
+	Concurrency int
+	// Requests is the total number of requests, warm-up included; 0 means unbounded, and then
+	// Duration must be set.
+	Requests int64
+	// Duration stops the hand-out of new requests this long after Start (warm-up included).
+	// 0 runs until Requests are done. When both are set, whichever comes first ends the run.
+	Duration time.Duration
+	// Warmup: requests started before Start+Warmup run normally and keep their outcomes, but
+	// are left out of the histograms and of Completed/Failed (see WarmupCompleted).
+	Warmup time.Duration
+	// Shards is the number of histogram shards (default DefaultShards, capped at the number of
+	// workers); worker w records into shard w % Shards.
+	Shards int
+	// Progress, when non-nil and a terminal, receives a progress line refreshed about four
+	// times a second. Nothing is written to it otherwise.
+	Progress      io.Writer
+	ProgressLabel string
+	// OpContext is the context given to every operation (default context.Background()).
+	// Cancelling the context given to Run only stops new requests; in-flight operations keep
+	// OpContext, which the caller cancels for a hard abort.
+	OpContext context.Context
+	// Live, when set, is reset at the start of the run and updated as requests start and end,
+	// so that a monitor can read it while the run is going.
+	Live *Live
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.Concurrency < 1:
+		return fmt.Errorf("load: concurrency must be at least 1, got %d", c.Concurrency)
+	case c.Requests < 0:
+		return fmt.Errorf("load: requests must not be negative, got %d", c.Requests)
+	case c.Duration < 0:
+		return fmt.Errorf("load: duration must not be negative, got %s", c.Duration)
+	case c.Requests == 0 && c.Duration == 0:
+		return errors.New("load: set requests, duration or both (an unbounded run would never end)")
+	case c.Warmup < 0:
+		return fmt.Errorf("load: warm-up must not be negative, got %s", c.Warmup)
+	case c.Duration > 0 && c.Warmup >= c.Duration:
+		return fmt.Errorf("load: warm-up (%s) must be shorter than duration (%s), or nothing is measured", c.Warmup, c.Duration)
+	case c.Shards < 0:
+		return fmt.Errorf("load: shards must not be negative, got %d", c.Shards)
+	}
+	return nil
+}
+
+// Op is one request. It must not keep r after it returns: the engine reuses it per worker.
+// Return Unknown(err) when the outcome of a write cannot be known (e.g. the connection died
+// during COMMIT).
+type Op func(ctx context.Context, r *Request) error
+
+// Result is what a run measured.
+type Result struct {
+	// Start is when the workers were started, MeasureStart is Start+Warmup, and End is when
+	// the last request returned (Start if none ran).
+	Start, MeasureStart, End time.Time
+	// Completed and Failed count measured (post-warm-up) requests; a failed request is not a
+	// completed one. Unknown outcomes are failures.
+	Completed, Failed             int64
+	WarmupCompleted, WarmupFailed int64
+	// ErrorCounts counts failures by Classify class, measured and warm-up requests together.
+	ErrorCounts map[string]int64
+	// ErrorSamples holds the text of one error per class, so a report can name the failure.
+	ErrorSamples map[string]string
+	// Latency holds the whole-operation time of the measured requests that succeeded, in µs.
+	Latency *hist.Histogram
+	// AcquireWait holds, per measured request that acquired a connection (succeeded or
+	// not), the total time it spent waiting for one.
+	AcquireWait *hist.Histogram
+	// Outcomes holds the outcome of every request index.
+	Outcomes *Outcomes
+	// Stopped is true when the context given to Run was cancelled before the planned end,
+	// so fewer requests were started than planned.
+	Stopped bool
+}
+
+// Attempted is the number of requests that were started (and, once Run returned, finished).
+func (r *Result) Attempted() int64 {
+	return r.Completed + r.Failed + r.WarmupCompleted + r.WarmupFailed
+}
+
+// Run drives cfg.Concurrency workers over op until the requests are done, the duration is
+// over or ctx is cancelled, then waits for the requests in flight and returns what was
+// measured. The error is only for an invalid cfg; operation errors are counted in the Result.
+func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if op == nil {
+		return nil, errors.New("load: nil operation")
+	}
+	return newRunner(cfg, op).run(ctx), nil
+}
+
+// What ended the hand-out of requests; the first worker to see an end records it.
+const (
+	endNone int32 = iota
+	endPlanned
+	endCancelled
+)
+
+type runner struct {
+	cfg      Config
+	op       Op
+	opCtx    context.Context
+	limit    int64 // 0 = unbounded
+	live     *Live
+	latency  *hist.Sharded
+	acquire  *hist.Sharded
+	outcomes *Outcomes
+	workers  []worker
+
+	// Workers read the clock as offsets from start (time.Since reads only the monotonic
+	// clock, half the cost of time.Now), so the warm-up end and deadline are offsets too.
+	start, measureStart time.Time
+	deadline            time.Duration // 0 when the run has no duration
+	ended               atomic.Int32
+}
+
+func newRunner(cfg Config, op Op) *runner {
+	workers := cfg.Concurrency
+	if cfg.Requests > 0 && int64(workers) > cfg.Requests {
+		workers = int(cfg.Requests)
+	}
+	shards := cfg.Shards
+	if shards == 0 {
+		shards = DefaultShards
+	}
+	shards = min(shards, workers)
+	r := &runner{
+		cfg:      cfg,
+		op:       op,
+		opCtx:    cfg.OpContext,
+		limit:    cfg.Requests,
+		live:     cfg.Live,
+		latency:  hist.NewSharded(shards),
+		acquire:  hist.NewSharded(shards),
+		outcomes: newOutcomes(cfg.Requests),
+		workers:  make([]worker, workers),
+	}
+	if r.opCtx == nil {
+		r.opCtx = context.Background()
+	}
+	if r.live == nil {
+		r.live = new(Live)
+	}
+	r.live.reset(cfg.Requests)
+	for i := range r.workers {
+		r.workers[i].req = Request{Worker: i, shard: i % shards}
+	}
+	return r
+}
+
+func (r *runner) run(ctx context.Context) *Result {
+	r.start = time.Now()
+	r.measureStart = r.start.Add(r.cfg.Warmup)
+	r.deadline = r.cfg.Duration
+	prog := startProgress(r)
+	done := ctx.Done()
+	var wg sync.WaitGroup
+	for i := range r.workers {
+		w := &r.workers[i]
+		wg.Go(func() { r.work(done, w) })
+	}
+	wg.Wait()
+	prog.finish()
+	return r.result()
+}
+
+// worker is one goroutine's request and tallies; merged into the Result at the end, so the
+// hot path touches no shared counter beyond the index, the live counters and one shard.
+type worker struct {
+	req                       Request
+	completed, failed         int64
+	warmCompleted, warmFailed int64
+	lastEnd                   time.Duration // since start
+	errorCounts               map[string]int64
+	errorSamples              map[string]string
+	_                         [64]byte // neighbouring workers run on other cores
+}
+
+// work runs requests until the run ends. The end is checked before each index is taken, by
+// the clock and by a non-blocking look at done (a cancel closes it synchronously), so no
+// request starts after the deadline, and at most one per worker once ctx is cancelled.
+func (r *runner) work(done <-chan struct{}, w *worker) {
+	req := &w.req
+	warmup := r.cfg.Warmup
+	for {
+		began := time.Since(r.start)
+		if r.deadline > 0 && began >= r.deadline {
+			r.ended.CompareAndSwap(endNone, endPlanned)
+			return
+		}
+		select {
+		case <-done:
+			r.ended.CompareAndSwap(endNone, endCancelled)
+			return
+		default:
+		}
+		i := r.live.next.Add(1) - 1
+		if r.limit > 0 && i >= r.limit {
+			r.ended.CompareAndSwap(endNone, endPlanned)
+			return
+		}
+		req.Index = i
+		req.acquireWait, req.acquired = 0, false
+
+		err := call(r.opCtx, r.op, req)
+		ended := time.Since(r.start)
+		w.lastEnd = ended
+
+		measured := began >= warmup
+		if err == nil {
+			r.outcomes.store(i, Succeeded)
+			r.live.completed.Add(1)
+			if measured {
+				w.completed++
+				r.latency.Record(req.shard, ended-began)
+			} else {
+				w.warmCompleted++
+			}
+		} else {
+			outcome := Failed
+			if IsUnknown(err) {
+				outcome = UnknownOutcome
+			}
+			r.outcomes.store(i, outcome)
+			r.live.failed.Add(1)
+			if measured {
+				w.failed++
+			} else {
+				w.warmFailed++
+			}
+			w.countError(err)
+		}
+		if measured && req.acquired {
+			r.acquire.Record(req.shard, req.acquireWait)
+		}
+	}
+}
+
+// call runs op, turning a panic into an error so that one bad request cannot end the run.
+func call(ctx context.Context, op Op, req *Request) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &panicError{value: p, stack: debug.Stack()}
+		}
+	}()
+	return op(ctx, req)
+}
+
+// maxSampleLen bounds an error sample (a panic's includes its stack).
+const maxSampleLen = 4096
+
+func (w *worker) countError(err error) {
+	class := Classify(err)
+	if w.errorCounts == nil {
+		w.errorCounts = make(map[string]int64)
+		w.errorSamples = make(map[string]string)
+	}
+	w.errorCounts[class]++
+	if _, ok := w.errorSamples[class]; !ok {
+		msg := err.Error()
+		if len(msg) > maxSampleLen {
+			msg = msg[:maxSampleLen] + "…"
+		}
+		w.errorSamples[class] = msg
+	}
+}
+
+func (r *runner) result() *Result {
+	started := r.live.Started()
+	res := &Result{
+		Start:        r.start,
+		MeasureStart: r.measureStart,
+		ErrorCounts:  make(map[string]int64),
+		ErrorSamples: make(map[string]string),
+		Latency:      r.latency.Merged(),
+		AcquireWait:  r.acquire.Merged(),
+		Outcomes:     r.outcomes,
+		// A cancel that came after every planned request was handed out cut nothing short.
+		Stopped: r.ended.Load() == endCancelled && (r.limit == 0 || started < r.limit),
+	}
+	var lastEnd time.Duration
+	for i := range r.workers {
+		w := &r.workers[i]
+		res.Completed += w.completed
+		res.Failed += w.failed
+		res.WarmupCompleted += w.warmCompleted
+		res.WarmupFailed += w.warmFailed
+		lastEnd = max(lastEnd, w.lastEnd)
+		for class, n := range w.errorCounts {
+			res.ErrorCounts[class] += n
+		}
+		for class, msg := range w.errorSamples {
+			if _, ok := res.ErrorSamples[class]; !ok {
+				res.ErrorSamples[class] = msg
+			}
+		}
+	}
+	res.End = r.start.Add(lastEnd)
+	if r.limit == 0 {
+		r.outcomes.raiseLen(started)
+	}
+	return res
+}

@@ -1,0 +1,97 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func showProgressOnAnyWriter(t *testing.T) {
+	saved := isTerminal
+	isTerminal = func(io.Writer) bool { return true }
+	t.Cleanup(func() { isTerminal = saved })
+}
+
+func TestProgressOnATerminal(t *testing.T) {
+	showProgressOnAnyWriter(t)
+	var out bytes.Buffer
+	res := run(t, context.Background(), Config{Concurrency: 4, Requests: 400, Progress: &out, ProgressLabel: "transfer"}, func(context.Context, *Request) error {
+		time.Sleep(time.Millisecond) // long enough for at least one tick before the final line
+		return nil
+	})
+	text := out.String()
+	if !strings.HasPrefix(text, "\r\x1b[Ktransfer  ") || !strings.HasSuffix(text, "\n") {
+		t.Fatalf("progress output %q: want redrawn lines ending in a newline", text)
+	}
+	final := text[strings.LastIndex(text, "\r\x1b[K")+len("\r\x1b[K"):]
+	for _, want := range []string{"transfer  400/400", "req/s", "p95 "} {
+		if !strings.Contains(final, want) {
+			t.Errorf("final line %q lacks %q", final, want)
+		}
+	}
+	if strings.Contains(final, "failed") {
+		t.Errorf("final line %q shows failures of a clean run", final)
+	}
+	if res.Completed != 400 {
+		t.Errorf("completed %d", res.Completed)
+	}
+}
+
+func TestProgressDurationRunShowsWarmupAndFailures(t *testing.T) {
+	showProgressOnAnyWriter(t)
+	out := &signallingWriter{written: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The run is cancelled once a tick has been drawn, long before its warm-up is over.
+	res := run(t, ctx, Config{Concurrency: 2, Duration: time.Hour, Warmup: 59 * time.Minute, Progress: out}, func(context.Context, *Request) error {
+		select {
+		case <-out.written:
+			cancel()
+		case <-time.After(time.Millisecond):
+		}
+		return io.EOF
+	})
+	text := out.String()
+	for _, want := range []string{" done", "failed ", "/1h0m0s", "warm-up"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("progress output %q lacks %q", text, want)
+		}
+	}
+	if !res.Stopped {
+		t.Error("not Stopped")
+	}
+}
+
+// signallingWriter closes written on the first write.
+type signallingWriter struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	written chan struct{}
+}
+
+func (w *signallingWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.buf.Len() == 0 {
+		close(w.written)
+	}
+	return w.buf.Write(p)
+}
+
+func (w *signallingWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+func TestNoProgressUnlessATerminal(t *testing.T) {
+	var out bytes.Buffer
+	run(t, context.Background(), Config{Concurrency: 2, Requests: 50, Progress: &out}, noop)
+	if out.Len() != 0 {
+		t.Errorf("wrote %q to a writer that is not a terminal", out.String())
+	}
+}

@@ -1,0 +1,161 @@
+package testkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/testkit/counters"
+	"github.com/hotspotkit/hotspotkit/testkit/load"
+)
+
+// TxFunc writes request i inside tx.
+type TxFunc func(ctx context.Context, tx pgx.Tx, i int64) error
+
+// SyncTx returns an op that runs fn in one transaction per request on a pooled connection.
+// The wait for the connection is recorded apart from the request's latency. A COMMIT whose
+// outcome cannot be known (the connection broke while committing) is reported as such, so the
+// run looks the request up afterwards instead of guessing.
+func (r *Run) SyncTx(fn TxFunc) load.Op {
+	pool := r.Pool
+	return func(ctx context.Context, req *load.Request) error {
+		conn, err := req.Acquire(ctx, pool)
+		if err != nil {
+			return err
+		}
+		defer conn.Release()
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		if err := fn(ctx, tx, req.Index); err != nil {
+			rollback(ctx, tx)
+			return err
+		}
+		if err := tx.Commit(ctx); err != nil {
+			if commitOutcomeUnknown(err) {
+				return load.Unknown(err)
+			}
+			return err
+		}
+		return nil
+	}
+}
+
+func rollback(ctx context.Context, tx pgx.Tx) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_ = tx.Rollback(rctx)
+}
+
+// commitOutcomeUnknown: a server error means the commit was refused; anything else (a broken
+// connection, a timeout) may have happened before or after the server committed.
+func commitOutcomeUnknown(err error) bool {
+	var pgErr *pgconn.PgError
+	return !errors.As(err, &pgErr)
+}
+
+// OutboxWorkload runs op — which writes the request and its outbox rows in one transaction —
+// with the outbox flush loop on its own connection. Drain returns when the outbox is empty.
+func (r *Run) OutboxWorkload(ctx context.Context, op load.Op) (*Workload, error) {
+	conn, err := r.Target.Connect(ctx, "hotspotkit-flush")
+	if err != nil {
+		return nil, fmt.Errorf("outbox flusher connection: %w", err)
+	}
+	o := counters.NewOutbox(conn, r.Config.FlushBatchSize, r.flushInterval())
+	o.Start(r.OpContext)
+	return &Workload{
+		Op:         op,
+		Outbox:     o,
+		PendingSQL: counters.OutboxPendingSQL,
+		Drain:      o.Drain,
+		Close: func() error {
+			o.Stop()
+			return conn.Close(context.Background())
+		},
+	}, nil
+}
+
+func (r *Run) flushInterval() time.Duration {
+	return time.Duration(r.Config.FlushIntervalMs) * time.Millisecond
+}
+
+// AsyncSpec describes a suite's async write path for AsyncWorkload.
+type AsyncSpec[K comparable, T any] struct {
+	// Records returns what request i enqueues (one or more records).
+	Records func(i int64) []T
+	// Key is the record's slot; Merge folds a newer record for a slot into the pending one;
+	// Compare orders slots in a compacted batch.
+	Key     func(T) K
+	Merge   func(pending *T, newer T)
+	Compare func(a, b K) int
+	// Writer writes a batch in the backend's transaction: compacted (one statement per table)
+	// or not (every record applied on its own, in order).
+	Writer func(compact bool) queue.TxWriter[T]
+}
+
+// ErrDropped fails a request whose record the full queue dropped (--queue-full drop).
+var ErrDropped = errors.New("queue full: record dropped")
+
+// AsyncWorkload builds the async queue for r.Mode (compaction for async-compact) over the
+// backend the flags choose, and an op that enqueues request i's records and returns. Drain
+// closes the queue, which writes everything it accepted (bounded by --drain-timeout).
+func AsyncWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncSpec[K, T]) (*Workload, error) {
+	compact := r.Mode == ModeAsyncCompact
+	c := r.Config
+	opts := queue.Options[K, T]{
+		Key:           spec.Key,
+		Merge:         spec.Merge,
+		Compare:       spec.Compare,
+		Capacity:      c.QueueCapacity,
+		BatchSize:     c.FlushBatchSize,
+		FlushInterval: r.flushInterval(),
+		Workers:       c.QueueWorkers,
+		FullPolicy:    c.QueueFull,
+		Compaction:    compact,
+		MaxRetries:    c.QueueRetries,
+		RetryBackoff:  time.Duration(c.QueueRetryBackoffMs) * time.Millisecond,
+	}
+	q, err := queue.New(queue.PgFlusher(r.Pool, spec.Writer(compact)), opts)
+	if err != nil {
+		return nil, err
+	}
+	var backend queue.Backend[T] = q
+	op := func(ctx context.Context, req *load.Request) error {
+		for _, rec := range spec.Records(req.Index) {
+			out, err := backend.Enqueue(ctx, rec)
+			if err != nil {
+				return err
+			}
+			if out == queue.Dropped {
+				return ErrDropped
+			}
+		}
+		return nil
+	}
+	return &Workload{
+		Op: op,
+		Queue: &QueueHandle{
+			Backend:    "memory",
+			Compaction: compact,
+			FullPolicy: c.QueueFull,
+			Metrics:    backend.Metrics,
+			PersistLag: backend.PersistLag,
+			Pause:      backend.Pause,
+			Resume:     backend.Resume,
+		},
+		Drain: backend.Close,
+		Close: func() error {
+			// Close is idempotent; after a drain it returns at once.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			_ = backend.Close(ctx)
+			return nil
+		},
+	}, nil
+}

@@ -1,0 +1,132 @@
+// Package testkit is the engine every hotspotkit binary runs. It owns the lifecycle of an
+// invocation — flags, validation before any work, the temporary or given database, signals,
+// one freshly reset run per mode (and repetition and ladder level), the monitor, the drain,
+// verification, the JSON report, the NDJSON samples and the stderr summary — and the shared
+// write strategies a suite plugs its SQL into (sync transactions, the outbox, the async queue).
+//
+// A suite (testkit/suites/...) only describes its write path: how to seed, what one request
+// writes in each mode, and how to check the totals. It does no timing and prints nothing.
+// A binary's main is one line: testkit.Main(suite).
+package testkit
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/pflag"
+
+	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/counters"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/hist"
+	"github.com/hotspotkit/hotspotkit/testkit/load"
+)
+
+// The write strategies a suite may offer.
+const (
+	// ModeSync writes everything in the request's own transaction.
+	ModeSync = "sync"
+	// ModeOutbox writes the request and its deltas to the outbox; a flush loop applies them.
+	ModeOutbox = "outbox"
+	// ModeAsync enqueues the request's records; workers write them in batches, uncompacted.
+	ModeAsync = "async"
+	// ModeAsyncCompact is ModeAsync with records for the same slot merged before the flush.
+	ModeAsyncCompact = "async-compact"
+)
+
+// AllModes lists the strategies in the order runs are reported.
+var AllModes = []string{ModeSync, ModeOutbox, ModeAsync, ModeAsyncCompact}
+
+// Info describes a suite to the engine and to --help.
+type Info struct {
+	// Name is the binary's name and the report's suite field.
+	Name string
+	// Summary is one line saying what the suite hammers.
+	Summary string
+	// Description is a paragraph for --help: what one request does in each mode.
+	Description string
+	// Example is a worked command line for --help.
+	Example string
+	// Modes the suite supports, and the ones run when --modes is not given.
+	Modes, DefaultModes []string
+	// HotTables are the tables whose lock waiters the report always lists.
+	HotTables []string
+}
+
+// Suite is one hot write path.
+type Suite interface {
+	Info() Info
+	// Seed writes the rows a run starts from; the schema's tables are empty when it is called.
+	Seed(ctx context.Context, r *Run) error
+	// Workload returns what one request does in r.Mode.
+	Workload(ctx context.Context, r *Run) (*Workload, error)
+	// Verify checks the database after the run has drained, against the requests that succeeded.
+	Verify(ctx context.Context, r *Run, res *load.Result) ([]results.Check, error)
+}
+
+// Flagger is a suite with flags of its own.
+type Flagger interface {
+	Flags(fs *pflag.FlagSet)
+}
+
+// Validator is a suite that checks its flags (and the common ones) before any work starts.
+type Validator interface {
+	Validate(c *Config) error
+}
+
+// Workload is what the engine drives for one run.
+type Workload struct {
+	// Op is one request.
+	Op load.Op
+	// Drain returns once every write the requests had accepted is committed (nil: nothing is
+	// pending when the last request returns).
+	Drain func(ctx context.Context) error
+	// Close releases what the workload holds (always called).
+	Close func() error
+	// Queue is set for async modes.
+	Queue *QueueHandle
+	// Outbox is set for the outbox mode.
+	Outbox *counters.Outbox
+	// PendingSQL counts writes not yet applied; the monitor samples it (optional).
+	PendingSQL string
+}
+
+// QueueHandle is the non-generic view of an async backend the engine reports on.
+type QueueHandle struct {
+	Backend    string
+	Compaction bool
+	FullPolicy queue.FullPolicy
+	Metrics    func() queue.Metrics
+	PersistLag func() *hist.Histogram
+	Pause      func()
+	Resume     func()
+}
+
+// Run is the context of one run, handed to the suite.
+type Run struct {
+	// Index counts runs in the invocation from 0.
+	Index      int
+	Mode       string
+	Repetition int
+	Level      int
+	// Concurrency and Requests are this run's (a ladder level overrides --concurrency).
+	Concurrency int
+	Requests    int64
+	Config      *Config
+	Target      *database.Target
+	// Pool is the load's pool (--max-connections); async backends flush through it too.
+	Pool *pgxpool.Pool
+	// Admin is the engine's own connection, for seeding and verification.
+	Admin *pgx.Conn
+	// OpContext is cancelled on a hard abort (second signal); background work should use it.
+	OpContext context.Context
+	// checkSkew deliberately breaks every expectation (hidden --debug-break-expectations).
+	checkSkew int64
+	// applied is set by reconcile before Verify.
+	applied func(i int64) bool
+}
+
+// IsAsync reports whether the mode goes through a queue.
+func IsAsync(mode string) bool { return mode == ModeAsync || mode == ModeAsyncCompact }

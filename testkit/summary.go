@@ -1,0 +1,140 @@
+package testkit
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
+)
+
+// finishReport adds the repetition summaries and ladders.
+func (e *engine) finishReport() {
+	if e.cfg.Repeat > 1 {
+		e.report.Summaries = results.Summarize(e.report.Runs)
+	}
+	if len(e.cfg.Levels) > 0 {
+		for _, mode := range e.cfg.Modes {
+			var runs []results.Run
+			for _, r := range e.report.Runs {
+				if r.Mode == mode {
+					runs = append(runs, r)
+				}
+			}
+			if len(runs) > 0 {
+				e.report.Ladders = append(e.report.Ladders, results.BuildLadder(mode, runs))
+			}
+		}
+	}
+}
+
+// printSummary writes the side-by-side table of the runs to w (stderr).
+func printSummary(w io.Writer, rep *results.Report, info Info) {
+	if len(rep.Runs) == 0 {
+		if rep.Error != "" {
+			fmt.Fprintf(w, "%s: no run completed: %s\n", info.Name, rep.Error)
+		}
+		return
+	}
+	fmt.Fprintf(w, "\n%s  (PostgreSQL %s, durability %s, %s)\n", info.Name, rep.Environment.PostgresVersion, rep.Environment.Durability, rep.Environment.MachineClass)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "mode\trun\treq×conc\trps\tfailed\tp50 ms\tp95 ms\tp99 ms\tlag p99 ms\tmax waiters (hot)\tpool max %\tsql ops\tcompacted\tverified\t")
+	for _, r := range rep.Runs {
+		run := ""
+		switch {
+		case r.Level > 0 && r.Repetition > 0:
+			run = fmt.Sprintf("L%d#%d", r.Level, r.Repetition)
+		case r.Level > 0:
+			run = fmt.Sprintf("L%d", r.Level)
+		case r.Repetition > 0:
+			run = fmt.Sprintf("#%d", r.Repetition)
+		}
+		lag, ops, compacted := "–", "–", "–"
+		if q := r.Queue; q != nil {
+			lag = fmt.Sprintf("%.1f", q.PersistLagMs.P99)
+			ops = fmt.Sprint(q.FlushSQLOpsTotal)
+			compacted = fmt.Sprint(q.CompactedTotal)
+		}
+		verified := "yes"
+		if !r.Verification.Passed {
+			verified = "NO"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%d\t%.2f\t%.2f\t%.2f\t%s\t%s\t%.1f\t%s\t%s\t%s\t\n",
+			r.Mode, run, reqConc(r), r.Load.ThroughputRPS, r.Load.FailedRequests,
+			r.Load.LatencyMs.P50, r.Load.LatencyMs.P95, r.Load.LatencyMs.P99, lag,
+			waiters(r.LockMonitor.MaxWaitersByRelation, info.HotTables), float64(r.Pool.MaxUsageBasisPoints)/100,
+			ops, compacted, verified)
+	}
+	tw.Flush()
+	for _, r := range rep.Runs {
+		if len(r.Load.ErrorCounts) > 0 {
+			fmt.Fprintf(w, "  %s errors: %v\n", r.Mode, r.Load.ErrorCounts)
+		}
+		if r.Error != "" {
+			fmt.Fprintf(w, "  %s: %s\n", r.Mode, database.Redact(r.Error))
+		}
+		for _, c := range r.Verification.Checks {
+			if !c.OK {
+				fmt.Fprintf(w, "  %s: check %q failed: expected %v, got %v\n", r.Mode, c.Name, c.Expected, c.Actual)
+			}
+		}
+	}
+	if len(rep.Ladders) > 0 {
+		for _, l := range rep.Ladders {
+			fmt.Fprintf(w, "  %s ladder knee: ", l.Mode)
+			if l.KneeConcurrency > 0 {
+				fmt.Fprintf(w, "saturates at concurrency %d\n", l.KneeConcurrency)
+			} else {
+				fmt.Fprintln(w, "none (throughput still rising)")
+			}
+		}
+	}
+}
+
+func reqConc(r results.Run) string {
+	req := fmt.Sprint(r.Config["requests"])
+	if req == "0" {
+		req = fmt.Sprint(r.Config["duration"])
+	}
+	return fmt.Sprintf("%s×%d", req, r.Load.Concurrency)
+}
+
+// waiters shows the hot tables' maximum waiters, largest first, e.g. "api_keys 57 providers 3".
+func waiters(by map[string]int64, hot []string) string {
+	type kv struct {
+		k string
+		v int64
+	}
+	var list []kv
+	for _, t := range hot {
+		list = append(list, kv{t, by[t]})
+	}
+	for k, v := range by {
+		if v > 0 && !contains(hot, k) {
+			list = append(list, kv{k, v})
+		}
+	}
+	sort.SliceStable(list, func(i, j int) bool { return list[i].v > list[j].v })
+	var parts []string
+	for _, e := range list {
+		if e.v > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", e.k, e.v))
+		}
+	}
+	if len(parts) == 0 {
+		return "0"
+	}
+	return strings.Join(parts, " ")
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
