@@ -43,13 +43,14 @@
 //	dropped_total            records refused because the channel was full under PolicyDrop
 //	flush_failed_total       distinct source records whose batch flush failed at least once;
 //	                         a record is counted once however often its batch is retried
+//	                         (a failed inline write under PolicySync counts as rejected only)
 //	retries_total            Flusher.Flush calls that re-send records whose previous attempt
 //	                         failed: batch attempts after the first, and repeated attempts of a
 //	                         record being written individually after its batch gave up
 //	sync_fallback_total      records written with a single-record Flusher.Flush outside the
 //	                         batches: by the caller under PolicySync when the channel was full
-//	                         (Outcome WrittenInline), or by a worker after MaxRetries failed
-//	                         batch retries
+//	                         (Outcome WrittenInline), or by a worker once a batch's first
+//	                         attempt and its MaxRetries retries have all failed
 //	rejected_total           Enqueue calls that returned an error (Outcome Rejected): queue
 //	                         closed, ctx done while waiting under PolicyBlock, inline write failed
 //	abandoned_total          accepted records still unwritten when Close's deadline expired
@@ -57,6 +58,13 @@
 // Counters are updated with atomics and read one by one, so a Metrics taken while the queue
 // runs is not a consistent cut (pending_depth may briefly lag the totals); after Close returns
 // it is exact.
+//
+// # Persist lag
+//
+// PersistLag is a µs histogram with one value per written source record (batch or fallback,
+// not dropped, rejected or abandoned ones): commit time minus the time Enqueue was called,
+// both read from the monotonic clock. It includes channel wait, batching delay, retries and,
+// under PolicyBlock, the caller's wait for room.
 //
 // # Invariant
 //

@@ -53,6 +53,8 @@ type Config struct {
 	Repeat int
 	Levels []int
 
+	CPUProfile string
+
 	breakExpectations bool
 	levelsRaw         string
 	modesRaw          []string
@@ -91,6 +93,8 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 
 	fs.IntVar(&c.Repeat, "repeat", 1, "run each mode this many times on fresh state; the report adds median/min/max")
 	fs.StringVar(&c.levelsRaw, "levels", "", "concurrency ladder, e.g. 1,2,4,8,64 (one run per level, each for --duration)")
+
+	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile of the whole invocation here (go tool pprof)")
 
 	fs.BoolVar(&c.breakExpectations, "debug-break-expectations", false, "make every verification expectation off by one (tests the exit code)")
 	_ = fs.MarkHidden("debug-break-expectations")
@@ -229,7 +233,7 @@ func (c *Config) values() map[string]any {
 	out := map[string]any{}
 	c.fs.VisitAll(func(f *pflag.Flag) {
 		switch f.Name {
-		case "output", "help", "debug-break-expectations":
+		case "output", "help", "debug-break-expectations", "cpu-profile":
 			return
 		case "postgres-url":
 			if f.Value.String() != "" {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -104,6 +105,17 @@ func (e *engine) execute(stdout io.Writer) (code int) {
 		}
 	}()
 
+	if e.cfg.CPUProfile != "" {
+		f, err := os.Create(e.cfg.CPUProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "%s: --cpu-profile: %v\n", e.info.Name, err)
+			return ExitUsage
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	e.report = &results.Report{SchemaVersion: results.SchemaVersion, Suite: e.info.Name, StartedAt: time.Now().UTC(), Runs: []results.Run{}}
 	err := e.runAll()
 	if closeErr := e.close(); closeErr != nil {

@@ -41,9 +41,10 @@ CREATE TABLE IF NOT EXISTS global_models (
     usage_count bigint NOT NULL DEFAULT 0
 );
 
+-- request_id is the key: no surrogate id, so a usage row costs one index entry and no
+-- sequence call (the async flush COPYs thousands of them per batch).
 CREATE TABLE IF NOT EXISTS usage (
-    id                  bigserial PRIMARY KEY,
-    request_id          text NOT NULL UNIQUE,
+    request_id          text PRIMARY KEY,
     user_id             text NOT NULL,
     api_key_id          text NOT NULL,
     provider_api_key_id text NOT NULL,

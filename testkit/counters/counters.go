@@ -167,22 +167,39 @@ func updateSQL(k Kind) (string, error) {
 }
 
 // Apply writes deltas compacted: it merges them per row and sends one UPDATE per kind, in
-// key order. It returns the number of statements sent.
+// key order, pipelined in one round trip. It returns the number of statements sent.
 func Apply(ctx context.Context, tx pgx.Tx, deltas []Delta) (int, error) {
 	merged := Compact(deltas)
-	ops := 0
+	var b pgx.Batch
+	var groups [][]Delta
 	for start := 0; start < len(merged); {
 		end := start
 		for end < len(merged) && merged[end].Kind == merged[start].Kind {
 			end++
 		}
-		if err := exec(ctx, tx, merged[start:end]); err != nil {
-			return ops, err
+		sql, err := updateSQL(merged[start].Kind)
+		if err != nil {
+			return 0, err
 		}
-		ops++
+		b.Queue(sql, updateArgs(merged[start:end])...)
+		groups = append(groups, merged[start:end])
 		start = end
 	}
-	return ops, nil
+	if len(groups) == 0 {
+		return 0, nil
+	}
+	br := tx.SendBatch(ctx, &b)
+	for _, g := range groups {
+		tag, err := br.Exec()
+		if err == nil {
+			err = checkAffected(g, tag.RowsAffected())
+		}
+		if err != nil {
+			br.Close()
+			return len(groups), fmt.Errorf("applying %d %s deltas: %w", len(g), g[0].Kind, err)
+		}
+	}
+	return len(groups), br.Close()
 }
 
 // ApplyEach writes every delta as its own UPDATE, in the order given (no compaction).
@@ -201,11 +218,20 @@ func exec(ctx context.Context, tx pgx.Tx, ds []Delta) error {
 		return err
 	}
 	tag, err := tx.Exec(ctx, sql, updateArgs(ds)...)
+	if err == nil {
+		err = checkAffected(ds, tag.RowsAffected())
+	}
 	if err != nil {
 		return fmt.Errorf("applying %d %s deltas: %w", len(ds), ds[0].Kind, err)
 	}
-	if tag.RowsAffected() != int64(len(ds)) {
-		return fmt.Errorf("applying %s deltas: %d of %d target rows exist", ds[0].Kind, tag.RowsAffected(), len(ds))
+	return nil
+}
+
+// checkAffected fails when a delta's target row does not exist: a counter must never be
+// dropped silently.
+func checkAffected(ds []Delta, affected int64) error {
+	if affected != int64(len(ds)) {
+		return fmt.Errorf("%d of %d target rows exist", affected, len(ds))
 	}
 	return nil
 }

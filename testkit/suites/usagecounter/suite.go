@@ -6,12 +6,15 @@ package usagecounter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/hotspotkit/hotspotkit/queue"
@@ -115,9 +118,42 @@ func (u usageRow) deltas() []counters.Delta {
 	}
 }
 
-// insertUsage writes rows in one statement and returns the ones that were new (a row whose
-// request_id is already there is skipped, so a redelivered request never counts twice).
-func insertUsage(ctx context.Context, tx pgx.Tx, rows []usageRow) ([]usageRow, error) {
+// usageColumns are the columns a usage row is written with.
+var usageColumns = []string{"request_id", "user_id", "api_key_id", "provider_api_key_id", "provider_id", "model_id",
+	"input_tokens", "output_tokens", "total_tokens", "cost", "response_time_ms", "created_at"}
+
+func (u usageRow) values() []any {
+	return []any{u.requestID, userID(u.hot), apiKeyID(u.hot), providerKeyID(u.hot), providerID(u.hot), modelID(u.hot),
+		int32(inputTokens), int32(outputTokens), int32(totalTokens), cost.Numeric(), u.responseMs, u.at}
+}
+
+// insertUsage writes rows and returns the ones that were new: a row whose request_id is
+// already there is skipped, so a redelivered or retried request never counts twice. The fast
+// path is COPY inside a savepoint; only when that hits an existing request_id (a retry after
+// a commit whose outcome was unknown) does it fall back to INSERT … ON CONFLICT DO NOTHING.
+// It returns the number of statements sent.
+func insertUsage(ctx context.Context, tx pgx.Tx, rows []usageRow) ([]usageRow, int, error) {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	_, err = sp.CopyFrom(ctx, pgx.Identifier{"usage"}, usageColumns,
+		pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) { return rows[i].values(), nil }))
+	if err == nil {
+		return rows, 1, sp.Commit(ctx) // releases the savepoint
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != pgerrcode.UniqueViolation {
+		return nil, 1, fmt.Errorf("copy usage: %w", err)
+	}
+	if err := sp.Rollback(ctx); err != nil {
+		return nil, 1, err
+	}
+	fresh, err := insertUsageIdempotent(ctx, tx, rows)
+	return fresh, 2, err
+}
+
+func insertUsageIdempotent(ctx context.Context, tx pgx.Tx, rows []usageRow) ([]usageRow, error) {
 	n := len(rows)
 	ids, users, keys, pkeys, providers, models := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	rt := make([]int32, n)
@@ -142,14 +178,11 @@ func insertUsage(ctx context.Context, tx pgx.Tx, rows []usageRow) ([]usageRow, e
 	if err != nil {
 		return nil, fmt.Errorf("insert usage: %w", err)
 	}
-	if len(inserted) == n {
-		return rows, nil
-	}
 	isNew := make(map[string]bool, len(inserted))
 	for _, id := range inserted {
 		isNew[id] = true
 	}
-	fresh := rows[:0:0]
+	fresh := make([]usageRow, 0, len(inserted))
 	for _, u := range rows {
 		if isNew[u.requestID] {
 			fresh = append(fresh, u)
@@ -169,7 +202,7 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 	case testkit.ModeOutbox:
 		return r.OutboxWorkload(ctx, r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
 			u := rowFor(r, i)
-			fresh, err := insertUsage(ctx, tx, []usageRow{u})
+			fresh, _, err := insertUsage(ctx, tx, []usageRow{u})
 			if err != nil || len(fresh) == 0 {
 				return err
 			}
@@ -227,11 +260,10 @@ func (f writerFunc) WriteBatch(ctx context.Context, tx pgx.Tx, events []event) (
 // writeEach inserts the rows in one statement, then applies every counter increment of every
 // new row as its own UPDATE, in order: what batching alone buys.
 func writeEach(ctx context.Context, tx pgx.Tx, rows []usageRow) (int, error) {
-	fresh, err := insertUsage(ctx, tx, rows)
+	fresh, ops, err := insertUsage(ctx, tx, rows)
 	if err != nil {
-		return 1, err
+		return ops, err
 	}
-	ops := 1
 	for _, u := range fresh {
 		n, err := counters.ApplyEach(ctx, tx, u.deltas())
 		ops += n
@@ -245,16 +277,16 @@ func writeEach(ctx context.Context, tx pgx.Tx, rows []usageRow) (int, error) {
 // writeCompacted inserts the rows in one statement, then merges the increments of the new rows
 // per hot row and sends one array-based UPDATE per table.
 func writeCompacted(ctx context.Context, tx pgx.Tx, rows []usageRow) (int, error) {
-	fresh, err := insertUsage(ctx, tx, rows)
+	fresh, ops, err := insertUsage(ctx, tx, rows)
 	if err != nil {
-		return 1, err
+		return ops, err
 	}
 	deltas := make([]counters.Delta, 0, 4*len(fresh))
 	for _, u := range fresh {
 		deltas = append(deltas, u.deltas()...)
 	}
 	n, err := counters.Apply(ctx, tx, deltas)
-	return 1 + n, err
+	return ops + n, err
 }
 
 // Persisted finds every request's usage row by request_id.
