@@ -129,6 +129,14 @@ const deltaFrom = `
 	     AS d(id, requests, successes, failures, tokens, cost, response_time_ms, dns_failures, stream_errors, last_used_at, last_ip)
 	WHERE t.id = d.id`
 
+// deltaFromScalars is deltaFrom for a single delta: scalar parameters instead of arrays, so the
+// per-request (sync) path sends the plain single-row UPDATE a hand-written gateway would.
+const deltaFromScalars = `
+	FROM (SELECT $1::text, $2::int8, $3::int8, $4::int8, $5::int8, $6::numeric, $7::int8, $8::int8,
+	             $9::int8, $10::timestamptz, $11::text)
+	     AS d(id, requests, successes, failures, tokens, cost, response_time_ms, dns_failures, stream_errors, last_used_at, last_ip)
+	WHERE t.id = d.id`
+
 // Kinds lists every known kind in CompareKeys order.
 func Kinds() []Kind {
 	ks := make([]Kind, 0, len(kindSQL))
@@ -164,6 +172,13 @@ func updateSQL(k Kind) (string, error) {
 		return "", fmt.Errorf("counters: unknown kind %q", k)
 	}
 	return s + deltaFrom, nil
+}
+
+// scalarArgs is updateArgs for one delta.
+func scalarArgs(d Delta) []any {
+	return []any{d.Target, d.Requests, d.Successes, d.Failures, d.Tokens, d.Cost.Numeric(), d.ResponseTimeMs,
+		d.DNSFailures, d.StreamErrors, pgtype.Timestamptz{Time: d.LastUsedAt, Valid: !d.LastUsedAt.IsZero()},
+		pgtype.Text{String: d.LastIP, Valid: d.LastIP != ""}}
 }
 
 // Apply writes deltas compacted: it merges them per row and sends one UPDATE per kind, in
@@ -202,29 +217,23 @@ func Apply(ctx context.Context, tx pgx.Tx, deltas []Delta) (int, error) {
 	return len(groups), br.Close()
 }
 
-// ApplyEach writes every delta as its own UPDATE, in the order given (no compaction).
+// ApplyEach writes every delta as its own single-row UPDATE, one round trip each, in the
+// order given (no compaction). It returns the number of statements sent.
 func ApplyEach(ctx context.Context, tx pgx.Tx, deltas []Delta) (int, error) {
-	for i := range deltas {
-		if err := exec(ctx, tx, deltas[i:i+1]); err != nil {
-			return i, err
+	for i, d := range deltas {
+		s, ok := kindSQL[d.Kind]
+		if !ok {
+			return i, fmt.Errorf("counters: unknown kind %q", d.Kind)
+		}
+		tag, err := tx.Exec(ctx, s+deltaFromScalars, scalarArgs(d)...)
+		if err == nil {
+			err = checkAffected(deltas[i:i+1], tag.RowsAffected())
+		}
+		if err != nil {
+			return i + 1, fmt.Errorf("applying a %s delta to %s: %w", d.Kind, d.Target, err)
 		}
 	}
 	return len(deltas), nil
-}
-
-func exec(ctx context.Context, tx pgx.Tx, ds []Delta) error {
-	sql, err := updateSQL(ds[0].Kind)
-	if err != nil {
-		return err
-	}
-	tag, err := tx.Exec(ctx, sql, updateArgs(ds)...)
-	if err == nil {
-		err = checkAffected(ds, tag.RowsAffected())
-	}
-	if err != nil {
-		return fmt.Errorf("applying %d %s deltas: %w", len(ds), ds[0].Kind, err)
-	}
-	return nil
 }
 
 // checkAffected fails when a delta's target row does not exist: a counter must never be

@@ -291,7 +291,10 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 		if s.PoolMax > 0 {
 			s.PoolUsageBasisPts = int64(s.PoolAcquired) * 10000 / int64(s.PoolMax)
 		}
-		s.PoolPressure = s.PoolAcquired > 0 && s.PoolIdle <= IdleReserve(s.PoolMax)
+		// Under pressure: busy, and no more than the reserve of connections left to hand out
+		// without waiting — idle ones plus those the pool may still open. (Counting idle ones
+		// alone would call a lazily growing pool "under pressure" at its first request.)
+		s.PoolPressure = s.PoolAcquired > 0 && s.PoolMax-s.PoolAcquired <= IdleReserve(s.PoolMax)
 	}
 	if m.cfg.Queue != nil {
 		d, p := m.cfg.Queue()

@@ -74,6 +74,8 @@ type Server struct {
 	started  time.Duration
 	settings map[string]string
 
+	watchdog *exec.Cmd
+
 	mu      sync.Mutex
 	running bool
 	removed bool
@@ -120,7 +122,28 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, errors.Join(err, stopErr)
 	}
 	s.started = time.Since(t0)
+	if err := s.startWatchdog(); err != nil {
+		stopErr := s.Stop()
+		return nil, errors.Join(err, stopErr)
+	}
 	return s, nil
+}
+
+// startWatchdog starts a tiny shell, in its own session, that waits for this process to end
+// and then stops the server and removes its directory. Stop disarms it; it only acts when
+// this process died without stopping the server (SIGKILL, a crash in another goroutine), so
+// that even then nothing is left running.
+func (s *Server) startWatchdog() error {
+	script := fmt.Sprintf(`while kill -0 %d 2>/dev/null; do sleep 1; done
+%s stop -m immediate -w -D %s >/dev/null 2>&1
+rm -rf %s`, os.Getpid(), shellQuote(filepath.Join(s.dir, "wrap", "bin", "pg_ctl")), shellQuote(s.dataDir), shellQuote(s.dir))
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting the server's watchdog: %w", err)
+	}
+	s.watchdog = cmd
+	return nil
 }
 
 func (s *Server) resolveUser() error {
@@ -384,6 +407,11 @@ func (s *Server) Stop() error {
 	defer s.mu.Unlock()
 	if s.removed {
 		return nil
+	}
+	if s.watchdog != nil {
+		_ = s.watchdog.Process.Kill()
+		_ = s.watchdog.Wait()
+		s.watchdog = nil
 	}
 	err := s.stopLocked()
 	if rmErr := os.RemoveAll(s.dir); rmErr != nil {

@@ -1,8 +1,11 @@
 package pgserver
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
@@ -173,3 +176,55 @@ func TestFindBinariesAcceptsInstallRoot(t *testing.T) {
 		t.Errorf("got %+v, want bin dir %s", got, b.BinDir)
 	}
 }
+
+// TestWatchdogStopsServerWhenOwnerIsKilled starts a server from a child process (this test
+// binary re-run), SIGKILLs that process, and checks the watchdog stops the server and removes
+// its directory.
+func TestWatchdogStopsServerWhenOwnerIsKilled(t *testing.T) {
+	if os.Getenv("HOTSPOTKIT_WATCHDOG_CHILD") == "1" {
+		s, err := Start(context.Background(), Config{})
+		if err != nil {
+			fmt.Println("ERR", err)
+			os.Exit(1)
+		}
+		fmt.Printf("PID %d DIR %s\n", s.PostmasterPID(), s.Dir())
+		time.Sleep(time.Hour)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestWatchdogStopsServerWhenOwnerIsKilled$")
+	cmd.Env = append(os.Environ(), "HOTSPOTKIT_WATCHDOG_CHILD=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	var dir string
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if n, _ := fmt.Sscanf(sc.Text(), "PID %d DIR %s", &pid, &dir); n == 2 {
+			break
+		}
+		if strings.HasPrefix(sc.Text(), "ERR") {
+			t.Fatal(sc.Text())
+		}
+	}
+	if pid == 0 {
+		t.Fatal("child did not start a server")
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) && (Alive(pid) || exists(dir)) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if Alive(pid) {
+		t.Errorf("postmaster %d still running after its owner was killed", pid)
+	}
+	if exists(dir) {
+		t.Errorf("%s left behind after its owner was killed", dir)
+	}
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }

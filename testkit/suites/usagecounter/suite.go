@@ -127,12 +127,20 @@ func (u usageRow) values() []any {
 		int32(inputTokens), int32(outputTokens), int32(totalTokens), cost.Numeric(), u.responseMs, u.at}
 }
 
+// copyThreshold is the batch size from which COPY (three round trips with its savepoint)
+// beats one INSERT … ON CONFLICT statement.
+const copyThreshold = 64
+
 // insertUsage writes rows and returns the ones that were new: a row whose request_id is
 // already there is skipped, so a redelivered or retried request never counts twice. The fast
-// path is COPY inside a savepoint; only when that hits an existing request_id (a retry after
+// path for batches is COPY inside a savepoint; only when that hits an existing request_id (a retry after
 // a commit whose outcome was unknown) does it fall back to INSERT … ON CONFLICT DO NOTHING.
 // It returns the number of statements sent.
 func insertUsage(ctx context.Context, tx pgx.Tx, rows []usageRow) ([]usageRow, int, error) {
+	if len(rows) < copyThreshold {
+		fresh, err := insertUsageIdempotent(ctx, tx, rows)
+		return fresh, 1, err
+	}
 	sp, err := tx.Begin(ctx)
 	if err != nil {
 		return nil, 0, err
