@@ -26,7 +26,8 @@
 // All counters are int64 and count source records (what callers passed to Enqueue) unless
 // stated otherwise. The JSON names are the struct tags of Metrics.
 //
-//	capacity                 total channel capacity, Options.Capacity, split across the workers
+//	capacity                 Options.Capacity: the most records waiting in channels at once, all
+//	                         workers together (one hot slot may use all of it)
 //	depth                    records waiting in the workers' channels now
 //	pending_depth            records accepted (Queued) and not yet committed, written by fallback
 //	                         or abandoned: channel contents plus every worker's batch in hand,

@@ -121,8 +121,11 @@ type Options[K comparable, T any] struct {
 	// transactions lock rows in one order and cannot deadlock. Nil keeps first-seen order.
 	Compare func(a, b K) int
 
-	// Capacity is the total number of records the channels hold, split as evenly as possible
-	// across the workers. Default 65536; must be at least Workers.
+	// Capacity is the number of records the queue holds waiting for a worker, all workers
+	// together. It is not split: the slots of a hot spot may all belong to one worker, which
+	// can then use the whole capacity. Each worker's channel is allocated with room for
+	// Capacity records, so memory is Workers × Capacity × the record size. Default 65536;
+	// must be at least Workers.
 	Capacity int
 	// BatchSize is the number of source records a worker collects before it flushes.
 	// Default 512.

@@ -28,6 +28,11 @@ type Queue[K comparable, T any] struct {
 
 	gate gate
 	acks chan struct{} // a worker's "parked" acknowledgement of Pause
+	// room holds one token per record waiting in any worker channel: it bounds the records
+	// queued by Capacity for the queue as a whole. Each worker channel can hold Capacity
+	// records, because the slots of a hot spot may all hash to one worker and must still be
+	// able to use the whole capacity.
+	room chan struct{}
 
 	closeOnce sync.Once
 	closeErr  error
@@ -58,6 +63,7 @@ func New[K comparable, T any](f Flusher[T], o Options[K, T]) (*Queue[K, T], erro
 		epoch:    time.Now(),
 		gate:     newGate(),
 		acks:     make(chan struct{}, o.Workers),
+		room:     make(chan struct{}, o.Capacity),
 		closingC: make(chan struct{}),
 		sealedC:  make(chan struct{}),
 		abortC:   make(chan struct{}),
@@ -65,11 +71,7 @@ func New[K comparable, T any](f Flusher[T], o Options[K, T]) (*Queue[K, T], erro
 	q.flushCtx, q.cancelFlush = context.WithCancel(context.Background())
 	q.workers = make([]*worker[K, T], o.Workers)
 	for i := range q.workers {
-		size := o.Capacity / o.Workers
-		if i < o.Capacity%o.Workers {
-			size++
-		}
-		q.workers[i] = newWorker(q, size)
+		q.workers[i] = newWorker(q, o.Capacity)
 	}
 	q.wg.Add(len(q.workers))
 	for _, w := range q.workers {
@@ -111,7 +113,8 @@ func (q *Queue[K, T]) Enqueue(ctx context.Context, rec T) (Outcome, error) {
 	w := q.route(rec)
 	at := q.now()
 	select {
-	case w.ch <- entry[T]{rec: rec, at: at}:
+	case q.room <- struct{}{}:
+		w.ch <- entry[T]{rec: rec, at: at} // never blocks: a token guarantees channel space
 		q.accepted(w)
 		c.state.Add(-1)
 		return Queued, nil
@@ -132,7 +135,10 @@ func (q *Queue[K, T]) accepted(w *worker[K, T]) {
 	}
 }
 
-// enqueueFull applies the FullPolicy; w's channel was full a moment ago.
+// release returns the token of a record taken out of a worker channel.
+func (q *Queue[K, T]) release() { <-q.room }
+
+// enqueueFull applies the FullPolicy; the queue was full a moment ago.
 func (q *Queue[K, T]) enqueueFull(ctx context.Context, w *worker[K, T], rec T, at int64) (Outcome, error) {
 	w.nudge() // a napping worker waits for a fuller batch; the channel cannot get fuller
 	switch q.opts.FullPolicy {
@@ -141,7 +147,8 @@ func (q *Queue[K, T]) enqueueFull(ctx context.Context, w *worker[K, T], rec T, a
 		return Dropped, nil
 	case PolicyBlock:
 		select {
-		case w.ch <- entry[T]{rec: rec, at: at}:
+		case q.room <- struct{}{}:
+			w.ch <- entry[T]{rec: rec, at: at}
 			q.accepted(w)
 			return Queued, nil
 		case <-ctx.Done():
@@ -237,10 +244,7 @@ func (q *Queue[K, T]) closing() bool {
 // Metrics returns the current counters; see the package doc for definitions.
 func (q *Queue[K, T]) Metrics() Metrics {
 	c := &q.c
-	var depth int64
-	for _, w := range q.workers {
-		depth += int64(len(w.ch))
-	}
+	depth := int64(len(q.room))
 	return Metrics{
 		Capacity:             int64(q.opts.Capacity),
 		Depth:                depth,

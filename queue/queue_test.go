@@ -607,12 +607,40 @@ func TestNewValidates(t *testing.T) {
 		o.MaxRetries != DefaultMaxRetries || o.RetryBackoff != DefaultRetryBackoff || o.FullPolicy != PolicySync {
 		t.Errorf("defaults not applied: %d workers, %+v", len(q.workers), o)
 	}
-	var total int
-	for _, w := range q.workers {
-		total += cap(w.ch)
+	for i, w := range q.workers {
+		if cap(w.ch) != 1000 {
+			t.Fatalf("worker %d channel holds %d, want the whole capacity 1000", i, cap(w.ch))
+		}
 	}
-	if total != 1000 || q.Metrics().Capacity != 1000 {
-		t.Errorf("channel capacities sum to %d (metric %d), want 1000", total, q.Metrics().Capacity)
+	if cap(q.room) != 1000 || q.Metrics().Capacity != 1000 {
+		t.Errorf("capacity %d (metric %d), want 1000", cap(q.room), q.Metrics().Capacity)
+	}
+}
+
+// TestOneHotSlotCanUseTheWholeCapacity: every record of a hot spot has the same slot, so one
+// worker gets them all; the queue must still take Capacity records before it is full.
+func TestOneHotSlotCanUseTheWholeCapacity(t *testing.T) {
+	f := &fakeFlusher{}
+	q := newTestQueue(t, f, Options[int, rec]{Workers: 4, Capacity: 100, FullPolicy: PolicyDrop})
+	q.Pause()
+	for i := 0; i < 101; i++ {
+		out, err := q.Enqueue(context.Background(), rec{Slot: 7, First: i, Last: i, Sum: 1})
+		want := Queued
+		if i == 100 {
+			want = Dropped
+		}
+		if err != nil || out != want {
+			t.Fatalf("record %d: %v %v, want %v", i, out, err, want)
+		}
+	}
+	if m := q.Metrics(); m.Depth != 100 || m.DroppedTotal != 1 {
+		t.Errorf("depth %d dropped %d, want 100 and 1", m.Depth, m.DroppedTotal)
+	}
+	if err := q.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if m := q.Metrics(); m.FlushedTotal != 100 || m.Depth != 0 || m.EnqueuedTotal != m.Accounted() {
+		t.Errorf("after Close: %+v", m)
 	}
 }
 

@@ -100,6 +100,7 @@ func (w *worker[K, T]) fill() bool {
 			if !ok {
 				return false
 			}
+			w.q.release()
 			w.batch = append(w.batch, e)
 		default:
 			return true
@@ -113,6 +114,7 @@ func (w *worker[K, T]) idle(pauseC <-chan struct{}) {
 	select {
 	case e, ok := <-w.ch:
 		if ok {
+			w.q.release()
 			w.batch = append(w.batch, e)
 		}
 	case <-pauseC:
@@ -287,6 +289,7 @@ func (w *worker[K, T]) abandonAll() {
 	<-w.q.sealedC
 	var n int64
 	for range w.ch {
+		w.q.release()
 		n++
 	}
 	w.q.c.abandoned.Add(n)

@@ -133,6 +133,9 @@ func (e *engine) execute(stdout io.Writer) (code int) {
 		return ExitFailed
 	}
 	printSummary(e.stderr, e.report, e.info)
+	if sw, ok := e.suite.(SummaryWriter); ok && len(e.report.Runs) > 0 {
+		sw.WriteSummary(e.stderr, e.report)
+	}
 
 	switch {
 	case e.signalName == "SIGINT":

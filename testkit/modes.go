@@ -99,8 +99,22 @@ type AsyncSpec[K comparable, T any] struct {
 	Writer func(compact bool) queue.TxWriter[T]
 }
 
-// ErrDropped fails a request whose record the full queue dropped (--queue-full drop).
-var ErrDropped = errors.New("queue full: record dropped")
+// retries maps --queue-retries (0 = none) onto queue.Options.MaxRetries (0 = default, <0 = none).
+func retries(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+// ErrDropped fails a request whose record the full queue dropped (--queue-full drop); it is
+// counted under the error class "dropped".
+var ErrDropped error = droppedError{}
+
+type droppedError struct{}
+
+func (droppedError) Error() string      { return "queue full: record dropped" }
+func (droppedError) ErrorClass() string { return "dropped" }
 
 // AsyncWorkload builds the async queue for r.Mode (compaction for async-compact) over the
 // backend the flags choose, and an op that enqueues request i's records and returns. Drain
@@ -118,7 +132,7 @@ func AsyncWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 		Workers:       c.QueueWorkers,
 		FullPolicy:    c.QueueFull,
 		Compaction:    compact,
-		MaxRetries:    c.QueueRetries,
+		MaxRetries:    retries(c.QueueRetries),
 		RetryBackoff:  time.Duration(c.QueueRetryBackoffMs) * time.Millisecond,
 	}
 	q, err := queue.New(queue.PgFlusher(r.Pool, spec.Writer(compact)), opts)

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"context"
+	"errors"
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
@@ -14,6 +15,11 @@ type Reconciler interface {
 	Persisted(ctx context.Context, r *Run, n int64) ([]int32, error)
 }
 
+// ErrNothingToReconcile is what Persisted returns for a run whose requests write nothing
+// (e.g. a suite's persistence level "none"): the run is then accounted like a suite without
+// a Reconciler, instead of every request looking lost.
+var ErrNothingToReconcile = errors.New("testkit: the run persists nothing per request")
+
 // reconcile accounts for every request layer by layer — attempted, acknowledged, failed,
 // outcome unknown (looked up, not guessed), persisted, lost, duplicated — and sets which
 // requests the suite's expectations must include: those acknowledged, plus the unknown ones
@@ -22,11 +28,15 @@ func reconcile(ctx context.Context, s Suite, r *Run, res *load.Result) (*results
 	outcomes := res.Outcomes
 	n := outcomes.Len()
 	rec, ok := s.(Reconciler)
-	if !ok {
+	var counts []int32
+	var err error
+	if ok {
+		counts, err = rec.Persisted(ctx, r, n)
+	}
+	if !ok || errors.Is(err, ErrNothingToReconcile) {
 		r.applied = func(i int64) bool { return outcomes.Get(i) == load.Succeeded }
 		return nil, nil
 	}
-	counts, err := rec.Persisted(ctx, r, n)
 	if err != nil {
 		return nil, err
 	}

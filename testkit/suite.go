@@ -11,6 +11,7 @@ package testkit
 
 import (
 	"context"
+	"io"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -74,6 +75,13 @@ type Flagger interface {
 // Validator is a suite that checks its flags (and the common ones) before any work starts.
 type Validator interface {
 	Validate(c *Config) error
+}
+
+// SummaryWriter is a suite that adds lines of its own after the engine's summary table on
+// stderr, from the finished report (e.g. counters under the names a reference's baseline
+// tables use). It is the only place a suite prints.
+type SummaryWriter interface {
+	WriteSummary(w io.Writer, rep *results.Report)
 }
 
 // Workload is what the engine drives for one run.

@@ -24,6 +24,7 @@ const (
 )
 
 // Classify names the class of err for error counts, checking in this order:
+//   - the class an error names itself, through an ErrorClass() string method;
 //   - "panic" for a recovered panic, "unknown_outcome" for Unknown(err);
 //   - the SQLSTATE of a *pgconn.PgError ("40P01" deadlock, "55P03" lock timeout, "57014"
 //     statement cancelled, ...), because the server's word is the most precise;
@@ -41,12 +42,15 @@ func Classify(err error) string {
 		return ""
 	}
 	var (
+		classed    interface{ ErrorClass() string }
 		panicked   *panicError
 		pgErr      *pgconn.PgError
 		connectErr *pgconn.ConnectError
 		netErr     net.Error
 	)
 	switch {
+	case errors.As(err, &classed):
+		return classed.ErrorClass()
 	case errors.As(err, &panicked):
 		return ClassPanic
 	case IsUnknown(err):

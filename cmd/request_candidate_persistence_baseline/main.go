@@ -1,0 +1,11 @@
+// Command request_candidate_persistence_baseline writes request-candidate lifecycle records
+// in every write mode (inline, async queue, async queue with slot compaction) and verifies
+// every slot's final row; see --help.
+package main
+
+import (
+	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/suites/candidates"
+)
+
+func main() { testkit.Main(candidates.New()) }

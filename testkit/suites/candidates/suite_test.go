@@ -1,0 +1,210 @@
+package candidates
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/testdb"
+)
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+
+// run executes the suite like its binary would and returns the exit code, the report and stderr.
+func run(t *testing.T, args ...string) (int, *results.Report, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "report.json")
+	var stdout, stderr bytes.Buffer
+	code := testkit.Execute(New(), append(args, "--output", out), &stdout, &stderr)
+	rep, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatalf("exit %d, no report: %v\nstderr:\n%s", code, err, stderr.String())
+	}
+	return code, rep, stderr.String()
+}
+
+func sharedURL(t *testing.T) string { return testdb.Server(t).DSN() }
+
+func TestEveryPersistenceLevelInEveryModeVerifies(t *testing.T) {
+	const requests = 600
+	for _, persistence := range []string{PersistFull, PersistTerminal, PersistNone} {
+		t.Run(persistence, func(t *testing.T) {
+			// What the run must write, for these flags and the default --seed.
+			g := lifecycle{seed: 1, persistence: persistence, retryRate: 0.2, failureRate: 0.1}
+			var writes, rows int64
+			for i := int64(0); i < requests; i++ {
+				writes += int64(len(g.writes(i)))
+				rows += int64(len(g.rows(i)))
+			}
+			if persistence == PersistNone && (writes != 0 || rows != 0) {
+				t.Fatalf("none generates %d writes, %d rows", writes, rows)
+			}
+			code, rep, stderr := run(t, "--postgres-url", sharedURL(t), "--requests", strconv.Itoa(requests), "--concurrency", "120",
+				"--persistence", persistence, "--retry-rate", "0.2", "--failure-rate", "0.1",
+				"--modes", "sync,async,async-compact", "--flush-interval-ms", "20")
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			if len(rep.Runs) != 3 {
+				t.Fatalf("%d runs, want 3", len(rep.Runs))
+			}
+			for _, r := range rep.Runs {
+				if !r.Verification.Passed {
+					t.Errorf("%s: verification failed: %+v", r.Mode, r.Verification.Checks)
+				}
+				if r.Load.CompletedRequests != requests || r.Load.FailedRequests != 0 {
+					t.Errorf("%s: completed %d failed %d", r.Mode, r.Load.CompletedRequests, r.Load.FailedRequests)
+				}
+				if got := checkActual(r, checkRows); got != strconv.FormatInt(rows, 10) {
+					t.Errorf("%s: %s rows, want %d", r.Mode, got, rows)
+				}
+				switch {
+				case persistence == PersistNone:
+					if r.Reconciliation != nil {
+						t.Errorf("%s: none has nothing to reconcile: %+v", r.Mode, r.Reconciliation)
+					}
+				case r.Reconciliation == nil || r.Reconciliation.Persisted != requests || r.Reconciliation.Lost != 0:
+					t.Errorf("%s: reconciliation %+v", r.Mode, r.Reconciliation)
+				}
+				q := r.Queue
+				if r.Mode == testkit.ModeSync {
+					if q != nil {
+						t.Errorf("sync has a queue: %+v", q)
+					}
+					continue
+				}
+				if q == nil || q.EnqueuedTotal != writes || q.FlushedTotal != writes || q.DroppedTotal != 0 ||
+					q.FlushFailedTotal != 0 || q.SyncFallbackTotal != 0 || q.PendingDepth != 0 || q.Depth != 0 {
+					t.Errorf("%s queue: %+v (want %d records enqueued and flushed)", r.Mode, q, writes)
+					continue
+				}
+				switch {
+				case r.Mode == testkit.ModeAsync && q.CompactedTotal != 0:
+					t.Errorf("async compacted %d records", q.CompactedTotal)
+				case r.Mode == testkit.ModeAsyncCompact && writes > 0 && (q.CompactedTotal == 0 || q.FlushSQLOpsTotal != q.FlushBatchesTotal):
+					t.Errorf("async-compact: compacted %d, %d statements for %d batches", q.CompactedTotal, q.FlushSQLOpsTotal, q.FlushBatchesTotal)
+				}
+			}
+			if !strings.Contains(stderr, "request_candidate_queue_enqueued_total") {
+				t.Errorf("no reference-named queue metrics on stderr:\n%s", stderr)
+			}
+		})
+	}
+}
+
+// With a queue too small for the load and --queue-full sync, callers write inline and overtake
+// queued writes of their own slots; the SQL guard must keep every row right regardless.
+func TestInlineWritesOvertakingQueuedOnesStillVerify(t *testing.T) {
+	code, rep, stderr := run(t, "--postgres-url", sharedURL(t), "--requests", "800", "--concurrency", "200",
+		"--persistence", "full", "--retry-rate", "0.3", "--modes", "async,async-compact",
+		"--queue-capacity", "4", "--queue-workers", "2", "--queue-full", "sync", "--flush-interval-ms", "20")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, r := range rep.Runs {
+		if !r.Verification.Passed {
+			t.Errorf("%s: verification failed: %+v", r.Mode, r.Verification.Checks)
+		}
+		if r.Queue == nil || r.Queue.SyncFallbackTotal == 0 {
+			t.Errorf("%s: the full queue never wrote inline: %+v", r.Mode, r.Queue)
+		}
+	}
+}
+
+// The guard in the database, apart from the queue: a late non-terminal write, in a later
+// transaction or later in the same batch, never takes a terminal row back.
+func TestSQLGuardKeepsTheLatestState(t *testing.T) {
+	target := testdb.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn := target.Admin()
+	write := func(recs ...record) {
+		t.Helper()
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			_, err := batchWriter{}.WriteBatch(ctx, tx, recs)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	type row struct {
+		status, provider, extra string
+		code                    *int32
+		created                 time.Time
+	}
+	read := func(s slot) row {
+		t.Helper()
+		var r row
+		err := conn.QueryRow(ctx, `SELECT status, provider_id, extra_data::text, status_code, created_at FROM request_candidates
+			WHERE request_id = $1 AND candidate_index = $2 AND retry_index = $3`, requestID(s.request), s.candidate, s.retry).
+			Scan(&r.status, &r.provider, &r.extra, &r.code, &r.created)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+
+	a := slot{request: 1}
+	write(record{slot: a, status: success, statusCode: int4(200), createdAt: at(t0.Add(time.Second)), extra: map[string]any{"tokens": 5}})
+	write(record{slot: a, status: pending, providerID: text("p0"), createdAt: at(t0), extra: map[string]any{"model": "m"}})
+	write(record{slot: a, status: streaming, createdAt: at(t0.Add(time.Minute))})
+	got := read(a)
+	if got.status != "success" || got.code == nil || *got.code != 200 || got.provider != "p0" ||
+		got.extra != `{"model": "m", "tokens": 5}` || !got.created.Equal(t0) {
+		t.Errorf("after success, late pending, late streaming: %+v", got)
+	}
+
+	// One batch, uncompacted, the slot's writes out of lifecycle order: layered into three
+	// statements, the guard still decides.
+	b := slot{request: 2, candidate: 1}
+	write(record{slot: b, status: streaming, createdAt: at(t0)},
+		record{slot: b, status: failed, statusCode: int4(502), createdAt: at(t0)},
+		record{slot: b, status: pending, providerID: text("p1"), createdAt: at(t0)})
+	if got := read(b); got.status != "failed" || got.code == nil || *got.code != 502 || got.provider != "p1" {
+		t.Errorf("batch streaming, failed, pending: %+v", got)
+	}
+
+	c := slot{request: 3}
+	write(record{slot: c, status: streaming, createdAt: at(t0)})
+	write(record{slot: c, status: pending, providerID: text("p2"), createdAt: at(t0)})
+	if got := read(c); got.status != "streaming" || got.provider != "p2" {
+		t.Errorf("streaming then a late pending: %+v", got)
+	}
+}
+
+func TestBrokenExpectationExitsOne(t *testing.T) {
+	for _, persistence := range []string{PersistTerminal, PersistNone} {
+		code, rep, stderr := run(t, "--postgres-url", sharedURL(t), "--requests", "200", "--concurrency", "20",
+			"--persistence", persistence, "--modes", "async-compact", "--debug-break-expectations")
+		if code != 1 {
+			t.Fatalf("%s: exit %d with broken expectations, want 1\n%s", persistence, code, stderr)
+		}
+		if len(rep.Runs) != 1 || rep.Runs[0].Verification.Passed {
+			t.Fatalf("%s: verification should have failed: %+v", persistence, rep.Runs)
+		}
+	}
+}
+
+func TestBadFlagsExitTwo(t *testing.T) {
+	for _, args := range [][]string{
+		{"--persistence", "some"},
+		{"--retry-rate", "1.5"},
+		{"--failure-rate", "-0.1"},
+		{"--modes", "outbox"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := testkit.Execute(New(), args, &stdout, &stderr); code != testkit.ExitUsage {
+			t.Errorf("%v: exit %d, want %d\n%s", args, code, testkit.ExitUsage, stderr.String())
+		}
+	}
+}
