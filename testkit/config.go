@@ -55,6 +55,9 @@ type Config struct {
 
 	CPUProfile string
 
+	faultsRaw []string
+	faults    []Fault
+
 	breakExpectations bool
 	levelsRaw         string
 	modesRaw          []string
@@ -94,6 +97,7 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 	fs.IntVar(&c.Repeat, "repeat", 1, "run each mode this many times on fresh state; the report adds median/min/max")
 	fs.StringVar(&c.levelsRaw, "levels", "", "concurrency ladder, e.g. 1,2,4,8,64 (one run per level, each for --duration)")
 
+	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, pause-flush@T+D, kill-consumer@T, statement-timeout=MS, lock-timeout=MS")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile of the whole invocation here (go tool pprof)")
 
 	fs.BoolVar(&c.breakExpectations, "debug-break-expectations", false, "make every verification expectation off by one (tests the exit code)")
@@ -176,6 +180,18 @@ func (c *Config) validate(info Info) error {
 			bad("--levels needs --duration (the time spent at each level)")
 		}
 	}
+	c.faults = nil
+	for _, raw := range c.faultsRaw {
+		f, err := ParseFault(raw)
+		if err != nil {
+			bad("%v", err)
+			continue
+		}
+		if f.Kind == FaultRestartPostgres && c.PostgresURL != "" {
+			bad("--fault %s needs the temporary server (it cannot restart a --postgres-url server)", raw)
+		}
+		c.faults = append(c.faults, f)
+	}
 	if c.Schema != "" {
 		if err := database.ValidateSchemaName(c.Schema); err != nil {
 			bad("--schema: %v", err)
@@ -248,6 +264,9 @@ func (c *Config) values() map[string]any {
 		out["levels"] = c.Levels
 	}
 	out["managed_postgres"] = c.PostgresURL == ""
+	if len(c.faultsRaw) > 0 {
+		out["fault"] = c.faultsRaw
+	}
 	return out
 }
 

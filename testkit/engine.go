@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
@@ -39,7 +40,6 @@ type engine struct {
 	stderr io.Writer
 
 	target  *database.Target
-	monConn *pgx.Conn
 	samples *monitor.SampleWriter
 	report  *results.Report
 
@@ -122,6 +122,11 @@ func (e *engine) execute(stdout io.Writer) (code int) {
 		fmt.Fprintf(e.stderr, "%s: cleanup: %v\n", e.info.Name, closeErr)
 		err = errors.Join(err, closeErr)
 	}
+	var usage usageError
+	if errors.As(err, &usage) && len(e.report.Runs) == 0 {
+		fmt.Fprintf(e.stderr, "%s: %s\n", e.info.Name, oneLine(database.Redact(usage.Error())))
+		return ExitUsage
+	}
 	e.report.FinishedAt = time.Now().UTC()
 	e.report.Interrupted = e.signalName != ""
 	if err != nil {
@@ -150,6 +155,16 @@ func (e *engine) execute(stdout io.Writer) (code int) {
 		return ExitFailed
 	}
 	return ExitOK
+}
+
+// usageError is bad input discovered only when reaching the server (nothing has run yet).
+type usageError struct{ error }
+
+func (u usageError) Unwrap() error { return u.error }
+
+// oneLine folds a multi-line error (pgx puts the cause on the next line) into one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }
 
 func allVerified(r *results.Report) bool {
@@ -184,14 +199,16 @@ func (e *engine) runAll() error {
 	}
 	target, err := database.Open(ctx, opts)
 	if err != nil {
+		if c.PostgresURL != "" {
+			// The server given is unreachable, refuses us, or holds our schema already:
+			// bad input, found before any work started.
+			return usageError{err}
+		}
 		return err
 	}
 	e.target = target
 	if err := e.captureEnvironment(ctx); err != nil {
 		return err
-	}
-	if e.monConn, err = target.Connect(ctx, "hotspotkit-monitor"); err != nil {
-		return fmt.Errorf("monitor connection: %w", err)
 	}
 	if c.Output != "" {
 		if e.samples, err = monitor.CreateSamples(results.SamplesPath(c.Output)); err != nil {
@@ -256,7 +273,8 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 	if err := e.suite.Seed(ctx, r); err != nil {
 		return fail(fmt.Errorf("seeding: %w", err))
 	}
-	pool, err := e.target.NewPool(ctx, database.PoolOptions{MaxConns: int32(c.MaxConnections), AppName: "hotspotkit-load"})
+	pool, err := e.target.NewPool(ctx, database.PoolOptions{MaxConns: int32(c.MaxConnections), AppName: "hotspotkit-load",
+		Settings: sessionSettings(c.faults)})
 	if err != nil {
 		return fail(err)
 	}
@@ -284,7 +302,12 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		q := wl.Queue
 		mcfg.Queue = func() (int64, int64) { m := q.Metrics(); return m.Depth, m.PendingDepth }
 	}
-	mon := monitor.Start(ctx, e.monConn, mcfg)
+	mon, err := monitor.Start(ctx, func(ctx context.Context) (*pgx.Conn, error) {
+		return e.target.Connect(ctx, "hotspotkit-monitor")
+	}, mcfg)
+	if err != nil {
+		return fail(err)
+	}
 	lcfg := load.Config{
 		Concurrency:   r.Concurrency,
 		Requests:      r.Requests,
@@ -295,20 +318,34 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		OpContext:     e.hardCtx,
 		Live:          live,
 	}
+	faults := e.startFaults(r, wl)
 	res, err := load.Run(e.stopCtx, lcfg, wl.Op)
 	if err != nil {
+		faults.stop()
 		mon.Stop()
 		return fail(err)
 	}
 	var drainErr error
 	drainEnd := res.End
 	if wl.Drain != nil {
+		faults.waitPauses()
 		dctx, cancel := context.WithTimeout(e.hardCtx, c.DrainTimeout)
 		drainErr = wl.Drain(dctx)
 		cancel()
 		drainEnd = time.Now()
 	}
+	out.Faults = faults.stop()
 	out.LockMonitor, out.Pool = mon.Stop()
+	// From here on the run is accounted for, even after a second signal aborted the drain:
+	// the context of the bookkeeping is not cancelled with it.
+	post, cancelPost := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancelPost()
+	// A fault may have broken the engine's own connection (restart-postgres): verification
+	// needs a live one.
+	if err := e.target.EnsureAdmin(post); err != nil {
+		return fail(err)
+	}
+	r.Admin = e.target.Admin()
 	out.Load = loadStats(res, drainEnd, r)
 	if wl.Outbox != nil {
 		f := wl.Outbox.Stats()
@@ -325,8 +362,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		out.Error = database.Redact("drain: " + drainErr.Error())
 	}
 	// Verification runs even after a failed drain: it then shows exactly what is missing.
-	vctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-	defer cancel()
+	vctx := post
 	recon, verr := reconcile(vctx, e.suite, r, res)
 	out.Reconciliation = recon
 	var checks []results.Check
@@ -403,11 +439,6 @@ func (e *engine) close() error {
 	var err error
 	if e.samples != nil {
 		err = errors.Join(err, e.samples.Close())
-	}
-	if e.monConn != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = e.monConn.Close(ctx)
-		cancel()
 	}
 	if e.target != nil {
 		err = errors.Join(err, e.target.Close())

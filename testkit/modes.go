@@ -63,11 +63,13 @@ func commitOutcomeUnknown(err error) bool {
 // OutboxWorkload runs op — which writes the request and its outbox rows in one transaction —
 // with the outbox flush loop on its own connection. Drain returns when the outbox is empty.
 func (r *Run) OutboxWorkload(ctx context.Context, op load.Op) (*Workload, error) {
-	conn, err := r.Target.Connect(ctx, "hotspotkit-flush")
+	connect := func(ctx context.Context) (*pgx.Conn, error) { return r.Target.Connect(ctx, "hotspotkit-flush") }
+	probe, err := connect(ctx) // fail before the load if the flusher cannot connect
 	if err != nil {
 		return nil, fmt.Errorf("outbox flusher connection: %w", err)
 	}
-	o := counters.NewOutbox(conn, r.Config.FlushBatchSize, r.flushInterval())
+	_ = probe.Close(ctx)
+	o := counters.NewOutbox(connect, r.Config.FlushBatchSize, r.flushInterval())
 	o.Start(r.OpContext)
 	return &Workload{
 		Op:         op,
@@ -76,7 +78,7 @@ func (r *Run) OutboxWorkload(ctx context.Context, op load.Op) (*Workload, error)
 		Drain:      o.Drain,
 		Close: func() error {
 			o.Stop()
-			return conn.Close(context.Background())
+			return o.Close(context.Background())
 		},
 	}, nil
 }

@@ -99,6 +99,8 @@ type Workload struct {
 	Outbox *counters.Outbox
 	// PendingSQL counts writes not yet applied; the monitor samples it (optional).
 	PendingSQL string
+	// Faults are the --fault kinds this workload can inject itself (e.g. kill-consumer).
+	Faults map[string]FaultHook
 }
 
 // QueueHandle is the non-generic view of an async backend the engine reports on.

@@ -160,11 +160,8 @@ func TestApplyApplyEachAndOutboxAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 		if path == "outbox" {
-			flushConn, err := target.Connect(ctx, "hotspotkit-flush")
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := NewOutbox(flushConn, 7, 5*time.Millisecond)
+			connect := func(ctx context.Context) (*pgx.Conn, error) { return target.Connect(ctx, "hotspotkit-flush") }
+			o := NewOutbox(connect, 7, 5*time.Millisecond)
 			o.Start(ctx)
 			if err := o.Drain(ctx); err != nil {
 				t.Fatal(err)
@@ -178,7 +175,7 @@ func TestApplyApplyEachAndOutboxAgree(t *testing.T) {
 			if err := conn.QueryRow(ctx, OutboxPendingSQL).Scan(&pending); err != nil || pending != 0 {
 				t.Errorf("pending after drain = %d (%v)", pending, err)
 			}
-			flushConn.Close(ctx)
+			o.Close(ctx)
 		}
 		got = append(got, readTotals(t, conn))
 	}

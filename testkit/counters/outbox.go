@@ -44,11 +44,16 @@ const OutboxPendingSQL = `SELECT count(*) FROM usage_counter_deltas WHERE proces
 // Outbox is the delayed-aggregation flush loop: it claims pending deltas with FOR UPDATE
 // SKIP LOCKED, merges them per hot row and applies one UPDATE per table per batch, then marks
 // them processed, all in one transaction. It runs on its own connection so it never queues
-// behind the load for a pooled connection.
+// behind the load for a pooled connection; when that connection is lost (a terminated backend,
+// a restarted server) the next flush opens a new one.
 type Outbox struct {
+	connect   func(context.Context) (*pgx.Conn, error)
 	conn      *pgx.Conn
 	batchSize int
 	interval  time.Duration
+
+	pauseMu sync.Mutex
+	resumed chan struct{} // non-nil while paused; closed by Resume
 
 	mu       sync.Mutex // serialises flushes on conn
 	calls    atomic.Int64
@@ -60,9 +65,73 @@ type Outbox struct {
 	done chan struct{}
 }
 
-// NewOutbox returns a flusher that uses conn exclusively.
-func NewOutbox(conn *pgx.Conn, batchSize int, interval time.Duration) *Outbox {
-	return &Outbox{conn: conn, batchSize: batchSize, interval: interval}
+// NewOutbox returns a flusher that uses connections from connect exclusively, one at a time.
+func NewOutbox(connect func(context.Context) (*pgx.Conn, error), batchSize int, interval time.Duration) *Outbox {
+	return &Outbox{connect: connect, batchSize: batchSize, interval: interval}
+}
+
+// Pause stops flushing (a flush in progress completes) until Resume.
+func (o *Outbox) Pause() {
+	o.pauseMu.Lock()
+	defer o.pauseMu.Unlock()
+	if o.resumed == nil {
+		o.resumed = make(chan struct{})
+	}
+}
+
+// Resume lets flushing continue.
+func (o *Outbox) Resume() {
+	o.pauseMu.Lock()
+	defer o.pauseMu.Unlock()
+	if o.resumed != nil {
+		close(o.resumed)
+		o.resumed = nil
+	}
+}
+
+// waitResumed blocks while paused.
+func (o *Outbox) waitResumed(ctx context.Context) error {
+	o.pauseMu.Lock()
+	ch := o.resumed
+	o.pauseMu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close closes the current connection.
+func (o *Outbox) Close(ctx context.Context) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.conn == nil {
+		return nil
+	}
+	err := o.conn.Close(ctx)
+	o.conn = nil
+	return err
+}
+
+// live returns an open connection, reconnecting when the last one was lost; o.mu is held.
+func (o *Outbox) live(ctx context.Context) (*pgx.Conn, error) {
+	if o.conn != nil && !o.conn.IsClosed() {
+		return o.conn, nil
+	}
+	if o.conn != nil {
+		_ = o.conn.Close(ctx)
+		o.conn = nil
+	}
+	conn, err := o.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o.conn = conn
+	return conn, nil
 }
 
 // Start runs the flush loop until Stop: flush, and while batches come back full flush again
@@ -98,9 +167,18 @@ func (o *Outbox) Stop() {
 
 // FlushOnce claims, aggregates and applies one batch; it returns how many deltas it claimed.
 func (o *Outbox) FlushOnce(ctx context.Context) (int, error) {
+	if err := o.waitResumed(ctx); err != nil {
+		return 0, err
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	n, targets, err := o.flush(ctx)
+	conn, err := o.live(ctx)
+	if err != nil {
+		o.calls.Add(1)
+		o.errCount.Add(1)
+		return 0, err
+	}
+	n, targets, err := o.flush(ctx, conn)
 	o.calls.Add(1)
 	if err != nil {
 		o.errCount.Add(1)
@@ -111,8 +189,8 @@ func (o *Outbox) FlushOnce(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-func (o *Outbox) flush(ctx context.Context) (claimed, targets int, err error) {
-	tx, err := o.conn.Begin(ctx)
+func (o *Outbox) flush(ctx context.Context, conn *pgx.Conn) (claimed, targets int, err error) {
+	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -198,10 +276,19 @@ func (o *Outbox) Drain(ctx context.Context) error {
 		}
 		var pending int64
 		o.mu.Lock()
-		err = o.conn.QueryRow(ctx, OutboxPendingSQL).Scan(&pending)
+		conn, err := o.live(ctx)
+		if err == nil {
+			err = conn.QueryRow(ctx, OutboxPendingSQL).Scan(&pending)
+		}
 		o.mu.Unlock()
 		if err != nil {
-			return err
+			lastErr = err
+			select {
+			case <-ctx.Done():
+				return errors.Join(ctx.Err(), lastErr)
+			case <-time.After(50 * time.Millisecond):
+			}
+			continue
 		}
 		if pending == 0 {
 			return nil

@@ -176,8 +176,8 @@ func (t *Target) Connect(ctx context.Context, appName string) (*pgx.Conn, error)
 type PoolOptions struct {
 	MaxConns int32
 	AppName  string
-	// AfterConnect runs on every new connection (e.g. SET statement_timeout).
-	AfterConnect func(context.Context, *pgx.Conn) error
+	// Settings are server settings for every session (e.g. statement_timeout).
+	Settings map[string]string
 }
 
 // NewPool opens a pool of at most MaxConns connections for this run.
@@ -194,14 +194,34 @@ func (t *Target) NewPool(ctx context.Context, o PoolOptions) (*pgxpool.Pool, err
 	pc.MaxConns = o.MaxConns
 	pc.MinConns = 0
 	pc.HealthCheckPeriod = time.Minute
-	if o.AfterConnect != nil {
-		pc.AfterConnect = o.AfterConnect
+	for k, v := range o.Settings {
+		pc.ConnConfig.RuntimeParams[k] = v
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, errors.New(Redact(err.Error()))
 	}
 	return pool, nil
+}
+
+// EnsureAdmin reconnects the admin connection when it was lost (the server restarted, or
+// a fault terminated it).
+func (t *Target) EnsureAdmin(ctx context.Context) error {
+	if t.admin != nil && !t.admin.IsClosed() {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := t.admin.Ping(pctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		_ = t.admin.Close(ctx)
+	}
+	conn, err := t.Connect(ctx, "hotspotkit-admin")
+	if err != nil {
+		return fmt.Errorf("reconnecting: %w", err)
+	}
+	t.admin = conn
+	return nil
 }
 
 // Reset empties every table of the run's schema.

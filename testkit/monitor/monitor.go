@@ -60,6 +60,7 @@ type Config struct {
 type Monitor struct {
 	cfg     Config
 	conn    *pgx.Conn
+	connect Connect
 	lockSQL string
 	start   time.Time
 	cancel  context.CancelFunc
@@ -74,8 +75,17 @@ type Monitor struct {
 
 type poolCounters struct{ acquire, empty, canceled int64 }
 
-// Start begins sampling on conn, which the monitor uses exclusively until Stop returns.
-func Start(ctx context.Context, conn *pgx.Conn, cfg Config) *Monitor {
+// Connect opens the monitor's dedicated connection.
+type Connect func(ctx context.Context) (*pgx.Conn, error)
+
+// Start opens the monitor's own connection and begins sampling on it. When the connection is
+// lost (a fault terminated it, the server restarted) the next sample reconnects; samples that
+// fail are counted in sample_errors, never silently skipped.
+func Start(ctx context.Context, connect Connect, cfg Config) (*Monitor, error) {
+	conn, err := connect(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("monitor connection: %w", err)
+	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = 100 * time.Millisecond
 	}
@@ -83,7 +93,7 @@ func Start(ctx context.Context, conn *pgx.Conn, cfg Config) *Monitor {
 		cfg.SlowInterval = time.Second
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	m := &Monitor{cfg: cfg, conn: conn, lockSQL: lockQueryFor(cfg.HotTables), start: time.Now(), cancel: cancel, done: make(chan struct{}), minIdle: math.MaxInt32}
+	m := &Monitor{cfg: cfg, conn: conn, connect: connect, lockSQL: lockQueryFor(cfg.HotTables), start: time.Now(), cancel: cancel, done: make(chan struct{}), minIdle: math.MaxInt32}
 	m.locks.IntervalMs = cfg.Interval.Milliseconds()
 	m.locks.MaxWaitersByRelation = map[string]int64{}
 	for _, t := range cfg.HotTables {
@@ -97,7 +107,7 @@ func Start(ctx context.Context, conn *pgx.Conn, cfg Config) *Monitor {
 		m.pool.IdleReserve = IdleReserve(st.MaxConns())
 	}
 	go m.loop(ctx)
-	return m
+	return m, nil
 }
 
 // IdleReserve is the idle-connection reserve below which a busy pool counts as under pressure:
@@ -225,7 +235,11 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 	var sampleErr error
 	var waiters []waiter
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	rows, err := m.conn.Query(qctx, m.lockSQL, AppNamePattern)
+	err := m.reconnect(qctx)
+	var rows pgx.Rows
+	if err == nil {
+		rows, err = m.conn.Query(qctx, m.lockSQL, AppNamePattern)
+	}
 	if err == nil {
 		for rows.Next() {
 			var w waiter
@@ -350,11 +364,26 @@ func (m *Monitor) fold(s *results.Sample, lockOK, slow bool) {
 	}
 }
 
-// Stop ends sampling, takes one last sample, and returns the run's lock and pool summaries.
+// reconnect replaces a lost connection.
+func (m *Monitor) reconnect(ctx context.Context) error {
+	if !m.conn.IsClosed() {
+		return nil
+	}
+	conn, err := m.connect(ctx)
+	if err != nil {
+		return err
+	}
+	m.conn = conn
+	return nil
+}
+
+// Stop ends sampling, takes one last sample, closes the connection and returns the run's lock
+// and pool summaries.
 func (m *Monitor) Stop() (results.LockMonitor, results.Pool) {
 	m.cancel()
 	<-m.done
 	m.sample(context.Background(), time.Now(), true)
+	_ = m.conn.Close(context.Background())
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	pool := m.pool

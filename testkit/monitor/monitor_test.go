@@ -2,6 +2,8 @@ package monitor
 
 import (
 	"context"
+
+	"github.com/jackc/pgx/v5"
 	"os"
 	"path/filepath"
 	"sync"
@@ -68,23 +70,20 @@ func TestWaitersAreAttributedToTheHotTable(t *testing.T) {
 	target := testdb.New(t)
 	const waiters = 5
 	release := holdHotRow(t, target, waiters)
-	conn, err := target.Connect(context.Background(), "monitor-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-
 	samplesPath := filepath.Join(t.TempDir(), "s.ndjson")
 	sw, err := CreateSamples(samplesPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := Start(context.Background(), conn, Config{
+	m, err := Start(context.Background(), connectFor(target), Config{
 		Interval:  20 * time.Millisecond,
 		HotTables: []string{"api_keys", "providers"},
 		Samples:   sw,
 		Label:     results.Sample{Mode: "sync"},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// Wait until every waiter is queued, then a little longer for a sample to see them all.
 	deadline := time.Now().Add(10 * time.Second)
 	var locks results.LockMonitor
@@ -130,16 +129,41 @@ func TestWaitersAreAttributedToTheHotTable(t *testing.T) {
 
 func TestNoWaitersWhenNothingContends(t *testing.T) {
 	target := testdb.New(t)
-	conn, err := target.Connect(context.Background(), "monitor-test")
+	m, err := Start(context.Background(), connectFor(target), Config{Interval: 10 * time.Millisecond, HotTables: []string{"api_keys"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(context.Background())
-	m := Start(context.Background(), conn, Config{Interval: 10 * time.Millisecond, HotTables: []string{"api_keys"}})
 	time.Sleep(100 * time.Millisecond)
 	locks, _ := m.Stop()
 	if locks.Samples < 2 || locks.MaxLockWaiters != 0 || locks.MaxWaitersByRelation["api_keys"] != 0 {
 		t.Errorf("got %+v", locks)
+	}
+}
+
+func connectFor(target *database.Target) Connect {
+	return func(ctx context.Context) (*pgx.Conn, error) { return target.Connect(ctx, "monitor-test") }
+}
+
+// TestMonitorReconnects: a sample after the monitor's session was terminated reconnects.
+func TestMonitorReconnects(t *testing.T) {
+	target := testdb.New(t)
+	m, err := Start(context.Background(), connectFor(target), Config{Interval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if _, err := target.Admin().Exec(context.Background(),
+		`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'monitor-test'`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	m.mu.Lock()
+	before := m.locks.Samples
+	m.mu.Unlock()
+	time.Sleep(200 * time.Millisecond)
+	locks, _ := m.Stop()
+	if locks.Samples <= before {
+		t.Errorf("no samples after the session was terminated (%d then %d)", before, locks.Samples)
 	}
 }
 

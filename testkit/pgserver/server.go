@@ -57,6 +57,8 @@ type Config struct {
 	Settings map[string]string
 	// StartTimeout bounds each start (default 30s).
 	StartTimeout time.Duration
+	// Port to try first; when it is taken (or 0) a free loopback port is picked instead.
+	Port int
 }
 
 // Server is a running temporary PostgreSQL.
@@ -265,6 +267,9 @@ func (s *Server) startWithRetry(ctx context.Context, fresh bool) error {
 				return err
 			}
 			s.port = p
+			if attempt == 0 && s.cfg.Port != 0 {
+				s.port = s.cfg.Port
+			}
 		}
 		err := s.startOnce()
 		if err == nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -228,3 +229,20 @@ func TestWatchdogStopsServerWhenOwnerIsKilled(t *testing.T) {
 }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// TestPortTakenPicksAnother: when the port asked for is in use, the server starts on another.
+func TestPortTakenPicksAnother(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	taken := l.Addr().(*net.TCPAddr).Port
+	s := startForTest(t, Config{Port: taken})
+	if s.Port() == taken || s.Port() == 0 {
+		t.Fatalf("server on port %d; %d was taken", s.Port(), taken)
+	}
+	if got := query(t, s.DSN(), "SELECT 'up'"); got != "up" {
+		t.Fatal(got)
+	}
+}

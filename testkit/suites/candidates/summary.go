@@ -45,10 +45,10 @@ func (*Suite) WriteSummary(w io.Writer, rep *results.Report) {
 	for _, m := range queueMetrics {
 		width = max(width, len(metricPrefix+m.name))
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintln(w, "\nrequest_candidates and its queue after each run, under the reference's metric names:")
 	// Every cell is right-aligned; the names are padded to one width so they read left-aligned.
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%-*s\t", width, "after each run (queue counters under the reference's names)")
+	fmt.Fprintf(tw, "%-*s\t", width, "")
 	for _, r := range rep.Runs {
 		fmt.Fprintf(tw, "%s\t", runLabel(r))
 	}

@@ -103,3 +103,72 @@ func TestHotKeysSpreadTheLoad(t *testing.T) {
 		}
 	}
 }
+
+// Faults: each run completes, failures are counted by class, the async queue persists
+// everything it accepted, and verification with reconciliation is exact.
+func TestFaults(t *testing.T) {
+	shared := []string{"--postgres-url", sharedURL(t)}
+	cases := []struct {
+		name     string
+		args     []string
+		fault    string // the event that must have happened
+		failures bool   // requests are expected to fail (counted by class)
+	}{
+		{"terminate-backends sync", append(shared, "--modes", "sync", "--requests", "0", "--duration", "2s",
+			"--concurrency", "40", "--fault", "terminate-backends@700ms"), "terminate-backends", true},
+		{"terminate-backends async-compact", append(shared, "--modes", "async-compact", "--requests", "20000",
+			"--concurrency", "200", "--flush-batch-size", "200", "--fault", "terminate-backends@30ms"), "terminate-backends", false},
+		{"terminate-backends outbox", append(shared, "--modes", "outbox", "--requests", "0", "--duration", "2s",
+			"--concurrency", "40", "--fault", "terminate-backends@700ms"), "terminate-backends", true},
+		{"restart-postgres sync", []string{"--modes", "sync", "--requests", "0", "--duration", "3s",
+			"--concurrency", "40", "--fault", "restart-postgres@1s"}, "restart-postgres", true},
+		{"restart-postgres async-compact", []string{"--modes", "async-compact", "--requests", "20000",
+			"--concurrency", "200", "--flush-batch-size", "200", "--fault", "restart-postgres@30ms"}, "restart-postgres", false},
+		{"pause-flush async-compact full queue", append(shared, "--modes", "async-compact", "--requests", "5000",
+			"--concurrency", "100", "--queue-capacity", "1000", "--fault", "pause-flush@10ms+500ms"), "pause-flush", false},
+		{"pause-flush outbox", append(shared, "--modes", "outbox", "--requests", "1000", "--concurrency", "50",
+			"--fault", "pause-flush@10ms+500ms"), "pause-flush", false},
+		{"lock-timeout sync", append(shared, "--modes", "sync", "--requests", "1500", "--concurrency", "150",
+			"--fault", "lock-timeout=5"), "lock-timeout", true},
+		{"statement-timeout sync", append(shared, "--modes", "sync", "--requests", "1500", "--concurrency", "150",
+			"--fault", "statement-timeout=5"), "statement-timeout", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, rep, stderr := run(t, c.args...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			r := rep.Runs[0]
+			var fired bool
+			for _, f := range r.Faults {
+				if f.Kind == c.fault && f.Error == "" {
+					fired = true
+				}
+			}
+			if !fired {
+				t.Fatalf("fault %s did not happen: %+v", c.fault, r.Faults)
+			}
+			if !r.Verification.Passed {
+				t.Errorf("verification: %+v", r.Verification.Checks)
+			}
+			rc := r.Reconciliation
+			if rc == nil || rc.Lost != 0 || rc.Duplicated != 0 || rc.FailedButPersisted != 0 {
+				t.Errorf("reconciliation: %+v", rc)
+			}
+			if c.failures && r.Load.FailedRequests+rc.OutcomeUnknown == 0 {
+				t.Errorf("no request failed under %s: %+v", c.fault, r.Load)
+			}
+			var counted int64
+			for _, n := range r.Load.ErrorCounts {
+				counted += n
+			}
+			if counted != r.Load.FailedRequests {
+				t.Errorf("failures not counted by class: %d failed, classes %v", r.Load.FailedRequests, r.Load.ErrorCounts)
+			}
+			if q := r.Queue; q != nil && (q.PendingDepth != 0 || q.AbandonedTotal != 0 || q.EnqueuedTotal != q.FlushedTotal+q.SyncFallbackTotal+q.DroppedTotal+q.RejectedTotal) {
+				t.Errorf("queue did not persist everything it accepted: %+v", q)
+			}
+		})
+	}
+}

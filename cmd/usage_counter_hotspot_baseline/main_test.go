@@ -1,0 +1,286 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/pgserver"
+	"github.com/hotspotkit/hotspotkit/testkit/testdb"
+)
+
+// These tests run the real binary, as a user would.
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hotspotkit-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "usage_counter_hotspot_baseline")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		panic(string(out))
+	}
+	code := testdb.Main(m)
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	code   int
+	stderr string
+	took   time.Duration
+}
+
+func runBinary(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err := cmd.Run()
+	r := result{stderr: stderr.String(), took: time.Since(start)}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestBadInput is the README's "bad input → what happens" table, row by row.
+func TestBadInput(t *testing.T) {
+	srv := testdb.Server(t)
+	good := srv.DSN()
+	u, err := url.Parse(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(u.User.Username(), "not-the-password")
+	wrongPassword := u.String()
+	taken := "hotspot_taken_by_a_previous_run"
+	target := testdb.New(t)
+	if _, err := target.Admin().Exec(context.Background(), "CREATE SCHEMA IF NOT EXISTS "+taken); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { target.Admin().Exec(context.Background(), "DROP SCHEMA IF EXISTS "+taken) })
+	emptyDir := t.TempDir()
+	readOnly := filepath.Join(t.TempDir(), "ro")
+	if err := os.Mkdir(readOnly, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		want []string // substrings of the one-line error
+	}{
+		{"unknown flag", []string{"--bogus"}, []string{"unknown flag: --bogus"}},
+		{"negative requests", []string{"--requests", "-5"}, []string{"--requests must be positive"}},
+		{"zero concurrency", []string{"--concurrency", "0"}, []string{"--concurrency must be at least 1"}},
+		{"not a number", []string{"--requests", "lots"}, []string{"invalid argument", "--requests"}},
+		{"unknown mode", []string{"--modes", "sync,turbo"}, []string{`unknown mode "turbo"`}},
+		{"unknown fault", []string{"--fault", "explode@1s"}, []string{`unknown fault "explode"`}},
+		{"bad fault time", []string{"--fault", "terminate-backends@soon"}, []string{"not a duration"}},
+		{"output not writable", []string{"--output", "/nonexistent-dir/report.json"}, []string{"--output", "cannot be written"}},
+		{"output in a read-only dir", []string{"--output", filepath.Join(readOnly, "r.json")}, []string{"cannot be written"}},
+		{"pg-bin-dir without binaries", []string{"--pg-bin-dir", emptyDir}, []string{"--pg-bin-dir", "no PostgreSQL binaries"}},
+		{"unreachable server", []string{"--postgres-url", "postgres://u:secret@127.0.0.1:1/db"}, []string{"connecting to", "connection refused"}},
+		{"wrong password", []string{"--postgres-url", wrongPassword}, []string{"password authentication failed"}},
+		{"schema left by an interrupted run", []string{"--postgres-url", good, "--schema", taken}, []string{"already exists", "DROP SCHEMA"}},
+		{"restart fault on a given server", []string{"--postgres-url", good, "--fault", "restart-postgres@1s"}, []string{"needs the temporary server"}},
+	}
+	if os.Geteuid() == 0 {
+		// root writes anywhere; a read-only directory does not stop it.
+		cases = append(cases[:8], cases[9:]...)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := runBinary(t, nil, c.args...)
+			if r.code != 2 {
+				t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
+			}
+			first := strings.SplitN(strings.TrimSpace(r.stderr), "\n", 2)[0]
+			for _, w := range c.want {
+				if !strings.Contains(first, w) {
+					t.Errorf("error %q does not say %q", first, w)
+				}
+			}
+			if strings.Contains(r.stderr, "secret") || strings.Contains(r.stderr, "not-the-password") {
+				t.Errorf("password leaked: %s", r.stderr)
+			}
+			if r.took > 10*time.Second {
+				t.Errorf("took %v to refuse bad input", r.took)
+			}
+		})
+	}
+}
+
+// leftovers lists postgres processes and files under dir (the child's TMPDIR).
+func leftovers(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err == nil && bytes.Contains(b, []byte(dir)) {
+			pid := filepath.Base(filepath.Dir(p))
+			if n, _ := strconv.Atoi(pid); n > 0 && pgserver.Alive(n) {
+				out = append(out, "process "+pid+": "+strings.ReplaceAll(string(b), "\x00", " "))
+			}
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		out = append(out, "file "+e.Name())
+	}
+	return out
+}
+
+// TestSignalStopsEverything interrupts a real run with SIGINT and with SIGTERM: the binary
+// drains, writes the partial report with interrupted=true, loses nothing it accepted, exits
+// 130/143 and leaves no server process or directory behind.
+func TestSignalStopsEverything(t *testing.T) {
+	for _, c := range []struct {
+		sig  syscall.Signal
+		code int
+		mode string
+	}{{syscall.SIGINT, 130, "sync"}, {syscall.SIGTERM, 143, "async-compact"}} {
+		t.Run(c.sig.String(), func(t *testing.T) {
+			// The server runs as an unprivileged user when we are root: its TMPDIR must be
+			// reachable by it (t.TempDir's parents are not).
+			tmp, err := os.MkdirTemp("", "hotspotkit-signal-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(tmp, 0o755)
+			t.Cleanup(func() { os.RemoveAll(tmp) })
+			out := filepath.Join(t.TempDir(), "r.json")
+			args := []string{"--requests", "100000000", "--concurrency", "200", "--modes", c.mode, "--output", out}
+			if c.mode == "async-compact" {
+				// keep the queue busy: writes are accepted far faster than they are flushed
+				args = append(args, "--flush-batch-size", "50", "--queue-capacity", "1000000")
+			}
+			cmd := exec.Command(binary, args...)
+			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 60*time.Second, func() bool { return hasServer(tmp) })
+			time.Sleep(2 * time.Second)
+			_ = cmd.Process.Signal(c.sig)
+			err = cmd.Wait()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			if code != c.code {
+				t.Fatalf("exit %d after %v, want %d\n%s", code, c.sig, c.code, stderr.String())
+			}
+			if left := leftovers(t, tmp); len(left) > 0 {
+				t.Errorf("left behind: %v", left)
+			}
+			rep := readReport(t, out)
+			if !rep.Interrupted || len(rep.Runs) != 1 {
+				t.Fatalf("report: interrupted=%v runs=%d", rep.Interrupted, len(rep.Runs))
+			}
+			run := rep.Runs[0]
+			rc := run.Reconciliation
+			if rc == nil || rc.Acknowledged == 0 || rc.Lost != 0 || rc.Duplicated != 0 || rc.Persisted < rc.Acknowledged {
+				t.Errorf("reconciliation after %v: %+v", c.sig, rc)
+			}
+			if !run.Verification.Passed {
+				t.Errorf("verification after a drained interrupt: %+v", run.Verification.Checks)
+			}
+		})
+	}
+}
+
+func hasServer(tmp string) bool {
+	m, _ := filepath.Glob(filepath.Join(tmp, "hotspotkit-pg-*", "data", "postmaster.pid"))
+	return len(m) > 0
+}
+
+func waitFor(t *testing.T, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("timed out waiting for the run to start")
+}
+
+func readReport(t *testing.T, path string) *results.Report {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep results.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return &rep
+}
+
+// TestSecondSignalSkipsTheDrain: with the flushers paused, the first SIGINT waits for a drain
+// that cannot finish; the second aborts it, and the servers are still stopped.
+func TestSecondSignalSkipsTheDrain(t *testing.T) {
+	tmp, err := os.MkdirTemp("", "hotspotkit-signal-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(tmp, 0o755)
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	out := filepath.Join(t.TempDir(), "r.json")
+	cmd := exec.Command(binary, "--requests", "20000", "--concurrency", "100", "--modes", "async-compact",
+		"--fault", "pause-flush@0s+10m", "--output", out)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, func() bool { return hasServer(tmp) })
+	time.Sleep(2 * time.Second)
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(time.Second)
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want 130\n%s", err, stderr.String())
+	}
+	if left := leftovers(t, tmp); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+	rep := readReport(t, out)
+	if !rep.Interrupted || len(rep.Runs) != 1 || rep.Runs[0].Queue == nil {
+		t.Fatalf("report: %+v", rep)
+	}
+	q := rep.Runs[0].Queue
+	// The drain was skipped: what the queue held is reported as abandoned, never hidden.
+	if q.AbandonedTotal == 0 || q.EnqueuedTotal != q.FlushedTotal+q.SyncFallbackTotal+q.DroppedTotal+q.RejectedTotal+q.AbandonedTotal {
+		t.Errorf("queue after an aborted drain: %+v", q)
+	}
+	if rc := rep.Runs[0].Reconciliation; rc == nil || rc.Lost != q.AbandonedTotal {
+		t.Errorf("reconciliation should count the abandoned writes as lost: %+v", rc)
+	}
+}
