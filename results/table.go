@@ -279,10 +279,10 @@ func groupThousands(s string) string {
 // flag, else "–".
 func loadText(r Run, level int, knee bool) string {
 	requests := missingValue
-	if v, ok := configNumber(r.Config, "requests"); ok {
+	if v, ok := configNumber(r.Config, "requests"); ok && v > 0 {
 		requests = formatCount(v)
-	} else if d, ok := r.Config["duration"].(string); ok && d != "" {
-		requests = d
+	} else if d, ok := r.Config["duration"].(string); ok && d != "" && d != "0s" {
+		requests = d // a duration-bound run (ladder levels)
 	}
 	conc := missingValue
 	if level > 0 {

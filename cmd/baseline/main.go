@@ -30,6 +30,7 @@ Usage:
   baseline table FILE... [--format md|csv|json]
   baseline compare OLD NEW [threshold flags]
   baseline plot FILE... --output report.html
+  baseline store --dir DIR FILE...
 
 Run 'baseline COMMAND --help' for the flags and a worked example of each command.
 Exit codes: 0 ok, 1 regression (compare), 2 bad usage or unreadable input.
@@ -82,7 +83,38 @@ Example:
 Flags:
 `
 
+const storeUsage = `Usage: baseline store --dir DIR FILE...
+
+Files each report (and its FILE.samples.ndjson) as DIR/<machine class>/<suite>.json, the
+machine class read from the report's environment (e.g. linux-amd64-2cpu-24gib), so that
+baselines of comparable machines sit together. 'make baseline' uses it.
+
+Example:
+  baseline store --dir results/baselines /tmp/counter.json /tmp/settlement.json
+
+Flags:
+`
+
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func runStore(args []string, stdout, stderr io.Writer) int {
+	c := newCommand("store", storeUsage, stdout, stderr)
+	dir := c.flags.String("dir", "results/baselines", "directory to file the reports under")
+	if code, done := c.parse(args); done {
+		return code
+	}
+	if c.flags.NArg() == 0 {
+		return c.usageError("no report file given")
+	}
+	for _, p := range c.flags.Args() {
+		dest, err := results.Store(*dir, p)
+		if err != nil {
+			return c.fail(err)
+		}
+		fmt.Fprintln(stdout, dest)
+	}
+	return exitOK
+}
 
 // run is the whole command, testable: it returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
@@ -98,6 +130,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCompare(rest, stdout, stderr)
 	case "plot":
 		return runPlot(rest, stdout, stderr)
+	case "store":
+		return runStore(rest, stdout, stderr)
 	case "help", "-h", "--help":
 		if len(rest) > 0 {
 			return run([]string{rest[0], "--help"}, stdout, stderr)
@@ -105,7 +139,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, mainUsage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "baseline: unknown command %q (want table, compare or plot; see baseline --help)\n", cmd)
+	fmt.Fprintf(stderr, "baseline: unknown command %q (want table, compare, plot or store; see baseline --help)\n", cmd)
 	return exitUsage
 }
 
