@@ -3,6 +3,7 @@ package testkit
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -40,6 +41,17 @@ func printSummary(w io.Writer, rep *results.Report, info Info) {
 		return
 	}
 	fmt.Fprintf(w, "\n%s  (PostgreSQL %s, durability %s, %s)\n", info.Name, rep.Environment.PostgresVersion, rep.Environment.Durability, rep.Environment.MachineClass)
+	if len(rep.Summaries) > 0 {
+		// Repetitions: medians with their min–max spread, one row per mode (and level).
+		_ = results.RenderMarkdown(w, results.Table([]*results.Report{rep}))
+	} else {
+		printRuns(w, rep, info)
+	}
+	printProblems(w, rep)
+}
+
+// printRuns is the side-by-side table of single runs.
+func printRuns(w io.Writer, rep *results.Report, info Info) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "mode\trun\treq×conc\trps\tfailed\tp50 ms\tp95 ms\tp99 ms\tlag p99 ms\tmax waiters (hot)\tpool max %\tsql ops\tcompacted\tverified\t")
 	for _, r := range rep.Runs {
@@ -69,6 +81,10 @@ func printSummary(w io.Writer, rep *results.Report, info Info) {
 			ops, compacted, verified)
 	}
 	tw.Flush()
+}
+
+// printProblems lists error classes, failed checks and ladder knees under the table.
+func printProblems(w io.Writer, rep *results.Report) {
 	for _, r := range rep.Runs {
 		if len(r.Load.ErrorCounts) > 0 {
 			fmt.Fprintf(w, "  %s errors: %v\n", r.Mode, r.Load.ErrorCounts)
@@ -113,7 +129,7 @@ func waiters(by map[string]int64, hot []string) string {
 		list = append(list, kv{t, by[t]})
 	}
 	for k, v := range by {
-		if v > 0 && !contains(hot, k) {
+		if v > 0 && !slices.Contains(hot, k) {
 			list = append(list, kv{k, v})
 		}
 	}
@@ -128,13 +144,4 @@ func waiters(by map[string]int64, hot []string) string {
 		return "0"
 	}
 	return strings.Join(parts, " ")
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
