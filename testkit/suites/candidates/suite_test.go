@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,22 +13,15 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
-// run executes the suite like its binary would and returns the exit code, the report and stderr.
 func run(t *testing.T, args ...string) (int, *results.Report, string) {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "report.json")
-	var stdout, stderr bytes.Buffer
-	code := testkit.Execute(New(), append(args, "--output", out), &stdout, &stderr)
-	rep, err := results.ReadFile(out)
-	if err != nil {
-		t.Fatalf("exit %d, no report: %v\nstderr:\n%s", code, err, stderr.String())
-	}
-	return code, rep, stderr.String()
+	return suitetest.Run(t, New(), args...)
 }
 
 func sharedURL(t *testing.T) string { return testdb.Server(t).DSN() }
