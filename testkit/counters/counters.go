@@ -126,16 +126,14 @@ var kindSQL = map[Kind]string{
 const deltaFrom = `
 	FROM unnest($1::text[], $2::int8[], $3::int8[], $4::int8[], $5::int8[], $6::numeric[], $7::int8[],
 	            $8::int8[], $9::int8[], $10::timestamptz[], $11::text[])
-	     AS d(id, requests, successes, failures, tokens, cost, response_time_ms, dns_failures, stream_errors, last_used_at, last_ip)
-	WHERE t.id = d.id`
+	     AS d(id, requests, successes, failures, tokens, cost, response_time_ms, dns_failures, stream_errors, last_used_at, last_ip)`
 
 // deltaFromScalars is deltaFrom for a single delta: scalar parameters instead of arrays, so the
 // per-request (sync) path sends the plain single-row UPDATE a hand-written gateway would.
 const deltaFromScalars = `
 	FROM (SELECT $1::text, $2::int8, $3::int8, $4::int8, $5::int8, $6::numeric, $7::int8, $8::int8,
 	             $9::int8, $10::timestamptz, $11::text)
-	     AS d(id, requests, successes, failures, tokens, cost, response_time_ms, dns_failures, stream_errors, last_used_at, last_ip)
-	WHERE t.id = d.id`
+	     AS d(id, requests, successes, failures, tokens, cost, response_time_ms, dns_failures, stream_errors, last_used_at, last_ip)`
 
 // Kinds lists every known kind in CompareKeys order.
 func Kinds() []Kind {
@@ -171,7 +169,16 @@ func updateSQL(k Kind) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("counters: unknown kind %q", k)
 	}
-	return s + deltaFrom, nil
+	return s + deltaFrom + whereKey(k), nil
+}
+
+// whereKey matches a kind's row with its delta: wallets are keyed by their user, every other
+// hot table by id.
+func whereKey(k Kind) string {
+	if k == WalletDebit {
+		return "\n\tWHERE t.user_id = d.id"
+	}
+	return "\n\tWHERE t.id = d.id"
 }
 
 // scalarArgs is updateArgs for one delta.
@@ -225,7 +232,7 @@ func ApplyEach(ctx context.Context, tx pgx.Tx, deltas []Delta) (int, error) {
 		if !ok {
 			return i, fmt.Errorf("counters: unknown kind %q", d.Kind)
 		}
-		tag, err := tx.Exec(ctx, s+deltaFromScalars, scalarArgs(d)...)
+		tag, err := tx.Exec(ctx, s+deltaFromScalars+whereKey(d.Kind), scalarArgs(d)...)
 		if err == nil {
 			err = checkAffected(deltas[i:i+1], tag.RowsAffected())
 		}

@@ -201,3 +201,33 @@ func TestApplyRejectsMissingRow(t *testing.T) {
 		t.Fatal("a delta for a row that does not exist was applied silently")
 	}
 }
+
+// Every kind's UPDATE must find its row by that table's key (wallets are keyed by user_id),
+// through both write paths.
+func TestEveryKindReachesItsRow(t *testing.T) {
+	ctx := context.Background()
+	conn := testdb.New(t).Admin()
+	if _, err := conn.Exec(ctx, `
+		INSERT INTO api_keys (id, user_id) VALUES ('x', 'x');
+		INSERT INTO provider_api_keys (id, provider_id) VALUES ('x', 'x');
+		INSERT INTO global_models (id, name) VALUES ('x', 'x');
+		INSERT INTO providers (id, name) VALUES ('x', 'x');
+		INSERT INTO wallets (user_id) VALUES ('x');
+		INSERT INTO proxy_nodes (id) VALUES ('x');
+		INSERT INTO management_tokens (id) VALUES ('x');`); err != nil {
+		t.Fatal(err)
+	}
+	paths := map[string]func(context.Context, pgx.Tx, []Delta) (int, error){"Apply": Apply, "ApplyEach": ApplyEach}
+	for _, k := range Kinds() {
+		for name, apply := range paths {
+			tx, err := conn.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := apply(ctx, tx, []Delta{{Key: Key{k, "x"}, Requests: 1, Cost: 1}}); err != nil {
+				t.Errorf("%s of a %s delta: %v", name, k, err)
+			}
+			_ = tx.Rollback(ctx)
+		}
+	}
+}

@@ -6,6 +6,7 @@ package suitetest
 import (
 	"bytes"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/hotspotkit/hotspotkit/results"
@@ -27,8 +28,99 @@ func Run(t *testing.T, s testkit.Suite, args ...string) (int, *results.Report, s
 	return code, rep, stderr.String()
 }
 
-// Shared returns the flags that point a run at the shared test server (a schema of its own).
-func Shared(t *testing.T) []string {
+// Shared returns the flags that point a run at the shared test server (a schema of its own),
+// followed by args.
+func Shared(t *testing.T, args ...string) []string {
 	t.Helper()
-	return []string{"--postgres-url", testdb.Server(t).DSN()}
+	return append([]string{"--postgres-url", testdb.Server(t).DSN()}, args...)
+}
+
+// Verified fails the test, naming every failed check, unless run r passed verification.
+func Verified(t *testing.T, r results.Run) {
+	t.Helper()
+	if r.Verification.Passed {
+		return
+	}
+	for _, c := range r.Verification.Checks {
+		if !c.OK {
+			t.Errorf("%s: %s: expected %v, got %v", r.Mode, c.Name, c.Expected, c.Actual)
+		}
+	}
+	t.Errorf("%s: verification failed", r.Mode)
+}
+
+// Completed fails the test unless every one of the run's requests completed.
+func Completed(t *testing.T, r results.Run, requests int64) {
+	t.Helper()
+	if r.Load.CompletedRequests != requests || r.Load.FailedRequests != 0 {
+		t.Errorf("%s: completed %d, failed %d (%v); want all %d completed", r.Mode,
+			r.Load.CompletedRequests, r.Load.FailedRequests, r.Load.ErrorCounts, requests)
+	}
+}
+
+// NoWaitersOn fails the test for each of tables that a lock waiter was attributed to.
+func NoWaitersOn(t *testing.T, r results.Run, tables []string) {
+	t.Helper()
+	for _, table := range tables {
+		if n := r.LockMonitor.MaxWaitersByRelation[table]; n != 0 {
+			t.Errorf("%s: %d waiters on hot table %s", r.Mode, n, table)
+		}
+	}
+}
+
+// Compacted fails the test unless the run's queue took records, wrote them all, folded some
+// together and sent fewer statements than it wrote records.
+func Compacted(t *testing.T, r results.Run, records int64) {
+	t.Helper()
+	q := r.Queue
+	if q == nil || q.EnqueuedTotal != records || q.FlushedTotal+q.SyncFallbackTotal != records ||
+		q.CompactedTotal == 0 || q.FlushSQLOpsTotal >= q.FlushedTotal || q.PendingDepth != 0 {
+		t.Errorf("%s: queue did not compact %d records: %+v", r.Mode, records, q)
+	}
+}
+
+// CheckPassed reports whether the run has a check named name that passed with actual value.
+func CheckPassed(r results.Run, name string, actual float64) bool {
+	for _, c := range r.Verification.Checks {
+		if c.Name == name {
+			return c.OK && c.Actual == actual
+		}
+	}
+	return false
+}
+
+// HotSpotContract runs s in every mode on the shared server, with concurrency workers on one
+// set of hot rows, and checks what every hot-spot suite promises: each run verifies with all
+// requests completed; sync has lock waiters on at least one of syncHot; outbox and
+// async-compact have none on any hot table; async-compact folds its records
+// (recordsPerRequest per request). It returns the runs for the suite's own checks.
+func HotSpotContract(t *testing.T, s testkit.Suite, requests, recordsPerRequest int64, concurrency int, syncHot ...string) []results.Run {
+	t.Helper()
+	code, rep, stderr := Run(t, s, Shared(t, "--requests", strconv.FormatInt(requests, 10),
+		"--concurrency", strconv.Itoa(concurrency), "--modes", "sync,outbox,async,async-compact",
+		"--monitor-interval-ms", "20")...)
+	if code != 0 || len(rep.Runs) != len(testkit.AllModes) {
+		t.Fatalf("exit %d, %d runs (want %d)\n%s", code, len(rep.Runs), len(testkit.AllModes), stderr)
+	}
+	hot := s.Info().HotTables
+	for _, r := range rep.Runs {
+		Verified(t, r)
+		Completed(t, r, requests)
+		switch r.Mode {
+		case testkit.ModeSync:
+			var waiters int64
+			for _, table := range syncHot {
+				waiters += r.LockMonitor.MaxWaitersByRelation[table]
+			}
+			if waiters == 0 {
+				t.Errorf("sync: no waiters on %v with %d workers on one set of hot rows: %+v", syncHot, concurrency, r.LockMonitor)
+			}
+		case testkit.ModeOutbox:
+			NoWaitersOn(t, r, hot)
+		case testkit.ModeAsyncCompact:
+			NoWaitersOn(t, r, hot)
+			Compacted(t, r, recordsPerRequest*requests)
+		}
+	}
+	return rep.Runs
 }

@@ -20,10 +20,12 @@
 //
 // Each run seeds one pending usage per request (request i settles usage "req-i", which belongs
 // to hot set i % --hot-keys) with generate_series, so 60000 rows take a fraction of a second.
-// A run bound by --duration alone (--requests 0, or a --levels ladder level) cannot know its
-// request count up front: it seeds --pending-usages rows, by default
-// DurationSeedPerSecond per second of --duration, and requests past the seed fail with
-// errNotSeeded (counted as failed, never applied).
+// --duration with a --requests (given or the default) still stops at --requests, so that many
+// are seeded. A run bound by --duration alone (--requests 0, or a --levels ladder level
+// without --requests) cannot know its request count up front: it seeds --pending-usages rows,
+// by default DurationSeedPerSecond per second of --duration (above what sync and outbox reach
+// here; an async run that outruns it should pass --pending-usages), and requests past the seed
+// fail with errNotSeeded: counted as failed, never applied, their usages left pending.
 package settlement
 
 import (
@@ -102,14 +104,14 @@ checked settled exactly once with its snapshot, and every other usage still pend
 		Example:      Name + " --requests 20000 --concurrency 1000 --modes sync,outbox,async,async-compact --output /tmp/settlement.json",
 		Modes:        testkit.AllModes,
 		DefaultModes: testkit.AllModes,
-		HotTables:    []string{"wallets", "providers", "api_keys", "usage"},
+		HotTables:    []string{"wallets", "providers", "api_keys"},
 	}
 }
 
 // Flags adds the suite's own flags.
 func (s *Suite) Flags(fs *pflag.FlagSet) {
 	fs.Int64Var(&s.pendingUsages, "pending-usages", 0, fmt.Sprintf(
-		"pending usage rows seeded per run (0: one per --requests; a run bound by --duration alone seeds %d per second)", DurationSeedPerSecond))
+		"pending usage rows seeded per run (0: one per --requests; a run bound by --duration alone: %d per second of --duration, and requests past them fail)", DurationSeedPerSecond))
 	fs.Int64Var(&s.redeliverEvery, "redeliver-every", 0,
 		"deliver every Nth settlement twice, as an at-least-once queue would; the second must change nothing (0: off)")
 }
@@ -153,15 +155,15 @@ func (s *Suite) Seed(ctx context.Context, r *testkit.Run) error {
 	hot := r.Config.HotKeys
 	return pgx.BeginFunc(ctx, r.Admin, func(tx pgx.Tx) error {
 		for _, st := range []struct {
-			sql  string
-			args []any
+			table, sql string
+			args       []any
 		}{
-			{`INSERT INTO users (id, name) SELECT 'user-hot-' || h, 'hot user ' || h FROM generate_series(0, $1 - 1) h`, []any{hot}},
-			{`INSERT INTO wallets (user_id, balance) SELECT 'user-hot-' || h, $2 FROM generate_series(0, $1 - 1) h`,
+			{"users", `INSERT INTO users (id, name) SELECT 'user-hot-' || h, 'hot user ' || h FROM generate_series(0, $1 - 1) h`, []any{hot}},
+			{"wallets", `INSERT INTO wallets (user_id, balance) SELECT 'user-hot-' || h, $2 FROM generate_series(0, $1 - 1) h`,
 				[]any{hot, initialBalance.Numeric()}},
-			{`INSERT INTO api_keys (id, user_id) SELECT 'key-hot-' || h, 'user-hot-' || h FROM generate_series(0, $1 - 1) h`, []any{hot}},
-			{`INSERT INTO providers (id, name) SELECT 'provider-hot-' || h, 'provider ' || h FROM generate_series(0, $1 - 1) h`, []any{hot}},
-			{`INSERT INTO usage (request_id, user_id, api_key_id, provider_api_key_id, provider_id, model_id,
+			{"api_keys", `INSERT INTO api_keys (id, user_id) SELECT 'key-hot-' || h, 'user-hot-' || h FROM generate_series(0, $1 - 1) h`, []any{hot}},
+			{"providers", `INSERT INTO providers (id, name) SELECT 'provider-hot-' || h, 'provider ' || h FROM generate_series(0, $1 - 1) h`, []any{hot}},
+			{"usage", `INSERT INTO usage (request_id, user_id, api_key_id, provider_api_key_id, provider_id, model_id,
 				input_tokens, output_tokens, total_tokens, cost)
 			  SELECT 'req-' || i, 'user-hot-' || i % $1, 'key-hot-' || i % $1, 'pkey-hot-' || i % $1,
 			         'provider-hot-' || i % $1, 'model-hot-' || i % $1, 10, 20, 30,
@@ -170,7 +172,7 @@ func (s *Suite) Seed(ctx context.Context, r *testkit.Run) error {
 				[]any{hot, s.seeded(r), int64(costBase), costMul, costMod, int64(costStep)}},
 		} {
 			if _, err := tx.Exec(ctx, st.sql, st.args...); err != nil {
-				return fmt.Errorf("%s: %w", strings.Fields(st.sql)[2], err)
+				return fmt.Errorf("seeding %s: %w", st.table, err)
 			}
 		}
 		return nil
@@ -319,6 +321,7 @@ func settle(ctx context.Context, tx pgx.Tx, requests []int64) ([]settledUsage, i
 	if err != nil {
 		return nil, 1, fmt.Errorf("locking usages: %w", err)
 	}
+	var order []settledUsage // in lock (request_id) order
 	locked := make(map[string]settledUsage, len(ids))
 	pending := make(map[string]bool, len(ids))
 	var u settledUsage
@@ -328,6 +331,7 @@ func settle(ctx context.Context, tx pgx.Tx, requests []int64) ([]settledUsage, i
 		if u.cost, err = counters.ParseMoney(cost); err != nil {
 			return fmt.Errorf("usage %s: %w", u.requestID, err)
 		}
+		order = append(order, u)
 		locked[u.requestID] = u
 		pending[u.requestID] = status == "pending"
 		return nil
@@ -341,10 +345,10 @@ func settle(ctx context.Context, tx pgx.Tx, requests []int64) ([]settledUsage, i
 		}
 	}
 
-	n := len(locked)
+	n := len(order)
 	snapIDs, users, keys, providers := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	costs := make([]pgtype.Numeric, 0, n)
-	for _, u := range locked {
+	for _, u := range order {
 		snapIDs, users, keys, providers = append(snapIDs, u.requestID), append(users, u.userID), append(keys, u.apiKeyID), append(providers, u.providerID)
 		costs = append(costs, u.cost.Numeric())
 	}
@@ -388,22 +392,14 @@ func settle(ctx context.Context, tx pgx.Tx, requests []int64) ([]settledUsage, i
 // debit applies the debits of the usages just settled: compacted (summed per hot row, one
 // UPDATE per table) or every debit of every usage as its own UPDATE, in order.
 func debit(ctx context.Context, tx pgx.Tx, fresh []settledUsage, compact bool) (int, error) {
+	deltas := make([]counters.Delta, 0, 3*len(fresh))
+	for _, u := range fresh {
+		deltas = append(deltas, u.debits()...)
+	}
 	if compact {
-		deltas := make([]counters.Delta, 0, 3*len(fresh))
-		for _, u := range fresh {
-			deltas = append(deltas, u.debits()...)
-		}
 		return counters.Apply(ctx, tx, deltas)
 	}
-	ops := 0
-	for _, u := range fresh {
-		n, err := counters.ApplyEach(ctx, tx, u.debits())
-		ops += n
-		if err != nil {
-			return ops, err
-		}
-	}
-	return ops, nil
+	return counters.ApplyEach(ctx, tx, deltas)
 }
 
 // Persisted finds every request's settlement by its snapshot.

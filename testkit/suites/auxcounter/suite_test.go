@@ -1,0 +1,179 @@
+package auxcounter
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/counters"
+	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
+	"github.com/hotspotkit/hotspotkit/testkit/testdb"
+)
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+
+func run(t *testing.T, args ...string) (int, *results.Report, string) {
+	t.Helper()
+	return suitetest.Run(t, New(), args...)
+}
+
+func TestAllModesVerifyAndSyncShowsHotRowWaiters(t *testing.T) {
+	const requests = 2000
+	for _, r := range suitetest.HotSpotContract(t, New(), requests, 3, 300, "proxy_nodes") {
+		rc := r.Reconciliation
+		switch {
+		case r.Mode == testkit.ModeSync && rc != nil:
+			t.Errorf("sync leaves no per-request trace, yet was reconciled: %+v", rc)
+		case r.Mode != testkit.ModeSync && (rc == nil || rc.Persisted != requests || rc.Lost != 0 || rc.Duplicated != 0):
+			t.Errorf("%s: reconciliation %+v", r.Mode, rc)
+		}
+	}
+}
+
+// row is what one hot index holds.
+type row struct {
+	total, failed, dns, stream, tokenUses int64
+	tokenAt, keyAt                        time.Time
+	ip                                    string
+}
+
+func readRow(t *testing.T, conn *pgx.Conn, h int) row {
+	t.Helper()
+	var w row
+	if err := conn.QueryRow(context.Background(), `
+		SELECT p.total_requests, p.failed_requests, p.dns_failures, p.stream_errors, m.usage_count,
+		       coalesce(m.last_used_at, 'epoch'), coalesce(k.last_used_at, 'epoch'), coalesce(m.last_used_ip, '')
+		FROM proxy_nodes p, management_tokens m, api_keys k WHERE p.id = $1 AND m.id = $2 AND k.id = $3`,
+		proxyID(h), tokenID(h), apiKeyID(h)).Scan(&w.total, &w.failed, &w.dns, &w.stream, &w.tokenUses, &w.tokenAt, &w.keyAt, &w.ip); err != nil {
+		t.Fatal(err)
+	}
+	w.tokenAt, w.keyAt = w.tokenAt.UTC(), w.keyAt.UTC()
+	return w
+}
+
+// wantRow is what requests add to hot index h's rows.
+func wantRow(requests []int64) row {
+	w := row{tokenAt: time.Unix(0, 0).UTC(), keyAt: time.Unix(0, 0).UTC()}
+	newest := int64(-1)
+	for _, i := range requests {
+		w.total++
+		w.tokenUses++
+		w.failed += one(failed(i))
+		w.dns += one(dnsFailure(i))
+		w.stream += one(streamError(i))
+		newest = max(newest, i)
+	}
+	if newest >= 0 {
+		w.tokenAt, w.keyAt, w.ip = usedAt(newest), usedAt(newest), clientIP(newest)
+	}
+	return w
+}
+
+// A batch written again — retried after a COMMIT whose outcome was unknown but had committed,
+// re-sent record by record by the queue's fallback, or overlapping a later batch — applies
+// each source record once, compacted or not.
+func TestGuardAppliesEachRecordOnce(t *testing.T) {
+	ctx := context.Background()
+	const hot = 2
+	for _, compact := range []bool{false, true} {
+		t.Run(map[bool]string{false: "async", true: "async-compact"}[compact], func(t *testing.T) {
+			r := &testkit.Run{Config: &testkit.Config{HotKeys: hot}, Admin: testdb.New(t).Admin()}
+			if err := New().Seed(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+			records := func(from, to int64) []record {
+				var recs []record
+				for i := from; i < to; i++ {
+					for _, k := range rowsOf(r, i) {
+						recs = append(recs, record{delta: deltaOf(i, k), sources: []int64{i}})
+					}
+				}
+				if compact {
+					recs = queue.Compact(recs, slotOf, mergeRecords, counters.CompareKeys)
+				}
+				return recs
+			}
+			write := func(batch []record) {
+				t.Helper()
+				if err := pgx.BeginFunc(ctx, r.Admin, func(tx pgx.Tx) error {
+					_, err := guardedWriter{compact: compact}.WriteBatch(ctx, tx, batch)
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write(records(0, 100))
+			write(records(0, 100)) // the retried batch
+			for i := int64(0); i < 100; i += 7 {
+				write(records(i, i+1)) // the fallback, record by record
+			}
+			write(records(50, 160)) // overlaps: only 100..159 are new
+			for h := range hot {
+				var mine []int64
+				for i := int64(0); i < 160; i++ {
+					if int(i%hot) == h {
+						mine = append(mine, i)
+					}
+				}
+				if got, want := readRow(t, r.Admin, h), wantRow(mine); got != want {
+					t.Errorf("hot %d: got %+v, want %+v", h, got, want)
+				}
+			}
+			var guards int64
+			if err := r.Admin.QueryRow(ctx, `SELECT count(*) FROM aux_applied_records`).Scan(&guards); err != nil || guards != 3*160 {
+				t.Errorf("%d guard rows, want %d (%v)", guards, 3*160, err)
+			}
+		})
+	}
+}
+
+func TestHotKeysSpreadTheLoad(t *testing.T) {
+	code, rep, stderr := run(t, suitetest.Shared(t, "--requests", "1000", "--concurrency", "50", "--hot-keys", "7",
+		"--modes", "sync,outbox,async,async-compact")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, r := range rep.Runs {
+		if !suitetest.CheckPassed(r, "hot row sets whose every counter, timestamp and IP is exact", 7) {
+			t.Errorf("%s: per-row check missing or failed: %+v", r.Mode, r.Verification.Checks)
+		}
+	}
+}
+
+func TestBrokenExpectationExitsOne(t *testing.T) {
+	code, rep, stderr := run(t, suitetest.Shared(t, "--requests", "300", "--concurrency", "30", "--modes", "async-compact", "--debug-break-expectations")...)
+	if code != 1 {
+		t.Fatalf("exit %d with broken expectations, want 1\n%s", code, stderr)
+	}
+	if len(rep.Runs) != 1 || rep.Runs[0].Verification.Passed {
+		t.Fatalf("verification should have failed: %+v", rep.Runs)
+	}
+}
+
+// Terminated backends in the middle of async flushes: the queue retries batches (some may
+// have committed) and the guard keeps every counter exact.
+func TestTerminatedBackendsKeepAsyncCountersExact(t *testing.T) {
+	for _, mode := range []string{testkit.ModeAsync, testkit.ModeAsyncCompact} {
+		t.Run(mode, func(t *testing.T) {
+			code, rep, stderr := run(t, suitetest.Shared(t, "--modes", mode, "--requests", "6000", "--concurrency", "200",
+				"--flush-batch-size", "200", "--fault", "terminate-backends@30ms")...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			r := rep.Runs[0]
+			suitetest.Verified(t, r)
+			if len(r.Faults) == 0 || r.Faults[0].Error != "" {
+				t.Errorf("fault did not happen: %+v", r.Faults)
+			}
+			if rc := r.Reconciliation; rc == nil || rc.Lost != 0 || rc.Duplicated != 0 || rc.FailedButPersisted != 0 {
+				t.Errorf("reconciliation: %+v", rc)
+			}
+		})
+	}
+}

@@ -1,0 +1,264 @@
+package settlement
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/counters"
+	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
+	"github.com/hotspotkit/hotspotkit/testkit/testdb"
+)
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+
+func run(t *testing.T, args ...string) (int, *results.Report, string) {
+	t.Helper()
+	return suitetest.Run(t, New(), args...)
+}
+
+func TestAllModesVerifyAndSyncQueuesOnTheWallet(t *testing.T) {
+	const requests = 2000
+	for _, r := range suitetest.HotSpotContract(t, New(), requests, 1, 300, "wallets", "providers") {
+		if rc := r.Reconciliation; rc == nil || rc.Persisted != requests || rc.Lost != 0 || rc.Duplicated != 0 {
+			t.Errorf("%s: reconciliation %+v", r.Mode, rc)
+		}
+	}
+}
+
+// A settlement delivered twice debits once, in every mode: the second delivery of every third
+// request must change nothing, and verification (wallet = initial − Σ cost) stays exact.
+func TestRedeliveredSettlementDebitsOnce(t *testing.T) {
+	const requests, redelivered = 900, 300
+	code, rep, stderr := run(t, suitetest.Shared(t, "--requests", "900", "--concurrency", "60", "--redeliver-every", "3",
+		"--modes", "sync,outbox,async,async-compact")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, r := range rep.Runs {
+		suitetest.Verified(t, r)
+		if r.Load.FailedRequests != 0 {
+			t.Errorf("%s: a redelivery failed instead of being a no-op: %v", r.Mode, r.Load.ErrorCounts)
+		}
+		if q := r.Queue; q != nil && q.EnqueuedTotal != requests+redelivered {
+			t.Errorf("%s: %d records enqueued, want %d (the redeliveries included)", r.Mode, q.EnqueuedTotal, requests+redelivered)
+		}
+	}
+}
+
+// seeded opens a fresh schema with n pending usages over hot sets.
+func seeded(t *testing.T, n int64, hot int) (*pgx.Conn, *testkit.Run) {
+	t.Helper()
+	r := &testkit.Run{Config: &testkit.Config{HotKeys: hot}, Requests: n, Admin: testdb.New(t).Admin()}
+	if err := New().Seed(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	return r.Admin, r
+}
+
+func inTx(t *testing.T, conn *pgx.Conn, fn func(pgx.Tx) error) {
+	t.Helper()
+	if err := pgx.BeginFunc(context.Background(), conn, fn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Every write path applied twice to the same requests — a redelivery, or a batch retried after
+// a COMMIT whose outcome was unknown but had committed — settles and debits them once.
+func TestSettlingTwiceDebitsOnce(t *testing.T) {
+	ctx := context.Background()
+	const n, hot = 12, 2
+	batch := func(requests ...int64) []claims {
+		var cs []claims
+		for _, i := range requests {
+			cs = append(cs, claims{hot: int(i % hot), requests: []int64{i}})
+		}
+		return cs
+	}
+	all := []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
+	paths := map[string]func(tx pgx.Tx) error{
+		"sync": func(tx pgx.Tx) error {
+			for _, i := range all {
+				if err := settleAndDebit(ctx, tx, i); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		"outbox": func(tx pgx.Tx) error {
+			for _, i := range all {
+				if err := settleToOutbox(ctx, tx, i); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		"async": func(tx pgx.Tx) error {
+			_, err := batchWriter{}.WriteBatch(ctx, tx, append(batch(all...), batch(3, 3)...))
+			return err
+		},
+		"async-compact": func(tx pgx.Tx) error {
+			merged := []claims{{hot: 0, requests: []int64{0, 2, 4, 6, 8, 10, 4}}, {hot: 1, requests: []int64{1, 3, 5, 7, 9, 11}}}
+			_, err := batchWriter{compact: true}.WriteBatch(ctx, tx, merged)
+			return err
+		},
+	}
+	for name, write := range paths {
+		t.Run(name, func(t *testing.T) {
+			conn, _ := seeded(t, n, hot)
+			inTx(t, conn, write)
+			// The whole thing again, then each request alone, as the queue's fallback would.
+			inTx(t, conn, write)
+			inTx(t, conn, func(tx pgx.Tx) error {
+				_, err := batchWriter{}.WriteBatch(ctx, tx, batch(all...))
+				return err
+			})
+			var want [hot]counters.Money
+			for _, i := range all {
+				want[i%hot] += costOf(i)
+			}
+			if name == "outbox" { // the debits wait in the outbox: three per settlement
+				var deltas int64
+				if err := conn.QueryRow(ctx, `SELECT count(*) FROM usage_counter_deltas`).Scan(&deltas); err != nil || deltas != 3*n {
+					t.Errorf("outbox holds %d deltas, want %d (%v)", deltas, 3*n, err)
+				}
+				want = [hot]counters.Money{}
+			}
+			for h := range hot {
+				var balance, quota, monthly string
+				if err := conn.QueryRow(ctx, `SELECT w.balance::text, k.quota_used::text, p.monthly_used::text
+					FROM wallets w, api_keys k, providers p WHERE w.user_id = $1 AND k.id = $2 AND p.id = $3`,
+					userID(h), apiKeyID(h), providerID(h)).Scan(&balance, &quota, &monthly); err != nil {
+					t.Fatal(err)
+				}
+				if balance != (initialBalance-want[h]).String() || quota != want[h].String() || monthly != want[h].String() {
+					t.Errorf("hot set %d: balance %s quota %s monthly %s, want debits of %s", h, balance, quota, monthly, want[h])
+				}
+			}
+			var settled, snapshots int64
+			if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM usage WHERE billing_status = 'settled'),
+				(SELECT count(*) FROM usage_settlement_snapshots)`).Scan(&settled, &snapshots); err != nil {
+				t.Fatal(err)
+			}
+			if settled != n || snapshots != n {
+				t.Errorf("%d usages settled, %d snapshots; want %d each", settled, snapshots, n)
+			}
+		})
+	}
+}
+
+// A usage settled without its snapshot (or the reverse) breaks the idempotence invariant:
+// settle refuses it instead of guessing.
+func TestSettleRefusesAnInconsistentUsage(t *testing.T) {
+	ctx := context.Background()
+	conn, _ := seeded(t, 2, 1)
+	if _, err := conn.Exec(ctx, `UPDATE usage SET billing_status = 'settled' WHERE request_id = 'req-1'`); err != nil {
+		t.Fatal(err)
+	}
+	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { return settleAndDebit(ctx, tx, 1) })
+	if err == nil {
+		t.Fatal("a settled usage without a snapshot was settled again")
+	}
+}
+
+// The seed must put costOf(i) on usage i: Go computes the expectations, SQL the seed.
+func TestSeedCostsMatchCostOf(t *testing.T) {
+	conn, _ := seeded(t, 500, 3)
+	var want counters.Money
+	for i := range int64(500) {
+		want += costOf(i)
+	}
+	var got string
+	if err := conn.QueryRow(context.Background(), `SELECT sum(cost)::text FROM usage`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := counters.ParseMoney(got); err != nil || g != want {
+		t.Errorf("seeded costs sum to %s, costOf to %s", got, want)
+	}
+	var distinct int64
+	if err := conn.QueryRow(context.Background(), `SELECT count(DISTINCT cost) FROM usage`).Scan(&distinct); err != nil || distinct < 50 {
+		t.Errorf("%d distinct costs (%v): sums would be trivial", distinct, err)
+	}
+}
+
+func TestHotKeysSpreadTheLoad(t *testing.T) {
+	code, rep, stderr := run(t, suitetest.Shared(t, "--requests", "1000", "--concurrency", "50", "--hot-keys", "7",
+		"--modes", "sync,async-compact")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, r := range rep.Runs {
+		if !suitetest.CheckPassed(r, "hot sets whose wallet, quota and monthly total are exact", 7) {
+			t.Errorf("%s: per-set check missing or failed: %+v", r.Mode, r.Verification.Checks)
+		}
+	}
+}
+
+// A run bound by --duration alone settles only the usages it seeded; requests past them fail,
+// and every usage no applied request settled is still pending.
+func TestDurationBoundRunSettlesOnlyItsSeed(t *testing.T) {
+	code, rep, stderr := run(t, suitetest.Shared(t, "--requests", "0", "--duration", "1500ms", "--pending-usages", "150",
+		"--concurrency", "10", "--modes", "sync")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	r := rep.Runs[0]
+	suitetest.Verified(t, r)
+	if r.Load.CompletedRequests > 150 {
+		t.Errorf("%d requests settled with 150 usages seeded", r.Load.CompletedRequests)
+	}
+}
+
+func TestBadFlagsExitTwo(t *testing.T) {
+	for _, args := range [][]string{
+		{"--requests", "100", "--pending-usages", "99"},
+		{"--redeliver-every", "-1"},
+		{"--pending-usages", "-5"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := testkit.Execute(New(), args, &stdout, &stderr); code != testkit.ExitUsage {
+			t.Errorf("%v: exit %d, want %d\n%s", args, code, testkit.ExitUsage, stderr.String())
+		}
+	}
+}
+
+func TestBrokenExpectationExitsOne(t *testing.T) {
+	code, rep, stderr := run(t, suitetest.Shared(t, "--requests", "300", "--concurrency", "30", "--modes", "sync", "--debug-break-expectations")...)
+	if code != 1 {
+		t.Fatalf("exit %d with broken expectations, want 1\n%s", code, stderr)
+	}
+	if len(rep.Runs) != 1 || rep.Runs[0].Verification.Passed {
+		t.Fatalf("verification should have failed: %+v", rep.Runs)
+	}
+}
+
+// Terminated backends: requests fail or end with an unknown outcome (looked up by snapshot),
+// the queue retries batches that may have committed, and every balance stays exact.
+func TestTerminatedBackendsKeepBalancesExact(t *testing.T) {
+	for _, args := range [][]string{
+		{"--modes", "sync", "--requests", "0", "--duration", "2s", "--pending-usages", "20000", "--concurrency", "40",
+			"--fault", "terminate-backends@700ms"},
+		{"--modes", "async-compact", "--requests", "20000", "--concurrency", "200", "--flush-batch-size", "200",
+			"--fault", "terminate-backends@30ms"},
+	} {
+		t.Run(args[1], func(t *testing.T) {
+			code, rep, stderr := run(t, suitetest.Shared(t, args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			r := rep.Runs[0]
+			suitetest.Verified(t, r)
+			if len(r.Faults) == 0 || r.Faults[0].Error != "" {
+				t.Errorf("fault did not happen: %+v", r.Faults)
+			}
+			if rc := r.Reconciliation; rc == nil || rc.Lost != 0 || rc.Duplicated != 0 || rc.FailedButPersisted != 0 {
+				t.Errorf("reconciliation: %+v", rc)
+			}
+		})
+	}
+}
