@@ -8,7 +8,7 @@ SUITES   := $(filter %_baseline,$(BINARIES))
 BASELINE_ARGS ?= --requests 60000 --concurrency 6000 --repeat 3
 BASELINE_TMP  := $(shell mktemp -d -u /tmp/hotspotkit-baseline-XXXXXX)
 
-.PHONY: all build test vet fmt bench pgbench baseline baseline-report clean
+.PHONY: all build test vet fmt bench pgbench baseline baseline-report faults clean
 
 all: build
 
@@ -53,6 +53,25 @@ baseline-report: build
 	  echo "parentheses, over the repetitions). Environment of each run: see its JSON."; echo; \
 	  $(BIN)/baseline table results/baselines/*/*.json; } > results/BASELINES.md
 	$(BIN)/baseline plot results/baselines/*/*.json --output results/baselines.html
+
+# The fault matrix of the README at 60000 × 6000 (usage-counter suite): each fault in the sync
+# and async-compact modes, reports under results/runs/faults/, one table on stdout.
+FAULT_ARGS ?= --requests 60000 --concurrency 6000
+faults: build
+	mkdir -p results/runs/faults
+	set -e; run() { name=$$1; shift; echo "== $$name"; \
+	  $(BIN)/usage_counter_hotspot_baseline $(FAULT_ARGS) "$$@" --output results/runs/faults/$$name.json; }; \
+	run sync-terminate-backends   --modes sync --fault terminate-backends@5s; \
+	run sync-restart-postgres     --modes sync --fault restart-postgres@5s; \
+	run sync-lock-timeout         --modes sync --fault lock-timeout=200; \
+	run sync-statement-timeout    --modes sync --fault statement-timeout=500; \
+	run async-compact-terminate-backends --modes async-compact --fault terminate-backends@150ms; \
+	run async-compact-restart-postgres   --modes async-compact --fault restart-postgres@150ms; \
+	run async-compact-pause-flush        --modes async-compact --fault pause-flush@20ms+2s; \
+	run async-compact-pause-flush-full   --modes async-compact --fault pause-flush@20ms+2s --queue-capacity 10000; \
+	run async-compact-pause-flush-drop   --modes async-compact --fault pause-flush@20ms+2s --queue-capacity 10000 --queue-full drop; \
+	run outbox-terminate-backends --modes outbox --fault terminate-backends@3s
+	$(BIN)/baseline table results/runs/faults/*.json
 
 clean:
 	rm -rf $(BIN)

@@ -50,6 +50,9 @@ type Config struct {
 	QueueRetryBackoffMs int
 	DrainTimeout        time.Duration
 
+	// StreamConfig: --queue-backend, --redis*, --role and friends (streamconfig.go).
+	StreamConfig
+
 	Repeat int
 	Levels []int
 
@@ -87,12 +90,13 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 	fs.BoolVar(&c.KeepSchema, "keep-schema", false, "with --postgres-url, leave the run's schema in place afterwards")
 	fs.BoolVar(&c.ReuseSchema, "reuse-schema", false, "accept an existing --schema instead of refusing it")
 
-	fs.IntVar(&c.QueueCapacity, "queue-capacity", queue.DefaultCapacity, "async queue capacity (records, all workers together)")
+	fs.IntVar(&c.QueueCapacity, "queue-capacity", queue.DefaultCapacity, "async queue capacity (records, all workers together; redis: entries in the stream not yet acknowledged)")
 	fs.IntVar(&c.QueueWorkers, "queue-workers", queue.DefaultWorkers, "async queue flush workers")
 	fs.Var(&c.QueueFull, "queue-full", "what Enqueue does when the queue is full: drop, sync (write inline) or block")
 	fs.IntVar(&c.QueueRetries, "queue-retries", queue.DefaultMaxRetries, "flush retries before records fall back to one-by-one writes")
 	fs.IntVar(&c.QueueRetryBackoffMs, "queue-retry-backoff-ms", int(queue.DefaultRetryBackoff/time.Millisecond), "first retry backoff in ms (doubles per attempt)")
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 5*time.Minute, "longest the outbox or queue may take to drain after the load")
+	c.StreamConfig.register(fs)
 
 	fs.IntVar(&c.Repeat, "repeat", 1, "run each mode this many times on fresh state; the report adds median/min/max")
 	fs.StringVar(&c.levelsRaw, "levels", "", "concurrency ladder, e.g. 1,2,4,8,64 (one run per level, each for --duration)")
@@ -202,6 +206,7 @@ func (c *Config) validate(info Info) error {
 			bad("%v", err)
 		}
 	}
+	c.validateStream(bad)
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))
 	}
@@ -251,7 +256,7 @@ func (c *Config) values() map[string]any {
 		switch f.Name {
 		case "output", "help", "debug-break-expectations", "cpu-profile":
 			return
-		case "postgres-url":
+		case "postgres-url", "redis-url":
 			if f.Value.String() != "" {
 				out[f.Name] = database.RedactURL(f.Value.String())
 			}

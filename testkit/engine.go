@@ -19,6 +19,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 	"github.com/hotspotkit/hotspotkit/testkit/monitor"
 	"github.com/hotspotkit/hotspotkit/testkit/pgserver"
+	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 )
 
 // Exit codes.
@@ -101,6 +102,7 @@ func (e *engine) execute(stdout io.Writer) (code int) {
 	defer func() {
 		if p := recover(); p != nil {
 			_ = pgserver.StopAll()
+			_ = redisserver.StopAll()
 			panic(p)
 		}
 	}()
@@ -210,6 +212,9 @@ func (e *engine) runAll() error {
 	if err := e.captureEnvironment(ctx); err != nil {
 		return err
 	}
+	if err := e.openRedis(ctx); err != nil { // --queue-backend redis (redis.go)
+		return err
+	}
 	if c.Output != "" {
 		if e.samples, err = monitor.CreateSamples(results.SamplesPath(c.Output)); err != nil {
 			return err
@@ -267,11 +272,13 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		out.Error = database.Redact(err.Error())
 		return out, err
 	}
-	if err := e.target.Reset(ctx); err != nil {
-		return fail(fmt.Errorf("resetting tables: %w", err))
-	}
-	if err := e.suite.Seed(ctx, r); err != nil {
-		return fail(fmt.Errorf("seeding: %w", err))
+	if !c.joining(e.target) { // a process joining a split run (roles.go) finds it set up
+		if err := e.target.Reset(ctx); err != nil {
+			return fail(fmt.Errorf("resetting tables: %w", err))
+		}
+		if err := e.suite.Seed(ctx, r); err != nil {
+			return fail(fmt.Errorf("seeding: %w", err))
+		}
 	}
 	pool, err := e.target.NewPool(ctx, database.PoolOptions{MaxConns: int32(c.MaxConnections), AppName: "hotspotkit-load",
 		Settings: sessionSettings(c.faults)})
@@ -319,7 +326,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		Live:          live,
 	}
 	faults := e.startFaults(r, wl)
-	res, err := load.Run(e.stopCtx, lcfg, wl.Op)
+	res, err := e.runLoad(r, lcfg, wl) // load.Run, in this process's --role (roles.go)
 	if err != nil {
 		faults.stop()
 		mon.Stop()
@@ -363,11 +370,17 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 	}
 	// Verification runs even after a failed drain: it then shows exactly what is missing.
 	vctx := post
-	recon, verr := reconcile(vctx, e.suite, r, res)
+	// Who verifies what, against which requests, with which role and stream checks (roles.go).
+	suite, vres, roleChecks, verr := e.verification(vctx, r, wl, res)
+	var recon *results.Reconciliation
+	if verr == nil {
+		recon, verr = reconcile(vctx, suite, r, vres)
+	}
 	out.Reconciliation = recon
 	var checks []results.Check
 	if verr == nil {
-		checks, verr = e.suite.Verify(vctx, r, res)
+		checks, verr = suite.Verify(vctx, r, vres)
+		checks = append(checks, roleChecks...)
 	}
 	if recon != nil {
 		rc := r.NewChecks()
@@ -420,6 +433,10 @@ func loadStats(res *load.Result, drainEnd time.Time, r *Run) results.Load {
 
 func queueStats(q *QueueHandle) *results.Queue {
 	m := q.Metrics()
+	var stream *results.Stream
+	if q.Stream != nil {
+		stream = q.Stream()
+	}
 	return &results.Queue{
 		Backend: q.Backend, Compaction: q.Compaction, FullPolicy: q.FullPolicy.String(),
 		Capacity: m.Capacity, Depth: m.Depth, PendingDepth: m.PendingDepth, MaxDepth: m.MaxDepth,
@@ -427,7 +444,7 @@ func queueStats(q *QueueHandle) *results.Queue {
 		FlushSQLOpsTotal: m.FlushSQLOpsTotal, FlushSQLRecordsTotal: m.FlushSQLRecordsTotal,
 		CompactedTotal: m.CompactedTotal, DroppedTotal: m.DroppedTotal, FlushFailedTotal: m.FlushFailedTotal,
 		RetriesTotal: m.RetriesTotal, SyncFallbackTotal: m.SyncFallbackTotal, RejectedTotal: m.RejectedTotal,
-		AbandonedTotal: m.AbandonedTotal, PersistLagMs: q.PersistLag().Summary(),
+		AbandonedTotal: m.AbandonedTotal, PersistLagMs: q.PersistLag().Summary(), Stream: stream,
 	}
 }
 
@@ -443,7 +460,7 @@ func (e *engine) close() error {
 	if e.target != nil {
 		err = errors.Join(err, e.target.Close())
 	}
-	return err
+	return errors.Join(err, e.closeRedis())
 }
 
 func (e *engine) writeReport(stdout io.Writer) error {

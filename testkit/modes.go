@@ -99,6 +99,12 @@ type AsyncSpec[K comparable, T any] struct {
 	// Writer writes a batch in the backend's transaction: compacted (one statement per table)
 	// or not (every record applied on its own, in order).
 	Writer func(compact bool) queue.TxWriter[T]
+	// Codec stores a record in a Redis stream entry and reads it back (possibly in another
+	// process); required for --queue-backend redis only, which fails with a clear error
+	// without it. Use queue.JSONCodec[T]() when T's fields are exported, else write a
+	// queue.Codec (usagecounter's eventCodec is one). Decode must accept every record Encode
+	// produced; an entry it refuses ends in the dead-letter stream.
+	Codec queue.Codec[T]
 }
 
 // retries maps --queue-retries (0 = none) onto queue.Options.MaxRetries (0 = default, <0 = none).
@@ -124,6 +130,9 @@ func (droppedError) ErrorClass() string { return "dropped" }
 func AsyncWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncSpec[K, T]) (*Workload, error) {
 	compact := r.Mode == ModeAsyncCompact
 	c := r.Config
+	if c.QueueBackend == BackendRedis {
+		return redisWorkload(ctx, r, spec, compact) // redisqueue.go
+	}
 	opts := queue.Options[K, T]{
 		Key:           spec.Key,
 		Merge:         spec.Merge,

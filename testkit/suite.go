@@ -112,6 +112,10 @@ type QueueHandle struct {
 	PersistLag func() *hist.Histogram
 	Pause      func()
 	Resume     func()
+	// Stream returns the Redis-streams backend's own counters (nil for other backends).
+	Stream func() *results.Stream
+	// stream is set by the Redis backend: the run's role and run-wide counters (roles.go).
+	stream *streamRun
 }
 
 // Run is the context of one run, handed to the suite.

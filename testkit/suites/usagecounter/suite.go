@@ -228,6 +228,7 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 				}
 				return writerFunc(writeEach)
 			},
+			Codec: eventCodec{}, // --queue-backend redis (codec.go)
 		})
 	}
 	return nil, fmt.Errorf("mode %q not supported", r.Mode)

@@ -1,0 +1,239 @@
+package redisq
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hotspotkit/hotspotkit/queue"
+)
+
+// Role says which side of the stream a process runs.
+type Role int
+
+const (
+	// RoleBoth produces and consumes (one process does the whole run).
+	RoleBoth Role = iota
+	// RoleProducer only adds entries; consumers elsewhere write them.
+	RoleProducer
+	// RoleConsumer only reads, writes and acknowledges entries.
+	RoleConsumer
+)
+
+var roleNames = [...]string{RoleBoth: "both", RoleProducer: "producer", RoleConsumer: "consumer"}
+
+func (r Role) String() string {
+	if r >= 0 && int(r) < len(roleNames) {
+		return roleNames[r]
+	}
+	return fmt.Sprintf("Role(%d)", int(r))
+}
+
+// ParseRole accepts "both", "producer" or "consumer".
+func ParseRole(s string) (Role, error) {
+	for r, name := range roleNames {
+		if strings.EqualFold(strings.TrimSpace(s), name) {
+			return Role(r), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown role %q (want both, producer or consumer)", s)
+}
+
+func (r Role) produces() bool { return r == RoleBoth || r == RoleProducer }
+func (r Role) consumes() bool { return r == RoleBoth || r == RoleConsumer }
+
+// Crash points passed to Options.Hook.
+const (
+	// PointAfterRead: a batch was read and decoded; nothing of it is committed.
+	PointAfterRead = "after-read"
+	// PointAfterCommit: the batch's effect and applied ids are committed; nothing is acknowledged.
+	PointAfterCommit = "after-commit"
+)
+
+// Defaults applied by New to zero-valued options.
+const (
+	DefaultGroup            = "hotspotkit"
+	DefaultBatchSize        = 512
+	DefaultFlushInterval    = 50 * time.Millisecond
+	DefaultBlock            = 250 * time.Millisecond
+	DefaultWorkers          = 2
+	DefaultMaxRetries       = 5
+	DefaultRetryBackoff     = 25 * time.Millisecond
+	DefaultReclaimIdle      = 30 * time.Second
+	DefaultMaxDeliveries    = 5
+	DefaultDeadLetterMaxLen = 10000
+	DefaultSenders          = 4
+	DefaultSendBatch        = 512
+	maxRetryBackoff         = time.Second
+)
+
+// Options configure a Queue. They are validated once by New and never change afterwards.
+type Options[K comparable, T any] struct {
+	// Client reaches Redis. Required; the Queue never closes it. Turn go-redis's own retries
+	// off (MaxRetries -1): a retried XADD would add a record twice.
+	Client redis.UniversalClient
+	// Stream is the stream key (required); see the package doc for the keys derived from it.
+	Stream string
+	// Group is the consumer group (default "hotspotkit").
+	Group string
+	// Consumer prefixes this process's consumer names (default host:pid); worker i is
+	// Consumer+"-w<i>", the reclaimer Consumer+"-reclaim".
+	Consumer string
+	// Role: both (default), producer or consumer.
+	Role Role
+	// Fresh deletes the stream, its dead-letter stream and its counters before starting: the
+	// process that sets a run up passes it, processes joining the run do not.
+	Fresh bool
+
+	// Codec stores records in entries. Required.
+	Codec queue.Codec[T]
+	// Key, Merge, Compare and Compaction work as in queue.Options.
+	Key        func(T) K
+	Merge      func(pending *T, newer T)
+	Compare    func(a, b K) int
+	Compaction bool
+
+	// DB and Writer write a batch in one transaction; required to consume, and to produce
+	// under PolicySync (the caller then writes a record itself when the stream is full).
+	DB     queue.TxBeginner
+	Writer queue.TxWriter[T]
+
+	// Capacity caps XLEN (entries not yet acknowledged); 0 means no cap. When the stream is
+	// full, FullPolicy applies.
+	Capacity   int
+	FullPolicy queue.FullPolicy
+
+	// BatchSize is the most entries a consumer reads and flushes at once (default 512).
+	BatchSize int
+	// FlushInterval bounds how long a consumer keeps reading to fill a batch after its oldest
+	// record was enqueued (default 50ms).
+	FlushInterval time.Duration
+	// Block bounds one XREADGROUP wait (default 250ms; at least 1ms, since 0 is "forever").
+	// It also bounds how long Pause and Close wait for a reading consumer.
+	Block time.Duration
+	// Workers is the number of consumers in this process (default 2, at most 64).
+	Workers int
+	// MaxRetries is how often a failed batch is re-sent before its entries are written one by
+	// one (default 5; negative: none). RetryBackoff is the first wait, doubled per attempt up
+	// to a second (default 25ms).
+	MaxRetries   int
+	RetryBackoff time.Duration
+	// ReclaimIdle is how long an entry must sit unacknowledged in a consumer's pending list
+	// before another consumer takes it over (default 30s). ReclaimInterval is how often this
+	// process looks (default ReclaimIdle/2, between 10ms and 5s).
+	ReclaimIdle     time.Duration
+	ReclaimInterval time.Duration
+	// MaxDeliveries: an entry delivered more often goes to the dead-letter stream (default 5).
+	MaxDeliveries int
+	// DeadLetterMaxLen bounds the dead-letter stream (default 10000; exact MAXLEN).
+	DeadLetterMaxLen int64
+
+	// Senders is the number of producer goroutines (default 4); SendBatch the most records one
+	// of them sends in one script call (default 512).
+	Senders   int
+	SendBatch int
+
+	// Hook, when set, is called by a consumer at PointAfterRead and PointAfterCommit with the
+	// batch's entry ids. Tests use it to stop a process at exactly those points.
+	Hook func(point string, ids []string)
+}
+
+func (o Options[K, T]) withDefaults() (Options[K, T], error) {
+	var errs []error
+	if o.Client == nil {
+		errs = append(errs, errors.New("Client is required"))
+	}
+	if o.Stream == "" {
+		errs = append(errs, errors.New("Stream is required"))
+	}
+	if o.Codec == nil {
+		errs = append(errs, errors.New("Codec is required"))
+	}
+	if o.Role < RoleBoth || o.Role > RoleConsumer {
+		errs = append(errs, fmt.Errorf("invalid Role %d", int(o.Role)))
+	}
+	if o.Role.consumes() && (o.Key == nil || o.DB == nil || o.Writer == nil) {
+		errs = append(errs, errors.New("Key, DB and Writer are required to consume"))
+	}
+	if o.Compaction && o.Merge == nil {
+		errs = append(errs, errors.New("Merge is required when Compaction is on"))
+	}
+	if o.Role.produces() && o.FullPolicy == queue.PolicySync && o.Capacity > 0 && (o.DB == nil || o.Writer == nil) {
+		errs = append(errs, errors.New("DB and Writer are required for PolicySync with a Capacity"))
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"Capacity", int64(o.Capacity)}, {"BatchSize", int64(o.BatchSize)},
+		{"FlushInterval", int64(o.FlushInterval)}, {"Block", int64(o.Block)},
+		{"Workers", int64(o.Workers)}, {"RetryBackoff", int64(o.RetryBackoff)},
+		{"ReclaimIdle", int64(o.ReclaimIdle)}, {"ReclaimInterval", int64(o.ReclaimInterval)},
+		{"MaxDeliveries", int64(o.MaxDeliveries)}, {"DeadLetterMaxLen", o.DeadLetterMaxLen},
+		{"Senders", int64(o.Senders)}, {"SendBatch", int64(o.SendBatch)},
+	} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("%s must not be negative (got %d)", f.name, f.v))
+		}
+	}
+	if o.Block > 0 && o.Block < time.Millisecond {
+		errs = append(errs, fmt.Errorf("Block must be at least 1ms (got %s); go-redis reads BLOCK 0 as forever", o.Block))
+	}
+	if o.ReclaimIdle > 0 && o.ReclaimIdle < time.Millisecond {
+		errs = append(errs, fmt.Errorf("ReclaimIdle must be at least 1ms (got %s)", o.ReclaimIdle))
+	}
+	if len(errs) > 0 {
+		return o, fmt.Errorf("redisq: invalid options: %w", errors.Join(errs...))
+	}
+	if o.Group == "" {
+		o.Group = DefaultGroup
+	}
+	if o.Consumer == "" {
+		host, _ := os.Hostname()
+		o.Consumer = host + ":" + strconv.Itoa(os.Getpid())
+	}
+	o.BatchSize = orDefault(o.BatchSize, DefaultBatchSize)
+	o.FlushInterval = orDefault(o.FlushInterval, DefaultFlushInterval)
+	o.Block = orDefault(o.Block, DefaultBlock)
+	o.Workers = min(orDefault(o.Workers, DefaultWorkers), queue.MaxWorkers)
+	o.RetryBackoff = orDefault(o.RetryBackoff, DefaultRetryBackoff)
+	o.ReclaimIdle = orDefault(o.ReclaimIdle, DefaultReclaimIdle)
+	if o.ReclaimInterval == 0 {
+		o.ReclaimInterval = min(max(o.ReclaimIdle/2, 10*time.Millisecond), 5*time.Second)
+	}
+	o.MaxDeliveries = orDefault(o.MaxDeliveries, DefaultMaxDeliveries)
+	if o.DeadLetterMaxLen == 0 {
+		o.DeadLetterMaxLen = DefaultDeadLetterMaxLen
+	}
+	o.Senders = orDefault(o.Senders, DefaultSenders)
+	o.SendBatch = orDefault(o.SendBatch, DefaultSendBatch)
+	switch {
+	case o.MaxRetries == 0:
+		o.MaxRetries = DefaultMaxRetries
+	case o.MaxRetries < 0:
+		o.MaxRetries = 0
+	}
+	return o, nil
+}
+
+func orDefault[V int | time.Duration](v, def V) V {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// backoff is the wait before retry number attempt (1-based).
+func (o *Options[K, T]) backoff(attempt int) time.Duration {
+	limit := max(maxRetryBackoff, o.RetryBackoff)
+	d := o.RetryBackoff
+	for i := 1; i < attempt && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}

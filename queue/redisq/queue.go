@@ -1,0 +1,502 @@
+package redisq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/testkit/hist"
+)
+
+// ErrClosed is returned by Enqueue once Close has begun.
+var ErrClosed = errors.New("redisq: closed")
+
+// ErrOutcomeUnknown wraps an Enqueue error after which Redis may or may not have added the
+// record (the connection broke, the call timed out): the caller must look the record up
+// instead of assuming either.
+var ErrOutcomeUnknown = errors.New("redisq: outcome unknown")
+
+// errNotProducing is returned by Enqueue in a consumer-only process.
+var errNotProducing = errors.New("redisq: this process only consumes (role consumer)")
+
+// Queue is the Redis-streams backend. All methods are safe for concurrent use.
+type Queue[K comparable, T any] struct {
+	c    counters
+	o    Options[K, T]
+	rdb  redis.UniversalClient
+	keys keys
+
+	// producing
+	adds   chan *addReq
+	sendWG sync.WaitGroup
+	inline queue.Flusher[T] // PolicySync: the caller's own write
+
+	// consuming
+	gate     gate
+	workersM sync.Mutex
+	workers  []*consumer[K, T]
+	killed   int
+	wg       sync.WaitGroup
+	stopC    chan struct{} // closed when the drain is complete: consumers leave
+	ctx      context.Context
+	cancel   context.CancelFunc // aborts reads and flushes (Close's deadline)
+	abortC   chan struct{}
+	abortOne sync.Once
+
+	lagMu sync.Mutex
+	lag   *hist.Histogram
+
+	closeOnce sync.Once
+	closeErr  error
+	closingC  chan struct{}
+	final     atomic.Pointer[snapshot]
+	last      atomic.Pointer[streamState]
+}
+
+type keys struct{ stream, dlq, stats string }
+
+// StreamMetrics are the backend's own counters; see the package doc.
+type StreamMetrics struct {
+	Length                int64 `json:"length"`
+	PendingEntries        int64 `json:"pending_entries"`
+	AckedTotal            int64 `json:"acked_total"`
+	ReclaimedTotal        int64 `json:"reclaimed_total"`
+	RedeliveredTotal      int64 `json:"redelivered_total"`
+	DeadLetteredTotal     int64 `json:"dead_lettered_total"`
+	DuplicateSkippedTotal int64 `json:"duplicate_skipped_total"`
+}
+
+// RunStats are the run-wide counters kept in Redis next to the stream: what every process of
+// the run did together, including processes that were killed.
+type RunStats struct {
+	// Accepted entries (XADDs), Acked entries (acknowledged and deleted), and how they were
+	// acknowledged: Applied by the flush that acknowledged them, Duplicate (already applied
+	// by an earlier flush), Fallback (written on their own), DeadLettered.
+	Accepted, Acked, Applied, Duplicate, Fallback, DeadLettered int64
+	// Length is XLEN, Pending the group's pending count, DeadLetterLength the dead-letter
+	// stream's length.
+	Length, Pending, DeadLetterLength int64
+}
+
+type counters struct {
+	_            [64]byte
+	state        atomic.Int64 // closedBit | Enqueue calls in flight
+	enqueued     atomic.Int64
+	_            [64]byte
+	dropped      atomic.Int64
+	rejected     atomic.Int64
+	syncFallback atomic.Int64
+	maxDepth     atomic.Int64
+	_            [64]byte
+	flushed      atomic.Int64
+	batches      atomic.Int64
+	sqlOps       atomic.Int64
+	sqlRecords   atomic.Int64
+	compacted    atomic.Int64
+	flushFailed  atomic.Int64
+	retries      atomic.Int64
+	abandoned    atomic.Int64
+	acked        atomic.Int64
+	reclaimed    atomic.Int64
+	redelivered  atomic.Int64
+	deadLettered atomic.Int64
+	duplicates   atomic.Int64
+}
+
+const closedBit = int64(1) << 62
+
+type snapshot struct {
+	m queue.Metrics
+	s StreamMetrics
+}
+
+type streamState struct{ length, pending int64 }
+
+// New validates o, prepares the stream and its consumer group, and starts the producers,
+// consumers and reclaimer the role needs. Close it to stop them.
+func New[K comparable, T any](ctx context.Context, o Options[K, T]) (*Queue[K, T], error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	q := &Queue[K, T]{
+		o:        o,
+		rdb:      o.Client,
+		keys:     keys{stream: o.Stream, dlq: o.Stream + ":dlq", stats: o.Stream + ":stats"},
+		gate:     newGate(),
+		stopC:    make(chan struct{}),
+		abortC:   make(chan struct{}),
+		closingC: make(chan struct{}),
+		lag:      hist.New(),
+	}
+	if o.DB != nil && o.Writer != nil {
+		q.inline = queue.PgFlusher(o.DB, o.Writer)
+	}
+	if o.Fresh {
+		if err := q.rdb.Del(ctx, q.keys.stream, q.keys.dlq, q.keys.stats).Err(); err != nil {
+			return nil, fmt.Errorf("redisq: resetting %s: %w", q.keys.stream, err)
+		}
+	}
+	if err := q.ensureGroup(ctx); err != nil {
+		return nil, err
+	}
+	for _, script := range []*redis.Script{addScript, ackScript, deadLetterScript, renewScript} {
+		if err := script.Load(ctx, q.rdb).Err(); err != nil {
+			return nil, fmt.Errorf("redisq: loading scripts: %w", err)
+		}
+	}
+	q.ctx, q.cancel = context.WithCancel(context.Background())
+	if o.Role.produces() {
+		q.adds = make(chan *addReq, o.Senders*o.SendBatch)
+		q.sendWG.Add(o.Senders)
+		for range o.Senders {
+			go q.send()
+		}
+	}
+	if o.Role.consumes() {
+		for i := range o.Workers {
+			q.startWorker(fmt.Sprintf("%s-w%d", o.Consumer, i))
+		}
+		q.wg.Add(1)
+		go q.reclaim()
+	}
+	return q, nil
+}
+
+// ensureGroup creates the consumer group (and the stream) unless it exists. The group starts
+// at 0 so that entries added before it existed are delivered too.
+func (q *Queue[K, T]) ensureGroup(ctx context.Context) error {
+	err := q.rdb.XGroupCreateMkStream(ctx, q.keys.stream, q.o.Group, "0").Err()
+	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+		return fmt.Errorf("redisq: creating group %s on %s: %w", q.o.Group, q.keys.stream, err)
+	}
+	return nil
+}
+
+func isNoGroup(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "NOGROUP") }
+
+// Stream is the stream key.
+func (q *Queue[K, T]) Stream() string { return q.keys.stream }
+
+// DeadLetterStream is the dead-letter stream key.
+func (q *Queue[K, T]) DeadLetterStream() string { return q.keys.dlq }
+
+// Close stops intake (later Enqueue calls get ErrClosed), waits for the records in flight to
+// be answered and, in a consuming process, for the stream to be empty: every entry of the
+// run acknowledged (or dead-lettered), by this process or another. Then it stops the
+// consumers. When ctx expires first, reads and flushes are cancelled — their entries stay
+// pending in Redis, nothing is lost — and in a process running both roles the entries left
+// are counted abandoned and reported in the error. A producer-only process does not wait for
+// consumers. Close is idempotent.
+func (q *Queue[K, T]) Close(ctx context.Context) error {
+	q.closeOnce.Do(func() { q.closeErr = q.shutdown(ctx) })
+	return q.closeErr
+}
+
+func (q *Queue[K, T]) shutdown(ctx context.Context) error {
+	q.c.state.Or(closedBit)
+	close(q.closingC)
+	q.gate.close()
+	stop := context.AfterFunc(ctx, q.abort)
+	defer stop()
+	for q.c.state.Load() != closedBit {
+		time.Sleep(50 * time.Microsecond)
+	}
+	if q.adds != nil {
+		close(q.adds) // nobody can send any more: no Enqueue is in flight and the bit is set
+		q.sendWG.Wait()
+	}
+	var err error
+	if q.o.Role.consumes() {
+		for !q.aborted() {
+			st, serr := q.streamState(ctx)
+			if serr == nil && st.length == 0 {
+				break
+			}
+			select {
+			case <-time.After(20 * time.Millisecond):
+			case <-q.abortC:
+			}
+		}
+		q.workersM.Lock() // KillConsumer starts no replacement once stopC is closed
+		close(q.stopC)
+		q.workersM.Unlock()
+		q.wg.Wait()
+		if q.aborted() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			st, serr := q.streamState(sctx)
+			cancel()
+			switch {
+			case serr != nil:
+				err = fmt.Errorf("redisq: close: the drain was cut short and the stream cannot be read: %w", serr)
+			case st.length > 0:
+				if q.o.Role == RoleBoth {
+					q.c.abandoned.Add(st.length)
+				}
+				err = fmt.Errorf("redisq: close: %d entries left unacknowledged in %s: %w", st.length, q.keys.stream, context.Cause(ctx))
+			}
+		}
+	}
+	q.cancel()
+	q.snapshotFinal()
+	return err
+}
+
+func (q *Queue[K, T]) abort() {
+	q.abortOne.Do(func() {
+		close(q.abortC)
+		q.cancel()
+	})
+}
+
+func (q *Queue[K, T]) aborted() bool {
+	select {
+	case <-q.abortC:
+		return true
+	default:
+		return false
+	}
+}
+
+func (q *Queue[K, T]) stopping() bool {
+	select {
+	case <-q.stopC:
+		return true
+	case <-q.abortC:
+		return true
+	default:
+		return false
+	}
+}
+
+func (q *Queue[K, T]) closing() bool {
+	select {
+	case <-q.closingC:
+		return true
+	default:
+		return false
+	}
+}
+
+// streamState reads XLEN and the group's pending count, and remembers them.
+func (q *Queue[K, T]) streamState(ctx context.Context) (streamState, error) {
+	pipe := q.rdb.Pipeline()
+	xlen := pipe.XLen(ctx, q.keys.stream)
+	pend := pipe.XPending(ctx, q.keys.stream, q.o.Group)
+	_, _ = pipe.Exec(ctx)
+	if err := xlen.Err(); err != nil {
+		return streamState{}, err
+	}
+	st := streamState{length: xlen.Val()}
+	if err := pend.Err(); err == nil {
+		st.pending = pend.Val().Count
+	} else if !isNoGroup(err) && !errors.Is(err, redis.Nil) {
+		return streamState{}, err
+	}
+	q.last.Store(&st)
+	return st, nil
+}
+
+// state returns the stream's current state, or the last one read when Redis does not answer
+// quickly (the monitor calls Metrics several times a second and must not stall).
+func (q *Queue[K, T]) state() streamState {
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if st, err := q.streamState(ctx); err == nil {
+		return st
+	}
+	if st := q.last.Load(); st != nil {
+		return *st
+	}
+	return streamState{}
+}
+
+func (q *Queue[K, T]) snapshotFinal() {
+	st := q.state()
+	q.final.Store(&snapshot{m: q.metrics(st), s: q.streamMetrics(st)})
+}
+
+// Metrics returns the counters (see the package doc); after Close they are final and no
+// longer read Redis.
+func (q *Queue[K, T]) Metrics() queue.Metrics {
+	if f := q.final.Load(); f != nil {
+		return f.m
+	}
+	return q.metrics(q.state())
+}
+
+func (q *Queue[K, T]) metrics(st streamState) queue.Metrics {
+	c := &q.c
+	return queue.Metrics{
+		Capacity:             int64(q.o.Capacity),
+		Depth:                max(st.length-st.pending, 0),
+		PendingDepth:         st.length,
+		MaxDepth:             c.maxDepth.Load(),
+		EnqueuedTotal:        c.enqueued.Load(),
+		FlushedTotal:         c.flushed.Load(),
+		FlushBatchesTotal:    c.batches.Load(),
+		FlushSQLOpsTotal:     c.sqlOps.Load(),
+		FlushSQLRecordsTotal: c.sqlRecords.Load(),
+		CompactedTotal:       c.compacted.Load(),
+		DroppedTotal:         c.dropped.Load(),
+		FlushFailedTotal:     c.flushFailed.Load(),
+		RetriesTotal:         c.retries.Load(),
+		SyncFallbackTotal:    c.syncFallback.Load(),
+		RejectedTotal:        c.rejected.Load(),
+		AbandonedTotal:       c.abandoned.Load(),
+	}
+}
+
+// StreamMetrics returns the backend's own counters; after Close they are final.
+func (q *Queue[K, T]) StreamMetrics() StreamMetrics {
+	if f := q.final.Load(); f != nil {
+		return f.s
+	}
+	return q.streamMetrics(q.state())
+}
+
+func (q *Queue[K, T]) streamMetrics(st streamState) StreamMetrics {
+	c := &q.c
+	return StreamMetrics{
+		Length:                st.length,
+		PendingEntries:        st.pending,
+		AckedTotal:            c.acked.Load(),
+		ReclaimedTotal:        c.reclaimed.Load(),
+		RedeliveredTotal:      c.redelivered.Load(),
+		DeadLetteredTotal:     c.deadLettered.Load(),
+		DuplicateSkippedTotal: c.duplicates.Load(),
+	}
+}
+
+// RunStats reads the run-wide counters and lengths from Redis.
+func (q *Queue[K, T]) RunStats(ctx context.Context) (RunStats, error) {
+	return ReadRunStats(ctx, q.rdb, q.keys.stream, q.o.Group)
+}
+
+// ReadRunStats reads the run-wide counters of stream (consumer group group) from Redis; any
+// process of the run can call it, with or without a Queue.
+func ReadRunStats(ctx context.Context, rdb redis.UniversalClient, stream, group string) (RunStats, error) {
+	pipe := rdb.Pipeline()
+	h := pipe.HGetAll(ctx, stream+":stats")
+	xlen := pipe.XLen(ctx, stream)
+	dlq := pipe.XLen(ctx, stream+":dlq")
+	pend := pipe.XPending(ctx, stream, group)
+	_, _ = pipe.Exec(ctx)
+	var rs RunStats
+	for _, err := range []error{h.Err(), xlen.Err(), dlq.Err()} {
+		if err != nil {
+			return rs, fmt.Errorf("redisq: reading the run's counters: %w", err)
+		}
+	}
+	get := func(k string) int64 { n, _ := strconv.ParseInt(h.Val()[k], 10, 64); return n }
+	rs.Accepted, rs.Acked, rs.Applied = get("accepted"), get("acked"), get("applied")
+	rs.Duplicate, rs.Fallback, rs.DeadLettered = get("duplicate"), get("fallback"), get("dead_lettered")
+	rs.Length, rs.DeadLetterLength = xlen.Val(), dlq.Val()
+	if pend.Err() == nil {
+		rs.Pending = pend.Val().Count
+	}
+	return rs, nil
+}
+
+// DeleteKeys removes the stream and its counters, and the dead-letter stream when it is
+// empty (dead letters are evidence: they stay until someone looks). For a process that ran
+// both roles on a Redis it shares, after the run was verified.
+func (q *Queue[K, T]) DeleteKeys(ctx context.Context) error {
+	n, err := q.rdb.XLen(ctx, q.keys.dlq).Result()
+	if err != nil {
+		return err
+	}
+	ks := []string{q.keys.stream, q.keys.stats}
+	if n == 0 {
+		ks = append(ks, q.keys.dlq)
+	}
+	return q.rdb.Del(ctx, ks...).Err()
+}
+
+// PersistLag returns the persist-lag histogram (µs): for every record this process applied,
+// commit time minus enqueue time (wall clocks, so it spans processes on one machine).
+func (q *Queue[K, T]) PersistLag() *hist.Histogram {
+	out := hist.New()
+	q.lagMu.Lock()
+	out.Merge(q.lag)
+	q.lagMu.Unlock()
+	return out
+}
+
+func (q *Queue[K, T]) recordLag(micros []int64) {
+	q.lagMu.Lock()
+	for _, v := range micros {
+		q.lag.RecordMicros(max(v, 0))
+	}
+	q.lagMu.Unlock()
+}
+
+// Pause stops the consumers between batches (the stream then fills and the full policy is
+// exercised). It returns once no consumer holds a batch or a read, which takes up to Block
+// plus one flush. Pause after Close is a no-op.
+func (q *Queue[K, T]) Pause() { q.gate.pause() }
+
+// Resume lets paused consumers continue. Close resumes by itself.
+func (q *Queue[K, T]) Resume() { q.gate.resume() }
+
+// KillConsumer makes one consumer of this process die the way a killed process would: it
+// stops at its next step without acknowledging what it holds (those entries are reclaimed
+// after ReclaimIdle by the reclaimer, of this or another process), and a new consumer with a
+// new name takes its place. It backs the engine's kill-consumer fault.
+func (q *Queue[K, T]) KillConsumer(ctx context.Context) (string, error) {
+	if !q.o.Role.consumes() {
+		return "", errors.New("redisq: this process runs no consumer")
+	}
+	q.workersM.Lock()
+	if q.stopping() { // the drain is over: no consumer left to kill
+		q.workersM.Unlock()
+		return "", ErrClosed
+	}
+	victim := q.workers[0]
+	q.killed++
+	q.workersM.Unlock()
+	victim.dead.Store(true)
+	<-victim.done
+	held := int64(0)
+	if p, err := q.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: q.keys.stream, Group: q.o.Group,
+		Start: "-", End: "+", Count: int64(q.o.BatchSize) * 2, Consumer: victim.name}).Result(); err == nil {
+		held = int64(len(p))
+	}
+	name := fmt.Sprintf("%s-w0.%d", q.o.Consumer, q.killed)
+	q.workersM.Lock()
+	replaced := !q.stopping()
+	if replaced {
+		q.startWorkerLocked(name)
+	}
+	q.workersM.Unlock()
+	msg := fmt.Sprintf("consumer %s killed holding %d unacknowledged entries (reclaimed after %s idle)", victim.name, held, q.o.ReclaimIdle)
+	if replaced {
+		msg += "; " + name + " took its place"
+	}
+	return msg, nil
+}
+
+func (q *Queue[K, T]) startWorker(name string) {
+	q.workersM.Lock()
+	q.startWorkerLocked(name)
+	q.workersM.Unlock()
+}
+
+func (q *Queue[K, T]) startWorkerLocked(name string) {
+	w := newConsumer(q, name)
+	if len(q.workers) > 0 && q.workers[0].dead.Load() {
+		q.workers[0] = w
+	} else {
+		q.workers = append(q.workers, w)
+	}
+	q.wg.Add(1)
+	go w.run()
+}

@@ -1,0 +1,374 @@
+package multiproc
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
+	"github.com/hotspotkit/hotspotkit/testkit/testdb"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hotspotkit-multiproc-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "usage_counter_hotspot_baseline")
+	build := exec.Command("go", "build", "-o", binary, "github.com/hotspotkit/hotspotkit/cmd/usage_counter_hotspot_baseline")
+	if out, err := build.CombinedOutput(); err != nil {
+		panic(string(out))
+	}
+	code := testdb.Main(m)
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// redises runs f against a miniredis served by this test process and, when installed, a
+// real redis-server; the binary's processes reach either through --redis-url.
+func redises(t *testing.T, f func(t *testing.T, url string)) {
+	t.Run("miniredis", func(t *testing.T) {
+		m := miniredis.RunT(t)
+		f(t, "redis://"+m.Addr()+"/0")
+	})
+	t.Run("redis-server", func(t *testing.T) {
+		if _, err := redisserver.FindBinary(""); err != nil {
+			t.Skip(err)
+		}
+		s, err := redisserver.Start(context.Background(), redisserver.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Stop() })
+		f(t, s.URL())
+	})
+}
+
+// splitRun is one run shared by several processes: one schema, one Redis.
+type splitRun struct {
+	t        *testing.T
+	dsn      string
+	schema   string
+	redisURL string
+	rdb      *redis.Client
+	conn     *pgx.Conn
+}
+
+func newSplitRun(t *testing.T, redisURL string) *splitRun {
+	t.Helper()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	s := &splitRun{t: t, dsn: testdb.Server(t).DSN(), schema: "mp_" + hex.EncodeToString(b), redisURL: redisURL}
+	opts, err := redis.ParseURL(redisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.rdb = redis.NewClient(opts)
+	ctx := context.Background()
+	if s.conn, err = pgx.Connect(ctx, s.dsn); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = s.conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+s.schema+" CASCADE")
+		s.conn.Close(ctx)
+		s.rdb.Close()
+	})
+	return s
+}
+
+func (s *splitRun) stream() string { return "hotspotkit:" + s.schema + ":0:async-compact" }
+
+// proc is a running binary.
+type proc struct {
+	t      *testing.T
+	name   string
+	cmd    *exec.Cmd
+	report string
+	mu     sync.Mutex
+	stderr bytes.Buffer
+	done   chan struct{}
+}
+
+func (p *proc) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.Write(b)
+}
+
+func (p *proc) errText() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.String()
+}
+
+// start runs the binary in role args (plus the run's shared flags).
+func (s *splitRun) start(name string, env []string, args ...string) *proc {
+	s.t.Helper()
+	p := &proc{t: s.t, name: name, report: filepath.Join(s.t.TempDir(), name+".json"), done: make(chan struct{})}
+	all := append([]string{"--postgres-url", s.dsn, "--schema", s.schema, "--redis-url", s.redisURL,
+		"--queue-backend", "redis", "--modes", "async-compact", "--output", p.report}, args...)
+	p.cmd = exec.Command(binary, all...)
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stderr = p
+	if err := p.cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	s.t.Cleanup(func() { p.kill() })
+	return p
+}
+
+// wait returns the exit code.
+func (p *proc) wait(timeout time.Duration) int {
+	p.t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(timeout):
+		p.kill()
+		p.t.Fatalf("%s did not finish within %s\n%s", p.name, timeout, p.errText())
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+func (p *proc) kill() {
+	if p.cmd.Process != nil {
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// waitFor waits until stderr matches re and returns the submatches.
+func (p *proc) waitFor(re *regexp.Regexp, timeout time.Duration) []string {
+	p.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if m := re.FindStringSubmatch(p.errText()); m != nil {
+			return m
+		}
+		select {
+		case <-p.done:
+			p.t.Fatalf("%s exited (%v) before %q\n%s", p.name, p.cmd.ProcessState, re, p.errText())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	p.t.Fatalf("%s: no %q within %s\n%s", p.name, re, timeout, p.errText())
+	return nil
+}
+
+func (p *proc) mustSucceed(timeout time.Duration) *results.Report {
+	p.t.Helper()
+	if code := p.wait(timeout); code != 0 {
+		p.t.Fatalf("%s: exit %d\n%s", p.name, code, p.errText())
+	}
+	rep, err := results.ReadFile(p.report)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return rep
+}
+
+// queryInt runs sql with S. standing for the run's schema.
+func (s *splitRun) queryInt(sql string, args ...any) int64 {
+	s.t.Helper()
+	var n int64
+	if err := s.conn.QueryRow(context.Background(), strings.ReplaceAll(sql, "S.", s.schema+"."), args...).Scan(&n); err != nil {
+		s.t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+// exact checks the database directly: every request counted once.
+func (s *splitRun) exact(requests int64) {
+	s.t.Helper()
+	usage := s.queryInt(`SELECT count(*) FROM S.usage`)
+	total := s.queryInt(`SELECT coalesce(sum(total_requests), 0)::int8 FROM S.api_keys`)
+	distinct := s.queryInt(`SELECT count(DISTINCT request_id) FROM S.usage`)
+	if usage != requests || total != requests || distinct != requests {
+		s.t.Errorf("database: %d usage rows (%d distinct), api_keys.total_requests %d; want %d each", usage, distinct, total, requests)
+	}
+}
+
+func passed(t *testing.T, name string, rep *results.Report) *results.Queue {
+	t.Helper()
+	if len(rep.Runs) != 1 {
+		t.Fatalf("%s: %d runs", name, len(rep.Runs))
+	}
+	r := rep.Runs[0]
+	for _, c := range r.Verification.Checks {
+		if !c.OK {
+			t.Errorf("%s: check %q: expected %v, got %v", name, c.Name, c.Expected, c.Actual)
+		}
+	}
+	if !r.Verification.Passed || r.Queue == nil || r.Queue.Stream == nil {
+		t.Fatalf("%s: verified %v, queue %+v", name, r.Verification.Passed, r.Queue)
+	}
+	return r.Queue
+}
+
+var stoppedAt = regexp.MustCompile(`consumer stopped at (\S+) holding (\d+) entries`)
+
+// TestConsumerKilledMidBatch: a producer enqueues everything; consumer A reads a batch and is
+// SIGKILLed (a) before its database commit or (b) after the commit and before the
+// acknowledgement; consumer B takes the batch over and verifies the whole run. Final counters
+// exact: nothing lost, nothing counted twice.
+func TestConsumerKilledMidBatch(t *testing.T) {
+	for _, point := range []string{"after-read", "after-commit"} {
+		t.Run(point, func(t *testing.T) {
+			redises(t, func(t *testing.T, url string) {
+				const requests = 3000
+				s := newSplitRun(t, url)
+				passed(t, "producer", s.start("producer", nil, "--role", "producer", "--requests", strconv.Itoa(requests),
+					"--concurrency", "100").mustSucceed(2*time.Minute))
+
+				a := s.start("consumer-a", []string{testkit.CrashEnv + "=" + point}, "--role", "consumer", "--reuse-schema",
+					"--queue-workers", "1", "--flush-batch-size", "500")
+				m := a.waitFor(stoppedAt, time.Minute)
+				held, _ := strconv.ParseInt(m[2], 10, 64)
+				a.kill()
+
+				// Between the two consumers: A's batch is pending, and committed only after-commit.
+				committed := int64(0)
+				if point == "after-commit" {
+					committed = held
+				}
+				ctx := context.Background()
+				if got := s.queryInt(`SELECT count(*) FROM S.queue_applied_entries WHERE stream = $1`, s.stream()); got != committed {
+					t.Errorf("applied ids after A died: %d, want %d", got, committed)
+				}
+				if got := s.queryInt(`SELECT count(*) FROM S.usage`); got != committed {
+					t.Errorf("usage rows after A died: %d, want %d", got, committed)
+				}
+				if n, _ := s.rdb.XLen(ctx, s.stream()).Result(); n != requests {
+					t.Errorf("stream length after A died: %d, want %d (nothing acknowledged)", n, requests)
+				}
+				if p, _ := s.rdb.XPending(ctx, s.stream(), "hotspotkit").Result(); p == nil || p.Count != held {
+					t.Errorf("pending after A died: %+v, want %d", p, held)
+				}
+
+				b := s.start("consumer-b", nil, "--role", "consumer", "--reuse-schema", "--verify", "--reclaim-idle-ms", "1000")
+				q := passed(t, "consumer-b", b.mustSucceed(2*time.Minute))
+				st := q.Stream
+				t.Logf("A held %d entries at %s; B: %+v", held, point, *st)
+				if st.ReclaimedTotal < held || st.AckedTotal != requests || st.Length != 0 {
+					t.Errorf("B's stream counters %+v: want ≥ %d reclaimed and all %d acknowledged", st, held, requests)
+				}
+				// B skips A's committed batch (a batch of B's own that it took over because a
+				// renewal came late on a loaded machine would add to this, harmlessly).
+				if st.DuplicateSkippedTotal < committed {
+					t.Errorf("B skipped %d duplicates, want at least A's %d", st.DuplicateSkippedTotal, committed)
+				}
+				s.exact(requests)
+			})
+		})
+	}
+}
+
+// TestProducerAndTwoConsumers: three processes finish one run; the verifying consumer checks
+// it against what the producer recorded.
+func TestProducerAndTwoConsumers(t *testing.T) {
+	redises(t, func(t *testing.T, url string) {
+		const requests = 6000
+		s := newSplitRun(t, url)
+		producer := s.start("producer", nil, "--role", "producer", "--requests", strconv.Itoa(requests), "--concurrency", "300")
+		// The producer sets the run up; the consumers join once it has registered.
+		deadline := time.Now().Add(time.Minute)
+		for {
+			var n int64
+			err := s.conn.QueryRow(context.Background(), "SELECT count(*) FROM "+s.schema+".queue_producers").Scan(&n)
+			if err == nil && n == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the producer never registered\n%s", producer.errText())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		c1 := s.start("consumer-1", nil, "--role", "consumer", "--reuse-schema", "--flush-batch-size", "200")
+		c2 := s.start("consumer-2", nil, "--role", "consumer", "--reuse-schema", "--flush-batch-size", "200", "--verify")
+		passed(t, "producer", producer.mustSucceed(2*time.Minute))
+		q1 := passed(t, "consumer-1", c1.mustSucceed(2*time.Minute))
+		q2 := passed(t, "consumer-2", c2.mustSucceed(2*time.Minute))
+		if sum := q1.Stream.AckedTotal + q2.Stream.AckedTotal; sum != requests {
+			t.Errorf("consumers acknowledged %d + %d, want %d together", q1.Stream.AckedTotal, q2.Stream.AckedTotal, requests)
+		}
+		if sum := q1.FlushedTotal + q2.FlushedTotal; sum != requests {
+			t.Errorf("consumers flushed %d + %d, want %d together", q1.FlushedTotal, q2.FlushedTotal, requests)
+		}
+		s.exact(requests)
+	})
+}
+
+// redisServerPIDs lists running redis-server processes.
+func redisServerPIDs() map[int]bool {
+	out := map[int]bool{}
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err != nil || !strings.Contains(string(b), "redis-server") {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join(d, "stat"))
+		if i := bytes.LastIndexByte(stat, ')'); err == nil && i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+			continue // a zombie waiting to be reaped is not running
+		}
+		pid, _ := strconv.Atoi(filepath.Base(d))
+		out[pid] = true
+	}
+	return out
+}
+
+// TestManagedRedisGoneAfterOwnerIsKilled: a run with --redis managed is SIGKILLed mid-run; the
+// watchdog stops its redis-server.
+func TestManagedRedisGoneAfterOwnerIsKilled(t *testing.T) {
+	if _, err := redisserver.FindBinary(""); err != nil {
+		t.Skip(err)
+	}
+	before := redisServerPIDs()
+	s := &splitRun{t: t, dsn: testdb.Server(t).DSN()}
+	p := &proc{t: t, name: "owner", done: make(chan struct{})}
+	p.cmd = exec.Command(binary, "--postgres-url", s.dsn, "--queue-backend", "redis", "--redis", "managed",
+		"--modes", "async-compact", "--requests", "2000", "--output", filepath.Join(t.TempDir(), "r.json"))
+	p.cmd.Env = append(os.Environ(), testkit.CrashEnv+"=after-read")
+	p.cmd.Stderr = p
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	p.waitFor(stoppedAt, time.Minute)
+	var started []int
+	for pid := range redisServerPIDs() {
+		if !before[pid] {
+			started = append(started, pid)
+		}
+	}
+	if len(started) != 1 {
+		t.Fatalf("want the run's one redis-server, found new ones: %v", started)
+	}
+	p.kill()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) && redisServerPIDs()[started[0]] {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if redisServerPIDs()[started[0]] {
+		t.Errorf("redis-server %d still running after its owner was SIGKILLed", started[0])
+	}
+}
