@@ -141,6 +141,10 @@ type Options[K comparable, T any] struct {
 	// Compaction folds records for the same slot within a batch (Merge) and sorts the batch
 	// (Compare) before it is flushed.
 	Compaction bool
+	// Inline writes a record for a caller of Enqueue under PolicySync when the queue is full.
+	// Nil uses the queue's Flusher. Giving callers their own (e.g. the request path's pool)
+	// keeps inline writers from taking the connections the workers flush with.
+	Inline Flusher[T]
 	// MaxRetries is the number of times a failed batch is re-sent before its records are
 	// written one by one. Default 5; a negative value means no retries.
 	MaxRetries int

@@ -168,7 +168,11 @@ func (q *Queue[K, T]) enqueueFull(ctx context.Context, w *worker[K, T], rec T, a
 func (q *Queue[K, T]) writeInline(ctx context.Context, w *worker[K, T], rec T, at int64) (Outcome, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(q.flushCtx, cancel)
-	_, err := q.flusher.Flush(ctx, []T{rec})
+	inline := q.opts.Inline
+	if inline == nil {
+		inline = q.flusher
+	}
+	_, err := inline.Flush(ctx, []T{rec})
 	stop()
 	cancel()
 	if err != nil {

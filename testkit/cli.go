@@ -21,6 +21,16 @@ func parseFlags(s Suite, info Info, args []string, out io.Writer) (*Config, erro
 	if f, ok := s.(Flagger); ok {
 		f.Flags(fs)
 	}
+	for name, v := range info.Defaults {
+		f := fs.Lookup(name)
+		if f == nil {
+			return nil, fmt.Errorf("suite default for unknown flag --%s", name)
+		}
+		if err := f.Value.Set(v); err != nil {
+			return nil, fmt.Errorf("suite default --%s=%s: %w", name, v, err)
+		}
+		f.DefValue = v
+	}
 	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {

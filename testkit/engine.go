@@ -188,7 +188,7 @@ func (e *engine) runAll() error {
 		ReuseSchema: c.ReuseSchema,
 		Server: pgserver.Config{
 			User:           c.PgUser,
-			MaxConnections: c.MaxConnections + extraConns + serverMargin,
+			MaxConnections: c.MaxConnections + c.QueueWorkers + 2 + extraConns + serverMargin,
 			Unsafe:         c.UnsafeFsync,
 		},
 	}
@@ -386,6 +386,11 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		rc := r.NewChecks()
 		reconciliationChecks(recon, rc)
 		checks = append(checks, rc.List()...)
+	}
+	if res.Attempted() > 0 && res.Completed+res.WarmupCompleted == 0 {
+		// Totals of nothing match trivially; a run in which every request failed verified
+		// nothing and must not read as verified.
+		checks = append(checks, results.Check{Name: "requests completed", Expected: "> 0", Actual: 0, OK: false})
 	}
 	out.Verification = results.Verification{Checks: checks, Passed: verr == nil && len(checks) > 0}
 	for _, ch := range checks {

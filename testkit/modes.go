@@ -8,9 +8,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
 
@@ -146,8 +148,15 @@ func AsyncWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 		MaxRetries:    retries(c.QueueRetries),
 		RetryBackoff:  time.Duration(c.QueueRetryBackoffMs) * time.Millisecond,
 	}
-	q, err := queue.New(queue.PgFlusher(r.Pool, spec.Writer(compact)), opts)
+	flushPool, err := r.newFlushPool(ctx)
 	if err != nil {
+		return nil, err
+	}
+	writer := spec.Writer(compact)
+	opts.Inline = queue.PgFlusher(r.Pool, writer)
+	q, err := queue.New(queue.PgFlusher(flushPool, writer), opts)
+	if err != nil {
+		flushPool.Close()
 		return nil, err
 	}
 	var backend queue.Backend[T] = q
@@ -180,7 +189,20 @@ func AsyncWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			_ = backend.Close(ctx)
+			flushPool.Close()
 			return nil
 		},
 	}, nil
+}
+
+// newFlushPool opens the queue workers' (or consumers') own pool: one connection per worker
+// and two for the one-by-one fallback, so flushing never waits behind the request path for a
+// connection. Requests that write inline (--queue-full sync) use the load's pool, as a
+// gateway's handlers would.
+func (r *Run) newFlushPool(ctx context.Context) (*pgxpool.Pool, error) {
+	return r.Target.NewPool(ctx, database.PoolOptions{
+		MaxConns: int32(r.Config.QueueWorkers + 2),
+		AppName:  "hotspotkit-flush",
+		Settings: sessionSettings(r.Config.faults),
+	})
 }

@@ -46,6 +46,10 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 		return nil, errors.New("--queue-backend redis: no Redis was opened for this run")
 	}
 	role := c.role
+	flushPool, err := r.newFlushPool(ctx)
+	if err != nil {
+		return nil, err
+	}
 	o := redisq.Options[K, T]{
 		Client:        c.redis.client,
 		Stream:        streamKey(r),
@@ -56,7 +60,8 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 		Merge:         spec.Merge,
 		Compare:       spec.Compare,
 		Compaction:    compact,
-		DB:            r.Pool,
+		DB:            flushPool,
+		InlineDB:      r.Pool,
 		Writer:        spec.Writer(compact),
 		Capacity:      c.QueueCapacity,
 		FullPolicy:    c.QueueFull,
@@ -71,6 +76,7 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 	}
 	q, err := redisq.New(ctx, o)
 	if err != nil {
+		flushPool.Close()
 		return nil, err
 	}
 	sr := &streamRun{key: o.Stream, group: redisq.DefaultGroup, role: role, runStats: q.RunStats}
@@ -121,6 +127,7 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			_ = q.Close(ctx)
+			defer flushPool.Close()
 			// A run that was all ours leaves nothing behind in a Redis others may share;
 			// the keys of a split run stay for its other processes.
 			if role == redisq.RoleBoth && c.redis.mode != RedisEmbedded {

@@ -54,6 +54,9 @@ type Info struct {
 	Modes, DefaultModes []string
 	// HotTables are the tables whose lock waiters the report always lists.
 	HotTables []string
+	// Defaults override the engine's default for common flags, by flag name (e.g. a suite
+	// that enqueues three records per request sizes --queue-capacity in requests).
+	Defaults map[string]string
 }
 
 // Suite is one hot write path.

@@ -181,7 +181,7 @@ func TestSignalStopsEverything(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, 60*time.Second, func() bool { return hasServer(tmp) })
+			waitFor(t, 2*time.Minute, func() bool { return hasServer(tmp) && runStarted(out) })
 			time.Sleep(2 * time.Second)
 			_ = cmd.Process.Signal(c.sig)
 			err = cmd.Wait()
@@ -209,6 +209,12 @@ func TestSignalStopsEverything(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runStarted: the monitor wrote its first sample, so the first run's load is going.
+func runStarted(out string) bool {
+	st, err := os.Stat(results.SamplesPath(out))
+	return err == nil && st.Size() > 0
 }
 
 func hasServer(tmp string) bool {
@@ -259,7 +265,7 @@ func TestSecondSignalSkipsTheDrain(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, func() bool { return hasServer(tmp) })
+	waitFor(t, 2*time.Minute, func() bool { return hasServer(tmp) && runStarted(out) })
 	time.Sleep(2 * time.Second)
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	time.Sleep(time.Second)

@@ -100,8 +100,11 @@ type Options[K comparable, T any] struct {
 
 	// DB and Writer write a batch in one transaction; required to consume, and to produce
 	// under PolicySync (the caller then writes a record itself when the stream is full).
-	DB     queue.TxBeginner
-	Writer queue.TxWriter[T]
+	DB queue.TxBeginner
+	// InlineDB, when set, is where a producer writes a record itself under PolicySync (the
+	// request path's pool); DB, the consumers' own, otherwise.
+	InlineDB queue.TxBeginner
+	Writer   queue.TxWriter[T]
 
 	// Capacity caps XLEN (entries not yet acknowledged); 0 means no cap. When the stream is
 	// full, FullPolicy applies.

@@ -138,7 +138,11 @@ func New[K comparable, T any](ctx context.Context, o Options[K, T]) (*Queue[K, T
 		lag:      hist.New(),
 	}
 	if o.DB != nil && o.Writer != nil {
-		q.inline = queue.PgFlusher(o.DB, o.Writer)
+		inlineDB := o.InlineDB
+		if inlineDB == nil {
+			inlineDB = o.DB
+		}
+		q.inline = queue.PgFlusher(inlineDB, o.Writer)
 	}
 	if o.Fresh {
 		if err := q.rdb.Del(ctx, q.keys.stream, q.keys.dlq, q.keys.stats).Err(); err != nil {

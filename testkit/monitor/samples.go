@@ -32,12 +32,16 @@ func CreateSamples(path string) (*SampleWriter, error) {
 // Path is the file written.
 func (s *SampleWriter) Path() string { return s.path }
 
-// Write appends one sample; the first error sticks and is returned by Close.
+// Write appends one sample and flushes it; the first error sticks and is returned by Close.
 func (s *SampleWriter) Write(sample *results.Sample) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err == nil {
 		s.err = s.enc.Encode(sample)
+	}
+	if s.err == nil {
+		// One sample per interval: flushing each keeps the file tail-able while a run goes.
+		s.err = s.w.Flush()
 	}
 }
 

@@ -85,6 +85,8 @@ checked exactly, per hot row, against the requests that succeeded.`,
 		Modes:        testkit.AllModes,
 		DefaultModes: testkit.AllModes,
 		HotTables:    []string{"proxy_nodes", "management_tokens", "api_keys"},
+		// Three queue records per request: the queue holds as many requests as the others'.
+		Defaults: map[string]string{"queue-capacity": strconv.Itoa(3 * queue.DefaultCapacity)},
 	}
 }
 
