@@ -9,6 +9,9 @@
 // The package knows no schema and no SQL: a suite supplies the slot key, the merge and a
 // Flusher (usually PgFlusher around a TxWriter). It must not time or print anything; it only
 // exports counters (Metrics) and a persist-lag histogram (PersistLag) for the engine to report.
+// What every backend shares is here too, so that each counts and reads its options the same
+// way: Counters (the atomics behind Metrics and the Enqueue/Close handshake), OrDefault,
+// ResolveMaxRetries, Backoff and IsClosed.
 //
 // # Ordering
 //

@@ -183,34 +183,50 @@ func (o Options[K, T]) withDefaults() (Options[K, T], error) {
 		return o, fmt.Errorf("queue: invalid options: %w", errors.Join(errs...))
 	}
 
-	o.Capacity = orDefault(o.Capacity, DefaultCapacity)
-	o.BatchSize = orDefault(o.BatchSize, DefaultBatchSize)
-	o.FlushInterval = orDefault(o.FlushInterval, DefaultFlushInterval)
-	o.Workers = min(orDefault(o.Workers, DefaultWorkers), MaxWorkers)
-	o.RetryBackoff = orDefault(o.RetryBackoff, DefaultRetryBackoff)
-	switch {
-	case o.MaxRetries == 0:
-		o.MaxRetries = DefaultMaxRetries
-	case o.MaxRetries < 0:
-		o.MaxRetries = 0
-	}
+	o.Capacity = OrDefault(o.Capacity, DefaultCapacity)
+	o.BatchSize = OrDefault(o.BatchSize, DefaultBatchSize)
+	o.FlushInterval = OrDefault(o.FlushInterval, DefaultFlushInterval)
+	o.Workers = min(OrDefault(o.Workers, DefaultWorkers), MaxWorkers)
+	o.RetryBackoff = OrDefault(o.RetryBackoff, DefaultRetryBackoff)
+	o.MaxRetries = ResolveMaxRetries(o.MaxRetries)
 	if o.Capacity < o.Workers {
 		return o, fmt.Errorf("queue: invalid options: Capacity %d is smaller than Workers %d", o.Capacity, o.Workers)
 	}
 	return o, nil
 }
 
-func orDefault[V int | time.Duration](v, def V) V {
-	if v == 0 {
+// backoff is the wait before retry number attempt (1-based).
+func (o *Options[K, T]) backoff(attempt int) time.Duration { return Backoff(o.RetryBackoff, attempt) }
+
+// The helpers below are how every backend reads the options it shares with Options, so that
+// the same value means the same thing whatever the backend.
+
+// OrDefault returns v, or def when v is the zero value (an option left unset).
+func OrDefault[V comparable](v, def V) V {
+	var zero V
+	if v == zero {
 		return def
 	}
 	return v
 }
 
-// backoff is the wait before retry number attempt (1-based).
-func (o *Options[K, T]) backoff(attempt int) time.Duration {
-	limit := max(maxRetryBackoff, o.RetryBackoff)
-	d := o.RetryBackoff
+// ResolveMaxRetries reads a MaxRetries option: 0 means DefaultMaxRetries, a negative value
+// no retries.
+func ResolveMaxRetries(n int) int {
+	switch {
+	case n == 0:
+		return DefaultMaxRetries
+	case n < 0:
+		return 0
+	}
+	return n
+}
+
+// Backoff is the wait before retry number attempt (1-based) of a RetryBackoff option worth
+// first: first, doubled per attempt, capped at one second (or at first when that is larger).
+func Backoff(first time.Duration, attempt int) time.Duration {
+	limit := max(maxRetryBackoff, first)
+	d := first
 	for i := 1; i < attempt && d < limit; i++ {
 		d *= 2
 	}

@@ -17,7 +17,7 @@ var ErrClosed = errors.New("queue: closed")
 // Queue is the in-memory Backend: bounded per-worker channels, batched flushes, optional slot
 // compaction. All methods are safe for concurrent use.
 type Queue[K comparable, T any] struct {
-	c counters // first: its padding keeps the hot line away from the fields below
+	c Counters // first: its padding keeps the hot line away from the fields below
 
 	opts    Options[K, T]
 	flusher Flusher[T]
@@ -98,16 +98,8 @@ func (q *Queue[K, T]) route(rec T) *worker[K, T] {
 // begun it returns ErrClosed. A non-nil error always comes with Rejected.
 func (q *Queue[K, T]) Enqueue(ctx context.Context, rec T) (Outcome, error) {
 	c := &q.c
-	c.enqueued.Add(1)
-	// The load keeps callers of a closed queue off the in-flight count: if they kept bumping
-	// it, Close could wait a long time for a moment when it reads zero.
-	if c.state.Load()&closedBit != 0 {
-		c.rejected.Add(1)
-		return Rejected, ErrClosed
-	}
-	if c.state.Add(1)&closedBit != 0 { // Close began between the two
-		c.state.Add(-1)
-		c.rejected.Add(1)
+	c.Enqueued.Add(1)
+	if !c.Enter() {
 		return Rejected, ErrClosed
 	}
 	w := q.route(rec)
@@ -116,19 +108,19 @@ func (q *Queue[K, T]) Enqueue(ctx context.Context, rec T) (Outcome, error) {
 	case q.room <- struct{}{}:
 		w.ch <- entry[T]{rec: rec, at: at} // never blocks: a token guarantees channel space
 		q.accepted(w)
-		c.state.Add(-1)
+		c.Leave()
 		return Queued, nil
 	default:
 	}
 	out, err := q.enqueueFull(ctx, w, rec, at)
-	c.state.Add(-1)
+	c.Leave()
 	return out, err
 }
 
 // accepted accounts for a record that just entered w's channel.
 func (q *Queue[K, T]) accepted(w *worker[K, T]) {
-	if v := q.c.pending.Add(1); v > q.c.maxPending.Load() {
-		q.c.notePending(v)
+	if v := q.c.pending.Add(1); v > q.c.maxDepth.Load() {
+		q.c.NoteDepth(v)
 	}
 	if need := w.wakeAt.Load(); need > 0 && int64(len(w.ch)) >= need {
 		w.nudge()
@@ -143,7 +135,7 @@ func (q *Queue[K, T]) enqueueFull(ctx context.Context, w *worker[K, T], rec T, a
 	w.nudge() // a napping worker waits for a fuller batch; the channel cannot get fuller
 	switch q.opts.FullPolicy {
 	case PolicyDrop:
-		q.c.dropped.Add(1)
+		q.c.Dropped.Add(1)
 		return Dropped, nil
 	case PolicyBlock:
 		select {
@@ -152,10 +144,10 @@ func (q *Queue[K, T]) enqueueFull(ctx context.Context, w *worker[K, T], rec T, a
 			q.accepted(w)
 			return Queued, nil
 		case <-ctx.Done():
-			q.c.rejected.Add(1)
+			q.c.Rejected.Add(1)
 			return Rejected, fmt.Errorf("queue: waiting for room: %w", context.Cause(ctx))
 		case <-q.abortC:
-			q.c.rejected.Add(1)
+			q.c.Rejected.Add(1)
 			return Rejected, ErrClosed
 		}
 	default:
@@ -176,10 +168,10 @@ func (q *Queue[K, T]) writeInline(ctx context.Context, w *worker[K, T], rec T, a
 	stop()
 	cancel()
 	if err != nil {
-		q.c.rejected.Add(1)
+		q.c.Rejected.Add(1)
 		return Rejected, fmt.Errorf("queue: inline write (queue full): %w", err)
 	}
-	q.c.syncFallback.Add(1)
+	q.c.SyncFallback.Add(1)
 	w.recordLag(q.now() - at)
 	return WrittenInline, nil
 }
@@ -197,7 +189,7 @@ func (q *Queue[K, T]) Close(ctx context.Context) error {
 }
 
 func (q *Queue[K, T]) shutdown(ctx context.Context) error {
-	q.c.state.Or(closedBit)
+	q.c.CloseIntake()
 	close(q.closingC)
 	q.gate.close()
 	stop := context.AfterFunc(ctx, q.abort)
@@ -205,15 +197,13 @@ func (q *Queue[K, T]) shutdown(ctx context.Context) error {
 
 	// Enqueue calls that passed the closed check finish quickly (a send, a drop) or wait for
 	// room that the draining workers make, for their inline write, or for the abort.
-	for q.c.state.Load() != closedBit {
-		time.Sleep(50 * time.Microsecond)
-	}
+	q.c.AwaitInFlight()
 	for _, w := range q.workers {
 		close(w.ch) // nobody can send any more: the in-flight count is zero and the bit is set
 	}
 	close(q.sealedC)
 	q.wg.Wait()
-	if n := q.c.abandoned.Load(); n > 0 {
+	if n := q.c.Abandoned.Load(); n > 0 {
 		return fmt.Errorf("queue: close: %d accepted records abandoned unwritten: %w", n, context.Cause(ctx))
 	}
 	return nil
@@ -227,18 +217,15 @@ func (q *Queue[K, T]) abort() {
 	})
 }
 
-func (q *Queue[K, T]) aborted() bool {
-	select {
-	case <-q.abortC:
-		return true
-	default:
-		return false
-	}
-}
+func (q *Queue[K, T]) aborted() bool { return IsClosed(q.abortC) }
 
-func (q *Queue[K, T]) closing() bool {
+func (q *Queue[K, T]) closing() bool { return IsClosed(q.closingC) }
+
+// IsClosed reports, without waiting, whether ch is closed: how a backend polls the channels
+// it closes to announce that Close has begun or that its deadline has expired.
+func IsClosed(ch <-chan struct{}) bool {
 	select {
-	case <-q.closingC:
+	case <-ch:
 		return true
 	default:
 		return false
@@ -247,26 +234,8 @@ func (q *Queue[K, T]) closing() bool {
 
 // Metrics returns the current counters; see the package doc for definitions.
 func (q *Queue[K, T]) Metrics() Metrics {
-	c := &q.c
-	depth := int64(len(q.room))
-	return Metrics{
-		Capacity:             int64(q.opts.Capacity),
-		Depth:                depth,
-		PendingDepth:         max(c.pending.Load(), 0), // a commit can beat the increment after a send
-		MaxDepth:             c.maxPending.Load(),
-		EnqueuedTotal:        c.enqueued.Load(),
-		FlushedTotal:         c.flushed.Load(),
-		FlushBatchesTotal:    c.batches.Load(),
-		FlushSQLOpsTotal:     c.sqlOps.Load(),
-		FlushSQLRecordsTotal: c.sqlRecords.Load(),
-		CompactedTotal:       c.compacted.Load(),
-		DroppedTotal:         c.dropped.Load(),
-		FlushFailedTotal:     c.flushFailed.Load(),
-		RetriesTotal:         c.retries.Load(),
-		SyncFallbackTotal:    c.syncFallback.Load(),
-		RejectedTotal:        c.rejected.Load(),
-		AbandonedTotal:       c.abandoned.Load(),
-	}
+	// max: a commit can beat the increment after a send.
+	return q.c.Metrics(int64(q.opts.Capacity), int64(len(q.room)), max(q.c.pending.Load(), 0))
 }
 
 // PersistLag returns a merged copy of the workers' persist-lag histograms: for every written

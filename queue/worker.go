@@ -180,7 +180,7 @@ func (w *worker[K, T]) flush() {
 		}
 		if !failed {
 			failed = true
-			q.c.flushFailed.Add(int64(len(w.batch)))
+			q.c.FlushFailed.Add(int64(len(w.batch)))
 		}
 		if attempt > q.opts.MaxRetries {
 			break
@@ -189,7 +189,7 @@ func (w *worker[K, T]) flush() {
 			w.abandonFrom(0)
 			return
 		}
-		q.c.retries.Add(1)
+		q.c.Retries.Add(1)
 	}
 	w.fallback()
 }
@@ -216,11 +216,11 @@ func (w *worker[K, T]) committed(res FlushResult, sqlRecords int) {
 	}
 	w.lagMu.Unlock()
 	c := &w.q.c
-	c.flushed.Add(n)
-	c.batches.Add(1)
-	c.sqlOps.Add(int64(res.SQLOps))
-	c.sqlRecords.Add(int64(sqlRecords))
-	c.compacted.Add(n - int64(sqlRecords))
+	c.Flushed.Add(n)
+	c.Batches.Add(1)
+	c.SQLOps.Add(int64(res.SQLOps))
+	c.SQLRecords.Add(int64(sqlRecords))
+	c.Compacted.Add(n - int64(sqlRecords))
 	c.pending.Add(-n)
 	w.reset()
 }
@@ -239,9 +239,9 @@ func (w *worker[K, T]) fallback() {
 				w.abandonFrom(i)
 				return
 			}
-			q.c.retries.Add(1)
+			q.c.Retries.Add(1)
 		}
-		q.c.syncFallback.Add(1)
+		q.c.SyncFallback.Add(1)
 		q.c.pending.Add(-1)
 		w.recordLag(q.now() - w.batch[i].at)
 	}
@@ -276,7 +276,7 @@ func (w *worker[K, T]) recordLag(nanos int64) {
 // abandonFrom counts batch[i:] as abandoned and empties the batch.
 func (w *worker[K, T]) abandonFrom(i int) {
 	n := int64(len(w.batch) - i)
-	w.q.c.abandoned.Add(n)
+	w.q.c.Abandoned.Add(n)
 	w.q.c.pending.Add(-n)
 	w.reset()
 }
@@ -292,7 +292,7 @@ func (w *worker[K, T]) abandonAll() {
 		w.q.release()
 		n++
 	}
-	w.q.c.abandoned.Add(n)
+	w.q.c.Abandoned.Add(n)
 	w.q.c.pending.Add(-n)
 }
 

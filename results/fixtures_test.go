@@ -71,9 +71,10 @@ func makeRun(s runSpec) Run {
 		Verification: Verification{Passed: s.verified, Checks: []Check{{Name: "usage total", Expected: 100000, Actual: 100000, OK: s.verified}}},
 	}
 	if s.queue {
-		r.Queue = &Queue{Backend: "memory", Compaction: s.compacted > 0, FullPolicy: "block", Capacity: 65536,
-			EnqueuedTotal: int64(s.requests), FlushedTotal: int64(s.requests), FlushSQLOpsTotal: s.sqlOps,
-			CompactedTotal: s.compacted, PersistLagMs: Latency{P50: s.lagP99 / 3, P95: s.lagP99 * 0.8, P99: s.lagP99}}
+		r.Queue = &Queue{Backend: "memory", Compaction: s.compacted > 0, FullPolicy: "block",
+			QueueMetrics: QueueMetrics{Capacity: 65536, EnqueuedTotal: int64(s.requests), FlushedTotal: int64(s.requests),
+				FlushSQLOpsTotal: s.sqlOps, CompactedTotal: s.compacted},
+			PersistLagMs: Latency{P50: s.lagP99 / 3, P95: s.lagP99 * 0.8, P99: s.lagP99}}
 	}
 	return r
 }

@@ -162,32 +162,45 @@ type Flush struct {
 	Errors      int64 `json:"errors"`
 }
 
-// Queue holds the final metrics of an async queue, named as the queue package names them.
+// Queue holds the final metrics of an async queue.
 type Queue struct {
-	Backend              string  `json:"backend"`
-	Compaction           bool    `json:"compaction"`
-	FullPolicy           string  `json:"full_policy"`
-	Capacity             int64   `json:"capacity"`
-	Depth                int64   `json:"depth"`
-	PendingDepth         int64   `json:"pending_depth"`
-	MaxDepth             int64   `json:"max_depth"`
-	EnqueuedTotal        int64   `json:"enqueued_total"`
-	FlushedTotal         int64   `json:"flushed_total"`
-	FlushBatchesTotal    int64   `json:"flush_batches_total"`
-	FlushSQLOpsTotal     int64   `json:"flush_sql_ops_total"`
-	FlushSQLRecordsTotal int64   `json:"flush_sql_records_total"`
-	CompactedTotal       int64   `json:"compacted_total"`
-	DroppedTotal         int64   `json:"dropped_total"`
-	FlushFailedTotal     int64   `json:"flush_failed_total"`
-	RetriesTotal         int64   `json:"retries_total"`
-	SyncFallbackTotal    int64   `json:"sync_fallback_total"`
-	RejectedTotal        int64   `json:"rejected_total"`
-	AbandonedTotal       int64   `json:"abandoned_total"`
-	PersistLagMs         Latency `json:"persist_lag_ms"`
-	Stream               *Stream `json:"stream,omitempty"`
+	Backend    string `json:"backend"`
+	Compaction bool   `json:"compaction"`
+	FullPolicy string `json:"full_policy"`
+	QueueMetrics
+	PersistLagMs Latency `json:"persist_lag_ms"`
+	Stream       *Stream `json:"stream,omitempty"`
 }
 
-// Stream holds the Redis-streams backend's own counters.
+// QueueMetrics are a queue backend's counters. Package queue takes them as its Metrics and
+// defines every field and the invariant that ties them together.
+type QueueMetrics struct {
+	Capacity             int64 `json:"capacity"`
+	Depth                int64 `json:"depth"`
+	PendingDepth         int64 `json:"pending_depth"`
+	MaxDepth             int64 `json:"max_depth"`
+	EnqueuedTotal        int64 `json:"enqueued_total"`
+	FlushedTotal         int64 `json:"flushed_total"`
+	FlushBatchesTotal    int64 `json:"flush_batches_total"`
+	FlushSQLOpsTotal     int64 `json:"flush_sql_ops_total"`
+	FlushSQLRecordsTotal int64 `json:"flush_sql_records_total"`
+	CompactedTotal       int64 `json:"compacted_total"`
+	DroppedTotal         int64 `json:"dropped_total"`
+	FlushFailedTotal     int64 `json:"flush_failed_total"`
+	RetriesTotal         int64 `json:"retries_total"`
+	SyncFallbackTotal    int64 `json:"sync_fallback_total"`
+	RejectedTotal        int64 `json:"rejected_total"`
+	AbandonedTotal       int64 `json:"abandoned_total"`
+}
+
+// Accounted is the right-hand side of the queue's invariant: records that reached a final
+// outcome. Once the queue is closed it equals EnqueuedTotal.
+func (m QueueMetrics) Accounted() int64 {
+	return m.FlushedTotal + m.SyncFallbackTotal + m.DroppedTotal + m.RejectedTotal + m.AbandonedTotal
+}
+
+// Stream holds the Redis-streams backend's own counters; package redisq takes them as its
+// StreamMetrics.
 type Stream struct {
 	Length                int64 `json:"length"`
 	PendingEntries        int64 `json:"pending_entries"`

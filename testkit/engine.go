@@ -437,19 +437,13 @@ func loadStats(res *load.Result, drainEnd time.Time, r *Run) results.Load {
 }
 
 func queueStats(q *QueueHandle) *results.Queue {
-	m := q.Metrics()
 	var stream *results.Stream
 	if q.Stream != nil {
 		stream = q.Stream()
 	}
 	return &results.Queue{
 		Backend: q.Backend, Compaction: q.Compaction, FullPolicy: q.FullPolicy.String(),
-		Capacity: m.Capacity, Depth: m.Depth, PendingDepth: m.PendingDepth, MaxDepth: m.MaxDepth,
-		EnqueuedTotal: m.EnqueuedTotal, FlushedTotal: m.FlushedTotal, FlushBatchesTotal: m.FlushBatchesTotal,
-		FlushSQLOpsTotal: m.FlushSQLOpsTotal, FlushSQLRecordsTotal: m.FlushSQLRecordsTotal,
-		CompactedTotal: m.CompactedTotal, DroppedTotal: m.DroppedTotal, FlushFailedTotal: m.FlushFailedTotal,
-		RetriesTotal: m.RetriesTotal, SyncFallbackTotal: m.SyncFallbackTotal, RejectedTotal: m.RejectedTotal,
-		AbandonedTotal: m.AbandonedTotal, PersistLagMs: q.PersistLag().Summary(), Stream: stream,
+		QueueMetrics: q.Metrics(), PersistLagMs: q.PersistLag().Summary(), Stream: stream,
 	}
 }
 

@@ -118,7 +118,7 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 			PersistLag: q.PersistLag,
 			Pause:      q.Pause,
 			Resume:     q.Resume,
-			Stream:     func() *results.Stream { return streamStats(q.StreamMetrics()) },
+			Stream:     func() *results.Stream { s := q.StreamMetrics(); return &s },
 			stream:     sr,
 		},
 		Drain:  drain,
@@ -136,14 +136,6 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 			return nil
 		},
 	}, nil
-}
-
-func streamStats(s redisq.StreamMetrics) *results.Stream {
-	return &results.Stream{
-		Length: s.Length, PendingEntries: s.PendingEntries, AckedTotal: s.AckedTotal,
-		ReclaimedTotal: s.ReclaimedTotal, RedeliveredTotal: s.RedeliveredTotal,
-		DeadLetteredTotal: s.DeadLetteredTotal, DuplicateSkippedTotal: s.DuplicateSkippedTotal,
-	}
 }
 
 // crashHook maps $HOTSPOTKIT_TEST_CRASH onto redisq's hook (nil when unset).

@@ -28,7 +28,7 @@ func report(suite string, scale float64) *results.Report {
 			Verification: results.Verification{Passed: true},
 		}
 		if queue {
-			r.Queue = &results.Queue{Backend: "memory", FlushSQLOpsTotal: 1204, CompactedTotal: 98796,
+			r.Queue = &results.Queue{Backend: "memory", QueueMetrics: results.QueueMetrics{FlushSQLOpsTotal: 1204, CompactedTotal: 98796},
 				PersistLagMs: results.Latency{P99: 85.3}}
 		}
 		return r

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/testkit/pgserver"
+	"github.com/hotspotkit/hotspotkit/testkit/serverproc"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
@@ -138,7 +138,7 @@ func leftovers(t *testing.T, dir string) []string {
 		b, err := os.ReadFile(p)
 		if err == nil && bytes.Contains(b, []byte(dir)) {
 			pid := filepath.Base(filepath.Dir(p))
-			if n, _ := strconv.Atoi(pid); n > 0 && pgserver.Alive(n) {
+			if n, _ := strconv.Atoi(pid); n > 0 && serverproc.Alive(n) {
 				out = append(out, "process "+pid+": "+strings.ReplaceAll(string(b), "\x00", " "))
 			}
 		}
@@ -160,42 +160,25 @@ func TestSignalStopsEverything(t *testing.T) {
 		mode string
 	}{{syscall.SIGINT, 130, "sync"}, {syscall.SIGTERM, 143, "async-compact"}} {
 		t.Run(c.sig.String(), func(t *testing.T) {
-			// The server runs as an unprivileged user when we are root: its TMPDIR must be
-			// reachable by it (t.TempDir's parents are not).
-			tmp, err := os.MkdirTemp("", "hotspotkit-signal-")
-			if err != nil {
-				t.Fatal(err)
-			}
-			os.Chmod(tmp, 0o755)
-			t.Cleanup(func() { os.RemoveAll(tmp) })
-			out := filepath.Join(t.TempDir(), "r.json")
-			args := []string{"--requests", "100000000", "--concurrency", "200", "--modes", c.mode, "--output", out}
+			args := []string{"--requests", "100000000", "--concurrency", "200", "--modes", c.mode}
 			if c.mode == "async-compact" {
 				// keep the queue busy: writes are accepted far faster than they are flushed
 				args = append(args, "--flush-batch-size", "50", "--queue-capacity", "1000000")
 			}
-			cmd := exec.Command(binary, args...)
-			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, 2*time.Minute, func() bool { return hasServer(tmp) && runStarted(out) })
-			time.Sleep(2 * time.Second)
-			_ = cmd.Process.Signal(c.sig)
-			err = cmd.Wait()
+			r := startRun(t, args...)
+			_ = r.cmd.Process.Signal(c.sig)
+			err := r.cmd.Wait()
 			code := 0
 			if ee, ok := err.(*exec.ExitError); ok {
 				code = ee.ExitCode()
 			}
 			if code != c.code {
-				t.Fatalf("exit %d after %v, want %d\n%s", code, c.sig, c.code, stderr.String())
+				t.Fatalf("exit %d after %v, want %d\n%s", code, c.sig, c.code, r.stderr.String())
 			}
-			if left := leftovers(t, tmp); len(left) > 0 {
+			if left := leftovers(t, r.tmp); len(left) > 0 {
 				t.Errorf("left behind: %v", left)
 			}
-			rep := readReport(t, out)
+			rep := readReport(t, r.out)
 			if !rep.Interrupted || len(rep.Runs) != 1 {
 				t.Fatalf("report: interrupted=%v runs=%d", rep.Interrupted, len(rep.Runs))
 			}
@@ -209,6 +192,38 @@ func TestSignalStopsEverything(t *testing.T) {
 			}
 		})
 	}
+}
+
+// running is the binary started by startRun.
+type running struct {
+	cmd    *exec.Cmd
+	tmp    string // its TMPDIR, where the temporary server lives
+	out    string // its --output
+	stderr *bytes.Buffer
+}
+
+// startRun starts the binary with args (plus --output) and returns once its first run's load
+// is going, two seconds in.
+func startRun(t *testing.T, args ...string) running {
+	t.Helper()
+	// The server runs as an unprivileged user when we are root: its TMPDIR must be
+	// reachable by it (t.TempDir's parents are not).
+	tmp, err := os.MkdirTemp("", "hotspotkit-signal-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(tmp, 0o755)
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	r := running{tmp: tmp, out: filepath.Join(t.TempDir(), "r.json"), stderr: &bytes.Buffer{}}
+	r.cmd = exec.Command(binary, append(args, "--output", r.out)...)
+	r.cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	r.cmd.Stderr = r.stderr
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 2*time.Minute, func() bool { return hasServer(tmp) && runStarted(r.out) })
+	time.Sleep(2 * time.Second)
+	return r
 }
 
 // runStarted: the monitor wrote its first sample, so the first run's load is going.
@@ -250,34 +265,19 @@ func readReport(t *testing.T, path string) *results.Report {
 // TestSecondSignalSkipsTheDrain: with the flushers paused, the first SIGINT waits for a drain
 // that cannot finish; the second aborts it, and the servers are still stopped.
 func TestSecondSignalSkipsTheDrain(t *testing.T) {
-	tmp, err := os.MkdirTemp("", "hotspotkit-signal-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(tmp, 0o755)
-	t.Cleanup(func() { os.RemoveAll(tmp) })
-	out := filepath.Join(t.TempDir(), "r.json")
-	cmd := exec.Command(binary, "--requests", "20000", "--concurrency", "100", "--modes", "async-compact",
-		"--fault", "pause-flush@0s+10m", "--output", out)
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 2*time.Minute, func() bool { return hasServer(tmp) && runStarted(out) })
-	time.Sleep(2 * time.Second)
-	_ = cmd.Process.Signal(syscall.SIGINT)
+	r := startRun(t, "--requests", "20000", "--concurrency", "100", "--modes", "async-compact",
+		"--fault", "pause-flush@0s+10m")
+	_ = r.cmd.Process.Signal(syscall.SIGINT)
 	time.Sleep(time.Second)
-	_ = cmd.Process.Signal(syscall.SIGINT)
-	err = cmd.Wait()
+	_ = r.cmd.Process.Signal(syscall.SIGINT)
+	err := r.cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
-		t.Fatalf("exit %v, want 130\n%s", err, stderr.String())
+		t.Fatalf("exit %v, want 130\n%s", err, r.stderr.String())
 	}
-	if left := leftovers(t, tmp); len(left) > 0 {
+	if left := leftovers(t, r.tmp); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
 	}
-	rep := readReport(t, out)
+	rep := readReport(t, r.out)
 	if !rep.Interrupted || len(rep.Runs) != 1 || rep.Runs[0].Queue == nil {
 		t.Fatalf("report: %+v", rep)
 	}

@@ -218,7 +218,7 @@ func (c *consumer[K, T]) flush(batch []entry[T]) []entry[T] {
 		}
 		if !failed {
 			failed = true
-			q.c.flushFailed.Add(int64(len(batch)))
+			q.c.FlushFailed.Add(int64(len(batch)))
 		}
 		if attempt > q.o.MaxRetries {
 			break
@@ -226,7 +226,7 @@ func (c *consumer[K, T]) flush(batch []entry[T]) []entry[T] {
 		if !c.pause(q.o.backoff(attempt)) {
 			return nil
 		}
-		q.c.retries.Add(1)
+		q.c.Retries.Add(1)
 	}
 	done := batch[:0:0]
 	for i := range batch {
@@ -337,10 +337,10 @@ func (c *consumer[K, T]) flushTx(batch []entry[T], asBatch bool) (err error) {
 	}
 	q.recordLag(lags)
 	if asBatch {
-		q.c.batches.Add(1)
-		q.c.sqlOps.Add(int64(ops))
-		q.c.sqlRecords.Add(int64(len(recs)))
-		q.c.compacted.Add(int64(newRecords - len(recs)))
+		q.c.Batches.Add(1)
+		q.c.SQLOps.Add(int64(ops))
+		q.c.SQLRecords.Add(int64(len(recs)))
+		q.c.Compacted.Add(int64(newRecords - len(recs)))
 	}
 	return nil
 }
@@ -382,12 +382,12 @@ func (c *consumer[K, T]) ack(done []entry[T]) {
 				q.c.acked.Add(1)
 				switch done[i].kind {
 				case kindApplied:
-					q.c.flushed.Add(1)
+					q.c.Flushed.Add(1)
 				case kindDuplicate:
-					q.c.flushed.Add(1)
+					q.c.Flushed.Add(1)
 					q.c.duplicates.Add(1)
 				case kindFallback:
-					q.c.syncFallback.Add(1)
+					q.c.SyncFallback.Add(1)
 				}
 			}
 			return
@@ -464,7 +464,7 @@ func (c *consumer[K, T]) deadLetter(entries []entry[T], reason string) {
 				if n == 1 {
 					q.c.acked.Add(1)
 					q.c.deadLettered.Add(1)
-					q.c.abandoned.Add(1)
+					q.c.Abandoned.Add(1)
 				}
 			}
 			return

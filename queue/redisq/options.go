@@ -55,21 +55,21 @@ const (
 	PointAfterCommit = "after-commit"
 )
 
-// Defaults applied by New to zero-valued options.
+// Defaults applied by New to zero-valued options; those of the options queue.Options has too
+// are queue's.
 const (
 	DefaultGroup            = "hotspotkit"
-	DefaultBatchSize        = 512
-	DefaultFlushInterval    = 50 * time.Millisecond
+	DefaultBatchSize        = queue.DefaultBatchSize
+	DefaultFlushInterval    = queue.DefaultFlushInterval
 	DefaultBlock            = 250 * time.Millisecond
-	DefaultWorkers          = 2
-	DefaultMaxRetries       = 5
-	DefaultRetryBackoff     = 25 * time.Millisecond
+	DefaultWorkers          = queue.DefaultWorkers
+	DefaultMaxRetries       = queue.DefaultMaxRetries
+	DefaultRetryBackoff     = queue.DefaultRetryBackoff
 	DefaultReclaimIdle      = 30 * time.Second
 	DefaultMaxDeliveries    = 5
 	DefaultDeadLetterMaxLen = 10000
 	DefaultSenders          = 4
 	DefaultSendBatch        = 512
-	maxRetryBackoff         = time.Second
 )
 
 // Options configure a Queue. They are validated once by New and never change afterwards.
@@ -193,50 +193,29 @@ func (o Options[K, T]) withDefaults() (Options[K, T], error) {
 	if len(errs) > 0 {
 		return o, fmt.Errorf("redisq: invalid options: %w", errors.Join(errs...))
 	}
-	if o.Group == "" {
-		o.Group = DefaultGroup
-	}
+	o.Group = queue.OrDefault(o.Group, DefaultGroup)
 	if o.Consumer == "" {
 		host, _ := os.Hostname()
 		o.Consumer = host + ":" + strconv.Itoa(os.Getpid())
 	}
-	o.BatchSize = orDefault(o.BatchSize, DefaultBatchSize)
-	o.FlushInterval = orDefault(o.FlushInterval, DefaultFlushInterval)
-	o.Block = orDefault(o.Block, DefaultBlock)
-	o.Workers = min(orDefault(o.Workers, DefaultWorkers), queue.MaxWorkers)
-	o.RetryBackoff = orDefault(o.RetryBackoff, DefaultRetryBackoff)
-	o.ReclaimIdle = orDefault(o.ReclaimIdle, DefaultReclaimIdle)
+	o.BatchSize = queue.OrDefault(o.BatchSize, DefaultBatchSize)
+	o.FlushInterval = queue.OrDefault(o.FlushInterval, DefaultFlushInterval)
+	o.Block = queue.OrDefault(o.Block, DefaultBlock)
+	o.Workers = min(queue.OrDefault(o.Workers, DefaultWorkers), queue.MaxWorkers)
+	o.RetryBackoff = queue.OrDefault(o.RetryBackoff, DefaultRetryBackoff)
+	o.ReclaimIdle = queue.OrDefault(o.ReclaimIdle, DefaultReclaimIdle)
 	if o.ReclaimInterval == 0 {
 		o.ReclaimInterval = min(max(o.ReclaimIdle/2, 10*time.Millisecond), 5*time.Second)
 	}
-	o.MaxDeliveries = orDefault(o.MaxDeliveries, DefaultMaxDeliveries)
-	if o.DeadLetterMaxLen == 0 {
-		o.DeadLetterMaxLen = DefaultDeadLetterMaxLen
-	}
-	o.Senders = orDefault(o.Senders, DefaultSenders)
-	o.SendBatch = orDefault(o.SendBatch, DefaultSendBatch)
-	switch {
-	case o.MaxRetries == 0:
-		o.MaxRetries = DefaultMaxRetries
-	case o.MaxRetries < 0:
-		o.MaxRetries = 0
-	}
+	o.MaxDeliveries = queue.OrDefault(o.MaxDeliveries, DefaultMaxDeliveries)
+	o.DeadLetterMaxLen = queue.OrDefault(o.DeadLetterMaxLen, DefaultDeadLetterMaxLen)
+	o.Senders = queue.OrDefault(o.Senders, DefaultSenders)
+	o.SendBatch = queue.OrDefault(o.SendBatch, DefaultSendBatch)
+	o.MaxRetries = queue.ResolveMaxRetries(o.MaxRetries)
 	return o, nil
-}
-
-func orDefault[V int | time.Duration](v, def V) V {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 // backoff is the wait before retry number attempt (1-based).
 func (o *Options[K, T]) backoff(attempt int) time.Duration {
-	limit := max(maxRetryBackoff, o.RetryBackoff)
-	d := o.RetryBackoff
-	for i := 1; i < attempt && d < limit; i++ {
-		d *= 2
-	}
-	return min(d, limit)
+	return queue.Backoff(o.RetryBackoff, attempt)
 }

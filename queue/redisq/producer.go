@@ -33,24 +33,18 @@ var addReqs = sync.Pool{New: func() any { return &addReq{done: make(chan struct{
 // wraps ErrOutcomeUnknown when Redis may have added the record all the same.
 func (q *Queue[K, T]) Enqueue(ctx context.Context, rec T) (queue.Outcome, error) {
 	c := &q.c
-	c.enqueued.Add(1)
+	c.Enqueued.Add(1)
 	if !q.o.Role.produces() {
-		c.rejected.Add(1)
+		c.Rejected.Add(1)
 		return queue.Rejected, errNotProducing
 	}
-	if c.state.Load()&closedBit != 0 {
-		c.rejected.Add(1)
+	if !c.Enter() {
 		return queue.Rejected, ErrClosed
 	}
-	if c.state.Add(1)&closedBit != 0 { // Close began between the two
-		c.state.Add(-1)
-		c.rejected.Add(1)
-		return queue.Rejected, ErrClosed
-	}
-	defer c.state.Add(-1)
+	defer c.Leave()
 	payload, err := q.o.Codec.Encode(rec)
 	if err != nil {
-		c.rejected.Add(1)
+		c.Rejected.Add(1)
 		return queue.Rejected, fmt.Errorf("redisq: encoding a record: %w", err)
 	}
 	at := time.Now()
@@ -59,14 +53,14 @@ func (q *Queue[K, T]) Enqueue(ctx context.Context, rec T) (queue.Outcome, error)
 		id, err := q.add(ctx, payload, at.UnixMicro())
 		switch {
 		case err != nil:
-			c.rejected.Add(1)
+			c.Rejected.Add(1)
 			return queue.Rejected, err
 		case id != "":
 			return queue.Queued, nil
 		}
 		switch q.o.FullPolicy {
 		case queue.PolicyDrop:
-			c.dropped.Add(1)
+			c.Dropped.Add(1)
 			return queue.Dropped, nil
 		case queue.PolicySync:
 			return q.writeInline(ctx, rec, at)
@@ -74,10 +68,10 @@ func (q *Queue[K, T]) Enqueue(ctx context.Context, rec T) (queue.Outcome, error)
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():
-			c.rejected.Add(1)
+			c.Rejected.Add(1)
 			return queue.Rejected, fmt.Errorf("redisq: waiting for room in the stream: %w", context.Cause(ctx))
 		case <-q.abortC:
-			c.rejected.Add(1)
+			c.Rejected.Add(1)
 			return queue.Rejected, ErrClosed
 		}
 		wait = min(2*wait, maxBlockWait)
@@ -112,10 +106,10 @@ func (q *Queue[K, T]) writeInline(ctx context.Context, rec T, at time.Time) (que
 	stop()
 	cancel()
 	if err != nil {
-		q.c.rejected.Add(1)
+		q.c.Rejected.Add(1)
 		return queue.Rejected, fmt.Errorf("redisq: inline write (stream full): %w", err)
 	}
-	q.c.syncFallback.Add(1)
+	q.c.SyncFallback.Add(1)
 	q.recordLag([]int64{time.Since(at).Microseconds()})
 	return queue.WrittenInline, nil
 }
@@ -164,8 +158,7 @@ func (q *Queue[K, T]) sendBatch(batch []*addReq, args []any) []any {
 		}
 	} else {
 		if n, perr := strconv.ParseInt(res[len(batch)], 10, 64); perr == nil {
-			for cur := q.c.maxDepth.Load(); n > cur && !q.c.maxDepth.CompareAndSwap(cur, n); cur = q.c.maxDepth.Load() {
-			}
+			q.c.NoteDepth(n)
 		}
 		for i, r := range batch {
 			r.id = res[i]

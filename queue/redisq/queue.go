@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/hist"
 )
 
@@ -63,16 +64,9 @@ type Queue[K comparable, T any] struct {
 
 type keys struct{ stream, dlq, stats string }
 
-// StreamMetrics are the backend's own counters; see the package doc.
-type StreamMetrics struct {
-	Length                int64 `json:"length"`
-	PendingEntries        int64 `json:"pending_entries"`
-	AckedTotal            int64 `json:"acked_total"`
-	ReclaimedTotal        int64 `json:"reclaimed_total"`
-	RedeliveredTotal      int64 `json:"redelivered_total"`
-	DeadLetteredTotal     int64 `json:"dead_lettered_total"`
-	DuplicateSkippedTotal int64 `json:"duplicate_skipped_total"`
-}
+// StreamMetrics are the backend's own counters; see the package doc. It is the report's type,
+// as queue.Metrics is.
+type StreamMetrics = results.Stream
 
 // RunStats are the run-wide counters kept in Redis next to the stream: what every process of
 // the run did together, including processes that were killed.
@@ -86,32 +80,16 @@ type RunStats struct {
 	Length, Pending, DeadLetterLength int64
 }
 
+// counters are the queue.Counters every backend keeps, and the stream's own.
 type counters struct {
+	queue.Counters
 	_            [64]byte
-	state        atomic.Int64 // closedBit | Enqueue calls in flight
-	enqueued     atomic.Int64
-	_            [64]byte
-	dropped      atomic.Int64
-	rejected     atomic.Int64
-	syncFallback atomic.Int64
-	maxDepth     atomic.Int64
-	_            [64]byte
-	flushed      atomic.Int64
-	batches      atomic.Int64
-	sqlOps       atomic.Int64
-	sqlRecords   atomic.Int64
-	compacted    atomic.Int64
-	flushFailed  atomic.Int64
-	retries      atomic.Int64
-	abandoned    atomic.Int64
 	acked        atomic.Int64
 	reclaimed    atomic.Int64
 	redelivered  atomic.Int64
 	deadLettered atomic.Int64
 	duplicates   atomic.Int64
 }
-
-const closedBit = int64(1) << 62
 
 type snapshot struct {
 	m queue.Metrics
@@ -206,14 +184,12 @@ func (q *Queue[K, T]) Close(ctx context.Context) error {
 }
 
 func (q *Queue[K, T]) shutdown(ctx context.Context) error {
-	q.c.state.Or(closedBit)
+	q.c.CloseIntake()
 	close(q.closingC)
 	q.gate.close()
 	stop := context.AfterFunc(ctx, q.abort)
 	defer stop()
-	for q.c.state.Load() != closedBit {
-		time.Sleep(50 * time.Microsecond)
-	}
+	q.c.AwaitInFlight()
 	if q.adds != nil {
 		close(q.adds) // nobody can send any more: no Enqueue is in flight and the bit is set
 		q.sendWG.Wait()
@@ -243,7 +219,7 @@ func (q *Queue[K, T]) shutdown(ctx context.Context) error {
 				err = fmt.Errorf("redisq: close: the drain was cut short and the stream cannot be read: %w", serr)
 			case st.length > 0:
 				if q.o.Role == RoleBoth {
-					q.c.abandoned.Add(st.length)
+					q.c.Abandoned.Add(st.length)
 				}
 				err = fmt.Errorf("redisq: close: %d entries left unacknowledged in %s: %w", st.length, q.keys.stream, context.Cause(ctx))
 			}
@@ -261,34 +237,11 @@ func (q *Queue[K, T]) abort() {
 	})
 }
 
-func (q *Queue[K, T]) aborted() bool {
-	select {
-	case <-q.abortC:
-		return true
-	default:
-		return false
-	}
-}
+func (q *Queue[K, T]) aborted() bool { return queue.IsClosed(q.abortC) }
 
-func (q *Queue[K, T]) stopping() bool {
-	select {
-	case <-q.stopC:
-		return true
-	case <-q.abortC:
-		return true
-	default:
-		return false
-	}
-}
+func (q *Queue[K, T]) stopping() bool { return queue.IsClosed(q.stopC) || queue.IsClosed(q.abortC) }
 
-func (q *Queue[K, T]) closing() bool {
-	select {
-	case <-q.closingC:
-		return true
-	default:
-		return false
-	}
-}
+func (q *Queue[K, T]) closing() bool { return queue.IsClosed(q.closingC) }
 
 // streamState reads XLEN and the group's pending count, and remembers them.
 func (q *Queue[K, T]) streamState(ctx context.Context) (streamState, error) {
@@ -338,25 +291,7 @@ func (q *Queue[K, T]) Metrics() queue.Metrics {
 }
 
 func (q *Queue[K, T]) metrics(st streamState) queue.Metrics {
-	c := &q.c
-	return queue.Metrics{
-		Capacity:             int64(q.o.Capacity),
-		Depth:                max(st.length-st.pending, 0),
-		PendingDepth:         st.length,
-		MaxDepth:             c.maxDepth.Load(),
-		EnqueuedTotal:        c.enqueued.Load(),
-		FlushedTotal:         c.flushed.Load(),
-		FlushBatchesTotal:    c.batches.Load(),
-		FlushSQLOpsTotal:     c.sqlOps.Load(),
-		FlushSQLRecordsTotal: c.sqlRecords.Load(),
-		CompactedTotal:       c.compacted.Load(),
-		DroppedTotal:         c.dropped.Load(),
-		FlushFailedTotal:     c.flushFailed.Load(),
-		RetriesTotal:         c.retries.Load(),
-		SyncFallbackTotal:    c.syncFallback.Load(),
-		RejectedTotal:        c.rejected.Load(),
-		AbandonedTotal:       c.abandoned.Load(),
-	}
+	return q.c.Metrics(int64(q.o.Capacity), max(st.length-st.pending, 0), st.length)
 }
 
 // StreamMetrics returns the backend's own counters; after Close they are final.

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	embeddedpostgres "github.com/fergusstrange/embedded-postgres"
+
+	"github.com/hotspotkit/hotspotkit/testkit/serverproc"
 )
 
 // BinDirEnv names the environment variable that plays the role of --pg-bin-dir.
@@ -185,7 +187,7 @@ func Download(cfg DownloadConfig, tempParent string) (Binaries, error) {
 		return Binaries{}, err
 	}
 	defer os.RemoveAll(scratch)
-	port, err := freePort()
+	port, err := serverproc.FreePort()
 	if err != nil {
 		return Binaries{}, err
 	}

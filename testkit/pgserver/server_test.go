@@ -1,12 +1,9 @@
 package pgserver
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
@@ -16,18 +13,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/hotspotkit/hotspotkit/testkit/serverproc"
+	"github.com/hotspotkit/hotspotkit/testkit/serverproc/serverproctest"
 )
 
 func startForTest(t *testing.T, cfg Config) *Server {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := Start(ctx, cfg)
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() { _ = s.Stop() })
-	return s
+	return serverproctest.Started(t, time.Minute, func(ctx context.Context) (*Server, error) { return Start(ctx, cfg) })
 }
 
 func query(t *testing.T, dsn, sql string) string {
@@ -89,7 +82,7 @@ func TestStartQueryStopLeavesNothing(t *testing.T) {
 	if err := s.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
-	if Alive(pid) {
+	if serverproc.Alive(pid) {
 		t.Errorf("postmaster %d still alive after Stop", pid)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
@@ -145,7 +138,7 @@ func TestStopAllStopsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pid := range pids {
-		if Alive(pid) {
+		if serverproc.Alive(pid) {
 			t.Errorf("postmaster %d alive after StopAll", pid)
 		}
 	}
@@ -182,53 +175,14 @@ func TestFindBinariesAcceptsInstallRoot(t *testing.T) {
 // binary re-run), SIGKILLs that process, and checks the watchdog stops the server and removes
 // its directory.
 func TestWatchdogStopsServerWhenOwnerIsKilled(t *testing.T) {
-	if os.Getenv("HOTSPOTKIT_WATCHDOG_CHILD") == "1" {
+	serverproctest.WatchdogCleansUp(t, "postmaster", 20*time.Second, func() (int, string, error) {
 		s, err := Start(context.Background(), Config{})
 		if err != nil {
-			fmt.Println("ERR", err)
-			os.Exit(1)
+			return 0, "", err
 		}
-		fmt.Printf("PID %d DIR %s\n", s.PostmasterPID(), s.Dir())
-		time.Sleep(time.Hour)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestWatchdogStopsServerWhenOwnerIsKilled$")
-	cmd.Env = append(os.Environ(), "HOTSPOTKIT_WATCHDOG_CHILD=1")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var pid int
-	var dir string
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		if n, _ := fmt.Sscanf(sc.Text(), "PID %d DIR %s", &pid, &dir); n == 2 {
-			break
-		}
-		if strings.HasPrefix(sc.Text(), "ERR") {
-			t.Fatal(sc.Text())
-		}
-	}
-	if pid == 0 {
-		t.Fatal("child did not start a server")
-	}
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) && (Alive(pid) || exists(dir)) {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if Alive(pid) {
-		t.Errorf("postmaster %d still running after its owner was killed", pid)
-	}
-	if exists(dir) {
-		t.Errorf("%s left behind after its owner was killed", dir)
-	}
+		return s.PostmasterPID(), s.Dir(), nil
+	})
 }
-
-func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // TestPortTakenPicksAnother: when the port asked for is in use, the server starts on another.
 func TestPortTakenPicksAnother(t *testing.T) {

@@ -12,8 +12,6 @@ package redisserver
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -28,6 +26,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/hotspotkit/hotspotkit/testkit/serverproc"
 )
 
 // BinaryEnv names an environment variable that overrides the redis-server looked up in PATH.
@@ -57,7 +57,7 @@ type Server struct {
 
 	cmd      *exec.Cmd
 	exited   chan struct{} // closed when the process has been reaped
-	watchdog *exec.Cmd
+	watchdog *serverproc.Watchdog
 
 	mu      sync.Mutex
 	stopped bool
@@ -65,10 +65,8 @@ type Server struct {
 
 const startAttempts = 3
 
-var (
-	liveMu sync.Mutex
-	live   = map[*Server]struct{}{}
-)
+// live holds the servers StopAll stops.
+var live serverproc.Registry[*Server]
 
 // FindBinary returns the redis-server to run: explicit, else $HOTSPOTKIT_REDIS_SERVER, else
 // the one in PATH.
@@ -107,8 +105,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the redis-server working directory: %w", err)
 	}
-	s := &Server{cfg: cfg, bin: bin, dir: dir, password: randomHex(16)}
-	register(s)
+	s := &Server{cfg: cfg, bin: bin, dir: dir, password: serverproc.RandomHex(16)}
+	live.Add(s)
 	var lastErr error
 	for attempt := 0; attempt < startAttempts; attempt++ {
 		if err := ctx.Err(); err != nil {
@@ -134,7 +132,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 }
 
 func (s *Server) startOnce(ctx context.Context) error {
-	port, err := freePort()
+	port, err := serverproc.FreePort()
 	if err != nil {
 		return err
 	}
@@ -195,20 +193,14 @@ func (s *Server) waitReady(ctx context.Context) error {
 	}
 }
 
-// startWatchdog starts a tiny shell, in its own session, that waits for this process to end
-// and then kills the server and removes its directory. Stop disarms it; it only acts when
-// this process died without stopping the server (SIGKILL, a crash), so that even then
-// nothing is left running.
+// startWatchdog arms a watchdog that, should this process die without stopping the server,
+// kills it and removes its directory.
 func (s *Server) startWatchdog() error {
-	script := fmt.Sprintf(`while kill -0 %d 2>/dev/null; do sleep 1; done
-kill -9 %d 2>/dev/null
-rm -rf %s`, os.Getpid(), s.cmd.Process.Pid, shellQuote(s.dir))
-	cmd := exec.Command("/bin/sh", "-c", script)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	w, err := serverproc.StartWatchdog(fmt.Sprintf("kill -9 %d 2>/dev/null\nrm -rf %s", s.cmd.Process.Pid, serverproc.ShellQuote(s.dir)))
+	if err != nil {
 		return fmt.Errorf("starting the redis-server watchdog: %w", err)
 	}
-	s.watchdog = cmd
+	s.watchdog = w
 	return nil
 }
 
@@ -251,11 +243,7 @@ func (s *Server) Stop() error {
 	if s.stopped {
 		return nil
 	}
-	if s.watchdog != nil {
-		_ = s.watchdog.Process.Kill()
-		_ = s.watchdog.Wait()
-		s.watchdog = nil
-	}
+	s.watchdog.Disarm()
 	var err error
 	if s.cmd != nil {
 		_ = s.cmd.Process.Signal(syscall.SIGTERM)
@@ -270,7 +258,7 @@ func (s *Server) Stop() error {
 		err = errors.Join(err, rmErr)
 	}
 	s.stopped = true
-	unregister(s)
+	live.Remove(s)
 	return err
 }
 
@@ -288,31 +276,7 @@ func (s *Server) kill() {
 }
 
 // StopAll stops every server this process started and has not stopped yet.
-func StopAll() error {
-	liveMu.Lock()
-	servers := make([]*Server, 0, len(live))
-	for s := range live {
-		servers = append(servers, s)
-	}
-	liveMu.Unlock()
-	var err error
-	for _, s := range servers {
-		err = errors.Join(err, s.Stop())
-	}
-	return err
-}
-
-func register(s *Server) {
-	liveMu.Lock()
-	live[s] = struct{}{}
-	liveMu.Unlock()
-}
-
-func unregister(s *Server) {
-	liveMu.Lock()
-	delete(live, s)
-	liveMu.Unlock()
-}
+func StopAll() error { return live.StopAll() }
 
 func (s *Server) logTailForError() string {
 	b, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
@@ -326,25 +290,6 @@ func (s *Server) logTailForError() string {
 	}
 	return "\n--- redis-server log (tail) ---\n" + t
 }
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free loopback port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic(err)
-	}
-	return hex.EncodeToString(b)
-}
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // quoteConf quotes a path for redis.conf.
 func quoteConf(s string) string { return strconv.Quote(s) }

@@ -1,17 +1,16 @@
 package redisserver
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/hotspotkit/hotspotkit/testkit/serverproc"
+	"github.com/hotspotkit/hotspotkit/testkit/serverproc/serverproctest"
 )
 
 func needBinary(t *testing.T) {
@@ -21,30 +20,9 @@ func needBinary(t *testing.T) {
 	}
 }
 
-func alive(pid int) bool {
-	if pid <= 0 || syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
-}
-
-func exists(p string) bool { _, err := os.Stat(p); return err == nil }
-
 func startForTest(t *testing.T, cfg Config) *Server {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := Start(ctx, cfg)
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() { _ = s.Stop() })
-	return s
+	return serverproctest.Started(t, 30*time.Second, func(ctx context.Context) (*Server, error) { return Start(ctx, cfg) })
 }
 
 func TestStartUseStopLeavesNothing(t *testing.T) {
@@ -82,10 +60,10 @@ func TestStartUseStopLeavesNothing(t *testing.T) {
 	if err := s.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
-	if alive(pid) {
+	if serverproc.Alive(pid) {
 		t.Errorf("redis-server %d alive after Stop", pid)
 	}
-	if exists(dir) {
+	if serverproctest.Exists(dir) {
 		t.Errorf("%s left after Stop", dir)
 	}
 	if err := s.Stop(); err != nil {
@@ -113,7 +91,7 @@ func TestStopAllStopsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pid := range pids {
-		if alive(pid) {
+		if serverproc.Alive(pid) {
 			t.Errorf("redis-server %d alive after StopAll", pid)
 		}
 	}
@@ -130,49 +108,12 @@ func TestMissingBinaryIsAClearError(t *testing.T) {
 // binary re-run), SIGKILLs that process, and checks the watchdog kills the server and removes
 // its directory.
 func TestWatchdogStopsServerWhenOwnerIsKilled(t *testing.T) {
-	if os.Getenv("HOTSPOTKIT_REDIS_WATCHDOG_CHILD") == "1" {
+	needBinary(t)
+	serverproctest.WatchdogCleansUp(t, "redis-server", 15*time.Second, func() (int, string, error) {
 		s, err := Start(context.Background(), Config{})
 		if err != nil {
-			fmt.Println("ERR", err)
-			os.Exit(1)
+			return 0, "", err
 		}
-		fmt.Printf("PID %d DIR %s\n", s.PID(), s.Dir())
-		time.Sleep(time.Hour)
-	}
-	needBinary(t)
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestWatchdogStopsServerWhenOwnerIsKilled$")
-	cmd.Env = append(os.Environ(), "HOTSPOTKIT_REDIS_WATCHDOG_CHILD=1")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var pid int
-	var dir string
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		if n, _ := fmt.Sscanf(sc.Text(), "PID %d DIR %s", &pid, &dir); n == 2 {
-			break
-		}
-		if strings.HasPrefix(sc.Text(), "ERR") {
-			t.Fatal(sc.Text())
-		}
-	}
-	if pid == 0 || !alive(pid) {
-		t.Fatal("child did not start a server")
-	}
-	_ = cmd.Process.Kill() // SIGKILL: no deferred Stop, no signal handler runs
-	_ = cmd.Wait()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) && (alive(pid) || exists(dir)) {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if alive(pid) {
-		t.Errorf("redis-server %d still running after its owner was killed", pid)
-	}
-	if exists(dir) {
-		t.Errorf("%s left behind after its owner was killed", dir)
-	}
+		return s.PID(), s.Dir(), nil
+	})
 }

@@ -1,6 +1,13 @@
 // Package suitetest runs a suite in tests the way its binary runs: through testkit.Execute,
 // with a real report file, against the shared test server of testkit/testdb. Suites' tests
-// use it instead of each writing their own harness.
+// use it instead of each writing their own harness:
+//
+//	func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+//
+//	func TestSomething(t *testing.T) {
+//		code, rep, stderr := suitetest.RunShared(t, New(), "--requests", "300", "--modes", "sync")
+//		...
+//	}
 package suitetest
 
 import (
@@ -26,6 +33,12 @@ func Run(t *testing.T, s testkit.Suite, args ...string) (int, *results.Report, s
 		t.Fatalf("exit %d, no report: %v\nstderr:\n%s", code, err, stderr.String())
 	}
 	return code, rep, stderr.String()
+}
+
+// RunShared is Run against the shared test server: Run(t, s, Shared(t, args...)...).
+func RunShared(t *testing.T, s testkit.Suite, args ...string) (int, *results.Report, string) {
+	t.Helper()
+	return Run(t, s, Shared(t, args...)...)
 }
 
 // Shared returns the flags that point a run at the shared test server (a schema of its own),
@@ -89,16 +102,47 @@ func CheckPassed(r results.Run, name string, actual float64) bool {
 	return false
 }
 
+// HotKeysSpread runs s on the shared server in modes with its hot rows spread over seven sets
+// (--hot-keys 7; 1000 requests, 50 workers) and fails the test unless every run passed check,
+// the suite's per-set check, for all seven sets.
+func HotKeysSpread(t *testing.T, s testkit.Suite, modes, check string) {
+	t.Helper()
+	code, rep, stderr := RunShared(t, s, "--requests", "1000", "--concurrency", "50", "--hot-keys", "7", "--modes", modes)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, r := range rep.Runs {
+		if !CheckPassed(r, check, 7) {
+			t.Errorf("%s: per-set check %q missing or failed: %+v", r.Mode, check, r.Verification.Checks)
+		}
+	}
+}
+
+// BrokenExpectations runs s with args and --debug-break-expectations (one mode) and fails the
+// test unless the binary would exit 1 with that run's verification failed. It returns the
+// report for the suite's own checks.
+func BrokenExpectations(t *testing.T, s testkit.Suite, args ...string) *results.Report {
+	t.Helper()
+	code, rep, stderr := Run(t, s, append(args, "--debug-break-expectations")...)
+	if code != 1 {
+		t.Fatalf("exit %d with broken expectations, want 1\n%s", code, stderr)
+	}
+	if len(rep.Runs) != 1 || rep.Runs[0].Verification.Passed {
+		t.Fatalf("verification should have failed: %+v", rep.Runs)
+	}
+	return rep
+}
+
 // HotSpotContract runs s in every mode on the shared server, with concurrency workers on one
 // set of hot rows, and checks what every hot-spot suite promises: each run verifies with all
 // requests completed; sync has lock waiters on at least one of syncHot; outbox and
 // async-compact have none on any hot table; async-compact folds its records
-// (recordsPerRequest per request). It returns the runs for the suite's own checks.
-func HotSpotContract(t *testing.T, s testkit.Suite, requests, recordsPerRequest int64, concurrency int, syncHot ...string) []results.Run {
+// (recordsPerRequest per request). It returns the report for the suite's own checks.
+func HotSpotContract(t *testing.T, s testkit.Suite, requests, recordsPerRequest int64, concurrency int, syncHot ...string) *results.Report {
 	t.Helper()
-	code, rep, stderr := Run(t, s, Shared(t, "--requests", strconv.FormatInt(requests, 10),
+	code, rep, stderr := RunShared(t, s, "--requests", strconv.FormatInt(requests, 10),
 		"--concurrency", strconv.Itoa(concurrency), "--modes", "sync,outbox,async,async-compact",
-		"--monitor-interval-ms", "20")...)
+		"--monitor-interval-ms", "20")
 	if code != 0 || len(rep.Runs) != len(testkit.AllModes) {
 		t.Fatalf("exit %d, %d runs (want %d)\n%s", code, len(rep.Runs), len(testkit.AllModes), stderr)
 	}
@@ -122,5 +166,5 @@ func HotSpotContract(t *testing.T, s testkit.Suite, requests, recordsPerRequest 
 			Compacted(t, r, recordsPerRequest*requests)
 		}
 	}
-	return rep.Runs
+	return rep
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/queue"
-	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
@@ -18,14 +17,9 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
-func run(t *testing.T, args ...string) (int, *results.Report, string) {
-	t.Helper()
-	return suitetest.Run(t, New(), args...)
-}
-
 func TestAllModesVerifyAndSyncShowsHotRowWaiters(t *testing.T) {
 	const requests = 2000
-	for _, r := range suitetest.HotSpotContract(t, New(), requests, 3, 300, "proxy_nodes") {
+	for _, r := range suitetest.HotSpotContract(t, New(), requests, 3, 300, "proxy_nodes").Runs {
 		rc := r.Reconciliation
 		switch {
 		case r.Mode == testkit.ModeSync && rc != nil:
@@ -134,26 +128,11 @@ func TestGuardAppliesEachRecordOnce(t *testing.T) {
 }
 
 func TestHotKeysSpreadTheLoad(t *testing.T) {
-	code, rep, stderr := run(t, suitetest.Shared(t, "--requests", "1000", "--concurrency", "50", "--hot-keys", "7",
-		"--modes", "sync,outbox,async,async-compact")...)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
-	for _, r := range rep.Runs {
-		if !suitetest.CheckPassed(r, "hot row sets whose every counter, timestamp and IP is exact", 7) {
-			t.Errorf("%s: per-row check missing or failed: %+v", r.Mode, r.Verification.Checks)
-		}
-	}
+	suitetest.HotKeysSpread(t, New(), "sync,outbox,async,async-compact", "hot row sets whose every counter, timestamp and IP is exact")
 }
 
 func TestBrokenExpectationExitsOne(t *testing.T) {
-	code, rep, stderr := run(t, suitetest.Shared(t, "--requests", "300", "--concurrency", "30", "--modes", "async-compact", "--debug-break-expectations")...)
-	if code != 1 {
-		t.Fatalf("exit %d with broken expectations, want 1\n%s", code, stderr)
-	}
-	if len(rep.Runs) != 1 || rep.Runs[0].Verification.Passed {
-		t.Fatalf("verification should have failed: %+v", rep.Runs)
-	}
+	suitetest.BrokenExpectations(t, New(), suitetest.Shared(t, "--requests", "300", "--concurrency", "30", "--modes", "async-compact")...)
 }
 
 // Terminated backends in the middle of async flushes: the queue retries batches (some may
@@ -161,8 +140,8 @@ func TestBrokenExpectationExitsOne(t *testing.T) {
 func TestTerminatedBackendsKeepAsyncCountersExact(t *testing.T) {
 	for _, mode := range []string{testkit.ModeAsync, testkit.ModeAsyncCompact} {
 		t.Run(mode, func(t *testing.T) {
-			code, rep, stderr := run(t, suitetest.Shared(t, "--modes", mode, "--requests", "6000", "--concurrency", "200",
-				"--flush-batch-size", "200", "--fault", "terminate-backends@30ms")...)
+			code, rep, stderr := suitetest.RunShared(t, New(), "--modes", mode, "--requests", "6000", "--concurrency", "200",
+				"--flush-batch-size", "200", "--fault", "terminate-backends@30ms")
 			if code != 0 {
 				t.Fatalf("exit %d\n%s", code, stderr)
 			}

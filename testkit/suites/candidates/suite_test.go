@@ -11,20 +11,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
-
-func run(t *testing.T, args ...string) (int, *results.Report, string) {
-	t.Helper()
-	return suitetest.Run(t, New(), args...)
-}
-
-func sharedURL(t *testing.T) string { return testdb.Server(t).DSN() }
 
 func TestEveryPersistenceLevelInEveryModeVerifies(t *testing.T) {
 	const requests = 600
@@ -40,7 +32,7 @@ func TestEveryPersistenceLevelInEveryModeVerifies(t *testing.T) {
 			if persistence == PersistNone && (writes != 0 || rows != 0) {
 				t.Fatalf("none generates %d writes, %d rows", writes, rows)
 			}
-			code, rep, stderr := run(t, "--postgres-url", sharedURL(t), "--requests", strconv.Itoa(requests), "--concurrency", "120",
+			code, rep, stderr := suitetest.RunShared(t, New(), "--requests", strconv.Itoa(requests), "--concurrency", "120",
 				"--persistence", persistence, "--retry-rate", "0.2", "--failure-rate", "0.1",
 				"--modes", "sync,async,async-compact", "--flush-interval-ms", "20")
 			if code != 0 {
@@ -50,12 +42,8 @@ func TestEveryPersistenceLevelInEveryModeVerifies(t *testing.T) {
 				t.Fatalf("%d runs, want 3", len(rep.Runs))
 			}
 			for _, r := range rep.Runs {
-				if !r.Verification.Passed {
-					t.Errorf("%s: verification failed: %+v", r.Mode, r.Verification.Checks)
-				}
-				if r.Load.CompletedRequests != requests || r.Load.FailedRequests != 0 {
-					t.Errorf("%s: completed %d failed %d", r.Mode, r.Load.CompletedRequests, r.Load.FailedRequests)
-				}
+				suitetest.Verified(t, r)
+				suitetest.Completed(t, r, requests)
 				if got := checkActual(r, checkRows); got != strconv.FormatInt(rows, 10) {
 					t.Errorf("%s: %s rows, want %d", r.Mode, got, rows)
 				}
@@ -96,16 +84,14 @@ func TestEveryPersistenceLevelInEveryModeVerifies(t *testing.T) {
 // With a queue too small for the load and --queue-full sync, callers write inline and overtake
 // queued writes of their own slots; the SQL guard must keep every row right regardless.
 func TestInlineWritesOvertakingQueuedOnesStillVerify(t *testing.T) {
-	code, rep, stderr := run(t, "--postgres-url", sharedURL(t), "--requests", "800", "--concurrency", "200",
+	code, rep, stderr := suitetest.RunShared(t, New(), "--requests", "800", "--concurrency", "200",
 		"--persistence", "full", "--retry-rate", "0.3", "--modes", "async,async-compact",
 		"--queue-capacity", "4", "--queue-workers", "2", "--queue-full", "sync", "--flush-interval-ms", "20")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	for _, r := range rep.Runs {
-		if !r.Verification.Passed {
-			t.Errorf("%s: verification failed: %+v", r.Mode, r.Verification.Checks)
-		}
+		suitetest.Verified(t, r)
 		if r.Queue == nil || r.Queue.SyncFallbackTotal == 0 {
 			t.Errorf("%s: the full queue never wrote inline: %+v", r.Mode, r.Queue)
 		}
@@ -176,14 +162,10 @@ func TestSQLGuardKeepsTheLatestState(t *testing.T) {
 
 func TestBrokenExpectationExitsOne(t *testing.T) {
 	for _, persistence := range []string{PersistTerminal, PersistNone} {
-		code, rep, stderr := run(t, "--postgres-url", sharedURL(t), "--requests", "200", "--concurrency", "20",
-			"--persistence", persistence, "--modes", "async-compact", "--debug-break-expectations")
-		if code != 1 {
-			t.Fatalf("%s: exit %d with broken expectations, want 1\n%s", persistence, code, stderr)
-		}
-		if len(rep.Runs) != 1 || rep.Runs[0].Verification.Passed {
-			t.Fatalf("%s: verification should have failed: %+v", persistence, rep.Runs)
-		}
+		t.Run(persistence, func(t *testing.T) {
+			suitetest.BrokenExpectations(t, New(), suitetest.Shared(t, "--requests", "200", "--concurrency", "20",
+				"--persistence", persistence, "--modes", "async-compact")...)
+		})
 	}
 }
 

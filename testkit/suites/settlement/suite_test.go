@@ -8,7 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
@@ -17,14 +16,9 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
-func run(t *testing.T, args ...string) (int, *results.Report, string) {
-	t.Helper()
-	return suitetest.Run(t, New(), args...)
-}
-
 func TestAllModesVerifyAndSyncQueuesOnTheWallet(t *testing.T) {
 	const requests = 2000
-	for _, r := range suitetest.HotSpotContract(t, New(), requests, 1, 300, "wallets", "providers") {
+	for _, r := range suitetest.HotSpotContract(t, New(), requests, 1, 300, "wallets", "providers").Runs {
 		if rc := r.Reconciliation; rc == nil || rc.Persisted != requests || rc.Lost != 0 || rc.Duplicated != 0 {
 			t.Errorf("%s: reconciliation %+v", r.Mode, rc)
 		}
@@ -35,8 +29,8 @@ func TestAllModesVerifyAndSyncQueuesOnTheWallet(t *testing.T) {
 // request must change nothing, and verification (wallet = initial − Σ cost) stays exact.
 func TestRedeliveredSettlementDebitsOnce(t *testing.T) {
 	const requests, redelivered = 900, 300
-	code, rep, stderr := run(t, suitetest.Shared(t, "--requests", "900", "--concurrency", "60", "--redeliver-every", "3",
-		"--modes", "sync,outbox,async,async-compact")...)
+	code, rep, stderr := suitetest.RunShared(t, New(), "--requests", "900", "--concurrency", "60", "--redeliver-every", "3",
+		"--modes", "sync,outbox,async,async-compact")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -187,23 +181,14 @@ func TestSeedCostsMatchCostOf(t *testing.T) {
 }
 
 func TestHotKeysSpreadTheLoad(t *testing.T) {
-	code, rep, stderr := run(t, suitetest.Shared(t, "--requests", "1000", "--concurrency", "50", "--hot-keys", "7",
-		"--modes", "sync,async-compact")...)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
-	for _, r := range rep.Runs {
-		if !suitetest.CheckPassed(r, "hot sets whose wallet, quota and monthly total are exact", 7) {
-			t.Errorf("%s: per-set check missing or failed: %+v", r.Mode, r.Verification.Checks)
-		}
-	}
+	suitetest.HotKeysSpread(t, New(), "sync,async-compact", "hot sets whose wallet, quota and monthly total are exact")
 }
 
 // A run bound by --duration alone settles only the usages it seeded; requests past them fail,
 // and every usage no applied request settled is still pending.
 func TestDurationBoundRunSettlesOnlyItsSeed(t *testing.T) {
-	code, rep, stderr := run(t, suitetest.Shared(t, "--requests", "0", "--duration", "1500ms", "--pending-usages", "150",
-		"--concurrency", "10", "--modes", "sync")...)
+	code, rep, stderr := suitetest.RunShared(t, New(), "--requests", "0", "--duration", "1500ms", "--pending-usages", "150",
+		"--concurrency", "10", "--modes", "sync")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -228,13 +213,7 @@ func TestBadFlagsExitTwo(t *testing.T) {
 }
 
 func TestBrokenExpectationExitsOne(t *testing.T) {
-	code, rep, stderr := run(t, suitetest.Shared(t, "--requests", "300", "--concurrency", "30", "--modes", "sync", "--debug-break-expectations")...)
-	if code != 1 {
-		t.Fatalf("exit %d with broken expectations, want 1\n%s", code, stderr)
-	}
-	if len(rep.Runs) != 1 || rep.Runs[0].Verification.Passed {
-		t.Fatalf("verification should have failed: %+v", rep.Runs)
-	}
+	suitetest.BrokenExpectations(t, New(), suitetest.Shared(t, "--requests", "300", "--concurrency", "30", "--modes", "sync")...)
 }
 
 // Terminated backends: requests fail or end with an unknown outcome (looked up by snapshot),
@@ -247,7 +226,7 @@ func TestTerminatedBackendsKeepBalancesExact(t *testing.T) {
 			"--fault", "terminate-backends@30ms"},
 	} {
 		t.Run(args[1], func(t *testing.T) {
-			code, rep, stderr := run(t, suitetest.Shared(t, args...)...)
+			code, rep, stderr := suitetest.RunShared(t, New(), args...)
 			if code != 0 {
 				t.Fatalf("exit %d\n%s", code, stderr)
 			}

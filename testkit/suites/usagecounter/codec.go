@@ -68,24 +68,16 @@ type decoder struct {
 	err error
 }
 
-func (d *decoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.err = errors.New("truncated")
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
+func (d *decoder) uvarint() uint64 { return next(d, binary.Uvarint) }
 
-func (d *decoder) varint() int64 {
+func (d *decoder) varint() int64 { return next(d, binary.Varint) }
+
+// next reads one value with read (binary.Uvarint or binary.Varint), unless d already failed.
+func next[V uint64 | int64](d *decoder, read func([]byte) (V, int)) V {
 	if d.err != nil {
 		return 0
 	}
-	v, n := binary.Varint(d.b)
+	v, n := read(d.b)
 	if n <= 0 {
 		d.err = errors.New("truncated")
 		return 0

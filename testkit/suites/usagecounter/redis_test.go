@@ -12,6 +12,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
+	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
 func TestEventCodecRoundTrip(t *testing.T) {
@@ -71,7 +72,7 @@ func TestRedisBackendVerifiesExactly(t *testing.T) {
 				}
 			}
 			before := redisServers(t)
-			code, rep, stderr := run(t, "--postgres-url", sharedURL(t), "--requests", "3000", "--concurrency", "300",
+			code, rep, stderr := suitetest.RunShared(t, New(), "--requests", "3000", "--concurrency", "300",
 				"--modes", "async,async-compact", "--queue-backend", "redis", "--redis", server, "--hot-keys", "3")
 			if code != 0 {
 				t.Fatalf("exit %d\n%s", code, stderr)

@@ -4,57 +4,18 @@ import (
 	"os"
 	"testing"
 
-	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
-func run(t *testing.T, args ...string) (int, *results.Report, string) {
-	t.Helper()
-	return suitetest.Run(t, New(), args...)
-}
-
-func sharedURL(t *testing.T) string { return testdb.Server(t).DSN() }
-
 func TestAllModesVerifyAndSyncShowsHotRowWaiters(t *testing.T) {
-	code, rep, stderr := run(t, "--postgres-url", sharedURL(t), "--requests", "2000", "--concurrency", "200",
-		"--modes", "sync,outbox,async,async-compact", "--monitor-interval-ms", "20")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
-	if len(rep.Runs) != 4 {
-		t.Fatalf("%d runs, want 4", len(rep.Runs))
-	}
+	const requests = 2000
+	rep := suitetest.HotSpotContract(t, New(), requests, 1, 200, "api_keys")
 	for _, r := range rep.Runs {
-		if !r.Verification.Passed {
-			t.Errorf("%s: verification failed: %+v", r.Mode, r.Verification.Checks)
-		}
-		if r.Load.CompletedRequests != 2000 || r.Load.FailedRequests != 0 {
-			t.Errorf("%s: completed %d failed %d", r.Mode, r.Load.CompletedRequests, r.Load.FailedRequests)
-		}
-		if r.Reconciliation == nil || r.Reconciliation.Persisted != 2000 || r.Reconciliation.Lost != 0 {
+		if r.Reconciliation == nil || r.Reconciliation.Persisted != requests || r.Reconciliation.Lost != 0 {
 			t.Errorf("%s: reconciliation %+v", r.Mode, r.Reconciliation)
-		}
-		switch r.Mode {
-		case "sync":
-			if r.LockMonitor.MaxWaitersByRelation["api_keys"] == 0 {
-				t.Errorf("sync: no waiters on api_keys with 200 workers on one row: %+v", r.LockMonitor)
-			}
-		case "outbox", "async-compact":
-			for _, table := range New().Info().HotTables {
-				if n := r.LockMonitor.MaxWaitersByRelation[table]; n != 0 {
-					t.Errorf("%s: %d waiters on hot table %s", r.Mode, n, table)
-				}
-			}
-		}
-		if r.Mode == "async-compact" {
-			q := r.Queue
-			if q == nil || q.EnqueuedTotal != 2000 || q.FlushedTotal+q.DroppedTotal+q.SyncFallbackTotal != 2000 ||
-				q.CompactedTotal == 0 || q.FlushSQLOpsTotal >= q.FlushedTotal || q.PendingDepth != 0 {
-				t.Errorf("async-compact queue: %+v", q)
-			}
 		}
 	}
 	if rep.Environment.PostgresVersion == "" || rep.Environment.Durability != "on" || rep.Environment.ManagedPostgres {
@@ -63,41 +24,20 @@ func TestAllModesVerifyAndSyncShowsHotRowWaiters(t *testing.T) {
 }
 
 func TestManagedServerRunAndBrokenExpectationExitsOne(t *testing.T) {
-	code, rep, stderr := run(t, "--requests", "300", "--concurrency", "30", "--modes", "sync", "--debug-break-expectations")
-	if code != 1 {
-		t.Fatalf("exit %d with broken expectations, want 1\n%s", code, stderr)
-	}
-	if len(rep.Runs) != 1 || rep.Runs[0].Verification.Passed {
-		t.Fatalf("verification should have failed: %+v", rep.Runs)
-	}
+	rep := suitetest.BrokenExpectations(t, New(), "--requests", "300", "--concurrency", "30", "--modes", "sync")
 	if !rep.Environment.ManagedPostgres || rep.Environment.PostgresStartMs <= 0 {
 		t.Errorf("managed server not recorded: %+v", rep.Environment)
 	}
 }
 
 func TestHotKeysSpreadTheLoad(t *testing.T) {
-	code, rep, stderr := run(t, "--postgres-url", sharedURL(t), "--requests", "1000", "--concurrency", "50",
-		"--hot-keys", "7", "--modes", "sync,async-compact")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
-	for _, r := range rep.Runs {
-		found := false
-		for _, c := range r.Verification.Checks {
-			if c.Name == "hot key sets whose every counter is exact" {
-				found = c.OK && c.Actual == float64(7)
-			}
-		}
-		if !found {
-			t.Errorf("%s: per-key check missing or failed: %+v", r.Mode, r.Verification.Checks)
-		}
-	}
+	suitetest.HotKeysSpread(t, New(), "sync,async-compact", "hot key sets whose every counter is exact")
 }
 
 // Faults: each run completes, failures are counted by class, the async queue persists
 // everything it accepted, and verification with reconciliation is exact.
 func TestFaults(t *testing.T) {
-	shared := []string{"--postgres-url", sharedURL(t)}
+	shared := suitetest.Shared(t)
 	cases := []struct {
 		name     string
 		args     []string
@@ -125,7 +65,7 @@ func TestFaults(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			code, rep, stderr := run(t, c.args...)
+			code, rep, stderr := suitetest.Run(t, New(), c.args...)
 			if code != 0 {
 				t.Fatalf("exit %d\n%s", code, stderr)
 			}
@@ -139,9 +79,7 @@ func TestFaults(t *testing.T) {
 			if !fired {
 				t.Fatalf("fault %s did not happen: %+v", c.fault, r.Faults)
 			}
-			if !r.Verification.Passed {
-				t.Errorf("verification: %+v", r.Verification.Checks)
-			}
+			suitetest.Verified(t, r)
 			rc := r.Reconciliation
 			if rc == nil || rc.Lost != 0 || rc.Duplicated != 0 || rc.FailedButPersisted != 0 {
 				t.Errorf("reconciliation: %+v", rc)

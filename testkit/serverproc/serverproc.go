@@ -1,0 +1,136 @@
+// Package serverproc owns the process plumbing that the temporary servers of a run
+// (testkit/pgserver, testkit/redisserver) share: a free loopback port, a random password,
+// whether a process is alive, shell quoting, the watchdog that cleans up after an owner that
+// died without stopping its server, and the registry of live servers that StopAll stops from
+// a signal or panic path. It knows nothing about any particular server: how one is started,
+// stopped or cleaned up is its package's business, handed to this one as a Stop method or a
+// shell script.
+package serverproc
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago. Another process may
+// take it before the server binds it: callers retry on a collision.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free loopback port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// RandomHex returns n random bytes as 2n hex digits (passwords, names).
+func RandomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// Alive reports whether pid is a running process (a zombie waiting to be reaped is not).
+// A pid below 1 names no single process and is never alive.
+func Alive(pid int) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	// The state follows the parenthesised command name, which may itself contain ") ".
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
+}
+
+// ShellQuote quotes s as one word for /bin/sh.
+func ShellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// Watchdog is a tiny shell, in its own session, that waits for this process to end and then
+// runs a cleanup script. Disarm it when the server is stopped in order; it only acts when
+// this process died without stopping the server (SIGKILL, a crash in another goroutine), so
+// that even then nothing is left running or on disk.
+type Watchdog struct{ cmd *exec.Cmd }
+
+// StartWatchdog arms a watchdog that runs cleanup, a /bin/sh script, once this process has
+// ended.
+func StartWatchdog(cleanup string) (*Watchdog, error) {
+	script := fmt.Sprintf("while kill -0 %d 2>/dev/null; do sleep 1; done\n%s", os.Getpid(), cleanup)
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &Watchdog{cmd: cmd}, nil
+}
+
+// Disarm stops the watchdog without running its cleanup. It is idempotent; a nil Watchdog
+// is already disarmed. It is not safe for concurrent use: the server's Stop holds its lock.
+func (w *Watchdog) Disarm() {
+	if w == nil || w.cmd == nil {
+		return
+	}
+	_ = w.cmd.Process.Kill()
+	_ = w.cmd.Wait()
+	w.cmd = nil
+}
+
+// Stopper is a server that can be stopped (its pointer, usually); Stop must be idempotent.
+type Stopper interface {
+	comparable
+	Stop() error
+}
+
+// Registry is the set of servers of one kind that this process started and has not stopped
+// yet. The zero value is ready to use; it is safe for concurrent use.
+type Registry[S Stopper] struct {
+	mu   sync.Mutex
+	live map[S]struct{}
+}
+
+// Add records a server that is starting.
+func (r *Registry[S]) Add(s S) {
+	r.mu.Lock()
+	if r.live == nil {
+		r.live = map[S]struct{}{}
+	}
+	r.live[s] = struct{}{}
+	r.mu.Unlock()
+}
+
+// Remove forgets a server that has stopped.
+func (r *Registry[S]) Remove(s S) {
+	r.mu.Lock()
+	delete(r.live, s)
+	r.mu.Unlock()
+}
+
+// StopAll stops every server still recorded and returns their errors joined. Stop is
+// expected to Remove its server; StopAll does not hold the lock while it runs.
+func (r *Registry[S]) StopAll() error {
+	r.mu.Lock()
+	servers := make([]S, 0, len(r.live))
+	for s := range r.live {
+		servers = append(servers, s)
+	}
+	r.mu.Unlock()
+	var err error
+	for _, s := range servers {
+		err = errors.Join(err, s.Stop())
+	}
+	return err
+}

@@ -1,0 +1,100 @@
+package serverproc
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+func TestAlive(t *testing.T) {
+	if !Alive(os.Getpid()) {
+		t.Error("this process is not alive")
+	}
+	for _, pid := range []int{0, -1} {
+		if Alive(pid) {
+			t.Errorf("Alive(%d) = true; it names no single process", pid)
+		}
+	}
+	cmd := exec.Command("/bin/sh", "-c", "exit 0")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	deadline := time.Now().Add(10 * time.Second)
+	for Alive(pid) && time.Now().Before(deadline) { // exited, not reaped yet: a zombie
+		time.Sleep(10 * time.Millisecond)
+	}
+	if Alive(pid) {
+		t.Errorf("zombie %d counted alive", pid)
+	}
+	_ = cmd.Wait()
+}
+
+func TestShellQuoteIsOneWord(t *testing.T) {
+	for _, s := range []string{"", "plain", "two words", "it's", `'"$HOME" \ ;`} {
+		out, err := exec.Command("/bin/sh", "-c", "printf %s "+ShellQuote(s)).Output()
+		if err != nil || string(out) != s {
+			t.Errorf("ShellQuote(%q): sh printed %q (%v)", s, out, err)
+		}
+	}
+}
+
+func TestFreePortAndRandomHex(t *testing.T) {
+	if p, err := FreePort(); err != nil || p <= 0 {
+		t.Errorf("FreePort() = %d, %v", p, err)
+	}
+	if a, b := RandomHex(16), RandomHex(16); len(a) != 32 || a == b {
+		t.Errorf("RandomHex(16) gave %q then %q", a, b)
+	}
+}
+
+type fakeServer struct {
+	reg     *Registry[*fakeServer]
+	stopped int
+	err     error
+}
+
+func (f *fakeServer) Stop() error {
+	f.stopped++
+	f.reg.Remove(f)
+	return f.err
+}
+
+func TestRegistryStopsWhatIsLive(t *testing.T) {
+	var reg Registry[*fakeServer]
+	boom := errors.New("boom")
+	a, b, c := &fakeServer{reg: &reg}, &fakeServer{reg: &reg, err: boom}, &fakeServer{reg: &reg}
+	reg.Add(a)
+	reg.Add(b)
+	reg.Add(c)
+	_ = c.Stop()
+	if err := reg.StopAll(); !errors.Is(err, boom) {
+		t.Errorf("StopAll: %v, want the failing server's error", err)
+	}
+	if a.stopped != 1 || b.stopped != 1 || c.stopped != 1 {
+		t.Errorf("stops: a %d, b %d, c %d; want one each", a.stopped, b.stopped, c.stopped)
+	}
+	if err := reg.StopAll(); err != nil {
+		t.Errorf("second StopAll: %v", err)
+	}
+}
+
+// Disarm ends the watchdog's shell (the owner's death itself is simulated by the watchdog
+// tests of pgserver and redisserver, which kill a real owner).
+func TestDisarmEndsTheWatchdog(t *testing.T) {
+	w, err := StartWatchdog("true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := w.cmd.Process.Pid
+	if !Alive(pid) {
+		t.Fatalf("watchdog %d not running", pid)
+	}
+	w.Disarm()
+	if Alive(pid) {
+		t.Errorf("watchdog %d still running after Disarm", pid)
+	}
+	(*Watchdog)(nil).Disarm()
+}
