@@ -335,6 +335,9 @@ func (r *Report) WriteFile(path string) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil { // CreateTemp makes it private
+		return err
+	}
 	return os.Rename(tmp.Name(), path)
 }
 

@@ -38,6 +38,7 @@ type Config struct {
 	PostgresURL string
 	PgBinDir    string
 	PgUser      string
+	PgDownload  pgserver.DownloadConfig
 	UnsafeFsync bool
 	Schema      string
 	KeepSchema  bool
@@ -84,6 +85,9 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 
 	fs.StringVar(&c.PostgresURL, "postgres-url", "", "use this existing server instead of a temporary one (the run stays inside its own schema)")
 	fs.StringVar(&c.PgBinDir, "pg-bin-dir", "", "PostgreSQL bin directory for the temporary server (default: $"+pgserver.BinDirEnv+", pg_config, PATH, /usr/lib/postgresql/*/bin)")
+	fs.StringVar(&c.PgDownload.CachePath, "pg-download-cache", "", "last resort when no local PostgreSQL is found: embedded-postgres downloads binaries into this cache (default ~/.embedded-postgres-go)")
+	fs.StringVar(&c.PgDownload.RepositoryURL, "pg-download-url", "", "Maven repository embedded-postgres downloads from (default its own, repo1.maven.org)")
+	fs.IntVar(&c.PgDownload.Major, "pg-download-version", 16, "PostgreSQL major version to download when no local one is found")
 	fs.StringVar(&c.PgUser, "pg-user", "", "OS user that runs the temporary server when we are root (default: postgres, else nobody)")
 	fs.BoolVar(&c.UnsafeFsync, "unsafe-no-fsync", false, "temporary server with fsync, synchronous_commit and full_page_writes off (fast, not durable; recorded in the report)")
 	fs.StringVar(&c.Schema, "schema", "", "schema for the run's tables (default: hotspot_<random>)")

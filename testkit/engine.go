@@ -194,6 +194,14 @@ func (e *engine) runAll() error {
 	}
 	if c.PostgresURL == "" {
 		bins, err := pgserver.FindBinaries(c.PgBinDir)
+		if errors.Is(err, pgserver.ErrNoLocalBinaries) {
+			fmt.Fprintf(e.stderr, "%s: no local PostgreSQL; trying embedded-postgres's download of PostgreSQL %d\n", e.info.Name, c.PgDownload.Major)
+			var derr error
+			if bins, derr = pgserver.Download(c.PgDownload, ""); derr != nil {
+				return fmt.Errorf("%w; and the download failed: %v", err, derr)
+			}
+			err = nil
+		}
 		if err != nil {
 			return err
 		}

@@ -67,6 +67,9 @@ exactly against the lifecycles the seed generates.`,
 		Modes:        modes,
 		DefaultModes: modes,
 		HotTables:    []string{"request_candidates"},
+		// Two or three queue records per request (more with retries): the queue holds as
+		// many requests as the one-record suites'.
+		Defaults: map[string]string{"queue-capacity": strconv.Itoa(3 * queue.DefaultCapacity)},
 	}
 }
 
