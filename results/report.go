@@ -63,6 +63,32 @@ type Environment struct {
 	RedisVersion string `json:"redis_version,omitempty"`
 	GitRevision  string `json:"git_revision"`
 	Command      string `json:"command,omitempty"`
+	// Calibration is what this machine's PostgreSQL managed on the run's own server before the
+	// first run (nil in reports written before calibration existed).
+	Calibration *Calibration `json:"calibration,omitempty"`
+}
+
+// Calibration measures the machine, not the code: reference rates taken once per invocation on
+// the run's own server, so that throughput from two machines can be compared as efficiency.
+// Each rate is the spread over a few short windows; two calibrations "agree" when their
+// medians lie within each other's noise.
+type Calibration struct {
+	// Skipped is set when --calibrate=false; every other field is then zero.
+	Skipped bool `json:"skipped,omitempty"`
+	// HotRowUpdateRPS1 is single-row UPDATEs per second on one hot row over 1 connection.
+	HotRowUpdateRPS1 Spread `json:"hot_row_update_rps_1conn"`
+	// HotRowUpdateRPSPool is the same on PoolConns connections (what pgbench on one row measures).
+	HotRowUpdateRPSPool Spread `json:"hot_row_update_rps_pool"`
+	PoolConns           int    `json:"pool_conns"`
+	// BatchedWriteRowsPerSec is rows per second of COPY in 1,000-row batches of a usage-like row
+	// plus one counter UPDATE per transaction, on BatchedWriteConns connections.
+	BatchedWriteRowsPerSec Spread `json:"batched_write_rows_per_s"`
+	BatchedWriteConns      int    `json:"batched_write_conns"`
+	// Windows is how many windows each rate was measured over; WindowMs the length of each.
+	Windows  int     `json:"windows"`
+	WindowMs float64 `json:"window_ms"`
+	// DurationMs is the calibration's whole cost in wall time.
+	DurationMs float64 `json:"duration_ms"`
 }
 
 // Run is one mode run once (one repetition, one ladder level) on freshly reset state.
@@ -83,8 +109,82 @@ type Run struct {
 	Verification   Verification    `json:"verification"`
 	Reconciliation *Reconciliation `json:"reconciliation,omitempty"`
 	Faults         []FaultEvent    `json:"faults,omitempty"`
-	Interrupted    bool            `json:"interrupted,omitempty"`
-	Error          string          `json:"error,omitempty"`
+	// Database is the database's own account of the run (nil in older reports).
+	Database *Database `json:"database,omitempty"`
+	// Efficiency is throughput over the machine's calibrated rate (0 without calibration):
+	// sync-style modes' completed requests/s over Calibration.HotRowUpdateRPSPool, queue modes'
+	// persisted records/s over Calibration.BatchedWriteRowsPerSec. EfficiencyBasis names which.
+	Efficiency      float64 `json:"efficiency,omitempty"`
+	EfficiencyBasis string  `json:"efficiency_basis,omitempty"`
+	Interrupted     bool    `json:"interrupted,omitempty"`
+	Error           string  `json:"error,omitempty"`
+}
+
+// Database is what PostgreSQL's statistics views say a run cost: deltas over the run's measured
+// window, read on the engine's own connection, never on the load's.
+type Database struct {
+	// WALBytes, WALRecords and WALFullPageImages come from pg_stat_wal (PostgreSQL 14+);
+	// WALSource is "pg_stat_wal", or "insert_lsn" when only the LSN difference was available
+	// (records and full-page images are then 0).
+	WALBytes          int64  `json:"wal_bytes"`
+	WALRecords        int64  `json:"wal_records"`
+	WALFullPageImages int64  `json:"wal_full_page_images"`
+	WALSource         string `json:"wal_source"`
+	// XactCommit and XactRollback come from pg_stat_database for the run's database.
+	XactCommit   int64 `json:"xact_commit"`
+	XactRollback int64 `json:"xact_rollback"`
+	// Statements is read from pg_stat_statements when the extension is loaded (nil otherwise).
+	Statements *Statements `json:"statements,omitempty"`
+	// Tables holds pg_stat_user_tables of the run's schema, for every table the suite writes.
+	Tables map[string]TableStats `json:"tables,omitempty"`
+	// WaitEvents totals, over the run's monitor samples, the run's backends by
+	// "wait_event_type:wait_event"; "active" counts active backends not waiting on anything.
+	WaitEvents map[string]int64 `json:"wait_events,omitempty"`
+	// PerRequest divides the figures by the run's completed requests.
+	PerRequest PerRequest `json:"per_request"`
+	// DatabaseWide names the figures that count every session of the server or database (other
+	// sessions on a --postgres-url server add to them); the others are exact for the run's schema.
+	DatabaseWide []string `json:"database_wide"`
+	// Shared is true when the server was not started by this invocation (--postgres-url).
+	Shared bool `json:"shared,omitempty"`
+}
+
+// Statements sums pg_stat_statements over the run.
+type Statements struct {
+	Calls       int64       `json:"calls"`
+	TotalExecMs float64     `json:"total_exec_ms"`
+	Top         []Statement `json:"top,omitempty"`
+}
+
+// Statement is one normalized statement of pg_stat_statements, as a delta over the run.
+type Statement struct {
+	Query   string  `json:"query"`
+	Calls   int64   `json:"calls"`
+	Rows    int64   `json:"rows"`
+	TotalMs float64 `json:"total_ms"`
+	MeanMs  float64 `json:"mean_ms"`
+}
+
+// TableStats is one table's pg_stat_user_tables delta over the run (DeadTuples: at its end).
+type TableStats struct {
+	Inserted   int64 `json:"inserted"`
+	Updated    int64 `json:"updated"`
+	HotUpdated int64 `json:"hot_updated"`
+	Deleted    int64 `json:"deleted"`
+	DeadTuples int64 `json:"dead_tuples"`
+}
+
+// PerRequest is the database's cost per completed request: the machine-independent evidence
+// that compaction (or anything else) changed how much work a request makes.
+type PerRequest struct {
+	WALBytes float64 `json:"wal_bytes_per_request"`
+	Commits  float64 `json:"commits_per_request"`
+	// Statements is 0 when pg_stat_statements is not loaded.
+	Statements float64 `json:"statements_per_request"`
+	// RowVersions counts inserted + updated + deleted rows of the suite's tables.
+	RowVersions float64 `json:"row_versions_per_request"`
+	// HOTUpdateRatio is hot_updated / updated per hot table (absent when nothing was updated).
+	HOTUpdateRatio map[string]float64 `json:"hot_update_ratio,omitempty"`
 }
 
 // Load is what the load engine measured.
@@ -311,7 +411,10 @@ type Sample struct {
 	OutboxPending     *int64           `json:"outbox_pending,omitempty"`
 	CompletedRequests int64            `json:"completed_requests"`
 	FailedRequests    int64            `json:"failed_requests"`
-	SampleError       string           `json:"error,omitempty"`
+	// WaitEvents counts the run's backends by "wait_event_type:wait_event" ("active": running,
+	// not waiting) at this instant.
+	WaitEvents  map[string]int64 `json:"wait_events,omitempty"`
+	SampleError string           `json:"error,omitempty"`
 }
 
 // Write encodes the report as indented JSON.
