@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hotspotkit/hotspotkit/testkit/hist"
+	"github.com/hotspotkit/hotspotkit/hist"
 )
 
 // ErrClosed is returned by Enqueue once Close has begun.

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hotspotkit/hotspotkit/testkit/hist"
+	"github.com/hotspotkit/hotspotkit/hist"
 )
 
 // entry is a source record with the time Enqueue was called (queue.now).

@@ -8,9 +8,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/testkit/hist"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
 

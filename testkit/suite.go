@@ -17,11 +17,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/pflag"
 
+	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
-	"github.com/hotspotkit/hotspotkit/testkit/hist"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
 

@@ -12,9 +12,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/testkit/hist"
 )
 
 // ErrClosed is returned by Enqueue once Close has begun.

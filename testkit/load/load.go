@@ -18,7 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hotspotkit/hotspotkit/testkit/hist"
+	"github.com/hotspotkit/hotspotkit/hist"
 )
 
 // DefaultShards is the number of histogram shards when Config.Shards is 0.
