@@ -272,8 +272,8 @@ type Queue struct {
 	Stream       *Stream `json:"stream,omitempty"`
 }
 
-// QueueMetrics are a queue backend's counters. Package queue takes them as its Metrics and
-// defines every field and the invariant that ties them together.
+// QueueMetrics are a queue backend's counters, converted from queue.Metrics (package queue
+// defines every field and the invariant that ties them together).
 type QueueMetrics struct {
 	Capacity             int64 `json:"capacity"`
 	Depth                int64 `json:"depth"`
@@ -293,14 +293,8 @@ type QueueMetrics struct {
 	AbandonedTotal       int64 `json:"abandoned_total"`
 }
 
-// Accounted is the right-hand side of the queue's invariant: records that reached a final
-// outcome. Once the queue is closed it equals EnqueuedTotal.
-func (m QueueMetrics) Accounted() int64 {
-	return m.FlushedTotal + m.SyncFallbackTotal + m.DroppedTotal + m.RejectedTotal + m.AbandonedTotal
-}
-
-// Stream holds the Redis-streams backend's own counters; package redisq takes them as its
-// StreamMetrics.
+// Stream holds the Redis-streams backend's own counters, converted from redisq.StreamMetrics
+// (defined there).
 type Stream struct {
 	Length                int64 `json:"length"`
 	PendingEntries        int64 `json:"pending_entries"`

@@ -422,8 +422,8 @@ func loadStats(res *load.Result, drainEnd time.Time, r *Run) results.Load {
 		FailedRequests:    res.Failed,
 		WarmupRequests:    res.WarmupCompleted + res.WarmupFailed,
 		ErrorCounts:       res.ErrorCounts,
-		LatencyMs:         res.Latency.Summary(),
-		AcquireWaitMs:     res.AcquireWait.Summary(),
+		LatencyMs:         results.Latency(res.Latency.Summary()),
+		AcquireWaitMs:     results.Latency(res.AcquireWait.Summary()),
 	}
 	if l.ErrorCounts == nil {
 		l.ErrorCounts = map[string]int64{}
@@ -444,14 +444,19 @@ func loadStats(res *load.Result, drainEnd time.Time, r *Run) results.Load {
 	return l
 }
 
+// queueStats converts what the queue backend counted into the report's types. The queue owns
+// its metrics and knows nothing of reports; the conversions below keep the two field for
+// field the same (they do not compile otherwise).
 func queueStats(q *QueueHandle) *results.Queue {
 	var stream *results.Stream
 	if q.Stream != nil {
-		stream = q.Stream()
+		s := results.Stream(q.Stream())
+		stream = &s
 	}
 	return &results.Queue{
 		Backend: q.Backend, Compaction: q.Compaction, FullPolicy: q.FullPolicy.String(),
-		QueueMetrics: q.Metrics(), PersistLagMs: q.PersistLag().Summary(), Stream: stream,
+		QueueMetrics: results.QueueMetrics(q.Metrics()),
+		PersistLagMs: results.Latency(q.PersistLag().Summary()), Stream: stream,
 	}
 }
 

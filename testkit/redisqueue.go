@@ -10,7 +10,6 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
-	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
 
@@ -118,7 +117,7 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 			PersistLag: q.PersistLag,
 			Pause:      q.Pause,
 			Resume:     q.Resume,
-			Stream:     func() *results.Stream { s := q.StreamMetrics(); return &s },
+			Stream:     q.StreamMetrics,
 			stream:     sr,
 		},
 		Drain:  drain,

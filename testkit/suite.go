@@ -19,6 +19,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
@@ -116,7 +117,7 @@ type QueueHandle struct {
 	Pause      func()
 	Resume     func()
 	// Stream returns the Redis-streams backend's own counters (nil for other backends).
-	Stream func() *results.Stream
+	Stream func() redisq.StreamMetrics
 	// stream is set by the Redis backend: the run's role and run-wide counters (roles.go).
 	stream *streamRun
 }

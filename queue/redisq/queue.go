@@ -14,7 +14,6 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/queue"
-	"github.com/hotspotkit/hotspotkit/results"
 )
 
 // ErrClosed is returned by Enqueue once Close has begun.
@@ -64,9 +63,17 @@ type Queue[K comparable, T any] struct {
 
 type keys struct{ stream, dlq, stats string }
 
-// StreamMetrics are the backend's own counters; see the package doc. It is the report's type,
-// as queue.Metrics is.
-type StreamMetrics = results.Stream
+// StreamMetrics are the backend's own counters; see the package doc for each field. The
+// report's results.Stream converts from it.
+type StreamMetrics struct {
+	Length                int64 `json:"length"`
+	PendingEntries        int64 `json:"pending_entries"`
+	AckedTotal            int64 `json:"acked_total"`
+	ReclaimedTotal        int64 `json:"reclaimed_total"`
+	RedeliveredTotal      int64 `json:"redelivered_total"`
+	DeadLetteredTotal     int64 `json:"dead_lettered_total"`
+	DuplicateSkippedTotal int64 `json:"duplicate_skipped_total"`
+}
 
 // RunStats are the run-wide counters kept in Redis next to the stream: what every process of
 // the run did together, including processes that were killed.
