@@ -102,10 +102,10 @@ type AsyncSpec[K comparable, T any] struct {
 	// or not (every record applied on its own, in order).
 	Writer func(compact bool) queue.TxWriter[T]
 	// Codec stores a record in a Redis stream entry and reads it back (possibly in another
-	// process); required for --queue-backend redis only, which fails with a clear error
-	// without it. Use queue.JSONCodec[T]() when T's fields are exported, else write a
-	// queue.Codec (usagecounter's eventCodec is one). Decode must accept every record Encode
-	// produced; an entry it refuses ends in the dead-letter stream.
+	// process) for --queue-backend redis. Nil means queue.DefaultCodec (JSON, no code per
+	// record type): T's fields must then be exported, which the suite's tests check by
+	// running on Redis. Write a queue.Codec only where a benchmark shows it pays. Decode must
+	// accept every record Encode produced; an entry it refuses ends in the dead-letter stream.
 	Codec queue.Codec[T]
 }
 

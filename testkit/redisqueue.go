@@ -37,9 +37,12 @@ func streamKey(r *Run) string {
 // redisWorkload is AsyncWorkload on the Redis-streams backend, in the process's role.
 func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncSpec[K, T], compact bool) (*Workload, error) {
 	c := r.Config
-	if spec.Codec == nil {
-		return nil, errors.New("--queue-backend redis: this suite's async records have no codec " +
-			"(testkit.AsyncSpec.Codec; see its doc for how to add one); run it with --queue-backend memory")
+	codec := spec.Codec
+	if codec == nil {
+		var err error
+		if codec, err = queue.DefaultCodec[T](); err != nil {
+			return nil, fmt.Errorf("--queue-backend redis: %w (export its fields, or set testkit.AsyncSpec.Codec)", err)
+		}
 	}
 	if c.redis == nil {
 		return nil, errors.New("--queue-backend redis: no Redis was opened for this run")
@@ -54,7 +57,7 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 		Stream:        streamKey(r),
 		Role:          role,
 		Fresh:         !c.joining(r.Target),
-		Codec:         spec.Codec,
+		Codec:         codec,
 		Key:           spec.Key,
 		Merge:         spec.Merge,
 		Compare:       spec.Compare,

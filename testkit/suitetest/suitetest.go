@@ -12,12 +12,15 @@ package suitetest
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
@@ -167,4 +170,89 @@ func HotSpotContract(t *testing.T, s testkit.Suite, requests, recordsPerRequest 
 		}
 	}
 	return rep
+}
+
+// RedisServers are the ways a run reaches Redis that OnRedis covers: miniredis in the process,
+// a redis-server the run starts itself, and one the test started, given by --redis-url.
+var RedisServers = []string{"embedded", "managed", "url"}
+
+// OnRedis runs s's async modes (plus args) on the Redis-streams backend once per entry of
+// RedisServers, with requests requests enqueuing records records in all, and fails the test
+// unless every run verified with every request completed, every record enqueued was written
+// and acknowledged, the stream was left empty, and async-compact folded records. It also fails
+// if a run leaves a redis-server behind.
+func OnRedis(t *testing.T, s testkit.Suite, requests, records int64, args ...string) {
+	t.Helper()
+	if _, err := redisserver.FindBinary(""); err != nil {
+		t.Fatalf("redis-server is needed for the managed and --redis-url runs: %v", err)
+	}
+	for _, server := range RedisServers {
+		t.Run(server, func(t *testing.T) {
+			ours := 0 // the --redis-url server, started by the test
+			where := []string{"--redis", server}
+			if server == "url" {
+				srv, err := redisserver.Start(t.Context(), redisserver.Config{TempDir: t.TempDir()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer func() { _ = srv.Stop() }()
+				ours = srv.PID()
+				where = []string{"--redis-url", srv.URL()}
+			}
+			run := append([]string{"--requests", strconv.FormatInt(requests, 10), "--concurrency", "100",
+				"--modes", "async,async-compact", "--queue-backend", "redis"}, append(where, args...)...)
+			code, rep, stderr := RunShared(t, s, run...)
+			if code != 0 || len(rep.Runs) != 2 {
+				t.Fatalf("exit %d, %d runs (want 2)\n%s", code, len(rep.Runs), stderr)
+			}
+			if rep.Environment.QueueBackend != "redis" || rep.Environment.RedisMode != server || rep.Environment.RedisVersion == "" {
+				t.Errorf("environment: backend %q mode %q (want %s) version %q", rep.Environment.QueueBackend,
+					rep.Environment.RedisMode, server, rep.Environment.RedisVersion)
+			}
+			for _, r := range rep.Runs {
+				Verified(t, r)
+				Completed(t, r, requests)
+				q := r.Queue
+				if q == nil || q.Backend != "redis" || q.Stream == nil {
+					t.Fatalf("%s: no Redis queue in the report: %+v", r.Mode, q)
+				}
+				if q.EnqueuedTotal != records || q.FlushedTotal+q.SyncFallbackTotal != records ||
+					q.Stream.AckedTotal != records || q.Stream.Length != 0 || q.PendingDepth != 0 ||
+					q.PersistLagMs.Count != records {
+					t.Errorf("%s: %d records: queue %+v stream %+v", r.Mode, records, q.QueueMetrics, *q.Stream)
+				}
+				if r.Mode == testkit.ModeAsyncCompact {
+					Compacted(t, r, records)
+				}
+			}
+			for _, pid := range childRedisServers() {
+				if pid != ours {
+					t.Errorf("redis-server %d still running after the run", pid)
+				}
+			}
+		})
+	}
+}
+
+// childRedisServers lists the redis-server processes this process started that still run.
+func childRedisServers() []int {
+	var out []int
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err != nil || !strings.Contains(string(cmdline), "redis-server") {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join(d, "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …: comm may hold spaces, so read after the last ')'.
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(os.Getpid()) {
+			pid, _ := strconv.Atoi(filepath.Base(d))
+			out = append(out, pid)
+		}
+	}
+	return out
 }

@@ -168,7 +168,7 @@ func (*Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, 
 			Records: func(i int64) []record {
 				recs := make([]record, 0, 3)
 				for _, k := range rowsOf(r, i) {
-					recs = append(recs, record{delta: deltaOf(i, k), sources: []int64{i}})
+					recs = append(recs, record{Delta: deltaOf(i, k), Sources: []int64{i}})
 				}
 				return recs
 			},
@@ -203,18 +203,18 @@ func perRow(r *testkit.Run, write func(ctx context.Context, tx pgx.Tx, i int64, 
 // record is the async queue record: a delta for one hot row (the slot) and the requests whose
 // deltas it holds, in arrival order.
 type record struct {
-	delta   counters.Delta
-	sources []int64
+	Delta   counters.Delta
+	Sources []int64
 }
 
 // slotOf is the record's slot: its hot row.
-func slotOf(rec record) counters.Key { return rec.delta.Key }
+func slotOf(rec record) counters.Key { return rec.Delta.Key }
 
 // mergeRecords folds a newer record for the same row into the pending one (counters.Delta.Merge:
 // counters add up, the newest last_used_at wins and brings its IP).
 func mergeRecords(pending *record, newer record) {
-	pending.delta.Merge(newer.delta)
-	pending.sources = append(pending.sources, newer.sources...)
+	pending.Delta.Merge(newer.Delta)
+	pending.Sources = append(pending.Sources, newer.Sources...)
 }
 
 // guardedWriter applies a batch exactly once: it claims the batch's source records in the
@@ -248,9 +248,9 @@ func unapplied(ctx context.Context, tx pgx.Tx, batch []record) ([]counters.Delta
 	var requests []int64
 	var kinds []string
 	for _, rec := range batch {
-		for _, i := range rec.sources {
+		for _, i := range rec.Sources {
 			requests = append(requests, i)
-			kinds = append(kinds, string(rec.delta.Kind))
+			kinds = append(kinds, string(rec.Delta.Kind))
 		}
 	}
 	rows, err := tx.Query(ctx, `
@@ -273,7 +273,7 @@ func unapplied(ctx context.Context, tx pgx.Tx, batch []record) ([]counters.Delta
 	deltas := make([]counters.Delta, 0, len(batch))
 	if len(fresh) == len(requests) {
 		for _, rec := range batch {
-			deltas = append(deltas, rec.delta)
+			deltas = append(deltas, rec.Delta)
 		}
 		return deltas, nil
 	}
@@ -283,16 +283,16 @@ func unapplied(ctx context.Context, tx pgx.Tx, batch []record) ([]counters.Delta
 	}
 	for _, rec := range batch {
 		var d counters.Delta
-		for _, i := range rec.sources {
-			s := source{i, rec.delta.Kind}
+		for _, i := range rec.Sources {
+			s := source{i, rec.Delta.Kind}
 			if !isNew[s] {
 				continue
 			}
 			delete(isNew, s) // a source repeated in the batch is applied once
 			if d.Kind == "" {
-				d = deltaOf(i, rec.delta.Key)
+				d = deltaOf(i, rec.Delta.Key)
 			} else {
-				d.Merge(deltaOf(i, rec.delta.Key))
+				d.Merge(deltaOf(i, rec.Delta.Key))
 			}
 		}
 		if d.Kind != "" {

@@ -85,7 +85,7 @@ func TestGuardAppliesEachRecordOnce(t *testing.T) {
 				var recs []record
 				for i := from; i < to; i++ {
 					for _, k := range rowsOf(r, i) {
-						recs = append(recs, record{delta: deltaOf(i, k), sources: []int64{i}})
+						recs = append(recs, record{Delta: deltaOf(i, k), Sources: []int64{i}})
 					}
 				}
 				if compact {
@@ -155,4 +155,10 @@ func TestTerminatedBackendsKeepAsyncCountersExact(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRedisBackendVerifies runs the async modes on Redis streams (embedded, managed and
+// --redis-url): the records travel as JSON (the default codec), three per request.
+func TestRedisBackendVerifies(t *testing.T) {
+	suitetest.OnRedis(t, New(), 600, 3*600, "--hot-keys", "3")
 }
