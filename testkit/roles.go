@@ -216,6 +216,9 @@ func (e *engine) verification(ctx context.Context, r *Run, wl *Workload, res *lo
 		if res, err = producersResult(ctx, r, sr); err != nil {
 			return nil, nil, nil, err
 		}
+		// The suite verifies the run-wide requests, not this process's --requests (a suite
+		// that seeds per request, such as settlement, counts its seed from it).
+		r.Requests = res.Outcomes.Len()
 	}
 	if err := streamChecks(ctx, r, sr, c); err != nil {
 		return nil, nil, nil, err
