@@ -172,12 +172,12 @@ func HotSpotContract(t *testing.T, s testkit.Suite, requests, recordsPerRequest 
 	return rep
 }
 
-// RedisServers are the ways a run reaches Redis that OnRedis covers: miniredis in the process,
+// RedisModes are the ways a run reaches Redis that OnRedis covers: miniredis in the process,
 // a redis-server the run starts itself, and one the test started, given by --redis-url.
-var RedisServers = []string{"embedded", "managed", "url"}
+var RedisModes = []string{"embedded", "managed", "url"}
 
 // OnRedis runs s's async modes (plus args) on the Redis-streams backend once per entry of
-// RedisServers, with requests requests enqueuing records records in all, and fails the test
+// RedisModes, with requests requests enqueuing records records in all, and fails the test
 // unless every run verified with every request completed, every record enqueued was written
 // and acknowledged, the stream was left empty, and async-compact folded records. It also fails
 // if a run leaves a redis-server behind.
@@ -186,7 +186,7 @@ func OnRedis(t *testing.T, s testkit.Suite, requests, records int64, args ...str
 	if _, err := redisserver.FindBinary(""); err != nil {
 		t.Fatalf("redis-server is needed for the managed and --redis-url runs: %v", err)
 	}
-	for _, server := range RedisServers {
+	for _, server := range RedisModes {
 		t.Run(server, func(t *testing.T) {
 			ours := 0 // the --redis-url server, started by the test
 			where := []string{"--redis", server}
@@ -225,7 +225,7 @@ func OnRedis(t *testing.T, s testkit.Suite, requests, records int64, args ...str
 					Compacted(t, r, records)
 				}
 			}
-			for _, pid := range childRedisServers() {
+			for pid := range RedisServers(os.Getpid()) {
 				if pid != ours {
 					t.Errorf("redis-server %d still running after the run", pid)
 				}
@@ -234,9 +234,10 @@ func OnRedis(t *testing.T, s testkit.Suite, requests, records int64, args ...str
 	}
 }
 
-// childRedisServers lists the redis-server processes this process started that still run.
-func childRedisServers() []int {
-	var out []int
+// RedisServers lists the running redis-server processes (zombies waiting to be reaped left
+// out): all of them when parent is 0, else those whose parent process is parent.
+func RedisServers(parent int) map[int]bool {
+	out := map[int]bool{}
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range dirs {
 		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
@@ -249,10 +250,11 @@ func childRedisServers() []int {
 		}
 		// pid (comm) state ppid …: comm may hold spaces, so read after the last ')'.
 		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-		if len(fields) > 1 && fields[1] == strconv.Itoa(os.Getpid()) {
-			pid, _ := strconv.Atoi(filepath.Base(d))
-			out = append(out, pid)
+		if len(fields) < 2 || fields[0] == "Z" || (parent != 0 && fields[1] != strconv.Itoa(parent)) {
+			continue
 		}
+		pid, _ := strconv.Atoi(filepath.Base(d))
+		out[pid] = true
 	}
 	return out
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
+	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
@@ -354,32 +355,13 @@ func producerAndTwoConsumers(t *testing.T, su *suite) {
 	})
 }
 
-// redisServerPIDs lists running redis-server processes.
-func redisServerPIDs() map[int]bool {
-	out := map[int]bool{}
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join(d, "cmdline"))
-		if err != nil || !strings.Contains(string(b), "redis-server") {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join(d, "stat"))
-		if i := bytes.LastIndexByte(stat, ')'); err == nil && i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
-			continue // a zombie waiting to be reaped is not running
-		}
-		pid, _ := strconv.Atoi(filepath.Base(d))
-		out[pid] = true
-	}
-	return out
-}
-
 // TestManagedRedisGoneAfterOwnerIsKilled: a run with --redis managed is SIGKILLed mid-run; the
 // watchdog stops its redis-server.
 func TestManagedRedisGoneAfterOwnerIsKilled(t *testing.T) {
 	if _, err := redisserver.FindBinary(""); err != nil {
 		t.Skip(err)
 	}
-	before := redisServerPIDs()
+	before := suitetest.RedisServers(0)
 	s := &splitRun{t: t, dsn: testdb.Server(t).DSN()}
 	p := &proc{t: t, name: "owner", done: make(chan struct{})}
 	p.cmd = exec.Command(counterSuite.binary, "--postgres-url", s.dsn, "--queue-backend", "redis", "--redis", "managed",
@@ -392,7 +374,7 @@ func TestManagedRedisGoneAfterOwnerIsKilled(t *testing.T) {
 	go func() { _ = p.cmd.Wait(); close(p.done) }()
 	p.waitFor(stoppedAt, time.Minute)
 	var started []int
-	for pid := range redisServerPIDs() {
+	for pid := range suitetest.RedisServers(0) {
 		if !before[pid] {
 			started = append(started, pid)
 		}
@@ -402,10 +384,10 @@ func TestManagedRedisGoneAfterOwnerIsKilled(t *testing.T) {
 	}
 	p.kill()
 	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) && redisServerPIDs()[started[0]] {
+	for time.Now().Before(deadline) && suitetest.RedisServers(0)[started[0]] {
 		time.Sleep(100 * time.Millisecond)
 	}
-	if redisServerPIDs()[started[0]] {
+	if suitetest.RedisServers(0)[started[0]] {
 		t.Errorf("redis-server %d still running after its owner was SIGKILLed", started[0])
 	}
 }
