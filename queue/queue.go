@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/hist"
@@ -28,11 +29,14 @@ type Queue[K comparable, T any] struct {
 
 	gate gate
 	acks chan struct{} // a worker's "parked" acknowledgement of Pause
-	// room holds one token per record waiting in any worker channel: it bounds the records
-	// queued by Capacity for the queue as a whole. Each worker channel can hold Capacity
-	// records, because the slots of a hot spot may all hash to one worker and must still be
-	// able to use the whole capacity.
-	room chan struct{}
+	// held counts the records waiting in any worker channel: reserve bounds it by Capacity
+	// for the queue as a whole. Each worker channel can hold Capacity records, because the
+	// slots of a hot spot may all hash to one worker and must still be able to use the whole
+	// capacity. Enqueue calls waiting for room under PolicyBlock count themselves in blocked
+	// and wait for a token in freed, which release drops when it makes room.
+	held    atomic.Int64
+	blocked atomic.Int64
+	freed   chan struct{}
 
 	closeOnce sync.Once
 	closeErr  error
@@ -63,7 +67,7 @@ func New[K comparable, T any](f Flusher[T], o Options[K, T]) (*Queue[K, T], erro
 		epoch:    time.Now(),
 		gate:     newGate(),
 		acks:     make(chan struct{}, o.Workers),
-		room:     make(chan struct{}, o.Capacity),
+		freed:    make(chan struct{}, 1),
 		closingC: make(chan struct{}),
 		sealedC:  make(chan struct{}),
 		abortC:   make(chan struct{}),
@@ -104,13 +108,11 @@ func (q *Queue[K, T]) Enqueue(ctx context.Context, rec T) (Outcome, error) {
 	}
 	w := q.route(rec)
 	at := q.now()
-	select {
-	case q.room <- struct{}{}:
-		w.ch <- entry[T]{rec: rec, at: at} // never blocks: a token guarantees channel space
+	if q.reserve() {
+		w.ch <- entry[T]{rec: rec, at: at} // never blocks: the reservation guarantees space
 		q.accepted(w)
 		c.Leave()
 		return Queued, nil
-	default:
 	}
 	out, err := q.enqueueFull(ctx, w, rec, at)
 	c.Leave()
@@ -127,8 +129,56 @@ func (q *Queue[K, T]) accepted(w *worker[K, T]) {
 	}
 }
 
-// release returns the token of a record taken out of a worker channel.
-func (q *Queue[K, T]) release() { <-q.room }
+// reserve takes room for one record unless the queue holds Capacity records.
+func (q *Queue[K, T]) reserve() bool {
+	for {
+		v := q.held.Load()
+		if v >= int64(q.opts.Capacity) {
+			return false
+		}
+		if q.held.CompareAndSwap(v, v+1) {
+			return true
+		}
+	}
+}
+
+// release returns the room of n records taken out of a worker channel, and wakes a caller
+// waiting for room. A waiter counts itself blocked before it tries to reserve, so either its
+// attempt sees this room or this call sees the waiter.
+func (q *Queue[K, T]) release(n int64) {
+	q.held.Add(-n)
+	if q.blocked.Load() > 0 {
+		q.signalFreed()
+	}
+}
+
+func (q *Queue[K, T]) signalFreed() {
+	select {
+	case q.freed <- struct{}{}:
+	default:
+	}
+}
+
+// awaitRoom is PolicyBlock's wait: it reserves room, waiting for release until ctx is done or
+// Close's deadline expires.
+func (q *Queue[K, T]) awaitRoom(ctx context.Context) error {
+	q.blocked.Add(1)
+	defer q.blocked.Add(-1)
+	for !q.reserve() {
+		select {
+		case <-q.freed:
+		case <-ctx.Done():
+			return fmt.Errorf("queue: waiting for room: %w", context.Cause(ctx))
+		case <-q.abortC:
+			return ErrClosed
+		}
+	}
+	// One token wakes one waiter: pass it on while others wait and room is left.
+	if q.blocked.Load() > 1 && q.held.Load() < int64(q.opts.Capacity) {
+		q.signalFreed()
+	}
+	return nil
+}
 
 // enqueueFull applies the FullPolicy; the queue was full a moment ago.
 func (q *Queue[K, T]) enqueueFull(ctx context.Context, w *worker[K, T], rec T, at int64) (Outcome, error) {
@@ -138,18 +188,13 @@ func (q *Queue[K, T]) enqueueFull(ctx context.Context, w *worker[K, T], rec T, a
 		q.c.Dropped.Add(1)
 		return Dropped, nil
 	case PolicyBlock:
-		select {
-		case q.room <- struct{}{}:
-			w.ch <- entry[T]{rec: rec, at: at}
-			q.accepted(w)
-			return Queued, nil
-		case <-ctx.Done():
+		if err := q.awaitRoom(ctx); err != nil {
 			q.c.Rejected.Add(1)
-			return Rejected, fmt.Errorf("queue: waiting for room: %w", context.Cause(ctx))
-		case <-q.abortC:
-			q.c.Rejected.Add(1)
-			return Rejected, ErrClosed
+			return Rejected, err
 		}
+		w.ch <- entry[T]{rec: rec, at: at}
+		q.accepted(w)
+		return Queued, nil
 	default:
 		return q.writeInline(ctx, w, rec, at)
 	}
@@ -235,7 +280,7 @@ func IsClosed(ch <-chan struct{}) bool {
 // Metrics returns the current counters; see the package doc for definitions.
 func (q *Queue[K, T]) Metrics() Metrics {
 	// max: a commit can beat the increment after a send.
-	return q.c.Metrics(int64(q.opts.Capacity), int64(len(q.room)), max(q.c.pending.Load(), 0))
+	return q.c.Metrics(int64(q.opts.Capacity), q.held.Load(), max(q.c.pending.Load(), 0))
 }
 
 // PersistLag returns a merged copy of the workers' persist-lag histograms: for every written

@@ -94,13 +94,14 @@ func (w *worker[K, T]) run() {
 // fill moves records from the channel into the batch without blocking. It reports false when
 // the channel is closed and empty.
 func (w *worker[K, T]) fill() bool {
+	n := len(w.batch)
+	defer func() { w.q.release(int64(len(w.batch) - n)) }()
 	for len(w.batch) < w.q.opts.BatchSize {
 		select {
 		case e, ok := <-w.ch:
 			if !ok {
 				return false
 			}
-			w.q.release()
 			w.batch = append(w.batch, e)
 		default:
 			return true
@@ -114,7 +115,7 @@ func (w *worker[K, T]) idle(pauseC <-chan struct{}) {
 	select {
 	case e, ok := <-w.ch:
 		if ok {
-			w.q.release()
+			w.q.release(1)
 			w.batch = append(w.batch, e)
 		}
 	case <-pauseC:
@@ -289,9 +290,9 @@ func (w *worker[K, T]) abandonAll() {
 	<-w.q.sealedC
 	var n int64
 	for range w.ch {
-		w.q.release()
 		n++
 	}
+	w.q.release(n)
 	w.q.c.Abandoned.Add(n)
 	w.q.c.pending.Add(-n)
 }
