@@ -38,15 +38,8 @@ type Queue[K comparable, T any] struct {
 	blocked atomic.Int64
 	freed   chan struct{}
 
-	closeOnce sync.Once
-	closeErr  error
-	closingC  chan struct{} // closed when Close begins
-	sealedC   chan struct{} // closed when Close has closed every worker channel
-
-	abortOnce   sync.Once
-	abortC      chan struct{}      // closed when Close's deadline expires
-	flushCtx    context.Context    // every Flush runs under it; cancelled with abortC
-	cancelFlush context.CancelFunc //
+	life    *Lifecycle    // Close's handshake; every Flush runs under life.Ctx()
+	sealedC chan struct{} // closed when Close has closed every worker channel
 }
 
 var _ Backend[int] = (*Queue[int, int])(nil)
@@ -61,18 +54,16 @@ func New[K comparable, T any](f Flusher[T], o Options[K, T]) (*Queue[K, T], erro
 		return nil, err
 	}
 	q := &Queue[K, T]{
-		opts:     o,
-		flusher:  f,
-		seed:     maphash.MakeSeed(),
-		epoch:    time.Now(),
-		gate:     newGate(),
-		acks:     make(chan struct{}, o.Workers),
-		freed:    make(chan struct{}, 1),
-		closingC: make(chan struct{}),
-		sealedC:  make(chan struct{}),
-		abortC:   make(chan struct{}),
+		opts:    o,
+		flusher: f,
+		seed:    maphash.MakeSeed(),
+		epoch:   time.Now(),
+		gate:    newGate(),
+		acks:    make(chan struct{}, o.Workers),
+		freed:   make(chan struct{}, 1),
+		life:    NewLifecycle(),
+		sealedC: make(chan struct{}),
 	}
-	q.flushCtx, q.cancelFlush = context.WithCancel(context.Background())
 	q.workers = make([]*worker[K, T], o.Workers)
 	for i := range q.workers {
 		q.workers[i] = newWorker(q, o.Capacity)
@@ -169,7 +160,7 @@ func (q *Queue[K, T]) awaitRoom(ctx context.Context) error {
 		case <-q.freed:
 		case <-ctx.Done():
 			return fmt.Errorf("queue: waiting for room: %w", context.Cause(ctx))
-		case <-q.abortC:
+		case <-q.life.AbortC():
 			return ErrClosed
 		}
 	}
@@ -204,7 +195,7 @@ func (q *Queue[K, T]) enqueueFull(ctx context.Context, w *worker[K, T], rec T, a
 // Close's deadline, whichever comes first.
 func (q *Queue[K, T]) writeInline(ctx context.Context, w *worker[K, T], rec T, at int64) (Outcome, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(q.flushCtx, cancel)
+	stop := context.AfterFunc(q.life.Ctx(), cancel)
 	inline := q.opts.Inline
 	if inline == nil {
 		inline = q.flusher
@@ -229,20 +220,14 @@ func (q *Queue[K, T]) writeInline(ctx context.Context, w *worker[K, T], rec T, a
 // which is forever if the Flusher refuses a record forever. Close is idempotent: later calls
 // wait for the first and return its result.
 func (q *Queue[K, T]) Close(ctx context.Context) error {
-	q.closeOnce.Do(func() { q.closeErr = q.shutdown(ctx) })
-	return q.closeErr
-}
-
-func (q *Queue[K, T]) shutdown(ctx context.Context) error {
-	q.c.CloseIntake()
-	close(q.closingC)
-	q.gate.close()
-	stop := context.AfterFunc(ctx, q.abort)
-	defer stop()
-
 	// Enqueue calls that passed the closed check finish quickly (a send, a drop) or wait for
 	// room that the draining workers make, for their inline write, or for the abort.
-	q.c.AwaitInFlight()
+	return q.life.Close(ctx, &q.c, q.gate.close, q.drain)
+}
+
+// drain runs once no Enqueue call is in flight: the workers write what the channels and their
+// batches hold.
+func (q *Queue[K, T]) drain(ctx context.Context) error {
 	for _, w := range q.workers {
 		close(w.ch) // nobody can send any more: the in-flight count is zero and the bit is set
 	}
@@ -254,17 +239,7 @@ func (q *Queue[K, T]) shutdown(ctx context.Context) error {
 	return nil
 }
 
-// abort gives up the drain: flushes are cancelled and workers abandon what they hold.
-func (q *Queue[K, T]) abort() {
-	q.abortOnce.Do(func() {
-		close(q.abortC)
-		q.cancelFlush()
-	})
-}
-
-func (q *Queue[K, T]) aborted() bool { return IsClosed(q.abortC) }
-
-func (q *Queue[K, T]) closing() bool { return IsClosed(q.closingC) }
+func (q *Queue[K, T]) aborted() bool { return q.life.Aborted() }
 
 // IsClosed reports, without waiting, whether ch is closed: how a backend polls the channels
 // it closes to announce that Close has begun or that its deadline has expired.
@@ -307,7 +282,7 @@ func (q *Queue[K, T]) Pause() {
 	for range q.workers {
 		select {
 		case <-q.acks:
-		case <-q.closingC: // Close resumed the workers; they will not park
+		case <-q.life.ClosingC(): // Close resumed the workers; they will not park
 			return
 		}
 	}

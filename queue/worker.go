@@ -119,7 +119,7 @@ func (w *worker[K, T]) idle(pauseC <-chan struct{}) {
 			w.batch = append(w.batch, e)
 		}
 	case <-pauseC:
-	case <-w.q.abortC:
+	case <-w.q.life.AbortC():
 	}
 }
 
@@ -130,7 +130,7 @@ func (w *worker[K, T]) idle(pauseC <-chan struct{}) {
 func (w *worker[K, T]) nap(pauseC <-chan struct{}) {
 	q := w.q
 	due := time.Duration(w.batch[0].at + int64(q.opts.FlushInterval) - q.now())
-	if due <= 0 || q.closing() {
+	if due <= 0 || q.life.Closing() {
 		w.flush()
 		return
 	}
@@ -146,8 +146,8 @@ func (w *worker[K, T]) nap(pauseC <-chan struct{}) {
 	case <-w.timer.C:
 	case <-w.wake:
 	case <-pauseC:
-	case <-q.closingC:
-	case <-q.abortC:
+	case <-q.life.ClosingC():
+	case <-q.life.AbortC():
 	}
 }
 
@@ -174,7 +174,7 @@ func (w *worker[K, T]) flush() {
 	recs := w.records()
 	failed := false
 	for attempt := 1; ; attempt++ {
-		res, err := q.flusher.Flush(q.flushCtx, recs)
+		res, err := q.flusher.Flush(q.life.Ctx(), recs)
 		if err == nil {
 			w.committed(res, len(recs))
 			return
@@ -233,7 +233,7 @@ func (w *worker[K, T]) fallback() {
 	for i := range w.batch {
 		w.one[0] = w.batch[i].rec
 		for attempt := 1; ; attempt++ {
-			if _, err := q.flusher.Flush(q.flushCtx, w.one); err == nil {
+			if _, err := q.flusher.Flush(q.life.Ctx(), w.one); err == nil {
 				break
 			}
 			if !w.backoff(attempt) {
@@ -263,7 +263,7 @@ func (w *worker[K, T]) backoff(attempt int) bool {
 	case <-w.timer.C:
 	case <-pauseC:
 		w.park()
-	case <-q.abortC:
+	case <-q.life.AbortC():
 	}
 	return !q.aborted()
 }
