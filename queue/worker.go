@@ -226,25 +226,47 @@ func (w *worker[K, T]) committed(res FlushResult, sqlRecords int) {
 	w.reset()
 }
 
-// fallback writes the batch's source records one by one, in arrival order, retrying each
-// with backoff until it is written or Close's deadline abandons the rest.
+// fallback writes the batch's source records one by one, in arrival order. A record that
+// fails holds back only the later records of its own slot (per-slot order); the records left
+// are retried, in order, after a backoff, until all are written or Close's deadline abandons
+// them. So one record the Flusher refuses does not keep the other slots from being written.
 func (w *worker[K, T]) fallback() {
 	q := w.q
-	for i := range w.batch {
-		w.one[0] = w.batch[i].rec
-		for attempt := 1; ; attempt++ {
-			if _, err := q.flusher.Flush(q.life.Ctx(), w.one); err == nil {
-				break
+	left := make([]int, len(w.batch)) // indexes into w.batch not yet written, in order
+	for i := range left {
+		left[i] = i
+	}
+	tried := make([]bool, len(w.batch))
+	held := make(map[K]bool)
+	for attempt := 1; ; attempt++ {
+		clear(held)
+		rest := left[:0]
+		for _, i := range left {
+			k := q.opts.Key(w.batch[i].rec)
+			if !held[k] {
+				if tried[i] {
+					q.c.Retries.Add(1)
+				}
+				tried[i] = true
+				w.one[0] = w.batch[i].rec
+				if _, err := q.flusher.Flush(q.life.Ctx(), w.one); err == nil {
+					q.c.SyncFallback.Add(1)
+					q.c.pending.Add(-1)
+					w.recordLag(q.now() - w.batch[i].at)
+					continue
+				}
+				held[k] = true
 			}
-			if !w.backoff(attempt) {
-				w.abandonFrom(i)
-				return
-			}
-			q.c.Retries.Add(1)
+			rest = append(rest, i)
 		}
-		q.c.SyncFallback.Add(1)
-		q.c.pending.Add(-1)
-		w.recordLag(q.now() - w.batch[i].at)
+		left = rest
+		if len(left) == 0 {
+			break
+		}
+		if !w.backoff(attempt) {
+			w.abandon(int64(len(left)))
+			break
+		}
 	}
 	w.reset()
 }
@@ -276,10 +298,14 @@ func (w *worker[K, T]) recordLag(nanos int64) {
 
 // abandonFrom counts batch[i:] as abandoned and empties the batch.
 func (w *worker[K, T]) abandonFrom(i int) {
-	n := int64(len(w.batch) - i)
+	w.abandon(int64(len(w.batch) - i))
+	w.reset()
+}
+
+// abandon counts n accepted records as abandoned.
+func (w *worker[K, T]) abandon(n int64) {
 	w.q.c.Abandoned.Add(n)
 	w.q.c.pending.Add(-n)
-	w.reset()
 }
 
 // abandonAll abandons the batch and the channel contents. It waits until Close has closed the
