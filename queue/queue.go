@@ -291,66 +291,33 @@ func (q *Queue[K, T]) Pause() {
 // Resume lets paused workers continue. Close resumes by itself.
 func (q *Queue[K, T]) Resume() { q.gate.resume() }
 
-// gate is the pause switch the workers consult between operations.
+// gate is the pause switch the workers consult between operations, with Pause serialised
+// so that a Pause collects its own acknowledgements.
 type gate struct {
-	serial  sync.Mutex // serialises Pause and Resume, so a Pause collects its own acks
-	mu      sync.Mutex // guards the fields below
-	paused  bool
-	closed  bool
-	pauseC  chan struct{} // closed while paused, replaced on resume
-	resumeC chan struct{} // closed while running, replaced on pause
+	serial sync.Mutex
+	sw     *Switch
 }
 
-func newGate() gate {
-	running := make(chan struct{})
-	close(running)
-	return gate{pauseC: make(chan struct{}), resumeC: running}
-}
+func newGate() gate { return gate{sw: NewSwitch()} }
 
 // pause switches to paused and, if it did, returns true with serial held.
 func (g *gate) pause() bool {
 	g.serial.Lock()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.paused || g.closed {
+	if !g.sw.Pause() {
 		g.serial.Unlock()
 		return false
 	}
-	g.paused = true
-	close(g.pauseC)
-	g.resumeC = make(chan struct{})
 	return true
 }
 
 func (g *gate) resume() {
 	g.serial.Lock()
 	defer g.serial.Unlock()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.resumeLocked()
-}
-
-func (g *gate) resumeLocked() {
-	if g.paused {
-		g.paused = false
-		close(g.resumeC)
-		g.pauseC = make(chan struct{})
-	}
+	g.sw.Resume()
 }
 
 // close resumes for good. It does not take serial, so a Pause waiting for acks cannot hold
 // up Close.
-func (g *gate) close() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.resumeLocked()
-	g.closed = true
-}
+func (g *gate) close() { g.sw.Close() }
 
-// state returns whether the queue is paused, the channel closed when it gets paused, and the
-// channel closed when it resumes.
-func (g *gate) state() (paused bool, pauseC, resumeC <-chan struct{}) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.paused, g.pauseC, g.resumeC
-}
+func (g *gate) state() (paused bool, pauseC, resumeC <-chan struct{}) { return g.sw.State() }

@@ -40,7 +40,7 @@ type Queue[K comparable, T any] struct {
 	inline queue.Flusher[T] // PolicySync: the caller's own write
 
 	// consuming
-	gate     gate
+	gate     *gate
 	workersM sync.Mutex
 	workers  []*consumer[K, T]
 	killed   int
