@@ -12,10 +12,12 @@
 // persist-lag histogram (PersistLag) for the engine to report. It is a library a service can
 // import: it depends on nothing of this module but package hist, and on no report type (the
 // engine converts Metrics to the report's). What every backend shares is here too, so that
-// each counts, closes and reads its options the same way: Counters (the atomics behind
-// Metrics and the Enqueue side of the close handshake), Lifecycle (the Close side), Compact,
-// DefaultCodec (records as JSON for a backend that stores them outside the process),
-// OrDefault, ResolveMaxRetries, Backoff and IsClosed.
+// each counts, closes, pauses, retries and reads its options the same way: Counters (the
+// atomics behind Metrics and the Enqueue side of the close handshake), Lifecycle (the Close
+// side), Switch (the pause state), RetryBatch (batch attempts, backoff and their counters),
+// Compact, DefaultCodec (records as JSON for a backend that stores them outside the process),
+// ParseName/NameOf, OrDefault, ResolveMaxRetries, Backoff and IsClosed. The transports beneath
+// differ: worker channels here, a Redis stream in queue/redisq.
 //
 // # Ordering
 //

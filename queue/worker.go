@@ -172,27 +172,19 @@ func (w *worker[K, T]) flush() {
 	}
 	q := w.q
 	recs := w.records()
-	failed := false
-	for attempt := 1; ; attempt++ {
-		res, err := q.flusher.Flush(q.life.Ctx(), recs)
-		if err == nil {
-			w.committed(res, len(recs))
-			return
-		}
-		if !failed {
-			failed = true
-			q.c.FlushFailed.Add(int64(len(w.batch)))
-		}
-		if attempt > q.opts.MaxRetries {
-			break
-		}
-		if !w.backoff(attempt) {
-			w.abandonFrom(0)
-			return
-		}
-		q.c.Retries.Add(1)
+	var res FlushResult
+	write := func() (err error) {
+		res, err = q.flusher.Flush(q.life.Ctx(), recs)
+		return err
 	}
-	w.fallback()
+	switch RetryBatch(&q.c, len(w.batch), q.opts.MaxRetries, write, w.backoff) {
+	case BatchWritten:
+		w.committed(res, len(recs))
+	case BatchGivenUp:
+		w.abandonFrom(0)
+	default:
+		w.fallback()
+	}
 }
 
 // records builds what the Flusher receives from the batch: compacted and sorted, or as is.

@@ -208,25 +208,15 @@ func (c *consumer[K, T]) hook(point string, batch []entry[T]) {
 func (c *consumer[K, T]) flush(batch []entry[T]) []entry[T] {
 	q := c.q
 	defer c.keepAlive(batch)()
-	failed := false
-	for attempt := 1; ; attempt++ {
-		if err := c.flushTx(batch, true); err == nil {
-			return batch
-		}
-		if q.aborted() || c.dead.Load() {
-			return nil
-		}
-		if !failed {
-			failed = true
-			q.c.FlushFailed.Add(int64(len(batch)))
-		}
-		if attempt > q.o.MaxRetries {
-			break
-		}
-		if !c.pause(q.o.backoff(attempt)) {
-			return nil
-		}
-		q.c.Retries.Add(1)
+	write := func() error { return c.flushTx(batch, true) }
+	wait := func(attempt int) bool {
+		return !q.aborted() && !c.dead.Load() && c.pause(q.o.backoff(attempt))
+	}
+	switch queue.RetryBatch(&q.c.Counters, len(batch), q.o.MaxRetries, write, wait) {
+	case queue.BatchWritten:
+		return batch
+	case queue.BatchGivenUp:
+		return nil
 	}
 	done := batch[:0:0]
 	for i := range batch {
