@@ -36,7 +36,7 @@ func TestEventCodecRoundTrip(t *testing.T) {
 // TestRedisBackendVerifiesExactly runs the async modes on the Redis-streams backend,
 // embedded, managed and by --redis-url (suitetest.OnRedis).
 func TestRedisBackendVerifiesExactly(t *testing.T) {
-	suitetest.OnRedis(t, New(), 3000, 1, "--hot-keys", "3")
+	suitetest.OnRedis(t, New(), 3000, 3000, "--hot-keys", "3")
 }
 
 func TestRedisFlagsAreCheckedBeforeAnyWork(t *testing.T) {
