@@ -236,6 +236,33 @@ func formatMs(v float64) string {
 	return groupThousands(strconv.FormatFloat(math.Round(v), 'f', 0, 64))
 }
 
+// formatPerRequest writes a cost per request with about three significant digits: 945, 29.7,
+// 1.14, 0.110, 0.0052; 0 is "0".
+func formatPerRequest(v float64) string {
+	switch a := math.Abs(v); {
+	case a == 0:
+		return "0"
+	case a >= 100:
+		return groupThousands(strconv.FormatFloat(math.Round(v), 'f', 0, 64))
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case a >= 0.01:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 4, 64)
+}
+
+// formatRatio writes an efficiency (a fraction of the calibrated rate) with two decimals, three
+// below 0.1.
+func formatRatio(v float64) string {
+	if math.Abs(v) < 0.1 {
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
 func formatBasisPointsPct(bp float64) string { return strconv.FormatFloat(bp/100, 'f', 1, 64) }
 
 func formatSpread(s Spread, format func(float64) string) string {

@@ -1,0 +1,278 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// nonShapingKeys are the Run.Config keys that shape nothing a report measures, each with the
+// reason. They never keep two runs from pairing. This is the one list of them: every other key
+// of a run's config shapes the work (suite, load, pool, batching, queue, backend, suite options,
+// faults, ...) and must agree, unless --across names it.
+var nonShapingKeys = map[string]string{
+	"output":                   "where the report goes",
+	"cpu-profile":              "profiling",
+	"mem-profile":              "profiling",
+	"progress":                 "what is printed",
+	"help":                     "what is printed",
+	"debug-break-expectations": "a test hook",
+	"seed":                     "another draw of the same random distribution",
+	"schema":                   "where the tables live, not what they hold",
+	"keep-schema":              "what is left behind afterwards",
+	"reuse-schema":             "what is accepted before the run",
+	"postgres-url":             "which server (its calibration and the environment say what it can do)",
+	"redis-url":                "which Redis",
+	"pg-bin-dir":               "where the PostgreSQL binaries are (the environment records the version)",
+	"pg-user":                  "which OS user runs the temporary server",
+	"pg-download-cache":        "where downloaded PostgreSQL binaries are kept",
+	"pg-download-url":          "where PostgreSQL binaries are downloaded from",
+	"pg-download-version":      "which PostgreSQL is downloaded when none is installed (the environment records the version)",
+	"calibrate":                "the calibration runs before the first run and shapes none",
+	"repeat":                   "repetitions of a run pair as one group",
+	"modes":                    "each run records its own mode",
+	"mode":                     "matched on its own",
+	"levels":                   "each run records its own ladder level",
+}
+
+// NonShapingKeys lists the config keys that never keep runs from pairing, sorted.
+func NonShapingKeys() []string {
+	out := make([]string, 0, len(nonShapingKeys))
+	for k := range nonShapingKeys {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// shapingConfig is the config entries that shape a run, each value in canonical JSON, so that
+// an int in memory and a float64 read back from JSON compare equal.
+func shapingConfig(cfg map[string]any) map[string]string {
+	out := make(map[string]string, len(cfg))
+	for k, v := range cfg {
+		if _, ok := nonShapingKeys[k]; ok {
+			continue
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			b = []byte(fmt.Sprint(v))
+		}
+		out[k] = string(b)
+	}
+	return out
+}
+
+// commandFlags is the set of flags named on a recorded command line ("--name" or
+// "--name=value"); nil when the report recorded no command.
+func commandFlags(command string) map[string]bool {
+	if strings.TrimSpace(command) == "" {
+		return nil
+	}
+	out := make(map[string]bool)
+	for _, tok := range strings.Fields(command) {
+		name, ok := strings.CutPrefix(tok, "--")
+		if !ok || name == "" {
+			continue
+		}
+		name, _, _ = strings.Cut(name, "=")
+		out[name] = true
+	}
+	return out
+}
+
+// Match says what became of one run group (the runs of a report that share mode, level and
+// shaping config) in the matching: the group of the other report it was paired with, or why
+// none was.
+type Match struct {
+	// Side is "old" or "new".
+	Side  string `json:"side"`
+	Mode  string `json:"mode"`
+	Level int    `json:"level,omitempty"`
+	Load  string `json:"load"`
+	Runs  int    `json:"runs"`
+	// Paired is true when the group has a pair; Reason then says which, else why none.
+	Paired bool   `json:"paired"`
+	Reason string `json:"reason"`
+	// Notes lists the keys present on one side only and taken as that flag's default, and the
+	// --across keys the pair differs in.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// matchSide is one report's groups and what its command line says about its flags.
+type matchSide struct {
+	name    string
+	entries []compareEntry
+	// explicit holds the flags named on the report's command line; nil when unknown.
+	explicit map[string]bool
+}
+
+// configDifferences compares the shaping config of a (on side sa) with b (on side sb), from a's
+// point of view. A key named by --across never differs (the difference is noted). A key present
+// on one side only takes its default on the other:
+//   - the side that has it did not name the flag on its command line: its value is the flag's
+//     default, the other side's binary predates (or dropped) the flag and ran as that default
+//     does, so the key is noted, not counted;
+//   - that side set the flag on its command line: the key differs (pass --across to pair
+//     anyway);
+//   - that side recorded no command line: the key is taken as its default and noted, since
+//     refusing it would make every new flag break every such report.
+func configDifferences(a, b compareEntry, sa, sb *matchSide, across map[string]bool) (diffs, notes []string) {
+	keys := make(map[string]bool)
+	for k := range a.config {
+		keys[k] = true
+	}
+	for k := range b.config {
+		keys[k] = true
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	for _, k := range sorted {
+		av, aok := a.config[k]
+		bv, bok := b.config[k]
+		switch {
+		case aok && bok && av == bv:
+		case across[k]:
+			notes = append(notes, fmt.Sprintf("%s %s here, %s there (--across)", k, orAbsent(av, aok), orAbsent(bv, bok)))
+		case aok && bok:
+			diffs = append(diffs, fmt.Sprintf("%s %s here, %s there", k, av, bv))
+		default:
+			value, present, absent, presentHere := av, sa, sb, true
+			if bok {
+				value, present, absent, presentHere = bv, sb, sa, false
+			}
+			where := "there"
+			if presentHere {
+				where = "here"
+			}
+			switch {
+			case present.explicit != nil && present.explicit[k]:
+				diffs = append(diffs, fmt.Sprintf("%s %s %s (set on the %s command line), absent %s", k, value, where,
+					present.name, map[bool]string{true: "there", false: "here"}[presentHere]))
+			case present.explicit != nil:
+				notes = append(notes, fmt.Sprintf("%s %s in %s is its default; the %s report predates the flag", k, value, present.name, absent.name))
+			default:
+				notes = append(notes, fmt.Sprintf("%s %s in %s taken as its default (no command line recorded); absent in %s", k, value, present.name, absent.name))
+			}
+		}
+	}
+	return diffs, notes
+}
+
+func orAbsent(v string, ok bool) string {
+	if !ok {
+		return "absent"
+	}
+	return v
+}
+
+// matchRuns pairs the groups of old and new. Groups pair when their mode and level are equal
+// and configDifferences finds nothing; each group pairs at most once. Every group gets a Match
+// saying what became of it.
+func matchRuns(old, new *matchSide, across map[string]bool) (pairs [][2]int, matches []Match) {
+	paired := make(map[int]bool)
+	pairOf := make(map[int]int)
+	for i, o := range old.entries {
+		m := newMatch(old.name, o)
+		best, bestDiffs := -1, []string(nil)
+		taken := false
+		for j, n := range new.entries {
+			if n.mode != o.mode || n.level != o.level {
+				continue
+			}
+			diffs, notes := configDifferences(o, n, old, new, across)
+			if len(diffs) == 0 && paired[j] {
+				taken = true
+				continue
+			}
+			if len(diffs) == 0 {
+				paired[j], pairOf[j] = true, i
+				pairs = append(pairs, [2]int{i, j})
+				m.Paired, m.Notes = true, notes
+				m.Reason = "paired with new " + describeEntry(n)
+				break
+			}
+			if best < 0 || len(diffs) < len(bestDiffs) {
+				best, bestDiffs = j, diffs
+			}
+		}
+		if !m.Paired {
+			m.Reason = unpairedReason(o, new.name, best >= 0, bestDiffs, taken)
+		}
+		matches = append(matches, m)
+	}
+	for j, n := range new.entries {
+		m := newMatch(new.name, n)
+		if paired[j] {
+			m.Paired = true
+			m.Reason = "paired with old " + describeEntry(old.entries[pairOf[j]])
+			_, m.Notes = configDifferences(n, old.entries[pairOf[j]], new, old, across)
+			matches = append(matches, m)
+			continue
+		}
+		best, bestDiffs, taken := -1, []string(nil), false
+		for i, o := range old.entries {
+			if o.mode != n.mode || o.level != n.level {
+				continue
+			}
+			diffs, _ := configDifferences(n, o, new, old, across)
+			if len(diffs) == 0 {
+				taken = true
+				continue
+			}
+			if best < 0 || len(diffs) < len(bestDiffs) {
+				best, bestDiffs = i, diffs
+			}
+		}
+		m.Reason = unpairedReason(n, old.name, best >= 0, bestDiffs, taken)
+		matches = append(matches, m)
+	}
+	return pairs, matches
+}
+
+func newMatch(side string, e compareEntry) Match {
+	return Match{Side: side, Mode: e.mode, Level: e.level, Load: e.load, Runs: e.reps}
+}
+
+func describeEntry(e compareEntry) string {
+	s := e.mode
+	if e.level > 0 {
+		s += fmt.Sprintf(" @%d", e.level)
+	}
+	return fmt.Sprintf("%s · %s (n=%d)", s, e.load, e.reps)
+}
+
+func unpairedReason(e compareEntry, other string, sameMode bool, diffs []string, taken bool) string {
+	mode := e.mode
+	if e.level > 0 {
+		mode = fmt.Sprintf("%s @%d", e.mode, e.level)
+	}
+	switch {
+	case sameMode:
+		return fmt.Sprintf("unpaired: the %s %s runs differ in %s", other, mode, strings.Join(diffs, "; "))
+	case taken:
+		return fmt.Sprintf("unpaired: its match in %s is already paired with another group (the --across keys make them ambiguous)", other)
+	}
+	return fmt.Sprintf("unpaired: %s has no %s run", other, mode)
+}
+
+// acrossKnown checks that every --across key is a config key of some run of either report.
+func acrossKnown(across []string, reps ...*Report) error {
+	for _, k := range across {
+		found := false
+		for _, rep := range reps {
+			for _, r := range rep.Runs {
+				if _, ok := r.Config[k]; ok {
+					found = true
+				}
+			}
+		}
+		if !found {
+			return fmt.Errorf("--across %s: no run of either report has that config key", k)
+		}
+	}
+	return nil
+}
