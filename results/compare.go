@@ -150,6 +150,9 @@ type Comparison struct {
 	Matches []Match `json:"matches"`
 	// Regressions counts the pairs whose verdict is VerdictRegression.
 	Regressions int `json:"regressions"`
+	// MachineJudged counts the pairs where a machine-dependent figure (throughput, efficiency,
+	// latency, persist lag) was judged against a threshold.
+	MachineJudged int `json:"machine_judged"`
 }
 
 // MachineBasis is how the machine-dependent checks were judged (Basis*) and why.
@@ -181,8 +184,11 @@ func (c Comparison) Verdict() string {
 	case ExitRegression:
 		return fmt.Sprintf("REGRESSION (%d of %d pairs)", c.Regressions, len(c.Pairs))
 	}
-	if c.Machines.Basis == BasisNone {
+	switch {
+	case c.Machines.Basis == BasisNone:
 		return "PASS (machine-independent checks only: throughput cannot be judged across machines)"
+	case c.MachineJudged == 0:
+		return "PASS (machine-independent checks only: no throughput or efficiency figure on both sides)"
 	}
 	return "PASS"
 }
@@ -292,6 +298,12 @@ func Compare(old, new *Report, opt Options) (Comparison, error) {
 		p := comparePair(oldSide.entries[ij[0]], newSide.entries[ij[1]], opt.Thresholds, c.Machines)
 		if p.Verdict == VerdictRegression {
 			c.Regressions++
+		}
+		for _, d := range p.Metrics {
+			if d.Tier == TierMachineDependent && d.Limit != "" && d.NotJudged == "" {
+				c.MachineJudged++
+				break
+			}
 		}
 		c.Pairs = append(c.Pairs, p)
 	}
