@@ -754,14 +754,16 @@ func RenderComparison(w io.Writer, c Comparison, explain bool) error {
 			fmt.Fprintf(&b, "  ✗ %s\n", r)
 		}
 	}
-	for _, side := range []struct {
-		name string
-		list []Unmatched
-	}{{"old", c.UnmatchedOld}, {"new", c.UnmatchedNew}} {
-		for _, u := range side.list {
-			fmt.Fprintf(&b, "\nonly in %s: %s · %s · %s\n", side.name, modeText(u.Mode, u.Level), u.Load, u.Config)
-			if u.Hint != "" {
-				fmt.Fprintf(&b, "  %s\n", u.Hint)
+	if !explain { // --explain has said it above, with every pair
+		for _, side := range []struct {
+			name string
+			list []Unmatched
+		}{{"old", c.UnmatchedOld}, {"new", c.UnmatchedNew}} {
+			for _, u := range side.list {
+				fmt.Fprintf(&b, "\nonly in %s: %s · %s\n", side.name, modeText(u.Mode, u.Level), u.Load)
+				if u.Hint != "" {
+					fmt.Fprintf(&b, "  %s\n", u.Hint)
+				}
 			}
 		}
 	}

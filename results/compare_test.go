@@ -32,7 +32,7 @@ func mustCompareOpt(t *testing.T, old, new *Report, opt Options) Comparison {
 func renderComparison(t *testing.T, c Comparison) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := RenderComparison(&buf, c, true); err != nil {
+	if err := RenderComparison(&buf, c, false); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()

@@ -243,12 +243,3 @@ func TestPlotReadsSamplesBesideReport(t *testing.T) {
 		t.Errorf("page mode = %v, %v", st.Mode(), err)
 	}
 }
-
-func TestPeek(t *testing.T) {
-	f := writeFixtures(t)
-	for _, args := range [][]string{{"compare", "--across", "flush-batch-size", "--explain", f.base, f.batch}, {"compare", f.base, f.elsewhere}, {"compare", f.bare, f.base}} {
-		var stdout, stderr bytes.Buffer
-		code := run(args, &stdout, &stderr)
-		t.Logf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
-	}
-}
