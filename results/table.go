@@ -35,6 +35,9 @@ const (
 	ColPoolMax    = "pool_max_pct"
 	ColSQLOps     = "sql_ops_compacted"
 	ColVerified   = "verified"
+	ColWAL        = "wal_bytes_per_request"
+	ColStatements = "statements_per_request"
+	ColEfficiency = "efficiency"
 )
 
 const (
@@ -59,6 +62,9 @@ var TableColumns = []Column{
 	{ColPoolMax, "pool max %", true},
 	{ColSQLOps, "sql ops / compacted", true},
 	{ColVerified, "verified", false},
+	{ColWAL, "WAL B/req", true},
+	{ColStatements, "stmts/req", true},
+	{ColEfficiency, "efficiency", true},
 }
 
 // TableData is the baseline table: one row per run, or per summary when a report has them.
@@ -106,10 +112,12 @@ func reportRows(rep *Report) []TableRow {
 	covered := make(map[[2]string]bool)
 	for _, s := range rep.Summaries {
 		group := runsOf(rep.Runs, s.Mode, s.Level)
-		// Stored summary metrics win; metrics a summary lacks (older engine) come from its runs.
+		// The runs win: a stored summary is derived data, used only for what no run has.
 		metrics := summarizeGroup(s.Mode, s.Level, group).Metrics
 		for k, v := range s.Metrics {
-			metrics[k] = v
+			if _, ok := metrics[k]; !ok {
+				metrics[k] = v
+			}
 		}
 		row := TableRow{Suite: rep.Suite, Mode: s.Mode, Level: s.Level, Repetitions: s.Repetitions,
 			Verified: s.Verified, Metrics: metrics}
@@ -198,6 +206,12 @@ func formatRow(row TableRow, cfg Run) []string {
 			if row.Verified {
 				v = verifiedMark
 			}
+		case ColWAL:
+			v = cell(MetricWALBytesPerRequest, formatPerRequest)
+		case ColStatements:
+			v = cell(MetricStatementsPerRequest, formatPerRequest)
+		case ColEfficiency:
+			v = cell(MetricEfficiency, formatRatio)
 		}
 		cells = append(cells, v)
 	}
