@@ -494,7 +494,7 @@ func comparePair(o, n compareEntry, th Thresholds, machines MachineBasis) Pair {
 				d.Ratio = &r
 			}
 		}
-		d.BandsOverlap = repeated && ook && nok && olds.Min <= news.Max && news.Min <= olds.Max
+		d.BandsOverlap = repeated && ook && nok && olds.Median != news.Median && olds.Min <= news.Max && news.Min <= olds.Max
 		return d, true
 	}
 	fail := func(d *MetricDelta, reason string) {

@@ -42,7 +42,9 @@ were repeated; one per level for a ladder), in a fixed column order.
 
 Columns: suite · mode · requests × conc · rps · failed · p50 / p95 / p99 ms · lag p99 ms
 (queue modes) · max waiters per hot table · pool max % · sql ops / compacted (queue modes) ·
-verified. "–" marks a column that does not apply to the row.
+verified · WAL B/req and stmts/req (the database's cost per request) · efficiency (throughput
+over the machine's calibrated rate). Medians come from the runs. "–" marks a column that does
+not apply to the row or that the report predates.
 
 Example (base.json and new.json written by a suite binary with --output):
   baseline table base.json                      # Markdown on stdout
