@@ -315,12 +315,8 @@ func Compare(old, new *Report, opt Options) (Comparison, error) {
 		if m.Side == newSide.name {
 			side, list = newSide, &c.UnmatchedNew
 		}
-		for _, e := range side.entries {
-			if e.mode == m.Mode && e.level == m.Level && e.load == m.Load && e.reps == m.Runs {
-				*list = append(*list, Unmatched{Mode: m.Mode, Level: m.Level, Load: m.Load, Config: configText(e.config), Hint: m.Reason})
-				break
-			}
-		}
+		e := side.entries[m.entry]
+		*list = append(*list, Unmatched{Mode: m.Mode, Level: m.Level, Load: m.Load, Config: configText(e.config), Hint: m.Reason})
 	}
 	if len(c.Pairs) == 0 {
 		return c, ErrNoMatch

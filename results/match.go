@@ -97,6 +97,8 @@ type Match struct {
 	// Notes lists the keys present on one side only and taken as that flag's default, and the
 	// --across keys the pair differs in.
 	Notes []string `json:"notes,omitempty"`
+	// entry is the group's index among its side's entries.
+	entry int
 }
 
 // matchSide is one report's groups and what its command line says about its flags.
@@ -170,71 +172,68 @@ func orAbsent(v string, ok bool) string {
 }
 
 // matchRuns pairs the groups of old and new. Groups pair when their mode and level are equal
-// and configDifferences finds nothing; each group pairs at most once. Every group gets a Match
-// saying what became of it.
+// and configDifferences finds nothing; each group pairs at most once, old groups choosing in
+// order. Every group gets a Match saying what became of it.
 func matchRuns(old, new *matchSide, across map[string]bool) (pairs [][2]int, matches []Match) {
-	paired := make(map[int]bool)
-	pairOf := make(map[int]int)
+	pairOf := make(map[int]int) // new group → old group
 	for i, o := range old.entries {
-		m := newMatch(old.name, o)
-		best, bestDiffs := -1, []string(nil)
-		taken := false
-		for j, n := range new.entries {
-			if n.mode != o.mode || n.level != o.level {
-				continue
-			}
-			diffs, notes := configDifferences(o, n, old, new, across)
-			if len(diffs) == 0 && paired[j] {
-				taken = true
-				continue
-			}
-			if len(diffs) == 0 {
-				paired[j], pairOf[j] = true, i
-				pairs = append(pairs, [2]int{i, j})
-				m.Paired, m.Notes = true, notes
-				m.Reason = "paired with new " + describeEntry(n)
-				break
-			}
-			if best < 0 || len(diffs) < len(bestDiffs) {
-				best, bestDiffs = j, diffs
-			}
+		m := newMatch(old.name, i, o)
+		j, reason, notes := findPartner(o, old, new, across, func(j int) bool { _, taken := pairOf[j]; return !taken })
+		if j >= 0 {
+			pairOf[j] = i
+			pairs = append(pairs, [2]int{i, j})
+			m.Paired, m.Notes = true, notes
 		}
-		if !m.Paired {
-			m.Reason = unpairedReason(o, new.name, best >= 0, bestDiffs, taken)
-		}
+		m.Reason = reason
 		matches = append(matches, m)
 	}
 	for j, n := range new.entries {
-		m := newMatch(new.name, n)
-		if paired[j] {
+		m := newMatch(new.name, j, n)
+		if i, ok := pairOf[j]; ok {
 			m.Paired = true
-			m.Reason = "paired with old " + describeEntry(old.entries[pairOf[j]])
-			_, m.Notes = configDifferences(n, old.entries[pairOf[j]], new, old, across)
-			matches = append(matches, m)
-			continue
+			m.Reason = "paired with old " + describeEntry(old.entries[i])
+			_, m.Notes = configDifferences(n, old.entries[i], new, old, across)
+		} else {
+			// Every old group that could have been its partner has one already.
+			_, m.Reason, _ = findPartner(n, new, old, across, func(int) bool { return false })
 		}
-		best, bestDiffs, taken := -1, []string(nil), false
-		for i, o := range old.entries {
-			if o.mode != n.mode || o.level != n.level {
-				continue
-			}
-			diffs, _ := configDifferences(n, o, new, old, across)
-			if len(diffs) == 0 {
-				taken = true
-				continue
-			}
-			if best < 0 || len(diffs) < len(bestDiffs) {
-				best, bestDiffs = i, diffs
-			}
-		}
-		m.Reason = unpairedReason(n, old.name, best >= 0, bestDiffs, taken)
 		matches = append(matches, m)
 	}
 	return pairs, matches
 }
 
-func newMatch(side string, e compareEntry) Match {
-	return Match{Side: side, Mode: e.mode, Level: e.level, Load: e.load, Runs: e.reps}
+// findPartner looks among the other side's groups of e's mode and level for the first one
+// without differences that is still free. It returns its index (-1 when there is none) and
+// the reason: which group, or why none (the differences of the closest group, or that the
+// matches are all taken, or that the other side has no such runs).
+func findPartner(e compareEntry, side, other *matchSide, across map[string]bool, free func(int) bool) (int, string, []string) {
+	closest, closestDiffs, taken := -1, []string(nil), false
+	for j, o := range other.entries {
+		if o.mode != e.mode || o.level != e.level {
+			continue
+		}
+		diffs, notes := configDifferences(e, o, side, other, across)
+		switch {
+		case len(diffs) == 0 && free(j):
+			return j, "paired with " + other.name + " " + describeEntry(o), notes
+		case len(diffs) == 0:
+			taken = true
+		case closest < 0 || len(diffs) < len(closestDiffs):
+			closest, closestDiffs = j, diffs
+		}
+	}
+	mode := modeText(e.mode, e.level)
+	switch {
+	case taken:
+		return -1, fmt.Sprintf("unpaired: its match in %s is already paired with another group (the --across keys make them ambiguous)", other.name), nil
+	case closest >= 0:
+		return -1, fmt.Sprintf("unpaired: the %s %s runs differ in %s", other.name, mode, strings.Join(closestDiffs, "; ")), nil
+	}
+	return -1, fmt.Sprintf("unpaired: %s has no %s run", other.name, mode), nil
+}
+
+func newMatch(side string, index int, e compareEntry) Match {
+	return Match{Side: side, Mode: e.mode, Level: e.level, Load: e.load, Runs: e.reps, entry: index}
 }
 
 func describeEntry(e compareEntry) string {
@@ -243,20 +242,6 @@ func describeEntry(e compareEntry) string {
 		s += fmt.Sprintf(" @%d", e.level)
 	}
 	return fmt.Sprintf("%s · %s (n=%d)", s, e.load, e.reps)
-}
-
-func unpairedReason(e compareEntry, other string, sameMode bool, diffs []string, taken bool) string {
-	mode := e.mode
-	if e.level > 0 {
-		mode = fmt.Sprintf("%s @%d", e.mode, e.level)
-	}
-	switch {
-	case sameMode:
-		return fmt.Sprintf("unpaired: the %s %s runs differ in %s", other, mode, strings.Join(diffs, "; "))
-	case taken:
-		return fmt.Sprintf("unpaired: its match in %s is already paired with another group (the --across keys make them ambiguous)", other)
-	}
-	return fmt.Sprintf("unpaired: %s has no %s run", other, mode)
 }
 
 // acrossKnown checks that every --across key is a config key of some run of either report.
