@@ -142,20 +142,15 @@ func configDifferences(a, b compareEntry, sa, sb *matchSide, across map[string]b
 		case aok && bok:
 			diffs = append(diffs, fmt.Sprintf("%s %s here, %s there", k, av, bv))
 		default:
-			value, present, absent, presentHere := av, sa, sb, true
+			value, present, absent, here, there := av, sa, sb, "here", "there"
 			if bok {
-				value, present, absent, presentHere = bv, sb, sa, false
-			}
-			where := "there"
-			if presentHere {
-				where = "here"
+				value, present, absent, here, there = bv, sb, sa, "there", "here"
 			}
 			switch {
 			case present.explicit != nil && present.explicit[k]:
-				diffs = append(diffs, fmt.Sprintf("%s %s %s (set on the %s command line), absent %s", k, value, where,
-					present.name, map[bool]string{true: "there", false: "here"}[presentHere]))
+				diffs = append(diffs, fmt.Sprintf("%s %s %s (set on the %s command line), absent %s", k, value, here, present.name, there))
 			case present.explicit != nil:
-				notes = append(notes, fmt.Sprintf("%s %s in %s is its default; the %s report predates the flag", k, value, present.name, absent.name))
+				notes = append(notes, fmt.Sprintf("%s %s in %s is its default; absent in %s (a binary from before the flag, or after it was dropped)", k, value, present.name, absent.name))
 			default:
 				notes = append(notes, fmt.Sprintf("%s %s in %s taken as its default (no command line recorded); absent in %s", k, value, present.name, absent.name))
 			}
