@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -385,11 +387,7 @@ func databaseWide(d *Database, metric string) bool {
 }
 
 func configText(cfg map[string]string) string {
-	keys := make([]string, 0, len(cfg))
-	for k := range cfg {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(cfg))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + "=" + cfg[k]

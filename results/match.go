@@ -3,7 +3,8 @@ package results
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -37,14 +38,7 @@ var nonShapingKeys = map[string]string{
 }
 
 // NonShapingKeys lists the config keys that never keep runs from pairing, sorted.
-func NonShapingKeys() []string {
-	out := make([]string, 0, len(nonShapingKeys))
-	for k := range nonShapingKeys {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func NonShapingKeys() []string { return slices.Sorted(maps.Keys(nonShapingKeys)) }
 
 // shapingConfig is the config entries that shape a run, each value in canonical JSON, so that
 // an int in memory and a float64 read back from JSON compare equal.
@@ -120,19 +114,14 @@ type matchSide struct {
 //   - that side recorded no command line: the key is taken as its default and noted, since
 //     refusing it would make every new flag break every such report.
 func configDifferences(a, b compareEntry, sa, sb *matchSide, across map[string]bool) (diffs, notes []string) {
-	keys := make(map[string]bool)
-	for k := range a.config {
-		keys[k] = true
-	}
+	keys := slices.Sorted(maps.Keys(a.config))
 	for k := range b.config {
-		keys[k] = true
+		if _, ok := a.config[k]; !ok {
+			keys = append(keys, k)
+		}
 	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
-	for _, k := range sorted {
+	slices.Sort(keys)
+	for _, k := range keys {
 		av, aok := a.config[k]
 		bv, bok := b.config[k]
 		switch {

@@ -155,6 +155,23 @@ func runsOf(runs []Run, mode string, level int) []Run {
 	return out
 }
 
+// metricColumns are the columns that show one metric in one format.
+var metricColumns = map[string]struct {
+	metric string
+	format func(float64) string
+}{
+	ColThroughput: {MetricThroughputRPS, formatRPS},
+	ColFailed:     {MetricFailedRequests, formatCount},
+	ColP50:        {MetricP50Ms, formatMs},
+	ColP95:        {MetricP95Ms, formatMs},
+	ColP99:        {MetricP99Ms, formatMs},
+	ColPersistLag: {MetricPersistLagP99Ms, formatMs},
+	ColPoolMax:    {MetricPoolMaxUsageBasisPoints, formatBasisPointsPct},
+	ColWAL:        {MetricWALBytesPerRequest, formatPerRequest},
+	ColStatements: {MetricStatementsPerRequest, formatPerRequest},
+	ColEfficiency: {MetricEfficiency, formatRatio},
+}
+
 // formatRow formats the cells of a row; cfg is a run of the row, read for its configuration.
 func formatRow(row TableRow, cfg Run) []string {
 	m := row.Metrics
@@ -180,22 +197,8 @@ func formatRow(row TableRow, cfg Run) []string {
 			v = mode
 		case ColLoad:
 			v = loadText(cfg, row.Level, row.Knee)
-		case ColThroughput:
-			v = cell(MetricThroughputRPS, formatRPS)
-		case ColFailed:
-			v = cell(MetricFailedRequests, formatCount)
-		case ColP50:
-			v = cell(MetricP50Ms, formatMs)
-		case ColP95:
-			v = cell(MetricP95Ms, formatMs)
-		case ColP99:
-			v = cell(MetricP99Ms, formatMs)
-		case ColPersistLag:
-			v = cell(MetricPersistLagP99Ms, formatMs)
 		case ColMaxWaiters:
 			v = waitersText(m)
-		case ColPoolMax:
-			v = cell(MetricPoolMaxUsageBasisPoints, formatBasisPointsPct)
 		case ColSQLOps:
 			v = missingValue
 			if hasQueue {
@@ -206,12 +209,10 @@ func formatRow(row TableRow, cfg Run) []string {
 			if row.Verified {
 				v = verifiedMark
 			}
-		case ColWAL:
-			v = cell(MetricWALBytesPerRequest, formatPerRequest)
-		case ColStatements:
-			v = cell(MetricStatementsPerRequest, formatPerRequest)
-		case ColEfficiency:
-			v = cell(MetricEfficiency, formatRatio)
+		default:
+			if mc, ok := metricColumns[c.Key]; ok {
+				v = cell(mc.metric, mc.format)
+			}
 		}
 		cells = append(cells, v)
 	}
