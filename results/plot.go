@@ -231,6 +231,12 @@ func environmentLine(rep *Report) string {
 	add("durability ", e.Durability)
 	add("queue ", e.QueueBackend)
 	add("", e.GoVersion)
+	if c := e.Calibration; c != nil && !c.Skipped {
+		add("calibration: ", fmt.Sprintf("hot row %s/s on %d conns, batched %s rows/s on %d",
+			formatRPS(c.HotRowUpdateRPSPool.Median), c.PoolConns, formatRPS(c.BatchedWriteRowsPerSec.Median), c.BatchedWriteConns))
+	} else {
+		add("", "no calibration")
+	}
 	if rep.Interrupted {
 		parts = append(parts, "INTERRUPTED")
 	}
