@@ -261,7 +261,7 @@ func (c *Config) values() map[string]any {
 	out := map[string]any{}
 	c.fs.VisitAll(func(f *pflag.Flag) {
 		switch f.Name {
-		case "output", "help", "debug-break-expectations", "cpu-profile":
+		case "output", "help", "debug-break-expectations", "cpu-profile", "calibrate": // shape no run
 			return
 		case "postgres-url", "redis-url":
 			if f.Value.String() != "" {

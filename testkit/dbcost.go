@@ -17,8 +17,8 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/monitor"
 )
 
-// sessionExitDeadline bounds the wait for the run's backends to exit (and so flush their
-// statistics) before the end reading.
+// sessionExitDeadline bounds the wait for closed connections' backends to exit (and so flush
+// their statistics) before a reading.
 const sessionExitDeadline = 5 * time.Second
 
 // calibrate records the machine's reference rates in the environment, once, before the first
@@ -70,9 +70,10 @@ func (e *engine) beginCost(ctx context.Context) *costWindow {
 	admin := e.target.Admin()
 	reader, err := dbstats.NewReader(ctx, admin, e.target.Schema())
 	if err == nil {
-		e.target.TakeSessions() // connections of earlier runs are not waited for
 		var w costWindow
-		if w.start, err = reader.Begin(ctx, admin); err == nil {
+		// The calibration's and earlier runs' connections are closed: their backends may
+		// still be flushing what they did.
+		if w.start, err = reader.Begin(ctx, admin, e.target.TakeSessions(), sessionExitDeadline); err == nil {
 			w.reader = reader
 			return &w
 		}

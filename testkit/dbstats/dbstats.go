@@ -108,21 +108,22 @@ func Untrack(ctx context.Context, conn *pgx.Conn) {
 	_, _ = conn.Exec(ctx, "SET pg_stat_statements.track = 'none'")
 }
 
-// Begin takes the snapshot a run starts from: the reader's own pending counters are flushed
-// first, so that none of what happened before arrives during the run.
-func (r *Reader) Begin(ctx context.Context, conn *pgx.Conn) (Snapshot, error) {
-	Untrack(ctx, conn)
-	r.transaction++
-	if err := r.forceFlush(ctx, conn); err != nil {
-		return Snapshot{}, err
-	}
-	return r.take(ctx, conn)
+// Begin takes the snapshot a run starts from, once the backends of sessions (closed
+// connections of what ran before: the calibration, earlier runs) have exited, or after
+// deadline; the reader's own pending counters are flushed first, so that none of what happened
+// before arrives during the run.
+func (r *Reader) Begin(ctx context.Context, conn *pgx.Conn, sessions []uint32, deadline time.Duration) (Snapshot, error) {
+	return r.read(ctx, conn, sessions, deadline)
 }
 
 // End takes the snapshot a run ends with, once the backends of sessions (the run's write
 // connections, already closed by the caller) have exited and so flushed their counters, or
 // after deadline.
 func (r *Reader) End(ctx context.Context, conn *pgx.Conn, sessions []uint32, deadline time.Duration) (Snapshot, error) {
+	return r.read(ctx, conn, sessions, deadline)
+}
+
+func (r *Reader) read(ctx context.Context, conn *pgx.Conn, sessions []uint32, deadline time.Duration) (Snapshot, error) {
 	Untrack(ctx, conn)
 	r.transaction++
 	if err := r.waitGone(ctx, conn, sessions, deadline); err != nil {
