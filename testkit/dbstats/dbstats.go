@@ -39,10 +39,10 @@ import (
 // Reader takes snapshots on one connection of the engine's (never the load's); it knows what
 // the server offers and counts the transactions it runs itself.
 type Reader struct {
-	version     int    // server_version_num
-	statsView   string // qualified pg_stat_statements view, "" when not loaded
-	schema      string
-	transaction int64 // transactions this reader ran (each is one commit in pg_stat_database)
+	version      int    // server_version_num
+	statsView    string // qualified pg_stat_statements view, "" when not loaded
+	schema       string
+	transactions int64 // transactions this reader ran (each is one commit in pg_stat_database)
 }
 
 // Snapshot is one reading of the cumulative counters.
@@ -80,19 +80,19 @@ func NewReader(ctx context.Context, conn *pgx.Conn, schema string) (*Reader, err
 		return nil, err
 	}
 	r.version, _ = strconv.Atoi(v)
-	r.transaction++
+	r.transactions++
 	var nsp *string
 	if err := conn.QueryRow(ctx, `SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
 		WHERE e.extname = 'pg_stat_statements'`).Scan(&nsp); err != nil && err != pgx.ErrNoRows {
 		return nil, err
 	}
-	r.transaction++
+	r.transactions++
 	if nsp != nil {
 		view := pgx.Identifier{*nsp, "pg_stat_statements"}.Sanitize()
 		// The view errors when the library is not in shared_preload_libraries.
 		if _, err := conn.Exec(ctx, "SELECT 1 FROM "+view+" LIMIT 0"); err == nil {
 			r.statsView = view
-			r.transaction++
+			r.transactions++
 		}
 	}
 	return r, nil
@@ -125,7 +125,7 @@ func (r *Reader) End(ctx context.Context, conn *pgx.Conn, sessions []uint32, dea
 
 func (r *Reader) read(ctx context.Context, conn *pgx.Conn, sessions []uint32, deadline time.Duration) (Snapshot, error) {
 	Untrack(ctx, conn)
-	r.transaction++
+	r.transactions++
 	if err := r.waitGone(ctx, conn, sessions, deadline); err != nil {
 		return Snapshot{}, err
 	}
@@ -146,7 +146,7 @@ func (r *Reader) forceFlush(ctx context.Context, conn *pgx.Conn) error {
 	if r.version < 150000 {
 		return nil
 	}
-	r.transaction++
+	r.transactions++
 	_, err := conn.Exec(ctx, "SELECT pg_stat_force_next_flush()")
 	return err
 }
@@ -162,7 +162,7 @@ func (r *Reader) waitGone(ctx context.Context, conn *pgx.Conn, sessions []uint32
 	}
 	return r.poll(ctx, deadline, func() (bool, error) {
 		var left int
-		r.transaction++
+		r.transactions++
 		err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1)", pids).Scan(&left)
 		return left == 0, err
 	})
@@ -174,11 +174,11 @@ func (r *Reader) waitStill(ctx context.Context, conn *pgx.Conn, deadline time.Du
 	last := int64(-1)
 	return r.poll(ctx, deadline, func() (bool, error) {
 		var n int64
-		r.transaction++
+		r.transactions++
 		if _, err := conn.Exec(ctx, "SELECT pg_stat_clear_snapshot()"); err != nil {
 			return false, err
 		}
-		r.transaction++
+		r.transactions++
 		err := conn.QueryRow(ctx, `SELECT xact_commit + xact_rollback + tup_inserted + tup_updated + tup_deleted
 			FROM pg_stat_database WHERE datname = current_database()`).Scan(&n)
 		still := n == last
@@ -208,8 +208,8 @@ func (r *Reader) poll(ctx context.Context, deadline time.Duration, done func() (
 
 // take reads every counter in one transaction.
 func (r *Reader) take(ctx context.Context, conn *pgx.Conn) (Snapshot, error) {
-	s := Snapshot{At: time.Now(), readerTransactions: r.transaction, Tables: map[string]tableCounters{}}
-	r.transaction++
+	s := Snapshot{At: time.Now(), readerTransactions: r.transactions, Tables: map[string]tableCounters{}}
+	r.transactions++
 	err := pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_stat_clear_snapshot()"); err != nil {
 			return err
