@@ -73,7 +73,7 @@ func (e *engine) beginCost(ctx context.Context) *costWindow {
 		var w costWindow
 		// The calibration's and earlier runs' connections are closed: their backends may
 		// still be flushing what they did.
-		if w.start, err = reader.Begin(ctx, admin, e.target.TakeSessions(), sessionExitDeadline); err == nil {
+		if w.start, err = reader.Take(ctx, admin, e.target.TakeSessions(), sessionExitDeadline); err == nil {
 			w.reader = reader
 			return &w
 		}
@@ -98,7 +98,7 @@ func (e *engine) endCost(ctx context.Context, w *costWindow, pool *pgxpool.Pool,
 		_ = o.Close(ctx)
 	}
 	admin := e.target.Admin()
-	end, err := w.reader.End(ctx, admin, e.target.TakeSessions(), sessionExitDeadline)
+	end, err := w.reader.Take(ctx, admin, e.target.TakeSessions(), sessionExitDeadline)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "%s: the database's own figures are left out of this run: %s\n", e.info.Name, database.Redact(err.Error()))
 		return nil

@@ -9,11 +9,11 @@
 // until it flushes them — at most once a second while busy, and an idle backend that flushed
 // less than a second ago waits up to 10 s (PGSTAT_IDLE_INTERVAL) before the next flush. Only
 // an exiting backend flushes at once, and it does so before it leaves pg_stat_activity. So the
-// engine closes the run's write connections after the drain, End waits (bounded) until their
+// engine closes the run's write connections after the drain, Take waits (bounded) until their
 // backends are gone, and the reading connection forces its own flush
 // (pg_stat_force_next_flush) before each snapshot. pg_stat_statements is updated as each
 // statement ends and needs no flush. Before 15 the statistics collector gets the counters
-// within half a second; End then polls until they stop moving.
+// within half a second; Take then polls until they stop moving.
 //
 // What the figures count: WAL is server-wide and transactions database-wide (autovacuum and
 // other sessions of a shared server add to them); statements are those of the database run by
@@ -108,22 +108,11 @@ func Untrack(ctx context.Context, conn *pgx.Conn) {
 	_, _ = conn.Exec(ctx, "SET pg_stat_statements.track = 'none'")
 }
 
-// Begin takes the snapshot a run starts from, once the backends of sessions (closed
-// connections of what ran before: the calibration, earlier runs) have exited, or after
-// deadline; the reader's own pending counters are flushed first, so that none of what happened
-// before arrives during the run.
-func (r *Reader) Begin(ctx context.Context, conn *pgx.Conn, sessions []uint32, deadline time.Duration) (Snapshot, error) {
-	return r.read(ctx, conn, sessions, deadline)
-}
-
-// End takes the snapshot a run ends with, once the backends of sessions (the run's write
-// connections, already closed by the caller) have exited and so flushed their counters, or
-// after deadline.
-func (r *Reader) End(ctx context.Context, conn *pgx.Conn, sessions []uint32, deadline time.Duration) (Snapshot, error) {
-	return r.read(ctx, conn, sessions, deadline)
-}
-
-func (r *Reader) read(ctx context.Context, conn *pgx.Conn, sessions []uint32, deadline time.Duration) (Snapshot, error) {
+// Take reads every counter once the backends of sessions — connections already closed: the
+// run's writers at its end; the calibration's and earlier runs' at its start — have exited and
+// so flushed their counters (or after deadline). The reader's own pending counters are flushed
+// first, so that what happened before a start reading never arrives during the run.
+func (r *Reader) Take(ctx context.Context, conn *pgx.Conn, sessions []uint32, deadline time.Duration) (Snapshot, error) {
 	Untrack(ctx, conn)
 	r.transactions++
 	if err := r.waitGone(ctx, conn, sessions, deadline); err != nil {
@@ -137,7 +126,7 @@ func (r *Reader) read(ctx context.Context, conn *pgx.Conn, sessions []uint32, de
 	if err := r.forceFlush(ctx, conn); err != nil {
 		return Snapshot{}, err
 	}
-	return r.take(ctx, conn)
+	return r.snapshot(ctx, conn)
 }
 
 // forceFlush makes conn's backend flush its pending counters at the end of this statement
@@ -206,8 +195,8 @@ func (r *Reader) poll(ctx context.Context, deadline time.Duration, done func() (
 	}
 }
 
-// take reads every counter in one transaction.
-func (r *Reader) take(ctx context.Context, conn *pgx.Conn) (Snapshot, error) {
+// snapshot reads every counter in one transaction.
+func (r *Reader) snapshot(ctx context.Context, conn *pgx.Conn) (Snapshot, error) {
 	s := Snapshot{At: time.Now(), readerTransactions: r.transactions, Tables: map[string]tableCounters{}}
 	r.transactions++
 	err := pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
