@@ -58,6 +58,8 @@ type Config struct {
 	Levels []int
 
 	CPUProfile string
+	// Calibrate measures the machine before the first run (testkit/calibrate).
+	Calibrate bool
 
 	faultsRaw []string
 	faults    []Fault
@@ -106,6 +108,7 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 	fs.StringVar(&c.levelsRaw, "levels", "", "concurrency ladder, e.g. 1,2,4,8,64 (one run per level, each for --duration)")
 
 	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, pause-flush@T+D, kill-consumer@T, statement-timeout=MS, lock-timeout=MS")
+	fs.BoolVar(&c.Calibrate, "calibrate", true, "measure this machine's PostgreSQL first (a few seconds: hot-row UPDATE rate, batched-write ceiling) so throughput compares across machines as efficiency; --calibrate=false skips it")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile of the whole invocation here (go tool pprof)")
 
 	fs.BoolVar(&c.breakExpectations, "debug-break-expectations", false, "make every verification expectation off by one (tests the exit code)")
@@ -258,7 +261,7 @@ func (c *Config) values() map[string]any {
 	out := map[string]any{}
 	c.fs.VisitAll(func(f *pflag.Flag) {
 		switch f.Name {
-		case "output", "help", "debug-break-expectations", "cpu-profile":
+		case "output", "help", "debug-break-expectations", "cpu-profile", "calibrate": // shape no run
 			return
 		case "postgres-url", "redis-url":
 			if f.Value.String() != "" {

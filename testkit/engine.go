@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
@@ -223,6 +221,9 @@ func (e *engine) runAll() error {
 	if err := e.openRedis(ctx); err != nil { // --queue-backend redis (redis.go)
 		return err
 	}
+	if err := e.calibrate(ctx); err != nil { // before the first run (dbcost.go)
+		return err
+	}
 	if c.Output != "" {
 		if e.samples, err = monitor.CreateSamples(results.SamplesPath(c.Output)); err != nil {
 			return err
@@ -317,9 +318,8 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		q := wl.Queue
 		mcfg.Queue = func() (int64, int64) { m := q.Metrics(); return m.Depth, m.PendingDepth }
 	}
-	mon, err := monitor.Start(ctx, func(ctx context.Context) (*pgx.Conn, error) {
-		return e.target.Connect(ctx, "hotspotkit-monitor")
-	}, mcfg)
+	cost := e.beginCost(ctx) // the database's counters before the load (dbcost.go)
+	mon, err := monitor.Start(ctx, e.monitorConnect(cost), mcfg)
 	if err != nil {
 		return fail(err)
 	}
@@ -361,6 +361,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		return fail(err)
 	}
 	r.Admin = e.target.Admin()
+	out.Database = e.endCost(post, cost, pool, wl, mon, res)
 	out.Load = loadStats(res, drainEnd, r)
 	if wl.Outbox != nil {
 		f := wl.Outbox.Stats()
@@ -372,6 +373,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 			out.Load.AcceptRPS = round1(float64(res.Completed) / (out.Load.IntakeMs / 1000))
 		}
 	}
+	out.Efficiency, out.EfficiencyBasis = results.Efficiency(out, e.report.Environment.Calibration)
 	out.Interrupted = res.Stopped
 	if drainErr != nil {
 		out.Error = database.Redact("drain: " + drainErr.Error())

@@ -178,6 +178,7 @@ func AsyncWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 			Backend:    "memory",
 			Compaction: compact,
 			FullPolicy: c.QueueFull,
+			flushPool:  flushPool,
 			Metrics:    backend.Metrics,
 			PersistLag: backend.PersistLag,
 			Pause:      backend.Pause,

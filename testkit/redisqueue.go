@@ -116,6 +116,7 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 			Backend:    BackendRedis,
 			Compaction: compact,
 			FullPolicy: c.QueueFull,
+			flushPool:  flushPool,
 			Metrics:    q.Metrics,
 			PersistLag: q.PersistLag,
 			Pause:      q.Pause,

@@ -120,6 +120,9 @@ type QueueHandle struct {
 	Stream func() redisq.StreamMetrics
 	// stream is set by the Redis backend: the run's role and run-wide counters (roles.go).
 	stream *streamRun
+	// flushPool is the workers' own pool; its connections are closed after the drain so that
+	// their backends report their statistics (dbcost.go).
+	flushPool *pgxpool.Pool
 }
 
 // Run is the context of one run, handed to the suite.

@@ -25,11 +25,13 @@ import (
 )
 
 // Run executes s with args (plus --output) and returns the exit code, the report and stderr.
-// A run that writes no report fails the test.
+// A run that writes no report fails the test. The machine calibration is skipped unless args
+// ask for it (--calibrate): it costs seconds and measures the machine, not the suite.
 func Run(t *testing.T, s testkit.Suite, args ...string) (int, *results.Report, string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "report.json")
 	var stdout, stderr bytes.Buffer
+	args = append([]string{"--calibrate=false"}, args...)
 	code := testkit.Execute(s, append(args, "--output", out), &stdout, &stderr)
 	rep, err := results.ReadFile(out)
 	if err != nil {

@@ -21,6 +21,16 @@ func TestAllModesVerifyAndSyncShowsHotRowWaiters(t *testing.T) {
 	if rep.Environment.PostgresVersion == "" || rep.Environment.Durability != "on" || rep.Environment.ManagedPostgres {
 		t.Errorf("environment: %+v", rep.Environment)
 	}
+	// --calibrate=false (suitetest's default) says so, and no run claims an efficiency; on a
+	// --postgres-url server the database's figures are marked shared.
+	if c := rep.Environment.Calibration; c == nil || !c.Skipped {
+		t.Errorf("calibration %+v, want skipped", c)
+	}
+	for _, r := range rep.Runs {
+		if r.Efficiency != 0 || r.EfficiencyBasis != "" || r.Database == nil || !r.Database.Shared {
+			t.Errorf("%s: efficiency %v %q, database %+v", r.Mode, r.Efficiency, r.EfficiencyBasis, r.Database)
+		}
+	}
 }
 
 func TestManagedServerRunAndBrokenExpectationExitsOne(t *testing.T) {
