@@ -89,6 +89,13 @@ func printProblems(w io.Writer, rep *results.Report) {
 		if len(r.Load.ErrorCounts) > 0 {
 			fmt.Fprintf(w, "  %s errors: %v\n", r.Mode, r.Load.ErrorCounts)
 		}
+		if rt := r.Load.Retries; rt != nil && rt.RetriedRequests > 0 {
+			fmt.Fprintf(w, "  %s retries: %d requests retried (tries per request %s), retries by class %v\n",
+				r.Mode, rt.RetriedRequests, triesText(rt.TriesPerRequest), rt.RetriesByClass)
+		}
+		if rt := r.Load.Retries; rt != nil && rt.MaxTries > 1 && len(rt.FailedAfterLastTryByClass) > 0 {
+			fmt.Fprintf(w, "  %s failed after %d tries: %v\n", r.Mode, rt.MaxTries, rt.FailedAfterLastTryByClass)
+		}
 		if r.Error != "" {
 			fmt.Fprintf(w, "  %s: %s\n", r.Mode, database.Redact(r.Error))
 		}
@@ -108,6 +115,20 @@ func printProblems(w io.Writer, rep *results.Report) {
 			}
 		}
 	}
+}
+
+// triesText is the tries-per-request histogram in order: "1:5712 2:250 3:38".
+func triesText(h map[int]int64) string {
+	tries := make([]int, 0, len(h))
+	for n := range h {
+		tries = append(tries, n)
+	}
+	sort.Ints(tries)
+	parts := make([]string, len(tries))
+	for i, n := range tries {
+		parts[i] = fmt.Sprintf("%d:%d", n, h[n])
+	}
+	return strings.Join(parts, " ")
 }
 
 func reqConc(r results.Run) string {
