@@ -35,6 +35,7 @@ const (
 	ColPoolMax    = "pool_max_pct"
 	ColSQLOps     = "sql_ops_compacted"
 	ColVerified   = "verified"
+	ColMaxTries   = "max_tries"
 )
 
 const (
@@ -59,6 +60,7 @@ var TableColumns = []Column{
 	{ColPoolMax, "pool max %", true},
 	{ColSQLOps, "sql ops / compacted", true},
 	{ColVerified, "verified", false},
+	{ColMaxTries, "max tries", true},
 }
 
 // TableData is the baseline table: one row per run, or per summary when a report has them.
@@ -197,6 +199,11 @@ func formatRow(row TableRow, cfg Run) []string {
 			v = unverifiedMark
 			if row.Verified {
 				v = verifiedMark
+			}
+		case ColMaxTries:
+			v = missingValue // a report from before --max-tries
+			if n, ok := configNumber(cfg.Config, "max-tries"); ok {
+				v = formatCount(n)
 			}
 		}
 		cells = append(cells, v)

@@ -43,7 +43,7 @@ were repeated; one per level for a ladder), in a fixed column order.
 
 Columns: suite · mode · requests × conc · rps · failed · p50 / p95 / p99 ms · lag p99 ms
 (queue modes) · max waiters per hot table · pool max % · sql ops / compacted (queue modes) ·
-verified. "–" marks a column that does not apply to the row.
+verified · max tries (--max-tries). "–" marks a column that does not apply to the row.
 
 Example (base.json and new.json written by a suite binary with --output):
   baseline table base.json                      # Markdown on stdout

@@ -13,6 +13,7 @@ package suitetest
 import (
 	"bytes"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -167,4 +168,79 @@ func HotSpotContract(t *testing.T, s testkit.Suite, requests, recordsPerRequest 
 		}
 	}
 	return rep
+}
+
+// Fired reports whether the run's fault of kind struck (it was injected without error).
+func Fired(r results.Run, kind string) bool {
+	for _, f := range r.Faults {
+		if f.Kind == kind && f.Error == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Exact fails the test unless the run verified and its reconciliation found nothing lost,
+// nothing applied twice and no failed request persisted.
+func Exact(t *testing.T, r results.Run) {
+	t.Helper()
+	Verified(t, r)
+	if rc := r.Reconciliation; rc == nil || rc.Lost != 0 || rc.Duplicated != 0 || rc.FailedButPersisted != 0 {
+		t.Errorf("%s: reconciliation %+v", r.Mode, rc)
+	}
+}
+
+// AtomicUnderFaults runs s in modes (comma-separated) with requests and concurrency workers
+// under faults that kill connections in the middle of requests, and fails the test unless
+// every request is all there or not at all, and counted once:
+//   - restart-postgres, one try per request (a server of its own): requests fail, none of
+//     them is found persisted, every counter is exact;
+//   - restart-postgres with --max-tries 30: every request completes, some after retries;
+//   - terminate-backends four times (every 50 ms, while commits are in flight) with
+//     --max-tries 5: a retry after a COMMIT whose outcome was unknown applies nothing twice.
+func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, concurrency int) {
+	t.Helper()
+	load := []string{"--modes", modes, "--requests", strconv.Itoa(requests), "--concurrency", strconv.Itoa(concurrency)}
+	restart := append(slices.Clone(load), "--fault", "restart-postgres@150ms")
+	terminate := Shared(t, slices.Concat(load, []string{"--max-tries", "5",
+		"--fault", "terminate-backends@50ms", "--fault", "terminate-backends@100ms",
+		"--fault", "terminate-backends@150ms", "--fault", "terminate-backends@200ms"})...)
+	cases := []struct {
+		name, fault string
+		args        []string
+		check       func(t *testing.T, r results.Run)
+	}{
+		{"restart-postgres, one try", "restart-postgres", slices.Concat(restart, []string{"--max-tries", "1"}), func(t *testing.T, r results.Run) {
+			if r.Load.FailedRequests == 0 {
+				t.Errorf("%s: no request failed while the server restarted", r.Mode)
+			}
+		}},
+		{"restart-postgres, retried", "restart-postgres", slices.Concat(restart, []string{"--max-tries", "30", "--retry-backoff-ms", "20"}), func(t *testing.T, r results.Run) {
+			Completed(t, r, int64(requests))
+			if rt := r.Load.Retries; rt == nil || rt.RetriedRequests == 0 || len(rt.RetriesByClass) == 0 {
+				t.Errorf("%s: no retries reported: %+v", r.Mode, rt)
+			}
+		}},
+		{"terminate-backends, retried", "terminate-backends", terminate, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, rep, stderr := Run(t, s, c.args...)
+			if len(rep.Runs) == 0 {
+				t.Fatalf("exit %d, no runs\n%s", code, stderr)
+			}
+			for _, r := range rep.Runs {
+				if !Fired(r, c.fault) {
+					t.Errorf("%s: fault %s did not strike during the load: %+v", r.Mode, c.fault, r.Faults)
+				}
+				Exact(t, r)
+				if c.check != nil {
+					c.check(t, r)
+				}
+			}
+			if code != 0 {
+				t.Errorf("exit %d\n%s", code, stderr)
+			}
+		})
+	}
 }

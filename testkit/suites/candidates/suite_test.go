@@ -182,3 +182,9 @@ func TestBadFlagsExitTwo(t *testing.T) {
 		}
 	}
 }
+
+// Requests are all there or not at all, and counted once, when connections die in the middle
+// of them, with and without retries.
+func TestRequestsAtomicUnderFaults(t *testing.T) {
+	suitetest.AtomicUnderFaults(t, New(), "sync", 2000, 200)
+}
