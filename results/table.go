@@ -204,6 +204,8 @@ func formatRow(row TableRow, cfg Run) []string {
 			v = missingValue // a report from before --max-tries
 			if n, ok := configNumber(cfg.Config, "max-tries"); ok {
 				v = formatCount(n)
+			} else if cfg.Load.Retries != nil {
+				v = strconv.Itoa(cfg.Load.Retries.MaxTries)
 			}
 		}
 		cells = append(cells, v)

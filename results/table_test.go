@@ -41,11 +41,11 @@ func TestTableColumnOrder(t *testing.T) {
 }
 
 // The fault matrix compares runs with and without retries: --max-tries is a column, read
-// from the run's config (a number in memory, a float64 after a JSON round trip).
+// from the run's config, else from its retry report.
 func TestTableMaxTriesColumn(t *testing.T) {
 	rep := singleReport()
-	rep.Runs[0].Config["max-tries"] = 20
-	rep.Runs[1].Config["max-tries"] = float64(1)
+	rep.Runs[0].Config["max-tries"] = float64(20)
+	rep.Runs[1].Load.Retries = &Retries{MaxTries: 1} // recorded in the config only above 1
 	td := Table([]*Report{rep})
 	for row, want := range []string{"20", "1"} {
 		if got := cellsByTitle(t, td, row)["max tries"]; got != want {

@@ -70,6 +70,7 @@ type Config struct {
 	faults    []Fault
 
 	breakExpectations bool
+	loseCommitEvery   int64
 	retryClassesRaw   []string
 	levelsRaw         string
 	modesRaw          []string
@@ -121,6 +122,8 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 
 	fs.BoolVar(&c.breakExpectations, "debug-break-expectations", false, "make every verification expectation off by one (tests the exit code)")
 	_ = fs.MarkHidden("debug-break-expectations")
+	fs.Int64Var(&c.loseCommitEvery, "debug-lose-commit-every", 0, "sync and outbox: every Nth request's first COMMIT succeeds but reports its outcome unknown, as when the reply is lost (tests exactly-once retries)")
+	_ = fs.MarkHidden("debug-lose-commit-every")
 }
 
 // validate checks the common flags; it runs before anything starts.
@@ -171,6 +174,9 @@ func (c *Config) validate(info Info) error {
 	}
 	if c.RetryBackoffMs < 0 {
 		bad("--retry-backoff-ms must not be negative")
+	}
+	if c.loseCommitEvery < 0 {
+		bad("--debug-lose-commit-every must not be negative")
 	}
 	c.Modes = nil
 	for _, m := range c.modesRaw {
@@ -311,6 +317,10 @@ func (c *Config) values() map[string]any {
 		switch f.Name {
 		case "output", "help", "debug-break-expectations", "cpu-profile":
 			return
+		case "max-tries", "retry-backoff-ms", "retry-classes", "debug-lose-commit-every":
+			// Recorded only when retries are on (below): a run without them matches the
+			// reports of engines that had no such flags.
+			return
 		case "postgres-url", "redis-url":
 			if f.Value.String() != "" {
 				out[f.Name] = database.RedactURL(f.Value.String())
@@ -320,7 +330,12 @@ func (c *Config) values() map[string]any {
 		out[f.Name] = flagValue(f)
 	})
 	out["modes"] = c.Modes
-	out["retry-classes"] = c.RetryClasses
+	if c.MaxTries > 1 {
+		out["max-tries"], out["retry-backoff-ms"], out["retry-classes"] = c.MaxTries, c.RetryBackoffMs, c.RetryClasses
+	}
+	if c.loseCommitEvery > 0 {
+		out["debug-lose-commit-every"] = c.loseCommitEvery
+	}
 	if len(c.Levels) > 0 {
 		out["levels"] = c.Levels
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -28,7 +29,9 @@ type TxFunc func(ctx context.Context, tx pgx.Tx, i int64) error
 // only when the request's own row is new.
 func (r *Run) SyncTx(fn TxFunc) load.Op {
 	pool := r.Pool
+	loseEvery := r.Config.loseCommitEvery
 	return func(ctx context.Context, req *load.Request) error {
+		lose := loseEvery > 0 && req.Index%loseEvery == 0
 		return req.Try(ctx, func(ctx context.Context) error {
 			conn, err := req.Acquire(ctx, pool)
 			if err != nil {
@@ -49,10 +52,18 @@ func (r *Run) SyncTx(fn TxFunc) load.Op {
 				}
 				return err
 			}
+			if lose { // only the first try's reply is lost
+				lose = false
+				return load.Unknown(errCommitReplyLost)
+			}
 			return nil
 		})
 	}
 }
+
+// errCommitReplyLost is what --debug-lose-commit-every makes a committed request's first try
+// return: the connection broke before the COMMIT's reply arrived (a retryable class).
+var errCommitReplyLost = fmt.Errorf("COMMIT reply lost (--debug-lose-commit-every): %w", io.ErrUnexpectedEOF)
 
 func rollback(ctx context.Context, tx pgx.Tx) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/load"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
@@ -197,12 +198,19 @@ func Exact(t *testing.T, r results.Run) {
 //     them is found persisted, every counter is exact;
 //   - restart-postgres with --max-tries 30: every request completes, some after retries;
 //   - terminate-backends four times (every 50 ms, while commits are in flight) with
-//     --max-tries 5: a retry after a COMMIT whose outcome was unknown applies nothing twice.
+//     --max-tries 5: requests whose session died are retried, none applied twice;
+//   - the reply of every 7th request's first COMMIT lost (--debug-lose-commit-every: the
+//     outcome is unknown although the commit went through — terminate-backends alone never
+//     does that, PostgreSQL answers it with 57P01 before or after a commit): with one try
+//     those requests are looked up and found persisted once, with three the retry finds the
+//     request written and applies nothing twice.
 func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, concurrency int) {
 	t.Helper()
-	load := []string{"--modes", modes, "--requests", strconv.Itoa(requests), "--concurrency", strconv.Itoa(concurrency)}
-	restart := append(slices.Clone(load), "--fault", "restart-postgres@150ms")
-	terminate := Shared(t, slices.Concat(load, []string{"--max-tries", "5",
+	flags := []string{"--modes", modes, "--requests", strconv.Itoa(requests), "--concurrency", strconv.Itoa(concurrency)}
+	restart := append(slices.Clone(flags), "--fault", "restart-postgres@150ms")
+	lose := []string{"--debug-lose-commit-every", "7"}
+	lost := int64((requests + 6) / 7)
+	terminate := Shared(t, slices.Concat(flags, []string{"--max-tries", "5",
 		"--fault", "terminate-backends@50ms", "--fault", "terminate-backends@100ms",
 		"--fault", "terminate-backends@150ms", "--fault", "terminate-backends@200ms"})...)
 	cases := []struct {
@@ -222,6 +230,17 @@ func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, co
 			}
 		}},
 		{"terminate-backends, retried", "terminate-backends", terminate, nil},
+		{"lost COMMIT replies, one try", "", Shared(t, slices.Concat(flags, lose, []string{"--max-tries", "1"})...), func(t *testing.T, r results.Run) {
+			if rc := r.Reconciliation; rc == nil || rc.UnknownPersisted != lost || rc.OutcomeUnknown != lost {
+				t.Errorf("%s: want %d requests of unknown outcome, all found persisted: %+v", r.Mode, lost, rc)
+			}
+		}},
+		{"lost COMMIT replies, retried", "", Shared(t, slices.Concat(flags, lose, []string{"--max-tries", "3"})...), func(t *testing.T, r results.Run) {
+			Completed(t, r, int64(requests))
+			if rt := r.Load.Retries; rt == nil || rt.RetriesByClass[load.ClassUnknownOutcome] != lost {
+				t.Errorf("%s: want %d retries after an unknown outcome: %+v", r.Mode, lost, rt)
+			}
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -230,7 +249,7 @@ func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, co
 				t.Fatalf("exit %d, no runs\n%s", code, stderr)
 			}
 			for _, r := range rep.Runs {
-				if !Fired(r, c.fault) {
+				if c.fault != "" && !Fired(r, c.fault) {
 					t.Errorf("%s: fault %s did not strike during the load: %+v", r.Mode, c.fault, r.Faults)
 				}
 				Exact(t, r)
