@@ -1,7 +1,8 @@
 // Package load owns the closed-loop load engine: it drives N workers over one operation,
 // hands out dense request indexes, times every request into sharded µs histograms (the whole
 // operation and, separately, the wait for a pool connection), separates warm-up from measured
-// requests, classifies errors, records each request's outcome, and shows a progress line.
+// requests, classifies errors, tries a request's units again by error class (Request.Try, the
+// Retry policy), records each request's outcome, and shows a progress line.
 //
 // It must not know about SQL, schemas or suites: an operation is an opaque function, and what
 // a request means is the caller's business. It prints nothing except the progress line, and
