@@ -3,6 +3,7 @@ package testkit
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -119,14 +120,9 @@ func printProblems(w io.Writer, rep *results.Report) {
 
 // triesText is the tries-per-request histogram in order: "1:5712 2:250 3:38".
 func triesText(h map[int]int64) string {
-	tries := make([]int, 0, len(h))
-	for n := range h {
-		tries = append(tries, n)
-	}
-	sort.Ints(tries)
-	parts := make([]string, len(tries))
-	for i, n := range tries {
-		parts[i] = fmt.Sprintf("%d:%d", n, h[n])
+	var parts []string
+	for _, n := range slices.Sorted(maps.Keys(h)) {
+		parts = append(parts, fmt.Sprintf("%d:%d", n, h[n]))
 	}
 	return strings.Join(parts, " ")
 }
