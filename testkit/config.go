@@ -262,14 +262,11 @@ func retryClasses(raw []string, faults []Fault, bad func(string, ...any)) []stri
 		class = strings.TrimSpace(class)
 		if err := load.ValidateRetryClass(class); err != nil {
 			bad("--retry-classes: %v", err)
-			continue
+			return nil
 		}
 		if !slices.Contains(classes, class) {
 			classes = append(classes, class)
 		}
-	}
-	if len(classes) == 0 {
-		bad("--retry-classes is empty")
 	}
 	return classes
 }

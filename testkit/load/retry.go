@@ -109,7 +109,7 @@ func (r *Request) Try(ctx context.Context, fn func(ctx context.Context) error) e
 		if IsUnknown(err) {
 			r.unknown = true
 		}
-		if p == nil || !p.retryable(err) {
+		if p == nil || !p.retryable(err) || ctx.Err() != nil {
 			return err
 		}
 		if try >= p.maxTries() {
