@@ -332,6 +332,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		ProgressLabel: r.Mode,
 		OpContext:     e.hardCtx,
 		Live:          live,
+		Retry:         c.retryPolicy(),
 	}
 	faults := e.startFaults(r, wl)
 	res, err := e.runLoad(r, lcfg, wl) // load.Run, in this process's --role (roles.go)
@@ -430,6 +431,10 @@ func loadStats(res *load.Result, drainEnd time.Time, r *Run) results.Load {
 	if l.ErrorCounts == nil {
 		l.ErrorCounts = map[string]int64{}
 	}
+	c := r.Config
+	l.Retries = &results.Retries{MaxTries: c.MaxTries, Classes: c.RetryClasses,
+		RetriedRequests: res.Retries.RetriedRequests, TriesPerRequest: res.Retries.Tries,
+		RetriesByClass: res.Retries.ByClass, FailedAfterLastTryByClass: res.Retries.OutOfTries}
 	end := res.End
 	if drainEnd.After(end) {
 		end = drainEnd

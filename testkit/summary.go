@@ -3,6 +3,7 @@ package testkit
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -113,6 +114,13 @@ func printProblems(w io.Writer, rep *results.Report) {
 		if len(r.Load.ErrorCounts) > 0 {
 			fmt.Fprintf(w, "  %s errors: %v\n", r.Mode, r.Load.ErrorCounts)
 		}
+		if rt := r.Load.Retries; rt != nil && rt.RetriedRequests > 0 {
+			fmt.Fprintf(w, "  %s retries: %d requests retried (tries per request %s), retries by class %v\n",
+				r.Mode, rt.RetriedRequests, triesText(rt.TriesPerRequest), rt.RetriesByClass)
+		}
+		if rt := r.Load.Retries; rt != nil && rt.MaxTries > 1 && len(rt.FailedAfterLastTryByClass) > 0 {
+			fmt.Fprintf(w, "  %s failed after %d tries: %v\n", r.Mode, rt.MaxTries, rt.FailedAfterLastTryByClass)
+		}
 		if r.Error != "" {
 			fmt.Fprintf(w, "  %s: %s\n", r.Mode, database.Redact(r.Error))
 		}
@@ -132,6 +140,15 @@ func printProblems(w io.Writer, rep *results.Report) {
 			}
 		}
 	}
+}
+
+// triesText is the tries-per-request histogram in order: "1:5712 2:250 3:38".
+func triesText(h map[int]int64) string {
+	var parts []string
+	for _, n := range slices.Sorted(maps.Keys(h)) {
+		parts = append(parts, fmt.Sprintf("%d:%d", n, h[n]))
+	}
+	return strings.Join(parts, " ")
 }
 
 func reqConc(r results.Run) string {

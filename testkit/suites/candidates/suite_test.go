@@ -196,3 +196,9 @@ func TestRedisBackendVerifies(t *testing.T) {
 	suitetest.OnRedis(t, New(), requests, writes,
 		"--persistence", PersistFull, "--retry-rate", "0.2", "--failure-rate", "0.1")
 }
+
+// Requests are all there or not at all, and counted once, when connections die in the middle
+// of them, with and without retries.
+func TestRequestsAtomicUnderFaults(t *testing.T) {
+	suitetest.AtomicUnderFaults(t, New(), "sync", 2000, 200)
+}

@@ -247,3 +247,9 @@ func TestTerminatedBackendsKeepBalancesExact(t *testing.T) {
 func TestRedisBackendVerifies(t *testing.T) {
 	suitetest.OnRedis(t, New(), 600, 600, "--hot-keys", "3")
 }
+
+// Requests are all there or not at all, and counted once, when connections die in the middle
+// of them, with and without retries.
+func TestRequestsAtomicUnderFaults(t *testing.T) {
+	suitetest.AtomicUnderFaults(t, New(), "sync,outbox", 2000, 200)
+}
