@@ -23,7 +23,8 @@ type codeless struct{}
 
 func (codeless) Info() testkit.Info {
 	return testkit.Info{Name: "codeless", Summary: "a suite without a queue codec", Example: "codeless",
-		Modes: []string{testkit.ModeAsync}, DefaultModes: []string{testkit.ModeAsync}}
+		Modes: []string{testkit.ModeAsync}, DefaultModes: []string{testkit.ModeAsync},
+		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis}}
 }
 
 func (codeless) Seed(context.Context, *testkit.Run) error { return nil }

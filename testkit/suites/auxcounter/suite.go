@@ -37,6 +37,7 @@ package auxcounter
 
 import (
 	"context"
+	"embed"
 	"fmt"
 	"strconv"
 	"time"
@@ -50,6 +51,11 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
+
+// sqlFiles are the suite's own tables (aux_guard.sql); package schema creates the shared ones.
+//
+//go:embed aux_guard.sql
+var sqlFiles embed.FS
 
 // Name is the suite's (and binary's) name.
 const Name = "usage_aux_counter_hotspot_baseline"
@@ -87,6 +93,9 @@ checked exactly, per hot row, against the requests that succeeded.`,
 		HotTables:    []string{"proxy_nodes", "management_tokens", "api_keys"},
 		// Three queue records per request: the queue holds as many requests as the others'.
 		Defaults: map[string]string{"queue-capacity": strconv.Itoa(3 * queue.DefaultCapacity)},
+		// Memory only until its records have a codec (--queue-backend redis is refused).
+		QueueBackends: []string{testkit.BackendMemory},
+		SQL:           sqlFiles,
 	}
 }
 
@@ -160,7 +169,7 @@ func (*Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, 
 			return err
 		})}, nil
 	case testkit.ModeOutbox:
-		return r.OutboxWorkload(ctx, perRow(r, func(ctx context.Context, tx pgx.Tx, i int64, d counters.Delta) error {
+		return counters.OutboxWorkload(ctx, r, perRow(r, func(ctx context.Context, tx pgx.Tx, i int64, d counters.Delta) error {
 			return counters.InsertOutbox(ctx, tx, requestID(i), []counters.Delta{d})
 		}))
 	case testkit.ModeAsync, testkit.ModeAsyncCompact:

@@ -11,6 +11,7 @@ package candidates
 
 import (
 	"context"
+	"embed"
 	"fmt"
 	"strconv"
 	"strings"
@@ -22,6 +23,11 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
+
+// sqlFiles are the suite's own tables (request_candidates.sql); package schema creates the shared ones.
+//
+//go:embed request_candidates.sql
+var sqlFiles embed.FS
 
 // Name is the suite's (and binary's) name.
 const Name = "request_candidate_persistence_baseline"
@@ -70,6 +76,9 @@ exactly against the lifecycles the seed generates.`,
 		// Two or three queue records per request (more with retries): the queue holds as
 		// many requests as the one-record suites'.
 		Defaults: map[string]string{"queue-capacity": strconv.Itoa(3 * queue.DefaultCapacity)},
+		// Memory only until its records have a codec (--queue-backend redis is refused).
+		QueueBackends: []string{testkit.BackendMemory},
+		SQL:           sqlFiles,
 	}
 }
 
