@@ -54,16 +54,20 @@ func Server(t testing.TB) *pgserver.Server {
 	return server
 }
 
-// New opens a fresh schema (with hotspotkit's shared tables, and those of the suite files
-// given: testkit.Info.SQL) on the shared server; it is dropped when the test ends.
+// New opens a fresh schema on the shared server, with hotspotkit's shared tables and, when
+// given, one suite's own (its testkit.Info.SQL); it is dropped when the test ends.
 func New(t testing.TB, suiteSQL ...fs.FS) *database.Target {
 	t.Helper()
 	srv := Server(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var sql fs.FS
-	if len(suiteSQL) > 0 {
+	switch len(suiteSQL) {
+	case 0:
+	case 1:
 		sql = suiteSQL[0]
+	default:
+		t.Fatalf("testdb.New: one suite's SQL at most, got %d", len(suiteSQL))
 	}
 	target, err := database.Open(ctx, database.Options{URL: srv.DSN(), SQL: sql})
 	if err != nil {
