@@ -5,8 +5,10 @@
 // write strategies a suite plugs its SQL into (sync transactions, the async queue, and any
 // flush loop a workload brings: package counters' outbox is one).
 //
-// A suite (testkit/suites/...) only describes its write path: how to seed, what one request
-// writes in each mode, and how to check the totals. It does no timing and prints nothing.
+// A suite (testkit/suites/..., or any package: examples/hotcounter) only describes its write
+// path — how to seed, what one request writes in each mode, how to check the totals — and
+// declares in its Info what it supports (modes, queue backends, fault kinds) and its own
+// tables (SQL); validation refuses anything else. It does no timing and prints nothing.
 // A binary's main is one line: testkit.Main(suite).
 package testkit
 

@@ -33,6 +33,8 @@
 // capacity in requests as a one-record suite, pass three times as much. A closed-loop burst
 // that overflows the queue under --queue-full sync writes the overflow inline, one record per
 // transaction on the hot rows, and so brings back the lock waits compaction removes.
+//
+// Its own table is the guard (aux_guard.sql); the counter rows are the shared ones of schema.
 package auxcounter
 
 import (

@@ -5,7 +5,7 @@
 // write inline with handing the writes to the async queue, with and without merging the
 // writes of a slot before the flush, and verifies every slot's final row exactly.
 //
-// It owns the suite's SQL (the guarded upsert), its lifecycle generator, the merge rules and
+// It owns the suite's SQL (its table, request_candidates.sql, and the guarded upsert), its lifecycle generator, the merge rules and
 // the verification; the engine (testkit) owns everything else.
 package candidates
 

@@ -26,6 +26,9 @@
 // by default DurationSeedPerSecond per second of --duration (above what sync and outbox reach
 // here; an async run that outruns it should pass --pending-usages), and requests past the seed
 // fail with errNotSeeded: counted as failed, never applied, their usages left pending.
+//
+// Its own table is the settlement snapshot (settlement_snapshots.sql); usage, wallets and the
+// counter rows are the shared ones of schema.
 package settlement
 
 import (
