@@ -10,13 +10,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/serverproc"
+	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
@@ -201,25 +201,7 @@ type running struct {
 	cmd    *exec.Cmd
 	tmp    string // its TMPDIR, where the temporary server lives
 	out    string // its --output
-	stderr *lockedBuffer
-}
-
-// lockedBuffer is the running binary's stderr, read by the test while the process writes it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	stderr *suitetest.LockedBuffer // read while the binary writes it
 }
 
 // startRun starts the binary with args (plus --output) and returns once its first run has
@@ -234,7 +216,7 @@ func startRun(t *testing.T, args ...string) running {
 	}
 	os.Chmod(tmp, 0o755)
 	t.Cleanup(func() { os.RemoveAll(tmp) })
-	r := running{tmp: tmp, out: filepath.Join(t.TempDir(), "r.json"), stderr: &lockedBuffer{}}
+	r := running{tmp: tmp, out: filepath.Join(t.TempDir(), "r.json"), stderr: &suitetest.LockedBuffer{}}
 	r.cmd = exec.Command(binary, append(args, "--output", r.out)...)
 	r.cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	r.cmd.Stderr = r.stderr
