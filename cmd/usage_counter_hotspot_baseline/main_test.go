@@ -201,7 +201,7 @@ type running struct {
 	cmd    *exec.Cmd
 	tmp    string // its TMPDIR, where the temporary server lives
 	out    string // its --output
-	stderr *suitetest.LockedBuffer // read while the binary writes it
+	stderr *suitetest.LockedBuffer
 }
 
 // startRun starts the binary with args (plus --output) and returns once its first run has
