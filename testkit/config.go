@@ -221,8 +221,17 @@ func (c *Config) validate(info Info) error {
 			bad("%v", err)
 			continue
 		}
-		if f.Kind == FaultRestartPostgres && c.PostgresURL != "" {
+		if info.Faults != nil && !slices.Contains(info.Faults, f.Kind) {
+			bad("--fault %s: %s cannot take %s (it takes: %s)", raw, info.Name, f.Kind, strings.Join(info.Faults, ", "))
+			continue
+		}
+		switch {
+		case f.Kind == FaultRestartPostgres && c.PostgresURL != "":
 			bad("--fault %s needs the temporary server (it cannot restart a --postgres-url server)", raw)
+		case f.Kind == FaultKillConsumer && c.QueueBackend != BackendRedis:
+			bad("--fault %s needs --queue-backend redis (the memory queue has no consumer process)", raw)
+		case f.Kind == FaultPauseFlush && len(c.Modes) > 0 && !slices.ContainsFunc(c.Modes, hasFlushers):
+			bad("--fault %s needs a mode with flushers (outbox, async, async-compact) in --modes", raw)
 		}
 		c.faults = append(c.faults, f)
 	}
@@ -238,6 +247,9 @@ func (c *Config) validate(info Info) error {
 		}
 	}
 	c.validateStream(bad)
+	if backends := info.queueBackends(); c.QueueBackend != "" && !slices.Contains(backends, c.QueueBackend) {
+		bad("--queue-backend %s: %s runs on %s only", c.QueueBackend, info.Name, strings.Join(backends, ", "))
+	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))
 	}
@@ -273,6 +285,9 @@ func retryClasses(raw []string, faults []Fault, bad func(string, ...any)) []stri
 	}
 	return classes
 }
+
+// hasFlushers reports whether the mode writes through flushers a pause-flush fault can stop.
+func hasFlushers(mode string) bool { return mode == ModeOutbox || IsAsync(mode) }
 
 // checkOutputWritable makes sure the report (and its samples file) can be written, before the
 // load: nobody should lose a long run to a typo. A file it had to create is removed again.

@@ -93,7 +93,7 @@ func (e *engine) endCost(ctx context.Context, w *costWindow, pool *pgxpool.Pool,
 	if q := wl.Queue; q != nil && q.flushPool != nil {
 		q.flushPool.Reset()
 	}
-	if o := wl.Outbox; o != nil {
+	if o := wl.Flusher; o != nil {
 		o.Stop()
 		_ = o.Close(ctx)
 	}

@@ -184,6 +184,7 @@ func (e *engine) runAll() error {
 		Schema:      c.Schema,
 		KeepSchema:  c.KeepSchema,
 		ReuseSchema: c.ReuseSchema,
+		SQL:         e.info.SQL,
 		Server: pgserver.Config{
 			User:           c.PgUser,
 			MaxConnections: c.MaxConnections + c.QueueWorkers + 2 + extraConns + serverMargin,
@@ -364,8 +365,8 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 	r.Admin = e.target.Admin()
 	out.Database = e.endCost(post, cost, pool, wl, mon, res)
 	out.Load = loadStats(res, drainEnd, r)
-	if wl.Outbox != nil {
-		f := wl.Outbox.Stats()
+	if wl.Flusher != nil {
+		f := wl.Flusher.Stats()
 		out.Flush = &f
 	}
 	if wl.Queue != nil {

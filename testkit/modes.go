@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/queue"
-	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
@@ -76,29 +75,6 @@ func rollback(ctx context.Context, tx pgx.Tx) {
 func commitOutcomeUnknown(err error) bool {
 	var pgErr *pgconn.PgError
 	return !errors.As(err, &pgErr)
-}
-
-// OutboxWorkload runs op — which writes the request and its outbox rows in one transaction —
-// with the outbox flush loop on its own connection. Drain returns when the outbox is empty.
-func (r *Run) OutboxWorkload(ctx context.Context, op load.Op) (*Workload, error) {
-	connect := func(ctx context.Context) (*pgx.Conn, error) { return r.Target.Connect(ctx, "hotspotkit-flush") }
-	probe, err := connect(ctx) // fail before the load if the flusher cannot connect
-	if err != nil {
-		return nil, fmt.Errorf("outbox flusher connection: %w", err)
-	}
-	_ = probe.Close(ctx)
-	o := counters.NewOutbox(connect, r.Config.FlushBatchSize, r.flushInterval())
-	o.Start(r.OpContext)
-	return &Workload{
-		Op:         op,
-		Outbox:     o,
-		PendingSQL: counters.OutboxPendingSQL,
-		Drain:      o.Drain,
-		Close: func() error {
-			o.Stop()
-			return o.Close(context.Background())
-		},
-	}, nil
 }
 
 func (r *Run) flushInterval() time.Duration {

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"regexp"
 	"strings"
@@ -38,6 +39,9 @@ type Options struct {
 	ReuseSchema bool
 	// ConnectTimeout bounds reaching the server (default 10s).
 	ConnectTimeout time.Duration
+	// SQL holds the suite's own tables (*.sql at its root), created after the shared ones of
+	// package schema; nil: the shared tables only.
+	SQL fs.FS
 }
 
 // Target is an open database for a run.
@@ -138,7 +142,7 @@ func (t *Target) open(ctx context.Context) error {
 		_, _ = conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements SCHEMA public")
 		_, _ = conn.Exec(ctx, "SET search_path TO "+pgx.Identifier{t.schema}.Sanitize())
 	}
-	return schema.Apply(ctx, conn)
+	return schema.Apply(ctx, conn, t.opts.SQL)
 }
 
 // Schema is the run's schema name.

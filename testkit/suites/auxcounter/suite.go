@@ -33,10 +33,13 @@
 // capacity in requests as a one-record suite, pass three times as much. A closed-loop burst
 // that overflows the queue under --queue-full sync writes the overflow inline, one record per
 // transaction on the hot rows, and so brings back the lock waits compaction removes.
+//
+// Its own table is the guard (aux_guard.sql); the counter rows are the shared ones of schema.
 package auxcounter
 
 import (
 	"context"
+	"embed"
 	"fmt"
 	"strconv"
 	"time"
@@ -50,6 +53,11 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
+
+// sqlFiles are the suite's own tables (aux_guard.sql); package schema creates the shared ones.
+//
+//go:embed aux_guard.sql
+var sqlFiles embed.FS
 
 // Name is the suite's (and binary's) name.
 const Name = "usage_aux_counter_hotspot_baseline"
@@ -86,6 +94,9 @@ checked exactly, per hot row, against the requests that succeeded.`,
 		HotTables:    []string{"proxy_nodes", "management_tokens", "api_keys"},
 		// Three queue records per request: the queue holds as many requests as the others'.
 		Defaults: map[string]string{"queue-capacity": strconv.Itoa(3 * queue.DefaultCapacity)},
+		// Memory only until its records have a codec (--queue-backend redis is refused).
+		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis},
+		SQL:           sqlFiles,
 	}
 }
 
@@ -159,7 +170,7 @@ func (*Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, 
 			return err
 		})}, nil
 	case testkit.ModeOutbox:
-		return r.OutboxWorkload(ctx, r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
+		return counters.OutboxWorkload(ctx, r, r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
 			deltas, err := unapplied(ctx, tx, recordsOf(r, i))
 			if err != nil || len(deltas) == 0 {
 				return err

@@ -73,7 +73,7 @@ func TestGuardAppliesEachRecordOnce(t *testing.T) {
 	const hot = 2
 	for _, compact := range []bool{false, true} {
 		t.Run(map[bool]string{false: "async", true: "async-compact"}[compact], func(t *testing.T) {
-			r := &testkit.Run{Config: &testkit.Config{HotKeys: hot}, Admin: testdb.New(t).Admin()}
+			r := &testkit.Run{Config: &testkit.Config{HotKeys: hot}, Admin: testdb.New(t, New().Info().SQL).Admin()}
 			if err := New().Seed(ctx, r); err != nil {
 				t.Fatal(err)
 			}

@@ -5,12 +5,13 @@
 // write inline with handing the writes to the async queue, with and without merging the
 // writes of a slot before the flush, and verifies every slot's final row exactly.
 //
-// It owns the suite's SQL (the guarded upsert), its lifecycle generator, the merge rules and
+// It owns the suite's SQL (its table, request_candidates.sql, and the guarded upsert), its lifecycle generator, the merge rules and
 // the verification; the engine (testkit) owns everything else.
 package candidates
 
 import (
 	"context"
+	"embed"
 	"fmt"
 	"strconv"
 	"strings"
@@ -22,6 +23,11 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
+
+// sqlFiles are the suite's own tables (request_candidates.sql); package schema creates the shared ones.
+//
+//go:embed request_candidates.sql
+var sqlFiles embed.FS
 
 // Name is the suite's (and binary's) name.
 const Name = "request_candidate_persistence_baseline"
@@ -68,6 +74,9 @@ exactly against the lifecycles the seed generates.`,
 		// Two or three queue records per request (more with retries): the queue holds as
 		// many requests as the one-record suites'.
 		Defaults: map[string]string{"queue-capacity": strconv.Itoa(3 * queue.DefaultCapacity)},
+		// Memory only until its records have a codec (--queue-backend redis is refused).
+		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis},
+		SQL:           sqlFiles,
 	}
 }
 

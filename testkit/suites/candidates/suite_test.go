@@ -101,7 +101,7 @@ func TestInlineWritesOvertakingQueuedOnesStillVerify(t *testing.T) {
 // The guard in the database, apart from the queue: a late non-terminal write, in a later
 // transaction or later in the same batch, never takes a terminal row back.
 func TestSQLGuardKeepsTheLatestState(t *testing.T) {
-	target := testdb.New(t)
+	target := testdb.New(t, New().Info().SQL)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	conn := target.Admin()

@@ -48,7 +48,7 @@ func TestRedeliveredSettlementDebitsOnce(t *testing.T) {
 // seeded opens a fresh schema with n pending usages over hot sets.
 func seeded(t *testing.T, n int64, hot int) (*pgx.Conn, *testkit.Run) {
 	t.Helper()
-	r := &testkit.Run{Config: &testkit.Config{HotKeys: hot}, Requests: n, Admin: testdb.New(t).Admin()}
+	r := &testkit.Run{Config: &testkit.Config{HotKeys: hot}, Requests: n, Admin: testdb.New(t, New().Info().SQL).Admin()}
 	if err := New().Seed(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
