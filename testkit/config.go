@@ -57,7 +57,8 @@ type Config struct {
 	Repeat int
 	Levels []int
 
-	CPUProfile string
+	CPUProfile  string
+	MetricsAddr string
 
 	faultsRaw []string
 	faults    []Fault
@@ -107,6 +108,7 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 
 	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, pause-flush@T+D, kill-consumer@T, statement-timeout=MS, lock-timeout=MS")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile of the whole invocation here (go tool pprof)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve Prometheus/OpenMetrics metrics of every run at http://HOST:PORT/metrics for the whole invocation (port 0: a free one, printed)")
 
 	fs.BoolVar(&c.breakExpectations, "debug-break-expectations", false, "make every verification expectation off by one (tests the exit code)")
 	_ = fs.MarkHidden("debug-break-expectations")
@@ -258,7 +260,7 @@ func (c *Config) values() map[string]any {
 	out := map[string]any{}
 	c.fs.VisitAll(func(f *pflag.Flag) {
 		switch f.Name {
-		case "output", "help", "debug-break-expectations", "cpu-profile":
+		case "output", "help", "debug-break-expectations", "cpu-profile", "metrics-addr":
 			return
 		case "postgres-url", "redis-url":
 			if f.Value.String() != "" {

@@ -17,6 +17,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
+	"github.com/hotspotkit/hotspotkit/testkit/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/monitor"
 	"github.com/hotspotkit/hotspotkit/testkit/pgserver"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
@@ -43,6 +44,7 @@ type engine struct {
 	target  *database.Target
 	samples *monitor.SampleWriter
 	report  *results.Report
+	metrics *metrics.Server // --metrics-addr (metricsrun.go)
 
 	// stopCtx ends on the first signal (no new requests); hardCtx on the second (abort the drain).
 	stopCtx    context.Context
@@ -68,6 +70,11 @@ func Execute(s Suite, args []string, stdout, stderr io.Writer) (code int) {
 		return ExitUsage
 	}
 	e := &engine{suite: s, info: info, cfg: cfg, stderr: stderr}
+	if err := e.serveMetrics(stderr); err != nil {
+		fmt.Fprintf(stderr, "%s: %s\n", info.Name, oneLine(err.Error()))
+		return ExitUsage
+	}
+	defer e.closeMetrics()
 	return e.execute(stdout)
 }
 
@@ -323,6 +330,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 	if err != nil {
 		return fail(err)
 	}
+	defer e.watch(r, live, mon, pool, wl).Finish() // after the drain, before the pool closes
 	lcfg := load.Config{
 		Concurrency:   r.Concurrency,
 		Requests:      r.Requests,

@@ -71,6 +71,7 @@ type Monitor struct {
 	locks   results.LockMonitor
 	pool    results.Pool
 	minIdle int32
+	last    results.Sample
 }
 
 type poolCounters struct{ acquire, empty, canceled int64 }
@@ -323,6 +324,11 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 
 	m.mu.Lock()
 	m.fold(&s, sampleErr == nil, slow)
+	lastPending := m.last.OutboxPending
+	m.last = s
+	if s.OutboxPending == nil { // counted every SlowInterval only: keep the latest count
+		m.last.OutboxPending = lastPending
+	}
 	m.mu.Unlock()
 	if m.cfg.Samples != nil {
 		m.cfg.Samples.Write(&s)
@@ -362,6 +368,14 @@ func (m *Monitor) fold(s *results.Sample, lockOK, slow bool) {
 			p.PressureSamples++
 		}
 	}
+}
+
+// Last returns the latest sample (the zero Sample before the first one). Its maps are the
+// sample's own and must not be modified.
+func (m *Monitor) Last() results.Sample {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.last
 }
 
 // reconnect replaces a lost connection.

@@ -1,0 +1,66 @@
+package testkit
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/load"
+	"github.com/hotspotkit/hotspotkit/testkit/metrics"
+	"github.com/hotspotkit/hotspotkit/testkit/monitor"
+)
+
+// afterInvocation, when set (by tests), is called with the metrics endpoint's URL once the
+// report is written and before the endpoint closes, so the final values can be scraped.
+var afterInvocation func(metricsURL string)
+
+// serveMetrics opens --metrics-addr before anything else starts; an address that cannot be
+// bound is bad input.
+func (e *engine) serveMetrics(stderr io.Writer) error {
+	if e.cfg.MetricsAddr == "" {
+		return nil
+	}
+	srv, err := metrics.Listen(e.cfg.MetricsAddr)
+	if err != nil {
+		return err
+	}
+	e.metrics = srv
+	fmt.Fprintf(stderr, "%s: metrics on %s\n", e.info.Name, srv.URL())
+	return nil
+}
+
+// closeMetrics stops the endpoint (after the tests' look at the final values).
+func (e *engine) closeMetrics() {
+	if e.metrics == nil {
+		return
+	}
+	if afterInvocation != nil {
+		afterInvocation(e.metrics.URL())
+	}
+	_ = e.metrics.Close()
+}
+
+// watch puts run r on the metrics endpoint (nil when it is off): the endpoint reads the
+// run's live state when scraped, and its final values once the returned run is finished.
+func (e *engine) watch(r *Run, live *load.Live, mon *monitor.Monitor, pool *pgxpool.Pool, wl *Workload) *metrics.Run {
+	if e.metrics == nil {
+		return nil
+	}
+	src := metrics.Source{
+		Labels:  metrics.Labels{Suite: e.info.Name, Mode: r.Mode, Role: e.cfg.RoleName, Run: r.Index, Level: r.Level},
+		Live:    live,
+		Monitor: mon.Last,
+		Pool: func() metrics.Pool {
+			st := pool.Stat()
+			return metrics.Pool{Acquired: st.AcquiredConns(), Idle: st.IdleConns(), Max: st.MaxConns()}
+		},
+	}
+	if q := wl.Queue; q != nil {
+		src.Queue = func() results.QueueMetrics { return q.Metrics() }
+		src.PersistLag = q.PersistLag
+		src.Stream = q.Stream
+	}
+	return e.metrics.Watch(src)
+}
