@@ -49,9 +49,10 @@ func (e *engine) watch(r *Run, live *load.Live, mon *monitor.Monitor, pool *pgxp
 		return nil
 	}
 	src := metrics.Source{
-		Labels:  metrics.Labels{Suite: e.info.Name, Mode: r.Mode, Role: e.cfg.RoleName, Run: r.Index, Level: r.Level},
-		Live:    live,
-		Monitor: mon.Last,
+		Labels:    metrics.Labels{Suite: e.info.Name, Mode: r.Mode, Role: e.cfg.RoleName, Run: r.Index, Level: r.Level},
+		Live:      live,
+		Monitor:   mon.Last,
+		HotTables: e.info.HotTables,
 		Pool: func() metrics.Pool {
 			st := pool.Stat()
 			return metrics.Pool{Acquired: st.AcquiredConns(), Idle: st.IdleConns(), Max: st.MaxConns()}

@@ -57,8 +57,9 @@ type Source struct {
 	// connection-wait histograms.
 	Live *load.Live
 	// Monitor returns the monitor's latest sample: lock waiters by relation and by lock type,
-	// outbox pending.
-	Monitor func() results.Sample
+	// outbox pending. The HotTables always have a lock-waiters series (0 when none wait).
+	Monitor   func() results.Sample
+	HotTables []string
 	// Pool returns the load pool's connections now.
 	Pool func() Pool
 	// Queue returns the async queue's counters; PersistLag its persist-lag histogram.

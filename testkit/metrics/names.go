@@ -12,7 +12,8 @@ import (
 // end in _total, and every metric carries the run's labels (suite, mode, role, run, level).
 const (
 	RequestsCompleted = "hotspotkit_requests_completed_total"
-	RequestsFailed    = "hotspotkit_requests_failed_total" // label class
+	RequestsFailed    = "hotspotkit_requests_failed_total"
+	RequestErrors     = "hotspotkit_request_errors_total" // label class
 	RequestsInFlight  = "hotspotkit_requests_in_flight"
 	RequestDuration   = "hotspotkit_request_duration_seconds"
 	AcquireWait       = "hotspotkit_pool_acquire_wait_seconds"
@@ -56,7 +57,8 @@ const histogram = prometheus.UntypedValue
 
 var defs = []metricDef{
 	{RequestsCompleted, "Requests that succeeded (warm-up included).", prometheus.CounterValue, ""},
-	{RequestsFailed, "Requests that failed, by error class (warm-up included).", prometheus.CounterValue, "class"},
+	{RequestsFailed, "Requests that failed, unknown outcomes included (warm-up included).", prometheus.CounterValue, ""},
+	{RequestErrors, "Failed requests by error class: a SQLSTATE, dropped, conn_closed, ... (a class appears once it occurred).", prometheus.CounterValue, "class"},
 	{RequestsInFlight, "Requests started and not yet finished.", prometheus.GaugeValue, ""},
 	{RequestDuration, "Whole-request time of the measured requests that succeeded.", histogram, ""},
 	{AcquireWait, "Time measured requests waited for a connection of the load's pool.", histogram, ""},
@@ -158,14 +160,22 @@ func (s Source) metrics(finished bool) []prometheus.Metric {
 	e.value(RunFinished, map[bool]float64{false: 0, true: 1}[finished])
 	live := s.Live
 	e.value(RequestsCompleted, float64(live.Completed()))
-	e.byLabel(RequestsFailed, live.FailedByClass())
+	e.value(RequestsFailed, float64(live.Failed()))
+	e.byLabel(RequestErrors, live.FailedByClass())
 	e.value(RequestsInFlight, float64(live.InFlight()))
 	e.histogram(RequestDuration, live.Latency(), requestBuckets)
 	e.histogram(AcquireWait, live.AcquireWait(), requestBuckets)
 	if s.Monitor != nil {
 		m := s.Monitor()
 		e.value(LockWaiters, float64(m.LockWaiters))
-		e.byLabel(LockWaitersByRelation, m.WaitersByRelation)
+		byRel := map[string]int64{}
+		for _, t := range s.HotTables {
+			byRel[t] = 0 // always there, so that a graph of a hot table has no gaps
+		}
+		for t, n := range m.WaitersByRelation {
+			byRel[t] = n
+		}
+		e.byLabel(LockWaitersByRelation, byRel)
 		e.byLabel(LockWaitersByLockType, m.WaitersByLockType)
 		if m.OutboxPending != nil {
 			e.value(OutboxPending, float64(*m.OutboxPending))
