@@ -353,7 +353,9 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 	if wl.Drain != nil {
 		faults.waitPauses()
 		dctx, cancel := context.WithTimeout(e.hardCtx, c.DrainTimeout)
+		stopLine := e.showDrain(r, wl, mon) // watch.go
 		drainErr = wl.Drain(dctx)
+		stopLine()
 		cancel()
 		drainEnd = time.Now()
 	}

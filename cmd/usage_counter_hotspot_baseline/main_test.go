@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -83,6 +84,11 @@ func TestBadInput(t *testing.T) {
 	if err := os.Mkdir(readOnly, 0o500); err != nil {
 		t.Fatal(err)
 	}
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
 	cases := []struct {
 		name string
 		args []string
@@ -102,6 +108,8 @@ func TestBadInput(t *testing.T) {
 		{"wrong password", []string{"--postgres-url", wrongPassword}, []string{"password authentication failed"}},
 		{"schema left by an interrupted run", []string{"--postgres-url", good, "--schema", taken}, []string{"already exists", "DROP SCHEMA"}},
 		{"restart fault on a given server", []string{"--postgres-url", good, "--fault", "restart-postgres@1s"}, []string{"needs the temporary server"}},
+		{"metrics address without a port", []string{"--metrics-addr", "nonsense"}, []string{"--metrics-addr", "want HOST:PORT"}},
+		{"metrics port in use", []string{"--metrics-addr", busy.Addr().String()}, []string{"--metrics-addr", "address already in use"}},
 	}
 	if os.Geteuid() == 0 {
 		// root writes anywhere; a read-only directory does not stop it.

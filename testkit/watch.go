@@ -1,5 +1,7 @@
 package testkit
 
+// The live views of an invocation: the metrics endpoint and the drain's status line.
+
 import (
 	"fmt"
 	"io"
@@ -64,4 +66,32 @@ func (e *engine) watch(r *Run, live *load.Live, mon *monitor.Monitor, pool *pgxp
 		src.Stream = q.Stream
 	}
 	return e.metrics.Watch(src)
+}
+
+// showDrain follows the drain on the terminal: records persisted of those accepted, records
+// still waiting and the current persist lag, until the returned stop is called.
+func (e *engine) showDrain(r *Run, wl *Workload, mon *monitor.Monitor) (stop func()) {
+	var status func() load.DrainStatus
+	switch {
+	case wl.Queue != nil:
+		q := wl.Queue
+		status = func() load.DrainStatus {
+			m := q.Metrics()
+			return load.DrainStatus{Persisted: m.FlushedTotal + m.SyncFallbackTotal,
+				Accepted: m.EnqueuedTotal - m.DroppedTotal - m.RejectedTotal, Waiting: m.PendingDepth, Lag: q.PersistLag()}
+		}
+	case wl.Outbox != nil:
+		o := wl.Outbox
+		status = func() load.DrainStatus {
+			st := load.DrainStatus{Persisted: o.Stats().RowsClaimed}
+			if p := mon.Last().OutboxPending; p != nil { // counted by the monitor every second
+				st.Waiting = *p
+				st.Accepted = st.Persisted + st.Waiting
+			}
+			return st
+		}
+	default:
+		return func() {}
+	}
+	return load.ShowDrain(e.stderr, r.Mode, status)
 }
