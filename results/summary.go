@@ -17,6 +17,8 @@ const (
 	MetricPoolMaxUsageBasisPoints = "pool_max_usage_basis_points"
 	MetricFlushSQLOps             = "flush_sql_ops" // runs with a queue only
 	MetricCompacted               = "compacted"     // runs with a queue only
+	MetricQueueInline             = "queue_inline"  // records written inline (sync fallback); queue runs only
+	MetricQueueDropped            = "queue_dropped" // records dropped by a full queue; queue runs only
 	// MetricMaxWaitersPrefix followed by a table name is the max waiters queued on that table.
 	MetricMaxWaitersPrefix = "max_waiters."
 )
@@ -42,6 +44,8 @@ func runMetrics(r Run) map[string]float64 {
 		m[MetricPersistLagP99Ms] = q.PersistLagMs.P99
 		m[MetricFlushSQLOps] = float64(q.FlushSQLOpsTotal)
 		m[MetricCompacted] = float64(q.CompactedTotal)
+		m[MetricQueueInline] = float64(q.SyncFallbackTotal)
+		m[MetricQueueDropped] = float64(q.DroppedTotal)
 	}
 	for table, n := range r.LockMonitor.MaxWaitersByRelation {
 		m[MetricMaxWaitersPrefix+table] = float64(n)

@@ -35,6 +35,8 @@ const (
 	ColPoolMax    = "pool_max_pct"
 	ColSQLOps     = "sql_ops_compacted"
 	ColVerified   = "verified"
+	// ColInlineDropped shows a queue that overflowed: records written inline / dropped.
+	ColInlineDropped = "queue_inline_dropped"
 )
 
 const (
@@ -59,6 +61,7 @@ var TableColumns = []Column{
 	{ColPoolMax, "pool max %", true},
 	{ColSQLOps, "sql ops / compacted", true},
 	{ColVerified, "verified", false},
+	{ColInlineDropped, "inline / dropped", true},
 }
 
 // TableData is the baseline table: one row per run, or per summary when a report has them.
@@ -192,6 +195,11 @@ func formatRow(row TableRow, cfg Run) []string {
 			v = missingValue
 			if hasQueue {
 				v = formatCount(m[MetricFlushSQLOps].Median) + " / " + formatCount(m[MetricCompacted].Median)
+			}
+		case ColInlineDropped:
+			v = missingValue
+			if hasQueue {
+				v = formatCount(m[MetricQueueInline].Median) + " / " + formatCount(m[MetricQueueDropped].Median)
 			}
 		case ColVerified:
 			v = unverifiedMark
