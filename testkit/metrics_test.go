@@ -171,6 +171,9 @@ scraping:
 		seen[k] = true
 	}
 	t.Logf("%d scrapes\n%s", len(scrapes), stderr.String())
+	if strings.Contains(stderr.String(), "overflowed") {
+		t.Errorf("a run whose queue never filled warns of an overflow")
+	}
 	if len(scrapes) < 3 {
 		t.Fatalf("only %d scrapes during the run", len(scrapes))
 	}
