@@ -3,22 +3,16 @@ package testkit_test
 import (
 	"bytes"
 	"fmt"
-	"net/http"
 	"path/filepath"
-	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/metrics"
+	"github.com/hotspotkit/hotspotkit/testkit/metrics/metricstest"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
@@ -41,14 +35,12 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-var endpointLine = regexp.MustCompile(`metrics on (http://\S+/metrics)`)
-
 // waitForEndpoint returns the URL the engine printed on stderr.
 func waitForEndpoint(t *testing.T, stderr fmt.Stringer, done <-chan struct{}) string {
 	t.Helper()
 	deadline := time.After(time.Minute)
 	for {
-		if m := endpointLine.FindStringSubmatch(stderr.String()); m != nil {
+		if m := metricstest.Endpoint.FindStringSubmatch(stderr.String()); m != nil {
 			return m[1]
 		}
 		select {
@@ -61,57 +53,6 @@ func waitForEndpoint(t *testing.T, stderr fmt.Stringer, done <-chan struct{}) st
 	}
 }
 
-// scrape is one scrape: series (name plus sorted labels) → value; a histogram's value is its
-// sample count.
-type scrape map[string]float64
-
-func scrapeOnce(url string) (scrape, map[string]*dto.MetricFamily, error) {
-	resp, err := http.Get(url)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, nil, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		return nil, nil, fmt.Errorf("parsing the scrape: %w", err)
-	}
-	out := scrape{}
-	for name, f := range families {
-		for _, m := range f.GetMetric() {
-			key := seriesKey(name, m)
-			switch {
-			case m.Counter != nil:
-				out[key] = m.Counter.GetValue()
-			case m.Gauge != nil:
-				out[key] = m.Gauge.GetValue()
-			case m.Histogram != nil:
-				out[key] = float64(m.Histogram.GetSampleCount())
-			}
-		}
-	}
-	return out, families, nil
-}
-
-func seriesKey(name string, m *dto.Metric) string {
-	var parts []string
-	for _, l := range m.GetLabel() {
-		parts = append(parts, l.GetName()+"="+l.GetValue())
-	}
-	sort.Strings(parts)
-	return name + "{" + strings.Join(parts, ",") + "}"
-}
-
-// series is the key of a series in a scrape: its name and its labels, sorted.
-func series(name string, labels ...string) string {
-	sorted := append([]string(nil), labels...)
-	sort.Strings(sorted)
-	return name + "{" + strings.Join(sorted, ",") + "}"
-}
-
 func runLabels(suite string, r results.Run, index int) []string {
 	return []string{"suite=" + suite, "mode=" + r.Mode, "role=both", fmt.Sprintf("run=%d", index), fmt.Sprintf("level=%d", r.Level)}
 }
@@ -121,9 +62,9 @@ func runLabels(suite string, r results.Run, index int) []string {
 // labels, that counters never go down, and that the final values are the report's.
 func TestMetricsEndpointFollowsTheRun(t *testing.T) {
 	suite := usagecounter.New()
-	var final scrape
+	var final metricstest.Scrape
 	var finalErr error
-	restore := testkit.SetAfterInvocation(func(url string) { final, _, finalErr = scrapeOnce(url) })
+	restore := testkit.SetAfterInvocation(func(url string) { final, finalErr = metricstest.Get(url) })
 	defer restore()
 
 	out := filepath.Join(t.TempDir(), "report.json")
@@ -135,7 +76,7 @@ func TestMetricsEndpointFollowsTheRun(t *testing.T) {
 	running := make(chan struct{})
 	url := waitForEndpoint(t, stderr, running)
 
-	var scrapes []scrape
+	var scrapes []metricstest.Scrape
 	seen := map[string]bool{} // every series any scrape showed
 	var code int
 scraping:
@@ -145,7 +86,7 @@ scraping:
 			break scraping
 		case <-time.After(10 * time.Millisecond):
 		}
-		s, _, err := scrapeOnce(url)
+		s, err := metricstest.Get(url)
 		if err != nil {
 			select {
 			case code = <-done: // the invocation ended (and closed the endpoint) meanwhile
@@ -180,14 +121,8 @@ scraping:
 
 	// Counters never decrease between two scrapes.
 	for i := 1; i < len(scrapes); i++ {
-		for k, v := range scrapes[i-1] {
-			if strings.Contains(k, "_total{") || strings.Contains(k, "_seconds{") {
-				if now, ok := scrapes[i][k]; ok && now < v {
-					t.Errorf("%s went down from %v to %v between scrapes %d and %d", k, v, now, i-1, i)
-				} else if !ok {
-					t.Errorf("%s disappeared in scrape %d", k, i)
-				}
-			}
+		for _, d := range metricstest.Decreased(scrapes[i-1], scrapes[i]) {
+			t.Errorf("between scrapes %d and %d: %s", i-1, i, d)
 		}
 	}
 
@@ -212,17 +147,17 @@ scraping:
 			want = append(want, queue...)
 		}
 		for _, name := range want {
-			if _, ok := final[series(name, labels...)]; !ok {
-				t.Errorf("%s: %s missing from the final scrape", r.Mode, series(name, labels...))
+			if _, ok := final[metricstest.Series(name, labels...)]; !ok {
+				t.Errorf("%s: %s missing from the final scrape", r.Mode, metricstest.Series(name, labels...))
 			}
 		}
 		for _, table := range info.HotTables {
-			if _, ok := final[series(metrics.LockWaitersByRelation, append(labels, "relation="+table)...)]; !ok {
+			if _, ok := final[metricstest.Series(metrics.LockWaitersByRelation, append(labels, "relation="+table)...)]; !ok {
 				t.Errorf("%s: no lock waiters series for hot table %s", r.Mode, table)
 			}
 		}
 		// The last scrape is the report.
-		sel := func(name string) float64 { return final[series(name, labels...)] }
+		sel := func(name string) float64 { return final[metricstest.Series(name, labels...)] }
 		if got, want := sel(metrics.RequestsCompleted), float64(r.Load.CompletedRequests+r.Load.WarmupRequests); got != want {
 			t.Errorf("%s: completed requests %v on the endpoint, %v in the report", r.Mode, got, want)
 		}
@@ -247,7 +182,7 @@ scraping:
 	// Waiters by lock type show while the sync run queues on its hot rows.
 	byType := false
 	for _, lockType := range []string{"transactionid", "tuple", "relation"} {
-		byType = byType || seen[series(metrics.LockWaitersByLockType, append(runLabels(info.Name, rep.Runs[0], 0), "lock_type="+lockType)...)]
+		byType = byType || seen[metricstest.Series(metrics.LockWaitersByLockType, append(runLabels(info.Name, rep.Runs[0], 0), "lock_type="+lockType)...)]
 	}
 	if !byType && rep.Runs[0].LockMonitor.MaxLockWaiters > 0 {
 		t.Errorf("sync: %d lock waiters in the report, none by lock type on the endpoint", rep.Runs[0].LockMonitor.MaxLockWaiters)
