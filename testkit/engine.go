@@ -355,7 +355,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		dctx, cancel := context.WithTimeout(e.hardCtx, c.DrainTimeout)
 		stopLine := e.showDrain(r, wl, mon) // watch.go
 		drainErr = wl.Drain(dctx)
-		stopLine()
+		stopLine(drainErr == nil)
 		cancel()
 		drainEnd = time.Now()
 	}

@@ -5,6 +5,7 @@ package testkit
 import (
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -69,9 +70,11 @@ func (e *engine) watch(r *Run, live *load.Live, mon *monitor.Monitor, pool *pgxp
 }
 
 // showDrain follows the drain on the terminal: records persisted of those accepted, records
-// still waiting and the current persist lag, until the returned stop is called.
-func (e *engine) showDrain(r *Run, wl *Workload, mon *monitor.Monitor) (stop func()) {
+// still waiting and the current persist lag. The returned stop draws the final line; drained
+// says the drain ended with nothing left.
+func (e *engine) showDrain(r *Run, wl *Workload, mon *monitor.Monitor) (stop func(drained bool)) {
 	var status func() load.DrainStatus
+	var drained atomic.Bool
 	switch {
 	case wl.Queue != nil:
 		q := wl.Queue
@@ -84,14 +87,19 @@ func (e *engine) showDrain(r *Run, wl *Workload, mon *monitor.Monitor) (stop fun
 		o := wl.Outbox
 		status = func() load.DrainStatus {
 			st := load.DrainStatus{Persisted: o.Stats().RowsClaimed}
-			if p := mon.Last().OutboxPending; p != nil { // counted by the monitor every second
-				st.Waiting = *p
-				st.Accepted = st.Persisted + st.Waiting
+			if drained.Load() {
+				st.Accepted = st.Persisted
+			} else if p := mon.Last().OutboxPending; p != nil {
+				st.Waiting = *p // counted by the monitor every second: up to a second old
 			}
 			return st
 		}
 	default:
-		return func() {}
+		return func(bool) {}
 	}
-	return load.ShowDrain(e.stderr, r.Mode, status)
+	end := load.ShowDrain(e.stderr, r.Mode, status)
+	return func(ok bool) {
+		drained.Store(ok)
+		end()
+	}
 }
