@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,24 +15,6 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
-
-// syncBuffer is stderr written by the engine while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // waitForEndpoint returns the URL the engine printed on stderr.
 func waitForEndpoint(t *testing.T, stderr fmt.Stringer, done <-chan struct{}) string {
@@ -70,7 +51,7 @@ func TestMetricsEndpointFollowsTheRun(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "report.json")
 	args := suitetest.Shared(t, "--requests", "1500", "--concurrency", "100", "--modes", "sync,outbox,async-compact",
 		"--monitor-interval-ms", "20", "--metrics-addr", "127.0.0.1:0", "--output", out)
-	stderr := &syncBuffer{}
+	stderr := &suitetest.Output{}
 	done := make(chan int)
 	go func() { done <- testkit.Execute(suite, args, &bytes.Buffer{}, stderr) }()
 	running := make(chan struct{})

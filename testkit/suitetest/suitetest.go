@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/hotspotkit/hotspotkit/results"
@@ -167,4 +168,24 @@ func HotSpotContract(t *testing.T, s testkit.Suite, requests, recordsPerRequest 
 		}
 	}
 	return rep
+}
+
+// Output collects what an invocation writes (its stderr) so that a test can read it while the
+// invocation still runs.
+type Output struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (o *Output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.Write(p)
+}
+
+// String is everything written so far.
+func (o *Output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
 }

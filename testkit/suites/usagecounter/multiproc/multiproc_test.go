@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,6 +24,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/metrics/metricstest"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
+	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
@@ -105,22 +105,11 @@ type proc struct {
 	name   string
 	cmd    *exec.Cmd
 	report string
-	mu     sync.Mutex
-	stderr bytes.Buffer
+	stderr suitetest.Output
 	done   chan struct{}
 }
 
-func (p *proc) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stderr.Write(b)
-}
-
-func (p *proc) errText() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stderr.String()
-}
+func (p *proc) errText() string { return p.stderr.String() }
 
 // start runs the binary in role args (plus the run's shared flags).
 func (s *splitRun) start(name string, env []string, args ...string) *proc {
@@ -130,7 +119,7 @@ func (s *splitRun) start(name string, env []string, args ...string) *proc {
 		"--queue-backend", "redis", "--modes", "async-compact", "--output", p.report}, args...)
 	p.cmd = exec.Command(binary, all...)
 	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.Stderr = p
+	p.cmd.Stderr = &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
@@ -355,7 +344,7 @@ func TestManagedRedisGoneAfterOwnerIsKilled(t *testing.T) {
 	p.cmd = exec.Command(binary, "--postgres-url", s.dsn, "--queue-backend", "redis", "--redis", "managed",
 		"--modes", "async-compact", "--requests", "2000", "--output", filepath.Join(t.TempDir(), "r.json"))
 	p.cmd.Env = append(os.Environ(), testkit.CrashEnv+"=after-read")
-	p.cmd.Stderr = p
+	p.cmd.Stderr = &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
