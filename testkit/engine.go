@@ -44,7 +44,7 @@ type engine struct {
 	target  *database.Target
 	samples *monitor.SampleWriter
 	report  *results.Report
-	metrics *metrics.Server // --metrics-addr (metricsrun.go)
+	metrics *metrics.Server // --metrics-addr (watch.go)
 
 	// stopCtx ends on the first signal (no new requests); hardCtx on the second (abort the drain).
 	stopCtx    context.Context
