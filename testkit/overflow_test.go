@@ -9,14 +9,14 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
-// TestOverflowIsReported pauses the queue's flushing for the whole intake, so a small queue
-// overflows, and checks that stderr says so in its table and in one warning line.
+// TestOverflowIsReported pauses the queue's flushing for the whole intake (which lasts 300 ms),
+// so a small queue overflows, and checks that stderr says so in its table and in one warning line.
 func TestOverflowIsReported(t *testing.T) {
 	for _, policy := range []string{"sync", "drop"} {
 		t.Run(policy, func(t *testing.T) {
-			code, rep, stderr := suitetest.RunShared(t, usagecounter.New(), "--requests", "400", "--concurrency", "20",
+			code, rep, stderr := suitetest.RunShared(t, usagecounter.New(), "--requests", "0", "--duration", "300ms", "--concurrency", "4",
 				"--modes", "async-compact", "--queue-capacity", "8", "--queue-workers", "1", "--queue-full", policy,
-				"--fault", "pause-flush@0s+2s")
+				"--fault", "pause-flush@0s+1s")
 			if code != 0 {
 				t.Fatalf("exit %d\n%s", code, stderr)
 			}
