@@ -1,11 +1,12 @@
 package results
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,22 +20,62 @@ const Off = -1.0
 // (0.10 is 10%) compared with the medians; a negative limit (Off) disables its check.
 type Thresholds struct {
 	// MaxThroughputDrop fails a pair whose throughput fell by more than this: 1 - new/old > limit.
+	// Across machines whose calibrations differ it applies to efficiency instead.
 	MaxThroughputDrop float64 `json:"max_throughput_drop"`
 	// MaxP95Rise fails a pair whose p95 rose by more than this: new/old - 1 > limit.
 	MaxP95Rise float64 `json:"max_p95_rise"`
 	// MaxP99Rise is MaxP95Rise for p99.
 	MaxP99Rise float64 `json:"max_p99_rise"`
+	// MaxPersistLagRise is MaxP95Rise for the persist lag p99 of queue modes.
+	MaxPersistLagRise float64 `json:"max_persist_lag_rise"`
+	// MaxCostIncrease fails a pair whose WAL bytes, commits or statements per request rose by
+	// more than this and by more than the metric's absolute floor (CostFloors).
+	MaxCostIncrease float64 `json:"max_cost_increase"`
 	// NoNewWaiters fails a pair where a hot table whose max waiters was 0 now has waiters (and
 	// where any lock had no waiters before and has some now).
 	NoNewWaiters bool `json:"no_new_waiters"`
-	// RequireVerified fails a pair whose new runs did not all pass verification.
+	// RequireVerified fails a pair whose new runs did not all pass verification even when the
+	// old ones did not either (a verified old and an unverified new fail regardless).
 	RequireVerified bool `json:"require_verified"`
 }
 
-// DefaultThresholds are the defaults of `baseline compare`: throughput may drop 10%, p95 may rise
-// 20%, p99 is not checked.
+// DefaultThresholds are the defaults of `baseline compare`: throughput (or efficiency) may drop
+// 10%, p95 may rise 20%, the database's cost per request 15%; no new lock waiters; p99 and
+// persist lag are shown, not checked.
 func DefaultThresholds() Thresholds {
-	return Thresholds{MaxThroughputDrop: 0.10, MaxP95Rise: 0.20, MaxP99Rise: Off}
+	return Thresholds{MaxThroughputDrop: 0.10, MaxP95Rise: 0.20, MaxP99Rise: Off, MaxPersistLagRise: Off,
+		MaxCostIncrease: 0.15, NoNewWaiters: true}
+}
+
+// CostFloors are the smallest rises per request that count as a cost regression, whatever the
+// ratio: async-compact makes about 0.005 statements and 0.004 commits per request, where the
+// flush timing alone moves the ratio by tens of percent.
+var CostFloors = map[string]float64{
+	MetricStatementsPerRequest: 0.01,
+	MetricCommitsPerRequest:    0.01,
+	MetricWALBytesPerRequest:   32,
+}
+
+// DefaultCalibrationTolerance widens each calibration's min–max band when deciding whether two
+// machines agree (see CalibrationsAgree).
+const DefaultCalibrationTolerance = 0.10
+
+// Options of Compare.
+type Options struct {
+	Thresholds
+	// Across names config keys the runs of a pair may differ in (--across), to compare two
+	// settings on purpose.
+	Across []string `json:"across,omitempty"`
+	// SameMachine says both reports were measured on one machine (--same-machine): throughput and
+	// latency are then compared directly even when a report has no calibration.
+	SameMachine bool `json:"same_machine,omitempty"`
+	// CalibrationTolerance: see CalibrationsAgree.
+	CalibrationTolerance float64 `json:"calibration_tolerance"`
+}
+
+// DefaultOptions are the defaults of `baseline compare`.
+func DefaultOptions() Options {
+	return Options{Thresholds: DefaultThresholds(), CalibrationTolerance: DefaultCalibrationTolerance}
 }
 
 // ParseLimit reads a threshold written as a percentage, "10%" or "10" (both 0.10), or "off".
@@ -64,48 +105,122 @@ const (
 	VerdictRegression = "regression"
 )
 
+// Tiers of the checks of a pair.
+const (
+	// TierMachineIndependent checks hold on any pair of machines: verification, lost and
+	// duplicated requests, the database's cost per request, new lock waiters.
+	TierMachineIndependent = "machine-independent"
+	// TierMachineDependent checks (throughput, latency, persist lag) need the same machine, or
+	// become efficiency across machines.
+	TierMachineDependent = "machine-dependent"
+)
+
+// Bases of the machine-dependent checks.
+const (
+	// BasisDirect: the machines agree (or are one); throughput and latency compare directly.
+	BasisDirect = "direct"
+	// BasisEfficiency: the calibrations differ; throughput compares as efficiency, latency is
+	// shown but not judged.
+	BasisEfficiency = "efficiency"
+	// BasisNone: a report has no calibration; nothing machine-dependent is judged.
+	BasisNone = "none"
+)
+
+// Exit codes of `baseline compare`, decided by Comparison.ExitCode.
+const (
+	ExitOK            = 0
+	ExitRegression    = 1
+	ExitNotComparable = 2
+)
+
 // ErrNoMatch is returned (with the Comparison filled in) when no run of one report matches a
 // run of the other, so there is nothing to compare.
-var ErrNoMatch = errors.New("no run of the new report matches a run of the old one")
+var ErrNoMatch = errors.New("no run of the new report pairs with a run of the old one")
 
 // Comparison is the outcome of Compare.
 type Comparison struct {
-	Suite      string     `json:"suite"`
-	Thresholds Thresholds `json:"thresholds"`
-	Pairs      []Pair     `json:"pairs"`
-	// UnmatchedOld and UnmatchedNew describe the runs (or summaries) found on one side only.
+	Suite   string  `json:"suite"`
+	Options Options `json:"options"`
+	// Machines says how the machine-dependent checks were judged, and why.
+	Machines MachineBasis `json:"machines"`
+	Pairs    []Pair       `json:"pairs"`
+	// UnmatchedOld and UnmatchedNew describe the run groups found on one side only.
 	UnmatchedOld []Unmatched `json:"unmatched_old"`
 	UnmatchedNew []Unmatched `json:"unmatched_new"`
+	// Matches says, for every run group of both reports, what it was paired with or why not
+	// (printed by --explain).
+	Matches []Match `json:"matches"`
 	// Regressions counts the pairs whose verdict is VerdictRegression.
 	Regressions int `json:"regressions"`
+	// MachineJudged counts the pairs where a machine-dependent figure (throughput, efficiency,
+	// latency, persist lag) was judged against a threshold.
+	MachineJudged int `json:"machine_judged"`
 }
 
-// Passed is true when no matched pair regressed.
-func (c Comparison) Passed() bool { return c.Regressions == 0 }
+// MachineBasis is how the machine-dependent checks were judged (Basis*) and why.
+type MachineBasis struct {
+	Basis  string `json:"basis"`
+	Reason string `json:"reason"`
+}
 
-// Unmatched is a run (or summary) of one report that no run of the other matches.
+// Passed is true when something was compared and no pair regressed.
+func (c Comparison) Passed() bool { return len(c.Pairs) > 0 && c.Regressions == 0 }
+
+// ExitCode is the exit status the verdict stands for: ExitOK, ExitRegression, or
+// ExitNotComparable when no pair was found. Verdict gives the words for the same decision.
+func (c Comparison) ExitCode() int {
+	switch {
+	case len(c.Pairs) == 0:
+		return ExitNotComparable
+	case c.Regressions > 0:
+		return ExitRegression
+	}
+	return ExitOK
+}
+
+// Verdict is the verdict line's text; it always agrees with ExitCode.
+func (c Comparison) Verdict() string {
+	switch c.ExitCode() {
+	case ExitNotComparable:
+		return "NOTHING COMPARABLE (no run pairs; see --explain)"
+	case ExitRegression:
+		return fmt.Sprintf("REGRESSION (%d of %d pairs)", c.Regressions, len(c.Pairs))
+	}
+	switch {
+	case c.Machines.Basis == BasisNone:
+		return "PASS (machine-independent checks only: throughput cannot be judged across machines)"
+	case c.MachineJudged == 0:
+		return "PASS (machine-independent checks only: no throughput or efficiency figure on both sides)"
+	}
+	return "PASS"
+}
+
+// Unmatched is a run group of one report that no group of the other pairs with.
 type Unmatched struct {
 	Mode   string `json:"mode"`
 	Level  int    `json:"level,omitempty"`
 	Load   string `json:"load"`
 	Config string `json:"config"`
-	// Hint says how the other report's runs of the same mode and level differ, when it has any.
+	// Hint says why it is unpaired: how the other report's runs of the same mode and level
+	// differ, or that it has none.
 	Hint string `json:"hint,omitempty"`
 }
 
-// Pair is one matched run (or summary) of both reports and the verdict on it.
+// Pair is one matched run group of both reports and the verdict on it.
 type Pair struct {
 	Mode  string `json:"mode"`
 	Level int    `json:"level,omitempty"`
-	// Load is "requests × concurrency", Config the canonical config key both sides share.
+	// Load is "requests × concurrency", Config the shaping config of the old side.
 	Load           string `json:"load"`
 	Config         string `json:"config"`
 	OldRepetitions int    `json:"old_repetitions"`
 	NewRepetitions int    `json:"new_repetitions"`
 	OldVerified    bool   `json:"old_verified"`
 	NewVerified    bool   `json:"new_verified"`
-	// Metrics are throughput, p95, p99, persist-lag p99 (queue runs), max lock waiters, then the
-	// max waiters of every hot table that had any on either side.
+	// Metrics are, machine-dependent first: throughput, efficiency, p95, p99, persist-lag p99
+	// (queue runs); then machine-independent: lost, duplicated, statements, commits, WAL bytes
+	// and row versions per request, max lock waiters and the max waiters of every hot table
+	// that had any on either side. A metric neither side has is left out.
 	Metrics []MetricDelta `json:"metrics"`
 	Verdict string        `json:"verdict"`
 	// Reasons says which checks failed, one line each; empty when the verdict is ok.
@@ -115,8 +230,13 @@ type Pair struct {
 // MetricDelta is one metric on both sides.
 type MetricDelta struct {
 	Metric string `json:"metric"`
+	Tier   string `json:"tier"`
 	Old    Spread `json:"old"`
 	New    Spread `json:"new"`
+	// OldMissing and NewMissing are set when a side does not have the metric (an older report,
+	// a run without a queue, pg_stat_statements not loaded).
+	OldMissing bool `json:"old_missing,omitempty"`
+	NewMissing bool `json:"new_missing,omitempty"`
 	// Ratio is New.Median / Old.Median; nil when the old median is 0 and the new one is not.
 	Ratio *float64 `json:"ratio,omitempty"`
 	// BandsOverlap is true when either side was repeated and the min–max bands of the two sides
@@ -125,11 +245,13 @@ type MetricDelta struct {
 	// Regressed is true when this metric broke a threshold; Limit names the threshold checked.
 	Regressed bool   `json:"regressed,omitempty"`
 	Limit     string `json:"limit,omitempty"`
+	// NotJudged says why a metric with a threshold was only shown.
+	NotJudged string `json:"not_judged,omitempty"`
 }
 
-// compareEntry is one side of a pair: the runs of a report that share a match key, summarised.
+// compareEntry is one side of a pair: the runs of a report that share mode, level and shaping
+// config, summarised from the runs themselves.
 type compareEntry struct {
-	key      string
 	mode     string
 	level    int
 	load     string
@@ -137,51 +259,66 @@ type compareEntry struct {
 	reps     int
 	verified bool
 	metrics  map[string]Spread
+	// databaseWide holds the cost metrics that count other sessions too (a --postgres-url
+	// server shared with others), which are shown but not judged.
+	databaseWide map[string]bool
 }
 
-// Compare matches the runs of old and new and judges every pair against th.
+// Compare pairs the run groups of old and new and judges every pair.
 //
-// Runs match when their mode, ladder level and config key are equal. The config key is every
-// Config entry that shapes the run (requests, concurrency, and the rest), leaving out what does
-// not: output paths and files, seeds, URLs, the repeat count, the ladder's level list and the
-// mode list (see ignoredConfigKey). The runs of one report that share a key are summarised
-// together; when the report has Summaries, the stored summary of that mode and level gives the
-// metrics (median, min–max as the noise band), otherwise the runs do.
+// Pairing: see matchRuns and configDifferences (mode, level and every config key that shapes
+// the work; nonShapingKeys never count; a key on one side only takes its default; opt.Across
+// keys may differ). Medians, minima and maxima come from the runs themselves, never from a
+// report's stored summaries.
 //
-// Reports of different suites are an error. Runs found on one side only are listed in
-// UnmatchedOld / UnmatchedNew; when nothing matches at all, the Comparison is returned with
-// ErrNoMatch.
-func Compare(old, new *Report, th Thresholds) (Comparison, error) {
+// Judging, per pair: machine-independent checks always (verified, lost = duplicated = 0, cost
+// per request within MaxCostIncrease, no new lock waiters); machine-dependent ones on the basis
+// judgeMachines decides once for the two reports (directly, as efficiency, or not at all).
+//
+// Reports of different suites and --across keys no run has are errors. When nothing pairs, the
+// Comparison is returned with ErrNoMatch (its ExitCode is then ExitNotComparable).
+func Compare(old, new *Report, opt Options) (Comparison, error) {
 	if old == nil || new == nil {
 		return Comparison{}, errors.New("compare: missing report")
 	}
 	if old.Suite != new.Suite {
 		return Comparison{}, fmt.Errorf("reports are of different suites: %q and %q", old.Suite, new.Suite)
 	}
-	c := Comparison{Suite: old.Suite, Thresholds: th}
-	olds, news := compareEntries(old), compareEntries(new)
-	newByKey := make(map[string]compareEntry, len(news))
-	for _, e := range news {
-		newByKey[e.key] = e
+	if err := acrossKnown(opt.Across, old, new); err != nil {
+		return Comparison{}, err
 	}
-	matched := make(map[string]bool)
-	for _, o := range olds {
-		n, ok := newByKey[o.key]
-		if !ok {
-			c.UnmatchedOld = append(c.UnmatchedOld, unmatched(o, news))
-			continue
-		}
-		matched[o.key] = true
-		p := comparePair(o, n, th)
+	across := make(map[string]bool, len(opt.Across))
+	for _, k := range opt.Across {
+		across[k] = true
+	}
+	c := Comparison{Suite: old.Suite, Options: opt, Machines: judgeMachines(old, new, opt)}
+	oldSide := &matchSide{name: "old", entries: compareEntries(old), explicit: commandFlags(old.Environment.Command)}
+	newSide := &matchSide{name: "new", entries: compareEntries(new), explicit: commandFlags(new.Environment.Command)}
+	pairs, matches := matchRuns(oldSide, newSide, across)
+	c.Matches = matches
+	for _, ij := range pairs {
+		p := comparePair(oldSide.entries[ij[0]], newSide.entries[ij[1]], opt.Thresholds, c.Machines)
 		if p.Verdict == VerdictRegression {
 			c.Regressions++
 		}
+		for _, d := range p.Metrics {
+			if d.Tier == TierMachineDependent && d.Limit != "" && d.NotJudged == "" {
+				c.MachineJudged++
+				break
+			}
+		}
 		c.Pairs = append(c.Pairs, p)
 	}
-	for _, n := range news {
-		if !matched[n.key] {
-			c.UnmatchedNew = append(c.UnmatchedNew, unmatched(n, olds))
+	for _, m := range matches {
+		if m.Paired {
+			continue
 		}
+		side, list := oldSide, &c.UnmatchedOld
+		if m.Side == newSide.name {
+			side, list = newSide, &c.UnmatchedNew
+		}
+		e := side.entries[m.entry]
+		*list = append(*list, Unmatched{Mode: m.Mode, Level: m.Level, Load: m.Load, Config: configText(e.config), Hint: m.Reason})
 	}
 	if len(c.Pairs) == 0 {
 		return c, ErrNoMatch
@@ -197,30 +334,26 @@ func compareEntries(rep *Report) []compareEntry {
 	var order []string
 	groups := make(map[string]*group)
 	for _, r := range rep.Runs {
-		cfg := matchConfig(r.Config)
-		key := matchKey(r.Mode, r.Level, cfg)
+		cfg := shapingConfig(r.Config)
+		key := fmt.Sprintf("mode=%s level=%d %s", r.Mode, r.Level, configText(cfg))
 		g, ok := groups[key]
 		if !ok {
-			g = &group{entry: compareEntry{key: key, mode: r.Mode, level: r.Level, config: cfg,
-				load: loadText(r, r.Level, false)}}
+			g = &group{entry: compareEntry{mode: r.Mode, level: r.Level, config: cfg,
+				load: loadText(r, r.Level, false), databaseWide: make(map[string]bool)}}
 			groups[key] = g
 			order = append(order, key)
 		}
 		g.runs = append(g.runs, r)
+		for _, m := range costMetrics {
+			if databaseWide(r.Database, m) {
+				g.entry.databaseWide[m] = true
+			}
+		}
 	}
 	out := make([]compareEntry, 0, len(order))
 	for _, key := range order {
 		g := groups[key]
 		s := summarizeGroup(g.entry.mode, g.entry.level, g.runs)
-		for _, stored := range rep.Summaries {
-			if stored.Mode == s.Mode && stored.Level == s.Level {
-				for k, v := range stored.Metrics {
-					s.Metrics[k] = v
-				}
-				s.Verified, s.Repetitions = stored.Verified, stored.Repetitions
-				break
-			}
-		}
 		e := g.entry
 		e.metrics, e.verified, e.reps = s.Metrics, s.Verified, s.Repetitions
 		out = append(out, e)
@@ -228,49 +361,33 @@ func compareEntries(rep *Report) []compareEntry {
 	return out
 }
 
-// ignoredConfigKey reports whether a config entry does not shape the run and so is left out of
-// the match key: the mode list, repeat count and ladder levels (matched otherwise or not at
-// all), and any flag naming an output, file, path, directory, URL, DSN, seed, OS user or schema
-// (where the tables live, not what they hold), or only changing what is printed.
-func ignoredConfigKey(key string) bool {
-	k := strings.ToLower(key)
-	switch k {
-	case "mode", "modes", "repeat", "repetitions", "levels", "help":
-		return true
+// costMetrics are the per-request figures MaxCostIncrease judges.
+var costMetrics = []string{MetricStatementsPerRequest, MetricCommitsPerRequest, MetricWALBytesPerRequest}
+
+// databaseWide reports whether a run's figure behind a cost metric counted other sessions as
+// well: on a server this invocation did not start, for the figures the report lists as
+// database-wide.
+func databaseWide(d *Database, metric string) bool {
+	if d == nil || !d.Shared {
+		return false
 	}
-	for _, tok := range strings.FieldsFunc(k, func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
-		switch tok {
-		case "output", "out", "file", "path", "dir", "url", "dsn", "seed", "progress", "verbose",
-			"quiet", "cpuprofile", "memprofile", "samples", "user", "schema":
-			return true
+	words := map[string][]string{
+		MetricWALBytesPerRequest:   {"wal"},
+		MetricCommitsPerRequest:    {"commit", "xact"},
+		MetricStatementsPerRequest: {"statement"},
+	}[metric]
+	for _, name := range d.DatabaseWide {
+		for _, w := range words {
+			if strings.Contains(strings.ToLower(name), w) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// matchConfig is the config entries that shape a run, each value in canonical JSON, so that an
-// int in memory and a float64 read back from JSON compare equal.
-func matchConfig(cfg map[string]any) map[string]string {
-	out := make(map[string]string, len(cfg))
-	for k, v := range cfg {
-		if ignoredConfigKey(k) {
-			continue
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			b = []byte(fmt.Sprint(v))
-		}
-		out[k] = string(b)
-	}
-	return out
-}
-
 func configText(cfg map[string]string) string {
-	keys := make([]string, 0, len(cfg))
-	for k := range cfg {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(cfg))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + "=" + cfg[k]
@@ -278,99 +395,201 @@ func configText(cfg map[string]string) string {
 	return strings.Join(parts, " ")
 }
 
-func matchKey(mode string, level int, cfg map[string]string) string {
-	return fmt.Sprintf("mode=%s level=%d %s", mode, level, configText(cfg))
+// judgeMachines decides, once for two reports, how their machine-dependent figures compare:
+// directly when both calibrations agree (or --same-machine says so), as efficiency when both
+// were calibrated and disagree, not at all when a report has no calibration. A hostname proves
+// nothing: every VM of an image may be called "vm".
+func judgeMachines(old, new *Report, opt Options) MachineBasis {
+	oc, nc := old.Environment.Calibration, new.Environment.Calibration
+	calibrated := func(c *Calibration) bool { return c != nil && !c.Skipped }
+	switch {
+	case opt.SameMachine:
+		return MachineBasis{BasisDirect, "--same-machine: throughput and latency compared directly"}
+	case calibrated(oc) && calibrated(nc):
+		agree, why := CalibrationsAgree(*oc, *nc, opt.CalibrationTolerance)
+		if agree {
+			return MachineBasis{BasisDirect, "calibrations agree (" + why + "): throughput and latency compared directly"}
+		}
+		return MachineBasis{BasisEfficiency, "calibrations differ (" + why + "): throughput judged as efficiency, latency not judged"}
+	}
+	var missing []string
+	for _, side := range []struct {
+		name string
+		c    *Calibration
+	}{{"old", oc}, {"new", nc}} {
+		switch {
+		case side.c == nil:
+			missing = append(missing, side.name+" report has no calibration")
+		case side.c.Skipped:
+			missing = append(missing, side.name+" report skipped it (--calibrate=false)")
+		}
+	}
+	return MachineBasis{BasisNone, "throughput: cannot judge across machines (" + strings.Join(missing, ", ") +
+		"; --same-machine if both ran back to back on one machine)"}
 }
 
-// unmatched describes e, with a hint of how the other side's entries of the same mode and
-// level differ in config.
-func unmatched(e compareEntry, other []compareEntry) Unmatched {
-	u := Unmatched{Mode: e.mode, Level: e.level, Load: e.load, Config: configText(e.config)}
-	for _, o := range other {
-		if o.mode != e.mode || o.level != e.level {
+// CalibrationsAgree reports whether two calibrations measured machines of the same speed, and
+// the figures that say so. Two rates agree when each median lies within the other's min–max
+// band widened by tol on both sides (tol 0.10: 10% below the minimum to 10% above the maximum);
+// the calibrations agree when every rate both measured agrees, on the same connection counts.
+func CalibrationsAgree(a, b Calibration, tol float64) (bool, string) {
+	if a.PoolConns != b.PoolConns || a.BatchedWriteConns != b.BatchedWriteConns {
+		return false, fmt.Sprintf("measured on %d/%d connections here, %d/%d there",
+			a.PoolConns, a.BatchedWriteConns, b.PoolConns, b.BatchedWriteConns)
+	}
+	var agreeing []string
+	compared := 0
+	for _, r := range []struct {
+		name string
+		a, b Spread
+	}{
+		{"hot-row updates/s on 1 connection", a.HotRowUpdateRPS1, b.HotRowUpdateRPS1},
+		{fmt.Sprintf("hot-row updates/s on %d", a.PoolConns), a.HotRowUpdateRPSPool, b.HotRowUpdateRPSPool},
+		{"batched rows/s", a.BatchedWriteRowsPerSec, b.BatchedWriteRowsPerSec},
+	} {
+		if r.a.Median <= 0 || r.b.Median <= 0 {
 			continue
 		}
-		var diffs []string
-		keys := make(map[string]bool)
-		for k := range e.config {
-			keys[k] = true
+		compared++
+		text := fmt.Sprintf("%s %s vs %s", r.name, formatSpread(r.a, formatRPS), formatSpread(r.b, formatRPS))
+		if !withinBand(r.a.Median, r.b, tol) || !withinBand(r.b.Median, r.a, tol) {
+			return false, text
 		}
-		for k := range o.config {
-			keys[k] = true
-		}
-		sorted := make([]string, 0, len(keys))
-		for k := range keys {
-			sorted = append(sorted, k)
-		}
-		sort.Strings(sorted)
-		for _, k := range sorted {
-			a, aok := e.config[k]
-			b, bok := o.config[k]
-			if a == b && aok == bok {
-				continue
-			}
-			if !aok {
-				a = "absent"
-			}
-			if !bok {
-				b = "absent"
-			}
-			diffs = append(diffs, fmt.Sprintf("%s %s here, %s there", k, a, b))
-		}
-		u.Hint = "same mode and level on the other side differ in " + strings.Join(diffs, "; ")
-		break
+		agreeing = append(agreeing, text)
 	}
-	return u
+	if compared == 0 {
+		return false, "no calibrated rate in common"
+	}
+	return true, strings.Join(agreeing, "; ")
 }
 
-func comparePair(o, n compareEntry, th Thresholds) Pair {
+// withinBand reports whether v lies within s's min–max band widened by tol.
+func withinBand(v float64, s Spread, tol float64) bool {
+	lo, hi := s.Min, s.Max
+	if lo == 0 && hi == 0 { // a spread of one value written by hand
+		lo, hi = s.Median, s.Median
+	}
+	return v >= min(lo, s.Median)*(1-tol) && v <= max(hi, s.Median)*(1+tol)
+}
+
+func comparePair(o, n compareEntry, th Thresholds, machines MachineBasis) Pair {
 	p := Pair{Mode: o.mode, Level: o.level, Load: o.load, Config: configText(o.config),
 		OldRepetitions: o.reps, NewRepetitions: n.reps, OldVerified: o.verified, NewVerified: n.verified}
 	repeated := o.reps > 1 || n.reps > 1
-	delta := func(metric string) (MetricDelta, bool) {
-		os, ook := o.metrics[metric]
-		ns, nok := n.metrics[metric]
+	delta := func(metric, tier string) (MetricDelta, bool) {
+		olds, ook := o.metrics[metric]
+		news, nok := n.metrics[metric]
 		if !ook && !nok {
 			return MetricDelta{}, false
 		}
-		d := MetricDelta{Metric: metric, Old: os, New: ns}
-		if r, ok := ratio(os.Median, ns.Median); ok {
-			d.Ratio = &r
+		d := MetricDelta{Metric: metric, Tier: tier, Old: olds, New: news, OldMissing: !ook, NewMissing: !nok}
+		if ook && nok {
+			if r, ok := ratio(olds.Median, news.Median); ok {
+				d.Ratio = &r
+			}
 		}
-		d.BandsOverlap = repeated && ook && nok && os.Min <= ns.Max && ns.Min <= os.Max
+		d.BandsOverlap = repeated && ook && nok && olds.Median != news.Median && olds.Min <= news.Max && news.Min <= olds.Max
 		return d, true
 	}
-	fail := func(d *MetricDelta, limit, reason string) {
-		d.Regressed, d.Limit = true, limit
+	fail := func(d *MetricDelta, reason string) {
+		d.Regressed = true
 		p.Reasons = append(p.Reasons, reason)
 	}
-
-	if d, ok := delta(MetricThroughputRPS); ok {
-		if lim := th.MaxThroughputDrop; lim >= 0 && d.Old.Median > 0 {
-			d.Limit = "drop ≤ " + FormatLimit(lim)
-			if drop := 1 - d.New.Median/d.Old.Median; drop > lim+1e-9 {
-				fail(&d, d.Limit, fmt.Sprintf("throughput dropped %s (limit %s)%s", pct(drop), FormatLimit(lim), noiseNote(d)))
+	// judge checks a relative limit: a drop (higherIsBetter) or a rise, counted only beyond the
+	// absolute floor; both sides must have the metric.
+	judge := func(d *MetricDelta, name string, lim, floor float64, higherIsBetter bool, notJudged string) {
+		if lim < 0 {
+			return
+		}
+		word := "rise"
+		if higherIsBetter {
+			word = "drop"
+		}
+		d.Limit = word + " ≤ " + FormatLimit(lim)
+		switch {
+		case notJudged != "":
+			d.NotJudged = notJudged
+			return
+		case d.OldMissing || d.NewMissing:
+			side := "old"
+			if d.NewMissing {
+				side = "new"
 			}
+			d.NotJudged = "not recorded in " + side
+			return
+		case d.Old.Median <= 0:
+			return
+		}
+		change := d.New.Median/d.Old.Median - 1
+		if higherIsBetter {
+			change = -change
+		}
+		if change > lim+1e-9 && math.Abs(d.New.Median-d.Old.Median) > floor {
+			verb := "rose"
+			if higherIsBetter {
+				verb = "dropped"
+			}
+			fail(d, fmt.Sprintf("%s %s %s (limit %s)%s", name, verb, pct(change), FormatLimit(lim), noiseNote(*d)))
+		}
+	}
+
+	// Machine-dependent: judged on the basis decided for the two machines.
+	notDirect := ""
+	switch machines.Basis {
+	case BasisEfficiency:
+		notDirect = "machines differ"
+	case BasisNone:
+		notDirect = "cannot judge across machines"
+	}
+	if d, ok := delta(MetricThroughputRPS, TierMachineDependent); ok {
+		judge(&d, "throughput", th.MaxThroughputDrop, 0, true, notDirect)
+		p.Metrics = append(p.Metrics, d)
+	}
+	if d, ok := delta(MetricEfficiency, TierMachineDependent); ok {
+		if machines.Basis == BasisEfficiency {
+			judge(&d, "efficiency", th.MaxThroughputDrop, 0, true, "")
 		}
 		p.Metrics = append(p.Metrics, d)
 	}
 	for _, c := range []struct {
 		metric, name string
 		lim          float64
-	}{{MetricP95Ms, "p95", th.MaxP95Rise}, {MetricP99Ms, "p99", th.MaxP99Rise}} {
-		d, ok := delta(c.metric)
+	}{{MetricP95Ms, "p95", th.MaxP95Rise}, {MetricP99Ms, "p99", th.MaxP99Rise}, {MetricPersistLagP99Ms, "persist-lag p99", th.MaxPersistLagRise}} {
+		if d, ok := delta(c.metric, TierMachineDependent); ok {
+			judge(&d, c.name, c.lim, 0, false, notDirect)
+			p.Metrics = append(p.Metrics, d)
+		}
+	}
+
+	// Machine-independent: judged on any pair of machines.
+	for _, c := range []struct{ metric, name string }{{MetricLost, "lost requests"}, {MetricDuplicated, "duplicated requests"}} {
+		d, ok := delta(c.metric, TierMachineIndependent)
 		if !ok {
 			continue
 		}
-		if c.lim >= 0 && d.Old.Median > 0 {
-			d.Limit = "rise ≤ " + FormatLimit(c.lim)
-			if rise := d.New.Median/d.Old.Median - 1; rise > c.lim+1e-9 {
-				fail(&d, d.Limit, fmt.Sprintf("%s rose %s (limit %s)%s", c.name, pct(rise), FormatLimit(c.lim), noiseNote(d)))
-			}
+		d.Limit = "= 0"
+		if d.New.Max > 0 && d.Old.Max == 0 {
+			fail(&d, fmt.Sprintf("%s: %s (0 in old)", c.name, formatCount(d.New.Max)))
 		}
 		p.Metrics = append(p.Metrics, d)
 	}
-	if d, ok := delta(MetricPersistLagP99Ms); ok {
+	for _, c := range []struct{ metric, name string }{
+		{MetricStatementsPerRequest, "statements/request"},
+		{MetricCommitsPerRequest, "commits/request"},
+		{MetricWALBytesPerRequest, "WAL bytes/request"},
+	} {
+		d, ok := delta(c.metric, TierMachineIndependent)
+		if !ok {
+			continue
+		}
+		notJudged := ""
+		if o.databaseWide[c.metric] || n.databaseWide[c.metric] {
+			notJudged = "database-wide on a shared server"
+		}
+		judge(&d, c.name, th.MaxCostIncrease, CostFloors[c.metric], false, notJudged)
+		p.Metrics = append(p.Metrics, d)
+	}
+	if d, ok := delta(MetricRowVersionsPerRequest, TierMachineIndependent); ok {
 		p.Metrics = append(p.Metrics, d)
 	}
 
@@ -384,25 +603,30 @@ func comparePair(o, n compareEntry, th Thresholds) Pair {
 	sort.Strings(tables)
 	var tableDeltas []MetricDelta
 	for _, t := range tables {
-		d, _ := delta(MetricMaxWaitersPrefix + t)
+		d, _ := delta(MetricMaxWaitersPrefix+t, TierMachineIndependent)
 		if d.Old.Median == 0 && d.New.Median == 0 {
 			continue
 		}
 		if th.NoNewWaiters && d.Old.Median == 0 && d.New.Median > 0 {
-			fail(&d, "no new waiters", fmt.Sprintf("new lock waiters on %s: 0 → %s", t, formatCount(d.New.Median)))
+			d.Limit = "no new waiters"
+			fail(&d, fmt.Sprintf("new lock waiters on %s: 0 → %s", t, formatCount(d.New.Median)))
 			newWaiterTables = append(newWaiterTables, t)
 		}
 		tableDeltas = append(tableDeltas, d)
 	}
-	if d, ok := delta(MetricMaxLockWaiters); ok {
+	if d, ok := delta(MetricMaxLockWaiters, TierMachineIndependent); ok {
 		if th.NoNewWaiters && len(newWaiterTables) == 0 && d.Old.Median == 0 && d.New.Median > 0 {
-			fail(&d, "no new waiters", fmt.Sprintf("new lock waiters: 0 → %s", formatCount(d.New.Median)))
+			d.Limit = "no new waiters"
+			fail(&d, fmt.Sprintf("new lock waiters: 0 → %s", formatCount(d.New.Median)))
 		}
 		p.Metrics = append(p.Metrics, d)
 	}
 	p.Metrics = append(p.Metrics, tableDeltas...)
 
-	if th.RequireVerified && !n.verified {
+	switch {
+	case o.verified && !n.verified:
+		p.Reasons = append(p.Reasons, "verification failed in the new report (passed in the old)")
+	case th.RequireVerified && !n.verified:
 		p.Reasons = append(p.Reasons, "verification failed in the new report")
 	}
 	p.Verdict = VerdictOK
@@ -426,12 +650,26 @@ func metricLabel(metric string) (label string, format func(float64) string) {
 	switch metric {
 	case MetricThroughputRPS:
 		return "throughput rps", formatRPS
+	case MetricEfficiency:
+		return "efficiency", formatRatio
 	case MetricP95Ms:
 		return "p95 ms", formatMs
 	case MetricP99Ms:
 		return "p99 ms", formatMs
 	case MetricPersistLagP99Ms:
 		return "persist-lag p99 ms", formatMs
+	case MetricLost:
+		return "lost", formatCount
+	case MetricDuplicated:
+		return "duplicated", formatCount
+	case MetricStatementsPerRequest:
+		return "statements/request", formatPerRequest
+	case MetricCommitsPerRequest:
+		return "commits/request", formatPerRequest
+	case MetricWALBytesPerRequest:
+		return "WAL bytes/request", formatPerRequest
+	case MetricRowVersionsPerRequest:
+		return "row versions/request", formatPerRequest
 	case MetricMaxLockWaiters:
 		return "max lock waiters", formatCount
 	}
@@ -441,48 +679,65 @@ func metricLabel(metric string) (label string, format func(float64) string) {
 	return metric, formatCount
 }
 
-// RenderComparison writes a comparison for people: one block per matched pair, a line per
-// metric (old → new, ratio, the limit checked and whether it held, and whether the noise bands
-// overlap), the unmatched runs, and the overall verdict.
-func RenderComparison(w io.Writer, c Comparison) error {
+// RenderComparison writes a comparison for people: how the machines compare, one block per
+// matched pair (a line per metric, by tier: old → new, ratio, the limit checked and whether it
+// held or why it was not judged, whether the noise bands overlap), the unmatched runs with why,
+// with explain every run group's match, and the verdict line, which always agrees with
+// Comparison.ExitCode.
+func RenderComparison(w io.Writer, c Comparison, explain bool) error {
 	var b strings.Builder
-	th := c.Thresholds
+	th := c.Options.Thresholds
 	fmt.Fprintf(&b, "compare %s: %d matched, %d only in old, %d only in new\n",
 		c.Suite, len(c.Pairs), len(c.UnmatchedOld), len(c.UnmatchedNew))
-	fmt.Fprintf(&b, "thresholds: throughput drop %s, p95 rise %s, p99 rise %s, no new waiters %s, require verified %s\n",
-		limitText(th.MaxThroughputDrop), limitText(th.MaxP95Rise), limitText(th.MaxP99Rise), onOff(th.NoNewWaiters), onOff(th.RequireVerified))
+	fmt.Fprintf(&b, "thresholds: throughput drop %s, p95 rise %s, p99 rise %s, persist-lag rise %s, cost/request rise %s, no new waiters %s, require verified %s\n",
+		limitText(th.MaxThroughputDrop), limitText(th.MaxP95Rise), limitText(th.MaxP99Rise), limitText(th.MaxPersistLagRise),
+		limitText(th.MaxCostIncrease), onOff(th.NoNewWaiters), onOff(th.RequireVerified))
+	if len(c.Options.Across) > 0 {
+		fmt.Fprintf(&b, "across: %s (pairs may differ in these)\n", strings.Join(c.Options.Across, ", "))
+	}
+	fmt.Fprintf(&b, "machines: %s\n", c.Machines.Reason)
+	if explain {
+		b.WriteString("\nmatching (keys that never count: " + strings.Join(NonShapingKeys(), ", ") + "):\n")
+		for _, m := range c.Matches {
+			fmt.Fprintf(&b, "  %s %s · %s (n=%d): %s\n", m.Side, modeText(m.Mode, m.Level), m.Load, m.Runs, m.Reason)
+			for _, n := range m.Notes {
+				fmt.Fprintf(&b, "      %s\n", n)
+			}
+		}
+	}
 	for _, p := range c.Pairs {
 		b.WriteString("\n")
-		mode := p.Mode
-		if p.Level > 0 {
-			mode = fmt.Sprintf("%s @%d", p.Mode, p.Level)
-		}
-		fmt.Fprintf(&b, "%s · %s · old n=%d, new n=%d: %s\n", mode, p.Load, p.OldRepetitions, p.NewRepetitions, strings.ToUpper(p.Verdict))
+		fmt.Fprintf(&b, "%s · %s · old n=%d, new n=%d: %s\n", modeText(p.Mode, p.Level), p.Load, p.OldRepetitions, p.NewRepetitions, strings.ToUpper(p.Verdict))
 		var block strings.Builder
 		tw := tabwriter.NewWriter(&block, 0, 0, 2, ' ', 0)
+		tier := ""
 		for _, d := range p.Metrics {
+			if d.Tier != tier {
+				tier = d.Tier
+				fmt.Fprintf(tw, "  %s\t\t\t\n", tier)
+			}
 			label, format := metricLabel(d.Metric)
-			r := "new"
+			r := ""
 			if d.Ratio != nil {
 				r = "×" + strconv.FormatFloat(*d.Ratio, 'f', 2, 64)
+			} else if !d.OldMissing && !d.NewMissing {
+				r = "new"
 			}
 			check := ""
 			switch {
 			case d.Regressed:
 				check = "FAIL " + d.Limit
+			case d.NotJudged != "":
+				check = "not judged: " + d.NotJudged
 			case d.Limit != "":
 				check = "ok " + d.Limit
 			}
 			if d.BandsOverlap {
 				check = strings.TrimSpace(check + " (noise bands overlap)")
 			}
-			fmt.Fprintf(tw, "  %s\t%s → %s\t%s\t%s\n", label, formatSpread(d.Old, format), formatSpread(d.New, format), r, check)
+			fmt.Fprintf(tw, "    %s\t%s → %s\t%s\t%s\n", label, sideText(d.Old, d.OldMissing, format), sideText(d.New, d.NewMissing, format), r, check)
 		}
-		check := ""
-		if th.RequireVerified {
-			check = "required"
-		}
-		fmt.Fprintf(tw, "  verified\t%s → %s\t\t%s\n", mark(p.OldVerified), mark(p.NewVerified), check)
+		fmt.Fprintf(tw, "    verified\t%s → %s\t\t%s\n", mark(p.OldVerified), mark(p.NewVerified), "no worse")
 		if err := tw.Flush(); err != nil {
 			return err
 		}
@@ -493,28 +748,36 @@ func RenderComparison(w io.Writer, c Comparison) error {
 			fmt.Fprintf(&b, "  ✗ %s\n", r)
 		}
 	}
-	for _, side := range []struct {
-		name string
-		list []Unmatched
-	}{{"old", c.UnmatchedOld}, {"new", c.UnmatchedNew}} {
-		for _, u := range side.list {
-			mode := u.Mode
-			if u.Level > 0 {
-				mode = fmt.Sprintf("%s @%d", u.Mode, u.Level)
-			}
-			fmt.Fprintf(&b, "\nonly in %s: %s · %s · %s\n", side.name, mode, u.Load, u.Config)
-			if u.Hint != "" {
-				fmt.Fprintf(&b, "  %s\n", u.Hint)
+	if !explain { // --explain has said it above, with every pair
+		for _, side := range []struct {
+			name string
+			list []Unmatched
+		}{{"old", c.UnmatchedOld}, {"new", c.UnmatchedNew}} {
+			for _, u := range side.list {
+				fmt.Fprintf(&b, "\nonly in %s: %s · %s\n", side.name, modeText(u.Mode, u.Level), u.Load)
+				if u.Hint != "" {
+					fmt.Fprintf(&b, "  %s\n", u.Hint)
+				}
 			}
 		}
 	}
-	verdict := "PASS"
-	if !c.Passed() {
-		verdict = fmt.Sprintf("REGRESSION (%d of %d pairs)", c.Regressions, len(c.Pairs))
-	}
-	fmt.Fprintf(&b, "\nverdict: %s\n", verdict)
+	fmt.Fprintf(&b, "\nverdict: %s\n", c.Verdict())
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func modeText(mode string, level int) string {
+	if level > 0 {
+		return fmt.Sprintf("%s @%d", mode, level)
+	}
+	return mode
+}
+
+func sideText(s Spread, missing bool, format func(float64) string) string {
+	if missing {
+		return missingValue
+	}
+	return formatSpread(s, format)
 }
 
 func limitText(v float64) string {

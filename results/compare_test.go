@@ -8,9 +8,21 @@ import (
 	"testing"
 )
 
+// withThresholds is the default options with th.
+func withThresholds(th Thresholds) Options {
+	o := DefaultOptions()
+	o.Thresholds = th
+	return o
+}
+
 func mustCompare(t *testing.T, old, new *Report, th Thresholds) Comparison {
 	t.Helper()
-	c, err := Compare(old, new, th)
+	return mustCompareOpt(t, old, new, withThresholds(th))
+}
+
+func mustCompareOpt(t *testing.T, old, new *Report, opt Options) Comparison {
+	t.Helper()
+	c, err := Compare(old, new, opt)
 	if err != nil {
 		t.Fatalf("Compare: %v", err)
 	}
@@ -20,7 +32,7 @@ func mustCompare(t *testing.T, old, new *Report, th Thresholds) Comparison {
 func renderComparison(t *testing.T, c Comparison) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := RenderComparison(&buf, c); err != nil {
+	if err := RenderComparison(&buf, c, false); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()
@@ -116,7 +128,7 @@ func TestCompareThresholdEdges(t *testing.T) {
 func TestCompareDifferentSuites(t *testing.T) {
 	other := singleReport()
 	other.Suite = "ledger_balance_hotspot_baseline"
-	if _, err := Compare(singleReport(), other, DefaultThresholds()); err == nil || !strings.Contains(err.Error(), "different suites") {
+	if _, err := Compare(singleReport(), other, DefaultOptions()); err == nil || !strings.Contains(err.Error(), "different suites") {
 		t.Errorf("err = %v, want different suites", err)
 	}
 }
@@ -128,10 +140,11 @@ func TestCompareNoNewWaiters(t *testing.T) {
 	new.Runs[1].LockMonitor.MaxLockWaiters = 2
 	new.Runs[0].LockMonitor.MaxWaitersByRelation["api_keys"] = 20 // sync had some already
 
-	if c := mustCompare(t, old, new, DefaultThresholds()); !c.Passed() {
-		t.Errorf("new waiters without --no-new-waiters should pass:\n%s", renderComparison(t, c))
-	}
 	th := DefaultThresholds()
+	th.NoNewWaiters = false
+	if c := mustCompare(t, old, new, th); !c.Passed() {
+		t.Errorf("new waiters with --no-new-waiters=false should pass:\n%s", renderComparison(t, c))
+	}
 	th.NoNewWaiters = true
 	c := mustCompare(t, old, new, th)
 	if c.Regressions != 1 || c.Pairs[0].Verdict != VerdictOK || c.Pairs[1].Verdict != VerdictRegression {
@@ -150,16 +163,23 @@ func TestCompareNoNewWaiters(t *testing.T) {
 	}
 }
 
-func TestCompareRequireVerified(t *testing.T) {
+func TestCompareVerified(t *testing.T) {
 	old := singleReport()
 	new := singleReport()
 	new.Runs[0].Verification.Passed = false
-	if c := mustCompare(t, old, new, DefaultThresholds()); !c.Passed() {
-		t.Errorf("verification is not required by default")
+	c := mustCompare(t, old, new, DefaultThresholds())
+	if c.Passed() || c.Pairs[0].Reasons[0] != "verification failed in the new report (passed in the old)" {
+		t.Errorf("a run that stopped verifying passed:\n%s", renderComparison(t, c))
 	}
+	// Failing on both sides (a fault run that loses writes by design) is no regression...
+	old.Runs[0].Verification.Passed = false
+	if c := mustCompare(t, old, new, DefaultThresholds()); !c.Passed() {
+		t.Errorf("unverified on both sides should pass by default:\n%s", renderComparison(t, c))
+	}
+	// ...unless --require-verified.
 	th := DefaultThresholds()
 	th.RequireVerified = true
-	c := mustCompare(t, old, new, th)
+	c = mustCompare(t, old, new, th)
 	if c.Passed() || c.Pairs[0].Reasons[0] != "verification failed in the new report" {
 		t.Errorf("unverified run passed --require-verified:\n%s", renderComparison(t, c))
 	}
@@ -202,9 +222,12 @@ func TestCompareUnmatched(t *testing.T) {
 	for i := range other.Runs {
 		other.Runs[i].Config["concurrency"] = 7
 	}
-	c, err := Compare(old, other, DefaultThresholds())
+	c, err := Compare(old, other, DefaultOptions())
 	if !errors.Is(err, ErrNoMatch) || len(c.UnmatchedOld) != 2 {
 		t.Errorf("nothing matching: err %v, unmatched %d", err, len(c.UnmatchedOld))
+	}
+	if c.ExitCode() != ExitNotComparable || strings.Contains(renderComparison(t, c), "PASS") {
+		t.Errorf("nothing matching: exit %d, verdict %q", c.ExitCode(), c.Verdict())
 	}
 }
 
@@ -255,18 +278,20 @@ func TestParseLimit(t *testing.T) {
 	}
 }
 
-func TestIgnoredConfigKey(t *testing.T) {
+func TestNonShapingKeys(t *testing.T) {
 	// Flag names the engine records in Run.Config.
-	for _, k := range []string{"output", "seed", "postgres-url", "pg-bin-dir", "pg-user", "schema", "keep-schema",
-		"reuse-schema", "repeat", "levels", "modes", "mode"} {
-		if !ignoredConfigKey(k) {
+	for _, k := range []string{"output", "seed", "postgres-url", "redis-url", "pg-bin-dir", "pg-user", "pg-download-cache",
+		"pg-download-url", "pg-download-version", "schema", "keep-schema", "reuse-schema", "repeat", "levels", "modes",
+		"mode", "cpu-profile", "calibrate"} {
+		if _, ok := nonShapingKeys[k]; !ok {
 			t.Errorf("%s should not take part in matching", k)
 		}
 	}
 	for _, k := range []string{"requests", "concurrency", "duration", "warmup", "max-connections", "flush-batch-size",
 		"flush-interval-ms", "monitor-interval-ms", "hot-keys", "unsafe-no-fsync", "queue-capacity", "queue-workers",
-		"queue-full", "queue-retries", "drain-timeout", "managed_postgres"} {
-		if ignoredConfigKey(k) {
+		"queue-full", "queue-retries", "drain-timeout", "managed_postgres", "queue-backend", "redis", "fault",
+		"persistence", "retry-rate", "pending-usages"} {
+		if _, ok := nonShapingKeys[k]; ok {
 			t.Errorf("%s shapes a run and must take part in matching", k)
 		}
 	}

@@ -26,6 +26,9 @@ type runSpec struct {
 	verified   bool
 	requests   int
 	concurr    int
+	// The database's cost per request, and efficiency (0: none recorded).
+	walPerReq, commitsPerReq, stmtsPerReq float64
+	efficiency                            float64
 }
 
 func makeRun(s runSpec) Run {
@@ -70,6 +73,21 @@ func makeRun(s runSpec) Run {
 		LockMonitor:  LockMonitor{Samples: 300, IntervalMs: 100, MaxLockWaiters: total, MaxWaitersByRelation: byRel},
 		Verification: Verification{Passed: s.verified, Checks: []Check{{Name: "usage total", Expected: 100000, Actual: 100000, OK: s.verified}}},
 	}
+	if s.walPerReq > 0 {
+		r.Database = &Database{WALSource: "pg_stat_wal", Statements: &Statements{},
+			WALBytes: int64(s.walPerReq * float64(s.requests)), XactCommit: int64(s.commitsPerReq * float64(s.requests)),
+			PerRequest:   PerRequest{WALBytes: s.walPerReq, Commits: s.commitsPerReq, Statements: s.stmtsPerReq, RowVersions: 2},
+			DatabaseWide: []string{"wal_bytes", "xact_commit", "statements"}}
+		r.Database.Statements.Calls = int64(s.stmtsPerReq * float64(s.requests))
+	}
+	if s.efficiency > 0 {
+		r.Efficiency, r.EfficiencyBasis = s.efficiency, "hot_row_update_rps_pool"
+		if s.queue {
+			r.EfficiencyBasis = "batched_write_rows_per_s"
+		}
+	}
+	r.Reconciliation = &Reconciliation{Attempted: int64(s.requests), Acknowledged: int64(s.requests) - s.failed,
+		Persisted: int64(s.requests) - s.failed}
 	if s.queue {
 		r.Queue = &Queue{Backend: "memory", Compaction: s.compacted > 0, FullPolicy: "block",
 			QueueMetrics: QueueMetrics{Capacity: 65536, EnqueuedTotal: int64(s.requests), FlushedTotal: int64(s.requests),
@@ -81,12 +99,14 @@ func makeRun(s runSpec) Run {
 
 func syncSpec() runSpec {
 	return runSpec{mode: "sync", rps: 2100, p50: 12.4, p95: 30.1, p99: 48.7,
-		waiters: map[string]int64{"api_keys": 12, "providers": 3}, poolBP: 10000, verified: true}
+		waiters: map[string]int64{"api_keys": 12, "providers": 3}, poolBP: 10000, verified: true,
+		walPerReq: 945, commitsPerReq: 1.14, stmtsPerReq: 5, efficiency: 2100.0 / 2104}
 }
 
 func asyncCompactSpec() runSpec {
 	return runSpec{mode: "async-compact", rps: 160000, p50: 0.21, p95: 0.64, p99: 1.35, poolBP: 2500,
-		queue: true, lagP99: 85.3, sqlOps: 1204, compacted: 98796, verified: true}
+		queue: true, lagP99: 85.3, sqlOps: 1204, compacted: 98796, verified: true,
+		walPerReq: 297, commitsPerReq: 0.004, stmtsPerReq: 0.005, efficiency: 160000.0 / 450000}
 }
 
 func newReport(runs ...Run) *Report {
@@ -97,8 +117,21 @@ func newReport(runs ...Run) *Report {
 		FinishedAt:    fixtureStart.Add(2 * time.Minute),
 		Environment: Environment{GoVersion: "go1.26.8", GOMAXPROCS: 2, NumCPU: 2, CPUModel: "AMD EPYC",
 			OS: "linux", Arch: "amd64", MachineClass: "2cpu-24g", PostgresVersion: "17.2", Durability: "on",
-			GitRevision: "6c155e1"},
+			GitRevision: "6c155e1", Hostname: "vm", Calibration: fixtureCalibration(1)},
 		Runs: runs,
+	}
+}
+
+// fixtureCalibration is a calibration of a machine that runs at speed times the fixtures' one.
+func fixtureCalibration(speed float64) *Calibration {
+	spread := func(med, lo, hi float64) Spread { return Spread{Median: med * speed, Min: lo * speed, Max: hi * speed} }
+	return &Calibration{
+		HotRowUpdateRPS1:       spread(1800, 1750, 1850),
+		HotRowUpdateRPSPool:    spread(2104, 2050, 2180),
+		PoolConns:              64,
+		BatchedWriteRowsPerSec: spread(450000, 426000, 496000),
+		BatchedWriteConns:      2,
+		Windows:                3, WindowMs: 1000, DurationMs: 6200,
 	}
 }
 

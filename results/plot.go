@@ -132,9 +132,11 @@ header h1 { font-size: 20px; margin: 0 0 4px; }
 header h2 { font-size: 16px; margin: 18px 0 4px; }
 header p { margin: 2px 0 8px; color: #555; font-size: 13px; }
 table.baseline { border-collapse: collapse; font-size: 12px; margin-bottom: 8px; }
-table.baseline th, table.baseline td { border: 1px solid #ddd; padding: 3px 6px; white-space: nowrap; }
-table.baseline th { background: #f4f4f4; }
+table.baseline th, table.baseline td { border: 1px solid #ddd; padding: 3px 6px; white-space: nowrap; vertical-align: top; }
+table.baseline th { background: #f4f4f4; white-space: normal; max-width: 90px; }
 table.baseline td.num { text-align: right; font-variant-numeric: tabular-nums; }
+table.baseline td.wrap { white-space: normal; min-width: 120px; max-width: 220px; }
+table.baseline span.range { color: #777; font-size: 10px; }
 </style>
 `
 
@@ -151,27 +153,61 @@ func pageHeader(reports []*Report) string {
 		if rep.Error != "" {
 			fmt.Fprintf(&b, "<p>error: %s</p>\n", html.EscapeString(rep.Error))
 		}
-		t := Table([]*Report{rep})
-		b.WriteString("<table class=\"baseline\">\n<tr>")
-		for _, c := range t.Columns {
-			fmt.Fprintf(&b, "<th>%s</th>", html.EscapeString(c.Title))
-		}
-		b.WriteString("</tr>\n")
-		for _, r := range t.Rows {
-			b.WriteString("<tr>")
-			for i, cell := range r.Cells {
-				class := ""
-				if t.Columns[i].Numeric {
-					class = ` class="num"`
-				}
-				fmt.Fprintf(&b, "<td%s>%s</td>", class, html.EscapeString(cell))
-			}
-			b.WriteString("</tr>\n")
-		}
-		b.WriteString("</table>\n")
+		b.WriteString(pageTable(Table([]*Report{rep})))
 	}
 	b.WriteString("</header>\n")
 	return b.String()
+}
+
+// pageTable is the table of one report for a page 1,400 px wide: the heading above names the
+// suite, so its column is left out; a spread shows its median with the min–max range in small
+// type beneath it; column titles and the waiters list wrap.
+func pageTable(t TableData) string {
+	var b strings.Builder
+	b.WriteString("<table class=\"baseline\">\n<tr>")
+	for _, c := range t.Columns {
+		if c.Key != ColSuite {
+			fmt.Fprintf(&b, "<th>%s</th>", html.EscapeString(c.Title))
+		}
+	}
+	b.WriteString("</tr>\n")
+	for _, r := range t.Rows {
+		b.WriteString("<tr>")
+		for i, cell := range r.Cells {
+			c := t.Columns[i]
+			var class []string
+			switch {
+			case c.Key == ColSuite:
+				continue
+			case c.Numeric:
+				class = append(class, "num")
+			case c.Key == ColMaxWaiters:
+				class = append(class, "wrap")
+			}
+			text := html.EscapeString(cell)
+			if med, rng, ok := splitSpread(cell); ok {
+				text = html.EscapeString(med) + "<br><span class=\"range\">" + html.EscapeString(rng) + "</span>"
+			}
+			attr := ""
+			if len(class) > 0 {
+				attr = ` class="` + strings.Join(class, " ") + `"`
+			}
+			fmt.Fprintf(&b, "<td%s>%s</td>", attr, text)
+		}
+		b.WriteString("</tr>\n")
+	}
+	b.WriteString("</table>\n")
+	return b.String()
+}
+
+// splitSpread splits a cell formatted by formatSpread, "median (min–max)", into its median and
+// its range.
+func splitSpread(cell string) (median, rng string, ok bool) {
+	med, rest, found := strings.Cut(cell, " (")
+	if !found || !strings.HasSuffix(rest, ")") || !strings.Contains(rest, spreadSep) {
+		return "", "", false
+	}
+	return med, strings.TrimSuffix(rest, ")"), true
 }
 
 func environmentLine(rep *Report) string {
@@ -195,6 +231,12 @@ func environmentLine(rep *Report) string {
 	add("durability ", e.Durability)
 	add("queue ", e.QueueBackend)
 	add("", e.GoVersion)
+	if c := e.Calibration; c != nil && !c.Skipped {
+		add("calibration: ", fmt.Sprintf("hot row %s/s on %d conns, batched %s rows/s on %d",
+			formatRPS(c.HotRowUpdateRPSPool.Median), c.PoolConns, formatRPS(c.BatchedWriteRowsPerSec.Median), c.BatchedWriteConns))
+	} else {
+		add("", "no calibration")
+	}
 	if rep.Interrupted {
 		parts = append(parts, "INTERRUPTED")
 	}
@@ -249,25 +291,56 @@ func (p *plotter) modeBars(prefix string, rep *Report) {
 	tput.SetXAxis(labels).AddSeries("throughput rps", barData(values, formatRPS))
 	p.page.AddCharts(tput)
 
+	// Queue modes answer a request once it is enqueued: their request latency is the enqueue's,
+	// and the write lands later. The persist lag (enqueue to commit) stands beside it, so an
+	// async mode never reads as if its writes were instant.
+	latSeries := []struct{ metric, name string }{{MetricP50Ms, "p50 ms"}, {MetricP95Ms, "p95 ms"}, {MetricP99Ms, "p99 ms"}}
+	latSubtitle := subtitle
+	if hasMetric(rows, MetricPersistLagP99Ms) {
+		latSeries = append(latSeries, struct{ metric, name string }{MetricPersistLagP50Ms, "persist lag p50 ms"},
+			struct{ metric, name string }{MetricPersistLagP99Ms, "persist lag p99 ms"})
+		latSubtitle += "; queue modes: request = enqueue, persist lag = enqueue to commit"
+	}
 	lat := charts.NewBar()
 	var all []float64
-	for _, m := range []string{MetricP50Ms, MetricP95Ms, MetricP99Ms} {
-		all = append(all, metricValues(rows, m)...)
+	for _, m := range latSeries {
+		all = append(all, metricValues(rows, m.metric)...)
 	}
 	lat.SetGlobalOptions(
 		charts.WithInitializationOpts(p.init(halfWidth, "420px")),
 		charts.WithAnimation(false),
-		charts.WithTitleOpts(opts.Title{Title: prefix + rep.Suite + ": latency", Subtitle: subtitle}),
+		charts.WithTitleOpts(opts.Title{Title: prefix + rep.Suite + ": latency", Subtitle: latSubtitle}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Right: "10", Top: "5"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Right: "10", Top: "40"}),
 		charts.WithYAxisOpts(valueAxis("ms", all)),
-		charts.WithGridOpts(opts.Grid{Left: "80", Right: "30", Top: "70"}),
+		charts.WithGridOpts(opts.Grid{Left: "80", Right: "30", Top: "90"}),
 	)
 	lat.SetXAxis(labels)
-	for _, m := range []struct{ metric, name string }{{MetricP50Ms, "p50 ms"}, {MetricP95Ms, "p95 ms"}, {MetricP99Ms, "p99 ms"}} {
-		lat.AddSeries(m.name, barData(metricValues(rows, m.metric), formatMs))
+	for _, m := range latSeries {
+		lat.AddSeries(m.name, barDataOf(rows, m.metric, formatMs))
 	}
 	p.page.AddCharts(lat)
+}
+
+func hasMetric(rows []TableRow, metric string) bool {
+	for _, r := range rows {
+		if _, ok := r.Metrics[metric]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// barDataOf is barData of a metric some rows may lack (persist lag of a sync mode): their bar
+// is left empty rather than drawn at 0.
+func barDataOf(rows []TableRow, metric string, format func(float64) string) []opts.BarData {
+	out := barData(metricValues(rows, metric), format)
+	for i, r := range rows {
+		if _, ok := r.Metrics[metric]; !ok {
+			out[i] = opts.BarData{Value: "-"}
+		}
+	}
+	return out
 }
 
 func metricValues(rows []TableRow, metric string) []float64 {

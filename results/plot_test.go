@@ -142,3 +142,24 @@ func TestPlotExample(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A queue mode's latency bars stand beside its persist lag; the page's table has the cost
+// columns, spreads on two lines, and the calibration in the report's heading.
+func TestPlotPersistLagAndCost(t *testing.T) {
+	page := renderPlot(t, []*Report{repeatedReport()}, nil)
+	for _, want := range []string{
+		`"name":"persist lag p99 ms"`,
+		`"value":"-"`, // sync has no persist lag: an empty bar, not 0
+		"queue modes: request = enqueue, persist lag = enqueue to commit",
+		"<th>WAL B/req</th><th>stmts/req</th><th>efficiency</th>",
+		`152,340<br><span class="range">148,100–155,020</span>`,
+		"calibration: hot row 2,104/s on 64 conns, batched 450,000 rows/s on 2",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	if strings.Contains(page, "<th>suite</th>") {
+		t.Error("the page's table repeats the suite its heading names")
+	}
+}

@@ -9,6 +9,8 @@ const (
 	MetricP50Ms           = "p50_ms"
 	MetricP95Ms           = "p95_ms"
 	MetricP99Ms           = "p99_ms"
+	MetricPersistLagP50Ms = "persist_lag_p50_ms" // runs with a queue only
+	MetricPersistLagP95Ms = "persist_lag_p95_ms" // runs with a queue only
 	MetricPersistLagP99Ms = "persist_lag_p99_ms" // runs with a queue only
 	MetricMaxLockWaiters  = "max_lock_waiters"
 	MetricFailedRequests  = "failed_requests"
@@ -19,6 +21,16 @@ const (
 	MetricCompacted               = "compacted"     // runs with a queue only
 	MetricQueueInline             = "queue_inline"  // records written inline (sync fallback); queue runs only
 	MetricQueueDropped            = "queue_dropped" // records dropped by a full queue; queue runs only
+	// The database's cost per completed request (runs with Database only; statements only when
+	// pg_stat_statements was loaded), efficiency (runs measured after a calibration only), and
+	// the reconciliation's lost and duplicated requests (runs with a reconciliation only).
+	MetricWALBytesPerRequest    = "wal_bytes_per_request"
+	MetricCommitsPerRequest     = "commits_per_request"
+	MetricStatementsPerRequest  = "statements_per_request"
+	MetricRowVersionsPerRequest = "row_versions_per_request"
+	MetricEfficiency            = "efficiency"
+	MetricLost                  = "lost"
+	MetricDuplicated            = "duplicated"
 	// MetricMaxWaitersPrefix followed by a table name is the max waiters queued on that table.
 	MetricMaxWaitersPrefix = "max_waiters."
 )
@@ -41,11 +53,28 @@ func runMetrics(r Run) map[string]float64 {
 		MetricPoolMaxUsageBasisPoints: float64(r.Pool.MaxUsageBasisPoints),
 	}
 	if q := r.Queue; q != nil {
+		m[MetricPersistLagP50Ms] = q.PersistLagMs.P50
+		m[MetricPersistLagP95Ms] = q.PersistLagMs.P95
 		m[MetricPersistLagP99Ms] = q.PersistLagMs.P99
 		m[MetricFlushSQLOps] = float64(q.FlushSQLOpsTotal)
 		m[MetricCompacted] = float64(q.CompactedTotal)
 		m[MetricQueueInline] = float64(q.SyncFallbackTotal)
 		m[MetricQueueDropped] = float64(q.DroppedTotal)
+	}
+	if d := r.Database; d != nil {
+		m[MetricWALBytesPerRequest] = d.PerRequest.WALBytes
+		m[MetricCommitsPerRequest] = d.PerRequest.Commits
+		m[MetricRowVersionsPerRequest] = d.PerRequest.RowVersions
+		if d.Statements != nil {
+			m[MetricStatementsPerRequest] = d.PerRequest.Statements
+		}
+	}
+	if r.Efficiency > 0 {
+		m[MetricEfficiency] = r.Efficiency
+	}
+	if rc := r.Reconciliation; rc != nil {
+		m[MetricLost] = float64(rc.Lost)
+		m[MetricDuplicated] = float64(rc.Duplicated)
 	}
 	for table, n := range r.LockMonitor.MaxWaitersByRelation {
 		m[MetricMaxWaitersPrefix+table] = float64(n)

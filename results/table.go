@@ -35,6 +35,9 @@ const (
 	ColPoolMax    = "pool_max_pct"
 	ColSQLOps     = "sql_ops_compacted"
 	ColVerified   = "verified"
+	ColWAL        = "wal_bytes_per_request"
+	ColStatements = "statements_per_request"
+	ColEfficiency = "efficiency"
 	// ColInlineDropped shows a queue that overflowed: records written inline / dropped.
 	ColInlineDropped = "queue_inline_dropped"
 )
@@ -61,6 +64,9 @@ var TableColumns = []Column{
 	{ColPoolMax, "pool max %", true},
 	{ColSQLOps, "sql ops / compacted", true},
 	{ColVerified, "verified", false},
+	{ColWAL, "WAL B/req", true},
+	{ColStatements, "stmts/req", true},
+	{ColEfficiency, "efficiency", true},
 	{ColInlineDropped, "inline / dropped", true},
 }
 
@@ -109,10 +115,12 @@ func reportRows(rep *Report) []TableRow {
 	covered := make(map[[2]string]bool)
 	for _, s := range rep.Summaries {
 		group := runsOf(rep.Runs, s.Mode, s.Level)
-		// Stored summary metrics win; metrics a summary lacks (older engine) come from its runs.
+		// The runs win: a stored summary is derived data, used only for what no run has.
 		metrics := summarizeGroup(s.Mode, s.Level, group).Metrics
 		for k, v := range s.Metrics {
-			metrics[k] = v
+			if _, ok := metrics[k]; !ok {
+				metrics[k] = v
+			}
 		}
 		row := TableRow{Suite: rep.Suite, Mode: s.Mode, Level: s.Level, Repetitions: s.Repetitions,
 			Verified: s.Verified, Metrics: metrics}
@@ -150,6 +158,29 @@ func runsOf(runs []Run, mode string, level int) []Run {
 	return out
 }
 
+// metricColumns are the columns that show one metric in one format.
+var metricColumns = map[string]struct {
+	metric string
+	format func(float64) string
+}{
+	ColThroughput: {MetricThroughputRPS, formatRPS},
+	ColFailed:     {MetricFailedRequests, formatCount},
+	ColP50:        {MetricP50Ms, formatMs},
+	ColP95:        {MetricP95Ms, formatMs},
+	ColP99:        {MetricP99Ms, formatMs},
+	ColPersistLag: {MetricPersistLagP99Ms, formatMs},
+	ColPoolMax:    {MetricPoolMaxUsageBasisPoints, formatBasisPointsPct},
+	ColWAL:        {MetricWALBytesPerRequest, formatPerRequest},
+	ColStatements: {MetricStatementsPerRequest, formatPerRequest},
+	ColEfficiency: {MetricEfficiency, formatRatio},
+}
+
+// queueCountPairs are the columns that show two counts of a queue run, "a / b" (medians).
+var queueCountPairs = map[string][2]string{
+	ColSQLOps:        {MetricFlushSQLOps, MetricCompacted},
+	ColInlineDropped: {MetricQueueInline, MetricQueueDropped},
+}
+
 // formatRow formats the cells of a row; cfg is a run of the row, read for its configuration.
 func formatRow(row TableRow, cfg Run) []string {
 	m := row.Metrics
@@ -175,36 +206,21 @@ func formatRow(row TableRow, cfg Run) []string {
 			v = mode
 		case ColLoad:
 			v = loadText(cfg, row.Level, row.Knee)
-		case ColThroughput:
-			v = cell(MetricThroughputRPS, formatRPS)
-		case ColFailed:
-			v = cell(MetricFailedRequests, formatCount)
-		case ColP50:
-			v = cell(MetricP50Ms, formatMs)
-		case ColP95:
-			v = cell(MetricP95Ms, formatMs)
-		case ColP99:
-			v = cell(MetricP99Ms, formatMs)
-		case ColPersistLag:
-			v = cell(MetricPersistLagP99Ms, formatMs)
 		case ColMaxWaiters:
 			v = waitersText(m)
-		case ColPoolMax:
-			v = cell(MetricPoolMaxUsageBasisPoints, formatBasisPointsPct)
-		case ColSQLOps:
+		case ColSQLOps, ColInlineDropped:
 			v = missingValue
-			if hasQueue {
-				v = formatCount(m[MetricFlushSQLOps].Median) + " / " + formatCount(m[MetricCompacted].Median)
-			}
-		case ColInlineDropped:
-			v = missingValue
-			if hasQueue {
-				v = formatCount(m[MetricQueueInline].Median) + " / " + formatCount(m[MetricQueueDropped].Median)
+			if pair := queueCountPairs[c.Key]; hasQueue {
+				v = formatCount(m[pair[0]].Median) + " / " + formatCount(m[pair[1]].Median)
 			}
 		case ColVerified:
 			v = unverifiedMark
 			if row.Verified {
 				v = verifiedMark
+			}
+		default:
+			if mc, ok := metricColumns[c.Key]; ok {
+				v = cell(mc.metric, mc.format)
 			}
 		}
 		cells = append(cells, v)
@@ -242,6 +258,33 @@ func formatMs(v float64) string {
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	}
 	return groupThousands(strconv.FormatFloat(math.Round(v), 'f', 0, 64))
+}
+
+// formatPerRequest writes a cost per request with about three significant digits: 945, 29.7,
+// 1.14, 0.110, 0.0052; 0 is "0".
+func formatPerRequest(v float64) string {
+	switch a := math.Abs(v); {
+	case a == 0:
+		return "0"
+	case a >= 100:
+		return groupThousands(strconv.FormatFloat(math.Round(v), 'f', 0, 64))
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case a >= 0.01:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 4, 64)
+}
+
+// formatRatio writes an efficiency (a fraction of the calibrated rate) with two decimals, three
+// below 0.1.
+func formatRatio(v float64) string {
+	if math.Abs(v) < 0.1 {
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
 }
 
 func formatBasisPointsPct(bp float64) string { return strconv.FormatFloat(bp/100, 'f', 1, 64) }

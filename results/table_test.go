@@ -23,7 +23,8 @@ func cellsByTitle(t *testing.T, td TableData, row int) map[string]string {
 
 func TestTableColumnOrder(t *testing.T) {
 	want := []string{"suite", "mode", "requests × conc", "rps", "failed", "p50 ms", "p95 ms", "p99 ms",
-		"lag p99 ms", "max waiters", "pool max %", "sql ops / compacted", "verified", "inline / dropped"}
+		"lag p99 ms", "max waiters", "pool max %", "sql ops / compacted", "verified", "WAL B/req", "stmts/req", "efficiency",
+		"inline / dropped"}
 	td := Table([]*Report{singleReport()})
 	if len(td.Columns) != len(want) {
 		t.Fatalf("got %d columns, want %d", len(td.Columns), len(want))
@@ -53,12 +54,12 @@ func TestTableRunRows(t *testing.T) {
 			"suite": fixtureSuite, "mode": "sync", "requests × conc": "100,000 × 64", "rps": "2,100",
 			"failed": "0", "p50 ms": "12.40", "p95 ms": "30.10", "p99 ms": "48.70", "lag p99 ms": "–",
 			"max waiters": "api_keys 12, providers 3", "pool max %": "100.0", "sql ops / compacted": "–",
-			"verified": "✓", "inline / dropped": "–",
+			"verified": "✓", "WAL B/req": "945", "stmts/req": "5.00", "efficiency": "1.00", "inline / dropped": "–",
 		}},
 		{1, map[string]string{
 			"mode": "async-compact", "rps": "160,000", "p50 ms": "0.21", "p95 ms": "0.64", "p99 ms": "1.35",
 			"lag p99 ms": "85.30", "max waiters": "0", "pool max %": "25.0", "sql ops / compacted": "1,204 / 98,796",
-			"inline / dropped": "0 / 0",
+			"WAL B/req": "297", "stmts/req": "0.0050", "efficiency": "0.36", "inline / dropped": "0 / 0",
 		}},
 	}
 	for _, tt := range tests {
@@ -152,6 +153,14 @@ func TestNumberFormats(t *testing.T) {
 		{"count half", formatCount, 12.5, "12.5"},
 		{"pool pct", formatBasisPointsPct, 9850, "98.5"},
 		{"negative", formatRPS, -1234, "-1,234"},
+		{"per request large", formatPerRequest, 2783.4, "2,783"},
+		{"per request", formatPerRequest, 29.74, "29.7"},
+		{"per request one", formatPerRequest, 1.144, "1.14"},
+		{"per request small", formatPerRequest, 0.11, "0.110"},
+		{"per request tiny", formatPerRequest, 0.00523, "0.0052"},
+		{"per request none", formatPerRequest, 0, "0"},
+		{"efficiency", formatRatio, 0.4154, "0.42"},
+		{"efficiency low", formatRatio, 0.0371, "0.037"},
 	}
 	for _, tt := range tests {
 		if got := tt.format(tt.in); got != tt.want {
@@ -172,7 +181,7 @@ func TestRenderMarkdown(t *testing.T) {
 	if len(lines) != 4 {
 		t.Fatalf("got %d lines, want header + separator + 2 rows:\n%s", len(lines), buf.String())
 	}
-	if !strings.HasPrefix(lines[0], "| suite ") || !strings.HasSuffix(lines[0], "| verified | inline / dropped |") {
+	if !strings.HasPrefix(lines[0], "| suite ") || !strings.HasSuffix(lines[0], "| efficiency | inline / dropped |") {
 		t.Errorf("header = %q", lines[0])
 	}
 	if !strings.Contains(lines[1], "-: |") || !strings.HasPrefix(lines[1], "| ---") {
@@ -228,5 +237,26 @@ func TestRenderJSON(t *testing.T) {
 	}
 	if s := r.Metrics[MetricThroughputRPS]; s.Median != 152340 || s.Min != 148100 || s.Max != 155020 {
 		t.Errorf("throughput metric = %+v", s)
+	}
+}
+
+// A report written before the database figures existed shows "–" in their columns, and a
+// summary row reads its runs, not the summary stored beside them.
+func TestTableCostColumns(t *testing.T) {
+	old := singleReport()
+	for i := range old.Runs {
+		old.Runs[i].Database, old.Runs[i].Efficiency = nil, 0
+	}
+	row := cellsByTitle(t, Table([]*Report{old}), 0)
+	for _, col := range []string{"WAL B/req", "stmts/req", "efficiency"} {
+		if row[col] != missingValue {
+			t.Errorf("%s = %q in a report without database figures, want %s", col, row[col], missingValue)
+		}
+	}
+	rep := repeatedReport()
+	stale := degraded(rep)
+	stale.Summaries = rep.Summaries
+	if got := cellsByTitle(t, Table([]*Report{stale}), 0)["rps"]; got != "50,780 (49,367–51,673)" {
+		t.Errorf("summary row rps = %q, want the runs' medians", got)
 	}
 }

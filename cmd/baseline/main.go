@@ -19,9 +19,8 @@ import (
 )
 
 const (
-	exitOK         = 0
-	exitRegression = 1
-	exitUsage      = 2
+	exitOK    = 0
+	exitUsage = 2
 )
 
 const mainUsage = `baseline: tables, regression gates and plots from hotspotkit reports
@@ -43,7 +42,9 @@ were repeated; one per level for a ladder), in a fixed column order.
 
 Columns: suite · mode · requests × conc · rps · failed · p50 / p95 / p99 ms · lag p99 ms
 (queue modes) · max waiters per hot table · pool max % · sql ops / compacted (queue modes) ·
-verified. "–" marks a column that does not apply to the row.
+verified · WAL B/req and stmts/req (the database's cost per request) · efficiency (throughput
+over the machine's calibrated rate). Medians come from the runs. "–" marks a column that does
+not apply to the row or that the report predates.
 
 Example (base.json and new.json written by a suite binary with --output):
   baseline table base.json                      # Markdown on stdout
@@ -52,21 +53,35 @@ Example (base.json and new.json written by a suite binary with --output):
 Flags:
 `
 
-const compareUsage = `Usage: baseline compare OLD NEW [threshold flags]
+const compareUsage = `Usage: baseline compare OLD NEW [flags]
 
-Matches the runs of two reports of the same suite by mode, ladder level and the config that
-shapes a run (requests, concurrency, ...; output paths and seeds ignored), then checks the
-medians of NEW against OLD. Percent limits take "10%", "10" or "off". Runs found on one side
-only are listed. Exit 0 when every pair passes, 1 on a regression, 2 on bad input (unreadable
-file, different suites, nothing matching).
+Pairs the runs of two reports of the same suite, then judges every pair. Exit 0 when every
+pair is within the thresholds, 1 on a regression, 2 on bad input (missing or unreadable file,
+not a report, different suites) or when no run pairs; the verdict line always says the same.
 
-Example (old.json from main, new.json from your branch, same suite and flags):
-  baseline compare old.json new.json --max-throughput-drop 5% --no-new-waiters --require-verified
+Pairing: runs pair when their mode, ladder level and every config key that shapes the work are
+equal. Keys that shape nothing (output, profiling, seed, schema, server URLs, where PostgreSQL
+binaries come from, --repeat, ...; --explain lists them) never count. A key present on one
+side only takes its default on the other: a flag the newer binary added (and left at its
+default) does not break an older baseline; one set on its command line does. --across KEY,...
+pairs runs that differ only in those keys, to compare two settings on purpose.
+
+Checks, on medians over each side's runs (never the stored summaries):
+  machine-independent, on any two machines: verified, lost = duplicated = 0, statements,
+    commits and WAL bytes per request (--max-cost-increase), no new lock waiters;
+  machine-dependent: throughput and latency directly when both reports' calibrations agree
+    (or --same-machine), throughput as efficiency when they differ, and not at all when a
+    report has no calibration ("cannot judge across machines").
+
+Examples:
+  baseline compare old.json new.json                 # gate a new build against a baseline
+  baseline compare a.json b.json --across flush-batch-size --explain
   ...
-  sync · 100,000 × 64 · old n=3, new n=3: REGRESSION
-    throughput rps  2,100 (2,050–2,180) → 700 (683–727)  ×0.33  FAIL drop ≤ 5%
-    ...
-  verdict: REGRESSION (1 of 2 pairs)      # exit status 1
+  async-compact · 20,000 × 1,000 · old n=1, new n=1: REGRESSION
+    machine-independent
+      statements/request  0.0050 → 0.110  ×22.00  FAIL rise ≤ 15%
+  ...
+  verdict: REGRESSION (3 of 4 pairs)                   # exit status 1
 
 Flags:
 `
@@ -238,18 +253,33 @@ func (l limitFlag) Set(s string) error {
 
 func runCompare(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("compare", compareUsage, stdout, stderr)
-	th := results.DefaultThresholds()
-	c.flags.Var(limitFlag{&th.MaxThroughputDrop}, "max-throughput-drop", "fail when median throughput drops by more than this")
+	opt := results.DefaultOptions()
+	th := &opt.Thresholds
+	c.flags.Var(limitFlag{&th.MaxThroughputDrop}, "max-throughput-drop", "fail when median throughput (efficiency across machines) drops by more than this")
 	c.flags.Var(limitFlag{&th.MaxP95Rise}, "max-p95-rise", "fail when median p95 latency rises by more than this")
 	c.flags.Var(limitFlag{&th.MaxP99Rise}, "max-p99-rise", "fail when median p99 latency rises by more than this")
-	c.flags.BoolVar(&th.NoNewWaiters, "no-new-waiters", false, "fail when a hot table that had no lock waiters now has some")
-	c.flags.BoolVar(&th.RequireVerified, "require-verified", false, "fail when a run of NEW did not pass verification")
+	c.flags.Var(limitFlag{&th.MaxPersistLagRise}, "max-persist-lag-rise", "fail when the median persist-lag p99 of a queue mode rises by more than this")
+	c.flags.Var(limitFlag{&th.MaxCostIncrease}, "max-cost-increase", "fail when statements, commits or WAL bytes per request rise by more than this (and by more than a small absolute floor)")
+	c.flags.BoolVar(&th.NoNewWaiters, "no-new-waiters", th.NoNewWaiters, "fail when a hot table that had no lock waiters now has some (--no-new-waiters=false to allow)")
+	c.flags.BoolVar(&th.RequireVerified, "require-verified", false, "fail when a run of NEW did not pass verification even if OLD did not either")
+	c.flags.StringSliceVar(&opt.Across, "across", nil, "config keys the paired runs may differ in, e.g. flush-batch-size (to compare two settings on purpose)")
+	c.flags.BoolVar(&opt.SameMachine, "same-machine", false, "both reports ran on one machine: compare throughput and latency directly even without calibration")
+	c.flags.Var(limitFlag{&opt.CalibrationTolerance}, "calibration-tolerance", "how far beyond each other's min–max band two calibrations may lie and still agree")
+	explain := c.flags.Bool("explain", false, "print for every run group of both reports the pair chosen, or why none was")
 	format := c.flags.StringP("format", "f", "text", "output format: text or json")
 	if code, done := c.parse(args); done {
 		return code
 	}
 	if *format != "text" && *format != "json" {
 		return c.usageError(fmt.Sprintf("unknown --format %q: want text or json", *format))
+	}
+	if opt.CalibrationTolerance < 0 {
+		return c.usageError("--calibration-tolerance cannot be off")
+	}
+	for _, k := range opt.Across {
+		if k == "mode" || k == "" {
+			return c.usageError(fmt.Sprintf("--across %q: name config keys such as flush-batch-size (modes always pair with their own mode)", k))
+		}
 	}
 	if c.flags.NArg() != 2 {
 		return c.usageError(fmt.Sprintf("want OLD and NEW report files, got %d argument(s)", c.flags.NArg()))
@@ -258,24 +288,26 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	cmp, err := results.Compare(reports[0], reports[1], th)
+	cmp, err := results.Compare(reports[0], reports[1], opt)
 	if err != nil && !errors.Is(err, results.ErrNoMatch) {
 		return c.fail(err)
 	}
 	if *format == "json" {
-		if rerr := writeJSON(stdout, cmp); rerr != nil {
+		out := struct {
+			results.Comparison
+			Verdict  string `json:"verdict"`
+			ExitCode int    `json:"exit_code"`
+		}{cmp, cmp.Verdict(), cmp.ExitCode()}
+		if rerr := writeJSON(stdout, out); rerr != nil {
 			return c.fail(rerr)
 		}
-	} else if rerr := results.RenderComparison(stdout, cmp); rerr != nil {
+	} else if rerr := results.RenderComparison(stdout, cmp, *explain); rerr != nil {
 		return c.fail(rerr)
 	}
 	if err != nil {
-		return c.fail(err)
+		fmt.Fprintf(stderr, "baseline compare: %s\n", oneLine(err.Error()))
 	}
-	if !cmp.Passed() {
-		return exitRegression
-	}
-	return exitOK
+	return cmp.ExitCode()
 }
 
 func writeJSON(w io.Writer, v any) error {

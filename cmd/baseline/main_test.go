@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,7 @@ func report(suite string, scale float64) *results.Report {
 	run := func(mode string, rps, p95 float64, waiters int64, queue bool) results.Run {
 		r := results.Run{
 			Mode:      mode,
-			Config:    map[string]any{"requests": 100000, "concurrency": 64, "output": "x.json"},
+			Config:    map[string]any{"requests": 100000, "concurrency": 64, "flush-batch-size": 1000, "output": "x.json"},
 			StartedAt: time.Date(2025, 3, 14, 9, 30, 0, 0, time.UTC),
 			Load: results.Load{ThroughputRPS: rps * scale, Concurrency: 64, CompletedRequests: 100000,
 				LatencyMs: results.Latency{P50: p95 / 3 / scale, P95: p95 / scale, P99: p95 * 1.5 / scale}},
@@ -27,23 +28,52 @@ func report(suite string, scale float64) *results.Report {
 				MaxWaitersByRelation: map[string]int64{"api_keys": waiters, "providers": 0}},
 			Verification: results.Verification{Passed: true},
 		}
+		// The database's cost per request: sync ~5 statements and one commit, async-compact
+		// far below one of either.
+		per := results.PerRequest{WALBytes: 945, Commits: 1.05, Statements: 5, RowVersions: 6}
 		if queue {
 			r.Queue = &results.Queue{Backend: "memory", QueueMetrics: results.QueueMetrics{FlushSQLOpsTotal: 1204, CompactedTotal: 98796},
 				PersistLagMs: results.Latency{P99: 85.3}}
+			per = results.PerRequest{WALBytes: 254, Commits: 0.0036, Statements: 0.005, RowVersions: 1.01}
 		}
+		r.Database = &results.Database{WALSource: "pg_stat_wal", Statements: &results.Statements{}, PerRequest: per}
 		return r
 	}
+	cal := results.Spread{Median: 2104, Min: 2050, Max: 2180}
 	return &results.Report{
 		SchemaVersion: results.SchemaVersion,
 		Suite:         suite,
-		Environment:   results.Environment{GoVersion: "go1.26.8", PostgresVersion: "17.2", Durability: "on"},
-		Runs:          []results.Run{run("sync", 2100, 30.1, 12, false), run("async-compact", 160000, 0.64, 0, true)},
+		Environment: results.Environment{GoVersion: "go1.26.8", PostgresVersion: "17.2", Durability: "on",
+			Command:     suite + " --requests 100000 --concurrency 64 --output x.json",
+			Calibration: &results.Calibration{HotRowUpdateRPSPool: cal, PoolConns: 64, BatchedWriteRowsPerSec: results.Spread{Median: 450000, Min: 440000, Max: 460000}, BatchedWriteConns: 2}},
+		Runs: []results.Run{run("sync", 2100, 30.1, 12, false), run("async-compact", 160000, 0.64, 0, true)},
 	}
 }
 
+// smallBatches is r run with --flush-batch-size 10: the same throughput (machine noise could
+// hide anything), but async-compact makes 22× the statements, 30× the commits and 1.5× the WAL
+// per request.
+func smallBatches(r *results.Report) *results.Report {
+	out := *r
+	out.Environment.Command += " --flush-batch-size 10"
+	out.Runs = nil
+	for _, run := range r.Runs {
+		run.Config = maps.Clone(run.Config)
+		run.Config["flush-batch-size"] = 10
+		if run.Queue != nil {
+			db := *run.Database
+			db.PerRequest = results.PerRequest{WALBytes: 392, Commits: 0.11, Statements: 0.11, RowVersions: 1.1}
+			run.Database = &db
+		}
+		out.Runs = append(out.Runs, run)
+	}
+	return &out
+}
+
 type fixture struct {
-	dir                                 string
-	base, slow, other, broken, ladderly string
+	dir                               string
+	base, slow, other, broken, batch  string
+	notReport, array, elsewhere, bare string
 }
 
 func writeFixtures(t *testing.T) fixture {
@@ -60,6 +90,37 @@ func writeFixtures(t *testing.T) fixture {
 	f.base = write("base.json", report("usage_counter_hotspot_baseline", 1))
 	f.slow = write("slow.json", report("usage_counter_hotspot_baseline", 1.0/3))
 	f.other = write("other.json", report("ledger_hotspot_baseline", 1))
+	f.batch = write("batch10.json", smallBatches(report("usage_counter_hotspot_baseline", 1)))
+	// elsewhere: the same binary on a machine a third as fast; bare: an old report without
+	// calibration or database figures.
+	elsewhere := report("usage_counter_hotspot_baseline", 1.0/3)
+	c := *elsewhere.Environment.Calibration
+	c.HotRowUpdateRPSPool = results.Spread{Median: 701, Min: 683, Max: 727}
+	c.BatchedWriteRowsPerSec = results.Spread{Median: 150000, Min: 146000, Max: 153000}
+	elsewhere.Environment.Calibration = &c
+	for i := range elsewhere.Runs {
+		elsewhere.Runs[i].Efficiency = 1
+	}
+	base := report("usage_counter_hotspot_baseline", 1)
+	for i := range base.Runs {
+		base.Runs[i].Efficiency = 1
+	}
+	f.base = write("base.json", base)
+	f.elsewhere = write("elsewhere.json", elsewhere)
+	bare := report("usage_counter_hotspot_baseline", 1.0/3)
+	bare.Environment.Calibration, bare.Environment.Command = nil, ""
+	for i := range bare.Runs {
+		bare.Runs[i].Database = nil
+	}
+	f.bare = write("bare.json", bare)
+	f.notReport = filepath.Join(dir, "package.json")
+	if err := os.WriteFile(f.notReport, []byte(`{"name": "left-pad", "version": "1.3.0"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.array = filepath.Join(dir, "array.json")
+	if err := os.WriteFile(f.array, []byte(`[1, 2, 3]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	f.broken = filepath.Join(dir, "broken.json")
 	if err := os.WriteFile(f.broken, []byte(`{"schema_version": 1, "suite": `), 0o644); err != nil {
 		t.Fatal(err)
@@ -112,6 +173,23 @@ func TestRunExitCodes(t *testing.T) {
 		{"compare improvement", []string{"compare", f.slow, f.base}, 0, "verdict: PASS", "", false},
 		{"compare json", []string{"compare", "-f", "json", f.base, f.slow}, 1, `"verdict": "regression"`, "", false},
 		{"compare different suites", []string{"compare", f.base, f.other}, 2, "", "different suites", true},
+		{"compare missing file", []string{"compare", f.base, filepath.Join(f.dir, "nope.json")}, 2, "", "no such file", true},
+		{"compare not a report", []string{"compare", f.notReport, f.base}, 2, "", "not a hotspotkit report", true},
+		{"compare not an object", []string{"compare", f.base, f.array}, 2, "", "array.json", true},
+		{"compare nothing pairs", []string{"compare", f.base, f.batch}, 2, "verdict: NOTHING COMPARABLE", "no run of the new report pairs", true},
+		{"compare explain unpaired", []string{"compare", "--explain", f.base, f.batch}, 2,
+			"old async-compact · 100,000 × 64 (n=1): unpaired: the new async-compact runs differ in flush-batch-size 1000 here, 10 there", "", false},
+		{"compare across batch size", []string{"compare", "--across", "flush-batch-size", f.base, f.batch}, 1,
+			"✗ statements/request rose 2100.0% (limit 15%)\n  ✗ commits/request rose", "", false},
+		{"compare across names WAL", []string{"compare", "--across", "flush-batch-size", f.base, f.batch}, 1,
+			"✗ WAL bytes/request rose 54.3% (limit 15%)", "", false},
+		{"compare across unknown key", []string{"compare", "--across", "flush-batch-sise", f.base, f.batch}, 2, "", "--across flush-batch-sise: no run", true},
+		{"compare across mode", []string{"compare", "--across", "mode", f.base, f.batch}, 2, "", "--across \"mode\"", true},
+		{"compare other machine", []string{"compare", f.base, f.elsewhere}, 0, "machines: calibrations differ", "", false},
+		{"compare other machine efficiency", []string{"compare", f.base, f.elsewhere}, 0, "not judged: machines differ", "", false},
+		{"compare old report", []string{"compare", f.bare, f.base}, 0, "verdict: PASS (machine-independent checks only: throughput cannot be judged across machines)", "", false},
+		{"compare old report same machine", []string{"compare", "--same-machine", f.base, f.bare}, 1, "throughput dropped 66.7%", "", false},
+		{"compare bad tolerance", []string{"compare", "--calibration-tolerance", "off", f.base, f.base}, 2, "", "cannot be off", true},
 		{"compare broken json", []string{"compare", f.base, f.broken}, 2, "", "broken.json", true},
 		{"compare one file", []string{"compare", f.base}, 2, "", "want OLD and NEW", true},
 		{"compare bad limit", []string{"compare", f.base, f.base, "--max-p95-rise", "lots"}, 2, "", `invalid limit "lots"`, true},
