@@ -8,10 +8,16 @@
 //
 // The package knows no schema and no SQL: a suite supplies the slot key, the merge and a
 // Flusher (usually PgFlusher around a TxWriter). It must not time or print anything; it only
-// exports counters (Metrics) and a persist-lag histogram (PersistLag) for the engine to report.
-// What every backend shares is here too, so that each counts and reads its options the same
-// way: Counters (the atomics behind Metrics and the Enqueue/Close handshake), OrDefault,
-// ResolveMaxRetries, Backoff and IsClosed.
+// exports counters (Metrics, with Accounted, the invariant's right-hand side) and a
+// persist-lag histogram (PersistLag) for the engine to report. It is a library a service can
+// import: it depends on nothing of this module but package hist, and on no report type (the
+// engine converts Metrics to the report's). What every backend shares is here too, so that
+// each counts, closes, pauses, retries and reads its options the same way: Counters (the
+// atomics behind Metrics and the Enqueue side of the close handshake), Lifecycle (the Close
+// side), Switch (the pause state), RetryBatch (batch attempts, backoff and their counters),
+// Compact, DefaultCodec (records as JSON for a backend that stores them outside the process),
+// ParseName/NameOf, OrDefault, ResolveMaxRetries, Backoff and IsClosed. The transports beneath
+// differ: worker channels here, a Redis stream in queue/redisq.
 //
 // # Ordering
 //

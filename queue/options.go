@@ -26,19 +26,33 @@ var policyNames = [...]string{PolicySync: "sync", PolicyDrop: "drop", PolicyBloc
 
 // ParseFullPolicy accepts "drop", "sync" or "block" (case-insensitive).
 func ParseFullPolicy(s string) (FullPolicy, error) {
-	for p, name := range policyNames {
-		if strings.EqualFold(strings.TrimSpace(s), name) {
-			return FullPolicy(p), nil
-		}
+	if p, ok := ParseName[FullPolicy](policyNames[:], s); ok {
+		return p, nil
 	}
 	return 0, fmt.Errorf("queue: unknown full policy %q (want drop, sync or block)", s)
 }
 
-func (p FullPolicy) String() string {
-	if p >= 0 && int(p) < len(policyNames) {
-		return policyNames[p]
+func (p FullPolicy) String() string { return NameOf(policyNames[:], p, "FullPolicy") }
+
+// ParseName and NameOf read and write a small enumeration (policies, roles) by its names,
+// indexed by value, so that every backend's options parse the same way: ParseName finds s
+// (case-insensitive, spaces trimmed); NameOf names v, or writes kind(v) for a value out of
+// range.
+func ParseName[E ~int](names []string, s string) (E, bool) {
+	for v, name := range names {
+		if strings.EqualFold(strings.TrimSpace(s), name) {
+			return E(v), true
+		}
 	}
-	return fmt.Sprintf("FullPolicy(%d)", int(p))
+	return 0, false
+}
+
+// NameOf: see ParseName.
+func NameOf[E ~int](names []string, v E, kind string) string {
+	if v >= 0 && int(v) < len(names) {
+		return names[v]
+	}
+	return fmt.Sprintf("%s(%d)", kind, int(v))
 }
 
 // MarshalText and UnmarshalText make a FullPolicy read and write as its name in JSON.

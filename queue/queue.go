@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/hotspotkit/hotspotkit/testkit/hist"
+	"github.com/hotspotkit/hotspotkit/hist"
 )
 
 // ErrClosed is returned by Enqueue once Close has begun.
@@ -28,21 +29,17 @@ type Queue[K comparable, T any] struct {
 
 	gate gate
 	acks chan struct{} // a worker's "parked" acknowledgement of Pause
-	// room holds one token per record waiting in any worker channel: it bounds the records
-	// queued by Capacity for the queue as a whole. Each worker channel can hold Capacity
-	// records, because the slots of a hot spot may all hash to one worker and must still be
-	// able to use the whole capacity.
-	room chan struct{}
+	// held counts the records waiting in any worker channel: reserve bounds it by Capacity
+	// for the queue as a whole. Each worker channel can hold Capacity records, because the
+	// slots of a hot spot may all hash to one worker and must still be able to use the whole
+	// capacity. Enqueue calls waiting for room under PolicyBlock count themselves in blocked
+	// and wait for a token in freed, which release drops when it makes room.
+	held    atomic.Int64
+	blocked atomic.Int64
+	freed   chan struct{}
 
-	closeOnce sync.Once
-	closeErr  error
-	closingC  chan struct{} // closed when Close begins
-	sealedC   chan struct{} // closed when Close has closed every worker channel
-
-	abortOnce   sync.Once
-	abortC      chan struct{}      // closed when Close's deadline expires
-	flushCtx    context.Context    // every Flush runs under it; cancelled with abortC
-	cancelFlush context.CancelFunc //
+	life    *Lifecycle    // Close's handshake; every Flush runs under life.Ctx()
+	sealedC chan struct{} // closed when Close has closed every worker channel
 }
 
 var _ Backend[int] = (*Queue[int, int])(nil)
@@ -57,18 +54,16 @@ func New[K comparable, T any](f Flusher[T], o Options[K, T]) (*Queue[K, T], erro
 		return nil, err
 	}
 	q := &Queue[K, T]{
-		opts:     o,
-		flusher:  f,
-		seed:     maphash.MakeSeed(),
-		epoch:    time.Now(),
-		gate:     newGate(),
-		acks:     make(chan struct{}, o.Workers),
-		room:     make(chan struct{}, o.Capacity),
-		closingC: make(chan struct{}),
-		sealedC:  make(chan struct{}),
-		abortC:   make(chan struct{}),
+		opts:    o,
+		flusher: f,
+		seed:    maphash.MakeSeed(),
+		epoch:   time.Now(),
+		gate:    newGate(),
+		acks:    make(chan struct{}, o.Workers),
+		freed:   make(chan struct{}, 1),
+		life:    NewLifecycle(),
+		sealedC: make(chan struct{}),
 	}
-	q.flushCtx, q.cancelFlush = context.WithCancel(context.Background())
 	q.workers = make([]*worker[K, T], o.Workers)
 	for i := range q.workers {
 		q.workers[i] = newWorker(q, o.Capacity)
@@ -104,13 +99,11 @@ func (q *Queue[K, T]) Enqueue(ctx context.Context, rec T) (Outcome, error) {
 	}
 	w := q.route(rec)
 	at := q.now()
-	select {
-	case q.room <- struct{}{}:
-		w.ch <- entry[T]{rec: rec, at: at} // never blocks: a token guarantees channel space
+	if q.reserve() {
+		w.ch <- entry[T]{rec: rec, at: at} // never blocks: the reservation guarantees space
 		q.accepted(w)
 		c.Leave()
 		return Queued, nil
-	default:
 	}
 	out, err := q.enqueueFull(ctx, w, rec, at)
 	c.Leave()
@@ -127,8 +120,56 @@ func (q *Queue[K, T]) accepted(w *worker[K, T]) {
 	}
 }
 
-// release returns the token of a record taken out of a worker channel.
-func (q *Queue[K, T]) release() { <-q.room }
+// reserve takes room for one record unless the queue holds Capacity records.
+func (q *Queue[K, T]) reserve() bool {
+	for {
+		v := q.held.Load()
+		if v >= int64(q.opts.Capacity) {
+			return false
+		}
+		if q.held.CompareAndSwap(v, v+1) {
+			return true
+		}
+	}
+}
+
+// release returns the room of n records taken out of a worker channel, and wakes a caller
+// waiting for room. A waiter counts itself blocked before it tries to reserve, so either its
+// attempt sees this room or this call sees the waiter.
+func (q *Queue[K, T]) release(n int64) {
+	q.held.Add(-n)
+	if q.blocked.Load() > 0 {
+		q.signalFreed()
+	}
+}
+
+func (q *Queue[K, T]) signalFreed() {
+	select {
+	case q.freed <- struct{}{}:
+	default:
+	}
+}
+
+// awaitRoom is PolicyBlock's wait: it reserves room, waiting for release until ctx is done or
+// Close's deadline expires.
+func (q *Queue[K, T]) awaitRoom(ctx context.Context) error {
+	q.blocked.Add(1)
+	defer q.blocked.Add(-1)
+	for !q.reserve() {
+		select {
+		case <-q.freed:
+		case <-ctx.Done():
+			return fmt.Errorf("queue: waiting for room: %w", context.Cause(ctx))
+		case <-q.life.AbortC():
+			return ErrClosed
+		}
+	}
+	// One token wakes one waiter: pass it on while others wait and room is left.
+	if q.blocked.Load() > 1 && q.held.Load() < int64(q.opts.Capacity) {
+		q.signalFreed()
+	}
+	return nil
+}
 
 // enqueueFull applies the FullPolicy; the queue was full a moment ago.
 func (q *Queue[K, T]) enqueueFull(ctx context.Context, w *worker[K, T], rec T, at int64) (Outcome, error) {
@@ -138,18 +179,13 @@ func (q *Queue[K, T]) enqueueFull(ctx context.Context, w *worker[K, T], rec T, a
 		q.c.Dropped.Add(1)
 		return Dropped, nil
 	case PolicyBlock:
-		select {
-		case q.room <- struct{}{}:
-			w.ch <- entry[T]{rec: rec, at: at}
-			q.accepted(w)
-			return Queued, nil
-		case <-ctx.Done():
+		if err := q.awaitRoom(ctx); err != nil {
 			q.c.Rejected.Add(1)
-			return Rejected, fmt.Errorf("queue: waiting for room: %w", context.Cause(ctx))
-		case <-q.abortC:
-			q.c.Rejected.Add(1)
-			return Rejected, ErrClosed
+			return Rejected, err
 		}
+		w.ch <- entry[T]{rec: rec, at: at}
+		q.accepted(w)
+		return Queued, nil
 	default:
 		return q.writeInline(ctx, w, rec, at)
 	}
@@ -159,7 +195,7 @@ func (q *Queue[K, T]) enqueueFull(ctx context.Context, w *worker[K, T], rec T, a
 // Close's deadline, whichever comes first.
 func (q *Queue[K, T]) writeInline(ctx context.Context, w *worker[K, T], rec T, at int64) (Outcome, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(q.flushCtx, cancel)
+	stop := context.AfterFunc(q.life.Ctx(), cancel)
 	inline := q.opts.Inline
 	if inline == nil {
 		inline = q.flusher
@@ -184,20 +220,14 @@ func (q *Queue[K, T]) writeInline(ctx context.Context, w *worker[K, T], rec T, a
 // which is forever if the Flusher refuses a record forever. Close is idempotent: later calls
 // wait for the first and return its result.
 func (q *Queue[K, T]) Close(ctx context.Context) error {
-	q.closeOnce.Do(func() { q.closeErr = q.shutdown(ctx) })
-	return q.closeErr
-}
-
-func (q *Queue[K, T]) shutdown(ctx context.Context) error {
-	q.c.CloseIntake()
-	close(q.closingC)
-	q.gate.close()
-	stop := context.AfterFunc(ctx, q.abort)
-	defer stop()
-
 	// Enqueue calls that passed the closed check finish quickly (a send, a drop) or wait for
 	// room that the draining workers make, for their inline write, or for the abort.
-	q.c.AwaitInFlight()
+	return q.life.Close(ctx, &q.c, q.gate.close, q.drain)
+}
+
+// drain runs once no Enqueue call is in flight: the workers write what the channels and their
+// batches hold.
+func (q *Queue[K, T]) drain(ctx context.Context) error {
 	for _, w := range q.workers {
 		close(w.ch) // nobody can send any more: the in-flight count is zero and the bit is set
 	}
@@ -209,17 +239,7 @@ func (q *Queue[K, T]) shutdown(ctx context.Context) error {
 	return nil
 }
 
-// abort gives up the drain: flushes are cancelled and workers abandon what they hold.
-func (q *Queue[K, T]) abort() {
-	q.abortOnce.Do(func() {
-		close(q.abortC)
-		q.cancelFlush()
-	})
-}
-
-func (q *Queue[K, T]) aborted() bool { return IsClosed(q.abortC) }
-
-func (q *Queue[K, T]) closing() bool { return IsClosed(q.closingC) }
+func (q *Queue[K, T]) aborted() bool { return q.life.Aborted() }
 
 // IsClosed reports, without waiting, whether ch is closed: how a backend polls the channels
 // it closes to announce that Close has begun or that its deadline has expired.
@@ -235,7 +255,7 @@ func IsClosed(ch <-chan struct{}) bool {
 // Metrics returns the current counters; see the package doc for definitions.
 func (q *Queue[K, T]) Metrics() Metrics {
 	// max: a commit can beat the increment after a send.
-	return q.c.Metrics(int64(q.opts.Capacity), int64(len(q.room)), max(q.c.pending.Load(), 0))
+	return q.c.Metrics(int64(q.opts.Capacity), q.held.Load(), max(q.c.pending.Load(), 0))
 }
 
 // PersistLag returns a merged copy of the workers' persist-lag histograms: for every written
@@ -262,7 +282,7 @@ func (q *Queue[K, T]) Pause() {
 	for range q.workers {
 		select {
 		case <-q.acks:
-		case <-q.closingC: // Close resumed the workers; they will not park
+		case <-q.life.ClosingC(): // Close resumed the workers; they will not park
 			return
 		}
 	}
@@ -271,66 +291,33 @@ func (q *Queue[K, T]) Pause() {
 // Resume lets paused workers continue. Close resumes by itself.
 func (q *Queue[K, T]) Resume() { q.gate.resume() }
 
-// gate is the pause switch the workers consult between operations.
+// gate is the pause switch the workers consult between operations, with Pause serialised
+// so that a Pause collects its own acknowledgements.
 type gate struct {
-	serial  sync.Mutex // serialises Pause and Resume, so a Pause collects its own acks
-	mu      sync.Mutex // guards the fields below
-	paused  bool
-	closed  bool
-	pauseC  chan struct{} // closed while paused, replaced on resume
-	resumeC chan struct{} // closed while running, replaced on pause
+	serial sync.Mutex
+	sw     *Switch
 }
 
-func newGate() gate {
-	running := make(chan struct{})
-	close(running)
-	return gate{pauseC: make(chan struct{}), resumeC: running}
-}
+func newGate() gate { return gate{sw: NewSwitch()} }
 
 // pause switches to paused and, if it did, returns true with serial held.
 func (g *gate) pause() bool {
 	g.serial.Lock()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.paused || g.closed {
+	if !g.sw.Pause() {
 		g.serial.Unlock()
 		return false
 	}
-	g.paused = true
-	close(g.pauseC)
-	g.resumeC = make(chan struct{})
 	return true
 }
 
 func (g *gate) resume() {
 	g.serial.Lock()
 	defer g.serial.Unlock()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.resumeLocked()
-}
-
-func (g *gate) resumeLocked() {
-	if g.paused {
-		g.paused = false
-		close(g.resumeC)
-		g.pauseC = make(chan struct{})
-	}
+	g.sw.Resume()
 }
 
 // close resumes for good. It does not take serial, so a Pause waiting for acks cannot hold
 // up Close.
-func (g *gate) close() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.resumeLocked()
-	g.closed = true
-}
+func (g *gate) close() { g.sw.Close() }
 
-// state returns whether the queue is paused, the channel closed when it gets paused, and the
-// channel closed when it resumes.
-func (g *gate) state() (paused bool, pauseC, resumeC <-chan struct{}) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.paused, g.pauseC, g.resumeC
-}
+func (g *gate) state() (paused bool, pauseC, resumeC <-chan struct{}) { return g.sw.State() }

@@ -612,8 +612,8 @@ func TestNewValidates(t *testing.T) {
 			t.Fatalf("worker %d channel holds %d, want the whole capacity 1000", i, cap(w.ch))
 		}
 	}
-	if cap(q.room) != 1000 || q.Metrics().Capacity != 1000 {
-		t.Errorf("capacity %d (metric %d), want 1000", cap(q.room), q.Metrics().Capacity)
+	if q.opts.Capacity != 1000 || q.Metrics().Capacity != 1000 {
+		t.Errorf("capacity %d (metric %d), want 1000", q.opts.Capacity, q.Metrics().Capacity)
 	}
 }
 

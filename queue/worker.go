@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hotspotkit/hotspotkit/testkit/hist"
+	"github.com/hotspotkit/hotspotkit/hist"
 )
 
 // entry is a source record with the time Enqueue was called (queue.now).
@@ -94,13 +94,14 @@ func (w *worker[K, T]) run() {
 // fill moves records from the channel into the batch without blocking. It reports false when
 // the channel is closed and empty.
 func (w *worker[K, T]) fill() bool {
+	n := len(w.batch)
+	defer func() { w.q.release(int64(len(w.batch) - n)) }()
 	for len(w.batch) < w.q.opts.BatchSize {
 		select {
 		case e, ok := <-w.ch:
 			if !ok {
 				return false
 			}
-			w.q.release()
 			w.batch = append(w.batch, e)
 		default:
 			return true
@@ -114,11 +115,11 @@ func (w *worker[K, T]) idle(pauseC <-chan struct{}) {
 	select {
 	case e, ok := <-w.ch:
 		if ok {
-			w.q.release()
+			w.q.release(1)
 			w.batch = append(w.batch, e)
 		}
 	case <-pauseC:
-	case <-w.q.abortC:
+	case <-w.q.life.AbortC():
 	}
 }
 
@@ -129,7 +130,7 @@ func (w *worker[K, T]) idle(pauseC <-chan struct{}) {
 func (w *worker[K, T]) nap(pauseC <-chan struct{}) {
 	q := w.q
 	due := time.Duration(w.batch[0].at + int64(q.opts.FlushInterval) - q.now())
-	if due <= 0 || q.closing() {
+	if due <= 0 || q.life.Closing() {
 		w.flush()
 		return
 	}
@@ -145,8 +146,8 @@ func (w *worker[K, T]) nap(pauseC <-chan struct{}) {
 	case <-w.timer.C:
 	case <-w.wake:
 	case <-pauseC:
-	case <-q.closingC:
-	case <-q.abortC:
+	case <-q.life.ClosingC():
+	case <-q.life.AbortC():
 	}
 }
 
@@ -171,27 +172,19 @@ func (w *worker[K, T]) flush() {
 	}
 	q := w.q
 	recs := w.records()
-	failed := false
-	for attempt := 1; ; attempt++ {
-		res, err := q.flusher.Flush(q.flushCtx, recs)
-		if err == nil {
-			w.committed(res, len(recs))
-			return
-		}
-		if !failed {
-			failed = true
-			q.c.FlushFailed.Add(int64(len(w.batch)))
-		}
-		if attempt > q.opts.MaxRetries {
-			break
-		}
-		if !w.backoff(attempt) {
-			w.abandonFrom(0)
-			return
-		}
-		q.c.Retries.Add(1)
+	var res FlushResult
+	write := func() (err error) {
+		res, err = q.flusher.Flush(q.life.Ctx(), recs)
+		return err
 	}
-	w.fallback()
+	switch RetryBatch(&q.c, len(w.batch), q.opts.MaxRetries, write, w.backoff) {
+	case BatchWritten:
+		w.committed(res, len(recs))
+	case BatchGivenUp:
+		w.abandonFrom(0)
+	default:
+		w.fallback()
+	}
 }
 
 // records builds what the Flusher receives from the batch: compacted and sorted, or as is.
@@ -225,25 +218,47 @@ func (w *worker[K, T]) committed(res FlushResult, sqlRecords int) {
 	w.reset()
 }
 
-// fallback writes the batch's source records one by one, in arrival order, retrying each
-// with backoff until it is written or Close's deadline abandons the rest.
+// fallback writes the batch's source records one by one, in arrival order. A record that
+// fails holds back only the later records of its own slot (per-slot order); the records left
+// are retried, in order, after a backoff, until all are written or Close's deadline abandons
+// them. So one record the Flusher refuses does not keep the other slots from being written.
 func (w *worker[K, T]) fallback() {
 	q := w.q
-	for i := range w.batch {
-		w.one[0] = w.batch[i].rec
-		for attempt := 1; ; attempt++ {
-			if _, err := q.flusher.Flush(q.flushCtx, w.one); err == nil {
-				break
+	left := make([]int, len(w.batch)) // indexes into w.batch not yet written, in order
+	for i := range left {
+		left[i] = i
+	}
+	tried := make([]bool, len(w.batch))
+	held := make(map[K]bool)
+	for attempt := 1; ; attempt++ {
+		clear(held)
+		rest := left[:0]
+		for _, i := range left {
+			k := q.opts.Key(w.batch[i].rec)
+			if !held[k] {
+				if tried[i] {
+					q.c.Retries.Add(1)
+				}
+				tried[i] = true
+				w.one[0] = w.batch[i].rec
+				if _, err := q.flusher.Flush(q.life.Ctx(), w.one); err == nil {
+					q.c.SyncFallback.Add(1)
+					q.c.pending.Add(-1)
+					w.recordLag(q.now() - w.batch[i].at)
+					continue
+				}
+				held[k] = true
 			}
-			if !w.backoff(attempt) {
-				w.abandonFrom(i)
-				return
-			}
-			q.c.Retries.Add(1)
+			rest = append(rest, i)
 		}
-		q.c.SyncFallback.Add(1)
-		q.c.pending.Add(-1)
-		w.recordLag(q.now() - w.batch[i].at)
+		left = rest
+		if len(left) == 0 {
+			break
+		}
+		if !w.backoff(attempt) {
+			w.abandon(int64(len(left)))
+			break
+		}
 	}
 	w.reset()
 }
@@ -262,7 +277,7 @@ func (w *worker[K, T]) backoff(attempt int) bool {
 	case <-w.timer.C:
 	case <-pauseC:
 		w.park()
-	case <-q.abortC:
+	case <-q.life.AbortC():
 	}
 	return !q.aborted()
 }
@@ -275,10 +290,14 @@ func (w *worker[K, T]) recordLag(nanos int64) {
 
 // abandonFrom counts batch[i:] as abandoned and empties the batch.
 func (w *worker[K, T]) abandonFrom(i int) {
-	n := int64(len(w.batch) - i)
+	w.abandon(int64(len(w.batch) - i))
+	w.reset()
+}
+
+// abandon counts n accepted records as abandoned.
+func (w *worker[K, T]) abandon(n int64) {
 	w.q.c.Abandoned.Add(n)
 	w.q.c.pending.Add(-n)
-	w.reset()
 }
 
 // abandonAll abandons the batch and the channel contents. It waits until Close has closed the
@@ -289,9 +308,9 @@ func (w *worker[K, T]) abandonAll() {
 	<-w.q.sealedC
 	var n int64
 	for range w.ch {
-		w.q.release()
 		n++
 	}
+	w.q.release(n)
 	w.q.c.Abandoned.Add(n)
 	w.q.c.pending.Add(-n)
 }

@@ -209,6 +209,26 @@ type Load struct {
 	// LatencyHistogram is the HDR histogram of request latency in µs (V2 compressed, base64),
 	// so reports from several processes or repetitions can be merged exactly.
 	LatencyHistogram string `json:"latency_histogram,omitempty"`
+	// Retries is what --max-tries did (absent from reports of older engines).
+	Retries *Retries `json:"retries,omitempty"`
+}
+
+// Retries is what the request retries (--max-tries) did over a run, warm-up included: the
+// detailed failure report of pgbench's --failures-detailed, per error class.
+type Retries struct {
+	MaxTries int `json:"max_tries"`
+	// Classes are the error classes a request was retried for.
+	Classes []string `json:"classes"`
+	// RetriedRequests needed more than one try, whatever their outcome.
+	RetriedRequests int64 `json:"retried_requests"`
+	// TriesPerRequest counts requests by the tries they took ("1", "2", ...).
+	TriesPerRequest map[int]int64 `json:"tries_per_request"`
+	// RetriesByClass counts retries by the class of the error that caused them
+	// ("unknown_outcome": a COMMIT whose outcome was unknown, retried idempotently).
+	RetriesByClass map[string]int64 `json:"retries_by_class"`
+	// FailedAfterLastTryByClass counts the requests that ran out of tries, by the class of
+	// their last error; failures of a class not retried are in error_counts only.
+	FailedAfterLastTryByClass map[string]int64 `json:"failed_after_last_try_by_class"`
 }
 
 // Latency is a percentile summary in milliseconds, read from a µs-resolution HDR histogram.
@@ -272,8 +292,8 @@ type Queue struct {
 	Stream       *Stream `json:"stream,omitempty"`
 }
 
-// QueueMetrics are a queue backend's counters. Package queue takes them as its Metrics and
-// defines every field and the invariant that ties them together.
+// QueueMetrics are a queue backend's counters, converted from queue.Metrics (package queue
+// defines every field and the invariant that ties them together).
 type QueueMetrics struct {
 	Capacity             int64 `json:"capacity"`
 	Depth                int64 `json:"depth"`
@@ -293,14 +313,8 @@ type QueueMetrics struct {
 	AbandonedTotal       int64 `json:"abandoned_total"`
 }
 
-// Accounted is the right-hand side of the queue's invariant: records that reached a final
-// outcome. Once the queue is closed it equals EnqueuedTotal.
-func (m QueueMetrics) Accounted() int64 {
-	return m.FlushedTotal + m.SyncFallbackTotal + m.DroppedTotal + m.RejectedTotal + m.AbandonedTotal
-}
-
-// Stream holds the Redis-streams backend's own counters; package redisq takes them as its
-// StreamMetrics.
+// Stream holds the Redis-streams backend's own counters, converted from redisq.StreamMetrics
+// (defined there).
 type Stream struct {
 	Length                int64 `json:"length"`
 	PendingEntries        int64 `json:"pending_entries"`

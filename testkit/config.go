@@ -16,6 +16,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/load"
 	"github.com/hotspotkit/hotspotkit/testkit/pgserver"
 )
 
@@ -54,16 +55,26 @@ type Config struct {
 	// StreamConfig: --queue-backend, --redis*, --role and friends (streamconfig.go).
 	StreamConfig
 
+	// MaxTries, RetryBackoffMs and RetryClasses: --max-tries and friends; retryClasses is the
+	// set a request is retried for, validated (and widened with 57014 under a statement timeout).
+	MaxTries       int
+	RetryBackoffMs int
+	RetryClasses   []string
+
 	Repeat int
 	Levels []int
 
 	CPUProfile  string
 	MetricsAddr string
+	// Calibrate measures the machine before the first run (testkit/calibrate).
+	Calibrate bool
 
 	faultsRaw []string
 	faults    []Fault
 
 	breakExpectations bool
+	loseCommitEvery   int64
+	retryClassesRaw   []string
 	levelsRaw         string
 	modesRaw          []string
 	fs                *pflag.FlagSet
@@ -103,15 +114,21 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 5*time.Minute, "longest the outbox or queue may take to drain after the load")
 	c.StreamConfig.register(fs)
 
+	fs.IntVar(&c.MaxTries, "max-tries", 1, "tries per request (as pgbench's --max-tries): a request that fails with a --retry-classes error is tried again, its latency counted from the first try")
+	fs.IntVar(&c.RetryBackoffMs, "retry-backoff-ms", 0, "wait before a request's first retry in ms; doubles per retry up to 32×, jittered from --seed")
+	fs.StringSliceVar(&c.retryClassesRaw, "retry-classes", nil, "error classes a request is retried for (SQLSTATEs, conn_closed, conn_error, deadline_exceeded); default "+strings.Join(load.DefaultRetryClasses, ",")+", and 57014 with --fault statement-timeout")
 	fs.IntVar(&c.Repeat, "repeat", 1, "run each mode this many times on fresh state; the report adds median/min/max")
 	fs.StringVar(&c.levelsRaw, "levels", "", "concurrency ladder, e.g. 1,2,4,8,64 (one run per level, each for --duration)")
 
 	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, pause-flush@T+D, kill-consumer@T, statement-timeout=MS, lock-timeout=MS")
+	fs.BoolVar(&c.Calibrate, "calibrate", true, "measure this machine's PostgreSQL first (a few seconds: hot-row UPDATE rate, batched-write ceiling) so throughput compares across machines as efficiency; --calibrate=false skips it")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile of the whole invocation here (go tool pprof)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve Prometheus/OpenMetrics metrics of every run at http://HOST:PORT/metrics for the whole invocation (port 0: a free one, printed)")
 
 	fs.BoolVar(&c.breakExpectations, "debug-break-expectations", false, "make every verification expectation off by one (tests the exit code)")
 	_ = fs.MarkHidden("debug-break-expectations")
+	fs.Int64Var(&c.loseCommitEvery, "debug-lose-commit-every", 0, "sync and outbox: every Nth request's first COMMIT succeeds but reports its outcome unknown, as when the reply is lost (tests exactly-once retries)")
+	_ = fs.MarkHidden("debug-lose-commit-every")
 }
 
 // validate checks the common flags; it runs before anything starts.
@@ -156,6 +173,15 @@ func (c *Config) validate(info Info) error {
 	}
 	if c.Repeat < 1 {
 		bad("--repeat must be at least 1")
+	}
+	if c.MaxTries < 1 {
+		bad("--max-tries must be at least 1 (1: no retries)")
+	}
+	if c.RetryBackoffMs < 0 {
+		bad("--retry-backoff-ms must not be negative")
+	}
+	if c.loseCommitEvery < 0 {
+		bad("--debug-lose-commit-every must not be negative")
 	}
 	c.Modes = nil
 	for _, m := range c.modesRaw {
@@ -202,6 +228,7 @@ func (c *Config) validate(info Info) error {
 		}
 		c.faults = append(c.faults, f)
 	}
+	c.RetryClasses = retryClasses(c.retryClassesRaw, c.faults, bad)
 	if c.Schema != "" {
 		if err := database.ValidateSchemaName(c.Schema); err != nil {
 			bad("--schema: %v", err)
@@ -217,6 +244,36 @@ func (c *Config) validate(info Info) error {
 		return errors.New(strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// retryPolicy is the load engine's policy for Request.Try.
+func (c *Config) retryPolicy() *load.Retry {
+	return &load.Retry{MaxTries: c.MaxTries, Backoff: time.Duration(c.RetryBackoffMs) * time.Millisecond,
+		Seed: c.Seed, Classes: c.RetryClasses}
+}
+
+// retryClasses is --retry-classes, validated, or the default set: load.DefaultRetryClasses,
+// and 57014 (statement cancelled) when --fault statement-timeout sets a timeout on purpose.
+func retryClasses(raw []string, faults []Fault, bad func(string, ...any)) []string {
+	if len(raw) == 0 {
+		classes := slices.Clone(load.DefaultRetryClasses)
+		if slices.ContainsFunc(faults, func(f Fault) bool { return f.Kind == FaultStatementTimeout }) {
+			classes = append(classes, "57014")
+		}
+		return classes
+	}
+	var classes []string
+	for _, class := range raw {
+		class = strings.TrimSpace(class)
+		if err := load.ValidateRetryClass(class); err != nil {
+			bad("--retry-classes: %v", err)
+			return nil
+		}
+		if !slices.Contains(classes, class) {
+			classes = append(classes, class)
+		}
+	}
+	return classes
 }
 
 // checkOutputWritable makes sure the report (and its samples file) can be written, before the
@@ -260,7 +317,11 @@ func (c *Config) values() map[string]any {
 	out := map[string]any{}
 	c.fs.VisitAll(func(f *pflag.Flag) {
 		switch f.Name {
-		case "output", "help", "debug-break-expectations", "cpu-profile", "metrics-addr":
+		case "output", "help", "debug-break-expectations", "cpu-profile", "calibrate", "metrics-addr": // shape no run
+			return
+		case "max-tries", "retry-backoff-ms", "retry-classes", "debug-lose-commit-every":
+			// Recorded only when retries are on (below): a run without them matches the
+			// reports of engines that had no such flags.
 			return
 		case "postgres-url", "redis-url":
 			if f.Value.String() != "" {
@@ -271,6 +332,12 @@ func (c *Config) values() map[string]any {
 		out[f.Name] = flagValue(f)
 	})
 	out["modes"] = c.Modes
+	if c.MaxTries > 1 {
+		out["max-tries"], out["retry-backoff-ms"], out["retry-classes"] = c.MaxTries, c.RetryBackoffMs, c.RetryClasses
+	}
+	if c.loseCommitEvery > 0 {
+		out["debug-lose-commit-every"] = c.loseCommitEvery
+	}
 	if len(c.Levels) > 0 {
 		out["levels"] = c.Levels
 	}

@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
@@ -230,6 +228,9 @@ func (e *engine) runAll() error {
 	if err := e.openRedis(ctx); err != nil { // --queue-backend redis (redis.go)
 		return err
 	}
+	if err := e.calibrate(ctx); err != nil { // before the first run (dbcost.go)
+		return err
+	}
 	if c.Output != "" {
 		if e.samples, err = monitor.CreateSamples(results.SamplesPath(c.Output)); err != nil {
 			return err
@@ -324,9 +325,8 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		q := wl.Queue
 		mcfg.Queue = func() (int64, int64) { m := q.Metrics(); return m.Depth, m.PendingDepth }
 	}
-	mon, err := monitor.Start(ctx, func(ctx context.Context) (*pgx.Conn, error) {
-		return e.target.Connect(ctx, "hotspotkit-monitor")
-	}, mcfg)
+	cost := e.beginCost(ctx) // the database's counters before the load (dbcost.go)
+	mon, err := monitor.Start(ctx, e.monitorConnect(cost), mcfg)
 	if err != nil {
 		return fail(err)
 	}
@@ -340,6 +340,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		ProgressLabel: r.Mode,
 		OpContext:     e.hardCtx,
 		Live:          live,
+		Retry:         c.retryPolicy(),
 	}
 	faults := e.startFaults(r, wl)
 	res, err := e.runLoad(r, lcfg, wl) // load.Run, in this process's --role (roles.go)
@@ -371,6 +372,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		return fail(err)
 	}
 	r.Admin = e.target.Admin()
+	out.Database = e.endCost(post, cost, pool, wl, mon, res)
 	out.Load = loadStats(res, drainEnd, r)
 	if wl.Outbox != nil {
 		f := wl.Outbox.Stats()
@@ -382,6 +384,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 			out.Load.AcceptRPS = round1(float64(res.Completed) / (out.Load.IntakeMs / 1000))
 		}
 	}
+	out.Efficiency, out.EfficiencyBasis = results.Efficiency(out, e.report.Environment.Calibration)
 	out.Interrupted = res.Stopped
 	if drainErr != nil {
 		out.Error = database.Redact("drain: " + drainErr.Error())
@@ -432,12 +435,16 @@ func loadStats(res *load.Result, drainEnd time.Time, r *Run) results.Load {
 		FailedRequests:    res.Failed,
 		WarmupRequests:    res.WarmupCompleted + res.WarmupFailed,
 		ErrorCounts:       res.ErrorCounts,
-		LatencyMs:         res.Latency.Summary(),
-		AcquireWaitMs:     res.AcquireWait.Summary(),
+		LatencyMs:         results.Latency(res.Latency.Summary()),
+		AcquireWaitMs:     results.Latency(res.AcquireWait.Summary()),
 	}
 	if l.ErrorCounts == nil {
 		l.ErrorCounts = map[string]int64{}
 	}
+	c := r.Config
+	l.Retries = &results.Retries{MaxTries: c.MaxTries, Classes: c.RetryClasses,
+		RetriedRequests: res.Retries.RetriedRequests, TriesPerRequest: res.Retries.Tries,
+		RetriesByClass: res.Retries.ByClass, FailedAfterLastTryByClass: res.Retries.OutOfTries}
 	end := res.End
 	if drainEnd.After(end) {
 		end = drainEnd
@@ -454,14 +461,19 @@ func loadStats(res *load.Result, drainEnd time.Time, r *Run) results.Load {
 	return l
 }
 
+// queueStats converts what the queue backend counted into the report's types. The queue owns
+// its metrics and knows nothing of reports; the conversions below keep the two field for
+// field the same (they do not compile otherwise).
 func queueStats(q *QueueHandle) *results.Queue {
 	var stream *results.Stream
 	if q.Stream != nil {
-		stream = q.Stream()
+		s := results.Stream(q.Stream())
+		stream = &s
 	}
 	return &results.Queue{
 		Backend: q.Backend, Compaction: q.Compaction, FullPolicy: q.FullPolicy.String(),
-		QueueMetrics: q.Metrics(), PersistLagMs: q.PersistLag().Summary(), Stream: stream,
+		QueueMetrics: results.QueueMetrics(q.Metrics()),
+		PersistLagMs: results.Latency(q.PersistLag().Summary()), Stream: stream,
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
-	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
 
@@ -38,9 +37,12 @@ func streamKey(r *Run) string {
 // redisWorkload is AsyncWorkload on the Redis-streams backend, in the process's role.
 func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncSpec[K, T], compact bool) (*Workload, error) {
 	c := r.Config
-	if spec.Codec == nil {
-		return nil, errors.New("--queue-backend redis: this suite's async records have no codec " +
-			"(testkit.AsyncSpec.Codec; see its doc for how to add one); run it with --queue-backend memory")
+	codec := spec.Codec
+	if codec == nil {
+		var err error
+		if codec, err = queue.DefaultCodec[T](); err != nil {
+			return nil, fmt.Errorf("--queue-backend redis: %w (export its fields, or set testkit.AsyncSpec.Codec)", err)
+		}
 	}
 	if c.redis == nil {
 		return nil, errors.New("--queue-backend redis: no Redis was opened for this run")
@@ -55,7 +57,7 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 		Stream:        streamKey(r),
 		Role:          role,
 		Fresh:         !c.joining(r.Target),
-		Codec:         spec.Codec,
+		Codec:         codec,
 		Key:           spec.Key,
 		Merge:         spec.Merge,
 		Compare:       spec.Compare,
@@ -83,20 +85,15 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 	if role == redisq.RoleProducer {
 		sr.offset = int64(c.ProducerID) * r.Requests
 	}
-	op := func(ctx context.Context, req *load.Request) error {
-		for _, rec := range spec.Records(sr.offset + req.Index) {
-			out, err := q.Enqueue(ctx, rec)
-			if errors.Is(err, redisq.ErrOutcomeUnknown) {
-				return load.Unknown(err) // the run looks the request up instead of guessing
-			}
-			if err != nil {
-				return err
-			}
-			if out == queue.Dropped {
-				return ErrDropped
-			}
+	enqueue := func(ctx context.Context, rec T) (queue.Outcome, error) {
+		out, err := q.Enqueue(ctx, rec)
+		if errors.Is(err, redisq.ErrOutcomeUnknown) {
+			return out, load.Unknown(err) // the run looks the request up instead of guessing
 		}
-		return nil
+		return out, err
+	}
+	op := func(ctx context.Context, req *load.Request) error {
+		return enqueueAll(ctx, req, spec.Records(sr.offset+req.Index), enqueue)
 	}
 	drain := q.Close
 	if role == redisq.RoleConsumer {
@@ -114,11 +111,12 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 			Backend:    BackendRedis,
 			Compaction: compact,
 			FullPolicy: c.QueueFull,
+			flushPool:  flushPool,
 			Metrics:    q.Metrics,
 			PersistLag: q.PersistLag,
 			Pause:      q.Pause,
 			Resume:     q.Resume,
-			Stream:     func() *results.Stream { s := q.StreamMetrics(); return &s },
+			Stream:     q.StreamMetrics,
 			stream:     sr,
 		},
 		Drain:  drain,

@@ -8,9 +8,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/testkit/hist"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
 
@@ -216,6 +216,9 @@ func (e *engine) verification(ctx context.Context, r *Run, wl *Workload, res *lo
 		if res, err = producersResult(ctx, r, sr); err != nil {
 			return nil, nil, nil, err
 		}
+		// The suite verifies the run-wide requests, not this process's --requests (a suite
+		// that seeds per request, such as settlement, counts its seed from it).
+		r.Requests = res.Outcomes.Len()
 	}
 	if err := streamChecks(ctx, r, sr, c); err != nil {
 		return nil, nil, nil, err

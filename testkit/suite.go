@@ -17,11 +17,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/pflag"
 
+	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
-	"github.com/hotspotkit/hotspotkit/testkit/hist"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
 
@@ -116,9 +117,12 @@ type QueueHandle struct {
 	Pause      func()
 	Resume     func()
 	// Stream returns the Redis-streams backend's own counters (nil for other backends).
-	Stream func() *results.Stream
+	Stream func() redisq.StreamMetrics
 	// stream is set by the Redis backend: the run's role and run-wide counters (roles.go).
 	stream *streamRun
+	// flushPool is the workers' own pool; its connections are closed after the drain so that
+	// their backends report their statistics (dbcost.go).
+	flushPool *pgxpool.Pool
 }
 
 // Run is the context of one run, handed to the suite.

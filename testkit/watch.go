@@ -62,9 +62,11 @@ func (e *engine) watch(r *Run, live *load.Live, mon *monitor.Monitor, pool *pgxp
 		},
 	}
 	if q := wl.Queue; q != nil {
-		src.Queue = func() results.QueueMetrics { return q.Metrics() }
+		src.Queue = func() results.QueueMetrics { return results.QueueMetrics(q.Metrics()) }
 		src.PersistLag = q.PersistLag
-		src.Stream = q.Stream
+		if q.Stream != nil {
+			src.Stream = func() *results.Stream { s := results.Stream(q.Stream()); return &s }
+		}
 	}
 	return e.metrics.Watch(src)
 }

@@ -108,6 +108,10 @@ func TestBadInput(t *testing.T) {
 		{"wrong password", []string{"--postgres-url", wrongPassword}, []string{"password authentication failed"}},
 		{"schema left by an interrupted run", []string{"--postgres-url", good, "--schema", taken}, []string{"already exists", "DROP SCHEMA"}},
 		{"restart fault on a given server", []string{"--postgres-url", good, "--fault", "restart-postgres@1s"}, []string{"needs the temporary server"}},
+		{"zero tries", []string{"--max-tries", "0"}, []string{"--max-tries must be at least 1"}},
+		{"negative tries", []string{"--max-tries", "-1"}, []string{"--max-tries must be at least 1"}},
+		{"negative retry backoff", []string{"--retry-backoff-ms", "-5"}, []string{"--retry-backoff-ms must not be negative"}},
+		{"unknown retry class", []string{"--retry-classes", "40P01,bogus"}, []string{"--retry-classes", `unknown error class "bogus"`}},
 		{"metrics address without a port", []string{"--metrics-addr", "nonsense"}, []string{"--metrics-addr", "want HOST:PORT"}},
 		{"metrics port in use", []string{"--metrics-addr", busy.Addr().String()}, []string{"--metrics-addr", "address already in use"}},
 	}

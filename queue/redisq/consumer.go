@@ -88,7 +88,7 @@ func (c *consumer[K, T]) readBatch() []redis.XMessage {
 				break
 			}
 		}
-		res, err := q.rdb.XReadGroup(q.ctx, &redis.XReadGroupArgs{
+		res, err := q.rdb.XReadGroup(q.life.Ctx(), &redis.XReadGroupArgs{
 			Group: q.o.Group, Consumer: c.name, Streams: []string{q.keys.stream, ">"},
 			Count: int64(q.o.BatchSize - len(out)), Block: block, // block ≥ 1ms: never "forever"
 		}).Result()
@@ -97,7 +97,7 @@ func (c *consumer[K, T]) readBatch() []redis.XMessage {
 		}
 		if err != nil {
 			if isNoGroup(err) { // the run's creator reset the stream after we joined
-				_ = q.ensureGroup(q.ctx)
+				_ = q.ensureGroup(q.life.Ctx())
 			}
 			c.pause(q.o.RetryBackoff)
 			break
@@ -128,7 +128,7 @@ func (c *consumer[K, T]) pause(d time.Duration) bool {
 	select {
 	case <-t.C:
 		return true
-	case <-c.q.abortC:
+	case <-c.q.life.AbortC():
 		return false
 	}
 }
@@ -208,25 +208,15 @@ func (c *consumer[K, T]) hook(point string, batch []entry[T]) {
 func (c *consumer[K, T]) flush(batch []entry[T]) []entry[T] {
 	q := c.q
 	defer c.keepAlive(batch)()
-	failed := false
-	for attempt := 1; ; attempt++ {
-		if err := c.flushTx(batch, true); err == nil {
-			return batch
-		}
-		if q.aborted() || c.dead.Load() {
-			return nil
-		}
-		if !failed {
-			failed = true
-			q.c.FlushFailed.Add(int64(len(batch)))
-		}
-		if attempt > q.o.MaxRetries {
-			break
-		}
-		if !c.pause(q.o.backoff(attempt)) {
-			return nil
-		}
-		q.c.Retries.Add(1)
+	write := func() error { return c.flushTx(batch, true) }
+	wait := func(attempt int) bool {
+		return !q.aborted() && !c.dead.Load() && c.pause(q.o.backoff(attempt))
+	}
+	switch queue.RetryBatch(&q.c.Counters, len(batch), q.o.MaxRetries, write, wait) {
+	case queue.BatchWritten:
+		return batch
+	case queue.BatchGivenUp:
+		return nil
 	}
 	done := batch[:0:0]
 	for i := range batch {
@@ -266,7 +256,7 @@ func (c *consumer[K, T]) keepAlive(batch []entry[T]) (stop func()) {
 			if c.dead.Load() {
 				return
 			}
-			ctx, cancel := context.WithTimeout(q.ctx, ackTimeout)
+			ctx, cancel := context.WithTimeout(q.life.Ctx(), ackTimeout)
 			_ = renewScript.Run(ctx, q.rdb, []string{q.keys.stream}, q.o.Group, c.name,
 				batch[0].id, batch[len(batch)-1].id, 2*len(batch)).Err()
 			cancel()
@@ -279,7 +269,7 @@ func (c *consumer[K, T]) keepAlive(batch []entry[T]) (stop func()) {
 // each entry's kind. A batch flush (asBatch) is counted in the batch counters.
 func (c *consumer[K, T]) flushTx(batch []entry[T], asBatch bool) (err error) {
 	q := c.q
-	ctx := q.ctx
+	ctx := q.life.Ctx()
 	tx, err := q.o.DB.Begin(ctx)
 	if err != nil {
 		return err
@@ -431,12 +421,12 @@ func (c *consumer[K, T]) retire(overdue []entry[T]) {
 // alreadyApplied returns which of ids are in queue_applied_entries.
 func (c *consumer[K, T]) alreadyApplied(ids []string) ([]string, error) {
 	q := c.q
-	tx, err := q.o.DB.Begin(q.ctx)
+	tx, err := q.o.DB.Begin(q.life.Ctx())
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(q.ctx)) }() // read only
-	rows, err := tx.Query(q.ctx, selectAppliedSQL, q.keys.stream, ids)
+	defer func() { _ = tx.Rollback(context.WithoutCancel(q.life.Ctx())) }() // read only
+	rows, err := tx.Query(q.life.Ctx(), selectAppliedSQL, q.keys.stream, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -490,7 +480,7 @@ func (q *Queue[K, T]) reclaim() {
 		case <-tick.C:
 		case <-q.stopC:
 			return
-		case <-q.abortC:
+		case <-q.life.AbortC():
 			return
 		}
 		if !q.gate.hold(q.stopC) {
@@ -506,13 +496,13 @@ func (q *Queue[K, T]) reclaim() {
 func (c *consumer[K, T]) reclaimPass(cursor string) string {
 	q := c.q
 	for !q.stopping() {
-		msgs, next, err := q.rdb.XAutoClaim(q.ctx, &redis.XAutoClaimArgs{
+		msgs, next, err := q.rdb.XAutoClaim(q.life.Ctx(), &redis.XAutoClaimArgs{
 			Stream: q.keys.stream, Group: q.o.Group, Consumer: c.name,
 			MinIdle: q.o.ReclaimIdle, Start: cursor, Count: int64(q.o.BatchSize),
 		}).Result()
 		if err != nil {
 			if isNoGroup(err) {
-				_ = q.ensureGroup(q.ctx)
+				_ = q.ensureGroup(q.life.Ctx())
 			}
 			return cursor
 		}
@@ -533,7 +523,7 @@ func (c *consumer[K, T]) reclaimPass(cursor string) string {
 func (c *consumer[K, T]) deliveryCounts(msgs []redis.XMessage) map[string]int64 {
 	q := c.q
 	out := make(map[string]int64, len(msgs))
-	p, err := q.rdb.XPendingExt(q.ctx, &redis.XPendingExtArgs{
+	p, err := q.rdb.XPendingExt(q.life.Ctx(), &redis.XPendingExtArgs{
 		Stream: q.keys.stream, Group: q.o.Group, Consumer: c.name,
 		Start: msgs[0].ID, End: msgs[len(msgs)-1].ID, Count: int64(4*len(msgs) + 64),
 	}).Result()

@@ -1,22 +1,26 @@
 package redisq
 
-import "sync"
+import (
+	"sync"
 
-// gate is the pause switch: consumers hold it while they read and flush a batch, and Pause
-// waits until none holds it.
+	"github.com/hotspotkit/hotspotkit/queue"
+)
+
+// gate is the pause switch (queue.Switch) with the consumers' side: consumers hold it while
+// they read and flush a batch, and Pause waits until none holds it. The switch is only
+// flipped under mu, so a consumer that sees it running is counted busy before Pause can
+// start waiting.
 type gate struct {
-	mu      sync.Mutex
-	idle    *sync.Cond // signalled when busy drops to 0
-	busy    int
-	paused  bool
-	closed  bool
-	resumeC chan struct{} // closed while not paused
+	sw   *queue.Switch
+	mu   sync.Mutex
+	idle *sync.Cond // signalled when busy drops to 0 or the switch resumes
+	busy int
 }
 
-func newGate() gate {
-	running := make(chan struct{})
-	close(running)
-	return gate{resumeC: running}
+func newGate() *gate {
+	g := &gate{sw: queue.NewSwitch()}
+	g.idle = sync.NewCond(&g.mu)
+	return g
 }
 
 // hold waits while the gate is paused, then counts the caller busy. It reports false when
@@ -24,15 +28,15 @@ func newGate() gate {
 func (g *gate) hold(stop <-chan struct{}) bool {
 	for {
 		g.mu.Lock()
-		if !g.paused {
+		paused, _, resumeC := g.sw.State()
+		if !paused {
 			g.busy++
 			g.mu.Unlock()
 			return true
 		}
-		ch := g.resumeC
 		g.mu.Unlock()
 		select {
-		case <-ch:
+		case <-resumeC:
 		case <-stop:
 			return false
 		}
@@ -42,24 +46,23 @@ func (g *gate) hold(stop <-chan struct{}) bool {
 func (g *gate) release() {
 	g.mu.Lock()
 	g.busy--
-	if g.busy == 0 && g.idle != nil {
+	if g.busy == 0 {
 		g.idle.Broadcast()
 	}
 	g.mu.Unlock()
 }
 
+// pause switches to paused and waits until no consumer holds a batch (or a resume).
 func (g *gate) pause() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.paused || g.closed {
+	if !g.sw.Pause() {
 		return
 	}
-	g.paused = true
-	g.resumeC = make(chan struct{})
-	if g.idle == nil {
-		g.idle = sync.NewCond(&g.mu)
-	}
-	for g.busy > 0 && g.paused {
+	for g.busy > 0 {
+		if paused, _, _ := g.sw.State(); !paused {
+			return
+		}
 		g.idle.Wait()
 	}
 }
@@ -67,16 +70,8 @@ func (g *gate) pause() {
 func (g *gate) resume() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.resumeLocked()
-}
-
-func (g *gate) resumeLocked() {
-	if g.paused {
-		g.paused = false
-		close(g.resumeC)
-		if g.idle != nil {
-			g.idle.Broadcast()
-		}
+	if g.sw.Resume() {
+		g.idle.Broadcast()
 	}
 }
 
@@ -84,6 +79,6 @@ func (g *gate) resumeLocked() {
 func (g *gate) close() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.resumeLocked()
-	g.closed = true
+	g.sw.Close()
+	g.idle.Broadcast()
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -27,19 +26,12 @@ const (
 
 var roleNames = [...]string{RoleBoth: "both", RoleProducer: "producer", RoleConsumer: "consumer"}
 
-func (r Role) String() string {
-	if r >= 0 && int(r) < len(roleNames) {
-		return roleNames[r]
-	}
-	return fmt.Sprintf("Role(%d)", int(r))
-}
+func (r Role) String() string { return queue.NameOf(roleNames[:], r, "Role") }
 
-// ParseRole accepts "both", "producer" or "consumer".
+// ParseRole accepts "both", "producer" or "consumer" (case-insensitive).
 func ParseRole(s string) (Role, error) {
-	for r, name := range roleNames {
-		if strings.EqualFold(strings.TrimSpace(s), name) {
-			return Role(r), nil
-		}
+	if r, ok := queue.ParseName[Role](roleNames[:], s); ok {
+		return r, nil
 	}
 	return 0, fmt.Errorf("unknown role %q (want both, producer or consumer)", s)
 }

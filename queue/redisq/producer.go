@@ -70,7 +70,7 @@ func (q *Queue[K, T]) Enqueue(ctx context.Context, rec T) (queue.Outcome, error)
 		case <-ctx.Done():
 			c.Rejected.Add(1)
 			return queue.Rejected, fmt.Errorf("redisq: waiting for room in the stream: %w", context.Cause(ctx))
-		case <-q.abortC:
+		case <-q.life.AbortC():
 			c.Rejected.Add(1)
 			return queue.Rejected, ErrClosed
 		}
@@ -101,7 +101,7 @@ func (q *Queue[K, T]) add(ctx context.Context, payload []byte, at int64) (string
 // writeInline is PolicySync: the caller writes rec in its own transaction, outside the stream.
 func (q *Queue[K, T]) writeInline(ctx context.Context, rec T, at time.Time) (queue.Outcome, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(q.ctx, cancel)
+	stop := context.AfterFunc(q.life.Ctx(), cancel)
 	_, err := q.inline.Flush(ctx, []T{rec})
 	stop()
 	cancel()

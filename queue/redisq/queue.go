@@ -12,9 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/queue"
-	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/testkit/hist"
 )
 
 // ErrClosed is returned by Enqueue once Close has begun.
@@ -41,32 +40,34 @@ type Queue[K comparable, T any] struct {
 	inline queue.Flusher[T] // PolicySync: the caller's own write
 
 	// consuming
-	gate     gate
+	gate     *gate
 	workersM sync.Mutex
 	workers  []*consumer[K, T]
 	killed   int
 	wg       sync.WaitGroup
 	stopC    chan struct{} // closed when the drain is complete: consumers leave
-	ctx      context.Context
-	cancel   context.CancelFunc // aborts reads and flushes (Close's deadline)
-	abortC   chan struct{}
-	abortOne sync.Once
 
 	lagMu sync.Mutex
 	lag   *hist.Histogram
 
-	closeOnce sync.Once
-	closeErr  error
-	closingC  chan struct{}
-	final     atomic.Pointer[snapshot]
-	last      atomic.Pointer[streamState]
+	life  *queue.Lifecycle // Close's handshake; reads and flushes run under life.Ctx()
+	final atomic.Pointer[snapshot]
+	last  atomic.Pointer[streamState]
 }
 
 type keys struct{ stream, dlq, stats string }
 
-// StreamMetrics are the backend's own counters; see the package doc. It is the report's type,
-// as queue.Metrics is.
-type StreamMetrics = results.Stream
+// StreamMetrics are the backend's own counters; see the package doc for each field. The
+// report's results.Stream converts from it.
+type StreamMetrics struct {
+	Length                int64 `json:"length"`
+	PendingEntries        int64 `json:"pending_entries"`
+	AckedTotal            int64 `json:"acked_total"`
+	ReclaimedTotal        int64 `json:"reclaimed_total"`
+	RedeliveredTotal      int64 `json:"redelivered_total"`
+	DeadLetteredTotal     int64 `json:"dead_lettered_total"`
+	DuplicateSkippedTotal int64 `json:"duplicate_skipped_total"`
+}
 
 // RunStats are the run-wide counters kept in Redis next to the stream: what every process of
 // the run did together, including processes that were killed.
@@ -106,14 +107,13 @@ func New[K comparable, T any](ctx context.Context, o Options[K, T]) (*Queue[K, T
 		return nil, err
 	}
 	q := &Queue[K, T]{
-		o:        o,
-		rdb:      o.Client,
-		keys:     keys{stream: o.Stream, dlq: o.Stream + ":dlq", stats: o.Stream + ":stats"},
-		gate:     newGate(),
-		stopC:    make(chan struct{}),
-		abortC:   make(chan struct{}),
-		closingC: make(chan struct{}),
-		lag:      hist.New(),
+		o:     o,
+		rdb:   o.Client,
+		keys:  keys{stream: o.Stream, dlq: o.Stream + ":dlq", stats: o.Stream + ":stats"},
+		gate:  newGate(),
+		stopC: make(chan struct{}),
+		life:  queue.NewLifecycle(),
+		lag:   hist.New(),
 	}
 	if o.DB != nil && o.Writer != nil {
 		inlineDB := o.InlineDB
@@ -135,7 +135,6 @@ func New[K comparable, T any](ctx context.Context, o Options[K, T]) (*Queue[K, T
 			return nil, fmt.Errorf("redisq: loading scripts: %w", err)
 		}
 	}
-	q.ctx, q.cancel = context.WithCancel(context.Background())
 	if o.Role.produces() {
 		q.adds = make(chan *addReq, o.Senders*o.SendBatch)
 		q.sendWG.Add(o.Senders)
@@ -179,17 +178,12 @@ func (q *Queue[K, T]) DeadLetterStream() string { return q.keys.dlq }
 // are counted abandoned and reported in the error. A producer-only process does not wait for
 // consumers. Close is idempotent.
 func (q *Queue[K, T]) Close(ctx context.Context) error {
-	q.closeOnce.Do(func() { q.closeErr = q.shutdown(ctx) })
-	return q.closeErr
+	return q.life.Close(ctx, &q.c.Counters, q.gate.close, q.drain)
 }
 
-func (q *Queue[K, T]) shutdown(ctx context.Context) error {
-	q.c.CloseIntake()
-	close(q.closingC)
-	q.gate.close()
-	stop := context.AfterFunc(ctx, q.abort)
-	defer stop()
-	q.c.AwaitInFlight()
+// drain runs once no Enqueue call is in flight: the senders finish, and a consuming process
+// waits for the stream to be empty before its consumers leave.
+func (q *Queue[K, T]) drain(ctx context.Context) error {
 	if q.adds != nil {
 		close(q.adds) // nobody can send any more: no Enqueue is in flight and the bit is set
 		q.sendWG.Wait()
@@ -203,7 +197,7 @@ func (q *Queue[K, T]) shutdown(ctx context.Context) error {
 			}
 			select {
 			case <-time.After(20 * time.Millisecond):
-			case <-q.abortC:
+			case <-q.life.AbortC():
 			}
 		}
 		q.workersM.Lock() // KillConsumer starts no replacement once stopC is closed
@@ -225,23 +219,15 @@ func (q *Queue[K, T]) shutdown(ctx context.Context) error {
 			}
 		}
 	}
-	q.cancel()
 	q.snapshotFinal()
 	return err
 }
 
-func (q *Queue[K, T]) abort() {
-	q.abortOne.Do(func() {
-		close(q.abortC)
-		q.cancel()
-	})
-}
+func (q *Queue[K, T]) aborted() bool { return q.life.Aborted() }
 
-func (q *Queue[K, T]) aborted() bool { return queue.IsClosed(q.abortC) }
+func (q *Queue[K, T]) stopping() bool { return queue.IsClosed(q.stopC) || q.life.Aborted() }
 
-func (q *Queue[K, T]) stopping() bool { return queue.IsClosed(q.stopC) || queue.IsClosed(q.abortC) }
-
-func (q *Queue[K, T]) closing() bool { return queue.IsClosed(q.closingC) }
+func (q *Queue[K, T]) closing() bool { return q.life.Closing() }
 
 // streamState reads XLEN and the group's pending count, and remembers them.
 func (q *Queue[K, T]) streamState(ctx context.Context) (streamState, error) {

@@ -16,6 +16,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/hotspotkit/hotspotkit/queue"
 )
 
 // Kind names a hot counter row type (and so its table).
@@ -83,20 +85,10 @@ func (d *Delta) Merge(n Delta) {
 	}
 }
 
-// Compact merges deltas per row and returns one delta per row, sorted by CompareKeys.
+// Compact merges deltas per row and returns one delta per row, sorted by CompareKeys: the
+// queue's compaction (queue.Compact) applied to deltas.
 func Compact(deltas []Delta) []Delta {
-	idx := make(map[Key]int, 8)
-	out := make([]Delta, 0, 8)
-	for _, d := range deltas {
-		if i, ok := idx[d.Key]; ok {
-			out[i].Merge(d)
-			continue
-		}
-		idx[d.Key] = len(out)
-		out = append(out, d)
-	}
-	slices.SortFunc(out, func(a, b Delta) int { return CompareKeys(a.Key, b.Key) })
-	return out
+	return queue.Compact(deltas, func(d Delta) Key { return d.Key }, (*Delta).Merge, CompareKeys)
 }
 
 // kindSQL is the UPDATE that applies a set of deltas of one kind; d is the unnest of the

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/hotspotkit/hotspotkit/testkit/hist"
+	"github.com/hotspotkit/hotspotkit/hist"
 )
 
 const progressEvery = 250 * time.Millisecond

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hotspotkit/hotspotkit/testkit/hist"
+	"github.com/hotspotkit/hotspotkit/hist"
 )
 
 func showProgressOnAnyWriter(t *testing.T) {

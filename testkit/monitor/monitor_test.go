@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -121,9 +122,23 @@ func TestWaitersAreAttributedToTheHotTable(t *testing.T) {
 	if locks.MaxLockWaitMs <= 0 {
 		t.Errorf("max lock wait %v ms, want > 0", locks.MaxLockWaitMs)
 	}
+	// The holder is idle in its transaction; the head waiter waits on its transactionid and
+	// the others queue on the tuple lock.
+	waits := m.WaitEvents()
+	for _, event := range []string{"Client:ClientRead", "Lock:transactionid", "Lock:tuple"} {
+		if waits[event] == 0 {
+			t.Errorf("wait events %v: no %s", waits, event)
+		}
+	}
+	if m.Statements() < locks.Samples {
+		t.Errorf("monitor counted %d statements for %d samples", m.Statements(), locks.Samples)
+	}
 	b, err := os.ReadFile(samplesPath)
 	if err != nil || len(b) == 0 {
 		t.Fatalf("samples file empty: %v", err)
+	}
+	if !strings.Contains(string(b), `"wait_events":{`) {
+		t.Errorf("samples carry no wait events")
 	}
 }
 

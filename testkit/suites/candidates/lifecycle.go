@@ -82,10 +82,10 @@ func (g lifecycle) candidates(i int64) []candidate {
 	t := g.draw(i, drawTiming)
 	created := epoch.Add(time.Duration(i) * time.Millisecond)
 	if !g.retried(i) {
-		return []candidate{newCandidate(slot{request: i}, outcome, false, created, t)}
+		return []candidate{newCandidate(slot{Request: i}, outcome, false, created, t)}
 	}
-	first := newCandidate(slot{request: i}, failed, true, created, t)
-	next := newCandidate(slot{request: i, candidate: 1}, outcome, false, first.finishedAt().Add(time.Millisecond), t>>20)
+	first := newCandidate(slot{Request: i}, failed, true, created, t)
+	next := newCandidate(slot{Request: i, Candidate: 1}, outcome, false, first.finishedAt().Add(time.Millisecond), t>>20)
 	return []candidate{first, next}
 }
 
@@ -103,9 +103,9 @@ func newCandidate(s slot, outcome status, retryable bool, created time.Time, t u
 	c := candidate{
 		slot:        s,
 		outcome:     outcome,
-		provider:    fmt.Sprintf("provider-%d", s.candidate),
-		key:         fmt.Sprintf("pkey-%d-%d", s.candidate, t%8),
-		endpoint:    fmt.Sprintf("endpoint-%d", s.candidate),
+		provider:    fmt.Sprintf("provider-%d", s.Candidate),
+		key:         fmt.Sprintf("pkey-%d-%d", s.Candidate, t%8),
+		endpoint:    fmt.Sprintf("endpoint-%d", s.Candidate),
 		createdAt:   created,
 		startedAt:   created.Add(2 * time.Millisecond),
 		firstByteMs: int32(20 + (t>>3)%180),
@@ -133,7 +133,7 @@ func (c candidate) finishedAt() time.Time {
 
 // The extra_data each write contributes; the row ends with their shallow merge.
 func (c candidate) dispatchedExtra() map[string]any {
-	return map[string]any{"model": "gpt-5", "attempt": c.candidate + 1}
+	return map[string]any{"model": "gpt-5", "attempt": c.Candidate + 1}
 }
 
 func (c candidate) streamingExtra() map[string]any { return map[string]any{"stream": true} }
@@ -147,27 +147,27 @@ func (c candidate) terminalExtra() map[string]any {
 
 // dispatched is the first write: the slot exists, nothing has been received.
 func (c candidate) dispatched() record {
-	return record{slot: c.slot, status: pending, providerID: text(c.provider), keyID: text(c.key),
-		endpointID: text(c.endpoint), createdAt: at(c.createdAt), extra: c.dispatchedExtra()}
+	return record{slot: c.slot, Status: pending, ProviderID: text(c.provider), KeyID: text(c.key),
+		EndpointID: text(c.endpoint), CreatedAt: at(c.createdAt), Extra: c.dispatchedExtra()}
 }
 
 // streamed is the write at the first byte.
 func (c candidate) streamed() record {
-	return record{slot: c.slot, status: streaming, createdAt: at(c.createdAt), startedAt: at(c.startedAt),
-		firstByteMs: int4(c.firstByteMs), extra: c.streamingExtra()}
+	return record{slot: c.slot, Status: streaming, CreatedAt: at(c.createdAt), StartedAt: at(c.startedAt),
+		FirstByteMs: int4(c.firstByteMs), Extra: c.streamingExtra()}
 }
 
 // finished is the terminal write; without a streaming write before it (withStream) it also
 // carries what that write would have.
 func (c candidate) finished(withStream bool) record {
-	r := record{slot: c.slot, status: c.outcome, createdAt: at(c.createdAt), statusCode: int4(c.statusCode),
-		latencyMs: int4(c.latencyMs), finishedAt: at(c.finishedAt()), extra: c.terminalExtra()}
+	r := record{slot: c.slot, Status: c.outcome, CreatedAt: at(c.createdAt), StatusCode: int4(c.statusCode),
+		LatencyMs: int4(c.latencyMs), FinishedAt: at(c.finishedAt()), Extra: c.terminalExtra()}
 	if c.errorType != "" {
-		r.errorType, r.errorMessage = text(c.errorType), text(c.errorMessage)
+		r.ErrorType, r.ErrorMessage = text(c.errorType), text(c.errorMessage)
 	}
 	if withStream {
-		r.startedAt, r.firstByteMs = at(c.startedAt), int4(c.firstByteMs)
-		r.extra = mergeExtra(c.streamingExtra(), r.extra)
+		r.StartedAt, r.FirstByteMs = at(c.startedAt), int4(c.firstByteMs)
+		r.Extra = mergeExtra(c.streamingExtra(), r.Extra)
 	}
 	return r
 }
@@ -175,18 +175,18 @@ func (c candidate) finished(withStream bool) record {
 // row is what the slot must finally hold, built from the story directly (not by merging the
 // writes), so that verification does not rest on merge.
 func (c candidate) row() record {
-	r := record{slot: c.slot, status: c.outcome, providerID: text(c.provider), keyID: text(c.key),
-		endpointID: text(c.endpoint), statusCode: int4(c.statusCode), latencyMs: int4(c.latencyMs),
-		firstByteMs: int4(c.firstByteMs), createdAt: at(c.createdAt), startedAt: at(c.startedAt),
-		finishedAt: at(c.finishedAt()),
-		extra:      map[string]any{"model": "gpt-5", "attempt": c.candidate + 1, "stream": true}}
+	r := record{slot: c.slot, Status: c.outcome, ProviderID: text(c.provider), KeyID: text(c.key),
+		EndpointID: text(c.endpoint), StatusCode: int4(c.statusCode), LatencyMs: int4(c.latencyMs),
+		FirstByteMs: int4(c.firstByteMs), CreatedAt: at(c.createdAt), StartedAt: at(c.startedAt),
+		FinishedAt: at(c.finishedAt()),
+		Extra:      map[string]any{"model": "gpt-5", "attempt": c.Candidate + 1, "stream": true}}
 	if c.errorType != "" {
-		r.errorType, r.errorMessage = text(c.errorType), text(c.errorMessage)
+		r.ErrorType, r.ErrorMessage = text(c.errorType), text(c.errorMessage)
 	}
 	if c.outcome == success {
-		r.extra["output_tokens"] = c.outputTokens
+		r.Extra["output_tokens"] = c.outputTokens
 	} else {
-		r.extra["retryable"] = c.retryable
+		r.Extra["retryable"] = c.retryable
 	}
 	return r
 }

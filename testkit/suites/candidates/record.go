@@ -47,13 +47,13 @@ func advance(stored, incoming status) status {
 // slot is the table's unique key. It holds the request index rather than the request_id text
 // so that the queue hashes and compares it without allocating.
 type slot struct {
-	request   int64 // the row's request_id is requestID(request)
-	candidate int32
-	retry     int32
+	Request   int64 // the row's request_id is requestID(Request)
+	Candidate int32
+	Retry     int32
 }
 
 func compareSlots(a, b slot) int {
-	return cmp.Or(cmp.Compare(a.request, b.request), cmp.Compare(a.candidate, b.candidate), cmp.Compare(a.retry, b.retry))
+	return cmp.Or(cmp.Compare(a.Request, b.Request), cmp.Compare(a.Candidate, b.Candidate), cmp.Compare(a.Retry, b.Retry))
 }
 
 func requestID(i int64) string { return "req-" + strconv.FormatInt(i, 10) }
@@ -63,12 +63,12 @@ func requestID(i int64) string { return "req-" + strconv.FormatInt(i, 10) }
 // new map), so records may share it.
 type record struct {
 	slot
-	status                             status
-	providerID, keyID, endpointID      pgtype.Text
-	statusCode, latencyMs, firstByteMs pgtype.Int4
-	errorType, errorMessage            pgtype.Text
-	extra                              map[string]any
-	createdAt, startedAt, finishedAt   pgtype.Timestamptz
+	Status                             status
+	ProviderID, KeyID, EndpointID      pgtype.Text
+	StatusCode, LatencyMs, FirstByteMs pgtype.Int4
+	ErrorType, ErrorMessage            pgtype.Text
+	Extra                              map[string]any
+	CreatedAt, StartedAt, FinishedAt   pgtype.Timestamptz
 }
 
 func keyOf(r record) slot { return r.slot }
@@ -77,21 +77,21 @@ func keyOf(r record) slot { return r.slot }
 // present fields replace absent or older ones, created_at keeps the first, and extra_data
 // objects merge shallowly (newer keys win).
 func merge(p *record, newer record) {
-	p.status = advance(p.status, newer.status)
-	fill(&p.providerID, newer.providerID)
-	fill(&p.keyID, newer.keyID)
-	fill(&p.endpointID, newer.endpointID)
-	fill(&p.statusCode, newer.statusCode)
-	fill(&p.latencyMs, newer.latencyMs)
-	fill(&p.firstByteMs, newer.firstByteMs)
-	fill(&p.errorType, newer.errorType)
-	fill(&p.errorMessage, newer.errorMessage)
-	fill(&p.startedAt, newer.startedAt)
-	fill(&p.finishedAt, newer.finishedAt)
-	if !p.createdAt.Valid {
-		p.createdAt = newer.createdAt
+	p.Status = advance(p.Status, newer.Status)
+	fill(&p.ProviderID, newer.ProviderID)
+	fill(&p.KeyID, newer.KeyID)
+	fill(&p.EndpointID, newer.EndpointID)
+	fill(&p.StatusCode, newer.StatusCode)
+	fill(&p.LatencyMs, newer.LatencyMs)
+	fill(&p.FirstByteMs, newer.FirstByteMs)
+	fill(&p.ErrorType, newer.ErrorType)
+	fill(&p.ErrorMessage, newer.ErrorMessage)
+	fill(&p.StartedAt, newer.StartedAt)
+	fill(&p.FinishedAt, newer.FinishedAt)
+	if !p.CreatedAt.Valid {
+		p.CreatedAt = newer.CreatedAt
 	}
-	p.extra = mergeExtra(p.extra, newer.extra)
+	p.Extra = mergeExtra(p.Extra, newer.Extra)
 }
 
 // fill replaces *dst with v when v is present (a Valid value is never the zero value).

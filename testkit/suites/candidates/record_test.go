@@ -34,7 +34,7 @@ func TestAdvance(t *testing.T) {
 }
 
 func TestMerge(t *testing.T) {
-	s := slot{request: 7}
+	s := slot{Request: 7}
 	tests := []struct {
 		name   string
 		writes []record
@@ -42,72 +42,72 @@ func TestMerge(t *testing.T) {
 	}{
 		{
 			name:   "a late pending never overwrites success",
-			writes: []record{{slot: s, status: success}, {slot: s, status: pending}},
-			want:   record{slot: s, status: success},
+			writes: []record{{slot: s, Status: success}, {slot: s, Status: pending}},
+			want:   record{slot: s, Status: success},
 		},
 		{
 			name:   "a late streaming never overwrites failed",
-			writes: []record{{slot: s, status: failed}, {slot: s, status: streaming}},
-			want:   record{slot: s, status: failed},
+			writes: []record{{slot: s, Status: failed}, {slot: s, Status: streaming}},
+			want:   record{slot: s, Status: failed},
 		},
 		{
 			name:   "streaming wins over pending, whichever comes first",
-			writes: []record{{slot: s, status: streaming}, {slot: s, status: pending}},
-			want:   record{slot: s, status: streaming},
+			writes: []record{{slot: s, Status: streaming}, {slot: s, Status: pending}},
+			want:   record{slot: s, Status: streaming},
 		},
 		{
 			name:   "pending then streaming",
-			writes: []record{{slot: s, status: pending}, {slot: s, status: streaming}},
-			want:   record{slot: s, status: streaming},
+			writes: []record{{slot: s, Status: pending}, {slot: s, Status: streaming}},
+			want:   record{slot: s, Status: streaming},
 		},
 		{
 			name:   "a later terminal status wins over an earlier one",
-			writes: []record{{slot: s, status: failed}, {slot: s, status: cancelled}},
-			want:   record{slot: s, status: cancelled},
+			writes: []record{{slot: s, Status: failed}, {slot: s, Status: cancelled}},
+			want:   record{slot: s, Status: cancelled},
 		},
 		{
 			name: "present fields replace absent and older ones; absent ones keep what is there",
 			writes: []record{
-				{slot: s, status: pending, providerID: text("p0"), keyID: text("k0"), statusCode: int4(100)},
-				{slot: s, status: streaming, startedAt: at(t0), firstByteMs: int4(30)},
-				{slot: s, status: success, keyID: text("k1"), statusCode: int4(200), finishedAt: at(t0.Add(time.Second))},
+				{slot: s, Status: pending, ProviderID: text("p0"), KeyID: text("k0"), StatusCode: int4(100)},
+				{slot: s, Status: streaming, StartedAt: at(t0), FirstByteMs: int4(30)},
+				{slot: s, Status: success, KeyID: text("k1"), StatusCode: int4(200), FinishedAt: at(t0.Add(time.Second))},
 			},
-			want: record{slot: s, status: success, providerID: text("p0"), keyID: text("k1"), statusCode: int4(200),
-				startedAt: at(t0), firstByteMs: int4(30), finishedAt: at(t0.Add(time.Second))},
+			want: record{slot: s, Status: success, ProviderID: text("p0"), KeyID: text("k1"), StatusCode: int4(200),
+				StartedAt: at(t0), FirstByteMs: int4(30), FinishedAt: at(t0.Add(time.Second))},
 		},
 		{
 			name: "a present zero value is still present",
 			writes: []record{
-				{slot: s, status: pending, latencyMs: int4(5)},
-				{slot: s, status: success, latencyMs: int4(0)},
+				{slot: s, Status: pending, LatencyMs: int4(5)},
+				{slot: s, Status: success, LatencyMs: int4(0)},
 			},
-			want: record{slot: s, status: success, latencyMs: int4(0)},
+			want: record{slot: s, Status: success, LatencyMs: int4(0)},
 		},
 		{
 			name: "created_at keeps the first",
 			writes: []record{
-				{slot: s, status: pending, createdAt: at(t0)},
-				{slot: s, status: success, createdAt: at(t0.Add(time.Minute))},
+				{slot: s, Status: pending, CreatedAt: at(t0)},
+				{slot: s, Status: success, CreatedAt: at(t0.Add(time.Minute))},
 			},
-			want: record{slot: s, status: success, createdAt: at(t0)},
+			want: record{slot: s, Status: success, CreatedAt: at(t0)},
 		},
 		{
 			name: "created_at is taken when the first write lacks it",
 			writes: []record{
-				{slot: s, status: streaming},
-				{slot: s, status: success, createdAt: at(t0)},
+				{slot: s, Status: streaming},
+				{slot: s, Status: success, CreatedAt: at(t0)},
 			},
-			want: record{slot: s, status: success, createdAt: at(t0)},
+			want: record{slot: s, Status: success, CreatedAt: at(t0)},
 		},
 		{
 			name: "extra_data objects merge shallowly, newer keys win",
 			writes: []record{
-				{slot: s, status: pending, extra: map[string]any{"model": "a", "usage": map[string]any{"in": 1}}},
-				{slot: s, status: streaming},
-				{slot: s, status: success, extra: map[string]any{"model": "b", "usage": map[string]any{"out": 2}, "tokens": 9}},
+				{slot: s, Status: pending, Extra: map[string]any{"model": "a", "usage": map[string]any{"in": 1}}},
+				{slot: s, Status: streaming},
+				{slot: s, Status: success, Extra: map[string]any{"model": "b", "usage": map[string]any{"out": 2}, "tokens": 9}},
 			},
-			want: record{slot: s, status: success,
-				extra: map[string]any{"model": "b", "usage": map[string]any{"out": 2}, "tokens": 9}},
+			want: record{slot: s, Status: success,
+				Extra: map[string]any{"model": "b", "usage": map[string]any{"out": 2}, "tokens": 9}},
 		},
 	}
 	for _, tt := range tests {
@@ -121,13 +121,13 @@ func TestMerge(t *testing.T) {
 }
 
 func TestMergeLeavesTheMergedRecordsUntouched(t *testing.T) {
-	s := slot{request: 1}
-	first := record{slot: s, status: pending, extra: map[string]any{"a": 1}}
-	second := record{slot: s, status: success, extra: map[string]any{"b": 2}}
+	s := slot{Request: 1}
+	first := record{slot: s, Status: pending, Extra: map[string]any{"a": 1}}
+	second := record{slot: s, Status: success, Extra: map[string]any{"b": 2}}
 	merged := first
 	merge(&merged, second)
-	if len(first.extra) != 1 || len(second.extra) != 1 || len(merged.extra) != 2 {
-		t.Fatalf("extra maps shared or modified: first %v second %v merged %v", first.extra, second.extra, merged.extra)
+	if len(first.Extra) != 1 || len(second.Extra) != 1 || len(merged.Extra) != 2 {
+		t.Fatalf("extra maps shared or modified: first %v second %v merged %v", first.Extra, second.Extra, merged.Extra)
 	}
 }
 
@@ -182,16 +182,16 @@ func TestLifecycleIsReproducibleAndHonoursTheRates(t *testing.T) {
 		}
 		rows := g.rows(i)
 		last := rows[len(rows)-1]
-		if last.candidate != g.lastCandidate(i) || !last.status.terminal() {
+		if last.Candidate != g.lastCandidate(i) || !last.Status.terminal() {
 			t.Fatalf("request %d: last row %+v, lastCandidate %d", i, last.slot, g.lastCandidate(i))
 		}
 		if len(rows) == 2 {
 			retried++
-			if rows[0].status != failed || rows[1].slot != (slot{request: i, candidate: 1}) {
+			if rows[0].Status != failed || rows[1].slot != (slot{Request: i, Candidate: 1}) {
 				t.Fatalf("request %d: retried rows %+v", i, rows)
 			}
 		}
-		switch last.status {
+		switch last.Status {
 		case failed:
 			failedReqs++
 		case cancelled:
@@ -223,8 +223,8 @@ func TestLifecycleIsReproducibleAndHonoursTheRates(t *testing.T) {
 }
 
 func TestLayersKeepSlotsApartAndInOrder(t *testing.T) {
-	a, b, c := slot{request: 1}, slot{request: 2}, slot{request: 2, candidate: 1}
-	rec := func(s slot, code int32) record { return record{slot: s, statusCode: int4(code)} }
+	a, b, c := slot{Request: 1}, slot{Request: 2}, slot{Request: 2, Candidate: 1}
+	rec := func(s slot, code int32) record { return record{slot: s, StatusCode: int4(code)} }
 	batch := []record{rec(a, 1), rec(b, 1), rec(a, 2), rec(a, 3), rec(c, 1), rec(b, 2)}
 	got := layers(batch)
 	want := [][]record{

@@ -26,9 +26,6 @@ import (
 // Name is the suite's (and binary's) name.
 const Name = "request_candidate_persistence_baseline"
 
-// maxWrites is the most writes one request makes: two candidates, three states each.
-const maxWrites = 2 * 3
-
 // Suite implements testkit.Suite, Flagger, Validator, Reconciler and SummaryWriter.
 type Suite struct {
 	persistence string
@@ -56,7 +53,8 @@ makes a share end failed (a tenth of those cancelled). --persistence chooses the
 Every write is an upsert whose SQL guards the order (a stored terminal status survives a late
 pending or streaming write; streaming survives pending; present columns replace NULL ones;
 extra_data merges; created_at keeps the earliest).
-  sync           each write awaited inline in its own transaction
+  sync           each write awaited inline, one statement each, the request's writes in one
+                 transaction (all or nothing)
   async          writes enqueued; workers upsert each batch with one statement per layer in
                  which no slot repeats (a slot's writes stay in order)
   async-compact  as async, but a slot's writes in a batch are merged first: one statement
@@ -125,24 +123,21 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 	return nil, fmt.Errorf("mode %q not supported", r.Mode)
 }
 
-// syncOp awaits each of a request's writes inline, each in its own transaction, the way a
-// gateway writes a candidate's state when it changes: the connection goes back to the pool
-// between the writes. A failed write ends the request; the later ones are not attempted.
+// syncOp awaits a request's writes inline, in one transaction: each write is its own upsert
+// statement, in lifecycle order, as a gateway sends a candidate's state when it changes, but
+// the request commits once, so a failure leaves none of it behind. The guarded upserts make
+// the transaction idempotent: run again after a COMMIT whose outcome was unknown (a retry
+// under --max-tries), it leaves every slot's row as it was.
 func syncOp(r *testkit.Run, g lifecycle) load.Op {
-	var nth [maxWrites]load.Op
-	for k := range nth {
-		nth[k] = r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
-			return upsert(ctx, tx, g.writes(i)[k:k+1])
-		})
-	}
-	return func(ctx context.Context, req *load.Request) error {
-		for k := range len(g.writes(req.Index)) {
-			if err := nth[k](ctx, req); err != nil {
+	return r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
+		writes := g.writes(i)
+		for k := range writes {
+			if err := upsert(ctx, tx, writes[k:k+1]); err != nil {
 				return err
 			}
 		}
 		return nil
-	}
+	})
 }
 
 // Persisted finds every request's final record: its last candidate's row in a terminal status.

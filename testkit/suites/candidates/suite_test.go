@@ -124,7 +124,7 @@ func TestSQLGuardKeepsTheLatestState(t *testing.T) {
 		t.Helper()
 		var r row
 		err := conn.QueryRow(ctx, `SELECT status, provider_id, extra_data::text, status_code, created_at FROM request_candidates
-			WHERE request_id = $1 AND candidate_index = $2 AND retry_index = $3`, requestID(s.request), s.candidate, s.retry).
+			WHERE request_id = $1 AND candidate_index = $2 AND retry_index = $3`, requestID(s.Request), s.Candidate, s.Retry).
 			Scan(&r.status, &r.provider, &r.extra, &r.code, &r.created)
 		if err != nil {
 			t.Fatal(err)
@@ -132,10 +132,10 @@ func TestSQLGuardKeepsTheLatestState(t *testing.T) {
 		return r
 	}
 
-	a := slot{request: 1}
-	write(record{slot: a, status: success, statusCode: int4(200), createdAt: at(t0.Add(time.Second)), extra: map[string]any{"tokens": 5}})
-	write(record{slot: a, status: pending, providerID: text("p0"), createdAt: at(t0), extra: map[string]any{"model": "m"}})
-	write(record{slot: a, status: streaming, createdAt: at(t0.Add(time.Minute))})
+	a := slot{Request: 1}
+	write(record{slot: a, Status: success, StatusCode: int4(200), CreatedAt: at(t0.Add(time.Second)), Extra: map[string]any{"tokens": 5}})
+	write(record{slot: a, Status: pending, ProviderID: text("p0"), CreatedAt: at(t0), Extra: map[string]any{"model": "m"}})
+	write(record{slot: a, Status: streaming, CreatedAt: at(t0.Add(time.Minute))})
 	got := read(a)
 	if got.status != "success" || got.code == nil || *got.code != 200 || got.provider != "p0" ||
 		got.extra != `{"model": "m", "tokens": 5}` || !got.created.Equal(t0) {
@@ -144,17 +144,17 @@ func TestSQLGuardKeepsTheLatestState(t *testing.T) {
 
 	// One batch, uncompacted, the slot's writes out of lifecycle order: layered into three
 	// statements, the guard still decides.
-	b := slot{request: 2, candidate: 1}
-	write(record{slot: b, status: streaming, createdAt: at(t0)},
-		record{slot: b, status: failed, statusCode: int4(502), createdAt: at(t0)},
-		record{slot: b, status: pending, providerID: text("p1"), createdAt: at(t0)})
+	b := slot{Request: 2, Candidate: 1}
+	write(record{slot: b, Status: streaming, CreatedAt: at(t0)},
+		record{slot: b, Status: failed, StatusCode: int4(502), CreatedAt: at(t0)},
+		record{slot: b, Status: pending, ProviderID: text("p1"), CreatedAt: at(t0)})
 	if got := read(b); got.status != "failed" || got.code == nil || *got.code != 502 || got.provider != "p1" {
 		t.Errorf("batch streaming, failed, pending: %+v", got)
 	}
 
-	c := slot{request: 3}
-	write(record{slot: c, status: streaming, createdAt: at(t0)})
-	write(record{slot: c, status: pending, providerID: text("p2"), createdAt: at(t0)})
+	c := slot{Request: 3}
+	write(record{slot: c, Status: streaming, CreatedAt: at(t0)})
+	write(record{slot: c, Status: pending, ProviderID: text("p2"), CreatedAt: at(t0)})
 	if got := read(c); got.status != "streaming" || got.provider != "p2" {
 		t.Errorf("streaming then a late pending: %+v", got)
 	}
@@ -181,4 +181,24 @@ func TestBadFlagsExitTwo(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d\n%s", args, code, testkit.ExitUsage, stderr.String())
 		}
 	}
+}
+
+// TestRedisBackendVerifies runs the async modes on Redis streams (embedded, managed and
+// --redis-url): every kind of record (full persistence, retries, failures) travels as JSON
+// (the default codec) and the rows come out exact.
+func TestRedisBackendVerifies(t *testing.T) {
+	const requests = 600
+	g := lifecycle{seed: 1, persistence: PersistFull, retryRate: 0.2, failureRate: 0.1}
+	var writes int64
+	for i := range int64(requests) {
+		writes += int64(len(g.writes(i)))
+	}
+	suitetest.OnRedis(t, New(), requests, writes,
+		"--persistence", PersistFull, "--retry-rate", "0.2", "--failure-rate", "0.1")
+}
+
+// Requests are all there or not at all, and counted once, when connections die in the middle
+// of them, with and without retries.
+func TestRequestsAtomicUnderFaults(t *testing.T) {
+	suitetest.AtomicUnderFaults(t, New(), "sync", 2000, 200)
 }

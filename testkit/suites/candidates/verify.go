@@ -39,7 +39,7 @@ func (s *Suite) expect(r *testkit.Run, res *load.Result) expectation {
 		e.requests = append(e.requests, requestID(i))
 		e.slots = append(e.slots, int32(len(rows)))
 		for _, row := range rows {
-			e.byStatus[row.status]++
+			e.byStatus[row.Status]++
 		}
 	}
 	return e

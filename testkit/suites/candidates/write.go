@@ -114,14 +114,14 @@ func recordArgs(recs []record) ([]any, error) {
 		created, started, ended = make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n)
 	)
 	for i, r := range recs {
-		extra, err := extraJSON(r.extra)
+		extra, err := extraJSON(r.Extra)
 		if err != nil {
 			return nil, err
 		}
-		ids[i], cands[i], retries[i], statuses[i], extras[i] = requestID(r.request), r.candidate, r.retry, r.status.String(), extra
-		providers[i], keys[i], ends[i], errTypes[i], errMsgs[i] = r.providerID, r.keyID, r.endpointID, r.errorType, r.errorMessage
-		codes[i], lat[i], firstByte[i] = r.statusCode, r.latencyMs, r.firstByteMs
-		created[i], started[i], ended[i] = r.createdAt, r.startedAt, r.finishedAt
+		ids[i], cands[i], retries[i], statuses[i], extras[i] = requestID(r.Request), r.Candidate, r.Retry, r.Status.String(), extra
+		providers[i], keys[i], ends[i], errTypes[i], errMsgs[i] = r.ProviderID, r.KeyID, r.EndpointID, r.ErrorType, r.ErrorMessage
+		codes[i], lat[i], firstByte[i] = r.StatusCode, r.LatencyMs, r.FirstByteMs
+		created[i], started[i], ended[i] = r.CreatedAt, r.StartedAt, r.FinishedAt
 	}
 	return []any{ids, cands, retries, statuses, providers, keys, ends, codes,
 		errTypes, errMsgs, lat, firstByte, extras, created, started, ended}, nil

@@ -194,14 +194,14 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 	case testkit.ModeAsync, testkit.ModeAsyncCompact:
 		wl, err = testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[int, claims]{
 			Records: func(i int64) []claims {
-				c := claims{hot: hotOf(r, i), requests: []int64{i}}
+				c := claims{Hot: hotOf(r, i), Requests: []int64{i}}
 				if s.redelivered(i) {
-					return []claims{c, {hot: c.hot, requests: []int64{i}}}
+					return []claims{c, {Hot: c.Hot, Requests: []int64{i}}}
 				}
 				return []claims{c}
 			},
-			Key:     func(c claims) int { return c.hot },
-			Merge:   func(pending *claims, newer claims) { pending.requests = append(pending.requests, newer.requests...) },
+			Key:     func(c claims) int { return c.Hot },
+			Merge:   func(pending *claims, newer claims) { pending.Requests = append(pending.Requests, newer.Requests...) },
 			Compare: cmp.Compare[int],
 			Writer:  func(compact bool) queue.TxWriter[claims] { return batchWriter{compact: compact} },
 		})
@@ -261,8 +261,8 @@ func settleToOutbox(ctx context.Context, tx pgx.Tx, i int64) error {
 // claims is the async queue record: settlements debiting one wallet (hot set, the slot), in
 // arrival order; compaction appends the later ones.
 type claims struct {
-	hot      int
-	requests []int64
+	Hot      int
+	Requests []int64
 }
 
 // batchWriter settles a batch of claims and applies the debits of the new settlements:
@@ -272,7 +272,7 @@ type batchWriter struct{ compact bool }
 func (w batchWriter) WriteBatch(ctx context.Context, tx pgx.Tx, batch []claims) (int, error) {
 	var requests []int64
 	for _, c := range batch {
-		requests = append(requests, c.requests...)
+		requests = append(requests, c.Requests...)
 	}
 	fresh, ops, err := settle(ctx, tx, requests)
 	if err != nil {

@@ -70,7 +70,7 @@ func TestSettlingTwiceDebitsOnce(t *testing.T) {
 	batch := func(requests ...int64) []claims {
 		var cs []claims
 		for _, i := range requests {
-			cs = append(cs, claims{hot: int(i % hot), requests: []int64{i}})
+			cs = append(cs, claims{Hot: int(i % hot), Requests: []int64{i}})
 		}
 		return cs
 	}
@@ -97,7 +97,7 @@ func TestSettlingTwiceDebitsOnce(t *testing.T) {
 			return err
 		},
 		"async-compact": func(tx pgx.Tx) error {
-			merged := []claims{{hot: 0, requests: []int64{0, 2, 4, 6, 8, 10, 4}}, {hot: 1, requests: []int64{1, 3, 5, 7, 9, 11}}}
+			merged := []claims{{Hot: 0, Requests: []int64{0, 2, 4, 6, 8, 10, 4}}, {Hot: 1, Requests: []int64{1, 3, 5, 7, 9, 11}}}
 			_, err := batchWriter{compact: true}.WriteBatch(ctx, tx, merged)
 			return err
 		},
@@ -240,4 +240,16 @@ func TestTerminatedBackendsKeepBalancesExact(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRedisBackendVerifies runs the async modes on Redis streams (embedded, managed and
+// --redis-url): the claims travel as JSON (the default codec) and settle exactly once.
+func TestRedisBackendVerifies(t *testing.T) {
+	suitetest.OnRedis(t, New(), 600, 600, "--hot-keys", "3")
+}
+
+// Requests are all there or not at all, and counted once, when connections die in the middle
+// of them, with and without retries.
+func TestRequestsAtomicUnderFaults(t *testing.T) {
+	suitetest.AtomicUnderFaults(t, New(), "sync,outbox", 2000, 200)
 }

@@ -2,16 +2,11 @@ package usagecounter
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
-	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
@@ -38,67 +33,10 @@ func TestEventCodecRoundTrip(t *testing.T) {
 	}
 }
 
-// redisServers lists the redis-server processes running now.
-func redisServers(t *testing.T) map[string]bool {
-	t.Helper()
-	out := map[string]bool{}
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join(d, "cmdline"))
-		if err == nil && strings.Contains(string(b), "redis-server") {
-			out[filepath.Base(d)] = true
-		}
-	}
-	return out
-}
-
-func streamOf(t *testing.T, r results.Run) *results.Stream {
-	t.Helper()
-	if r.Queue == nil || r.Queue.Stream == nil {
-		t.Fatalf("%s: no queue stream counters in the report", r.Mode)
-	}
-	return r.Queue.Stream
-}
-
-// TestRedisBackendVerifiesExactly runs the async modes on the Redis-streams backend —
-// embedded (miniredis) and, when redis-server is installed, managed — and checks every
-// entry was acknowledged and the counters are exact.
+// TestRedisBackendVerifiesExactly runs the async modes on the Redis-streams backend,
+// embedded, managed and by --redis-url (suitetest.OnRedis).
 func TestRedisBackendVerifiesExactly(t *testing.T) {
-	for _, server := range []string{"embedded", "managed"} {
-		t.Run(server, func(t *testing.T) {
-			if server == "managed" {
-				if _, err := redisserver.FindBinary(""); err != nil {
-					t.Skip(err)
-				}
-			}
-			before := redisServers(t)
-			code, rep, stderr := suitetest.RunShared(t, New(), "--requests", "3000", "--concurrency", "300",
-				"--modes", "async,async-compact", "--queue-backend", "redis", "--redis", server, "--hot-keys", "3")
-			if code != 0 {
-				t.Fatalf("exit %d\n%s", code, stderr)
-			}
-			if rep.Environment.QueueBackend != "redis" || rep.Environment.RedisMode != server || rep.Environment.RedisVersion == "" {
-				t.Errorf("environment: backend %q mode %q version %q", rep.Environment.QueueBackend, rep.Environment.RedisMode, rep.Environment.RedisVersion)
-			}
-			for _, r := range rep.Runs {
-				q, s := r.Queue, streamOf(t, r)
-				if !r.Verification.Passed || q.Backend != "redis" {
-					t.Errorf("%s: verified %v backend %q", r.Mode, r.Verification.Passed, q.Backend)
-				}
-				if q.EnqueuedTotal != 3000 || s.AckedTotal != q.EnqueuedTotal || q.FlushedTotal != 3000 || s.Length != 0 || q.PendingDepth != 0 {
-					t.Errorf("%s: queue %+v stream %+v", r.Mode, q, s)
-				}
-				if q.PersistLagMs.Count != 3000 {
-					t.Errorf("%s: persist lag of %d records, want 3000", r.Mode, q.PersistLagMs.Count)
-				}
-			}
-			for pid := range redisServers(t) {
-				if !before[pid] {
-					t.Errorf("redis-server %s still running after the run", pid)
-				}
-			}
-		})
-	}
+	suitetest.OnRedis(t, New(), 3000, 3000, "--hot-keys", "3")
 }
 
 func TestRedisFlagsAreCheckedBeforeAnyWork(t *testing.T) {

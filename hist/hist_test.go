@@ -5,8 +5,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/hotspotkit/hotspotkit/results"
 )
 
 // withinPrecision reports whether got is want to 3 significant figures (HDR's promise: the
@@ -47,7 +45,7 @@ func TestPercentilesOfAKnownDistribution(t *testing.T) {
 	}
 
 	s := h.Summary()
-	want := results.Latency{Count: 100_000, P50: 50, P95: 95, P99: 99, P999: 99.9, Max: 100, Mean: 50}
+	want := Percentiles{Count: 100_000, P50: 50, P95: 95, P99: 99, P999: 99.9, Max: 100, Mean: 50}
 	for name, pair := range map[string][2]float64{
 		"p50": {s.P50, want.P50}, "p95": {s.P95, want.P95}, "p99": {s.P99, want.P99},
 		"p999": {s.P999, want.P999}, "max": {s.Max, want.Max}, "mean": {s.Mean, want.Mean},
@@ -70,7 +68,7 @@ func TestSummaryKeepsMicrosecondResolution(t *testing.T) {
 	if s.Count != 3 || s.P50 != 1.5 || s.Max != 1.5 || s.Mean != 1.083 {
 		t.Errorf("summary %+v, want count 3, p50 1.5, max 1.5, mean 1.083 (ms)", s)
 	}
-	if got := New().Summary(); got != (results.Latency{}) {
+	if got := New().Summary(); got != (Percentiles{}) {
 		t.Errorf("empty summary %+v, want zeros", got)
 	}
 }

@@ -1,6 +1,8 @@
 // Package hist owns latency measurement: µs-resolution HDR histograms, a sharded recorder
-// that many goroutines write to without a global lock, and the conversion of a histogram
-// into the report's millisecond percentile summary. It knows nothing about databases.
+// that many goroutines write to without a global lock, and a histogram's millisecond
+// percentile summary (Percentiles, which the report's Latency converts from). It knows
+// nothing about databases or reports and imports nothing of this module, so that a library
+// such as the queue can measure with it without pulling in the rest.
 package hist
 
 import (
@@ -9,8 +11,6 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/hotspotkit/hotspotkit/results"
 )
 
 const (
@@ -69,14 +69,26 @@ func (h *Histogram) ValueAtQuantile(q float64) time.Duration {
 // Max is the largest recorded value.
 func (h *Histogram) Max() time.Duration { return time.Duration(h.h.Max()) * time.Microsecond }
 
+// Percentiles summarises a histogram in milliseconds, rounded to the µs. The report's Latency
+// has the same fields and converts from it.
+type Percentiles struct {
+	Count int64   `json:"count"`
+	P50   float64 `json:"p50"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p999"`
+	Max   float64 `json:"max"`
+	Mean  float64 `json:"mean"`
+}
+
 // Summary returns p50/p95/p99/p99.9/max/mean in milliseconds. An empty histogram gives zeros.
-func (h *Histogram) Summary() results.Latency {
+func (h *Histogram) Summary() Percentiles {
 	n := h.h.TotalCount()
 	if n == 0 {
-		return results.Latency{}
+		return Percentiles{}
 	}
 	q := h.h.ValueAtPercentiles([]float64{50, 95, 99, 99.9})
-	return results.Latency{
+	return Percentiles{
 		Count: n,
 		P50:   microsToMs(q[50]),
 		P95:   microsToMs(q[95]),

@@ -1,7 +1,6 @@
 package multiproc
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -28,21 +27,50 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
-var binary string
+// suite is a suite binary the tests run in split roles, and how to check its database.
+type suite struct {
+	name, pkg string
+	binary    string // built by TestMain
+	// written counts the requests whose effect is in the database; exact are further
+	// queries that must each equal the number of requests once the run is complete.
+	written string
+	exact   []string
+}
+
+var (
+	counterSuite = &suite{name: "usage_counter_hotspot_baseline",
+		written: `SELECT count(*) FROM S.usage`,
+		exact: []string{`SELECT count(DISTINCT request_id) FROM S.usage`,
+			`SELECT coalesce(sum(total_requests), 0)::int8 FROM S.api_keys`}}
+	settlementSuite = &suite{name: "usage_settlement_hotspot_baseline",
+		written: `SELECT count(*) FROM S.usage WHERE billing_status = 'settled'`}
+	// suites are the ones the split-role tests run: the counter suite with its hand-written
+	// codec, and the settlement suite on the default (JSON) one.
+	suites = []*suite{counterSuite, settlementSuite}
+)
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "hotspotkit-multiproc-")
 	if err != nil {
 		panic(err)
 	}
-	binary = filepath.Join(dir, "usage_counter_hotspot_baseline")
-	build := exec.Command("go", "build", "-o", binary, "github.com/hotspotkit/hotspotkit/cmd/usage_counter_hotspot_baseline")
-	if out, err := build.CombinedOutput(); err != nil {
-		panic(string(out))
+	for _, s := range suites {
+		s.binary = filepath.Join(dir, s.name)
+		build := exec.Command("go", "build", "-o", s.binary, "github.com/hotspotkit/hotspotkit/cmd/"+s.name)
+		if out, err := build.CombinedOutput(); err != nil {
+			panic(string(out))
+		}
 	}
 	code := testdb.Main(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// eachSuite runs f once per entry of suites.
+func eachSuite(t *testing.T, f func(t *testing.T, su *suite)) {
+	for _, su := range suites {
+		t.Run(su.name, func(t *testing.T) { f(t, su) })
+	}
 }
 
 // redises runs f against a miniredis served by this test process and, when installed, a
@@ -68,6 +96,7 @@ func redises(t *testing.T, f func(t *testing.T, url string)) {
 // splitRun is one run shared by several processes: one schema, one Redis.
 type splitRun struct {
 	t        *testing.T
+	suite    *suite
 	dsn      string
 	schema   string
 	redisURL string
@@ -75,11 +104,11 @@ type splitRun struct {
 	conn     *pgx.Conn
 }
 
-func newSplitRun(t *testing.T, redisURL string) *splitRun {
+func newSplitRun(t *testing.T, su *suite, redisURL string) *splitRun {
 	t.Helper()
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
-	s := &splitRun{t: t, dsn: testdb.Server(t).DSN(), schema: "mp_" + hex.EncodeToString(b), redisURL: redisURL}
+	s := &splitRun{t: t, suite: su, dsn: testdb.Server(t).DSN(), schema: "mp_" + hex.EncodeToString(b), redisURL: redisURL}
 	opts, err := redis.ParseURL(redisURL)
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +146,7 @@ func (s *splitRun) start(name string, env []string, args ...string) *proc {
 	p := &proc{t: s.t, name: name, report: filepath.Join(s.t.TempDir(), name+".json"), done: make(chan struct{})}
 	all := append([]string{"--postgres-url", s.dsn, "--schema", s.schema, "--redis-url", s.redisURL,
 		"--queue-backend", "redis", "--modes", "async-compact", "--output", p.report}, args...)
-	p.cmd = exec.Command(binary, all...)
+	p.cmd = exec.Command(s.suite.binary, all...)
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stderr = &p.stderr
 	if err := p.cmd.Start(); err != nil {
@@ -204,14 +233,13 @@ func (s *splitRun) registered(producer *proc) {
 	}
 }
 
-// exact checks the database directly: every request counted once.
+// exact checks the database directly: every request applied once.
 func (s *splitRun) exact(requests int64) {
 	s.t.Helper()
-	usage := s.queryInt(`SELECT count(*) FROM S.usage`)
-	total := s.queryInt(`SELECT coalesce(sum(total_requests), 0)::int8 FROM S.api_keys`)
-	distinct := s.queryInt(`SELECT count(DISTINCT request_id) FROM S.usage`)
-	if usage != requests || total != requests || distinct != requests {
-		s.t.Errorf("database: %d usage rows (%d distinct), api_keys.total_requests %d; want %d each", usage, distinct, total, requests)
+	for _, q := range append([]string{s.suite.written}, s.suite.exact...) {
+		if got := s.queryInt(q); got != requests {
+			s.t.Errorf("database: %s = %d, want %d", q, got, requests)
+		}
 	}
 }
 
@@ -237,13 +265,17 @@ var stoppedAt = regexp.MustCompile(`consumer stopped at (\S+) holding (\d+) entr
 // TestConsumerKilledMidBatch: a producer enqueues everything; consumer A reads a batch and is
 // SIGKILLed (a) before its database commit or (b) after the commit and before the
 // acknowledgement; consumer B takes the batch over and verifies the whole run. Final counters
-// exact: nothing lost, nothing counted twice.
+// exact: nothing lost, nothing counted twice. It runs for every entry of suites.
 func TestConsumerKilledMidBatch(t *testing.T) {
+	eachSuite(t, func(t *testing.T, su *suite) { consumerKilledMidBatch(t, su) })
+}
+
+func consumerKilledMidBatch(t *testing.T, su *suite) {
 	for _, point := range []string{"after-read", "after-commit"} {
 		t.Run(point, func(t *testing.T) {
 			redises(t, func(t *testing.T, url string) {
 				const requests = 3000
-				s := newSplitRun(t, url)
+				s := newSplitRun(t, su, url)
 				passed(t, "producer", s.start("producer", nil, "--role", "producer", "--requests", strconv.Itoa(requests),
 					"--concurrency", "100").mustSucceed(2*time.Minute))
 
@@ -262,8 +294,8 @@ func TestConsumerKilledMidBatch(t *testing.T) {
 				if got := s.queryInt(`SELECT count(*) FROM S.queue_applied_entries WHERE stream = $1`, s.stream()); got != committed {
 					t.Errorf("applied ids after A died: %d, want %d", got, committed)
 				}
-				if got := s.queryInt(`SELECT count(*) FROM S.usage`); got != committed {
-					t.Errorf("usage rows after A died: %d, want %d", got, committed)
+				if got := s.queryInt(su.written); got != committed {
+					t.Errorf("requests written after A died: %d, want %d", got, committed)
 				}
 				if n, _ := s.rdb.XLen(ctx, s.stream()).Result(); n != requests {
 					t.Errorf("stream length after A died: %d, want %d (nothing acknowledged)", n, requests)
@@ -291,11 +323,15 @@ func TestConsumerKilledMidBatch(t *testing.T) {
 }
 
 // TestProducerAndTwoConsumers: three processes finish one run; the verifying consumer checks
-// it against what the producer recorded.
+// it against what the producer recorded. It runs for every entry of suites.
 func TestProducerAndTwoConsumers(t *testing.T) {
+	eachSuite(t, producerAndTwoConsumers)
+}
+
+func producerAndTwoConsumers(t *testing.T, su *suite) {
 	redises(t, func(t *testing.T, url string) {
 		const requests = 6000
-		s := newSplitRun(t, url)
+		s := newSplitRun(t, su, url)
 		producer := s.start("producer", nil, "--role", "producer", "--requests", strconv.Itoa(requests), "--concurrency", "300")
 		s.registered(producer) // the producer sets the run up; the consumers join after
 		c1 := s.start("consumer-1", nil, "--role", "consumer", "--reuse-schema", "--flush-batch-size", "200")
@@ -313,35 +349,15 @@ func TestProducerAndTwoConsumers(t *testing.T) {
 	})
 }
 
-// redisServerPIDs lists running redis-server processes.
-func redisServerPIDs() map[int]bool {
-	out := map[int]bool{}
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join(d, "cmdline"))
-		if err != nil || !strings.Contains(string(b), "redis-server") {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join(d, "stat"))
-		if i := bytes.LastIndexByte(stat, ')'); err == nil && i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
-			continue // a zombie waiting to be reaped is not running
-		}
-		pid, _ := strconv.Atoi(filepath.Base(d))
-		out[pid] = true
-	}
-	return out
-}
-
 // TestManagedRedisGoneAfterOwnerIsKilled: a run with --redis managed is SIGKILLed mid-run; the
 // watchdog stops its redis-server.
 func TestManagedRedisGoneAfterOwnerIsKilled(t *testing.T) {
 	if _, err := redisserver.FindBinary(""); err != nil {
 		t.Skip(err)
 	}
-	before := redisServerPIDs()
 	s := &splitRun{t: t, dsn: testdb.Server(t).DSN()}
 	p := &proc{t: t, name: "owner", done: make(chan struct{})}
-	p.cmd = exec.Command(binary, "--postgres-url", s.dsn, "--queue-backend", "redis", "--redis", "managed",
+	p.cmd = exec.Command(counterSuite.binary, "--postgres-url", s.dsn, "--queue-backend", "redis", "--redis", "managed",
 		"--modes", "async-compact", "--requests", "2000", "--output", filepath.Join(t.TempDir(), "r.json"))
 	p.cmd.Env = append(os.Environ(), testkit.CrashEnv+"=after-read")
 	p.cmd.Stderr = &p.stderr
@@ -351,20 +367,18 @@ func TestManagedRedisGoneAfterOwnerIsKilled(t *testing.T) {
 	go func() { _ = p.cmd.Wait(); close(p.done) }()
 	p.waitFor(stoppedAt, time.Minute)
 	var started []int
-	for pid := range redisServerPIDs() {
-		if !before[pid] {
-			started = append(started, pid)
-		}
+	for pid := range suitetest.RedisServers(p.cmd.Process.Pid) {
+		started = append(started, pid)
 	}
 	if len(started) != 1 {
-		t.Fatalf("want the run's one redis-server, found new ones: %v", started)
+		t.Fatalf("want the run's one redis-server, found %v", started)
 	}
 	p.kill()
 	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) && redisServerPIDs()[started[0]] {
+	for time.Now().Before(deadline) && suitetest.RedisServers(0)[started[0]] {
 		time.Sleep(100 * time.Millisecond)
 	}
-	if redisServerPIDs()[started[0]] {
+	if suitetest.RedisServers(0)[started[0]] {
 		t.Errorf("redis-server %d still running after its owner was SIGKILLed", started[0])
 	}
 }
@@ -412,7 +426,7 @@ func (s *scraper) max(series string) (float64, bool) {
 // go down.
 func TestSplitRunScrapedWhole(t *testing.T) {
 	const requests = 20000
-	s := newSplitRun(t, "redis://"+miniredis.RunT(t).Addr()+"/0")
+	s := newSplitRun(t, counterSuite, "redis://"+miniredis.RunT(t).Addr()+"/0")
 	producer := s.start("producer", nil, "--role", "producer", "--requests", strconv.Itoa(requests),
 		"--concurrency", "100", "--metrics-addr", "127.0.0.1:0")
 	ps := producer.scrapeUntilExit()
@@ -423,7 +437,7 @@ func TestSplitRunScrapedWhole(t *testing.T) {
 	q := passed(t, "consumer", consumer.mustSucceed(2*time.Minute))
 
 	labels := func(role string) []string {
-		return []string{"suite=usage_counter_hotspot_baseline", "mode=async-compact", "role=" + role, "run=0", "level=0"}
+		return []string{"suite=" + counterSuite.name, "mode=async-compact", "role=" + role, "run=0", "level=0"}
 	}
 	for _, c := range []struct {
 		sc     *scraper

@@ -1,0 +1,319 @@
+package redisq
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hotspotkit/hotspotkit/queue"
+)
+
+// The contract every queue.Backend keeps, run against the in-memory queue, this backend on
+// miniredis and this backend on a real redis-server, with the same records, writer and
+// PostgreSQL tables: the invariant and exactly-once totals, per-slot order (one worker), pause,
+// Enqueue racing Close, the three full policies, flush failures and abandonment at Close's
+// deadline.
+
+// contractOpts are the options a case sets; both backends read them the same way.
+type contractOpts struct {
+	workers, capacity int
+	policy            queue.FullPolicy
+	writer            queue.TxWriter[rec]
+}
+
+type contractBackend struct {
+	name  string
+	start func(t *testing.T, e *env, o contractOpts) queue.Backend[rec]
+}
+
+func contractBackends(t *testing.T, f func(t *testing.T, e *env, start func(contractOpts) queue.Backend[rec])) {
+	run := func(t *testing.T, e *env, b contractBackend) {
+		f(t, e, func(o contractOpts) queue.Backend[rec] {
+			if o.writer == nil {
+				o.writer = e.writer
+			}
+			q := b.start(t, e, o)
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				defer cancel()
+				_ = q.Close(ctx)
+			})
+			return q
+		})
+	}
+	t.Run("memory", func(t *testing.T) { run(t, newEnv(t, nil), memoryBackend) })
+	backends(t, func(t *testing.T, rdb *redis.Client) { run(t, newEnv(t, rdb), streamBackend) })
+}
+
+var memoryBackend = contractBackend{name: "memory", start: func(t *testing.T, e *env, o contractOpts) queue.Backend[rec] {
+	q, err := queue.New(queue.PgFlusher(e.pool, o.writer), queue.Options[int, rec]{
+		Key: func(r rec) int { return r.Slot }, Merge: mergeRec, Workers: o.workers, Capacity: o.capacity,
+		FullPolicy: o.policy, BatchSize: 100, FlushInterval: 5 * time.Millisecond, MaxRetries: 2,
+		RetryBackoff: time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}}
+
+var streamBackend = contractBackend{name: "redis", start: func(t *testing.T, e *env, o contractOpts) queue.Backend[rec] {
+	so := e.options(RoleBoth)
+	so.Fresh, so.Workers, so.Capacity, so.FullPolicy, so.Writer, so.MaxRetries = true, o.workers, o.capacity, o.policy, o.writer, 2
+	q, err := New(context.Background(), so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}}
+
+func closeWithin(t *testing.T, q queue.Backend[rec], d time.Duration) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return q.Close(ctx)
+}
+
+// flaky fails its first n calls, then writes like w.
+type flaky struct {
+	w *countsWriter
+	n atomic.Int64
+}
+
+func (f *flaky) WriteBatch(ctx context.Context, tx pgx.Tx, recs []rec) (int, error) {
+	if f.n.Add(-1) >= 0 {
+		return 0, errors.New("flaky: refused")
+	}
+	return f.w.WriteBatch(ctx, tx, recs)
+}
+
+// ordered writes like w and counts records of a slot arriving with a lower N than the last
+// one written for that slot.
+type ordered struct {
+	w          *countsWriter
+	mu         sync.Mutex
+	last       map[int]int64
+	outOfOrder int
+}
+
+func (o *ordered) WriteBatch(ctx context.Context, tx pgx.Tx, recs []rec) (int, error) {
+	o.mu.Lock()
+	for _, r := range recs {
+		if r.N < o.last[r.Slot] {
+			o.outOfOrder++
+		}
+		o.last[r.Slot] = r.N
+	}
+	o.mu.Unlock()
+	return o.w.WriteBatch(ctx, tx, recs)
+}
+
+func TestContractInvariantAndExactlyOnce(t *testing.T) {
+	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Backend[rec]) {
+		q := start(contractOpts{workers: 3})
+		var wg sync.WaitGroup
+		for g := range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := g; i < 2000; i += 20 {
+					if out, err := q.Enqueue(context.Background(), rec{Slot: i % 7, N: int64(i + 1), Count: 1}); err != nil || out != queue.Queued {
+						t.Errorf("enqueue %d: %v %v", i, out, err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if err := closeWithin(t, q, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		m := q.Metrics()
+		checkInvariant(t, m)
+		if total, records := e.totals(); total != 2000*2001/2 || records != 2000 || m.FlushedTotal+m.SyncFallbackTotal != 2000 || m.PendingDepth != 0 {
+			t.Errorf("totals %d / %d records, metrics %+v", total, records, m)
+		}
+		if q.PersistLag().Count() != 2000 {
+			t.Errorf("persist lag of %d records, want 2000", q.PersistLag().Count())
+		}
+	})
+}
+
+func TestContractOrderPerSlot(t *testing.T) {
+	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Backend[rec]) {
+		w := &ordered{w: e.writer, last: map[int]int64{}}
+		q := start(contractOpts{workers: 1, writer: w})
+		var wg sync.WaitGroup
+		for slot := range 5 { // one producer per slot: its own order is the one to keep
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for n := int64(1); n <= 300; n++ {
+					if _, err := q.Enqueue(context.Background(), rec{Slot: slot, N: n, Count: 1}); err != nil {
+						t.Error(err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if err := closeWithin(t, q, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if _, records := e.totals(); records != 1500 || w.outOfOrder != 0 {
+			t.Errorf("%d records written, %d out of order", records, w.outOfOrder)
+		}
+	})
+}
+
+func TestContractPauseHoldsRecords(t *testing.T) {
+	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Backend[rec]) {
+		q := start(contractOpts{workers: 2})
+		q.Pause()
+		for i := range 20 {
+			if _, err := q.Enqueue(context.Background(), rec{Slot: i % 3, N: 1, Count: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if m := q.Metrics(); m.FlushedTotal != 0 || m.PendingDepth != 20 {
+			t.Errorf("paused: %+v, want 20 pending and nothing flushed", m)
+		}
+		q.Resume()
+		if err := closeWithin(t, q, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if _, records := e.totals(); records != 20 {
+			t.Errorf("%d records written after resume, want 20", records)
+		}
+	})
+}
+
+func TestContractEnqueueRacingClose(t *testing.T) {
+	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Backend[rec]) {
+		q := start(contractOpts{workers: 2})
+		var accepted, closed atomic.Int64
+		var started sync.WaitGroup
+		var wg sync.WaitGroup
+		for g := range 20 {
+			wg.Add(1)
+			started.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					out, err := q.Enqueue(context.Background(), rec{Slot: g, N: 1, Count: 1})
+					if i == 0 {
+						started.Done()
+					}
+					if err != nil {
+						closed.Add(1)
+						return
+					}
+					if out == queue.Queued || out == queue.WrittenInline {
+						accepted.Add(1)
+					}
+				}
+			}()
+		}
+		started.Wait()
+		if err := closeWithin(t, q, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		m := q.Metrics()
+		checkInvariant(t, m)
+		if _, records := e.totals(); records != accepted.Load() || closed.Load() != 20 || m.RejectedTotal < 20 {
+			t.Errorf("%d records written, %d accepted; %d producers saw the close; %+v", records, accepted.Load(), closed.Load(), m)
+		}
+	})
+}
+
+func TestContractFullPolicies(t *testing.T) {
+	for _, policy := range []queue.FullPolicy{queue.PolicyDrop, queue.PolicySync, queue.PolicyBlock} {
+		t.Run(policy.String(), func(t *testing.T) {
+			contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Backend[rec]) {
+				q := start(contractOpts{workers: 1, capacity: 50, policy: policy})
+				q.Pause()
+				ctx := context.Background()
+				for i := range 50 {
+					if out, err := q.Enqueue(ctx, rec{Slot: 0, N: int64(i + 1), Count: 1}); out != queue.Queued || err != nil {
+						t.Fatalf("record %d of the capacity: %v %v", i, out, err)
+					}
+				}
+				want := map[queue.FullPolicy]queue.Outcome{queue.PolicyDrop: queue.Dropped, queue.PolicySync: queue.WrittenInline}
+				if policy == queue.PolicyBlock {
+					tctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+					if out, err := q.Enqueue(tctx, rec{Slot: 0, N: 1000, Count: 1}); out != queue.Rejected || err == nil {
+						t.Errorf("full under block, deadline passed: %v %v", out, err)
+					}
+					cancel()
+					go q.Resume()
+					want[policy] = queue.Queued
+				}
+				if out, err := q.Enqueue(ctx, rec{Slot: 0, N: 1000, Count: 1}); out != want[policy] || err != nil {
+					t.Errorf("full under %s: %v %v, want %v", policy, out, err, want[policy])
+				}
+				q.Resume()
+				if err := closeWithin(t, q, time.Minute); err != nil {
+					t.Fatal(err)
+				}
+				m := q.Metrics()
+				checkInvariant(t, m)
+				wantTotal := int64(50 * 51 / 2)
+				if policy != queue.PolicyDrop {
+					wantTotal += 1000
+				}
+				if total, _ := e.totals(); total != wantTotal {
+					t.Errorf("total %d, want %d (%+v)", total, wantTotal, m)
+				}
+			})
+		})
+	}
+}
+
+func TestContractFlushFailuresAreRetried(t *testing.T) {
+	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Backend[rec]) {
+		w := &flaky{w: e.writer}
+		w.n.Store(2)
+		q := start(contractOpts{workers: 1, writer: w})
+		for i := range 100 {
+			if _, err := q.Enqueue(context.Background(), rec{Slot: i % 4, N: 1, Count: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := closeWithin(t, q, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		m := q.Metrics()
+		checkInvariant(t, m)
+		if _, records := e.totals(); records != 100 || m.FlushFailedTotal == 0 || m.RetriesTotal == 0 || m.AbandonedTotal != 0 {
+			t.Errorf("%d records written, metrics %+v: want all 100 after counted failures and retries", records, m)
+		}
+	})
+}
+
+func TestContractAbandonedAtTheDeadline(t *testing.T) {
+	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Backend[rec]) {
+		q := start(contractOpts{workers: 1})
+		for i := range 10 {
+			n := int64(1)
+			if i == 5 {
+				n = -1 // poison: the writer refuses it forever
+			}
+			if _, err := q.Enqueue(context.Background(), rec{Slot: i, N: n, Count: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := closeWithin(t, q, 500*time.Millisecond); err == nil {
+			t.Error("Close returned nil with a record the writer refuses")
+		}
+		m := q.Metrics()
+		checkInvariant(t, m)
+		if total, records := e.totals(); m.AbandonedTotal != 1 || records != 9 || total != 9 {
+			t.Errorf("%d records (total %d) written, metrics %+v: want 9 written and the poison one abandoned", records, total, m)
+		}
+	})
+}
