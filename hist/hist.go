@@ -185,3 +185,34 @@ func (s *Sharded) Reset() {
 		sh.mu.Unlock()
 	}
 }
+
+// Cumulative returns, for each bound (ascending, in µs), how many recorded values are at most
+// that bound, and the sum of all values in µs: the buckets of a Prometheus histogram. A value
+// is placed by the top of its HDR bucket (within 0.1% of the value), never below it.
+func (h *Histogram) Cumulative(boundsMicros []int64) (counts []uint64, sumMicros float64) {
+	counts = make([]uint64, len(boundsMicros))
+	for _, bar := range h.h.Distribution() {
+		if bar.Count == 0 {
+			continue
+		}
+		sumMicros += float64(bar.From+bar.To) / 2 * float64(bar.Count)
+		for i := len(boundsMicros) - 1; i >= 0 && bar.To <= boundsMicros[i]; i-- {
+			counts[i] += uint64(bar.Count)
+		}
+	}
+	return counts, sumMicros
+}
+
+// Since returns the values recorded in h after earlier was cloned from it (h minus earlier,
+// count by count), e.g. the lag of the records written in the last second.
+func (h *Histogram) Since(earlier *Histogram) *Histogram {
+	now := h.h.Export()
+	if earlier != nil {
+		for i, c := range earlier.h.Export().Counts {
+			if i < len(now.Counts) {
+				now.Counts[i] = max(now.Counts[i]-c, 0)
+			}
+		}
+	}
+	return &Histogram{h: hdr.Import(now)}
+}

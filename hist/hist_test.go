@@ -196,3 +196,35 @@ func TestCloneResetMerge(t *testing.T) {
 		t.Errorf("Merge(nil) changed the count to %d", c.Count())
 	}
 }
+
+func TestCumulativeBuckets(t *testing.T) {
+	h := uniform(10_000) // 1 µs … 10 ms, once each
+	counts, sum := h.Cumulative([]int64{1000, 5000, 20_000})
+	for i, want := range []uint64{1000, 5000, 10_000} {
+		// A value sits in the bucket its HDR bucket's top falls into: off by at most 0.1%.
+		if d := math.Abs(float64(counts[i]) - float64(want)); d > float64(want)/1000+1 {
+			t.Errorf("bucket %d: %d values, want %d", i, counts[i], want)
+		}
+	}
+	if want := 10_000.0 * 10_001 / 2; math.Abs(sum-want) > want/1000 {
+		t.Errorf("sum %.0f µs, want %.0f", sum, want)
+	}
+}
+
+func TestSinceKeepsOnlyTheNewValues(t *testing.T) {
+	h := New()
+	for range 100 {
+		h.Record(time.Millisecond)
+	}
+	before := h.Clone()
+	for range 10 {
+		h.Record(time.Second)
+	}
+	d := h.Since(before)
+	if d.Count() != 10 || !withinPrecision(d.ValueAtQuantile(50), time.Second) {
+		t.Errorf("since: %d values, p50 %v; want 10 values of 1s", d.Count(), d.ValueAtQuantile(50))
+	}
+	if all := h.Since(nil); all.Count() != 110 {
+		t.Errorf("since nil: %d values, want 110", all.Count())
+	}
+}

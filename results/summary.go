@@ -19,6 +19,8 @@ const (
 	MetricPoolMaxUsageBasisPoints = "pool_max_usage_basis_points"
 	MetricFlushSQLOps             = "flush_sql_ops" // runs with a queue only
 	MetricCompacted               = "compacted"     // runs with a queue only
+	MetricQueueInline             = "queue_inline"  // records written inline (sync fallback); queue runs only
+	MetricQueueDropped            = "queue_dropped" // records dropped by a full queue; queue runs only
 	// The database's cost per completed request (runs with Database only; statements only when
 	// pg_stat_statements was loaded), efficiency (runs measured after a calibration only), and
 	// the reconciliation's lost and duplicated requests (runs with a reconciliation only).
@@ -56,6 +58,8 @@ func runMetrics(r Run) map[string]float64 {
 		m[MetricPersistLagP99Ms] = q.PersistLagMs.P99
 		m[MetricFlushSQLOps] = float64(q.FlushSQLOpsTotal)
 		m[MetricCompacted] = float64(q.CompactedTotal)
+		m[MetricQueueInline] = float64(q.SyncFallbackTotal)
+		m[MetricQueueDropped] = float64(q.DroppedTotal)
 	}
 	if d := r.Database; d != nil {
 		m[MetricWALBytesPerRequest] = d.PerRequest.WALBytes

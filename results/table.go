@@ -39,6 +39,8 @@ const (
 	ColStatements = "statements_per_request"
 	ColEfficiency = "efficiency"
 	ColMaxTries   = "max_tries"
+	// ColInlineDropped shows a queue that overflowed: records written inline / dropped.
+	ColInlineDropped = "queue_inline_dropped"
 )
 
 const (
@@ -67,6 +69,7 @@ var TableColumns = []Column{
 	{ColStatements, "stmts/req", true},
 	{ColEfficiency, "efficiency", true},
 	{ColMaxTries, "max tries", true},
+	{ColInlineDropped, "inline / dropped", true},
 }
 
 // TableData is the baseline table: one row per run, or per summary when a report has them.
@@ -174,6 +177,12 @@ var metricColumns = map[string]struct {
 	ColEfficiency: {MetricEfficiency, formatRatio},
 }
 
+// queueCountPairs are the columns that show two counts of a queue run, "a / b" (medians).
+var queueCountPairs = map[string][2]string{
+	ColSQLOps:        {MetricFlushSQLOps, MetricCompacted},
+	ColInlineDropped: {MetricQueueInline, MetricQueueDropped},
+}
+
 // formatRow formats the cells of a row; cfg is a run of the row, read for its configuration.
 func formatRow(row TableRow, cfg Run) []string {
 	m := row.Metrics
@@ -201,10 +210,10 @@ func formatRow(row TableRow, cfg Run) []string {
 			v = loadText(cfg, row.Level, row.Knee)
 		case ColMaxWaiters:
 			v = waitersText(m)
-		case ColSQLOps:
+		case ColSQLOps, ColInlineDropped:
 			v = missingValue
-			if hasQueue {
-				v = formatCount(m[MetricFlushSQLOps].Median) + " / " + formatCount(m[MetricCompacted].Median)
+			if pair := queueCountPairs[c.Key]; hasQueue {
+				v = formatCount(m[pair[0]].Median) + " / " + formatCount(m[pair[1]].Median)
 			}
 		case ColVerified:
 			v = unverifiedMark

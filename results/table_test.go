@@ -23,7 +23,8 @@ func cellsByTitle(t *testing.T, td TableData, row int) map[string]string {
 
 func TestTableColumnOrder(t *testing.T) {
 	want := []string{"suite", "mode", "requests × conc", "rps", "failed", "p50 ms", "p95 ms", "p99 ms",
-		"lag p99 ms", "max waiters", "pool max %", "sql ops / compacted", "verified", "WAL B/req", "stmts/req", "efficiency", "max tries"}
+		"lag p99 ms", "max waiters", "pool max %", "sql ops / compacted", "verified", "WAL B/req", "stmts/req", "efficiency", "max tries",
+		"inline / dropped"}
 	td := Table([]*Report{singleReport()})
 	if len(td.Columns) != len(want) {
 		t.Fatalf("got %d columns, want %d", len(td.Columns), len(want))
@@ -67,12 +68,12 @@ func TestTableRunRows(t *testing.T) {
 			"suite": fixtureSuite, "mode": "sync", "requests × conc": "100,000 × 64", "rps": "2,100",
 			"failed": "0", "p50 ms": "12.40", "p95 ms": "30.10", "p99 ms": "48.70", "lag p99 ms": "–",
 			"max waiters": "api_keys 12, providers 3", "pool max %": "100.0", "sql ops / compacted": "–",
-			"verified": "✓", "WAL B/req": "945", "stmts/req": "5.00", "efficiency": "1.00", "max tries": "–",
+			"verified": "✓", "WAL B/req": "945", "stmts/req": "5.00", "efficiency": "1.00", "max tries": "–", "inline / dropped": "–",
 		}},
 		{1, map[string]string{
 			"mode": "async-compact", "rps": "160,000", "p50 ms": "0.21", "p95 ms": "0.64", "p99 ms": "1.35",
 			"lag p99 ms": "85.30", "max waiters": "0", "pool max %": "25.0", "sql ops / compacted": "1,204 / 98,796",
-			"WAL B/req": "297", "stmts/req": "0.0050", "efficiency": "0.36",
+			"WAL B/req": "297", "stmts/req": "0.0050", "efficiency": "0.36", "inline / dropped": "0 / 0",
 		}},
 	}
 	for _, tt := range tests {
@@ -194,7 +195,7 @@ func TestRenderMarkdown(t *testing.T) {
 	if len(lines) != 4 {
 		t.Fatalf("got %d lines, want header + separator + 2 rows:\n%s", len(lines), buf.String())
 	}
-	if !strings.HasPrefix(lines[0], "| suite ") || !strings.HasSuffix(lines[0], "| efficiency | max tries |") {
+	if !strings.HasPrefix(lines[0], "| suite ") || !strings.HasSuffix(lines[0], "| max tries | inline / dropped |") {
 		t.Errorf("header = %q", lines[0])
 	}
 	if !strings.Contains(lines[1], "-: |") || !strings.HasPrefix(lines[1], "| ---") {

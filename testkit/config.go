@@ -64,7 +64,8 @@ type Config struct {
 	Repeat int
 	Levels []int
 
-	CPUProfile string
+	CPUProfile  string
+	MetricsAddr string
 	// Calibrate measures the machine before the first run (testkit/calibrate).
 	Calibrate bool
 
@@ -122,6 +123,7 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, pause-flush@T+D, kill-consumer@T, statement-timeout=MS, lock-timeout=MS")
 	fs.BoolVar(&c.Calibrate, "calibrate", true, "measure this machine's PostgreSQL first (a few seconds: hot-row UPDATE rate, batched-write ceiling) so throughput compares across machines as efficiency; --calibrate=false skips it")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile of the whole invocation here (go tool pprof)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve Prometheus/OpenMetrics metrics of every run at http://HOST:PORT/metrics for the whole invocation (port 0: a free one, printed)")
 
 	fs.BoolVar(&c.breakExpectations, "debug-break-expectations", false, "make every verification expectation off by one (tests the exit code)")
 	_ = fs.MarkHidden("debug-break-expectations")
@@ -330,7 +332,7 @@ func (c *Config) values() map[string]any {
 	out := map[string]any{}
 	c.fs.VisitAll(func(f *pflag.Flag) {
 		switch f.Name {
-		case "output", "help", "debug-break-expectations", "cpu-profile", "calibrate": // shape no run
+		case "output", "help", "debug-break-expectations", "cpu-profile", "calibrate", "metrics-addr": // shape no run
 			return
 		case "max-tries", "retry-backoff-ms", "retry-classes", "debug-lose-commit-every":
 			// Recorded only when retries are on (below): a run without them matches the

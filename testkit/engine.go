@@ -15,6 +15,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
+	"github.com/hotspotkit/hotspotkit/testkit/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/monitor"
 	"github.com/hotspotkit/hotspotkit/testkit/pgserver"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
@@ -41,6 +42,7 @@ type engine struct {
 	target  *database.Target
 	samples *monitor.SampleWriter
 	report  *results.Report
+	metrics *metrics.Server // --metrics-addr (watch.go)
 
 	// stopCtx ends on the first signal (no new requests); hardCtx on the second (abort the drain).
 	stopCtx    context.Context
@@ -66,6 +68,11 @@ func Execute(s Suite, args []string, stdout, stderr io.Writer) (code int) {
 		return ExitUsage
 	}
 	e := &engine{suite: s, info: info, cfg: cfg, stderr: stderr}
+	if err := e.serveMetrics(stderr); err != nil {
+		fmt.Fprintf(stderr, "%s: %s\n", info.Name, oneLine(err.Error()))
+		return ExitUsage
+	}
+	defer e.closeMetrics()
 	return e.execute(stdout)
 }
 
@@ -324,6 +331,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 	if err != nil {
 		return fail(err)
 	}
+	defer e.watch(r, live, mon, pool, wl).Finish() // after the drain, before the pool closes
 	lcfg := load.Config{
 		Concurrency:   r.Concurrency,
 		Requests:      r.Requests,
@@ -347,7 +355,9 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 	if wl.Drain != nil {
 		faults.waitPauses()
 		dctx, cancel := context.WithTimeout(e.hardCtx, c.DrainTimeout)
+		stopLine := e.showDrain(r, wl, mon) // watch.go
 		drainErr = wl.Drain(dctx)
+		stopLine(drainErr == nil)
 		cancel()
 		drainEnd = time.Now()
 	}

@@ -3,6 +3,7 @@ package testkit
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -106,8 +107,11 @@ type injector struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	// pausing counts pause-flush faults in effect: the drain waits for them, or closing the
-	// queue would resume the flushers early.
-	pausing sync.WaitGroup
+	// queue would resume the flushers early. Once the drain waits (pausesOver), no pause
+	// begins: Add after Wait began would race, and a pause would stall the drain.
+	pausing    sync.WaitGroup
+	pauseMu    sync.Mutex
+	pausesOver bool
 
 	mu     sync.Mutex
 	events []results.FaultEvent
@@ -199,7 +203,13 @@ func (in *injector) pauseFlush(ctx context.Context, d time.Duration) (string, er
 	default:
 		return "", fmt.Errorf("the %s mode has no flushers to pause", in.r.Mode)
 	}
+	in.pauseMu.Lock()
+	if in.pausesOver {
+		in.pauseMu.Unlock()
+		return "", errors.New("not injected: the load was over before the pause began")
+	}
 	in.pausing.Add(1)
+	in.pauseMu.Unlock()
 	defer in.pausing.Done()
 	pause()
 	defer resume()
@@ -211,7 +221,12 @@ func (in *injector) pauseFlush(ctx context.Context, d time.Duration) (string, er
 }
 
 // waitPauses returns when no pause-flush is in effect.
-func (in *injector) waitPauses() { in.pausing.Wait() }
+func (in *injector) waitPauses() {
+	in.pauseMu.Lock()
+	in.pausesOver = true
+	in.pauseMu.Unlock()
+	in.pausing.Wait()
+}
 
 // stop cancels faults that have not struck yet and returns what happened.
 func (in *injector) stop() []results.FaultEvent {

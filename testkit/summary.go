@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 )
@@ -50,6 +51,7 @@ func printSummary(w io.Writer, rep *results.Report, info Info) {
 	}
 	printCalibration(w, rep.Environment.Calibration)
 	printProblems(w, rep)
+	printOverflow(w, rep, info)
 }
 
 // printCalibration says what the machine managed before the runs (the basis of "eff").
@@ -68,7 +70,7 @@ func printCalibration(w io.Writer, c *results.Calibration) {
 // printRuns is the side-by-side table of single runs.
 func printRuns(w io.Writer, rep *results.Report, info Info) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\trun\treq×conc\trps\tfailed\tp50 ms\tp95 ms\tp99 ms\tlag p99 ms\tmax waiters (hot)\tpool max %\tsql ops\tcompacted\tWAL B/req\tstmt/req\teff\tverified\t")
+	fmt.Fprintln(tw, "mode\trun\treq×conc\trps\tfailed\tp50 ms\tp95 ms\tp99 ms\tlag p99 ms\tmax waiters (hot)\tpool max %\tsql ops\tcompacted\tWAL B/req\tstmt/req\teff\tinline / dropped\tverified\t")
 	for _, r := range rep.Runs {
 		run := ""
 		switch {
@@ -79,11 +81,12 @@ func printRuns(w io.Writer, rep *results.Report, info Info) {
 		case r.Repetition > 0:
 			run = fmt.Sprintf("#%d", r.Repetition)
 		}
-		lag, ops, compacted := "–", "–", "–"
+		lag, ops, compacted, overflow := "–", "–", "–", "–"
 		if q := r.Queue; q != nil {
 			lag = fmt.Sprintf("%.1f", q.PersistLagMs.P99)
 			ops = fmt.Sprint(q.FlushSQLOpsTotal)
 			compacted = fmt.Sprint(q.CompactedTotal)
+			overflow = fmt.Sprintf("%d / %d", q.SyncFallbackTotal, q.DroppedTotal)
 		}
 		verified := "yes"
 		if !r.Verification.Passed {
@@ -99,11 +102,11 @@ func printRuns(w io.Writer, rep *results.Report, info Info) {
 		if r.EfficiencyBasis != "" {
 			eff = fmt.Sprintf("%.3g", r.Efficiency)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%d\t%.2f\t%.2f\t%.2f\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%d\t%.2f\t%.2f\t%.2f\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 			r.Mode, run, reqConc(r), r.Load.ThroughputRPS, r.Load.FailedRequests,
 			r.Load.LatencyMs.P50, r.Load.LatencyMs.P95, r.Load.LatencyMs.P99, lag,
 			waiters(r.LockMonitor.MaxWaitersByRelation, info.HotTables), float64(r.Pool.MaxUsageBasisPoints)/100,
-			ops, compacted, wal, stmts, eff, verified)
+			ops, compacted, wal, stmts, eff, overflow, verified)
 	}
 	tw.Flush()
 }
@@ -185,4 +188,34 @@ func waiters(by map[string]int64, hot []string) string {
 		return "0"
 	}
 	return strings.Join(parts, " ")
+}
+
+// printOverflow says, in one line, that a queue overflowed: how many records a full queue
+// made the requests write inline (or dropped), under which policy, and the flags that change
+// it. Those writes land on the hot rows the queue exists to spare, so they explain a slow run.
+func printOverflow(w io.Writer, rep *results.Report, info Info) {
+	var parts []string
+	var capacity int64
+	policy := ""
+	for _, mode := range info.Modes {
+		var inline, dropped int64
+		for _, r := range rep.Runs {
+			if q := r.Queue; q != nil && r.Mode == mode {
+				inline += q.SyncFallbackTotal
+				dropped += q.DroppedTotal
+				capacity, policy = q.Capacity, q.FullPolicy
+			}
+		}
+		switch {
+		case dropped > 0:
+			parts = append(parts, fmt.Sprintf("%s dropped %d records", mode, dropped))
+		case inline > 0 && policy == queue.PolicySync.String(): // else: fallbacks after failed flushes
+			parts = append(parts, fmt.Sprintf("%s wrote %d records inline on the hot rows", mode, inline))
+		}
+	}
+	if len(parts) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%s: warning: the queue overflowed (--queue-capacity %d, --queue-full %s): %s; raise --queue-capacity or use --queue-full block to wait for room instead\n",
+		info.Name, capacity, policy, strings.Join(parts, ", "))
 }

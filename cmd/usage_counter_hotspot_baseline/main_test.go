@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -84,6 +85,11 @@ func TestBadInput(t *testing.T) {
 	if err := os.Mkdir(readOnly, 0o500); err != nil {
 		t.Fatal(err)
 	}
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
 	cases := []struct {
 		name string
 		args []string
@@ -109,6 +115,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown retry class", []string{"--retry-classes", "40P01,bogus"}, []string{"--retry-classes", `unknown error class "bogus"`}},
 		{"kill-consumer on the memory queue", []string{"--fault", "kill-consumer@1s"}, []string{"needs --queue-backend redis"}},
 		{"pause-flush without flushers", []string{"--modes", "sync", "--fault", "pause-flush@1s+1s"}, []string{"needs a mode with flushers"}},
+		{"metrics address without a port", []string{"--metrics-addr", "nonsense"}, []string{"--metrics-addr", "want HOST:PORT"}},
+		{"metrics port in use", []string{"--metrics-addr", busy.Addr().String()}, []string{"--metrics-addr", "address already in use"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

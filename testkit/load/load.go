@@ -182,7 +182,7 @@ func newRunner(cfg Config, op Op) *runner {
 	if r.live == nil {
 		r.live = new(Live)
 	}
-	r.live.reset(cfg.Requests)
+	r.live.reset(cfg.Requests, r.latency, r.acquire)
 	for i := range r.workers {
 		w := &r.workers[i]
 		w.req = Request{Worker: i, shard: i % shards, retry: cfg.Retry, stats: &w.retries}
@@ -273,7 +273,7 @@ func (r *runner) work(done <-chan struct{}, w *worker) {
 			} else {
 				w.warmFailed++
 			}
-			w.countError(err)
+			r.live.countFailure(w.countError(err))
 		}
 		if measured && req.acquired {
 			r.acquire.Record(req.shard, req.acquireWait)
@@ -294,7 +294,8 @@ func call(ctx context.Context, op Op, req *Request) (err error) {
 // maxSampleLen bounds an error sample (a panic's includes its stack).
 const maxSampleLen = 4096
 
-func (w *worker) countError(err error) {
+// countError counts err under its class in the worker's tallies and returns the class.
+func (w *worker) countError(err error) string {
 	class := Classify(err)
 	if w.errorCounts == nil {
 		w.errorCounts = make(map[string]int64)
@@ -308,6 +309,7 @@ func (w *worker) countError(err error) {
 		}
 		w.errorSamples[class] = msg
 	}
+	return class
 }
 
 func (r *runner) result() *Result {

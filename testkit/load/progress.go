@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/hotspotkit/hotspotkit/hist"
 )
 
 const progressEvery = 250 * time.Millisecond
@@ -17,50 +19,61 @@ var isTerminal = func(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// progress redraws one status line ("\r", clear to end of line) from the live counters and
-// the latency shards, and ends it with a newline when the run is over.
-type progress struct {
-	w     io.Writer
-	r     *runner
-	stop  chan struct{}
-	done  chan struct{}
-	last  int64 // finished requests at the previous tick
-	lastT time.Time
+// statusLine redraws one status line ("\r", clear to end of line) from draw every
+// progressEvery, and ends it with a newline once finished.
+type statusLine struct {
+	w    io.Writer
+	draw func(now time.Time, final bool) string
+	stop chan struct{}
+	done chan struct{}
 }
 
-// startProgress returns a progress line that is running, or an inert one when progress is
-// not wanted; finish is safe on both.
-func startProgress(r *runner) *progress {
-	if r.cfg.Progress == nil || !isTerminal(r.cfg.Progress) {
+// startLine returns a status line that is running on w, or nil (inert) when w is not a
+// terminal; finish is safe on both.
+func startLine(w io.Writer, draw func(now time.Time, final bool) string) *statusLine {
+	if w == nil || !isTerminal(w) {
 		return nil
 	}
-	p := &progress{w: r.cfg.Progress, r: r, stop: make(chan struct{}), done: make(chan struct{}), lastT: r.start}
-	go p.loop()
-	return p
+	l := &statusLine{w: w, draw: draw, stop: make(chan struct{}), done: make(chan struct{})}
+	go l.loop()
+	return l
 }
 
-func (p *progress) loop() {
-	defer close(p.done)
+func (l *statusLine) loop() {
+	defer close(l.done)
 	tick := time.NewTicker(progressEvery)
 	defer tick.Stop()
 	for {
 		select {
 		case now := <-tick.C:
-			io.WriteString(p.w, "\r\x1b[K"+p.line(now, false))
-		case <-p.stop:
-			io.WriteString(p.w, "\r\x1b[K"+p.line(time.Now(), true)+"\n")
+			io.WriteString(l.w, "\r\x1b[K"+l.draw(now, false))
+		case <-l.stop:
+			io.WriteString(l.w, "\r\x1b[K"+l.draw(time.Now(), true)+"\n")
 			return
 		}
 	}
 }
 
 // finish draws the final line and waits until it is written.
-func (p *progress) finish() {
-	if p == nil {
+func (l *statusLine) finish() {
+	if l == nil {
 		return
 	}
-	close(p.stop)
-	<-p.done
+	close(l.stop)
+	<-l.done
+}
+
+// progress is the load's status line, drawn from the live counters and the latency shards.
+type progress struct {
+	r     *runner
+	last  int64 // finished requests at the previous tick
+	lastT time.Time
+}
+
+// startProgress returns the load's status line, running when progress is wanted.
+func startProgress(r *runner) *statusLine {
+	p := &progress{r: r, lastT: r.start}
+	return startLine(r.cfg.Progress, p.line)
 }
 
 // line is e.g. "transfer  1200/6000  3456 req/s  p95 12.345ms  failed 3  4.1s/30s"; the rate is
@@ -101,4 +114,51 @@ func (p *progress) line(now time.Time, final bool) string {
 		fmt.Fprintf(&b, "/%s", p.r.cfg.Duration)
 	}
 	return b.String()
+}
+
+// DrainStatus is what the drain's status line shows.
+type DrainStatus struct {
+	// Persisted and Accepted count records written so far and records the run accepted
+	// (Accepted 0: unknown here, e.g. a consumer whose producers run elsewhere).
+	Persisted, Accepted int64
+	// Waiting counts records accepted and not yet written.
+	Waiting int64
+	// Lag is the persist-lag histogram so far (nil: not measured, e.g. the outbox).
+	Lag *hist.Histogram
+}
+
+// ShowDrain shows, when w is a terminal, a status line that follows a drain from status
+// until the returned stop is called: e.g. "async-compact  drain  persisted 120000/200000
+// waiting 65536  lag p99 1.234s  2.1s", where the lag is that of the records written in the
+// last tick (the whole drain's on the final line).
+func ShowDrain(w io.Writer, label string, status func() DrainStatus) (stop func()) {
+	start := time.Now()
+	var prev *hist.Histogram
+	var lastLag string
+	l := startLine(w, func(now time.Time, final bool) string {
+		st := status()
+		var b strings.Builder
+		if label != "" {
+			b.WriteString(label + "  ")
+		}
+		fmt.Fprintf(&b, "drain  persisted %d", st.Persisted)
+		if st.Accepted > 0 {
+			fmt.Fprintf(&b, "/%d", st.Accepted)
+		}
+		fmt.Fprintf(&b, "  waiting %d", st.Waiting)
+		if st.Lag != nil {
+			recent := st.Lag
+			if !final {
+				recent = st.Lag.Since(prev)
+			}
+			prev = st.Lag
+			if recent.Count() > 0 {
+				lastLag = fmt.Sprintf("  lag p99 %.1fms", float64(recent.ValueAtQuantile(99).Microseconds())/1000)
+			}
+			b.WriteString(lastLag)
+		}
+		fmt.Fprintf(&b, "  %s", now.Sub(start).Round(100*time.Millisecond))
+		return b.String()
+	})
+	return l.finish
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hotspotkit/hotspotkit/hist"
 )
 
 func showProgressOnAnyWriter(t *testing.T) {
@@ -115,3 +117,33 @@ func (w *firstWrite) Write(p []byte) (int, error) {
 }
 
 func (w *firstWrite) String() string { return w.buf.String() }
+
+func TestDrainLineFollowsTheWrites(t *testing.T) {
+	showProgressOnAnyWriter(t)
+	out := &signallingWriter{written: make(chan struct{})}
+	var mu sync.Mutex
+	lag := hist.New()
+	st := DrainStatus{Persisted: 100, Accepted: 1000, Waiting: 900, Lag: lag}
+	stop := ShowDrain(out, "async-compact", func() DrainStatus {
+		mu.Lock()
+		defer mu.Unlock()
+		s := st
+		s.Lag = st.Lag.Clone()
+		return s
+	})
+	<-out.written // a tick drew the line
+	mu.Lock()
+	lag.Record(2 * time.Second)
+	st.Persisted, st.Waiting = 1000, 0
+	mu.Unlock()
+	stop()
+	text := out.String()
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\r\x1b[K")
+	first, final := lines[1], lines[len(lines)-1]
+	if !strings.HasPrefix(first, "async-compact  drain  persisted 100/1000  waiting 900") || strings.Contains(first, "lag") {
+		t.Errorf("first line %q: want persisted 100/1000, waiting 900 and no lag yet", first)
+	}
+	if !strings.HasPrefix(final, "async-compact  drain  persisted 1000/1000  waiting 0  lag p99 200") || !strings.HasSuffix(text, "\n") {
+		t.Errorf("final line %q: want everything persisted and the lag of the records written", final)
+	}
+}

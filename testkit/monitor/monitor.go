@@ -82,6 +82,8 @@ type Monitor struct {
 	// statements counts the monitor's successful statements: each is a transaction of its
 	// own, which the database's commit counter includes and the run's figures subtract.
 	statements int64
+	// last is the latest sample, for Last.
+	last results.Sample
 }
 
 type poolCounters struct{ acquire, empty, canceled int64 }
@@ -370,6 +372,11 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 	if waitErr != nil && lockOK {
 		m.locks.SampleErrors++ // the lock part was kept; the sample still failed in part
 	}
+	lastPending := m.last.OutboxPending
+	m.last = s
+	if s.OutboxPending == nil { // counted every SlowInterval only: keep the latest count
+		m.last.OutboxPending = lastPending
+	}
 	m.mu.Unlock()
 	if m.cfg.Samples != nil {
 		m.cfg.Samples.Write(&s)
@@ -412,6 +419,14 @@ func (m *Monitor) fold(s *results.Sample, lockOK, slow bool) {
 			p.PressureSamples++
 		}
 	}
+}
+
+// Last returns the latest sample (the zero Sample before the first one). Its maps are the
+// sample's own and must not be modified.
+func (m *Monitor) Last() results.Sample {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.last
 }
 
 // waitEvents counts the run's busy sessions by wait event (waitEventQuery).

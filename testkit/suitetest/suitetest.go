@@ -177,6 +177,26 @@ func HotSpotContract(t *testing.T, s testkit.Suite, requests, recordsPerRequest 
 	return rep
 }
 
+// Output collects what an invocation writes (its stderr) so that a test can read it while the
+// invocation still runs.
+type Output struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (o *Output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.Write(p)
+}
+
+// String is everything written so far.
+func (o *Output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
+}
+
 // RedisModes are the ways a run reaches Redis that OnRedis covers: miniredis in the process,
 // a redis-server the run starts itself, and one the test started, given by --redis-url.
 var RedisModes = []string{"embedded", "managed", "url"}

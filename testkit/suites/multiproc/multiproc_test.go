@@ -1,7 +1,6 @@
 package multiproc
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -11,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +20,8 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/metrics"
+	"github.com/hotspotkit/hotspotkit/testkit/metrics/metricstest"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
@@ -134,22 +134,11 @@ type proc struct {
 	name   string
 	cmd    *exec.Cmd
 	report string
-	mu     sync.Mutex
-	stderr bytes.Buffer
+	stderr suitetest.Output
 	done   chan struct{}
 }
 
-func (p *proc) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stderr.Write(b)
-}
-
-func (p *proc) errText() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stderr.String()
-}
+func (p *proc) errText() string { return p.stderr.String() }
 
 // start runs the binary in role args (plus the run's shared flags).
 func (s *splitRun) start(name string, env []string, args ...string) *proc {
@@ -159,7 +148,7 @@ func (s *splitRun) start(name string, env []string, args ...string) *proc {
 		"--queue-backend", "redis", "--modes", "async-compact", "--output", p.report}, args...)
 	p.cmd = exec.Command(s.suite.binary, all...)
 	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.Stderr = p
+	p.cmd.Stderr = &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
@@ -225,6 +214,23 @@ func (s *splitRun) queryInt(sql string, args ...any) int64 {
 		s.t.Fatalf("%s: %v", sql, err)
 	}
 	return n
+}
+
+// registered waits until producer has set the run up and registered in it.
+func (s *splitRun) registered(producer *proc) {
+	s.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var n int64
+		err := s.conn.QueryRow(context.Background(), "SELECT count(*) FROM "+s.schema+".queue_producers").Scan(&n)
+		if err == nil && n == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("the producer never registered\n%s", producer.errText())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // exact checks the database directly: every request applied once.
@@ -327,19 +333,7 @@ func producerAndTwoConsumers(t *testing.T, su *suite) {
 		const requests = 6000
 		s := newSplitRun(t, su, url)
 		producer := s.start("producer", nil, "--role", "producer", "--requests", strconv.Itoa(requests), "--concurrency", "300")
-		// The producer sets the run up; the consumers join once it has registered.
-		deadline := time.Now().Add(time.Minute)
-		for {
-			var n int64
-			err := s.conn.QueryRow(context.Background(), "SELECT count(*) FROM "+s.schema+".queue_producers").Scan(&n)
-			if err == nil && n == 1 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the producer never registered\n%s", producer.errText())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		s.registered(producer) // the producer sets the run up; the consumers join after
 		c1 := s.start("consumer-1", nil, "--role", "consumer", "--reuse-schema", "--flush-batch-size", "200")
 		c2 := s.start("consumer-2", nil, "--role", "consumer", "--reuse-schema", "--flush-batch-size", "200", "--verify")
 		passed(t, "producer", producer.mustSucceed(2*time.Minute))
@@ -366,7 +360,7 @@ func TestManagedRedisGoneAfterOwnerIsKilled(t *testing.T) {
 	p.cmd = exec.Command(counterSuite.binary, "--postgres-url", s.dsn, "--queue-backend", "redis", "--redis", "managed",
 		"--modes", "async-compact", "--requests", "2000", "--output", filepath.Join(t.TempDir(), "r.json"))
 	p.cmd.Env = append(os.Environ(), testkit.CrashEnv+"=after-read")
-	p.cmd.Stderr = p
+	p.cmd.Stderr = &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -387,4 +381,86 @@ func TestManagedRedisGoneAfterOwnerIsKilled(t *testing.T) {
 	if suitetest.RedisServers(0)[started[0]] {
 		t.Errorf("redis-server %d still running after its owner was SIGKILLed", started[0])
 	}
+}
+
+// scraper scrapes a process's --metrics-addr until the process exits, keeping every scrape.
+type scraper struct {
+	p       *proc
+	scrapes []metricstest.Scrape
+	done    chan struct{}
+}
+
+func (p *proc) scrapeUntilExit() *scraper {
+	url := p.waitFor(metricstest.Endpoint, time.Minute)[1]
+	s := &scraper{p: p, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		for {
+			select {
+			case <-p.done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if sc, err := metricstest.Get(url); err == nil {
+				s.scrapes = append(s.scrapes, sc)
+			}
+		}
+	}()
+	return s
+}
+
+// max is the largest value series showed in any scrape.
+func (s *scraper) max(series string) (float64, bool) {
+	<-s.done
+	best, seen := 0.0, false
+	for _, sc := range s.scrapes {
+		if v, ok := sc[series]; ok {
+			best, seen = max(best, v), true
+		}
+	}
+	return best, seen
+}
+
+// TestSplitRunScrapedWhole: a producer and a consumer, each with its own --metrics-addr, are
+// scraped while they run; each shows its part of the run under its role, and counters never
+// go down.
+func TestSplitRunScrapedWhole(t *testing.T) {
+	const requests = 20000
+	s := newSplitRun(t, counterSuite, "redis://"+miniredis.RunT(t).Addr()+"/0")
+	producer := s.start("producer", nil, "--role", "producer", "--requests", strconv.Itoa(requests),
+		"--concurrency", "100", "--metrics-addr", "127.0.0.1:0")
+	ps := producer.scrapeUntilExit()
+	s.registered(producer)
+	consumer := s.start("consumer", nil, "--role", "consumer", "--reuse-schema", "--verify", "--metrics-addr", "127.0.0.1:0")
+	cs := consumer.scrapeUntilExit()
+	passed(t, "producer", producer.mustSucceed(2*time.Minute))
+	q := passed(t, "consumer", consumer.mustSucceed(2*time.Minute))
+
+	labels := func(role string) []string {
+		return []string{"suite=" + counterSuite.name, "mode=async-compact", "role=" + role, "run=0", "level=0"}
+	}
+	for _, c := range []struct {
+		sc     *scraper
+		role   string
+		series []string // each must show, and the first must grow above 0
+	}{
+		{ps, "producer", []string{metrics.RequestsCompleted, metrics.QueueEnqueued, metrics.StreamLength}},
+		{cs, "consumer", []string{metrics.QueueFlushed, metrics.StreamLength, metrics.StreamPending, metrics.PersistLag}},
+	} {
+		for i, name := range c.series {
+			v, ok := c.sc.max(metricstest.Series(name, labels(c.role)...))
+			if !ok || (i == 0 && v == 0) {
+				t.Errorf("%s: %s seen %v, at most %v in %d scrapes", c.role, name, ok, v, len(c.sc.scrapes))
+			}
+		}
+		for i := 1; i < len(c.sc.scrapes); i++ {
+			for _, d := range metricstest.Decreased(c.sc.scrapes[i-1], c.sc.scrapes[i]) {
+				t.Errorf("%s: %s", c.role, d)
+			}
+		}
+	}
+	if v, _ := cs.max(metricstest.Series(metrics.QueueFlushed, labels("consumer")...)); v > float64(q.FlushedTotal) {
+		t.Errorf("consumer: %v flushed on the endpoint, more than the report's %d", v, q.FlushedTotal)
+	}
+	s.exact(requests)
 }

@@ -1,0 +1,107 @@
+package testkit
+
+// The live views of an invocation: the metrics endpoint and the drain's status line.
+
+import (
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/load"
+	"github.com/hotspotkit/hotspotkit/testkit/metrics"
+	"github.com/hotspotkit/hotspotkit/testkit/monitor"
+)
+
+// afterInvocation, when set (by tests), is called with the metrics endpoint's URL once the
+// report is written and before the endpoint closes, so the final values can be scraped.
+var afterInvocation func(metricsURL string)
+
+// serveMetrics opens --metrics-addr before anything else starts; an address that cannot be
+// bound is bad input.
+func (e *engine) serveMetrics(stderr io.Writer) error {
+	if e.cfg.MetricsAddr == "" {
+		return nil
+	}
+	srv, err := metrics.Listen(e.cfg.MetricsAddr)
+	if err != nil {
+		return err
+	}
+	e.metrics = srv
+	fmt.Fprintf(stderr, "%s: metrics on %s\n", e.info.Name, srv.URL())
+	return nil
+}
+
+// closeMetrics stops the endpoint (after the tests' look at the final values).
+func (e *engine) closeMetrics() {
+	if e.metrics == nil {
+		return
+	}
+	if afterInvocation != nil {
+		afterInvocation(e.metrics.URL())
+	}
+	_ = e.metrics.Close()
+}
+
+// watch puts run r on the metrics endpoint (nil when it is off): the endpoint reads the
+// run's live state when scraped, and its final values once the returned run is finished.
+func (e *engine) watch(r *Run, live *load.Live, mon *monitor.Monitor, pool *pgxpool.Pool, wl *Workload) *metrics.Run {
+	if e.metrics == nil {
+		return nil
+	}
+	src := metrics.Source{
+		Labels:    metrics.Labels{Suite: e.info.Name, Mode: r.Mode, Role: e.cfg.RoleName, Run: r.Index, Level: r.Level},
+		Live:      live,
+		Monitor:   mon.Last,
+		HotTables: e.info.HotTables,
+		Pool: func() metrics.Pool {
+			st := pool.Stat()
+			return metrics.Pool{Acquired: st.AcquiredConns(), Idle: st.IdleConns(), Max: st.MaxConns()}
+		},
+	}
+	if q := wl.Queue; q != nil {
+		src.Queue = func() results.QueueMetrics { return results.QueueMetrics(q.Metrics()) }
+		src.PersistLag = q.PersistLag
+		if q.Stream != nil {
+			src.Stream = func() *results.Stream { s := results.Stream(q.Stream()); return &s }
+		}
+	}
+	return e.metrics.Watch(src)
+}
+
+// showDrain follows the drain on the terminal: records persisted of those accepted, records
+// still waiting and the current persist lag. The returned stop draws the final line; drained
+// says the drain ended with nothing left.
+func (e *engine) showDrain(r *Run, wl *Workload, mon *monitor.Monitor) (stop func(drained bool)) {
+	var status func() load.DrainStatus
+	var drained atomic.Bool
+	switch {
+	case wl.Queue != nil:
+		q := wl.Queue
+		status = func() load.DrainStatus {
+			m := q.Metrics()
+			return load.DrainStatus{Persisted: m.FlushedTotal + m.SyncFallbackTotal,
+				Accepted: m.EnqueuedTotal - m.DroppedTotal - m.RejectedTotal, Waiting: m.PendingDepth, Lag: q.PersistLag()}
+		}
+	case wl.Flusher != nil:
+		o := wl.Flusher
+		status = func() load.DrainStatus {
+			st := load.DrainStatus{Persisted: o.Stats().RowsClaimed}
+			if drained.Load() {
+				st.Accepted = st.Persisted
+			} else if p := mon.Last().OutboxPending; p != nil {
+				st.Waiting = *p // counted by the monitor every second: up to a second old
+			}
+			return st
+		}
+	default:
+		return func(bool) {}
+	}
+	end := load.ShowDrain(e.stderr, r.Mode, status)
+	return func(ok bool) {
+		drained.Store(ok)
+		end()
+	}
+}
