@@ -14,12 +14,17 @@ type entry[T any] struct {
 	at  int64
 }
 
-// worker owns one channel and flushes the slots routed to it, one batch at a time.
+// worker owns one channel and flushes the slots routed to it, one batch at a time. The
+// channel holds the worker's share of the capacity; records past it wait in the spill (see
+// put), so one worker can still hold the whole capacity while memory stays bounded by it.
 type worker[K comparable, T any] struct {
 	q    *Queue[K, T]
 	ch   chan entry[T]
-	wake chan struct{} // capacity 1: "your channel holds a batch's worth, or is full"
-	_    [64]byte
+	wake chan struct{} // capacity 1: "your channel holds a batch's worth, is full, or spilled"
+	// spilled is true while spill holds records; then every producer appends to the spill,
+	// so that no record overtakes one enqueued before it. Read by every Enqueue.
+	spilled atomic.Bool
+	_       [64]byte
 	// wakeAt is how many records the channel must hold before producers nudge the napping
 	// worker; 0 while it is not napping. Written by the worker, read by every Enqueue.
 	wakeAt atomic.Int64
@@ -28,7 +33,12 @@ type worker[K comparable, T any] struct {
 	lagMu sync.Mutex
 	lag   *hist.Histogram // µs from Enqueue to commit, per written source record
 
+	spillMu sync.Mutex
+	spill   []entry[T] // records past the channel's share, in arrival order
+
 	// Owned by the worker goroutine.
+	backlog   []entry[T] // records taken out of the channel and the spill, from head on
+	head      int
 	batch     []entry[T] // source records in hand, in arrival order
 	recs      []T        // what is handed to the Flusher
 	one       []T        // a single record being written individually
@@ -36,11 +46,11 @@ type worker[K comparable, T any] struct {
 	timer     *time.Timer
 }
 
-func newWorker[K comparable, T any](q *Queue[K, T], capacity int) *worker[K, T] {
+func newWorker[K comparable, T any](q *Queue[K, T], share int) *worker[K, T] {
 	o := &q.opts
 	w := &worker[K, T]{
 		q:     q,
-		ch:    make(chan entry[T], capacity),
+		ch:    make(chan entry[T], share),
 		wake:  make(chan struct{}, 1),
 		lag:   hist.New(),
 		batch: make([]entry[T], 0, min(o.BatchSize, 4096)),
@@ -52,6 +62,47 @@ func newWorker[K comparable, T any](q *Queue[K, T], capacity int) *worker[K, T] 
 		w.compactor = newCompactor(o.Key, o.Merge, o.Compare)
 	}
 	return w
+}
+
+// put hands e to the worker without blocking; the caller has reserved room for it
+// (Queue.reserve). Past the channel's share, or while earlier records wait in the spill, e is
+// appended to the spill. The lock is taken only then: when one worker holds more than its
+// share of the queue.
+func (w *worker[K, T]) put(e entry[T]) {
+	if !w.spilled.Load() {
+		select {
+		case w.ch <- e:
+			return
+		default:
+		}
+	}
+	w.spillMu.Lock()
+	w.spill = append(w.spill, e)
+	w.spilled.Store(true)
+	w.spillMu.Unlock()
+	w.nudge()
+}
+
+// unspill moves into the empty backlog, under the spill lock, what the channel holds and then
+// the spill: a record sent to the channel before a spilled record was appended is in the
+// channel now, so arrival order holds.
+func (w *worker[K, T]) unspill() {
+	w.spillMu.Lock()
+	defer w.spillMu.Unlock()
+	w.backlog, w.head = make([]entry[T], 0, len(w.ch)+len(w.spill)), 0
+	for open := true; open; {
+		select {
+		case e, ok := <-w.ch:
+			if open = ok; ok {
+				w.backlog = append(w.backlog, e)
+			}
+		default:
+			open = false
+		}
+	}
+	w.backlog = append(w.backlog, w.spill...)
+	w.spill = nil
+	w.spilled.Store(false)
 }
 
 // nudge wakes the worker if it is napping on a partial batch.
@@ -97,6 +148,17 @@ func (w *worker[K, T]) fill() bool {
 	n := len(w.batch)
 	defer func() { w.q.release(int64(len(w.batch) - n)) }()
 	for len(w.batch) < w.q.opts.BatchSize {
+		if w.head < len(w.backlog) {
+			w.batch = append(w.batch, w.backlog[w.head])
+			if w.head++; w.head == len(w.backlog) {
+				w.backlog, w.head = nil, 0 // sized by a burst: let it go
+			}
+			continue
+		}
+		if w.spilled.Load() {
+			w.unspill()
+			continue
+		}
 		select {
 		case e, ok := <-w.ch:
 			if !ok {
@@ -118,6 +180,7 @@ func (w *worker[K, T]) idle(pauseC <-chan struct{}) {
 			w.q.release(1)
 			w.batch = append(w.batch, e)
 		}
+	case <-w.wake: // a spill
 	case <-pauseC:
 	case <-w.q.life.AbortC():
 	}
@@ -137,7 +200,7 @@ func (w *worker[K, T]) nap(pauseC <-chan struct{}) {
 	need := min(q.opts.BatchSize-len(w.batch), cap(w.ch))
 	w.wakeAt.Store(int64(need))
 	defer w.wakeAt.Store(0)
-	if len(w.ch) >= need {
+	if len(w.ch) >= need || w.spilled.Load() {
 		return
 	}
 	w.timer.Reset(due)
@@ -306,10 +369,16 @@ func (w *worker[K, T]) abandon(n int64) {
 func (w *worker[K, T]) abandonAll() {
 	w.abandonFrom(0)
 	<-w.q.sealedC
-	var n int64
+	n := int64(len(w.backlog) - w.head)
+	w.backlog, w.head = nil, 0
 	for range w.ch {
 		n++
 	}
+	w.spillMu.Lock()
+	n += int64(len(w.spill))
+	w.spill = nil
+	w.spilled.Store(false)
+	w.spillMu.Unlock()
 	w.q.release(n)
 	w.q.c.Abandoned.Add(n)
 	w.q.c.pending.Add(-n)

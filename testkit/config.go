@@ -58,6 +58,7 @@ type Config struct {
 	Levels []int
 
 	CPUProfile string
+	MemProfile string
 
 	faultsRaw []string
 	faults    []Fault
@@ -107,6 +108,7 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 
 	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, pause-flush@T+D, kill-consumer@T, statement-timeout=MS, lock-timeout=MS")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile of the whole invocation here (go tool pprof)")
+	fs.StringVar(&c.MemProfile, "mem-profile", "", "write a Go heap profile here, taken when the live heap peaked (go tool pprof -sample_index=inuse_space)")
 
 	fs.BoolVar(&c.breakExpectations, "debug-break-expectations", false, "make every verification expectation off by one (tests the exit code)")
 	_ = fs.MarkHidden("debug-break-expectations")
@@ -258,7 +260,7 @@ func (c *Config) values() map[string]any {
 	out := map[string]any{}
 	c.fs.VisitAll(func(f *pflag.Flag) {
 		switch f.Name {
-		case "output", "help", "debug-break-expectations", "cpu-profile":
+		case "output", "help", "debug-break-expectations", "cpu-profile", "mem-profile":
 			return
 		case "postgres-url", "redis-url":
 			if f.Value.String() != "" {
