@@ -34,11 +34,13 @@ type worker[K comparable, T any] struct {
 	lag   *hist.Histogram // µs from Enqueue to commit, per written source record
 
 	spillMu sync.Mutex
-	spill   []entry[T] // records past the channel's share, in arrival order
+	spill   [][]entry[T] // records past the channel's share, in arrival order, in chunks
 
 	// Owned by the worker goroutine.
-	backlog   []entry[T] // records taken out of the channel and the spill, from head on
+	chanFirst int          // records to receive from the channel before the backlog
+	backlog   [][]entry[T] // a spill taken over by the worker; backlog[0] from head on
 	head      int
+	chunk     int        // entries per spill chunk
 	batch     []entry[T] // source records in hand, in arrival order
 	recs      []T        // what is handed to the Flusher
 	one       []T        // a single record being written individually
@@ -55,6 +57,7 @@ func newWorker[K comparable, T any](q *Queue[K, T], share int) *worker[K, T] {
 		lag:   hist.New(),
 		batch: make([]entry[T], 0, min(o.BatchSize, 4096)),
 		one:   make([]T, 1),
+		chunk: min(share, spillChunk),
 		timer: time.NewTimer(time.Hour),
 	}
 	w.timer.Stop()
@@ -77,32 +80,39 @@ func (w *worker[K, T]) put(e entry[T]) {
 		}
 	}
 	w.spillMu.Lock()
-	w.spill = append(w.spill, e)
+	if n := len(w.spill); n == 0 || len(w.spill[n-1]) == w.chunk {
+		w.spill = append(w.spill, make([]entry[T], 0, w.chunk))
+	}
+	last := &w.spill[len(w.spill)-1]
+	*last = append(*last, e)
 	w.spilled.Store(true)
 	w.spillMu.Unlock()
 	w.nudge()
 }
 
-// unspill moves into the empty backlog, under the spill lock, what the channel holds and then
-// the spill: a record sent to the channel before a spilled record was appended is in the
-// channel now, so arrival order holds.
+// spillChunk bounds a spill chunk, so a spill grows without copying what it holds.
+const spillChunk = 1024
+
+// unspill takes the spill over as the backlog, to be read after the records the channel holds
+// now: a record sent to the channel before a spilled record was appended is among them, so
+// arrival order holds. Called with the backlog empty and chanFirst 0.
 func (w *worker[K, T]) unspill() {
 	w.spillMu.Lock()
 	defer w.spillMu.Unlock()
-	w.backlog, w.head = make([]entry[T], 0, len(w.ch)+len(w.spill)), 0
-	for open := true; open; {
-		select {
-		case e, ok := <-w.ch:
-			if open = ok; ok {
-				w.backlog = append(w.backlog, e)
-			}
-		default:
-			open = false
-		}
-	}
-	w.backlog = append(w.backlog, w.spill...)
+	w.chanFirst = len(w.ch)
+	w.backlog, w.head = w.spill, 0
 	w.spill = nil
 	w.spilled.Store(false)
+}
+
+// fromBacklog moves the next backlog record into the batch.
+func (w *worker[K, T]) fromBacklog() {
+	c := w.backlog[0]
+	w.batch = append(w.batch, c[w.head])
+	c[w.head] = entry[T]{}
+	if w.head++; w.head == len(c) {
+		w.backlog, w.head = w.backlog[1:], 0
+	}
 }
 
 // nudge wakes the worker if it is napping on a partial batch.
@@ -148,22 +158,22 @@ func (w *worker[K, T]) fill() bool {
 	n := len(w.batch)
 	defer func() { w.q.release(int64(len(w.batch) - n)) }()
 	for len(w.batch) < w.q.opts.BatchSize {
-		if w.head < len(w.backlog) {
-			w.batch = append(w.batch, w.backlog[w.head])
-			if w.head++; w.head == len(w.backlog) {
-				w.backlog, w.head = nil, 0 // sized by a burst: let it go
+		if w.chanFirst == 0 {
+			if len(w.backlog) > 0 {
+				w.fromBacklog()
+				continue
 			}
-			continue
-		}
-		if w.spilled.Load() {
-			w.unspill()
-			continue
+			if w.spilled.Load() {
+				w.unspill()
+				continue
+			}
 		}
 		select {
 		case e, ok := <-w.ch:
 			if !ok {
 				return false
 			}
+			w.chanFirst = max(w.chanFirst-1, 0)
 			w.batch = append(w.batch, e)
 		default:
 			return true
@@ -369,13 +379,18 @@ func (w *worker[K, T]) abandon(n int64) {
 func (w *worker[K, T]) abandonAll() {
 	w.abandonFrom(0)
 	<-w.q.sealedC
-	n := int64(len(w.backlog) - w.head)
-	w.backlog, w.head = nil, 0
+	n := -int64(w.head)
+	for _, c := range w.backlog {
+		n += int64(len(c))
+	}
+	w.backlog, w.head, w.chanFirst = nil, 0, 0
 	for range w.ch {
 		n++
 	}
 	w.spillMu.Lock()
-	n += int64(len(w.spill))
+	for _, c := range w.spill {
+		n += int64(len(c))
+	}
 	w.spill = nil
 	w.spilled.Store(false)
 	w.spillMu.Unlock()
