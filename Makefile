@@ -54,23 +54,33 @@ baseline-report: build
 	  $(BIN)/baseline table results/baselines/*/*.json; } > results/BASELINES.md
 	$(BIN)/baseline plot results/baselines/*/*.json --output results/baselines.html
 
-# The fault matrix of the README at 60000 × 6000 (usage-counter suite): each fault in the sync
-# and async-compact modes, reports under results/runs/faults/, one table on stdout.
+# The fault matrix of the README at 60000 × 6000: each fault in the usage-counter suite's sync
+# and async-compact modes, then restart-postgres in every suite's sync and outbox modes with
+# one try and with --max-tries 20; reports under results/runs/faults/, one table on stdout
+# (its "max tries" column tells the two apart).
 FAULT_ARGS ?= --requests 60000 --concurrency 6000
+RETRY_SUITES := usage_counter_hotspot_baseline:sync,outbox usage_settlement_hotspot_baseline:sync,outbox \
+	usage_aux_counter_hotspot_baseline:sync,outbox request_candidate_persistence_baseline:sync
 faults: build
 	mkdir -p results/runs/faults
-	set -e; run() { name=$$1; shift; echo "== $$name"; \
-	  $(BIN)/usage_counter_hotspot_baseline $(FAULT_ARGS) "$$@" --output results/runs/faults/$$name.json; }; \
-	run sync-terminate-backends   --modes sync --fault terminate-backends@5s; \
-	run sync-restart-postgres     --modes sync --fault restart-postgres@5s; \
-	run sync-lock-timeout         --modes sync --fault lock-timeout=200; \
-	run sync-statement-timeout    --modes sync --fault statement-timeout=500; \
-	run async-compact-terminate-backends --modes async-compact --fault terminate-backends@150ms; \
-	run async-compact-restart-postgres   --modes async-compact --fault restart-postgres@150ms; \
-	run async-compact-pause-flush        --modes async-compact --fault pause-flush@20ms+2s; \
-	run async-compact-pause-flush-full   --modes async-compact --fault pause-flush@20ms+2s --queue-capacity 10000; \
-	run async-compact-pause-flush-drop   --modes async-compact --fault pause-flush@20ms+2s --queue-capacity 10000 --queue-full drop; \
-	run outbox-terminate-backends --modes outbox --fault terminate-backends@3s
+	set -e; run() { name=$$1; bin=$$2; shift 2; echo "== $$name"; \
+	  $(BIN)/$$bin $(FAULT_ARGS) "$$@" --output results/runs/faults/$$name.json; }; \
+	uc=usage_counter_hotspot_baseline; \
+	run sync-terminate-backends   $$uc --modes sync --fault terminate-backends@5s; \
+	run sync-restart-postgres     $$uc --modes sync --fault restart-postgres@5s; \
+	run sync-lock-timeout         $$uc --modes sync --fault lock-timeout=200; \
+	run sync-statement-timeout    $$uc --modes sync --fault statement-timeout=500; \
+	run async-compact-terminate-backends $$uc --modes async-compact --fault terminate-backends@150ms; \
+	run async-compact-restart-postgres   $$uc --modes async-compact --fault restart-postgres@150ms; \
+	run async-compact-pause-flush        $$uc --modes async-compact --fault pause-flush@20ms+2s; \
+	run async-compact-pause-flush-full   $$uc --modes async-compact --fault pause-flush@20ms+2s --queue-capacity 10000; \
+	run async-compact-pause-flush-drop   $$uc --modes async-compact --fault pause-flush@20ms+2s --queue-capacity 10000 --queue-full drop; \
+	run outbox-terminate-backends $$uc --modes outbox --fault terminate-backends@3s; \
+	for s in $(RETRY_SUITES); do bin=$${s%%:*}; modes=$${s##*:}; \
+	  run $${bin%_baseline}-restart-postgres-1-try $$bin --modes $$modes --fault restart-postgres@5s --max-tries 1; \
+	  run $${bin%_baseline}-restart-postgres-20-tries $$bin --modes $$modes --fault restart-postgres@5s \
+	    --max-tries 20 --retry-backoff-ms 50; \
+	done
 	$(BIN)/baseline table results/runs/faults/*.json
 
 clean:

@@ -209,6 +209,26 @@ type Load struct {
 	// LatencyHistogram is the HDR histogram of request latency in µs (V2 compressed, base64),
 	// so reports from several processes or repetitions can be merged exactly.
 	LatencyHistogram string `json:"latency_histogram,omitempty"`
+	// Retries is what --max-tries did (absent from reports of older engines).
+	Retries *Retries `json:"retries,omitempty"`
+}
+
+// Retries is what the request retries (--max-tries) did over a run, warm-up included: the
+// detailed failure report of pgbench's --failures-detailed, per error class.
+type Retries struct {
+	MaxTries int `json:"max_tries"`
+	// Classes are the error classes a request was retried for.
+	Classes []string `json:"classes"`
+	// RetriedRequests needed more than one try, whatever their outcome.
+	RetriedRequests int64 `json:"retried_requests"`
+	// TriesPerRequest counts requests by the tries they took ("1", "2", ...).
+	TriesPerRequest map[int]int64 `json:"tries_per_request"`
+	// RetriesByClass counts retries by the class of the error that caused them
+	// ("unknown_outcome": a COMMIT whose outcome was unknown, retried idempotently).
+	RetriesByClass map[string]int64 `json:"retries_by_class"`
+	// FailedAfterLastTryByClass counts the requests that ran out of tries, by the class of
+	// their last error; failures of a class not retried are in error_counts only.
+	FailedAfterLastTryByClass map[string]int64 `json:"failed_after_last_try_by_class"`
 }
 
 // Latency is a percentile summary in milliseconds, read from a µs-resolution HDR histogram.

@@ -38,6 +38,7 @@ const (
 	ColWAL        = "wal_bytes_per_request"
 	ColStatements = "statements_per_request"
 	ColEfficiency = "efficiency"
+	ColMaxTries   = "max_tries"
 )
 
 const (
@@ -65,6 +66,7 @@ var TableColumns = []Column{
 	{ColWAL, "WAL B/req", true},
 	{ColStatements, "stmts/req", true},
 	{ColEfficiency, "efficiency", true},
+	{ColMaxTries, "max tries", true},
 }
 
 // TableData is the baseline table: one row per run, or per summary when a report has them.
@@ -208,6 +210,13 @@ func formatRow(row TableRow, cfg Run) []string {
 			v = unverifiedMark
 			if row.Verified {
 				v = verifiedMark
+			}
+		case ColMaxTries:
+			v = missingValue // a report from before --max-tries
+			if n, ok := configNumber(cfg.Config, "max-tries"); ok {
+				v = formatCount(n)
+			} else if cfg.Load.Retries != nil {
+				v = strconv.Itoa(cfg.Load.Retries.MaxTries)
 			}
 		default:
 			if mc, ok := metricColumns[c.Key]; ok {

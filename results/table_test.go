@@ -23,7 +23,7 @@ func cellsByTitle(t *testing.T, td TableData, row int) map[string]string {
 
 func TestTableColumnOrder(t *testing.T) {
 	want := []string{"suite", "mode", "requests × conc", "rps", "failed", "p50 ms", "p95 ms", "p99 ms",
-		"lag p99 ms", "max waiters", "pool max %", "sql ops / compacted", "verified", "WAL B/req", "stmts/req", "efficiency"}
+		"lag p99 ms", "max waiters", "pool max %", "sql ops / compacted", "verified", "WAL B/req", "stmts/req", "efficiency", "max tries"}
 	td := Table([]*Report{singleReport()})
 	if len(td.Columns) != len(want) {
 		t.Fatalf("got %d columns, want %d", len(td.Columns), len(want))
@@ -36,6 +36,20 @@ func TestTableColumnOrder(t *testing.T) {
 	for _, r := range td.Rows {
 		if len(r.Cells) != len(want) {
 			t.Errorf("row %s has %d cells, want %d", r.Mode, len(r.Cells), len(want))
+		}
+	}
+}
+
+// The fault matrix compares runs with and without retries: --max-tries is a column, read
+// from the run's config, else from its retry report.
+func TestTableMaxTriesColumn(t *testing.T) {
+	rep := singleReport()
+	rep.Runs[0].Config["max-tries"] = float64(20)
+	rep.Runs[1].Load.Retries = &Retries{MaxTries: 1} // recorded in the config only above 1
+	td := Table([]*Report{rep})
+	for row, want := range []string{"20", "1"} {
+		if got := cellsByTitle(t, td, row)["max tries"]; got != want {
+			t.Errorf("row %d: max tries %q, want %q", row, got, want)
 		}
 	}
 }
@@ -53,7 +67,7 @@ func TestTableRunRows(t *testing.T) {
 			"suite": fixtureSuite, "mode": "sync", "requests × conc": "100,000 × 64", "rps": "2,100",
 			"failed": "0", "p50 ms": "12.40", "p95 ms": "30.10", "p99 ms": "48.70", "lag p99 ms": "–",
 			"max waiters": "api_keys 12, providers 3", "pool max %": "100.0", "sql ops / compacted": "–",
-			"verified": "✓", "WAL B/req": "945", "stmts/req": "5.00", "efficiency": "1.00",
+			"verified": "✓", "WAL B/req": "945", "stmts/req": "5.00", "efficiency": "1.00", "max tries": "–",
 		}},
 		{1, map[string]string{
 			"mode": "async-compact", "rps": "160,000", "p50 ms": "0.21", "p95 ms": "0.64", "p99 ms": "1.35",
@@ -180,7 +194,7 @@ func TestRenderMarkdown(t *testing.T) {
 	if len(lines) != 4 {
 		t.Fatalf("got %d lines, want header + separator + 2 rows:\n%s", len(lines), buf.String())
 	}
-	if !strings.HasPrefix(lines[0], "| suite ") || !strings.HasSuffix(lines[0], "| efficiency |") {
+	if !strings.HasPrefix(lines[0], "| suite ") || !strings.HasSuffix(lines[0], "| efficiency | max tries |") {
 		t.Errorf("header = %q", lines[0])
 	}
 	if !strings.Contains(lines[1], "-: |") || !strings.HasPrefix(lines[1], "| ---") {

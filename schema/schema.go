@@ -1,6 +1,8 @@
-// Package schema owns the SQL that defines hotspotkit's tables: embedded files applied in
-// name order, each idempotent, into whatever schema is first on the connection's search_path.
-// It must not seed data or know about suites; suites seed their own rows.
+// Package schema owns the SQL that defines hotspotkit's shared tables — the core gateway rows
+// and counter tables (package counters), the outbox, and the durable queue's bookkeeping —
+// and applies them, then the files a suite names (testkit.Info.SQL: each suite package embeds
+// its own tables), each idempotent, in name order, into whatever schema is first on the
+// connection's search_path. It must not seed data or know about any one suite.
 package schema
 
 import (
@@ -27,15 +29,43 @@ func Files() []string {
 	return names
 }
 
-// Apply runs every embedded file, in order, in one transaction.
-func Apply(ctx context.Context, conn *pgx.Conn) error {
+// SuiteFiles lists the *.sql files at the root of a suite's file system, in the order they
+// are applied.
+func SuiteFiles(suite fs.FS) ([]string, error) {
+	names, err := fs.Glob(suite, "*.sql")
+	sort.Strings(names)
+	return names, err
+}
+
+// Apply runs every shared file, then every *.sql file at the root of each suite file system
+// (nil ones are skipped), in order, in one transaction.
+func Apply(ctx context.Context, conn *pgx.Conn, suites ...fs.FS) error {
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback(ctx)
-	for _, name := range Files() {
-		sql, err := files.ReadFile(name)
+	if err := exec(ctx, tx, files, Files()); err != nil {
+		return err
+	}
+	for _, suite := range suites {
+		if suite == nil {
+			continue
+		}
+		names, err := SuiteFiles(suite)
+		if err != nil {
+			return err
+		}
+		if err := exec(ctx, tx, suite, names); err != nil {
+			return err
+		}
+	}
+	return tx.Commit(ctx)
+}
+
+func exec(ctx context.Context, tx pgx.Tx, fsys fs.FS, names []string) error {
+	for _, name := range names {
+		sql, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return err
 		}
@@ -43,7 +73,7 @@ func Apply(ctx context.Context, conn *pgx.Conn) error {
 			return fmt.Errorf("schema %s: %w", name, err)
 		}
 	}
-	return tx.Commit(ctx)
+	return nil
 }
 
 // Tables lists the tables the schema creates, for resets between runs.

@@ -7,7 +7,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/testkit/counters"
 )
 
 // Checks collects a suite's verification: each check compares an expectation computed from
@@ -26,13 +25,20 @@ func (c *Checks) Int(name string, want, got int64) {
 	c.list = append(c.list, results.Check{Name: name, Expected: want, Actual: got, OK: want == got})
 }
 
-// Money compares an exact amount with the NUMERIC text the database returned; both are
-// normalised to 8 decimals, so string equality is numeric equality.
-func (c *Checks) Money(name string, want counters.Money, got string) {
-	want += counters.Money(c.skew)
-	w := want.String()
-	g, err := counters.ParseMoney(got)
-	ok := err == nil && g == want
+// Amount is an exact decimal amount a Money check compares (counters.Money is one).
+type Amount interface {
+	// String is the amount as the report shows it.
+	String() string
+	// Equals reports whether the NUMERIC text the database returned is this amount.
+	Equals(numeric string) bool
+}
+
+// Money compares an exact amount with the NUMERIC text the database returned.
+func (c *Checks) Money(name string, want Amount, got string) {
+	w, ok := want.String(), want.Equals(got)
+	if c.skew != 0 {
+		w, ok = w+"~", false
+	}
 	c.list = append(c.list, results.Check{Name: name, Expected: w, Actual: got, OK: ok})
 }
 

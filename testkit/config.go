@@ -16,6 +16,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/load"
 	"github.com/hotspotkit/hotspotkit/testkit/pgserver"
 )
 
@@ -54,16 +55,26 @@ type Config struct {
 	// StreamConfig: --queue-backend, --redis*, --role and friends (streamconfig.go).
 	StreamConfig
 
+	// MaxTries, RetryBackoffMs and RetryClasses: --max-tries and friends; retryClasses is the
+	// set a request is retried for, validated (and widened with 57014 under a statement timeout).
+	MaxTries       int
+	RetryBackoffMs int
+	RetryClasses   []string
+
 	Repeat int
 	Levels []int
 
 	CPUProfile string
 	MemProfile string
+	// Calibrate measures the machine before the first run (testkit/calibrate).
+	Calibrate bool
 
 	faultsRaw []string
 	faults    []Fault
 
 	breakExpectations bool
+	loseCommitEvery   int64
+	retryClassesRaw   []string
 	levelsRaw         string
 	modesRaw          []string
 	fs                *pflag.FlagSet
@@ -103,15 +114,21 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 5*time.Minute, "longest the outbox or queue may take to drain after the load")
 	c.StreamConfig.register(fs)
 
+	fs.IntVar(&c.MaxTries, "max-tries", 1, "tries per request (as pgbench's --max-tries): a request that fails with a --retry-classes error is tried again, its latency counted from the first try")
+	fs.IntVar(&c.RetryBackoffMs, "retry-backoff-ms", 0, "wait before a request's first retry in ms; doubles per retry up to 32×, jittered from --seed")
+	fs.StringSliceVar(&c.retryClassesRaw, "retry-classes", nil, "error classes a request is retried for (SQLSTATEs, conn_closed, conn_error, deadline_exceeded); default "+strings.Join(load.DefaultRetryClasses, ",")+", and 57014 with --fault statement-timeout")
 	fs.IntVar(&c.Repeat, "repeat", 1, "run each mode this many times on fresh state; the report adds median/min/max")
 	fs.StringVar(&c.levelsRaw, "levels", "", "concurrency ladder, e.g. 1,2,4,8,64 (one run per level, each for --duration)")
 
 	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, pause-flush@T+D, kill-consumer@T, statement-timeout=MS, lock-timeout=MS")
+	fs.BoolVar(&c.Calibrate, "calibrate", true, "measure this machine's PostgreSQL first (a few seconds: hot-row UPDATE rate, batched-write ceiling) so throughput compares across machines as efficiency; --calibrate=false skips it")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile of the whole invocation here (go tool pprof)")
 	fs.StringVar(&c.MemProfile, "mem-profile", "", "write a Go heap profile here, taken when the live heap peaked (go tool pprof -sample_index=inuse_space)")
 
 	fs.BoolVar(&c.breakExpectations, "debug-break-expectations", false, "make every verification expectation off by one (tests the exit code)")
 	_ = fs.MarkHidden("debug-break-expectations")
+	fs.Int64Var(&c.loseCommitEvery, "debug-lose-commit-every", 0, "sync and outbox: every Nth request's first COMMIT succeeds but reports its outcome unknown, as when the reply is lost (tests exactly-once retries)")
+	_ = fs.MarkHidden("debug-lose-commit-every")
 }
 
 // validate checks the common flags; it runs before anything starts.
@@ -157,6 +174,15 @@ func (c *Config) validate(info Info) error {
 	if c.Repeat < 1 {
 		bad("--repeat must be at least 1")
 	}
+	if c.MaxTries < 1 {
+		bad("--max-tries must be at least 1 (1: no retries)")
+	}
+	if c.RetryBackoffMs < 0 {
+		bad("--retry-backoff-ms must not be negative")
+	}
+	if c.loseCommitEvery < 0 {
+		bad("--debug-lose-commit-every must not be negative")
+	}
 	c.Modes = nil
 	for _, m := range c.modesRaw {
 		m = strings.TrimSpace(m)
@@ -197,11 +223,21 @@ func (c *Config) validate(info Info) error {
 			bad("%v", err)
 			continue
 		}
-		if f.Kind == FaultRestartPostgres && c.PostgresURL != "" {
+		if info.Faults != nil && !slices.Contains(info.Faults, f.Kind) {
+			bad("--fault %s: %s cannot take %s (it takes: %s)", raw, info.Name, f.Kind, strings.Join(info.Faults, ", "))
+			continue
+		}
+		switch {
+		case f.Kind == FaultRestartPostgres && c.PostgresURL != "":
 			bad("--fault %s needs the temporary server (it cannot restart a --postgres-url server)", raw)
+		case f.Kind == FaultKillConsumer && c.QueueBackend != BackendRedis:
+			bad("--fault %s needs --queue-backend redis (the memory queue has no consumer process)", raw)
+		case f.Kind == FaultPauseFlush && len(c.Modes) > 0 && !slices.ContainsFunc(c.Modes, hasFlushers):
+			bad("--fault %s needs a mode with flushers (outbox, async, async-compact) in --modes", raw)
 		}
 		c.faults = append(c.faults, f)
 	}
+	c.RetryClasses = retryClasses(c.retryClassesRaw, c.faults, bad)
 	if c.Schema != "" {
 		if err := database.ValidateSchemaName(c.Schema); err != nil {
 			bad("--schema: %v", err)
@@ -213,11 +249,47 @@ func (c *Config) validate(info Info) error {
 		}
 	}
 	c.validateStream(bad)
+	if backends := info.queueBackends(); c.QueueBackend != "" && !slices.Contains(backends, c.QueueBackend) {
+		bad("--queue-backend %s: %s runs on %s only", c.QueueBackend, info.Name, strings.Join(backends, ", "))
+	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))
 	}
 	return nil
 }
+
+// retryPolicy is the load engine's policy for Request.Try.
+func (c *Config) retryPolicy() *load.Retry {
+	return &load.Retry{MaxTries: c.MaxTries, Backoff: time.Duration(c.RetryBackoffMs) * time.Millisecond,
+		Seed: c.Seed, Classes: c.RetryClasses}
+}
+
+// retryClasses is --retry-classes, validated, or the default set: load.DefaultRetryClasses,
+// and 57014 (statement cancelled) when --fault statement-timeout sets a timeout on purpose.
+func retryClasses(raw []string, faults []Fault, bad func(string, ...any)) []string {
+	if len(raw) == 0 {
+		classes := slices.Clone(load.DefaultRetryClasses)
+		if slices.ContainsFunc(faults, func(f Fault) bool { return f.Kind == FaultStatementTimeout }) {
+			classes = append(classes, "57014")
+		}
+		return classes
+	}
+	var classes []string
+	for _, class := range raw {
+		class = strings.TrimSpace(class)
+		if err := load.ValidateRetryClass(class); err != nil {
+			bad("--retry-classes: %v", err)
+			return nil
+		}
+		if !slices.Contains(classes, class) {
+			classes = append(classes, class)
+		}
+	}
+	return classes
+}
+
+// hasFlushers reports whether the mode writes through flushers a pause-flush fault can stop.
+func hasFlushers(mode string) bool { return mode == ModeOutbox || IsAsync(mode) }
 
 // checkOutputWritable makes sure the report (and its samples file) can be written, before the
 // load: nobody should lose a long run to a typo. A file it had to create is removed again.
@@ -260,7 +332,11 @@ func (c *Config) values() map[string]any {
 	out := map[string]any{}
 	c.fs.VisitAll(func(f *pflag.Flag) {
 		switch f.Name {
-		case "output", "help", "debug-break-expectations", "cpu-profile", "mem-profile":
+		case "output", "help", "debug-break-expectations", "cpu-profile", "mem-profile", "calibrate": // shape no run
+			return
+		case "max-tries", "retry-backoff-ms", "retry-classes", "debug-lose-commit-every":
+			// Recorded only when retries are on (below): a run without them matches the
+			// reports of engines that had no such flags.
 			return
 		case "postgres-url", "redis-url":
 			if f.Value.String() != "" {
@@ -271,6 +347,12 @@ func (c *Config) values() map[string]any {
 		out[f.Name] = flagValue(f)
 	})
 	out["modes"] = c.Modes
+	if c.MaxTries > 1 {
+		out["max-tries"], out["retry-backoff-ms"], out["retry-classes"] = c.MaxTries, c.RetryBackoffMs, c.RetryClasses
+	}
+	if c.loseCommitEvery > 0 {
+		out["debug-lose-commit-every"] = c.loseCommitEvery
+	}
 	if len(c.Levels) > 0 {
 		out["levels"] = c.Levels
 	}

@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
@@ -198,6 +196,7 @@ func (e *engine) runAll() error {
 		Schema:      c.Schema,
 		KeepSchema:  c.KeepSchema,
 		ReuseSchema: c.ReuseSchema,
+		SQL:         e.info.SQL,
 		Server: pgserver.Config{
 			User:           c.PgUser,
 			MaxConnections: c.MaxConnections + c.QueueWorkers + 2 + extraConns + serverMargin,
@@ -233,6 +232,9 @@ func (e *engine) runAll() error {
 		return err
 	}
 	if err := e.openRedis(ctx); err != nil { // --queue-backend redis (redis.go)
+		return err
+	}
+	if err := e.calibrate(ctx); err != nil { // before the first run (dbcost.go)
 		return err
 	}
 	if c.Output != "" {
@@ -329,9 +331,8 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		q := wl.Queue
 		mcfg.Queue = func() (int64, int64) { m := q.Metrics(); return m.Depth, m.PendingDepth }
 	}
-	mon, err := monitor.Start(ctx, func(ctx context.Context) (*pgx.Conn, error) {
-		return e.target.Connect(ctx, "hotspotkit-monitor")
-	}, mcfg)
+	cost := e.beginCost(ctx) // the database's counters before the load (dbcost.go)
+	mon, err := monitor.Start(ctx, e.monitorConnect(cost), mcfg)
 	if err != nil {
 		return fail(err)
 	}
@@ -344,6 +345,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		ProgressLabel: r.Mode,
 		OpContext:     e.hardCtx,
 		Live:          live,
+		Retry:         c.retryPolicy(),
 	}
 	faults := e.startFaults(r, wl)
 	res, err := e.runLoad(r, lcfg, wl) // load.Run, in this process's --role (roles.go)
@@ -373,9 +375,10 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		return fail(err)
 	}
 	r.Admin = e.target.Admin()
+	out.Database = e.endCost(post, cost, pool, wl, mon, res)
 	out.Load = loadStats(res, drainEnd, r)
-	if wl.Outbox != nil {
-		f := wl.Outbox.Stats()
+	if wl.Flusher != nil {
+		f := wl.Flusher.Stats()
 		out.Flush = &f
 	}
 	if wl.Queue != nil {
@@ -384,6 +387,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 			out.Load.AcceptRPS = round1(float64(res.Completed) / (out.Load.IntakeMs / 1000))
 		}
 	}
+	out.Efficiency, out.EfficiencyBasis = results.Efficiency(out, e.report.Environment.Calibration)
 	out.Interrupted = res.Stopped
 	if drainErr != nil {
 		out.Error = database.Redact("drain: " + drainErr.Error())
@@ -440,6 +444,10 @@ func loadStats(res *load.Result, drainEnd time.Time, r *Run) results.Load {
 	if l.ErrorCounts == nil {
 		l.ErrorCounts = map[string]int64{}
 	}
+	c := r.Config
+	l.Retries = &results.Retries{MaxTries: c.MaxTries, Classes: c.RetryClasses,
+		RetriedRequests: res.Retries.RetriedRequests, TriesPerRequest: res.Retries.Tries,
+		RetriesByClass: res.Retries.ByClass, FailedAfterLastTryByClass: res.Retries.OutOfTries}
 	end := res.End
 	if drainEnd.After(end) {
 		end = drainEnd

@@ -194,8 +194,8 @@ func (in *injector) pauseFlush(ctx context.Context, d time.Duration) (string, er
 	switch {
 	case in.wl.Queue != nil && in.wl.Queue.Pause != nil:
 		pause, resume = in.wl.Queue.Pause, in.wl.Queue.Resume
-	case in.wl.Outbox != nil:
-		pause, resume = in.wl.Outbox.Pause, in.wl.Outbox.Resume
+	case in.wl.Flusher != nil:
+		pause, resume = in.wl.Flusher.Pause, in.wl.Flusher.Resume
 	default:
 		return "", fmt.Errorf("the %s mode has no flushers to pause", in.r.Mode)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/queue"
-	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
@@ -19,35 +19,50 @@ import (
 // TxFunc writes request i inside tx.
 type TxFunc func(ctx context.Context, tx pgx.Tx, i int64) error
 
-// SyncTx returns an op that runs fn in one transaction per request on a pooled connection.
-// The wait for the connection is recorded apart from the request's latency. A COMMIT whose
+// SyncTx returns an op that runs fn in one transaction per request on a pooled connection,
+// tried again under --max-tries (load.Request.Try) when it fails with a retryable class. The
+// wait for the connection is recorded apart from the request's latency. A COMMIT whose
 // outcome cannot be known (the connection broke while committing) is reported as such, so the
-// run looks the request up afterwards instead of guessing.
+// run looks the request up afterwards instead of guessing; a retry after it may find the
+// request already written, so fn must be idempotent by the request: it applies its changes
+// only when the request's own row is new.
 func (r *Run) SyncTx(fn TxFunc) load.Op {
 	pool := r.Pool
+	loseEvery := r.Config.loseCommitEvery
 	return func(ctx context.Context, req *load.Request) error {
-		conn, err := req.Acquire(ctx, pool)
-		if err != nil {
-			return err
-		}
-		defer conn.Release()
-		tx, err := conn.Begin(ctx)
-		if err != nil {
-			return err
-		}
-		if err := fn(ctx, tx, req.Index); err != nil {
-			rollback(ctx, tx)
-			return err
-		}
-		if err := tx.Commit(ctx); err != nil {
-			if commitOutcomeUnknown(err) {
-				return load.Unknown(err)
+		lose := loseEvery > 0 && req.Index%loseEvery == 0
+		return req.Try(ctx, func(ctx context.Context) error {
+			conn, err := req.Acquire(ctx, pool)
+			if err != nil {
+				return err
 			}
-			return err
-		}
-		return nil
+			defer conn.Release()
+			tx, err := conn.Begin(ctx)
+			if err != nil {
+				return err
+			}
+			if err := fn(ctx, tx, req.Index); err != nil {
+				rollback(ctx, tx)
+				return err
+			}
+			if err := tx.Commit(ctx); err != nil {
+				if commitOutcomeUnknown(err) {
+					return load.Unknown(err)
+				}
+				return err
+			}
+			if lose { // only the first try's reply is lost
+				lose = false
+				return load.Unknown(errCommitReplyLost)
+			}
+			return nil
+		})
 	}
 }
+
+// errCommitReplyLost is what --debug-lose-commit-every makes a committed request's first try
+// return: the connection broke before the COMMIT's reply arrived (a retryable class).
+var errCommitReplyLost = fmt.Errorf("COMMIT reply lost (--debug-lose-commit-every): %w", io.ErrUnexpectedEOF)
 
 func rollback(ctx context.Context, tx pgx.Tx) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -60,29 +75,6 @@ func rollback(ctx context.Context, tx pgx.Tx) {
 func commitOutcomeUnknown(err error) bool {
 	var pgErr *pgconn.PgError
 	return !errors.As(err, &pgErr)
-}
-
-// OutboxWorkload runs op — which writes the request and its outbox rows in one transaction —
-// with the outbox flush loop on its own connection. Drain returns when the outbox is empty.
-func (r *Run) OutboxWorkload(ctx context.Context, op load.Op) (*Workload, error) {
-	connect := func(ctx context.Context) (*pgx.Conn, error) { return r.Target.Connect(ctx, "hotspotkit-flush") }
-	probe, err := connect(ctx) // fail before the load if the flusher cannot connect
-	if err != nil {
-		return nil, fmt.Errorf("outbox flusher connection: %w", err)
-	}
-	_ = probe.Close(ctx)
-	o := counters.NewOutbox(connect, r.Config.FlushBatchSize, r.flushInterval())
-	o.Start(r.OpContext)
-	return &Workload{
-		Op:         op,
-		Outbox:     o,
-		PendingSQL: counters.OutboxPendingSQL,
-		Drain:      o.Drain,
-		Close: func() error {
-			o.Stop()
-			return o.Close(context.Background())
-		},
-	}, nil
 }
 
 func (r *Run) flushInterval() time.Duration {
@@ -126,6 +118,30 @@ type droppedError struct{}
 func (droppedError) Error() string      { return "queue full: record dropped" }
 func (droppedError) ErrorClass() string { return "dropped" }
 
+// enqueueAll enqueues a request's records in order, each tried again under --max-tries
+// (load.Request.Try) when its enqueue fails with a retryable class: in practice an inline
+// write under --queue-full sync, or the Redis producer's call. Records are idempotent by
+// their request in every suite's writer, so a retry after an unknown outcome counts nothing
+// twice. A record the full queue dropped fails the request (ErrDropped, not retried).
+func enqueueAll[T any](ctx context.Context, req *load.Request, recs []T, enqueue func(context.Context, T) (queue.Outcome, error)) error {
+	for _, rec := range recs {
+		err := req.Try(ctx, func(ctx context.Context) error {
+			out, err := enqueue(ctx, rec)
+			if err != nil {
+				return err
+			}
+			if out == queue.Dropped {
+				return ErrDropped
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // AsyncWorkload builds the async queue for r.Mode (compaction for async-compact) over the
 // backend the flags choose, and an op that enqueues request i's records and returns. Drain
 // closes the queue, which writes everything it accepted (bounded by --drain-timeout).
@@ -161,16 +177,7 @@ func AsyncWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 	}
 	var backend queue.Backend[T] = q
 	op := func(ctx context.Context, req *load.Request) error {
-		for _, rec := range spec.Records(req.Index) {
-			out, err := backend.Enqueue(ctx, rec)
-			if err != nil {
-				return err
-			}
-			if out == queue.Dropped {
-				return ErrDropped
-			}
-		}
-		return nil
+		return enqueueAll(ctx, req, spec.Records(req.Index), backend.Enqueue)
 	}
 	return &Workload{
 		Op: op,
@@ -178,6 +185,7 @@ func AsyncWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 			Backend:    "memory",
 			Compaction: compact,
 			FullPolicy: c.QueueFull,
+			flushPool:  flushPool,
 			Metrics:    backend.Metrics,
 			PersistLag: backend.PersistLag,
 			Pause:      backend.Pause,

@@ -23,7 +23,8 @@ type codeless[T any] struct{ rec func(i int64) T }
 
 func (codeless[T]) Info() testkit.Info {
 	return testkit.Info{Name: "codeless", Summary: "a suite without a queue codec", Example: "codeless",
-		Modes: []string{testkit.ModeAsync}, DefaultModes: []string{testkit.ModeAsync}}
+		Modes: []string{testkit.ModeAsync}, DefaultModes: []string{testkit.ModeAsync},
+		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis}}
 }
 
 func (codeless[T]) Seed(context.Context, *testkit.Run) error { return nil }

@@ -85,20 +85,15 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 	if role == redisq.RoleProducer {
 		sr.offset = int64(c.ProducerID) * r.Requests
 	}
-	op := func(ctx context.Context, req *load.Request) error {
-		for _, rec := range spec.Records(sr.offset + req.Index) {
-			out, err := q.Enqueue(ctx, rec)
-			if errors.Is(err, redisq.ErrOutcomeUnknown) {
-				return load.Unknown(err) // the run looks the request up instead of guessing
-			}
-			if err != nil {
-				return err
-			}
-			if out == queue.Dropped {
-				return ErrDropped
-			}
+	enqueue := func(ctx context.Context, rec T) (queue.Outcome, error) {
+		out, err := q.Enqueue(ctx, rec)
+		if errors.Is(err, redisq.ErrOutcomeUnknown) {
+			return out, load.Unknown(err) // the run looks the request up instead of guessing
 		}
-		return nil
+		return out, err
+	}
+	op := func(ctx context.Context, req *load.Request) error {
+		return enqueueAll(ctx, req, spec.Records(sr.offset+req.Index), enqueue)
 	}
 	drain := q.Close
 	if role == redisq.RoleConsumer {
@@ -116,6 +111,7 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 			Backend:    BackendRedis,
 			Compaction: compact,
 			FullPolicy: c.QueueFull,
+			flushPool:  flushPool,
 			Metrics:    q.Metrics,
 			PersistLag: q.PersistLag,
 			Pause:      q.Pause,

@@ -2,16 +2,21 @@
 // invocation — flags, validation before any work, the temporary or given database, signals,
 // one freshly reset run per mode (and repetition and ladder level), the monitor, the drain,
 // verification, the JSON report, the NDJSON samples and the stderr summary — and the shared
-// write strategies a suite plugs its SQL into (sync transactions, the outbox, the async queue).
+// write strategies a suite plugs its SQL into (sync transactions, the async queue, and any
+// flush loop a workload brings: package counters' outbox is one).
 //
-// A suite (testkit/suites/...) only describes its write path: how to seed, what one request
-// writes in each mode, and how to check the totals. It does no timing and prints nothing.
+// A suite (testkit/suites/..., or any package: examples/hotcounter) only describes its write
+// path — how to seed, what one request writes in each mode, how to check the totals — and
+// declares in its Info what it supports (modes, queue backends, fault kinds) and its own
+// tables (SQL); validation refuses anything else. It does no timing and prints nothing.
 // A binary's main is one line: testkit.Main(suite).
 package testkit
 
 import (
 	"context"
 	"io"
+	"io/fs"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -21,7 +26,6 @@ import (
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
@@ -58,6 +62,24 @@ type Info struct {
 	// Defaults override the engine's default for common flags, by flag name (e.g. a suite
 	// that enqueues three records per request sizes --queue-capacity in requests).
 	Defaults map[string]string
+	// QueueBackends the suite's async modes run on (BackendMemory, BackendRedis); nil: memory
+	// only. --queue-backend outside it is refused before anything starts.
+	QueueBackends []string
+	// Faults are the --fault kinds the suite can take (FaultTerminateBackends, ...); nil: every
+	// kind. Another kind is refused before anything starts.
+	Faults []string
+	// SQL holds the suite's own tables: every *.sql file at its root, applied in name order
+	// after the shared tables of package schema (typically the suite package's
+	// //go:embed *.sql). Only the shared tables and these exist in the run's schema.
+	SQL fs.FS
+}
+
+// queueBackends is what Info.QueueBackends means when it is nil.
+func (i Info) queueBackends() []string {
+	if i.QueueBackends == nil {
+		return []string{BackendMemory}
+	}
+	return i.QueueBackends
 }
 
 // Suite is one hot write path.
@@ -99,12 +121,25 @@ type Workload struct {
 	Close func() error
 	// Queue is set for async modes.
 	Queue *QueueHandle
-	// Outbox is set for the outbox mode.
-	Outbox *counters.Outbox
+	// Flusher is set when a background loop applies what the requests wrote (the outbox mode
+	// of suites built on package counters: counters.OutboxWorkload).
+	Flusher Flusher
 	// PendingSQL counts writes not yet applied; the monitor samples it (optional).
 	PendingSQL string
 	// Faults are the --fault kinds this workload can inject itself (e.g. kill-consumer).
 	Faults map[string]FaultHook
+}
+
+// Flusher is a workload's own flush loop (an outbox, or anything like one): a pause-flush
+// fault pauses it, and its totals are the run's "flush" report. After the drain the engine
+// stops it and closes its connection, so that its backend hands its statistics to the
+// database before the run's cost is read.
+type Flusher interface {
+	Pause()
+	Resume()
+	Stats() results.Flush
+	Stop()
+	Close(ctx context.Context) error
 }
 
 // QueueHandle is the non-generic view of an async backend the engine reports on.
@@ -120,6 +155,9 @@ type QueueHandle struct {
 	Stream func() redisq.StreamMetrics
 	// stream is set by the Redis backend: the run's role and run-wide counters (roles.go).
 	stream *streamRun
+	// flushPool is the workers' own pool; its connections are closed after the drain so that
+	// their backends report their statistics (dbcost.go).
+	flushPool *pgxpool.Pool
 }
 
 // Run is the context of one run, handed to the suite.
@@ -145,6 +183,9 @@ type Run struct {
 	// applied is set by reconcile before Verify.
 	applied func(i int64) bool
 }
+
+// FlushInterval is --flush-interval-ms: the longest a partial batch waits before its flush.
+func (r *Run) FlushInterval() time.Duration { return r.flushInterval() }
 
 // IsAsync reports whether the mode goes through a queue.
 func IsAsync(mode string) bool { return mode == ModeAsync || mode == ModeAsyncCompact }

@@ -3,6 +3,7 @@ package testkit
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -47,13 +48,27 @@ func printSummary(w io.Writer, rep *results.Report, info Info) {
 	} else {
 		printRuns(w, rep, info)
 	}
+	printCalibration(w, rep.Environment.Calibration)
 	printProblems(w, rep)
+}
+
+// printCalibration says what the machine managed before the runs (the basis of "eff").
+func printCalibration(w io.Writer, c *results.Calibration) {
+	switch {
+	case c == nil:
+	case c.Skipped:
+		fmt.Fprintln(w, "  calibration skipped (--calibrate=false): no efficiency")
+	default:
+		fmt.Fprintf(w, "  calibration (%.1f s): hot-row UPDATE %.0f/s on 1 conn, %.0f/s on %d; batched write %.0f rows/s on %d; eff = rps / hot-row rate (sync, outbox), persisted records/s / batched rate (queues)\n",
+			c.DurationMs/1000, c.HotRowUpdateRPS1.Median, c.HotRowUpdateRPSPool.Median, c.PoolConns,
+			c.BatchedWriteRowsPerSec.Median, c.BatchedWriteConns)
+	}
 }
 
 // printRuns is the side-by-side table of single runs.
 func printRuns(w io.Writer, rep *results.Report, info Info) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\trun\treq×conc\trps\tfailed\tp50 ms\tp95 ms\tp99 ms\tlag p99 ms\tmax waiters (hot)\tpool max %\tsql ops\tcompacted\tverified\t")
+	fmt.Fprintln(tw, "mode\trun\treq×conc\trps\tfailed\tp50 ms\tp95 ms\tp99 ms\tlag p99 ms\tmax waiters (hot)\tpool max %\tsql ops\tcompacted\tWAL B/req\tstmt/req\teff\tverified\t")
 	for _, r := range rep.Runs {
 		run := ""
 		switch {
@@ -74,11 +89,21 @@ func printRuns(w io.Writer, rep *results.Report, info Info) {
 		if !r.Verification.Passed {
 			verified = "NO"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%d\t%.2f\t%.2f\t%.2f\t%s\t%s\t%.1f\t%s\t%s\t%s\t\n",
+		wal, stmts, eff := "–", "–", "–"
+		if d := r.Database; d != nil {
+			wal = fmt.Sprintf("%.0f", d.PerRequest.WALBytes)
+			if d.Statements != nil {
+				stmts = fmt.Sprintf("%.3g", d.PerRequest.Statements)
+			}
+		}
+		if r.EfficiencyBasis != "" {
+			eff = fmt.Sprintf("%.3g", r.Efficiency)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%d\t%.2f\t%.2f\t%.2f\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 			r.Mode, run, reqConc(r), r.Load.ThroughputRPS, r.Load.FailedRequests,
 			r.Load.LatencyMs.P50, r.Load.LatencyMs.P95, r.Load.LatencyMs.P99, lag,
 			waiters(r.LockMonitor.MaxWaitersByRelation, info.HotTables), float64(r.Pool.MaxUsageBasisPoints)/100,
-			ops, compacted, verified)
+			ops, compacted, wal, stmts, eff, verified)
 	}
 	tw.Flush()
 }
@@ -88,6 +113,13 @@ func printProblems(w io.Writer, rep *results.Report) {
 	for _, r := range rep.Runs {
 		if len(r.Load.ErrorCounts) > 0 {
 			fmt.Fprintf(w, "  %s errors: %v\n", r.Mode, r.Load.ErrorCounts)
+		}
+		if rt := r.Load.Retries; rt != nil && rt.RetriedRequests > 0 {
+			fmt.Fprintf(w, "  %s retries: %d requests retried (tries per request %s), retries by class %v\n",
+				r.Mode, rt.RetriedRequests, triesText(rt.TriesPerRequest), rt.RetriesByClass)
+		}
+		if rt := r.Load.Retries; rt != nil && rt.MaxTries > 1 && len(rt.FailedAfterLastTryByClass) > 0 {
+			fmt.Fprintf(w, "  %s failed after %d tries: %v\n", r.Mode, rt.MaxTries, rt.FailedAfterLastTryByClass)
 		}
 		if r.Error != "" {
 			fmt.Fprintf(w, "  %s: %s\n", r.Mode, database.Redact(r.Error))
@@ -108,6 +140,15 @@ func printProblems(w io.Writer, rep *results.Report) {
 			}
 		}
 	}
+}
+
+// triesText is the tries-per-request histogram in order: "1:5712 2:250 3:38".
+func triesText(h map[int]int64) string {
+	var parts []string
+	for _, n := range slices.Sorted(maps.Keys(h)) {
+		parts = append(parts, fmt.Sprintf("%d:%d", n, h[n]))
+	}
+	return strings.Join(parts, " ")
 }
 
 func reqConc(r results.Run) string {

@@ -43,8 +43,8 @@ were repeated; one per level for a ladder), in a fixed column order.
 Columns: suite · mode · requests × conc · rps · failed · p50 / p95 / p99 ms · lag p99 ms
 (queue modes) · max waiters per hot table · pool max % · sql ops / compacted (queue modes) ·
 verified · WAL B/req and stmts/req (the database's cost per request) · efficiency (throughput
-over the machine's calibrated rate). Medians come from the runs. "–" marks a column that does
-not apply to the row or that the report predates.
+over the machine's calibrated rate) · max tries (--max-tries). Medians come from the runs. "–"
+marks a column that does not apply to the row or that the report predates.
 
 Example (base.json and new.json written by a suite binary with --output):
   baseline table base.json                      # Markdown on stdout

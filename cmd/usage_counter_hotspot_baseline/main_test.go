@@ -16,6 +16,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/serverproc"
+	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
@@ -102,13 +103,18 @@ func TestBadInput(t *testing.T) {
 		{"wrong password", []string{"--postgres-url", wrongPassword}, []string{"password authentication failed"}},
 		{"schema left by an interrupted run", []string{"--postgres-url", good, "--schema", taken}, []string{"already exists", "DROP SCHEMA"}},
 		{"restart fault on a given server", []string{"--postgres-url", good, "--fault", "restart-postgres@1s"}, []string{"needs the temporary server"}},
-	}
-	if os.Geteuid() == 0 {
-		// root writes anywhere; a read-only directory does not stop it.
-		cases = append(cases[:8], cases[9:]...)
+		{"zero tries", []string{"--max-tries", "0"}, []string{"--max-tries must be at least 1"}},
+		{"negative tries", []string{"--max-tries", "-1"}, []string{"--max-tries must be at least 1"}},
+		{"negative retry backoff", []string{"--retry-backoff-ms", "-5"}, []string{"--retry-backoff-ms must not be negative"}},
+		{"unknown retry class", []string{"--retry-classes", "40P01,bogus"}, []string{"--retry-classes", `unknown error class "bogus"`}},
+		{"kill-consumer on the memory queue", []string{"--fault", "kill-consumer@1s"}, []string{"needs --queue-backend redis"}},
+		{"pause-flush without flushers", []string{"--modes", "sync", "--fault", "pause-flush@1s+1s"}, []string{"needs a mode with flushers"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.name == "output in a read-only dir" && os.Geteuid() == 0 {
+				t.Skip("root writes anywhere; a read-only directory does not stop it")
+			}
 			r := runBinary(t, nil, c.args...)
 			if r.code != 2 {
 				t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
@@ -199,11 +205,11 @@ type running struct {
 	cmd    *exec.Cmd
 	tmp    string // its TMPDIR, where the temporary server lives
 	out    string // its --output
-	stderr *bytes.Buffer
+	stderr *suitetest.LockedBuffer
 }
 
-// startRun starts the binary with args (plus --output) and returns once its first run's load
-// is going, two seconds in.
+// startRun starts the binary with args (plus --output) and returns once its first run has
+// acknowledged requests.
 func startRun(t *testing.T, args ...string) running {
 	t.Helper()
 	// The server runs as an unprivileged user when we are root: its TMPDIR must be
@@ -214,22 +220,31 @@ func startRun(t *testing.T, args ...string) running {
 	}
 	os.Chmod(tmp, 0o755)
 	t.Cleanup(func() { os.RemoveAll(tmp) })
-	r := running{tmp: tmp, out: filepath.Join(t.TempDir(), "r.json"), stderr: &bytes.Buffer{}}
+	r := running{tmp: tmp, out: filepath.Join(t.TempDir(), "r.json"), stderr: &suitetest.LockedBuffer{}}
 	r.cmd = exec.Command(binary, append(args, "--output", r.out)...)
 	r.cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	r.cmd.Stderr = r.stderr
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 2*time.Minute, func() bool { return hasServer(tmp) && runStarted(r.out) })
-	time.Sleep(2 * time.Second)
+	waitFor(t, 2*time.Minute, "the first run's acknowledged requests", func() bool { return hasServer(tmp) && acknowledged(r.out) })
 	return r
 }
 
-// runStarted: the monitor wrote its first sample, so the first run's load is going.
-func runStarted(out string) bool {
-	st, err := os.Stat(results.SamplesPath(out))
-	return err == nil && st.Size() > 0
+// acknowledged: a monitor sample counts completed requests, so the first run's load is going
+// and has writes to account for. (The last line may be half written: it is skipped.)
+func acknowledged(out string) bool {
+	b, err := os.ReadFile(results.SamplesPath(out))
+	if err != nil {
+		return false
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var s results.Sample
+		if json.Unmarshal(line, &s) == nil && s.CompletedRequests > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func hasServer(tmp string) bool {
@@ -237,7 +252,7 @@ func hasServer(tmp string) bool {
 	return len(m) > 0
 }
 
-func waitFor(t *testing.T, d time.Duration, cond func() bool) {
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
@@ -246,7 +261,7 @@ func waitFor(t *testing.T, d time.Duration, cond func() bool) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatal("timed out waiting for the run to start")
+	t.Fatalf("timed out waiting for %s", what)
 }
 
 func readReport(t *testing.T, path string) *results.Report {
@@ -268,7 +283,9 @@ func TestSecondSignalSkipsTheDrain(t *testing.T) {
 	r := startRun(t, "--requests", "20000", "--concurrency", "100", "--modes", "async-compact",
 		"--fault", "pause-flush@0s+10m")
 	_ = r.cmd.Process.Signal(syscall.SIGINT)
-	time.Sleep(time.Second)
+	waitFor(t, time.Minute, "the first signal's drain", func() bool {
+		return strings.Contains(r.stderr.String(), "draining what was accepted")
+	})
 	_ = r.cmd.Process.Signal(syscall.SIGINT)
 	err := r.cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {

@@ -3,7 +3,8 @@
 // tokens — as deltas: how a delta folds into another for the same row (slot compaction), how
 // deltas are written (one array-based UPDATE per table per batch, or one UPDATE per delta in
 // order), and the outbox that defers them (usage_counter_deltas, claimed with SKIP LOCKED,
-// aggregated per row and applied by a flush loop). Suites decide which deltas a request makes;
+// aggregated per row and applied by a flush loop; OutboxWorkload is the outbox mode, its loop
+// a testkit.Flusher the engine pauses and reports on). Suites decide which deltas a request makes;
 // this package decides how they reach the database.
 package counters
 

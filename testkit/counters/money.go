@@ -43,6 +43,13 @@ func (m Money) String() string {
 	return fmt.Sprintf("%s%d.%08d", sign, v/int64(Unit), v%int64(Unit))
 }
 
+// Equals reports whether numeric (the database's text of a NUMERIC) is exactly m; it makes
+// Money a testkit.Amount for Checks.Money.
+func (m Money) Equals(numeric string) bool {
+	g, err := ParseMoney(numeric)
+	return err == nil && g == m
+}
+
 // Numeric is the amount as a pgtype.Numeric parameter.
 func (m Money) Numeric() pgtype.Numeric {
 	return pgtype.Numeric{Int: big.NewInt(int64(m)), Exp: -MoneyScale, Valid: true}

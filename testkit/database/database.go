@@ -11,9 +11,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -37,6 +39,9 @@ type Options struct {
 	ReuseSchema bool
 	// ConnectTimeout bounds reaching the server (default 10s).
 	ConnectTimeout time.Duration
+	// SQL holds the suite's own tables (*.sql at its root), created after the shared ones of
+	// package schema; nil: the shared tables only.
+	SQL fs.FS
 }
 
 // Target is an open database for a run.
@@ -47,7 +52,15 @@ type Target struct {
 	schema    string
 	createdBy bool
 	admin     *pgx.Conn
+
+	mu sync.Mutex
+	// sessions are the backend PIDs of the connections opened since the last TakeSessions,
+	// the admin connection's excepted.
+	sessions []uint32
 }
+
+// adminApp is the application_name of the target's own connection.
+const adminApp = "hotspotkit-admin"
 
 // SchemaPrefix starts every schema name hotspotkit generates.
 const SchemaPrefix = "hotspot_"
@@ -100,7 +113,7 @@ func (t *Target) open(ctx context.Context) error {
 		return fmt.Errorf("--postgres-url: %s", Redact(err.Error()))
 	}
 	cfg.ConnectTimeout = t.opts.ConnectTimeout
-	cfg.RuntimeParams["application_name"] = "hotspotkit-admin"
+	cfg.RuntimeParams["application_name"] = adminApp
 	cctx, cancel := context.WithTimeout(ctx, t.opts.ConnectTimeout)
 	defer cancel()
 	conn, err := pgx.ConnectConfig(cctx, cfg)
@@ -129,7 +142,7 @@ func (t *Target) open(ctx context.Context) error {
 		_, _ = conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements SCHEMA public")
 		_, _ = conn.Exec(ctx, "SET search_path TO "+pgx.Identifier{t.schema}.Sanitize())
 	}
-	return schema.Apply(ctx, conn)
+	return schema.Apply(ctx, conn, t.opts.SQL)
 }
 
 // Schema is the run's schema name.
@@ -169,7 +182,27 @@ func (t *Target) Connect(ctx context.Context, appName string) (*pgx.Conn, error)
 	if err != nil {
 		return nil, errors.New(Redact(err.Error()))
 	}
+	if appName != adminApp {
+		t.track(conn)
+	}
 	return conn, nil
+}
+
+func (t *Target) track(conn *pgx.Conn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sessions = append(t.sessions, conn.PgConn().PID())
+}
+
+// TakeSessions returns the backend PIDs of the connections opened (by Connect or a pool of
+// NewPool) since the last call, and forgets them. The run's database figures wait for these
+// backends to exit: only then are their statistics flushed.
+func (t *Target) TakeSessions() []uint32 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.sessions
+	t.sessions = nil
+	return s
 }
 
 // PoolOptions shapes a pool.
@@ -197,6 +230,10 @@ func (t *Target) NewPool(ctx context.Context, o PoolOptions) (*pgxpool.Pool, err
 	for k, v := range o.Settings {
 		pc.ConnConfig.RuntimeParams[k] = v
 	}
+	pc.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+		t.track(conn)
+		return nil
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, errors.New(Redact(err.Error()))
@@ -216,7 +253,7 @@ func (t *Target) EnsureAdmin(ctx context.Context) error {
 		}
 		_ = t.admin.Close(ctx)
 	}
-	conn, err := t.Connect(ctx, "hotspotkit-admin")
+	conn, err := t.Connect(ctx, adminApp)
 	if err != nil {
 		return fmt.Errorf("reconnecting: %w", err)
 	}

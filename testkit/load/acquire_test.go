@@ -7,7 +7,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
 func TestClosedPoolIsClassified(t *testing.T) {
 	// A pool connects lazily, so this needs no server.
@@ -26,12 +30,9 @@ func TestClosedPoolIsClassified(t *testing.T) {
 	}
 }
 
-// TestAcquireWaitWithARealPool needs a server: HOTSPOTKIT_TEST_DSN=postgres://...
+// TestAcquireWaitWithARealPool runs on the managed test server (testkit/testdb).
 func TestAcquireWaitWithARealPool(t *testing.T) {
-	dsn := os.Getenv("HOTSPOTKIT_TEST_DSN")
-	if dsn == "" {
-		t.Skip("HOTSPOTKIT_TEST_DSN is not set")
-	}
+	dsn := testdb.Server(t).DSN()
 	ctx := context.Background()
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -74,10 +75,7 @@ func TestAcquireWaitWithARealPool(t *testing.T) {
 
 // TestClassifyRealServerErrors checks Classify on errors as pgx really returns them.
 func TestClassifyRealServerErrors(t *testing.T) {
-	dsn := os.Getenv("HOTSPOTKIT_TEST_DSN")
-	if dsn == "" {
-		t.Skip("HOTSPOTKIT_TEST_DSN is not set")
-	}
+	dsn := testdb.Server(t).DSN()
 	ctx := context.Background()
 	pool, err := pgxpool.New(ctx, dsn)
 	if err != nil {

@@ -1,7 +1,8 @@
 // Package load owns the closed-loop load engine: it drives N workers over one operation,
 // hands out dense request indexes, times every request into sharded µs histograms (the whole
 // operation and, separately, the wait for a pool connection), separates warm-up from measured
-// requests, classifies errors, records each request's outcome, and shows a progress line.
+// requests, classifies errors, tries a request's units again by error class (Request.Try, the
+// Retry policy), records each request's outcome, and shows a progress line.
 //
 // It must not know about SQL, schemas or suites: an operation is an opaque function, and what
 // a request means is the caller's business. It prints nothing except the progress line, and
@@ -53,6 +54,8 @@ type Config struct {
 	// Live, when set, is reset at the start of the run and updated as requests start and end,
 	// so that a monitor can read it while the run is going.
 	Live *Live
+	// Retry is the policy of Request.Try (nil: every unit is tried once).
+	Retry *Retry
 }
 
 func (c *Config) validate() error {
@@ -71,6 +74,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("load: warm-up (%s) must be shorter than duration (%s), or nothing is measured", c.Warmup, c.Duration)
 	case c.Shards < 0:
 		return fmt.Errorf("load: shards must not be negative, got %d", c.Shards)
+	case c.Retry != nil && (c.Retry.MaxTries < 0 || c.Retry.Backoff < 0 || c.Retry.BackoffCap < 0):
+		return fmt.Errorf("load: retry tries and backoffs must not be negative, got %+v", *c.Retry)
 	}
 	return nil
 }
@@ -103,6 +108,8 @@ type Result struct {
 	// Stopped is true when the context given to Run was cancelled before the planned end,
 	// so fewer requests were started than planned.
 	Stopped bool
+	// Retries is what Request.Try did, warm-up included.
+	Retries Retries
 }
 
 // Attempted is the number of requests that were started (and, once Run returned, finished).
@@ -177,7 +184,8 @@ func newRunner(cfg Config, op Op) *runner {
 	}
 	r.live.reset(cfg.Requests)
 	for i := range r.workers {
-		r.workers[i].req = Request{Worker: i, shard: i % shards}
+		w := &r.workers[i]
+		w.req = Request{Worker: i, shard: i % shards, retry: cfg.Retry, stats: &w.retries}
 	}
 	return r
 }
@@ -207,6 +215,7 @@ type worker struct {
 	lastEnd                   time.Duration // since start
 	errorCounts               map[string]int64
 	errorSamples              map[string]string
+	retries                   retryStats
 	_                         [64]byte // neighbouring workers run on other cores
 }
 
@@ -235,10 +244,12 @@ func (r *runner) work(done <-chan struct{}, w *worker) {
 		}
 		req.Index = i
 		req.acquireWait, req.acquired = 0, false
+		req.retries, req.unknown, req.outOfTries = 0, false, false
 
 		err := call(r.opCtx, r.op, req)
 		ended := time.Since(r.start)
 		w.lastEnd = ended
+		w.retries.finish(req, err)
 
 		measured := began >= warmup
 		if err == nil {
@@ -252,7 +263,7 @@ func (r *runner) work(done <-chan struct{}, w *worker) {
 			}
 		} else {
 			outcome := Failed
-			if IsUnknown(err) {
+			if IsUnknown(err) || req.unknown { // an earlier try may have committed
 				outcome = UnknownOutcome
 			}
 			r.outcomes.store(i, outcome)
@@ -311,6 +322,7 @@ func (r *runner) result() *Result {
 		Outcomes:     r.outcomes,
 		// A cancel that came after every planned request was handed out cut nothing short.
 		Stopped: r.ended.Load() == endCancelled && (r.limit == 0 || started < r.limit),
+		Retries: Retries{Tries: map[int]int64{}, ByClass: map[string]int64{}, OutOfTries: map[string]int64{}},
 	}
 	var lastEnd time.Duration
 	for i := range r.workers {
@@ -320,6 +332,7 @@ func (r *runner) result() *Result {
 		res.WarmupCompleted += w.warmCompleted
 		res.WarmupFailed += w.warmFailed
 		lastEnd = max(lastEnd, w.lastEnd)
+		res.Retries.add(&w.retries)
 		for class, n := range w.errorCounts {
 			res.ErrorCounts[class] += n
 		}

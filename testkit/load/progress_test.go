@@ -18,12 +18,17 @@ func showProgressOnAnyWriter(t *testing.T) {
 
 func TestProgressOnATerminal(t *testing.T) {
 	showProgressOnAnyWriter(t)
-	var out bytes.Buffer
-	res := run(t, context.Background(), Config{Concurrency: 4, Requests: 400, Progress: &out, ProgressLabel: "transfer"}, func(context.Context, *Request) error {
-		time.Sleep(time.Millisecond) // long enough for at least one tick before the final line
+	out := &firstWrite{drawn: make(chan struct{})}
+	res := run(t, context.Background(), Config{Concurrency: 4, Requests: 400, Progress: out, ProgressLabel: "transfer"}, func(_ context.Context, r *Request) error {
+		if r.Index == 0 {
+			<-out.drawn // the run lasts until a tick has drawn a line before the final one
+		}
 		return nil
 	})
 	text := out.String()
+	if n := strings.Count(text, "\r\x1b[K"); n < 2 {
+		t.Errorf("progress output %q: %d lines drawn, want a tick's and the final one", text, n)
+	}
 	if !strings.HasPrefix(text, "\r\x1b[Ktransfer  ") || !strings.HasSuffix(text, "\n") {
 		t.Fatalf("progress output %q: want redrawn lines ending in a newline", text)
 	}
@@ -95,3 +100,18 @@ func TestNoProgressUnlessATerminal(t *testing.T) {
 		t.Errorf("wrote %q to a writer that is not a terminal", out.String())
 	}
 }
+
+// firstWrite is a buffer that closes drawn on its first write (no WriteString: io.WriteString
+// must come through Write).
+type firstWrite struct {
+	buf   bytes.Buffer
+	drawn chan struct{}
+	once  sync.Once
+}
+
+func (w *firstWrite) Write(p []byte) (int, error) {
+	defer w.once.Do(func() { close(w.drawn) })
+	return w.buf.Write(p)
+}
+
+func (w *firstWrite) String() string { return w.buf.String() }

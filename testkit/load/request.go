@@ -18,6 +18,14 @@ type Request struct {
 	shard       int
 	acquireWait time.Duration
 	acquired    bool
+
+	// Set by Try: the run's policy and the worker's tallies; this request's retries, whether
+	// a try's outcome was unknown, and whether it ran out of tries.
+	retry      *Retry
+	stats      *retryStats
+	retries    int
+	unknown    bool
+	outOfTries bool
 }
 
 // Acquire takes a connection from pool and records the time spent waiting for it (also when

@@ -10,11 +10,18 @@
 // attributed, in order, to the relation of its ungranted lock when that lock is a relation,
 // page or tuple lock; else to the relation of a tuple lock it holds; else to the one table it
 // holds RowExclusiveLock on (several: "(unattributed)"). Query text is never matched.
+//
+// Wait events: each sample also counts the run's sessions that are not idle (the load's and
+// the flushers', not the engine's observers) by wait_event_type:wait_event from
+// pg_stat_activity, "active" for those running and not waiting; a session idle in a
+// transaction shows as Client:ClientRead (the transaction waits on the client). The run keeps
+// the totals over its samples.
 package monitor
 
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -71,6 +78,10 @@ type Monitor struct {
 	locks   results.LockMonitor
 	pool    results.Pool
 	minIdle int32
+	waits   map[string]int64
+	// statements counts the monitor's successful statements: each is a transaction of its
+	// own, which the database's commit counter includes and the run's figures subtract.
+	statements int64
 }
 
 type poolCounters struct{ acquire, empty, canceled int64 }
@@ -93,7 +104,8 @@ func Start(ctx context.Context, connect Connect, cfg Config) (*Monitor, error) {
 		cfg.SlowInterval = time.Second
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	m := &Monitor{cfg: cfg, conn: conn, connect: connect, lockSQL: lockQueryFor(cfg.HotTables), start: time.Now(), cancel: cancel, done: make(chan struct{}), minIdle: math.MaxInt32}
+	m := &Monitor{cfg: cfg, conn: conn, connect: connect, lockSQL: lockQueryFor(cfg.HotTables), start: time.Now(), cancel: cancel, done: make(chan struct{}), minIdle: math.MaxInt32,
+		waits: map[string]int64{}}
 	m.locks.IntervalMs = cfg.Interval.Milliseconds()
 	m.locks.MaxWaitersByRelation = map[string]int64{}
 	for _, t := range cfg.HotTables {
@@ -194,6 +206,19 @@ FROM (SELECT pg_blocking_pids(a.pid) AS blockers FROM pg_stat_activity a
       WHERE a.datname = current_database() AND a.application_name LIKE $1
         AND a.pid <> pg_backend_pid()) b`
 
+// waitEventQuery counts the run's sessions that are not idle by what they wait on. Sessions of
+// the engine's observers (monitor, admin) are left out.
+const waitEventQuery = `
+SELECT coalesce(wait_event_type || ':' || wait_event, 'active'), count(*)
+FROM pg_stat_activity
+WHERE datname = current_database()
+  AND application_name LIKE $1
+  AND application_name NOT IN ('hotspotkit-monitor', 'hotspotkit-admin')
+  AND pid <> pg_backend_pid()
+  AND state <> 'idle'
+  AND backend_type = 'client backend'
+GROUP BY 1`
+
 // attribute names the table a waiter queues on (see the package doc). A waiter on a
 // transactionid that holds no tuple lock — common once a hot row's queue has been woken by a
 // commit and the waiters race for the next version — is attributed to the hot table it writes
@@ -253,6 +278,10 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 			err = rows.Err()
 		}
 	}
+	var statements int64
+	if err == nil {
+		statements++
+	}
 	byRel := map[string]int64{}
 	byType := map[string]int64{}
 	var total int64
@@ -275,13 +304,26 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 		if e := m.conn.QueryRow(qctx, blockerQuery, AppNamePattern).Scan(&blocked, &blockers); e != nil {
 			sampleErr = e
 			slow = false
+		} else {
+			statements++
 		}
 		if m.cfg.PendingSQL != "" && sampleErr == nil {
 			if e := m.conn.QueryRow(qctx, m.cfg.PendingSQL).Scan(&pending); e == nil {
 				havePending = true
+				statements++
 			} else {
 				sampleErr = e
 			}
+		}
+	}
+	lockOK := sampleErr == nil
+	var waits map[string]int64
+	var waitErr error
+	if err == nil {
+		if waits, waitErr = m.waitEvents(qctx); waitErr == nil {
+			statements++
+		} else if sampleErr == nil {
+			sampleErr = waitErr
 		}
 	}
 	cancel()
@@ -320,9 +362,14 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 	if sampleErr != nil {
 		s.SampleError = sampleErr.Error()
 	}
+	s.WaitEvents = waits
 
 	m.mu.Lock()
-	m.fold(&s, sampleErr == nil, slow)
+	m.statements += statements
+	m.fold(&s, lockOK, slow)
+	if waitErr != nil && lockOK {
+		m.locks.SampleErrors++ // the lock part was kept; the sample still failed in part
+	}
 	m.mu.Unlock()
 	if m.cfg.Samples != nil {
 		m.cfg.Samples.Write(&s)
@@ -353,6 +400,9 @@ func (m *Monitor) fold(s *results.Sample, lockOK, slow bool) {
 		l.MaxBlockedSessions = max(l.MaxBlockedSessions, *s.BlockedSessions)
 		l.MaxBlockers = max(l.MaxBlockers, *s.Blockers)
 	}
+	for event, n := range s.WaitEvents {
+		m.waits[event] += n
+	}
 	if m.cfg.Pool != nil {
 		p := &m.pool
 		p.MaxAcquired = max(p.MaxAcquired, s.PoolAcquired)
@@ -362,6 +412,40 @@ func (m *Monitor) fold(s *results.Sample, lockOK, slow bool) {
 			p.PressureSamples++
 		}
 	}
+}
+
+// waitEvents counts the run's busy sessions by wait event (waitEventQuery).
+func (m *Monitor) waitEvents(ctx context.Context) (map[string]int64, error) {
+	rows, err := m.conn.Query(ctx, waitEventQuery, AppNamePattern)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for rows.Next() {
+		var event string
+		var n int64
+		if err := rows.Scan(&event, &n); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out[event] = n
+	}
+	return out, rows.Err()
+}
+
+// WaitEvents returns the totals of the wait-event counts over every sample so far.
+func (m *Monitor) WaitEvents() map[string]int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.waits)
+}
+
+// Statements returns how many statements the monitor ran successfully: each was a
+// transaction of its own on the monitor's connection.
+func (m *Monitor) Statements() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.statements
 }
 
 // reconnect replaces a lost connection.

@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -84,19 +85,12 @@ func TestWaitersAreAttributedToTheHotTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Wait until every waiter is queued, then a little longer for a sample to see them all.
-	deadline := time.Now().Add(10 * time.Second)
+	// Wait until a sample saw every waiter queued on the hot row, and a blocker sample (every
+	// SlowInterval) saw them blocked.
+	waitForSamples(t, m, "every waiter seen queued and blocked", func(l results.LockMonitor) bool {
+		return l.MaxWaitersByRelation["api_keys"] >= waiters && l.MaxBlockedSessions >= waiters
+	})
 	var locks results.LockMonitor
-	for time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-		m.mu.Lock()
-		got := m.locks.MaxWaitersByRelation["api_keys"]
-		m.mu.Unlock()
-		if got >= waiters {
-			break
-		}
-	}
-	time.Sleep(1100 * time.Millisecond) // let a slow (blocker) sample happen while they wait
 	locks, _ = m.Stop()
 	release()
 	if err := sw.Close(); err != nil {
@@ -121,9 +115,23 @@ func TestWaitersAreAttributedToTheHotTable(t *testing.T) {
 	if locks.MaxLockWaitMs <= 0 {
 		t.Errorf("max lock wait %v ms, want > 0", locks.MaxLockWaitMs)
 	}
+	// The holder is idle in its transaction; the head waiter waits on its transactionid and
+	// the others queue on the tuple lock.
+	waits := m.WaitEvents()
+	for _, event := range []string{"Client:ClientRead", "Lock:transactionid", "Lock:tuple"} {
+		if waits[event] == 0 {
+			t.Errorf("wait events %v: no %s", waits, event)
+		}
+	}
+	if m.Statements() < locks.Samples {
+		t.Errorf("monitor counted %d statements for %d samples", m.Statements(), locks.Samples)
+	}
 	b, err := os.ReadFile(samplesPath)
 	if err != nil || len(b) == 0 {
 		t.Fatalf("samples file empty: %v", err)
+	}
+	if !strings.Contains(string(b), `"wait_events":{`) {
+		t.Errorf("samples carry no wait events")
 	}
 }
 
@@ -133,7 +141,7 @@ func TestNoWaitersWhenNothingContends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	waitForSamples(t, m, "two samples", func(l results.LockMonitor) bool { return l.Samples >= 2 })
 	locks, _ := m.Stop()
 	if locks.Samples < 2 || locks.MaxLockWaiters != 0 || locks.MaxWaitersByRelation["api_keys"] != 0 {
 		t.Errorf("got %+v", locks)
@@ -151,19 +159,38 @@ func TestMonitorReconnects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond)
-	if _, err := target.Admin().Exec(context.Background(),
-		`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'monitor-test'`); err != nil {
-		t.Fatal(err)
+	waitForSamples(t, m, "a first sample", func(l results.LockMonitor) bool { return l.Samples >= 1 })
+	var terminated int
+	if err := target.Admin().QueryRow(context.Background(),
+		`SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'monitor-test'`).Scan(&terminated); err != nil || terminated != 1 {
+		t.Fatalf("terminated %d monitor sessions (%v), want 1", terminated, err)
 	}
-	time.Sleep(300 * time.Millisecond)
-	m.mu.Lock()
-	before := m.locks.Samples
-	m.mu.Unlock()
-	time.Sleep(200 * time.Millisecond)
-	locks, _ := m.Stop()
-	if locks.Samples <= before {
-		t.Errorf("no samples after the session was terminated (%d then %d)", before, locks.Samples)
+	// A sample in flight at the termination may still count; the one after it can only
+	// succeed on a new connection.
+	var before int64
+	waitForSamples(t, m, "the count", func(l results.LockMonitor) bool { before = l.Samples; return true })
+	waitForSamples(t, m, "a successful sample after the termination", func(l results.LockMonitor) bool {
+		return l.Samples >= before+2
+	})
+	m.Stop()
+}
+
+// waitForSamples polls the monitor's running summary (cond runs under its lock: the maps are
+// live) until cond holds; after 10 s it stops the monitor and fails the test.
+func waitForSamples(t *testing.T, m *Monitor, what string, cond func(results.LockMonitor) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		m.mu.Lock()
+		ok := cond(m.locks)
+		m.mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			locks, _ := m.Stop()
+			t.Fatalf("after 10s, still waiting for %s (%+v)", what, locks)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -14,22 +14,27 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/load"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
 // Run executes s with args (plus --output) and returns the exit code, the report and stderr.
-// A run that writes no report fails the test.
+// A run that writes no report fails the test. The machine calibration is skipped unless args
+// ask for it (--calibrate): it costs seconds and measures the machine, not the suite.
 func Run(t *testing.T, s testkit.Suite, args ...string) (int, *results.Report, string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "report.json")
 	var stdout, stderr bytes.Buffer
+	args = append([]string{"--calibrate=false"}, args...)
 	code := testkit.Execute(s, append(args, "--output", out), &stdout, &stderr)
 	rep, err := results.ReadFile(out)
 	if err != nil {
@@ -257,4 +262,117 @@ func RedisServers(parent int) map[int]bool {
 		out[pid] = true
 	}
 	return out
+}
+
+// Fired reports whether the run's fault of kind struck (it was injected without error).
+func Fired(r results.Run, kind string) bool {
+	for _, f := range r.Faults {
+		if f.Kind == kind && f.Error == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Exact fails the test unless the run verified and its reconciliation found nothing lost,
+// nothing applied twice and no failed request persisted.
+func Exact(t *testing.T, r results.Run) {
+	t.Helper()
+	Verified(t, r)
+	if rc := r.Reconciliation; rc == nil || rc.Lost != 0 || rc.Duplicated != 0 || rc.FailedButPersisted != 0 {
+		t.Errorf("%s: reconciliation %+v", r.Mode, rc)
+	}
+}
+
+// AtomicUnderFaults runs s in modes (comma-separated) with requests and concurrency workers
+// under faults that kill connections in the middle of requests, and fails the test unless
+// every request is all there or not at all, and counted once:
+//   - restart-postgres, one try per request (a server of its own): requests fail, none of
+//     them is found persisted, every counter is exact;
+//   - restart-postgres with --max-tries 30: every request completes, some after retries;
+//   - terminate-backends four times (every 50 ms, while commits are in flight) with
+//     --max-tries 5: requests whose session died are retried, none applied twice;
+//   - the reply of every 7th request's first COMMIT lost (--debug-lose-commit-every: the
+//     outcome is unknown although the commit went through — terminate-backends alone never
+//     does that, PostgreSQL answers it with 57P01 before or after a commit): with one try
+//     those requests are looked up and found persisted once, with three the retry finds the
+//     request written and applies nothing twice.
+func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, concurrency int) {
+	t.Helper()
+	flags := []string{"--modes", modes, "--requests", strconv.Itoa(requests), "--concurrency", strconv.Itoa(concurrency)}
+	restart := append(slices.Clone(flags), "--fault", "restart-postgres@150ms")
+	lose := []string{"--debug-lose-commit-every", "7"}
+	lost := int64((requests + 6) / 7)
+	terminate := Shared(t, slices.Concat(flags, []string{"--max-tries", "5",
+		"--fault", "terminate-backends@50ms", "--fault", "terminate-backends@100ms",
+		"--fault", "terminate-backends@150ms", "--fault", "terminate-backends@200ms"})...)
+	cases := []struct {
+		name, fault string
+		args        []string
+		check       func(t *testing.T, r results.Run)
+	}{
+		{"restart-postgres, one try", "restart-postgres", slices.Concat(restart, []string{"--max-tries", "1"}), func(t *testing.T, r results.Run) {
+			if r.Load.FailedRequests == 0 {
+				t.Errorf("%s: no request failed while the server restarted", r.Mode)
+			}
+		}},
+		{"restart-postgres, retried", "restart-postgres", slices.Concat(restart, []string{"--max-tries", "30", "--retry-backoff-ms", "20"}), func(t *testing.T, r results.Run) {
+			Completed(t, r, int64(requests))
+			if rt := r.Load.Retries; rt == nil || rt.RetriedRequests == 0 || len(rt.RetriesByClass) == 0 {
+				t.Errorf("%s: no retries reported: %+v", r.Mode, rt)
+			}
+		}},
+		{"terminate-backends, retried", "terminate-backends", terminate, nil},
+		{"lost COMMIT replies, one try", "", Shared(t, slices.Concat(flags, lose, []string{"--max-tries", "1"})...), func(t *testing.T, r results.Run) {
+			if rc := r.Reconciliation; rc == nil || rc.UnknownPersisted != lost || rc.OutcomeUnknown != lost {
+				t.Errorf("%s: want %d requests of unknown outcome, all found persisted: %+v", r.Mode, lost, rc)
+			}
+		}},
+		{"lost COMMIT replies, retried", "", Shared(t, slices.Concat(flags, lose, []string{"--max-tries", "3"})...), func(t *testing.T, r results.Run) {
+			Completed(t, r, int64(requests))
+			if rt := r.Load.Retries; rt == nil || rt.RetriesByClass[load.ClassUnknownOutcome] != lost {
+				t.Errorf("%s: want %d retries after an unknown outcome: %+v", r.Mode, lost, rt)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, rep, stderr := Run(t, s, c.args...)
+			if len(rep.Runs) == 0 {
+				t.Fatalf("exit %d, no runs\n%s", code, stderr)
+			}
+			for _, r := range rep.Runs {
+				if c.fault != "" && !Fired(r, c.fault) {
+					t.Errorf("%s: fault %s did not strike during the load: %+v", r.Mode, c.fault, r.Faults)
+				}
+				Exact(t, r)
+				if c.check != nil {
+					c.check(t, r)
+				}
+			}
+			if code != 0 {
+				t.Errorf("exit %d\n%s", code, stderr)
+			}
+		})
+	}
+}
+
+// LockedBuffer collects a running process's output (exec.Cmd's Stderr) while the test reads
+// it: a bytes.Buffer behind a mutex.
+type LockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *LockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String is what was written so far.
+func (b *LockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -10,6 +10,7 @@ package testdb
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"sync"
 	"testing"
@@ -53,14 +54,22 @@ func Server(t testing.TB) *pgserver.Server {
 	return server
 }
 
-// New opens a fresh schema (with hotspotkit's tables) on the shared server; it is dropped
-// when the test ends.
-func New(t testing.TB) *database.Target {
+// New opens a fresh schema on the shared server, with hotspotkit's shared tables and, when
+// given, one suite's own (its testkit.Info.SQL); it is dropped when the test ends.
+func New(t testing.TB, suiteSQL ...fs.FS) *database.Target {
 	t.Helper()
 	srv := Server(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	target, err := database.Open(ctx, database.Options{URL: srv.DSN()})
+	var sql fs.FS
+	switch len(suiteSQL) {
+	case 0:
+	case 1:
+		sql = suiteSQL[0]
+	default:
+		t.Fatalf("testdb.New: one suite's SQL at most, got %d", len(suiteSQL))
+	}
+	target, err := database.Open(ctx, database.Options{URL: srv.DSN(), SQL: sql})
 	if err != nil {
 		t.Fatalf("opening a test schema: %v", err)
 	}

@@ -1,42 +1,45 @@
 // Package auxcounter is the auxiliary-counter hot spot: besides its usage, every request bumps
-// three rows, each in its own write as a gateway's separate code paths do — its proxy node's
-// counters, its management token's usage (count, last used time and IP) and its api key's
-// last used time; with --hot-keys 1, the same three rows for every request. It owns the
-// suite's SQL, its seed and its exact verification; the engine (testkit) owns everything else.
+// three rows — its proxy node's counters, its management token's usage (count, last used time
+// and IP) and its api key's last used time; with --hot-keys 1, the same three rows for every
+// request. It owns the suite's SQL, its seed and its exact verification; the engine (testkit)
+// owns everything else.
 //
 // # Exactly once
 //
 // The aux counters have no row per request, so nothing in them says whether a write was
-// applied already. Per mode:
-//   - sync: three transactions per request, each one single-row UPDATE; nothing retries them.
-//   - outbox: three transactions per request, each inserting one delta row, as the reference
-//     does: the same three separate writes as sync, each deferred instead of updating a hot
-//     row, so the two modes differ in that alone (one transaction with three rows would also
-//     save two commits). The flush loop claims, applies and marks deltas processed in one
-//     transaction, so a delta is applied exactly once.
+// applied already. Every write path therefore inserts one guard row per record it carries —
+// (request, kind): a request makes one record per hot row — into aux_applied_records in the
+// same transaction (ON CONFLICT DO NOTHING RETURNING) and applies only the records that came
+// back new. Per mode:
+//   - sync: one transaction per request: the three guard rows, then one single-row UPDATE per
+//     hot row, in key order. A retry (--max-tries) after a COMMIT whose outcome was unknown
+//     finds the guard rows and changes nothing.
+//   - outbox: one transaction per request: the three guard rows and, when they were new, the
+//     request's three delta rows. The flush loop claims, applies and marks deltas processed
+//     in one transaction, so a delta is applied exactly once.
 //   - async, async-compact: a batch whose COMMIT outcome was unknown is retried by the queue,
 //     later perhaps record by record (after its retries failed) — and had perhaps committed.
-//     So every batch inserts one guard row per source record it carries, (request, kind), into
-//     aux_applied_records in its own transaction (ON CONFLICT DO NOTHING RETURNING) and applies
-//     only the records that came back new. Keys per source record rather than a fingerprint
-//     per batch stay exact however the queue re-batches, and a retry that races an unfinished
-//     commit waits on the unique key instead of reading past it. The price is one guard row
-//     per record, written in bulk: one statement per batch.
+//     Keys per source record rather than a fingerprint per batch stay exact however the queue
+//     re-batches, and a retry that races an unfinished commit waits on the unique key
+//     instead of reading past it. The price is one guard row per record, written in bulk:
+//     one statement per batch.
 //
-// Reconciliation looks requests up in the outbox (outbox) or the guard table (async); sync
-// leaves no per-request trace, so its requests are accounted as acknowledged. A request is
-// persisted when any of its three writes is. Its three transactions are not atomic together:
-// a request that fails after its first commit (a fault, a timeout) leaves a partial write,
-// which verification reports — as failed-but-persisted where the request can be looked up.
+// The reference writes a request's three rows in three transactions, so a failure between
+// them leaves part of the request behind; here a request is one transaction in sync and
+// outbox, so it is all there or not at all, and reconciliation finds every request in the
+// guard table.
 //
 // A request enqueues three records, and --queue-capacity counts records: for the same
 // capacity in requests as a one-record suite, pass three times as much. A closed-loop burst
 // that overflows the queue under --queue-full sync writes the overflow inline, one record per
 // transaction on the hot rows, and so brings back the lock waits compaction removes.
+//
+// Its own table is the guard (aux_guard.sql); the counter rows are the shared ones of schema.
 package auxcounter
 
 import (
 	"context"
+	"embed"
 	"fmt"
 	"strconv"
 	"time"
@@ -50,6 +53,11 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
+
+// sqlFiles are the suite's own tables (aux_guard.sql); package schema creates the shared ones.
+//
+//go:embed aux_guard.sql
+var sqlFiles embed.FS
 
 // Name is the suite's (and binary's) name.
 const Name = "usage_aux_counter_hotspot_baseline"
@@ -65,21 +73,20 @@ func (*Suite) Info() testkit.Info {
 	return testkit.Info{
 		Name:    Name,
 		Summary: "auxiliary writes onto hot proxy node / management token / api key last-used rows",
-		Description: `Each request makes three auxiliary writes, as a gateway's separate code paths do: its proxy
-node's counters (+1 request; +1 failed on every 10th request, +1 DNS failure on every 25th, +1
+		Description: `Each request makes three auxiliary writes: its proxy node's counters (+1 request; +1 failed on every 10th request, +1 DNS failure on every 25th, +1
 stream error on every 40th), its management token's usage (+1; last_used_at and last IP of the
 request, the newest wins) and its api key's last_used_at (the maximum wins).
-  sync           three transactions per request, each one single-row UPDATE of its hot row
-                 (lock waits on each)
-  outbox         three transactions per request, each inserting one delta row; a flush loop
-                 claims deltas (FOR UPDATE SKIP LOCKED), merges them per row and applies them
+  sync           one transaction per request: three guard rows, then one single-row UPDATE
+                 per hot row (lock waits on each)
+  outbox         one transaction per request: three guard rows and three delta rows; a flush
+                 loop claims deltas (FOR UPDATE SKIP LOCKED), merges them per row and applies them
   async          the request enqueues three records (slot: the hot row); workers apply every
                  record as its own UPDATE, in order
   async-compact  as async, but the records of one row are merged first (counters summed, the
                  newest last_used_at and its IP kept): one UPDATE per hot row per batch
-Async batches are exactly-once: each inserts a guard row per record (aux_applied_records) in
-its own transaction and applies only the records that were new, so a batch retried after a
-COMMIT whose outcome was unknown counts nothing twice. Every counter, timestamp and IP is then
+Every write is exactly-once: it inserts a guard row per record (aux_applied_records) in its
+own transaction and applies only the records that were new, so a request or batch retried
+after a COMMIT whose outcome was unknown counts nothing twice. Every counter, timestamp and IP is then
 checked exactly, per hot row, against the requests that succeeded.`,
 		Example:      Name + " --requests 20000 --concurrency 1000 --modes sync,outbox,async,async-compact --output /tmp/aux.json",
 		Modes:        testkit.AllModes,
@@ -87,6 +94,9 @@ checked exactly, per hot row, against the requests that succeeded.`,
 		HotTables:    []string{"proxy_nodes", "management_tokens", "api_keys"},
 		// Three queue records per request: the queue holds as many requests as the others'.
 		Defaults: map[string]string{"queue-capacity": strconv.Itoa(3 * queue.DefaultCapacity)},
+		// Memory only until its records have a codec (--queue-backend redis is refused).
+		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis},
+		SQL:           sqlFiles,
 	}
 }
 
@@ -155,23 +165,21 @@ func (*Suite) Seed(ctx context.Context, r *testkit.Run) error {
 func (*Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, error) {
 	switch r.Mode {
 	case testkit.ModeSync:
-		return &testkit.Workload{Op: perRow(r, func(ctx context.Context, tx pgx.Tx, _ int64, d counters.Delta) error {
-			_, err := counters.ApplyEach(ctx, tx, []counters.Delta{d})
+		return &testkit.Workload{Op: r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
+			_, err := guardedWriter{}.WriteBatch(ctx, tx, recordsOf(r, i))
 			return err
 		})}, nil
 	case testkit.ModeOutbox:
-		return r.OutboxWorkload(ctx, perRow(r, func(ctx context.Context, tx pgx.Tx, i int64, d counters.Delta) error {
-			return counters.InsertOutbox(ctx, tx, requestID(i), []counters.Delta{d})
+		return counters.OutboxWorkload(ctx, r, r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
+			deltas, err := unapplied(ctx, tx, recordsOf(r, i))
+			if err != nil || len(deltas) == 0 {
+				return err
+			}
+			return counters.InsertOutbox(ctx, tx, requestID(i), deltas)
 		}))
 	case testkit.ModeAsync, testkit.ModeAsyncCompact:
 		return testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[counters.Key, record]{
-			Records: func(i int64) []record {
-				recs := make([]record, 0, 3)
-				for _, k := range rowsOf(r, i) {
-					recs = append(recs, record{Delta: deltaOf(i, k), Sources: []int64{i}})
-				}
-				return recs
-			},
+			Records: func(i int64) []record { return recordsOf(r, i) },
 			Key:     slotOf,
 			Merge:   mergeRecords,
 			Compare: counters.CompareKeys,
@@ -181,27 +189,17 @@ func (*Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, 
 	return nil, fmt.Errorf("mode %q not supported", r.Mode)
 }
 
-// perRow makes one request three transactions, one per hot row, each writing that row's delta
-// with write.
-func perRow(r *testkit.Run, write func(ctx context.Context, tx pgx.Tx, i int64, d counters.Delta) error) load.Op {
-	var ops [3]load.Op
-	for k := range ops {
-		ops[k] = r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
-			return write(ctx, tx, i, deltaOf(i, rowsOf(r, i)[k]))
-		})
+// recordsOf are request i's three records, one per hot row, in key order.
+func recordsOf(r *testkit.Run, i int64) []record {
+	recs := make([]record, 0, 3)
+	for _, k := range rowsOf(r, i) {
+		recs = append(recs, record{Delta: deltaOf(i, k), Sources: []int64{i}})
 	}
-	return func(ctx context.Context, req *load.Request) error {
-		for _, op := range ops {
-			if err := op(ctx, req); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	return recs
 }
 
-// record is the async queue record: a delta for one hot row (the slot) and the requests whose
-// deltas it holds, in arrival order.
+// record is a delta for one hot row (the async queue's slot) and the requests whose deltas it
+// holds, in arrival order.
 type record struct {
 	Delta   counters.Delta
 	Sources []int64
@@ -302,19 +300,11 @@ func unapplied(ctx context.Context, tx pgx.Tx, batch []record) ([]counters.Delta
 	return deltas, nil
 }
 
-// Persisted finds each request in the outbox (outbox mode) or the guard table (async modes):
-// once when any of its writes is there, twice when more than three are. Sync writes leave no
-// per-request trace.
+// Persisted finds each request in the guard table: once when any of its records is there,
+// twice when more than three are (the key makes that impossible; a partial request shows as
+// persisted, and then as wrong counters).
 func (*Suite) Persisted(ctx context.Context, r *testkit.Run, n int64) ([]int32, error) {
-	var sql string
-	switch r.Mode {
-	case testkit.ModeOutbox:
-		sql = `SELECT substr(request_id, 5)::int8, count(*) FROM usage_counter_deltas GROUP BY request_id`
-	case testkit.ModeAsync, testkit.ModeAsyncCompact:
-		sql = `SELECT request_index, count(*) FROM aux_applied_records GROUP BY request_index`
-	default:
-		return nil, testkit.ErrNothingToReconcile
-	}
+	const sql = `SELECT request_index, count(*) FROM aux_applied_records GROUP BY request_index`
 	counts := make([]int32, n)
 	rows, err := r.Admin.Query(ctx, sql)
 	if err != nil {
@@ -412,16 +402,13 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res *load.Result) ([
 		       (SELECT count(*) FROM aux_applied_records)`).Scan(&outboxPending, &outboxProcessed, &guards); err != nil {
 		return nil, fmt.Errorf("counting rows: %w", err)
 	}
-	var wantProcessed, wantGuards int64
-	switch r.Mode {
-	case testkit.ModeOutbox:
+	var wantProcessed int64
+	if r.Mode == testkit.ModeOutbox {
 		wantProcessed = 3 * sum.requests
-	case testkit.ModeAsync, testkit.ModeAsyncCompact:
-		wantGuards = 3 * sum.requests
 	}
 	c.Int("outbox pending deltas", 0, outboxPending)
 	c.Int("outbox processed deltas = 3 × applied requests (outbox mode only)", wantProcessed, outboxProcessed)
-	c.Int("guard rows = 3 × applied requests (async modes only)", wantGuards, guards)
+	c.Int("guard rows = 3 × applied requests", 3*sum.requests, guards)
 	return c.List(), nil
 }
 

@@ -20,11 +20,7 @@ func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 func TestAllModesVerifyAndSyncShowsHotRowWaiters(t *testing.T) {
 	const requests = 2000
 	for _, r := range suitetest.HotSpotContract(t, New(), requests, 3, 300, "proxy_nodes").Runs {
-		rc := r.Reconciliation
-		switch {
-		case r.Mode == testkit.ModeSync && rc != nil:
-			t.Errorf("sync leaves no per-request trace, yet was reconciled: %+v", rc)
-		case r.Mode != testkit.ModeSync && (rc == nil || rc.Persisted != requests || rc.Lost != 0 || rc.Duplicated != 0):
+		if rc := r.Reconciliation; rc == nil || rc.Persisted != requests || rc.Lost != 0 || rc.Duplicated != 0 {
 			t.Errorf("%s: reconciliation %+v", r.Mode, rc)
 		}
 	}
@@ -77,7 +73,7 @@ func TestGuardAppliesEachRecordOnce(t *testing.T) {
 	const hot = 2
 	for _, compact := range []bool{false, true} {
 		t.Run(map[bool]string{false: "async", true: "async-compact"}[compact], func(t *testing.T) {
-			r := &testkit.Run{Config: &testkit.Config{HotKeys: hot}, Admin: testdb.New(t).Admin()}
+			r := &testkit.Run{Config: &testkit.Config{HotKeys: hot}, Admin: testdb.New(t, New().Info().SQL).Admin()}
 			if err := New().Seed(ctx, r); err != nil {
 				t.Fatal(err)
 			}
@@ -161,4 +157,10 @@ func TestTerminatedBackendsKeepAsyncCountersExact(t *testing.T) {
 // --redis-url): the records travel as JSON (the default codec), three per request.
 func TestRedisBackendVerifies(t *testing.T) {
 	suitetest.OnRedis(t, New(), 600, 3*600, "--hot-keys", "3")
+}
+
+// Requests are all there or not at all, and counted once, when connections die in the middle
+// of them, with and without retries.
+func TestRequestsAtomicUnderFaults(t *testing.T) {
+	suitetest.AtomicUnderFaults(t, New(), "sync,outbox", 2000, 200)
 }

@@ -5,12 +5,13 @@
 // write inline with handing the writes to the async queue, with and without merging the
 // writes of a slot before the flush, and verifies every slot's final row exactly.
 //
-// It owns the suite's SQL (the guarded upsert), its lifecycle generator, the merge rules and
+// It owns the suite's SQL (its table, request_candidates.sql, and the guarded upsert), its lifecycle generator, the merge rules and
 // the verification; the engine (testkit) owns everything else.
 package candidates
 
 import (
 	"context"
+	"embed"
 	"fmt"
 	"strconv"
 	"strings"
@@ -23,11 +24,13 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
 
+// sqlFiles are the suite's own tables (request_candidates.sql); package schema creates the shared ones.
+//
+//go:embed request_candidates.sql
+var sqlFiles embed.FS
+
 // Name is the suite's (and binary's) name.
 const Name = "request_candidate_persistence_baseline"
-
-// maxWrites is the most writes one request makes: two candidates, three states each.
-const maxWrites = 2 * 3
 
 // Suite implements testkit.Suite, Flagger, Validator, Reconciler and SummaryWriter.
 type Suite struct {
@@ -56,7 +59,8 @@ makes a share end failed (a tenth of those cancelled). --persistence chooses the
 Every write is an upsert whose SQL guards the order (a stored terminal status survives a late
 pending or streaming write; streaming survives pending; present columns replace NULL ones;
 extra_data merges; created_at keeps the earliest).
-  sync           each write awaited inline in its own transaction
+  sync           each write awaited inline, one statement each, the request's writes in one
+                 transaction (all or nothing)
   async          writes enqueued; workers upsert each batch with one statement per layer in
                  which no slot repeats (a slot's writes stay in order)
   async-compact  as async, but a slot's writes in a batch are merged first: one statement
@@ -70,6 +74,9 @@ exactly against the lifecycles the seed generates.`,
 		// Two or three queue records per request (more with retries): the queue holds as
 		// many requests as the one-record suites'.
 		Defaults: map[string]string{"queue-capacity": strconv.Itoa(3 * queue.DefaultCapacity)},
+		// Memory only until its records have a codec (--queue-backend redis is refused).
+		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis},
+		SQL:           sqlFiles,
 	}
 }
 
@@ -125,24 +132,21 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 	return nil, fmt.Errorf("mode %q not supported", r.Mode)
 }
 
-// syncOp awaits each of a request's writes inline, each in its own transaction, the way a
-// gateway writes a candidate's state when it changes: the connection goes back to the pool
-// between the writes. A failed write ends the request; the later ones are not attempted.
+// syncOp awaits a request's writes inline, in one transaction: each write is its own upsert
+// statement, in lifecycle order, as a gateway sends a candidate's state when it changes, but
+// the request commits once, so a failure leaves none of it behind. The guarded upserts make
+// the transaction idempotent: run again after a COMMIT whose outcome was unknown (a retry
+// under --max-tries), it leaves every slot's row as it was.
 func syncOp(r *testkit.Run, g lifecycle) load.Op {
-	var nth [maxWrites]load.Op
-	for k := range nth {
-		nth[k] = r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
-			return upsert(ctx, tx, g.writes(i)[k:k+1])
-		})
-	}
-	return func(ctx context.Context, req *load.Request) error {
-		for k := range len(g.writes(req.Index)) {
-			if err := nth[k](ctx, req); err != nil {
+	return r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
+		writes := g.writes(i)
+		for k := range writes {
+			if err := upsert(ctx, tx, writes[k:k+1]); err != nil {
 				return err
 			}
 		}
 		return nil
-	}
+	})
 }
 
 // Persisted finds every request's final record: its last candidate's row in a terminal status.

@@ -101,7 +101,7 @@ func TestInlineWritesOvertakingQueuedOnesStillVerify(t *testing.T) {
 // The guard in the database, apart from the queue: a late non-terminal write, in a later
 // transaction or later in the same batch, never takes a terminal row back.
 func TestSQLGuardKeepsTheLatestState(t *testing.T) {
-	target := testdb.New(t)
+	target := testdb.New(t, New().Info().SQL)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	conn := target.Admin()
@@ -195,4 +195,10 @@ func TestRedisBackendVerifies(t *testing.T) {
 	}
 	suitetest.OnRedis(t, New(), requests, writes,
 		"--persistence", PersistFull, "--retry-rate", "0.2", "--failure-rate", "0.1")
+}
+
+// Requests are all there or not at all, and counted once, when connections die in the middle
+// of them, with and without retries.
+func TestRequestsAtomicUnderFaults(t *testing.T) {
+	suitetest.AtomicUnderFaults(t, New(), "sync", 2000, 200)
 }

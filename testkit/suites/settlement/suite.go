@@ -26,11 +26,15 @@
 // by default DurationSeedPerSecond per second of --duration (above what sync and outbox reach
 // here; an async run that outruns it should pass --pending-usages), and requests past the seed
 // fail with errNotSeeded: counted as failed, never applied, their usages left pending.
+//
+// Its own table is the settlement snapshot (settlement_snapshots.sql); usage, wallets and the
+// counter rows are the shared ones of schema.
 package settlement
 
 import (
 	"cmp"
 	"context"
+	"embed"
 	"errors"
 	"fmt"
 	"math"
@@ -47,6 +51,11 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
+
+// sqlFiles are the suite's own tables (settlement_snapshots.sql); package schema creates the shared ones.
+//
+//go:embed settlement_snapshots.sql
+var sqlFiles embed.FS
 
 // Name is the suite's (and binary's) name.
 const Name = "usage_settlement_hotspot_baseline"
@@ -105,6 +114,9 @@ checked settled exactly once with its snapshot, and every other usage still pend
 		Modes:        testkit.AllModes,
 		DefaultModes: testkit.AllModes,
 		HotTables:    []string{"wallets", "providers", "api_keys"},
+		// Memory only until its records have a codec (--queue-backend redis is refused).
+		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis},
+		SQL:           sqlFiles,
 	}
 }
 
@@ -190,7 +202,7 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 	case testkit.ModeSync:
 		wl = &testkit.Workload{Op: s.redelivering(r.SyncTx(settleAndDebit))}
 	case testkit.ModeOutbox:
-		wl, err = r.OutboxWorkload(ctx, s.redelivering(r.SyncTx(settleToOutbox)))
+		wl, err = counters.OutboxWorkload(ctx, r, s.redelivering(r.SyncTx(settleToOutbox)))
 	case testkit.ModeAsync, testkit.ModeAsyncCompact:
 		wl, err = testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[int, claims]{
 			Records: func(i int64) []claims {

@@ -48,7 +48,7 @@ func TestRedeliveredSettlementDebitsOnce(t *testing.T) {
 // seeded opens a fresh schema with n pending usages over hot sets.
 func seeded(t *testing.T, n int64, hot int) (*pgx.Conn, *testkit.Run) {
 	t.Helper()
-	r := &testkit.Run{Config: &testkit.Config{HotKeys: hot}, Requests: n, Admin: testdb.New(t).Admin()}
+	r := &testkit.Run{Config: &testkit.Config{HotKeys: hot}, Requests: n, Admin: testdb.New(t, New().Info().SQL).Admin()}
 	if err := New().Seed(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
@@ -246,4 +246,10 @@ func TestTerminatedBackendsKeepBalancesExact(t *testing.T) {
 // --redis-url): the claims travel as JSON (the default codec) and settle exactly once.
 func TestRedisBackendVerifies(t *testing.T) {
 	suitetest.OnRedis(t, New(), 600, 600, "--hot-keys", "3")
+}
+
+// Requests are all there or not at all, and counted once, when connections die in the middle
+// of them, with and without retries.
+func TestRequestsAtomicUnderFaults(t *testing.T) {
+	suitetest.AtomicUnderFaults(t, New(), "sync,outbox", 2000, 200)
 }

@@ -57,10 +57,11 @@ counters of its api key (+1 request, +30 tokens, +cost, last_used_at), provider 
   async-compact  as async, but increments for the same row are merged first: one UPDATE per
                  hot row per batch
 Every counter is then checked exactly against the requests that succeeded.`,
-		Example:      Name + " --requests 20000 --concurrency 1000 --modes sync,outbox,async,async-compact --output /tmp/counter.json",
-		Modes:        testkit.AllModes,
-		DefaultModes: testkit.AllModes,
-		HotTables:    []string{"api_keys", "provider_api_keys", "global_models", "providers"},
+		Example:       Name + " --requests 20000 --concurrency 1000 --modes sync,outbox,async,async-compact --output /tmp/counter.json",
+		Modes:         testkit.AllModes,
+		DefaultModes:  testkit.AllModes,
+		HotTables:     []string{"api_keys", "provider_api_keys", "global_models", "providers"},
+		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis},
 	}
 }
 
@@ -208,7 +209,7 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 			return err
 		})}, nil
 	case testkit.ModeOutbox:
-		return r.OutboxWorkload(ctx, r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
+		return counters.OutboxWorkload(ctx, r, r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
 			u := rowFor(r, i)
 			fresh, _, err := insertUsage(ctx, tx, []usageRow{u})
 			if err != nil || len(fresh) == 0 {

@@ -21,6 +21,16 @@ func TestAllModesVerifyAndSyncShowsHotRowWaiters(t *testing.T) {
 	if rep.Environment.PostgresVersion == "" || rep.Environment.Durability != "on" || rep.Environment.ManagedPostgres {
 		t.Errorf("environment: %+v", rep.Environment)
 	}
+	// --calibrate=false (suitetest's default) says so, and no run claims an efficiency; on a
+	// --postgres-url server the database's figures are marked shared.
+	if c := rep.Environment.Calibration; c == nil || !c.Skipped {
+		t.Errorf("calibration %+v, want skipped", c)
+	}
+	for _, r := range rep.Runs {
+		if r.Efficiency != 0 || r.EfficiencyBasis != "" || r.Database == nil || !r.Database.Shared {
+			t.Errorf("%s: efficiency %v %q, database %+v", r.Mode, r.Efficiency, r.EfficiencyBasis, r.Database)
+		}
+	}
 }
 
 func TestManagedServerRunAndBrokenExpectationExitsOne(t *testing.T) {
@@ -32,6 +42,12 @@ func TestManagedServerRunAndBrokenExpectationExitsOne(t *testing.T) {
 
 func TestHotKeysSpreadTheLoad(t *testing.T) {
 	suitetest.HotKeysSpread(t, New(), "sync,async-compact", "hot key sets whose every counter is exact")
+}
+
+// Sync and outbox requests are all there or not at all, and counted once, when connections
+// die in the middle of them, with and without retries.
+func TestRequestsAtomicUnderFaults(t *testing.T) {
+	suitetest.AtomicUnderFaults(t, New(), "sync,outbox", 2000, 200)
 }
 
 // Faults: each run completes, failures are counted by class, the async queue persists
@@ -70,21 +86,11 @@ func TestFaults(t *testing.T) {
 				t.Fatalf("exit %d\n%s", code, stderr)
 			}
 			r := rep.Runs[0]
-			var fired bool
-			for _, f := range r.Faults {
-				if f.Kind == c.fault && f.Error == "" {
-					fired = true
-				}
-			}
-			if !fired {
+			if !suitetest.Fired(r, c.fault) {
 				t.Fatalf("fault %s did not happen: %+v", c.fault, r.Faults)
 			}
-			suitetest.Verified(t, r)
-			rc := r.Reconciliation
-			if rc == nil || rc.Lost != 0 || rc.Duplicated != 0 || rc.FailedButPersisted != 0 {
-				t.Errorf("reconciliation: %+v", rc)
-			}
-			if c.failures && r.Load.FailedRequests+rc.OutcomeUnknown == 0 {
+			suitetest.Exact(t, r)
+			if rc := r.Reconciliation; c.failures && rc != nil && r.Load.FailedRequests+rc.OutcomeUnknown == 0 {
 				t.Errorf("no request failed under %s: %+v", c.fault, r.Load)
 			}
 			var counted int64

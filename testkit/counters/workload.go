@@ -1,0 +1,35 @@
+package counters
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/load"
+)
+
+// OutboxWorkload is the outbox mode of a suite built on counters: op writes the request and
+// its outbox rows (InsertOutbox) in one transaction, and the outbox flush loop, on its own
+// connection, applies them. Drain returns when the outbox is empty.
+func OutboxWorkload(ctx context.Context, r *testkit.Run, op load.Op) (*testkit.Workload, error) {
+	connect := func(ctx context.Context) (*pgx.Conn, error) { return r.Target.Connect(ctx, "hotspotkit-flush") }
+	probe, err := connect(ctx) // fail before the load if the flusher cannot connect
+	if err != nil {
+		return nil, fmt.Errorf("outbox flusher connection: %w", err)
+	}
+	_ = probe.Close(ctx)
+	o := NewOutbox(connect, r.Config.FlushBatchSize, r.FlushInterval())
+	o.Start(r.OpContext)
+	return &testkit.Workload{
+		Op:         op,
+		Flusher:    o,
+		PendingSQL: OutboxPendingSQL,
+		Drain:      o.Drain,
+		Close: func() error {
+			o.Stop()
+			return o.Close(context.Background())
+		},
+	}, nil
+}

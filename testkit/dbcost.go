@@ -1,0 +1,113 @@
+package testkit
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/calibrate"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/dbstats"
+	"github.com/hotspotkit/hotspotkit/testkit/load"
+	"github.com/hotspotkit/hotspotkit/testkit/monitor"
+)
+
+// sessionExitDeadline bounds the wait for closed connections' backends to exit (and so flush
+// their statistics) before a reading.
+const sessionExitDeadline = 5 * time.Second
+
+// calibrate records the machine's reference rates in the environment, once, before the first
+// run (package calibrate); with --calibrate=false the report says it was skipped.
+func (e *engine) calibrate(ctx context.Context) error {
+	c := e.cfg
+	if !c.Calibrate {
+		e.report.Environment.Calibration = &results.Calibration{Skipped: true}
+		return nil
+	}
+	pool, err := e.target.NewPool(ctx, database.PoolOptions{MaxConns: int32(max(c.MaxConnections, c.QueueWorkers)),
+		AppName: "hotspotkit-calibrate"})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	cal, err := calibrate.Run(ctx, e.target.Admin(), pool, calibrate.Config{PoolConns: c.MaxConnections, BatchConns: c.QueueWorkers})
+	if err != nil {
+		return err
+	}
+	e.report.Environment.Calibration = cal
+	return nil
+}
+
+// costWindow is the database's statistics at the start of a run (package dbstats).
+type costWindow struct {
+	reader *dbstats.Reader
+	start  dbstats.Snapshot
+	// untracks counts the monitor's connections set up by monitorConnect (one transaction each).
+	untracks atomic.Int64
+}
+
+// monitorConnect opens the monitor's connections; with a cost window, their statements are
+// left out of pg_stat_statements (dbstats.Untrack) and their transactions are counted.
+func (e *engine) monitorConnect(w *costWindow) monitor.Connect {
+	return func(ctx context.Context) (*pgx.Conn, error) {
+		conn, err := e.target.Connect(ctx, "hotspotkit-monitor")
+		if err == nil && w != nil {
+			dbstats.Untrack(ctx, conn)
+			w.untracks.Add(1)
+		}
+		return conn, err
+	}
+}
+
+// beginCost reads the database's counters a run starts from. The figures are an addition to
+// the run: when they cannot be read, the run goes on without them (said on stderr).
+func (e *engine) beginCost(ctx context.Context) *costWindow {
+	admin := e.target.Admin()
+	reader, err := dbstats.NewReader(ctx, admin, e.target.Schema())
+	if err == nil {
+		var w costWindow
+		// The calibration's and earlier runs' connections are closed: their backends may
+		// still be flushing what they did.
+		if w.start, err = reader.Take(ctx, admin, e.target.TakeSessions(), sessionExitDeadline); err == nil {
+			w.reader = reader
+			return &w
+		}
+	}
+	fmt.Fprintf(e.stderr, "%s: the database's own figures are left out of this run: %s\n", e.info.Name, database.Redact(err.Error()))
+	return nil
+}
+
+// endCost closes the run's write connections — their backends flush their statistics as they
+// exit; the pools stay usable for verification — and returns what the run cost the database
+// between the start reading and now.
+func (e *engine) endCost(ctx context.Context, w *costWindow, pool *pgxpool.Pool, wl *Workload, mon *monitor.Monitor, res *load.Result) *results.Database {
+	if w == nil {
+		return nil
+	}
+	pool.Reset()
+	if q := wl.Queue; q != nil && q.flushPool != nil {
+		q.flushPool.Reset()
+	}
+	if o := wl.Flusher; o != nil {
+		o.Stop()
+		_ = o.Close(ctx)
+	}
+	admin := e.target.Admin()
+	end, err := w.reader.Take(ctx, admin, e.target.TakeSessions(), sessionExitDeadline)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "%s: the database's own figures are left out of this run: %s\n", e.info.Name, database.Redact(err.Error()))
+		return nil
+	}
+	return w.reader.Delta(w.start, end, dbstats.Inputs{
+		Requests:             res.Completed + res.WarmupCompleted,
+		HotTables:            e.info.HotTables,
+		WaitEvents:           mon.WaitEvents(),
+		ObserverTransactions: mon.Statements() + w.untracks.Load(),
+		Shared:               !e.target.Managed(),
+	})
+}

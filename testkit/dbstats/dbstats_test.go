@@ -1,0 +1,71 @@
+package dbstats
+
+import (
+	"testing"
+)
+
+// TestDelta: counters are differenced, the observers' own transactions subtracted, a statement
+// evicted and re-added counts whole, transaction control is not a statement, tables without
+// writes are left out unless hot, and the figures are divided per request.
+func TestDelta(t *testing.T) {
+	r := &Reader{version: 150000}
+	start := Snapshot{WALBytes: 1000, WALRecords: 10, XactCommit: 100, readerTransactions: 7,
+		Statements: map[string]statement{
+			"1": {query: "UPDATE api_keys …", calls: 50, rows: 50, totalMs: 5},
+			"2": {query: "INSERT INTO usage …", calls: 900, rows: 900, totalMs: 90}, // evicted since
+		},
+		Tables: map[string]tableCounters{"api_keys": {updated: 10, hotUpdated: 9}, "users": {inserted: 3}},
+	}
+	end := Snapshot{WALBytes: 41000, WALRecords: 410, XactCommit: 215, readerTransactions: 10,
+		Statements: map[string]statement{
+			"1": {query: "UPDATE api_keys …", calls: 150, rows: 150, totalMs: 25},
+			"2": {query: "INSERT INTO usage …", calls: 100, rows: 100, totalMs: 10},
+		},
+		Tables: map[string]tableCounters{
+			"api_keys":  {updated: 110, hotUpdated: 89, dead: 7},
+			"usage":     {inserted: 100},
+			"users":     {inserted: 3},
+			"providers": {},
+		},
+	}
+	d := r.Delta(start, end, Inputs{Requests: 100, HotTables: []string{"api_keys", "providers"},
+		ObserverTransactions: 12})
+	if d.WALBytes != 40000 || d.WALRecords != 400 || d.WALSource != "pg_stat_wal" {
+		t.Errorf("WAL: %+v", d)
+	}
+	if d.XactCommit != 100 { // 115 - 3 (reader) - 12 (monitor)
+		t.Errorf("commits %d, want 100", d.XactCommit)
+	}
+	if d.Statements.Calls != 200 || d.Statements.Top[0].Query != "UPDATE api_keys …" || d.Statements.Top[0].MeanMs != 0.2 {
+		t.Errorf("statements: %+v", d.Statements)
+	}
+	if _, ok := d.Tables["users"]; ok {
+		t.Errorf("users was not written in the run: %v", d.Tables)
+	}
+	if _, ok := d.Tables["providers"]; !ok {
+		t.Errorf("hot table providers missing: %v", d.Tables)
+	}
+	if a := d.Tables["api_keys"]; a.Updated != 100 || a.HotUpdated != 80 || a.DeadTuples != 7 {
+		t.Errorf("api_keys: %+v", a)
+	}
+	p := d.PerRequest
+	if p.WALBytes != 400 || p.Commits != 1 || p.Statements != 2 || p.RowVersions != 2 || p.HOTUpdateRatio["api_keys"] != 0.8 {
+		t.Errorf("per request: %+v", p)
+	}
+	if _, ok := p.HOTUpdateRatio["providers"]; ok {
+		t.Errorf("providers was not updated, yet has a HOT ratio: %v", p.HOTUpdateRatio)
+	}
+}
+
+func TestNotWork(t *testing.T) {
+	for q, skip := range map[string]bool{
+		"BEGIN": true, "commit": true, "SAVEPOINT sp": true, "release savepoint sp": true,
+		"SET search_path = x": true, "SELECT count(*) FROM pg_stat_activity": true,
+		"UPDATE api_keys SET n = n + $1": false, `copy "usage" ( "request_id" ) from stdin binary`: false,
+		"INSERT INTO settings_log VALUES ($1)": false, "  END": true, "SELECT * FROM ending": false,
+	} {
+		if notWork.MatchString(q) != skip {
+			t.Errorf("%q: skipped %v, want %v", q, !skip, skip)
+		}
+	}
+}
