@@ -137,9 +137,12 @@ type Options[K comparable, T any] struct {
 
 	// Capacity is the number of records the queue holds waiting for a worker, all workers
 	// together. It is not split: the slots of a hot spot may all belong to one worker, which
-	// can then use the whole capacity. Each worker's channel is allocated with room for
-	// Capacity records, so memory is Workers × Capacity × the record size. Default 65536;
-	// must be at least Workers.
+	// can then use the whole capacity. Memory is bounded by Capacity × the record size
+	// whatever the number of workers: each worker's channel is allocated with room for
+	// Capacity/Workers records (rounded up), and a worker past that share spills into
+	// chunks of at most 1024 records, allocated as needed and taken under a per-worker lock
+	// (so a skewed hot spot pays a lock per Enqueue that a balanced one does not). Default
+	// 65536; must be at least Workers.
 	Capacity int
 	// BatchSize is the number of source records a worker collects before it flushes.
 	// Default 512.

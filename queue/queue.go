@@ -29,11 +29,13 @@ type Queue[K comparable, T any] struct {
 
 	gate gate
 	acks chan struct{} // a worker's "parked" acknowledgement of Pause
-	// held counts the records waiting in any worker channel: reserve bounds it by Capacity
-	// for the queue as a whole. Each worker channel can hold Capacity records, because the
-	// slots of a hot spot may all hash to one worker and must still be able to use the whole
-	// capacity. Enqueue calls waiting for room under PolicyBlock count themselves in blocked
-	// and wait for a token in freed, which release drops when it makes room.
+	// held counts the records waiting for a worker (in its channel, spill or backlog):
+	// reserve bounds it by Capacity for the queue as a whole. Each worker channel holds an
+	// equal share of Capacity, so memory is bounded by Capacity whatever the number of
+	// workers; the slots of a hot spot may all hash to one worker, which then spills past its
+	// share (worker.put) and can still use the whole capacity. Enqueue calls waiting for room
+	// under PolicyBlock count themselves in blocked and wait for a token in freed, which
+	// release drops when it makes room.
 	held    atomic.Int64
 	blocked atomic.Int64
 	freed   chan struct{}
@@ -66,7 +68,7 @@ func New[K comparable, T any](f Flusher[T], o Options[K, T]) (*Queue[K, T], erro
 	}
 	q.workers = make([]*worker[K, T], o.Workers)
 	for i := range q.workers {
-		q.workers[i] = newWorker(q, o.Capacity)
+		q.workers[i] = newWorker(q, (o.Capacity+o.Workers-1)/o.Workers)
 	}
 	q.wg.Add(len(q.workers))
 	for _, w := range q.workers {
@@ -100,7 +102,7 @@ func (q *Queue[K, T]) Enqueue(ctx context.Context, rec T) (Outcome, error) {
 	w := q.route(rec)
 	at := q.now()
 	if q.reserve() {
-		w.ch <- entry[T]{rec: rec, at: at} // never blocks: the reservation guarantees space
+		w.put(entry[T]{rec: rec, at: at})
 		q.accepted(w)
 		c.Leave()
 		return Queued, nil
@@ -110,7 +112,7 @@ func (q *Queue[K, T]) Enqueue(ctx context.Context, rec T) (Outcome, error) {
 	return out, err
 }
 
-// accepted accounts for a record that just entered w's channel.
+// accepted accounts for a record that just entered w's channel or spill.
 func (q *Queue[K, T]) accepted(w *worker[K, T]) {
 	if v := q.c.pending.Add(1); v > q.c.maxDepth.Load() {
 		q.c.NoteDepth(v)
@@ -183,7 +185,7 @@ func (q *Queue[K, T]) enqueueFull(ctx context.Context, w *worker[K, T], rec T, a
 			q.c.Rejected.Add(1)
 			return Rejected, err
 		}
-		w.ch <- entry[T]{rec: rec, at: at}
+		w.put(entry[T]{rec: rec, at: at})
 		q.accepted(w)
 		return Queued, nil
 	default:

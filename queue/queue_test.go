@@ -608,8 +608,8 @@ func TestNewValidates(t *testing.T) {
 		t.Errorf("defaults not applied: %d workers, %+v", len(q.workers), o)
 	}
 	for i, w := range q.workers {
-		if cap(w.ch) != 1000 {
-			t.Fatalf("worker %d channel holds %d, want the whole capacity 1000", i, cap(w.ch))
+		if cap(w.ch) != 16 { // 1000/64 rounded up: memory is bounded by the capacity
+			t.Fatalf("worker %d channel holds %d, want its share 16", i, cap(w.ch))
 		}
 	}
 	if q.opts.Capacity != 1000 || q.Metrics().Capacity != 1000 {
@@ -641,6 +641,46 @@ func TestOneHotSlotCanUseTheWholeCapacity(t *testing.T) {
 	}
 	if m := q.Metrics(); m.FlushedTotal != 100 || m.Depth != 0 || m.EnqueuedTotal != m.Accounted() {
 		t.Errorf("after Close: %+v", m)
+	}
+}
+
+// TestSpillKeepsOrder: two hot slots on a queue whose workers' channels hold a quarter of the
+// capacity each, so records keep spilling past a channel's share and coming back; every
+// record is written once, in order.
+func TestSpillKeepsOrder(t *testing.T) {
+	const perSlot = 20000
+	for _, compaction := range []bool{false, true} {
+		t.Run(fmt.Sprintf("compaction=%v", compaction), func(t *testing.T) {
+			f := &fakeFlusher{strict: true, unique: compaction, sorted: compaction}
+			var merges violationLog
+			q := newTestQueue(t, f, Options[int, rec]{
+				Merge: mergeRec(&merges, true), Compaction: compaction,
+				Workers: 4, Capacity: 64, BatchSize: 8, FlushInterval: time.Millisecond, FullPolicy: PolicyBlock,
+			})
+			var wg sync.WaitGroup
+			for _, slot := range []int{7, 8} {
+				wg.Go(func() {
+					for i := 1; i <= perSlot; i++ {
+						if out, err := q.Enqueue(context.Background(), rec{Slot: slot, First: i, Last: i, Sum: 1}); err != nil || out != Queued {
+							t.Errorf("slot %d record %d: %v %v", slot, i, out, err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			if err := q.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			f.violations.check(t)
+			merges.check(t)
+			if m := q.Metrics(); m.FlushedTotal != 2*perSlot || m.EnqueuedTotal != m.Accounted() || m.MaxDepth > 64+4*8 { // held + batches in hand
+				t.Errorf("after Close: %+v", m)
+			}
+			if got := f.sums[7] + f.sums[8]; got != 2*perSlot {
+				t.Errorf("sums %d, want %d", got, 2*perSlot)
+			}
+		})
 	}
 }
 

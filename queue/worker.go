@@ -14,12 +14,17 @@ type entry[T any] struct {
 	at  int64
 }
 
-// worker owns one channel and flushes the slots routed to it, one batch at a time.
+// worker owns one channel and flushes the slots routed to it, one batch at a time. The
+// channel holds the worker's share of the capacity; records past it wait in the spill (see
+// put), so one worker can still hold the whole capacity while memory stays bounded by it.
 type worker[K comparable, T any] struct {
 	q    *Queue[K, T]
 	ch   chan entry[T]
-	wake chan struct{} // capacity 1: "your channel holds a batch's worth, or is full"
-	_    [64]byte
+	wake chan struct{} // capacity 1: "your channel holds a batch's worth, is full, or spilled"
+	// spilled is true while spill holds records; then every producer appends to the spill,
+	// so that no record overtakes one enqueued before it. Read by every Enqueue.
+	spilled atomic.Bool
+	_       [64]byte
 	// wakeAt is how many records the channel must hold before producers nudge the napping
 	// worker; 0 while it is not napping. Written by the worker, read by every Enqueue.
 	wakeAt atomic.Int64
@@ -28,7 +33,14 @@ type worker[K comparable, T any] struct {
 	lagMu sync.Mutex
 	lag   *hist.Histogram // µs from Enqueue to commit, per written source record
 
+	spillMu sync.Mutex
+	spill   [][]entry[T] // records past the channel's share, in arrival order, in chunks
+
 	// Owned by the worker goroutine.
+	chanFirst int          // records to receive from the channel before the backlog
+	backlog   [][]entry[T] // a spill taken over by the worker; backlog[0] from head on
+	head      int
+	chunk     int        // entries per spill chunk
 	batch     []entry[T] // source records in hand, in arrival order
 	recs      []T        // what is handed to the Flusher
 	one       []T        // a single record being written individually
@@ -36,15 +48,16 @@ type worker[K comparable, T any] struct {
 	timer     *time.Timer
 }
 
-func newWorker[K comparable, T any](q *Queue[K, T], capacity int) *worker[K, T] {
+func newWorker[K comparable, T any](q *Queue[K, T], share int) *worker[K, T] {
 	o := &q.opts
 	w := &worker[K, T]{
 		q:     q,
-		ch:    make(chan entry[T], capacity),
+		ch:    make(chan entry[T], share),
 		wake:  make(chan struct{}, 1),
 		lag:   hist.New(),
 		batch: make([]entry[T], 0, min(o.BatchSize, 4096)),
 		one:   make([]T, 1),
+		chunk: min(share, spillChunk),
 		timer: time.NewTimer(time.Hour),
 	}
 	w.timer.Stop()
@@ -52,6 +65,54 @@ func newWorker[K comparable, T any](q *Queue[K, T], capacity int) *worker[K, T] 
 		w.compactor = newCompactor(o.Key, o.Merge, o.Compare)
 	}
 	return w
+}
+
+// put hands e to the worker without blocking; the caller has reserved room for it
+// (Queue.reserve). Past the channel's share, or while earlier records wait in the spill, e is
+// appended to the spill. The lock is taken only then: when one worker holds more than its
+// share of the queue.
+func (w *worker[K, T]) put(e entry[T]) {
+	if !w.spilled.Load() {
+		select {
+		case w.ch <- e:
+			return
+		default:
+		}
+	}
+	w.spillMu.Lock()
+	if n := len(w.spill); n == 0 || len(w.spill[n-1]) == w.chunk {
+		w.spill = append(w.spill, make([]entry[T], 0, w.chunk))
+	}
+	last := &w.spill[len(w.spill)-1]
+	*last = append(*last, e)
+	w.spilled.Store(true)
+	w.spillMu.Unlock()
+	w.nudge()
+}
+
+// spillChunk bounds a spill chunk, so a spill grows without copying what it holds.
+const spillChunk = 1024
+
+// unspill takes the spill over as the backlog, to be read after the records the channel holds
+// now: a record sent to the channel before a spilled record was appended is among them, so
+// arrival order holds. Called with the backlog empty and chanFirst 0.
+func (w *worker[K, T]) unspill() {
+	w.spillMu.Lock()
+	defer w.spillMu.Unlock()
+	w.chanFirst = len(w.ch)
+	w.backlog, w.head = w.spill, 0
+	w.spill = nil
+	w.spilled.Store(false)
+}
+
+// fromBacklog moves the next backlog record into the batch.
+func (w *worker[K, T]) fromBacklog() {
+	c := w.backlog[0]
+	w.batch = append(w.batch, c[w.head])
+	c[w.head] = entry[T]{}
+	if w.head++; w.head == len(c) {
+		w.backlog, w.head = w.backlog[1:], 0
+	}
 }
 
 // nudge wakes the worker if it is napping on a partial batch.
@@ -97,11 +158,22 @@ func (w *worker[K, T]) fill() bool {
 	n := len(w.batch)
 	defer func() { w.q.release(int64(len(w.batch) - n)) }()
 	for len(w.batch) < w.q.opts.BatchSize {
+		if w.chanFirst == 0 {
+			if len(w.backlog) > 0 {
+				w.fromBacklog()
+				continue
+			}
+			if w.spilled.Load() {
+				w.unspill()
+				continue
+			}
+		}
 		select {
 		case e, ok := <-w.ch:
 			if !ok {
 				return false
 			}
+			w.chanFirst = max(w.chanFirst-1, 0)
 			w.batch = append(w.batch, e)
 		default:
 			return true
@@ -118,6 +190,7 @@ func (w *worker[K, T]) idle(pauseC <-chan struct{}) {
 			w.q.release(1)
 			w.batch = append(w.batch, e)
 		}
+	case <-w.wake: // a spill
 	case <-pauseC:
 	case <-w.q.life.AbortC():
 	}
@@ -137,7 +210,7 @@ func (w *worker[K, T]) nap(pauseC <-chan struct{}) {
 	need := min(q.opts.BatchSize-len(w.batch), cap(w.ch))
 	w.wakeAt.Store(int64(need))
 	defer w.wakeAt.Store(0)
-	if len(w.ch) >= need {
+	if len(w.ch) >= need || w.spilled.Load() {
 		return
 	}
 	w.timer.Reset(due)
@@ -306,10 +379,21 @@ func (w *worker[K, T]) abandon(n int64) {
 func (w *worker[K, T]) abandonAll() {
 	w.abandonFrom(0)
 	<-w.q.sealedC
-	var n int64
+	n := -int64(w.head)
+	for _, c := range w.backlog {
+		n += int64(len(c))
+	}
+	w.backlog, w.head, w.chanFirst = nil, 0, 0
 	for range w.ch {
 		n++
 	}
+	w.spillMu.Lock()
+	for _, c := range w.spill {
+		n += int64(len(c))
+	}
+	w.spill = nil
+	w.spilled.Store(false)
+	w.spillMu.Unlock()
 	w.q.release(n)
 	w.q.c.Abandoned.Add(n)
 	w.q.c.pending.Add(-n)

@@ -65,6 +65,7 @@ type Config struct {
 	Levels []int
 
 	CPUProfile  string
+	MemProfile  string
 	MetricsAddr string
 	// Calibrate measures the machine before the first run (testkit/calibrate).
 	Calibrate bool
@@ -124,6 +125,7 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 	fs.BoolVar(&c.Calibrate, "calibrate", true, "measure this machine's PostgreSQL first (a few seconds: hot-row UPDATE rate, batched-write ceiling) so throughput compares across machines as efficiency; --calibrate=false skips it")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile of the whole invocation here (go tool pprof)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve Prometheus/OpenMetrics metrics of every run at http://HOST:PORT/metrics for the whole invocation (port 0: a free one, printed)")
+	fs.StringVar(&c.MemProfile, "mem-profile", "", "write a Go heap profile here, taken when the live heap peaked (go tool pprof -sample_index=inuse_space)")
 
 	fs.BoolVar(&c.breakExpectations, "debug-break-expectations", false, "make every verification expectation off by one (tests the exit code)")
 	_ = fs.MarkHidden("debug-break-expectations")
@@ -332,7 +334,7 @@ func (c *Config) values() map[string]any {
 	out := map[string]any{}
 	c.fs.VisitAll(func(f *pflag.Flag) {
 		switch f.Name {
-		case "output", "help", "debug-break-expectations", "cpu-profile", "calibrate", "metrics-addr": // shape no run
+		case "output", "help", "debug-break-expectations", "cpu-profile", "mem-profile", "calibrate", "metrics-addr": // shape no run
 			return
 		case "max-tries", "retry-backoff-ms", "retry-classes", "debug-lose-commit-every":
 			// Recorded only when retries are on (below): a run without them matches the

@@ -123,6 +123,18 @@ func (e *engine) execute(stdout io.Writer) (code int) {
 		}
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
+	if e.cfg.MemProfile != "" {
+		stop, err := profilePeakHeap(e.cfg.MemProfile)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "%s: --mem-profile: %v\n", e.info.Name, err)
+			return ExitUsage
+		}
+		defer func() {
+			if err := stop(); err != nil {
+				fmt.Fprintf(e.stderr, "%s: --mem-profile: %v\n", e.info.Name, err)
+			}
+		}()
+	}
 	e.report = &results.Report{SchemaVersion: results.SchemaVersion, Suite: e.info.Name, StartedAt: time.Now().UTC(), Runs: []results.Run{}}
 	err := e.runAll()
 	if closeErr := e.close(); closeErr != nil {
