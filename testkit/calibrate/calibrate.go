@@ -33,6 +33,9 @@ import (
 // BatchRows is the number of rows per COPY of the batched-write measurement.
 const BatchRows = 1000
 
+// maxWindowStretch bounds how long a window waits for every worker to finish a unit.
+const maxWindowStretch = 10 * time.Second
+
 // Config shapes a calibration.
 type Config struct {
 	// PoolConns is the load's pool size (--max-connections); BatchConns the queue's workers.
@@ -135,7 +138,7 @@ type op func(ctx context.Context, conn *pgxpool.Conn, worker int, seq int64) (in
 // the rate of units per second over cfg.Windows windows after the warm-up. Workers finish
 // the unit they are in when the last window ends (nothing is cancelled mid-statement).
 func measure(ctx context.Context, pool *pgxpool.Pool, conns int, cfg Config, o op) (results.Spread, error) {
-	var done atomic.Int64
+	var done, ops atomic.Int64 // units done, and the calls of o that did them
 	var stop atomic.Bool
 	failed := make(chan error, conns)
 	var wg sync.WaitGroup
@@ -156,6 +159,7 @@ func measure(ctx context.Context, pool *pgxpool.Pool, conns int, cfg Config, o o
 					return
 				}
 				done.Add(n)
+				ops.Add(1)
 			}
 		}()
 	}
@@ -177,9 +181,17 @@ func measure(ctx context.Context, pool *pgxpool.Pool, conns int, cfg Config, o o
 	}
 	rates := make([]float64, 0, cfg.Windows)
 	for range cfg.Windows {
-		n0, t0 := done.Load(), time.Now()
+		n0, ops0, t0 := done.Load(), ops.Load(), time.Now()
 		if err := wait(cfg.Window); err != nil {
 			return results.Spread{}, err
+		}
+		// A window also lasts until every worker could have finished a unit: a batch can take
+		// longer than a window on a slow or busy machine, and a window that saw none would
+		// read as a rate of 0 instead of a slow one.
+		for deadline := t0.Add(maxWindowStretch); ops.Load()-ops0 < int64(conns) && time.Now().Before(deadline); {
+			if err := wait(5 * time.Millisecond); err != nil {
+				return results.Spread{}, err
+			}
 		}
 		rates = append(rates, float64(done.Load()-n0)/time.Since(t0).Seconds())
 	}
