@@ -149,20 +149,17 @@ func (c *Config) validate(info Info) error {
 	if c.Duration > 0 && c.Warmup >= c.Duration {
 		bad("--warmup must be shorter than --duration")
 	}
-	if c.MaxConnections < 1 {
-		bad("--max-connections must be at least 1")
-	}
-	if c.FlushBatchSize < 1 {
-		bad("--flush-batch-size must be at least 1")
-	}
-	if c.FlushIntervalMs < 1 {
-		bad("--flush-interval-ms must be at least 1")
-	}
-	if c.MonitorIntervalMs < 1 {
-		bad("--monitor-interval-ms must be at least 1")
-	}
-	if c.HotKeys < 1 {
-		bad("--hot-keys must be at least 1")
+	for _, f := range []struct {
+		flag  string
+		value int
+	}{
+		{"--max-connections", c.MaxConnections}, {"--flush-batch-size", c.FlushBatchSize},
+		{"--flush-interval-ms", c.FlushIntervalMs}, {"--monitor-interval-ms", c.MonitorIntervalMs},
+		{"--hot-keys", c.HotKeys}, {"--repeat", c.Repeat},
+	} {
+		if f.value < 1 {
+			bad("%s must be at least 1", f.flag)
+		}
 	}
 	if c.QueueCapacity < 1 || c.QueueWorkers < 1 || c.QueueWorkers > queue.MaxWorkers || c.QueueCapacity < c.QueueWorkers {
 		bad("--queue-capacity must be at least --queue-workers, which must be 1..%d", queue.MaxWorkers)
@@ -172,9 +169,6 @@ func (c *Config) validate(info Info) error {
 	}
 	if c.DrainTimeout <= 0 {
 		bad("--drain-timeout must be positive")
-	}
-	if c.Repeat < 1 {
-		bad("--repeat must be at least 1")
 	}
 	if c.MaxTries < 1 {
 		bad("--max-tries must be at least 1 (1: no retries)")
