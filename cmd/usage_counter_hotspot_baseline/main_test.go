@@ -213,7 +213,7 @@ type running struct {
 	cmd    *exec.Cmd
 	tmp    string // its TMPDIR, where the temporary server lives
 	out    string // its --output
-	stderr *suitetest.LockedBuffer
+	stderr *suitetest.Output
 }
 
 // startRun starts the binary with args (plus --output) and returns once its first run has
@@ -228,7 +228,7 @@ func startRun(t *testing.T, args ...string) running {
 	}
 	os.Chmod(tmp, 0o755)
 	t.Cleanup(func() { os.RemoveAll(tmp) })
-	r := running{tmp: tmp, out: filepath.Join(t.TempDir(), "r.json"), stderr: &suitetest.LockedBuffer{}}
+	r := running{tmp: tmp, out: filepath.Join(t.TempDir(), "r.json"), stderr: &suitetest.Output{}}
 	r.cmd = exec.Command(binary, append(args, "--output", r.out)...)
 	r.cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	r.cmd.Stderr = r.stderr

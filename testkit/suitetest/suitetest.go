@@ -376,23 +376,3 @@ func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, co
 		})
 	}
 }
-
-// LockedBuffer collects a running process's output (exec.Cmd's Stderr) while the test reads
-// it: a bytes.Buffer behind a mutex.
-type LockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *LockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// String is what was written so far.
-func (b *LockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
