@@ -11,6 +11,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/render"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 )
 
@@ -45,7 +46,7 @@ func printSummary(w io.Writer, rep *results.Report, info Info) {
 	fmt.Fprintf(w, "\n%s  (PostgreSQL %s, durability %s, %s)\n", info.Name, rep.Environment.PostgresVersion, rep.Environment.Durability, rep.Environment.MachineClass)
 	if len(rep.Summaries) > 0 {
 		// Repetitions: medians with their min–max spread, one row per mode (and level).
-		_ = results.RenderMarkdown(w, results.Table([]*results.Report{rep}))
+		_ = render.RenderMarkdown(w, render.Table([]*results.Report{rep}))
 	} else {
 		printRuns(w, rep, info)
 	}

@@ -1,4 +1,4 @@
-package results
+package render
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hotspotkit/hotspotkit/results"
 )
 
 // withThresholds is the default options with th.
@@ -15,12 +17,12 @@ func withThresholds(th Thresholds) Options {
 	return o
 }
 
-func mustCompare(t *testing.T, old, new *Report, th Thresholds) Comparison {
+func mustCompare(t *testing.T, old, new *results.Report, th Thresholds) Comparison {
 	t.Helper()
 	return mustCompareOpt(t, old, new, withThresholds(th))
 }
 
-func mustCompareOpt(t *testing.T, old, new *Report, opt Options) Comparison {
+func mustCompareOpt(t *testing.T, old, new *results.Report, opt Options) Comparison {
 	t.Helper()
 	c, err := Compare(old, new, opt)
 	if err != nil {
@@ -40,7 +42,7 @@ func renderComparison(t *testing.T, c Comparison) string {
 
 func TestCompareSelfPasses(t *testing.T) {
 	strict := Thresholds{MaxThroughputDrop: 0, MaxP95Rise: 0, MaxP99Rise: 0, NoNewWaiters: true, RequireVerified: true}
-	for name, rep := range map[string]*Report{"single": singleReport(), "repeated": repeatedReport(), "ladder": ladderReport()} {
+	for name, rep := range map[string]*results.Report{"single": singleReport(), "repeated": repeatedReport(), "ladder": ladderReport()} {
 		for _, th := range []Thresholds{DefaultThresholds(), strict} {
 			c := mustCompare(t, rep, rep, th)
 			if !c.Passed() || c.Regressions != 0 {
@@ -67,7 +69,7 @@ func TestCompareAfterJSONRoundTrip(t *testing.T) {
 	if err := rep.WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadFile(path)
+	back, err := results.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +80,7 @@ func TestCompareAfterJSONRoundTrip(t *testing.T) {
 }
 
 func TestCompareDegradedFails(t *testing.T) {
-	for name, rep := range map[string]*Report{"single": singleReport(), "repeated": repeatedReport()} {
+	for name, rep := range map[string]*results.Report{"single": singleReport(), "repeated": repeatedReport()} {
 		c := mustCompare(t, rep, degraded(rep), DefaultThresholds())
 		if c.Passed() || c.Regressions != len(c.Pairs) {
 			t.Errorf("%s: ⅓ throughput and 3× p95 passed:\n%s", name, renderComparison(t, c))
@@ -89,7 +91,7 @@ func TestCompareDegradedFails(t *testing.T) {
 			t.Errorf("%s: verdict %s reasons %q, want throughput and p95", name, p.Verdict, p.Reasons)
 		}
 		tput := p.Metrics[0]
-		if tput.Metric != MetricThroughputRPS || !tput.Regressed || tput.Ratio == nil || *tput.Ratio > 0.34 || *tput.Ratio < 0.33 {
+		if tput.Metric != results.MetricThroughputRPS || !tput.Regressed || tput.Ratio == nil || *tput.Ratio > 0.34 || *tput.Ratio < 0.33 {
 			t.Errorf("%s: throughput delta = %+v", name, tput)
 		}
 		out := renderComparison(t, c)
@@ -238,7 +240,7 @@ func TestCompareNoiseBands(t *testing.T) {
 	for i, rps := range []float64{130000, 134000, 149000} {
 		new.Runs[i].Load.ThroughputRPS = rps
 	}
-	new.Summaries = Summarize(new.Runs)
+	new.Summaries = results.Summarize(new.Runs)
 	c := mustCompare(t, old, new, DefaultThresholds())
 	ac := c.Pairs[0]
 	if ac.Mode != "async-compact" || ac.Verdict != VerdictRegression {

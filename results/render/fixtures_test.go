@@ -1,7 +1,9 @@
-package results
+package render
 
 import (
 	"time"
+
+	"github.com/hotspotkit/hotspotkit/results"
 )
 
 // Fixtures: realistic reports of the usage-counter suite, built with the report types.
@@ -31,7 +33,7 @@ type runSpec struct {
 	efficiency                            float64
 }
 
-func makeRun(s runSpec) Run {
+func makeRun(s runSpec) results.Run {
 	if s.requests == 0 {
 		s.requests = 100000
 	}
@@ -47,7 +49,7 @@ func makeRun(s runSpec) Run {
 		byRel[t] = n
 		total += n
 	}
-	r := Run{
+	r := results.Run{
 		Mode:       s.mode,
 		Repetition: s.rep,
 		Level:      s.level,
@@ -61,22 +63,22 @@ func makeRun(s runSpec) Run {
 			"repeat":            3,
 		},
 		StartedAt: fixtureStart,
-		Load: Load{
+		Load: results.Load{
 			DurationMs:        float64(s.requests) / s.rps * 1000,
 			ThroughputRPS:     s.rps,
 			Concurrency:       s.concurr,
 			CompletedRequests: int64(s.requests) - s.failed,
 			FailedRequests:    s.failed,
-			LatencyMs:         Latency{Count: int64(s.requests), P50: s.p50, P95: s.p95, P99: s.p99, Max: s.p99 * 2},
+			LatencyMs:         results.Latency{Count: int64(s.requests), P50: s.p50, P95: s.p95, P99: s.p99, Max: s.p99 * 2},
 		},
-		Pool:         Pool{MaxConns: 32, MaxAcquired: int32(s.poolBP * 32 / 10000), MaxUsageBasisPoints: s.poolBP},
-		LockMonitor:  LockMonitor{Samples: 300, IntervalMs: 100, MaxLockWaiters: total, MaxWaitersByRelation: byRel},
-		Verification: Verification{Passed: s.verified, Checks: []Check{{Name: "usage total", Expected: 100000, Actual: 100000, OK: s.verified}}},
+		Pool:         results.Pool{MaxConns: 32, MaxAcquired: int32(s.poolBP * 32 / 10000), MaxUsageBasisPoints: s.poolBP},
+		LockMonitor:  results.LockMonitor{Samples: 300, IntervalMs: 100, MaxLockWaiters: total, MaxWaitersByRelation: byRel},
+		Verification: results.Verification{Passed: s.verified, Checks: []results.Check{{Name: "usage total", Expected: 100000, Actual: 100000, OK: s.verified}}},
 	}
 	if s.walPerReq > 0 {
-		r.Database = &Database{WALSource: "pg_stat_wal", Statements: &Statements{},
+		r.Database = &results.Database{WALSource: "pg_stat_wal", Statements: &results.Statements{},
 			WALBytes: int64(s.walPerReq * float64(s.requests)), XactCommit: int64(s.commitsPerReq * float64(s.requests)),
-			PerRequest:   PerRequest{WALBytes: s.walPerReq, Commits: s.commitsPerReq, Statements: s.stmtsPerReq, RowVersions: 2},
+			PerRequest:   results.PerRequest{WALBytes: s.walPerReq, Commits: s.commitsPerReq, Statements: s.stmtsPerReq, RowVersions: 2},
 			DatabaseWide: []string{"wal_bytes", "xact_commit", "statements"}}
 		r.Database.Statements.Calls = int64(s.stmtsPerReq * float64(s.requests))
 	}
@@ -86,13 +88,13 @@ func makeRun(s runSpec) Run {
 			r.EfficiencyBasis = "batched_write_rows_per_s"
 		}
 	}
-	r.Reconciliation = &Reconciliation{Attempted: int64(s.requests), Acknowledged: int64(s.requests) - s.failed,
+	r.Reconciliation = &results.Reconciliation{Attempted: int64(s.requests), Acknowledged: int64(s.requests) - s.failed,
 		Persisted: int64(s.requests) - s.failed}
 	if s.queue {
-		r.Queue = &Queue{Backend: "memory", Compaction: s.compacted > 0, FullPolicy: "block",
-			QueueMetrics: QueueMetrics{Capacity: 65536, EnqueuedTotal: int64(s.requests), FlushedTotal: int64(s.requests),
+		r.Queue = &results.Queue{Backend: "memory", Compaction: s.compacted > 0, FullPolicy: "block",
+			QueueMetrics: results.QueueMetrics{Capacity: 65536, EnqueuedTotal: int64(s.requests), FlushedTotal: int64(s.requests),
 				FlushSQLOpsTotal: s.sqlOps, CompactedTotal: s.compacted},
-			PersistLagMs: Latency{P50: s.lagP99 / 3, P95: s.lagP99 * 0.8, P99: s.lagP99}}
+			PersistLagMs: results.Latency{P50: s.lagP99 / 3, P95: s.lagP99 * 0.8, P99: s.lagP99}}
 	}
 	return r
 }
@@ -109,13 +111,13 @@ func asyncCompactSpec() runSpec {
 		walPerReq: 297, commitsPerReq: 0.004, stmtsPerReq: 0.005, efficiency: 160000.0 / 450000}
 }
 
-func newReport(runs ...Run) *Report {
-	return &Report{
-		SchemaVersion: SchemaVersion,
+func newReport(runs ...results.Run) *results.Report {
+	return &results.Report{
+		SchemaVersion: results.SchemaVersion,
 		Suite:         fixtureSuite,
 		StartedAt:     fixtureStart,
 		FinishedAt:    fixtureStart.Add(2 * time.Minute),
-		Environment: Environment{GoVersion: "go1.26.8", GOMAXPROCS: 2, NumCPU: 2, CPUModel: "AMD EPYC",
+		Environment: results.Environment{GoVersion: "go1.26.8", GOMAXPROCS: 2, NumCPU: 2, CPUModel: "AMD EPYC",
 			OS: "linux", Arch: "amd64", MachineClass: "2cpu-24g", PostgresVersion: "17.2", Durability: "on",
 			GitRevision: "6c155e1", Hostname: "vm", Calibration: fixtureCalibration(1)},
 		Runs: runs,
@@ -123,9 +125,11 @@ func newReport(runs ...Run) *Report {
 }
 
 // fixtureCalibration is a calibration of a machine that runs at speed times the fixtures' one.
-func fixtureCalibration(speed float64) *Calibration {
-	spread := func(med, lo, hi float64) Spread { return Spread{Median: med * speed, Min: lo * speed, Max: hi * speed} }
-	return &Calibration{
+func fixtureCalibration(speed float64) *results.Calibration {
+	spread := func(med, lo, hi float64) results.Spread {
+		return results.Spread{Median: med * speed, Min: lo * speed, Max: hi * speed}
+	}
+	return &results.Calibration{
 		HotRowUpdateRPS1:       spread(1800, 1750, 1850),
 		HotRowUpdateRPSPool:    spread(2104, 2050, 2180),
 		PoolConns:              64,
@@ -136,13 +140,13 @@ func fixtureCalibration(speed float64) *Calibration {
 }
 
 // singleReport has one run per mode: sync with waiters on api_keys, async-compact with none.
-func singleReport() *Report {
+func singleReport() *results.Report {
 	return newReport(makeRun(syncSpec()), makeRun(asyncCompactSpec()))
 }
 
 // repeatedReport has three repetitions per mode and the summaries the engine would store.
-func repeatedReport() *Report {
-	var runs []Run
+func repeatedReport() *results.Report {
+	var runs []results.Run
 	for i, rps := range []float64{148100, 155020, 152340} {
 		s := asyncCompactSpec()
 		s.rep, s.rps = i+1, rps
@@ -154,13 +158,13 @@ func repeatedReport() *Report {
 		runs = append(runs, makeRun(s))
 	}
 	r := newReport(runs...)
-	r.Summaries = Summarize(runs)
+	r.Summaries = results.Summarize(runs)
 	return r
 }
 
 // ladderReport is a sync ladder that saturates at 32.
-func ladderReport() *Report {
-	var runs []Run
+func ladderReport() *results.Report {
+	var runs []results.Run
 	for _, l := range []struct {
 		c        int
 		rps, p95 float64
@@ -170,12 +174,12 @@ func ladderReport() *Report {
 		runs = append(runs, makeRun(s))
 	}
 	r := newReport(runs...)
-	r.Ladders = []Ladder{BuildLadder("sync", runs)}
+	r.Ladders = []results.Ladder{results.BuildLadder("sync", runs)}
 	return r
 }
 
 // degraded is a copy of rep with a third of the throughput and three times the latency.
-func degraded(rep *Report) *Report {
+func degraded(rep *results.Report) *results.Report {
 	out := *rep
 	out.Runs = nil
 	for _, r := range rep.Runs {
@@ -186,7 +190,7 @@ func degraded(rep *Report) *Report {
 		out.Runs = append(out.Runs, r)
 	}
 	if rep.Summaries != nil {
-		out.Summaries = Summarize(out.Runs)
+		out.Summaries = results.Summarize(out.Runs)
 	}
 	return &out
 }
@@ -194,18 +198,18 @@ func degraded(rep *Report) *Report {
 func i64(v int64) *int64 { return &v }
 
 // fixtureSamples is a few seconds of monitor samples for the two runs of singleReport.
-func fixtureSamples() []Sample {
-	var out []Sample
+func fixtureSamples() []results.Sample {
+	var out []results.Sample
 	for i := 0; i < 20; i++ {
 		t := fixtureStart.Add(time.Duration(i) * 100 * time.Millisecond)
 		w := int64(i % 13)
-		out = append(out, Sample{Time: t, Run: 0, Mode: "sync", ElapsedMs: float64(i * 100),
+		out = append(out, results.Sample{Time: t, Run: 0, Mode: "sync", ElapsedMs: float64(i * 100),
 			LockWaiters: w + 1, WaitersByRelation: map[string]int64{"api_keys": w, "providers": 1},
 			PoolAcquired: 32, PoolMax: 32, PoolUsageBasisPts: 10000, CompletedRequests: int64(i * 210)})
 	}
 	for i := 0; i < 20; i++ {
 		t := fixtureStart.Add(time.Minute + time.Duration(i)*100*time.Millisecond)
-		out = append(out, Sample{Time: t, Run: 1, Mode: "async-compact", ElapsedMs: float64(i * 100),
+		out = append(out, results.Sample{Time: t, Run: 1, Mode: "async-compact", ElapsedMs: float64(i * 100),
 			PoolAcquired: 8, PoolMax: 32, PoolUsageBasisPts: 2500, QueueDepth: i64(int64(4096 - i*200)),
 			QueuePendingDepth: i64(int64(i * 10)), CompletedRequests: int64(i * 16000)})
 	}

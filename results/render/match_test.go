@@ -1,14 +1,16 @@
-package results
+package render
 
 import (
 	"maps"
 	"strings"
 	"testing"
+
+	"github.com/hotspotkit/hotspotkit/results"
 )
 
 // withConfig is a copy of rep whose runs have cfg applied (a nil value deletes the key) and
 // whose command line is command.
-func withConfig(rep *Report, command string, cfg map[string]any) *Report {
+func withConfig(rep *results.Report, command string, cfg map[string]any) *results.Report {
 	out := *rep
 	out.Environment.Command = command
 	out.Runs = nil
@@ -40,7 +42,7 @@ func TestMatcherOneSidedKeys(t *testing.T) {
 	old := withConfig(singleReport(), bin, nil)
 	tests := []struct {
 		name    string
-		new     *Report
+		new     *results.Report
 		pairs   int
 		explain string // in the new sync group's match (reason or notes)
 	}{
@@ -137,7 +139,7 @@ func TestCompareIgnoresStoredSummaries(t *testing.T) {
 
 func TestCompareCostPerRequest(t *testing.T) {
 	old := singleReport()
-	costly := func(stmts, commits, wal float64) *Report {
+	costly := func(stmts, commits, wal float64) *results.Report {
 		r := withConfig(singleReport(), "", nil)
 		db := *r.Runs[1].Database
 		db.PerRequest.Statements, db.PerRequest.Commits, db.PerRequest.WALBytes = stmts, commits, wal
@@ -147,7 +149,7 @@ func TestCompareCostPerRequest(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		new     *Report
+		new     *results.Report
 		reasons []string
 	}{
 		{"unchanged", costly(0.005, 0.004, 297), nil},
@@ -200,8 +202,8 @@ func TestCompareMachineTiers(t *testing.T) {
 
 	tests := []struct {
 		name    string
-		old     *Report
-		new     *Report
+		old     *results.Report
+		new     *results.Report
 		opt     func(*Options)
 		basis   string
 		passed  bool
@@ -209,21 +211,21 @@ func TestCompareMachineTiers(t *testing.T) {
 	}{
 		{"same machine, calibrations agree", old, degraded(old), nil, BasisDirect, false, "REGRESSION (2 of 2 pairs)"},
 		{"other machine, same efficiency", old, slowMachine, nil, BasisEfficiency, true, "PASS"},
-		{"other machine, efficiency down", old, func() *Report {
+		{"other machine, efficiency down", old, func() *results.Report {
 			r := degraded(slowMachine)
 			for i := range r.Runs {
 				r.Runs[i].Efficiency = old.Runs[i].Efficiency / 3
 			}
 			return r
 		}(), nil, BasisEfficiency, false, "REGRESSION (2 of 2 pairs)"},
-		{"old report without calibration", func() *Report { r := *old; r.Environment.Calibration = nil; return &r }(), slowMachine, nil,
+		{"old report without calibration", func() *results.Report { r := *old; r.Environment.Calibration = nil; return &r }(), slowMachine, nil,
 			BasisNone, true, "PASS (machine-independent checks only: throughput cannot be judged across machines)"},
-		{"calibration skipped", old, func() *Report {
+		{"calibration skipped", old, func() *results.Report {
 			r := *degraded(old)
-			r.Environment.Calibration = &Calibration{Skipped: true}
+			r.Environment.Calibration = &results.Calibration{Skipped: true}
 			return &r
 		}(), nil, BasisNone, true, "PASS (machine-independent checks only: throughput cannot be judged across machines)"},
-		{"--same-machine without calibration", func() *Report { r := *old; r.Environment.Calibration = nil; return &r }(), degraded(old),
+		{"--same-machine without calibration", func() *results.Report { r := *old; r.Environment.Calibration = nil; return &r }(), degraded(old),
 			func(o *Options) { o.SameMachine = true }, BasisDirect, false, "REGRESSION (2 of 2 pairs)"},
 	}
 	for _, tt := range tests {
@@ -250,7 +252,7 @@ func TestCalibrationsAgree(t *testing.T) {
 	base := *fixtureCalibration(1)
 	tests := []struct {
 		name  string
-		other Calibration
+		other results.Calibration
 		agree bool
 	}{
 		{"itself", base, true},
@@ -258,8 +260,8 @@ func TestCalibrationsAgree(t *testing.T) {
 		// pool: 2,104 (2,050–2,180) vs 2,525 (2,460–2,616): 2,525 > 2,180 × 1.1 = 2,398.
 		{"20% faster", *fixtureCalibration(1.2), false},
 		{"the issue's two machines", *fixtureCalibration(774.0 / 2104), false},
-		{"other pool size", func() Calibration { c := base; c.PoolConns = 32; return c }(), false},
-		{"nothing in common", Calibration{PoolConns: 64, BatchedWriteConns: 2}, false},
+		{"other pool size", func() results.Calibration { c := base; c.PoolConns = 32; return c }(), false},
+		{"nothing in common", results.Calibration{PoolConns: 64, BatchedWriteConns: 2}, false},
 	}
 	for _, tt := range tests {
 		got, why := CalibrationsAgree(base, tt.other, DefaultCalibrationTolerance)

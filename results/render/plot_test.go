@@ -1,4 +1,4 @@
-package results
+package render
 
 import (
 	"bytes"
@@ -8,9 +8,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/hotspotkit/hotspotkit/results"
 )
 
-func renderPlot(t *testing.T, reports []*Report, samples map[string][]Sample) string {
+func renderPlot(t *testing.T, reports []*results.Report, samples map[string][]results.Sample) string {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := Plot(reports, samples, &buf); err != nil {
@@ -22,8 +24,8 @@ func renderPlot(t *testing.T, reports []*Report, samples map[string][]Sample) st
 var remoteRef = regexp.MustCompile(`(?i)<(script|link|img|iframe)[^>]+(src|href)\s*=\s*["']?\s*(https?:)?//`)
 
 func TestPlotPage(t *testing.T) {
-	reports := []*Report{singleReport(), ladderReport()}
-	samples := map[string][]Sample{SamplesKey(0): fixtureSamples()}
+	reports := []*results.Report{singleReport(), ladderReport()}
+	samples := map[string][]results.Sample{SamplesKey(0): fixtureSamples()}
 	page := renderPlot(t, reports, samples)
 
 	if m := remoteRef.FindString(page); m != "" {
@@ -58,8 +60,8 @@ func TestPlotPage(t *testing.T) {
 }
 
 func TestPlotChartCount(t *testing.T) {
-	reports := []*Report{singleReport(), ladderReport()}
-	page := renderPlot(t, reports, map[string][]Sample{SamplesKey(0): fixtureSamples()})
+	reports := []*results.Report{singleReport(), ladderReport()}
+	page := renderPlot(t, reports, map[string][]results.Sample{SamplesKey(0): fixtureSamples()})
 	// singleReport: throughput + latency bars, 2 sample charts; ladderReport: 1 ladder (no
 	// non-ladder run, so no bars).
 	if n := strings.Count(page, "echarts.init("); n != 5 {
@@ -136,8 +138,8 @@ func TestPlotExample(t *testing.T) {
 			sqlOps: 100000, verified: true}} {
 		rep.Runs = append(rep.Runs, makeRun(s))
 	}
-	reports := []*Report{rep, ladderReport(), more}
-	page := renderPlot(t, reports, map[string][]Sample{SamplesKey(0): fixtureSamples()})
+	reports := []*results.Report{rep, ladderReport(), more}
+	page := renderPlot(t, reports, map[string][]results.Sample{SamplesKey(0): fixtureSamples()})
 	if err := os.WriteFile(out, []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +148,7 @@ func TestPlotExample(t *testing.T) {
 // A queue mode's latency bars stand beside its persist lag; the page's table has the cost
 // columns, spreads on two lines, and the calibration in the report's heading.
 func TestPlotPersistLagAndCost(t *testing.T) {
-	page := renderPlot(t, []*Report{repeatedReport()}, nil)
+	page := renderPlot(t, []*results.Report{repeatedReport()}, nil)
 	for _, want := range []string{
 		`"name":"persist lag p99 ms"`,
 		`"value":"-"`, // sync has no persist lag: an empty bar, not 0
