@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/hotspotkit/hotspotkit/results"
+
+	"github.com/hotspotkit/hotspotkit/results/resultstest"
 )
 
 func cellsByTitle(t *testing.T, td TableData, row int) map[string]string {
@@ -27,7 +29,7 @@ func TestTableColumnOrder(t *testing.T) {
 	want := []string{"suite", "mode", "requests × conc", "rps", "failed", "p50 ms", "p95 ms", "p99 ms",
 		"lag p99 ms", "max waiters", "pool max %", "sql ops / compacted", "verified", "WAL B/req", "stmts/req", "efficiency", "max tries",
 		"inline / dropped"}
-	td := Table([]*results.Report{singleReport()})
+	td := Table([]*results.Report{resultstest.SingleReport()})
 	if len(td.Columns) != len(want) {
 		t.Fatalf("got %d columns, want %d", len(td.Columns), len(want))
 	}
@@ -46,7 +48,7 @@ func TestTableColumnOrder(t *testing.T) {
 // The fault matrix compares runs with and without retries: --max-tries is a column, read
 // from the run's config, else from its retry report.
 func TestTableMaxTriesColumn(t *testing.T) {
-	rep := singleReport()
+	rep := resultstest.SingleReport()
 	rep.Runs[0].Config["max-tries"] = float64(20)
 	rep.Runs[1].Load.Retries = &results.Retries{MaxTries: 1} // recorded in the config only above 1
 	td := Table([]*results.Report{rep})
@@ -58,7 +60,7 @@ func TestTableMaxTriesColumn(t *testing.T) {
 }
 
 func TestTableRunRows(t *testing.T) {
-	td := Table([]*results.Report{singleReport()})
+	td := Table([]*results.Report{resultstest.SingleReport()})
 	if len(td.Rows) != 2 {
 		t.Fatalf("got %d rows, want 2 (one per run)", len(td.Rows))
 	}
@@ -67,7 +69,7 @@ func TestTableRunRows(t *testing.T) {
 		want map[string]string
 	}{
 		{0, map[string]string{
-			"suite": fixtureSuite, "mode": "sync", "requests × conc": "100,000 × 64", "rps": "2,100",
+			"suite": resultstest.Suite, "mode": "sync", "requests × conc": "100,000 × 64", "rps": "2,100",
 			"failed": "0", "p50 ms": "12.40", "p95 ms": "30.10", "p99 ms": "48.70", "lag p99 ms": "–",
 			"max waiters": "api_keys 12, providers 3", "pool max %": "100.0", "sql ops / compacted": "–",
 			"verified": "✓", "WAL B/req": "945", "stmts/req": "5.00", "efficiency": "1.00", "max tries": "–", "inline / dropped": "–",
@@ -89,7 +91,7 @@ func TestTableRunRows(t *testing.T) {
 }
 
 func TestTableSummaryRows(t *testing.T) {
-	rep := repeatedReport()
+	rep := resultstest.RepeatedReport()
 	rep.Runs[4].Verification.Passed = false // one sync repetition failed verification
 	rep.Summaries = results.Summarize(rep.Runs)
 	td := Table([]*results.Report{rep})
@@ -120,7 +122,7 @@ func TestTableSummaryRows(t *testing.T) {
 
 // A summary stored by an older engine without the extra metrics still fills every column.
 func TestTableSummaryWithoutExtraMetrics(t *testing.T) {
-	rep := repeatedReport()
+	rep := resultstest.RepeatedReport()
 	for i := range rep.Summaries {
 		for k := range rep.Summaries[i].Metrics {
 			if k != results.MetricThroughputRPS {
@@ -135,7 +137,7 @@ func TestTableSummaryWithoutExtraMetrics(t *testing.T) {
 }
 
 func TestTableLadderRows(t *testing.T) {
-	td := Table([]*results.Report{ladderReport()})
+	td := Table([]*results.Report{resultstest.LadderReport()})
 	if len(td.Rows) != 5 {
 		t.Fatalf("got %d rows, want one per level (5)", len(td.Rows))
 	}
@@ -190,7 +192,7 @@ func TestNumberFormats(t *testing.T) {
 
 func TestRenderMarkdown(t *testing.T) {
 	var buf bytes.Buffer
-	if err := RenderMarkdown(&buf, Table([]*results.Report{singleReport()})); err != nil {
+	if err := RenderMarkdown(&buf, Table([]*results.Report{resultstest.SingleReport()})); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
@@ -215,7 +217,7 @@ func TestRenderMarkdown(t *testing.T) {
 
 func TestRenderCSV(t *testing.T) {
 	var buf bytes.Buffer
-	if err := RenderCSV(&buf, Table([]*results.Report{singleReport()})); err != nil {
+	if err := RenderCSV(&buf, Table([]*results.Report{resultstest.SingleReport()})); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(&buf).ReadAll()
@@ -229,7 +231,7 @@ func TestRenderCSV(t *testing.T) {
 
 func TestRenderJSON(t *testing.T) {
 	var buf bytes.Buffer
-	if err := RenderJSON(&buf, Table([]*results.Report{repeatedReport()})); err != nil {
+	if err := RenderJSON(&buf, Table([]*results.Report{resultstest.RepeatedReport()})); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
@@ -259,7 +261,7 @@ func TestRenderJSON(t *testing.T) {
 // A report written before the database figures existed shows "–" in their columns, and a
 // summary row reads its runs, not the summary stored beside them.
 func TestTableCostColumns(t *testing.T) {
-	old := singleReport()
+	old := resultstest.SingleReport()
 	for i := range old.Runs {
 		old.Runs[i].Database, old.Runs[i].Efficiency = nil, 0
 	}
@@ -269,8 +271,8 @@ func TestTableCostColumns(t *testing.T) {
 			t.Errorf("%s = %q in a report without database figures, want %s", col, row[col], missingValue)
 		}
 	}
-	rep := repeatedReport()
-	stale := degraded(rep)
+	rep := resultstest.RepeatedReport()
+	stale := resultstest.Degraded(rep)
 	stale.Summaries = rep.Summaries
 	if got := cellsByTitle(t, Table([]*results.Report{stale}), 0)["rps"]; got != "50,780 (49,367–51,673)" {
 		t.Errorf("summary row rps = %q, want the runs' medians", got)
