@@ -28,6 +28,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
+	"github.com/hotspotkit/hotspotkit/testkit/redisrun"
 )
 
 // The write strategies a suite may offer.
@@ -40,6 +41,13 @@ const (
 	ModeAsync = "async"
 	// ModeAsyncCompact is ModeAsync with records for the same slot merged before the flush.
 	ModeAsyncCompact = "async-compact"
+)
+
+// Queue backends (--queue-backend) an async mode runs on: the queue in this process, or a
+// Redis stream (package redisrun sets the Redis up).
+const (
+	BackendMemory = redisrun.BackendMemory
+	BackendRedis  = redisrun.BackendRedis
 )
 
 // AllModes lists the strategies in the order runs are reported.
@@ -153,8 +161,8 @@ type QueueHandle struct {
 	Resume     func()
 	// Stream returns the Redis-streams backend's own counters (nil for other backends).
 	Stream func() redisq.StreamMetrics
-	// stream is set by the Redis backend: the run's role and run-wide counters (roles.go).
-	stream *streamRun
+	// stream is set by the Redis backend: the run's role and run-wide counters (redisbackend.go).
+	stream *redisrun.Stream
 	// flushPool is the workers' own pool; its connections are closed after the drain so that
 	// their backends report their statistics (dbcost.go).
 	flushPool *pgxpool.Pool
@@ -182,6 +190,8 @@ type Run struct {
 	checkSkew int64
 	// applied is set by reconcile before Verify.
 	applied func(i int64) bool
+	// redis is the invocation's Redis when the Redis backend runs (redisbackend.go).
+	redis *redisrun.Target
 }
 
 // FlushInterval is --flush-interval-ms: the longest a partial batch waits before its flush.

@@ -1,16 +1,18 @@
-package testkit
+package redisrun
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
-	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
 
@@ -30,47 +32,45 @@ import (
 //     outcomes, as the run of a single process would be checked, plus the run-wide stream
 //     counters. Producers and plain consumers check only their own part.
 
-// runLoad runs the load in this process's role: a consumer runs none, a producer registers
-// first and records its outcomes after.
-func (e *engine) runLoad(r *Run, lcfg load.Config, wl *Workload) (*load.Result, error) {
-	sr := wl.Queue.streamRunOf()
-	switch {
-	case sr != nil && sr.role == redisq.RoleConsumer:
-		return emptyResult(), nil
-	case sr != nil && sr.role == redisq.RoleProducer:
-		ctx := e.hardCtx
-		if err := registerProducer(ctx, r, sr); err != nil {
-			return nil, err
-		}
-		res, err := load.Run(e.stopCtx, lcfg, wl.Op)
-		if err != nil {
-			return nil, err
-		}
-		// Every Enqueue returned only with Redis's answer: what the outcomes say is final.
-		if err := finishProducer(ctx, r, sr, res); err != nil {
-			return nil, err
-		}
-		return res, nil
-	}
-	return load.Run(e.stopCtx, lcfg, wl.Op)
+// DB is the connection the protocol's statements run on: the run's pool or the engine's own
+// connection (*pgxpool.Pool and *pgx.Conn both are one).
+type DB interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-func (h *QueueHandle) streamRunOf() *streamRun {
-	if h == nil {
-		return nil
-	}
-	return h.stream
+// Stream is what the engine needs about one run on the Redis backend: this process's role,
+// where its producers register, and the run-wide counters its checks compare.
+type Stream struct {
+	Key        string
+	Role       redisq.Role
+	ProducerID int   // --producer-id (producers)
+	Offset     int64 // a producer's first run-wide request index
+	Requests   int64 // this producer's requests
+	// RunStats reads the counters every process of the run keeps in Redis.
+	RunStats func(ctx context.Context) (redisq.RunStats, error)
 }
 
-func emptyResult() *load.Result {
+// StreamKey names a run's stream: the same in every process of a split run (same schema,
+// mode and run index), distinct for every run of an invocation.
+func StreamKey(schema string, index int, mode string) string {
+	return fmt.Sprintf("hotspotkit:%s:%d:%s", schema, index, mode)
+}
+
+// EmptyResult is the load result of a process that ran no load (a consumer).
+func EmptyResult() *load.Result {
 	now := time.Now()
 	return &load.Result{Start: now, MeasureStart: now, End: now, ErrorCounts: map[string]int64{},
 		Latency: hist.New(), AcquireWait: hist.New(), Outcomes: load.NewOutcomes(0)}
 }
 
-func registerProducer(ctx context.Context, r *Run, sr *streamRun) error {
-	id := r.Config.ProducerID
-	return pgx.BeginFunc(ctx, r.Pool, func(tx pgx.Tx) error {
+// Register records this producer's request range in queue_producers, refusing a range that
+// overlaps another producer's.
+func (sr *Stream) Register(ctx context.Context, db DB) error {
+	id := sr.ProducerID
+	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		// One registration at a time, so that two overlapping ranges cannot both pass the check.
 		if _, err := tx.Exec(ctx, `LOCK TABLE queue_producers IN SHARE ROW EXCLUSIVE MODE`); err != nil {
 			return err
@@ -78,33 +78,35 @@ func registerProducer(ctx context.Context, r *Run, sr *streamRun) error {
 		var other int
 		err := tx.QueryRow(ctx, `SELECT producer_id FROM queue_producers
 			WHERE stream = $1 AND (producer_id = $2 OR (first_index < $3::int8 + $4::int8 AND $3::int8 < first_index + requests))`,
-			sr.key, id, sr.offset, r.Requests).Scan(&other)
+			sr.Key, id, sr.Offset, sr.Requests).Scan(&other)
 		switch {
 		case err == nil:
 			return fmt.Errorf("--producer-id %d: producer %d of this run already covers some of the request indexes [%d, %d) (give every producer its own id and the same --requests)",
-				id, other, sr.offset, sr.offset+r.Requests)
+				id, other, sr.Offset, sr.Offset+sr.Requests)
 		case !errors.Is(err, pgx.ErrNoRows):
 			return fmt.Errorf("registering the producer: %w", err)
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO queue_producers (stream, producer_id, first_index, requests) VALUES ($1, $2, $3, $4)`,
-			sr.key, id, sr.offset, r.Requests)
+			sr.Key, id, sr.Offset, sr.Requests)
 		return err
 	})
 }
 
-func finishProducer(ctx context.Context, r *Run, sr *streamRun, res *load.Result) error {
-	outcomes := make([]byte, r.Requests)
+// Finish records the outcome of each of this producer's requests and marks it finished. Every
+// Enqueue returned only with Redis's answer, so what the outcomes say is final.
+func (sr *Stream) Finish(ctx context.Context, db DB, res *load.Result) error {
+	outcomes := make([]byte, sr.Requests)
 	var accepted int64
 	res.Outcomes.Each(func(i int64, o load.Outcome) {
-		if i < r.Requests {
+		if i < sr.Requests {
 			outcomes[i] = byte(o)
 			if o == load.Succeeded {
 				accepted++
 			}
 		}
 	})
-	tag, err := r.Pool.Exec(context.WithoutCancel(ctx), `UPDATE queue_producers SET finished_at = now(), accepted = $3, outcomes = $4
-		WHERE stream = $1 AND producer_id = $2`, sr.key, r.Config.ProducerID, accepted, outcomes)
+	tag, err := db.Exec(context.WithoutCancel(ctx), `UPDATE queue_producers SET finished_at = now(), accepted = $3, outcomes = $4
+		WHERE stream = $1 AND producer_id = $2`, sr.Key, sr.ProducerID, accepted, outcomes)
 	if err == nil && tag.RowsAffected() != 1 {
 		err = errors.New("its registration is gone (was the schema reset by another process?)")
 	}
@@ -114,18 +116,18 @@ func finishProducer(ctx context.Context, r *Run, sr *streamRun, res *load.Result
 	return nil
 }
 
-// producerState counts the run's producers.
-func producerState(ctx context.Context, r *Run, sr *streamRun) (registered, finished int, err error) {
-	err = r.Pool.QueryRow(ctx, `SELECT count(*), count(finished_at) FROM queue_producers WHERE stream = $1`, sr.key).
+// Producers counts the run's producers.
+func (sr *Stream) Producers(ctx context.Context, db DB) (registered, finished int, err error) {
+	err = db.QueryRow(ctx, `SELECT count(*), count(finished_at) FROM queue_producers WHERE stream = $1`, sr.Key).
 		Scan(&registered, &finished)
 	return registered, finished, err
 }
 
-// waitForProducers returns once expect producers have registered and all registered ones
+// WaitForProducers returns once expect producers have registered and all registered ones
 // have finished: from then on nothing new enters the stream.
-func waitForProducers(ctx context.Context, r *Run, sr *streamRun, expect int) error {
+func (sr *Stream) WaitForProducers(ctx context.Context, db DB, expect int) error {
 	for {
-		registered, finished, err := producerState(ctx, r, sr)
+		registered, finished, err := sr.Producers(ctx, db)
 		if err == nil && registered >= expect && finished == registered {
 			return nil
 		}
@@ -140,11 +142,11 @@ func waitForProducers(ctx context.Context, r *Run, sr *streamRun, expect int) er
 	}
 }
 
-// producersResult rebuilds the outcome of every run-wide request from the producers'
+// ProducersResult rebuilds the outcome of every run-wide request from the producers'
 // records, for the verifying consumer.
-func producersResult(ctx context.Context, r *Run, sr *streamRun) (*load.Result, error) {
-	rows, err := r.Pool.Query(ctx, `SELECT first_index, requests, outcomes FROM queue_producers
-		WHERE stream = $1 AND outcomes IS NOT NULL ORDER BY first_index`, sr.key)
+func (sr *Stream) ProducersResult(ctx context.Context, db DB) (*load.Result, error) {
+	rows, err := db.Query(ctx, `SELECT first_index, requests, outcomes FROM queue_producers
+		WHERE stream = $1 AND outcomes IS NOT NULL ORDER BY first_index`, sr.Key)
 	if err != nil {
 		return nil, fmt.Errorf("reading the producers' outcomes: %w", err)
 	}
@@ -159,7 +161,7 @@ func producersResult(ctx context.Context, r *Run, sr *streamRun) (*load.Result, 
 	if err != nil {
 		return nil, fmt.Errorf("reading the producers' outcomes: %w", err)
 	}
-	res := emptyResult()
+	res := EmptyResult()
 	for _, p := range list {
 		res.Outcomes.Set(p.first+p.n-1, load.NotAttempted) // sets Len; the outcomes follow
 		for i, o := range p.outcomes {
@@ -171,76 +173,48 @@ func producersResult(ctx context.Context, r *Run, sr *streamRun) (*load.Result, 
 	return res, nil
 }
 
-// ownPartOnly is the suite as seen by a producer or a plain consumer: the database is not
-// theirs to verify (the run is not over, or someone else verifies it), so the suite's
-// checks and reconciliation are left out and only the role's checks remain.
-type ownPartOnly struct{ Suite }
-
-func (ownPartOnly) Verify(context.Context, *Run, *load.Result) ([]results.Check, error) {
-	return nil, nil
+// Accepted is the number of accepted requests this producer recorded for the consumers (-1
+// before it finished).
+func (sr *Stream) Accepted(ctx context.Context, db DB) (int64, error) {
+	var accepted int64
+	err := db.QueryRow(ctx, `SELECT coalesce(accepted, -1) FROM queue_producers WHERE stream = $1 AND producer_id = $2`,
+		sr.Key, sr.ProducerID).Scan(&accepted)
+	if err != nil {
+		return 0, fmt.Errorf("reading the producer's record: %w", err)
+	}
+	return accepted, nil
 }
 
-// verification returns what this process verifies the run with: the suite (or not, see
-// ownPartOnly), the request outcomes to check against, and the checks of its role and of the
-// stream.
-func (e *engine) verification(ctx context.Context, r *Run, wl *Workload, res *load.Result) (Suite, *load.Result, []results.Check, error) {
-	sr := wl.Queue.streamRunOf()
-	if sr == nil {
-		return e.suite, res, nil, nil
+// AppliedEntries counts the entry ids the run's writers recorded in queue_applied_entries.
+func (sr *Stream) AppliedEntries(ctx context.Context, db DB) (int64, error) {
+	var n int64
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM queue_applied_entries WHERE stream = $1`, sr.Key).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting the applied entries: %w", err)
 	}
-	c := r.NewChecks()
-	switch {
-	case sr.role == redisq.RoleProducer:
-		var accepted int64
-		err := r.Pool.QueryRow(ctx, `SELECT coalesce(accepted, -1) FROM queue_producers WHERE stream = $1 AND producer_id = $2`,
-			sr.key, r.Config.ProducerID).Scan(&accepted)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("reading the producer's record: %w", err)
-		}
-		c.Int("producer: accepted requests recorded for the consumers", res.Outcomes.Count(load.Succeeded), accepted)
-		return ownPartOnly{e.suite}, res, c.List(), nil
-	case sr.role == redisq.RoleConsumer:
-		registered, finished, err := producerState(ctx, r, sr)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		c.Int("producers finished (of those registered)", int64(registered), int64(finished))
-		if !r.Config.Verify {
-			rs, err := sr.runStats(ctx)
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			c.Int("stream: entries left unacknowledged", 0, rs.Length)
-			return ownPartOnly{e.suite}, res, c.List(), nil
-		}
-		if res, err = producersResult(ctx, r, sr); err != nil {
-			return nil, nil, nil, err
-		}
-		// The suite verifies the run-wide requests, not this process's --requests (a suite
-		// that seeds per request, such as settlement, counts its seed from it).
-		r.Requests = res.Outcomes.Len()
-	}
-	if err := streamChecks(ctx, r, sr, c); err != nil {
-		return nil, nil, nil, err
-	}
-	return e.suite, res, c.List(), nil
+	return n, nil
 }
 
-// streamChecks compares the run-wide counters every process of the run kept in Redis with
-// the database: every accepted entry acknowledged, and every id in queue_applied_entries
-// acknowledged exactly once as applied, duplicate or written on its own.
-func streamChecks(ctx context.Context, r *Run, sr *streamRun, c *Checks) error {
-	rs, err := sr.runStats(ctx)
-	if err != nil {
-		return err
+// CrashEnv names the test-only environment variable that stops a consumer at one point of
+// its batch cycle ("after-read": a batch read, nothing committed; "after-commit": committed,
+// not acknowledged). The process prints a line to stderr and freezes there, so that a test can
+// SIGKILL it at exactly that point.
+const CrashEnv = "HOTSPOTKIT_TEST_CRASH"
+
+// CrashHook maps $HOTSPOTKIT_TEST_CRASH onto redisq's hook (nil when unset).
+func CrashHook() func(point string, ids []string) {
+	point := os.Getenv(CrashEnv)
+	if point == "" {
+		return nil
 	}
-	ids, err := QueryInt(ctx, r.Admin, `SELECT count(*) FROM queue_applied_entries WHERE stream = $1`, sr.key)
-	if err != nil {
-		return err
+	var once sync.Once
+	return func(p string, ids []string) {
+		if p != point {
+			return
+		}
+		once.Do(func() {
+			fmt.Fprintf(os.Stderr, "hotspotkit: %s=%s: consumer stopped at %s holding %d entries (pid %d)\n",
+				CrashEnv, point, p, len(ids), os.Getpid())
+			select {} // frozen here until the test kills the process
+		})
 	}
-	c.Int("stream: entries left unacknowledged", 0, rs.Length)
-	c.Int("stream: acknowledged = accepted (run-wide)", rs.Accepted, rs.Acked)
-	c.Int("stream: entries dead-lettered", 0, rs.DeadLettered)
-	c.Int("stream: applied entry ids = applied + duplicate + fallback acknowledgements", rs.Applied+rs.Duplicate+rs.Fallback, ids)
-	return nil
 }
