@@ -24,6 +24,11 @@ import (
 
 // Config holds the flags every suite shares. Names follow the reference binaries where they
 // exist (--requests, --concurrency, --max-connections, --flush-batch-size, ...).
+//
+// validate computes the parsed fields (Modes, Levels, RetryClasses, the faults, the role) from
+// the raw flags, once; from then on a Config is read-only. What an invocation opens at run time
+// (the database target, Redis) belongs to the engine, never to the Config
+// (TestConfigIsReadOnlyAfterValidation).
 type Config struct {
 	Requests          int64
 	Concurrency       int
