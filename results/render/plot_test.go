@@ -126,7 +126,7 @@ func TestReadSamples(t *testing.T) {
 }
 
 // TestPlotExample writes the fixture page to $HOTSPOTKIT_PLOT_EXAMPLE, to look at it in a
-// browser: HOTSPOTKIT_PLOT_EXAMPLE=/tmp/page.html go test ./results/ -run TestPlotExample
+// browser: HOTSPOTKIT_PLOT_EXAMPLE=/tmp/page.html go test ./results/render/ -run TestPlotExample
 func TestPlotExample(t *testing.T) {
 	out := os.Getenv("HOTSPOTKIT_PLOT_EXAMPLE")
 	if out == "" {
