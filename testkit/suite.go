@@ -3,7 +3,10 @@
 // one freshly reset run per mode (and repetition and ladder level), the monitor, the drain,
 // verification, the JSON report, the NDJSON samples and the stderr summary — and the shared
 // write strategies a suite plugs its SQL into (sync transactions, the async queue, and any
-// flush loop a workload brings: package counters' outbox is one).
+// flush loop a workload brings: package counters' outbox is one). What is not lifecycle has a
+// package of its own, which the engine drives through small explicit calls: redisrun (the Redis
+// a run uses and the producer/consumer protocol of a split run), hostenv (the machine a report
+// was measured on), results/render (the summary table, the same as `baseline table`).
 //
 // A suite (testkit/suites/..., or any package: examples/hotcounter) only describes its write
 // path — how to seed, what one request writes in each mode, how to check the totals — and
