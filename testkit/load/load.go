@@ -243,7 +243,7 @@ type worker struct {
 	errorCounts               map[string]int64
 	errorSamples              map[string]string
 	retries                   retryStats
-	late, skipped, unsent     int64 // open loop only, measured arrivals
+	late, skipped, unsent     int64    // open loop only, measured arrivals
 	_                         [64]byte // neighbouring workers run on other cores
 }
 

@@ -93,7 +93,9 @@ func TestOpenLoopShowsAStallTheClosedLoopHides(t *testing.T) {
 	assertTotals(t, open)
 	assertTotals(t, closed)
 
-	p99 := func(h interface{ ValueAtQuantile(float64) time.Duration }) time.Duration { return h.ValueAtQuantile(99) }
+	p99 := func(h interface{ ValueAtQuantile(float64) time.Duration }) time.Duration {
+		return h.ValueAtQuantile(99)
+	}
 	intended, service, closedP99 := p99(open.Latency), p99(open.OpenLoop.Service), p99(closed.Latency)
 	t.Logf("open loop at 1000/s: latency p99 %v (from the intended start), service p99 %v, lag p99 %v, late %d of %d; closed loop: p99 %v",
 		intended, service, p99(open.OpenLoop.ScheduleLag), open.OpenLoop.Late, open.Completed, closedP99)
