@@ -54,6 +54,8 @@ type Config struct {
 
 	// StreamConfig: --queue-backend, --redis*, --role and friends (streamconfig.go).
 	StreamConfig
+	// OpenLoop: --rate, --rates and friends (openloop.go).
+	OpenLoop
 
 	// MaxTries, RetryBackoffMs and RetryClasses: --max-tries and friends; retryClasses is the
 	// set a request is retried for, validated (and widened with 57014 under a statement timeout).
@@ -120,6 +122,7 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 	fs.StringSliceVar(&c.retryClassesRaw, "retry-classes", nil, "error classes a request is retried for (SQLSTATEs, conn_closed, conn_error, deadline_exceeded); default "+strings.Join(load.DefaultRetryClasses, ",")+", and 57014 with --fault statement-timeout")
 	fs.IntVar(&c.Repeat, "repeat", 1, "run each mode this many times on fresh state; the report adds median/min/max")
 	fs.StringVar(&c.levelsRaw, "levels", "", "concurrency ladder, e.g. 1,2,4,8,64 (one run per level, each for --duration)")
+	c.OpenLoop.register(fs)
 
 	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, pause-flush@T+D, kill-consumer@T, statement-timeout=MS, lock-timeout=MS")
 	fs.BoolVar(&c.Calibrate, "calibrate", true, "measure this machine's PostgreSQL first (a few seconds: hot-row UPDATE rate, batched-write ceiling) so throughput compares across machines as efficiency; --calibrate=false skips it")
@@ -212,6 +215,7 @@ func (c *Config) validate(info Info) error {
 			bad("--levels needs --duration (the time spent at each level)")
 		}
 	}
+	c.OpenLoop.validate(c, bad)
 	c.faults = nil
 	for _, raw := range c.faultsRaw {
 		f, err := ParseFault(raw)
@@ -327,6 +331,9 @@ func unwrapPathError(err error) error {
 func (c *Config) values() map[string]any {
 	out := map[string]any{}
 	c.fs.VisitAll(func(f *pflag.Flag) {
+		if slices.Contains(openLoopFlags, f.Name) {
+			return // recorded per run, only when it is open-loop (OpenLoop.values)
+		}
 		switch f.Name {
 		case "output", "help", "debug-break-expectations", "cpu-profile", "mem-profile", "calibrate", "metrics-addr": // shape no run
 			return
