@@ -161,7 +161,11 @@ func reqConc(r results.Run) string {
 	if req == "0" {
 		req = fmt.Sprint(r.Config["duration"])
 	}
-	return fmt.Sprintf("%s×%d", req, r.Load.Concurrency)
+	s := fmt.Sprintf("%s×%d", req, r.Load.Concurrency)
+	if r.Rate > 0 {
+		s += fmt.Sprintf("@%s/s", formatRate(r.Rate))
+	}
+	return s
 }
 
 // waiters shows the hot tables' maximum waiters, largest first, e.g. "api_keys 57 providers 3".
