@@ -1,12 +1,12 @@
 package testkit
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -199,22 +199,10 @@ func (c *Config) validate(info Info) error {
 	if len(c.Modes) == 0 && len(errs) == 0 {
 		bad("--modes is empty")
 	}
-	c.Levels = nil
-	if c.levelsRaw != "" {
-		for _, f := range strings.Split(c.levelsRaw, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n < 1 {
-				bad("--levels: %q is not a positive integer", f)
-				continue
-			}
-			c.Levels = append(c.Levels, n)
-		}
-		sort.Ints(c.Levels)
-		c.Levels = slices.Compact(c.Levels)
-		if c.Duration == 0 {
-			bad("--levels needs --duration (the time spent at each level)")
-		}
-	}
+	c.Levels = ladderRungs(c, "--levels", c.levelsRaw, "level", "a positive integer", func(s string) (int, bool) {
+		n, err := strconv.Atoi(s)
+		return n, err == nil && n >= 1
+	}, bad)
 	c.OpenLoop.validate(c, bad)
 	c.faults = nil
 	for _, raw := range c.faultsRaw {
@@ -256,6 +244,29 @@ func (c *Config) validate(info Info) error {
 		return errors.New(strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// ladderRungs parses a ladder flag (--levels, --rates): comma-separated positive values, in
+// increasing order without repeats; want says what each must be. A ladder runs each rung for
+// --duration, so it needs one.
+func ladderRungs[T cmp.Ordered](c *Config, flag, raw, rung, want string, parse func(string) (T, bool), bad func(string, ...any)) []T {
+	if raw == "" {
+		return nil
+	}
+	var out []T
+	for _, f := range strings.Split(raw, ",") {
+		v, ok := parse(strings.TrimSpace(f))
+		if !ok {
+			bad("%s: %q is not %s", flag, f, want)
+			continue
+		}
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	if c.Duration == 0 {
+		bad("%s needs --duration (the time spent at each %s)", flag, rung)
+	}
+	return slices.Compact(out)
 }
 
 // retryPolicy is the load engine's policy for Request.Try.

@@ -3,9 +3,8 @@ package testkit
 import (
 	"fmt"
 	"io"
-	"slices"
+	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -80,22 +79,10 @@ func (o *OpenLoop) validate(c *Config, bad func(string, ...any)) {
 	if c.Duration > 0 && o.Ramp >= c.Duration {
 		bad("--ramp must be shorter than --duration")
 	}
-	o.Rates = nil
-	if o.ratesRaw != "" {
-		for _, f := range strings.Split(o.ratesRaw, ",") {
-			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-			if err != nil || v <= 0 {
-				bad("--rates: %q is not a positive rate (requests per second)", f)
-				continue
-			}
-			o.Rates = append(o.Rates, v)
-		}
-		slices.Sort(o.Rates)
-		o.Rates = slices.Compact(o.Rates)
-		if c.Duration == 0 {
-			bad("--rates needs --duration (the time spent at each rate)")
-		}
-	}
+	o.Rates = ladderRungs(c, "--rates", o.ratesRaw, "rate", "a positive rate (requests per second)", func(s string) (float64, bool) {
+		v, err := strconv.ParseFloat(s, 64)
+		return v, err == nil && v > 0 && !math.IsInf(v, 0)
+	}, bad)
 }
 
 // values records the open-loop flags of a run at rate (0: a closed-loop run records none).
