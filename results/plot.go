@@ -444,18 +444,8 @@ func (p *plotter) ladder(title string, l Ladder) {
 			}),
 		)
 	}
-	c := charts.NewLine()
-	c.SetGlobalOptions(
-		charts.WithInitializationOpts(p.init(halfWidth, "420px")),
-		charts.WithAnimation(false),
-		charts.WithTitleOpts(opts.Title{Title: title + ": " + l.Mode + " ladder", Subtitle: subtitle}),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Right: "10", Top: "5"}),
-		charts.WithXAxisOpts(opts.XAxis{Name: "concurrency", Type: "category", NameLocation: "middle", NameGap: 28}),
-		charts.WithYAxisOpts(opts.YAxis{Name: "rps", Type: "value"}),
-		charts.WithGridOpts(opts.Grid{Left: "80", Right: "70", Top: "80", Bottom: "50"}),
-	)
-	c.ExtendYAxis(opts.YAxis{Name: "p95 ms", Type: "value", Position: "right"})
+	c := p.ladderChart(opts.Title{Title: title + ": " + l.Mode + " ladder", Subtitle: subtitle}, "concurrency",
+		opts.YAxis{Name: "rps", Type: "value"}, "p95 ms")
 	c.SetXAxis(x).
 		AddSeries("throughput rps", tput, kneeOpts...).
 		AddSeries("p95 ms", p95, charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1}))
@@ -518,24 +508,32 @@ func (p *plotter) rateLadder(title string, l RateLadder) {
 				LineStyle: &opts.LineStyle{Type: "dashed", Color: "#c23531", Width: 2},
 			}))
 	}
-	c := charts.NewLine()
-	c.SetGlobalOptions(
-		charts.WithInitializationOpts(p.init(halfWidth, "420px")),
-		charts.WithAnimation(false),
-		charts.WithTitleOpts(opts.Title{Title: title + ": " + l.Mode + " rate ladder", Subtitle: subtitle}),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Right: "10", Top: "5"}),
-		charts.WithXAxisOpts(opts.XAxis{Name: "offered rps", Type: "category", NameLocation: "middle", NameGap: 28}),
-		charts.WithYAxisOpts(valueAxis("ms", latencies)),
-		charts.WithGridOpts(opts.Grid{Left: "80", Right: "70", Top: "80", Bottom: "50"}),
-	)
-	c.ExtendYAxis(opts.YAxis{Name: "achieved rps", Type: "value", Position: "right"})
+	c := p.ladderChart(opts.Title{Title: title + ": " + l.Mode + " rate ladder", Subtitle: subtitle}, "offered rps",
+		valueAxis("ms", latencies), "achieved rps")
 	c.SetXAxis(x).
 		AddSeries("p99 ms", p99, p99Opts...).
 		AddSeries("p50 ms", p50).
 		AddSeries("service p99 ms", service).
 		AddSeries("achieved rps", achieved, charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1}))
 	p.page.AddCharts(c)
+}
+
+// ladderChart is the frame of a ladder's chart: the rungs along a category x axis, a left axis
+// and a right one named right.
+func (p *plotter) ladderChart(title opts.Title, x string, left opts.YAxis, right string) *charts.Line {
+	c := charts.NewLine()
+	c.SetGlobalOptions(
+		charts.WithInitializationOpts(p.init(halfWidth, "420px")),
+		charts.WithAnimation(false),
+		charts.WithTitleOpts(title),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Right: "10", Top: "5"}),
+		charts.WithXAxisOpts(opts.XAxis{Name: x, Type: "category", NameLocation: "middle", NameGap: 28}),
+		charts.WithYAxisOpts(left),
+		charts.WithGridOpts(opts.Grid{Left: "80", Right: "70", Top: "80", Bottom: "50"}),
+	)
+	c.ExtendYAxis(opts.YAxis{Name: right, Type: "value", Position: "right"})
+	return c
 }
 
 // runSamples is the samples of one run, in time order.
