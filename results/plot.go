@@ -494,10 +494,10 @@ func (p *plotter) rateLadder(title string, l RateLadder) {
 	subtitle := "latency from the intended start (what a client sees) and service time, against the offered rate"
 	var p99Opts []charts.SeriesOpts
 	if l.SLOP99Ms > 0 {
-		subtitle = fmt.Sprintf("no rate kept p99 ≤ %g ms with ≥ 95%% of it achieved", l.SLOP99Ms)
+		subtitle = fmt.Sprintf("no rate kept p99 ≤ %g ms with ≥ 95%% of its arrivals sent", l.SLOP99Ms)
 		if l.MaxRateAtSLO > 0 {
 			k := formatRPS(l.MaxRateAtSLO)
-			subtitle = fmt.Sprintf("max rate at p99 ≤ %g ms (≥ 95%% achieved): %s/s", l.SLOP99Ms, k)
+			subtitle = fmt.Sprintf("max rate at p99 ≤ %g ms (≥ 95%% of arrivals sent): %s/s", l.SLOP99Ms, k)
 			p99Opts = append(p99Opts, charts.WithMarkLineNameXAxisItemOpts(opts.MarkLineNameXAxisItem{Name: "max at SLO " + k, XAxis: k}))
 		}
 		p99Opts = append(p99Opts,

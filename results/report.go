@@ -228,11 +228,16 @@ type Load struct {
 // are of measured arrivals: each was sent (a completed or failed request), skipped or unsent.
 type OpenLoop struct {
 	TargetRPS float64 `json:"target_rps"`
-	// AchievedRPS is measured requests sent per second, from the end of the warm-up (and ramp)
-	// to the end of the last request.
+	// AchievedRPS is measured requests sent per second of the measured window (from the end
+	// of the warm-up and ramp to the deadline). Poisson arrivals scatter it around the target
+	// by about 1/√scheduled even when every arrival is sent; SentShare does not.
 	AchievedRPS float64 `json:"achieved_rps"`
-	// HeldRate is false when the run achieved less than 95% of its target (RateHeldFraction):
-	// it could not keep up, and the arrivals it fell behind on waited.
+	// Scheduled counts the measured arrivals (sent + skipped + unsent); SentShare is the share
+	// of them that was sent.
+	Scheduled int64   `json:"scheduled"`
+	SentShare float64 `json:"sent_share"`
+	// HeldRate is false when the run sent less than 95% of its arrivals (RateHeldFraction): it
+	// could not keep up, and the arrivals it fell behind on waited or were never sent.
 	HeldRate bool   `json:"held_rate"`
 	Arrivals string `json:"arrivals"`
 	// Late counts requests sent more than 1 ms after their intended start.
@@ -445,8 +450,8 @@ type RateLadder struct {
 	Rates []RateStep `json:"rates"`
 	// SLOP99Ms is the objective (--slo-p99-ms); 0 when none was given.
 	SLOP99Ms float64 `json:"slo_p99_ms,omitempty"`
-	// MaxRateAtSLO is the highest target rate whose runs kept p99 ≤ SLOP99Ms while achieving
-	// at least 95% of the target (median over repetitions); 0 when no rate did, or no objective.
+	// MaxRateAtSLO is the highest target rate whose runs kept p99 ≤ SLOP99Ms while sending at
+	// least 95% of their arrivals (median over repetitions); 0 when no rate did, or no objective.
 	MaxRateAtSLO float64 `json:"max_rate_at_slo"`
 }
 
@@ -454,13 +459,14 @@ type RateLadder struct {
 type RateStep struct {
 	TargetRPS    float64 `json:"target_rps"`
 	AchievedRPS  float64 `json:"achieved_rps"`
+	SentShare    float64 `json:"sent_share"`
 	P50Ms        float64 `json:"p50_ms"`
 	P95Ms        float64 `json:"p95_ms"`
 	P99Ms        float64 `json:"p99_ms"`
 	ServiceP99Ms float64 `json:"service_p99_ms"`
 	Late         float64 `json:"late"`
 	Skipped      float64 `json:"skipped"`
-	// MetSLO: p99 within the objective and ≥ 95% of the target achieved.
+	// MetSLO: p99 within the objective and ≥ 95% of the arrivals sent.
 	MetSLO bool `json:"met_slo,omitempty"`
 	// MaxAtSLO marks the step named by RateLadder.MaxRateAtSLO.
 	MaxAtSLO bool `json:"max_at_slo,omitempty"`

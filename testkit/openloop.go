@@ -144,10 +144,13 @@ func openLoopStats(res *load.Result) *results.OpenLoop {
 	}
 	out := &results.OpenLoop{
 		TargetRPS: ol.TargetRPS, AchievedRPS: round1(res.AchievedRPS()), Arrivals: string(ol.Arrivals),
-		Late: ol.Late, Skipped: ol.Skipped, Unsent: ol.Unsent,
+		Scheduled: res.Scheduled(), Late: ol.Late, Skipped: ol.Skipped, Unsent: ol.Unsent,
 		ServiceMs: results.Latency(ol.Service.Summary()), ScheduleLagMs: results.Latency(ol.ScheduleLag.Summary()),
 	}
-	out.HeldRate = results.HeldRate(out.AchievedRPS, out.TargetRPS)
+	if out.Scheduled > 0 {
+		out.SentShare = float64(int64(float64(res.Sent())/float64(out.Scheduled)*1000)) / 1000
+	}
+	out.HeldRate = results.HeldRate(out.SentShare)
 	if enc, err := ol.Service.Encode(); err == nil {
 		out.ServiceHistogram = enc
 	}
@@ -176,11 +179,12 @@ func printOpenLoop(w io.Writer, rep *results.Report, name string) {
 		if ol == nil {
 			continue
 		}
-		fmt.Fprintf(w, "  %s at %s/s: achieved %.0f/s, service p99 %.2f ms, schedule lag p99 %.2f ms, late %d, skipped %d, unsent %d\n",
-			r.Mode, formatRate(ol.TargetRPS), ol.AchievedRPS, ol.ServiceMs.P99, ol.ScheduleLagMs.P99, ol.Late, ol.Skipped, ol.Unsent)
+		fmt.Fprintf(w, "  %s at %s/s: achieved %.0f/s, sent %d of %d arrivals, service p99 %.2f ms, schedule lag p99 %.2f ms, late %d, skipped %d, unsent %d\n",
+			r.Mode, formatRate(ol.TargetRPS), ol.AchievedRPS, ol.Scheduled-ol.Skipped-ol.Unsent, ol.Scheduled,
+			ol.ServiceMs.P99, ol.ScheduleLagMs.P99, ol.Late, ol.Skipped, ol.Unsent)
 		if !ol.HeldRate {
-			fmt.Fprintf(w, "%s: warning: %s could not hold --rate %s: achieved %.0f/s (%.0f%%); latency counts the wait of the requests it fell behind on\n",
-				name, r.Mode, formatRate(ol.TargetRPS), ol.AchievedRPS, 100*ol.AchievedRPS/ol.TargetRPS)
+			fmt.Fprintf(w, "%s: warning: %s could not hold --rate %s: sent %.1f%% of its arrivals, achieved %.0f/s; latency counts the wait of the requests it fell behind on\n",
+				name, r.Mode, formatRate(ol.TargetRPS), 100*ol.SentShare, ol.AchievedRPS)
 		}
 	}
 	for _, l := range rep.RateLadders {
@@ -189,7 +193,7 @@ func printOpenLoop(w io.Writer, rep *results.Report, name string) {
 		case l.MaxRateAtSLO > 0:
 			fmt.Fprintf(w, "  %s rate ladder: max rate at p99 ≤ %g ms: %s/s\n", l.Mode, l.SLOP99Ms, formatRate(l.MaxRateAtSLO))
 		default:
-			fmt.Fprintf(w, "  %s rate ladder: no rate kept p99 ≤ %g ms with ≥ 95%% achieved\n", l.Mode, l.SLOP99Ms)
+			fmt.Fprintf(w, "  %s rate ladder: no rate kept p99 ≤ %g ms with ≥ 95%% of its arrivals sent\n", l.Mode, l.SLOP99Ms)
 		}
 	}
 }

@@ -391,7 +391,7 @@ func (r *runner) result() *Result {
 	}
 	res.End = r.start.Add(lastEnd)
 	if r.open != nil {
-		res.OpenLoop = r.open.result(r.workers)
+		res.OpenLoop = r.open.result(r.workers, lastEnd)
 	}
 	if r.limit == 0 {
 		r.outcomes.raiseLen(started)

@@ -29,16 +29,30 @@ type OpenLoop struct {
 	// Unsent counts arrivals intended before the end of the run whose turn came only after it
 	// (no request starts after the deadline): the backlog of a run that could not keep up.
 	Unsent int64
+	// Window is the measured stretch of the schedule: from the end of the warm-up (and ramp)
+	// to the deadline, or to the end of the last request in a run bounded by requests only.
+	Window time.Duration
 }
 
-// AchievedRPS is the measured requests sent per second from the start of the measurement to
-// the end of the last request: the rate the system absorbed, to hold against OpenLoop.TargetRPS.
-func (r *Result) AchievedRPS() float64 {
-	window := r.End.Sub(r.MeasureStart).Seconds()
-	if r.OpenLoop == nil || window <= 0 {
+// Sent is the number of measured requests sent (completed or failed).
+func (r *Result) Sent() int64 { return r.Completed + r.Failed }
+
+// Scheduled is the number of measured arrivals: sent, skipped or unsent.
+func (r *Result) Scheduled() int64 {
+	if r.OpenLoop == nil {
 		return 0
 	}
-	return float64(r.Completed+r.Failed) / window
+	return r.Sent() + r.OpenLoop.Skipped + r.OpenLoop.Unsent
+}
+
+// AchievedRPS is the measured requests sent per second of the measured window: the rate the
+// system absorbed, to hold against OpenLoop.TargetRPS. Poisson arrivals scatter it around the
+// target by about 1/√(arrivals) even when every arrival was sent; Sent/Scheduled does not.
+func (r *Result) AchievedRPS() float64 {
+	if r.OpenLoop == nil || r.OpenLoop.Window <= 0 {
+		return 0
+	}
+	return float64(r.Sent()) / r.OpenLoop.Window.Seconds()
 }
 
 // arrivalBuffer is how many due arrivals the dispatcher may hand out before a worker takes
@@ -57,6 +71,9 @@ type openLoop struct {
 	lag         *hist.Sharded
 	halted      chan struct{}
 	haltOnce    sync.Once
+	// scheduleDone is set by the dispatcher when the schedule passed the deadline (read after
+	// the dispatcher ended).
+	scheduleDone bool
 }
 
 func (c *Config) validateOpenLoop() error {
@@ -131,6 +148,7 @@ func (r *runner) dispatch(out chan<- time.Duration) {
 		intended := o.sched.next()
 		if r.deadline > 0 && intended >= r.deadline {
 			r.ended.CompareAndSwap(endNone, endPlanned)
+			o.scheduleDone = true
 			return
 		}
 		if !r.waitUntil(intended, timer) {
@@ -217,8 +235,12 @@ func (o *openLoop) record(w *worker, shard int, began, intended, ended time.Dura
 	}
 }
 
-func (o *openLoop) result(workers []worker) *OpenLoop {
-	out := &OpenLoop{TargetRPS: o.cfg.Rate, Arrivals: o.sched.arrivals(),
+func (o *openLoop) result(workers []worker, lastEnd time.Duration) *OpenLoop {
+	window := lastEnd - o.measureFrom
+	if o.scheduleDone {
+		window = o.cfg.Duration - o.measureFrom
+	}
+	out := &OpenLoop{TargetRPS: o.cfg.Rate, Arrivals: o.sched.arrivals(), Window: window,
 		Service: o.service.Merged(), ScheduleLag: o.lag.Merged()}
 	for i := range workers {
 		out.Late += workers[i].late
