@@ -39,7 +39,7 @@ func (o *OpenLoop) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Ramp, "ramp", 0, "open loop: climb linearly from 0 to the rate over this long first; left out of the statistics like --warmup")
 	fs.DurationVar(&o.MaxLag, "max-lag", 0, "open loop: a request whose turn comes more than this after its intended start is counted skipped and not sent (pgbench's --latency-limit skipping)")
 	fs.StringVar(&o.ratesRaw, "rates", "", "open-loop rate ladder, requests per second, e.g. 100,200,400,800 (one run per mode and rate, each for --duration)")
-	fs.Float64Var(&o.SLOP99Ms, "slo-p99-ms", 0, "with --rates: the latency objective; the ladder names each mode's highest rate with p99 within it and ≥ 95% of the rate achieved (max_rate_at_slo)")
+	fs.Float64Var(&o.SLOP99Ms, "slo-p99-ms", 0, "with --rates: the latency objective; the ladder names each mode's highest rate with p99 within it and ≥ 95% of its arrivals sent (max_rate_at_slo)")
 }
 
 // validate checks the open-loop flags against each other and against the closed loop's.
