@@ -36,6 +36,8 @@ type Report struct {
 	Summaries []Summary `json:"summaries,omitempty"`
 	// Ladders holds one concurrency ladder per mode when --levels was given.
 	Ladders []Ladder `json:"ladders,omitempty"`
+	// RateLadders holds one open-loop rate ladder per mode when --rates was given.
+	RateLadders []RateLadder `json:"rate_ladders,omitempty"`
 	// Error is the failure that ended the invocation early, if any.
 	Error string `json:"error,omitempty"`
 }
@@ -100,6 +102,9 @@ type Run struct {
 	Repetition int `json:"repetition,omitempty"`
 	// Level is the ladder concurrency level; 0 outside a ladder.
 	Level int `json:"level,omitempty"`
+	// Rate is the offered rate of an open-loop run in requests per second (--rate, or a
+	// --rates rung); 0 in a closed loop.
+	Rate float64 `json:"rate,omitempty"`
 	// Config holds every flag value that shaped the run, by flag name.
 	Config         map[string]any  `json:"config"`
 	StartedAt      time.Time       `json:"started_at"`
@@ -213,6 +218,43 @@ type Load struct {
 	LatencyHistogram string `json:"latency_histogram,omitempty"`
 	// Retries is what --max-tries did (absent from reports of older engines).
 	Retries *Retries `json:"retries,omitempty"`
+	// OpenLoop is what the arrival schedule of an open-loop run (--rate) did; absent in a
+	// closed loop. LatencyMs then runs from each request's intended start.
+	OpenLoop *OpenLoop `json:"open_loop,omitempty"`
+}
+
+// OpenLoop is an open-loop run's schedule and what became of it. Latency in Load.LatencyMs is
+// measured from each request's intended start, what a client arriving on schedule sees, waits
+// for a free worker included; ServiceMs from its actual start, what a closed loop would report;
+// ScheduleLagMs is the difference, the time a request waited before it could start. The counts
+// are of measured arrivals: each was sent (a completed or failed request), skipped or unsent.
+type OpenLoop struct {
+	TargetRPS float64 `json:"target_rps"`
+	// AchievedRPS is measured requests sent per second of the measured window (from the end
+	// of the warm-up and ramp to the deadline). Poisson arrivals scatter it around the target
+	// by about 1/√scheduled even when every arrival is sent; SentShare does not.
+	AchievedRPS float64 `json:"achieved_rps"`
+	// Scheduled counts the measured arrivals (sent + skipped + unsent); SentShare is the share
+	// of them that was sent.
+	Scheduled int64   `json:"scheduled"`
+	SentShare float64 `json:"sent_share"`
+	// HeldRate is false when the run sent less than 95% of its arrivals (RateHeldFraction): it
+	// could not keep up, and the arrivals it fell behind on waited or were never sent.
+	HeldRate bool   `json:"held_rate"`
+	Arrivals string `json:"arrivals"`
+	// Late counts requests sent more than 1 ms after their intended start.
+	Late int64 `json:"late"`
+	// Skipped counts arrivals not sent because they were more than --max-lag late.
+	Skipped int64 `json:"skipped"`
+	// Unsent counts arrivals intended before the end of the run that never got a worker
+	// before it (no request starts after --duration): the backlog left at the end.
+	Unsent        int64   `json:"unsent"`
+	ServiceMs     Latency `json:"service_ms"`
+	ScheduleLagMs Latency `json:"schedule_lag_ms"`
+	// ServiceHistogram and ScheduleLagHistogram are the HDR histograms (µs, V2 compressed,
+	// base64) behind ServiceMs and ScheduleLagMs, as Load.LatencyHistogram is behind LatencyMs.
+	ServiceHistogram     string `json:"service_histogram,omitempty"`
+	ScheduleLagHistogram string `json:"schedule_lag_histogram,omitempty"`
 }
 
 // Retries is what the request retries (--max-tries) did over a run, warm-up included: the
@@ -371,6 +413,7 @@ type FaultEvent struct {
 type Summary struct {
 	Mode        string            `json:"mode"`
 	Level       int               `json:"level,omitempty"`
+	Rate        float64           `json:"rate,omitempty"`
 	Repetitions int               `json:"repetitions"`
 	Verified    bool              `json:"verified"`
 	Metrics     map[string]Spread `json:"metrics"`
@@ -400,6 +443,35 @@ type LadderLevel struct {
 	P95Ms         float64 `json:"p95_ms"`
 	P99Ms         float64 `json:"p99_ms"`
 	Knee          bool    `json:"knee,omitempty"`
+}
+
+// RateLadder is an open-loop rate ladder of one mode (--rates): the open-loop counterpart of
+// the concurrency ladder, and the highest rate that met the latency objective.
+type RateLadder struct {
+	Mode  string     `json:"mode"`
+	Rates []RateStep `json:"rates"`
+	// SLOP99Ms is the objective (--slo-p99-ms); 0 when none was given.
+	SLOP99Ms float64 `json:"slo_p99_ms,omitempty"`
+	// MaxRateAtSLO is the highest target rate whose runs kept p99 ≤ SLOP99Ms while sending at
+	// least 95% of their arrivals (median over repetitions); 0 when no rate did, or no objective.
+	MaxRateAtSLO float64 `json:"max_rate_at_slo"`
+}
+
+// RateStep is one rate of a rate ladder (medians over its repetitions).
+type RateStep struct {
+	TargetRPS    float64 `json:"target_rps"`
+	AchievedRPS  float64 `json:"achieved_rps"`
+	SentShare    float64 `json:"sent_share"`
+	P50Ms        float64 `json:"p50_ms"`
+	P95Ms        float64 `json:"p95_ms"`
+	P99Ms        float64 `json:"p99_ms"`
+	ServiceP99Ms float64 `json:"service_p99_ms"`
+	Late         float64 `json:"late"`
+	Skipped      float64 `json:"skipped"`
+	// MetSLO: p99 within the objective and ≥ 95% of the arrivals sent.
+	MetSLO bool `json:"met_slo,omitempty"`
+	// MaxAtSLO marks the step named by RateLadder.MaxRateAtSLO.
+	MaxAtSLO bool `json:"max_at_slo,omitempty"`
 }
 
 // Sample is one line of the NDJSON samples file: what the monitor saw at one instant.

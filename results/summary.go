@@ -31,6 +31,13 @@ const (
 	MetricEfficiency            = "efficiency"
 	MetricLost                  = "lost"
 	MetricDuplicated            = "duplicated"
+	// Open-loop runs only (--rate): the rate achieved, the service time's p99 (latency from
+	// the actual start), and the arrivals sent late or skipped.
+	MetricAchievedRPS  = "achieved_rps"
+	MetricSentShare    = "sent_share"
+	MetricServiceP99Ms = "service_p99_ms"
+	MetricLate         = "late"
+	MetricSkipped      = "skipped"
 	// MetricMaxWaitersPrefix followed by a table name is the max waiters queued on that table.
 	MetricMaxWaitersPrefix = "max_waiters."
 )
@@ -40,6 +47,14 @@ const (
 	KneeMaxThroughputGain = 0.05
 	KneeMinP95Rise        = 0.05
 )
+
+// RateHeldFraction is the share of its arrivals an open-loop run must send to have held its
+// rate, and a rate-ladder step to count toward max_rate_at_slo. It is judged on the arrivals
+// the schedule drew, not on the target rate, which a Poisson draw misses by chance.
+const RateHeldFraction = 0.95
+
+// HeldRate says whether a run that sent sentShare of its arrivals held its rate.
+func HeldRate(sentShare float64) bool { return sentShare >= RateHeldFraction }
 
 // runMetrics is the one place that reads the metrics of a run out of its report fields.
 func runMetrics(r Run) map[string]float64 {
@@ -72,6 +87,13 @@ func runMetrics(r Run) map[string]float64 {
 	if r.Efficiency > 0 {
 		m[MetricEfficiency] = r.Efficiency
 	}
+	if ol := r.Load.OpenLoop; ol != nil {
+		m[MetricAchievedRPS] = ol.AchievedRPS
+		m[MetricSentShare] = ol.SentShare
+		m[MetricServiceP99Ms] = ol.ServiceMs.P99
+		m[MetricLate] = float64(ol.Late)
+		m[MetricSkipped] = float64(ol.Skipped)
+	}
 	if rc := r.Reconciliation; rc != nil {
 		m[MetricLost] = float64(rc.Lost)
 		m[MetricDuplicated] = float64(rc.Duplicated)
@@ -91,7 +113,7 @@ func RunSpreads(r Run) map[string]Spread {
 	return out
 }
 
-// Summarize groups runs by (mode, level), in the order each group first appears, and gives the
+// Summarize groups runs by (mode, level, rate), in the order each group first appears, and gives the
 // median, min and max of every metric named by the Metric constants (including one
 // MetricMaxWaitersPrefix entry per hot table). A metric that only some runs have (persist lag
 // when a run had no queue) is summarised over the runs that have it. Verified is true when the
@@ -100,11 +122,12 @@ func Summarize(runs []Run) []Summary {
 	type group struct {
 		mode  string
 		level int
+		rate  float64
 	}
 	var order []group
 	byGroup := make(map[group][]Run)
 	for _, r := range runs {
-		g := group{r.Mode, r.Level}
+		g := group{r.Mode, r.Level, r.Rate}
 		if _, ok := byGroup[g]; !ok {
 			order = append(order, g)
 		}
@@ -112,7 +135,9 @@ func Summarize(runs []Run) []Summary {
 	}
 	out := make([]Summary, 0, len(order))
 	for _, g := range order {
-		out = append(out, SummarizeGroup(g.mode, g.level, byGroup[g]))
+		s := SummarizeGroup(g.mode, g.level, byGroup[g])
+		s.Rate = g.rate
+		out = append(out, s)
 	}
 	return out
 }
@@ -183,13 +208,7 @@ func FindKnee(levels []LadderLevel) int {
 // increasing concurrency, with the knee found by FindKnee marked on its level and recorded in
 // KneeConcurrency. Runs of other modes and runs outside a ladder (Level 0) are ignored.
 func BuildLadder(mode string, runs []Run) Ladder {
-	var mine []Run
-	for _, r := range runs {
-		if r.Mode == mode && r.Level > 0 {
-			mine = append(mine, r)
-		}
-	}
-	sums := Summarize(mine)
+	sums := ladderSummaries(mode, runs, func(r Run) bool { return r.Level > 0 })
 	levels := make([]LadderLevel, 0, len(sums))
 	for _, s := range sums {
 		levels = append(levels, LadderLevel{
@@ -200,10 +219,55 @@ func BuildLadder(mode string, runs []Run) Ladder {
 			P99Ms:         s.Metrics[MetricP99Ms].Median,
 		})
 	}
-	sort.SliceStable(levels, func(i, j int) bool { return levels[i].Concurrency < levels[j].Concurrency })
 	knee := FindKnee(levels)
 	for i := range levels {
 		levels[i].Knee = knee != 0 && levels[i].Concurrency == knee
 	}
 	return Ladder{Mode: mode, Levels: levels, KneeConcurrency: knee}
+}
+
+// ladderSummaries summarises the runs of mode that stand on a ladder, one Summary per rung
+// (medians over its repetitions), in increasing concurrency or rate.
+func ladderSummaries(mode string, runs []Run, onLadder func(Run) bool) []Summary {
+	var mine []Run
+	for _, r := range runs {
+		if r.Mode == mode && onLadder(r) {
+			mine = append(mine, r)
+		}
+	}
+	sums := Summarize(mine)
+	sort.SliceStable(sums, func(i, j int) bool {
+		if sums[i].Level != sums[j].Level {
+			return sums[i].Level < sums[j].Level
+		}
+		return sums[i].Rate < sums[j].Rate
+	})
+	return sums
+}
+
+// BuildRateLadder builds the open-loop rate ladder of one mode from its runs at a rate (the
+// runs of a --rates ladder), one step per rate in increasing order, and, when sloP99Ms > 0,
+// finds the highest rate whose p99 stayed within it while at least RateHeldFraction of the
+// arrivals were sent (max_rate_at_slo). A rate above one that failed may still meet the
+// objective (noise, or a mode that batches better under load); the highest that met it is
+// named, and the steps say which met it.
+func BuildRateLadder(mode string, runs []Run, sloP99Ms float64) RateLadder {
+	sums := ladderSummaries(mode, runs, func(r Run) bool { return r.Rate > 0 && r.Level == 0 })
+	l := RateLadder{Mode: mode, SLOP99Ms: sloP99Ms, Rates: make([]RateStep, 0, len(sums))}
+	best := -1
+	for i, s := range sums {
+		med := func(k string) float64 { return s.Metrics[k].Median }
+		step := RateStep{TargetRPS: s.Rate, AchievedRPS: med(MetricAchievedRPS), SentShare: med(MetricSentShare), P50Ms: med(MetricP50Ms), P95Ms: med(MetricP95Ms),
+			P99Ms: med(MetricP99Ms), ServiceP99Ms: med(MetricServiceP99Ms), Late: med(MetricLate), Skipped: med(MetricSkipped)}
+		step.MetSLO = sloP99Ms > 0 && step.P99Ms <= sloP99Ms && HeldRate(step.SentShare)
+		if step.MetSLO {
+			best = i
+		}
+		l.Rates = append(l.Rates, step)
+	}
+	if best >= 0 {
+		l.Rates[best].MaxAtSLO = true
+		l.MaxRateAtSLO = l.Rates[best].TargetRPS
+	}
+	return l
 }

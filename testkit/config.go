@@ -1,12 +1,12 @@
 package testkit
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -61,6 +61,8 @@ type Config struct {
 
 	// StreamConfig: --queue-backend, --redis*, --role and friends (package redisrun).
 	redisrun.StreamConfig
+	// OpenLoop: --rate, --rates and friends (openloop.go).
+	OpenLoop
 
 	// MaxTries, RetryBackoffMs and RetryClasses: --max-tries and friends; retryClasses is the
 	// set a request is retried for, validated (and widened with 57014 under a statement timeout).
@@ -128,6 +130,7 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 	fs.StringSliceVar(&c.retryClassesRaw, "retry-classes", nil, "error classes a request is retried for (SQLSTATEs, conn_closed, conn_error, deadline_exceeded); default "+strings.Join(load.DefaultRetryClasses, ",")+", and 57014 with --fault statement-timeout")
 	fs.IntVar(&c.Repeat, "repeat", 1, "run each mode this many times on fresh state; the report adds median/min/max")
 	fs.StringVar(&c.levelsRaw, "levels", "", "concurrency ladder, e.g. 1,2,4,8,64 (one run per level, each for --duration)")
+	c.OpenLoop.register(fs)
 
 	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, pause-flush@T+D, kill-consumer@T, statement-timeout=MS, lock-timeout=MS")
 	fs.BoolVar(&c.Calibrate, "calibrate", true, "measure this machine's PostgreSQL first (a few seconds: hot-row UPDATE rate, batched-write ceiling) so throughput compares across machines as efficiency; --calibrate=false skips it")
@@ -204,22 +207,11 @@ func (c *Config) validate(info Info) error {
 	if len(c.Modes) == 0 && len(errs) == 0 {
 		bad("--modes is empty")
 	}
-	c.Levels = nil
-	if c.levelsRaw != "" {
-		for _, f := range strings.Split(c.levelsRaw, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n < 1 {
-				bad("--levels: %q is not a positive integer", f)
-				continue
-			}
-			c.Levels = append(c.Levels, n)
-		}
-		sort.Ints(c.Levels)
-		c.Levels = slices.Compact(c.Levels)
-		if c.Duration == 0 {
-			bad("--levels needs --duration (the time spent at each level)")
-		}
-	}
+	c.Levels = ladderRungs(c, "--levels", c.levelsRaw, "level", "a positive integer", func(s string) (int, bool) {
+		n, err := strconv.Atoi(s)
+		return n, err == nil && n >= 1
+	}, bad)
+	c.OpenLoop.validate(c, bad)
 	c.faults = nil
 	for _, raw := range c.faultsRaw {
 		f, err := ParseFault(raw)
@@ -281,6 +273,29 @@ func countFunc[T any](list []T, f func(T) bool) int {
 		}
 	}
 	return n
+}
+
+// ladderRungs parses a ladder flag (--levels, --rates): comma-separated positive values, in
+// increasing order without repeats; want says what each must be. A ladder runs each rung for
+// --duration, so it needs one.
+func ladderRungs[T cmp.Ordered](c *Config, flag, raw, rung, want string, parse func(string) (T, bool), bad func(string, ...any)) []T {
+	if raw == "" {
+		return nil
+	}
+	var out []T
+	for _, f := range strings.Split(raw, ",") {
+		v, ok := parse(strings.TrimSpace(f))
+		if !ok {
+			bad("%s: %q is not %s", flag, f, want)
+			continue
+		}
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	if c.Duration == 0 {
+		bad("%s needs --duration (the time spent at each %s)", flag, rung)
+	}
+	return slices.Compact(out)
 }
 
 // retryPolicy is the load engine's policy for Request.Try.
@@ -356,6 +371,9 @@ func unwrapPathError(err error) error {
 func (c *Config) values() map[string]any {
 	out := map[string]any{}
 	c.fs.VisitAll(func(f *pflag.Flag) {
+		if slices.Contains(openLoopFlags, f.Name) {
+			return // recorded per run, only when it is open-loop (OpenLoop.values)
+		}
 		switch f.Name {
 		case "output", "help", "debug-break-expectations", "cpu-profile", "mem-profile", "calibrate", "metrics-addr": // shape no run
 			return

@@ -253,27 +253,23 @@ func (e *engine) runAll() error {
 		e.report.SamplesFile = results.SamplesPath(c.Output)
 	}
 
-	levels := c.Levels
-	if len(levels) == 0 {
-		levels = []int{0}
-	}
 	index := 0
 	for _, mode := range c.Modes {
-		for _, level := range levels {
+		for _, rung := range c.rungs() { // ladder levels or rates (openloop.go)
 			for rep := 1; rep <= c.Repeat; rep++ {
 				if e.stopCtx.Err() != nil {
 					return nil
 				}
-				r := &Run{Index: index, Mode: mode, Level: level, Config: c, Target: target,
+				r := &Run{Index: index, Mode: mode, Level: rung.level, Rate: rung.rate, Config: c, Target: target,
 					Admin: target.Admin(), OpContext: e.hardCtx, Concurrency: c.Concurrency, Requests: c.Requests, redis: e.redis}
 				if c.Repeat > 1 {
 					r.Repetition = rep
 				}
-				if level > 0 {
-					r.Concurrency = level
-					if c.Requests == 2000 && !c.fs.Changed("requests") {
-						r.Requests = 0 // a ladder level runs for --duration
-					}
+				if rung.level > 0 {
+					r.Concurrency = rung.level
+				}
+				if c.forDuration(rung) {
+					r.Requests = 0 // a ladder rung, or a run at a rate, runs for --duration
 				}
 				if c.breakExpectations {
 					r.checkSkew = 1
@@ -295,7 +291,8 @@ func (e *engine) runAll() error {
 func (e *engine) runOne(r *Run) (results.Run, error) {
 	ctx := e.hardCtx
 	c := e.cfg
-	out := results.Run{Mode: r.Mode, Repetition: r.Repetition, Level: r.Level, Config: c.values(), StartedAt: time.Now().UTC()}
+	out := results.Run{Mode: r.Mode, Repetition: r.Repetition, Level: r.Level, Rate: r.Rate, Config: c.values(), StartedAt: time.Now().UTC()}
+	c.OpenLoop.values(out.Config, r.Rate)
 	out.Config["mode"] = r.Mode
 	out.Config["concurrency"] = r.Concurrency
 	out.Config["requests"] = r.Requests
@@ -357,6 +354,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		Live:          live,
 		Retry:         c.retryPolicy(),
 	}
+	c.OpenLoop.loadConfig(&lcfg, r.Rate, c.Seed)
 	faults := e.startFaults(r, wl)
 	res, err := e.runLoad(r, lcfg, wl) // load.Run, in this process's --role (redisbackend.go)
 	if err != nil {
@@ -473,6 +471,7 @@ func loadStats(res *load.Result, drainEnd time.Time, r *Run) results.Load {
 	if enc, err := res.Latency.Encode(); err == nil {
 		l.LatencyHistogram = enc
 	}
+	l.OpenLoop = openLoopStats(res)
 	return l
 }
 

@@ -178,6 +178,9 @@ type Run struct {
 	Mode       string
 	Repetition int
 	Level      int
+	// Rate is the run's offered rate in requests per second (--rate, or a --rates rung); 0 in
+	// a closed loop.
+	Rate float64
 	// Concurrency and Requests are this run's (a ladder level overrides --concurrency).
 	Concurrency int
 	Requests    int64

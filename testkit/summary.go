@@ -15,6 +15,7 @@ import (
 
 // finishReport adds the repetition summaries and ladders.
 func (e *engine) finishReport() {
+	e.finishRateLadders()
 	if e.cfg.Repeat > 1 {
 		e.report.Summaries = results.Summarize(e.report.Runs)
 	}
@@ -47,6 +48,7 @@ func printSummary(w io.Writer, rep *results.Report, info Info) {
 	_ = render.RenderMarkdown(w, render.Table([]*results.Report{rep}))
 	printCalibration(w, rep.Environment.Calibration)
 	printProblems(w, rep)
+	printOpenLoop(w, rep, info.Name)
 	printOverflow(w, rep, info)
 }
 

@@ -92,12 +92,16 @@ type TableRow struct {
 	Mode  string `json:"mode"`
 	// Level is the ladder concurrency, 0 outside a ladder.
 	Level int `json:"level,omitempty"`
+	// Rate is the offered rate of an open-loop row (requests per second), 0 in a closed loop.
+	Rate float64 `json:"rate,omitempty"`
 	// Repetition is the run's repetition for a run row.
 	Repetition int `json:"repetition,omitempty"`
 	// Repetitions is how many runs a summary row stands for; 0 for a run row.
 	Repetitions int  `json:"repetitions,omitempty"`
 	Knee        bool `json:"knee,omitempty"`
-	Verified    bool `json:"verified"`
+	// MaxAtSLO marks the rate of a rate ladder named max_rate_at_slo.
+	MaxAtSLO bool `json:"max_at_slo,omitempty"`
+	Verified bool `json:"verified"`
 	// Metrics holds every metric of the row by Metric name; a run row has Min = Median = Max.
 	Metrics map[string]results.Spread `json:"metrics"`
 	Cells   []string                  `json:"-"`
@@ -120,10 +124,18 @@ func reportRows(rep *results.Report) []TableRow {
 	for _, l := range rep.Ladders {
 		knees[l.Mode] = l.KneeConcurrency
 	}
+	maxAtSLO := make(map[string]float64)
+	for _, l := range rep.RateLadders {
+		maxAtSLO[l.Mode] = l.MaxRateAtSLO
+	}
+	marks := func(row *TableRow) {
+		row.Knee = row.Level > 0 && knees[row.Mode] == row.Level
+		row.MaxAtSLO = row.Rate > 0 && maxAtSLO[row.Mode] == row.Rate
+	}
 	var rows []TableRow
-	covered := make(map[[2]string]bool)
+	covered := make(map[[3]string]bool)
 	for _, s := range rep.Summaries {
-		group := runsOf(rep.Runs, s.Mode, s.Level)
+		group := runsOf(rep.Runs, s.Mode, s.Level, s.Rate)
 		// The runs win: a stored summary is derived data, used only for what no run has.
 		metrics := results.SummarizeGroup(s.Mode, s.Level, group).Metrics
 		for k, v := range s.Metrics {
@@ -131,36 +143,38 @@ func reportRows(rep *results.Report) []TableRow {
 				metrics[k] = v
 			}
 		}
-		row := TableRow{Suite: rep.Suite, Mode: s.Mode, Level: s.Level, Repetitions: s.Repetitions,
+		row := TableRow{Suite: rep.Suite, Mode: s.Mode, Level: s.Level, Rate: s.Rate, Repetitions: s.Repetitions,
 			Verified: s.Verified, Metrics: metrics}
 		var cfg results.Run
 		if len(group) > 0 {
 			cfg = group[0]
 		}
-		row.Knee = s.Level > 0 && knees[s.Mode] == s.Level
+		marks(&row)
 		row.Cells = formatRow(row, cfg)
 		rows = append(rows, row)
-		covered[groupKey(s.Mode, s.Level)] = true
+		covered[groupKey(s.Mode, s.Level, s.Rate)] = true
 	}
 	for _, r := range rep.Runs {
-		if covered[groupKey(r.Mode, r.Level)] {
+		if covered[groupKey(r.Mode, r.Level, r.Rate)] {
 			continue
 		}
-		row := TableRow{Suite: rep.Suite, Mode: r.Mode, Level: r.Level, Repetition: r.Repetition,
+		row := TableRow{Suite: rep.Suite, Mode: r.Mode, Level: r.Level, Rate: r.Rate, Repetition: r.Repetition,
 			Verified: r.Verification.Passed, Metrics: results.RunSpreads(r)}
-		row.Knee = r.Level > 0 && knees[r.Mode] == r.Level
+		marks(&row)
 		row.Cells = formatRow(row, r)
 		rows = append(rows, row)
 	}
 	return rows
 }
 
-func groupKey(mode string, level int) [2]string { return [2]string{mode, strconv.Itoa(level)} }
+func groupKey(mode string, level int, rate float64) [3]string {
+	return [3]string{mode, strconv.Itoa(level), strconv.FormatFloat(rate, 'g', -1, 64)}
+}
 
-func runsOf(runs []results.Run, mode string, level int) []results.Run {
+func runsOf(runs []results.Run, mode string, level int, rate float64) []results.Run {
 	var out []results.Run
 	for _, r := range runs {
-		if r.Mode == mode && r.Level == level {
+		if r.Mode == mode && r.Level == level && r.Rate == rate {
 			out = append(out, r)
 		}
 	}
@@ -214,7 +228,7 @@ func formatRow(row TableRow, cfg results.Run) []string {
 		case ColMode:
 			v = mode
 		case ColLoad:
-			v = loadText(cfg, row.Level, row.Knee)
+			v = loadText(cfg, row.Level, rowMark(row))
 		case ColMaxWaiters:
 			v = waitersText(m)
 		case ColSQLOps, ColInlineDropped:
@@ -341,10 +355,21 @@ func groupThousands(s string) string {
 	return sign + b.String() + frac
 }
 
-// loadText is "requests × concurrency". Concurrency is the ladder level, else the concurrency
-// flag, else what the load engine measured; requests is the requests flag, else the duration
-// flag, else "–".
-func loadText(r results.Run, level int, knee bool) string {
+// rowMark names what a ladder found at a row: its knee, or its max rate at the objective.
+func rowMark(row TableRow) string {
+	switch {
+	case row.Knee:
+		return "knee"
+	case row.MaxAtSLO:
+		return "max rate at SLO"
+	}
+	return ""
+}
+
+// loadText is "requests × concurrency", and "@ rate/s" for an open-loop run. Concurrency is the
+// ladder level, else the concurrency flag, else what the load engine measured; requests is the
+// requests flag, else the duration flag, else "–". A mark is added in parentheses.
+func loadText(r results.Run, level int, mark string) string {
 	requests := missingValue
 	if v, ok := configNumber(r.Config, "requests"); ok && v > 0 {
 		requests = formatCount(v)
@@ -360,8 +385,11 @@ func loadText(r results.Run, level int, knee bool) string {
 		conc = strconv.Itoa(r.Load.Concurrency)
 	}
 	s := requests + " × " + conc
-	if knee {
-		s += " (knee)"
+	if r.Rate > 0 {
+		s += " @ " + formatRPS(r.Rate) + "/s"
+	}
+	if mark != "" {
+		s += " (" + mark + ")"
 	}
 	return s
 }
