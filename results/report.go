@@ -98,6 +98,9 @@ type Run struct {
 	Repetition int `json:"repetition,omitempty"`
 	// Level is the ladder concurrency level; 0 outside a ladder.
 	Level int `json:"level,omitempty"`
+	// Slots is the number of physical rows each hot logical row was split into (--slots);
+	// 0 for a suite without slotted rows (and in reports from before them).
+	Slots int `json:"slots,omitempty"`
 	// Config holds every flag value that shaped the run, by flag name.
 	Config         map[string]any  `json:"config"`
 	StartedAt      time.Time       `json:"started_at"`

@@ -64,6 +64,13 @@ type Config struct {
 	Repeat int
 	Levels []int
 
+	// Slots splits each hot logical row into this many physical rows (--slots, slots.go);
+	// SlotsLevels compares slot counts in one invocation (--slots-levels); SlotPick is how a
+	// write picks its slot (SlotPickHash or SlotPickRandom).
+	Slots       int
+	SlotsLevels []int
+	SlotPick    string
+
 	CPUProfile  string
 	MemProfile  string
 	MetricsAddr string
@@ -77,6 +84,7 @@ type Config struct {
 	loseCommitEvery   int64
 	retryClassesRaw   []string
 	levelsRaw         string
+	slotsLevelsRaw    string
 	modesRaw          []string
 	fs                *pflag.FlagSet
 }
@@ -120,6 +128,7 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 	fs.StringSliceVar(&c.retryClassesRaw, "retry-classes", nil, "error classes a request is retried for (SQLSTATEs, conn_closed, conn_error, deadline_exceeded); default "+strings.Join(load.DefaultRetryClasses, ",")+", and 57014 with --fault statement-timeout")
 	fs.IntVar(&c.Repeat, "repeat", 1, "run each mode this many times on fresh state; the report adds median/min/max")
 	fs.StringVar(&c.levelsRaw, "levels", "", "concurrency ladder, e.g. 1,2,4,8,64 (one run per level, each for --duration)")
+	c.registerSlots(fs, info) // slots.go
 
 	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, pause-flush@T+D, kill-consumer@T, statement-timeout=MS, lock-timeout=MS")
 	fs.BoolVar(&c.Calibrate, "calibrate", true, "measure this machine's PostgreSQL first (a few seconds: hot-row UPDATE rate, batched-write ceiling) so throughput compares across machines as efficiency; --calibrate=false skips it")
@@ -196,22 +205,11 @@ func (c *Config) validate(info Info) error {
 	if len(c.Modes) == 0 && len(errs) == 0 {
 		bad("--modes is empty")
 	}
-	c.Levels = nil
-	if c.levelsRaw != "" {
-		for _, f := range strings.Split(c.levelsRaw, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n < 1 {
-				bad("--levels: %q is not a positive integer", f)
-				continue
-			}
-			c.Levels = append(c.Levels, n)
-		}
-		sort.Ints(c.Levels)
-		c.Levels = slices.Compact(c.Levels)
-		if c.Duration == 0 {
-			bad("--levels needs --duration (the time spent at each level)")
-		}
+	c.Levels = parseLevels("--levels", c.levelsRaw, bad)
+	if len(c.Levels) > 0 && c.Duration == 0 {
+		bad("--levels needs --duration (the time spent at each level)")
 	}
+	c.validateSlots(info, bad) // slots.go
 	c.faults = nil
 	for _, raw := range c.faultsRaw {
 		f, err := ParseFault(raw)
@@ -252,6 +250,25 @@ func (c *Config) validate(info Info) error {
 		return errors.New(strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// parseLevels reads a comma-separated list of positive integers (a ladder's levels), sorted,
+// each once; nil for "".
+func parseLevels(flag, raw string, bad func(string, ...any)) []int {
+	if raw == "" {
+		return nil
+	}
+	var levels []int
+	for _, f := range strings.Split(raw, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			bad("%s: %q is not a positive integer", flag, f)
+			continue
+		}
+		levels = append(levels, n)
+	}
+	sort.Ints(levels)
+	return slices.Compact(levels)
 }
 
 // retryPolicy is the load engine's policy for Request.Try.
@@ -330,7 +347,7 @@ func (c *Config) values() map[string]any {
 		switch f.Name {
 		case "output", "help", "debug-break-expectations", "cpu-profile", "mem-profile", "calibrate", "metrics-addr": // shape no run
 			return
-		case "max-tries", "retry-backoff-ms", "retry-classes", "debug-lose-commit-every":
+		case "max-tries", "retry-backoff-ms", "retry-classes", "debug-lose-commit-every", "slots", "slot-pick", "slots-levels":
 			// Recorded only when retries are on (below): a run without them matches the
 			// reports of engines that had no such flags.
 			return
@@ -352,6 +369,7 @@ func (c *Config) values() map[string]any {
 	if len(c.Levels) > 0 {
 		out["levels"] = c.Levels
 	}
+	c.slotValues(out) // slots.go
 	out["managed_postgres"] = c.PostgresURL == ""
 	if len(c.faultsRaw) > 0 {
 		out["fault"] = c.faultsRaw

@@ -257,31 +257,33 @@ func (e *engine) runAll() error {
 	}
 	index := 0
 	for _, mode := range c.Modes {
-		for _, level := range levels {
-			for rep := 1; rep <= c.Repeat; rep++ {
-				if e.stopCtx.Err() != nil {
-					return nil
-				}
-				r := &Run{Index: index, Mode: mode, Level: level, Config: c, Target: target,
-					Admin: target.Admin(), OpContext: e.hardCtx, Concurrency: c.Concurrency, Requests: c.Requests}
-				if c.Repeat > 1 {
-					r.Repetition = rep
-				}
-				if level > 0 {
-					r.Concurrency = level
-					if c.Requests == 2000 && !c.fs.Changed("requests") {
-						r.Requests = 0 // a ladder level runs for --duration
+		for _, slots := range c.slotCounts() { // slots.go
+			for _, level := range levels {
+				for rep := 1; rep <= c.Repeat; rep++ {
+					if e.stopCtx.Err() != nil {
+						return nil
 					}
+					r := &Run{Index: index, Mode: mode, Level: level, Slots: slots, Config: c, Target: target,
+						Admin: target.Admin(), OpContext: e.hardCtx, Concurrency: c.Concurrency, Requests: c.Requests}
+					if c.Repeat > 1 {
+						r.Repetition = rep
+					}
+					if level > 0 {
+						r.Concurrency = level
+						if c.Requests == 2000 && !c.fs.Changed("requests") {
+							r.Requests = 0 // a ladder level runs for --duration
+						}
+					}
+					if c.breakExpectations {
+						r.checkSkew = 1
+					}
+					run, err := e.runOne(r)
+					e.report.Runs = append(e.report.Runs, run)
+					if err != nil {
+						return fmt.Errorf("%s run: %w", mode, err)
+					}
+					index++
 				}
-				if c.breakExpectations {
-					r.checkSkew = 1
-				}
-				run, err := e.runOne(r)
-				e.report.Runs = append(e.report.Runs, run)
-				if err != nil {
-					return fmt.Errorf("%s run: %w", mode, err)
-				}
-				index++
 			}
 		}
 	}
@@ -293,8 +295,11 @@ func (e *engine) runAll() error {
 func (e *engine) runOne(r *Run) (results.Run, error) {
 	ctx := e.hardCtx
 	c := e.cfg
-	out := results.Run{Mode: r.Mode, Repetition: r.Repetition, Level: r.Level, Config: c.values(), StartedAt: time.Now().UTC()}
+	out := results.Run{Mode: r.Mode, Repetition: r.Repetition, Level: r.Level, Slots: r.Slots, Config: c.values(), StartedAt: time.Now().UTC()}
 	out.Config["mode"] = r.Mode
+	if r.Slots > 0 {
+		out.Config["slots"] = r.Slots
+	}
 	out.Config["concurrency"] = r.Concurrency
 	out.Config["requests"] = r.Requests
 	fail := func(err error) (results.Run, error) {

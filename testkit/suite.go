@@ -68,6 +68,9 @@ type Info struct {
 	// Faults are the --fault kinds the suite can take (FaultTerminateBackends, ...); nil: every
 	// kind. Another kind is refused before anything starts.
 	Faults []string
+	// Slots says the suite's hot rows are package counters' and can be split into slots
+	// (--slots, --slot-pick, --slots-levels); without it those flags are refused.
+	Slots bool
 	// SQL holds the suite's own tables: every *.sql file at its root, applied in name order
 	// after the shared tables of package schema (typically the suite package's
 	// //go:embed *.sql). Only the shared tables and these exist in the run's schema.
@@ -167,6 +170,9 @@ type Run struct {
 	Mode       string
 	Repetition int
 	Level      int
+	// Slots is the number of physical rows per hot logical row (--slots, or this run's
+	// --slots-levels count); 0 for a suite without slots.
+	Slots int
 	// Concurrency and Requests are this run's (a ladder level overrides --concurrency).
 	Concurrency int
 	Requests    int64

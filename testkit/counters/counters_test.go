@@ -40,7 +40,7 @@ func TestMoney(t *testing.T) {
 
 func TestMergeRules(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	k := Key{ManagementToken, "tok"}
+	k := Key{Kind: ManagementToken, Target: "tok"}
 	d := Delta{Key: k, Requests: 1, LastUsedAt: t0.Add(2 * time.Second), LastIP: "10.0.0.2"}
 	d.Merge(Delta{Key: k, Requests: 1, LastUsedAt: t0.Add(time.Second), LastIP: "10.0.0.1"}) // older: IP kept
 	d.Merge(Delta{Key: k, Requests: 1, Cost: 5, DNSFailures: 2})
@@ -58,10 +58,10 @@ func TestMergeRules(t *testing.T) {
 
 func TestCompactSortsAndMerges(t *testing.T) {
 	in := []Delta{
-		{Key: Key{ProviderMonthly, "p"}, Cost: 1},
-		{Key: Key{APIKeyUsage, "b"}, Requests: 1},
-		{Key: Key{APIKeyUsage, "a"}, Requests: 1},
-		{Key: Key{APIKeyUsage, "b"}, Requests: 2},
+		{Key: Key{Kind: ProviderMonthly, Target: "p"}, Cost: 1},
+		{Key: Key{Kind: APIKeyUsage, Target: "b"}, Requests: 1},
+		{Key: Key{Kind: APIKeyUsage, Target: "a"}, Requests: 1},
+		{Key: Key{Kind: APIKeyUsage, Target: "b"}, Requests: 2},
 	}
 	out := Compact(in)
 	if len(out) != 3 || out[0].Target != "a" || out[1].Target != "b" || out[1].Requests != 3 || out[2].Kind != ProviderMonthly {
@@ -89,9 +89,9 @@ func deltasFor(n int) []Delta {
 			k = "k2"
 		}
 		ds = append(ds,
-			Delta{Key: Key{APIKeyUsage, k}, Requests: 1, Tokens: 30, Cost: 100000, LastUsedAt: t0.Add(time.Duration(i) * time.Second)},
-			Delta{Key: Key{ProviderMonthly, "p"}, Cost: 100000},
-			Delta{Key: Key{ManagementToken, "tok"}, Requests: 1, LastUsedAt: t0.Add(time.Duration(i) * time.Second), LastIP: "10.0.0." + string(rune('0'+i%10))},
+			Delta{Key: Key{Kind: APIKeyUsage, Target: k}, Requests: 1, Tokens: 30, Cost: 100000, LastUsedAt: t0.Add(time.Duration(i) * time.Second)},
+			Delta{Key: Key{Kind: ProviderMonthly, Target: "p"}, Cost: 100000},
+			Delta{Key: Key{Kind: ManagementToken, Target: "tok"}, Requests: 1, LastUsedAt: t0.Add(time.Duration(i) * time.Second), LastIP: "10.0.0." + string(rune('0'+i%10))},
 		)
 	}
 	return ds
@@ -197,7 +197,7 @@ func TestApplyRejectsMissingRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := Apply(ctx, tx, []Delta{{Key: Key{APIKeyUsage, "missing"}, Requests: 1}}); err == nil {
+	if _, err := Apply(ctx, tx, []Delta{{Key: Key{Kind: APIKeyUsage, Target: "missing"}, Requests: 1}}); err == nil {
 		t.Fatal("a delta for a row that does not exist was applied silently")
 	}
 }
@@ -224,7 +224,7 @@ func TestEveryKindReachesItsRow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := apply(ctx, tx, []Delta{{Key: Key{k, "x"}, Requests: 1, Cost: 1}}); err != nil {
+			if _, err := apply(ctx, tx, []Delta{{Key: Key{Kind: k, Target: "x"}, Requests: 1, Cost: 1}}); err != nil {
 				t.Errorf("%s of a %s delta: %v", name, k, err)
 			}
 			_ = tx.Rollback(ctx)
