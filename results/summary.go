@@ -1,6 +1,9 @@
 package results
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // Metric names: the keys of Summary.Metrics, and the metrics the table and the comparison read.
 // Units live in the names, as everywhere in a report.
@@ -33,6 +36,13 @@ const (
 	MetricDuplicated            = "duplicated"
 	// MetricMaxWaitersPrefix followed by a table name is the max waiters queued on that table.
 	MetricMaxWaitersPrefix = "max_waiters."
+	// MetricMaxWaitersPerRowPrefix followed by a table name is the max waiters queued on any
+	// one physical row of it (runs with LockMonitor.MaxWaitersPerRowByRelation only).
+	MetricMaxWaitersPerRowPrefix = "max_waiters_per_row."
+	// MetricTotalReadP50Ms and MetricTotalReadP99Ms time the read of a hot row's total (a sum
+	// over its slots) during the run (runs with LockMonitor.TotalReadMs only).
+	MetricTotalReadP50Ms = "total_read_p50_ms"
+	MetricTotalReadP99Ms = "total_read_p99_ms"
 )
 
 // Knee detection thresholds; see FindKnee.
@@ -79,6 +89,13 @@ func runMetrics(r Run) map[string]float64 {
 	for table, n := range r.LockMonitor.MaxWaitersByRelation {
 		m[MetricMaxWaitersPrefix+table] = float64(n)
 	}
+	for table, n := range r.LockMonitor.MaxWaitersPerRowByRelation {
+		m[MetricMaxWaitersPerRowPrefix+table] = float64(n)
+	}
+	if read := r.LockMonitor.TotalReadMs; read != nil {
+		m[MetricTotalReadP50Ms] = read.P50
+		m[MetricTotalReadP99Ms] = read.P99
+	}
 	return m
 }
 
@@ -91,20 +108,20 @@ func pointSpreads(r Run) map[string]Spread {
 	return out
 }
 
-// Summarize groups runs by (mode, level), in the order each group first appears, and gives the
+// Summarize groups runs by (mode, level, slots), in the order each group first appears, and gives the
 // median, min and max of every metric named by the Metric constants (including one
 // MetricMaxWaitersPrefix entry per hot table). A metric that only some runs have (persist lag
 // when a run had no queue) is summarised over the runs that have it. Verified is true when the
 // verification of every run of the group passed.
 func Summarize(runs []Run) []Summary {
 	type group struct {
-		mode  string
-		level int
+		mode         string
+		level, slots int
 	}
 	var order []group
 	byGroup := make(map[group][]Run)
 	for _, r := range runs {
-		g := group{r.Mode, r.Level}
+		g := group{r.Mode, r.Level, r.Slots}
 		if _, ok := byGroup[g]; !ok {
 			order = append(order, g)
 		}
@@ -130,7 +147,11 @@ func summarizeGroup(mode string, level int, runs []Run) Summary {
 	for k, vs := range values {
 		metrics[k] = spreadOf(vs)
 	}
-	return Summary{Mode: mode, Level: level, Repetitions: len(runs), Verified: verified, Metrics: metrics}
+	s := Summary{Mode: mode, Level: level, Repetitions: len(runs), Verified: verified, Metrics: metrics}
+	if len(runs) > 0 {
+		s.Slots = runs[0].Slots
+	}
+	return s
 }
 
 // spreadOf returns median (the mean of the two middle values for an even count), min and max.
@@ -177,32 +198,78 @@ func FindKnee(levels []LadderLevel) int {
 	return 0
 }
 
-// BuildLadder builds the ladder of one mode from its runs: every run of that mode with a Level
-// (ladder runs), grouped by level, each level holding the medians over its repetitions, in
-// increasing concurrency, with the knee found by FindKnee marked on its level and recorded in
-// KneeConcurrency. Runs of other modes and runs outside a ladder (Level 0) are ignored.
+// BuildLadder builds the concurrency ladder of one mode from its runs: every run of that mode
+// with a Level (ladder runs), grouped by level, each level holding the medians over its
+// repetitions, in increasing concurrency, with the knee found by FindKnee marked on its level
+// and recorded in KneeConcurrency. Runs of other modes and runs outside a ladder (Level 0) are
+// ignored.
 func BuildLadder(mode string, runs []Run) Ladder {
-	var mine []Run
-	for _, r := range runs {
-		if r.Mode == mode && r.Level > 0 {
-			mine = append(mine, r)
-		}
-	}
-	sums := Summarize(mine)
-	levels := make([]LadderLevel, 0, len(sums))
-	for _, s := range sums {
-		levels = append(levels, LadderLevel{
-			Concurrency:   s.Level,
-			ThroughputRPS: s.Metrics[MetricThroughputRPS].Median,
-			P50Ms:         s.Metrics[MetricP50Ms].Median,
-			P95Ms:         s.Metrics[MetricP95Ms].Median,
-			P99Ms:         s.Metrics[MetricP99Ms].Median,
-		})
-	}
+	levels := ladderLevels(mode, runs, func(r Run) bool { return r.Level > 0 })
 	sort.SliceStable(levels, func(i, j int) bool { return levels[i].Concurrency < levels[j].Concurrency })
 	knee := FindKnee(levels)
 	for i := range levels {
 		levels[i].Knee = knee != 0 && levels[i].Concurrency == knee
 	}
 	return Ladder{Mode: mode, Levels: levels, KneeConcurrency: knee}
+}
+
+// BuildSlotLadder builds the slot ladder of one mode (--slots-levels): one level per slot
+// count, in increasing slots, with the lock waits, the cost of reading a total and the persist
+// lag beside throughput and latency. KneeSlots is the first count after which more slots add
+// less than 5% throughput (KneeMaxThroughputGain): where they stop paying; 0 when they never
+// did within the ladder.
+func BuildSlotLadder(mode string, runs []Run) Ladder {
+	levels := ladderLevels(mode, runs, func(r Run) bool { return r.Slots > 0 })
+	sort.SliceStable(levels, func(i, j int) bool { return levels[i].Slots < levels[j].Slots })
+	knee := 0
+	for i := 0; i+1 < len(levels) && knee == 0; i++ {
+		if cur := levels[i]; cur.ThroughputRPS > 0 && levels[i+1].ThroughputRPS < cur.ThroughputRPS*(1+KneeMaxThroughputGain) {
+			knee = cur.Slots
+			levels[i].Knee = true
+		}
+	}
+	return Ladder{Mode: mode, Over: LadderSlots, Levels: levels, KneeSlots: knee}
+}
+
+// ladderLevels summarises the runs of mode that step selects into one level per group.
+func ladderLevels(mode string, runs []Run, step func(Run) bool) []LadderLevel {
+	var mine []Run
+	for _, r := range runs {
+		if r.Mode == mode && step(r) {
+			mine = append(mine, r)
+		}
+	}
+	sums := Summarize(mine)
+	levels := make([]LadderLevel, 0, len(sums))
+	for _, s := range sums {
+		m := s.Metrics
+		lv := LadderLevel{
+			Concurrency:   s.Level,
+			ThroughputRPS: m[MetricThroughputRPS].Median,
+			P50Ms:         m[MetricP50Ms].Median,
+			P95Ms:         m[MetricP95Ms].Median,
+			P99Ms:         m[MetricP99Ms].Median,
+		}
+		if s.Slots > 0 {
+			lv.Slots = s.Slots
+			lv.MaxWaiters = maxWithPrefix(m, MetricMaxWaitersPrefix)
+			lv.MaxWaitersPerRow = maxWithPrefix(m, MetricMaxWaitersPerRowPrefix)
+			lv.TotalReadP50Ms = m[MetricTotalReadP50Ms].Median
+			lv.TotalReadP99Ms = m[MetricTotalReadP99Ms].Median
+			lv.PersistLagP99Ms = m[MetricPersistLagP99Ms].Median
+		}
+		levels = append(levels, lv)
+	}
+	return levels
+}
+
+// maxWithPrefix is the largest median of the metrics named prefix+table: the worst table.
+func maxWithPrefix(m map[string]Spread, prefix string) float64 {
+	var v float64
+	for k, s := range m {
+		if strings.HasPrefix(k, prefix) {
+			v = max(v, s.Median)
+		}
+	}
+	return v
 }

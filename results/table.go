@@ -41,6 +41,8 @@ const (
 	ColMaxTries   = "max_tries"
 	// ColInlineDropped shows a queue that overflowed: records written inline / dropped.
 	ColInlineDropped = "queue_inline_dropped"
+	// ColTotalRead is the p99 of reading a hot row's total during the run (with slots, a sum).
+	ColTotalRead = "total_read_p99_ms"
 )
 
 const (
@@ -70,6 +72,7 @@ var TableColumns = []Column{
 	{ColEfficiency, "efficiency", true},
 	{ColMaxTries, "max tries", true},
 	{ColInlineDropped, "inline / dropped", true},
+	{ColTotalRead, "read total p99 ms", true},
 }
 
 // TableData is the baseline table: one row per run, or per summary when a report has them.
@@ -85,6 +88,8 @@ type TableRow struct {
 	Mode  string `json:"mode"`
 	// Level is the ladder concurrency, 0 outside a ladder.
 	Level int `json:"level,omitempty"`
+	// Slots is the slots per hot row (--slots), 0 for a suite without them.
+	Slots int `json:"slots,omitempty"`
 	// Repetition is the run's repetition for a run row.
 	Repetition int `json:"repetition,omitempty"`
 	// Repetitions is how many runs a summary row stands for; 0 for a run row.
@@ -114,9 +119,9 @@ func reportRows(rep *Report) []TableRow {
 		knees[l.Mode] = l.KneeConcurrency
 	}
 	var rows []TableRow
-	covered := make(map[[2]string]bool)
+	covered := make(map[[3]string]bool)
 	for _, s := range rep.Summaries {
-		group := runsOf(rep.Runs, s.Mode, s.Level)
+		group := runsOf(rep.Runs, s.Mode, s.Level, s.Slots)
 		// The runs win: a stored summary is derived data, used only for what no run has.
 		metrics := summarizeGroup(s.Mode, s.Level, group).Metrics
 		for k, v := range s.Metrics {
@@ -124,7 +129,7 @@ func reportRows(rep *Report) []TableRow {
 				metrics[k] = v
 			}
 		}
-		row := TableRow{Suite: rep.Suite, Mode: s.Mode, Level: s.Level, Repetitions: s.Repetitions,
+		row := TableRow{Suite: rep.Suite, Mode: s.Mode, Level: s.Level, Slots: s.Slots, Repetitions: s.Repetitions,
 			Verified: s.Verified, Metrics: metrics}
 		var cfg Run
 		if len(group) > 0 {
@@ -133,13 +138,13 @@ func reportRows(rep *Report) []TableRow {
 		row.Knee = s.Level > 0 && knees[s.Mode] == s.Level
 		row.Cells = formatRow(row, cfg)
 		rows = append(rows, row)
-		covered[groupKey(s.Mode, s.Level)] = true
+		covered[groupKey(s.Mode, s.Level, s.Slots)] = true
 	}
 	for _, r := range rep.Runs {
-		if covered[groupKey(r.Mode, r.Level)] {
+		if covered[groupKey(r.Mode, r.Level, r.Slots)] {
 			continue
 		}
-		row := TableRow{Suite: rep.Suite, Mode: r.Mode, Level: r.Level, Repetition: r.Repetition,
+		row := TableRow{Suite: rep.Suite, Mode: r.Mode, Level: r.Level, Slots: r.Slots, Repetition: r.Repetition,
 			Verified: r.Verification.Passed, Metrics: pointSpreads(r)}
 		row.Knee = r.Level > 0 && knees[r.Mode] == r.Level
 		row.Cells = formatRow(row, r)
@@ -148,12 +153,14 @@ func reportRows(rep *Report) []TableRow {
 	return rows
 }
 
-func groupKey(mode string, level int) [2]string { return [2]string{mode, strconv.Itoa(level)} }
+func groupKey(mode string, level, slots int) [3]string {
+	return [3]string{mode, strconv.Itoa(level), strconv.Itoa(slots)}
+}
 
-func runsOf(runs []Run, mode string, level int) []Run {
+func runsOf(runs []Run, mode string, level, slots int) []Run {
 	var out []Run
 	for _, r := range runs {
-		if r.Mode == mode && r.Level == level {
+		if r.Mode == mode && r.Level == level && r.Slots == slots {
 			out = append(out, r)
 		}
 	}
@@ -175,6 +182,7 @@ var metricColumns = map[string]struct {
 	ColWAL:        {MetricWALBytesPerRequest, formatPerRequest},
 	ColStatements: {MetricStatementsPerRequest, formatPerRequest},
 	ColEfficiency: {MetricEfficiency, formatRatio},
+	ColTotalRead:  {MetricTotalReadP99Ms, formatMs},
 }
 
 // queueCountPairs are the columns that show two counts of a queue run, "a / b" (medians).
@@ -194,9 +202,9 @@ func formatRow(row TableRow, cfg Run) []string {
 		return formatSpread(s, format)
 	}
 	_, hasQueue := m[MetricPersistLagP99Ms]
-	mode := row.Mode
+	mode := ModeLabel(row.Mode, row.Slots)
 	if row.Repetitions > 1 {
-		mode = fmt.Sprintf("%s (n=%d)", row.Mode, row.Repetitions)
+		mode = fmt.Sprintf("%s (n=%d)", mode, row.Repetitions)
 	}
 	cells := make([]string, 0, len(TableColumns))
 	for _, c := range TableColumns {
@@ -209,7 +217,7 @@ func formatRow(row TableRow, cfg Run) []string {
 		case ColLoad:
 			v = loadText(cfg, row.Level, row.Knee)
 		case ColMaxWaiters:
-			v = waitersText(m)
+			v = waitersText(m, row.Slots > 1)
 		case ColSQLOps, ColInlineDropped:
 			v = missingValue
 			if pair := queueCountPairs[c.Key]; hasQueue {
@@ -385,14 +393,28 @@ func configNumber(cfg map[string]any, key string) (float64, bool) {
 	return 0, false
 }
 
+// ModeLabel is a mode as tables show it: with its slot count when there are several slots
+// ("sync · 16 slots").
+func ModeLabel(mode string, slots int) string {
+	if slots <= 1 {
+		return mode
+	}
+	return fmt.Sprintf("%s · %d slots", mode, slots)
+}
+
 // waitersText lists the hot tables that had waiters, by name: "api_keys 12, providers 3"; "0"
-// when none did. Summary rows show medians here (no spread) to keep the cell short.
-func waitersText(m map[string]Spread) string {
+// when none did; with perRow (slotted rows), the most on one physical row beside each:
+// "api_keys 48 (3/row)". Summary rows show medians here (no spread) to keep the cell short.
+func waitersText(m map[string]Spread, perRow bool) string {
 	tables := waiterTables(m)
 	var parts []string
 	for _, t := range tables {
 		if v := m[MetricMaxWaitersPrefix+t].Median; v > 0 {
-			parts = append(parts, t+" "+formatCount(v))
+			part := t + " " + formatCount(v)
+			if row, ok := m[MetricMaxWaitersPerRowPrefix+t]; ok && perRow {
+				part += " (" + formatCount(row.Median) + "/row)"
+			}
+			parts = append(parts, part)
 		}
 	}
 	if len(parts) == 0 {

@@ -335,6 +335,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		HotTables:  e.info.HotTables,
 		Pool:       pool,
 		PendingSQL: wl.PendingSQL,
+		TotalSQL:   e.info.TotalSQL,
 		Progress:   func() (int64, int64) { return live.Completed(), live.Failed() },
 		Samples:    e.samples,
 		Label:      results.Sample{Run: r.Index, Mode: r.Mode, Repetition: r.Repetition, Level: r.Level},

@@ -82,4 +82,3 @@ func (c *Config) slotCounts() []int {
 	}
 	return []int{c.Slots}
 }
-

@@ -68,6 +68,9 @@ type Info struct {
 	// Faults are the --fault kinds the suite can take (FaultTerminateBackends, ...); nil: every
 	// kind. Another kind is refused before anything starts.
 	Faults []string
+	// TotalSQL reads the total of one hot logical row (a sum over its slots); the monitor times
+	// it while the load runs, so a report shows what slots cost a reader (optional).
+	TotalSQL string
 	// Slots says the suite's hot rows are package counters' and can be split into slots
 	// (--slots, --slot-pick, --slots-levels); without it those flags are refused.
 	Slots bool

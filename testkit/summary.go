@@ -19,17 +19,22 @@ func (e *engine) finishReport() {
 	if e.cfg.Repeat > 1 {
 		e.report.Summaries = results.Summarize(e.report.Runs)
 	}
-	if len(e.cfg.Levels) > 0 {
-		for _, mode := range e.cfg.Modes {
-			var runs []results.Run
-			for _, r := range e.report.Runs {
-				if r.Mode == mode {
-					runs = append(runs, r)
-				}
+	build := results.BuildLadder
+	switch {
+	case len(e.cfg.SlotsLevels) > 0:
+		build = results.BuildSlotLadder
+	case len(e.cfg.Levels) == 0:
+		return
+	}
+	for _, mode := range e.cfg.Modes {
+		var runs []results.Run
+		for _, r := range e.report.Runs {
+			if r.Mode == mode {
+				runs = append(runs, r)
 			}
-			if len(runs) > 0 {
-				e.report.Ladders = append(e.report.Ladders, results.BuildLadder(mode, runs))
-			}
+		}
+		if len(runs) > 0 {
+			e.report.Ladders = append(e.report.Ladders, build(mode, runs))
 		}
 	}
 }
@@ -103,9 +108,9 @@ func printRuns(w io.Writer, rep *results.Report, info Info) {
 			eff = fmt.Sprintf("%.3g", r.Efficiency)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%d\t%.2f\t%.2f\t%.2f\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-			r.Mode, run, reqConc(r), r.Load.ThroughputRPS, r.Load.FailedRequests,
+			results.ModeLabel(r.Mode, r.Slots), run, reqConc(r), r.Load.ThroughputRPS, r.Load.FailedRequests,
 			r.Load.LatencyMs.P50, r.Load.LatencyMs.P95, r.Load.LatencyMs.P99, lag,
-			waiters(r.LockMonitor.MaxWaitersByRelation, info.HotTables), float64(r.Pool.MaxUsageBasisPoints)/100,
+			waiters(r.LockMonitor, r.Slots, info.HotTables), float64(r.Pool.MaxUsageBasisPoints)/100,
 			ops, compacted, wal, stmts, eff, overflow, verified)
 	}
 	tw.Flush()
@@ -135,6 +140,10 @@ func printProblems(w io.Writer, rep *results.Report) {
 	}
 	if len(rep.Ladders) > 0 {
 		for _, l := range rep.Ladders {
+			if l.Over == results.LadderSlots {
+				printSlotLadder(w, l)
+				continue
+			}
 			fmt.Fprintf(w, "  %s ladder knee: ", l.Mode)
 			if l.KneeConcurrency > 0 {
 				fmt.Fprintf(w, "saturates at concurrency %d\n", l.KneeConcurrency)
@@ -162,8 +171,10 @@ func reqConc(r results.Run) string {
 	return fmt.Sprintf("%s×%d", req, r.Load.Concurrency)
 }
 
-// waiters shows the hot tables' maximum waiters, largest first, e.g. "api_keys 57 providers 3".
-func waiters(by map[string]int64, hot []string) string {
+// waiters shows the hot tables' maximum waiters, largest first, e.g. "api_keys 57 providers 3";
+// with several slots, the most on one physical row beside each: "api_keys 48 (3/row)".
+func waiters(l results.LockMonitor, slots int, hot []string) string {
+	by := l.MaxWaitersByRelation
 	type kv struct {
 		k string
 		v int64
@@ -181,7 +192,11 @@ func waiters(by map[string]int64, hot []string) string {
 	var parts []string
 	for _, e := range list {
 		if e.v > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", e.k, e.v))
+			part := fmt.Sprintf("%s %d", e.k, e.v)
+			if row, ok := l.MaxWaitersPerRowByRelation[e.k]; ok && slots > 1 {
+				part += fmt.Sprintf(" (%d/row)", row)
+			}
+			parts = append(parts, part)
 		}
 	}
 	if len(parts) == 0 {
@@ -218,4 +233,19 @@ func printOverflow(w io.Writer, rep *results.Report, info Info) {
 	}
 	fmt.Fprintf(w, "%s: warning: the queue overflowed (--queue-capacity %d, --queue-full %s): %s; raise --queue-capacity or use --queue-full block to wait for room instead\n",
 		info.Name, capacity, policy, strings.Join(parts, ", "))
+}
+
+// printSlotLadder says, per slot count, what slots bought and what they cost a reader, and
+// where more stopped paying.
+func printSlotLadder(w io.Writer, l results.Ladder) {
+	fmt.Fprintf(w, "  %s slots:", l.Mode)
+	for _, lv := range l.Levels {
+		fmt.Fprintf(w, " %d → %.0f rps, %.0f waiters (%.0f/row), read total p99 %.2f ms;", lv.Slots, lv.ThroughputRPS,
+			lv.MaxWaiters, lv.MaxWaitersPerRow, lv.TotalReadP99Ms)
+	}
+	if l.KneeSlots > 0 {
+		fmt.Fprintf(w, " more than %d slots add < 5%% throughput\n", l.KneeSlots)
+	} else {
+		fmt.Fprintln(w, " throughput still rising at the last count")
+	}
 }

@@ -98,6 +98,7 @@ checked exactly, per hot row, against the requests that succeeded.`,
 		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis},
 		SQL:           sqlFiles,
 		Slots:         true,
+		TotalSQL:      `SELECT total_requests, failed_requests FROM proxy_nodes_totals WHERE id = 'proxy-hot-0'`,
 	}
 }
 

@@ -118,6 +118,7 @@ checked settled exactly once with its snapshot, and every other usage still pend
 		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis},
 		SQL:           sqlFiles,
 		Slots:         true,
+		TotalSQL:      `SELECT balance FROM wallets_totals WHERE user_id = 'user-hot-0'`,
 	}
 }
 

@@ -63,6 +63,7 @@ Every counter is then checked exactly against the requests that succeeded.`,
 		HotTables:     []string{"api_keys", "provider_api_keys", "global_models", "providers"},
 		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis},
 		Slots:         true,
+		TotalSQL:      `SELECT total_requests, total_tokens, total_cost FROM api_keys_totals WHERE id = 'key-hot-0'`,
 	}
 }
 
