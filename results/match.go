@@ -35,6 +35,7 @@ var nonShapingKeys = map[string]string{
 	"modes":                    "each run records its own mode",
 	"mode":                     "matched on its own",
 	"levels":                   "each run records its own ladder level",
+	"slots-levels":             "each run records its own slot count (slots)",
 }
 
 // NonShapingKeys lists the config keys that never keep runs from pairing, sorted.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -91,6 +92,10 @@ func Plot(reports []*Report, samples map[string][]Sample, w io.Writer) error {
 			ladders = laddersFromRuns(rep.Runs)
 		}
 		for _, l := range ladders {
+			if l.Over == LadderSlots {
+				p.slotLadder(prefix+rep.Suite, l)
+				continue
+			}
 			p.ladder(prefix+rep.Suite, l)
 		}
 		for _, run := range groupSamples(samples[SamplesKey(i)]) {
@@ -450,6 +455,53 @@ func (p *plotter) ladder(title string, l Ladder) {
 	c.SetXAxis(x).
 		AddSeries("throughput rps", tput, kneeOpts...).
 		AddSeries("p95 ms", p95, charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1}))
+	p.page.AddCharts(c)
+}
+
+// slotLadder adds, against the slots per hot row, throughput (left axis) and what slots change
+// on the right axis: the most waiters on one physical row, and the p99 of reading a total and
+// (queue modes) of the persist lag, in ms.
+func (p *plotter) slotLadder(title string, l Ladder) {
+	if len(l.Levels) == 0 {
+		return
+	}
+	levels := append([]LadderLevel(nil), l.Levels...)
+	sort.SliceStable(levels, func(i, j int) bool { return levels[i].Slots < levels[j].Slots })
+	x := make([]string, len(levels))
+	series := map[string][]opts.LineData{}
+	names := []string{"throughput rps", "max waiters per row", "read total p99 ms", "persist lag p99 ms"}
+	for i, lv := range levels {
+		x[i] = strconv.Itoa(lv.Slots)
+		for j, v := range []float64{lv.ThroughputRPS, lv.MaxWaitersPerRow, lv.TotalReadP99Ms, lv.PersistLagP99Ms} {
+			d := opts.LineData{Value: v}
+			if j > 0 {
+				d.YAxisIndex = 1
+			}
+			series[names[j]] = append(series[names[j]], d)
+		}
+	}
+	subtitle := "more slots still add throughput at the last count"
+	if l.KneeSlots > 0 {
+		subtitle = fmt.Sprintf("beyond %d slots throughput gains < 5%%", l.KneeSlots)
+	}
+	c := charts.NewLine()
+	c.SetGlobalOptions(
+		charts.WithInitializationOpts(p.init(halfWidth, "420px")),
+		charts.WithAnimation(false),
+		charts.WithTitleOpts(opts.Title{Title: title + ": " + l.Mode + " slot ladder", Subtitle: subtitle}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Right: "10", Top: "5"}),
+		charts.WithXAxisOpts(opts.XAxis{Name: "slots per hot row", Type: "category", NameLocation: "middle", NameGap: 28}),
+		charts.WithYAxisOpts(opts.YAxis{Name: "rps", Type: "value"}),
+		charts.WithGridOpts(opts.Grid{Left: "80", Right: "70", Top: "80", Bottom: "50"}),
+	)
+	c.ExtendYAxis(opts.YAxis{Name: "waiters / ms", Type: "value", Position: "right"})
+	c.SetXAxis(x).AddSeries(names[0], series[names[0]])
+	for _, name := range names[1:] {
+		if slices.ContainsFunc(series[name], func(d opts.LineData) bool { return d.Value.(float64) > 0 }) {
+			c.AddSeries(name, series[name], charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1}))
+		}
+	}
 	p.page.AddCharts(c)
 }
 

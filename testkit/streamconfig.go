@@ -124,8 +124,8 @@ func (c *Config) validateStream(bad func(format string, a ...any)) {
 	if len(c.Modes) != 1 || !IsAsync(c.Modes[0]) {
 		bad("--role %s runs exactly one async mode (--modes async or --modes async-compact)", role)
 	}
-	if c.Repeat != 1 || len(c.Levels) > 0 {
-		bad("--role %s cannot be combined with --repeat or --levels", role)
+	if c.Repeat != 1 || len(c.Levels) > 0 || len(c.SlotsLevels) > 0 {
+		bad("--role %s cannot be combined with --repeat, --levels or --slots-levels", role)
 	}
 	if role == redisq.RoleProducer && c.Requests < 1 {
 		bad("--role producer needs --requests (its index range is --producer-id × --requests)")

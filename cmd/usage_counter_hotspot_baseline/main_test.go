@@ -116,6 +116,12 @@ func TestBadInput(t *testing.T) {
 		{"kill-consumer on the memory queue", []string{"--fault", "kill-consumer@1s"}, []string{"needs --queue-backend redis"}},
 		{"pause-flush without flushers", []string{"--modes", "sync", "--fault", "pause-flush@1s+1s"}, []string{"needs a mode with flushers"}},
 		{"metrics address without a port", []string{"--metrics-addr", "nonsense"}, []string{"--metrics-addr", "want HOST:PORT"}},
+		{"zero slots", []string{"--slots", "0"}, []string{"--slots must be 1..1024"}},
+		{"negative slots", []string{"--slots", "-1"}, []string{"--slots must be 1..1024"}},
+		{"slots above the cap", []string{"--slots", "1025"}, []string{"--slots must be 1..1024"}},
+		{"unknown slot pick", []string{"--slots", "4", "--slot-pick", "other"}, []string{"--slot-pick must be hash or random", `"other"`}},
+		{"slot ladder above the cap", []string{"--slots-levels", "1,4096"}, []string{"--slots-levels: 4096 is above 1024"}},
+		{"slots with a slot ladder", []string{"--slots", "4", "--slots-levels", "1,4"}, []string{"--slots and --slots-levels exclude each other"}},
 		{"metrics port in use", []string{"--metrics-addr", busy.Addr().String()}, []string{"--metrics-addr", "address already in use"}},
 	}
 	for _, c := range cases {
