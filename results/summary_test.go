@@ -152,3 +152,44 @@ func TestBuildLadder(t *testing.T) {
 		t.Errorf("ladder of a mode without runs = %+v", none)
 	}
 }
+
+func TestBuildSlotLadder(t *testing.T) {
+	var runs []Run
+	for _, l := range []struct {
+		slots         int
+		rps           float64
+		perRow, table int64
+	}{{16, 960, 3, 48}, {1, 240, 63, 63}, {4, 700, 15, 60}, {64, 990, 1, 40}} {
+		r := makeRun(syncSpec())
+		r.Slots, r.Load.ThroughputRPS = l.slots, l.rps
+		r.LockMonitor.MaxWaitersByRelation = map[string]int64{"api_keys": l.table, "providers": 2}
+		r.LockMonitor.MaxWaitersPerRowByRelation = map[string]int64{"api_keys": l.perRow, "providers": 1}
+		r.LockMonitor.TotalReadMs = &Latency{Count: 10, P50: float64(l.slots) / 100, P99: float64(l.slots) / 10}
+		runs = append(runs, r)
+	}
+	l := BuildSlotLadder("sync", runs)
+	if l.Over != LadderSlots || len(l.Levels) != 4 {
+		t.Fatalf("ladder = %+v", l)
+	}
+	for i, want := range []int{1, 4, 16, 64} {
+		if lv := l.Levels[i]; lv.Slots != want || lv.TotalReadP99Ms != float64(want)/10 {
+			t.Errorf("level %d = %+v, want %d slots read in %v ms", i, lv, want, float64(want)/10)
+		}
+	}
+	if lv := l.Levels[0]; lv.MaxWaiters != 63 || lv.MaxWaitersPerRow != 63 {
+		t.Errorf("one slot: waiters %v, per row %v, want 63 and 63", lv.MaxWaiters, lv.MaxWaitersPerRow)
+	}
+	if lv := l.Levels[2]; lv.MaxWaiters != 48 || lv.MaxWaitersPerRow != 3 {
+		t.Errorf("16 slots: waiters %v, per row %v, want 48 and 3", lv.MaxWaiters, lv.MaxWaitersPerRow)
+	}
+	if l.KneeSlots != 16 || !l.Levels[2].Knee {
+		t.Errorf("knee = %d (marks %+v), want 16: 64 slots add < 5%% over 16", l.KneeSlots, l.Levels)
+	}
+	td := Table([]*Report{{Suite: "s", Runs: runs}})
+	if got := td.Rows[0].Cells[1]; got != "sync · 16 slots" {
+		t.Errorf("mode cell = %q, want the slot count beside the mode", got)
+	}
+	if got := td.Rows[0].Cells[9]; got != "api_keys 48 (3/row), providers 2 (1/row)" {
+		t.Errorf("waiters cell = %q, want each table's waiters with the most on one row", got)
+	}
+}
