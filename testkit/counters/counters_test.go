@@ -3,6 +3,7 @@ package counters
 import (
 	"context"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -229,5 +230,34 @@ func TestEveryKindReachesItsRow(t *testing.T) {
 			}
 			_ = tx.Rollback(ctx)
 		}
+	}
+}
+
+func TestSlotsPickAndWorker(t *testing.T) {
+	hash := Slots{N: 4}
+	seen := map[int]int{}
+	for i := range 400 {
+		id := "req-" + strconv.Itoa(i)
+		s := hash.Pick(id)
+		if s < 1 || s > 4 || hash.Pick(id) != s {
+			t.Fatalf("Pick(%s) = %d, again %d: want one slot of 1..4, the same every time", id, s, hash.Pick(id))
+		}
+		seen[s]++
+	}
+	for s := 1; s <= 4; s++ {
+		if seen[s] < 50 {
+			t.Errorf("slot %d got %d of 400 requests: the hash does not spread (%v)", s, seen[s], seen)
+		}
+	}
+	if (Slots{N: 1}).Pick("req-1") != 0 || (Slots{N: 1}).Worker() != nil {
+		t.Error("one slot must stay unslotted (slot 0, the queue's own routing)")
+	}
+	worker := hash.Worker()
+	workers := map[int]bool{}
+	for s := 1; s <= 4; s++ {
+		workers[worker(Key{Kind: APIKeyUsage, Target: "key-hot-0", Slot: s}, 4)] = true
+	}
+	if len(workers) != 4 {
+		t.Errorf("4 slots of one row on 4 workers went to %d workers, want 4", len(workers))
 	}
 }

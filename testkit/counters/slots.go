@@ -99,3 +99,19 @@ func CheckSlots(ctx context.Context, r *testkit.Run, c *testkit.Checks, tables .
 	}
 	return nil
 }
+
+// Worker is the async queue's worker choice for a run's slots (testkit.AsyncSpec.Worker): the
+// slots of one hot row go to consecutive workers, from a hash of the row, so that a burst on
+// the row drains through min(N, workers) writers. Nil when unslotted: the queue's own hash.
+func (s Slots) Worker() func(k Key, workers int) int {
+	if s.N <= 1 {
+		return nil
+	}
+	return func(k Key, workers int) int {
+		h := fnv.New32a()
+		h.Write([]byte(k.Kind))
+		h.Write([]byte{0})
+		h.Write([]byte(k.Target))
+		return int((uint64(h.Sum32()) + uint64(k.Slot)) % uint64(workers))
+	}
+}

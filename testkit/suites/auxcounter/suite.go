@@ -188,6 +188,7 @@ func (*Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, 
 		return testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[counters.Key, record]{
 			Records: func(i int64) []record { return recordsOf(r, i) },
 			Key:     slotOf,
+			Worker:  counters.SlotsOf(r).Worker(),
 			Merge:   mergeRecords,
 			Compare: counters.CompareKeys,
 			Writer:  func(compact bool) queue.TxWriter[record] { return guardedWriter{compact: compact} },

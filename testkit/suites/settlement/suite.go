@@ -32,7 +32,6 @@
 package settlement
 
 import (
-	"cmp"
 	"context"
 	"embed"
 	"errors"
@@ -212,7 +211,7 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 			return settleToOutbox(ctx, tx, i, slots.Pick(requestID(i)))
 		})))
 	case testkit.ModeAsync, testkit.ModeAsyncCompact:
-		wl, err = testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[walletSlot, claims]{
+		wl, err = testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[counters.Key, claims]{
 			Records: func(i int64) []claims {
 				c := claims{Hot: hotOf(r, i), Slot: slots.Pick(requestID(i)), Requests: []int64{i}}
 				if s.redelivered(i) {
@@ -220,9 +219,10 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 				}
 				return []claims{c}
 			},
-			Key:     func(c claims) walletSlot { return walletSlot{c.Hot, c.Slot} },
+			Key:     claims.wallet,
+			Worker:  slots.Worker(),
 			Merge:   func(pending *claims, newer claims) { pending.Requests = append(pending.Requests, newer.Requests...) },
-			Compare: compareWalletSlots,
+			Compare: counters.CompareKeys,
 			Writer:  func(compact bool) queue.TxWriter[claims] { return batchWriter{compact: compact} },
 		})
 	default:
@@ -287,15 +287,10 @@ type claims struct {
 	Requests []int64
 }
 
-// walletSlot is the queue's slot of a claim: with --slots, the slots of one wallet can belong
-// to different workers.
-type walletSlot struct{ hot, slot int }
-
-func compareWalletSlots(a, b walletSlot) int {
-	if c := cmp.Compare(a.hot, b.hot); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.slot, b.slot)
+// wallet is the queue's slot of a claim: the wallet slot it debits, so that with --slots the
+// slots of one wallet can belong to different workers.
+func (c claims) wallet() counters.Key {
+	return counters.Key{Kind: counters.WalletDebit, Target: userID(c.Hot), Slot: c.Slot}
 }
 
 // batchWriter settles a batch of claims and applies the debits of the new settlements:

@@ -129,11 +129,8 @@ func (u usageRow) deltas() []counters.Delta {
 
 // queueSlot is the row's queue slot: its api key, and the slot of it the row adds to, so that
 // the slots of one hot key can belong to different queue workers.
-func (u usageRow) queueSlot() string {
-	if u.slot == 0 {
-		return apiKeyID(u.hot)
-	}
-	return apiKeyID(u.hot) + "#" + strconv.Itoa(u.slot)
+func (u usageRow) queueSlot() counters.Key {
+	return counters.Key{Kind: counters.APIKeyUsage, Target: apiKeyID(u.hot), Slot: u.slot}
 }
 
 // usageColumns are the columns a usage row is written with.
@@ -235,11 +232,12 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 			return counters.InsertOutbox(ctx, tx, u.requestID, u.deltas())
 		}))
 	case testkit.ModeAsync, testkit.ModeAsyncCompact:
-		return testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[string, event]{
+		return testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[counters.Key, event]{
 			Records: func(i int64) []event { return []event{{first: rowFor(r, i)}} },
-			Key:     func(e event) string { return e.first.queueSlot() },
+			Key:     func(e event) counters.Key { return e.first.queueSlot() },
+			Worker:  counters.SlotsOf(r).Worker(),
 			Merge:   mergeEvents,
-			Compare: strings.Compare,
+			Compare: counters.CompareKeys,
 			Writer: func(compact bool) queue.TxWriter[event] {
 				if compact {
 					return writerFunc(writeCompacted)
