@@ -440,18 +440,7 @@ func (p *plotter) ladder(title string, l Ladder) {
 			}),
 		)
 	}
-	c := charts.NewLine()
-	c.SetGlobalOptions(
-		charts.WithInitializationOpts(p.init(halfWidth, "420px")),
-		charts.WithAnimation(false),
-		charts.WithTitleOpts(opts.Title{Title: title + ": " + l.Mode + " ladder", Subtitle: subtitle}),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Right: "10", Top: "5"}),
-		charts.WithXAxisOpts(opts.XAxis{Name: "concurrency", Type: "category", NameLocation: "middle", NameGap: 28}),
-		charts.WithYAxisOpts(opts.YAxis{Name: "rps", Type: "value"}),
-		charts.WithGridOpts(opts.Grid{Left: "80", Right: "70", Top: "80", Bottom: "50"}),
-	)
-	c.ExtendYAxis(opts.YAxis{Name: "p95 ms", Type: "value", Position: "right"})
+	c := p.ladderChart(title+": "+l.Mode+" ladder", subtitle, "concurrency", "p95 ms")
 	c.SetXAxis(x).
 		AddSeries("throughput rps", tput, kneeOpts...).
 		AddSeries("p95 ms", p95, charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1}))
@@ -484,18 +473,7 @@ func (p *plotter) slotLadder(title string, l Ladder) {
 	if l.KneeSlots > 0 {
 		subtitle = fmt.Sprintf("beyond %d slots throughput gains < 5%%", l.KneeSlots)
 	}
-	c := charts.NewLine()
-	c.SetGlobalOptions(
-		charts.WithInitializationOpts(p.init(halfWidth, "420px")),
-		charts.WithAnimation(false),
-		charts.WithTitleOpts(opts.Title{Title: title + ": " + l.Mode + " slot ladder", Subtitle: subtitle}),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Right: "10", Top: "5"}),
-		charts.WithXAxisOpts(opts.XAxis{Name: "slots per hot row", Type: "category", NameLocation: "middle", NameGap: 28}),
-		charts.WithYAxisOpts(opts.YAxis{Name: "rps", Type: "value"}),
-		charts.WithGridOpts(opts.Grid{Left: "80", Right: "70", Top: "80", Bottom: "50"}),
-	)
-	c.ExtendYAxis(opts.YAxis{Name: "waiters / ms", Type: "value", Position: "right"})
+	c := p.ladderChart(title+": "+l.Mode+" slot ladder", subtitle, "slots per hot row", "waiters / ms")
 	c.SetXAxis(x).AddSeries(names[0], series[names[0]])
 	for _, name := range names[1:] {
 		if slices.ContainsFunc(series[name], func(d opts.LineData) bool { return d.Value.(float64) > 0 }) {
@@ -503,6 +481,24 @@ func (p *plotter) slotLadder(title string, l Ladder) {
 		}
 	}
 	p.page.AddCharts(c)
+}
+
+// ladderChart is a ladder's line chart: the levels on the x axis (named xName), throughput on
+// the left axis and rightName on the right.
+func (p *plotter) ladderChart(title, subtitle, xName, rightName string) *charts.Line {
+	c := charts.NewLine()
+	c.SetGlobalOptions(
+		charts.WithInitializationOpts(p.init(halfWidth, "420px")),
+		charts.WithAnimation(false),
+		charts.WithTitleOpts(opts.Title{Title: title, Subtitle: subtitle}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Right: "10", Top: "5"}),
+		charts.WithXAxisOpts(opts.XAxis{Name: xName, Type: "category", NameLocation: "middle", NameGap: 28}),
+		charts.WithYAxisOpts(opts.YAxis{Name: "rps", Type: "value"}),
+		charts.WithGridOpts(opts.Grid{Left: "80", Right: "70", Top: "80", Bottom: "50"}),
+	)
+	c.ExtendYAxis(opts.YAxis{Name: rightName, Type: "value", Position: "right"})
+	return c
 }
 
 // runSamples is the samples of one run, in time order.
