@@ -356,7 +356,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		Duration:      c.Duration,
 		Warmup:        c.Warmup,
 		Progress:      e.stderr,
-		ProgressLabel: r.Mode,
+		ProgressLabel: results.ModeLabel(r.Mode, r.Slots),
 		OpContext:     e.hardCtx,
 		Live:          live,
 		Retry:         c.retryPolicy(),

@@ -4,8 +4,10 @@
 // deltas are written (one array-based UPDATE per table per batch, or one UPDATE per delta in
 // order), and the outbox that defers them (usage_counter_deltas, claimed with SKIP LOCKED,
 // aggregated per row and applied by a flush loop; OutboxWorkload is the outbox mode, its loop
-// a testkit.Flusher the engine pauses and reports on). Suites decide which deltas a request makes;
-// this package decides how they reach the database.
+// a testkit.Flusher the engine pauses and reports on), and slotted rows (slots.go: --slots splits
+// each hot logical row into N physical rows, a write adds to one, reads sum them through the
+// schema's *_totals views). Suites decide which deltas a request makes; this package decides
+// how they reach the database.
 package counters
 
 import (
