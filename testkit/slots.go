@@ -13,11 +13,14 @@ const (
 	SlotPickHash = "hash"
 	// SlotPickRandom draws a write's slot at random.
 	SlotPickRandom = "random"
+	// SlotPickRoundRobin gives request i slot i mod N (reproducible, and even over the
+	// requests in flight together).
+	SlotPickRoundRobin = "round-robin"
 )
 
 func (c *Config) registerSlots(fs *pflag.FlagSet, info Info) {
 	fs.IntVar(&c.Slots, "slots", 1, "split each hot counter row into this many physical rows (slots, 1..1024); a write adds to one, a read sums them (1: one row, as without slots)")
-	fs.StringVar(&c.SlotPick, "slot-pick", SlotPickHash, "how a write picks its slot: hash (of the request id, reproducible) or random")
+	fs.StringVar(&c.SlotPick, "slot-pick", SlotPickHash, "how a write picks its slot: hash (of the request id), random, or round-robin (request index mod N)")
 	fs.StringVar(&c.slotsLevelsRaw, "slots-levels", "", "compare slot counts in one invocation, e.g. 1,4,16,64 (one run per mode and count)")
 	if !info.Slots {
 		for _, name := range []string{"slots", "slot-pick", "slots-levels"} {
@@ -39,8 +42,8 @@ func (c *Config) validateSlots(info Info, bad func(string, ...any)) {
 	if c.Slots < 1 || c.Slots > MaxSlots {
 		bad("--slots must be 1..%d", MaxSlots)
 	}
-	if c.SlotPick != SlotPickHash && c.SlotPick != SlotPickRandom {
-		bad("--slot-pick must be %s or %s, not %q", SlotPickHash, SlotPickRandom, c.SlotPick)
+	if c.SlotPick != SlotPickHash && c.SlotPick != SlotPickRandom && c.SlotPick != SlotPickRoundRobin {
+		bad("--slot-pick must be %s, %s or %s, not %q", SlotPickHash, SlotPickRandom, SlotPickRoundRobin, c.SlotPick)
 	}
 	c.SlotsLevels = parseLevels("--slots-levels", c.slotsLevelsRaw, bad)
 	for _, n := range c.SlotsLevels {

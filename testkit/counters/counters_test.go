@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
@@ -238,9 +239,9 @@ func TestSlotsPickAndWorker(t *testing.T) {
 	seen := map[int]int{}
 	for i := range 400 {
 		id := "req-" + strconv.Itoa(i)
-		s := hash.Pick(id)
-		if s < 1 || s > 4 || hash.Pick(id) != s {
-			t.Fatalf("Pick(%s) = %d, again %d: want one slot of 1..4, the same every time", id, s, hash.Pick(id))
+		s := hash.Of(int64(i), id)
+		if s < 1 || s > 4 || hash.Of(int64(i), id) != s {
+			t.Fatalf("Pick(%s) = %d, again %d: want one slot of 1..4, the same every time", id, s, hash.Of(int64(i), id))
 		}
 		seen[s]++
 	}
@@ -249,8 +250,14 @@ func TestSlotsPickAndWorker(t *testing.T) {
 			t.Errorf("slot %d got %d of 400 requests: the hash does not spread (%v)", s, seen[s], seen)
 		}
 	}
-	if (Slots{N: 1}).Pick("req-1") != 0 || (Slots{N: 1}).Worker() != nil {
+	if (Slots{N: 1}).Of(1, "req-1") != 0 || (Slots{N: 1}).Worker() != nil {
 		t.Error("one slot must stay unslotted (slot 0, the queue's own routing)")
+	}
+	rr := Slots{N: 4, Pick: testkit.SlotPickRoundRobin}
+	for i := range int64(8) {
+		if got := rr.Of(i, "req-"+strconv.FormatInt(i, 10)); got != 1+int(i%4) {
+			t.Errorf("round-robin: request %d got slot %d, want %d", i, got, 1+i%4)
+		}
 	}
 	worker := hash.Worker()
 	workers := map[int]bool{}

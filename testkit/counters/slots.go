@@ -16,23 +16,28 @@ import (
 // slots 1..N, each write adding to one of them and each read summing them (the *_totals views
 // of package schema). N ≤ 1 leaves the rows unslotted (slot 0), today's single hot row.
 type Slots struct {
-	N      int
-	Random bool // --slot-pick random: drawn per write; else a hash of the request id
+	N    int
+	Pick string // testkit.SlotPickHash (""), SlotPickRandom or SlotPickRoundRobin
 }
 
 // SlotsOf is run r's slot layout.
 func SlotsOf(r *testkit.Run) Slots {
-	return Slots{N: r.Slots, Random: r.Config.SlotPick == testkit.SlotPickRandom}
+	return Slots{N: r.Slots, Pick: r.Config.SlotPick}
 }
 
-// Pick is the slot a request's writes go to: 0 when unslotted, else 1..N, from an FNV-1a hash of
-// the request id (the same slot on every run and retry) or drawn at random.
-func (s Slots) Pick(requestID string) int {
+// Of is the slot request index (whose id is requestID) writes to: 0 when unslotted, else 1..N —
+// from an FNV-1a hash of the request id (the same slot on every run and retry), drawn at
+// random, or the index modulo N (round-robin: consecutive requests, which are the ones in flight
+// together, spread evenly).
+func (s Slots) Of(index int64, requestID string) int {
 	if s.N <= 1 {
 		return 0
 	}
-	if s.Random {
+	switch s.Pick {
+	case testkit.SlotPickRandom:
 		return 1 + rand.IntN(s.N)
+	case testkit.SlotPickRoundRobin:
+		return 1 + int(index%int64(s.N))
 	}
 	h := fnv.New32a()
 	h.Write([]byte(requestID))

@@ -133,7 +133,7 @@ func one(b bool) int64 {
 // rowsOf are request i's three hot rows (each in the slot it picks), in the order it writes
 // them.
 func rowsOf(r *testkit.Run, i int64) [3]counters.Key {
-	h, slot := hotOf(r, i), counters.SlotsOf(r).Pick(requestID(i))
+	h, slot := hotOf(r, i), counters.SlotsOf(r).Of(i, requestID(i))
 	return [3]counters.Key{
 		{Kind: counters.ProxyNode, Target: proxyID(h), Slot: slot},
 		{Kind: counters.ManagementToken, Target: tokenID(h), Slot: slot},

@@ -106,7 +106,7 @@ func rowFor(r *testkit.Run, i int64) usageRow {
 	return usageRow{
 		index:      i,
 		requestID:  id,
-		slot:       counters.SlotsOf(r).Pick(id),
+		slot:       counters.SlotsOf(r).Of(i, id),
 		hot:        int(i % int64(r.Config.HotKeys)),
 		responseMs: responseMs(i),
 		at:         epoch.Add(time.Duration(i) * time.Millisecond),
