@@ -257,33 +257,32 @@ func (e *engine) runAll() error {
 	}
 	index := 0
 	for _, mode := range c.Modes {
-		for _, slots := range c.slotCounts() { // slots.go
-			for _, level := range levels {
-				for rep := 1; rep <= c.Repeat; rep++ {
-					if e.stopCtx.Err() != nil {
-						return nil
-					}
-					r := &Run{Index: index, Mode: mode, Level: level, Slots: slots, Config: c, Target: target,
-						Admin: target.Admin(), OpContext: e.hardCtx, Concurrency: c.Concurrency, Requests: c.Requests}
-					if c.Repeat > 1 {
-						r.Repetition = rep
-					}
-					if level > 0 {
-						r.Concurrency = level
-						if c.Requests == 2000 && !c.fs.Changed("requests") {
-							r.Requests = 0 // a ladder level runs for --duration
-						}
-					}
-					if c.breakExpectations {
-						r.checkSkew = 1
-					}
-					run, err := e.runOne(r)
-					e.report.Runs = append(e.report.Runs, run)
-					if err != nil {
-						return fmt.Errorf("%s run: %w", mode, err)
-					}
-					index++
+		for _, step := range c.steps(levels) { // each slot count × each level (slots.go)
+			level := step.level
+			for rep := 1; rep <= c.Repeat; rep++ {
+				if e.stopCtx.Err() != nil {
+					return nil
 				}
+				r := &Run{Index: index, Mode: mode, Level: level, Slots: step.slots, Config: c, Target: target,
+					Admin: target.Admin(), OpContext: e.hardCtx, Concurrency: c.Concurrency, Requests: c.Requests}
+				if c.Repeat > 1 {
+					r.Repetition = rep
+				}
+				if level > 0 {
+					r.Concurrency = level
+					if c.Requests == 2000 && !c.fs.Changed("requests") {
+						r.Requests = 0 // a ladder level runs for --duration
+					}
+				}
+				if c.breakExpectations {
+					r.checkSkew = 1
+				}
+				run, err := e.runOne(r)
+				e.report.Runs = append(e.report.Runs, run)
+				if err != nil {
+					return fmt.Errorf("%s run: %w", mode, err)
+				}
+				index++
 			}
 		}
 	}

@@ -74,14 +74,25 @@ func (c *Config) slotValues(out map[string]any) {
 	}
 }
 
-// slotCounts are the slot counts each mode runs with: --slots-levels, else --slots; 0 alone
-// for a suite without slots.
-func (c *Config) slotCounts() []int {
-	if c.fs.Lookup("slots").Hidden {
-		return []int{0}
+// step is one slot count and ladder level a mode runs at.
+type step struct{ slots, level int }
+
+// steps are the (slots, level) pairs each mode runs, slot counts outermost: --slots-levels, else
+// --slots (0 for a suite without slots), each at every one of levels.
+func (c *Config) steps(levels []int) []step {
+	counts := []int{0}
+	switch {
+	case c.fs.Lookup("slots").Hidden:
+	case len(c.SlotsLevels) > 0:
+		counts = c.SlotsLevels
+	default:
+		counts = []int{c.Slots}
 	}
-	if len(c.SlotsLevels) > 0 {
-		return c.SlotsLevels
+	var out []step
+	for _, n := range counts {
+		for _, l := range levels {
+			out = append(out, step{n, l})
+		}
 	}
-	return []int{c.Slots}
+	return out
 }
