@@ -503,7 +503,7 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res *load.Result) ([
 	if err != nil {
 		return nil, err
 	}
-	c.Int("hot sets whose wallet, quota and monthly total are exact (summed over their slots)", int64(hot), exactSets)
+	c.Int("hot sets whose wallet, quota and monthly total are exact", int64(hot), exactSets)
 	if err := counters.CheckSlots(ctx, r, c, "wallets", "api_keys", "providers"); err != nil {
 		return nil, err
 	}
