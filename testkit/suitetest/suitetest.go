@@ -383,10 +383,9 @@ func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, co
 // is exact (each logical total, summed over its slots, is the expected total; nothing lost or
 // applied twice) and every logical row has exactly its slots:
 //   - --slots 4, slots picked by a hash of the request id;
-//   - --slots 3 --slot-pick random;
-//   - --slots 4 under terminate-backends (four times, --max-tries 5), and round-robin with the
-//     reply of every 7th request's first COMMIT lost (--max-tries 3): the faults
-//     AtomicUnderFaults puts unslotted rows through.
+//   - --slots 3 --slot-pick random under terminate-backends (four times, --max-tries 5), and
+//     --slots 4 --slot-pick round-robin with the reply of every 7th request's first COMMIT
+//     lost (--max-tries 3): the faults AtomicUnderFaults puts unslotted rows through.
 func Slotted(t *testing.T, s testkit.Suite, requests, concurrency int) {
 	t.Helper()
 	flags := []string{"--modes", strings.Join(testkit.AllModes, ","), "--requests", strconv.Itoa(requests),
@@ -397,8 +396,7 @@ func Slotted(t *testing.T, s testkit.Suite, requests, concurrency int) {
 		args        []string
 	}{
 		{"hash", "", 4, []string{"--slots", "4"}},
-		{"random", "", 3, []string{"--slots", "3", "--slot-pick", "random"}},
-		{"terminate-backends", "terminate-backends", 4, []string{"--slots", "4", "--max-tries", "5",
+		{"random, terminate-backends", "terminate-backends", 3, []string{"--slots", "3", "--slot-pick", "random", "--max-tries", "5",
 			"--fault", "terminate-backends@20ms", "--fault", "terminate-backends@40ms",
 			"--fault", "terminate-backends@60ms", "--fault", "terminate-backends@80ms"}},
 		{"lost COMMIT replies, round-robin", "", 4, []string{"--slots", "4", "--slot-pick", "round-robin",
