@@ -34,7 +34,8 @@ type Report struct {
 	Runs        []Run  `json:"runs"`
 	// Summaries holds one entry per mode (and ladder level) when runs were repeated.
 	Summaries []Summary `json:"summaries,omitempty"`
-	// Ladders holds one concurrency ladder per mode when --levels was given.
+	// Ladders holds one concurrency ladder per mode when --levels was given, one slot ladder
+	// per mode (Over "slots") when --slots-levels was.
 	Ladders []Ladder `json:"ladders,omitempty"`
 	// RateLadders holds one open-loop rate ladder per mode when --rates was given.
 	RateLadders []RateLadder `json:"rate_ladders,omitempty"`
@@ -105,6 +106,9 @@ type Run struct {
 	// Rate is the offered rate of an open-loop run in requests per second (--rate, or a
 	// --rates rung); 0 in a closed loop.
 	Rate float64 `json:"rate,omitempty"`
+	// Slots is the number of physical rows each hot logical row was split into (--slots);
+	// 0 for a suite without slotted rows (and in reports from before them).
+	Slots int `json:"slots,omitempty"`
 	// Config holds every flag value that shaped the run, by flag name.
 	Config         map[string]any  `json:"config"`
 	StartedAt      time.Time       `json:"started_at"`
@@ -309,6 +313,14 @@ type LockMonitor struct {
 	// MaxWaitersByRelation attributes waiters to the table they queue on (every hot table of
 	// the suite is present, 0 when nothing waited on it).
 	MaxWaitersByRelation map[string]int64 `json:"max_waiters_by_relation"`
+	// MaxWaitersPerRowByRelation is, per table, the most sessions queued at once for any one
+	// physical row of it (a slot of a slotted hot row): the waiters for one row version's tuple
+	// lock plus the one holding it (see package monitor). Absent in reports from before it.
+	MaxWaitersPerRowByRelation map[string]int64 `json:"max_waiters_per_row_by_relation,omitempty"`
+	// TotalReadMs is the latency of reading one hot logical row's total (the suite's total
+	// query: with slots, a sum over them), timed on the monitor's connection at every sample
+	// while the load ran; nil for suites without one and in older reports.
+	TotalReadMs *Latency `json:"total_read_ms,omitempty"`
 	// MaxWaitersByLockType splits waiters by pg_locks.locktype of the ungranted lock.
 	MaxWaitersByLockType map[string]int64 `json:"max_waiters_by_lock_type,omitempty"`
 	MaxLockWaitMs        float64          `json:"max_lock_wait_ms"`
@@ -409,11 +421,13 @@ type FaultEvent struct {
 	Error    string  `json:"error,omitempty"`
 }
 
-// Summary is the spread of the key metrics over the repetitions of one mode (and level).
+// Summary is the spread of the key metrics over the repetitions of one mode (and level, and
+// slot count).
 type Summary struct {
 	Mode        string            `json:"mode"`
 	Level       int               `json:"level,omitempty"`
 	Rate        float64           `json:"rate,omitempty"`
+	Slots       int               `json:"slots,omitempty"`
 	Repetitions int               `json:"repetitions"`
 	Verified    bool              `json:"verified"`
 	Metrics     map[string]Spread `json:"metrics"`
@@ -426,14 +440,23 @@ type Spread struct {
 	Max    float64 `json:"max"`
 }
 
-// Ladder is a concurrency ladder of one mode and where it saturates.
+// Ladder is a concurrency ladder (--levels) or a slot ladder (--slots-levels) of one mode and
+// where it saturates.
 type Ladder struct {
-	Mode   string        `json:"mode"`
+	Mode string `json:"mode"`
+	// Over names what the levels step: "" concurrency, LadderSlots the slots per hot row.
+	Over   string        `json:"over,omitempty"`
 	Levels []LadderLevel `json:"levels"`
 	// KneeConcurrency is the first level after which throughput rises less than 5% while p95
 	// keeps rising; 0 when the ladder never saturated.
 	KneeConcurrency int `json:"knee_concurrency"`
+	// KneeSlots is, in a slot ladder, the first slot count after which more slots add less than
+	// 5% throughput; 0 when they never stopped paying.
+	KneeSlots int `json:"knee_slots,omitempty"`
 }
+
+// LadderSlots is Ladder.Over of a slot ladder.
+const LadderSlots = "slots"
 
 // LadderLevel is one step of a ladder.
 type LadderLevel struct {
@@ -443,6 +466,14 @@ type LadderLevel struct {
 	P95Ms         float64 `json:"p95_ms"`
 	P99Ms         float64 `json:"p99_ms"`
 	Knee          bool    `json:"knee,omitempty"`
+	// Slots and what they change, in a slot ladder: the most waiters on a hot table and on one
+	// physical row of it, the read of a total (p50, p99) and the persist lag (queue modes).
+	Slots            int     `json:"slots,omitempty"`
+	MaxWaiters       float64 `json:"max_waiters,omitempty"`
+	MaxWaitersPerRow float64 `json:"max_waiters_per_row,omitempty"`
+	TotalReadP50Ms   float64 `json:"total_read_p50_ms,omitempty"`
+	TotalReadP99Ms   float64 `json:"total_read_p99_ms,omitempty"`
+	PersistLagP99Ms  float64 `json:"persist_lag_p99_ms,omitempty"`
 }
 
 // RateLadder is an open-loop rate ladder of one mode (--rates): the open-loop counterpart of
@@ -485,6 +516,8 @@ type Sample struct {
 	// Lock waiters (absent when the lock query failed in this sample).
 	LockWaiters       int64            `json:"lock_waiters"`
 	WaitersByRelation map[string]int64 `json:"waiters_by_relation,omitempty"`
+	// MaxWaitersPerRow is, per table, the most waiters queued for one physical row of it.
+	MaxWaitersPerRow  map[string]int64 `json:"max_waiters_per_row,omitempty"`
 	WaitersByLockType map[string]int64 `json:"waiters_by_lock_type,omitempty"`
 	OldestLockWaitMs  float64          `json:"oldest_lock_wait_ms"`
 	BlockedSessions   *int64           `json:"blocked_sessions,omitempty"`

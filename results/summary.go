@@ -1,6 +1,9 @@
 package results
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // Metric names: the keys of Summary.Metrics, and the metrics the table and the comparison read.
 // Units live in the names, as everywhere in a report.
@@ -40,6 +43,13 @@ const (
 	MetricSkipped      = "skipped"
 	// MetricMaxWaitersPrefix followed by a table name is the max waiters queued on that table.
 	MetricMaxWaitersPrefix = "max_waiters."
+	// MetricMaxWaitersPerRowPrefix followed by a table name is the max waiters queued on any
+	// one physical row of it (runs with LockMonitor.MaxWaitersPerRowByRelation only).
+	MetricMaxWaitersPerRowPrefix = "max_waiters_per_row."
+	// MetricTotalReadP50Ms and MetricTotalReadP99Ms time the read of a hot row's total (a sum
+	// over its slots) during the run (runs with LockMonitor.TotalReadMs only).
+	MetricTotalReadP50Ms = "total_read_p50_ms"
+	MetricTotalReadP99Ms = "total_read_p99_ms"
 )
 
 // Knee detection thresholds; see FindKnee.
@@ -101,6 +111,13 @@ func runMetrics(r Run) map[string]float64 {
 	for table, n := range r.LockMonitor.MaxWaitersByRelation {
 		m[MetricMaxWaitersPrefix+table] = float64(n)
 	}
+	for table, n := range r.LockMonitor.MaxWaitersPerRowByRelation {
+		m[MetricMaxWaitersPerRowPrefix+table] = float64(n)
+	}
+	if read := r.LockMonitor.TotalReadMs; read != nil {
+		m[MetricTotalReadP50Ms] = read.P50
+		m[MetricTotalReadP99Ms] = read.P99
+	}
 	return m
 }
 
@@ -120,14 +137,14 @@ func RunSpreads(r Run) map[string]Spread {
 // verification of every run of the group passed.
 func Summarize(runs []Run) []Summary {
 	type group struct {
-		mode  string
-		level int
-		rate  float64
+		mode         string
+		level, slots int
+		rate         float64
 	}
 	var order []group
 	byGroup := make(map[group][]Run)
 	for _, r := range runs {
-		g := group{r.Mode, r.Level, r.Rate}
+		g := group{r.Mode, r.Level, r.Slots, r.Rate}
 		if _, ok := byGroup[g]; !ok {
 			order = append(order, g)
 		}
@@ -156,7 +173,11 @@ func SummarizeGroup(mode string, level int, runs []Run) Summary {
 	for k, vs := range values {
 		metrics[k] = spreadOf(vs)
 	}
-	return Summary{Mode: mode, Level: level, Repetitions: len(runs), Verified: verified, Metrics: metrics}
+	s := Summary{Mode: mode, Level: level, Repetitions: len(runs), Verified: verified, Metrics: metrics}
+	if len(runs) > 0 {
+		s.Slots = runs[0].Slots
+	}
+	return s
 }
 
 // spreadOf returns median (the mean of the two middle values for an even count), min and max.
@@ -203,22 +224,13 @@ func FindKnee(levels []LadderLevel) int {
 	return 0
 }
 
-// BuildLadder builds the ladder of one mode from its runs: every run of that mode with a Level
-// (ladder runs), grouped by level, each level holding the medians over its repetitions, in
-// increasing concurrency, with the knee found by FindKnee marked on its level and recorded in
-// KneeConcurrency. Runs of other modes and runs outside a ladder (Level 0) are ignored.
+// BuildLadder builds the concurrency ladder of one mode from its runs: every run of that mode
+// with a Level (ladder runs), grouped by level, each level holding the medians over its
+// repetitions, in increasing concurrency, with the knee found by FindKnee marked on its level
+// and recorded in KneeConcurrency. Runs of other modes and runs outside a ladder (Level 0) are
+// ignored.
 func BuildLadder(mode string, runs []Run) Ladder {
-	sums := ladderSummaries(mode, runs, func(r Run) bool { return r.Level > 0 })
-	levels := make([]LadderLevel, 0, len(sums))
-	for _, s := range sums {
-		levels = append(levels, LadderLevel{
-			Concurrency:   s.Level,
-			ThroughputRPS: s.Metrics[MetricThroughputRPS].Median,
-			P50Ms:         s.Metrics[MetricP50Ms].Median,
-			P95Ms:         s.Metrics[MetricP95Ms].Median,
-			P99Ms:         s.Metrics[MetricP99Ms].Median,
-		})
-	}
+	levels := ladderLevels(mode, runs, func(r Run) bool { return r.Level > 0 })
 	knee := FindKnee(levels)
 	for i := range levels {
 		levels[i].Knee = knee != 0 && levels[i].Concurrency == knee
@@ -227,7 +239,7 @@ func BuildLadder(mode string, runs []Run) Ladder {
 }
 
 // ladderSummaries summarises the runs of mode that stand on a ladder, one Summary per rung
-// (medians over its repetitions), in increasing concurrency or rate.
+// (medians over its repetitions), in increasing concurrency, slots or rate.
 func ladderSummaries(mode string, runs []Run, onLadder func(Run) bool) []Summary {
 	var mine []Run
 	for _, r := range runs {
@@ -237,12 +249,59 @@ func ladderSummaries(mode string, runs []Run, onLadder func(Run) bool) []Summary
 	}
 	sums := Summarize(mine)
 	sort.SliceStable(sums, func(i, j int) bool {
-		if sums[i].Level != sums[j].Level {
-			return sums[i].Level < sums[j].Level
+		a, b := sums[i], sums[j]
+		if a.Level != b.Level {
+			return a.Level < b.Level
 		}
-		return sums[i].Rate < sums[j].Rate
+		if a.Slots != b.Slots {
+			return a.Slots < b.Slots
+		}
+		return a.Rate < b.Rate
 	})
 	return sums
+}
+
+// BuildSlotLadder builds the slot ladder of one mode (--slots-levels): one level per slot
+// count, in increasing slots, with the lock waits, the cost of reading a total and the persist
+// lag beside throughput and latency. KneeSlots is the first count after which more slots add
+// less than 5% throughput (KneeMaxThroughputGain): where they stop paying; 0 when they never
+// did within the ladder.
+func BuildSlotLadder(mode string, runs []Run) Ladder {
+	levels := ladderLevels(mode, runs, func(r Run) bool { return r.Slots > 0 })
+	knee := 0
+	for i := 0; i+1 < len(levels) && knee == 0; i++ {
+		if cur := levels[i]; cur.ThroughputRPS > 0 && levels[i+1].ThroughputRPS < cur.ThroughputRPS*(1+KneeMaxThroughputGain) {
+			knee = cur.Slots
+			levels[i].Knee = true
+		}
+	}
+	return Ladder{Mode: mode, Over: LadderSlots, Levels: levels, KneeSlots: knee}
+}
+
+// ladderLevels is one LadderLevel per rung of the runs of mode that onLadder selects.
+func ladderLevels(mode string, runs []Run, onLadder func(Run) bool) []LadderLevel {
+	sums := ladderSummaries(mode, runs, onLadder)
+	levels := make([]LadderLevel, 0, len(sums))
+	for _, s := range sums {
+		m := s.Metrics
+		lv := LadderLevel{
+			Concurrency:   s.Level,
+			ThroughputRPS: m[MetricThroughputRPS].Median,
+			P50Ms:         m[MetricP50Ms].Median,
+			P95Ms:         m[MetricP95Ms].Median,
+			P99Ms:         m[MetricP99Ms].Median,
+		}
+		if s.Slots > 0 {
+			lv.Slots = s.Slots
+			lv.MaxWaiters = maxWithPrefix(m, MetricMaxWaitersPrefix)
+			lv.MaxWaitersPerRow = maxWithPrefix(m, MetricMaxWaitersPerRowPrefix)
+			lv.TotalReadP50Ms = m[MetricTotalReadP50Ms].Median
+			lv.TotalReadP99Ms = m[MetricTotalReadP99Ms].Median
+			lv.PersistLagP99Ms = m[MetricPersistLagP99Ms].Median
+		}
+		levels = append(levels, lv)
+	}
+	return levels
 }
 
 // BuildRateLadder builds the open-loop rate ladder of one mode from its runs at a rate (the
@@ -270,4 +329,15 @@ func BuildRateLadder(mode string, runs []Run, sloP99Ms float64) RateLadder {
 		l.MaxRateAtSLO = l.Rates[best].TargetRPS
 	}
 	return l
+}
+
+// maxWithPrefix is the largest median of the metrics named prefix+table: the worst table.
+func maxWithPrefix(m map[string]Spread, prefix string) float64 {
+	var v float64
+	for k, s := range m {
+		if strings.HasPrefix(k, prefix) {
+			v = max(v, s.Median)
+		}
+	}
+	return v
 }

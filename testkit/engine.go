@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/render"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 	"github.com/hotspotkit/hotspotkit/testkit/metrics"
@@ -255,12 +256,12 @@ func (e *engine) runAll() error {
 
 	index := 0
 	for _, mode := range c.Modes {
-		for _, rung := range c.rungs() { // ladder levels or rates (openloop.go)
+		for _, rung := range c.rungs() { // slot counts × (ladder levels or rates) (openloop.go)
 			for rep := 1; rep <= c.Repeat; rep++ {
 				if e.stopCtx.Err() != nil {
 					return nil
 				}
-				r := &Run{Index: index, Mode: mode, Level: rung.level, Rate: rung.rate, Config: c, Target: target,
+				r := &Run{Index: index, Mode: mode, Level: rung.level, Rate: rung.rate, Slots: rung.slots, Config: c, Target: target,
 					Admin: target.Admin(), OpContext: e.hardCtx, Concurrency: c.Concurrency, Requests: c.Requests, redis: e.redis}
 				if c.Repeat > 1 {
 					r.Repetition = rep
@@ -291,9 +292,12 @@ func (e *engine) runAll() error {
 func (e *engine) runOne(r *Run) (results.Run, error) {
 	ctx := e.hardCtx
 	c := e.cfg
-	out := results.Run{Mode: r.Mode, Repetition: r.Repetition, Level: r.Level, Rate: r.Rate, Config: c.values(), StartedAt: time.Now().UTC()}
+	out := results.Run{Mode: r.Mode, Repetition: r.Repetition, Level: r.Level, Rate: r.Rate, Slots: r.Slots, Config: c.values(), StartedAt: time.Now().UTC()}
 	c.OpenLoop.values(out.Config, r.Rate)
 	out.Config["mode"] = r.Mode
+	if r.Slots > 0 {
+		out.Config["slots"] = r.Slots
+	}
 	out.Config["concurrency"] = r.Concurrency
 	out.Config["requests"] = r.Requests
 	fail := func(err error) (results.Run, error) {
@@ -329,6 +333,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		HotTables:  e.info.HotTables,
 		Pool:       pool,
 		PendingSQL: wl.PendingSQL,
+		TotalSQL:   e.info.TotalSQL,
 		Progress:   func() (int64, int64) { return live.Completed(), live.Failed() },
 		Samples:    e.samples,
 		Label:      results.Sample{Run: r.Index, Mode: r.Mode, Repetition: r.Repetition, Level: r.Level},
@@ -349,7 +354,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		Duration:      c.Duration,
 		Warmup:        c.Warmup,
 		Progress:      e.stderr,
-		ProgressLabel: r.Mode,
+		ProgressLabel: render.ModeLabel(r.Mode, r.Slots),
 		OpContext:     e.hardCtx,
 		Live:          live,
 		Retry:         c.retryPolicy(),

@@ -79,10 +79,11 @@ func (o *OpenLoop) validate(c *Config, bad func(string, ...any)) {
 	if c.Duration > 0 && o.Ramp >= c.Duration {
 		bad("--ramp must be shorter than --duration")
 	}
-	o.Rates = ladderRungs(c, "--rates", o.ratesRaw, "rate", "a positive rate (requests per second)", func(s string) (float64, bool) {
+	o.Rates = ladderRungs(o.ratesRaw, "--rates", "a positive rate (requests per second)", func(s string) (float64, bool) {
 		v, err := strconv.ParseFloat(s, 64)
 		return v, err == nil && v > 0 && !math.IsInf(v, 0)
 	}, bad)
+	c.needsDuration("--rates", "rate", len(o.Rates), bad)
 }
 
 // values records the open-loop flags of a run at rate (0: a closed-loop run records none).
@@ -109,23 +110,32 @@ func (o *OpenLoop) loadConfig(lcfg *load.Config, rate float64, seed int64) {
 }
 
 // rung is one step of a ladder: a concurrency level (--levels) or an offered rate (--rates),
-// or the single run of each mode outside a ladder (rate = --rate, 0 in a closed loop).
+// or the single run of each mode outside a ladder (rate = --rate, 0 in a closed loop), at a
+// slot count (--slots, or a --slots-levels count; 0 for a suite without slots).
 type rung struct {
 	level int
 	rate  float64
+	slots int
 }
 
-// rungs lists the runs of each mode (before repetitions).
+// rungs lists the runs of each mode (before repetitions), slot counts outermost.
 func (c *Config) rungs() []rung {
-	var out []rung
+	var per []rung
 	for _, l := range c.Levels {
-		out = append(out, rung{level: l})
+		per = append(per, rung{level: l})
 	}
 	for _, r := range c.Rates {
-		out = append(out, rung{rate: r})
+		per = append(per, rung{rate: r})
 	}
-	if len(out) == 0 {
-		out = []rung{{rate: c.Rate}}
+	if len(per) == 0 {
+		per = []rung{{rate: c.Rate}}
+	}
+	var out []rung
+	for _, n := range c.slotCounts() {
+		for _, g := range per {
+			g.slots = n
+			out = append(out, g)
+		}
 	}
 	return out
 }

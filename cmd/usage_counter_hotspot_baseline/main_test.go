@@ -124,6 +124,12 @@ func TestBadInput(t *testing.T) {
 		{"objective without a rate ladder", []string{"--slo-p99-ms", "200"}, []string{"--slo-p99-ms needs --rates"}},
 		{"arrivals unknown", []string{"--rate", "100", "--arrivals", "bursty"}, []string{"--arrivals", `unknown arrivals "bursty"`}},
 		{"metrics address without a port", []string{"--metrics-addr", "nonsense"}, []string{"--metrics-addr", "want HOST:PORT"}},
+		{"zero slots", []string{"--slots", "0"}, []string{"--slots must be 1..1024"}},
+		{"negative slots", []string{"--slots", "-1"}, []string{"--slots must be 1..1024"}},
+		{"slots above the cap", []string{"--slots", "1025"}, []string{"--slots must be 1..1024"}},
+		{"unknown slot pick", []string{"--slots", "4", "--slot-pick", "other"}, []string{"--slot-pick must be hash, random or round-robin", `"other"`}},
+		{"slot ladder above the cap", []string{"--slots-levels", "1,4096"}, []string{"--slots-levels: 4096 is above 1024"}},
+		{"slots with a slot ladder", []string{"--slots", "4", "--slots-levels", "1,4"}, []string{"--slots and --slots-levels exclude each other"}},
 		{"metrics port in use", []string{"--metrics-addr", busy.Addr().String()}, []string{"--metrics-addr", "address already in use"}},
 	}
 	for _, c := range cases {

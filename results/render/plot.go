@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,6 +96,10 @@ func Plot(reports []*results.Report, samples map[string][]results.Sample, w io.W
 			ladders = laddersFromRuns(rep.Runs)
 		}
 		for _, l := range ladders {
+			if l.Over == results.LadderSlots {
+				p.slotLadder(prefix+rep.Suite, l)
+				continue
+			}
 			p.ladder(prefix+rep.Suite, l)
 		}
 		rateLadders := rep.RateLadders
@@ -517,6 +522,43 @@ func (p *plotter) rateLadder(title string, l results.RateLadder) {
 		AddSeries("p50 ms", p50).
 		AddSeries("service p99 ms", service).
 		AddSeries("achieved rps", achieved, charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1}))
+	p.page.AddCharts(c)
+}
+
+// slotLadder adds, against the slots per hot row, throughput (left axis) and what slots change
+// on the right axis: the most waiters on one physical row, and the p99 of reading a total and
+// (queue modes) of the persist lag, in ms.
+func (p *plotter) slotLadder(title string, l results.Ladder) {
+	if len(l.Levels) == 0 {
+		return
+	}
+	levels := append([]results.LadderLevel(nil), l.Levels...)
+	sort.SliceStable(levels, func(i, j int) bool { return levels[i].Slots < levels[j].Slots })
+	x := make([]string, len(levels))
+	series := map[string][]opts.LineData{}
+	names := []string{"throughput rps", "max waiters per row", "read total p99 ms", "persist lag p99 ms"}
+	for i, lv := range levels {
+		x[i] = strconv.Itoa(lv.Slots)
+		for j, v := range []float64{lv.ThroughputRPS, lv.MaxWaitersPerRow, lv.TotalReadP99Ms, lv.PersistLagP99Ms} {
+			d := opts.LineData{Value: v}
+			if j > 0 {
+				d.YAxisIndex = 1
+			}
+			series[names[j]] = append(series[names[j]], d)
+		}
+	}
+	subtitle := "more slots still add throughput at the last count"
+	if l.KneeSlots > 0 {
+		subtitle = fmt.Sprintf("beyond %d slots throughput gains < 5%%", l.KneeSlots)
+	}
+	c := p.ladderChart(opts.Title{Title: title + ": " + l.Mode + " slot ladder", Subtitle: subtitle}, "slots per hot row",
+		opts.YAxis{Name: "rps", Type: "value"}, "waiters / ms")
+	c.SetXAxis(x).AddSeries(names[0], series[names[0]])
+	for _, name := range names[1:] {
+		if slices.ContainsFunc(series[name], func(d opts.LineData) bool { return d.Value.(float64) > 0 }) {
+			c.AddSeries(name, series[name], charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1}))
+		}
+	}
 	p.page.AddCharts(c)
 }
 

@@ -48,6 +48,8 @@ const (
 	ColMaxTries   = "max_tries"
 	// ColInlineDropped shows a queue that overflowed: records written inline / dropped.
 	ColInlineDropped = "queue_inline_dropped"
+	// ColTotalRead is the p99 of reading a hot row's total during the run (with slots, a sum).
+	ColTotalRead = "total_read_p99_ms"
 )
 
 const (
@@ -77,6 +79,7 @@ var TableColumns = []Column{
 	{ColEfficiency, "efficiency", true},
 	{ColMaxTries, "max tries", true},
 	{ColInlineDropped, "inline / dropped", true},
+	{ColTotalRead, "read total p99 ms", true},
 }
 
 // TableData is the baseline table: one row per run, or per summary when a report has them.
@@ -94,6 +97,8 @@ type TableRow struct {
 	Level int `json:"level,omitempty"`
 	// Rate is the offered rate of an open-loop row (requests per second), 0 in a closed loop.
 	Rate float64 `json:"rate,omitempty"`
+	// Slots is the slots per hot row (--slots), 0 for a suite without them.
+	Slots int `json:"slots,omitempty"`
 	// Repetition is the run's repetition for a run row.
 	Repetition int `json:"repetition,omitempty"`
 	// Repetitions is how many runs a summary row stands for; 0 for a run row.
@@ -133,9 +138,9 @@ func reportRows(rep *results.Report) []TableRow {
 		row.MaxAtSLO = row.Rate > 0 && maxAtSLO[row.Mode] == row.Rate
 	}
 	var rows []TableRow
-	covered := make(map[[3]string]bool)
+	covered := make(map[[4]string]bool)
 	for _, s := range rep.Summaries {
-		group := runsOf(rep.Runs, s.Mode, s.Level, s.Rate)
+		group := runsOf(rep.Runs, s.Mode, s.Level, s.Slots, s.Rate)
 		// The runs win: a stored summary is derived data, used only for what no run has.
 		metrics := results.SummarizeGroup(s.Mode, s.Level, group).Metrics
 		for k, v := range s.Metrics {
@@ -143,7 +148,7 @@ func reportRows(rep *results.Report) []TableRow {
 				metrics[k] = v
 			}
 		}
-		row := TableRow{Suite: rep.Suite, Mode: s.Mode, Level: s.Level, Rate: s.Rate, Repetitions: s.Repetitions,
+		row := TableRow{Suite: rep.Suite, Mode: s.Mode, Level: s.Level, Slots: s.Slots, Rate: s.Rate, Repetitions: s.Repetitions,
 			Verified: s.Verified, Metrics: metrics}
 		var cfg results.Run
 		if len(group) > 0 {
@@ -152,13 +157,13 @@ func reportRows(rep *results.Report) []TableRow {
 		marks(&row)
 		row.Cells = formatRow(row, cfg)
 		rows = append(rows, row)
-		covered[groupKey(s.Mode, s.Level, s.Rate)] = true
+		covered[groupKey(s.Mode, s.Level, s.Slots, s.Rate)] = true
 	}
 	for _, r := range rep.Runs {
-		if covered[groupKey(r.Mode, r.Level, r.Rate)] {
+		if covered[groupKey(r.Mode, r.Level, r.Slots, r.Rate)] {
 			continue
 		}
-		row := TableRow{Suite: rep.Suite, Mode: r.Mode, Level: r.Level, Rate: r.Rate, Repetition: r.Repetition,
+		row := TableRow{Suite: rep.Suite, Mode: r.Mode, Level: r.Level, Slots: r.Slots, Rate: r.Rate, Repetition: r.Repetition,
 			Verified: r.Verification.Passed, Metrics: results.RunSpreads(r)}
 		marks(&row)
 		row.Cells = formatRow(row, r)
@@ -167,14 +172,14 @@ func reportRows(rep *results.Report) []TableRow {
 	return rows
 }
 
-func groupKey(mode string, level int, rate float64) [3]string {
-	return [3]string{mode, strconv.Itoa(level), strconv.FormatFloat(rate, 'g', -1, 64)}
+func groupKey(mode string, level, slots int, rate float64) [4]string {
+	return [4]string{mode, strconv.Itoa(level), strconv.Itoa(slots), strconv.FormatFloat(rate, 'g', -1, 64)}
 }
 
-func runsOf(runs []results.Run, mode string, level int, rate float64) []results.Run {
+func runsOf(runs []results.Run, mode string, level, slots int, rate float64) []results.Run {
 	var out []results.Run
 	for _, r := range runs {
-		if r.Mode == mode && r.Level == level && r.Rate == rate {
+		if r.Mode == mode && r.Level == level && r.Slots == slots && r.Rate == rate {
 			out = append(out, r)
 		}
 	}
@@ -196,6 +201,7 @@ var metricColumns = map[string]struct {
 	ColWAL:        {results.MetricWALBytesPerRequest, formatPerRequest},
 	ColStatements: {results.MetricStatementsPerRequest, formatPerRequest},
 	ColEfficiency: {results.MetricEfficiency, formatRatio},
+	ColTotalRead:  {results.MetricTotalReadP99Ms, formatMs},
 }
 
 // queueCountPairs are the columns that show two counts of a queue run, "a / b" (medians).
@@ -215,9 +221,9 @@ func formatRow(row TableRow, cfg results.Run) []string {
 		return formatSpread(s, format)
 	}
 	_, hasQueue := m[results.MetricPersistLagP99Ms]
-	mode := row.Mode
+	mode := ModeLabel(row.Mode, row.Slots)
 	if row.Repetitions > 1 {
-		mode = fmt.Sprintf("%s (n=%d)", row.Mode, row.Repetitions)
+		mode = fmt.Sprintf("%s (n=%d)", mode, row.Repetitions)
 	}
 	cells := make([]string, 0, len(TableColumns))
 	for _, c := range TableColumns {
@@ -230,7 +236,7 @@ func formatRow(row TableRow, cfg results.Run) []string {
 		case ColLoad:
 			v = loadText(cfg, row.Level, rowMark(row))
 		case ColMaxWaiters:
-			v = waitersText(m)
+			v = waitersText(m, row.Slots > 1)
 		case ColSQLOps, ColInlineDropped:
 			v = missingValue
 			if pair := queueCountPairs[c.Key]; hasQueue {
@@ -420,14 +426,28 @@ func configNumber(cfg map[string]any, key string) (float64, bool) {
 	return 0, false
 }
 
+// ModeLabel is a mode as tables show it: with its slot count when there are several slots
+// ("sync · 16 slots").
+func ModeLabel(mode string, slots int) string {
+	if slots <= 1 {
+		return mode
+	}
+	return fmt.Sprintf("%s · %d slots", mode, slots)
+}
+
 // waitersText lists the hot tables that had waiters, by name: "api_keys 12, providers 3"; "0"
-// when none did. Summary rows show medians here (no spread) to keep the cell short.
-func waitersText(m map[string]results.Spread) string {
+// when none did; with perRow (slotted rows), the most on one physical row beside each:
+// "api_keys 48 (3/row)". Summary rows show medians here (no spread) to keep the cell short.
+func waitersText(m map[string]results.Spread, perRow bool) string {
 	tables := waiterTables(m)
 	var parts []string
 	for _, t := range tables {
 		if v := m[results.MetricMaxWaitersPrefix+t].Median; v > 0 {
-			parts = append(parts, t+" "+formatCount(v))
+			part := t + " " + formatCount(v)
+			if row, ok := m[results.MetricMaxWaitersPerRowPrefix+t]; ok && perRow {
+				part += " (" + formatCount(row.Median) + "/row)"
+			}
+			parts = append(parts, part)
 		}
 	}
 	if len(parts) == 0 {
