@@ -16,6 +16,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 	"github.com/hotspotkit/hotspotkit/testkit/pgserver"
 )
@@ -71,7 +72,7 @@ type Config struct {
 	Calibrate bool
 
 	faultsRaw []string
-	faults    []Fault
+	faults    []faults.Fault
 
 	breakExpectations bool
 	loseCommitEvery   int64
@@ -214,7 +215,7 @@ func (c *Config) validate(info Info) error {
 	}
 	c.faults = nil
 	for _, raw := range c.faultsRaw {
-		f, err := ParseFault(raw)
+		f, err := faults.Parse(raw)
 		if err != nil {
 			bad("%v", err)
 			continue
@@ -224,11 +225,11 @@ func (c *Config) validate(info Info) error {
 			continue
 		}
 		switch {
-		case f.Kind == FaultRestartPostgres && c.PostgresURL != "":
+		case f.Kind == faults.RestartPostgres && c.PostgresURL != "":
 			bad("--fault %s needs the temporary server (it cannot restart a --postgres-url server)", raw)
-		case f.Kind == FaultKillConsumer && c.QueueBackend != BackendRedis:
+		case f.Kind == faults.KillConsumer && c.QueueBackend != BackendRedis:
 			bad("--fault %s needs --queue-backend redis (the memory queue has no consumer process)", raw)
-		case f.Kind == FaultPauseFlush && len(c.Modes) > 0 && !slices.ContainsFunc(c.Modes, hasFlushers):
+		case f.Kind == faults.PauseFlush && len(c.Modes) > 0 && !slices.ContainsFunc(c.Modes, hasFlushers):
 			bad("--fault %s needs a mode with flushers (outbox, async, async-compact) in --modes", raw)
 		}
 		c.faults = append(c.faults, f)
@@ -262,10 +263,10 @@ func (c *Config) retryPolicy() *load.Retry {
 
 // retryClasses is --retry-classes, validated, or the default set: load.DefaultRetryClasses,
 // and 57014 (statement cancelled) when --fault statement-timeout sets a timeout on purpose.
-func retryClasses(raw []string, faults []Fault, bad func(string, ...any)) []string {
+func retryClasses(raw []string, fs []faults.Fault, bad func(string, ...any)) []string {
 	if len(raw) == 0 {
 		classes := slices.Clone(load.DefaultRetryClasses)
-		if slices.ContainsFunc(faults, func(f Fault) bool { return f.Kind == FaultStatementTimeout }) {
+		if slices.ContainsFunc(fs, func(f faults.Fault) bool { return f.Kind == faults.StatementTimeout }) {
 			classes = append(classes, "57014")
 		}
 		return classes

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
 
@@ -211,6 +212,6 @@ func (r *Run) newFlushPool(ctx context.Context) (*pgxpool.Pool, error) {
 	return r.Target.NewPool(ctx, database.PoolOptions{
 		MaxConns: int32(r.Config.QueueWorkers + 2),
 		AppName:  "hotspotkit-flush",
-		Settings: sessionSettings(r.Config.faults),
+		Settings: faults.SessionSettings(r.Config.faults),
 	})
 }

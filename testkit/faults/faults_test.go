@@ -1,0 +1,38 @@
+package faults
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParse(t *testing.T) {
+	good := []struct {
+		in   string
+		want Fault
+	}{
+		{"terminate-backends@1s", Fault{Kind: TerminateBackends, At: time.Second}},
+		{"pause-flush@2s+3s", Fault{Kind: PauseFlush, At: 2 * time.Second, For: 3 * time.Second}},
+		{"lock-timeout=50", Fault{Kind: LockTimeout, Setting: 50}},
+	}
+	for _, c := range good {
+		f, err := Parse(c.in)
+		c.want.raw = c.in
+		if err != nil || f != c.want {
+			t.Errorf("Parse(%q) = %+v, %v; want %+v", c.in, f, err, c.want)
+		}
+	}
+	bad := map[string]string{
+		"explode@1s":            `unknown fault "explode"`,
+		"terminate-backends@x":  "not a duration",
+		"pause-flush@1s":        "wants @T+D",
+		"restart-postgres@1s+1": "only pause-flush takes +D",
+		"lock-timeout=0":        "positive number of milliseconds",
+		"pause-flush=5":         "only statement-timeout and lock-timeout take =MS",
+	}
+	for in, want := range bad {
+		if _, err := Parse(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want an error saying %q", in, err, want)
+		}
+	}
+}
