@@ -122,7 +122,7 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 	fs.IntVar(&c.Repeat, "repeat", 1, "run each mode this many times on fresh state; the report adds median/min/max")
 	fs.StringVar(&c.levelsRaw, "levels", "", "concurrency ladder, e.g. 1,2,4,8,64 (one run per level, each for --duration)")
 
-	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, pause-flush@T+D, kill-consumer@T, statement-timeout=MS, lock-timeout=MS")
+	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, crash-postgres@T, pause-flush@T+D, kill-flusher@T, kill-consumer@T, crash-redis@T[+D], statement-timeout=MS, lock-timeout=MS")
 	fs.BoolVar(&c.Calibrate, "calibrate", true, "measure this machine's PostgreSQL first (a few seconds: hot-row UPDATE rate, batched-write ceiling) so throughput compares across machines as efficiency; --calibrate=false skips it")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile of the whole invocation here (go tool pprof)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve Prometheus/OpenMetrics metrics of every run at http://HOST:PORT/metrics for the whole invocation (port 0: a free one, printed)")
@@ -225,8 +225,12 @@ func (c *Config) validate(info Info) error {
 			continue
 		}
 		switch {
-		case f.Kind == faults.RestartPostgres && c.PostgresURL != "":
+		case (f.Kind == faults.RestartPostgres || f.Kind == faults.CrashPostgres) && c.PostgresURL != "":
 			bad("--fault %s needs the temporary server (it cannot restart a --postgres-url server)", raw)
+		case f.Kind == faults.CrashRedis && (c.QueueBackend != BackendRedis || c.RedisURL != "" || c.RedisMode != RedisManaged):
+			bad("--fault %s needs --queue-backend redis --redis managed (a redis-server this run starts, kills and starts again)", raw)
+		case f.Kind == faults.KillFlusher && (c.QueueBackend != BackendMemory || len(c.Modes) > 0 && !slices.ContainsFunc(c.Modes, IsAsync)):
+			bad("--fault %s needs an async mode (async, async-compact) in --modes on --queue-backend memory", raw)
 		case f.Kind == faults.KillConsumer && c.QueueBackend != BackendRedis:
 			bad("--fault %s needs --queue-backend redis (the memory queue has no consumer process)", raw)
 		case f.Kind == faults.PauseFlush && len(c.Modes) > 0 && !slices.ContainsFunc(c.Modes, hasFlushers):

@@ -2,6 +2,9 @@ package testkit
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -27,6 +30,52 @@ func (t faultTarget) Connect(ctx context.Context, appName string) (*pgx.Conn, er
 
 func (t faultTarget) RestartPostgres(ctx context.Context) error {
 	return t.e.target.Server.Restart(ctx)
+}
+
+func (t faultTarget) CrashPostgres(ctx context.Context) (string, error) {
+	recovered, err := t.e.target.Server.Crash(ctx)
+	if err != nil {
+		return "", err
+	}
+	if !recovered {
+		return "", errors.New("the server came back, but its log shows no crash recovery")
+	}
+	return "server killed without a checkpoint (immediate stop), started again on the same port and data; crash recovery ran", nil
+}
+
+// CrashRedis kills the managed redis-server. Just before, it counts the entries the stream
+// holds not yet acknowledged, exactly: the consumers are paused (none holds a batch read but
+// not acknowledged), every write command is held by CLIENT PAUSE WRITE (no entry added or
+// acknowledged from then on), the count is read, and the consumers resumed — their next
+// command waits on the paused server and dies with it.
+func (t faultTarget) CrashRedis(ctx context.Context, down time.Duration) (string, error) {
+	rt := t.e.cfg.redis
+	if rt == nil || rt.server == nil {
+		return "", errors.New("crash-redis needs --queue-backend redis --redis managed")
+	}
+	held := "an unknown number of"
+	if q := t.wl.Queue; q != nil && q.stream != nil {
+		q.Pause()
+		n, err := rt.freezeAndCount(ctx, q.stream.key)
+		q.Resume()
+		if err == nil {
+			held = fmt.Sprint(n)
+		}
+	}
+	if err := rt.server.Crash(ctx, down); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("redis-server SIGKILLed holding %s entries not yet acknowledged, started again after %s on the same port and data (appendonly %s)",
+		held, down, t.e.cfg.RedisPersist), nil
+}
+
+// freezeAndCount holds every write command on the server for the next ten seconds (it is
+// about to be killed) and returns how many entries stream holds.
+func (rt *redisTarget) freezeAndCount(ctx context.Context, stream string) (int64, error) {
+	if err := rt.client.Do(ctx, "CLIENT", "PAUSE", 10000, "WRITE").Err(); err != nil {
+		return 0, err
+	}
+	return rt.client.XLen(ctx, stream).Result()
 }
 
 func (t faultTarget) Flushers() (pause, resume func(), ok bool) {

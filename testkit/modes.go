@@ -171,7 +171,8 @@ func AsyncWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 	}
 	writer := spec.Writer(compact)
 	opts.Inline = queue.PgFlusher(r.Pool, writer)
-	q, err := queue.New(queue.PgFlusher(flushPool, writer), opts)
+	killer := &flushKiller[T]{TxWriter: writer, target: r.Target}
+	q, err := queue.New(queue.PgFlusher(flushPool, killer), opts)
 	if err != nil {
 		flushPool.Close()
 		return nil, err
@@ -192,7 +193,8 @@ func AsyncWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 			Pause:      backend.Pause,
 			Resume:     backend.Resume,
 		},
-		Drain: backend.Close,
+		Drain:  backend.Close,
+		Faults: map[string]faults.Hook{faults.KillFlusher: killer.arm},
 		Close: func() error {
 			// Close is idempotent; after a drain it returns at once.
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)

@@ -29,19 +29,25 @@ const (
 	RestartPostgres   = "restart-postgres"   // KIND@T: stop and start the managed server (same data, same port)
 	PauseFlush        = "pause-flush"        // KIND@T+D: flushers stop for D (the queue fills up)
 	KillConsumer      = "kill-consumer"      // KIND@T: a queue backend's consumer dies (Redis backend)
+	CrashPostgres     = "crash-postgres"     // KIND@T: the managed server dies without a checkpoint and recovers
+	CrashRedis        = "crash-redis"        // KIND@T[+D]: the managed redis-server is SIGKILLed, back after D
+	KillFlusher       = "kill-flusher"       // KIND@T: a flush's backend is terminated between its COPY and COMMIT
 	StatementTimeout  = "statement-timeout"  // KIND=MS: statement_timeout on the load's sessions
 	LockTimeout       = "lock-timeout"       // KIND=MS: lock_timeout on the load's sessions
 )
 
 // Timed are the kinds that strike at a moment (KIND@T).
-var Timed = []string{TerminateBackends, RestartPostgres, PauseFlush, KillConsumer}
+var Timed = []string{TerminateBackends, RestartPostgres, CrashPostgres, PauseFlush, KillConsumer, KillFlusher, CrashRedis}
+
+// DefaultRedisDown is how long crash-redis keeps the server down when no +D is given.
+const DefaultRedisDown = time.Second
 
 // Fault is one parsed --fault.
 type Fault struct {
 	Kind string
 	// At is when a timed fault strikes, from the start of the run's load.
 	At time.Duration
-	// For is how long pause-flush lasts.
+	// For is how long pause-flush lasts, or crash-redis keeps the server down.
 	For time.Duration
 	// Setting is the value in milliseconds of a *-timeout fault.
 	Setting int
@@ -81,15 +87,17 @@ func Parse(s string) (Fault, error) {
 	if f.At, err = time.ParseDuration(at); err != nil || f.At < 0 {
 		return f, fmt.Errorf("--fault %q: %q is not a duration such as 1s or 500ms", s, at)
 	}
-	if kind == PauseFlush {
-		if !hasDur {
-			return f, fmt.Errorf("--fault %q: pause-flush wants @T+D, e.g. pause-flush@1s+2s", s)
-		}
+	switch {
+	case kind == PauseFlush && !hasDur:
+		return f, fmt.Errorf("--fault %q: pause-flush wants @T+D, e.g. pause-flush@1s+2s", s)
+	case kind == CrashRedis && !hasDur:
+		f.For = DefaultRedisDown
+	case hasDur && kind != PauseFlush && kind != CrashRedis:
+		return f, fmt.Errorf("--fault %q: only pause-flush and crash-redis take +D", s)
+	case hasDur:
 		if f.For, err = time.ParseDuration(dur); err != nil || f.For <= 0 {
 			return f, fmt.Errorf("--fault %q: %q is not a positive duration", s, dur)
 		}
-	} else if hasDur {
-		return f, fmt.Errorf("--fault %q: only pause-flush takes +D", s)
 	}
 	return f, nil
 }
@@ -117,6 +125,12 @@ type Target interface {
 	Connect(ctx context.Context, appName string) (*pgx.Conn, error)
 	// RestartPostgres stops the temporary server cleanly and starts it again in place.
 	RestartPostgres(ctx context.Context) error
+	// CrashPostgres stops the temporary server without a checkpoint and starts it again in
+	// place; it says what happened (crash recovery or not).
+	CrashPostgres(ctx context.Context) (detail string, err error)
+	// CrashRedis SIGKILLs the managed redis-server and starts it again after down; it says
+	// what Redis held when it died.
+	CrashRedis(ctx context.Context, down time.Duration) (detail string, err error)
 	// Flushers returns the pause gate of the run's flushers; ok is false when the mode has
 	// none.
 	Flushers() (pause, resume func(), ok bool)
@@ -185,6 +199,14 @@ func (in *Injector) inject(ctx context.Context, f Fault) {
 		err = in.t.RestartPostgres(ctx)
 		ev.Duration = ms(time.Since(t0))
 		ev.Detail = "server stopped and started on the same port and data"
+	case CrashPostgres:
+		t0 := time.Now()
+		ev.Detail, err = in.t.CrashPostgres(ctx)
+		ev.Duration = ms(time.Since(t0))
+	case CrashRedis:
+		t0 := time.Now()
+		ev.Detail, err = in.t.CrashRedis(ctx, f.For)
+		ev.Duration = ms(time.Since(t0))
 	case PauseFlush:
 		ev.Duration = ms(f.For)
 		ev.Detail, err = in.pauseFlush(ctx, f.For)

@@ -14,6 +14,10 @@ func TestParse(t *testing.T) {
 		{"terminate-backends@1s", Fault{Kind: TerminateBackends, At: time.Second}},
 		{"pause-flush@2s+3s", Fault{Kind: PauseFlush, At: 2 * time.Second, For: 3 * time.Second}},
 		{"lock-timeout=50", Fault{Kind: LockTimeout, Setting: 50}},
+		{"crash-redis@1s", Fault{Kind: CrashRedis, At: time.Second, For: DefaultRedisDown}},
+		{"crash-redis@1s+3s", Fault{Kind: CrashRedis, At: time.Second, For: 3 * time.Second}},
+		{"crash-postgres@500ms", Fault{Kind: CrashPostgres, At: 500 * time.Millisecond}},
+		{"kill-flusher@0s", Fault{Kind: KillFlusher}},
 	}
 	for _, c := range good {
 		f, err := Parse(c.in)
@@ -26,7 +30,9 @@ func TestParse(t *testing.T) {
 		"explode@1s":            `unknown fault "explode"`,
 		"terminate-backends@x":  "not a duration",
 		"pause-flush@1s":        "wants @T+D",
-		"restart-postgres@1s+1": "only pause-flush takes +D",
+		"restart-postgres@1s+1": "only pause-flush and crash-redis take +D",
+		"crash-postgres@1s+1s":  "only pause-flush and crash-redis take +D",
+		"crash-redis@1s+0s":     "not a positive duration",
 		"lock-timeout=0":        "positive number of milliseconds",
 		"pause-flush=5":         "only statement-timeout and lock-timeout take =MS",
 	}

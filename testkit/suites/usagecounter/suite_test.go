@@ -70,6 +70,12 @@ func TestFaults(t *testing.T) {
 			"--concurrency", "40", "--fault", "restart-postgres@1s"}, "restart-postgres", true},
 		{"restart-postgres async-compact", []string{"--modes", "async-compact", "--requests", "20000",
 			"--concurrency", "200", "--flush-batch-size", "200", "--fault", "restart-postgres@30ms"}, "restart-postgres", false},
+		{"crash-postgres sync", []string{"--modes", "sync", "--requests", "0", "--duration", "3s",
+			"--concurrency", "40", "--fault", "crash-postgres@1s"}, "crash-postgres", true},
+		{"crash-postgres async-compact", []string{"--modes", "async-compact", "--requests", "20000",
+			"--concurrency", "200", "--flush-batch-size", "200", "--fault", "crash-postgres@30ms"}, "crash-postgres", false},
+		{"kill-flusher async-compact", append(shared, "--modes", "async-compact", "--requests", "5000",
+			"--concurrency", "100", "--flush-batch-size", "200", "--fault", "kill-flusher@10ms"), "kill-flusher", false},
 		{"pause-flush async-compact full queue", append(shared, "--modes", "async-compact", "--requests", "5000",
 			"--concurrency", "100", "--queue-capacity", "1000", "--fault", "pause-flush@10ms+500ms"), "pause-flush", false},
 		{"pause-flush outbox", append(shared, "--modes", "outbox", "--requests", "1000", "--concurrency", "50",
@@ -99,6 +105,9 @@ func TestFaults(t *testing.T) {
 			}
 			if counted != r.Load.FailedRequests {
 				t.Errorf("failures not counted by class: %d failed, classes %v", r.Load.FailedRequests, r.Load.ErrorCounts)
+			}
+			if q := r.Queue; c.fault == "kill-flusher" && (q == nil || q.RetriesTotal == 0) {
+				t.Errorf("kill-flusher: the killed batch was not retried: %+v", q)
 			}
 			if q := r.Queue; q != nil && (q.PendingDepth != 0 || q.AbandonedTotal != 0 || q.EnqueuedTotal != q.FlushedTotal+q.SyncFallbackTotal+q.DroppedTotal+q.RejectedTotal) {
 				t.Errorf("queue did not persist everything it accepted: %+v", q)
