@@ -44,8 +44,7 @@ func (c *StreamConfig) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.QueueBackend, "queue-backend", BackendMemory, "async queue backend: memory (in this process) or redis (a Redis stream: durable, shared by processes)")
 	fs.StringVar(&c.RedisMode, "redis", RedisEmbedded, "Redis for --queue-backend redis: embedded (miniredis in this process) or managed (a temporary redis-server from PATH)")
 	fs.StringVar(&c.RedisURL, "redis-url", "", "use this existing Redis instead (redis://[:password@]host:port/db); required with --role")
-	fs.StringVar(&c.RedisPersist, "redis-persist", redisserver.PersistOff, "with --redis managed: the append-only file: off, everysec or always (its appendfsync; the bare flag means everysec)")
-	fs.Lookup("redis-persist").NoOptDefVal = redisserver.PersistEverysec
+	fs.StringVar(&c.RedisPersist, "redis-persist", redisserver.PersistOff, "with --redis managed: the append-only file: off, everysec or always (its appendfsync)")
 	fs.IntVar(&c.ReclaimIdleMs, "reclaim-idle-ms", 10000, "redis backend: entries unacknowledged this long (ms) are taken over by another consumer")
 	fs.IntVar(&c.MaxDeliveries, "max-deliveries", redisq.DefaultMaxDeliveries, "redis backend: an entry delivered more often goes to the dead-letter stream")
 	fs.StringVar(&c.RoleName, "role", "both", "both, or split a run over processes: producer (runs the load, enqueues) or consumer (writes what producers enqueued)")
