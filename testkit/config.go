@@ -71,8 +71,10 @@ type Config struct {
 	// Calibrate measures the machine before the first run (testkit/calibrate).
 	Calibrate bool
 
-	faultsRaw []string
-	faults    []faults.Fault
+	// FaultEvery is --fault-every: a soak's rotating faults (0: none).
+	FaultEvery time.Duration
+	faultsRaw  []string
+	faults     []faults.Fault
 
 	breakExpectations bool
 	loseCommitEvery   int64
@@ -123,6 +125,7 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 	fs.StringVar(&c.levelsRaw, "levels", "", "concurrency ladder, e.g. 1,2,4,8,64 (one run per level, each for --duration)")
 
 	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, crash-postgres@T, pause-flush@T+D, kill-flusher@T, kill-consumer@T, crash-redis@T[+D], statement-timeout=MS, lock-timeout=MS")
+	fs.DurationVar(&c.FaultEvery, "fault-every", 0, "soak: with --duration, strike a fault this often (e.g. 30s), rotating through every timed fault the suite, mode and flags allow; the report adds RSS and goroutine growth after the first minute and each fault's recovery time")
 	fs.BoolVar(&c.Calibrate, "calibrate", true, "measure this machine's PostgreSQL first (a few seconds: hot-row UPDATE rate, batched-write ceiling) so throughput compares across machines as efficiency; --calibrate=false skips it")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile of the whole invocation here (go tool pprof)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve Prometheus/OpenMetrics metrics of every run at http://HOST:PORT/metrics for the whole invocation (port 0: a free one, printed)")
@@ -224,19 +227,18 @@ func (c *Config) validate(info Info) error {
 			bad("--fault %s: %s cannot take %s (it takes: %s)", raw, info.Name, f.Kind, strings.Join(info.Faults, ", "))
 			continue
 		}
-		switch {
-		case (f.Kind == faults.RestartPostgres || f.Kind == faults.CrashPostgres) && c.PostgresURL != "":
-			bad("--fault %s needs the temporary server (it cannot restart a --postgres-url server)", raw)
-		case f.Kind == faults.CrashRedis && (c.QueueBackend != BackendRedis || c.RedisURL != "" || c.RedisMode != RedisManaged):
-			bad("--fault %s needs --queue-backend redis --redis managed (a redis-server this run starts, kills and starts again)", raw)
-		case f.Kind == faults.KillFlusher && (c.QueueBackend != BackendMemory || len(c.Modes) > 0 && !slices.ContainsFunc(c.Modes, IsAsync)):
-			bad("--fault %s needs an async mode (async, async-compact) in --modes on --queue-backend memory", raw)
-		case f.Kind == faults.KillConsumer && c.QueueBackend != BackendRedis:
-			bad("--fault %s needs --queue-backend redis (the memory queue has no consumer process)", raw)
-		case f.Kind == faults.PauseFlush && len(c.Modes) > 0 && !slices.ContainsFunc(c.Modes, hasFlushers):
-			bad("--fault %s needs a mode with flushers (outbox, async, async-compact) in --modes", raw)
+		if needs := c.faultNeeds(f.Kind); needs != "" {
+			bad("--fault %s %s", raw, needs)
+		} else if len(c.Modes) > 0 && !slices.ContainsFunc(c.Modes, func(m string) bool { return faultFitsMode(f.Kind, m) }) {
+			bad("--fault %s needs %s in --modes", raw, modesFor[f.Kind])
 		}
 		c.faults = append(c.faults, f)
+	}
+	switch {
+	case c.fs.Changed("fault-every") && c.FaultEvery <= 0:
+		bad("--fault-every must be positive (e.g. 30s)")
+	case c.FaultEvery > 0 && c.Duration == 0:
+		bad("--fault-every needs --duration (the length of the soak its faults rotate through)")
 	}
 	c.RetryClasses = retryClasses(c.retryClassesRaw, c.faults, bad)
 	if c.Schema != "" {
@@ -287,6 +289,55 @@ func retryClasses(raw []string, fs []faults.Fault, bad func(string, ...any)) []s
 		}
 	}
 	return classes
+}
+
+// faultNeeds says what the flags lack for a fault of kind to strike ("" when nothing).
+func (c *Config) faultNeeds(kind string) string {
+	switch {
+	case (kind == faults.RestartPostgres || kind == faults.CrashPostgres) && c.PostgresURL != "":
+		return "needs the temporary server (it cannot restart a --postgres-url server)"
+	case kind == faults.KillConsumer && c.QueueBackend != BackendRedis:
+		return "needs --queue-backend redis (the memory queue has no consumer process)"
+	case kind == faults.CrashRedis && (c.QueueBackend != BackendRedis || c.RedisURL != "" || c.RedisMode != RedisManaged):
+		return "needs --queue-backend redis --redis managed (a redis-server this run starts, kills and starts again)"
+	case kind == faults.KillFlusher && c.QueueBackend != BackendMemory:
+		return "needs --queue-backend memory (the queue's own flush workers)"
+	}
+	return ""
+}
+
+// faultFitsMode reports whether a fault of kind can strike a run of mode; modesFor names
+// those modes in errors.
+func faultFitsMode(kind, mode string) bool {
+	switch kind {
+	case faults.PauseFlush:
+		return hasFlushers(mode)
+	case faults.KillFlusher, faults.KillConsumer, faults.CrashRedis:
+		return IsAsync(mode)
+	}
+	return true
+}
+
+var modesFor = map[string]string{
+	faults.PauseFlush:   "a mode with flushers (outbox, async, async-compact)",
+	faults.KillFlusher:  "an async mode (async, async-compact)",
+	faults.KillConsumer: "an async mode (async, async-compact)",
+	faults.CrashRedis:   "an async mode (async, async-compact)",
+}
+
+// rotation is the --fault-every schedule of a run in mode: every timed fault the suite
+// declares and the flags and the mode allow, in turn, until --duration.
+func (c *Config) rotation(info Info, mode string) []faults.Fault {
+	if c.FaultEvery <= 0 {
+		return nil
+	}
+	var kinds []string
+	for _, k := range faults.Timed {
+		if (info.Faults == nil || slices.Contains(info.Faults, k)) && c.faultNeeds(k) == "" && faultFitsMode(k, mode) {
+			kinds = append(kinds, k)
+		}
+	}
+	return faults.Rotation(kinds, c.FaultEvery, c.Duration)
 }
 
 // hasFlushers reports whether the mode writes through flushers a pause-flush fault can stop.

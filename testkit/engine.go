@@ -376,6 +376,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 	}
 	out.Faults = injector.Stop()
 	out.LockMonitor, out.Pool = mon.Stop()
+	out.Soak = e.soakFigures(injector, out.Faults, mon, res.End)
 	// From here on the run is accounted for, even after a second signal aborted the drain:
 	// the context of the bookkeeping is not cancelled with it.
 	post, cancelPost := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)

@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/faults"
+	"github.com/hotspotkit/hotspotkit/testkit/monitor"
+	"github.com/hotspotkit/hotspotkit/testkit/soak"
 )
 
 // faultTarget is what package faults acts on during one run: the run's database and server,
@@ -20,8 +24,24 @@ type faultTarget struct {
 }
 
 // startFaults schedules the run's timed faults relative to now.
+// With --fault-every the soak's rotation joins the --fault ones.
 func (e *engine) startFaults(r *Run, wl *Workload) *faults.Injector {
-	return faults.Start(e.hardCtx, faultTarget{e: e, r: r, wl: wl}, e.cfg.faults)
+	list := append(slices.Clone(e.cfg.faults), e.cfg.rotation(e.info, r.Mode)...)
+	return faults.Start(e.hardCtx, faultTarget{e: e, r: r, wl: wl}, list)
+}
+
+// soakFigures are a --fault-every run's drift and recovery times (nil without it).
+func (e *engine) soakFigures(in *faults.Injector, events []results.FaultEvent, mon *monitor.Monitor, end time.Time) *results.Soak {
+	if e.cfg.FaultEvery <= 0 {
+		return nil
+	}
+	var struck []soak.Fault
+	for _, ev := range events {
+		if ev.Error == "" && slices.Contains(faults.Timed, ev.Kind) {
+			struck = append(struck, soak.Fault{Kind: ev.Kind, At: in.Started().Add(time.Duration(ev.AtMs * float64(time.Millisecond)))})
+		}
+	}
+	return soak.Analyze(mon.Series(), in.Started(), end, struck)
 }
 
 func (t faultTarget) Connect(ctx context.Context, appName string) (*pgx.Conn, error) {

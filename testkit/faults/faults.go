@@ -153,6 +153,10 @@ type Injector struct {
 	pauseMu    sync.Mutex
 	pausesOver bool
 
+	// striking serialises the faults that act on a server or a session: a crash due while
+	// a restart is still under way strikes once the server is back.
+	striking sync.Mutex
+
 	mu     sync.Mutex
 	events []results.FaultEvent
 }
@@ -189,6 +193,10 @@ func (in *Injector) record(ev results.FaultEvent) {
 }
 
 func (in *Injector) inject(ctx context.Context, f Fault) {
+	if f.Kind != PauseFlush { // a pause lasts; it holds nothing the others act on
+		in.striking.Lock()
+		defer in.striking.Unlock()
+	}
 	ev := results.FaultEvent{Kind: f.Kind, AtMs: ms(time.Since(in.start))}
 	var err error
 	switch f.Kind {
@@ -263,6 +271,9 @@ func (in *Injector) pauseFlush(ctx context.Context, d time.Duration) (string, er
 	return fmt.Sprintf("flushers paused for %s", d), nil
 }
 
+// Started is the moment the faults' times count from.
+func (in *Injector) Started() time.Time { return in.start }
+
 // WaitPauses returns when no pause-flush is in effect; none begins afterwards.
 func (in *Injector) WaitPauses() {
 	in.pauseMu.Lock()
@@ -282,3 +293,28 @@ func (in *Injector) Stop() []results.FaultEvent {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Rotation is a soak's schedule (--fault-every): kinds in turn, one every `every` from
+// `every` on, while before until. A pause-flush lasts a quarter of the interval (at most
+// 2 s); a crash-redis keeps the server down DefaultRedisDown.
+func Rotation(kinds []string, every, until time.Duration) []Fault {
+	var out []Fault
+	if len(kinds) == 0 || every <= 0 {
+		return nil
+	}
+	for i, at := 0, every; at < until; i, at = i+1, at+every {
+		f := Fault{Kind: kinds[i%len(kinds)], At: at}
+		switch f.Kind {
+		case PauseFlush:
+			f.For = min(every/4, 2*time.Second)
+		case CrashRedis:
+			f.For = DefaultRedisDown
+		}
+		f.raw = fmt.Sprintf("%s@%s", f.Kind, at)
+		if f.For > 0 {
+			f.raw += "+" + f.For.String()
+		}
+		out = append(out, f)
+	}
+	return out
+}

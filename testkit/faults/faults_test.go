@@ -42,3 +42,22 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+func TestRotation(t *testing.T) {
+	got := Rotation([]string{TerminateBackends, PauseFlush, CrashRedis}, 30*time.Second, 2*time.Minute)
+	want := []string{"terminate-backends@30s", "pause-flush@1m0s+2s", "crash-redis@1m30s+1s"}
+	if len(got) != len(want) {
+		t.Fatalf("Rotation = %v, want %v", got, want)
+	}
+	for i, f := range got {
+		if f.String() != want[i] {
+			t.Errorf("fault %d = %s, want %s", i, f, want[i])
+		}
+		if p, err := Parse(f.String()); err != nil || p != f {
+			t.Errorf("%s does not parse back to itself: %+v, %v", f, p, err)
+		}
+	}
+	if Rotation(nil, time.Second, time.Minute) != nil || Rotation([]string{TerminateBackends}, 0, time.Minute) != nil {
+		t.Error("Rotation without kinds or interval is not empty")
+	}
+}
