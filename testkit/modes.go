@@ -128,6 +128,9 @@ func enqueueAll[T any](ctx context.Context, req *load.Request, recs []T, enqueue
 	for _, rec := range recs {
 		err := req.Try(ctx, func(ctx context.Context) error {
 			out, err := enqueue(ctx, rec)
+			if errors.Is(err, queue.ErrCommitUnknown) { // an inline write lost its COMMIT's reply
+				return load.Unknown(err)
+			}
 			if err != nil {
 				return err
 			}

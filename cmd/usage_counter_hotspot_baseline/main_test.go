@@ -115,6 +115,13 @@ func TestBadInput(t *testing.T) {
 		{"unknown retry class", []string{"--retry-classes", "40P01,bogus"}, []string{"--retry-classes", `unknown error class "bogus"`}},
 		{"kill-consumer on the memory queue", []string{"--fault", "kill-consumer@1s"}, []string{"needs --queue-backend redis"}},
 		{"pause-flush without flushers", []string{"--modes", "sync", "--fault", "pause-flush@1s+1s"}, []string{"needs a mode with flushers"}},
+		{"crash-postgres on a given server", []string{"--postgres-url", good, "--fault", "crash-postgres@1s"}, []string{"needs the temporary server"}},
+		{"crash-redis without a managed redis-server", []string{"--fault", "crash-redis@1s"}, []string{"needs --queue-backend redis --redis managed"}},
+		{"crash-redis on the embedded Redis", []string{"--modes", "async", "--queue-backend", "redis", "--fault", "crash-redis@1s"}, []string{"needs --queue-backend redis --redis managed"}},
+		{"kill-flusher without an async mode", []string{"--modes", "sync", "--fault", "kill-flusher@1s"}, []string{"needs an async mode"}},
+		{"fault-every zero", []string{"--duration", "10s", "--fault-every", "0"}, []string{"--fault-every must be positive"}},
+		{"fault-every without duration", []string{"--fault-every", "30s"}, []string{"--fault-every needs --duration"}},
+		{"redis-persist sometimes", []string{"--modes", "async", "--queue-backend", "redis", "--redis", "managed", "--redis-persist", "sometimes"}, []string{`--redis-persist "sometimes": want off, everysec, always`}},
 		{"metrics address without a port", []string{"--metrics-addr", "nonsense"}, []string{"--metrics-addr", "want HOST:PORT"}},
 		{"metrics port in use", []string{"--metrics-addr", busy.Addr().String()}, []string{"--metrics-addr", "address already in use"}},
 	}

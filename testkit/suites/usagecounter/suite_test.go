@@ -2,6 +2,7 @@ package usagecounter
 
 import (
 	"os"
+	"reflect"
 	"testing"
 
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
@@ -113,5 +114,32 @@ func TestFaults(t *testing.T) {
 				t.Errorf("queue did not persist everything it accepted: %+v", q)
 			}
 		})
+	}
+}
+
+// TestSoakRotatesFaultsAndReportsRecovery is a short soak: a fault every second, in turn,
+// each one struck and recovered from with nothing lost or applied twice, and the process's
+// figures in every sample.
+func TestSoakRotatesFaultsAndReportsRecovery(t *testing.T) {
+	code, rep, stderr := suitetest.Run(t, New(), "--modes", "async-compact", "--requests", "0", "--duration", "4s",
+		"--concurrency", "40", "--fault-every", "1s")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	r := rep.Runs[0]
+	suitetest.Exact(t, r)
+	var kinds []string
+	for _, f := range r.Faults {
+		if f.Error != "" {
+			t.Errorf("fault %s failed: %s", f.Kind, f.Error)
+		}
+		kinds = append(kinds, f.Kind)
+	}
+	if want := []string{"terminate-backends", "restart-postgres", "crash-postgres"}; len(kinds) < len(want) || !reflect.DeepEqual(kinds[:len(want)], want) {
+		t.Errorf("faults struck %v, want the rotation to begin %v", kinds, want)
+	}
+	s := r.Soak
+	if s == nil || len(s.Recoveries) != len(r.Faults) || s.RSSEndBytes <= 0 || s.GoroutinesEnd <= 0 || s.MaxOpenConns <= 0 {
+		t.Fatalf("soak figures %+v for faults %+v", s, r.Faults)
 	}
 }
