@@ -1,7 +1,8 @@
-// Package faults owns fault injection: the --fault kinds and their syntax (Parse), the
-// session settings the *-timeout faults put on the load's connections (SessionSettings), and
-// the injector that strikes the timed faults of one run at their moment and records what each
-// did (results.FaultEvent). It acts only through the Target the engine hands it — a
+// Package faults owns fault injection: the --fault kinds and their syntax (Parse), a soak's
+// rotation of them (Rotation, for --fault-every), the session settings the *-timeout faults
+// put on the load's connections (SessionSettings), and the injector that strikes the timed
+// faults of one run at their moment, one at a time, and records what each did
+// (results.FaultEvent). It acts only through the Target the engine hands it — a
 // connection to the run's database, the temporary server, the flushers' pause gate and the
 // hooks a workload brings (a queue consumer to kill) — and knows nothing of suites, modes or
 // the engine's lifecycle.
