@@ -19,6 +19,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 	"github.com/hotspotkit/hotspotkit/testkit/pgserver"
+	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 )
 
 // Config holds the flags every suite shares. Names follow the reference binaries where they
@@ -389,6 +390,13 @@ func (c *Config) values() map[string]any {
 		case "max-tries", "retry-backoff-ms", "retry-classes", "debug-lose-commit-every":
 			// Recorded only when retries are on (below): a run without them matches the
 			// reports of engines that had no such flags.
+			return
+		case "redis-persist":
+			// Recorded only when on: the reports of engines whose flag was a boolean hold
+			// false, which pairs with a report that leaves the key out, not with "off".
+			if f.Value.String() != redisserver.PersistOff {
+				out[f.Name] = f.Value.String()
+			}
 			return
 		case "postgres-url", "redis-url":
 			if f.Value.String() != "" {
