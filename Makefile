@@ -8,7 +8,7 @@ SUITES   := $(filter %_baseline,$(BINARIES))
 BASELINE_ARGS ?= --requests 60000 --concurrency 6000 --repeat 3
 BASELINE_TMP  := $(shell mktemp -d -u /tmp/hotspotkit-baseline-XXXXXX)
 
-.PHONY: all build test vet fmt bench pgbench baseline baseline-report faults clean
+.PHONY: all build test vet fmt bench pgbench baseline baseline-report faults fault-matrix soak clean
 
 all: build
 
@@ -81,7 +81,29 @@ faults: build
 	  run $${bin%_baseline}-restart-postgres-20-tries $$bin --modes $$modes --fault restart-postgres@5s \
 	    --max-tries 20 --retry-backoff-ms 50; \
 	done
+	$(MAKE) fault-matrix
 	$(BIN)/baseline table results/runs/faults/*.json
+
+# Every suite under every fault, in sync and async-compact (FAULT_MATRIX_ARGS each): the
+# PostgreSQL faults on the memory queue, kill-flusher in async-compact, the Redis ones on
+# --queue-backend redis --redis managed (crash-redis with each --redis-persist: `off` is
+# expected to lose what the stream held, and exits 1, which the matrix records, not stops on).
+# Reports under results/runs/faults/matrix/.
+FAULT_MATRIX_ARGS ?= --requests 0 --duration 10s --concurrency 200
+FAULT_MATRIX_PG := terminate-backends@3s restart-postgres@3s crash-postgres@3s lock-timeout=200 statement-timeout=500
+fault-matrix: build
+	mkdir -p results/runs/faults/matrix
+	run() { name=$$1; bin=$$2; shift 2; echo "== $$name"; 	  $(BIN)/$$bin $(FAULT_MATRIX_ARGS) "$$@" --output results/runs/faults/matrix/$$name.json || echo "   exit $$?"; }; 	for bin in $(SUITES); do s=$${bin%_baseline}; 	  for f in $(FAULT_MATRIX_PG); do 	    for m in sync async-compact; do run $$s-$$m-$${f%%[@=]*} $$bin --modes $$m --fault $$f; done; 	  done; 	  run $$s-async-compact-pause-flush   $$bin --modes async-compact --fault pause-flush@3s+2s; 	  run $$s-async-compact-kill-flusher  $$bin --modes async-compact --fault kill-flusher@3s; 	  run $$s-redis-kill-consumer         $$bin --modes async-compact --queue-backend redis --redis managed --fault kill-consumer@3s; 	  for p in always everysec off; do 	    run $$s-redis-crash-redis-$$p $$bin --modes async-compact --queue-backend redis --redis managed 	      --redis-persist $$p --fault crash-redis@3s+1s; 	  done; 	done
+	$(BIN)/baseline table results/runs/faults/matrix/*.json
+
+# A 10-minute soak of the counter suite in async-compact at modest concurrency, a fault every
+# 30 s in turn (every timed fault the mode allows); the report (drift after the first minute,
+# each fault's recovery time) goes to results/runs/soak/. SOAK_ARGS to change it.
+SOAK_ARGS ?= --concurrency 50 --max-connections 32
+soak: build
+	mkdir -p results/runs/soak
+	$(BIN)/usage_counter_hotspot_baseline --modes async-compact --requests 0 --duration 10m \
+	  --fault-every 30s $(SOAK_ARGS) --output results/runs/soak/usage-counter-async-compact-10m.json
 
 clean:
 	rm -rf $(BIN)

@@ -2,10 +2,12 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/hotspotkit/hotspotkit/hist"
 )
@@ -78,10 +80,20 @@ func (f pgFlusher[T]) Flush(ctx context.Context, records []T) (FlushResult, erro
 		return FlushResult{}, fmt.Errorf("queue: write batch of %d records: %w", len(records), err)
 	}
 	if err := tx.Commit(ctx); err != nil {
+		var refused *pgconn.PgError
+		if !errors.As(err, &refused) { // the connection broke: committed or not, nobody knows
+			return FlushResult{}, fmt.Errorf("%w: commit batch of %d records: %w", ErrCommitUnknown, len(records), err)
+		}
 		return FlushResult{}, fmt.Errorf("queue: commit batch of %d records: %w", len(records), err)
 	}
 	return FlushResult{SQLOps: ops}, nil
 }
+
+// ErrCommitUnknown wraps a PgFlusher error whose COMMIT was sent but never answered (the
+// connection broke): the batch may be committed or not. A retried batch must therefore be
+// idempotent; a caller that wrote inline (PolicySync) must look its record up, not count it
+// failed.
+var ErrCommitUnknown = errors.New("queue: commit outcome unknown")
 
 // Backend is what the engine drives; the in-memory Queue implements it, and so does the
 // Redis-streams backend. The Metrics and the invariant in the package doc apply to every

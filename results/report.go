@@ -120,6 +120,9 @@ type Run struct {
 	Verification   Verification    `json:"verification"`
 	Reconciliation *Reconciliation `json:"reconciliation,omitempty"`
 	Faults         []FaultEvent    `json:"faults,omitempty"`
+	// Soak is what a long run with --fault-every shows: growth after the first minute and
+	// how long each fault took to recover from.
+	Soak *Soak `json:"soak,omitempty"`
 	// Database is the database's own account of the run (nil in older reports).
 	Database *Database `json:"database,omitempty"`
 	// Efficiency is throughput over the machine's calibrated rate (0 without calibration):
@@ -412,6 +415,29 @@ type Reconciliation struct {
 	FailedButPersisted int64 `json:"failed_but_persisted"`
 }
 
+// Soak is a long run's drift and recovery: the process's resident memory and goroutines at
+// the end of its first minute and at the end of its load, and per fault the recovery time:
+// from the fault until the end of the first 1 s window whose throughput is back at 90% of
+// the throughput of the minute before the fault (-1: it never was before the load ended).
+type Soak struct {
+	RSSAtMinuteBytes   int64      `json:"rss_at_minute_bytes"`
+	RSSEndBytes        int64      `json:"rss_end_bytes"`
+	RSSGrowthPct       float64    `json:"rss_growth_pct"`
+	GoroutinesAtMinute int        `json:"goroutines_at_minute"`
+	GoroutinesEnd      int        `json:"goroutines_end"`
+	GoroutineGrowth    int        `json:"goroutine_growth"`
+	MaxOpenConns       int        `json:"max_open_conns"`
+	Recoveries         []Recovery `json:"recoveries"`
+}
+
+// Recovery is one fault of a soak and the time the throughput took to come back.
+type Recovery struct {
+	Kind        string  `json:"kind"`
+	AtMs        float64 `json:"at_ms"`
+	BaselineRPS float64 `json:"baseline_rps"`
+	RecoveryMs  float64 `json:"recovery_ms"`
+}
+
 // FaultEvent is one injected fault and what it did.
 type FaultEvent struct {
 	Kind     string  `json:"kind"`
@@ -536,6 +562,11 @@ type Sample struct {
 	// not waiting) at this instant.
 	WaitEvents  map[string]int64 `json:"wait_events,omitempty"`
 	SampleError string           `json:"error,omitempty"`
+	// The process itself at this instant: resident memory, goroutines, open TCP sockets
+	// (to PostgreSQL, Redis and the metrics endpoint's clients).
+	RSSBytes   int64 `json:"rss_bytes,omitempty"`
+	Goroutines int   `json:"goroutines,omitempty"`
+	OpenConns  int   `json:"open_conns,omitempty"`
 }
 
 // Write encodes the report as indented JSON.

@@ -17,9 +17,11 @@ import (
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 	"github.com/hotspotkit/hotspotkit/testkit/pgserver"
 	"github.com/hotspotkit/hotspotkit/testkit/redisrun"
+	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 )
 
 // Config holds the flags every suite shares. Names follow the reference binaries where they
@@ -86,9 +88,11 @@ type Config struct {
 	// Calibrate measures the machine before the first run (testkit/calibrate).
 	Calibrate bool
 
-	faultsRaw []string
-	faults    []Fault
-	role      redisq.Role // --role, parsed
+	// FaultEvery is --fault-every: a soak's rotating faults (0: none).
+	FaultEvery time.Duration
+	faultsRaw  []string
+	faults     []faults.Fault
+	role       redisq.Role // --role, parsed
 
 	breakExpectations bool
 	loseCommitEvery   int64
@@ -141,7 +145,8 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 	c.OpenLoop.register(fs)
 	c.registerSlots(fs, info) // slots.go
 
-	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, pause-flush@T+D, kill-consumer@T, statement-timeout=MS, lock-timeout=MS")
+	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, crash-postgres@T, pause-flush@T+D, kill-flusher@T, kill-consumer@T, crash-redis@T[+D], statement-timeout=MS, lock-timeout=MS")
+	fs.DurationVar(&c.FaultEvery, "fault-every", 0, "soak: with --duration, strike a fault this often (e.g. 30s), rotating through every timed fault the suite, mode and flags allow; the report adds RSS and goroutine growth after the first minute and each fault's recovery time")
 	fs.BoolVar(&c.Calibrate, "calibrate", true, "measure this machine's PostgreSQL first (a few seconds: hot-row UPDATE rate, batched-write ceiling) so throughput compares across machines as efficiency; --calibrate=false skips it")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile of the whole invocation here (go tool pprof)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve Prometheus/OpenMetrics metrics of every run at http://HOST:PORT/metrics for the whole invocation (port 0: a free one, printed)")
@@ -222,7 +227,7 @@ func (c *Config) validate(info Info) error {
 	c.validateSlots(info, bad) // slots.go
 	c.faults = nil
 	for _, raw := range c.faultsRaw {
-		f, err := ParseFault(raw)
+		f, err := faults.Parse(raw)
 		if err != nil {
 			bad("%v", err)
 			continue
@@ -231,15 +236,18 @@ func (c *Config) validate(info Info) error {
 			bad("--fault %s: %s cannot take %s (it takes: %s)", raw, info.Name, f.Kind, strings.Join(info.Faults, ", "))
 			continue
 		}
-		switch {
-		case f.Kind == FaultRestartPostgres && c.PostgresURL != "":
-			bad("--fault %s needs the temporary server (it cannot restart a --postgres-url server)", raw)
-		case f.Kind == FaultKillConsumer && c.QueueBackend != BackendRedis:
-			bad("--fault %s needs --queue-backend redis (the memory queue has no consumer process)", raw)
-		case f.Kind == FaultPauseFlush && len(c.Modes) > 0 && !slices.ContainsFunc(c.Modes, hasFlushers):
-			bad("--fault %s needs a mode with flushers (outbox, async, async-compact) in --modes", raw)
+		if needs := c.faultNeeds(f.Kind); needs != "" {
+			bad("--fault %s %s", raw, needs)
+		} else if len(c.Modes) > 0 && !slices.ContainsFunc(c.Modes, func(m string) bool { return faultFitsMode(f.Kind, m) }) {
+			bad("--fault %s needs %s in --modes", raw, modesFor[f.Kind])
 		}
 		c.faults = append(c.faults, f)
+	}
+	switch {
+	case c.fs.Changed("fault-every") && c.FaultEvery <= 0:
+		bad("--fault-every must be positive (e.g. 30s)")
+	case c.FaultEvery > 0 && c.Duration == 0:
+		bad("--fault-every needs --duration (the length of the soak its faults rotate through)")
 	}
 	c.RetryClasses = retryClasses(c.retryClassesRaw, c.faults, bad)
 	if c.Schema != "" {
@@ -324,10 +332,10 @@ func (c *Config) retryPolicy() *load.Retry {
 
 // retryClasses is --retry-classes, validated, or the default set: load.DefaultRetryClasses,
 // and 57014 (statement cancelled) when --fault statement-timeout sets a timeout on purpose.
-func retryClasses(raw []string, faults []Fault, bad func(string, ...any)) []string {
+func retryClasses(raw []string, fs []faults.Fault, bad func(string, ...any)) []string {
 	if len(raw) == 0 {
 		classes := slices.Clone(load.DefaultRetryClasses)
-		if slices.ContainsFunc(faults, func(f Fault) bool { return f.Kind == FaultStatementTimeout }) {
+		if slices.ContainsFunc(fs, func(f faults.Fault) bool { return f.Kind == faults.StatementTimeout }) {
 			classes = append(classes, "57014")
 		}
 		return classes
@@ -344,6 +352,55 @@ func retryClasses(raw []string, faults []Fault, bad func(string, ...any)) []stri
 		}
 	}
 	return classes
+}
+
+// faultNeeds says what the flags lack for a fault of kind to strike ("" when nothing).
+func (c *Config) faultNeeds(kind string) string {
+	switch {
+	case (kind == faults.RestartPostgres || kind == faults.CrashPostgres) && c.PostgresURL != "":
+		return "needs the temporary server (it cannot restart a --postgres-url server)"
+	case kind == faults.KillConsumer && c.QueueBackend != BackendRedis:
+		return "needs --queue-backend redis (the memory queue has no consumer process)"
+	case kind == faults.CrashRedis && (c.QueueBackend != BackendRedis || c.RedisURL != "" || c.RedisMode != redisrun.Managed):
+		return "needs --queue-backend redis --redis managed (a redis-server this run starts, kills and starts again)"
+	case kind == faults.KillFlusher && c.QueueBackend != BackendMemory:
+		return "needs --queue-backend memory (the queue's own flush workers)"
+	}
+	return ""
+}
+
+// faultFitsMode reports whether a fault of kind can strike a run of mode; modesFor names
+// those modes in errors.
+func faultFitsMode(kind, mode string) bool {
+	switch kind {
+	case faults.PauseFlush:
+		return hasFlushers(mode)
+	case faults.KillFlusher, faults.KillConsumer, faults.CrashRedis:
+		return IsAsync(mode)
+	}
+	return true
+}
+
+var modesFor = map[string]string{
+	faults.PauseFlush:   "a mode with flushers (outbox, async, async-compact)",
+	faults.KillFlusher:  "an async mode (async, async-compact)",
+	faults.KillConsumer: "an async mode (async, async-compact)",
+	faults.CrashRedis:   "an async mode (async, async-compact)",
+}
+
+// rotation is the --fault-every schedule of a run in mode: every timed fault the suite
+// declares and the flags and the mode allow, in turn, until --duration.
+func (c *Config) rotation(info Info, mode string) []faults.Fault {
+	if c.FaultEvery <= 0 {
+		return nil
+	}
+	var kinds []string
+	for _, k := range faults.Timed {
+		if (info.Faults == nil || slices.Contains(info.Faults, k)) && c.faultNeeds(k) == "" && faultFitsMode(k, mode) {
+			kinds = append(kinds, k)
+		}
+	}
+	return faults.Rotation(kinds, c.FaultEvery, c.Duration)
 }
 
 // hasFlushers reports whether the mode writes through flushers a pause-flush fault can stop.
@@ -398,6 +455,13 @@ func (c *Config) values() map[string]any {
 		case "max-tries", "retry-backoff-ms", "retry-classes", "debug-lose-commit-every", "slots", "slot-pick", "slots-levels":
 			// Recorded only when retries are on (below): a run without them matches the
 			// reports of engines that had no such flags.
+			return
+		case "redis-persist":
+			// Recorded only when on: the reports of engines whose flag was a boolean hold
+			// false, which pairs with a report that leaves the key out, not with "off".
+			if f.Value.String() != redisserver.PersistOff {
+				out[f.Name] = f.Value.String()
+			}
 			return
 		case "postgres-url", "redis-url":
 			if f.Value.String() != "" {

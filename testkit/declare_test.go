@@ -9,6 +9,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
@@ -20,7 +21,7 @@ type declared struct{}
 func (declared) Info() testkit.Info {
 	return testkit.Info{Name: "declared", Summary: "a suite that declares what it supports", Example: "declared",
 		Modes: []string{testkit.ModeSync, testkit.ModeAsync}, DefaultModes: []string{testkit.ModeSync},
-		Faults: []string{testkit.FaultLockTimeout, testkit.FaultPauseFlush},
+		Faults: []string{faults.LockTimeout, faults.PauseFlush},
 		SQL: fstest.MapFS{
 			"declared.sql": {Data: []byte("CREATE TABLE IF NOT EXISTS declared_rows (n bigint);")},
 			"ignored.txt":  {Data: []byte("not SQL")},

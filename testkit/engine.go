@@ -15,6 +15,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/render"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 	"github.com/hotspotkit/hotspotkit/testkit/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/monitor"
@@ -313,7 +314,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		}
 	}
 	pool, err := e.target.NewPool(ctx, database.PoolOptions{MaxConns: int32(c.MaxConnections), AppName: "hotspotkit-load",
-		Settings: sessionSettings(c.faults)})
+		Settings: faults.SessionSettings(c.faults)})
 	if err != nil {
 		return fail(err)
 	}
@@ -360,17 +361,17 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		Retry:         c.retryPolicy(),
 	}
 	c.OpenLoop.loadConfig(&lcfg, r.Rate, c.Seed)
-	faults := e.startFaults(r, wl)
+	injector := e.startFaults(r, wl)
 	res, err := e.runLoad(r, lcfg, wl) // load.Run, in this process's --role (redisbackend.go)
 	if err != nil {
-		faults.stop()
+		injector.Stop()
 		mon.Stop()
 		return fail(err)
 	}
 	var drainErr error
 	drainEnd := res.End
 	if wl.Drain != nil {
-		faults.waitPauses()
+		injector.WaitPauses()
 		dctx, cancel := context.WithTimeout(e.hardCtx, c.DrainTimeout)
 		stopLine := e.showDrain(r, wl, mon) // watch.go
 		drainErr = wl.Drain(dctx)
@@ -378,8 +379,9 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		cancel()
 		drainEnd = time.Now()
 	}
-	out.Faults = faults.stop()
+	out.Faults = injector.Stop()
 	out.LockMonitor, out.Pool = mon.Stop()
+	out.Soak = e.soakFigures(injector, out.Faults, mon, res.End)
 	// From here on the run is accounted for, even after a second signal aborted the drain:
 	// the context of the bookkeeping is not cancelled with it.
 	post, cancelPost := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
 
@@ -130,6 +131,9 @@ func enqueueAll[T any](ctx context.Context, req *load.Request, recs []T, enqueue
 	for _, rec := range recs {
 		err := req.Try(ctx, func(ctx context.Context) error {
 			out, err := enqueue(ctx, rec)
+			if errors.Is(err, queue.ErrCommitUnknown) { // an inline write lost its COMMIT's reply
+				return load.Unknown(err)
+			}
 			if err != nil {
 				return err
 			}
@@ -174,7 +178,8 @@ func AsyncWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 	}
 	writer := spec.Writer(compact)
 	opts.Inline = queue.PgFlusher(r.Pool, writer)
-	q, err := queue.New(queue.PgFlusher(flushPool, writer), opts)
+	killer := &flushKiller[T]{TxWriter: writer, target: r.Target}
+	q, err := queue.New(queue.PgFlusher(flushPool, killer), opts)
 	if err != nil {
 		flushPool.Close()
 		return nil, err
@@ -195,7 +200,8 @@ func AsyncWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 			Pause:      backend.Pause,
 			Resume:     backend.Resume,
 		},
-		Drain: backend.Close,
+		Drain:  backend.Close,
+		Faults: map[string]faults.Hook{faults.KillFlusher: killer.arm},
 		Close: func() error {
 			// Close is idempotent; after a drain it returns at once.
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -215,6 +221,6 @@ func (r *Run) newFlushPool(ctx context.Context) (*pgxpool.Pool, error) {
 	return r.Target.NewPool(ctx, database.PoolOptions{
 		MaxConns: int32(r.Config.QueueWorkers + 2),
 		AppName:  "hotspotkit-flush",
-		Settings: sessionSettings(r.Config.faults),
+		Settings: faults.SessionSettings(r.Config.faults),
 	})
 }

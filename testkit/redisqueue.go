@@ -8,6 +8,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
+	"github.com/hotspotkit/hotspotkit/testkit/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 	"github.com/hotspotkit/hotspotkit/testkit/redisrun"
 )
@@ -98,7 +99,7 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 			stream:     sr,
 		},
 		Drain:  drain,
-		Faults: map[string]FaultHook{FaultKillConsumer: q.KillConsumer},
+		Faults: map[string]faults.Hook{faults.KillConsumer: q.KillConsumer},
 		Close: func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()

@@ -30,6 +30,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 	"github.com/hotspotkit/hotspotkit/testkit/redisrun"
 )
@@ -76,7 +77,7 @@ type Info struct {
 	// QueueBackends the suite's async modes run on (BackendMemory, BackendRedis); nil: memory
 	// only. --queue-backend outside it is refused before anything starts.
 	QueueBackends []string
-	// Faults are the --fault kinds the suite can take (FaultTerminateBackends, ...); nil: every
+	// Faults are the --fault kinds the suite can take (faults.TerminateBackends, ...); nil: every
 	// kind. Another kind is refused before anything starts.
 	Faults []string
 	// TotalSQL reads the total of one hot logical row (a sum over its slots); the monitor times
@@ -144,7 +145,7 @@ type Workload struct {
 	// PendingSQL counts writes not yet applied; the monitor samples it (optional).
 	PendingSQL string
 	// Faults are the --fault kinds this workload can inject itself (e.g. kill-consumer).
-	Faults map[string]FaultHook
+	Faults map[string]faults.Hook
 }
 
 // Flusher is a workload's own flush loop (an outbox, or anything like one): a pause-flush

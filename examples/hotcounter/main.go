@@ -19,6 +19,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
 
@@ -51,7 +52,7 @@ Every row's hits and amount are then checked exactly against the requests that s
 		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis},
 		// No restart-postgres or terminate-backends: the writes below are not idempotent, so
 		// a batch retried after a COMMIT whose outcome was unknown would count twice.
-		Faults: []string{testkit.FaultPauseFlush, testkit.FaultStatementTimeout, testkit.FaultLockTimeout},
+		Faults: []string{faults.PauseFlush, faults.StatementTimeout, faults.LockTimeout},
 	}
 }
 

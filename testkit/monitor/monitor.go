@@ -97,6 +97,8 @@ type Monitor struct {
 	totalRead *hist.Histogram
 	// last is the latest sample, for Last.
 	last results.Sample
+	// series keeps every sample's progress and process figures, for Series.
+	series []Point
 }
 
 type poolCounters struct{ acquire, empty, canceled int64 }
@@ -423,6 +425,7 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 	if m.cfg.Progress != nil {
 		s.CompletedRequests, s.FailedRequests = m.cfg.Progress()
 	}
+	s.RSSBytes, s.Goroutines, s.OpenConns = processStats()
 	if sampleErr != nil {
 		s.SampleError = sampleErr.Error()
 	}
@@ -437,6 +440,8 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 	if waitErr != nil && lockOK {
 		m.locks.SampleErrors++ // the lock part was kept; the sample still failed in part
 	}
+	m.series = append(m.series, Point{Time: now, Completed: s.CompletedRequests, RSSBytes: s.RSSBytes,
+		Goroutines: s.Goroutines, OpenConns: s.OpenConns})
 	lastPending := m.last.OutboxPending
 	m.last = s
 	if s.OutboxPending == nil { // counted every SlowInterval only: keep the latest count
@@ -495,6 +500,13 @@ func (m *Monitor) Last() results.Sample {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.last
+}
+
+// Series returns the progress and process figures of every sample so far, in time order.
+func (m *Monitor) Series() []Point {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]Point(nil), m.series...)
 }
 
 // waitEvents counts the run's busy sessions by wait event (waitEventQuery).

@@ -398,6 +398,46 @@ func (s *Server) Restart(ctx context.Context) error {
 	return nil
 }
 
+// Crash stops the server without a shutdown checkpoint — an immediate shutdown (SIGQUIT to
+// the postmaster, as pg_ctl stop -m immediate sends: every backend quits at once, nothing is
+// flushed) — and starts it again on the same port and data, so that PostgreSQL goes through
+// crash recovery, replaying the WAL from its last checkpoint. It returns once the server
+// accepts connections again, and says whether the server log recorded the recovery.
+func (s *Server) Crash(ctx context.Context) (recovered bool, err error) {
+	const recovery = "automatic recovery in progress"
+	before := s.logCount(recovery)
+	s.mu.Lock()
+	pid := s.postmasterPID()
+	if !s.running || pid <= 0 || !serverproc.Alive(pid) {
+		s.mu.Unlock()
+		return false, errors.New("crash: the server is not running")
+	}
+	_ = syscall.Kill(pid, syscall.SIGQUIT)
+	for i := 0; i < 500 && s.postmasterPID() == pid; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.running = false
+	s.mu.Unlock()
+	if s.postmasterPID() == pid {
+		return false, fmt.Errorf("crash: postmaster %d did not quit on SIGQUIT", pid)
+	}
+	if err := s.startWithRetry(ctx, false); err != nil {
+		return false, fmt.Errorf("crash: starting again: %w", err)
+	}
+	return s.logCount(recovery) > before, nil
+}
+
+// logCount counts the occurrences of sub in the server's logs (one file per start).
+func (s *Server) logCount(sub string) int {
+	files, _ := filepath.Glob(filepath.Join(s.dir, "embedded_postgres_log*"))
+	n := 0
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		n += bytes.Count(b, []byte(sub))
+	}
+	return n
+}
+
 // Stop stops the server and removes its working directory. It is idempotent and safe to
 // call from several goroutines (a signal handler and a deferred call).
 func (s *Server) Stop() error {

@@ -200,3 +200,42 @@ func TestPortTakenPicksAnother(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+func TestCrashRecoversCommittedDataOnTheSamePort(t *testing.T) {
+	s := startForTest(t, Config{})
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, s.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE TABLE kept(v int); INSERT INTO kept SELECT generate_series(1, 1000)"); err != nil {
+		t.Fatal(err)
+	}
+	// A transaction in flight when the server dies: its rows must not survive.
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "INSERT INTO kept VALUES (-1)"); err != nil {
+		t.Fatal(err)
+	}
+	port, oldPID := s.Port(), s.PostmasterPID()
+	recovered, err := s.Crash(ctx)
+	if err != nil {
+		t.Fatalf("Crash: %v", err)
+	}
+	if !recovered {
+		t.Errorf("the server log shows no crash recovery after the crash")
+	}
+	if serverproc.Alive(oldPID) || s.PostmasterPID() == oldPID || s.Port() != port {
+		t.Errorf("after the crash: old postmaster alive %v, pid %d -> %d, port %d -> %d",
+			serverproc.Alive(oldPID), oldPID, s.PostmasterPID(), port, s.Port())
+	}
+	if err := tx.Commit(ctx); err == nil {
+		t.Errorf("a transaction open across the crash committed")
+	}
+	if got := query(t, s.DSN(), "SELECT count(*)::text || ',' || min(v)::text FROM kept"); got != "1000,1" {
+		t.Errorf("after crash recovery: count,min = %s, want 1000,1", got)
+	}
+}

@@ -109,3 +109,24 @@ func moduleVersion(path string) string {
 	}
 	return "(unknown version)"
 }
+
+// Crash kills the redis-server this process started (SIGKILL) and starts it again after down
+// on the same port and data directory; an error for an embedded or --redis-url Redis.
+func (t *Target) Crash(ctx context.Context, down time.Duration) error {
+	if t == nil || t.server == nil {
+		return errors.New("crash-redis needs --queue-backend redis --redis managed")
+	}
+	return t.server.Crash(ctx, down)
+}
+
+// Managed says whether this process started the redis-server (Crash can kill it).
+func (t *Target) Managed() bool { return t != nil && t.server != nil }
+
+// FreezeAndCount holds every write command on the server for the next ten seconds (it is
+// about to be killed) and returns how many entries stream holds.
+func (t *Target) FreezeAndCount(ctx context.Context, stream string) (int64, error) {
+	if err := t.Client.Do(ctx, "CLIENT", "PAUSE", 10000, "WRITE").Err(); err != nil {
+		return 0, err
+	}
+	return t.Client.XLen(ctx, stream).Result()
+}

@@ -8,6 +8,7 @@
 package redisrun
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -34,7 +35,7 @@ type StreamConfig struct {
 	QueueBackend    string
 	RedisMode       string
 	RedisURL        string
-	RedisPersist    bool
+	RedisPersist    string
 	ReclaimIdleMs   int
 	MaxDeliveries   int
 	RoleName        string
@@ -48,7 +49,7 @@ func (c *StreamConfig) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.QueueBackend, "queue-backend", BackendMemory, "async queue backend: memory (in this process) or redis (a Redis stream: durable, shared by processes)")
 	fs.StringVar(&c.RedisMode, "redis", Embedded, "Redis for --queue-backend redis: embedded (miniredis in this process) or managed (a temporary redis-server from PATH)")
 	fs.StringVar(&c.RedisURL, "redis-url", "", "use this existing Redis instead (redis://[:password@]host:port/db); required with --role")
-	fs.BoolVar(&c.RedisPersist, "redis-persist", false, "with --redis managed: turn the append-only file on (appendfsync everysec)")
+	fs.StringVar(&c.RedisPersist, "redis-persist", redisserver.PersistOff, "with --redis managed: the append-only file: off, everysec or always (its appendfsync)")
 	fs.IntVar(&c.ReclaimIdleMs, "reclaim-idle-ms", 10000, "redis backend: entries unacknowledged this long (ms) are taken over by another consumer")
 	fs.IntVar(&c.MaxDeliveries, "max-deliveries", redisq.DefaultMaxDeliveries, "redis backend: an entry delivered more often goes to the dead-letter stream")
 	fs.StringVar(&c.RoleName, "role", "both", "both, or split a run over processes: producer (runs the load, enqueues) or consumer (writes what producers enqueued)")
@@ -107,7 +108,9 @@ func (c *StreamConfig) Validate(fs *pflag.FlagSet, common Common, bad func(forma
 	case c.RedisMode != Embedded:
 		bad("--redis %q: want embedded or managed (or give --redis-url)", c.RedisMode)
 	}
-	if c.RedisPersist && (c.RedisURL != "" || c.RedisMode != Managed) {
+	if !slices.Contains(redisserver.PersistSettings, c.RedisPersist) {
+		bad("--redis-persist %q: want %s", c.RedisPersist, strings.Join(redisserver.PersistSettings, ", "))
+	} else if changed("redis-persist") != nil && (c.RedisURL != "" || c.RedisMode != Managed) {
 		bad("--redis-persist applies to --redis managed only")
 	}
 	if c.ReclaimIdleMs < 1 || c.MaxDeliveries < 1 {

@@ -73,7 +73,7 @@ func TestStartUseStopLeavesNothing(t *testing.T) {
 
 func TestPersistTurnsTheAppendOnlyFileOn(t *testing.T) {
 	needBinary(t)
-	s := startForTest(t, Config{Persist: true})
+	s := startForTest(t, Config{Persist: PersistEverysec})
 	opts, _ := redis.ParseURL(s.URL())
 	c := redis.NewClient(opts)
 	defer c.Close()
@@ -116,4 +116,40 @@ func TestWatchdogStopsServerWhenOwnerIsKilled(t *testing.T) {
 		}
 		return s.PID(), s.Dir(), nil
 	})
+}
+
+func TestCrashRestartsOnTheSamePortWithWhatTheFileHeld(t *testing.T) {
+	needBinary(t)
+	for _, c := range []struct {
+		persist string
+		keeps   bool
+	}{{PersistOff, false}, {PersistAlways, true}} {
+		t.Run(c.persist, func(t *testing.T) {
+			s := startForTest(t, Config{Persist: c.persist})
+			ctx := context.Background()
+			opts, _ := redis.ParseURL(s.URL())
+			cl := redis.NewClient(opts)
+			defer cl.Close()
+			if err := cl.XAdd(ctx, &redis.XAddArgs{Stream: "s", Values: []any{"k", "v"}}).Err(); err != nil {
+				t.Fatal(err)
+			}
+			addr, pid := s.Addr(), s.PID()
+			if err := s.Crash(ctx, 100*time.Millisecond); err != nil {
+				t.Fatalf("Crash: %v", err)
+			}
+			if serverproc.Alive(pid) || s.PID() == pid || s.Addr() != addr {
+				t.Errorf("after the crash: old pid %d alive %v, new pid %d, addr %s -> %s", pid, serverproc.Alive(pid), s.PID(), addr, s.Addr())
+			}
+			n, err := cl.XLen(ctx, "s").Result()
+			for err != nil && strings.Contains(err.Error(), "LOADING") {
+				n, err = cl.XLen(ctx, "s").Result()
+			}
+			if err != nil {
+				n, err = cl.XLen(ctx, "s").Result() // the pool's first connection died with the server
+			}
+			if err != nil || (n == 1) != c.keeps {
+				t.Errorf("XLEN after the crash = %d (%v); want the entry kept: %v", n, err, c.keeps)
+			}
+		})
+	}
 }

@@ -317,7 +317,10 @@ func Exact(t *testing.T, r results.Run) {
 //     outcome is unknown although the commit went through — terminate-backends alone never
 //     does that, PostgreSQL answers it with 57P01 before or after a commit): with one try
 //     those requests are looked up and found persisted once, with three the retry finds the
-//     request written and applies nothing twice.
+//     request written and applies nothing twice;
+//   - crash-postgres (no shutdown checkpoint, crash recovery) in sync and async-compact, one
+//     try, for 3 s: committed requests are all there after the recovery, requests in flight
+//     failed or were looked up, nothing applied twice.
 func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, concurrency int) {
 	t.Helper()
 	flags := []string{"--modes", modes, "--requests", strconv.Itoa(requests), "--concurrency", strconv.Itoa(concurrency)}
@@ -344,6 +347,8 @@ func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, co
 			}
 		}},
 		{"terminate-backends, retried", "terminate-backends", terminate, nil},
+		{"crash-postgres, one try", "crash-postgres", []string{"--modes", "sync,async-compact", "--requests", "0", "--duration", "3s",
+			"--concurrency", strconv.Itoa(concurrency), "--fault", "crash-postgres@1s"}, nil},
 		{"lost COMMIT replies, one try", "", Shared(t, slices.Concat(flags, lose, []string{"--max-tries", "1"})...), func(t *testing.T, r results.Run) {
 			if rc := r.Reconciliation; rc == nil || rc.UnknownPersisted != lost || rc.OutcomeUnknown != lost {
 				t.Errorf("%s: want %d requests of unknown outcome, all found persisted: %+v", r.Mode, lost, rc)

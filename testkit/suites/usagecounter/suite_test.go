@@ -2,6 +2,7 @@ package usagecounter
 
 import (
 	"os"
+	"reflect"
 	"testing"
 
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
@@ -70,6 +71,12 @@ func TestFaults(t *testing.T) {
 			"--concurrency", "40", "--fault", "restart-postgres@1s"}, "restart-postgres", true},
 		{"restart-postgres async-compact", []string{"--modes", "async-compact", "--requests", "20000",
 			"--concurrency", "200", "--flush-batch-size", "200", "--fault", "restart-postgres@30ms"}, "restart-postgres", false},
+		{"crash-postgres sync", []string{"--modes", "sync", "--requests", "0", "--duration", "3s",
+			"--concurrency", "40", "--fault", "crash-postgres@1s"}, "crash-postgres", true},
+		{"crash-postgres async-compact", []string{"--modes", "async-compact", "--requests", "20000",
+			"--concurrency", "200", "--flush-batch-size", "200", "--fault", "crash-postgres@30ms"}, "crash-postgres", false},
+		{"kill-flusher async-compact", append(shared, "--modes", "async-compact", "--requests", "5000",
+			"--concurrency", "100", "--flush-batch-size", "200", "--fault", "kill-flusher@10ms"), "kill-flusher", false},
 		{"pause-flush async-compact full queue", append(shared, "--modes", "async-compact", "--requests", "5000",
 			"--concurrency", "100", "--queue-capacity", "1000", "--fault", "pause-flush@10ms+500ms"), "pause-flush", false},
 		{"pause-flush outbox", append(shared, "--modes", "outbox", "--requests", "1000", "--concurrency", "50",
@@ -100,6 +107,9 @@ func TestFaults(t *testing.T) {
 			if counted != r.Load.FailedRequests {
 				t.Errorf("failures not counted by class: %d failed, classes %v", r.Load.FailedRequests, r.Load.ErrorCounts)
 			}
+			if q := r.Queue; c.fault == "kill-flusher" && (q == nil || q.RetriesTotal == 0) {
+				t.Errorf("kill-flusher: the killed batch was not retried: %+v", q)
+			}
 			if q := r.Queue; q != nil && (q.PendingDepth != 0 || q.AbandonedTotal != 0 || q.EnqueuedTotal != q.FlushedTotal+q.SyncFallbackTotal+q.DroppedTotal+q.RejectedTotal) {
 				t.Errorf("queue did not persist everything it accepted: %+v", q)
 			}
@@ -109,4 +119,31 @@ func TestFaults(t *testing.T) {
 
 func TestSlottedExact(t *testing.T) {
 	suitetest.Slotted(t, New(), 300, 30)
+}
+
+// TestSoakRotatesFaultsAndReportsRecovery is a short soak: a fault every second, in turn,
+// each one struck and recovered from with nothing lost or applied twice, and the process's
+// figures in every sample.
+func TestSoakRotatesFaultsAndReportsRecovery(t *testing.T) {
+	code, rep, stderr := suitetest.Run(t, New(), "--modes", "async-compact", "--requests", "0", "--duration", "4s",
+		"--concurrency", "40", "--fault-every", "1s")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	r := rep.Runs[0]
+	suitetest.Exact(t, r)
+	var kinds []string
+	for _, f := range r.Faults {
+		if f.Error != "" {
+			t.Errorf("fault %s failed: %s", f.Kind, f.Error)
+		}
+		kinds = append(kinds, f.Kind)
+	}
+	if want := []string{"terminate-backends", "restart-postgres", "crash-postgres"}; len(kinds) < len(want) || !reflect.DeepEqual(kinds[:len(want)], want) {
+		t.Errorf("faults struck %v, want the rotation to begin %v", kinds, want)
+	}
+	s := r.Soak
+	if s == nil || len(s.Recoveries) != len(r.Faults) || s.RSSEndBytes <= 0 || s.GoroutinesEnd <= 0 || s.MaxOpenConns <= 0 {
+		t.Fatalf("soak figures %+v for faults %+v", s, r.Faults)
+	}
 }

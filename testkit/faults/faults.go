@@ -1,0 +1,321 @@
+// Package faults owns fault injection: the --fault kinds and their syntax (Parse), a soak's
+// rotation of them (Rotation, for --fault-every), the session settings the *-timeout faults
+// put on the load's connections (SessionSettings), and the injector that strikes the timed
+// faults of one run at their moment, one at a time, and records what each did
+// (results.FaultEvent). It acts only through the Target the engine hands it — a
+// connection to the run's database, the temporary server, the flushers' pause gate and the
+// hooks a workload brings (a queue consumer to kill) — and knows nothing of suites, modes or
+// the engine's lifecycle.
+package faults
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hotspotkit/hotspotkit/results"
+)
+
+// Fault kinds for --fault.
+const (
+	TerminateBackends = "terminate-backends" // KIND@T: pg_terminate_backend on the load's and flushers' sessions
+	RestartPostgres   = "restart-postgres"   // KIND@T: stop and start the managed server (same data, same port)
+	PauseFlush        = "pause-flush"        // KIND@T+D: flushers stop for D (the queue fills up)
+	KillConsumer      = "kill-consumer"      // KIND@T: a queue backend's consumer dies (Redis backend)
+	CrashPostgres     = "crash-postgres"     // KIND@T: the managed server dies without a checkpoint and recovers
+	CrashRedis        = "crash-redis"        // KIND@T[+D]: the managed redis-server is SIGKILLed, back after D
+	KillFlusher       = "kill-flusher"       // KIND@T: a flush's backend is terminated between its COPY and COMMIT
+	StatementTimeout  = "statement-timeout"  // KIND=MS: statement_timeout on the load's sessions
+	LockTimeout       = "lock-timeout"       // KIND=MS: lock_timeout on the load's sessions
+)
+
+// Timed are the kinds that strike at a moment (KIND@T).
+var Timed = []string{TerminateBackends, RestartPostgres, CrashPostgres, PauseFlush, KillConsumer, KillFlusher, CrashRedis}
+
+// DefaultRedisDown is how long crash-redis keeps the server down when no +D is given.
+const DefaultRedisDown = time.Second
+
+// Fault is one parsed --fault.
+type Fault struct {
+	Kind string
+	// At is when a timed fault strikes, from the start of the run's load.
+	At time.Duration
+	// For is how long pause-flush lasts, or crash-redis keeps the server down.
+	For time.Duration
+	// Setting is the value in milliseconds of a *-timeout fault.
+	Setting int
+	raw     string
+}
+
+func (f Fault) String() string { return f.raw }
+
+// IsSetting reports whether the fault is a session setting rather than a timed strike.
+func (f Fault) IsSetting() bool { return f.Kind == StatementTimeout || f.Kind == LockTimeout }
+
+// Parse reads "terminate-backends@1s", "pause-flush@2s+3s", "lock-timeout=50".
+func Parse(s string) (Fault, error) {
+	f := Fault{raw: s}
+	if kind, ms, ok := strings.Cut(s, "="); ok {
+		f.Kind = kind
+		if !f.IsSetting() {
+			return f, fmt.Errorf("--fault %q: only statement-timeout and lock-timeout take =MS", s)
+		}
+		n, err := strconv.Atoi(ms)
+		if err != nil || n < 1 {
+			return f, fmt.Errorf("--fault %q: %s wants a positive number of milliseconds", s, kind)
+		}
+		f.Setting = n
+		return f, nil
+	}
+	kind, when, ok := strings.Cut(s, "@")
+	f.Kind = kind
+	if !ok {
+		return f, fmt.Errorf("--fault %q: want KIND@TIME (kinds: %s) or statement-timeout=MS / lock-timeout=MS", s, strings.Join(Timed, ", "))
+	}
+	if !slices.Contains(Timed, kind) {
+		return f, fmt.Errorf("--fault %q: unknown fault %q (kinds: %s, statement-timeout=MS, lock-timeout=MS)", s, kind, strings.Join(Timed, ", "))
+	}
+	at, dur, hasDur := strings.Cut(when, "+")
+	var err error
+	if f.At, err = time.ParseDuration(at); err != nil || f.At < 0 {
+		return f, fmt.Errorf("--fault %q: %q is not a duration such as 1s or 500ms", s, at)
+	}
+	switch {
+	case kind == PauseFlush && !hasDur:
+		return f, fmt.Errorf("--fault %q: pause-flush wants @T+D, e.g. pause-flush@1s+2s", s)
+	case kind == CrashRedis && !hasDur:
+		f.For = DefaultRedisDown
+	case hasDur && kind != PauseFlush && kind != CrashRedis:
+		return f, fmt.Errorf("--fault %q: only pause-flush and crash-redis take +D", s)
+	case hasDur:
+		if f.For, err = time.ParseDuration(dur); err != nil || f.For <= 0 {
+			return f, fmt.Errorf("--fault %q: %q is not a positive duration", s, dur)
+		}
+	}
+	return f, nil
+}
+
+// SessionSettings are the server settings the faults put on the load's sessions.
+func SessionSettings(faults []Fault) map[string]string {
+	out := map[string]string{}
+	for _, f := range faults {
+		switch f.Kind {
+		case StatementTimeout:
+			out["statement_timeout"] = strconv.Itoa(f.Setting)
+		case LockTimeout:
+			out["lock_timeout"] = strconv.Itoa(f.Setting)
+		}
+	}
+	return out
+}
+
+// Hook injects a fault a workload knows how to cause (e.g. killing a queue consumer).
+type Hook func(ctx context.Context) (detail string, err error)
+
+// Target is what the faults of one run act on; the engine provides it.
+type Target interface {
+	// Connect opens a connection of the injector's own to the run's database.
+	Connect(ctx context.Context, appName string) (*pgx.Conn, error)
+	// RestartPostgres stops the temporary server cleanly and starts it again in place.
+	RestartPostgres(ctx context.Context) error
+	// CrashPostgres stops the temporary server without a checkpoint and starts it again in
+	// place; it says what happened (crash recovery or not).
+	CrashPostgres(ctx context.Context) (detail string, err error)
+	// CrashRedis SIGKILLs the managed redis-server and starts it again after down; it says
+	// what Redis held when it died.
+	CrashRedis(ctx context.Context, down time.Duration) (detail string, err error)
+	// Flushers returns the pause gate of the run's flushers; ok is false when the mode has
+	// none.
+	Flushers() (pause, resume func(), ok bool)
+	// Hook returns the workload's own injector for kind, or nil.
+	Hook(kind string) Hook
+	// Mode names the run's mode in errors.
+	Mode() string
+}
+
+// Injector runs the timed faults of one run.
+type Injector struct {
+	t      Target
+	start  time.Time
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// pausing counts pause-flush faults in effect: the drain waits for them, or closing the
+	// queue would resume the flushers early. Once the drain waits (pausesOver), no pause
+	// begins: Add after Wait began would race, and a pause would stall the drain.
+	pausing    sync.WaitGroup
+	pauseMu    sync.Mutex
+	pausesOver bool
+
+	// striking serialises the faults that act on a server or a session: a crash due while
+	// a restart is still under way strikes once the server is back.
+	striking sync.Mutex
+
+	mu     sync.Mutex
+	events []results.FaultEvent
+}
+
+// Start schedules faults relative to now; ctx ends every fault still waiting or in effect.
+func Start(ctx context.Context, t Target, faults []Fault) *Injector {
+	ctx, cancel := context.WithCancel(ctx)
+	in := &Injector{t: t, start: time.Now(), cancel: cancel}
+	for _, f := range faults {
+		if f.IsSetting() {
+			in.record(results.FaultEvent{Kind: f.Kind, Detail: fmt.Sprintf("%d ms on every load session", f.Setting)})
+			continue
+		}
+		in.wg.Add(1)
+		go func(f Fault) {
+			defer in.wg.Done()
+			select {
+			case <-ctx.Done():
+				in.record(results.FaultEvent{Kind: f.Kind, AtMs: ms(f.At),
+					Error: fmt.Sprintf("not injected: the run was over after %.0f ms, before the fault was due", ms(time.Since(in.start)))})
+				return
+			case <-time.After(time.Until(in.start.Add(f.At))):
+			}
+			in.inject(ctx, f)
+		}(f)
+	}
+	return in
+}
+
+func (in *Injector) record(ev results.FaultEvent) {
+	in.mu.Lock()
+	in.events = append(in.events, ev)
+	in.mu.Unlock()
+}
+
+func (in *Injector) inject(ctx context.Context, f Fault) {
+	if f.Kind != PauseFlush { // a pause lasts; it holds nothing the others act on
+		in.striking.Lock()
+		defer in.striking.Unlock()
+	}
+	ev := results.FaultEvent{Kind: f.Kind, AtMs: ms(time.Since(in.start))}
+	var err error
+	switch f.Kind {
+	case TerminateBackends:
+		ev.Detail, err = in.terminateBackends(ctx)
+	case RestartPostgres:
+		t0 := time.Now()
+		err = in.t.RestartPostgres(ctx)
+		ev.Duration = ms(time.Since(t0))
+		ev.Detail = "server stopped and started on the same port and data"
+	case CrashPostgres:
+		t0 := time.Now()
+		ev.Detail, err = in.t.CrashPostgres(ctx)
+		ev.Duration = ms(time.Since(t0))
+	case CrashRedis:
+		t0 := time.Now()
+		ev.Detail, err = in.t.CrashRedis(ctx, f.For)
+		ev.Duration = ms(time.Since(t0))
+	case PauseFlush:
+		ev.Duration = ms(f.For)
+		ev.Detail, err = in.pauseFlush(ctx, f.For)
+	default:
+		hook := in.t.Hook(f.Kind)
+		if hook == nil {
+			err = fmt.Errorf("%s does not apply to the %s mode with this backend", f.Kind, in.t.Mode())
+			break
+		}
+		ev.Detail, err = hook(ctx)
+	}
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	in.record(ev)
+}
+
+// terminateBackends ends every session of the load and the flushers (not the monitor's, not
+// the engine's own), from a connection of its own.
+func (in *Injector) terminateBackends(ctx context.Context) (string, error) {
+	conn, err := in.t.Connect(ctx, "hotspotkit-faults")
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var n int
+	err = conn.QueryRow(ctx, `
+		SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))
+		FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid()
+		  AND application_name IN ('hotspotkit-load', 'hotspotkit-flush')`).Scan(&n)
+	return fmt.Sprintf("%d sessions terminated", n), err
+}
+
+func (in *Injector) pauseFlush(ctx context.Context, d time.Duration) (string, error) {
+	pause, resume, ok := in.t.Flushers()
+	if !ok {
+		return "", fmt.Errorf("the %s mode has no flushers to pause", in.t.Mode())
+	}
+	in.pauseMu.Lock()
+	if in.pausesOver {
+		in.pauseMu.Unlock()
+		return "", errors.New("not injected: the load was over before the pause began")
+	}
+	in.pausing.Add(1)
+	in.pauseMu.Unlock()
+	defer in.pausing.Done()
+	pause()
+	defer resume()
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+	}
+	return fmt.Sprintf("flushers paused for %s", d), nil
+}
+
+// Started is the moment the faults' times count from.
+func (in *Injector) Started() time.Time { return in.start }
+
+// WaitPauses returns when no pause-flush is in effect; none begins afterwards.
+func (in *Injector) WaitPauses() {
+	in.pauseMu.Lock()
+	in.pausesOver = true
+	in.pauseMu.Unlock()
+	in.pausing.Wait()
+}
+
+// Stop cancels faults that have not struck yet and returns what happened, in time order.
+func (in *Injector) Stop() []results.FaultEvent {
+	in.cancel()
+	in.wg.Wait()
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	slices.SortFunc(in.events, func(a, b results.FaultEvent) int { return cmp.Compare(a.AtMs, b.AtMs) })
+	return in.events
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Rotation is a soak's schedule (--fault-every): kinds in turn, one every `every` from
+// `every` on, while before until. A pause-flush lasts a quarter of the interval (at most
+// 2 s); a crash-redis keeps the server down DefaultRedisDown.
+func Rotation(kinds []string, every, until time.Duration) []Fault {
+	var out []Fault
+	if len(kinds) == 0 || every <= 0 {
+		return nil
+	}
+	for i, at := 0, every; at < until; i, at = i+1, at+every {
+		f := Fault{Kind: kinds[i%len(kinds)], At: at}
+		switch f.Kind {
+		case PauseFlush:
+			f.For = min(every/4, 2*time.Second)
+		case CrashRedis:
+			f.For = DefaultRedisDown
+		}
+		f.raw = fmt.Sprintf("%s@%s", f.Kind, at)
+		if f.For > 0 {
+			f.raw += "+" + f.For.String()
+		}
+		out = append(out, f)
+	}
+	return out
+}

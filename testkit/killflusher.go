@@ -1,0 +1,77 @@
+package testkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
+)
+
+// flushKiller is the kill-flusher fault: once armed, the next batch a queue worker has
+// written (its COPY or statements done, its transaction open) has its backend terminated
+// before the COMMIT, from a connection of its own, as if the server had lost that session.
+// The worker's COMMIT then fails and the batch is retried: nothing may be written twice.
+type flushKiller[T any] struct {
+	queue.TxWriter[T]
+	target *database.Target
+
+	mu    sync.Mutex
+	armed chan killed // receives what was done, once
+}
+
+type killed struct {
+	detail string
+	err    error
+}
+
+func (k *flushKiller[T]) WriteBatch(ctx context.Context, tx pgx.Tx, records []T) (int, error) {
+	ops, err := k.TxWriter.WriteBatch(ctx, tx, records)
+	if err != nil {
+		return ops, err
+	}
+	k.mu.Lock()
+	done := k.armed
+	k.armed = nil
+	k.mu.Unlock()
+	if done != nil {
+		detail, err := k.terminate(ctx, tx.Conn().PgConn().PID(), len(records))
+		done <- killed{detail, err}
+	}
+	return ops, nil
+}
+
+// terminate ends backend pid and waits (up to 5 s) until it is gone.
+func (k *flushKiller[T]) terminate(ctx context.Context, pid uint32, n int) (string, error) {
+	conn, err := k.target.Connect(ctx, "hotspotkit-faults")
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var ok bool
+	if err := conn.QueryRow(ctx, "SELECT pg_terminate_backend($1, 5000)", int64(pid)).Scan(&ok); err != nil || !ok {
+		return "", fmt.Errorf("terminating flush backend %d: %v (terminated: %v)", pid, err, ok)
+	}
+	return fmt.Sprintf("flush backend %d terminated after writing a batch of %d records, before its COMMIT", pid, n), nil
+}
+
+// arm makes the next batch's flush lose its connection, and waits until it has.
+func (k *flushKiller[T]) arm(ctx context.Context) (string, error) {
+	done := make(chan killed, 1)
+	k.mu.Lock()
+	k.armed = done
+	k.mu.Unlock()
+	select {
+	case k := <-done:
+		return k.detail, k.err
+	case <-ctx.Done():
+		k.mu.Lock()
+		k.armed = nil
+		k.mu.Unlock()
+		return "", errors.New("not injected: no flush began before the run was over")
+	}
+}

@@ -1,0 +1,62 @@
+package monitor
+
+import (
+	"bytes"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Point is the part of a sample a soak's figures are computed from (testkit/soak).
+type Point struct {
+	Time       time.Time
+	Completed  int64
+	RSSBytes   int64
+	Goroutines int
+	OpenConns  int
+}
+
+var pageSize = int64(os.Getpagesize())
+
+// processStats reads this process's resident memory (/proc/self/statm), goroutines and open
+// TCP sockets (/proc/self/fd links to socket inodes listed in /proc/net/tcp{,6}); what cannot
+// be read stays 0.
+func processStats() (rss int64, goroutines, conns int) {
+	goroutines = runtime.NumGoroutine()
+	if b, err := os.ReadFile("/proc/self/statm"); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 1 {
+			pages, _ := strconv.ParseInt(f[1], 10, 64)
+			rss = pages * pageSize
+		}
+	}
+	return rss, goroutines, openTCPSockets()
+}
+
+func openTCPSockets() int {
+	tcp := map[string]bool{}
+	for _, table := range []string{"/proc/self/net/tcp", "/proc/self/net/tcp6"} {
+		b, err := os.ReadFile(table)
+		if err != nil {
+			continue
+		}
+		for i, line := range bytes.Split(b, []byte("\n")) {
+			if f := strings.Fields(string(line)); i > 0 && len(f) > 9 {
+				tcp[f[9]] = true // the inode
+			}
+		}
+	}
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, fd := range fds {
+		link, err := os.Readlink("/proc/self/fd/" + fd.Name())
+		if inode, ok := strings.CutPrefix(link, "socket:["); err == nil && ok && tcp[strings.TrimSuffix(inode, "]")] {
+			n++
+		}
+	}
+	return n
+}
