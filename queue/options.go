@@ -7,18 +7,18 @@ import (
 	"time"
 )
 
-// FullPolicy says what Enqueue does when the record's worker channel is full.
+// FullPolicy says what Enqueue does when the queue holds Capacity records.
 // The zero value is PolicySync, the default.
 type FullPolicy int
 
 const (
 	// PolicySync makes the caller write the record itself with a single-record Flusher.Flush,
-	// never waiting for the channel. It loses nothing but may overtake queued records of the
+	// never waiting for room. It loses nothing but may overtake queued records of the
 	// same slot.
 	PolicySync FullPolicy = iota
 	// PolicyDrop discards the record and returns Dropped without blocking.
 	PolicyDrop
-	// PolicyBlock waits for room in the channel (backpressure) until ctx is done.
+	// PolicyBlock waits for room in the queue (backpressure) until ctx is done.
 	PolicyBlock
 )
 
@@ -85,11 +85,11 @@ func (p FullPolicy) valid() bool { return p >= PolicySync && p <= PolicyBlock }
 type Outcome int
 
 const (
-	// Queued: accepted into a worker channel; a worker will write it (or Close abandons it).
+	// Queued: accepted into the queue; a worker will write it (or Close abandons it).
 	Queued Outcome = iota
-	// WrittenInline: the channel was full under PolicySync and the caller wrote the record.
+	// WrittenInline: the queue was full under PolicySync and the caller wrote the record.
 	WrittenInline
-	// Dropped: the channel was full under PolicyDrop.
+	// Dropped: the queue was full under PolicyDrop.
 	Dropped
 	// Rejected: Enqueue returned an error and the record was not written.
 	Rejected
@@ -137,12 +137,12 @@ type Options[K comparable, T any] struct {
 
 	// Capacity is the number of records the queue holds waiting for a worker, all workers
 	// together. It is not split: the slots of a hot spot may all belong to one worker, which
-	// can then use the whole capacity. Memory is bounded by Capacity × the record size
-	// whatever the number of workers: each worker's channel is allocated with room for
-	// Capacity/Workers records (rounded up), and a worker past that share spills into
-	// chunks of at most 1024 records, allocated as needed and taken under a per-worker lock
-	// (so a skewed hot spot pays a lock per Enqueue that a balanced one does not). Default
-	// 65536; must be at least Workers.
+	// can then use the whole capacity. Memory follows the records held, bounded by Capacity
+	// whatever the number of workers: each worker's fifo is a list of chunks of
+	// Capacity/Workers records (rounded up, at most 1024), allocated as records arrive and
+	// given up once written (one spare kept per worker), so a queue holds at most Capacity
+	// records in chunks plus two partly used chunks per worker, and nothing once closed.
+	// Default 65536; must be at least Workers.
 	Capacity int
 	// BatchSize is the number of source records a worker collects before it flushes.
 	// Default 512.
@@ -150,10 +150,10 @@ type Options[K comparable, T any] struct {
 	// FlushInterval bounds how long a partial batch waits: a batch is flushed at the latest
 	// FlushInterval after its oldest record was enqueued. Default 50ms.
 	FlushInterval time.Duration
-	// Workers is the number of worker goroutines, each with its own channel. Default 2,
+	// Workers is the number of worker goroutines, each with its own fifo. Default 2,
 	// clamped to 1..64.
 	Workers int
-	// FullPolicy applies when a worker channel is full. Default (zero) PolicySync.
+	// FullPolicy applies when the queue is full. Default (zero) PolicySync.
 	FullPolicy FullPolicy
 	// Compaction folds records for the same slot within a batch (Merge) and sorts the batch
 	// (Compare) before it is flushed.

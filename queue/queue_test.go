@@ -608,8 +608,8 @@ func TestNewValidates(t *testing.T) {
 		t.Errorf("defaults not applied: %d workers, %+v", len(q.workers), o)
 	}
 	for i, w := range q.workers {
-		if cap(w.ch) != 16 { // 1000/64 rounded up: memory is bounded by the capacity
-			t.Fatalf("worker %d channel holds %d, want its share 16", i, cap(w.ch))
+		if w.in.size != 16 { // 1000/64 rounded up: memory is bounded by the capacity
+			t.Fatalf("worker %d fifo chunks hold %d, want its share 16", i, w.in.size)
 		}
 	}
 	if q.opts.Capacity != 1000 || q.Metrics().Capacity != 1000 {
@@ -644,10 +644,10 @@ func TestOneHotSlotCanUseTheWholeCapacity(t *testing.T) {
 	}
 }
 
-// TestSpillKeepsOrder: two hot slots on a queue whose workers' channels hold a quarter of the
-// capacity each, so records keep spilling past a channel's share and coming back; every
-// record is written once, in order.
-func TestSpillKeepsOrder(t *testing.T) {
+// TestFifoKeepsOrder: two hot slots on a queue whose workers' fifo chunks hold a quarter of
+// the capacity each, so records keep crossing from chunk to chunk and chunks keep being given
+// up and reused; every record is written once, in order.
+func TestFifoKeepsOrder(t *testing.T) {
 	const perSlot = 20000
 	for _, compaction := range []bool{false, true} {
 		t.Run(fmt.Sprintf("compaction=%v", compaction), func(t *testing.T) {
