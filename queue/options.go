@@ -172,48 +172,69 @@ type Options[K comparable, T any] struct {
 
 // withDefaults validates o and returns a copy with defaults filled in.
 func (o Options[K, T]) withDefaults() (Options[K, T], error) {
-	var errs []error
+	errs := o.Check()
 	if o.Key == nil {
 		errs = append(errs, errors.New("Key is required"))
-	}
-	if o.Compaction && o.Merge == nil {
-		errs = append(errs, errors.New("Merge is required when Compaction is on"))
-	}
-	if !o.FullPolicy.valid() {
-		errs = append(errs, fmt.Errorf("invalid FullPolicy %d", int(o.FullPolicy)))
-	}
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{
-		{"Capacity", int64(o.Capacity)},
-		{"BatchSize", int64(o.BatchSize)},
-		{"FlushInterval", int64(o.FlushInterval)},
-		{"Workers", int64(o.Workers)},
-		{"RetryBackoff", int64(o.RetryBackoff)},
-	} {
-		if f.v < 0 {
-			errs = append(errs, fmt.Errorf("%s must not be negative (got %d)", f.name, f.v))
-		}
 	}
 	if len(errs) > 0 {
 		return o, fmt.Errorf("queue: invalid options: %w", errors.Join(errs...))
 	}
-
+	o = o.WithDefaults()
 	o.Capacity = OrDefault(o.Capacity, DefaultCapacity)
-	o.BatchSize = OrDefault(o.BatchSize, DefaultBatchSize)
-	o.FlushInterval = OrDefault(o.FlushInterval, DefaultFlushInterval)
-	o.Workers = min(OrDefault(o.Workers, DefaultWorkers), MaxWorkers)
-	o.RetryBackoff = OrDefault(o.RetryBackoff, DefaultRetryBackoff)
-	o.MaxRetries = ResolveMaxRetries(o.MaxRetries)
 	if o.Capacity < o.Workers {
 		return o, fmt.Errorf("queue: invalid options: Capacity %d is smaller than Workers %d", o.Capacity, o.Workers)
 	}
 	return o, nil
 }
 
-// backoff is the wait before retry number attempt (1-based).
-func (o *Options[K, T]) backoff(attempt int) time.Duration { return Backoff(o.RetryBackoff, attempt) }
+// Check returns what is wrong with the options every backend reads the same way: Merge
+// missing with Compaction, an invalid FullPolicy, a negative size or duration. Key and
+// Capacity's default are each backend's (one that only produces needs no Key).
+func (o Options[K, T]) Check() []error {
+	var errs []error
+	if o.Compaction && o.Merge == nil {
+		errs = append(errs, errors.New("Merge is required when Compaction is on"))
+	}
+	if !o.FullPolicy.valid() {
+		errs = append(errs, fmt.Errorf("invalid FullPolicy %d", int(o.FullPolicy)))
+	}
+	return append(errs, NonNegative(
+		Field{"Capacity", int64(o.Capacity)}, Field{"BatchSize", int64(o.BatchSize)},
+		Field{"FlushInterval", int64(o.FlushInterval)}, Field{"Workers", int64(o.Workers)},
+		Field{"RetryBackoff", int64(o.RetryBackoff)})...)
+}
+
+// WithDefaults returns o with the defaults every backend shares filled in: BatchSize,
+// FlushInterval, Workers (clamped to MaxWorkers), MaxRetries (ResolveMaxRetries) and
+// RetryBackoff. Capacity is left to the backend.
+func (o Options[K, T]) WithDefaults() Options[K, T] {
+	o.BatchSize = OrDefault(o.BatchSize, DefaultBatchSize)
+	o.FlushInterval = OrDefault(o.FlushInterval, DefaultFlushInterval)
+	o.Workers = min(OrDefault(o.Workers, DefaultWorkers), MaxWorkers)
+	o.RetryBackoff = OrDefault(o.RetryBackoff, DefaultRetryBackoff)
+	o.MaxRetries = ResolveMaxRetries(o.MaxRetries)
+	return o
+}
+
+// Field is a named option value for NonNegative.
+type Field struct {
+	Name  string
+	Value int64
+}
+
+// NonNegative returns an error for every field whose value is negative.
+func NonNegative(fields ...Field) []error {
+	var errs []error
+	for _, f := range fields {
+		if f.Value < 0 {
+			errs = append(errs, fmt.Errorf("%s must not be negative (got %d)", f.Name, f.Value))
+		}
+	}
+	return errs
+}
+
+// RetryWait is the wait before retry number attempt (1-based): Backoff of RetryBackoff.
+func (o *Options[K, T]) RetryWait(attempt int) time.Duration { return Backoff(o.RetryBackoff, attempt) }
 
 // The helpers below are how every backend reads the options it shares with Options, so that
 // the same value means the same thing whatever the backend.

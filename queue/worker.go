@@ -262,7 +262,7 @@ func (w *worker[K, T]) backoff(attempt int) bool {
 		return false
 	}
 	_, pauseC, _ := q.gate.state()
-	w.timer.Reset(q.opts.backoff(attempt))
+	w.timer.Reset(q.opts.RetryWait(attempt))
 	defer w.timer.Stop()
 	select {
 	case <-w.timer.C:

@@ -210,7 +210,7 @@ func (c *consumer[K, T]) flush(batch []entry[T]) []entry[T] {
 	defer c.keepAlive(batch)()
 	write := func() error { return c.flushTx(batch, true) }
 	wait := func(attempt int) bool {
-		return !q.aborted() && !c.dead.Load() && c.pause(q.o.backoff(attempt))
+		return !q.aborted() && !c.dead.Load() && c.pause(q.o.RetryWait(attempt))
 	}
 	switch queue.RetryBatch(&q.c.Counters, len(batch), q.o.MaxRetries, write, wait) {
 	case queue.BatchWritten:
@@ -382,7 +382,7 @@ func (c *consumer[K, T]) ack(done []entry[T]) {
 			}
 			return
 		}
-		if q.aborted() || c.dead.Load() || !c.pause(q.o.backoff(min(attempt, 6))) {
+		if q.aborted() || c.dead.Load() || !c.pause(q.o.RetryWait(min(attempt, 6))) {
 			return
 		}
 	}
@@ -459,7 +459,7 @@ func (c *consumer[K, T]) deadLetter(entries []entry[T], reason string) {
 			}
 			return
 		}
-		if q.aborted() || c.dead.Load() || !c.pause(q.o.backoff(min(attempt, 6))) {
+		if q.aborted() || c.dead.Load() || !c.pause(q.o.RetryWait(min(attempt, 6))) {
 			return
 		}
 	}
