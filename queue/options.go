@@ -22,37 +22,48 @@ const (
 	PolicyBlock
 )
 
-var policyNames = [...]string{PolicySync: "sync", PolicyDrop: "drop", PolicyBlock: "block"}
+var policyNames = NewNames[FullPolicy]("full policy", "sync", "drop", "block")
 
 // ParseFullPolicy accepts "drop", "sync" or "block" (case-insensitive).
 func ParseFullPolicy(s string) (FullPolicy, error) {
-	if p, ok := ParseName[FullPolicy](policyNames[:], s); ok {
-		return p, nil
+	p, err := policyNames.Parse(s)
+	if err != nil {
+		return 0, fmt.Errorf("queue: %w", err)
 	}
-	return 0, fmt.Errorf("queue: unknown full policy %q (want drop, sync or block)", s)
+	return p, nil
 }
 
-func (p FullPolicy) String() string { return NameOf(policyNames[:], p, "FullPolicy") }
+func (p FullPolicy) String() string { return policyNames.Name(p) }
 
-// ParseName and NameOf read and write a small enumeration (policies, roles) by its names,
-// indexed by value, so that every backend's options parse the same way: ParseName finds s
-// (case-insensitive, spaces trimmed); NameOf names v, or writes kind(v) for a value out of
-// range.
-func ParseName[E ~int](names []string, s string) (E, bool) {
-	for v, name := range names {
+// Names are a small enumeration's names (policies, roles), indexed by value, so that every
+// backend's options read and write their enumerations the same way.
+type Names[E ~int] struct {
+	kind  string
+	names []string
+}
+
+// NewNames returns the names of kind's values 0, 1, ….
+func NewNames[E ~int](kind string, names ...string) Names[E] {
+	return Names[E]{kind: kind, names: names}
+}
+
+// Parse finds s among the names (case-insensitive, spaces trimmed).
+func (n Names[E]) Parse(s string) (E, error) {
+	for v, name := range n.names {
 		if strings.EqualFold(strings.TrimSpace(s), name) {
-			return E(v), true
+			return E(v), nil
 		}
 	}
-	return 0, false
+	last := len(n.names) - 1
+	return 0, fmt.Errorf("unknown %s %q (want %s or %s)", n.kind, s, strings.Join(n.names[:last], ", "), n.names[last])
 }
 
-// NameOf: see ParseName.
-func NameOf[E ~int](names []string, v E, kind string) string {
-	if v >= 0 && int(v) < len(names) {
-		return names[v]
+// Name names v, or writes kind(v) for a value out of range.
+func (n Names[E]) Name(v E) string {
+	if v >= 0 && int(v) < len(n.names) {
+		return n.names[v]
 	}
-	return fmt.Sprintf("%s(%d)", kind, int(v))
+	return fmt.Sprintf("%s(%d)", n.kind, int(v))
 }
 
 // MarshalText and UnmarshalText make a FullPolicy read and write as its name in JSON.

@@ -24,17 +24,12 @@ const (
 	RoleConsumer
 )
 
-var roleNames = [...]string{RoleBoth: "both", RoleProducer: "producer", RoleConsumer: "consumer"}
+var roleNames = queue.NewNames[Role]("role", "both", "producer", "consumer")
 
-func (r Role) String() string { return queue.NameOf(roleNames[:], r, "Role") }
+func (r Role) String() string { return roleNames.Name(r) }
 
 // ParseRole accepts "both", "producer" or "consumer" (case-insensitive).
-func ParseRole(s string) (Role, error) {
-	if r, ok := queue.ParseName[Role](roleNames[:], s); ok {
-		return r, nil
-	}
-	return 0, fmt.Errorf("unknown role %q (want both, producer or consumer)", s)
-}
+func ParseRole(s string) (Role, error) { return roleNames.Parse(s) }
 
 func (r Role) produces() bool { return r == RoleBoth || r == RoleProducer }
 func (r Role) consumes() bool { return r == RoleBoth || r == RoleConsumer }
