@@ -31,39 +31,23 @@ type chunk[T any] struct {
 
 func newFifo[T any](size int) *fifo[T] { return &fifo[T]{size: max(1, min(size, maxChunk))} }
 
-// push appends e and reports whether the worker waits for what the fifo holds now. A chunk
-// is allocated outside mu, so that thousands of producers never queue behind an allocation.
+// push appends e and reports whether the worker waits for what the fifo holds now.
 func (f *fifo[T]) push(e entry[T]) (wake bool) {
-	var fresh *chunk[T]
 	f.mu.Lock()
-	for f.tail == nil || f.tail.written == len(f.tail.e) {
-		c := f.spare
-		switch {
-		case c != nil:
-			f.spare = nil
-		case fresh != nil:
-			c, fresh = fresh, nil
-		default:
-			f.mu.Unlock()
-			fresh = &chunk[T]{e: make([]entry[T], f.size)}
-			f.mu.Lock()
-			continue // another producer may have added a chunk meanwhile
-		}
-		if f.tail == nil {
-			f.head = c
-		} else {
-			f.tail.next = c
-		}
-		f.tail = c
-	}
 	t := f.tail
+	if t == nil || t.written == len(t.e) {
+		t = f.newChunk()
+		if f.tail == nil {
+			f.head = t
+		} else {
+			f.tail.next = t
+		}
+		f.tail = t
+	}
 	t.e[t.written] = e
 	t.written++
 	f.n++
 	wake = f.wakeAt > 0 && f.n >= f.wakeAt
-	if fresh != nil && f.spare == nil {
-		f.spare = fresh
-	}
 	f.mu.Unlock()
 	return wake
 }
@@ -82,6 +66,14 @@ func (f *fifo[T]) holds() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.n
+}
+
+func (f *fifo[T]) newChunk() *chunk[T] {
+	if c := f.spare; c != nil {
+		f.spare = nil
+		return c
+	}
+	return &chunk[T]{e: make([]entry[T], f.size)}
 }
 
 // take appends up to limit entries to dst, oldest first, and returns it. Called by the worker
