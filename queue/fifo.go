@@ -1,9 +1,20 @@
 package queue
 
-import "sync"
+import (
+	"sync"
+	"unsafe"
+)
 
-// maxChunk bounds a fifo chunk, so a fifo grows and shrinks without copying what it holds.
-const maxChunk = 1024
+// A fifo chunk holds about chunkBytes of entries (between minChunk and maxChunk of them, and
+// no more than the worker's share of the capacity): small enough that the producer which
+// allocates one, under the worker's lock, holds the lock only briefly (a large allocation
+// zeroes its memory and may assist the GC, while thousands of producers wait), large enough that
+// the worker takes its records a run at a time.
+const (
+	chunkBytes = 16 << 10
+	minChunk   = 16
+	maxChunk   = 1024
+)
 
 // fifo is one worker's records in arrival order: a list of fixed-size chunks, allocated as
 // records arrive and given up once read, so that its memory follows the records it holds
@@ -29,7 +40,11 @@ type chunk[T any] struct {
 	next    *chunk[T]
 }
 
-func newFifo[T any](size int) *fifo[T] { return &fifo[T]{size: max(1, min(size, maxChunk))} }
+// newFifo returns an empty fifo for a worker whose share of the capacity is share records.
+func newFifo[T any](share int) *fifo[T] {
+	size := max(minChunk, chunkBytes/int(unsafe.Sizeof(entry[T]{})))
+	return &fifo[T]{size: max(1, min(size, maxChunk, share))}
+}
 
 // push appends e and reports whether the worker waits for what the fifo holds now.
 func (f *fifo[T]) push(e entry[T]) (wake bool) {

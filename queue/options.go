@@ -149,8 +149,8 @@ type Options[K comparable, T any] struct {
 	// Capacity is the number of records the queue holds waiting for a worker, all workers
 	// together. It is not split: the slots of a hot spot may all belong to one worker, which
 	// can then use the whole capacity. Memory follows the records held, bounded by Capacity
-	// whatever the number of workers: each worker's fifo is a list of chunks of
-	// Capacity/Workers records (rounded up, at most 1024), allocated as records arrive and
+	// whatever the number of workers: each worker's fifo is a list of chunks of about 16 KiB
+	// (16 to 1024 records, at most Capacity/Workers rounded up), allocated as records arrive and
 	// given up once written (one spare kept per worker), so a queue holds at most Capacity
 	// records in chunks plus two partly used chunks per worker, and nothing once closed.
 	// Default 65536; must be at least Workers.
