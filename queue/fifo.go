@@ -47,13 +47,10 @@ func newFifo[T any](share int) *fifo[T] {
 	return &fifo[T]{size: max(1, min(size, maxChunk, share))}
 }
 
-// push appends e and reports whether the worker waits for what the fifo holds now. The
-// producer that starts a chunk allocates the next one after unlocking (unless the worker has
-// left one), so that a push rarely allocates under the lock.
+// push appends e and reports whether the worker waits for what the fifo holds now.
 func (f *fifo[T]) push(e entry[T]) (wake bool) {
 	f.mu.Lock()
 	t := f.tail
-	started := false
 	if t == nil || t.written == len(t.e) {
 		t = f.newChunk()
 		if f.tail == nil {
@@ -62,22 +59,12 @@ func (f *fifo[T]) push(e entry[T]) (wake bool) {
 			f.tail.next = t
 		}
 		f.tail = t
-		started = true
 	}
 	t.e[t.written] = e
 	t.written++
 	f.n++
 	wake = f.wakeAt > 0 && f.n >= f.wakeAt
-	replenish := started && f.spare == nil
 	f.mu.Unlock()
-	if replenish {
-		c := &chunk[T]{e: make([]entry[T], f.size)}
-		f.mu.Lock()
-		if f.spare == nil {
-			f.spare = c
-		}
-		f.mu.Unlock()
-	}
 	return wake
 }
 
