@@ -1,8 +1,7 @@
 package queue
 
 import (
-	"runtime"
-	"sync/atomic"
+	"sync"
 	"unsafe"
 )
 
@@ -23,7 +22,7 @@ const (
 // under mu; the worker, its only reader, copies out without mu the entries it saw written
 // under mu: producers only ever write past them.
 type fifo[T any] struct {
-	mu         spinLock
+	mu         sync.Mutex
 	head, tail *chunk[T] // nil when empty; only the tail is ever partly written
 	spare      *chunk[T] // one chunk read to the end, kept for the next
 	size       int       // entries per chunk
@@ -137,27 +136,3 @@ func (f *fifo[T]) drop() int64 {
 	f.head, f.tail, f.spare, f.read, f.n = nil, nil, nil, 0, 0
 	return int64(n)
 }
-
-// spinLock guards a fifo. Its critical sections are a few stores (a small chunk's allocation
-// at most), so a producer that finds it held spins until it is free, as the runtime's own lock
-// behind a channel send does, and yields (runtime.Gosched) only after spinLimit tries, when the
-// holder is evidently not running. Parking or yielding at once costs a trip through the
-// scheduler's run queue, behind every runnable producer: with a sync.Mutex, or a spin lock that
-// yields at once, the async-compact enqueue p95 of the aux suite (6,000 producers, one hot
-// worker) rose from 0.01 ms to hundreds of ms.
-type spinLock struct{ held atomic.Bool }
-
-const spinLimit = 1000
-
-func (l *spinLock) Lock() {
-	for i := 1; ; i++ {
-		if !l.held.Load() && l.held.CompareAndSwap(false, true) {
-			return
-		}
-		if i%spinLimit == 0 {
-			runtime.Gosched()
-		}
-	}
-}
-
-func (l *spinLock) Unlock() { l.held.Store(false) }
