@@ -1,7 +1,9 @@
 // Package results owns the JSON report every hotspotkit binary writes: its types, how it is
-// read back and written, and (in the files beside this one) the tables, comparisons and plots
-// built from it. It must not depend on the engine (testkit) or on a database: a report is plain
-// data, so the baseline tool can read reports written by any version of any suite.
+// read back and written, the repetition summaries and ladders computed from its runs, and where
+// a report is filed (Store). It imports the standard library only (deps_test.go keeps it so):
+// a report is plain data, so a service, the engine (testkit) and the baseline tool can all read
+// it without a database, a chart library or each other. Tables, comparisons and plots built
+// from reports live in results/render.
 //
 // Conventions: numbers are JSON numbers, units live in key names (_ms, _rps, _basis_points),
 // times are RFC3339Nano, and exact decimal values (NUMERIC totals) travel as strings.

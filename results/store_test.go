@@ -8,8 +8,9 @@ import (
 
 func TestStoreFilesByMachineClass(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "run.json")
-	rep := singleReport()
-	rep.Environment.MachineClass = "linux-amd64-2cpu-24gib"
+	rep := &Report{SchemaVersion: SchemaVersion, Suite: "usage_counter_hotspot_baseline",
+		Environment: Environment{MachineClass: "linux-amd64-2cpu-24gib"},
+		Runs:        []Run{{Mode: "sync"}, {Mode: "async-compact"}}}
 	if err := rep.WriteFile(src); err != nil {
 		t.Fatal(err)
 	}

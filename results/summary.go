@@ -82,8 +82,8 @@ func runMetrics(r Run) map[string]float64 {
 	return m
 }
 
-// pointSpreads is the spread of a single run: median, min and max are the value itself.
-func pointSpreads(r Run) map[string]Spread {
+// RunSpreads is the spread of a single run, by metric (a table row of one run): median, min and max are the value itself.
+func RunSpreads(r Run) map[string]Spread {
 	out := make(map[string]Spread)
 	for k, v := range runMetrics(r) {
 		out[k] = Spread{Median: v, Min: v, Max: v}
@@ -112,12 +112,13 @@ func Summarize(runs []Run) []Summary {
 	}
 	out := make([]Summary, 0, len(order))
 	for _, g := range order {
-		out = append(out, summarizeGroup(g.mode, g.level, byGroup[g]))
+		out = append(out, SummarizeGroup(g.mode, g.level, byGroup[g]))
 	}
 	return out
 }
 
-func summarizeGroup(mode string, level int, runs []Run) Summary {
+// SummarizeGroup is the summary of the runs of one (mode, level) group.
+func SummarizeGroup(mode string, level int, runs []Run) Summary {
 	values := make(map[string][]float64)
 	verified := len(runs) > 0
 	for _, r := range runs {

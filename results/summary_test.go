@@ -1,15 +1,18 @@
-package results
+package results_test
 
 import (
 	"math"
 	"testing"
+
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/resultstest"
 )
 
 func TestSummarizeMedians(t *testing.T) {
-	run := func(mode string, rps, p95 float64, passed bool) Run {
-		s := syncSpec()
-		s.mode, s.rps, s.p95, s.verified = mode, rps, p95, passed
-		return makeRun(s)
+	run := func(mode string, rps, p95 float64, passed bool) results.Run {
+		s := resultstest.SyncSpec()
+		s.Mode, s.RPS, s.P95, s.Verified = mode, rps, p95, passed
+		return resultstest.MakeRun(s)
 	}
 	tests := []struct {
 		name         string
@@ -23,20 +26,20 @@ func TestSummarizeMedians(t *testing.T) {
 		{"even two", []float64{10, 20}, 15, 10, 20},
 	}
 	for _, tt := range tests {
-		var runs []Run
+		var runs []results.Run
 		for _, v := range tt.rps {
 			runs = append(runs, run("sync", v, v/100, true))
 		}
-		sums := Summarize(runs)
+		sums := results.Summarize(runs)
 		if len(sums) != 1 {
 			t.Fatalf("%s: %d summaries, want 1", tt.name, len(sums))
 		}
 		s := sums[0]
-		got := s.Metrics[MetricThroughputRPS]
+		got := s.Metrics[results.MetricThroughputRPS]
 		if got.Median != tt.wantMed || got.Min != tt.wantMin || got.Max != tt.max {
 			t.Errorf("%s: throughput = %+v, want median %v min %v max %v", tt.name, got, tt.wantMed, tt.wantMin, tt.max)
 		}
-		if p95 := s.Metrics[MetricP95Ms]; math.Abs(p95.Median-tt.wantMed/100) > 1e-9 {
+		if p95 := s.Metrics[results.MetricP95Ms]; math.Abs(p95.Median-tt.wantMed/100) > 1e-9 {
 			t.Errorf("%s: p95 median = %v, want %v", tt.name, p95.Median, tt.wantMed/100)
 		}
 		if s.Repetitions != len(tt.rps) || !s.Verified {
@@ -46,9 +49,9 @@ func TestSummarizeMedians(t *testing.T) {
 }
 
 func TestSummarizeGroupsAndMetrics(t *testing.T) {
-	rep := repeatedReport()
+	rep := resultstest.RepeatedReport()
 	rep.Runs[3].Verification.Passed = false // sync repetition 1
-	sums := Summarize(rep.Runs)
+	sums := results.Summarize(rep.Runs)
 	if len(sums) != 2 || sums[0].Mode != "async-compact" || sums[1].Mode != "sync" {
 		t.Fatalf("summaries = %+v, want async-compact then sync", sums)
 	}
@@ -56,36 +59,36 @@ func TestSummarizeGroupsAndMetrics(t *testing.T) {
 	if !ac.Verified || sync.Verified {
 		t.Errorf("verified: async-compact %v (want true), sync %v (want false)", ac.Verified, sync.Verified)
 	}
-	for _, k := range []string{MetricThroughputRPS, MetricP50Ms, MetricP95Ms, MetricP99Ms, MetricMaxLockWaiters, MetricFailedRequests} {
+	for _, k := range []string{results.MetricThroughputRPS, results.MetricP50Ms, results.MetricP95Ms, results.MetricP99Ms, results.MetricMaxLockWaiters, results.MetricFailedRequests} {
 		if _, ok := sync.Metrics[k]; !ok {
 			t.Errorf("sync summary lacks %s", k)
 		}
 	}
-	if _, ok := sync.Metrics[MetricPersistLagP99Ms]; ok {
+	if _, ok := sync.Metrics[results.MetricPersistLagP99Ms]; ok {
 		t.Errorf("sync summary has a persist lag without a queue")
 	}
-	if lag := ac.Metrics[MetricPersistLagP99Ms]; lag.Median != 85.3 {
+	if lag := ac.Metrics[results.MetricPersistLagP99Ms]; lag.Median != 85.3 {
 		t.Errorf("async-compact persist lag = %+v", lag)
 	}
-	if w := sync.Metrics[MetricMaxWaitersPrefix+"api_keys"]; w.Median != 12 {
+	if w := sync.Metrics[results.MetricMaxWaitersPrefix+"api_keys"]; w.Median != 12 {
 		t.Errorf("sync api_keys waiters = %+v", w)
 	}
-	if w := sync.Metrics[MetricMaxLockWaiters]; w.Median != 15 {
+	if w := sync.Metrics[results.MetricMaxLockWaiters]; w.Median != 15 {
 		t.Errorf("sync max lock waiters = %+v", w)
 	}
 
 	// Levels are separate groups.
-	lad := Summarize(ladderReport().Runs)
+	lad := results.Summarize(resultstest.LadderReport().Runs)
 	if len(lad) != 5 || lad[2].Level != 32 {
 		t.Errorf("ladder summaries = %d, third level %d", len(lad), lad[2].Level)
 	}
 }
 
 func TestFindKnee(t *testing.T) {
-	type lv = LadderLevel
+	type lv = results.LadderLevel
 	tests := []struct {
 		name   string
-		levels []LadderLevel
+		levels []results.LadderLevel
 		want   int
 	}{
 		{"clear knee", []lv{{Concurrency: 8, ThroughputRPS: 900, P95Ms: 9.5}, {Concurrency: 16, ThroughputRPS: 1700, P95Ms: 10.2},
@@ -106,29 +109,29 @@ func TestFindKnee(t *testing.T) {
 		{"zero throughput level skipped", []lv{{Concurrency: 8, ThroughputRPS: 0, P95Ms: 4}, {Concurrency: 16, ThroughputRPS: 0, P95Ms: 9}}, 0},
 	}
 	for _, tt := range tests {
-		if got := FindKnee(tt.levels); got != tt.want {
-			t.Errorf("%s: FindKnee = %d, want %d", tt.name, got, tt.want)
+		if got := results.FindKnee(tt.levels); got != tt.want {
+			t.Errorf("%s: results.FindKnee = %d, want %d", tt.name, got, tt.want)
 		}
 	}
 }
 
 func TestBuildLadder(t *testing.T) {
-	var runs []Run
+	var runs []results.Run
 	for rep := 1; rep <= 2; rep++ {
 		for _, l := range []struct {
 			c        int
 			rps, p95 float64
 		}{{16, 1700, 10}, {8, 900, 9}, {32, 2100, 16}, {64, 2150, 30}} {
-			s := syncSpec()
-			s.rep, s.level, s.rps, s.p95 = rep, l.c, l.rps+float64(rep-1)*20, l.p95
-			runs = append(runs, makeRun(s))
+			s := resultstest.SyncSpec()
+			s.Rep, s.Level, s.RPS, s.P95 = rep, l.c, l.rps+float64(rep-1)*20, l.p95
+			runs = append(runs, resultstest.MakeRun(s))
 		}
 	}
-	other := asyncCompactSpec()
-	other.level = 32
-	runs = append(runs, makeRun(other), makeRun(syncSpec())) // another mode, and a run outside the ladder
+	other := resultstest.AsyncCompactSpec()
+	other.Level = 32
+	runs = append(runs, resultstest.MakeRun(other), resultstest.MakeRun(resultstest.SyncSpec())) // another mode, and a run outside the ladder
 
-	l := BuildLadder("sync", runs)
+	l := results.BuildLadder("sync", runs)
 	if l.Mode != "sync" || len(l.Levels) != 4 {
 		t.Fatalf("ladder = %+v", l)
 	}
@@ -148,7 +151,7 @@ func TestBuildLadder(t *testing.T) {
 			t.Errorf("level %d knee mark = %v", lv.Concurrency, lv.Knee)
 		}
 	}
-	if none := BuildLadder("outbox", runs); len(none.Levels) != 0 || none.KneeConcurrency != 0 {
+	if none := results.BuildLadder("outbox", runs); len(none.Levels) != 0 || none.KneeConcurrency != 0 {
 		t.Errorf("ladder of a mode without runs = %+v", none)
 	}
 }

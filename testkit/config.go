@@ -14,14 +14,21 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 	"github.com/hotspotkit/hotspotkit/testkit/pgserver"
+	"github.com/hotspotkit/hotspotkit/testkit/redisrun"
 )
 
 // Config holds the flags every suite shares. Names follow the reference binaries where they
 // exist (--requests, --concurrency, --max-connections, --flush-batch-size, ...).
+//
+// validate computes the parsed fields (Modes, Levels, RetryClasses, the faults, the role) from
+// the raw flags, once; from then on a Config is read-only. What an invocation opens at run time
+// (the database target, Redis) belongs to the engine, never to the Config
+// (TestConfigIsReadOnlyAfterValidation).
 type Config struct {
 	Requests          int64
 	Concurrency       int
@@ -52,8 +59,8 @@ type Config struct {
 	QueueRetryBackoffMs int
 	DrainTimeout        time.Duration
 
-	// StreamConfig: --queue-backend, --redis*, --role and friends (streamconfig.go).
-	StreamConfig
+	// StreamConfig: --queue-backend, --redis*, --role and friends (package redisrun).
+	redisrun.StreamConfig
 
 	// MaxTries, RetryBackoffMs and RetryClasses: --max-tries and friends; retryClasses is the
 	// set a request is retried for, validated (and widened with 57014 under a statement timeout).
@@ -72,6 +79,7 @@ type Config struct {
 
 	faultsRaw []string
 	faults    []Fault
+	role      redisq.Role // --role, parsed
 
 	breakExpectations bool
 	loseCommitEvery   int64
@@ -113,7 +121,7 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 	fs.IntVar(&c.QueueRetries, "queue-retries", queue.DefaultMaxRetries, "flush retries before records fall back to one-by-one writes")
 	fs.IntVar(&c.QueueRetryBackoffMs, "queue-retry-backoff-ms", int(queue.DefaultRetryBackoff/time.Millisecond), "first retry backoff in ms (doubles per attempt)")
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 5*time.Minute, "longest the outbox or queue may take to drain after the load")
-	c.StreamConfig.register(fs)
+	c.StreamConfig.Register(fs)
 
 	fs.IntVar(&c.MaxTries, "max-tries", 1, "tries per request (as pgbench's --max-tries): a request that fails with a --retry-classes error is tried again, its latency counted from the first try")
 	fs.IntVar(&c.RetryBackoffMs, "retry-backoff-ms", 0, "wait before a request's first retry in ms; doubles per retry up to 32×, jittered from --seed")
@@ -244,7 +252,8 @@ func (c *Config) validate(info Info) error {
 			bad("%v", err)
 		}
 	}
-	c.validateStream(bad)
+	c.role = c.StreamConfig.Validate(c.fs, redisrun.Common{Modes: len(c.Modes), AsyncModes: countFunc(c.Modes, IsAsync),
+		PostgresURL: c.PostgresURL, Schema: c.Schema, Repeat: c.Repeat, Ladder: len(c.Levels) > 0, Requests: c.Requests}, bad)
 	if backends := info.queueBackends(); c.QueueBackend != "" && !slices.Contains(backends, c.QueueBackend) {
 		bad("--queue-backend %s: %s runs on %s only", c.QueueBackend, info.Name, strings.Join(backends, ", "))
 	}
@@ -252,6 +261,26 @@ func (c *Config) validate(info Info) error {
 		return errors.New(strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// joining reports whether this process joins a run another process set up (its tables and
+// seed rows, its stream): a producer or consumer that did not create the schema.
+func (c *Config) joining(t *database.Target) bool {
+	return c.role != redisq.RoleBoth && !t.Created()
+}
+
+// keepSchema is --keep-schema, and always for a run split over processes: the schema outlives
+// every process of the run, and whoever verifies it drops it.
+func (c *Config) keepSchema() bool { return c.KeepSchema || c.role != redisq.RoleBoth }
+
+func countFunc[T any](list []T, f func(T) bool) int {
+	n := 0
+	for _, v := range list {
+		if f(v) {
+			n++
+		}
+	}
+	return n
 }
 
 // retryPolicy is the load engine's policy for Request.Try.

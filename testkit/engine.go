@@ -18,6 +18,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/monitor"
 	"github.com/hotspotkit/hotspotkit/testkit/pgserver"
+	"github.com/hotspotkit/hotspotkit/testkit/redisrun"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 )
 
@@ -42,7 +43,8 @@ type engine struct {
 	target  *database.Target
 	samples *monitor.SampleWriter
 	report  *results.Report
-	metrics *metrics.Server // --metrics-addr (watch.go)
+	metrics *metrics.Server  // --metrics-addr (watch.go)
+	redis   *redisrun.Target // --queue-backend redis (redisbackend.go)
 
 	// stopCtx ends on the first signal (no new requests); hardCtx on the second (abort the drain).
 	stopCtx    context.Context
@@ -201,7 +203,7 @@ func (e *engine) runAll() error {
 	opts := database.Options{
 		URL:         c.PostgresURL,
 		Schema:      c.Schema,
-		KeepSchema:  c.KeepSchema,
+		KeepSchema:  c.keepSchema(),
 		ReuseSchema: c.ReuseSchema,
 		SQL:         e.info.SQL,
 		Server: pgserver.Config{
@@ -238,7 +240,7 @@ func (e *engine) runAll() error {
 	if err := e.captureEnvironment(ctx); err != nil {
 		return err
 	}
-	if err := e.openRedis(ctx); err != nil { // --queue-backend redis (redis.go)
+	if err := e.openRedis(ctx); err != nil { // --queue-backend redis (redisbackend.go)
 		return err
 	}
 	if err := e.calibrate(ctx); err != nil { // before the first run (dbcost.go)
@@ -263,7 +265,7 @@ func (e *engine) runAll() error {
 					return nil
 				}
 				r := &Run{Index: index, Mode: mode, Level: level, Config: c, Target: target,
-					Admin: target.Admin(), OpContext: e.hardCtx, Concurrency: c.Concurrency, Requests: c.Requests}
+					Admin: target.Admin(), OpContext: e.hardCtx, Concurrency: c.Concurrency, Requests: c.Requests, redis: e.redis}
 				if c.Repeat > 1 {
 					r.Repetition = rep
 				}
@@ -301,7 +303,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		out.Error = database.Redact(err.Error())
 		return out, err
 	}
-	if !c.joining(e.target) { // a process joining a split run (roles.go) finds it set up
+	if !c.joining(e.target) { // a process joining a split run (redisbackend.go) finds it set up
 		if err := e.target.Reset(ctx); err != nil {
 			return fail(fmt.Errorf("resetting tables: %w", err))
 		}
@@ -356,7 +358,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		Retry:         c.retryPolicy(),
 	}
 	faults := e.startFaults(r, wl)
-	res, err := e.runLoad(r, lcfg, wl) // load.Run, in this process's --role (roles.go)
+	res, err := e.runLoad(r, lcfg, wl) // load.Run, in this process's --role (redisbackend.go)
 	if err != nil {
 		faults.stop()
 		mon.Stop()
@@ -404,7 +406,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 	}
 	// Verification runs even after a failed drain: it then shows exactly what is missing.
 	vctx := post
-	// Who verifies what, against which requests, with which role and stream checks (roles.go).
+	// Who verifies what, against which requests, with which role and stream checks (redisbackend.go).
 	suite, vres, roleChecks, verr := e.verification(vctx, r, wl, res)
 	var recon *results.Reconciliation
 	if verr == nil {

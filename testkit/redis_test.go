@@ -3,6 +3,7 @@ package testkit_test
 import (
 	"context"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
+	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
@@ -65,5 +67,24 @@ func TestRecordsWithoutCodecTravelAsJSON(t *testing.T) {
 	}
 	if !strings.Contains(rep.Error, "hidden.n is unexported") || !strings.Contains(rep.Error, "AsyncSpec.Codec") {
 		t.Errorf("error %q does not say what is missing", rep.Error)
+	}
+}
+
+// TestConfigIsReadOnlyAfterValidation runs sync and async-compact on the Redis backend (the
+// engine opens Redis, a run reads its role and stream flags) and checks that nothing wrote to
+// the validated Config: run-time state (the Redis handle, the role) lives in the engine.
+func TestConfigIsReadOnlyAfterValidation(t *testing.T) {
+	var stdout, stderr strings.Builder
+	args := append(suitetest.Shared(t), "--calibrate=false", "--requests", "200", "--concurrency", "4",
+		"--modes", "sync,async-compact", "--queue-backend", "redis", "--repeat", "2", "--fault", "pause-flush@0s+50ms")
+	code, after, validated := testkit.ExecuteChecked(usagecounter.New(), args, &stdout, &stderr)
+	if code != testkit.ExitOK {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	if !reflect.DeepEqual(after, validated) {
+		t.Errorf("the run changed its Config after validation:\nafter:     %+v\nvalidated: %+v", after, validated)
+	}
+	if len(after.Modes) != 2 || after.QueueBackend != testkit.BackendRedis {
+		t.Errorf("validated Config: modes %v, backend %q", after.Modes, after.QueueBackend)
 	}
 }

@@ -3,7 +3,10 @@
 // one freshly reset run per mode (and repetition and ladder level), the monitor, the drain,
 // verification, the JSON report, the NDJSON samples and the stderr summary — and the shared
 // write strategies a suite plugs its SQL into (sync transactions, the async queue, and any
-// flush loop a workload brings: package counters' outbox is one).
+// flush loop a workload brings: package counters' outbox is one). What is not lifecycle has a
+// package of its own, which the engine drives through small explicit calls: redisrun (the Redis
+// a run uses and the producer/consumer protocol of a split run), hostenv (the machine a report
+// was measured on), results/render (the summary table, the same as `baseline table`).
 //
 // A suite (testkit/suites/..., or any package: examples/hotcounter) only describes its write
 // path — how to seed, what one request writes in each mode, how to check the totals — and
@@ -28,6 +31,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
+	"github.com/hotspotkit/hotspotkit/testkit/redisrun"
 )
 
 // The write strategies a suite may offer.
@@ -40,6 +44,13 @@ const (
 	ModeAsync = "async"
 	// ModeAsyncCompact is ModeAsync with records for the same slot merged before the flush.
 	ModeAsyncCompact = "async-compact"
+)
+
+// Queue backends (--queue-backend) an async mode runs on: the queue in this process, or a
+// Redis stream (package redisrun sets the Redis up).
+const (
+	BackendMemory = redisrun.BackendMemory
+	BackendRedis  = redisrun.BackendRedis
 )
 
 // AllModes lists the strategies in the order runs are reported.
@@ -153,8 +164,8 @@ type QueueHandle struct {
 	Resume     func()
 	// Stream returns the Redis-streams backend's own counters (nil for other backends).
 	Stream func() redisq.StreamMetrics
-	// stream is set by the Redis backend: the run's role and run-wide counters (roles.go).
-	stream *streamRun
+	// stream is set by the Redis backend: the run's role and run-wide counters (redisbackend.go).
+	stream *redisrun.Stream
 	// flushPool is the workers' own pool; its connections are closed after the drain so that
 	// their backends report their statistics (dbcost.go).
 	flushPool *pgxpool.Pool
@@ -182,6 +193,8 @@ type Run struct {
 	checkSkew int64
 	// applied is set by reconcile before Verify.
 	applied func(i int64) bool
+	// redis is the invocation's Redis when the Redis backend runs (redisbackend.go).
+	redis *redisrun.Target
 }
 
 // FlushInterval is --flush-interval-ms: the longest a partial batch waits before its flush.

@@ -5,12 +5,11 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/render"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 )
 
@@ -43,12 +42,9 @@ func printSummary(w io.Writer, rep *results.Report, info Info) {
 		return
 	}
 	fmt.Fprintf(w, "\n%s  (PostgreSQL %s, durability %s, %s)\n", info.Name, rep.Environment.PostgresVersion, rep.Environment.Durability, rep.Environment.MachineClass)
-	if len(rep.Summaries) > 0 {
-		// Repetitions: medians with their min–max spread, one row per mode (and level).
-		_ = results.RenderMarkdown(w, results.Table([]*results.Report{rep}))
-	} else {
-		printRuns(w, rep, info)
-	}
+	// The table of `baseline table`: one row per run, or with repetitions the medians with
+	// their min–max spread, one row per mode (and level).
+	_ = render.RenderMarkdown(w, render.Table([]*results.Report{rep}))
 	printCalibration(w, rep.Environment.Calibration)
 	printProblems(w, rep)
 	printOverflow(w, rep, info)
@@ -65,50 +61,6 @@ func printCalibration(w io.Writer, c *results.Calibration) {
 			c.DurationMs/1000, c.HotRowUpdateRPS1.Median, c.HotRowUpdateRPSPool.Median, c.PoolConns,
 			c.BatchedWriteRowsPerSec.Median, c.BatchedWriteConns)
 	}
-}
-
-// printRuns is the side-by-side table of single runs.
-func printRuns(w io.Writer, rep *results.Report, info Info) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\trun\treq×conc\trps\tfailed\tp50 ms\tp95 ms\tp99 ms\tlag p99 ms\tmax waiters (hot)\tpool max %\tsql ops\tcompacted\tWAL B/req\tstmt/req\teff\tinline / dropped\tverified\t")
-	for _, r := range rep.Runs {
-		run := ""
-		switch {
-		case r.Level > 0 && r.Repetition > 0:
-			run = fmt.Sprintf("L%d#%d", r.Level, r.Repetition)
-		case r.Level > 0:
-			run = fmt.Sprintf("L%d", r.Level)
-		case r.Repetition > 0:
-			run = fmt.Sprintf("#%d", r.Repetition)
-		}
-		lag, ops, compacted, overflow := "–", "–", "–", "–"
-		if q := r.Queue; q != nil {
-			lag = fmt.Sprintf("%.1f", q.PersistLagMs.P99)
-			ops = fmt.Sprint(q.FlushSQLOpsTotal)
-			compacted = fmt.Sprint(q.CompactedTotal)
-			overflow = fmt.Sprintf("%d / %d", q.SyncFallbackTotal, q.DroppedTotal)
-		}
-		verified := "yes"
-		if !r.Verification.Passed {
-			verified = "NO"
-		}
-		wal, stmts, eff := "–", "–", "–"
-		if d := r.Database; d != nil {
-			wal = fmt.Sprintf("%.0f", d.PerRequest.WALBytes)
-			if d.Statements != nil {
-				stmts = fmt.Sprintf("%.3g", d.PerRequest.Statements)
-			}
-		}
-		if r.EfficiencyBasis != "" {
-			eff = fmt.Sprintf("%.3g", r.Efficiency)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%d\t%.2f\t%.2f\t%.2f\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-			r.Mode, run, reqConc(r), r.Load.ThroughputRPS, r.Load.FailedRequests,
-			r.Load.LatencyMs.P50, r.Load.LatencyMs.P95, r.Load.LatencyMs.P99, lag,
-			waiters(r.LockMonitor.MaxWaitersByRelation, info.HotTables), float64(r.Pool.MaxUsageBasisPoints)/100,
-			ops, compacted, wal, stmts, eff, overflow, verified)
-	}
-	tw.Flush()
 }
 
 // printProblems lists error classes, failed checks and ladder knees under the table.
@@ -150,42 +102,6 @@ func triesText(h map[int]int64) string {
 	var parts []string
 	for _, n := range slices.Sorted(maps.Keys(h)) {
 		parts = append(parts, fmt.Sprintf("%d:%d", n, h[n]))
-	}
-	return strings.Join(parts, " ")
-}
-
-func reqConc(r results.Run) string {
-	req := fmt.Sprint(r.Config["requests"])
-	if req == "0" {
-		req = fmt.Sprint(r.Config["duration"])
-	}
-	return fmt.Sprintf("%s×%d", req, r.Load.Concurrency)
-}
-
-// waiters shows the hot tables' maximum waiters, largest first, e.g. "api_keys 57 providers 3".
-func waiters(by map[string]int64, hot []string) string {
-	type kv struct {
-		k string
-		v int64
-	}
-	var list []kv
-	for _, t := range hot {
-		list = append(list, kv{t, by[t]})
-	}
-	for k, v := range by {
-		if v > 0 && !slices.Contains(hot, k) {
-			list = append(list, kv{k, v})
-		}
-	}
-	sort.SliceStable(list, func(i, j int) bool { return list[i].v > list[j].v })
-	var parts []string
-	for _, e := range list {
-		if e.v > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", e.k, e.v))
-		}
-	}
-	if len(parts) == 0 {
-		return "0"
 	}
 	return strings.Join(parts, " ")
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/render"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/auxcounter"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/candidates"
@@ -69,9 +70,9 @@ func TestCommittedBaselinesPairWithTodaysBinaries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opt := results.DefaultOptions()
+			opt := render.DefaultOptions()
 			opt.Across = []string{"requests", "concurrency"}
-			c, err := results.Compare(committed, rep, opt)
+			c, err := render.Compare(committed, rep, opt)
 			if err != nil || len(c.UnmatchedOld)+len(c.UnmatchedNew) > 0 || len(c.Pairs) != len(modes) {
 				t.Errorf("committed and fresh runs do not pair group for group (%v):\n%s", err, out.String())
 			}

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/render"
 	"github.com/spf13/pflag"
 )
 
@@ -217,11 +218,11 @@ func runTable(args []string, stdout, stderr io.Writer) int {
 	if code, done := c.parse(args); done {
 		return code
 	}
-	render := map[string]func(io.Writer, results.TableData) error{
-		"md": results.RenderMarkdown, "markdown": results.RenderMarkdown,
-		"csv": results.RenderCSV, "json": results.RenderJSON,
+	write := map[string]func(io.Writer, render.TableData) error{
+		"md": render.RenderMarkdown, "markdown": render.RenderMarkdown,
+		"csv": render.RenderCSV, "json": render.RenderJSON,
 	}[*format]
-	if render == nil {
+	if write == nil {
 		return c.usageError(fmt.Sprintf("unknown --format %q: want md, csv or json", *format))
 	}
 	if c.flags.NArg() == 0 {
@@ -231,7 +232,7 @@ func runTable(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	if err := render(stdout, results.Table(reports)); err != nil {
+	if err := write(stdout, render.Table(reports)); err != nil {
 		return c.fail(err)
 	}
 	return exitOK
@@ -240,10 +241,10 @@ func runTable(args []string, stdout, stderr io.Writer) int {
 // limitFlag is a threshold flag: a percentage ("10%", "10") or "off".
 type limitFlag struct{ v *float64 }
 
-func (l limitFlag) String() string { return results.FormatLimit(*l.v) }
+func (l limitFlag) String() string { return render.FormatLimit(*l.v) }
 func (l limitFlag) Type() string   { return "percent" }
 func (l limitFlag) Set(s string) error {
-	v, err := results.ParseLimit(s)
+	v, err := render.ParseLimit(s)
 	if err != nil {
 		return err
 	}
@@ -253,7 +254,7 @@ func (l limitFlag) Set(s string) error {
 
 func runCompare(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("compare", compareUsage, stdout, stderr)
-	opt := results.DefaultOptions()
+	opt := render.DefaultOptions()
 	th := &opt.Thresholds
 	c.flags.Var(limitFlag{&th.MaxThroughputDrop}, "max-throughput-drop", "fail when median throughput (efficiency across machines) drops by more than this")
 	c.flags.Var(limitFlag{&th.MaxP95Rise}, "max-p95-rise", "fail when median p95 latency rises by more than this")
@@ -288,20 +289,20 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	cmp, err := results.Compare(reports[0], reports[1], opt)
-	if err != nil && !errors.Is(err, results.ErrNoMatch) {
+	cmp, err := render.Compare(reports[0], reports[1], opt)
+	if err != nil && !errors.Is(err, render.ErrNoMatch) {
 		return c.fail(err)
 	}
 	if *format == "json" {
 		out := struct {
-			results.Comparison
+			render.Comparison
 			Verdict  string `json:"verdict"`
 			ExitCode int    `json:"exit_code"`
 		}{cmp, cmp.Verdict(), cmp.ExitCode()}
 		if rerr := writeJSON(stdout, out); rerr != nil {
 			return c.fail(rerr)
 		}
-	} else if rerr := results.RenderComparison(stdout, cmp, *explain); rerr != nil {
+	} else if rerr := render.RenderComparison(stdout, cmp, *explain); rerr != nil {
 		return c.fail(rerr)
 	}
 	if err != nil {
@@ -340,19 +341,19 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 		if !ok {
 			continue
 		}
-		s, err := results.ReadSamples(path)
+		s, err := render.ReadSamples(path)
 		if err != nil {
 			return c.fail(err)
 		}
-		samples[results.SamplesKey(i)] = s
+		samples[render.SamplesKey(i)] = s
 	}
 	if *output == "-" {
-		if err := results.Plot(reports, samples, stdout); err != nil {
+		if err := render.Plot(reports, samples, stdout); err != nil {
 			return c.fail(err)
 		}
 		return exitOK
 	}
-	if err := writeFileAtomic(*output, func(w io.Writer) error { return results.Plot(reports, samples, w) }); err != nil {
+	if err := writeFileAtomic(*output, func(w io.Writer) error { return render.Plot(reports, samples, w) }); err != nil {
 		return c.fail(err)
 	}
 	fmt.Fprintf(stderr, "baseline plot: wrote %s\n", *output)

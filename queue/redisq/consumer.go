@@ -45,10 +45,11 @@ type entry[T any] struct {
 // consumer reads, flushes and acknowledges entries under one consumer name. Workers read new
 // entries; the reclaimer is a consumer too, fed by XAUTOCLAIM.
 type consumer[K comparable, T any] struct {
-	q    *Queue[K, T]
-	name string
-	dead atomic.Bool   // KillConsumer: stop at the next step, acknowledge nothing more
-	done chan struct{} // closed when run returns
+	q     *Queue[K, T]
+	name  string
+	calls atomic.Int64  // acknowledging script calls, for their tokens
+	dead  atomic.Bool   // KillConsumer: stop at the next step, acknowledge nothing more
+	done  chan struct{} // closed when run returns
 }
 
 func newConsumer[K comparable, T any](q *Queue[K, T], name string) *consumer[K, T] {
@@ -360,30 +361,43 @@ func (c *consumer[K, T]) ack(done []entry[T]) {
 	for i := range done {
 		args = append(args, done[i].id, done[i].kind)
 	}
+	res, ok := c.acknowledge(ackScript, []string{q.keys.stream, q.keys.stats}, args)
+	if !ok || len(res) != len(done) {
+		return
+	}
+	for i, n := range res {
+		if n != 1 {
+			continue // another consumer acknowledged it first, and counted it
+		}
+		q.c.acked.Add(1)
+		switch done[i].kind {
+		case kindApplied:
+			q.c.Flushed.Add(1)
+		case kindDuplicate:
+			q.c.Flushed.Add(1)
+			q.c.duplicates.Add(1)
+		case kindFallback:
+			q.c.SyncFallback.Add(1)
+		}
+	}
+}
+
+// acknowledge runs a script that acknowledges entries (ackScript, deadLetterScript) until it
+// returns, or the queue is aborted or the consumer killed (ok false). Every attempt carries the
+// same token, so an attempt after one whose reply was lost gets that reply back (replayHead).
+func (c *consumer[K, T]) acknowledge(s *redis.Script, keys []string, args []any) (res []int64, ok bool) {
+	q := c.q
+	keys = append(keys, q.keys.replies)
+	args = append(args, c.name, q.token+"-"+strconv.FormatInt(c.calls.Add(1), 10))
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(context.Background(), ackTimeout)
-		res, err := ackScript.Run(ctx, q.rdb, []string{q.keys.stream, q.keys.stats}, args...).Int64Slice()
+		res, err := s.Run(ctx, q.rdb, keys, args...).Int64Slice()
 		cancel()
-		if err == nil && len(res) == len(done) {
-			for i, n := range res {
-				if n != 1 {
-					continue // another consumer acknowledged it first, and counted it
-				}
-				q.c.acked.Add(1)
-				switch done[i].kind {
-				case kindApplied:
-					q.c.Flushed.Add(1)
-				case kindDuplicate:
-					q.c.Flushed.Add(1)
-					q.c.duplicates.Add(1)
-				case kindFallback:
-					q.c.SyncFallback.Add(1)
-				}
-			}
-			return
+		if err == nil {
+			return res, true
 		}
 		if q.aborted() || c.dead.Load() || !c.pause(q.o.RetryWait(min(attempt, 6))) {
-			return
+			return nil, false
 		}
 	}
 }
@@ -445,22 +459,12 @@ func (c *consumer[K, T]) deadLetter(entries []entry[T], reason string) {
 	for _, e := range entries {
 		args = append(args, e.id, e.payload, e.at, e.deliveries)
 	}
-	for attempt := 1; ; attempt++ {
-		ctx, cancel := context.WithTimeout(context.Background(), ackTimeout)
-		res, err := deadLetterScript.Run(ctx, q.rdb, []string{q.keys.stream, q.keys.dlq, q.keys.stats}, args...).Int64Slice()
-		cancel()
-		if err == nil {
-			for _, n := range res {
-				if n == 1 {
-					q.c.acked.Add(1)
-					q.c.deadLettered.Add(1)
-					q.c.Abandoned.Add(1)
-				}
-			}
-			return
-		}
-		if q.aborted() || c.dead.Load() || !c.pause(q.o.RetryWait(min(attempt, 6))) {
-			return
+	res, _ := c.acknowledge(deadLetterScript, []string{q.keys.stream, q.keys.dlq, q.keys.stats}, args)
+	for _, n := range res {
+		if n == 1 {
+			q.c.acked.Add(1)
+			q.c.deadLettered.Add(1)
+			q.c.Abandoned.Add(1)
 		}
 	}
 }

@@ -33,6 +33,9 @@ type Queue[K comparable, T any] struct {
 	o    Options[K, T]
 	rdb  redis.UniversalClient
 	keys keys
+	// token sets this queue's acknowledging calls apart from another process's that uses
+	// the same consumer names (acknowledge).
+	token string
 
 	// producing
 	adds   chan *addReq
@@ -55,7 +58,7 @@ type Queue[K comparable, T any] struct {
 	last  atomic.Pointer[streamState]
 }
 
-type keys struct{ stream, dlq, stats string }
+type keys struct{ stream, dlq, stats, replies string }
 
 // StreamMetrics are the backend's own counters; see the package doc for each field. The
 // report's results.Stream converts from it.
@@ -109,7 +112,8 @@ func New[K comparable, T any](ctx context.Context, o Options[K, T]) (*Queue[K, T
 	q := &Queue[K, T]{
 		o:     o,
 		rdb:   o.Client,
-		keys:  keys{stream: o.Stream, dlq: o.Stream + ":dlq", stats: o.Stream + ":stats"},
+		token: strconv.FormatInt(time.Now().UnixNano(), 36),
+		keys:  keys{stream: o.Stream, dlq: o.Stream + ":dlq", stats: o.Stream + ":stats", replies: o.Stream + ":replies"},
 		gate:  newGate(),
 		stopC: make(chan struct{}),
 		life:  queue.NewLifecycle(),
@@ -120,7 +124,7 @@ func New[K comparable, T any](ctx context.Context, o Options[K, T]) (*Queue[K, T
 		q.inline = queue.PgFlusher(o.DB, o.Writer)
 	}
 	if o.Fresh {
-		if err := q.rdb.Del(ctx, q.keys.stream, q.keys.dlq, q.keys.stats).Err(); err != nil {
+		if err := q.rdb.Del(ctx, q.keys.stream, q.keys.dlq, q.keys.stats, q.keys.replies).Err(); err != nil {
 			return nil, fmt.Errorf("redisq: resetting %s: %w", q.keys.stream, err)
 		}
 	}
@@ -336,7 +340,7 @@ func (q *Queue[K, T]) DeleteKeys(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ks := []string{q.keys.stream, q.keys.stats}
+	ks := []string{q.keys.stream, q.keys.stats, q.keys.replies}
 	if n == 0 {
 		ks = append(ks, q.keys.dlq)
 	}

@@ -27,14 +27,36 @@ out[#out + 1] = tostring(len)
 return out
 `)
 
-// ackScript: KEYS = stream, stats; ARGV = group, then id, kind pairs (kind: f applied by this
+// replayHead and replayTail wrap a script that acknowledges entries (KEYS end with the
+// replies hash; ARGV end with the consumer's name and the call's token). The tail keeps the
+// call's reply under the consumer's name; the head returns that kept reply when the same token
+// comes again. A call whose reply was lost (a client timeout while the script ran) is retried
+// with its token and learns what it acknowledged, instead of zeros that would leave those
+// entries uncounted by the process that wrote them.
+const replayHead = `
+local field, token = ARGV[#ARGV - 1], ARGV[#ARGV]
+local last = redis.call('HGET', KEYS[#KEYS], field)
+if last and string.sub(last, 1, #token + 1) == token .. ':' then
+  local kept = {}
+  for i = #token + 2, #last do kept[#kept + 1] = tonumber(string.sub(last, i, i)) end
+  return kept
+end
+`
+
+const replayTail = `
+redis.call('HSET', KEYS[#KEYS], field, token .. ':' .. table.concat(out))
+return out
+`
+
+// ackScript: KEYS = stream, stats, replies; ARGV = group, then id, kind pairs (kind: f applied by this
 // flush, d found already applied, s written on its own after the batch failed). Each id is
 // acknowledged and, if that XACK removed it from the pending list, deleted — so an entry is
-// deleted exactly when this call acknowledged it. It returns 1 or 0 per id.
-var ackScript = redis.NewScript(`
+// deleted exactly when this call acknowledged it. It returns 1 or 0 per id, and replays a
+// lost reply (replayHead).
+var ackScript = redis.NewScript(replayHead + `
 local out = {}
 local n = {f = 0, d = 0, s = 0}
-for i = 2, #ARGV, 2 do
+for i = 2, #ARGV - 2, 2 do
   local id = ARGV[i]
   local acked = redis.call('XACK', KEYS[1], ARGV[1], id)
   if acked == 1 then
@@ -51,17 +73,16 @@ if total > 0 then
   if n.d > 0 then redis.call('HINCRBY', KEYS[2], 'duplicate', n.d) end
   if n.s > 0 then redis.call('HINCRBY', KEYS[2], 'fallback', n.s) end
 end
-return out
-`)
+` + replayTail)
 
-// deadLetterScript: KEYS = stream, dead-letter stream, stats; ARGV = group, dead-letter
+// deadLetterScript: KEYS = stream, dead-letter stream, stats, replies; ARGV = group, dead-letter
 // MAXLEN, reason, then id, payload, enqueue-µs, deliveries quadruples. Each entry this call
 // acknowledges is copied to the dead-letter stream and deleted, atomically. It returns 1 or 0
-// per id.
-var deadLetterScript = redis.NewScript(`
+// per id, and replays a lost reply (replayHead).
+var deadLetterScript = redis.NewScript(replayHead + `
 local out = {}
 local moved = 0
-for i = 4, #ARGV, 4 do
+for i = 4, #ARGV - 2, 4 do
   local id = ARGV[i]
   local acked = redis.call('XACK', KEYS[1], ARGV[1], id)
   if acked == 1 then
@@ -76,8 +97,7 @@ if moved > 0 then
   redis.call('HINCRBY', KEYS[3], 'acked', moved)
   redis.call('HINCRBY', KEYS[3], 'dead_lettered', moved)
 end
-return out
-`)
+` + replayTail)
 
 // renewScript: KEYS = stream; ARGV = group, consumer, first id, last id, count. It resets the
 // idle time of the entries between the two ids that the consumer still owns (and only

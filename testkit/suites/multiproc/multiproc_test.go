@@ -19,9 +19,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/metrics/metricstest"
+	"github.com/hotspotkit/hotspotkit/testkit/redisrun"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
@@ -279,7 +279,7 @@ func consumerKilledMidBatch(t *testing.T, su *suite) {
 				passed(t, "producer", s.start("producer", nil, "--role", "producer", "--requests", strconv.Itoa(requests),
 					"--concurrency", "100").mustSucceed(2*time.Minute))
 
-				a := s.start("consumer-a", []string{testkit.CrashEnv + "=" + point}, "--role", "consumer", "--reuse-schema",
+				a := s.start("consumer-a", []string{redisrun.CrashEnv + "=" + point}, "--role", "consumer", "--reuse-schema",
 					"--queue-workers", "1", "--flush-batch-size", "500")
 				m := a.waitFor(stoppedAt, time.Minute)
 				held, _ := strconv.ParseInt(m[2], 10, 64)
@@ -359,7 +359,7 @@ func TestManagedRedisGoneAfterOwnerIsKilled(t *testing.T) {
 	p := &proc{t: t, name: "owner", done: make(chan struct{})}
 	p.cmd = exec.Command(counterSuite.binary, "--postgres-url", s.dsn, "--queue-backend", "redis", "--redis", "managed",
 		"--modes", "async-compact", "--requests", "2000", "--output", filepath.Join(t.TempDir(), "r.json"))
-	p.cmd.Env = append(os.Environ(), testkit.CrashEnv+"=after-read")
+	p.cmd.Env = append(os.Environ(), redisrun.CrashEnv+"=after-read")
 	p.cmd.Stderr = &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package results
+package render
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/components"
 	"github.com/go-echarts/go-echarts/v2/opts"
+
+	"github.com/hotspotkit/hotspotkit/results"
 )
 
 // echartsJS is Apache ECharts, inlined into every page so that it opens with no network; see
@@ -31,12 +33,12 @@ func SamplesKey(i int) string { return strconv.Itoa(i) }
 // ReadSamples reads an NDJSON samples file, one Sample per line; blank lines are skipped. A
 // malformed line is an error naming it, except a last line with no newline after it: a run that
 // was killed mid-write leaves one, and it is dropped.
-func ReadSamples(path string) ([]Sample, error) {
+func ReadSamples(path string) ([]results.Sample, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var out []Sample
+	var out []results.Sample
 	lineNo := 0
 	for len(data) > 0 {
 		lineNo++
@@ -46,7 +48,7 @@ func ReadSamples(path string) ([]Sample, error) {
 		if len(line) == 0 {
 			continue
 		}
-		var s Sample
+		var s results.Sample
 		if err := json.Unmarshal(line, &s); err != nil {
 			if !complete {
 				break
@@ -70,7 +72,7 @@ const (
 // than 20×); for each ladder, throughput and p95 against concurrency with the knee marked; and,
 // from samples[SamplesKey(i)], one chart per run of lock waiters by table, pool usage (basis
 // points) and queue depth over time.
-func Plot(reports []*Report, samples map[string][]Sample, w io.Writer) error {
+func Plot(reports []*results.Report, samples map[string][]results.Sample, w io.Writer) error {
 	if len(reports) == 0 {
 		return errors.New("plot: no report")
 	}
@@ -141,7 +143,7 @@ table.baseline span.range { color: #777; font-size: 10px; }
 `
 
 // pageHeader is the heading of the page: per report what was measured on what, and its table.
-func pageHeader(reports []*Report) string {
+func pageHeader(reports []*results.Report) string {
 	var b strings.Builder
 	b.WriteString("<header>\n<h1>hotspotkit baseline</h1>\n")
 	for i, rep := range reports {
@@ -153,7 +155,7 @@ func pageHeader(reports []*Report) string {
 		if rep.Error != "" {
 			fmt.Fprintf(&b, "<p>error: %s</p>\n", html.EscapeString(rep.Error))
 		}
-		b.WriteString(pageTable(Table([]*Report{rep})))
+		b.WriteString(pageTable(Table([]*results.Report{rep})))
 	}
 	b.WriteString("</header>\n")
 	return b.String()
@@ -210,7 +212,7 @@ func splitSpread(cell string) (median, rng string, ok bool) {
 	return med, strings.TrimSuffix(rest, ")"), true
 }
 
-func environmentLine(rep *Report) string {
+func environmentLine(rep *results.Report) string {
 	e := rep.Environment
 	var parts []string
 	add := func(label, v string) {
@@ -255,7 +257,7 @@ func (p *plotter) init(width, height string) opts.Initialization {
 }
 
 // modeBars adds the throughput chart and the latency chart of the non-ladder rows of a report.
-func (p *plotter) modeBars(prefix string, rep *Report) {
+func (p *plotter) modeBars(prefix string, rep *results.Report) {
 	var rows []TableRow
 	for _, r := range reportRows(rep) {
 		if r.Level == 0 {
@@ -278,7 +280,7 @@ func (p *plotter) modeBars(prefix string, rep *Report) {
 	}
 
 	tput := charts.NewBar()
-	values := metricValues(rows, MetricThroughputRPS)
+	values := metricValues(rows, results.MetricThroughputRPS)
 	tput.SetGlobalOptions(
 		charts.WithInitializationOpts(p.init(halfWidth, "420px")),
 		charts.WithAnimation(false),
@@ -294,11 +296,11 @@ func (p *plotter) modeBars(prefix string, rep *Report) {
 	// Queue modes answer a request once it is enqueued: their request latency is the enqueue's,
 	// and the write lands later. The persist lag (enqueue to commit) stands beside it, so an
 	// async mode never reads as if its writes were instant.
-	latSeries := []struct{ metric, name string }{{MetricP50Ms, "p50 ms"}, {MetricP95Ms, "p95 ms"}, {MetricP99Ms, "p99 ms"}}
+	latSeries := []struct{ metric, name string }{{results.MetricP50Ms, "p50 ms"}, {results.MetricP95Ms, "p95 ms"}, {results.MetricP99Ms, "p99 ms"}}
 	latSubtitle := subtitle
-	if hasMetric(rows, MetricPersistLagP99Ms) {
-		latSeries = append(latSeries, struct{ metric, name string }{MetricPersistLagP50Ms, "persist lag p50 ms"},
-			struct{ metric, name string }{MetricPersistLagP99Ms, "persist lag p99 ms"})
+	if hasMetric(rows, results.MetricPersistLagP99Ms) {
+		latSeries = append(latSeries, struct{ metric, name string }{results.MetricPersistLagP50Ms, "persist lag p50 ms"},
+			struct{ metric, name string }{results.MetricPersistLagP99Ms, "persist lag p99 ms"})
 		latSubtitle += "; queue modes: request = enqueue, persist lag = enqueue to commit"
 	}
 	lat := charts.NewBar()
@@ -379,7 +381,7 @@ func valueAxis(name string, values []float64) opts.YAxis {
 	return opts.YAxis{Name: name, Type: "value"}
 }
 
-func laddersFromRuns(runs []Run) []Ladder {
+func laddersFromRuns(runs []results.Run) []results.Ladder {
 	var modes []string
 	seen := make(map[string]bool)
 	for _, r := range runs {
@@ -388,20 +390,20 @@ func laddersFromRuns(runs []Run) []Ladder {
 			modes = append(modes, r.Mode)
 		}
 	}
-	out := make([]Ladder, 0, len(modes))
+	out := make([]results.Ladder, 0, len(modes))
 	for _, m := range modes {
-		out = append(out, BuildLadder(m, runs))
+		out = append(out, results.BuildLadder(m, runs))
 	}
 	return out
 }
 
 // ladder adds throughput (left axis) and p95 (right axis) against concurrency, the knee marked
 // by a vertical line and a pin on the throughput line.
-func (p *plotter) ladder(title string, l Ladder) {
+func (p *plotter) ladder(title string, l results.Ladder) {
 	if len(l.Levels) == 0 {
 		return
 	}
-	levels := append([]LadderLevel(nil), l.Levels...)
+	levels := append([]results.LadderLevel(nil), l.Levels...)
 	sort.SliceStable(levels, func(i, j int) bool { return levels[i].Concurrency < levels[j].Concurrency })
 	x := make([]string, len(levels))
 	tput := make([]opts.LineData, len(levels))
@@ -459,10 +461,10 @@ type runSamples struct {
 	mode       string
 	repetition int
 	level      int
-	samples    []Sample
+	samples    []results.Sample
 }
 
-func groupSamples(samples []Sample) []runSamples {
+func groupSamples(samples []results.Sample) []runSamples {
 	type key struct {
 		run, rep, level int
 		mode            string
@@ -521,7 +523,7 @@ func (p *plotter) samplesChart(title string, rs runSamples) {
 	}
 	sort.Strings(tableNames)
 
-	point := func(s Sample, v float64) opts.LineData {
+	point := func(s results.Sample, v float64) opts.LineData {
 		return opts.LineData{Value: []float64{math.Round(s.ElapsedMs) / 1000, v}}
 	}
 	waiters := make(map[string][]opts.LineData)

@@ -1,4 +1,4 @@
-package results
+package render
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/hotspotkit/hotspotkit/results"
 )
 
 // nonShapingKeys are the Run.Config keys that shape nothing a report measures, each with the
@@ -229,7 +231,7 @@ func describeEntry(e compareEntry) string {
 }
 
 // acrossKnown checks that every --across key is a config key of some run of either report.
-func acrossKnown(across []string, reps ...*Report) error {
+func acrossKnown(across []string, reps ...*results.Report) error {
 	for _, k := range across {
 		found := false
 		for _, rep := range reps {

@@ -1,14 +1,18 @@
-package results
+package render
 
 import (
 	"maps"
 	"strings"
 	"testing"
+
+	"github.com/hotspotkit/hotspotkit/results"
+
+	"github.com/hotspotkit/hotspotkit/results/resultstest"
 )
 
 // withConfig is a copy of rep whose runs have cfg applied (a nil value deletes the key) and
 // whose command line is command.
-func withConfig(rep *Report, command string, cfg map[string]any) *Report {
+func withConfig(rep *results.Report, command string, cfg map[string]any) *results.Report {
 	out := *rep
 	out.Environment.Command = command
 	out.Runs = nil
@@ -37,32 +41,32 @@ func matchOf(c Comparison, side, mode string) Match {
 
 func TestMatcherOneSidedKeys(t *testing.T) {
 	const bin = "usage_counter_hotspot_baseline --requests 100000 --concurrency 64"
-	old := withConfig(singleReport(), bin, nil)
+	old := withConfig(resultstest.SingleReport(), bin, nil)
 	tests := []struct {
 		name    string
-		new     *Report
+		new     *results.Report
 		pairs   int
 		explain string // in the new sync group's match (reason or notes)
 	}{
 		{"a new flag left at its default",
-			withConfig(singleReport(), bin, map[string]any{"flush-coalesce": true}), 2,
+			withConfig(resultstest.SingleReport(), bin, map[string]any{"flush-coalesce": true}), 2,
 			"flush-coalesce true in new is its default; absent in old"},
 		{"a new flag set on the command line",
-			withConfig(singleReport(), bin+" --flush-coalesce=false", map[string]any{"flush-coalesce": false}), 0,
+			withConfig(resultstest.SingleReport(), bin+" --flush-coalesce=false", map[string]any{"flush-coalesce": false}), 0,
 			"flush-coalesce false here (set on the new command line), absent there"},
 		{"a flag the new binary dropped",
-			withConfig(singleReport(), bin, map[string]any{"pool-size": nil}), 2,
+			withConfig(resultstest.SingleReport(), bin, map[string]any{"pool-size": nil}), 2,
 			"pool-size 32 in old is its default; absent in new"},
 		{"no command line recorded",
-			withConfig(singleReport(), "", map[string]any{"flush-coalesce": false}), 2,
+			withConfig(resultstest.SingleReport(), "", map[string]any{"flush-coalesce": false}), 2,
 			"flush-coalesce false in new taken as its default (no command line recorded)"},
 		{"non-shaping keys differ or appear",
-			withConfig(singleReport(), bin+" --pg-download-version 17 --seed 9 -o /elsewhere.json", map[string]any{
+			withConfig(resultstest.SingleReport(), bin+" --pg-download-version 17 --seed 9 -o /elsewhere.json", map[string]any{
 				"pg-download-version": 17, "pg-download-cache": "/root/.cache", "seed": 9, "output": "/elsewhere.json",
 				"schema": "hotspot_x", "postgres-url": "postgres://u:xxxxx@db/x", "repeat": 1, "calibrate": true}), 2,
 			"paired with old sync"},
 		{"a shaping key differs",
-			withConfig(singleReport(), bin+" --flush-interval-ms 10", map[string]any{"flush-interval-ms": 10}), 0,
+			withConfig(resultstest.SingleReport(), bin+" --flush-interval-ms 10", map[string]any{"flush-interval-ms": 10}), 0,
 			"unpaired: the old sync runs differ in flush-interval-ms 10 here, 50 there"},
 	}
 	for _, tt := range tests {
@@ -84,8 +88,8 @@ func TestMatcherOneSidedKeys(t *testing.T) {
 }
 
 func TestMatcherAcross(t *testing.T) {
-	old := singleReport()
-	new := withConfig(singleReport(), "", map[string]any{"flush-batch-size": 10, "concurrency": 64})
+	old := resultstest.SingleReport()
+	new := withConfig(resultstest.SingleReport(), "", map[string]any{"flush-batch-size": 10, "concurrency": 64})
 	for i := range old.Runs {
 		old.Runs[i].Config["flush-batch-size"] = 1000
 	}
@@ -110,8 +114,8 @@ func TestMatcherAcross(t *testing.T) {
 	}
 	// Two new groups that both pair under --across: each old group takes one, the other is
 	// left unpaired and says why.
-	twice := withConfig(singleReport(), "", map[string]any{"flush-batch-size": 10})
-	more := withConfig(singleReport(), "", map[string]any{"flush-batch-size": 100})
+	twice := withConfig(resultstest.SingleReport(), "", map[string]any{"flush-batch-size": 10})
+	more := withConfig(resultstest.SingleReport(), "", map[string]any{"flush-batch-size": 100})
 	twice.Runs = append(twice.Runs, more.Runs[0])
 	c = mustCompareOpt(t, old, twice, opt)
 	if len(c.Pairs) != 2 || len(c.UnmatchedNew) != 1 || !strings.Contains(c.UnmatchedNew[0].Hint, "already paired") {
@@ -126,8 +130,8 @@ func TestMatcherAcross(t *testing.T) {
 // A report whose runs are 3× slower but whose stored summaries are unchanged is judged on its
 // runs.
 func TestCompareIgnoresStoredSummaries(t *testing.T) {
-	old := repeatedReport()
-	slow := degraded(old)
+	old := resultstest.RepeatedReport()
+	slow := resultstest.Degraded(old)
 	slow.Summaries = old.Summaries
 	c := mustCompare(t, old, slow, DefaultThresholds())
 	if c.Passed() || c.Regressions != 2 {
@@ -136,9 +140,9 @@ func TestCompareIgnoresStoredSummaries(t *testing.T) {
 }
 
 func TestCompareCostPerRequest(t *testing.T) {
-	old := singleReport()
-	costly := func(stmts, commits, wal float64) *Report {
-		r := withConfig(singleReport(), "", nil)
+	old := resultstest.SingleReport()
+	costly := func(stmts, commits, wal float64) *results.Report {
+		r := withConfig(resultstest.SingleReport(), "", nil)
 		db := *r.Runs[1].Database
 		db.PerRequest.Statements, db.PerRequest.Commits, db.PerRequest.WALBytes = stmts, commits, wal
 		r.Runs[1].Database = &db
@@ -147,7 +151,7 @@ func TestCompareCostPerRequest(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		new     *Report
+		new     *results.Report
 		reasons []string
 	}{
 		{"unchanged", costly(0.005, 0.004, 297), nil},
@@ -179,8 +183,8 @@ func TestCompareCostPerRequest(t *testing.T) {
 }
 
 func TestCompareLostAndDuplicated(t *testing.T) {
-	old := singleReport()
-	new := withConfig(singleReport(), "", nil)
+	old := resultstest.SingleReport()
+	new := withConfig(resultstest.SingleReport(), "", nil)
 	rc := *new.Runs[1].Reconciliation
 	rc.Lost, rc.Duplicated = 3, 1
 	new.Runs[1].Reconciliation = &rc
@@ -193,37 +197,37 @@ func TestCompareLostAndDuplicated(t *testing.T) {
 }
 
 func TestCompareMachineTiers(t *testing.T) {
-	old := singleReport()
+	old := resultstest.SingleReport()
 	// The same build on a machine a third as fast: throughput ⅓, latency 3×, efficiency equal.
-	slowMachine := degraded(old)
-	slowMachine.Environment.Calibration = fixtureCalibration(1.0 / 3)
+	slowMachine := resultstest.Degraded(old)
+	slowMachine.Environment.Calibration = resultstest.Calibration(1.0 / 3)
 
 	tests := []struct {
 		name    string
-		old     *Report
-		new     *Report
+		old     *results.Report
+		new     *results.Report
 		opt     func(*Options)
 		basis   string
 		passed  bool
 		verdict string
 	}{
-		{"same machine, calibrations agree", old, degraded(old), nil, BasisDirect, false, "REGRESSION (2 of 2 pairs)"},
+		{"same machine, calibrations agree", old, resultstest.Degraded(old), nil, BasisDirect, false, "REGRESSION (2 of 2 pairs)"},
 		{"other machine, same efficiency", old, slowMachine, nil, BasisEfficiency, true, "PASS"},
-		{"other machine, efficiency down", old, func() *Report {
-			r := degraded(slowMachine)
+		{"other machine, efficiency down", old, func() *results.Report {
+			r := resultstest.Degraded(slowMachine)
 			for i := range r.Runs {
 				r.Runs[i].Efficiency = old.Runs[i].Efficiency / 3
 			}
 			return r
 		}(), nil, BasisEfficiency, false, "REGRESSION (2 of 2 pairs)"},
-		{"old report without calibration", func() *Report { r := *old; r.Environment.Calibration = nil; return &r }(), slowMachine, nil,
+		{"old report without calibration", func() *results.Report { r := *old; r.Environment.Calibration = nil; return &r }(), slowMachine, nil,
 			BasisNone, true, "PASS (machine-independent checks only: throughput cannot be judged across machines)"},
-		{"calibration skipped", old, func() *Report {
-			r := *degraded(old)
-			r.Environment.Calibration = &Calibration{Skipped: true}
+		{"calibration skipped", old, func() *results.Report {
+			r := *resultstest.Degraded(old)
+			r.Environment.Calibration = &results.Calibration{Skipped: true}
 			return &r
 		}(), nil, BasisNone, true, "PASS (machine-independent checks only: throughput cannot be judged across machines)"},
-		{"--same-machine without calibration", func() *Report { r := *old; r.Environment.Calibration = nil; return &r }(), degraded(old),
+		{"--same-machine without calibration", func() *results.Report { r := *old; r.Environment.Calibration = nil; return &r }(), resultstest.Degraded(old),
 			func(o *Options) { o.SameMachine = true }, BasisDirect, false, "REGRESSION (2 of 2 pairs)"},
 	}
 	for _, tt := range tests {
@@ -247,19 +251,19 @@ func TestCompareMachineTiers(t *testing.T) {
 }
 
 func TestCalibrationsAgree(t *testing.T) {
-	base := *fixtureCalibration(1)
+	base := *resultstest.Calibration(1)
 	tests := []struct {
 		name  string
-		other Calibration
+		other results.Calibration
 		agree bool
 	}{
 		{"itself", base, true},
-		{"5% faster", *fixtureCalibration(1.05), true},
+		{"5% faster", *resultstest.Calibration(1.05), true},
 		// pool: 2,104 (2,050–2,180) vs 2,525 (2,460–2,616): 2,525 > 2,180 × 1.1 = 2,398.
-		{"20% faster", *fixtureCalibration(1.2), false},
-		{"the issue's two machines", *fixtureCalibration(774.0 / 2104), false},
-		{"other pool size", func() Calibration { c := base; c.PoolConns = 32; return c }(), false},
-		{"nothing in common", Calibration{PoolConns: 64, BatchedWriteConns: 2}, false},
+		{"20% faster", *resultstest.Calibration(1.2), false},
+		{"the issue's two machines", *resultstest.Calibration(774.0 / 2104), false},
+		{"other pool size", func() results.Calibration { c := base; c.PoolConns = 32; return c }(), false},
+		{"nothing in common", results.Calibration{PoolConns: 64, BatchedWriteConns: 2}, false},
 	}
 	for _, tt := range tests {
 		got, why := CalibrationsAgree(base, tt.other, DefaultCalibrationTolerance)

@@ -1,4 +1,4 @@
-package results
+package render
 
 import (
 	"bytes"
@@ -8,9 +8,13 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/hotspotkit/hotspotkit/results"
+
+	"github.com/hotspotkit/hotspotkit/results/resultstest"
 )
 
-func renderPlot(t *testing.T, reports []*Report, samples map[string][]Sample) string {
+func renderPlot(t *testing.T, reports []*results.Report, samples map[string][]results.Sample) string {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := Plot(reports, samples, &buf); err != nil {
@@ -22,8 +26,8 @@ func renderPlot(t *testing.T, reports []*Report, samples map[string][]Sample) st
 var remoteRef = regexp.MustCompile(`(?i)<(script|link|img|iframe)[^>]+(src|href)\s*=\s*["']?\s*(https?:)?//`)
 
 func TestPlotPage(t *testing.T) {
-	reports := []*Report{singleReport(), ladderReport()}
-	samples := map[string][]Sample{SamplesKey(0): fixtureSamples()}
+	reports := []*results.Report{resultstest.SingleReport(), resultstest.LadderReport()}
+	samples := map[string][]results.Sample{SamplesKey(0): resultstest.Samples()}
 	page := renderPlot(t, reports, samples)
 
 	if m := remoteRef.FindString(page); m != "" {
@@ -58,9 +62,9 @@ func TestPlotPage(t *testing.T) {
 }
 
 func TestPlotChartCount(t *testing.T) {
-	reports := []*Report{singleReport(), ladderReport()}
-	page := renderPlot(t, reports, map[string][]Sample{SamplesKey(0): fixtureSamples()})
-	// singleReport: throughput + latency bars, 2 sample charts; ladderReport: 1 ladder (no
+	reports := []*results.Report{resultstest.SingleReport(), resultstest.LadderReport()}
+	page := renderPlot(t, reports, map[string][]results.Sample{SamplesKey(0): resultstest.Samples()})
+	// resultstest.SingleReport: throughput + latency bars, 2 sample charts; resultstest.LadderReport: 1 ladder (no
 	// non-ladder run, so no bars).
 	if n := strings.Count(page, "echarts.init("); n != 5 {
 		t.Errorf("page has %d charts, want 5", n)
@@ -89,7 +93,7 @@ func TestReadSamples(t *testing.T) {
 	dir := t.TempDir()
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
-	for _, s := range fixtureSamples()[:3] {
+	for _, s := range resultstest.Samples()[:3] {
 		if err := enc.Encode(s); err != nil {
 			t.Fatal(err)
 		}
@@ -122,22 +126,22 @@ func TestReadSamples(t *testing.T) {
 }
 
 // TestPlotExample writes the fixture page to $HOTSPOTKIT_PLOT_EXAMPLE, to look at it in a
-// browser: HOTSPOTKIT_PLOT_EXAMPLE=/tmp/page.html go test ./results/ -run TestPlotExample
+// browser: HOTSPOTKIT_PLOT_EXAMPLE=/tmp/page.html go test ./results/render/ -run TestPlotExample
 func TestPlotExample(t *testing.T) {
 	out := os.Getenv("HOTSPOTKIT_PLOT_EXAMPLE")
 	if out == "" {
 		t.Skip("HOTSPOTKIT_PLOT_EXAMPLE not set")
 	}
-	rep := singleReport()
-	more := repeatedReport()
-	for _, s := range []runSpec{{mode: "outbox", rps: 9800, p50: 4.1, p95: 9.7, p99: 15.2, poolBP: 6250,
-		waiters: map[string]int64{"providers": 1}, verified: true},
-		{mode: "async", rps: 150000, p50: 0.25, p95: 0.71, p99: 1.6, poolBP: 3125, queue: true, lagP99: 120.4,
-			sqlOps: 100000, verified: true}} {
-		rep.Runs = append(rep.Runs, makeRun(s))
+	rep := resultstest.SingleReport()
+	more := resultstest.RepeatedReport()
+	for _, s := range []resultstest.RunSpec{{Mode: "outbox", RPS: 9800, P50: 4.1, P95: 9.7, P99: 15.2, PoolBP: 6250,
+		Waiters: map[string]int64{"providers": 1}, Verified: true},
+		{Mode: "async", RPS: 150000, P50: 0.25, P95: 0.71, P99: 1.6, PoolBP: 3125, Queue: true, LagP99: 120.4,
+			SQLOps: 100000, Verified: true}} {
+		rep.Runs = append(rep.Runs, resultstest.MakeRun(s))
 	}
-	reports := []*Report{rep, ladderReport(), more}
-	page := renderPlot(t, reports, map[string][]Sample{SamplesKey(0): fixtureSamples()})
+	reports := []*results.Report{rep, resultstest.LadderReport(), more}
+	page := renderPlot(t, reports, map[string][]results.Sample{SamplesKey(0): resultstest.Samples()})
 	if err := os.WriteFile(out, []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +150,7 @@ func TestPlotExample(t *testing.T) {
 // A queue mode's latency bars stand beside its persist lag; the page's table has the cost
 // columns, spreads on two lines, and the calibration in the report's heading.
 func TestPlotPersistLagAndCost(t *testing.T) {
-	page := renderPlot(t, []*Report{repeatedReport()}, nil)
+	page := renderPlot(t, []*results.Report{resultstest.RepeatedReport()}, nil)
 	for _, want := range []string{
 		`"name":"persist lag p99 ms"`,
 		`"value":"-"`, // sync has no persist lag: an empty bar, not 0

@@ -1,4 +1,4 @@
-package results
+package render
 
 import (
 	"errors"
@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/hotspotkit/hotspotkit/results"
 )
 
 // Off disables a threshold of Thresholds.
@@ -51,9 +53,9 @@ func DefaultThresholds() Thresholds {
 // ratio: async-compact makes about 0.005 statements and 0.004 commits per request, where the
 // flush timing alone moves the ratio by tens of percent.
 var CostFloors = map[string]float64{
-	MetricStatementsPerRequest: 0.01,
-	MetricCommitsPerRequest:    0.01,
-	MetricWALBytesPerRequest:   32,
+	results.MetricStatementsPerRequest: 0.01,
+	results.MetricCommitsPerRequest:    0.01,
+	results.MetricWALBytesPerRequest:   32,
 }
 
 // DefaultCalibrationTolerance widens each calibration's min–max band when deciding whether two
@@ -229,10 +231,10 @@ type Pair struct {
 
 // MetricDelta is one metric on both sides.
 type MetricDelta struct {
-	Metric string `json:"metric"`
-	Tier   string `json:"tier"`
-	Old    Spread `json:"old"`
-	New    Spread `json:"new"`
+	Metric string         `json:"metric"`
+	Tier   string         `json:"tier"`
+	Old    results.Spread `json:"old"`
+	New    results.Spread `json:"new"`
 	// OldMissing and NewMissing are set when a side does not have the metric (an older report,
 	// a run without a queue, pg_stat_statements not loaded).
 	OldMissing bool `json:"old_missing,omitempty"`
@@ -258,7 +260,7 @@ type compareEntry struct {
 	config   map[string]string
 	reps     int
 	verified bool
-	metrics  map[string]Spread
+	metrics  map[string]results.Spread
 	// databaseWide holds the cost metrics that count other sessions too (a --postgres-url
 	// server shared with others), which are shown but not judged.
 	databaseWide map[string]bool
@@ -277,7 +279,7 @@ type compareEntry struct {
 //
 // Reports of different suites and --across keys no run has are errors. When nothing pairs, the
 // Comparison is returned with ErrNoMatch (its ExitCode is then ExitNotComparable).
-func Compare(old, new *Report, opt Options) (Comparison, error) {
+func Compare(old, new *results.Report, opt Options) (Comparison, error) {
 	if old == nil || new == nil {
 		return Comparison{}, errors.New("compare: missing report")
 	}
@@ -326,10 +328,10 @@ func Compare(old, new *Report, opt Options) (Comparison, error) {
 	return c, nil
 }
 
-func compareEntries(rep *Report) []compareEntry {
+func compareEntries(rep *results.Report) []compareEntry {
 	type group struct {
 		entry compareEntry
-		runs  []Run
+		runs  []results.Run
 	}
 	var order []string
 	groups := make(map[string]*group)
@@ -353,7 +355,7 @@ func compareEntries(rep *Report) []compareEntry {
 	out := make([]compareEntry, 0, len(order))
 	for _, key := range order {
 		g := groups[key]
-		s := summarizeGroup(g.entry.mode, g.entry.level, g.runs)
+		s := results.SummarizeGroup(g.entry.mode, g.entry.level, g.runs)
 		e := g.entry
 		e.metrics, e.verified, e.reps = s.Metrics, s.Verified, s.Repetitions
 		out = append(out, e)
@@ -362,19 +364,19 @@ func compareEntries(rep *Report) []compareEntry {
 }
 
 // costMetrics are the per-request figures MaxCostIncrease judges.
-var costMetrics = []string{MetricStatementsPerRequest, MetricCommitsPerRequest, MetricWALBytesPerRequest}
+var costMetrics = []string{results.MetricStatementsPerRequest, results.MetricCommitsPerRequest, results.MetricWALBytesPerRequest}
 
 // databaseWide reports whether a run's figure behind a cost metric counted other sessions as
 // well: on a server this invocation did not start, for the figures the report lists as
 // database-wide.
-func databaseWide(d *Database, metric string) bool {
+func databaseWide(d *results.Database, metric string) bool {
 	if d == nil || !d.Shared {
 		return false
 	}
 	words := map[string][]string{
-		MetricWALBytesPerRequest:   {"wal"},
-		MetricCommitsPerRequest:    {"commit", "xact"},
-		MetricStatementsPerRequest: {"statement"},
+		results.MetricWALBytesPerRequest:   {"wal"},
+		results.MetricCommitsPerRequest:    {"commit", "xact"},
+		results.MetricStatementsPerRequest: {"statement"},
 	}[metric]
 	for _, name := range d.DatabaseWide {
 		for _, w := range words {
@@ -399,9 +401,9 @@ func configText(cfg map[string]string) string {
 // directly when both calibrations agree (or --same-machine says so), as efficiency when both
 // were calibrated and disagree, not at all when a report has no calibration. A hostname proves
 // nothing: every VM of an image may be called "vm".
-func judgeMachines(old, new *Report, opt Options) MachineBasis {
+func judgeMachines(old, new *results.Report, opt Options) MachineBasis {
 	oc, nc := old.Environment.Calibration, new.Environment.Calibration
-	calibrated := func(c *Calibration) bool { return c != nil && !c.Skipped }
+	calibrated := func(c *results.Calibration) bool { return c != nil && !c.Skipped }
 	switch {
 	case opt.SameMachine:
 		return MachineBasis{BasisDirect, "--same-machine: throughput and latency compared directly"}
@@ -415,7 +417,7 @@ func judgeMachines(old, new *Report, opt Options) MachineBasis {
 	var missing []string
 	for _, side := range []struct {
 		name string
-		c    *Calibration
+		c    *results.Calibration
 	}{{"old", oc}, {"new", nc}} {
 		switch {
 		case side.c == nil:
@@ -432,7 +434,7 @@ func judgeMachines(old, new *Report, opt Options) MachineBasis {
 // the figures that say so. Two rates agree when each median lies within the other's min–max
 // band widened by tol on both sides (tol 0.10: 10% below the minimum to 10% above the maximum);
 // the calibrations agree when every rate both measured agrees, on the same connection counts.
-func CalibrationsAgree(a, b Calibration, tol float64) (bool, string) {
+func CalibrationsAgree(a, b results.Calibration, tol float64) (bool, string) {
 	if a.PoolConns != b.PoolConns || a.BatchedWriteConns != b.BatchedWriteConns {
 		return false, fmt.Sprintf("measured on %d/%d connections here, %d/%d there",
 			a.PoolConns, a.BatchedWriteConns, b.PoolConns, b.BatchedWriteConns)
@@ -441,7 +443,7 @@ func CalibrationsAgree(a, b Calibration, tol float64) (bool, string) {
 	compared := 0
 	for _, r := range []struct {
 		name string
-		a, b Spread
+		a, b results.Spread
 	}{
 		{"hot-row updates/s on 1 connection", a.HotRowUpdateRPS1, b.HotRowUpdateRPS1},
 		{fmt.Sprintf("hot-row updates/s on %d", a.PoolConns), a.HotRowUpdateRPSPool, b.HotRowUpdateRPSPool},
@@ -464,7 +466,7 @@ func CalibrationsAgree(a, b Calibration, tol float64) (bool, string) {
 }
 
 // withinBand reports whether v lies within s's min–max band widened by tol.
-func withinBand(v float64, s Spread, tol float64) bool {
+func withinBand(v float64, s results.Spread, tol float64) bool {
 	lo, hi := s.Min, s.Max
 	if lo == 0 && hi == 0 { // a spread of one value written by hand
 		lo, hi = s.Median, s.Median
@@ -541,11 +543,11 @@ func comparePair(o, n compareEntry, th Thresholds, machines MachineBasis) Pair {
 	case BasisNone:
 		notDirect = "cannot judge across machines"
 	}
-	if d, ok := delta(MetricThroughputRPS, TierMachineDependent); ok {
+	if d, ok := delta(results.MetricThroughputRPS, TierMachineDependent); ok {
 		judge(&d, "throughput", th.MaxThroughputDrop, 0, true, notDirect)
 		p.Metrics = append(p.Metrics, d)
 	}
-	if d, ok := delta(MetricEfficiency, TierMachineDependent); ok {
+	if d, ok := delta(results.MetricEfficiency, TierMachineDependent); ok {
 		if machines.Basis == BasisEfficiency {
 			judge(&d, "efficiency", th.MaxThroughputDrop, 0, true, "")
 		}
@@ -554,7 +556,7 @@ func comparePair(o, n compareEntry, th Thresholds, machines MachineBasis) Pair {
 	for _, c := range []struct {
 		metric, name string
 		lim          float64
-	}{{MetricP95Ms, "p95", th.MaxP95Rise}, {MetricP99Ms, "p99", th.MaxP99Rise}, {MetricPersistLagP99Ms, "persist-lag p99", th.MaxPersistLagRise}} {
+	}{{results.MetricP95Ms, "p95", th.MaxP95Rise}, {results.MetricP99Ms, "p99", th.MaxP99Rise}, {results.MetricPersistLagP99Ms, "persist-lag p99", th.MaxPersistLagRise}} {
 		if d, ok := delta(c.metric, TierMachineDependent); ok {
 			judge(&d, c.name, c.lim, 0, false, notDirect)
 			p.Metrics = append(p.Metrics, d)
@@ -562,7 +564,7 @@ func comparePair(o, n compareEntry, th Thresholds, machines MachineBasis) Pair {
 	}
 
 	// Machine-independent: judged on any pair of machines.
-	for _, c := range []struct{ metric, name string }{{MetricLost, "lost requests"}, {MetricDuplicated, "duplicated requests"}} {
+	for _, c := range []struct{ metric, name string }{{results.MetricLost, "lost requests"}, {results.MetricDuplicated, "duplicated requests"}} {
 		d, ok := delta(c.metric, TierMachineIndependent)
 		if !ok {
 			continue
@@ -574,9 +576,9 @@ func comparePair(o, n compareEntry, th Thresholds, machines MachineBasis) Pair {
 		p.Metrics = append(p.Metrics, d)
 	}
 	for _, c := range []struct{ metric, name string }{
-		{MetricStatementsPerRequest, "statements/request"},
-		{MetricCommitsPerRequest, "commits/request"},
-		{MetricWALBytesPerRequest, "WAL bytes/request"},
+		{results.MetricStatementsPerRequest, "statements/request"},
+		{results.MetricCommitsPerRequest, "commits/request"},
+		{results.MetricWALBytesPerRequest, "WAL bytes/request"},
 	} {
 		d, ok := delta(c.metric, TierMachineIndependent)
 		if !ok {
@@ -589,21 +591,21 @@ func comparePair(o, n compareEntry, th Thresholds, machines MachineBasis) Pair {
 		judge(&d, c.name, th.MaxCostIncrease, CostFloors[c.metric], false, notJudged)
 		p.Metrics = append(p.Metrics, d)
 	}
-	if d, ok := delta(MetricRowVersionsPerRequest, TierMachineIndependent); ok {
+	if d, ok := delta(results.MetricRowVersionsPerRequest, TierMachineIndependent); ok {
 		p.Metrics = append(p.Metrics, d)
 	}
 
 	var newWaiterTables []string
 	tables := waiterTables(o.metrics)
 	for _, t := range waiterTables(n.metrics) {
-		if _, ok := o.metrics[MetricMaxWaitersPrefix+t]; !ok {
+		if _, ok := o.metrics[results.MetricMaxWaitersPrefix+t]; !ok {
 			tables = append(tables, t)
 		}
 	}
 	sort.Strings(tables)
 	var tableDeltas []MetricDelta
 	for _, t := range tables {
-		d, _ := delta(MetricMaxWaitersPrefix+t, TierMachineIndependent)
+		d, _ := delta(results.MetricMaxWaitersPrefix+t, TierMachineIndependent)
 		if d.Old.Median == 0 && d.New.Median == 0 {
 			continue
 		}
@@ -614,7 +616,7 @@ func comparePair(o, n compareEntry, th Thresholds, machines MachineBasis) Pair {
 		}
 		tableDeltas = append(tableDeltas, d)
 	}
-	if d, ok := delta(MetricMaxLockWaiters, TierMachineIndependent); ok {
+	if d, ok := delta(results.MetricMaxLockWaiters, TierMachineIndependent); ok {
 		if th.NoNewWaiters && len(newWaiterTables) == 0 && d.Old.Median == 0 && d.New.Median > 0 {
 			d.Limit = "no new waiters"
 			fail(&d, fmt.Sprintf("new lock waiters: 0 → %s", formatCount(d.New.Median)))
@@ -648,32 +650,32 @@ func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%"
 // metricLabel names a metric in the comparison text.
 func metricLabel(metric string) (label string, format func(float64) string) {
 	switch metric {
-	case MetricThroughputRPS:
+	case results.MetricThroughputRPS:
 		return "throughput rps", formatRPS
-	case MetricEfficiency:
+	case results.MetricEfficiency:
 		return "efficiency", formatRatio
-	case MetricP95Ms:
+	case results.MetricP95Ms:
 		return "p95 ms", formatMs
-	case MetricP99Ms:
+	case results.MetricP99Ms:
 		return "p99 ms", formatMs
-	case MetricPersistLagP99Ms:
+	case results.MetricPersistLagP99Ms:
 		return "persist-lag p99 ms", formatMs
-	case MetricLost:
+	case results.MetricLost:
 		return "lost", formatCount
-	case MetricDuplicated:
+	case results.MetricDuplicated:
 		return "duplicated", formatCount
-	case MetricStatementsPerRequest:
+	case results.MetricStatementsPerRequest:
 		return "statements/request", formatPerRequest
-	case MetricCommitsPerRequest:
+	case results.MetricCommitsPerRequest:
 		return "commits/request", formatPerRequest
-	case MetricWALBytesPerRequest:
+	case results.MetricWALBytesPerRequest:
 		return "WAL bytes/request", formatPerRequest
-	case MetricRowVersionsPerRequest:
+	case results.MetricRowVersionsPerRequest:
 		return "row versions/request", formatPerRequest
-	case MetricMaxLockWaiters:
+	case results.MetricMaxLockWaiters:
 		return "max lock waiters", formatCount
 	}
-	if t, ok := strings.CutPrefix(metric, MetricMaxWaitersPrefix); ok {
+	if t, ok := strings.CutPrefix(metric, results.MetricMaxWaitersPrefix); ok {
 		return "  waiters " + t, formatCount
 	}
 	return metric, formatCount
@@ -773,7 +775,7 @@ func modeText(mode string, level int) string {
 	return mode
 }
 
-func sideText(s Spread, missing bool, format func(float64) string) string {
+func sideText(s results.Spread, missing bool, format func(float64) string) string {
 	if missing {
 		return missingValue
 	}

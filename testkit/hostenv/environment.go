@@ -1,8 +1,11 @@
-package testkit
+// Package hostenv describes the machine and build a report was measured on: CPU model and
+// count, memory, OS, Go version, git revision, and the machine class baselines are filed
+// under. It probes the host (/proc, the build info, git) and knows nothing of databases or runs;
+// the engine adds the database's side of the environment.
+package hostenv
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,42 +17,8 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 )
 
-// captureEnvironment records what the numbers were measured on.
-func (e *engine) captureEnvironment(ctx context.Context) error {
-	info, err := e.target.Info(ctx)
-	if err != nil {
-		return fmt.Errorf("reading server settings: %w", err)
-	}
-	env := HostEnvironment()
-	env.PostgresVersion = info.Version
-	env.PostgresSettings = info.Settings
-	env.ManagedPostgres = e.target.Managed()
-	env.Schema = e.target.Schema()
-	env.Durability = "on"
-	if info.Settings["fsync"] == "off" || info.Settings["synchronous_commit"] == "off" {
-		env.Durability = "unsafe"
-	}
-	if e.target.Managed() {
-		env.PostgresStartMs = ms(e.target.Server.StartDuration())
-	} else {
-		env.PostgresURL = e.target.RedactedURL()
-	}
-	env.Command = strings.Join(append([]string{e.info.Name}, redactArgs(os.Args[1:])...), " ")
-	e.report.Environment = env
-	return nil
-}
-
-// redactArgs hides the password of a --postgres-url/--redis-url given on the command line.
-func redactArgs(args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = redactArg(a)
-	}
-	return out
-}
-
-// HostEnvironment describes this machine and build (everything but the database).
-func HostEnvironment() results.Environment {
+// Host describes this machine and build (everything but the database).
+func Host() results.Environment {
 	host, _ := os.Hostname()
 	mem := memoryBytes()
 	env := results.Environment{

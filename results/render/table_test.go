@@ -1,4 +1,4 @@
-package results
+package render
 
 import (
 	"bytes"
@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/hotspotkit/hotspotkit/results"
+
+	"github.com/hotspotkit/hotspotkit/results/resultstest"
 )
 
 func cellsByTitle(t *testing.T, td TableData, row int) map[string]string {
@@ -25,7 +29,7 @@ func TestTableColumnOrder(t *testing.T) {
 	want := []string{"suite", "mode", "requests × conc", "rps", "failed", "p50 ms", "p95 ms", "p99 ms",
 		"lag p99 ms", "max waiters", "pool max %", "sql ops / compacted", "verified", "WAL B/req", "stmts/req", "efficiency", "max tries",
 		"inline / dropped"}
-	td := Table([]*Report{singleReport()})
+	td := Table([]*results.Report{resultstest.SingleReport()})
 	if len(td.Columns) != len(want) {
 		t.Fatalf("got %d columns, want %d", len(td.Columns), len(want))
 	}
@@ -44,10 +48,10 @@ func TestTableColumnOrder(t *testing.T) {
 // The fault matrix compares runs with and without retries: --max-tries is a column, read
 // from the run's config, else from its retry report.
 func TestTableMaxTriesColumn(t *testing.T) {
-	rep := singleReport()
+	rep := resultstest.SingleReport()
 	rep.Runs[0].Config["max-tries"] = float64(20)
-	rep.Runs[1].Load.Retries = &Retries{MaxTries: 1} // recorded in the config only above 1
-	td := Table([]*Report{rep})
+	rep.Runs[1].Load.Retries = &results.Retries{MaxTries: 1} // recorded in the config only above 1
+	td := Table([]*results.Report{rep})
 	for row, want := range []string{"20", "1"} {
 		if got := cellsByTitle(t, td, row)["max tries"]; got != want {
 			t.Errorf("row %d: max tries %q, want %q", row, got, want)
@@ -56,7 +60,7 @@ func TestTableMaxTriesColumn(t *testing.T) {
 }
 
 func TestTableRunRows(t *testing.T) {
-	td := Table([]*Report{singleReport()})
+	td := Table([]*results.Report{resultstest.SingleReport()})
 	if len(td.Rows) != 2 {
 		t.Fatalf("got %d rows, want 2 (one per run)", len(td.Rows))
 	}
@@ -65,7 +69,7 @@ func TestTableRunRows(t *testing.T) {
 		want map[string]string
 	}{
 		{0, map[string]string{
-			"suite": fixtureSuite, "mode": "sync", "requests × conc": "100,000 × 64", "rps": "2,100",
+			"suite": resultstest.Suite, "mode": "sync", "requests × conc": "100,000 × 64", "rps": "2,100",
 			"failed": "0", "p50 ms": "12.40", "p95 ms": "30.10", "p99 ms": "48.70", "lag p99 ms": "–",
 			"max waiters": "api_keys 12, providers 3", "pool max %": "100.0", "sql ops / compacted": "–",
 			"verified": "✓", "WAL B/req": "945", "stmts/req": "5.00", "efficiency": "1.00", "max tries": "–", "inline / dropped": "–",
@@ -87,10 +91,10 @@ func TestTableRunRows(t *testing.T) {
 }
 
 func TestTableSummaryRows(t *testing.T) {
-	rep := repeatedReport()
+	rep := resultstest.RepeatedReport()
 	rep.Runs[4].Verification.Passed = false // one sync repetition failed verification
-	rep.Summaries = Summarize(rep.Runs)
-	td := Table([]*Report{rep})
+	rep.Summaries = results.Summarize(rep.Runs)
+	td := Table([]*results.Report{rep})
 	if len(td.Rows) != 2 {
 		t.Fatalf("got %d rows, want 2 (one per summary, not per run)", len(td.Rows))
 	}
@@ -118,22 +122,22 @@ func TestTableSummaryRows(t *testing.T) {
 
 // A summary stored by an older engine without the extra metrics still fills every column.
 func TestTableSummaryWithoutExtraMetrics(t *testing.T) {
-	rep := repeatedReport()
+	rep := resultstest.RepeatedReport()
 	for i := range rep.Summaries {
 		for k := range rep.Summaries[i].Metrics {
-			if k != MetricThroughputRPS {
+			if k != results.MetricThroughputRPS {
 				delete(rep.Summaries[i].Metrics, k)
 			}
 		}
 	}
-	got := cellsByTitle(t, Table([]*Report{rep}), 0)
+	got := cellsByTitle(t, Table([]*results.Report{rep}), 0)
 	if got["sql ops / compacted"] != "1,204 / 98,796" || got["p95 ms"] != "0.64" {
 		t.Errorf("columns not filled from runs: %v", got)
 	}
 }
 
 func TestTableLadderRows(t *testing.T) {
-	td := Table([]*Report{ladderReport()})
+	td := Table([]*results.Report{resultstest.LadderReport()})
 	if len(td.Rows) != 5 {
 		t.Fatalf("got %d rows, want one per level (5)", len(td.Rows))
 	}
@@ -181,14 +185,14 @@ func TestNumberFormats(t *testing.T) {
 			t.Errorf("%s: format(%v) = %q, want %q", tt.name, tt.in, got, tt.want)
 		}
 	}
-	if got := formatSpread(Spread{Median: 2100, Min: 2050, Max: 2180}, formatRPS); got != "2,100 (2,050–2,180)" {
+	if got := formatSpread(results.Spread{Median: 2100, Min: 2050, Max: 2180}, formatRPS); got != "2,100 (2,050–2,180)" {
 		t.Errorf("spread = %q", got)
 	}
 }
 
 func TestRenderMarkdown(t *testing.T) {
 	var buf bytes.Buffer
-	if err := RenderMarkdown(&buf, Table([]*Report{singleReport()})); err != nil {
+	if err := RenderMarkdown(&buf, Table([]*results.Report{resultstest.SingleReport()})); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
@@ -213,7 +217,7 @@ func TestRenderMarkdown(t *testing.T) {
 
 func TestRenderCSV(t *testing.T) {
 	var buf bytes.Buffer
-	if err := RenderCSV(&buf, Table([]*Report{singleReport()})); err != nil {
+	if err := RenderCSV(&buf, Table([]*results.Report{resultstest.SingleReport()})); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(&buf).ReadAll()
@@ -227,16 +231,16 @@ func TestRenderCSV(t *testing.T) {
 
 func TestRenderJSON(t *testing.T) {
 	var buf bytes.Buffer
-	if err := RenderJSON(&buf, Table([]*Report{repeatedReport()})); err != nil {
+	if err := RenderJSON(&buf, Table([]*results.Report{resultstest.RepeatedReport()})); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
 		Columns []Column `json:"columns"`
 		Rows    []struct {
-			Mode        string            `json:"mode"`
-			Repetitions int               `json:"repetitions"`
-			Cells       map[string]string `json:"cells"`
-			Metrics     map[string]Spread `json:"metrics"`
+			Mode        string                    `json:"mode"`
+			Repetitions int                       `json:"repetitions"`
+			Cells       map[string]string         `json:"cells"`
+			Metrics     map[string]results.Spread `json:"metrics"`
 		} `json:"rows"`
 	}
 	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
@@ -249,7 +253,7 @@ func TestRenderJSON(t *testing.T) {
 	if r.Repetitions != 3 || r.Cells[ColThroughput] != "152,340 (148,100–155,020)" {
 		t.Errorf("row = %+v", r)
 	}
-	if s := r.Metrics[MetricThroughputRPS]; s.Median != 152340 || s.Min != 148100 || s.Max != 155020 {
+	if s := r.Metrics[results.MetricThroughputRPS]; s.Median != 152340 || s.Min != 148100 || s.Max != 155020 {
 		t.Errorf("throughput metric = %+v", s)
 	}
 }
@@ -257,20 +261,20 @@ func TestRenderJSON(t *testing.T) {
 // A report written before the database figures existed shows "–" in their columns, and a
 // summary row reads its runs, not the summary stored beside them.
 func TestTableCostColumns(t *testing.T) {
-	old := singleReport()
+	old := resultstest.SingleReport()
 	for i := range old.Runs {
 		old.Runs[i].Database, old.Runs[i].Efficiency = nil, 0
 	}
-	row := cellsByTitle(t, Table([]*Report{old}), 0)
+	row := cellsByTitle(t, Table([]*results.Report{old}), 0)
 	for _, col := range []string{"WAL B/req", "stmts/req", "efficiency"} {
 		if row[col] != missingValue {
 			t.Errorf("%s = %q in a report without database figures, want %s", col, row[col], missingValue)
 		}
 	}
-	rep := repeatedReport()
-	stale := degraded(rep)
+	rep := resultstest.RepeatedReport()
+	stale := resultstest.Degraded(rep)
 	stale.Summaries = rep.Summaries
-	if got := cellsByTitle(t, Table([]*Report{stale}), 0)["rps"]; got != "50,780 (49,367–51,673)" {
+	if got := cellsByTitle(t, Table([]*results.Report{stale}), 0)["rps"]; got != "50,780 (49,367–51,673)" {
 		t.Errorf("summary row rps = %q, want the runs' medians", got)
 	}
 }

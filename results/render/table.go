@@ -1,4 +1,9 @@
-package results
+// Package render turns reports (package results) into what people read: the baseline table
+// (Markdown, CSV, JSON; the engine's stderr summary prints the same table), the comparison of
+// two reports with its regression verdict and the matching of their runs, and the self-contained
+// HTML page of plots (go-echarts, with the ECharts script embedded from assets/). Nothing here
+// writes a report or measures anything; the report types stay free of these dependencies.
+package render
 
 import (
 	"encoding/csv"
@@ -10,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/hotspotkit/hotspotkit/results"
 )
 
 // Column is one column of the baseline table.
@@ -92,15 +99,15 @@ type TableRow struct {
 	Knee        bool `json:"knee,omitempty"`
 	Verified    bool `json:"verified"`
 	// Metrics holds every metric of the row by Metric name; a run row has Min = Median = Max.
-	Metrics map[string]Spread `json:"metrics"`
-	Cells   []string          `json:"-"`
+	Metrics map[string]results.Spread `json:"metrics"`
+	Cells   []string                  `json:"-"`
 }
 
 // Table builds the table of the given reports, in their order. A report with Summaries gives
 // one row per summary (medians, with min–max spread), a report without gives one row per run;
 // a ladder has one row per level either way because its runs or summaries are per level.
 // Runs that no summary covers still get a row of their own.
-func Table(reports []*Report) TableData {
+func Table(reports []*results.Report) TableData {
 	t := TableData{Columns: TableColumns}
 	for _, rep := range reports {
 		t.Rows = append(t.Rows, reportRows(rep)...)
@@ -108,7 +115,7 @@ func Table(reports []*Report) TableData {
 	return t
 }
 
-func reportRows(rep *Report) []TableRow {
+func reportRows(rep *results.Report) []TableRow {
 	knees := make(map[string]int)
 	for _, l := range rep.Ladders {
 		knees[l.Mode] = l.KneeConcurrency
@@ -118,7 +125,7 @@ func reportRows(rep *Report) []TableRow {
 	for _, s := range rep.Summaries {
 		group := runsOf(rep.Runs, s.Mode, s.Level)
 		// The runs win: a stored summary is derived data, used only for what no run has.
-		metrics := summarizeGroup(s.Mode, s.Level, group).Metrics
+		metrics := results.SummarizeGroup(s.Mode, s.Level, group).Metrics
 		for k, v := range s.Metrics {
 			if _, ok := metrics[k]; !ok {
 				metrics[k] = v
@@ -126,7 +133,7 @@ func reportRows(rep *Report) []TableRow {
 		}
 		row := TableRow{Suite: rep.Suite, Mode: s.Mode, Level: s.Level, Repetitions: s.Repetitions,
 			Verified: s.Verified, Metrics: metrics}
-		var cfg Run
+		var cfg results.Run
 		if len(group) > 0 {
 			cfg = group[0]
 		}
@@ -140,7 +147,7 @@ func reportRows(rep *Report) []TableRow {
 			continue
 		}
 		row := TableRow{Suite: rep.Suite, Mode: r.Mode, Level: r.Level, Repetition: r.Repetition,
-			Verified: r.Verification.Passed, Metrics: pointSpreads(r)}
+			Verified: r.Verification.Passed, Metrics: results.RunSpreads(r)}
 		row.Knee = r.Level > 0 && knees[r.Mode] == r.Level
 		row.Cells = formatRow(row, r)
 		rows = append(rows, row)
@@ -150,8 +157,8 @@ func reportRows(rep *Report) []TableRow {
 
 func groupKey(mode string, level int) [2]string { return [2]string{mode, strconv.Itoa(level)} }
 
-func runsOf(runs []Run, mode string, level int) []Run {
-	var out []Run
+func runsOf(runs []results.Run, mode string, level int) []results.Run {
+	var out []results.Run
 	for _, r := range runs {
 		if r.Mode == mode && r.Level == level {
 			out = append(out, r)
@@ -165,26 +172,26 @@ var metricColumns = map[string]struct {
 	metric string
 	format func(float64) string
 }{
-	ColThroughput: {MetricThroughputRPS, formatRPS},
-	ColFailed:     {MetricFailedRequests, formatCount},
-	ColP50:        {MetricP50Ms, formatMs},
-	ColP95:        {MetricP95Ms, formatMs},
-	ColP99:        {MetricP99Ms, formatMs},
-	ColPersistLag: {MetricPersistLagP99Ms, formatMs},
-	ColPoolMax:    {MetricPoolMaxUsageBasisPoints, formatBasisPointsPct},
-	ColWAL:        {MetricWALBytesPerRequest, formatPerRequest},
-	ColStatements: {MetricStatementsPerRequest, formatPerRequest},
-	ColEfficiency: {MetricEfficiency, formatRatio},
+	ColThroughput: {results.MetricThroughputRPS, formatRPS},
+	ColFailed:     {results.MetricFailedRequests, formatCount},
+	ColP50:        {results.MetricP50Ms, formatMs},
+	ColP95:        {results.MetricP95Ms, formatMs},
+	ColP99:        {results.MetricP99Ms, formatMs},
+	ColPersistLag: {results.MetricPersistLagP99Ms, formatMs},
+	ColPoolMax:    {results.MetricPoolMaxUsageBasisPoints, formatBasisPointsPct},
+	ColWAL:        {results.MetricWALBytesPerRequest, formatPerRequest},
+	ColStatements: {results.MetricStatementsPerRequest, formatPerRequest},
+	ColEfficiency: {results.MetricEfficiency, formatRatio},
 }
 
 // queueCountPairs are the columns that show two counts of a queue run, "a / b" (medians).
 var queueCountPairs = map[string][2]string{
-	ColSQLOps:        {MetricFlushSQLOps, MetricCompacted},
-	ColInlineDropped: {MetricQueueInline, MetricQueueDropped},
+	ColSQLOps:        {results.MetricFlushSQLOps, results.MetricCompacted},
+	ColInlineDropped: {results.MetricQueueInline, results.MetricQueueDropped},
 }
 
 // formatRow formats the cells of a row; cfg is a run of the row, read for its configuration.
-func formatRow(row TableRow, cfg Run) []string {
+func formatRow(row TableRow, cfg results.Run) []string {
 	m := row.Metrics
 	cell := func(metric string, format func(float64) string) string {
 		s, ok := m[metric]
@@ -193,7 +200,7 @@ func formatRow(row TableRow, cfg Run) []string {
 		}
 		return formatSpread(s, format)
 	}
-	_, hasQueue := m[MetricPersistLagP99Ms]
+	_, hasQueue := m[results.MetricPersistLagP99Ms]
 	mode := row.Mode
 	if row.Repetitions > 1 {
 		mode = fmt.Sprintf("%s (n=%d)", row.Mode, row.Repetitions)
@@ -298,7 +305,7 @@ func formatRatio(v float64) string {
 
 func formatBasisPointsPct(bp float64) string { return strconv.FormatFloat(bp/100, 'f', 1, 64) }
 
-func formatSpread(s Spread, format func(float64) string) string {
+func formatSpread(s results.Spread, format func(float64) string) string {
 	med := format(s.Median)
 	lo, hi := format(s.Min), format(s.Max)
 	if lo == hi {
@@ -337,7 +344,7 @@ func groupThousands(s string) string {
 // loadText is "requests × concurrency". Concurrency is the ladder level, else the concurrency
 // flag, else what the load engine measured; requests is the requests flag, else the duration
 // flag, else "–".
-func loadText(r Run, level int, knee bool) string {
+func loadText(r results.Run, level int, knee bool) string {
 	requests := missingValue
 	if v, ok := configNumber(r.Config, "requests"); ok && v > 0 {
 		requests = formatCount(v)
@@ -387,11 +394,11 @@ func configNumber(cfg map[string]any, key string) (float64, bool) {
 
 // waitersText lists the hot tables that had waiters, by name: "api_keys 12, providers 3"; "0"
 // when none did. Summary rows show medians here (no spread) to keep the cell short.
-func waitersText(m map[string]Spread) string {
+func waitersText(m map[string]results.Spread) string {
 	tables := waiterTables(m)
 	var parts []string
 	for _, t := range tables {
-		if v := m[MetricMaxWaitersPrefix+t].Median; v > 0 {
+		if v := m[results.MetricMaxWaitersPrefix+t].Median; v > 0 {
 			parts = append(parts, t+" "+formatCount(v))
 		}
 	}
@@ -402,10 +409,10 @@ func waitersText(m map[string]Spread) string {
 }
 
 // waiterTables is the sorted list of tables with a max-waiters metric.
-func waiterTables(m map[string]Spread) []string {
+func waiterTables(m map[string]results.Spread) []string {
 	var tables []string
 	for k := range m {
-		if t, ok := strings.CutPrefix(k, MetricMaxWaitersPrefix); ok {
+		if t, ok := strings.CutPrefix(k, results.MetricMaxWaitersPrefix); ok {
 			tables = append(tables, t)
 		}
 	}

@@ -1,4 +1,4 @@
-package results
+package render
 
 import (
 	"bytes"
@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hotspotkit/hotspotkit/results"
+
+	"github.com/hotspotkit/hotspotkit/results/resultstest"
 )
 
 // withThresholds is the default options with th.
@@ -15,12 +19,12 @@ func withThresholds(th Thresholds) Options {
 	return o
 }
 
-func mustCompare(t *testing.T, old, new *Report, th Thresholds) Comparison {
+func mustCompare(t *testing.T, old, new *results.Report, th Thresholds) Comparison {
 	t.Helper()
 	return mustCompareOpt(t, old, new, withThresholds(th))
 }
 
-func mustCompareOpt(t *testing.T, old, new *Report, opt Options) Comparison {
+func mustCompareOpt(t *testing.T, old, new *results.Report, opt Options) Comparison {
 	t.Helper()
 	c, err := Compare(old, new, opt)
 	if err != nil {
@@ -40,7 +44,7 @@ func renderComparison(t *testing.T, c Comparison) string {
 
 func TestCompareSelfPasses(t *testing.T) {
 	strict := Thresholds{MaxThroughputDrop: 0, MaxP95Rise: 0, MaxP99Rise: 0, NoNewWaiters: true, RequireVerified: true}
-	for name, rep := range map[string]*Report{"single": singleReport(), "repeated": repeatedReport(), "ladder": ladderReport()} {
+	for name, rep := range map[string]*results.Report{"single": resultstest.SingleReport(), "repeated": resultstest.RepeatedReport(), "ladder": resultstest.LadderReport()} {
 		for _, th := range []Thresholds{DefaultThresholds(), strict} {
 			c := mustCompare(t, rep, rep, th)
 			if !c.Passed() || c.Regressions != 0 {
@@ -62,12 +66,12 @@ func TestCompareSelfPasses(t *testing.T) {
 
 // A report read back from JSON (config numbers become float64) matches the one built in memory.
 func TestCompareAfterJSONRoundTrip(t *testing.T) {
-	rep := repeatedReport()
+	rep := resultstest.RepeatedReport()
 	path := filepath.Join(t.TempDir(), "r.json")
 	if err := rep.WriteFile(path); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadFile(path)
+	back, err := results.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,8 +82,8 @@ func TestCompareAfterJSONRoundTrip(t *testing.T) {
 }
 
 func TestCompareDegradedFails(t *testing.T) {
-	for name, rep := range map[string]*Report{"single": singleReport(), "repeated": repeatedReport()} {
-		c := mustCompare(t, rep, degraded(rep), DefaultThresholds())
+	for name, rep := range map[string]*results.Report{"single": resultstest.SingleReport(), "repeated": resultstest.RepeatedReport()} {
+		c := mustCompare(t, rep, resultstest.Degraded(rep), DefaultThresholds())
 		if c.Passed() || c.Regressions != len(c.Pairs) {
 			t.Errorf("%s: ⅓ throughput and 3× p95 passed:\n%s", name, renderComparison(t, c))
 			continue
@@ -89,7 +93,7 @@ func TestCompareDegradedFails(t *testing.T) {
 			t.Errorf("%s: verdict %s reasons %q, want throughput and p95", name, p.Verdict, p.Reasons)
 		}
 		tput := p.Metrics[0]
-		if tput.Metric != MetricThroughputRPS || !tput.Regressed || tput.Ratio == nil || *tput.Ratio > 0.34 || *tput.Ratio < 0.33 {
+		if tput.Metric != results.MetricThroughputRPS || !tput.Regressed || tput.Ratio == nil || *tput.Ratio > 0.34 || *tput.Ratio < 0.33 {
 			t.Errorf("%s: throughput delta = %+v", name, tput)
 		}
 		out := renderComparison(t, c)
@@ -102,8 +106,8 @@ func TestCompareDegradedFails(t *testing.T) {
 }
 
 func TestCompareThresholdEdges(t *testing.T) {
-	old := singleReport()
-	slower := singleReport()
+	old := resultstest.SingleReport()
+	slower := resultstest.SingleReport()
 	for i := range slower.Runs {
 		slower.Runs[i].Load.ThroughputRPS *= 0.90 // exactly the 10% limit
 		slower.Runs[i].Load.LatencyMs.P95 *= 1.19
@@ -120,22 +124,22 @@ func TestCompareThresholdEdges(t *testing.T) {
 	th = DefaultThresholds()
 	th.MaxThroughputDrop = Off
 	th.MaxP95Rise = Off
-	if c := mustCompare(t, old, degraded(old), th); !c.Passed() {
+	if c := mustCompare(t, old, resultstest.Degraded(old), th); !c.Passed() {
 		t.Errorf("with every limit off nothing can regress:\n%s", renderComparison(t, c))
 	}
 }
 
 func TestCompareDifferentSuites(t *testing.T) {
-	other := singleReport()
+	other := resultstest.SingleReport()
 	other.Suite = "ledger_balance_hotspot_baseline"
-	if _, err := Compare(singleReport(), other, DefaultOptions()); err == nil || !strings.Contains(err.Error(), "different suites") {
+	if _, err := Compare(resultstest.SingleReport(), other, DefaultOptions()); err == nil || !strings.Contains(err.Error(), "different suites") {
 		t.Errorf("err = %v, want different suites", err)
 	}
 }
 
 func TestCompareNoNewWaiters(t *testing.T) {
-	old := singleReport()
-	new := singleReport()
+	old := resultstest.SingleReport()
+	new := resultstest.SingleReport()
 	new.Runs[1].LockMonitor.MaxWaitersByRelation["api_keys"] = 2 // async-compact had none
 	new.Runs[1].LockMonitor.MaxLockWaiters = 2
 	new.Runs[0].LockMonitor.MaxWaitersByRelation["api_keys"] = 20 // sync had some already
@@ -155,7 +159,7 @@ func TestCompareNoNewWaiters(t *testing.T) {
 	}
 
 	// Waiters on a lock no table accounts for count too.
-	new = singleReport()
+	new = resultstest.SingleReport()
 	new.Runs[1].LockMonitor.MaxLockWaiters = 3
 	c = mustCompare(t, old, new, th)
 	if c.Passed() || !strings.Contains(strings.Join(c.Pairs[1].Reasons, ";"), "new lock waiters: 0 → 3") {
@@ -164,8 +168,8 @@ func TestCompareNoNewWaiters(t *testing.T) {
 }
 
 func TestCompareVerified(t *testing.T) {
-	old := singleReport()
-	new := singleReport()
+	old := resultstest.SingleReport()
+	new := resultstest.SingleReport()
 	new.Runs[0].Verification.Passed = false
 	c := mustCompare(t, old, new, DefaultThresholds())
 	if c.Passed() || c.Pairs[0].Reasons[0] != "verification failed in the new report (passed in the old)" {
@@ -186,12 +190,12 @@ func TestCompareVerified(t *testing.T) {
 }
 
 func TestCompareUnmatched(t *testing.T) {
-	old := singleReport()
-	new := singleReport()
+	old := resultstest.SingleReport()
+	new := resultstest.SingleReport()
 	new.Runs[1].Config["requests"] = 200000 // async-compact now runs a different load
-	outbox := syncSpec()
-	outbox.mode = "outbox"
-	new.Runs = append(new.Runs, makeRun(outbox))
+	outbox := resultstest.SyncSpec()
+	outbox.Mode = "outbox"
+	new.Runs = append(new.Runs, resultstest.MakeRun(outbox))
 	new.Runs[0].Config["output"] = "/elsewhere/new.json" // not part of the match
 	new.Runs[0].Config["seed"] = 7
 	new.Runs[0].Config["schema"] = "hotspot_b"
@@ -218,7 +222,7 @@ func TestCompareUnmatched(t *testing.T) {
 		}
 	}
 
-	other := singleReport()
+	other := resultstest.SingleReport()
 	for i := range other.Runs {
 		other.Runs[i].Config["concurrency"] = 7
 	}
@@ -232,13 +236,13 @@ func TestCompareUnmatched(t *testing.T) {
 }
 
 func TestCompareNoiseBands(t *testing.T) {
-	old := repeatedReport()
-	new := repeatedReport()
+	old := resultstest.RepeatedReport()
+	new := resultstest.RepeatedReport()
 	// The median drops 12%, but the bands still overlap: the verdict follows the median.
 	for i, rps := range []float64{130000, 134000, 149000} {
 		new.Runs[i].Load.ThroughputRPS = rps
 	}
-	new.Summaries = Summarize(new.Runs)
+	new.Summaries = results.Summarize(new.Runs)
 	c := mustCompare(t, old, new, DefaultThresholds())
 	ac := c.Pairs[0]
 	if ac.Mode != "async-compact" || ac.Verdict != VerdictRegression {
@@ -252,7 +256,7 @@ func TestCompareNoiseBands(t *testing.T) {
 		t.Errorf("output does not say the bands overlap:\n%s", out)
 	}
 	// Single runs have no band to overlap.
-	s := mustCompare(t, singleReport(), singleReport(), DefaultThresholds())
+	s := mustCompare(t, resultstest.SingleReport(), resultstest.SingleReport(), DefaultThresholds())
 	if s.Pairs[0].Metrics[0].BandsOverlap {
 		t.Errorf("single runs reported overlapping bands")
 	}

@@ -1,7 +1,13 @@
-package testkit
+// Package redisrun owns what a run on the Redis-streams queue backend needs beside the queue
+// itself (package queue/redisq): the flags of the backend and of runs split over processes
+// (StreamConfig), the Redis those runs share (Target: miniredis in this process, a managed
+// redis-server, or --redis-url), and the protocol by which the producer and consumer processes
+// of one run meet in PostgreSQL (Stream: registration, recorded outcomes, run-wide counters).
+// The engine (testkit) drives it through these types; it knows nothing of suites, modes or
+// reports, and keeps no state between calls but what its values hold.
+package redisrun
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -17,13 +23,13 @@ const (
 	BackendMemory = "memory"
 	BackendRedis  = "redis"
 
-	RedisEmbedded = "embedded" // miniredis, in this process
-	RedisManaged  = "managed"  // a redis-server we start and stop
-	RedisURL      = "url"      // --redis-url: an existing server
+	Embedded = "embedded" // miniredis, in this process
+	Managed  = "managed"  // a redis-server we start and stop
+	URL      = "url"      // --redis-url: an existing server
 )
 
 // StreamConfig holds the flags of the durable queue backend and of runs split over several
-// processes. It is part of Config.
+// processes. It is part of the engine's Config, and like it read-only once validated.
 type StreamConfig struct {
 	QueueBackend    string
 	RedisMode       string
@@ -35,14 +41,12 @@ type StreamConfig struct {
 	ProducerID      int
 	Verify          bool
 	ExpectProducers int
-
-	role  redisq.Role
-	redis *redisTarget // opened by the engine when the redis backend runs
 }
 
-func (c *StreamConfig) register(fs *pflag.FlagSet) {
+// Register adds the flags to fs.
+func (c *StreamConfig) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.QueueBackend, "queue-backend", BackendMemory, "async queue backend: memory (in this process) or redis (a Redis stream: durable, shared by processes)")
-	fs.StringVar(&c.RedisMode, "redis", RedisEmbedded, "Redis for --queue-backend redis: embedded (miniredis in this process) or managed (a temporary redis-server from PATH)")
+	fs.StringVar(&c.RedisMode, "redis", Embedded, "Redis for --queue-backend redis: embedded (miniredis in this process) or managed (a temporary redis-server from PATH)")
 	fs.StringVar(&c.RedisURL, "redis-url", "", "use this existing Redis instead (redis://[:password@]host:port/db); required with --role")
 	fs.BoolVar(&c.RedisPersist, "redis-persist", false, "with --redis managed: turn the append-only file on (appendfsync everysec)")
 	fs.IntVar(&c.ReclaimIdleMs, "reclaim-idle-ms", 10000, "redis backend: entries unacknowledged this long (ms) are taken over by another consumer")
@@ -53,12 +57,23 @@ func (c *StreamConfig) register(fs *pflag.FlagSet) {
 	fs.IntVar(&c.ExpectProducers, "expect-producers", 1, "--role consumer: the run is over only once this many producers have registered and finished")
 }
 
-// validateStream checks the flags above against the common ones; bad collects errors.
-func (c *Config) validateStream(bad func(format string, a ...any)) {
+// Common is what validating the stream flags needs to know of the engine's other flags.
+type Common struct {
+	Modes, AsyncModes int // modes in --modes, and how many of them are async
+	PostgresURL       string
+	Schema            string
+	Repeat            int
+	Ladder            bool // --levels was given
+	Requests          int64
+}
+
+// Validate checks the flags above against the common ones (fs tells which were given; bad
+// collects errors) and returns the process's role.
+func (c *StreamConfig) Validate(fs *pflag.FlagSet, common Common, bad func(format string, a ...any)) redisq.Role {
 	changed := func(names ...string) []string {
 		var out []string
 		for _, n := range names {
-			if c.fs != nil && c.fs.Changed(n) {
+			if fs != nil && fs.Changed(n) {
 				out = append(out, "--"+n)
 			}
 		}
@@ -70,7 +85,7 @@ func (c *Config) validateStream(bad func(format string, a ...any)) {
 			bad("%s only apply to --queue-backend redis", strings.Join(set, ", "))
 		}
 	case BackendRedis:
-		if !slices.ContainsFunc(c.Modes, IsAsync) && len(c.Modes) > 0 {
+		if common.AsyncModes == 0 && common.Modes > 0 {
 			bad("--queue-backend redis needs an async mode (async, async-compact) in --modes")
 		}
 	default:
@@ -83,16 +98,16 @@ func (c *Config) validateStream(bad func(format string, a ...any)) {
 		if _, err := redis.ParseURL(c.RedisURL); err != nil {
 			bad("--redis-url: %s", database.Redact(err.Error()))
 		}
-	case c.RedisMode == RedisManaged:
+	case c.RedisMode == Managed:
 		if c.QueueBackend == BackendRedis {
 			if _, err := redisserver.FindBinary(""); err != nil {
 				bad("--redis managed: %v", err)
 			}
 		}
-	case c.RedisMode != RedisEmbedded:
+	case c.RedisMode != Embedded:
 		bad("--redis %q: want embedded or managed (or give --redis-url)", c.RedisMode)
 	}
-	if c.RedisPersist && (c.RedisURL != "" || c.RedisMode != RedisManaged) {
+	if c.RedisPersist && (c.RedisURL != "" || c.RedisMode != Managed) {
 		bad("--redis-persist applies to --redis managed only")
 	}
 	if c.ReclaimIdleMs < 1 || c.MaxDeliveries < 1 {
@@ -102,9 +117,8 @@ func (c *Config) validateStream(bad func(format string, a ...any)) {
 	role, err := redisq.ParseRole(c.RoleName)
 	if err != nil {
 		bad("--role: %v", err)
-		return
+		return redisq.RoleBoth
 	}
-	c.role = role
 	if c.Verify && role != redisq.RoleConsumer {
 		bad("--verify applies to --role consumer (a run with --role both always verifies)")
 	}
@@ -115,34 +129,23 @@ func (c *Config) validateStream(bad func(format string, a ...any)) {
 		bad("--expect-producers applies to --role consumer")
 	}
 	if role == redisq.RoleBoth {
-		return
+		return role
 	}
 	// A run split over processes: everyone must find the same database, schema, stream.
-	if c.QueueBackend != BackendRedis || c.RedisURL == "" || c.PostgresURL == "" || c.Schema == "" {
+	if c.QueueBackend != BackendRedis || c.RedisURL == "" || common.PostgresURL == "" || common.Schema == "" {
 		bad("--role %s needs --queue-backend redis, --redis-url, --postgres-url and --schema (every process of the run uses the same)", role)
 	}
-	if len(c.Modes) != 1 || !IsAsync(c.Modes[0]) {
+	if common.Modes != 1 || common.AsyncModes != 1 {
 		bad("--role %s runs exactly one async mode (--modes async or --modes async-compact)", role)
 	}
-	if c.Repeat != 1 || len(c.Levels) > 0 {
+	if common.Repeat != 1 || common.Ladder {
 		bad("--role %s cannot be combined with --repeat or --levels", role)
 	}
-	if role == redisq.RoleProducer && c.Requests < 1 {
+	if role == redisq.RoleProducer && common.Requests < 1 {
 		bad("--role producer needs --requests (its index range is --producer-id × --requests)")
 	}
 	if c.ProducerID < 0 || c.ExpectProducers < 1 {
 		bad("--producer-id must not be negative and --expect-producers must be at least 1")
 	}
-	// The schema outlives every process of the run: drop it yourself once it is verified.
-	c.KeepSchema = true
-}
-
-// joining reports whether this process joins a run another process set up (its tables and
-// seed rows, its stream): a producer or consumer that did not create the schema.
-func (c *Config) joining(t *database.Target) bool {
-	return c.role != redisq.RoleBoth && !t.Created()
-}
-
-func (c *StreamConfig) redisNeeded(modes []string) bool {
-	return c.QueueBackend == BackendRedis && slices.ContainsFunc(modes, IsAsync)
+	return role
 }

@@ -1,0 +1,111 @@
+package redisrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hotspotkit/hotspotkit/queue/redisq"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
+)
+
+// Target is the Redis an invocation's redis-backed runs share: miniredis in this process
+// (embedded), a redis-server we started (managed), or an existing one (url).
+type Target struct {
+	Mode    string // Embedded, Managed or URL
+	Version string // e.g. "redis 7.0.15", "miniredis v2.35.0"
+	Client  *redis.Client
+	mini    *miniredis.Miniredis
+	server  *redisserver.Server
+	url     string // redacted
+}
+
+// Open starts or reaches the Redis the flags choose. workers is the number of queue workers
+// the client's pool must serve besides redisq's senders.
+func Open(ctx context.Context, c StreamConfig, workers int) (*Target, error) {
+	t := &Target{}
+	var opts *redis.Options
+	switch {
+	case c.RedisURL != "":
+		t.Mode, t.url = URL, database.RedactURL(c.RedisURL)
+		o, err := redis.ParseURL(c.RedisURL)
+		if err != nil {
+			return nil, fmt.Errorf("--redis-url: %s", database.Redact(err.Error()))
+		}
+		opts = o
+	case c.RedisMode == Managed:
+		t.Mode = Managed
+		srv, err := redisserver.Start(ctx, redisserver.Config{Persist: c.RedisPersist})
+		if err != nil {
+			return nil, err
+		}
+		t.server, t.Version = srv, "redis "+srv.Version()
+		opts, _ = redis.ParseURL(srv.URL())
+	default:
+		t.Mode = Embedded
+		m := miniredis.NewMiniRedis()
+		if err := m.Start(); err != nil {
+			return nil, fmt.Errorf("starting the embedded Redis (miniredis): %w", err)
+		}
+		t.mini, t.Version = m, "miniredis "+moduleVersion("github.com/alicebob/miniredis/v2")
+		opts = &redis.Options{Addr: m.Addr()}
+	}
+	// No go-redis retries: a retried XADD would add a record twice (redisq's doc).
+	opts.MaxRetries = -1
+	opts.PoolSize = max(opts.PoolSize, workers+redisq.DefaultSenders+16)
+	t.Client = redis.NewClient(opts)
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := t.Client.Ping(pctx).Err(); err != nil {
+		err = fmt.Errorf("reaching Redis (%s): %s", t.where(), database.Redact(err.Error()))
+		return nil, errors.Join(err, t.Close())
+	}
+	if t.Mode == URL {
+		if info, err := t.Client.InfoMap(pctx, "server").Result(); err == nil {
+			t.Version = "redis " + info["Server"]["redis_version"]
+		}
+	}
+	return t, nil
+}
+
+func (t *Target) where() string {
+	if t.url != "" {
+		return t.url
+	}
+	return t.Mode
+}
+
+// Close closes the client and stops the server this process started.
+func (t *Target) Close() error {
+	if t == nil {
+		return nil
+	}
+	var err error
+	if t.Client != nil {
+		err = t.Client.Close()
+	}
+	if t.mini != nil {
+		t.mini.Close()
+	}
+	if t.server != nil {
+		err = errors.Join(err, t.server.Stop())
+	}
+	return err
+}
+
+func moduleVersion(path string) string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == path {
+				return d.Version
+			}
+		}
+	}
+	return "(unknown version)"
+}
