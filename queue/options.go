@@ -142,6 +142,11 @@ type Options[K comparable, T any] struct {
 	// Merge folds newer, a later record for the same slot, into pending. Required when
 	// Compaction is on; called by the worker goroutines only, in arrival order.
 	Merge func(pending *T, newer T)
+	// Worker picks the worker (0 ≤ n < workers) that owns a slot. Nil: a hash of the key, so
+	// the slots of a hot spot spread by chance; a caller whose keys split one hot row into
+	// numbered slots can deal them out round the workers instead, so that they never share
+	// one while there are workers to spare.
+	Worker func(key K, workers int) int
 	// Compare orders slots inside a flushed batch (with Compaction), so that concurrent
 	// transactions lock rows in one order and cannot deadlock. Nil keeps first-seen order.
 	Compare func(a, b K) int

@@ -83,8 +83,12 @@ func (q *Queue[K, T]) route(rec T) *worker[K, T] {
 	if len(q.workers) == 1 {
 		return q.workers[0]
 	}
+	n := len(q.workers)
+	if q.opts.Worker != nil {
+		return q.workers[(q.opts.Worker(q.opts.Key(rec), n)%n+n)%n]
+	}
 	h := maphash.Comparable(q.seed, q.opts.Key(rec))
-	return q.workers[(h>>32)*uint64(len(q.workers))>>32]
+	return q.workers[(h>>32)*uint64(n)>>32]
 }
 
 // Enqueue offers rec to the queue. It returns Queued when the queue took it; when the

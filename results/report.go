@@ -34,8 +34,11 @@ type Report struct {
 	Runs        []Run  `json:"runs"`
 	// Summaries holds one entry per mode (and ladder level) when runs were repeated.
 	Summaries []Summary `json:"summaries,omitempty"`
-	// Ladders holds one concurrency ladder per mode when --levels was given.
+	// Ladders holds one concurrency ladder per mode when --levels was given, one slot ladder
+	// per mode (Over "slots") when --slots-levels was.
 	Ladders []Ladder `json:"ladders,omitempty"`
+	// RateLadders holds one open-loop rate ladder per mode when --rates was given.
+	RateLadders []RateLadder `json:"rate_ladders,omitempty"`
 	// Error is the failure that ended the invocation early, if any.
 	Error string `json:"error,omitempty"`
 }
@@ -100,6 +103,12 @@ type Run struct {
 	Repetition int `json:"repetition,omitempty"`
 	// Level is the ladder concurrency level; 0 outside a ladder.
 	Level int `json:"level,omitempty"`
+	// Rate is the offered rate of an open-loop run in requests per second (--rate, or a
+	// --rates rung); 0 in a closed loop.
+	Rate float64 `json:"rate,omitempty"`
+	// Slots is the number of physical rows each hot logical row was split into (--slots);
+	// 0 for a suite without slotted rows (and in reports from before them).
+	Slots int `json:"slots,omitempty"`
 	// Config holds every flag value that shaped the run, by flag name.
 	Config         map[string]any  `json:"config"`
 	StartedAt      time.Time       `json:"started_at"`
@@ -213,6 +222,43 @@ type Load struct {
 	LatencyHistogram string `json:"latency_histogram,omitempty"`
 	// Retries is what --max-tries did (absent from reports of older engines).
 	Retries *Retries `json:"retries,omitempty"`
+	// OpenLoop is what the arrival schedule of an open-loop run (--rate) did; absent in a
+	// closed loop. LatencyMs then runs from each request's intended start.
+	OpenLoop *OpenLoop `json:"open_loop,omitempty"`
+}
+
+// OpenLoop is an open-loop run's schedule and what became of it. Latency in Load.LatencyMs is
+// measured from each request's intended start, what a client arriving on schedule sees, waits
+// for a free worker included; ServiceMs from its actual start, what a closed loop would report;
+// ScheduleLagMs is the difference, the time a request waited before it could start. The counts
+// are of measured arrivals: each was sent (a completed or failed request), skipped or unsent.
+type OpenLoop struct {
+	TargetRPS float64 `json:"target_rps"`
+	// AchievedRPS is measured requests sent per second of the measured window (from the end
+	// of the warm-up and ramp to the deadline). Poisson arrivals scatter it around the target
+	// by about 1/√scheduled even when every arrival is sent; SentShare does not.
+	AchievedRPS float64 `json:"achieved_rps"`
+	// Scheduled counts the measured arrivals (sent + skipped + unsent); SentShare is the share
+	// of them that was sent.
+	Scheduled int64   `json:"scheduled"`
+	SentShare float64 `json:"sent_share"`
+	// HeldRate is false when the run sent less than 95% of its arrivals (RateHeldFraction): it
+	// could not keep up, and the arrivals it fell behind on waited or were never sent.
+	HeldRate bool   `json:"held_rate"`
+	Arrivals string `json:"arrivals"`
+	// Late counts requests sent more than 1 ms after their intended start.
+	Late int64 `json:"late"`
+	// Skipped counts arrivals not sent because they were more than --max-lag late.
+	Skipped int64 `json:"skipped"`
+	// Unsent counts arrivals intended before the end of the run that never got a worker
+	// before it (no request starts after --duration): the backlog left at the end.
+	Unsent        int64   `json:"unsent"`
+	ServiceMs     Latency `json:"service_ms"`
+	ScheduleLagMs Latency `json:"schedule_lag_ms"`
+	// ServiceHistogram and ScheduleLagHistogram are the HDR histograms (µs, V2 compressed,
+	// base64) behind ServiceMs and ScheduleLagMs, as Load.LatencyHistogram is behind LatencyMs.
+	ServiceHistogram     string `json:"service_histogram,omitempty"`
+	ScheduleLagHistogram string `json:"schedule_lag_histogram,omitempty"`
 }
 
 // Retries is what the request retries (--max-tries) did over a run, warm-up included: the
@@ -267,6 +313,14 @@ type LockMonitor struct {
 	// MaxWaitersByRelation attributes waiters to the table they queue on (every hot table of
 	// the suite is present, 0 when nothing waited on it).
 	MaxWaitersByRelation map[string]int64 `json:"max_waiters_by_relation"`
+	// MaxWaitersPerRowByRelation is, per table, the most sessions queued at once for any one
+	// physical row of it (a slot of a slotted hot row): the waiters for one row version's tuple
+	// lock plus the one holding it (see package monitor). Absent in reports from before it.
+	MaxWaitersPerRowByRelation map[string]int64 `json:"max_waiters_per_row_by_relation,omitempty"`
+	// TotalReadMs is the latency of reading one hot logical row's total (the suite's total
+	// query: with slots, a sum over them), timed on the monitor's connection at every sample
+	// while the load ran; nil for suites without one and in older reports.
+	TotalReadMs *Latency `json:"total_read_ms,omitempty"`
 	// MaxWaitersByLockType splits waiters by pg_locks.locktype of the ungranted lock.
 	MaxWaitersByLockType map[string]int64 `json:"max_waiters_by_lock_type,omitempty"`
 	MaxLockWaitMs        float64          `json:"max_lock_wait_ms"`
@@ -367,10 +421,13 @@ type FaultEvent struct {
 	Error    string  `json:"error,omitempty"`
 }
 
-// Summary is the spread of the key metrics over the repetitions of one mode (and level).
+// Summary is the spread of the key metrics over the repetitions of one mode (and level, and
+// slot count).
 type Summary struct {
 	Mode        string            `json:"mode"`
 	Level       int               `json:"level,omitempty"`
+	Rate        float64           `json:"rate,omitempty"`
+	Slots       int               `json:"slots,omitempty"`
 	Repetitions int               `json:"repetitions"`
 	Verified    bool              `json:"verified"`
 	Metrics     map[string]Spread `json:"metrics"`
@@ -383,14 +440,23 @@ type Spread struct {
 	Max    float64 `json:"max"`
 }
 
-// Ladder is a concurrency ladder of one mode and where it saturates.
+// Ladder is a concurrency ladder (--levels) or a slot ladder (--slots-levels) of one mode and
+// where it saturates.
 type Ladder struct {
-	Mode   string        `json:"mode"`
+	Mode string `json:"mode"`
+	// Over names what the levels step: "" concurrency, LadderSlots the slots per hot row.
+	Over   string        `json:"over,omitempty"`
 	Levels []LadderLevel `json:"levels"`
 	// KneeConcurrency is the first level after which throughput rises less than 5% while p95
 	// keeps rising; 0 when the ladder never saturated.
 	KneeConcurrency int `json:"knee_concurrency"`
+	// KneeSlots is, in a slot ladder, the first slot count after which more slots add less than
+	// 5% throughput; 0 when they never stopped paying.
+	KneeSlots int `json:"knee_slots,omitempty"`
 }
+
+// LadderSlots is Ladder.Over of a slot ladder.
+const LadderSlots = "slots"
 
 // LadderLevel is one step of a ladder.
 type LadderLevel struct {
@@ -400,6 +466,43 @@ type LadderLevel struct {
 	P95Ms         float64 `json:"p95_ms"`
 	P99Ms         float64 `json:"p99_ms"`
 	Knee          bool    `json:"knee,omitempty"`
+	// Slots and what they change, in a slot ladder: the most waiters on a hot table and on one
+	// physical row of it, the read of a total (p50, p99) and the persist lag (queue modes).
+	Slots            int     `json:"slots,omitempty"`
+	MaxWaiters       float64 `json:"max_waiters,omitempty"`
+	MaxWaitersPerRow float64 `json:"max_waiters_per_row,omitempty"`
+	TotalReadP50Ms   float64 `json:"total_read_p50_ms,omitempty"`
+	TotalReadP99Ms   float64 `json:"total_read_p99_ms,omitempty"`
+	PersistLagP99Ms  float64 `json:"persist_lag_p99_ms,omitempty"`
+}
+
+// RateLadder is an open-loop rate ladder of one mode (--rates): the open-loop counterpart of
+// the concurrency ladder, and the highest rate that met the latency objective.
+type RateLadder struct {
+	Mode  string     `json:"mode"`
+	Rates []RateStep `json:"rates"`
+	// SLOP99Ms is the objective (--slo-p99-ms); 0 when none was given.
+	SLOP99Ms float64 `json:"slo_p99_ms,omitempty"`
+	// MaxRateAtSLO is the highest target rate whose runs kept p99 ≤ SLOP99Ms while sending at
+	// least 95% of their arrivals (median over repetitions); 0 when no rate did, or no objective.
+	MaxRateAtSLO float64 `json:"max_rate_at_slo"`
+}
+
+// RateStep is one rate of a rate ladder (medians over its repetitions).
+type RateStep struct {
+	TargetRPS    float64 `json:"target_rps"`
+	AchievedRPS  float64 `json:"achieved_rps"`
+	SentShare    float64 `json:"sent_share"`
+	P50Ms        float64 `json:"p50_ms"`
+	P95Ms        float64 `json:"p95_ms"`
+	P99Ms        float64 `json:"p99_ms"`
+	ServiceP99Ms float64 `json:"service_p99_ms"`
+	Late         float64 `json:"late"`
+	Skipped      float64 `json:"skipped"`
+	// MetSLO: p99 within the objective and ≥ 95% of the arrivals sent.
+	MetSLO bool `json:"met_slo,omitempty"`
+	// MaxAtSLO marks the step named by RateLadder.MaxRateAtSLO.
+	MaxAtSLO bool `json:"max_at_slo,omitempty"`
 }
 
 // Sample is one line of the NDJSON samples file: what the monitor saw at one instant.
@@ -413,6 +516,8 @@ type Sample struct {
 	// Lock waiters (absent when the lock query failed in this sample).
 	LockWaiters       int64            `json:"lock_waiters"`
 	WaitersByRelation map[string]int64 `json:"waiters_by_relation,omitempty"`
+	// MaxWaitersPerRow is, per table, the most waiters queued for one physical row of it.
+	MaxWaitersPerRow  map[string]int64 `json:"max_waiters_per_row,omitempty"`
 	WaitersByLockType map[string]int64 `json:"waiters_by_lock_type,omitempty"`
 	OldestLockWaitMs  float64          `json:"oldest_lock_wait_ms"`
 	BlockedSessions   *int64           `json:"blocked_sessions,omitempty"`

@@ -1,6 +1,9 @@
 package results
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // Metric names: the keys of Summary.Metrics, and the metrics the table and the comparison read.
 // Units live in the names, as everywhere in a report.
@@ -31,8 +34,22 @@ const (
 	MetricEfficiency            = "efficiency"
 	MetricLost                  = "lost"
 	MetricDuplicated            = "duplicated"
+	// Open-loop runs only (--rate): the rate achieved, the service time's p99 (latency from
+	// the actual start), and the arrivals sent late or skipped.
+	MetricAchievedRPS  = "achieved_rps"
+	MetricSentShare    = "sent_share"
+	MetricServiceP99Ms = "service_p99_ms"
+	MetricLate         = "late"
+	MetricSkipped      = "skipped"
 	// MetricMaxWaitersPrefix followed by a table name is the max waiters queued on that table.
 	MetricMaxWaitersPrefix = "max_waiters."
+	// MetricMaxWaitersPerRowPrefix followed by a table name is the max waiters queued on any
+	// one physical row of it (runs with LockMonitor.MaxWaitersPerRowByRelation only).
+	MetricMaxWaitersPerRowPrefix = "max_waiters_per_row."
+	// MetricTotalReadP50Ms and MetricTotalReadP99Ms time the read of a hot row's total (a sum
+	// over its slots) during the run (runs with LockMonitor.TotalReadMs only).
+	MetricTotalReadP50Ms = "total_read_p50_ms"
+	MetricTotalReadP99Ms = "total_read_p99_ms"
 )
 
 // Knee detection thresholds; see FindKnee.
@@ -40,6 +57,14 @@ const (
 	KneeMaxThroughputGain = 0.05
 	KneeMinP95Rise        = 0.05
 )
+
+// RateHeldFraction is the share of its arrivals an open-loop run must send to have held its
+// rate, and a rate-ladder step to count toward max_rate_at_slo. It is judged on the arrivals
+// the schedule drew, not on the target rate, which a Poisson draw misses by chance.
+const RateHeldFraction = 0.95
+
+// HeldRate says whether a run that sent sentShare of its arrivals held its rate.
+func HeldRate(sentShare float64) bool { return sentShare >= RateHeldFraction }
 
 // runMetrics is the one place that reads the metrics of a run out of its report fields.
 func runMetrics(r Run) map[string]float64 {
@@ -72,12 +97,26 @@ func runMetrics(r Run) map[string]float64 {
 	if r.Efficiency > 0 {
 		m[MetricEfficiency] = r.Efficiency
 	}
+	if ol := r.Load.OpenLoop; ol != nil {
+		m[MetricAchievedRPS] = ol.AchievedRPS
+		m[MetricSentShare] = ol.SentShare
+		m[MetricServiceP99Ms] = ol.ServiceMs.P99
+		m[MetricLate] = float64(ol.Late)
+		m[MetricSkipped] = float64(ol.Skipped)
+	}
 	if rc := r.Reconciliation; rc != nil {
 		m[MetricLost] = float64(rc.Lost)
 		m[MetricDuplicated] = float64(rc.Duplicated)
 	}
 	for table, n := range r.LockMonitor.MaxWaitersByRelation {
 		m[MetricMaxWaitersPrefix+table] = float64(n)
+	}
+	for table, n := range r.LockMonitor.MaxWaitersPerRowByRelation {
+		m[MetricMaxWaitersPerRowPrefix+table] = float64(n)
+	}
+	if read := r.LockMonitor.TotalReadMs; read != nil {
+		m[MetricTotalReadP50Ms] = read.P50
+		m[MetricTotalReadP99Ms] = read.P99
 	}
 	return m
 }
@@ -91,20 +130,21 @@ func RunSpreads(r Run) map[string]Spread {
 	return out
 }
 
-// Summarize groups runs by (mode, level), in the order each group first appears, and gives the
+// Summarize groups runs by (mode, level, rate), in the order each group first appears, and gives the
 // median, min and max of every metric named by the Metric constants (including one
 // MetricMaxWaitersPrefix entry per hot table). A metric that only some runs have (persist lag
 // when a run had no queue) is summarised over the runs that have it. Verified is true when the
 // verification of every run of the group passed.
 func Summarize(runs []Run) []Summary {
 	type group struct {
-		mode  string
-		level int
+		mode         string
+		level, slots int
+		rate         float64
 	}
 	var order []group
 	byGroup := make(map[group][]Run)
 	for _, r := range runs {
-		g := group{r.Mode, r.Level}
+		g := group{r.Mode, r.Level, r.Slots, r.Rate}
 		if _, ok := byGroup[g]; !ok {
 			order = append(order, g)
 		}
@@ -112,7 +152,9 @@ func Summarize(runs []Run) []Summary {
 	}
 	out := make([]Summary, 0, len(order))
 	for _, g := range order {
-		out = append(out, SummarizeGroup(g.mode, g.level, byGroup[g]))
+		s := SummarizeGroup(g.mode, g.level, byGroup[g])
+		s.Rate = g.rate
+		out = append(out, s)
 	}
 	return out
 }
@@ -131,7 +173,11 @@ func SummarizeGroup(mode string, level int, runs []Run) Summary {
 	for k, vs := range values {
 		metrics[k] = spreadOf(vs)
 	}
-	return Summary{Mode: mode, Level: level, Repetitions: len(runs), Verified: verified, Metrics: metrics}
+	s := Summary{Mode: mode, Level: level, Repetitions: len(runs), Verified: verified, Metrics: metrics}
+	if len(runs) > 0 {
+		s.Slots = runs[0].Slots
+	}
+	return s
 }
 
 // spreadOf returns median (the mean of the two middle values for an even count), min and max.
@@ -178,32 +224,120 @@ func FindKnee(levels []LadderLevel) int {
 	return 0
 }
 
-// BuildLadder builds the ladder of one mode from its runs: every run of that mode with a Level
-// (ladder runs), grouped by level, each level holding the medians over its repetitions, in
-// increasing concurrency, with the knee found by FindKnee marked on its level and recorded in
-// KneeConcurrency. Runs of other modes and runs outside a ladder (Level 0) are ignored.
+// BuildLadder builds the concurrency ladder of one mode from its runs: every run of that mode
+// with a Level (ladder runs), grouped by level, each level holding the medians over its
+// repetitions, in increasing concurrency, with the knee found by FindKnee marked on its level
+// and recorded in KneeConcurrency. Runs of other modes and runs outside a ladder (Level 0) are
+// ignored.
 func BuildLadder(mode string, runs []Run) Ladder {
-	var mine []Run
-	for _, r := range runs {
-		if r.Mode == mode && r.Level > 0 {
-			mine = append(mine, r)
-		}
-	}
-	sums := Summarize(mine)
-	levels := make([]LadderLevel, 0, len(sums))
-	for _, s := range sums {
-		levels = append(levels, LadderLevel{
-			Concurrency:   s.Level,
-			ThroughputRPS: s.Metrics[MetricThroughputRPS].Median,
-			P50Ms:         s.Metrics[MetricP50Ms].Median,
-			P95Ms:         s.Metrics[MetricP95Ms].Median,
-			P99Ms:         s.Metrics[MetricP99Ms].Median,
-		})
-	}
-	sort.SliceStable(levels, func(i, j int) bool { return levels[i].Concurrency < levels[j].Concurrency })
+	levels := ladderLevels(mode, runs, func(r Run) bool { return r.Level > 0 })
 	knee := FindKnee(levels)
 	for i := range levels {
 		levels[i].Knee = knee != 0 && levels[i].Concurrency == knee
 	}
 	return Ladder{Mode: mode, Levels: levels, KneeConcurrency: knee}
+}
+
+// ladderSummaries summarises the runs of mode that stand on a ladder, one Summary per rung
+// (medians over its repetitions), in increasing concurrency, slots or rate.
+func ladderSummaries(mode string, runs []Run, onLadder func(Run) bool) []Summary {
+	var mine []Run
+	for _, r := range runs {
+		if r.Mode == mode && onLadder(r) {
+			mine = append(mine, r)
+		}
+	}
+	sums := Summarize(mine)
+	sort.SliceStable(sums, func(i, j int) bool {
+		a, b := sums[i], sums[j]
+		if a.Level != b.Level {
+			return a.Level < b.Level
+		}
+		if a.Slots != b.Slots {
+			return a.Slots < b.Slots
+		}
+		return a.Rate < b.Rate
+	})
+	return sums
+}
+
+// BuildSlotLadder builds the slot ladder of one mode (--slots-levels): one level per slot
+// count, in increasing slots, with the lock waits, the cost of reading a total and the persist
+// lag beside throughput and latency. KneeSlots is the first count after which more slots add
+// less than 5% throughput (KneeMaxThroughputGain): where they stop paying; 0 when they never
+// did within the ladder.
+func BuildSlotLadder(mode string, runs []Run) Ladder {
+	levels := ladderLevels(mode, runs, func(r Run) bool { return r.Slots > 0 })
+	knee := 0
+	for i := 0; i+1 < len(levels) && knee == 0; i++ {
+		if cur := levels[i]; cur.ThroughputRPS > 0 && levels[i+1].ThroughputRPS < cur.ThroughputRPS*(1+KneeMaxThroughputGain) {
+			knee = cur.Slots
+			levels[i].Knee = true
+		}
+	}
+	return Ladder{Mode: mode, Over: LadderSlots, Levels: levels, KneeSlots: knee}
+}
+
+// ladderLevels is one LadderLevel per rung of the runs of mode that onLadder selects.
+func ladderLevels(mode string, runs []Run, onLadder func(Run) bool) []LadderLevel {
+	sums := ladderSummaries(mode, runs, onLadder)
+	levels := make([]LadderLevel, 0, len(sums))
+	for _, s := range sums {
+		m := s.Metrics
+		lv := LadderLevel{
+			Concurrency:   s.Level,
+			ThroughputRPS: m[MetricThroughputRPS].Median,
+			P50Ms:         m[MetricP50Ms].Median,
+			P95Ms:         m[MetricP95Ms].Median,
+			P99Ms:         m[MetricP99Ms].Median,
+		}
+		if s.Slots > 0 {
+			lv.Slots = s.Slots
+			lv.MaxWaiters = maxWithPrefix(m, MetricMaxWaitersPrefix)
+			lv.MaxWaitersPerRow = maxWithPrefix(m, MetricMaxWaitersPerRowPrefix)
+			lv.TotalReadP50Ms = m[MetricTotalReadP50Ms].Median
+			lv.TotalReadP99Ms = m[MetricTotalReadP99Ms].Median
+			lv.PersistLagP99Ms = m[MetricPersistLagP99Ms].Median
+		}
+		levels = append(levels, lv)
+	}
+	return levels
+}
+
+// BuildRateLadder builds the open-loop rate ladder of one mode from its runs at a rate (the
+// runs of a --rates ladder), one step per rate in increasing order, and, when sloP99Ms > 0,
+// finds the highest rate whose p99 stayed within it while at least RateHeldFraction of the
+// arrivals were sent (max_rate_at_slo). A rate above one that failed may still meet the
+// objective (noise, or a mode that batches better under load); the highest that met it is
+// named, and the steps say which met it.
+func BuildRateLadder(mode string, runs []Run, sloP99Ms float64) RateLadder {
+	sums := ladderSummaries(mode, runs, func(r Run) bool { return r.Rate > 0 && r.Level == 0 })
+	l := RateLadder{Mode: mode, SLOP99Ms: sloP99Ms, Rates: make([]RateStep, 0, len(sums))}
+	best := -1
+	for i, s := range sums {
+		med := func(k string) float64 { return s.Metrics[k].Median }
+		step := RateStep{TargetRPS: s.Rate, AchievedRPS: med(MetricAchievedRPS), SentShare: med(MetricSentShare), P50Ms: med(MetricP50Ms), P95Ms: med(MetricP95Ms),
+			P99Ms: med(MetricP99Ms), ServiceP99Ms: med(MetricServiceP99Ms), Late: med(MetricLate), Skipped: med(MetricSkipped)}
+		step.MetSLO = sloP99Ms > 0 && step.P99Ms <= sloP99Ms && HeldRate(step.SentShare)
+		if step.MetSLO {
+			best = i
+		}
+		l.Rates = append(l.Rates, step)
+	}
+	if best >= 0 {
+		l.Rates[best].MaxAtSLO = true
+		l.MaxRateAtSLO = l.Rates[best].TargetRPS
+	}
+	return l
+}
+
+// maxWithPrefix is the largest median of the metrics named prefix+table: the worst table.
+func maxWithPrefix(m map[string]Spread, prefix string) float64 {
+	var v float64
+	for k, s := range m {
+		if strings.HasPrefix(k, prefix) {
+			v = max(v, s.Median)
+		}
+	}
+	return v
 }

@@ -155,3 +155,37 @@ func TestBuildLadder(t *testing.T) {
 		t.Errorf("ladder of a mode without runs = %+v", none)
 	}
 }
+
+func TestBuildSlotLadder(t *testing.T) {
+	var runs []results.Run
+	for _, l := range []struct {
+		slots         int
+		rps           float64
+		perRow, table int64
+	}{{16, 960, 3, 48}, {1, 240, 63, 63}, {4, 700, 15, 60}, {64, 990, 1, 40}} {
+		r := resultstest.MakeRun(resultstest.SyncSpec())
+		r.Slots, r.Load.ThroughputRPS = l.slots, l.rps
+		r.LockMonitor.MaxWaitersByRelation = map[string]int64{"api_keys": l.table, "providers": 2}
+		r.LockMonitor.MaxWaitersPerRowByRelation = map[string]int64{"api_keys": l.perRow, "providers": 1}
+		r.LockMonitor.TotalReadMs = &results.Latency{Count: 10, P50: float64(l.slots) / 100, P99: float64(l.slots) / 10}
+		runs = append(runs, r)
+	}
+	l := results.BuildSlotLadder("sync", runs)
+	if l.Over != results.LadderSlots || len(l.Levels) != 4 {
+		t.Fatalf("ladder = %+v", l)
+	}
+	for i, want := range []int{1, 4, 16, 64} {
+		if lv := l.Levels[i]; lv.Slots != want || lv.TotalReadP99Ms != float64(want)/10 {
+			t.Errorf("level %d = %+v, want %d slots read in %v ms", i, lv, want, float64(want)/10)
+		}
+	}
+	if lv := l.Levels[0]; lv.MaxWaiters != 63 || lv.MaxWaitersPerRow != 63 {
+		t.Errorf("one slot: waiters %v, per row %v, want 63 and 63", lv.MaxWaiters, lv.MaxWaitersPerRow)
+	}
+	if lv := l.Levels[2]; lv.MaxWaiters != 48 || lv.MaxWaitersPerRow != 3 {
+		t.Errorf("16 slots: waiters %v, per row %v, want 48 and 3", lv.MaxWaiters, lv.MaxWaitersPerRow)
+	}
+	if l.KneeSlots != 16 || !l.Levels[2].Knee {
+		t.Errorf("knee = %d (marks %+v), want 16: 64 slots add < 5%% over 16", l.KneeSlots, l.Levels)
+	}
+}

@@ -1,12 +1,12 @@
 package testkit
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -61,6 +61,8 @@ type Config struct {
 
 	// StreamConfig: --queue-backend, --redis*, --role and friends (package redisrun).
 	redisrun.StreamConfig
+	// OpenLoop: --rate, --rates and friends (openloop.go).
+	OpenLoop
 
 	// MaxTries, RetryBackoffMs and RetryClasses: --max-tries and friends; retryClasses is the
 	// set a request is retried for, validated (and widened with 57014 under a statement timeout).
@@ -70,6 +72,13 @@ type Config struct {
 
 	Repeat int
 	Levels []int
+
+	// Slots splits each hot logical row into this many physical rows (--slots, slots.go);
+	// SlotsLevels compares slot counts in one invocation (--slots-levels); SlotPick is how a
+	// write picks its slot (SlotPickHash or SlotPickRandom).
+	Slots       int
+	SlotsLevels []int
+	SlotPick    string
 
 	CPUProfile  string
 	MemProfile  string
@@ -85,6 +94,7 @@ type Config struct {
 	loseCommitEvery   int64
 	retryClassesRaw   []string
 	levelsRaw         string
+	slotsLevelsRaw    string
 	modesRaw          []string
 	fs                *pflag.FlagSet
 }
@@ -128,6 +138,8 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 	fs.StringSliceVar(&c.retryClassesRaw, "retry-classes", nil, "error classes a request is retried for (SQLSTATEs, conn_closed, conn_error, deadline_exceeded); default "+strings.Join(load.DefaultRetryClasses, ",")+", and 57014 with --fault statement-timeout")
 	fs.IntVar(&c.Repeat, "repeat", 1, "run each mode this many times on fresh state; the report adds median/min/max")
 	fs.StringVar(&c.levelsRaw, "levels", "", "concurrency ladder, e.g. 1,2,4,8,64 (one run per level, each for --duration)")
+	c.OpenLoop.register(fs)
+	c.registerSlots(fs, info) // slots.go
 
 	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, pause-flush@T+D, kill-consumer@T, statement-timeout=MS, lock-timeout=MS")
 	fs.BoolVar(&c.Calibrate, "calibrate", true, "measure this machine's PostgreSQL first (a few seconds: hot-row UPDATE rate, batched-write ceiling) so throughput compares across machines as efficiency; --calibrate=false skips it")
@@ -204,22 +216,10 @@ func (c *Config) validate(info Info) error {
 	if len(c.Modes) == 0 && len(errs) == 0 {
 		bad("--modes is empty")
 	}
-	c.Levels = nil
-	if c.levelsRaw != "" {
-		for _, f := range strings.Split(c.levelsRaw, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n < 1 {
-				bad("--levels: %q is not a positive integer", f)
-				continue
-			}
-			c.Levels = append(c.Levels, n)
-		}
-		sort.Ints(c.Levels)
-		c.Levels = slices.Compact(c.Levels)
-		if c.Duration == 0 {
-			bad("--levels needs --duration (the time spent at each level)")
-		}
-	}
+	c.Levels = ladderRungs(c.levelsRaw, "--levels", "a positive integer", positiveInt, bad)
+	c.needsDuration("--levels", "level", len(c.Levels), bad)
+	c.OpenLoop.validate(c, bad)
+	c.validateSlots(info, bad) // slots.go
 	c.faults = nil
 	for _, raw := range c.faultsRaw {
 		f, err := ParseFault(raw)
@@ -253,7 +253,7 @@ func (c *Config) validate(info Info) error {
 		}
 	}
 	c.role = c.StreamConfig.Validate(c.fs, redisrun.Common{Modes: len(c.Modes), AsyncModes: countFunc(c.Modes, IsAsync),
-		PostgresURL: c.PostgresURL, Schema: c.Schema, Repeat: c.Repeat, Ladder: len(c.Levels) > 0, Requests: c.Requests}, bad)
+		PostgresURL: c.PostgresURL, Schema: c.Schema, Repeat: c.Repeat, Ladder: len(c.Levels) > 0 || len(c.SlotsLevels) > 0, Requests: c.Requests}, bad)
 	if backends := info.queueBackends(); c.QueueBackend != "" && !slices.Contains(backends, c.QueueBackend) {
 		bad("--queue-backend %s: %s runs on %s only", c.QueueBackend, info.Name, strings.Join(backends, ", "))
 	}
@@ -281,6 +281,39 @@ func countFunc[T any](list []T, f func(T) bool) int {
 		}
 	}
 	return n
+}
+
+// ladderRungs parses a ladder flag (--levels, --rates, --slots-levels): comma-separated
+// values, each one parse accepts, in increasing order without repeats; want says what each
+// must be.
+func ladderRungs[T cmp.Ordered](raw, flag, want string, parse func(string) (T, bool), bad func(string, ...any)) []T {
+	if raw == "" {
+		return nil
+	}
+	var out []T
+	for _, f := range strings.Split(raw, ",") {
+		v, ok := parse(strings.TrimSpace(f))
+		if !ok {
+			bad("%s: %q is not %s", flag, f, want)
+			continue
+		}
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// positiveInt parses an integer ≥ 1.
+func positiveInt(s string) (int, bool) {
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n >= 1
+}
+
+// needsDuration refuses a ladder of rungs that run for --duration (levels, rates) without one.
+func (c *Config) needsDuration(flag, rung string, rungs int, bad func(string, ...any)) {
+	if rungs > 0 && c.Duration == 0 {
+		bad("%s needs --duration (the time spent at each %s)", flag, rung)
+	}
 }
 
 // retryPolicy is the load engine's policy for Request.Try.
@@ -356,10 +389,13 @@ func unwrapPathError(err error) error {
 func (c *Config) values() map[string]any {
 	out := map[string]any{}
 	c.fs.VisitAll(func(f *pflag.Flag) {
+		if slices.Contains(openLoopFlags, f.Name) {
+			return // recorded per run, only when it is open-loop (OpenLoop.values)
+		}
 		switch f.Name {
 		case "output", "help", "debug-break-expectations", "cpu-profile", "mem-profile", "calibrate", "metrics-addr": // shape no run
 			return
-		case "max-tries", "retry-backoff-ms", "retry-classes", "debug-lose-commit-every":
+		case "max-tries", "retry-backoff-ms", "retry-classes", "debug-lose-commit-every", "slots", "slot-pick", "slots-levels":
 			// Recorded only when retries are on (below): a run without them matches the
 			// reports of engines that had no such flags.
 			return
@@ -381,6 +417,7 @@ func (c *Config) values() map[string]any {
 	if len(c.Levels) > 0 {
 		out["levels"] = c.Levels
 	}
+	c.slotValues(out) // slots.go
 	out["managed_postgres"] = c.PostgresURL == ""
 	if len(c.faultsRaw) > 0 {
 		out["fault"] = c.faultsRaw

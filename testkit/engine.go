@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/render"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 	"github.com/hotspotkit/hotspotkit/testkit/metrics"
@@ -253,27 +254,23 @@ func (e *engine) runAll() error {
 		e.report.SamplesFile = results.SamplesPath(c.Output)
 	}
 
-	levels := c.Levels
-	if len(levels) == 0 {
-		levels = []int{0}
-	}
 	index := 0
 	for _, mode := range c.Modes {
-		for _, level := range levels {
+		for _, rung := range c.rungs() { // slot counts × (ladder levels or rates) (openloop.go)
 			for rep := 1; rep <= c.Repeat; rep++ {
 				if e.stopCtx.Err() != nil {
 					return nil
 				}
-				r := &Run{Index: index, Mode: mode, Level: level, Config: c, Target: target,
+				r := &Run{Index: index, Mode: mode, Level: rung.level, Rate: rung.rate, Slots: rung.slots, Config: c, Target: target,
 					Admin: target.Admin(), OpContext: e.hardCtx, Concurrency: c.Concurrency, Requests: c.Requests, redis: e.redis}
 				if c.Repeat > 1 {
 					r.Repetition = rep
 				}
-				if level > 0 {
-					r.Concurrency = level
-					if c.Requests == 2000 && !c.fs.Changed("requests") {
-						r.Requests = 0 // a ladder level runs for --duration
-					}
+				if rung.level > 0 {
+					r.Concurrency = rung.level
+				}
+				if c.forDuration(rung) {
+					r.Requests = 0 // a ladder rung, or a run at a rate, runs for --duration
 				}
 				if c.breakExpectations {
 					r.checkSkew = 1
@@ -295,8 +292,12 @@ func (e *engine) runAll() error {
 func (e *engine) runOne(r *Run) (results.Run, error) {
 	ctx := e.hardCtx
 	c := e.cfg
-	out := results.Run{Mode: r.Mode, Repetition: r.Repetition, Level: r.Level, Config: c.values(), StartedAt: time.Now().UTC()}
+	out := results.Run{Mode: r.Mode, Repetition: r.Repetition, Level: r.Level, Rate: r.Rate, Slots: r.Slots, Config: c.values(), StartedAt: time.Now().UTC()}
+	c.OpenLoop.values(out.Config, r.Rate)
 	out.Config["mode"] = r.Mode
+	if r.Slots > 0 {
+		out.Config["slots"] = r.Slots
+	}
 	out.Config["concurrency"] = r.Concurrency
 	out.Config["requests"] = r.Requests
 	fail := func(err error) (results.Run, error) {
@@ -332,6 +333,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		HotTables:  e.info.HotTables,
 		Pool:       pool,
 		PendingSQL: wl.PendingSQL,
+		TotalSQL:   e.info.TotalSQL,
 		Progress:   func() (int64, int64) { return live.Completed(), live.Failed() },
 		Samples:    e.samples,
 		Label:      results.Sample{Run: r.Index, Mode: r.Mode, Repetition: r.Repetition, Level: r.Level},
@@ -352,11 +354,12 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		Duration:      c.Duration,
 		Warmup:        c.Warmup,
 		Progress:      e.stderr,
-		ProgressLabel: r.Mode,
+		ProgressLabel: render.ModeLabel(r.Mode, r.Slots),
 		OpContext:     e.hardCtx,
 		Live:          live,
 		Retry:         c.retryPolicy(),
 	}
+	c.OpenLoop.loadConfig(&lcfg, r.Rate, c.Seed)
 	faults := e.startFaults(r, wl)
 	res, err := e.runLoad(r, lcfg, wl) // load.Run, in this process's --role (redisbackend.go)
 	if err != nil {
@@ -473,6 +476,7 @@ func loadStats(res *load.Result, drainEnd time.Time, r *Run) results.Load {
 	if enc, err := res.Latency.Encode(); err == nil {
 		l.LatencyHistogram = enc
 	}
+	l.OpenLoop = openLoopStats(res)
 	return l
 }
 

@@ -86,8 +86,11 @@ type AsyncSpec[K comparable, T any] struct {
 	// Records returns what request i enqueues (one or more records).
 	Records func(i int64) []T
 	// Key is the record's slot; Merge folds a newer record for a slot into the pending one;
-	// Compare orders slots in a compacted batch.
+	// Compare orders slots in a compacted batch; Worker (optional) picks the queue worker
+	// that owns a slot (queue.Options.Worker; counters.SlotWorker deals a hot row's slots
+	// out to different workers).
 	Key     func(T) K
+	Worker  func(key K, workers int) int
 	Merge   func(pending *T, newer T)
 	Compare func(a, b K) int
 	// Writer writes a batch in the backend's transaction: compacted (one statement per table)
@@ -196,6 +199,7 @@ func queueOptions[K comparable, T any](r *Run, spec AsyncSpec[K, T], writer queu
 	c := r.Config
 	return queue.Options[K, T]{
 		Key:           spec.Key,
+		Worker:        spec.Worker,
 		Merge:         spec.Merge,
 		Compare:       spec.Compare,
 		Capacity:      c.QueueCapacity,

@@ -79,6 +79,12 @@ type Info struct {
 	// Faults are the --fault kinds the suite can take (FaultTerminateBackends, ...); nil: every
 	// kind. Another kind is refused before anything starts.
 	Faults []string
+	// TotalSQL reads the total of one hot logical row (a sum over its slots); the monitor times
+	// it while the load runs, so a report shows what slots cost a reader (optional).
+	TotalSQL string
+	// Slots says the suite's hot rows are package counters' and can be split into slots
+	// (--slots, --slot-pick, --slots-levels); without it those flags are refused.
+	Slots bool
 	// SQL holds the suite's own tables: every *.sql file at its root, applied in name order
 	// after the shared tables of package schema (typically the suite package's
 	// //go:embed *.sql). Only the shared tables and these exist in the run's schema.
@@ -178,6 +184,12 @@ type Run struct {
 	Mode       string
 	Repetition int
 	Level      int
+	// Rate is the run's offered rate in requests per second (--rate, or a --rates rung); 0 in
+	// a closed loop.
+	Rate float64
+	// Slots is the number of physical rows per hot logical row (--slots, or this run's
+	// --slots-levels count); 0 for a suite without slots.
+	Slots int
 	// Concurrency and Requests are this run's (a ladder level overrides --concurrency).
 	Concurrency int
 	Requests    int64

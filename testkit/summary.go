@@ -15,20 +15,26 @@ import (
 
 // finishReport adds the repetition summaries and ladders.
 func (e *engine) finishReport() {
+	e.finishRateLadders()
 	if e.cfg.Repeat > 1 {
 		e.report.Summaries = results.Summarize(e.report.Runs)
 	}
-	if len(e.cfg.Levels) > 0 {
-		for _, mode := range e.cfg.Modes {
-			var runs []results.Run
-			for _, r := range e.report.Runs {
-				if r.Mode == mode {
-					runs = append(runs, r)
-				}
+	build := results.BuildLadder
+	switch {
+	case len(e.cfg.SlotsLevels) > 0:
+		build = results.BuildSlotLadder
+	case len(e.cfg.Levels) == 0:
+		return
+	}
+	for _, mode := range e.cfg.Modes {
+		var runs []results.Run
+		for _, r := range e.report.Runs {
+			if r.Mode == mode {
+				runs = append(runs, r)
 			}
-			if len(runs) > 0 {
-				e.report.Ladders = append(e.report.Ladders, results.BuildLadder(mode, runs))
-			}
+		}
+		if len(runs) > 0 {
+			e.report.Ladders = append(e.report.Ladders, build(mode, runs))
 		}
 	}
 }
@@ -47,6 +53,7 @@ func printSummary(w io.Writer, rep *results.Report, info Info) {
 	_ = render.RenderMarkdown(w, render.Table([]*results.Report{rep}))
 	printCalibration(w, rep.Environment.Calibration)
 	printProblems(w, rep)
+	printOpenLoop(w, rep, info.Name)
 	printOverflow(w, rep, info)
 }
 
@@ -87,6 +94,10 @@ func printProblems(w io.Writer, rep *results.Report) {
 	}
 	if len(rep.Ladders) > 0 {
 		for _, l := range rep.Ladders {
+			if l.Over == results.LadderSlots {
+				printSlotLadder(w, l)
+				continue
+			}
 			fmt.Fprintf(w, "  %s ladder knee: ", l.Mode)
 			if l.KneeConcurrency > 0 {
 				fmt.Fprintf(w, "saturates at concurrency %d\n", l.KneeConcurrency)
@@ -134,4 +145,19 @@ func printOverflow(w io.Writer, rep *results.Report, info Info) {
 	}
 	fmt.Fprintf(w, "%s: warning: the queue overflowed (--queue-capacity %d, --queue-full %s): %s; raise --queue-capacity or use --queue-full block to wait for room instead\n",
 		info.Name, capacity, policy, strings.Join(parts, ", "))
+}
+
+// printSlotLadder says, per slot count, what slots bought and what they cost a reader, and
+// where more stopped paying.
+func printSlotLadder(w io.Writer, l results.Ladder) {
+	fmt.Fprintf(w, "  %s slots:", l.Mode)
+	for _, lv := range l.Levels {
+		fmt.Fprintf(w, " %d → %.0f rps, %.0f waiters (%.0f/row), read total p99 %.2f ms;", lv.Slots, lv.ThroughputRPS,
+			lv.MaxWaiters, lv.MaxWaitersPerRow, lv.TotalReadP99Ms)
+	}
+	if l.KneeSlots > 0 {
+		fmt.Fprintf(w, " more than %d slots add < 5%% throughput\n", l.KneeSlots)
+	} else {
+		fmt.Fprintln(w, " throughput still rising at the last count")
+	}
 }

@@ -61,7 +61,8 @@ type Options[K comparable, T any] struct {
 	// acknowledged) and 0 means no cap; BatchSize is the most entries a consumer reads and
 	// flushes at once, FlushInterval how long it keeps reading to fill a batch after its
 	// oldest record was enqueued; Workers is the number of consumers in this process; Inline,
-	// when nil, writes a producer's own record (PolicySync, stream full) with DB and Writer.
+	// when nil, writes a producer's own record (PolicySync, stream full) with DB and Writer;
+	// Worker is not read (a consumer group does not route by slot).
 	queue.Options[K, T]
 
 	// Client reaches Redis. Required; the Queue never closes it. Turn go-redis's own retries

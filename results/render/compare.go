@@ -157,6 +157,30 @@ type Comparison struct {
 	// MachineJudged counts the pairs where a machine-dependent figure (throughput, efficiency,
 	// latency, persist lag) was judged against a threshold.
 	MachineJudged int `json:"machine_judged"`
+	// RateLadders holds, per mode whose rate ladders both reports judged against the same
+	// objective, the max rate at it on both sides (shown; the pairs at each rate are judged).
+	RateLadders []RateLadderDelta `json:"rate_ladders,omitempty"`
+}
+
+// RateLadderDelta is one mode's max_rate_at_slo in the old and the new report.
+type RateLadderDelta struct {
+	Mode     string  `json:"mode"`
+	SLOP99Ms float64 `json:"slo_p99_ms"`
+	Old      float64 `json:"old_max_rate_at_slo"`
+	New      float64 `json:"new_max_rate_at_slo"`
+}
+
+// rateLadderDeltas pairs the rate ladders of old and new by mode and objective.
+func rateLadderDeltas(old, new *results.Report) []RateLadderDelta {
+	var out []RateLadderDelta
+	for _, o := range old.RateLadders {
+		for _, n := range new.RateLadders {
+			if o.Mode == n.Mode && o.SLOP99Ms == n.SLOP99Ms && o.SLOP99Ms > 0 {
+				out = append(out, RateLadderDelta{Mode: o.Mode, SLOP99Ms: o.SLOP99Ms, Old: o.MaxRateAtSLO, New: n.MaxRateAtSLO})
+			}
+		}
+	}
+	return out
 }
 
 // MachineBasis is how the machine-dependent checks were judged (Basis*) and why.
@@ -293,7 +317,7 @@ func Compare(old, new *results.Report, opt Options) (Comparison, error) {
 	for _, k := range opt.Across {
 		across[k] = true
 	}
-	c := Comparison{Suite: old.Suite, Options: opt, Machines: judgeMachines(old, new, opt)}
+	c := Comparison{Suite: old.Suite, Options: opt, Machines: judgeMachines(old, new, opt), RateLadders: rateLadderDeltas(old, new)}
 	oldSide := &matchSide{name: "old", entries: compareEntries(old), explicit: commandFlags(old.Environment.Command)}
 	newSide := &matchSide{name: "new", entries: compareEntries(new), explicit: commandFlags(new.Environment.Command)}
 	pairs, matches := matchRuns(oldSide, newSide, across)
@@ -341,7 +365,7 @@ func compareEntries(rep *results.Report) []compareEntry {
 		g, ok := groups[key]
 		if !ok {
 			g = &group{entry: compareEntry{mode: r.Mode, level: r.Level, config: cfg,
-				load: loadText(r, r.Level, false), databaseWide: make(map[string]bool)}}
+				load: loadText(r, r.Level, ""), databaseWide: make(map[string]bool)}}
 			groups[key] = g
 			order = append(order, key)
 		}
@@ -562,6 +586,13 @@ func comparePair(o, n compareEntry, th Thresholds, machines MachineBasis) Pair {
 			p.Metrics = append(p.Metrics, d)
 		}
 	}
+	// Open-loop runs: what the rate achieved and the service time, shown beside the latency
+	// from the intended start (judged through p95/p99 above).
+	for _, metric := range []string{results.MetricAchievedRPS, results.MetricServiceP99Ms} {
+		if d, ok := delta(metric, TierMachineDependent); ok {
+			p.Metrics = append(p.Metrics, d)
+		}
+	}
 
 	// Machine-independent: judged on any pair of machines.
 	for _, c := range []struct{ metric, name string }{{results.MetricLost, "lost requests"}, {results.MetricDuplicated, "duplicated requests"}} {
@@ -660,6 +691,10 @@ func metricLabel(metric string) (label string, format func(float64) string) {
 		return "p99 ms", formatMs
 	case results.MetricPersistLagP99Ms:
 		return "persist-lag p99 ms", formatMs
+	case results.MetricAchievedRPS:
+		return "achieved rps", formatRPS
+	case results.MetricServiceP99Ms:
+		return "service p99 ms", formatMs
 	case results.MetricLost:
 		return "lost", formatCount
 	case results.MetricDuplicated:
@@ -763,9 +798,19 @@ func RenderComparison(w io.Writer, c Comparison, explain bool) error {
 			}
 		}
 	}
+	for _, l := range c.RateLadders {
+		fmt.Fprintf(&b, "\n%s rate ladder, max rate at p99 ≤ %g ms: %s → %s\n", l.Mode, l.SLOP99Ms, maxRateText(l.Old), maxRateText(l.New))
+	}
 	fmt.Fprintf(&b, "\nverdict: %s\n", c.Verdict())
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func maxRateText(v float64) string {
+	if v <= 0 {
+		return "none"
+	}
+	return formatRPS(v) + "/s"
 }
 
 func modeText(mode string, level int) string {

@@ -37,6 +37,9 @@ var nonShapingKeys = map[string]string{
 	"modes":                    "each run records its own mode",
 	"mode":                     "matched on its own",
 	"levels":                   "each run records its own ladder level",
+	"rates":                    "each run records its own offered rate (the rate key, which shapes it)",
+	"slo-p99-ms":               "judges a rate ladder afterwards; shapes no run",
+	"slots-levels":             "each run records its own slot count (slots)",
 }
 
 // NonShapingKeys lists the config keys that never keep runs from pairing, sorted.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,7 +70,9 @@ const (
 // Plot writes one self-contained HTML page (ECharts inlined, no http(s) reference to load) with,
 // for every report: a table of its rows (as Table gives them); throughput and p50/p95/p99 per
 // mode as bars, side by side (medians when repeated; a log scale when the modes differ by more
-// than 20×); for each ladder, throughput and p95 against concurrency with the knee marked; and,
+// than 20×); for each ladder, throughput and p95 against concurrency with the knee marked; for
+// each rate ladder, latency (from the intended start and of service) against the offered rate,
+// with the objective and the max rate at it marked; and,
 // from samples[SamplesKey(i)], one chart per run of lock waiters by table, pool usage (basis
 // points) and queue depth over time.
 func Plot(reports []*results.Report, samples map[string][]results.Sample, w io.Writer) error {
@@ -93,7 +96,18 @@ func Plot(reports []*results.Report, samples map[string][]results.Sample, w io.W
 			ladders = laddersFromRuns(rep.Runs)
 		}
 		for _, l := range ladders {
+			if l.Over == results.LadderSlots {
+				p.slotLadder(prefix+rep.Suite, l)
+				continue
+			}
 			p.ladder(prefix+rep.Suite, l)
+		}
+		rateLadders := rep.RateLadders
+		if len(rateLadders) == 0 {
+			rateLadders = rateLaddersFromRuns(rep.Runs)
+		}
+		for _, l := range rateLadders {
+			p.rateLadder(prefix+rep.Suite, l)
 		}
 		for _, run := range groupSamples(samples[SamplesKey(i)]) {
 			p.samplesChart(prefix+rep.Suite, run)
@@ -437,22 +451,133 @@ func (p *plotter) ladder(title string, l results.Ladder) {
 			}),
 		)
 	}
-	c := charts.NewLine()
-	c.SetGlobalOptions(
-		charts.WithInitializationOpts(p.init(halfWidth, "420px")),
-		charts.WithAnimation(false),
-		charts.WithTitleOpts(opts.Title{Title: title + ": " + l.Mode + " ladder", Subtitle: subtitle}),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Right: "10", Top: "5"}),
-		charts.WithXAxisOpts(opts.XAxis{Name: "concurrency", Type: "category", NameLocation: "middle", NameGap: 28}),
-		charts.WithYAxisOpts(opts.YAxis{Name: "rps", Type: "value"}),
-		charts.WithGridOpts(opts.Grid{Left: "80", Right: "70", Top: "80", Bottom: "50"}),
-	)
-	c.ExtendYAxis(opts.YAxis{Name: "p95 ms", Type: "value", Position: "right"})
+	c := p.ladderChart(opts.Title{Title: title + ": " + l.Mode + " ladder", Subtitle: subtitle}, "concurrency",
+		opts.YAxis{Name: "rps", Type: "value"}, "p95 ms")
 	c.SetXAxis(x).
 		AddSeries("throughput rps", tput, kneeOpts...).
 		AddSeries("p95 ms", p95, charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1}))
 	p.page.AddCharts(c)
+}
+
+// rateLaddersFromRuns rebuilds the rate ladders of a report that did not store them, with the
+// objective its runs recorded.
+func rateLaddersFromRuns(runs []results.Run) []results.RateLadder {
+	var out []results.RateLadder
+	seen := make(map[string]bool)
+	for _, r := range runs {
+		if r.Rate > 0 && r.Level == 0 && !seen[r.Mode] {
+			seen[r.Mode] = true
+			slo, _ := configNumber(r.Config, "slo-p99-ms")
+			out = append(out, results.BuildRateLadder(r.Mode, runs, slo))
+		}
+	}
+	return out
+}
+
+// rateLadder adds p50, p99 and service p99 (left axis) and the achieved rate (right axis)
+// against the offered rate, the objective as a horizontal line and the max rate at it as a
+// vertical one.
+func (p *plotter) rateLadder(title string, l results.RateLadder) {
+	if len(l.Rates) == 0 {
+		return
+	}
+	x := make([]string, len(l.Rates))
+	p50 := make([]opts.LineData, len(l.Rates))
+	p99 := make([]opts.LineData, len(l.Rates))
+	service := make([]opts.LineData, len(l.Rates))
+	achieved := make([]opts.LineData, len(l.Rates))
+	latencies := []float64{l.SLOP99Ms}
+	for i, s := range l.Rates {
+		x[i] = formatRPS(s.TargetRPS)
+		p50[i] = opts.LineData{Value: s.P50Ms}
+		p99[i] = opts.LineData{Value: s.P99Ms}
+		service[i] = opts.LineData{Value: s.ServiceP99Ms}
+		achieved[i] = opts.LineData{Value: s.AchievedRPS, YAxisIndex: 1}
+		latencies = append(latencies, s.P50Ms, s.P99Ms, s.ServiceP99Ms)
+	}
+	if l.SLOP99Ms == 0 {
+		latencies = latencies[1:]
+	}
+	subtitle := "latency from the intended start (what a client sees) and service time, against the offered rate"
+	var p99Opts []charts.SeriesOpts
+	if l.SLOP99Ms > 0 {
+		subtitle = fmt.Sprintf("no rate kept p99 ≤ %g ms with ≥ 95%% of its arrivals sent", l.SLOP99Ms)
+		if l.MaxRateAtSLO > 0 {
+			k := formatRPS(l.MaxRateAtSLO)
+			subtitle = fmt.Sprintf("max rate at p99 ≤ %g ms (≥ 95%% of arrivals sent): %s/s", l.SLOP99Ms, k)
+			p99Opts = append(p99Opts, charts.WithMarkLineNameXAxisItemOpts(opts.MarkLineNameXAxisItem{Name: "max at SLO " + k, XAxis: k}))
+		}
+		p99Opts = append(p99Opts,
+			charts.WithMarkLineNameYAxisItemOpts(opts.MarkLineNameYAxisItem{Name: fmt.Sprintf("SLO %g ms", l.SLOP99Ms), YAxis: l.SLOP99Ms}),
+			charts.WithMarkLineStyleOpts(opts.MarkLineStyle{
+				Symbol:    []string{"none", "none"},
+				Label:     &opts.Label{Show: opts.Bool(true), Formatter: "{b}"},
+				LineStyle: &opts.LineStyle{Type: "dashed", Color: "#c23531", Width: 2},
+			}))
+	}
+	c := p.ladderChart(opts.Title{Title: title + ": " + l.Mode + " rate ladder", Subtitle: subtitle}, "offered rps",
+		valueAxis("ms", latencies), "achieved rps")
+	c.SetXAxis(x).
+		AddSeries("p99 ms", p99, p99Opts...).
+		AddSeries("p50 ms", p50).
+		AddSeries("service p99 ms", service).
+		AddSeries("achieved rps", achieved, charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1}))
+	p.page.AddCharts(c)
+}
+
+// slotLadder adds, against the slots per hot row, throughput (left axis) and what slots change
+// on the right axis: the most waiters on one physical row, and the p99 of reading a total and
+// (queue modes) of the persist lag, in ms.
+func (p *plotter) slotLadder(title string, l results.Ladder) {
+	if len(l.Levels) == 0 {
+		return
+	}
+	levels := append([]results.LadderLevel(nil), l.Levels...)
+	sort.SliceStable(levels, func(i, j int) bool { return levels[i].Slots < levels[j].Slots })
+	x := make([]string, len(levels))
+	series := map[string][]opts.LineData{}
+	names := []string{"throughput rps", "max waiters per row", "read total p99 ms", "persist lag p99 ms"}
+	for i, lv := range levels {
+		x[i] = strconv.Itoa(lv.Slots)
+		for j, v := range []float64{lv.ThroughputRPS, lv.MaxWaitersPerRow, lv.TotalReadP99Ms, lv.PersistLagP99Ms} {
+			d := opts.LineData{Value: v}
+			if j > 0 {
+				d.YAxisIndex = 1
+			}
+			series[names[j]] = append(series[names[j]], d)
+		}
+	}
+	subtitle := "more slots still add throughput at the last count"
+	if l.KneeSlots > 0 {
+		subtitle = fmt.Sprintf("beyond %d slots throughput gains < 5%%", l.KneeSlots)
+	}
+	c := p.ladderChart(opts.Title{Title: title + ": " + l.Mode + " slot ladder", Subtitle: subtitle}, "slots per hot row",
+		opts.YAxis{Name: "rps", Type: "value"}, "waiters / ms")
+	c.SetXAxis(x).AddSeries(names[0], series[names[0]])
+	for _, name := range names[1:] {
+		if slices.ContainsFunc(series[name], func(d opts.LineData) bool { return d.Value.(float64) > 0 }) {
+			c.AddSeries(name, series[name], charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1}))
+		}
+	}
+	p.page.AddCharts(c)
+}
+
+// ladderChart is the frame of a ladder's chart: the rungs along a category x axis, a left axis
+// and a right one named right.
+func (p *plotter) ladderChart(title opts.Title, x string, left opts.YAxis, right string) *charts.Line {
+	c := charts.NewLine()
+	c.SetGlobalOptions(
+		charts.WithInitializationOpts(p.init(halfWidth, "420px")),
+		charts.WithAnimation(false),
+		charts.WithTitleOpts(title),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Right: "10", Top: "5"}),
+		charts.WithXAxisOpts(opts.XAxis{Name: x, Type: "category", NameLocation: "middle", NameGap: 28}),
+		charts.WithYAxisOpts(left),
+		charts.WithGridOpts(opts.Grid{Left: "80", Right: "70", Top: "80", Bottom: "50"}),
+	)
+	c.ExtendYAxis(opts.YAxis{Name: right, Type: "value", Position: "right"})
+	return c
 }
 
 // runSamples is the samples of one run, in time order.

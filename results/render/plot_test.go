@@ -167,3 +167,24 @@ func TestPlotPersistLagAndCost(t *testing.T) {
 		t.Error("the page's table repeats the suite its heading names")
 	}
 }
+
+func TestPlotSlotLadder(t *testing.T) {
+	rep := &results.Report{Suite: "usage_counter_hotspot_baseline"}
+	for _, n := range []int{1, 4, 16} {
+		r := resultstest.MakeRun(resultstest.SyncSpec())
+		r.Slots = n
+		r.LockMonitor.MaxWaitersPerRowByRelation = map[string]int64{"api_keys": int64(64 / n)}
+		r.LockMonitor.TotalReadMs = &results.Latency{Count: 5, P99: 0.5 * float64(n)}
+		rep.Runs = append(rep.Runs, r)
+	}
+	rep.Ladders = []results.Ladder{results.BuildSlotLadder("sync", rep.Runs)}
+	page := renderPlot(t, []*results.Report{rep}, nil)
+	for _, want := range []string{"sync slot ladder", "slots per hot row", "max waiters per row", "read total p99 ms"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "persist lag p99 ms") {
+		t.Error("a sync slot ladder plots a persist lag it does not have")
+	}
+}

@@ -48,6 +48,8 @@ const (
 	ColMaxTries   = "max_tries"
 	// ColInlineDropped shows a queue that overflowed: records written inline / dropped.
 	ColInlineDropped = "queue_inline_dropped"
+	// ColTotalRead is the p99 of reading a hot row's total during the run (with slots, a sum).
+	ColTotalRead = "total_read_p99_ms"
 )
 
 const (
@@ -77,6 +79,7 @@ var TableColumns = []Column{
 	{ColEfficiency, "efficiency", true},
 	{ColMaxTries, "max tries", true},
 	{ColInlineDropped, "inline / dropped", true},
+	{ColTotalRead, "read total p99 ms", true},
 }
 
 // TableData is the baseline table: one row per run, or per summary when a report has them.
@@ -92,12 +95,18 @@ type TableRow struct {
 	Mode  string `json:"mode"`
 	// Level is the ladder concurrency, 0 outside a ladder.
 	Level int `json:"level,omitempty"`
+	// Rate is the offered rate of an open-loop row (requests per second), 0 in a closed loop.
+	Rate float64 `json:"rate,omitempty"`
+	// Slots is the slots per hot row (--slots), 0 for a suite without them.
+	Slots int `json:"slots,omitempty"`
 	// Repetition is the run's repetition for a run row.
 	Repetition int `json:"repetition,omitempty"`
 	// Repetitions is how many runs a summary row stands for; 0 for a run row.
 	Repetitions int  `json:"repetitions,omitempty"`
 	Knee        bool `json:"knee,omitempty"`
-	Verified    bool `json:"verified"`
+	// MaxAtSLO marks the rate of a rate ladder named max_rate_at_slo.
+	MaxAtSLO bool `json:"max_at_slo,omitempty"`
+	Verified bool `json:"verified"`
 	// Metrics holds every metric of the row by Metric name; a run row has Min = Median = Max.
 	Metrics map[string]results.Spread `json:"metrics"`
 	Cells   []string                  `json:"-"`
@@ -120,10 +129,18 @@ func reportRows(rep *results.Report) []TableRow {
 	for _, l := range rep.Ladders {
 		knees[l.Mode] = l.KneeConcurrency
 	}
+	maxAtSLO := make(map[string]float64)
+	for _, l := range rep.RateLadders {
+		maxAtSLO[l.Mode] = l.MaxRateAtSLO
+	}
+	marks := func(row *TableRow) {
+		row.Knee = row.Level > 0 && knees[row.Mode] == row.Level
+		row.MaxAtSLO = row.Rate > 0 && maxAtSLO[row.Mode] == row.Rate
+	}
 	var rows []TableRow
-	covered := make(map[[2]string]bool)
+	covered := make(map[[4]string]bool)
 	for _, s := range rep.Summaries {
-		group := runsOf(rep.Runs, s.Mode, s.Level)
+		group := runsOf(rep.Runs, s.Mode, s.Level, s.Slots, s.Rate)
 		// The runs win: a stored summary is derived data, used only for what no run has.
 		metrics := results.SummarizeGroup(s.Mode, s.Level, group).Metrics
 		for k, v := range s.Metrics {
@@ -131,36 +148,38 @@ func reportRows(rep *results.Report) []TableRow {
 				metrics[k] = v
 			}
 		}
-		row := TableRow{Suite: rep.Suite, Mode: s.Mode, Level: s.Level, Repetitions: s.Repetitions,
+		row := TableRow{Suite: rep.Suite, Mode: s.Mode, Level: s.Level, Slots: s.Slots, Rate: s.Rate, Repetitions: s.Repetitions,
 			Verified: s.Verified, Metrics: metrics}
 		var cfg results.Run
 		if len(group) > 0 {
 			cfg = group[0]
 		}
-		row.Knee = s.Level > 0 && knees[s.Mode] == s.Level
+		marks(&row)
 		row.Cells = formatRow(row, cfg)
 		rows = append(rows, row)
-		covered[groupKey(s.Mode, s.Level)] = true
+		covered[groupKey(s.Mode, s.Level, s.Slots, s.Rate)] = true
 	}
 	for _, r := range rep.Runs {
-		if covered[groupKey(r.Mode, r.Level)] {
+		if covered[groupKey(r.Mode, r.Level, r.Slots, r.Rate)] {
 			continue
 		}
-		row := TableRow{Suite: rep.Suite, Mode: r.Mode, Level: r.Level, Repetition: r.Repetition,
+		row := TableRow{Suite: rep.Suite, Mode: r.Mode, Level: r.Level, Slots: r.Slots, Rate: r.Rate, Repetition: r.Repetition,
 			Verified: r.Verification.Passed, Metrics: results.RunSpreads(r)}
-		row.Knee = r.Level > 0 && knees[r.Mode] == r.Level
+		marks(&row)
 		row.Cells = formatRow(row, r)
 		rows = append(rows, row)
 	}
 	return rows
 }
 
-func groupKey(mode string, level int) [2]string { return [2]string{mode, strconv.Itoa(level)} }
+func groupKey(mode string, level, slots int, rate float64) [4]string {
+	return [4]string{mode, strconv.Itoa(level), strconv.Itoa(slots), strconv.FormatFloat(rate, 'g', -1, 64)}
+}
 
-func runsOf(runs []results.Run, mode string, level int) []results.Run {
+func runsOf(runs []results.Run, mode string, level, slots int, rate float64) []results.Run {
 	var out []results.Run
 	for _, r := range runs {
-		if r.Mode == mode && r.Level == level {
+		if r.Mode == mode && r.Level == level && r.Slots == slots && r.Rate == rate {
 			out = append(out, r)
 		}
 	}
@@ -182,6 +201,7 @@ var metricColumns = map[string]struct {
 	ColWAL:        {results.MetricWALBytesPerRequest, formatPerRequest},
 	ColStatements: {results.MetricStatementsPerRequest, formatPerRequest},
 	ColEfficiency: {results.MetricEfficiency, formatRatio},
+	ColTotalRead:  {results.MetricTotalReadP99Ms, formatMs},
 }
 
 // queueCountPairs are the columns that show two counts of a queue run, "a / b" (medians).
@@ -201,9 +221,9 @@ func formatRow(row TableRow, cfg results.Run) []string {
 		return formatSpread(s, format)
 	}
 	_, hasQueue := m[results.MetricPersistLagP99Ms]
-	mode := row.Mode
+	mode := ModeLabel(row.Mode, row.Slots)
 	if row.Repetitions > 1 {
-		mode = fmt.Sprintf("%s (n=%d)", row.Mode, row.Repetitions)
+		mode = fmt.Sprintf("%s (n=%d)", mode, row.Repetitions)
 	}
 	cells := make([]string, 0, len(TableColumns))
 	for _, c := range TableColumns {
@@ -214,9 +234,9 @@ func formatRow(row TableRow, cfg results.Run) []string {
 		case ColMode:
 			v = mode
 		case ColLoad:
-			v = loadText(cfg, row.Level, row.Knee)
+			v = loadText(cfg, row.Level, rowMark(row))
 		case ColMaxWaiters:
-			v = waitersText(m)
+			v = waitersText(m, row.Slots > 1)
 		case ColSQLOps, ColInlineDropped:
 			v = missingValue
 			if pair := queueCountPairs[c.Key]; hasQueue {
@@ -341,10 +361,21 @@ func groupThousands(s string) string {
 	return sign + b.String() + frac
 }
 
-// loadText is "requests × concurrency". Concurrency is the ladder level, else the concurrency
-// flag, else what the load engine measured; requests is the requests flag, else the duration
-// flag, else "–".
-func loadText(r results.Run, level int, knee bool) string {
+// rowMark names what a ladder found at a row: its knee, or its max rate at the objective.
+func rowMark(row TableRow) string {
+	switch {
+	case row.Knee:
+		return "knee"
+	case row.MaxAtSLO:
+		return "max rate at SLO"
+	}
+	return ""
+}
+
+// loadText is "requests × concurrency", and "@ rate/s" for an open-loop run. Concurrency is the
+// ladder level, else the concurrency flag, else what the load engine measured; requests is the
+// requests flag, else the duration flag, else "–". A mark is added in parentheses.
+func loadText(r results.Run, level int, mark string) string {
 	requests := missingValue
 	if v, ok := configNumber(r.Config, "requests"); ok && v > 0 {
 		requests = formatCount(v)
@@ -360,8 +391,11 @@ func loadText(r results.Run, level int, knee bool) string {
 		conc = strconv.Itoa(r.Load.Concurrency)
 	}
 	s := requests + " × " + conc
-	if knee {
-		s += " (knee)"
+	if r.Rate > 0 {
+		s += " @ " + formatRPS(r.Rate) + "/s"
+	}
+	if mark != "" {
+		s += " (" + mark + ")"
 	}
 	return s
 }
@@ -392,14 +426,28 @@ func configNumber(cfg map[string]any, key string) (float64, bool) {
 	return 0, false
 }
 
+// ModeLabel is a mode as tables show it: with its slot count when there are several slots
+// ("sync · 16 slots").
+func ModeLabel(mode string, slots int) string {
+	if slots <= 1 {
+		return mode
+	}
+	return fmt.Sprintf("%s · %d slots", mode, slots)
+}
+
 // waitersText lists the hot tables that had waiters, by name: "api_keys 12, providers 3"; "0"
-// when none did. Summary rows show medians here (no spread) to keep the cell short.
-func waitersText(m map[string]results.Spread) string {
+// when none did; with perRow (slotted rows), the most on one physical row beside each:
+// "api_keys 48 (3/row)". Summary rows show medians here (no spread) to keep the cell short.
+func waitersText(m map[string]results.Spread, perRow bool) string {
 	tables := waiterTables(m)
 	var parts []string
 	for _, t := range tables {
 		if v := m[results.MetricMaxWaitersPrefix+t].Median; v > 0 {
-			parts = append(parts, t+" "+formatCount(v))
+			part := t + " " + formatCount(v)
+			if row, ok := m[results.MetricMaxWaitersPerRowPrefix+t]; ok && perRow {
+				part += " (" + formatCount(row.Median) + "/row)"
+			}
+			parts = append(parts, part)
 		}
 	}
 	if len(parts) == 0 {

@@ -28,7 +28,7 @@ func cellsByTitle(t *testing.T, td TableData, row int) map[string]string {
 func TestTableColumnOrder(t *testing.T) {
 	want := []string{"suite", "mode", "requests × conc", "rps", "failed", "p50 ms", "p95 ms", "p99 ms",
 		"lag p99 ms", "max waiters", "pool max %", "sql ops / compacted", "verified", "WAL B/req", "stmts/req", "efficiency", "max tries",
-		"inline / dropped"}
+		"inline / dropped", "read total p99 ms"}
 	td := Table([]*results.Report{resultstest.SingleReport()})
 	if len(td.Columns) != len(want) {
 		t.Fatalf("got %d columns, want %d", len(td.Columns), len(want))
@@ -199,7 +199,7 @@ func TestRenderMarkdown(t *testing.T) {
 	if len(lines) != 4 {
 		t.Fatalf("got %d lines, want header + separator + 2 rows:\n%s", len(lines), buf.String())
 	}
-	if !strings.HasPrefix(lines[0], "| suite ") || !strings.HasSuffix(lines[0], "| max tries | inline / dropped |") {
+	if !strings.HasPrefix(lines[0], "| suite ") || !strings.HasSuffix(lines[0], "| max tries | inline / dropped | read total p99 ms |") {
 		t.Errorf("header = %q", lines[0])
 	}
 	if !strings.Contains(lines[1], "-: |") || !strings.HasPrefix(lines[1], "| ---") {
@@ -276,5 +276,30 @@ func TestTableCostColumns(t *testing.T) {
 	stale.Summaries = rep.Summaries
 	if got := cellsByTitle(t, Table([]*results.Report{stale}), 0)["rps"]; got != "50,780 (49,367–51,673)" {
 		t.Errorf("summary row rps = %q, want the runs' medians", got)
+	}
+}
+
+// TestTableSlotRows: a slotted row shows its slot count with the mode and, per hot table, the
+// most waiters on one physical row beside the table's.
+func TestTableSlotRows(t *testing.T) {
+	var runs []results.Run
+	for _, l := range []struct {
+		slots         int
+		rps           float64
+		perRow, table int64
+	}{{16, 960, 3, 48}, {1, 240, 63, 63}, {4, 700, 15, 60}, {64, 990, 1, 40}} {
+		r := resultstest.MakeRun(resultstest.SyncSpec())
+		r.Slots, r.Load.ThroughputRPS = l.slots, l.rps
+		r.LockMonitor.MaxWaitersByRelation = map[string]int64{"api_keys": l.table, "providers": 2}
+		r.LockMonitor.MaxWaitersPerRowByRelation = map[string]int64{"api_keys": l.perRow, "providers": 1}
+		r.LockMonitor.TotalReadMs = &results.Latency{Count: 10, P50: float64(l.slots) / 100, P99: float64(l.slots) / 10}
+		runs = append(runs, r)
+	}
+	td := Table([]*results.Report{{Suite: "s", Runs: runs}})
+	if got := td.Rows[0].Cells[1]; got != "sync · 16 slots" {
+		t.Errorf("mode cell = %q, want the slot count beside the mode", got)
+	}
+	if got := td.Rows[0].Cells[9]; got != "api_keys 48 (3/row), providers 2 (1/row)" {
+		t.Errorf("waiters cell = %q, want each table's waiters with the most on one row", got)
 	}
 }

@@ -217,3 +217,36 @@ func Samples() []results.Sample {
 	}
 	return out
 }
+
+// RateLadderReport is an open-loop ladder of sync and async-compact judged at p99 ≤ 200 ms:
+// sync holds 400/s within it and not 800/s (its p99 explodes once it falls behind);
+// async-compact holds every rate up to 16,000/s.
+func RateLadderReport() *results.Report {
+	var runs []results.Run
+	step := func(spec RunSpec, rate, achieved, p99, service float64) {
+		spec.RPS, spec.P99, spec.P95 = achieved, p99, p99*0.8
+		r := MakeRun(spec)
+		r.Rate = rate
+		r.Config["rate"], r.Config["rates"], r.Config["slo-p99-ms"] = rate, []float64{100, 200}, 200.0
+		r.Config["arrivals"], r.Config["ramp"], r.Config["max-lag"] = "poisson", "0s", "0s"
+		share := min(1, achieved/rate)
+		r.Load.OpenLoop = &results.OpenLoop{TargetRPS: rate, AchievedRPS: achieved, SentShare: share, HeldRate: results.HeldRate(share),
+			Arrivals: "poisson", ServiceMs: results.Latency{P99: service}}
+		runs = append(runs, r)
+	}
+	for _, s := range []struct{ rate, achieved, p99, service float64 }{
+		{100, 100, 20, 19}, {200, 199, 45, 30}, {400, 396, 150, 60}, {800, 520, 9000, 120},
+	} {
+		step(SyncSpec(), s.rate, s.achieved, s.p99, s.service)
+	}
+	for _, s := range []struct{ rate, achieved, p99, service float64 }{
+		{1000, 1000, 1, 0.5}, {4000, 3999, 1.2, 0.6}, {16000, 15900, 2, 0.8},
+	} {
+		step(AsyncCompactSpec(), s.rate, s.achieved, s.p99, s.service)
+	}
+	rep := NewReport(runs...)
+	for _, m := range []string{"sync", "async-compact"} {
+		rep.RateLadders = append(rep.RateLadders, results.BuildRateLadder(m, runs, 200))
+	}
+	return rep
+}

@@ -1,5 +1,9 @@
 -- Core gateway tables: the hot rows that usage accounting updates, and the usage log.
 -- Every statement is idempotent; the run's schema is first on search_path.
+--
+-- Every hot counter table has a slot column and the key (id, slot): a logical row is one
+-- physical row per slot (--slots N: slots 1..N; unslotted: the one row of slot 0), a write
+-- adds to one slot and a read sums them (package counters).
 
 CREATE TABLE IF NOT EXISTS users (
     id         text PRIMARY KEY,
@@ -8,37 +12,45 @@ CREATE TABLE IF NOT EXISTS users (
 );
 
 CREATE TABLE IF NOT EXISTS providers (
-    id           text PRIMARY KEY,
+    id           text NOT NULL,
+    slot         smallint NOT NULL DEFAULT 0,
     name         text NOT NULL,
     monthly_used numeric(20, 8) NOT NULL DEFAULT 0,
-    updated_at   timestamptz
+    updated_at   timestamptz,
+    CONSTRAINT providers_pkey PRIMARY KEY (id, slot)
 );
 
 CREATE TABLE IF NOT EXISTS api_keys (
-    id             text PRIMARY KEY,
+    id             text NOT NULL,
+    slot           smallint NOT NULL DEFAULT 0,
     user_id        text NOT NULL,
     total_requests bigint NOT NULL DEFAULT 0,
     total_tokens   bigint NOT NULL DEFAULT 0,
     total_cost     numeric(20, 8) NOT NULL DEFAULT 0,
     quota_used     numeric(20, 8) NOT NULL DEFAULT 0,
-    last_used_at   timestamptz
+    last_used_at   timestamptz,
+    CONSTRAINT api_keys_pkey PRIMARY KEY (id, slot)
 );
 
 CREATE TABLE IF NOT EXISTS provider_api_keys (
-    id                     text PRIMARY KEY,
+    id                     text NOT NULL,
+    slot                   smallint NOT NULL DEFAULT 0,
     provider_id            text NOT NULL,
     request_count          bigint NOT NULL DEFAULT 0,
     success_count          bigint NOT NULL DEFAULT 0,
     error_count            bigint NOT NULL DEFAULT 0,
     total_tokens           bigint NOT NULL DEFAULT 0,
     total_cost             numeric(20, 8) NOT NULL DEFAULT 0,
-    total_response_time_ms bigint NOT NULL DEFAULT 0
+    total_response_time_ms bigint NOT NULL DEFAULT 0,
+    CONSTRAINT provider_api_keys_pkey PRIMARY KEY (id, slot)
 );
 
 CREATE TABLE IF NOT EXISTS global_models (
-    id          text PRIMARY KEY,
+    id          text NOT NULL,
+    slot        smallint NOT NULL DEFAULT 0,
     name        text NOT NULL,
-    usage_count bigint NOT NULL DEFAULT 0
+    usage_count bigint NOT NULL DEFAULT 0,
+    CONSTRAINT global_models_pkey PRIMARY KEY (id, slot)
 );
 
 -- request_id is the key: no surrogate id, so a usage row costs one index entry and no
@@ -68,6 +80,7 @@ CREATE TABLE IF NOT EXISTS usage_counter_deltas (
     request_id       text,
     kind             text NOT NULL,
     target_id        text NOT NULL,
+    target_slot      smallint NOT NULL DEFAULT 0,
     requests         bigint NOT NULL DEFAULT 0,
     successes        bigint NOT NULL DEFAULT 0,
     failures         bigint NOT NULL DEFAULT 0,
@@ -84,3 +97,24 @@ CREATE TABLE IF NOT EXISTS usage_counter_deltas (
 
 CREATE INDEX IF NOT EXISTS usage_counter_deltas_pending
     ON usage_counter_deltas (id) WHERE processed_at IS NULL;
+
+-- The logical hot rows: each counter summed over its slots, timestamps at their newest. Reads
+-- and verification go through these; with one slot per row they are the table itself.
+CREATE OR REPLACE VIEW api_keys_totals AS
+    SELECT id, min(user_id) AS user_id, sum(total_requests) AS total_requests,
+           sum(total_tokens) AS total_tokens, sum(total_cost) AS total_cost,
+           sum(quota_used) AS quota_used, max(last_used_at) AS last_used_at, count(*) AS slots
+    FROM api_keys GROUP BY id;
+
+CREATE OR REPLACE VIEW provider_api_keys_totals AS
+    SELECT id, sum(request_count) AS request_count, sum(success_count) AS success_count,
+           sum(error_count) AS error_count, sum(total_tokens) AS total_tokens,
+           sum(total_cost) AS total_cost, sum(total_response_time_ms) AS total_response_time_ms,
+           count(*) AS slots
+    FROM provider_api_keys GROUP BY id;
+
+CREATE OR REPLACE VIEW global_models_totals AS
+    SELECT id, sum(usage_count) AS usage_count, count(*) AS slots FROM global_models GROUP BY id;
+
+CREATE OR REPLACE VIEW providers_totals AS
+    SELECT id, sum(monthly_used) AS monthly_used, count(*) AS slots FROM providers GROUP BY id;

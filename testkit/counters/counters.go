@@ -4,8 +4,10 @@
 // deltas are written (one array-based UPDATE per table per batch, or one UPDATE per delta in
 // order), and the outbox that defers them (usage_counter_deltas, claimed with SKIP LOCKED,
 // aggregated per row and applied by a flush loop; OutboxWorkload is the outbox mode, its loop
-// a testkit.Flusher the engine pauses and reports on). Suites decide which deltas a request makes;
-// this package decides how they reach the database.
+// a testkit.Flusher the engine pauses and reports on), and slotted rows (slots.go: --slots splits
+// each hot logical row into N physical rows, a write adds to one, reads sum them through the
+// schema's *_totals views). Suites decide which deltas a request makes; this package decides
+// how they reach the database.
 package counters
 
 import (
@@ -13,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -37,20 +40,30 @@ const (
 	APIKeyLastUsed   Kind = "api_key_last_used" // api_keys: last_used_at only
 )
 
-// Key is one hot row: the slot that deltas are compacted into.
+// Key is one physical hot row: the slot that deltas are compacted into. Slot 0 is the one row
+// of an unslotted logical row; with --slots N a logical row is the N rows of slots 1..N (see
+// slots.go), and a delta with Slot > 0 adds to exactly that one.
 type Key struct {
 	Kind   Kind
 	Target string
+	Slot   int
 }
 
-// CompareKeys orders keys by kind then target. Every writer applies deltas in this order, so
-// two transactions touching the same rows lock them in the same order and cannot deadlock.
+// CompareKeys orders keys by kind, target, then slot. Every writer applies deltas in this
+// order, so two transactions touching the same rows lock them in the same order and cannot
+// deadlock.
 func CompareKeys(a, b Key) int {
 	if c := cmp.Compare(a.Kind, b.Kind); c != 0 {
 		return c
 	}
-	return cmp.Compare(a.Target, b.Target)
+	if c := cmp.Compare(a.Target, b.Target); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Slot, b.Slot)
 }
+
+// slotted reports whether the delta names one slot of a slotted row.
+func (k Key) slotted() bool { return k.Slot > 0 }
 
 // Delta is a change to one hot row. Counters add up; LastUsedAt keeps the maximum and LastIP
 // follows the latest LastUsedAt (on a tie, the newer delta wins).
@@ -116,17 +129,35 @@ var kindSQL = map[Kind]string{
 	APIKeyLastUsed: `UPDATE api_keys t SET last_used_at = GREATEST(t.last_used_at, d.last_used_at)`,
 }
 
-const deltaFrom = `
-	FROM unnest($1::text[], $2::int8[], $3::int8[], $4::int8[], $5::int8[], $6::numeric[], $7::int8[],
-	            $8::int8[], $9::int8[], $10::timestamptz[], $11::text[])
-	     AS d(id, requests, successes, failures, tokens, cost, response_time_ms, dns_failures, stream_errors, last_used_at, last_ip)`
+// deltaParams are a delta's columns in parameter order ($1 …), as updateArgs and scalarArgs
+// send them; a slotted statement adds the slot after them.
+var deltaParams = []struct{ name, typ string }{
+	{"id", "text"}, {"requests", "int8"}, {"successes", "int8"}, {"failures", "int8"}, {"tokens", "int8"},
+	{"cost", "numeric"}, {"response_time_ms", "int8"}, {"dns_failures", "int8"}, {"stream_errors", "int8"},
+	{"last_used_at", "timestamptz"}, {"last_ip", "text"}, {"slot", "int2"},
+}
 
-// deltaFromScalars is deltaFrom for a single delta: scalar parameters instead of arrays, so the
-// per-request (sync) path sends the plain single-row UPDATE a hand-written gateway would.
-const deltaFromScalars = `
-	FROM (SELECT $1::text, $2::int8, $3::int8, $4::int8, $5::int8, $6::numeric, $7::int8, $8::int8,
-	             $9::int8, $10::timestamptz, $11::text)
-	     AS d(id, requests, successes, failures, tokens, cost, response_time_ms, dns_failures, stream_errors, last_used_at, last_ip)`
+// deltaFrom is the relation d of the deltas a statement applies: the unnest of the arrays of
+// updateArgs, or for a single delta (the per-request path, the plain single-row UPDATE a
+// hand-written gateway would send) scalar parameters. Unslotted deltas leave the slot out.
+func deltaFrom(arrays, slotted bool) string {
+	params := deltaParams
+	if !slotted {
+		params = params[:len(params)-1]
+	}
+	values, names := make([]string, len(params)), make([]string, len(params))
+	for i, p := range params {
+		values[i], names[i] = fmt.Sprintf("$%d::%s", i+1, p.typ), p.name
+		if arrays {
+			values[i] += "[]"
+		}
+	}
+	source := "(SELECT " + strings.Join(values, ", ") + ")"
+	if arrays {
+		source = "unnest(" + strings.Join(values, ", ") + ")"
+	}
+	return "\n\tFROM " + source + "\n\t     AS d(" + strings.Join(names, ", ") + ")"
+}
 
 // Kinds lists every known kind in CompareKeys order.
 func Kinds() []Kind {
@@ -138,8 +169,22 @@ func Kinds() []Kind {
 	return ks
 }
 
-// updateArgs turns deltas of one kind into the unnest arrays of deltaFrom.
+// updateArgs turns deltas of one kind into the unnest arrays of deltaFrom, the slots last when
+// they are slotted.
 func updateArgs(ds []Delta) []any {
+	args := deltaArrays(ds)
+	if len(ds) > 0 && ds[0].slotted() {
+		slots := make([]int16, len(ds))
+		for i, d := range ds {
+			slots[i] = int16(d.Slot)
+		}
+		args = append(args, slots)
+	}
+	return args
+}
+
+// deltaArrays are the arrays of deltaFrom without the slot.
+func deltaArrays(ds []Delta) []any {
 	n := len(ds)
 	ids := make([]string, n)
 	req, succ, fail, tok, rt, dns, stream := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
@@ -157,28 +202,39 @@ func updateArgs(ds []Delta) []any {
 	return []any{ids, req, succ, fail, tok, cost, rt, dns, stream, last, ip}
 }
 
-func updateSQL(k Kind) (string, error) {
+// updateSQL is the UPDATE of deltas of kind k: arrays of them or one (scalar parameters),
+// slotted or not.
+func updateSQL(k Kind, arrays, slotted bool) (string, error) {
 	s, ok := kindSQL[k]
 	if !ok {
 		return "", fmt.Errorf("counters: unknown kind %q", k)
 	}
-	return s + deltaFrom + whereKey(k), nil
+	return s + deltaFrom(arrays, slotted) + whereKey(k, slotted), nil
 }
 
 // whereKey matches a kind's row with its delta: wallets are keyed by their user, every other
-// hot table by id.
-func whereKey(k Kind) string {
+// hot table by id; a slotted delta also by its slot. An unslotted delta's row is the only one
+// of its id (slot 0), so the default path sends the statement it sent before slots existed.
+func whereKey(k Kind, slotted bool) string {
+	where := "\n\tWHERE t.id = d.id"
 	if k == WalletDebit {
-		return "\n\tWHERE t.user_id = d.id"
+		where = "\n\tWHERE t.user_id = d.id"
 	}
-	return "\n\tWHERE t.id = d.id"
+	if slotted {
+		where += " AND t.slot = d.slot"
+	}
+	return where
 }
 
 // scalarArgs is updateArgs for one delta.
 func scalarArgs(d Delta) []any {
-	return []any{d.Target, d.Requests, d.Successes, d.Failures, d.Tokens, d.Cost.Numeric(), d.ResponseTimeMs,
+	args := []any{d.Target, d.Requests, d.Successes, d.Failures, d.Tokens, d.Cost.Numeric(), d.ResponseTimeMs,
 		d.DNSFailures, d.StreamErrors, pgtype.Timestamptz{Time: d.LastUsedAt, Valid: !d.LastUsedAt.IsZero()},
 		pgtype.Text{String: d.LastIP, Valid: d.LastIP != ""}}
+	if d.slotted() {
+		args = append(args, int16(d.Slot))
+	}
+	return args
 }
 
 // Apply writes deltas compacted: it merges them per row and sends one UPDATE per kind, in
@@ -189,10 +245,10 @@ func Apply(ctx context.Context, tx pgx.Tx, deltas []Delta) (int, error) {
 	var groups [][]Delta
 	for start := 0; start < len(merged); {
 		end := start
-		for end < len(merged) && merged[end].Kind == merged[start].Kind {
+		for end < len(merged) && merged[end].Kind == merged[start].Kind && merged[end].slotted() == merged[start].slotted() {
 			end++
 		}
-		sql, err := updateSQL(merged[start].Kind)
+		sql, err := updateSQL(merged[start].Kind, true, merged[start].slotted())
 		if err != nil {
 			return 0, err
 		}
@@ -221,11 +277,11 @@ func Apply(ctx context.Context, tx pgx.Tx, deltas []Delta) (int, error) {
 // order given (no compaction). It returns the number of statements sent.
 func ApplyEach(ctx context.Context, tx pgx.Tx, deltas []Delta) (int, error) {
 	for i, d := range deltas {
-		s, ok := kindSQL[d.Kind]
-		if !ok {
-			return i, fmt.Errorf("counters: unknown kind %q", d.Kind)
+		sql, err := updateSQL(d.Kind, false, d.slotted())
+		if err != nil {
+			return i, err
 		}
-		tag, err := tx.Exec(ctx, s+deltaFromScalars+whereKey(d.Kind), scalarArgs(d)...)
+		tag, err := tx.Exec(ctx, sql, scalarArgs(d)...)
 		if err == nil {
 			err = checkAffected(deltas[i:i+1], tag.RowsAffected())
 		}

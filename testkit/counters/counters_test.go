@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
@@ -41,7 +43,7 @@ func TestMoney(t *testing.T) {
 
 func TestMergeRules(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	k := Key{ManagementToken, "tok"}
+	k := Key{Kind: ManagementToken, Target: "tok"}
 	d := Delta{Key: k, Requests: 1, LastUsedAt: t0.Add(2 * time.Second), LastIP: "10.0.0.2"}
 	d.Merge(Delta{Key: k, Requests: 1, LastUsedAt: t0.Add(time.Second), LastIP: "10.0.0.1"}) // older: IP kept
 	d.Merge(Delta{Key: k, Requests: 1, Cost: 5, DNSFailures: 2})
@@ -59,10 +61,10 @@ func TestMergeRules(t *testing.T) {
 
 func TestCompactSortsAndMerges(t *testing.T) {
 	in := []Delta{
-		{Key: Key{ProviderMonthly, "p"}, Cost: 1},
-		{Key: Key{APIKeyUsage, "b"}, Requests: 1},
-		{Key: Key{APIKeyUsage, "a"}, Requests: 1},
-		{Key: Key{APIKeyUsage, "b"}, Requests: 2},
+		{Key: Key{Kind: ProviderMonthly, Target: "p"}, Cost: 1},
+		{Key: Key{Kind: APIKeyUsage, Target: "b"}, Requests: 1},
+		{Key: Key{Kind: APIKeyUsage, Target: "a"}, Requests: 1},
+		{Key: Key{Kind: APIKeyUsage, Target: "b"}, Requests: 2},
 	}
 	out := Compact(in)
 	if len(out) != 3 || out[0].Target != "a" || out[1].Target != "b" || out[1].Requests != 3 || out[2].Kind != ProviderMonthly {
@@ -90,9 +92,9 @@ func deltasFor(n int) []Delta {
 			k = "k2"
 		}
 		ds = append(ds,
-			Delta{Key: Key{APIKeyUsage, k}, Requests: 1, Tokens: 30, Cost: 100000, LastUsedAt: t0.Add(time.Duration(i) * time.Second)},
-			Delta{Key: Key{ProviderMonthly, "p"}, Cost: 100000},
-			Delta{Key: Key{ManagementToken, "tok"}, Requests: 1, LastUsedAt: t0.Add(time.Duration(i) * time.Second), LastIP: "10.0.0." + string(rune('0'+i%10))},
+			Delta{Key: Key{Kind: APIKeyUsage, Target: k}, Requests: 1, Tokens: 30, Cost: 100000, LastUsedAt: t0.Add(time.Duration(i) * time.Second)},
+			Delta{Key: Key{Kind: ProviderMonthly, Target: "p"}, Cost: 100000},
+			Delta{Key: Key{Kind: ManagementToken, Target: "tok"}, Requests: 1, LastUsedAt: t0.Add(time.Duration(i) * time.Second), LastIP: "10.0.0." + string(rune('0'+i%10))},
 		)
 	}
 	return ds
@@ -208,7 +210,7 @@ func TestApplyRejectsMissingRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := Apply(ctx, tx, []Delta{{Key: Key{APIKeyUsage, "missing"}, Requests: 1}}); err == nil {
+	if _, err := Apply(ctx, tx, []Delta{{Key: Key{Kind: APIKeyUsage, Target: "missing"}, Requests: 1}}); err == nil {
 		t.Fatal("a delta for a row that does not exist was applied silently")
 	}
 }
@@ -235,10 +237,45 @@ func TestEveryKindReachesItsRow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := apply(ctx, tx, []Delta{{Key: Key{k, "x"}, Requests: 1, Cost: 1}}); err != nil {
+			if _, err := apply(ctx, tx, []Delta{{Key: Key{Kind: k, Target: "x"}, Requests: 1, Cost: 1}}); err != nil {
 				t.Errorf("%s of a %s delta: %v", name, k, err)
 			}
 			_ = tx.Rollback(ctx)
 		}
+	}
+}
+
+func TestSlotsPickAndWorker(t *testing.T) {
+	hash := Slots{N: 4}
+	seen := map[int]int{}
+	for i := range 400 {
+		id := "req-" + strconv.Itoa(i)
+		s := hash.Of(int64(i), id)
+		if s < 1 || s > 4 || hash.Of(int64(i), id) != s {
+			t.Fatalf("Pick(%s) = %d, again %d: want one slot of 1..4, the same every time", id, s, hash.Of(int64(i), id))
+		}
+		seen[s]++
+	}
+	for s := 1; s <= 4; s++ {
+		if seen[s] < 50 {
+			t.Errorf("slot %d got %d of 400 requests: the hash does not spread (%v)", s, seen[s], seen)
+		}
+	}
+	if (Slots{N: 1}).Of(1, "req-1") != 0 || (Slots{N: 1}).Worker() != nil {
+		t.Error("one slot must stay unslotted (slot 0, the queue's own routing)")
+	}
+	rr := Slots{N: 4, Pick: testkit.SlotPickRoundRobin}
+	for i := range int64(8) {
+		if got := rr.Of(i, "req-"+strconv.FormatInt(i, 10)); got != 1+int(i%4) {
+			t.Errorf("round-robin: request %d got slot %d, want %d", i, got, 1+i%4)
+		}
+	}
+	worker := hash.Worker()
+	workers := map[int]bool{}
+	for s := 1; s <= 4; s++ {
+		workers[worker(Key{Kind: APIKeyUsage, Target: "key-hot-0", Slot: s}, 4)] = true
+	}
+	if len(workers) != 4 {
+		t.Errorf("4 slots of one row on 4 workers went to %d workers, want 4", len(workers))
 	}
 }

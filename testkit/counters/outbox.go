@@ -18,21 +18,22 @@ import (
 // InsertOutbox records deltas in the outbox (usage_counter_deltas) inside the request's
 // transaction, as one statement. The hot rows themselves are not touched.
 func InsertOutbox(ctx context.Context, tx pgx.Tx, requestID string, deltas []Delta) error {
-	args := updateArgs(deltas)
+	args := deltaArrays(deltas)
 	kinds := make([]string, len(deltas))
+	slots := make([]int16, len(deltas))
 	for i, d := range deltas {
-		kinds[i] = string(d.Kind)
+		kinds[i], slots[i] = string(d.Kind), int16(d.Slot)
 	}
 	_, err := tx.Exec(ctx, `
-		INSERT INTO usage_counter_deltas (request_id, kind, target_id, requests, successes, failures,
+		INSERT INTO usage_counter_deltas (request_id, kind, target_id, target_slot, requests, successes, failures,
 			tokens, cost, response_time_ms, dns_failures, stream_errors, last_used_at, last_ip)
-		SELECT $12, d.kind, d.id, d.requests, d.successes, d.failures, d.tokens, d.cost,
+		SELECT $12, d.kind, d.id, d.slot, d.requests, d.successes, d.failures, d.tokens, d.cost,
 			d.response_time_ms, d.dns_failures, d.stream_errors, d.last_used_at, d.last_ip
 		FROM unnest($1::text[], $2::int8[], $3::int8[], $4::int8[], $5::int8[], $6::numeric[], $7::int8[],
-		            $8::int8[], $9::int8[], $10::timestamptz[], $11::text[], $13::text[])
+		            $8::int8[], $9::int8[], $10::timestamptz[], $11::text[], $13::text[], $14::int2[])
 		     AS d(id, requests, successes, failures, tokens, cost, response_time_ms, dns_failures,
-		          stream_errors, last_used_at, last_ip, kind)`,
-		append(args, requestID, kinds)...)
+		          stream_errors, last_used_at, last_ip, kind, slot)`,
+		append(args, requestID, kinds, slots)...)
 	if err != nil {
 		return fmt.Errorf("outbox insert: %w", err)
 	}
@@ -181,7 +182,7 @@ func (o *Outbox) flush(ctx context.Context, conn *pgx.Conn) (claimed, targets in
 	}
 	defer tx.Rollback(ctx)
 	rows, err := tx.Query(ctx, `
-		SELECT id, kind, target_id, requests, successes, failures, tokens, cost, response_time_ms,
+		SELECT id, kind, target_id, target_slot, requests, successes, failures, tokens, cost, response_time_ms,
 		       dns_failures, stream_errors, last_used_at, last_ip
 		FROM usage_counter_deltas
 		WHERE processed_at IS NULL
@@ -197,15 +198,16 @@ func (o *Outbox) flush(ctx context.Context, conn *pgx.Conn) (claimed, targets in
 		var id int64
 		var d Delta
 		var kind string
+		var slot int16
 		var cost pgtype.Numeric
 		var last pgtype.Timestamptz
 		var ip pgtype.Text
-		if err := rows.Scan(&id, &kind, &d.Target, &d.Requests, &d.Successes, &d.Failures, &d.Tokens, &cost,
+		if err := rows.Scan(&id, &kind, &d.Target, &slot, &d.Requests, &d.Successes, &d.Failures, &d.Tokens, &cost,
 			&d.ResponseTimeMs, &d.DNSFailures, &d.StreamErrors, &last, &ip); err != nil {
 			rows.Close()
 			return 0, 0, err
 		}
-		d.Kind = Kind(kind)
+		d.Kind, d.Slot = Kind(kind), int(slot)
 		if d.Cost, err = moneyFromNumeric(cost); err != nil {
 			rows.Close()
 			return 0, 0, fmt.Errorf("outbox row %d: %w", id, err)

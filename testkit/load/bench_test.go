@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
+
+	"github.com/hotspotkit/hotspotkit/hist"
 )
 
 // BenchmarkRunNoop measures the engine's own cost per request (ns/op is per request): index
@@ -42,4 +45,55 @@ func BenchmarkRunYield(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkScheduleCost measures the open loop's own cost per scheduled request (ns/op and
+// allocs/op are per request): a schedule far faster than the workers can serve, so the
+// dispatcher never waits and every arrival goes through the channel to a no-op request.
+func BenchmarkScheduleCost(b *testing.B) {
+	for _, arrivals := range []Arrivals{Poisson, Uniform} {
+		b.Run(string(arrivals), func(b *testing.B) {
+			b.ReportAllocs()
+			res, err := Run(context.Background(), Config{Concurrency: 64, Requests: int64(b.N), Rate: 1e9, Arrivals: arrivals}, noop)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if res.Completed != int64(b.N) {
+				b.Fatalf("completed %d of %d", res.Completed, b.N)
+			}
+		})
+	}
+}
+
+// BenchmarkScheduleOffer100k offers 100,000 no-op requests per second for a second per
+// iteration, through 64 workers, and reports what fraction started more than LateAfter behind
+// their intended start (late_%), the schedule lag's p50 and p99, and the rate achieved: the scheduler must hold the rate on
+// its own. ns/op is the wall time of a one-second run; read the custom metrics.
+func BenchmarkScheduleOffer100k(b *testing.B) { benchmarkOffer(b, 100_000) }
+
+// BenchmarkScheduleOffer1k is BenchmarkScheduleOffer100k at 1,000/s, where the dispatcher
+// sleeps on a timer between arrivals instead of yielding.
+func BenchmarkScheduleOffer1k(b *testing.B) { benchmarkOffer(b, 1_000) }
+
+func benchmarkOffer(b *testing.B, rate float64) {
+	var late, sent, skipped, unsent int64
+	var achieved float64
+	lag := hist.New()
+	for b.Loop() {
+		res, err := Run(context.Background(), Config{Concurrency: 64, Duration: time.Second, Rate: rate}, noop)
+		if err != nil {
+			b.Fatal(err)
+		}
+		late += res.OpenLoop.Late
+		sent += res.Completed + res.Failed
+		skipped += res.OpenLoop.Skipped
+		unsent += res.OpenLoop.Unsent
+		achieved += res.AchievedRPS()
+		lag.Merge(res.OpenLoop.ScheduleLag)
+	}
+	b.ReportMetric(float64(lag.ValueAtQuantile(50).Microseconds()), "lag_p50_µs")
+	b.ReportMetric(float64(lag.ValueAtQuantile(99).Microseconds()), "lag_p99_µs")
+	b.ReportMetric(100*float64(late)/float64(max(sent, 1)), "late_%")
+	b.ReportMetric(100*float64(unsent+skipped)/float64(max(sent+unsent+skipped, 1)), "unsent_%")
+	b.ReportMetric(achieved/float64(b.N), "achieved_rps")
 }

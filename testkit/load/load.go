@@ -1,5 +1,7 @@
-// Package load owns the closed-loop load engine: it drives N workers over one operation,
-// hands out dense request indexes, times every request into sharded µs histograms (the whole
+// Package load owns the load engine: it drives N workers over one operation, closed-loop (each
+// worker starts its next request when its last one ends) or open-loop (requests arrive on a
+// seeded schedule at a target rate, the workers being the cap on requests in flight, and
+// latency counted from each request's intended start), hands out dense request indexes, times every request into sharded µs histograms (the whole
 // operation and, separately, the wait for a pool connection), separates warm-up from measured
 // requests, classifies errors, tries a request's units again by error class (Request.Try, the
 // Retry policy), records each request's outcome, and shows a progress line.
@@ -56,6 +58,19 @@ type Config struct {
 	Live *Live
 	// Retry is the policy of Request.Try (nil: every unit is tried once).
 	Retry *Retry
+
+	// Rate > 0 makes the run open-loop (openloop.go): requests arrive at Rate per second on
+	// a schedule of Arrivals drawn from Seed, Concurrency workers serve them, and a request's
+	// latency runs from its intended start. 0 is the closed loop.
+	Rate     float64
+	Arrivals Arrivals
+	Seed     int64
+	// Ramp climbs the rate linearly from 0 to Rate over its length; arrivals intended before
+	// max(Warmup, Ramp) are left out of the statistics. Open loop only.
+	Ramp time.Duration
+	// MaxLag: a request whose turn comes more than MaxLag after its intended start is not
+	// sent but counted skipped (pgbench's --latency-limit skipping). 0: never. Open loop only.
+	MaxLag time.Duration
 }
 
 func (c *Config) validate() error {
@@ -77,7 +92,7 @@ func (c *Config) validate() error {
 	case c.Retry != nil && (c.Retry.MaxTries < 0 || c.Retry.Backoff < 0 || c.Retry.BackoffCap < 0):
 		return fmt.Errorf("load: retry tries and backoffs must not be negative, got %+v", *c.Retry)
 	}
-	return nil
+	return c.validateOpenLoop()
 }
 
 // Op is one request. It must not keep r after it returns: the engine reuses it per worker.
@@ -110,6 +125,9 @@ type Result struct {
 	Stopped bool
 	// Retries is what Request.Try did, warm-up included.
 	Retries Retries
+	// OpenLoop is what the schedule did; nil in a closed-loop run. Latency then runs from each
+	// request's intended start.
+	OpenLoop *OpenLoop
 }
 
 // Attempted is the number of requests that were started (and, once Run returned, finished).
@@ -153,6 +171,8 @@ type runner struct {
 	start, measureStart time.Time
 	deadline            time.Duration // 0 when the run has no duration
 	ended               atomic.Int32
+
+	open *openLoop // nil in a closed-loop run
 }
 
 func newRunner(cfg Config, op Op) *runner {
@@ -182,6 +202,9 @@ func newRunner(cfg Config, op Op) *runner {
 	if r.live == nil {
 		r.live = new(Live)
 	}
+	if cfg.Rate > 0 {
+		r.open = newOpenLoop(cfg, shards)
+	}
 	r.live.reset(cfg.Requests, r.latency, r.acquire)
 	for i := range r.workers {
 		w := &r.workers[i]
@@ -192,16 +215,20 @@ func newRunner(cfg Config, op Op) *runner {
 
 func (r *runner) run(ctx context.Context) *Result {
 	r.start = time.Now()
-	r.measureStart = r.start.Add(r.cfg.Warmup)
+	r.measureStart = r.start.Add(r.measureFrom())
 	r.deadline = r.cfg.Duration
 	prog := startProgress(r)
 	done := ctx.Done()
-	var wg sync.WaitGroup
-	for i := range r.workers {
-		w := &r.workers[i]
-		wg.Go(func() { r.work(done, w) })
+	if r.open != nil {
+		r.runOpen(ctx)
+	} else {
+		var wg sync.WaitGroup
+		for i := range r.workers {
+			w := &r.workers[i]
+			wg.Go(func() { r.work(done, w) })
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 	prog.finish()
 	return r.result()
 }
@@ -216,6 +243,7 @@ type worker struct {
 	errorCounts               map[string]int64
 	errorSamples              map[string]string
 	retries                   retryStats
+	late, skipped, unsent     int64    // open loop only, measured arrivals
 	_                         [64]byte // neighbouring workers run on other cores
 }
 
@@ -223,8 +251,6 @@ type worker struct {
 // the clock and by a non-blocking look at done (a cancel closes it synchronously), so no
 // request starts after the deadline, and at most one per worker once ctx is cancelled.
 func (r *runner) work(done <-chan struct{}, w *worker) {
-	req := &w.req
-	warmup := r.cfg.Warmup
 	for {
 		began := time.Since(r.start)
 		if r.deadline > 0 && began >= r.deadline {
@@ -237,47 +263,66 @@ func (r *runner) work(done <-chan struct{}, w *worker) {
 			return
 		default:
 		}
-		i := r.live.next.Add(1) - 1
-		if r.limit > 0 && i >= r.limit {
-			r.ended.CompareAndSwap(endNone, endPlanned)
+		i, ok := r.claim()
+		if !ok {
 			return
 		}
-		req.Index = i
-		req.acquireWait, req.acquired = 0, false
-		req.retries, req.unknown, req.outOfTries = 0, false, false
+		r.serve(w, i, began, began, began >= r.cfg.Warmup)
+	}
+}
 
-		err := call(r.opCtx, r.op, req)
-		ended := time.Since(r.start)
-		w.lastEnd = ended
-		w.retries.finish(req, err)
+// claim takes the next request index; false when the planned requests are all handed out.
+func (r *runner) claim() (int64, bool) {
+	i := r.live.next.Add(1) - 1
+	if r.limit > 0 && i >= r.limit {
+		r.ended.CompareAndSwap(endNone, endPlanned)
+		return 0, false
+	}
+	return i, true
+}
 
-		measured := began >= warmup
-		if err == nil {
-			r.outcomes.store(i, Succeeded)
-			r.live.completed.Add(1)
-			if measured {
-				w.completed++
-				r.latency.Record(req.shard, ended-began)
-			} else {
-				w.warmCompleted++
-			}
+// serve runs request i, which began at began and was intended to begin at intended (the same
+// in a closed loop), and records its outcome; measured says whether it counts in the
+// statistics. Latency runs from the intended start.
+func (r *runner) serve(w *worker, i int64, began, intended time.Duration, measured bool) {
+	req := &w.req
+	req.Index = i
+	req.acquireWait, req.acquired = 0, false
+	req.retries, req.unknown, req.outOfTries = 0, false, false
+
+	err := call(r.opCtx, r.op, req)
+	ended := time.Since(r.start)
+	w.lastEnd = ended
+	w.retries.finish(req, err)
+
+	if err == nil {
+		r.outcomes.store(i, Succeeded)
+		r.live.completed.Add(1)
+		if measured {
+			w.completed++
+			r.latency.Record(req.shard, ended-intended)
 		} else {
-			outcome := Failed
-			if IsUnknown(err) || req.unknown { // an earlier try may have committed
-				outcome = UnknownOutcome
-			}
-			r.outcomes.store(i, outcome)
-			r.live.failed.Add(1)
-			if measured {
-				w.failed++
-			} else {
-				w.warmFailed++
-			}
-			r.live.countFailure(w.countError(err))
+			w.warmCompleted++
 		}
-		if measured && req.acquired {
-			r.acquire.Record(req.shard, req.acquireWait)
+	} else {
+		outcome := Failed
+		if IsUnknown(err) || req.unknown { // an earlier try may have committed
+			outcome = UnknownOutcome
 		}
+		r.outcomes.store(i, outcome)
+		r.live.failed.Add(1)
+		if measured {
+			w.failed++
+		} else {
+			w.warmFailed++
+		}
+		r.live.countFailure(w.countError(err))
+	}
+	if measured && req.acquired {
+		r.acquire.Record(req.shard, req.acquireWait)
+	}
+	if measured && r.open != nil {
+		r.open.record(w, req.shard, began, intended, ended, err == nil)
 	}
 }
 
@@ -345,6 +390,9 @@ func (r *runner) result() *Result {
 		}
 	}
 	res.End = r.start.Add(lastEnd)
+	if r.open != nil {
+		res.OpenLoop = r.open.result(r.workers, lastEnd)
+	}
 	if r.limit == 0 {
 		r.outcomes.raiseLen(started)
 	}

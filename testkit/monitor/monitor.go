@@ -11,6 +11,13 @@
 // page or tuple lock; else to the relation of a tuple lock it holds; else to the one table it
 // holds RowExclusiveLock on (several: "(unattributed)"). Query text is never matched.
 //
+// Waiters per physical row: each sample also counts, per table, the waiters queued for one
+// physical row (see waiter.row), and the run keeps the largest count per table. It is what
+// --slots changes: the waiters of a hot table spread over its slots' rows.
+//
+// Reading a total: with TotalSQL, each sample also times that query (the read of one hot
+// logical row, a sum over its slots) on the monitor's connection while the load runs.
+//
 // Wait events: each sample also counts the run's sessions that are not idle (the load's and
 // the flushers', not the engine's observers) by wait_event_type:wait_event from
 // pg_stat_activity, "active" for those running and not waiting; a session idle in a
@@ -31,6 +38,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/results"
 )
 
@@ -55,6 +63,9 @@ type Config struct {
 	Queue func() (depth, pending int64)
 	// PendingSQL counts what is still to be flushed (e.g. the outbox), run at SlowInterval (optional).
 	PendingSQL string
+	// TotalSQL reads one hot logical row's total (with slots, a sum over them); each sample
+	// times it (optional).
+	TotalSQL string
 	// Progress reports completed and failed requests so far (optional).
 	Progress func() (completed, failed int64)
 	// Samples receives every sample (optional).
@@ -82,6 +93,8 @@ type Monitor struct {
 	// statements counts the monitor's successful statements: each is a transaction of its
 	// own, which the database's commit counter includes and the run's figures subtract.
 	statements int64
+	// totalRead times TotalSQL.
+	totalRead *hist.Histogram
 	// last is the latest sample, for Last.
 	last results.Sample
 }
@@ -107,13 +120,14 @@ func Start(ctx context.Context, connect Connect, cfg Config) (*Monitor, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	m := &Monitor{cfg: cfg, conn: conn, connect: connect, lockSQL: lockQueryFor(cfg.HotTables), start: time.Now(), cancel: cancel, done: make(chan struct{}), minIdle: math.MaxInt32,
-		waits: map[string]int64{}}
+		waits: map[string]int64{}, totalRead: hist.New()}
 	m.locks.IntervalMs = cfg.Interval.Milliseconds()
 	m.locks.MaxWaitersByRelation = map[string]int64{}
 	for _, t := range cfg.HotTables {
 		m.locks.MaxWaitersByRelation[t] = 0
 	}
 	m.locks.MaxWaitersByLockType = map[string]int64{}
+	m.locks.MaxWaitersPerRowByRelation = map[string]int64{}
 	if cfg.Pool != nil {
 		st := cfg.Pool.Stat()
 		m.poolAt0 = poolCounters{st.AcquireCount(), st.EmptyAcquireCount(), st.CanceledAcquireCount()}
@@ -158,8 +172,11 @@ const lockQuery = `
 WITH w AS (
     SELECT w.locktype,
            CASE WHEN w.locktype IN ('relation', 'page', 'tuple', 'extend') THEN c.relname END AS own_rel,
+           CASE WHEN w.locktype = 'tuple' THEN c.relname || ' (' || w.page || ',' || w.tuple || ')' END AS own_row,
            (SELECT c2.relname FROM pg_locks g JOIN pg_class c2 ON c2.oid = g.relation
              WHERE g.pid = w.pid AND g.granted AND g.locktype = 'tuple' LIMIT 1) AS tuple_rel,
+           (SELECT c2.relname || ' (' || g.page || ',' || g.tuple || ')' FROM pg_locks g JOIN pg_class c2 ON c2.oid = g.relation
+             WHERE g.pid = w.pid AND g.granted AND g.locktype = 'tuple' LIMIT 1) AS tuple_row,
            ARRAY(SELECT c3.relname::text FROM pg_locks g JOIN pg_class c3 ON c3.oid = g.relation
              WHERE g.pid = w.pid AND g.granted AND g.locktype = 'relation'
                AND g.mode = 'RowExclusiveLock' AND c3.relkind IN ('r', 'p')) AS written,
@@ -177,27 +194,52 @@ WITH w AS (
 ), locked AS (
     %s
 )
-SELECT w.locktype, w.own_rel, w.tuple_rel, w.written,
-       ARRAY(SELECT l.rel FROM locked l WHERE l.xid = w.xid::text), w.wait_ms
+SELECT w.locktype, w.own_rel, w.own_row, w.tuple_rel, w.tuple_row, w.written,
+       ARRAY(SELECT l.rel FROM locked l WHERE l.xid = w.xid::text),
+       ARRAY(SELECT l.rel || ' ' || l.ctid FROM locked l WHERE l.xid = w.xid::text), w.wait_ms
 FROM w`
 
 // lockQueryFor builds lockQuery for the hot tables.
 func lockQueryFor(hot []string) string {
-	parts := []string{"SELECT NULL::text AS rel, NULL::text AS xid WHERE false"}
+	parts := []string{"SELECT NULL::text AS rel, NULL::text AS xid, NULL::text AS ctid WHERE false"}
 	for _, t := range hot {
-		parts = append(parts, fmt.Sprintf("SELECT %s, xmax::text FROM %s, xids WHERE xmax = ANY(xids.list)",
+		parts = append(parts, fmt.Sprintf("SELECT %s, xmax::text, ctid::text FROM %s, xids WHERE xmax = ANY(xids.list)",
 			quoteLiteral(t), pgx.Identifier{t}.Sanitize()))
 	}
 	return fmt.Sprintf(lockQuery, strings.Join(parts, "\n    UNION ALL "))
 }
 
 type waiter struct {
-	lockType string
-	ownRel   *string  // relation of the ungranted lock, for relation/page/tuple/extend locks
-	tupleRel *string  // relation of a tuple lock it holds
-	written  []string // tables it holds RowExclusiveLock on
-	lockedBy []string // hot tables with a row locked by the transaction it waits for
-	waitMs   float64
+	lockType   string
+	ownRel     *string  // relation of the ungranted lock, for relation/page/tuple/extend locks
+	ownRow     *string  // "table (page,tuple)" of the ungranted lock, for a tuple lock
+	tupleRel   *string  // relation of a tuple lock it holds
+	tupleRow   *string  // "table (page,tuple)" of a tuple lock it holds
+	written    []string // tables it holds RowExclusiveLock on
+	lockedBy   []string // hot tables with a row locked by the transaction it waits for
+	lockedRows []string // those rows, "table (page,tuple)"
+	waitMs     float64
+}
+
+// row names the physical row a waiter queues for, "table (page,tuple)", given the table it is
+// attributed to; "" when none can be named. Sessions updating one row queue like this: the
+// first waiter takes the row version's tuple lock and waits for the holder's transaction, the
+// others wait for that tuple lock. So a waiter queues for the row of the tuple lock it waits
+// for, else of the tuple lock it holds, else (woken, racing for the next version) for the row
+// of its table that the transaction it waits for has locked (xmax, the same instant).
+func (w waiter) row(table string) string {
+	switch {
+	case w.ownRow != nil:
+		return *w.ownRow
+	case w.tupleRow != nil:
+		return *w.tupleRow
+	}
+	for i, rel := range w.lockedBy {
+		if rel == table && i < len(w.lockedRows) {
+			return w.lockedRows[i]
+		}
+	}
+	return ""
 }
 
 const blockerQuery = `
@@ -270,7 +312,7 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 	if err == nil {
 		for rows.Next() {
 			var w waiter
-			if err = rows.Scan(&w.lockType, &w.ownRel, &w.tupleRel, &w.written, &w.lockedBy, &w.waitMs); err != nil {
+			if err = rows.Scan(&w.lockType, &w.ownRel, &w.ownRow, &w.tupleRel, &w.tupleRow, &w.written, &w.lockedBy, &w.lockedRows, &w.waitMs); err != nil {
 				break
 			}
 			waiters = append(waiters, w)
@@ -286,15 +328,24 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 	}
 	byRel := map[string]int64{}
 	byType := map[string]int64{}
+	byRow := map[[2]string]int64{}
 	var total int64
 	var oldest float64
 	if err == nil {
 		for _, w := range waiters {
-			byRel[m.attribute(w)]++
+			table := m.attribute(w)
+			byRel[table]++
 			byType[w.lockType]++
+			if row := w.row(table); row != "" {
+				byRow[[2]string{table, row}]++
+			}
 			total++
 			oldest = max(oldest, w.waitMs)
 		}
+	}
+	maxPerRow := map[string]int64{}
+	for k, n := range byRow {
+		maxPerRow[k[0]] = max(maxPerRow[k[0]], n)
 	}
 	if err != nil {
 		sampleErr = err
@@ -328,6 +379,16 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 			sampleErr = waitErr
 		}
 	}
+	var readTime time.Duration
+	if err == nil && m.cfg.TotalSQL != "" {
+		t0 := time.Now()
+		if _, e := m.conn.Exec(qctx, m.cfg.TotalSQL); e == nil {
+			readTime = time.Since(t0)
+			statements++
+		} else if sampleErr == nil {
+			sampleErr = e
+		}
+	}
 	cancel()
 	if ctx.Err() != nil {
 		return // stopping: a cancelled query is not a sample
@@ -335,6 +396,7 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 
 	s.LockWaiters = total
 	s.WaitersByRelation = byRel
+	s.MaxWaitersPerRow = maxPerRow
 	s.WaitersByLockType = byType
 	s.OldestLockWaitMs = round3(oldest)
 	if slow {
@@ -367,6 +429,9 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 	s.WaitEvents = waits
 
 	m.mu.Lock()
+	if readTime > 0 {
+		m.totalRead.Record(readTime)
+	}
 	m.statements += statements
 	m.fold(&s, lockOK, slow)
 	if waitErr != nil && lockOK {
@@ -394,6 +459,9 @@ func (m *Monitor) fold(s *results.Sample, lockOK, slow bool) {
 		l.MaxLockWaiters = max(l.MaxLockWaiters, s.LockWaiters)
 		for rel, n := range s.WaitersByRelation {
 			l.MaxWaitersByRelation[rel] = max(l.MaxWaitersByRelation[rel], n)
+		}
+		for rel, n := range s.MaxWaitersPerRow {
+			l.MaxWaitersPerRowByRelation[rel] = max(l.MaxWaitersPerRowByRelation[rel], n)
 		}
 		for lt, n := range s.WaitersByLockType {
 			l.MaxWaitersByLockType[lt] = max(l.MaxWaitersByLockType[lt], n)
@@ -494,6 +562,10 @@ func (m *Monitor) Stop() (results.LockMonitor, results.Pool) {
 		if m.minIdle != math.MaxInt32 {
 			pool.MinIdle = m.minIdle
 		}
+	}
+	if m.totalRead.Count() > 0 {
+		read := results.Latency(m.totalRead.Summary())
+		m.locks.TotalReadMs = &read
 	}
 	return m.locks, pool
 }

@@ -20,9 +20,14 @@ func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
 // holdHotRow makes one session hold a row lock on api_keys while n others queue behind it.
 func holdHotRow(t *testing.T, target *database.Target, n int) (release func()) {
+	return holdSlot(t, target, 0, n)
+}
+
+// holdSlot is holdHotRow on one slot of the hot row (its own physical row).
+func holdSlot(t *testing.T, target *database.Target, slot, n int) (release func()) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := target.Admin().Exec(ctx, `INSERT INTO api_keys (id, user_id) VALUES ('hot', 'u')`); err != nil {
+	if _, err := target.Admin().Exec(ctx, `INSERT INTO api_keys (id, slot, user_id) VALUES ('hot', $1, 'u')`, slot); err != nil {
 		t.Fatal(err)
 	}
 	pool, err := target.NewPool(ctx, database.PoolOptions{MaxConns: int32(n + 1), AppName: "hotspotkit-load"})
@@ -33,7 +38,7 @@ func holdHotRow(t *testing.T, target *database.Target, n int) (release func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := holder.Exec(ctx, `UPDATE api_keys SET total_requests = total_requests + 1 WHERE id = 'hot'`); err != nil {
+	if _, err := holder.Exec(ctx, `UPDATE api_keys SET total_requests = total_requests + 1 WHERE id = 'hot' AND slot = $1`, slot); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -53,7 +58,7 @@ func holdHotRow(t *testing.T, target *database.Target, n int) (release func()) {
 				t.Error(err)
 				return
 			}
-			if _, err := tx.Exec(ctx, `UPDATE api_keys SET total_requests = total_requests + 1 WHERE id = 'hot'`); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE api_keys SET total_requests = total_requests + 1 WHERE id = 'hot' AND slot = $1`, slot); err != nil {
 				t.Error(err)
 				return
 			}
@@ -199,5 +204,36 @@ func TestIdleReserve(t *testing.T) {
 		if got := IdleReserve(c.max); got != c.want {
 			t.Errorf("IdleReserve(%d) = %d, want %d", c.max, got, c.want)
 		}
+	}
+}
+
+// Waiters spread over the slots of a hot row: the table counts them all, the per-row maximum
+// only those queued for one physical row; and the total's read is timed at every sample.
+func TestWaitersPerPhysicalRow(t *testing.T) {
+	target := testdb.New(t)
+	releaseA := holdSlot(t, target, 1, 3)
+	releaseB := holdSlot(t, target, 2, 2)
+	m, err := Start(context.Background(), connectFor(target), Config{
+		Interval:  20 * time.Millisecond,
+		HotTables: []string{"api_keys"},
+		TotalSQL:  `SELECT total_requests FROM api_keys_totals WHERE id = 'hot'`,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForSamples(t, m, "every waiter seen queued", func(l results.LockMonitor) bool {
+		return l.MaxWaitersByRelation["api_keys"] >= 5
+	})
+	locks, _ := m.Stop()
+	releaseA()
+	releaseB()
+	if got := locks.MaxWaitersByRelation["api_keys"]; got != 5 {
+		t.Errorf("waiters on api_keys = %d, want 5 (3 + 2 on two slots)", got)
+	}
+	if got := locks.MaxWaitersPerRowByRelation["api_keys"]; got != 3 {
+		t.Errorf("most waiters on one row of api_keys = %d, want 3 (all: %v)", got, locks.MaxWaitersPerRowByRelation)
+	}
+	if r := locks.TotalReadMs; r == nil || r.Count == 0 || r.P99 <= 0 {
+		t.Errorf("the total's read was not timed: %+v", r)
 	}
 }

@@ -63,7 +63,7 @@ type Common struct {
 	PostgresURL       string
 	Schema            string
 	Repeat            int
-	Ladder            bool // --levels was given
+	Ladder            bool // --levels or --slots-levels was given
 	Requests          int64
 }
 
@@ -139,7 +139,7 @@ func (c *StreamConfig) Validate(fs *pflag.FlagSet, common Common, bad func(forma
 		bad("--role %s runs exactly one async mode (--modes async or --modes async-compact)", role)
 	}
 	if common.Repeat != 1 || common.Ladder {
-		bad("--role %s cannot be combined with --repeat or --levels", role)
+		bad("--role %s cannot be combined with --repeat, --levels or --slots-levels", role)
 	}
 	if role == redisq.RoleProducer && common.Requests < 1 {
 		bad("--role producer needs --requests (its index range is --producer-id × --requests)")

@@ -12,6 +12,7 @@ package suitetest
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -372,6 +373,60 @@ func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, co
 			}
 			if code != 0 {
 				t.Errorf("exit %d\n%s", code, stderr)
+			}
+		})
+	}
+}
+
+// Slotted runs s, a suite whose hot rows can be split into slots (Info.Slots), in every mode
+// with requests and concurrency workers on slotted rows, and fails the test unless every run
+// is exact (each logical total, summed over its slots, is the expected total; nothing lost or
+// applied twice) and every logical row has exactly its slots:
+//   - --slots 4, slots picked by a hash of the request id;
+//   - --slots 3 --slot-pick random under terminate-backends (four times, --max-tries 5), and
+//     --slots 4 --slot-pick round-robin with the reply of every 7th request's first COMMIT
+//     lost (--max-tries 3): the faults AtomicUnderFaults puts unslotted rows through.
+func Slotted(t *testing.T, s testkit.Suite, requests, concurrency int) {
+	t.Helper()
+	flags := []string{"--modes", strings.Join(testkit.AllModes, ","), "--requests", strconv.Itoa(requests),
+		"--concurrency", strconv.Itoa(concurrency)}
+	cases := []struct {
+		name, fault string
+		slots       int
+		args        []string
+	}{
+		{"hash", "", 4, []string{"--slots", "4"}},
+		{"random, terminate-backends", "terminate-backends", 3, []string{"--slots", "3", "--slot-pick", "random", "--max-tries", "5",
+			"--fault", "terminate-backends@20ms", "--fault", "terminate-backends@40ms",
+			"--fault", "terminate-backends@60ms", "--fault", "terminate-backends@80ms"}},
+		{"lost COMMIT replies, round-robin", "", 4, []string{"--slots", "4", "--slot-pick", "round-robin",
+			"--max-tries", "3", "--debug-lose-commit-every", "7"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, rep, stderr := RunShared(t, s, slices.Concat(flags, c.args)...)
+			if code != 0 || len(rep.Runs) != len(testkit.AllModes) {
+				t.Fatalf("exit %d, %d runs\n%s", code, len(rep.Runs), stderr)
+			}
+			suffix := fmt.Sprintf("with %d slots each", c.slots)
+			for _, r := range rep.Runs {
+				if c.fault != "" && !Fired(r, c.fault) {
+					t.Errorf("%s: fault %s did not strike during the load: %+v", r.Mode, c.fault, r.Faults)
+				}
+				Exact(t, r)
+				Completed(t, r, int64(requests))
+				if r.Slots != c.slots || r.Config["slots"] != float64(c.slots) {
+					t.Errorf("%s: report says %d slots (config %v), want %d", r.Mode, r.Slots, r.Config["slots"], c.slots)
+				}
+				slotChecks := 0
+				for _, ch := range r.Verification.Checks {
+					if strings.HasSuffix(ch.Name, suffix) {
+						slotChecks++
+					}
+				}
+				if slotChecks == 0 {
+					t.Errorf("%s: no check of the slot layout (%q): %+v", r.Mode, suffix, r.Verification.Checks)
+				}
 			}
 		})
 	}

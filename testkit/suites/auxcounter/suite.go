@@ -97,6 +97,8 @@ checked exactly, per hot row, against the requests that succeeded.`,
 		// Memory only until its records have a codec (--queue-backend redis is refused).
 		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis},
 		SQL:           sqlFiles,
+		Slots:         true,
+		TotalSQL:      `SELECT total_requests, failed_requests FROM proxy_nodes_totals WHERE id = 'proxy-hot-0'`,
 	}
 }
 
@@ -128,13 +130,14 @@ func one(b bool) int64 {
 	return 0
 }
 
-// rowsOf are request i's three hot rows, in the order it writes them.
+// rowsOf are request i's three hot rows (each in the slot it picks), in the order it writes
+// them.
 func rowsOf(r *testkit.Run, i int64) [3]counters.Key {
-	h := hotOf(r, i)
+	h, slot := hotOf(r, i), counters.SlotsOf(r).Of(i, requestID(i))
 	return [3]counters.Key{
-		{Kind: counters.ProxyNode, Target: proxyID(h)},
-		{Kind: counters.ManagementToken, Target: tokenID(h)},
-		{Kind: counters.APIKeyLastUsed, Target: apiKeyID(h)},
+		{Kind: counters.ProxyNode, Target: proxyID(h), Slot: slot},
+		{Kind: counters.ManagementToken, Target: tokenID(h), Slot: slot},
+		{Kind: counters.APIKeyLastUsed, Target: apiKeyID(h), Slot: slot},
 	}
 }
 
@@ -152,13 +155,17 @@ func deltaOf(i int64, k counters.Key) counters.Delta {
 	return d
 }
 
-// Seed creates --hot-keys proxy nodes, management tokens and api keys with zeroed counters.
+// Seed creates --hot-keys proxy nodes, management tokens and api keys with zeroed counters,
+// each split into --slots.
 func (*Suite) Seed(ctx context.Context, r *testkit.Run) error {
-	return testkit.ExecAll(ctx, r.Admin, []string{
+	if err := testkit.ExecAll(ctx, r.Admin, []string{
 		`INSERT INTO proxy_nodes (id) SELECT 'proxy-hot-' || h FROM generate_series(0, $1 - 1) h`,
 		`INSERT INTO management_tokens (id) SELECT 'token-hot-' || h FROM generate_series(0, $1 - 1) h`,
 		`INSERT INTO api_keys (id, user_id) SELECT 'key-hot-' || h, 'user-hot-' || h FROM generate_series(0, $1 - 1) h`,
-	}, r.Config.HotKeys)
+	}, r.Config.HotKeys); err != nil {
+		return err
+	}
+	return counters.SeedSlots(ctx, r.Admin, r.Slots)
 }
 
 // Workload returns one request in r.Mode.
@@ -181,6 +188,7 @@ func (*Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, 
 		return testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[counters.Key, record]{
 			Records: func(i int64) []record { return recordsOf(r, i) },
 			Key:     slotOf,
+			Worker:  counters.SlotsOf(r).Worker(),
 			Merge:   mergeRecords,
 			Compare: counters.CompareKeys,
 			Writer:  func(compact bool) queue.TxWriter[record] { return guardedWriter{compact: compact} },
@@ -205,7 +213,7 @@ type record struct {
 	Sources []int64
 }
 
-// slotOf is the record's slot: its hot row.
+// slotOf is the record's queue slot: its hot row (with --slots, the one slot of it).
 func slotOf(rec record) counters.Key { return rec.Delta.Key }
 
 // mergeRecords folds a newer record for the same row into the pending one (counters.Delta.Merge:
@@ -381,9 +389,9 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res *load.Result) ([
 	exact, err := testkit.QueryInt(ctx, r.Admin, `
 		SELECT count(*) FROM unnest($1::int8[], $2::int8[], $3::int8[], $4::int8[], $5::timestamptz[], $6::text[])
 		     WITH ORDINALITY AS w(requests, failed, dns, stream, last_used_at, ip, h)
-		JOIN proxy_nodes p ON p.id = 'proxy-hot-' || (w.h - 1)
-		JOIN management_tokens m ON m.id = 'token-hot-' || (w.h - 1)
-		JOIN api_keys k ON k.id = 'key-hot-' || (w.h - 1)
+		JOIN proxy_nodes_totals p ON p.id = 'proxy-hot-' || (w.h - 1)
+		JOIN management_tokens_totals m ON m.id = 'token-hot-' || (w.h - 1)
+		JOIN api_keys_totals k ON k.id = 'key-hot-' || (w.h - 1)
 		WHERE p.total_requests = w.requests AND p.failed_requests = w.failed
 		  AND p.dns_failures = w.dns AND p.stream_errors = w.stream
 		  AND m.usage_count = w.requests AND m.last_used_at IS NOT DISTINCT FROM w.last_used_at
@@ -394,6 +402,9 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res *load.Result) ([
 		return nil, err
 	}
 	c.Int("hot row sets whose every counter, timestamp and IP is exact", int64(hot), exact)
+	if err := counters.CheckSlots(ctx, r, c, "proxy_nodes", "management_tokens", "api_keys"); err != nil {
+		return nil, err
+	}
 
 	var outboxPending, outboxProcessed, guards int64
 	if err := r.Admin.QueryRow(ctx, `
@@ -423,7 +434,7 @@ func newestChecks(ctx context.Context, r *testkit.Run, c *testkit.Checks, newest
 	var ip pgtype.Text
 	if err := r.Admin.QueryRow(ctx, `
 		SELECT m.last_used_at, m.last_used_ip, k.last_used_at
-		FROM management_tokens m, api_keys k WHERE m.id = $1 AND k.id = $2`, tokenID(h), apiKeyID(h)).
+		FROM management_tokens_totals m, api_keys_totals k WHERE m.id = $1 AND k.id = $2`, tokenID(h), apiKeyID(h)).
 		Scan(&tokenAt, &ip, &keyAt); err != nil {
 		return fmt.Errorf("reading the newest request's rows: %w", err)
 	}

@@ -164,3 +164,7 @@ func TestRedisBackendVerifies(t *testing.T) {
 func TestRequestsAtomicUnderFaults(t *testing.T) {
 	suitetest.AtomicUnderFaults(t, New(), "sync,outbox", 2000, 200)
 }
+
+func TestSlottedExact(t *testing.T) {
+	suitetest.Slotted(t, New(), 300, 30)
+}

@@ -175,10 +175,17 @@ func TestBadFlagsExitTwo(t *testing.T) {
 		{"--retry-rate", "1.5"},
 		{"--failure-rate", "-0.1"},
 		{"--modes", "outbox"},
+		{"--slots", "4"}, // no counter rows to split
+		{"--slots-levels", "1,4"},
+		{"--slot-pick", "random"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := testkit.Execute(New(), args, &stdout, &stderr); code != testkit.ExitUsage {
 			t.Errorf("%v: exit %d, want %d\n%s", args, code, testkit.ExitUsage, stderr.String())
+		}
+		if lines := strings.Count(strings.TrimSpace(stderr.String()), "\n"); strings.HasPrefix(args[0], "--slot") &&
+			(!strings.Contains(stderr.String(), "has no counter rows to split into slots") || lines > 1) {
+			t.Errorf("%v: want the one-line slots error, got:\n%s", args, stderr.String())
 		}
 	}
 }

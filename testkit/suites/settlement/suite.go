@@ -32,7 +32,6 @@
 package settlement
 
 import (
-	"cmp"
 	"context"
 	"embed"
 	"errors"
@@ -117,6 +116,8 @@ checked settled exactly once with its snapshot, and every other usage still pend
 		// Memory only until its records have a codec (--queue-backend redis is refused).
 		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis},
 		SQL:           sqlFiles,
+		Slots:         true,
+		TotalSQL:      `SELECT balance FROM wallets_totals WHERE user_id = 'user-hot-0'`,
 	}
 }
 
@@ -162,7 +163,8 @@ func requestID(i int64) string { return "req-" + strconv.FormatInt(i, 10) }
 func hotOf(r *testkit.Run, i int64) int { return int(i % int64(r.Config.HotKeys)) }
 
 // Seed creates --hot-keys sets of a funded wallet (with its user), an api key and a provider,
-// and the pending usages, in one transaction.
+// each split into --slots (the balance on the first), and the pending usages, in one
+// transaction.
 func (s *Suite) Seed(ctx context.Context, r *testkit.Run) error {
 	hot := r.Config.HotKeys
 	return pgx.BeginFunc(ctx, r.Admin, func(tx pgx.Tx) error {
@@ -187,7 +189,7 @@ func (s *Suite) Seed(ctx context.Context, r *testkit.Run) error {
 				return fmt.Errorf("seeding %s: %w", st.table, err)
 			}
 		}
-		return nil
+		return counters.SeedSlots(ctx, tx.Conn(), r.Slots)
 	})
 }
 
@@ -198,23 +200,29 @@ var errNotSeeded = errors.New("no pending usage seeded for this request (raise -
 func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, error) {
 	var wl *testkit.Workload
 	var err error
+	slots := counters.SlotsOf(r)
 	switch r.Mode {
 	case testkit.ModeSync:
-		wl = &testkit.Workload{Op: s.redelivering(r.SyncTx(settleAndDebit))}
+		wl = &testkit.Workload{Op: s.redelivering(r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
+			return settleAndDebit(ctx, tx, i, slots.Of(i, requestID(i)))
+		}))}
 	case testkit.ModeOutbox:
-		wl, err = counters.OutboxWorkload(ctx, r, s.redelivering(r.SyncTx(settleToOutbox)))
+		wl, err = counters.OutboxWorkload(ctx, r, s.redelivering(r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
+			return settleToOutbox(ctx, tx, i, slots.Of(i, requestID(i)))
+		})))
 	case testkit.ModeAsync, testkit.ModeAsyncCompact:
-		wl, err = testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[int, claims]{
+		wl, err = testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[counters.Key, claims]{
 			Records: func(i int64) []claims {
-				c := claims{Hot: hotOf(r, i), Requests: []int64{i}}
+				c := claims{Hot: hotOf(r, i), Slot: slots.Of(i, requestID(i)), Requests: []int64{i}}
 				if s.redelivered(i) {
-					return []claims{c, {Hot: c.Hot, Requests: []int64{i}}}
+					return []claims{c, {Hot: c.Hot, Slot: c.Slot, Requests: []int64{i}}}
 				}
 				return []claims{c}
 			},
-			Key:     func(c claims) int { return c.Hot },
+			Key:     claims.wallet,
+			Worker:  slots.Worker(),
 			Merge:   func(pending *claims, newer claims) { pending.Requests = append(pending.Requests, newer.Requests...) },
-			Compare: cmp.Compare[int],
+			Compare: counters.CompareKeys,
 			Writer:  func(compact bool) queue.TxWriter[claims] { return batchWriter{compact: compact} },
 		})
 	default:
@@ -251,30 +259,38 @@ func onlySeeded(seeded int64, op load.Op) load.Op {
 	}
 }
 
-// settleAndDebit is one sync request: settle the usage and apply its debits in place.
-func settleAndDebit(ctx context.Context, tx pgx.Tx, i int64) error {
+// settleAndDebit is one sync request: settle the usage and apply its debits in place, to slot.
+func settleAndDebit(ctx context.Context, tx pgx.Tx, i int64, slot int) error {
 	fresh, _, err := settle(ctx, tx, []int64{i})
 	if err != nil {
 		return err
 	}
-	_, err = debit(ctx, tx, fresh, false)
+	_, err = debit(ctx, tx, fresh, func(int64) int { return slot }, false)
 	return err
 }
 
-// settleToOutbox is one outbox request: settle the usage and leave its debits to the outbox.
-func settleToOutbox(ctx context.Context, tx pgx.Tx, i int64) error {
+// settleToOutbox is one outbox request: settle the usage and leave its debits (to slot) to the
+// outbox.
+func settleToOutbox(ctx context.Context, tx pgx.Tx, i int64, slot int) error {
 	fresh, _, err := settle(ctx, tx, []int64{i})
 	if err != nil || len(fresh) == 0 {
 		return err
 	}
-	return counters.InsertOutbox(ctx, tx, fresh[0].requestID, fresh[0].debits())
+	return counters.InsertOutbox(ctx, tx, fresh[0].requestID, counters.InSlot(fresh[0].debits(), slot))
 }
 
-// claims is the async queue record: settlements debiting one wallet (hot set, the slot), in
-// arrival order; compaction appends the later ones.
+// claims is the async queue record: settlements debiting one wallet slot (hot set and slot:
+// the queue's slot), in arrival order; compaction appends the later ones.
 type claims struct {
 	Hot      int
+	Slot     int
 	Requests []int64
+}
+
+// wallet is the queue's slot of a claim: the wallet slot it debits, so that with --slots the
+// slots of one wallet can belong to different workers.
+func (c claims) wallet() counters.Key {
+	return counters.Key{Kind: counters.WalletDebit, Target: userID(c.Hot), Slot: c.Slot}
 }
 
 // batchWriter settles a batch of claims and applies the debits of the new settlements:
@@ -283,19 +299,24 @@ type batchWriter struct{ compact bool }
 
 func (w batchWriter) WriteBatch(ctx context.Context, tx pgx.Tx, batch []claims) (int, error) {
 	var requests []int64
+	slotOf := make(map[int64]int)
 	for _, c := range batch {
 		requests = append(requests, c.Requests...)
+		for _, i := range c.Requests {
+			slotOf[i] = c.Slot
+		}
 	}
 	fresh, ops, err := settle(ctx, tx, requests)
 	if err != nil {
 		return ops, err
 	}
-	n, err := debit(ctx, tx, fresh, w.compact)
+	n, err := debit(ctx, tx, fresh, func(i int64) int { return slotOf[i] }, w.compact)
 	return ops + n, err
 }
 
 // settledUsage is a usage this transaction settled: what its settlement debits.
 type settledUsage struct {
+	request                                 int64
 	requestID, userID, apiKeyID, providerID string
 	cost                                    counters.Money
 }
@@ -322,8 +343,10 @@ func (u settledUsage) debits() []counters.Delta {
 // one) is an error: the invariant that makes settling idempotent is broken.
 func settle(ctx context.Context, tx pgx.Tx, requests []int64) ([]settledUsage, int, error) {
 	ids := make([]string, len(requests))
+	indexOf := make(map[string]int64, len(requests))
 	for k, i := range requests {
 		ids[k] = requestID(i)
+		indexOf[ids[k]] = i
 	}
 	rows, err := tx.Query(ctx, `
 		SELECT request_id, user_id, api_key_id, provider_id, cost::text, billing_status
@@ -340,6 +363,7 @@ func settle(ctx context.Context, tx pgx.Tx, requests []int64) ([]settledUsage, i
 	var cost, status string
 	_, err = pgx.ForEachRow(rows, []any{&u.requestID, &u.userID, &u.apiKeyID, &u.providerID, &cost, &status}, func() error {
 		var err error
+		u.request = indexOf[u.requestID]
 		if u.cost, err = counters.ParseMoney(cost); err != nil {
 			return fmt.Errorf("usage %s: %w", u.requestID, err)
 		}
@@ -401,12 +425,13 @@ func settle(ctx context.Context, tx pgx.Tx, requests []int64) ([]settledUsage, i
 	return fresh, 3, nil
 }
 
-// debit applies the debits of the usages just settled: compacted (summed per hot row, one
-// UPDATE per table) or every debit of every usage as its own UPDATE, in order.
-func debit(ctx context.Context, tx pgx.Tx, fresh []settledUsage, compact bool) (int, error) {
+// debit applies the debits of the usages just settled, each to the slot its request picked:
+// compacted (summed per hot row, one UPDATE per table) or every debit of every usage as its own
+// UPDATE, in order.
+func debit(ctx context.Context, tx pgx.Tx, fresh []settledUsage, slotOf func(request int64) int, compact bool) (int, error) {
 	deltas := make([]counters.Delta, 0, 3*len(fresh))
 	for _, u := range fresh {
-		deltas = append(deltas, u.debits()...)
+		deltas = append(deltas, counters.InSlot(u.debits(), slotOf(u.request))...)
 	}
 	if compact {
 		return counters.Apply(ctx, tx, deltas)
@@ -470,15 +495,18 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res *load.Result) ([
 	}
 	exactSets, err := testkit.QueryInt(ctx, r.Admin, `
 		SELECT count(*) FROM unnest($1::numeric[]) WITH ORDINALITY AS w(cost, h)
-		JOIN wallets wa ON wa.user_id = 'user-hot-' || (w.h - 1)
-		JOIN api_keys k ON k.id = 'key-hot-' || (w.h - 1)
-		JOIN providers p ON p.id = 'provider-hot-' || (w.h - 1)
+		JOIN wallets_totals wa ON wa.user_id = 'user-hot-' || (w.h - 1)
+		JOIN api_keys_totals k ON k.id = 'key-hot-' || (w.h - 1)
+		JOIN providers_totals p ON p.id = 'provider-hot-' || (w.h - 1)
 		WHERE wa.balance = $2 - w.cost AND k.quota_used = w.cost AND p.monthly_used = w.cost`,
 		perSet, initialBalance.Numeric())
 	if err != nil {
 		return nil, err
 	}
 	c.Int("hot sets whose wallet, quota and monthly total are exact", int64(hot), exactSets)
+	if err := counters.CheckSlots(ctx, r, c, "wallets", "api_keys", "providers"); err != nil {
+		return nil, err
+	}
 
 	var settledOnce, stillPending int64
 	if err := r.Admin.QueryRow(ctx, `

@@ -78,7 +78,7 @@ func TestSettlingTwiceDebitsOnce(t *testing.T) {
 	paths := map[string]func(tx pgx.Tx) error{
 		"sync": func(tx pgx.Tx) error {
 			for _, i := range all {
-				if err := settleAndDebit(ctx, tx, i); err != nil {
+				if err := settleAndDebit(ctx, tx, i, 0); err != nil {
 					return err
 				}
 			}
@@ -86,7 +86,7 @@ func TestSettlingTwiceDebitsOnce(t *testing.T) {
 		},
 		"outbox": func(tx pgx.Tx) error {
 			for _, i := range all {
-				if err := settleToOutbox(ctx, tx, i); err != nil {
+				if err := settleToOutbox(ctx, tx, i, 0); err != nil {
 					return err
 				}
 			}
@@ -154,7 +154,7 @@ func TestSettleRefusesAnInconsistentUsage(t *testing.T) {
 	if _, err := conn.Exec(ctx, `UPDATE usage SET billing_status = 'settled' WHERE request_id = 'req-1'`); err != nil {
 		t.Fatal(err)
 	}
-	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { return settleAndDebit(ctx, tx, 1) })
+	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { return settleAndDebit(ctx, tx, 1, 0) })
 	if err == nil {
 		t.Fatal("a settled usage without a snapshot was settled again")
 	}
@@ -252,4 +252,8 @@ func TestRedisBackendVerifies(t *testing.T) {
 // of them, with and without retries.
 func TestRequestsAtomicUnderFaults(t *testing.T) {
 	suitetest.AtomicUnderFaults(t, New(), "sync,outbox", 2000, 200)
+}
+
+func TestSlottedExact(t *testing.T) {
+	suitetest.Slotted(t, New(), 300, 30)
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // eventCodec stores an event in a Redis stream entry (--queue-backend redis): a version
-// byte, the number of usage rows, then per row its index, request id, hot index, response
+// byte, the number of usage rows, then per row its index, request id, hot index, slot, response
 // time and timestamp, as varints (the request id length-prefixed). An enqueued event holds
 // one row; merged events are never stored, but the format allows them. It stands in for the
 // default JSON codec because it pays: BenchmarkEventCodec measures it an order of magnitude
@@ -16,7 +16,7 @@ import (
 // that pushes the most records through Redis.
 type eventCodec struct{}
 
-const eventCodecVersion = 1
+const eventCodecVersion = 2 // 2: with the slot
 
 func (eventCodec) Encode(e event) ([]byte, error) {
 	b := make([]byte, 0, 40)
@@ -27,6 +27,7 @@ func (eventCodec) Encode(e event) ([]byte, error) {
 		b = binary.AppendUvarint(b, uint64(len(u.requestID)))
 		b = append(b, u.requestID...)
 		b = binary.AppendUvarint(b, uint64(u.hot))
+		b = binary.AppendUvarint(b, uint64(u.slot))
 		b = binary.AppendVarint(b, int64(u.responseMs))
 		b = binary.AppendVarint(b, u.at.UnixNano())
 	}
@@ -49,6 +50,7 @@ func (eventCodec) Decode(b []byte) (event, error) {
 		u.index = d.varint()
 		u.requestID = d.string()
 		u.hot = int(d.uvarint())
+		u.slot = int(d.uvarint())
 		u.responseMs = int32(d.varint())
 		u.at = time.Unix(0, d.varint()).UTC()
 		rows = append(rows, u)

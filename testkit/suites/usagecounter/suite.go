@@ -62,6 +62,8 @@ Every counter is then checked exactly against the requests that succeeded.`,
 		DefaultModes:  testkit.AllModes,
 		HotTables:     []string{"api_keys", "provider_api_keys", "global_models", "providers"},
 		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis},
+		Slots:         true,
+		TotalSQL:      `SELECT total_requests, total_tokens, total_cost FROM api_keys_totals WHERE id = 'key-hot-0'`,
 	}
 }
 
@@ -72,15 +74,18 @@ func providerKeyID(h int) string { return "pkey-hot-" + strconv.Itoa(h) }
 func modelID(h int) string       { return "model-hot-" + strconv.Itoa(h) }
 func providerID(h int) string    { return "provider-hot-" + strconv.Itoa(h) }
 
-// Seed creates --hot-keys sets of hot rows with zeroed counters.
+// Seed creates --hot-keys sets of hot rows with zeroed counters, each split into --slots.
 func (*Suite) Seed(ctx context.Context, r *testkit.Run) error {
-	return testkit.ExecAll(ctx, r.Admin, []string{
+	if err := testkit.ExecAll(ctx, r.Admin, []string{
 		`INSERT INTO users (id, name) SELECT 'user-hot-' || h, 'hot user ' || h FROM generate_series(0, $1 - 1) h`,
 		`INSERT INTO api_keys (id, user_id) SELECT 'key-hot-' || h, 'user-hot-' || h FROM generate_series(0, $1 - 1) h`,
 		`INSERT INTO providers (id, name) SELECT 'provider-hot-' || h, 'provider ' || h FROM generate_series(0, $1 - 1) h`,
 		`INSERT INTO provider_api_keys (id, provider_id) SELECT 'pkey-hot-' || h, 'provider-hot-' || h FROM generate_series(0, $1 - 1) h`,
 		`INSERT INTO global_models (id, name) SELECT 'model-hot-' || h, 'gpt-5' FROM generate_series(0, $1 - 1) h`,
-	}, r.Config.HotKeys)
+	}, r.Config.HotKeys); err != nil {
+		return err
+	}
+	return counters.SeedSlots(ctx, r.Admin, r.Slots)
 }
 
 // usageRow is one request's usage record.
@@ -88,6 +93,7 @@ type usageRow struct {
 	index      int64
 	requestID  string
 	hot        int
+	slot       int // of every hot row it adds to (counters.Slots.Pick)
 	responseMs int32
 	at         time.Time
 }
@@ -96,9 +102,11 @@ type usageRow struct {
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func rowFor(r *testkit.Run, i int64) usageRow {
+	id := requestID(i)
 	return usageRow{
 		index:      i,
-		requestID:  requestID(i),
+		requestID:  id,
+		slot:       counters.SlotsOf(r).Of(i, id),
 		hot:        int(i % int64(r.Config.HotKeys)),
 		responseMs: responseMs(i),
 		at:         epoch.Add(time.Duration(i) * time.Millisecond),
@@ -109,14 +117,20 @@ func requestID(i int64) string { return "req-" + strconv.FormatInt(i, 10) }
 
 func responseMs(i int64) int32 { return int32(50 + i%100) }
 
-// deltas are the four counter increments of one usage row, in key order.
+// deltas are the four counter increments of one usage row, in key order, to its slot.
 func (u usageRow) deltas() []counters.Delta {
-	return []counters.Delta{
+	return counters.InSlot([]counters.Delta{
 		{Key: counters.Key{Kind: counters.APIKeyUsage, Target: apiKeyID(u.hot)}, Requests: 1, Tokens: totalTokens, Cost: cost, LastUsedAt: u.at},
 		{Key: counters.Key{Kind: counters.ModelUsage, Target: modelID(u.hot)}, Requests: 1},
 		{Key: counters.Key{Kind: counters.ProviderKeyUsage, Target: providerKeyID(u.hot)}, Requests: 1, Successes: 1, Tokens: totalTokens, Cost: cost, ResponseTimeMs: int64(u.responseMs)},
 		{Key: counters.Key{Kind: counters.ProviderMonthly, Target: providerID(u.hot)}, Cost: cost},
-	}
+	}, u.slot)
+}
+
+// queueSlot is the row's queue slot: its api key, and the slot of it the row adds to, so that
+// the slots of one hot key can belong to different queue workers.
+func (u usageRow) queueSlot() counters.Key {
+	return counters.Key{Kind: counters.APIKeyUsage, Target: apiKeyID(u.hot), Slot: u.slot}
 }
 
 // usageColumns are the columns a usage row is written with.
@@ -218,11 +232,12 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 			return counters.InsertOutbox(ctx, tx, u.requestID, u.deltas())
 		}))
 	case testkit.ModeAsync, testkit.ModeAsyncCompact:
-		return testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[string, event]{
+		return testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[counters.Key, event]{
 			Records: func(i int64) []event { return []event{{first: rowFor(r, i)}} },
-			Key:     func(e event) string { return apiKeyID(e.first.hot) },
+			Key:     func(e event) counters.Key { return e.first.queueSlot() },
+			Worker:  counters.SlotsOf(r).Worker(),
 			Merge:   mergeEvents,
-			Compare: strings.Compare,
+			Compare: counters.CompareKeys,
 			Writer: func(compact bool) queue.TxWriter[event] {
 				if compact {
 					return writerFunc(writeCompacted)
@@ -236,7 +251,7 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 }
 
 // event is the queue record: a usage row, and with compaction the later rows of the same api
-// key (the slot) folded into it.
+// key slot (the queue's slot) folded into it.
 type event struct {
 	first usageRow
 	more  []usageRow
@@ -372,7 +387,8 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res *load.Result) ([
 	c.Int("global_models.usage_count", sum.requests, got.modelUsage)
 	c.Money("providers.monthly_used", sum.cost, got.providerMonthly)
 
-	// Per hot row: every row of every hot table must hold exactly its own share.
+	// Per hot logical row (the sum over its slots): every row of every hot table must hold
+	// exactly its own share.
 	reqs, toks, rts, costs, lasts := make([]int64, hot), make([]int64, hot), make([]int64, hot), make([]pgtype.Numeric, hot), make([]pgtype.Timestamptz, hot)
 	for h, t := range want {
 		reqs[h], toks[h], rts[h], costs[h] = t.requests, t.tokens, t.responseMs, t.cost.Numeric()
@@ -381,10 +397,10 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res *load.Result) ([
 	matching, err := testkit.QueryInt(ctx, r.Admin, `
 		SELECT count(*) FROM unnest($1::int8[], $2::int8[], $3::int8[], $4::numeric[], $5::timestamptz[])
 		     WITH ORDINALITY AS w(requests, tokens, rt, cost, last_used, h)
-		JOIN api_keys k ON k.id = 'key-hot-' || (w.h - 1)
-		JOIN provider_api_keys p ON p.id = 'pkey-hot-' || (w.h - 1)
-		JOIN global_models m ON m.id = 'model-hot-' || (w.h - 1)
-		JOIN providers v ON v.id = 'provider-hot-' || (w.h - 1)
+		JOIN api_keys_totals k ON k.id = 'key-hot-' || (w.h - 1)
+		JOIN provider_api_keys_totals p ON p.id = 'pkey-hot-' || (w.h - 1)
+		JOIN global_models_totals m ON m.id = 'model-hot-' || (w.h - 1)
+		JOIN providers_totals v ON v.id = 'provider-hot-' || (w.h - 1)
 		WHERE k.total_requests = w.requests AND k.total_tokens = w.tokens AND k.total_cost = w.cost
 		  AND k.last_used_at IS NOT DISTINCT FROM w.last_used
 		  AND p.request_count = w.requests AND p.success_count = w.requests AND p.error_count = 0
@@ -395,6 +411,9 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res *load.Result) ([
 		return nil, err
 	}
 	c.Int("hot key sets whose every counter is exact", int64(hot), matching)
+	if err := counters.CheckSlots(ctx, r, c, "api_keys", "provider_api_keys", "global_models", "providers"); err != nil {
+		return nil, err
+	}
 
 	usageRows, err := testkit.QueryInt(ctx, r.Admin, `SELECT count(*) FROM usage`)
 	if err != nil {

@@ -106,3 +106,7 @@ func TestFaults(t *testing.T) {
 		})
 	}
 }
+
+func TestSlottedExact(t *testing.T) {
+	suitetest.Slotted(t, New(), 300, 30)
+}

@@ -1,0 +1,122 @@
+package counters
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hotspotkit/hotspotkit/testkit"
+)
+
+// Slots is how a run splits each hot logical row (--slots, --slot-pick): into N physical rows,
+// slots 1..N, each write adding to one of them and each read summing them (the *_totals views
+// of package schema). N ≤ 1 leaves the rows unslotted (slot 0), today's single hot row.
+type Slots struct {
+	N    int
+	Pick string // testkit.SlotPickHash (""), SlotPickRandom or SlotPickRoundRobin
+}
+
+// SlotsOf is run r's slot layout.
+func SlotsOf(r *testkit.Run) Slots {
+	return Slots{N: r.Slots, Pick: r.Config.SlotPick}
+}
+
+// Of is the slot request index (whose id is requestID) writes to: 0 when unslotted, else 1..N —
+// from an FNV-1a hash of the request id (the same slot on every run and retry), drawn at
+// random, or the index modulo N (round-robin: consecutive requests, which are the ones in flight
+// together, spread evenly).
+func (s Slots) Of(index int64, requestID string) int {
+	if s.N <= 1 {
+		return 0
+	}
+	switch s.Pick {
+	case testkit.SlotPickRandom:
+		return 1 + rand.IntN(s.N)
+	case testkit.SlotPickRoundRobin:
+		return 1 + int(index%int64(s.N))
+	}
+	h := fnv.New32a()
+	h.Write([]byte(requestID))
+	return 1 + int(h.Sum32()%uint32(s.N))
+}
+
+// InSlot sets slot on every delta and returns them.
+func InSlot(deltas []Delta, slot int) []Delta {
+	for i := range deltas {
+		deltas[i].Slot = slot
+	}
+	return deltas
+}
+
+// slottedTables are the hot tables, each with its key and the columns a new slot copies from
+// the seeded row (the counters start at their defaults, so a wallet's balance stays on slot 1).
+var slottedTables = []struct {
+	table, key string
+	copied     []string
+}{
+	{"api_keys", "id", []string{"user_id"}},
+	{"provider_api_keys", "id", []string{"provider_id"}},
+	{"global_models", "id", []string{"name"}},
+	{"providers", "id", []string{"name"}},
+	{"wallets", "user_id", nil},
+	{"proxy_nodes", "id", nil},
+	{"management_tokens", "id", nil},
+}
+
+// SeedSlots splits every seeded hot row into n slots: the seeded row becomes slot 1 and slots
+// 2..n are added with zero counters. A suite calls it at the end of its Seed; with n ≤ 1 it
+// does nothing.
+func SeedSlots(ctx context.Context, conn *pgx.Conn, n int) error {
+	if n <= 1 {
+		return nil
+	}
+	for _, t := range slottedTables {
+		table := pgx.Identifier{t.table}.Sanitize()
+		cols := strings.Join(append([]string{t.key}, t.copied...), ", ")
+		if _, err := conn.Exec(ctx, `UPDATE `+table+` SET slot = 1 WHERE slot = 0`); err != nil {
+			return fmt.Errorf("slotting %s: %w", t.table, err)
+		}
+		if _, err := conn.Exec(ctx, `INSERT INTO `+table+` (`+cols+`, slot)
+			SELECT `+cols+`, s FROM `+table+`, generate_series(2, $1::int) s WHERE slot = 1`, n); err != nil {
+			return fmt.Errorf("slotting %s: %w", t.table, err)
+		}
+	}
+	return nil
+}
+
+// CheckSlots adds, per hot table, the check that every logical row has exactly the run's slot
+// count of physical rows (one when unslotted), so a total summed over the slots is a sum over
+// all of them and none was lost or added.
+func CheckSlots(ctx context.Context, r *testkit.Run, c *testkit.Checks, tables ...string) error {
+	want := int64(max(r.Slots, 1))
+	for _, t := range tables {
+		var logical, exact int64
+		err := r.Admin.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE slots = $1) FROM `+
+			pgx.Identifier{t + "_totals"}.Sanitize(), want).Scan(&logical, &exact)
+		if err != nil {
+			return fmt.Errorf("counting the slots of %s: %w", t, err)
+		}
+		c.Int(fmt.Sprintf("%s rows with %d slots each", t, want), logical, exact)
+	}
+	return nil
+}
+
+// Worker is the async queue's worker choice for a run's slots (testkit.AsyncSpec.Worker): the
+// slots of one hot row go to consecutive workers, from a hash of the row, so that a burst on
+// the row drains through min(N, workers) writers. Nil when unslotted: the queue's own hash.
+func (s Slots) Worker() func(k Key, workers int) int {
+	if s.N <= 1 {
+		return nil
+	}
+	return func(k Key, workers int) int {
+		h := fnv.New32a()
+		h.Write([]byte(k.Kind))
+		h.Write([]byte{0})
+		h.Write([]byte(k.Target))
+		return int((uint64(h.Sum32()) + uint64(k.Slot)) % uint64(workers))
+	}
+}

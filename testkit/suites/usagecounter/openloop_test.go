@@ -1,0 +1,55 @@
+package usagecounter
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
+)
+
+// A rate ladder over sync and async-compact: every run is open-loop at its rate, verifies
+// exactly, and reports what its schedule did; each mode's ladder names the highest rate within
+// a generous objective, and the summary on stderr says it.
+func TestRateLadderRunsOpenLoopAndNamesTheMaxRate(t *testing.T) {
+	// Rates far below what either mode sustains even on a loaded machine (50 workers for 10
+	// requests a second), evenly spaced so that the arrivals are counted exactly.
+	code, rep, stderr := suitetest.RunShared(t, New(), "--modes", "sync,async-compact", "--rates", "5,10", "--arrivals", "uniform",
+		"--duration", "3s", "--ramp", "1s", "--slo-p99-ms", "10000", "--concurrency", "50")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if len(rep.Runs) != 4 {
+		t.Fatalf("%d runs, want 2 modes × 2 rates", len(rep.Runs))
+	}
+	for _, r := range rep.Runs {
+		suitetest.Verified(t, r)
+		ol := r.Load.OpenLoop
+		if ol == nil || r.Rate == 0 || ol.TargetRPS != r.Rate || r.Config["rate"] != r.Rate {
+			t.Fatalf("%s: rate %g, open loop %+v, config rate %v", r.Mode, r.Rate, ol, r.Config["rate"])
+		}
+		// 2 s measured after the 1 s ramp.
+		if want := int64(r.Rate * 2); ol.Scheduled < want-1 || ol.Scheduled > want+1 {
+			t.Errorf("%s at %g/s: %d arrivals measured, want %d", r.Mode, r.Rate, ol.Scheduled, want)
+		}
+		if ol.SentShare != 1 || !ol.HeldRate || r.Load.CompletedRequests != ol.Scheduled {
+			t.Errorf("%s at %g/s: sent %g of %d arrivals (held %v), %d completed", r.Mode, r.Rate, ol.SentShare, ol.Scheduled, ol.HeldRate, r.Load.CompletedRequests)
+		}
+		if ol.ServiceMs.Count == 0 || ol.ScheduleLagMs.Count == 0 || ol.ServiceHistogram == "" || ol.Arrivals != "uniform" {
+			t.Errorf("%s at %g/s: open loop %+v", r.Mode, r.Rate, ol)
+		}
+		if r.Load.LatencyMs.P50 < ol.ServiceMs.P50 {
+			t.Errorf("%s at %g/s: latency p50 %g below service p50 %g: latency runs from the intended start, which is never later", r.Mode, r.Rate, r.Load.LatencyMs.P50, ol.ServiceMs.P50)
+		}
+	}
+	if len(rep.RateLadders) != 2 {
+		t.Fatalf("%d rate ladders, want one per mode", len(rep.RateLadders))
+	}
+	for _, l := range rep.RateLadders {
+		if l.MaxRateAtSLO != 10 || l.SLOP99Ms != 10000 || len(l.Rates) != 2 {
+			t.Errorf("%s ladder %+v, want max rate 10 within 10 s", l.Mode, l)
+		}
+	}
+	if !strings.Contains(stderr, "sync rate ladder: max rate at p99 ≤ 10000 ms: 10/s") {
+		t.Errorf("stderr does not name the max rate:\n%s", stderr)
+	}
+}
