@@ -16,8 +16,8 @@
 // atomics behind Metrics and the Enqueue side of the close handshake), Lifecycle (the Close
 // side), Switch (the pause state), RetryBatch (batch attempts, backoff and their counters),
 // Compact, DefaultCodec (records as JSON for a backend that stores them outside the process),
-// ParseName/NameOf, OrDefault, ResolveMaxRetries, Backoff and IsClosed. The transports beneath
-// differ: worker channels here, a Redis stream in queue/redisq.
+// Names, OrDefault, ResolveMaxRetries, Backoff and IsClosed. The transports beneath
+// differ: per-worker in-memory fifos here, a Redis stream in queue/redisq.
 //
 // # Ordering
 //
@@ -35,11 +35,11 @@
 // All counters are int64 and count source records (what callers passed to Enqueue) unless
 // stated otherwise. The JSON names are the struct tags of Metrics.
 //
-//	capacity                 Options.Capacity: the most records waiting in channels at once, all
+//	capacity                 Options.Capacity: the most records waiting for a worker at once, all
 //	                         workers together (one hot slot may use all of it)
-//	depth                    records waiting in the workers' channels now
+//	depth                    records waiting in the workers' fifos now
 //	pending_depth            records accepted (Queued) and not yet committed, written by fallback
-//	                         or abandoned: channel contents plus every worker's batch in hand,
+//	                         or abandoned: fifo contents plus every worker's batch in hand,
 //	                         including batches being retried or written record by record
 //	max_depth                the largest pending_depth observed by an accepting Enqueue
 //	enqueued_total           calls to Enqueue (every record offered, whatever the outcome)
@@ -50,7 +50,7 @@
 //	flush_sql_records_total  records handed to the Flusher in those committed flushes, that is
 //	                         after compaction (equal to flushed_total without compaction)
 //	compacted_total          flushed_total − flush_sql_records_total: writes saved by compaction
-//	dropped_total            records refused because the channel was full under PolicyDrop
+//	dropped_total            records refused because the queue was full under PolicyDrop
 //	flush_failed_total       distinct source records whose batch flush failed at least once;
 //	                         a record is counted once however often its batch is retried
 //	                         (a failed inline write under PolicySync counts as rejected only)
@@ -58,7 +58,7 @@
 //	                         failed: batch attempts after the first, and repeated attempts of a
 //	                         record being written individually after its batch gave up
 //	sync_fallback_total      records written with a single-record Flusher.Flush outside the
-//	                         batches: by the caller under PolicySync when the channel was full
+//	                         batches: by the caller under PolicySync when the queue was full
 //	                         (Outcome WrittenInline), or by a worker once a batch's first
 //	                         attempt and its MaxRetries retries have all failed
 //	rejected_total           Enqueue calls that returned an error (Outcome Rejected): queue
@@ -73,7 +73,7 @@
 //
 // PersistLag is a µs histogram with one value per written source record (batch or fallback,
 // not dropped, rejected or abandoned ones): commit time minus the time Enqueue was called,
-// both read from the monotonic clock. It includes channel wait, batching delay, retries and,
+// both read from the monotonic clock. It includes the wait in the queue, batching delay, retries and,
 // under PolicyBlock, the caller's wait for room.
 //
 // # Invariant

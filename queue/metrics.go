@@ -34,7 +34,7 @@ func (m Metrics) Accounted() int64 {
 }
 
 // closedBit marks Counters.intake once Close has begun; the bits below it count Enqueue calls
-// that passed the closed check and may still send on a channel or write inline.
+// that passed the closed check and may still hand a record to a worker or write inline.
 const closedBit = int64(1) << 62
 
 // Counters are the atomics behind Metrics. Every backend keeps one set, counts with it what

@@ -7,52 +7,63 @@ import (
 	"time"
 )
 
-// FullPolicy says what Enqueue does when the record's worker channel is full.
+// FullPolicy says what Enqueue does when the queue holds Capacity records.
 // The zero value is PolicySync, the default.
 type FullPolicy int
 
 const (
 	// PolicySync makes the caller write the record itself with a single-record Flusher.Flush,
-	// never waiting for the channel. It loses nothing but may overtake queued records of the
+	// never waiting for room. It loses nothing but may overtake queued records of the
 	// same slot.
 	PolicySync FullPolicy = iota
 	// PolicyDrop discards the record and returns Dropped without blocking.
 	PolicyDrop
-	// PolicyBlock waits for room in the channel (backpressure) until ctx is done.
+	// PolicyBlock waits for room in the queue (backpressure) until ctx is done.
 	PolicyBlock
 )
 
-var policyNames = [...]string{PolicySync: "sync", PolicyDrop: "drop", PolicyBlock: "block"}
+var policyNames = NewNames[FullPolicy]("full policy", "sync", "drop", "block")
 
 // ParseFullPolicy accepts "drop", "sync" or "block" (case-insensitive).
 func ParseFullPolicy(s string) (FullPolicy, error) {
-	if p, ok := ParseName[FullPolicy](policyNames[:], s); ok {
-		return p, nil
+	p, err := policyNames.Parse(s)
+	if err != nil {
+		return 0, fmt.Errorf("queue: %w", err)
 	}
-	return 0, fmt.Errorf("queue: unknown full policy %q (want drop, sync or block)", s)
+	return p, nil
 }
 
-func (p FullPolicy) String() string { return NameOf(policyNames[:], p, "FullPolicy") }
+func (p FullPolicy) String() string { return policyNames.Name(p) }
 
-// ParseName and NameOf read and write a small enumeration (policies, roles) by its names,
-// indexed by value, so that every backend's options parse the same way: ParseName finds s
-// (case-insensitive, spaces trimmed); NameOf names v, or writes kind(v) for a value out of
-// range.
-func ParseName[E ~int](names []string, s string) (E, bool) {
-	for v, name := range names {
+// Names are a small enumeration's names (policies, roles), indexed by value, so that every
+// backend's options read and write their enumerations the same way.
+type Names[E ~int] struct {
+	kind  string
+	names []string
+}
+
+// NewNames returns the names of kind's values 0, 1, ….
+func NewNames[E ~int](kind string, names ...string) Names[E] {
+	return Names[E]{kind: kind, names: names}
+}
+
+// Parse finds s among the names (case-insensitive, spaces trimmed).
+func (n Names[E]) Parse(s string) (E, error) {
+	for v, name := range n.names {
 		if strings.EqualFold(strings.TrimSpace(s), name) {
-			return E(v), true
+			return E(v), nil
 		}
 	}
-	return 0, false
+	last := len(n.names) - 1
+	return 0, fmt.Errorf("unknown %s %q (want %s or %s)", n.kind, s, strings.Join(n.names[:last], ", "), n.names[last])
 }
 
-// NameOf: see ParseName.
-func NameOf[E ~int](names []string, v E, kind string) string {
-	if v >= 0 && int(v) < len(names) {
-		return names[v]
+// Name names v, or writes kind(v) for a value out of range.
+func (n Names[E]) Name(v E) string {
+	if v >= 0 && int(v) < len(n.names) {
+		return n.names[v]
 	}
-	return fmt.Sprintf("%s(%d)", kind, int(v))
+	return fmt.Sprintf("%s(%d)", n.kind, int(v))
 }
 
 // MarshalText and UnmarshalText make a FullPolicy read and write as its name in JSON.
@@ -85,11 +96,11 @@ func (p FullPolicy) valid() bool { return p >= PolicySync && p <= PolicyBlock }
 type Outcome int
 
 const (
-	// Queued: accepted into a worker channel; a worker will write it (or Close abandons it).
+	// Queued: accepted into the queue; a worker will write it (or Close abandons it).
 	Queued Outcome = iota
-	// WrittenInline: the channel was full under PolicySync and the caller wrote the record.
+	// WrittenInline: the queue was full under PolicySync and the caller wrote the record.
 	WrittenInline
-	// Dropped: the channel was full under PolicyDrop.
+	// Dropped: the queue was full under PolicyDrop.
 	Dropped
 	// Rejected: Enqueue returned an error and the record was not written.
 	Rejected
@@ -142,12 +153,12 @@ type Options[K comparable, T any] struct {
 
 	// Capacity is the number of records the queue holds waiting for a worker, all workers
 	// together. It is not split: the slots of a hot spot may all belong to one worker, which
-	// can then use the whole capacity. Memory is bounded by Capacity × the record size
-	// whatever the number of workers: each worker's channel is allocated with room for
-	// Capacity/Workers records (rounded up), and a worker past that share spills into
-	// chunks of at most 1024 records, allocated as needed and taken under a per-worker lock
-	// (so a skewed hot spot pays a lock per Enqueue that a balanced one does not). Default
-	// 65536; must be at least Workers.
+	// can then use the whole capacity. Memory follows the records held, bounded by Capacity
+	// whatever the number of workers: each worker's fifo is a list of chunks of about 16 KiB
+	// (16 to 1024 records, at most Capacity/Workers rounded up), allocated as records arrive and
+	// given up once written (one spare kept per worker), so a queue holds at most Capacity
+	// records in chunks plus two partly used chunks per worker, and nothing once closed.
+	// Default 65536; must be at least Workers.
 	Capacity int
 	// BatchSize is the number of source records a worker collects before it flushes.
 	// Default 512.
@@ -155,10 +166,10 @@ type Options[K comparable, T any] struct {
 	// FlushInterval bounds how long a partial batch waits: a batch is flushed at the latest
 	// FlushInterval after its oldest record was enqueued. Default 50ms.
 	FlushInterval time.Duration
-	// Workers is the number of worker goroutines, each with its own channel. Default 2,
+	// Workers is the number of worker goroutines, each with its own fifo. Default 2,
 	// clamped to 1..64.
 	Workers int
-	// FullPolicy applies when a worker channel is full. Default (zero) PolicySync.
+	// FullPolicy applies when the queue is full. Default (zero) PolicySync.
 	FullPolicy FullPolicy
 	// Compaction folds records for the same slot within a batch (Merge) and sorts the batch
 	// (Compare) before it is flushed.
@@ -177,48 +188,69 @@ type Options[K comparable, T any] struct {
 
 // withDefaults validates o and returns a copy with defaults filled in.
 func (o Options[K, T]) withDefaults() (Options[K, T], error) {
-	var errs []error
+	errs := o.Check()
 	if o.Key == nil {
 		errs = append(errs, errors.New("Key is required"))
-	}
-	if o.Compaction && o.Merge == nil {
-		errs = append(errs, errors.New("Merge is required when Compaction is on"))
-	}
-	if !o.FullPolicy.valid() {
-		errs = append(errs, fmt.Errorf("invalid FullPolicy %d", int(o.FullPolicy)))
-	}
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{
-		{"Capacity", int64(o.Capacity)},
-		{"BatchSize", int64(o.BatchSize)},
-		{"FlushInterval", int64(o.FlushInterval)},
-		{"Workers", int64(o.Workers)},
-		{"RetryBackoff", int64(o.RetryBackoff)},
-	} {
-		if f.v < 0 {
-			errs = append(errs, fmt.Errorf("%s must not be negative (got %d)", f.name, f.v))
-		}
 	}
 	if len(errs) > 0 {
 		return o, fmt.Errorf("queue: invalid options: %w", errors.Join(errs...))
 	}
-
+	o = o.WithDefaults()
 	o.Capacity = OrDefault(o.Capacity, DefaultCapacity)
-	o.BatchSize = OrDefault(o.BatchSize, DefaultBatchSize)
-	o.FlushInterval = OrDefault(o.FlushInterval, DefaultFlushInterval)
-	o.Workers = min(OrDefault(o.Workers, DefaultWorkers), MaxWorkers)
-	o.RetryBackoff = OrDefault(o.RetryBackoff, DefaultRetryBackoff)
-	o.MaxRetries = ResolveMaxRetries(o.MaxRetries)
 	if o.Capacity < o.Workers {
 		return o, fmt.Errorf("queue: invalid options: Capacity %d is smaller than Workers %d", o.Capacity, o.Workers)
 	}
 	return o, nil
 }
 
-// backoff is the wait before retry number attempt (1-based).
-func (o *Options[K, T]) backoff(attempt int) time.Duration { return Backoff(o.RetryBackoff, attempt) }
+// Check returns what is wrong with the options every backend reads the same way: Merge
+// missing with Compaction, an invalid FullPolicy, a negative size or duration. Key and
+// Capacity's default are each backend's (one that only produces needs no Key).
+func (o Options[K, T]) Check() []error {
+	var errs []error
+	if o.Compaction && o.Merge == nil {
+		errs = append(errs, errors.New("Merge is required when Compaction is on"))
+	}
+	if !o.FullPolicy.valid() {
+		errs = append(errs, fmt.Errorf("invalid FullPolicy %d", int(o.FullPolicy)))
+	}
+	return append(errs, NonNegative(
+		Field{"Capacity", int64(o.Capacity)}, Field{"BatchSize", int64(o.BatchSize)},
+		Field{"FlushInterval", int64(o.FlushInterval)}, Field{"Workers", int64(o.Workers)},
+		Field{"RetryBackoff", int64(o.RetryBackoff)})...)
+}
+
+// WithDefaults returns o with the defaults every backend shares filled in: BatchSize,
+// FlushInterval, Workers (clamped to MaxWorkers), MaxRetries (ResolveMaxRetries) and
+// RetryBackoff. Capacity is left to the backend.
+func (o Options[K, T]) WithDefaults() Options[K, T] {
+	o.BatchSize = OrDefault(o.BatchSize, DefaultBatchSize)
+	o.FlushInterval = OrDefault(o.FlushInterval, DefaultFlushInterval)
+	o.Workers = min(OrDefault(o.Workers, DefaultWorkers), MaxWorkers)
+	o.RetryBackoff = OrDefault(o.RetryBackoff, DefaultRetryBackoff)
+	o.MaxRetries = ResolveMaxRetries(o.MaxRetries)
+	return o
+}
+
+// Field is a named option value for NonNegative.
+type Field struct {
+	Name  string
+	Value int64
+}
+
+// NonNegative returns an error for every field whose value is negative.
+func NonNegative(fields ...Field) []error {
+	var errs []error
+	for _, f := range fields {
+		if f.Value < 0 {
+			errs = append(errs, fmt.Errorf("%s must not be negative (got %d)", f.Name, f.Value))
+		}
+	}
+	return errs
+}
+
+// RetryWait is the wait before retry number attempt (1-based): Backoff of RetryBackoff.
+func (o *Options[K, T]) RetryWait(attempt int) time.Duration { return Backoff(o.RetryBackoff, attempt) }
 
 // The helpers below are how every backend reads the options it shares with Options, so that
 // the same value means the same thing whatever the backend.

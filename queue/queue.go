@@ -15,7 +15,7 @@ import (
 // ErrClosed is returned by Enqueue once Close has begun.
 var ErrClosed = errors.New("queue: closed")
 
-// Queue is the in-memory Backend: bounded per-worker channels, batched flushes, optional slot
+// Queue is the in-memory Backend: per-worker fifos bounded together, batched flushes, optional slot
 // compaction. All methods are safe for concurrent use.
 type Queue[K comparable, T any] struct {
 	c Counters // first: its padding keeps the hot line away from the fields below
@@ -29,19 +29,17 @@ type Queue[K comparable, T any] struct {
 
 	gate gate
 	acks chan struct{} // a worker's "parked" acknowledgement of Pause
-	// held counts the records waiting for a worker (in its channel, spill or backlog):
-	// reserve bounds it by Capacity for the queue as a whole. Each worker channel holds an
-	// equal share of Capacity, so memory is bounded by Capacity whatever the number of
-	// workers; the slots of a hot spot may all hash to one worker, which then spills past its
-	// share (worker.put) and can still use the whole capacity. Enqueue calls waiting for room
-	// under PolicyBlock count themselves in blocked and wait for a token in freed, which
-	// release drops when it makes room.
+	// held counts the records waiting for a worker (in its fifo): reserve bounds it by
+	// Capacity for the queue as a whole, so memory is bounded by Capacity whatever the number
+	// of workers, and the slots of a hot spot, which may all hash to one worker, can still use
+	// the whole capacity. Enqueue calls waiting for room under PolicyBlock count themselves in
+	// blocked and wait for a token in freed, which release drops when it makes room.
 	held    atomic.Int64
 	blocked atomic.Int64
 	freed   chan struct{}
 
 	life    *Lifecycle    // Close's handshake; every Flush runs under life.Ctx()
-	sealedC chan struct{} // closed when Close has closed every worker channel
+	sealedC chan struct{} // closed when Close has stopped intake and no Enqueue call is in flight
 }
 
 var _ Backend[int] = (*Queue[int, int])(nil)
@@ -93,8 +91,8 @@ func (q *Queue[K, T]) route(rec T) *worker[K, T] {
 	return q.workers[(h>>32)*uint64(n)>>32]
 }
 
-// Enqueue offers rec to the queue. It returns Queued when a worker channel took it; when the
-// channel is full the FullPolicy decides (Dropped, WrittenInline, or waiting). ctx only
+// Enqueue offers rec to the queue. It returns Queued when the queue took it; when the
+// queue is full the FullPolicy decides (Dropped, WrittenInline, or waiting). ctx only
 // matters when Enqueue has to wait (PolicyBlock) or write inline (PolicySync). After Close has
 // begun it returns ErrClosed. A non-nil error always comes with Rejected.
 func (q *Queue[K, T]) Enqueue(ctx context.Context, rec T) (Outcome, error) {
@@ -106,8 +104,8 @@ func (q *Queue[K, T]) Enqueue(ctx context.Context, rec T) (Outcome, error) {
 	w := q.route(rec)
 	at := q.now()
 	if q.reserve() {
+		q.accepted()
 		w.put(entry[T]{rec: rec, at: at})
-		q.accepted(w)
 		c.Leave()
 		return Queued, nil
 	}
@@ -116,13 +114,11 @@ func (q *Queue[K, T]) Enqueue(ctx context.Context, rec T) (Outcome, error) {
 	return out, err
 }
 
-// accepted accounts for a record that just entered w's channel or spill.
-func (q *Queue[K, T]) accepted(w *worker[K, T]) {
+// accepted accounts for a record about to enter a worker's fifo: before, so that the worker
+// cannot write it before it is counted.
+func (q *Queue[K, T]) accepted() {
 	if v := q.c.pending.Add(1); v > q.c.maxDepth.Load() {
 		q.c.NoteDepth(v)
-	}
-	if need := w.wakeAt.Load(); need > 0 && int64(len(w.ch)) >= need {
-		w.nudge()
 	}
 }
 
@@ -139,7 +135,7 @@ func (q *Queue[K, T]) reserve() bool {
 	}
 }
 
-// release returns the room of n records taken out of a worker channel, and wakes a caller
+// release returns the room of n records taken out of a worker's fifo, and wakes a caller
 // waiting for room. A waiter counts itself blocked before it tries to reserve, so either its
 // attempt sees this room or this call sees the waiter.
 func (q *Queue[K, T]) release(n int64) {
@@ -179,7 +175,7 @@ func (q *Queue[K, T]) awaitRoom(ctx context.Context) error {
 
 // enqueueFull applies the FullPolicy; the queue was full a moment ago.
 func (q *Queue[K, T]) enqueueFull(ctx context.Context, w *worker[K, T], rec T, at int64) (Outcome, error) {
-	w.nudge() // a napping worker waits for a fuller batch; the channel cannot get fuller
+	w.nudge() // a napping worker waits for a fuller batch; the queue cannot get fuller
 	switch q.opts.FullPolicy {
 	case PolicyDrop:
 		q.c.Dropped.Add(1)
@@ -189,8 +185,8 @@ func (q *Queue[K, T]) enqueueFull(ctx context.Context, w *worker[K, T], rec T, a
 			q.c.Rejected.Add(1)
 			return Rejected, err
 		}
+		q.accepted()
 		w.put(entry[T]{rec: rec, at: at})
-		q.accepted(w)
 		return Queued, nil
 	default:
 		return q.writeInline(ctx, w, rec, at)
@@ -219,7 +215,7 @@ func (q *Queue[K, T]) writeInline(ctx context.Context, w *worker[K, T], rec T, a
 }
 
 // Close stops intake (later Enqueue calls get ErrClosed), resumes paused workers, waits for
-// Enqueue calls in progress, and drains every channel and batch through the Flusher. When ctx
+// Enqueue calls in progress, and drains every fifo and batch through the Flusher. When ctx
 // expires first, in-flight flushes are cancelled, callers still waiting under PolicyBlock get
 // ErrClosed, and every accepted record still unwritten is counted abandoned; Close then
 // returns an error saying how many. Without a deadline Close waits as long as the drain takes,
@@ -231,13 +227,10 @@ func (q *Queue[K, T]) Close(ctx context.Context) error {
 	return q.life.Close(ctx, &q.c, q.gate.close, q.drain)
 }
 
-// drain runs once no Enqueue call is in flight: the workers write what the channels and their
+// drain runs once no Enqueue call is in flight: the workers write what the fifos and their
 // batches hold.
 func (q *Queue[K, T]) drain(ctx context.Context) error {
-	for _, w := range q.workers {
-		close(w.ch) // nobody can send any more: the in-flight count is zero and the bit is set
-	}
-	close(q.sealedC)
+	close(q.sealedC) // nobody can push any more: the in-flight count is zero and the bit is set
 	q.wg.Wait()
 	if n := q.c.Abandoned.Load(); n > 0 {
 		return fmt.Errorf("queue: close: %d accepted records abandoned unwritten: %w", n, context.Cause(ctx))
@@ -276,7 +269,7 @@ func (q *Queue[K, T]) PersistLag() *hist.Histogram {
 	return out
 }
 
-// Pause stops the workers from receiving and flushing, so the channels fill and the full
+// Pause stops the workers from receiving and flushing, so the queue fills and the full
 // policy is exercised. It returns once every worker has parked; a worker in the middle of a
 // Flush call parks when that call returns. Records a worker already holds stay pending.
 // Pause after Close is a no-op.

@@ -608,8 +608,8 @@ func TestNewValidates(t *testing.T) {
 		t.Errorf("defaults not applied: %d workers, %+v", len(q.workers), o)
 	}
 	for i, w := range q.workers {
-		if cap(w.ch) != 16 { // 1000/64 rounded up: memory is bounded by the capacity
-			t.Fatalf("worker %d channel holds %d, want its share 16", i, cap(w.ch))
+		if w.in.size != 16 { // 1000/64 rounded up: memory is bounded by the capacity
+			t.Fatalf("worker %d fifo chunks hold %d, want its share 16", i, w.in.size)
 		}
 	}
 	if q.opts.Capacity != 1000 || q.Metrics().Capacity != 1000 {
@@ -644,10 +644,10 @@ func TestOneHotSlotCanUseTheWholeCapacity(t *testing.T) {
 	}
 }
 
-// TestSpillKeepsOrder: two hot slots on a queue whose workers' channels hold a quarter of the
-// capacity each, so records keep spilling past a channel's share and coming back; every
-// record is written once, in order.
-func TestSpillKeepsOrder(t *testing.T) {
+// TestFifoKeepsOrder: two hot slots on a queue whose workers' fifo chunks hold a quarter of
+// the capacity each, so records keep crossing from chunk to chunk and chunks keep being given
+// up and reused; every record is written once, in order.
+func TestFifoKeepsOrder(t *testing.T) {
 	const perSlot = 20000
 	for _, compaction := range []bool{false, true} {
 		t.Run(fmt.Sprintf("compaction=%v", compaction), func(t *testing.T) {
@@ -688,7 +688,7 @@ func TestBackoff(t *testing.T) {
 	o := Options[int, rec]{RetryBackoff: 25 * time.Millisecond}
 	var got []time.Duration
 	for a := 1; a <= 8; a++ {
-		got = append(got, o.backoff(a))
+		got = append(got, o.RetryWait(a))
 	}
 	ms := time.Millisecond
 	want := []time.Duration{25 * ms, 50 * ms, 100 * ms, 200 * ms, 400 * ms, 800 * ms, time.Second, time.Second}

@@ -2,7 +2,6 @@ package queue
 
 import (
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/hist"
@@ -14,33 +13,18 @@ type entry[T any] struct {
 	at  int64
 }
 
-// worker owns one channel and flushes the slots routed to it, one batch at a time. The
-// channel holds the worker's share of the capacity; records past it wait in the spill (see
-// put), so one worker can still hold the whole capacity while memory stays bounded by it.
+// worker owns one fifo and flushes the slots routed to it, one batch at a time. The fifo
+// grows and shrinks with the records the worker holds; one worker may hold the whole capacity
+// (a hot spot whose slots all route to it) while memory stays bounded by it.
 type worker[K comparable, T any] struct {
 	q    *Queue[K, T]
-	ch   chan entry[T]
-	wake chan struct{} // capacity 1: "your channel holds a batch's worth, is full, or spilled"
-	// spilled is true while spill holds records; then every producer appends to the spill,
-	// so that no record overtakes one enqueued before it. Read by every Enqueue.
-	spilled atomic.Bool
-	_       [64]byte
-	// wakeAt is how many records the channel must hold before producers nudge the napping
-	// worker; 0 while it is not napping. Written by the worker, read by every Enqueue.
-	wakeAt atomic.Int64
-	_      [64]byte
+	in   *fifo[T]
+	wake chan struct{} // capacity 1: "your fifo holds what you wait for"
 
 	lagMu sync.Mutex
 	lag   *hist.Histogram // µs from Enqueue to commit, per written source record
 
-	spillMu sync.Mutex
-	spill   [][]entry[T] // records past the channel's share, in arrival order, in chunks
-
 	// Owned by the worker goroutine.
-	chanFirst int          // records to receive from the channel before the backlog
-	backlog   [][]entry[T] // a spill taken over by the worker; backlog[0] from head on
-	head      int
-	chunk     int        // entries per spill chunk
 	batch     []entry[T] // source records in hand, in arrival order
 	recs      []T        // what is handed to the Flusher
 	one       []T        // a single record being written individually
@@ -52,12 +36,11 @@ func newWorker[K comparable, T any](q *Queue[K, T], share int) *worker[K, T] {
 	o := &q.opts
 	w := &worker[K, T]{
 		q:     q,
-		ch:    make(chan entry[T], share),
+		in:    newFifo[T](share),
 		wake:  make(chan struct{}, 1),
 		lag:   hist.New(),
 		batch: make([]entry[T], 0, min(o.BatchSize, 4096)),
 		one:   make([]T, 1),
-		chunk: min(share, spillChunk),
 		timer: time.NewTimer(time.Hour),
 	}
 	w.timer.Stop()
@@ -68,50 +51,27 @@ func newWorker[K comparable, T any](q *Queue[K, T], share int) *worker[K, T] {
 }
 
 // put hands e to the worker without blocking; the caller has reserved room for it
-// (Queue.reserve). Past the channel's share, or while earlier records wait in the spill, e is
-// appended to the spill. The lock is taken only then: when one worker holds more than its
-// share of the queue.
+// (Queue.reserve).
 func (w *worker[K, T]) put(e entry[T]) {
-	if !w.spilled.Load() {
-		select {
-		case w.ch <- e:
-			return
-		default:
-		}
+	if w.in.push(e) {
+		w.nudge()
 	}
-	w.spillMu.Lock()
-	if n := len(w.spill); n == 0 || len(w.spill[n-1]) == w.chunk {
-		w.spill = append(w.spill, make([]entry[T], 0, w.chunk))
-	}
-	last := &w.spill[len(w.spill)-1]
-	*last = append(*last, e)
-	w.spilled.Store(true)
-	w.spillMu.Unlock()
-	w.nudge()
 }
 
-// spillChunk bounds a spill chunk, so a spill grows without copying what it holds.
-const spillChunk = 1024
-
-// unspill takes the spill over as the backlog, to be read after the records the channel holds
-// now: a record sent to the channel before a spilled record was appended is among them, so
-// arrival order holds. Called with the backlog empty and chanFirst 0.
-func (w *worker[K, T]) unspill() {
-	w.spillMu.Lock()
-	defer w.spillMu.Unlock()
-	w.chanFirst = len(w.ch)
-	w.backlog, w.head = w.spill, 0
-	w.spill = nil
-	w.spilled.Store(false)
-}
-
-// fromBacklog moves the next backlog record into the batch.
-func (w *worker[K, T]) fromBacklog() {
-	c := w.backlog[0]
-	w.batch = append(w.batch, c[w.head])
-	c[w.head] = entry[T]{}
-	if w.head++; w.head == len(c) {
-		w.backlog, w.head = w.backlog[1:], 0
+// await waits, unless the fifo already holds need records, until producers report that it
+// does, for the timer when armed, or for stop, a pause, Close's end of intake or its deadline.
+func (w *worker[K, T]) await(need int, timer <-chan time.Time, pauseC <-chan struct{}, stop <-chan struct{}) {
+	if w.in.wait(need) {
+		w.in.wait(0)
+		return
+	}
+	defer w.in.wait(0)
+	select {
+	case <-w.wake:
+	case <-timer:
+	case <-pauseC:
+	case <-stop:
+	case <-w.q.life.AbortC():
 	}
 }
 
@@ -125,6 +85,7 @@ func (w *worker[K, T]) nudge() {
 
 func (w *worker[K, T]) run() {
 	defer w.q.wg.Done()
+	defer w.retire()
 	q := w.q
 	for {
 		if q.aborted() {
@@ -138,7 +99,7 @@ func (w *worker[K, T]) run() {
 		}
 		open := w.fill()
 		switch {
-		case !open: // Close closed the channel after the last sender left
+		case !open: // Close sealed the queue and the fifo is empty
 			w.flush()
 			w.abandonAll() // no-op unless the flush was aborted
 			return
@@ -152,54 +113,22 @@ func (w *worker[K, T]) run() {
 	}
 }
 
-// fill moves records from the channel into the batch without blocking. It reports false when
-// the channel is closed and empty.
+// fill moves records from the fifo into the batch without blocking. It reports false once
+// Close has sealed the queue and the fifo is empty: no record can come any more.
 func (w *worker[K, T]) fill() bool {
+	sealed := IsClosed(w.q.sealedC) // first: once sealed, no push can follow
 	n := len(w.batch)
-	defer func() { w.q.release(int64(len(w.batch) - n)) }()
-	for len(w.batch) < w.q.opts.BatchSize {
-		if w.chanFirst == 0 {
-			if len(w.backlog) > 0 {
-				w.fromBacklog()
-				continue
-			}
-			if w.spilled.Load() {
-				w.unspill()
-				continue
-			}
-		}
-		select {
-		case e, ok := <-w.ch:
-			if !ok {
-				return false
-			}
-			w.chanFirst = max(w.chanFirst-1, 0)
-			w.batch = append(w.batch, e)
-		default:
-			return true
-		}
-	}
-	return true
+	w.batch = w.in.take(w.batch, w.q.opts.BatchSize-n)
+	w.q.release(int64(len(w.batch) - n))
+	return !sealed || w.in.holds() > 0
 }
 
 // idle waits for the first record of a batch.
-func (w *worker[K, T]) idle(pauseC <-chan struct{}) {
-	select {
-	case e, ok := <-w.ch:
-		if ok {
-			w.q.release(1)
-			w.batch = append(w.batch, e)
-		}
-	case <-w.wake: // a spill
-	case <-pauseC:
-	case <-w.q.life.AbortC():
-	}
-}
+func (w *worker[K, T]) idle(pauseC <-chan struct{}) { w.await(1, nil, pauseC, w.q.sealedC) }
 
 // nap holds a partial batch until it is due (FlushInterval after its oldest record was
-// enqueued) or until producers report that the channel holds the rest of a batch. Napping
-// instead of receiving record by record spares producers a goroutine wake-up per send. A nudge
-// lost to a race costs at most the rest of FlushInterval.
+// enqueued) or until producers report that the fifo holds the rest of a batch. Napping
+// instead of taking record by record spares producers a goroutine wake-up per record.
 func (w *worker[K, T]) nap(pauseC <-chan struct{}) {
 	q := w.q
 	due := time.Duration(w.batch[0].at + int64(q.opts.FlushInterval) - q.now())
@@ -207,21 +136,10 @@ func (w *worker[K, T]) nap(pauseC <-chan struct{}) {
 		w.flush()
 		return
 	}
-	need := min(q.opts.BatchSize-len(w.batch), cap(w.ch))
-	w.wakeAt.Store(int64(need))
-	defer w.wakeAt.Store(0)
-	if len(w.ch) >= need || w.spilled.Load() {
-		return
-	}
 	w.timer.Reset(due)
 	defer w.timer.Stop()
-	select {
-	case <-w.timer.C:
-	case <-w.wake:
-	case <-pauseC:
-	case <-q.life.ClosingC():
-	case <-q.life.AbortC():
-	}
+	need := min(q.opts.BatchSize, q.opts.Capacity) - len(w.batch)
+	w.await(need, w.timer.C, pauseC, q.life.ClosingC())
 }
 
 // park blocks while the queue is paused, after telling Pause that this worker stopped.
@@ -344,7 +262,7 @@ func (w *worker[K, T]) backoff(attempt int) bool {
 		return false
 	}
 	_, pauseC, _ := q.gate.state()
-	w.timer.Reset(q.opts.backoff(attempt))
+	w.timer.Reset(q.opts.RetryWait(attempt))
 	defer w.timer.Stop()
 	select {
 	case <-w.timer.C:
@@ -373,30 +291,22 @@ func (w *worker[K, T]) abandon(n int64) {
 	w.q.c.pending.Add(-n)
 }
 
-// abandonAll abandons the batch and the channel contents. It waits until Close has closed the
-// channel (once no Enqueue call is in flight) without receiving, so callers still waiting under
-// PolicyBlock leave with ErrClosed instead of slipping records into a queue that gives up.
+// abandonAll abandons the batch and the fifo's contents. It waits until Close has sealed the
+// queue (once no Enqueue call is in flight) without taking records, so callers still waiting
+// under PolicyBlock leave with ErrClosed instead of slipping records into a queue that gives up.
 func (w *worker[K, T]) abandonAll() {
 	w.abandonFrom(0)
 	<-w.q.sealedC
-	n := -int64(w.head)
-	for _, c := range w.backlog {
-		n += int64(len(c))
-	}
-	w.backlog, w.head, w.chanFirst = nil, 0, 0
-	for range w.ch {
-		n++
-	}
-	w.spillMu.Lock()
-	for _, c := range w.spill {
-		n += int64(len(c))
-	}
-	w.spill = nil
-	w.spilled.Store(false)
-	w.spillMu.Unlock()
+	n := w.in.drop()
 	w.q.release(n)
-	w.q.c.Abandoned.Add(n)
-	w.q.c.pending.Add(-n)
+	w.abandon(n)
+}
+
+// retire gives up what the worker allocated once it is done, so that a queue kept for its
+// metrics after Close holds no records' memory.
+func (w *worker[K, T]) retire() {
+	w.in.drop()
+	w.batch, w.recs, w.one, w.compactor = nil, nil, nil, nil
 }
 
 // reset empties the batch, dropping references so flushed records can be collected.

@@ -158,28 +158,13 @@ func AsyncWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 	if c.QueueBackend == BackendRedis {
 		return redisWorkload(ctx, r, spec, compact) // redisqueue.go
 	}
-	opts := queue.Options[K, T]{
-		Key:           spec.Key,
-		Worker:        spec.Worker,
-		Merge:         spec.Merge,
-		Compare:       spec.Compare,
-		Capacity:      c.QueueCapacity,
-		BatchSize:     c.FlushBatchSize,
-		FlushInterval: r.flushInterval(),
-		Workers:       c.QueueWorkers,
-		FullPolicy:    c.QueueFull,
-		Compaction:    compact,
-		MaxRetries:    retries(c.QueueRetries),
-		RetryBackoff:  time.Duration(c.QueueRetryBackoffMs) * time.Millisecond,
-	}
 	flushPool, err := r.newFlushPool(ctx)
 	if err != nil {
 		return nil, err
 	}
 	writer := spec.Writer(compact)
-	opts.Inline = queue.PgFlusher(r.Pool, writer)
-	killer := &flushKiller[T]{TxWriter: writer, target: r.Target}
-	q, err := queue.New(queue.PgFlusher(flushPool, killer), opts)
+	killer := &flushKiller[T]{TxWriter: writer, target: r.Target} // --fault kill-flusher (killflusher.go)
+	q, err := queue.New(queue.PgFlusher(flushPool, killer), queueOptions(r, spec, writer, compact))
 	if err != nil {
 		flushPool.Close()
 		return nil, err
@@ -211,6 +196,28 @@ func AsyncWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 			return nil
 		},
 	}, nil
+}
+
+// queueOptions are the options every queue backend reads the same way, from the run's
+// configuration: records a caller writes itself (PolicySync, queue full) go through the
+// request path's pool.
+func queueOptions[K comparable, T any](r *Run, spec AsyncSpec[K, T], writer queue.TxWriter[T], compact bool) queue.Options[K, T] {
+	c := r.Config
+	return queue.Options[K, T]{
+		Key:           spec.Key,
+		Worker:        spec.Worker,
+		Merge:         spec.Merge,
+		Compare:       spec.Compare,
+		Capacity:      c.QueueCapacity,
+		BatchSize:     c.FlushBatchSize,
+		FlushInterval: r.flushInterval(),
+		Workers:       c.QueueWorkers,
+		FullPolicy:    c.QueueFull,
+		Compaction:    compact,
+		Inline:        queue.PgFlusher(r.Pool, writer),
+		MaxRetries:    retries(c.QueueRetries),
+		RetryBackoff:  time.Duration(c.QueueRetryBackoffMs) * time.Millisecond,
+	}
 }
 
 // newFlushPool opens the queue workers' (or consumers') own pool: one connection per worker

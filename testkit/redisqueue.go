@@ -31,26 +31,16 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 	if err != nil {
 		return nil, err
 	}
+	writer := spec.Writer(compact)
 	o := redisq.Options[K, T]{
+		Options:       queueOptions(r, spec, writer, compact), // modes.go
 		Client:        r.redis.Client,
 		Stream:        redisrun.StreamKey(r.Target.Schema(), r.Index, r.Mode),
 		Role:          role,
 		Fresh:         !c.joining(r.Target),
 		Codec:         codec,
-		Key:           spec.Key,
-		Merge:         spec.Merge,
-		Compare:       spec.Compare,
-		Compaction:    compact,
 		DB:            flushPool,
-		InlineDB:      r.Pool,
-		Writer:        spec.Writer(compact),
-		Capacity:      c.QueueCapacity,
-		FullPolicy:    c.QueueFull,
-		BatchSize:     c.FlushBatchSize,
-		FlushInterval: r.flushInterval(),
-		Workers:       c.QueueWorkers,
-		MaxRetries:    retries(c.QueueRetries),
-		RetryBackoff:  time.Duration(c.QueueRetryBackoffMs) * time.Millisecond,
+		Writer:        writer,
 		ReclaimIdle:   time.Duration(c.ReclaimIdleMs) * time.Millisecond,
 		MaxDeliveries: c.MaxDeliveries,
 		Hook:          redisrun.CrashHook(),

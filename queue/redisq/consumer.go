@@ -211,7 +211,7 @@ func (c *consumer[K, T]) flush(batch []entry[T]) []entry[T] {
 	defer c.keepAlive(batch)()
 	write := func() error { return c.flushTx(batch, true) }
 	wait := func(attempt int) bool {
-		return !q.aborted() && !c.dead.Load() && c.pause(q.o.backoff(attempt))
+		return !q.aborted() && !c.dead.Load() && c.pause(q.o.RetryWait(attempt))
 	}
 	switch queue.RetryBatch(&q.c.Counters, len(batch), q.o.MaxRetries, write, wait) {
 	case queue.BatchWritten:
@@ -396,7 +396,7 @@ func (c *consumer[K, T]) acknowledge(s *redis.Script, keys []string, args []any)
 		if err == nil {
 			return res, true
 		}
-		if q.aborted() || c.dead.Load() || !c.pause(q.o.backoff(min(attempt, 6))) {
+		if q.aborted() || c.dead.Load() || !c.pause(q.o.RetryWait(min(attempt, 6))) {
 			return nil, false
 		}
 	}

@@ -27,6 +27,13 @@ type contractOpts struct {
 	writer            queue.TxWriter[rec]
 }
 
+// shared is what both backends are given: the same queue.Options.
+func (o contractOpts) shared() queue.Options[int, rec] {
+	s := sharedOptions()
+	s.Workers, s.Capacity, s.FullPolicy, s.MaxRetries = o.workers, o.capacity, o.policy, 2
+	return s
+}
+
 type contractBackend struct {
 	name  string
 	start func(t *testing.T, e *env, o contractOpts) queue.Backend[rec]
@@ -52,11 +59,7 @@ func contractBackends(t *testing.T, f func(t *testing.T, e *env, start func(cont
 }
 
 var memoryBackend = contractBackend{name: "memory", start: func(t *testing.T, e *env, o contractOpts) queue.Backend[rec] {
-	q, err := queue.New(queue.PgFlusher(e.pool, o.writer), queue.Options[int, rec]{
-		Key: func(r rec) int { return r.Slot }, Merge: mergeRec, Workers: o.workers, Capacity: o.capacity,
-		FullPolicy: o.policy, BatchSize: 100, FlushInterval: 5 * time.Millisecond, MaxRetries: 2,
-		RetryBackoff: time.Millisecond,
-	})
+	q, err := queue.New(queue.PgFlusher(e.pool, o.writer), o.shared())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +68,7 @@ var memoryBackend = contractBackend{name: "memory", start: func(t *testing.T, e 
 
 var streamBackend = contractBackend{name: "redis", start: func(t *testing.T, e *env, o contractOpts) queue.Backend[rec] {
 	so := e.options(RoleBoth)
-	so.Fresh, so.Workers, so.Capacity, so.FullPolicy, so.Writer, so.MaxRetries = true, o.workers, o.capacity, o.policy, o.writer, 2
+	so.Options, so.Fresh, so.Writer = o.shared(), true, o.writer
 	q, err := New(context.Background(), so)
 	if err != nil {
 		t.Fatal(err)

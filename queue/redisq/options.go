@@ -24,17 +24,12 @@ const (
 	RoleConsumer
 )
 
-var roleNames = [...]string{RoleBoth: "both", RoleProducer: "producer", RoleConsumer: "consumer"}
+var roleNames = queue.NewNames[Role]("role", "both", "producer", "consumer")
 
-func (r Role) String() string { return queue.NameOf(roleNames[:], r, "Role") }
+func (r Role) String() string { return roleNames.Name(r) }
 
 // ParseRole accepts "both", "producer" or "consumer" (case-insensitive).
-func ParseRole(s string) (Role, error) {
-	if r, ok := queue.ParseName[Role](roleNames[:], s); ok {
-		return r, nil
-	}
-	return 0, fmt.Errorf("unknown role %q (want both, producer or consumer)", s)
-}
+func ParseRole(s string) (Role, error) { return roleNames.Parse(s) }
 
 func (r Role) produces() bool { return r == RoleBoth || r == RoleProducer }
 func (r Role) consumes() bool { return r == RoleBoth || r == RoleConsumer }
@@ -47,16 +42,11 @@ const (
 	PointAfterCommit = "after-commit"
 )
 
-// Defaults applied by New to zero-valued options; those of the options queue.Options has too
-// are queue's.
+// Defaults applied by New to the Redis-only options left unset; the options shared with
+// queue.Options take queue's defaults.
 const (
 	DefaultGroup            = "hotspotkit"
-	DefaultBatchSize        = queue.DefaultBatchSize
-	DefaultFlushInterval    = queue.DefaultFlushInterval
 	DefaultBlock            = 250 * time.Millisecond
-	DefaultWorkers          = queue.DefaultWorkers
-	DefaultMaxRetries       = queue.DefaultMaxRetries
-	DefaultRetryBackoff     = queue.DefaultRetryBackoff
 	DefaultReclaimIdle      = 30 * time.Second
 	DefaultMaxDeliveries    = 5
 	DefaultDeadLetterMaxLen = 10000
@@ -66,6 +56,15 @@ const (
 
 // Options configure a Queue. They are validated once by New and never change afterwards.
 type Options[K comparable, T any] struct {
+	// Options are the options every backend shares, meaning what queue.Options says, with
+	// these differences: Key is required only to consume; Capacity caps XLEN (entries not yet
+	// acknowledged) and 0 means no cap; BatchSize is the most entries a consumer reads and
+	// flushes at once, FlushInterval how long it keeps reading to fill a batch after its
+	// oldest record was enqueued; Workers is the number of consumers in this process; Inline,
+	// when nil, writes a producer's own record (PolicySync, stream full) with DB and Writer;
+	// Worker is not read (a consumer group does not route by slot).
+	queue.Options[K, T]
+
 	// Client reaches Redis. Required; the Queue never closes it. Turn go-redis's own retries
 	// off (MaxRetries -1): a retried XADD would add a record twice.
 	Client redis.UniversalClient
@@ -84,40 +83,15 @@ type Options[K comparable, T any] struct {
 
 	// Codec stores records in entries. Required.
 	Codec queue.Codec[T]
-	// Key, Merge, Compare and Compaction work as in queue.Options.
-	Key        func(T) K
-	Merge      func(pending *T, newer T)
-	Compare    func(a, b K) int
-	Compaction bool
 
-	// DB and Writer write a batch in one transaction; required to consume, and to produce
-	// under PolicySync (the caller then writes a record itself when the stream is full).
-	DB queue.TxBeginner
-	// InlineDB, when set, is where a producer writes a record itself under PolicySync (the
-	// request path's pool); DB, the consumers' own, otherwise.
-	InlineDB queue.TxBeginner
-	Writer   queue.TxWriter[T]
+	// DB and Writer write a batch in one transaction, with the ids it applies; required to
+	// consume, and to produce under PolicySync with a Capacity unless Inline is set.
+	DB     queue.TxBeginner
+	Writer queue.TxWriter[T]
 
-	// Capacity caps XLEN (entries not yet acknowledged); 0 means no cap. When the stream is
-	// full, FullPolicy applies.
-	Capacity   int
-	FullPolicy queue.FullPolicy
-
-	// BatchSize is the most entries a consumer reads and flushes at once (default 512).
-	BatchSize int
-	// FlushInterval bounds how long a consumer keeps reading to fill a batch after its oldest
-	// record was enqueued (default 50ms).
-	FlushInterval time.Duration
 	// Block bounds one XREADGROUP wait (default 250ms; at least 1ms, since 0 is "forever").
 	// It also bounds how long Pause and Close wait for a reading consumer.
 	Block time.Duration
-	// Workers is the number of consumers in this process (default 2, at most 64).
-	Workers int
-	// MaxRetries is how often a failed batch is re-sent before its entries are written one by
-	// one (default 5; negative: none). RetryBackoff is the first wait, doubled per attempt up
-	// to a second (default 25ms).
-	MaxRetries   int
-	RetryBackoff time.Duration
 	// ReclaimIdle is how long an entry must sit unacknowledged in a consumer's pending list
 	// before another consumer takes it over (default 30s). ReclaimInterval is how often this
 	// process looks (default ReclaimIdle/2, between 10ms and 5s).
@@ -139,7 +113,7 @@ type Options[K comparable, T any] struct {
 }
 
 func (o Options[K, T]) withDefaults() (Options[K, T], error) {
-	var errs []error
+	errs := o.Check()
 	if o.Client == nil {
 		errs = append(errs, errors.New("Client is required"))
 	}
@@ -155,27 +129,17 @@ func (o Options[K, T]) withDefaults() (Options[K, T], error) {
 	if o.Role.consumes() && (o.Key == nil || o.DB == nil || o.Writer == nil) {
 		errs = append(errs, errors.New("Key, DB and Writer are required to consume"))
 	}
-	if o.Compaction && o.Merge == nil {
-		errs = append(errs, errors.New("Merge is required when Compaction is on"))
+	if o.Role.produces() && o.FullPolicy == queue.PolicySync && o.Capacity > 0 && o.Inline == nil && (o.DB == nil || o.Writer == nil) {
+		errs = append(errs, errors.New("Inline, or DB and Writer, are required for PolicySync with a Capacity"))
 	}
-	if o.Role.produces() && o.FullPolicy == queue.PolicySync && o.Capacity > 0 && (o.DB == nil || o.Writer == nil) {
-		errs = append(errs, errors.New("DB and Writer are required for PolicySync with a Capacity"))
-	}
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{
-		{"Capacity", int64(o.Capacity)}, {"BatchSize", int64(o.BatchSize)},
-		{"FlushInterval", int64(o.FlushInterval)}, {"Block", int64(o.Block)},
-		{"Workers", int64(o.Workers)}, {"RetryBackoff", int64(o.RetryBackoff)},
-		{"ReclaimIdle", int64(o.ReclaimIdle)}, {"ReclaimInterval", int64(o.ReclaimInterval)},
-		{"MaxDeliveries", int64(o.MaxDeliveries)}, {"DeadLetterMaxLen", o.DeadLetterMaxLen},
-		{"Senders", int64(o.Senders)}, {"SendBatch", int64(o.SendBatch)},
-	} {
-		if f.v < 0 {
-			errs = append(errs, fmt.Errorf("%s must not be negative (got %d)", f.name, f.v))
-		}
-	}
+	errs = append(errs, queue.NonNegative(
+		queue.Field{Name: "Block", Value: int64(o.Block)},
+		queue.Field{Name: "ReclaimIdle", Value: int64(o.ReclaimIdle)},
+		queue.Field{Name: "ReclaimInterval", Value: int64(o.ReclaimInterval)},
+		queue.Field{Name: "MaxDeliveries", Value: int64(o.MaxDeliveries)},
+		queue.Field{Name: "DeadLetterMaxLen", Value: o.DeadLetterMaxLen},
+		queue.Field{Name: "Senders", Value: int64(o.Senders)},
+		queue.Field{Name: "SendBatch", Value: int64(o.SendBatch)})...)
 	if o.Block > 0 && o.Block < time.Millisecond {
 		errs = append(errs, fmt.Errorf("Block must be at least 1ms (got %s); go-redis reads BLOCK 0 as forever", o.Block))
 	}
@@ -185,16 +149,13 @@ func (o Options[K, T]) withDefaults() (Options[K, T], error) {
 	if len(errs) > 0 {
 		return o, fmt.Errorf("redisq: invalid options: %w", errors.Join(errs...))
 	}
+	o.Options = o.Options.WithDefaults()
 	o.Group = queue.OrDefault(o.Group, DefaultGroup)
 	if o.Consumer == "" {
 		host, _ := os.Hostname()
 		o.Consumer = host + ":" + strconv.Itoa(os.Getpid())
 	}
-	o.BatchSize = queue.OrDefault(o.BatchSize, DefaultBatchSize)
-	o.FlushInterval = queue.OrDefault(o.FlushInterval, DefaultFlushInterval)
 	o.Block = queue.OrDefault(o.Block, DefaultBlock)
-	o.Workers = min(queue.OrDefault(o.Workers, DefaultWorkers), queue.MaxWorkers)
-	o.RetryBackoff = queue.OrDefault(o.RetryBackoff, DefaultRetryBackoff)
 	o.ReclaimIdle = queue.OrDefault(o.ReclaimIdle, DefaultReclaimIdle)
 	if o.ReclaimInterval == 0 {
 		o.ReclaimInterval = min(max(o.ReclaimIdle/2, 10*time.Millisecond), 5*time.Second)
@@ -203,11 +164,5 @@ func (o Options[K, T]) withDefaults() (Options[K, T], error) {
 	o.DeadLetterMaxLen = queue.OrDefault(o.DeadLetterMaxLen, DefaultDeadLetterMaxLen)
 	o.Senders = queue.OrDefault(o.Senders, DefaultSenders)
 	o.SendBatch = queue.OrDefault(o.SendBatch, DefaultSendBatch)
-	o.MaxRetries = queue.ResolveMaxRetries(o.MaxRetries)
 	return o, nil
-}
-
-// backoff is the wait before retry number attempt (1-based).
-func (o *Options[K, T]) backoff(attempt int) time.Duration {
-	return queue.Backoff(o.RetryBackoff, attempt)
 }

@@ -119,12 +119,9 @@ func New[K comparable, T any](ctx context.Context, o Options[K, T]) (*Queue[K, T
 		life:  queue.NewLifecycle(),
 		lag:   hist.New(),
 	}
-	if o.DB != nil && o.Writer != nil {
-		inlineDB := o.InlineDB
-		if inlineDB == nil {
-			inlineDB = o.DB
-		}
-		q.inline = queue.PgFlusher(inlineDB, o.Writer)
+	q.inline = o.Inline
+	if q.inline == nil && o.DB != nil && o.Writer != nil {
+		q.inline = queue.PgFlusher(o.DB, o.Writer)
 	}
 	if o.Fresh {
 		if err := q.rdb.Del(ctx, q.keys.stream, q.keys.dlq, q.keys.stats, q.keys.replies).Err(); err != nil {

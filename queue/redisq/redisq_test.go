@@ -124,10 +124,17 @@ func newEnv(t *testing.T, rdb *redis.Client) *env {
 
 func (e *env) options(role Role) Options[int, rec] {
 	return Options[int, rec]{
-		Client: e.rdb, Stream: e.stream, Role: role, Codec: queue.JSONCodec[rec](),
+		Options: sharedOptions(),
+		Client:  e.rdb, Stream: e.stream, Role: role, Codec: queue.JSONCodec[rec](),
+		DB: e.pool, Writer: e.writer, Block: 20 * time.Millisecond, ReclaimIdle: time.Hour,
+	}
+}
+
+// sharedOptions are the tests' options that both backends read the same way.
+func sharedOptions() queue.Options[int, rec] {
+	return queue.Options[int, rec]{
 		Key: func(r rec) int { return r.Slot }, Merge: mergeRec, Compare: cmp.Compare[int],
-		DB: e.pool, Writer: e.writer, BatchSize: 100, FlushInterval: 5 * time.Millisecond,
-		Block: 20 * time.Millisecond, RetryBackoff: time.Millisecond, ReclaimIdle: time.Hour,
+		BatchSize: 100, FlushInterval: 5 * time.Millisecond, RetryBackoff: time.Millisecond,
 	}
 }
 
@@ -521,7 +528,7 @@ func TestOptionsAreValidated(t *testing.T) {
 	for name, o := range map[string]Options[int, rec]{
 		"no codec":    {Client: rdb, Stream: "s", Role: RoleProducer},
 		"block < 1ms": {Client: rdb, Stream: "s", Role: RoleProducer, Codec: queue.JSONCodec[rec](), Block: time.Microsecond},
-		"no writer":   {Client: rdb, Stream: "s", Role: RoleConsumer, Codec: queue.JSONCodec[rec](), Key: func(r rec) int { return r.Slot }},
+		"no writer":   {Client: rdb, Stream: "s", Role: RoleConsumer, Codec: queue.JSONCodec[rec](), Options: sharedOptions()},
 		"no stream":   {Client: rdb, Role: RoleProducer, Codec: queue.JSONCodec[rec]()},
 	} {
 		if _, err := New(context.Background(), o); err == nil {

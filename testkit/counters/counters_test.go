@@ -2,6 +2,7 @@ package counters
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strconv"
 	"testing"
@@ -164,6 +165,16 @@ func TestApplyApplyEachAndOutboxAgree(t *testing.T) {
 		if path == "outbox" {
 			connect := func(ctx context.Context) (*pgx.Conn, error) { return target.Connect(ctx, "hotspotkit-flush") }
 			o := NewOutbox(connect, 7, 5*time.Millisecond)
+			o.Pause() // a paused outbox claims nothing until Resume
+			paused, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+			if n, err := o.FlushOnce(paused); n != 0 || !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("paused FlushOnce: claimed %d, %v; want 0 and the deadline", n, err)
+			}
+			cancel()
+			if st := o.Stats(); st.RowsClaimed != 0 {
+				t.Errorf("paused outbox claimed %d", st.RowsClaimed)
+			}
+			o.Resume()
 			o.Start(ctx)
 			if err := o.Drain(ctx); err != nil {
 				t.Fatal(err)

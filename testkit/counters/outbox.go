@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
 )
 
@@ -53,8 +54,7 @@ type Outbox struct {
 	batchSize int
 	interval  time.Duration
 
-	pauseMu sync.Mutex
-	resumed chan struct{} // non-nil while paused; closed by Resume
+	pause *queue.Switch // the queues' pause state: Pause stops flushing until Resume
 
 	mu       sync.Mutex // serialises flushes on conn
 	calls    atomic.Int64
@@ -68,38 +68,23 @@ type Outbox struct {
 
 // NewOutbox returns a flusher that uses connections from connect exclusively, one at a time.
 func NewOutbox(connect func(context.Context) (*pgx.Conn, error), batchSize int, interval time.Duration) *Outbox {
-	return &Outbox{connect: connect, batchSize: batchSize, interval: interval}
+	return &Outbox{connect: connect, batchSize: batchSize, interval: interval, pause: queue.NewSwitch()}
 }
 
 // Pause stops flushing (a flush in progress completes) until Resume.
-func (o *Outbox) Pause() {
-	o.pauseMu.Lock()
-	defer o.pauseMu.Unlock()
-	if o.resumed == nil {
-		o.resumed = make(chan struct{})
-	}
-}
+func (o *Outbox) Pause() { o.pause.Pause() }
 
 // Resume lets flushing continue.
-func (o *Outbox) Resume() {
-	o.pauseMu.Lock()
-	defer o.pauseMu.Unlock()
-	if o.resumed != nil {
-		close(o.resumed)
-		o.resumed = nil
-	}
-}
+func (o *Outbox) Resume() { o.pause.Resume() }
 
 // waitResumed blocks while paused.
 func (o *Outbox) waitResumed(ctx context.Context) error {
-	o.pauseMu.Lock()
-	ch := o.resumed
-	o.pauseMu.Unlock()
-	if ch == nil {
+	paused, _, resumeC := o.pause.State()
+	if !paused {
 		return nil
 	}
 	select {
-	case <-ch:
+	case <-resumeC:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

@@ -103,9 +103,9 @@ func newCandidate(s slot, outcome status, retryable bool, created time.Time, t u
 	c := candidate{
 		slot:        s,
 		outcome:     outcome,
-		provider:    fmt.Sprintf("provider-%d", s.Candidate),
-		key:         fmt.Sprintf("pkey-%d-%d", s.Candidate, t%8),
-		endpoint:    fmt.Sprintf("endpoint-%d", s.Candidate),
+		provider:    names.providers.of(s.Candidate),
+		key:         names.keys[t%8].of(s.Candidate),
+		endpoint:    names.endpoints.of(s.Candidate),
 		createdAt:   created,
 		startedAt:   created.Add(2 * time.Millisecond),
 		firstByteMs: int32(20 + (t>>3)%180),
@@ -114,7 +114,7 @@ func newCandidate(s slot, outcome status, retryable bool, created time.Time, t u
 	c.latencyMs = c.firstByteMs + int32(50+(t>>11)%950)
 	switch outcome {
 	case success:
-		c.statusCode, c.outputTokens = 200, int(10+(t>>21)%500)
+		c.statusCode, c.outputTokens = 200, minOutputTokens+int((t>>21)%outputTokenValues)
 	case failed:
 		c.statusCode, c.errorType = 502, "upstream_error"
 		c.errorMessage = "upstream stream broke after the first byte"
@@ -131,19 +131,107 @@ func (c candidate) finishedAt() time.Time {
 	return c.startedAt.Add(time.Duration(c.latencyMs) * time.Millisecond)
 }
 
-// The extra_data each write contributes; the row ends with their shallow merge.
+// The extra_data each write contributes; the row ends with their shallow merge. Records
+// never modify their extra (see record), so the maps that do not depend on the request are
+// built once and shared: the queue may hold every write of a run at once.
 func (c candidate) dispatchedExtra() map[string]any {
-	return map[string]any{"model": "gpt-5", "attempt": c.Candidate + 1}
-}
-
-func (c candidate) streamingExtra() map[string]any { return map[string]any{"stream": true} }
-
-func (c candidate) terminalExtra() map[string]any {
-	if c.outcome == success {
-		return map[string]any{"output_tokens": c.outputTokens}
+	if c.Candidate < int32(len(shared.dispatched)) {
+		return shared.dispatched[c.Candidate]
 	}
-	return map[string]any{"retryable": c.retryable}
+	return dispatchedExtra(c.Candidate)
 }
+
+func dispatchedExtra(candidate int32) map[string]any {
+	return map[string]any{"model": "gpt-5", "attempt": candidate + 1}
+}
+
+func (c candidate) streamingExtra() map[string]any { return shared.streaming }
+
+// terminalExtra is what the terminal write adds; with withStream, merged with what the
+// streaming write would have added.
+func (c candidate) terminalExtra(withStream bool) map[string]any {
+	if c.outcome != success {
+		return shared.failed[b2i(withStream)][b2i(c.retryable)]
+	}
+	if v := c.outputTokens - minOutputTokens; v >= 0 && v < outputTokenValues {
+		return shared.succeeded[b2i(withStream)][v]
+	}
+	return succeededExtra(withStream, c.outputTokens)
+}
+
+func succeededExtra(withStream bool, outputTokens int) map[string]any {
+	if withStream {
+		return map[string]any{"stream": true, "output_tokens": outputTokens}
+	}
+	return map[string]any{"output_tokens": outputTokens}
+}
+
+// A successful candidate's output tokens: one of outputTokenValues values from minOutputTokens.
+const minOutputTokens, outputTokenValues = 10, 500
+
+// shared holds the extra_data maps that many records share.
+var shared = struct {
+	dispatched [2]map[string]any // by candidate index
+	streaming  map[string]any
+	failed     [2][2]map[string]any // [withStream][retryable]
+	succeeded  [2][]map[string]any  // [withStream][outputTokens-minOutputTokens]
+}{
+	dispatched: [2]map[string]any{dispatchedExtra(0), dispatchedExtra(1)},
+	streaming:  map[string]any{"stream": true},
+	failed: [2][2]map[string]any{
+		{{"retryable": false}, {"retryable": true}},
+		{{"stream": true, "retryable": false}, {"stream": true, "retryable": true}},
+	},
+	succeeded: func() (m [2][]map[string]any) {
+		for stream := range m {
+			for v := range outputTokenValues {
+				m[stream] = append(m[stream], succeededExtra(stream == 1, minOutputTokens+v))
+			}
+		}
+		return m
+	}(),
+}
+
+// nameSet holds a name formatted for candidate indexes 0 and 1 (all that candidates makes),
+// so that candidates share their provider, key and endpoint strings; another index is
+// formatted when asked.
+type nameSet struct {
+	format string
+	first  [2]string
+}
+
+func newNameSet(format string, args ...any) nameSet {
+	n := nameSet{format: format}
+	for c := range n.first {
+		n.first[c] = fmt.Sprintf(format, append([]any{c}, args...)...)
+	}
+	return n
+}
+
+func (n nameSet) of(candidate int32) string {
+	if candidate >= 0 && candidate < int32(len(n.first)) {
+		return n.first[candidate]
+	}
+	return fmt.Sprintf(n.format, candidate)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+var names = func() (n struct {
+	providers, endpoints nameSet
+	keys                 [8]nameSet
+}) {
+	n.providers, n.endpoints = newNameSet("provider-%d"), newNameSet("endpoint-%d")
+	for k := range n.keys {
+		n.keys[k] = newNameSet("pkey-%d-" + fmt.Sprint(k))
+	}
+	return n
+}()
 
 // dispatched is the first write: the slot exists, nothing has been received.
 func (c candidate) dispatched() record {
@@ -161,13 +249,12 @@ func (c candidate) streamed() record {
 // carries what that write would have.
 func (c candidate) finished(withStream bool) record {
 	r := record{slot: c.slot, Status: c.outcome, CreatedAt: at(c.createdAt), StatusCode: int4(c.statusCode),
-		LatencyMs: int4(c.latencyMs), FinishedAt: at(c.finishedAt()), Extra: c.terminalExtra()}
+		LatencyMs: int4(c.latencyMs), FinishedAt: at(c.finishedAt()), Extra: c.terminalExtra(withStream)}
 	if c.errorType != "" {
 		r.ErrorType, r.ErrorMessage = text(c.errorType), text(c.errorMessage)
 	}
 	if withStream {
 		r.StartedAt, r.FirstByteMs = at(c.startedAt), int4(c.firstByteMs)
-		r.Extra = mergeExtra(c.streamingExtra(), r.Extra)
 	}
 	return r
 }

@@ -15,11 +15,14 @@ const (
 	checkRequests = "distinct request_id = requests that wrote"
 )
 
-// expectation is what the requests that must be there leave in request_candidates.
+// expectation is what the requests that must be there leave in request_candidates. The rows
+// themselves are not kept: compareRows generates them again, a chunk at a time, so that
+// verification holds a chunk of rows in memory, not the run's.
 type expectation struct {
-	rows     []record // every slot's final row
-	requests []string // request_id of every request that wrote
+	indexes  []int64  // every request that wrote, by index
+	requests []string // its request_id
 	slots    []int32  // its number of slots
+	rows     int64    // slots of all of them
 	byStatus [len(statusNames)]int64
 }
 
@@ -35,14 +38,61 @@ func (s *Suite) expect(r *testkit.Run, res *load.Result) expectation {
 		if len(rows) == 0 {
 			continue
 		}
-		e.rows = append(e.rows, rows...)
+		e.indexes = append(e.indexes, i)
 		e.requests = append(e.requests, requestID(i))
 		e.slots = append(e.slots, int32(len(rows)))
+		e.rows += int64(len(rows))
 		for _, row := range rows {
 			e.byStatus[row.Status]++
 		}
 	}
 	return e
+}
+
+// verifyChunk is how many requests' rows compareRows sends in one statement.
+const verifyChunk = 4096
+
+// slotDiffs count the expected slots missing from the table or differing from it.
+type slotDiffs struct{ missing, statusOff, columnsOff int64 }
+
+// compareRows compares every slot the requests at indexes must leave with the table, a chunk
+// of requests per statement.
+func compareRows(ctx context.Context, r *testkit.Run, g lifecycle, indexes []int64) (slotDiffs, error) {
+	var d slotDiffs
+	var rows []record
+	for start := 0; start < len(indexes); start += verifyChunk {
+		rows = rows[:0]
+		for _, i := range indexes[start:min(start+verifyChunk, len(indexes))] {
+			rows = append(rows, g.rows(i)...)
+		}
+		args, err := recordArgs(rows)
+		if err != nil {
+			return d, err
+		}
+		var missing, statusOff, columnsOff int64
+		err = r.Admin.QueryRow(ctx, `
+			SELECT count(*) FILTER (WHERE t.request_id IS NULL),
+			       count(*) FILTER (WHERE t.status <> r.status),
+			       count(*) FILTER (WHERE t.request_id IS NOT NULL AND
+			           (t.provider_id, t.provider_key_id, t.endpoint_id, t.status_code, t.error_type,
+			            t.error_message, t.latency_ms, t.first_byte_ms, t.extra_data, t.created_at,
+			            t.started_at, t.finished_at)
+			           IS DISTINCT FROM
+			           (r.provider_id, r.provider_key_id, r.endpoint_id, r.status_code, r.error_type,
+			            r.error_message, r.latency_ms, r.first_byte_ms, r.extra_data::jsonb, r.created_at,
+			            r.started_at, r.finished_at))
+			FROM `+unnestRecords+`
+			LEFT JOIN request_candidates t
+			       ON (t.request_id, t.candidate_index, t.retry_index) = (r.request_id, r.candidate_index, r.retry_index)`,
+			args...).Scan(&missing, &statusOff, &columnsOff)
+		if err != nil {
+			return d, fmt.Errorf("comparing slots: %w", err)
+		}
+		d.missing += missing
+		d.statusOff += statusOff
+		d.columnsOff += columnsOff
+	}
+	return d, nil
 }
 
 // Verify checks request_candidates exactly against the lifecycles of the requests that must
@@ -64,7 +114,7 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res *load.Result) ([
 	if err != nil {
 		return nil, fmt.Errorf("counting request_candidates: %w", err)
 	}
-	c.Int(checkRows, int64(len(want.rows)), rows)
+	c.Int(checkRows, want.rows, rows)
 	c.Int(checkRequests, int64(len(want.requests)), requests)
 
 	// The slot is the primary key, so duplicates cannot exist; a request with too many or
@@ -79,32 +129,13 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res *load.Result) ([
 	}
 	c.Int("request_ids whose row count differs from their slots", 0, offRequests)
 
-	args, err := recordArgs(want.rows)
+	d, err := compareRows(ctx, r, s.lifecycle(r), want.indexes)
 	if err != nil {
 		return nil, err
 	}
-	var missing, statusOff, columnsOff int64
-	err = r.Admin.QueryRow(ctx, `
-		SELECT count(*) FILTER (WHERE t.request_id IS NULL),
-		       count(*) FILTER (WHERE t.status <> r.status),
-		       count(*) FILTER (WHERE t.request_id IS NOT NULL AND
-		           (t.provider_id, t.provider_key_id, t.endpoint_id, t.status_code, t.error_type,
-		            t.error_message, t.latency_ms, t.first_byte_ms, t.extra_data, t.created_at,
-		            t.started_at, t.finished_at)
-		           IS DISTINCT FROM
-		           (r.provider_id, r.provider_key_id, r.endpoint_id, r.status_code, r.error_type,
-		            r.error_message, r.latency_ms, r.first_byte_ms, r.extra_data::jsonb, r.created_at,
-		            r.started_at, r.finished_at))
-		FROM `+unnestRecords+`
-		LEFT JOIN request_candidates t
-		       ON (t.request_id, t.candidate_index, t.retry_index) = (r.request_id, r.candidate_index, r.retry_index)`,
-		args...).Scan(&missing, &statusOff, &columnsOff)
-	if err != nil {
-		return nil, fmt.Errorf("comparing slots: %w", err)
-	}
-	c.Int("slots missing", 0, missing)
-	c.Int("slots whose final status differs from the lifecycle's last state", 0, statusOff)
-	c.Int("slots whose other columns differ (ids, codes, timings, created_at, merged extra_data)", 0, columnsOff)
+	c.Int("slots missing", 0, d.missing)
+	c.Int("slots whose final status differs from the lifecycle's last state", 0, d.statusOff)
+	c.Int("slots whose other columns differ (ids, codes, timings, created_at, merged extra_data)", 0, d.columnsOff)
 
 	for st, n := range want.byStatus {
 		c.Int("rows with status "+status(st).String(), n, byStatus[st])
