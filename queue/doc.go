@@ -1,6 +1,7 @@
 // Package queue owns batched asynchronous persistence with slot compaction, and the Backend
 // contract that every queue backend (this in-memory Queue, the Redis-streams one) offers the
-// engine. Callers hand records to Enqueue and return at once; background workers write them to
+// engine. Callers hand records to Enqueue (or a request's several records, as one unit, to
+// EnqueueAll) and return at once; background workers write them to
 // the database in batches, one transaction per batch. A slot is the unit a record lands in (a
 // row, usually its unique key). With compaction on, records aimed at the same slot inside one
 // batch are folded into one (Options.Merge) before the write, so a hot row receives one
@@ -27,12 +28,21 @@
 // order by Merge when compacting) and across batches (a worker flushes one batch at a time and
 // retries a failed batch before taking the next). Two exceptions are inherent to the full
 // policies: PolicyDrop loses records, and PolicySync writes a record inline, possibly before
-// earlier records of the same slot that are still queued. Use PolicyBlock when per-slot order
+// earlier records of the same slot that are still queued.
+//
+// # Groups
+//
+// EnqueueAll takes a group of records (a request's, which may aim at several slots and so at
+// several workers) as one unit: room is reserved for all of them at once, and when there is
+// none the full policy applies to the whole group — all written inline in one transaction
+// (PolicySync, WriteInline), all dropped (PolicyDrop), or all queued once all fit
+// (PolicyBlock). A caller never sees part of its request queued while the rest failed. Use PolicyBlock when per-slot order
 // must hold without exception.
 //
 // # Metrics
 //
-// All counters are int64 and count source records (what callers passed to Enqueue) unless
+// All counters are int64 and count source records (what callers passed to Enqueue or
+// EnqueueAll) unless
 // stated otherwise. The JSON names are the struct tags of Metrics.
 //
 //	capacity                 Options.Capacity: the most records waiting for a worker at once, all
@@ -42,7 +52,8 @@
 //	                         or abandoned: fifo contents plus every worker's batch in hand,
 //	                         including batches being retried or written record by record
 //	max_depth                the largest pending_depth observed by an accepting Enqueue
-//	enqueued_total           calls to Enqueue (every record offered, whatever the outcome)
+//	enqueued_total           records offered (every record passed to Enqueue or EnqueueAll,
+//	                         whatever the outcome)
 //	flushed_total            source records in committed batch flushes, each counted once
 //	flush_batches_total      committed batch flush transactions (Flusher.Flush calls that
 //	                         returned nil; failed attempts and fallback writes are not counted)
@@ -57,12 +68,14 @@
 //	retries_total            Flusher.Flush calls that re-send records whose previous attempt
 //	                         failed: batch attempts after the first, and repeated attempts of a
 //	                         record being written individually after its batch gave up
-//	sync_fallback_total      records written with a single-record Flusher.Flush outside the
-//	                         batches: by the caller under PolicySync when the queue was full
-//	                         (Outcome WrittenInline), or by a worker once a batch's first
-//	                         attempt and its MaxRetries retries have all failed
-//	rejected_total           Enqueue calls that returned an error (Outcome Rejected): queue
-//	                         closed, ctx done while waiting under PolicyBlock, inline write failed
+//	sync_fallback_total      records written outside the batches: by the caller under
+//	                         PolicySync when the queue was full (Outcome WrittenInline; its
+//	                         group in one Flusher.Flush), or one by one by a worker once a
+//	                         batch's first attempt and its MaxRetries retries have all failed
+//	rejected_total           records of Enqueue calls that returned an error (Outcome
+//	                         Rejected): queue closed, ctx done while waiting under
+//	                         PolicyBlock, group larger than the capacity under PolicyBlock,
+//	                         inline write failed
 //	abandoned_total          accepted records still unwritten when Close's deadline expired
 //
 // Counters are updated with atomics and read one by one, so a Metrics taken while the queue

@@ -17,7 +17,8 @@ import (
 // slot appears once and the batch is sorted by slot (Options.Compare) so that concurrent
 // batches cannot deadlock. The slice belongs to the queue and is reused after Flush returns,
 // so Flush must not keep it. Flush is called concurrently by the workers and, under
-// PolicySync, by callers of Enqueue.
+// PolicySync, by callers of Enqueue with their group of records (compacted and sorted the
+// same way when compaction is on; see WriteInline).
 type Flusher[T any] interface {
 	Flush(ctx context.Context, records []T) (FlushResult, error)
 }
@@ -98,8 +99,18 @@ var ErrCommitUnknown = errors.New("queue: commit outcome unknown")
 // Backend is what the engine drives; the in-memory Queue implements it, and so does the
 // Redis-streams backend. The Metrics and the invariant in the package doc apply to every
 // backend.
+//
+// EnqueueAll offers a group of records (a request's) as one unit: all are accepted
+// together or none is. When the queue has no room for the whole group, the FullPolicy
+// applies to the whole group: PolicySync writes every record of it in one Flush (one
+// transaction, WriteInline), PolicyDrop drops them all, PolicyBlock waits until all fit (a
+// group of more records than Capacity never can: it is rejected with ErrGroupTooLarge). So a
+// caller never sees part of a group queued while the rest failed. Enqueue is EnqueueAll of
+// one record. The counters count records, not calls: a rejected group adds all its records to
+// rejected_total.
 type Backend[T any] interface {
 	Enqueue(ctx context.Context, rec T) (Outcome, error)
+	EnqueueAll(ctx context.Context, recs []T) (Outcome, error)
 	Close(ctx context.Context) error
 	Metrics() Metrics
 	PersistLag() *hist.Histogram

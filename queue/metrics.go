@@ -64,18 +64,18 @@ type Counters struct {
 	Abandoned    atomic.Int64
 }
 
-// Enter counts an Enqueue call in flight unless Close has begun; then it counts the call
-// rejected and reports false. A call that entered must Leave.
-func (c *Counters) Enter() bool {
+// Enter counts an Enqueue call in flight unless Close has begun; then it counts the call's
+// records rejected and reports false. A call that entered must Leave.
+func (c *Counters) Enter(records int64) bool {
 	// The load keeps callers of a closed queue off the in-flight count: if they kept bumping
 	// it, Close could wait a long time for a moment when it reads zero.
 	if c.intake.Load()&closedBit != 0 {
-		c.Rejected.Add(1)
+		c.Rejected.Add(records)
 		return false
 	}
 	if c.intake.Add(1)&closedBit != 0 { // Close began between the two
 		c.intake.Add(-1)
-		c.Rejected.Add(1)
+		c.Rejected.Add(records)
 		return false
 	}
 	return true

@@ -7,18 +7,19 @@ import (
 	"time"
 )
 
-// FullPolicy says what Enqueue does when the queue holds Capacity records.
-// The zero value is PolicySync, the default.
+// FullPolicy says what Enqueue (EnqueueAll) does when the queue has no room for the record
+// (for the whole group). The zero value is PolicySync, the default.
 type FullPolicy int
 
 const (
-	// PolicySync makes the caller write the record itself with a single-record Flusher.Flush,
-	// never waiting for room. It loses nothing but may overtake queued records of the
-	// same slot.
+	// PolicySync makes the caller write the record (the group) itself with one
+	// Flusher.Flush, one transaction, never waiting for room. It loses nothing but may
+	// overtake queued records of the same slot.
 	PolicySync FullPolicy = iota
-	// PolicyDrop discards the record and returns Dropped without blocking.
+	// PolicyDrop discards the record (the whole group) and returns Dropped without blocking.
 	PolicyDrop
-	// PolicyBlock waits for room in the queue (backpressure) until ctx is done.
+	// PolicyBlock waits for room in the queue (backpressure) until ctx is done: room for the
+	// whole group, of which nothing is queued before.
 	PolicyBlock
 )
 
@@ -92,7 +93,7 @@ func (p *FullPolicy) Type() string { return "drop|sync|block" }
 
 func (p FullPolicy) valid() bool { return p >= PolicySync && p <= PolicyBlock }
 
-// Outcome says what Enqueue did with a record.
+// Outcome says what Enqueue did with a record (EnqueueAll with its whole group).
 type Outcome int
 
 const (
@@ -174,7 +175,7 @@ type Options[K comparable, T any] struct {
 	// Compaction folds records for the same slot within a batch (Merge) and sorts the batch
 	// (Compare) before it is flushed.
 	Compaction bool
-	// Inline writes a record for a caller of Enqueue under PolicySync when the queue is full.
+	// Inline writes a caller's record (group) under PolicySync when the queue is full.
 	// Nil uses the queue's Flusher. Giving callers their own (e.g. the request path's pool)
 	// keeps inline writers from taking the connections the workers flush with.
 	Inline Flusher[T]

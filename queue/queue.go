@@ -96,40 +96,58 @@ func (q *Queue[K, T]) route(rec T) *worker[K, T] {
 // matters when Enqueue has to wait (PolicyBlock) or write inline (PolicySync). After Close has
 // begun it returns ErrClosed. A non-nil error always comes with Rejected.
 func (q *Queue[K, T]) Enqueue(ctx context.Context, rec T) (Outcome, error) {
+	return q.EnqueueAll(ctx, []T{rec}) // the slice stays on the stack: nothing keeps it
+}
+
+// EnqueueAll offers recs as one unit (see Backend): room is reserved for all of them at
+// once, so they are queued together (each to the worker of its slot) or, when the queue has
+// no room for all, the FullPolicy applies to the group as a whole. The outcome and error are
+// the group's, as Enqueue's are a record's.
+func (q *Queue[K, T]) EnqueueAll(ctx context.Context, recs []T) (Outcome, error) {
+	n := int64(len(recs))
+	if n == 0 {
+		return Queued, nil
+	}
 	c := &q.c
-	c.Enqueued.Add(1)
-	if !c.Enter() {
+	c.Enqueued.Add(n)
+	if !c.Enter(n) {
 		return Rejected, ErrClosed
 	}
-	w := q.route(rec)
 	at := q.now()
-	if q.reserve() {
-		q.accepted()
-		w.put(entry[T]{rec: rec, at: at})
+	if q.reserve(n) {
+		q.put(recs, at)
 		c.Leave()
 		return Queued, nil
 	}
-	out, err := q.enqueueFull(ctx, w, rec, at)
+	out, err := q.enqueueFull(ctx, recs, at)
 	c.Leave()
 	return out, err
 }
 
-// accepted accounts for a record about to enter a worker's fifo: before, so that the worker
-// cannot write it before it is counted.
-func (q *Queue[K, T]) accepted() {
-	if v := q.c.pending.Add(1); v > q.c.maxDepth.Load() {
+// put hands recs, for which room is reserved, to the workers of their slots.
+func (q *Queue[K, T]) put(recs []T, at int64) {
+	q.accepted(int64(len(recs)))
+	for i := range recs {
+		q.route(recs[i]).put(entry[T]{rec: recs[i], at: at})
+	}
+}
+
+// accepted accounts for n records about to enter the workers' fifos: before, so that a
+// worker cannot write one before it is counted.
+func (q *Queue[K, T]) accepted(n int64) {
+	if v := q.c.pending.Add(n); v > q.c.maxDepth.Load() {
 		q.c.NoteDepth(v)
 	}
 }
 
-// reserve takes room for one record unless the queue holds Capacity records.
-func (q *Queue[K, T]) reserve() bool {
+// reserve takes room for n records unless the queue would then hold more than Capacity.
+func (q *Queue[K, T]) reserve(n int64) bool {
 	for {
 		v := q.held.Load()
-		if v >= int64(q.opts.Capacity) {
+		if v+n > int64(q.opts.Capacity) {
 			return false
 		}
-		if q.held.CompareAndSwap(v, v+1) {
+		if q.held.CompareAndSwap(v, v+n) {
 			return true
 		}
 	}
@@ -152,12 +170,16 @@ func (q *Queue[K, T]) signalFreed() {
 	}
 }
 
-// awaitRoom is PolicyBlock's wait: it reserves room, waiting for release until ctx is done or
-// Close's deadline expires.
-func (q *Queue[K, T]) awaitRoom(ctx context.Context) error {
+// awaitRoom is PolicyBlock's wait: it reserves room for n records, waiting for release until
+// ctx is done or Close's deadline expires. A waiter whose group does not fit yet waits for the
+// next release: the queue held records when it tried, and the workers are taking them.
+func (q *Queue[K, T]) awaitRoom(ctx context.Context, n int64) error {
+	if n > int64(q.opts.Capacity) {
+		return fmt.Errorf("%w (%d records, capacity %d)", ErrGroupTooLarge, n, q.opts.Capacity)
+	}
 	q.blocked.Add(1)
 	defer q.blocked.Add(-1)
-	for !q.reserve() {
+	for !q.reserve(n) {
 		select {
 		case <-q.freed:
 		case <-ctx.Done():
@@ -173,44 +195,43 @@ func (q *Queue[K, T]) awaitRoom(ctx context.Context) error {
 	return nil
 }
 
-// enqueueFull applies the FullPolicy; the queue was full a moment ago.
-func (q *Queue[K, T]) enqueueFull(ctx context.Context, w *worker[K, T], rec T, at int64) (Outcome, error) {
-	w.nudge() // a napping worker waits for a fuller batch; the queue cannot get fuller
+// enqueueFull applies the FullPolicy to the group recs; the queue had no room for it a
+// moment ago.
+func (q *Queue[K, T]) enqueueFull(ctx context.Context, recs []T, at int64) (Outcome, error) {
+	for i := range recs { // a napping worker waits for a fuller batch; the queue cannot get fuller
+		q.route(recs[i]).nudge()
+	}
+	n := int64(len(recs))
 	switch q.opts.FullPolicy {
 	case PolicyDrop:
-		q.c.Dropped.Add(1)
+		q.c.Dropped.Add(n)
 		return Dropped, nil
 	case PolicyBlock:
-		if err := q.awaitRoom(ctx); err != nil {
-			q.c.Rejected.Add(1)
+		if err := q.awaitRoom(ctx, n); err != nil {
+			q.c.Rejected.Add(n)
 			return Rejected, err
 		}
-		q.accepted()
-		w.put(entry[T]{rec: rec, at: at})
+		q.put(recs, at)
 		return Queued, nil
 	default:
-		return q.writeInline(ctx, w, rec, at)
+		return q.writeInline(ctx, recs, at)
 	}
 }
 
-// writeInline is PolicySync: the caller writes rec itself. The write is cancelled by ctx or by
-// Close's deadline, whichever comes first.
-func (q *Queue[K, T]) writeInline(ctx context.Context, w *worker[K, T], rec T, at int64) (Outcome, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(q.life.Ctx(), cancel)
+// writeInline is PolicySync: the caller writes the group itself, in one transaction
+// (WriteInline).
+func (q *Queue[K, T]) writeInline(ctx context.Context, recs []T, at int64) (Outcome, error) {
 	inline := q.opts.Inline
 	if inline == nil {
 		inline = q.flusher
 	}
-	_, err := inline.Flush(ctx, []T{rec})
-	stop()
-	cancel()
-	if err != nil {
-		q.c.Rejected.Add(1)
-		return Rejected, fmt.Errorf("queue: inline write (queue full): %w", err)
+	if err := WriteInline(ctx, q.life, &q.c, inline, &q.opts, recs); err != nil {
+		return Rejected, fmt.Errorf("queue: inline write of %d records (queue full): %w", len(recs), err)
 	}
-	q.c.SyncFallback.Add(1)
-	w.recordLag(q.now() - at)
+	lag := q.now() - at
+	for i := range recs {
+		q.route(recs[i]).recordLag(lag)
+	}
 	return WrittenInline, nil
 }
 

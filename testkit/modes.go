@@ -122,31 +122,27 @@ type droppedError struct{}
 func (droppedError) Error() string      { return "queue full: record dropped" }
 func (droppedError) ErrorClass() string { return "dropped" }
 
-// enqueueAll enqueues a request's records in order, each tried again under --max-tries
-// (load.Request.Try) when its enqueue fails with a retryable class: in practice an inline
-// write under --queue-full sync, or the Redis producer's call. Records are idempotent by
-// their request in every suite's writer, so a retry after an unknown outcome counts nothing
-// twice. A record the full queue dropped fails the request (ErrDropped, not retried).
-func enqueueAll[T any](ctx context.Context, req *load.Request, recs []T, enqueue func(context.Context, T) (queue.Outcome, error)) error {
-	for _, rec := range recs {
-		err := req.Try(ctx, func(ctx context.Context) error {
-			out, err := enqueue(ctx, rec)
-			if errors.Is(err, queue.ErrCommitUnknown) { // an inline write lost its COMMIT's reply
-				return load.Unknown(err)
-			}
-			if err != nil {
-				return err
-			}
-			if out == queue.Dropped {
-				return ErrDropped
-			}
-			return nil
-		})
+// enqueueAll enqueues a request's records as one unit (queue.Backend.EnqueueAll: all
+// accepted, or none), tried again as a whole under --max-tries (load.Request.Try) when the
+// enqueue fails with a retryable class: in practice an inline write under --queue-full sync,
+// or the Redis producer's call. So a failed request leaves none of its records queued. Records
+// are idempotent by their request in every suite's writer, so a retry after an unknown
+// outcome counts nothing twice. A request the full queue dropped fails (ErrDropped, not
+// retried).
+func enqueueAll[T any](ctx context.Context, req *load.Request, recs []T, enqueue func(context.Context, []T) (queue.Outcome, error)) error {
+	return req.Try(ctx, func(ctx context.Context) error {
+		out, err := enqueue(ctx, recs)
+		if errors.Is(err, queue.ErrCommitUnknown) { // an inline write lost its COMMIT's reply
+			return load.Unknown(err)
+		}
 		if err != nil {
 			return err
 		}
-	}
-	return nil
+		if out == queue.Dropped {
+			return ErrDropped
+		}
+		return nil
+	})
 }
 
 // AsyncWorkload builds the async queue for r.Mode (compaction for async-compact) over the
@@ -171,7 +167,7 @@ func AsyncWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 	}
 	var backend queue.Backend[T] = q
 	op := func(ctx context.Context, req *load.Request) error {
-		return enqueueAll(ctx, req, spec.Records(req.Index), backend.Enqueue)
+		return enqueueAll(ctx, req, spec.Records(req.Index), backend.EnqueueAll)
 	}
 	return &Workload{
 		Op: op,

@@ -11,20 +11,20 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
 
-// An async request's enqueue follows --max-tries per record: a record whose inline write
-// (--queue-full sync) failed with a retryable class is enqueued again, the records before it
-// are not; a record the full queue dropped fails the request at once.
-func TestEnqueueAllRetriesTheFailedRecordOnly(t *testing.T) {
+// An async request's records are enqueued as one group under --max-tries: a group whose
+// inline write (--queue-full sync) failed with a retryable class is enqueued again whole (the
+// backend took none of it); a group the full queue dropped fails the request at once.
+func TestEnqueueAllRetriesTheWholeGroup(t *testing.T) {
 	var calls []string
-	failed := map[string]bool{}
-	enqueue := func(_ context.Context, rec string) (queue.Outcome, error) {
-		calls = append(calls, rec)
+	tries := 0
+	enqueue := func(_ context.Context, recs []string) (queue.Outcome, error) {
+		calls = append(calls, fmt.Sprint(recs))
 		switch {
-		case rec == "b" && !failed[rec]:
-			failed[rec] = true
-			return queue.Rejected, fmt.Errorf("queue: inline write (queue full): %w", &pgconn.PgError{Code: "40P01"})
-		case rec == "drop":
+		case recs[0] == "drop":
 			return queue.Dropped, nil
+		case tries == 0:
+			tries++
+			return queue.Rejected, fmt.Errorf("queue: inline write (queue full): %w", &pgconn.PgError{Code: "40P01"})
 		}
 		return queue.WrittenInline, nil
 	}
@@ -40,8 +40,8 @@ func TestEnqueueAllRetriesTheFailedRecordOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(calls); got != "[a b b c drop]" {
-		t.Errorf("enqueued %s, want [a b b c drop]", got)
+	if got, want := fmt.Sprint(calls), "[[a b c] [a b c] [drop never]]"; got != want {
+		t.Errorf("enqueued %s, want %s", got, want)
 	}
 	if res.Outcomes.Get(0) != load.Succeeded || res.Outcomes.Get(1) != load.Failed {
 		t.Errorf("outcomes %s, %s; want succeeded, failed", res.Outcomes.Get(0), res.Outcomes.Get(1))

@@ -54,8 +54,8 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 	if role == redisq.RoleProducer {
 		sr.ProducerID, sr.Offset, sr.Requests = c.ProducerID, int64(c.ProducerID)*r.Requests, r.Requests
 	}
-	enqueue := func(ctx context.Context, rec T) (queue.Outcome, error) {
-		out, err := q.Enqueue(ctx, rec)
+	enqueue := func(ctx context.Context, recs []T) (queue.Outcome, error) {
+		out, err := q.EnqueueAll(ctx, recs)
 		if errors.Is(err, redisq.ErrOutcomeUnknown) {
 			return out, load.Unknown(err) // the run looks the request up instead of guessing
 		}

@@ -3,6 +3,7 @@ package redisq
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,8 +18,8 @@ import (
 // The contract every queue.Backend keeps, run against the in-memory queue, this backend on
 // miniredis and this backend on a real redis-server, with the same records, writer and
 // PostgreSQL tables: the invariant and exactly-once totals, per-slot order (one worker), pause,
-// Enqueue racing Close, the three full policies, flush failures and abandonment at Close's
-// deadline.
+// Enqueue racing Close, the three full policies, a group of records as one unit under each,
+// flush failures and abandonment at Close's deadline.
 
 // contractOpts are the options a case sets; both backends read them the same way.
 type contractOpts struct {
@@ -317,6 +318,147 @@ func TestContractAbandonedAtTheDeadline(t *testing.T) {
 		checkInvariant(t, m)
 		if total, records := e.totals(); m.AbandonedTotal != 1 || records != 9 || total != 9 {
 			t.Errorf("%d records (total %d) written, metrics %+v: want 9 written and the poison one abandoned", records, total, m)
+		}
+	})
+}
+
+// grouped writes like w, remembers the size of every batch it is handed, and refuses every
+// batch while refuse is set.
+type grouped struct {
+	w      *countsWriter
+	refuse atomic.Bool
+	mu     sync.Mutex
+	sizes  []int
+}
+
+func (g *grouped) WriteBatch(ctx context.Context, tx pgx.Tx, recs []rec) (int, error) {
+	g.mu.Lock()
+	g.sizes = append(g.sizes, len(recs))
+	g.mu.Unlock()
+	if g.refuse.Load() {
+		return 0, errors.New("grouped: refused")
+	}
+	return g.w.WriteBatch(ctx, tx, recs)
+}
+
+func (g *grouped) batchSizes() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return fmt.Sprint(g.sizes)
+}
+
+// A group of records (a request's) is one unit under every full policy: with room for part
+// of it only, none of it is queued; sync writes all of it in one transaction, and a failed
+// inline write leaves none of it queued or written; drop drops all of it; block queues it
+// once all of it fits, and refuses at once a group larger than the capacity.
+func TestContractGroupIsOneUnit(t *testing.T) {
+	for _, policy := range []queue.FullPolicy{queue.PolicyDrop, queue.PolicySync, queue.PolicyBlock} {
+		t.Run(policy.String(), func(t *testing.T) {
+			contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Backend[rec]) {
+				w := &grouped{w: e.writer}
+				q := start(contractOpts{workers: 2, capacity: 10, policy: policy, writer: w})
+				q.Pause()
+				ctx := context.Background()
+				for i := range 8 {
+					if out, err := q.Enqueue(ctx, rec{Slot: i % 3, N: 1, Count: 1}); out != queue.Queued || err != nil {
+						t.Fatalf("record %d of the capacity: %v %v", i, out, err)
+					}
+				}
+				// Room for two of its three records; its slots belong to different workers.
+				group := []rec{{Slot: 0, N: 100, Count: 1}, {Slot: 1, N: 100, Count: 1}, {Slot: 2, N: 100, Count: 1}}
+				noneQueued := func(what string) {
+					t.Helper()
+					if m := q.Metrics(); m.PendingDepth != 8 {
+						t.Errorf("%s: pending depth %d, want the 8 records queued before the group", what, m.PendingDepth)
+					}
+				}
+				wantTotal, wantRejected, wantDropped, wantInline := int64(8), int64(0), int64(0), int64(0)
+				switch policy {
+				case queue.PolicyDrop:
+					if out, err := q.EnqueueAll(ctx, group); out != queue.Dropped || err != nil {
+						t.Errorf("group under drop: %v %v, want dropped", out, err)
+					}
+					noneQueued("dropped")
+					wantDropped = 3
+				case queue.PolicySync:
+					w.refuse.Store(true)
+					if out, err := q.EnqueueAll(ctx, group); out != queue.Rejected || err == nil {
+						t.Errorf("group under sync, inline write refused: %v %v, want rejected", out, err)
+					}
+					noneQueued("inline write refused")
+					w.refuse.Store(false)
+					if out, err := q.EnqueueAll(ctx, group); out != queue.WrittenInline || err != nil {
+						t.Errorf("group under sync: %v %v, want written inline", out, err)
+					}
+					noneQueued("written inline")
+					if got := w.batchSizes(); got != "[3 3]" { // paused: only the inline writes ran
+						t.Errorf("inline writes of %s records, want [3 3]: the group whole in each", got)
+					}
+					wantTotal, wantRejected, wantInline = 8+300, 3, 3
+				case queue.PolicyBlock:
+					tctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+					if out, err := q.EnqueueAll(tctx, group); out != queue.Rejected || err == nil {
+						t.Errorf("group under block, deadline passed: %v %v, want rejected", out, err)
+					}
+					cancel()
+					noneQueued("deadline passed")
+					if out, err := q.EnqueueAll(ctx, make([]rec, 11)); out != queue.Rejected || !errors.Is(err, queue.ErrGroupTooLarge) {
+						t.Errorf("group larger than the capacity under block: %v %v, want ErrGroupTooLarge", out, err)
+					}
+					go q.Resume()
+					if out, err := q.EnqueueAll(ctx, group); out != queue.Queued || err != nil {
+						t.Errorf("group under block, room made: %v %v, want queued", out, err)
+					}
+					wantTotal, wantRejected = 8+300, 3+11
+				}
+				q.Resume()
+				if err := closeWithin(t, q, time.Minute); err != nil {
+					t.Fatal(err)
+				}
+				m := q.Metrics()
+				checkInvariant(t, m)
+				if m.EnqueuedTotal != 8+int64(len(group))+wantRejected || m.RejectedTotal != wantRejected ||
+					m.DroppedTotal != wantDropped || m.SyncFallbackTotal != wantInline {
+					t.Errorf("metrics %+v: want %d rejected, %d dropped, %d inline, counted per record", m, wantRejected, wantDropped, wantInline)
+				}
+				if total, _ := e.totals(); total != wantTotal {
+					t.Errorf("total %d, want %d (%+v)", total, wantTotal, m)
+				}
+			})
+		})
+	}
+}
+
+// Groups that wait for room under block, many at once on a queue that holds fewer than two
+// of them, all land: room freed by the workers wakes the waiters whatever their groups' sizes.
+func TestContractGroupsWaitingForRoomAllLand(t *testing.T) {
+	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Backend[rec]) {
+		q := start(contractOpts{workers: 2, capacity: 5, policy: queue.PolicyBlock})
+		var wg sync.WaitGroup
+		for g := range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 30 {
+					group := make([]rec, 1+(g+i)%3)
+					for k := range group {
+						group[k] = rec{Slot: k, N: 1, Count: 1}
+					}
+					if out, err := q.EnqueueAll(context.Background(), group); out != queue.Queued || err != nil {
+						t.Errorf("group %d/%d: %v %v", g, i, out, err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if err := closeWithin(t, q, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		m := q.Metrics()
+		checkInvariant(t, m)
+		if _, records := e.totals(); records != 20*30*2 || m.EnqueuedTotal != records {
+			t.Errorf("%d records written, want %d (%+v)", records, 20*30*2, m)
 		}
 	})
 }

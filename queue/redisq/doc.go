@@ -15,12 +15,14 @@
 //
 // # Protocol
 //
-// Producing: Enqueue encodes the record and hands it to one of Options.Senders goroutines,
-// which send the records waiting at that moment in ONE Lua script call (group commit): per
-// record an XADD of an entry {d: payload, t: enqueue time in µs since the Unix epoch}, one
-// entry per Enqueue. Enqueue returns once Redis has answered for its record. The script
-// refuses entries once XLEN reaches Options.Capacity and the full policy decides (drop; sync:
-// the caller writes the record to the database itself; block: wait for room). Nothing is ever
+// Producing: EnqueueAll encodes its group of records (Enqueue: a group of one) and hands the
+// group to one of Options.Senders goroutines, which send the groups waiting at that moment in
+// ONE Lua script call (group commit): per record an XADD of an entry {d: payload, t: enqueue
+// time in µs since the Unix epoch}. EnqueueAll returns once Redis has answered for its group.
+// The script adds a group whole or not at all: it refuses a group when XLEN plus the group's
+// size would pass Options.Capacity, and the full policy decides for the whole group (drop;
+// sync: the caller writes all its records to the database itself, in one transaction; block:
+// wait for room for all). Nothing is ever
 // trimmed from the stream: acknowledged entries are deleted, so XLEN counts exactly the
 // entries not yet acknowledged (undelivered ones plus the consumer group's pending ones).
 // go-redis retries are off: an error after the script was sent makes the outcome unknown
@@ -75,7 +77,7 @@
 //	pending_depth            entries in the stream (XLEN): accepted and not yet acknowledged,
 //	                         delivered or not, by any process of the run
 //	max_depth                the largest XLEN a producer of this process saw after its XADDs
-//	enqueued_total           calls to Enqueue
+//	enqueued_total           records offered (one per Enqueue, a group's size per EnqueueAll)
 //	flushed_total            entries this process acknowledged after a committed batch flush:
 //	                         applied by it, or found already applied (duplicate_skipped_total)
 //	flush_batches_total      committed batch flush transactions
@@ -85,11 +87,12 @@
 //	dropped_total            records refused because the stream was full under PolicyDrop
 //	flush_failed_total       entries whose batch flush failed at least once (counted once)
 //	retries_total            batch flush attempts after the first
-//	sync_fallback_total      records written with a single-record transaction outside the
-//	                         batches: inline by the caller under PolicySync (stream full), or by
-//	                         a consumer once a batch's retries were used up, then acknowledged
-//	rejected_total           Enqueue calls that returned an error (closed, encoding failed,
-//	                         Redis failed, ctx done while blocked)
+//	sync_fallback_total      records written outside the batches: inline by the caller under
+//	                         PolicySync (stream full; a group in one transaction), or one by
+//	                         one by a consumer once a batch's retries were used up, then
+//	                         acknowledged
+//	rejected_total           records of Enqueue calls that returned an error (closed, encoding
+//	                         failed, Redis failed, ctx done while blocked)
 //	abandoned_total          entries this process gave up on: moved to the dead-letter stream
 //	                         (stream.dead_lettered_total), plus, when it runs both roles and
 //	                         Close's deadline expired, the entries still in the stream

@@ -103,7 +103,8 @@ type Options[K comparable, T any] struct {
 	DeadLetterMaxLen int64
 
 	// Senders is the number of producer goroutines (default 4); SendBatch the most records one
-	// of them sends in one script call (default 512).
+	// of them sends in one script call (default 512), a group of records always whole (so a
+	// call may pass it by the last group).
 	Senders   int
 	SendBatch int
 

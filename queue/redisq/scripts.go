@@ -5,22 +5,30 @@ import "github.com/redis/go-redis/v9"
 // The scripts run atomically on the server; every key a script touches is passed in KEYS, as
 // Redis requires.
 
-// addScript: KEYS = stream, stats; ARGV = capacity (0: none), then payload, enqueue-µs pairs.
-// It returns one entry id per record ("" for a record refused because the stream was full)
-// followed by XLEN after the call. Nothing is ever trimmed.
+// addScript: KEYS = stream, stats; ARGV = capacity (0: none), then per group of records (an
+// EnqueueAll call's): its size k, its enqueue-µs, and its k payloads. A group is added whole
+// or, when XLEN + k would pass the capacity, not at all. It returns one value per group (the
+// id of its last entry, or "" when it was refused) followed by XLEN after the call. Nothing is
+// ever trimmed.
 var addScript = redis.NewScript(`
 local cap = tonumber(ARGV[1])
 local len = redis.call('XLEN', KEYS[1])
 local out = {}
 local added = 0
-for i = 2, #ARGV, 2 do
-  if cap > 0 and len >= cap then
-    out[#out + 1] = ''
-  else
-    out[#out + 1] = redis.call('XADD', KEYS[1], '*', 'd', ARGV[i], 't', ARGV[i + 1])
-    len = len + 1
-    added = added + 1
+local i = 2
+while i <= #ARGV do
+  local k = tonumber(ARGV[i])
+  local at = ARGV[i + 1]
+  local id = ''
+  if cap == 0 or len + k <= cap then
+    for j = i + 2, i + 1 + k do
+      id = redis.call('XADD', KEYS[1], '*', 'd', ARGV[j], 't', at)
+    end
+    len = len + k
+    added = added + k
   end
+  out[#out + 1] = id
+  i = i + 2 + k
 end
 if added > 0 then redis.call('HINCRBY', KEYS[2], 'accepted', added) end
 out[#out + 1] = tostring(len)

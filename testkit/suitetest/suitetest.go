@@ -320,16 +320,24 @@ func Exact(t *testing.T, r results.Run) {
 //     request written and applies nothing twice;
 //   - crash-postgres (no shutdown checkpoint, crash recovery) in sync and async-compact, one
 //     try, for 3 s: committed requests are all there after the recovery, requests in flight
-//     failed or were looked up, nothing applied twice.
+//     failed or were looked up, nothing applied twice;
+//   - terminate-backends four times in async-compact with a queue far smaller than the
+//     requests in flight (--queue-capacity 16, --queue-full sync), one try: most requests
+//     write their records inline, some of those writes are killed, and a request that failed
+//     left none of its records behind, queued or written (a request's records are enqueued
+//     as one unit).
 func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, concurrency int) {
 	t.Helper()
-	flags := []string{"--modes", modes, "--requests", strconv.Itoa(requests), "--concurrency", strconv.Itoa(concurrency)}
+	size := []string{"--requests", strconv.Itoa(requests), "--concurrency", strconv.Itoa(concurrency)}
+	flags := append([]string{"--modes", modes}, size...)
 	restart := append(slices.Clone(flags), "--fault", "restart-postgres@150ms")
 	lose := []string{"--debug-lose-commit-every", "7"}
 	lost := int64((requests + 6) / 7)
-	terminate := Shared(t, slices.Concat(flags, []string{"--max-tries", "5",
-		"--fault", "terminate-backends@50ms", "--fault", "terminate-backends@100ms",
-		"--fault", "terminate-backends@150ms", "--fault", "terminate-backends@200ms"})...)
+	terminateFaults := []string{"--fault", "terminate-backends@50ms", "--fault", "terminate-backends@100ms",
+		"--fault", "terminate-backends@150ms", "--fault", "terminate-backends@200ms"}
+	terminate := Shared(t, slices.Concat(flags, []string{"--max-tries", "5"}, terminateFaults)...)
+	inline := Shared(t, slices.Concat([]string{"--modes", "async-compact"}, size, []string{"--max-tries", "1",
+		"--queue-capacity", "16", "--queue-workers", "1", "--queue-full", "sync"}, terminateFaults)...)
 	cases := []struct {
 		name, fault string
 		args        []string
@@ -347,6 +355,11 @@ func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, co
 			}
 		}},
 		{"terminate-backends, retried", "terminate-backends", terminate, nil},
+		{"terminate-backends, queue full, written inline, one try", "terminate-backends", inline, func(t *testing.T, r results.Run) {
+			if q := r.Queue; q == nil || q.SyncFallbackTotal == 0 || r.Load.FailedRequests == 0 {
+				t.Errorf("%s: want records written inline and requests failed by the faults: %+v, %d failed", r.Mode, q, r.Load.FailedRequests)
+			}
+		}},
 		{"crash-postgres, one try", "crash-postgres", []string{"--modes", "sync,async-compact", "--requests", "0", "--duration", "3s",
 			"--concurrency", strconv.Itoa(concurrency), "--fault", "crash-postgres@1s"}, nil},
 		{"lost COMMIT replies, one try", "", Shared(t, slices.Concat(flags, lose, []string{"--max-tries", "1"})...), func(t *testing.T, r results.Run) {
