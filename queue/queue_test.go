@@ -751,3 +751,25 @@ func TestMetricsJSONNames(t *testing.T) {
 		t.Errorf("JSON fields\n got %v\nwant %v", got, want)
 	}
 }
+
+// A group that finds the queue full under PolicySync is written by its caller in one Flush,
+// compacted and sorted like a batch when compaction is on, and counted per record.
+func TestInlineGroupIsOneCompactedFlush(t *testing.T) {
+	f := &fakeFlusher{strict: true, unique: true, sorted: true}
+	q := newTestQueue(t, f, Options[int, rec]{Capacity: 2, Workers: 2, Compaction: true, Merge: mergeRec(&f.violations, true), FlushInterval: time.Hour})
+	q.Pause()
+	enqueueN(t, q, 100, 2) // the queue is full
+	group := []rec{{Slot: 7, First: 1, Last: 1, Sum: 1}, {Slot: 3, First: 1, Last: 1, Sum: 1}, {Slot: 7, First: 2, Last: 2, Sum: 1}}
+	if out, err := q.EnqueueAll(context.Background(), group); out != WrittenInline || err != nil {
+		t.Fatalf("group on a full queue: %v %v, want written inline", out, err)
+	}
+	if _, commits, sums, _ := f.snapshot(); fmt.Sprint(commits) != "[2]" || sums[7] != 2 || sums[3] != 1 {
+		t.Errorf("inline flushes of %v records, sums %v: want one flush of slots 3 and 7 (folded)", commits, sums)
+	}
+	q.Resume()
+	m := closeQueue(t, q)
+	f.violations.check(t)
+	if m.EnqueuedTotal != 5 || m.SyncFallbackTotal != 3 || m.FlushedTotal != 2 || q.PersistLag().Count() != 5 {
+		t.Errorf("metrics %+v, persist lag of %d records: want 3 inline and 2 flushed, each counted", m, q.PersistLag().Count())
+	}
+}
