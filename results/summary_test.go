@@ -157,19 +157,7 @@ func TestBuildLadder(t *testing.T) {
 }
 
 func TestBuildSlotLadder(t *testing.T) {
-	var runs []results.Run
-	for _, l := range []struct {
-		slots         int
-		rps           float64
-		perRow, table int64
-	}{{16, 960, 3, 48}, {1, 240, 63, 63}, {4, 700, 15, 60}, {64, 990, 1, 40}} {
-		r := resultstest.MakeRun(resultstest.SyncSpec())
-		r.Slots, r.Load.ThroughputRPS = l.slots, l.rps
-		r.LockMonitor.MaxWaitersByRelation = map[string]int64{"api_keys": l.table, "providers": 2}
-		r.LockMonitor.MaxWaitersPerRowByRelation = map[string]int64{"api_keys": l.perRow, "providers": 1}
-		r.LockMonitor.TotalReadMs = &results.Latency{Count: 10, P50: float64(l.slots) / 100, P99: float64(l.slots) / 10}
-		runs = append(runs, r)
-	}
+	runs := resultstest.SlotRuns()
 	l := results.BuildSlotLadder("sync", runs)
 	if l.Over != results.LadderSlots || len(l.Levels) != 4 {
 		t.Fatalf("ladder = %+v", l)

@@ -282,19 +282,7 @@ func TestTableCostColumns(t *testing.T) {
 // TestTableSlotRows: a slotted row shows its slot count with the mode and, per hot table, the
 // most waiters on one physical row beside the table's.
 func TestTableSlotRows(t *testing.T) {
-	var runs []results.Run
-	for _, l := range []struct {
-		slots         int
-		rps           float64
-		perRow, table int64
-	}{{16, 960, 3, 48}, {1, 240, 63, 63}, {4, 700, 15, 60}, {64, 990, 1, 40}} {
-		r := resultstest.MakeRun(resultstest.SyncSpec())
-		r.Slots, r.Load.ThroughputRPS = l.slots, l.rps
-		r.LockMonitor.MaxWaitersByRelation = map[string]int64{"api_keys": l.table, "providers": 2}
-		r.LockMonitor.MaxWaitersPerRowByRelation = map[string]int64{"api_keys": l.perRow, "providers": 1}
-		r.LockMonitor.TotalReadMs = &results.Latency{Count: 10, P50: float64(l.slots) / 100, P99: float64(l.slots) / 10}
-		runs = append(runs, r)
-	}
+	runs := resultstest.SlotRuns()
 	td := Table([]*results.Report{{Suite: "s", Runs: runs}})
 	if got := td.Rows[0].Cells[1]; got != "sync · 16 slots" {
 		t.Errorf("mode cell = %q, want the slot count beside the mode", got)

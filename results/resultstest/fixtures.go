@@ -250,3 +250,23 @@ func RateLadderReport() *results.Report {
 	}
 	return rep
 }
+
+// SlotRuns is a sync slot ladder out of order (16, 1, 4, 64 slots): throughput rising and
+// levelling off after 16, the waiters on one physical row of api_keys falling with the slots,
+// and the read of a total slowing with them.
+func SlotRuns() []results.Run {
+	var runs []results.Run
+	for _, l := range []struct {
+		slots         int
+		rps           float64
+		perRow, table int64
+	}{{16, 960, 3, 48}, {1, 240, 63, 63}, {4, 700, 15, 60}, {64, 990, 1, 40}} {
+		r := MakeRun(SyncSpec())
+		r.Slots, r.Load.ThroughputRPS = l.slots, l.rps
+		r.LockMonitor.MaxWaitersByRelation = map[string]int64{"api_keys": l.table, "providers": 2}
+		r.LockMonitor.MaxWaitersPerRowByRelation = map[string]int64{"api_keys": l.perRow, "providers": 1}
+		r.LockMonitor.TotalReadMs = &results.Latency{Count: 10, P50: float64(l.slots) / 100, P99: float64(l.slots) / 10}
+		runs = append(runs, r)
+	}
+	return runs
+}

@@ -166,17 +166,32 @@ func (r *runner) dispatch(out chan<- time.Duration) {
 // wake an idle process on the poller's millisecond clock, so a 10 µs timer sleeps about 1 ms;
 // at rates of tens of thousands per second the gaps are microseconds and the dispatcher
 // yields between them (it is busy then anyway), while at lower rates it sleeps and costs
-// nothing between arrivals.
-const spinBelow = 50 * time.Microsecond
+// nothing between arrivals. At busyRate and above the dispatcher yields through gaps up to
+// spinBelowBusy too: a Poisson schedule's occasional longer gap would otherwise sleep on a
+// timer and start the arrivals behind it up to a millisecond late.
+const (
+	spinBelow     = 50 * time.Microsecond
+	busyRate      = 20000
+	spinBelowBusy = 2 * time.Millisecond
+)
+
+// spinWindow is the longest wait the dispatcher yields through at rate.
+func spinWindow(rate float64) time.Duration {
+	if rate >= busyRate {
+		return spinBelowBusy
+	}
+	return spinBelow
+}
 
 // waitUntil waits until the offset intended from the start; false when the run halted first.
 func (r *runner) waitUntil(intended time.Duration, timer *time.Timer) bool {
+	spin := spinWindow(r.open.cfg.Rate)
 	for {
 		wait := intended - time.Since(r.start)
 		switch {
 		case wait <= 0:
 			return true
-		case wait < spinBelow:
+		case wait < spin:
 			runtime.Gosched()
 			continue
 		}
