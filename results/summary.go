@@ -152,14 +152,13 @@ func Summarize(runs []Run) []Summary {
 	}
 	out := make([]Summary, 0, len(order))
 	for _, g := range order {
-		s := SummarizeGroup(g.mode, g.level, byGroup[g])
-		s.Rate = g.rate
-		out = append(out, s)
+		out = append(out, SummarizeGroup(g.mode, g.level, byGroup[g]))
 	}
 	return out
 }
 
-// SummarizeGroup is the summary of the runs of one (mode, level) group.
+// SummarizeGroup is the summary of the runs of one group (one mode, level, slot count and
+// rate; the slot count and rate are read from its runs).
 func SummarizeGroup(mode string, level int, runs []Run) Summary {
 	values := make(map[string][]float64)
 	verified := len(runs) > 0
@@ -175,7 +174,7 @@ func SummarizeGroup(mode string, level int, runs []Run) Summary {
 	}
 	s := Summary{Mode: mode, Level: level, Repetitions: len(runs), Verified: verified, Metrics: metrics}
 	if len(runs) > 0 {
-		s.Slots = runs[0].Slots
+		s.Slots, s.Rate = runs[0].Slots, runs[0].Rate
 	}
 	return s
 }

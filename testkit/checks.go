@@ -62,18 +62,6 @@ func QueryInt(ctx context.Context, conn *pgx.Conn, sql string, args ...any) (int
 	return n, nil
 }
 
-// QueryText runs a query returning one text value (e.g. numeric::text).
-func QueryText(ctx context.Context, conn *pgx.Conn, sql string, args ...any) (string, error) {
-	var s *string
-	if err := conn.QueryRow(ctx, sql, args...).Scan(&s); err != nil {
-		return "", fmt.Errorf("%s: %w", sql, err)
-	}
-	if s == nil {
-		return "NULL", nil
-	}
-	return *s, nil
-}
-
 // ExecAll runs each statement with the same arguments, in order, in one transaction.
 func ExecAll(ctx context.Context, conn *pgx.Conn, statements []string, args ...any) error {
 	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {

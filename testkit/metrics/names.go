@@ -105,15 +105,6 @@ func init() {
 	}
 }
 
-// Names lists every metric name, in the order of the README's table.
-func Names() []string {
-	out := make([]string, len(defs))
-	for i, d := range defs {
-		out[i] = d.name
-	}
-	return out
-}
-
 // Bucket bounds: request times from 50 µs to about 52 s, persist lag from 1 ms to about 17 min.
 var (
 	requestBuckets = prometheus.ExponentialBuckets(0.00005, 2, 21)
