@@ -59,13 +59,12 @@ func (c *Config) validateSlots(info Info, bad func(string, ...any)) {
 	}
 }
 
-// slotValues records the slot flags of a suite that has slots: the count always (each run's
-// own, see runOne), the pick only where it shapes anything.
+// slotValues records the slot flags of a suite that has slots: the pick only where it shapes
+// anything, the ladder; each run's own count is recorded by runOne.
 func (c *Config) slotValues(out map[string]any) {
 	if c.fs.Lookup("slots").Hidden {
 		return
 	}
-	out["slots"] = c.Slots
 	if c.Slots > 1 || len(c.SlotsLevels) > 0 {
 		out["slot-pick"] = c.SlotPick
 	}
