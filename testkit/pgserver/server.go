@@ -273,6 +273,11 @@ func (s *Server) startWithRetry(ctx context.Context, fresh bool) error {
 			return err
 		}
 		s.killPostmaster()
+		// embedded-postgres reuses a data directory it finds initialised and then creates no
+		// database: the next attempt would wait for one that never comes. Start it over.
+		if err := os.RemoveAll(s.dataDir); err != nil {
+			return err
+		}
 	}
 	return fmt.Errorf("starting PostgreSQL: no free port after %d attempts: %w", startAttempts, lastErr)
 }
