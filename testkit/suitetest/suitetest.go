@@ -428,7 +428,10 @@ func Slotted(t *testing.T, s testkit.Suite, requests, concurrency int) {
 			}
 			suffix := fmt.Sprintf("with %d slots each", c.slots)
 			for _, r := range rep.Runs {
-				if c.fault != "" && !Fired(r, c.fault) {
+				// A queue mode's load is the enqueue, over in a few ms at this size: a fault may
+				// come after it (the run is still checked exact); the direct-write modes must
+				// have been struck.
+				if c.fault != "" && !testkit.IsAsync(r.Mode) && !Fired(r, c.fault) {
 					t.Errorf("%s: fault %s did not strike during the load: %+v", r.Mode, c.fault, r.Faults)
 				}
 				Exact(t, r)
