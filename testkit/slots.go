@@ -1,6 +1,10 @@
 package testkit
 
-import "github.com/spf13/pflag"
+import (
+	"slices"
+
+	"github.com/spf13/pflag"
+)
 
 // Slotted hot rows (--slots): the suites built on package counters split each hot logical row
 // into N physical rows, and --slots-levels runs each mode once per slot count. The engine only
@@ -16,11 +20,16 @@ const (
 	// SlotPickRoundRobin gives request i slot i mod N (reproducible, and even over the
 	// requests in flight together).
 	SlotPickRoundRobin = "round-robin"
+	// SlotPickSession gives each database session its own slot: the writing connection's seat
+	// in the load pool mod N (database.Seat), so that at most ceil(sessions/N) sessions ever
+	// write one physical row. In the queue modes, where a record's slot is its queue key and
+	// every slot key belongs to one queue worker, it is round-robin over the requests.
+	SlotPickSession = "session"
 )
 
 func (c *Config) registerSlots(fs *pflag.FlagSet, info Info) {
 	fs.IntVar(&c.Slots, "slots", 1, "split each hot counter row into this many physical rows (slots, 1..1024); a write adds to one, a read sums them (1: one row, as without slots)")
-	fs.StringVar(&c.SlotPick, "slot-pick", SlotPickHash, "how a write picks its slot: hash (of the request id), random, or round-robin (request index mod N)")
+	fs.StringVar(&c.SlotPick, "slot-pick", SlotPickHash, "how a write picks its slot: hash (of the request id), random, round-robin (request index mod N), or session (the writing connection's seat in the pool mod N)")
 	fs.StringVar(&c.slotsLevelsRaw, "slots-levels", "", "compare slot counts in one invocation, e.g. 1,4,16,64 (one run per mode and count)")
 	if !info.Slots {
 		for _, name := range []string{"slots", "slot-pick", "slots-levels"} {
@@ -42,8 +51,8 @@ func (c *Config) validateSlots(info Info, bad func(string, ...any)) {
 	if c.Slots < 1 || c.Slots > MaxSlots {
 		bad("--slots must be 1..%d", MaxSlots)
 	}
-	if c.SlotPick != SlotPickHash && c.SlotPick != SlotPickRandom && c.SlotPick != SlotPickRoundRobin {
-		bad("--slot-pick must be %s, %s or %s, not %q", SlotPickHash, SlotPickRandom, SlotPickRoundRobin, c.SlotPick)
+	if !slices.Contains([]string{SlotPickHash, SlotPickRandom, SlotPickRoundRobin, SlotPickSession}, c.SlotPick) {
+		bad("--slot-pick must be %s, %s, %s or %s, not %q", SlotPickHash, SlotPickRandom, SlotPickRoundRobin, SlotPickSession, c.SlotPick)
 	}
 	c.SlotsLevels = ladderRungs(c.slotsLevelsRaw, "--slots-levels", "a positive integer", positiveInt, bad)
 	for _, n := range c.SlotsLevels {

@@ -134,7 +134,7 @@ func TestBadInput(t *testing.T) {
 		{"zero slots", []string{"--slots", "0"}, []string{"--slots must be 1..1024"}},
 		{"negative slots", []string{"--slots", "-1"}, []string{"--slots must be 1..1024"}},
 		{"slots above the cap", []string{"--slots", "1025"}, []string{"--slots must be 1..1024"}},
-		{"unknown slot pick", []string{"--slots", "4", "--slot-pick", "other"}, []string{"--slot-pick must be hash, random or round-robin", `"other"`}},
+		{"unknown slot pick", []string{"--slots", "4", "--slot-pick", "other"}, []string{"--slot-pick must be hash, random, round-robin or session", `"other"`}},
 		{"slot ladder above the cap", []string{"--slots-levels", "1,4096"}, []string{"--slots-levels: 4096 is above 1024"}},
 		{"slots with a slot ladder", []string{"--slots", "4", "--slots-levels", "1,4"}, []string{"--slots and --slots-levels exclude each other"}},
 		{"metrics port in use", []string{"--metrics-addr", busy.Addr().String()}, []string{"--metrics-addr", "address already in use"}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
@@ -270,6 +272,12 @@ func TestSlotsPickAndWorker(t *testing.T) {
 			t.Errorf("round-robin: request %d got slot %d, want %d", i, got, 1+i%4)
 		}
 	}
+	session := Slots{N: 4, Pick: testkit.SlotPickSession}
+	for i := range int64(8) {
+		if got := session.Of(i, "req-"+strconv.FormatInt(i, 10)); got != 1+int(i%4) {
+			t.Errorf("session, outside a transaction (the queue modes): request %d got slot %d, want %d (round-robin)", i, got, 1+i%4)
+		}
+	}
 	worker := hash.Worker()
 	workers := map[int]bool{}
 	for s := 1; s <= 4; s++ {
@@ -277,5 +285,46 @@ func TestSlotsPickAndWorker(t *testing.T) {
 	}
 	if len(workers) != 4 {
 		t.Errorf("4 slots of one row on 4 workers went to %d workers, want 4", len(workers))
+	}
+}
+
+// TestSessionPickFollowsTheSeat: with --slot-pick session a write in a transaction takes the
+// slot of its connection's seat in the load pool (seat mod N, plus 1), whatever slot the
+// request would have had; the other picks keep the request's slot.
+func TestSessionPickFollowsTheSeat(t *testing.T) {
+	target := testdb.New(t)
+	ctx := context.Background()
+	pool, err := target.NewPool(ctx, database.PoolOptions{MaxConns: 3, AppName: "hotspotkit-load"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	var got2, got3, gotHash []int
+	for range 3 {
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Release()
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback(ctx) }()
+		got2 = append(got2, Slots{N: 2, Pick: testkit.SlotPickSession}.InTx(tx, 7))
+		got3 = append(got3, Slots{N: 3, Pick: testkit.SlotPickSession}.InTx(tx, 7))
+		gotHash = append(gotHash, Slots{N: 3}.InTx(tx, 2))
+	}
+	if s := slices.Sorted(slices.Values(got3)); !slices.Equal(s, []int{1, 2, 3}) {
+		t.Errorf("3 sessions over 3 slots wrote slots %v, want 1, 2, 3 once each", got3)
+	}
+	if s := slices.Sorted(slices.Values(got2)); !slices.Equal(s, []int{1, 1, 2}) {
+		t.Errorf("3 sessions over 2 slots wrote slots %v, want 1, 1, 2", got2)
+	}
+	if !slices.Equal(gotHash, []int{2, 2, 2}) {
+		t.Errorf("hash pick in a transaction: %v, want the request's slot 2 each time", gotHash)
+	}
+	if got := (Slots{N: 1, Pick: testkit.SlotPickSession}).InTx(nil, 0); got != 0 {
+		t.Errorf("unslotted: slot %d, want 0", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
 )
 
 // Slots is how a run splits each hot logical row (--slots, --slot-pick): into N physical rows,
@@ -17,7 +18,7 @@ import (
 // of package schema). N ≤ 1 leaves the rows unslotted (slot 0), today's single hot row.
 type Slots struct {
 	N    int
-	Pick string // testkit.SlotPickHash (""), SlotPickRandom or SlotPickRoundRobin
+	Pick string // testkit.SlotPickHash (""), SlotPickRandom, SlotPickRoundRobin or SlotPickSession
 }
 
 // SlotsOf is run r's slot layout.
@@ -28,7 +29,7 @@ func SlotsOf(r *testkit.Run) Slots {
 // Of is the slot request index (whose id is requestID) writes to: 0 when unslotted, else 1..N —
 // from an FNV-1a hash of the request id (the same slot on every run and retry), drawn at
 // random, or the index modulo N (round-robin: consecutive requests, which are the ones in flight
-// together, spread evenly).
+// together, spread evenly; also SlotPickSession's pick where no session writes: see InTx).
 func (s Slots) Of(index int64, requestID string) int {
 	if s.N <= 1 {
 		return 0
@@ -36,12 +37,27 @@ func (s Slots) Of(index int64, requestID string) int {
 	switch s.Pick {
 	case testkit.SlotPickRandom:
 		return 1 + rand.IntN(s.N)
-	case testkit.SlotPickRoundRobin:
+	case testkit.SlotPickRoundRobin, testkit.SlotPickSession:
 		return 1 + int(index%int64(s.N))
 	}
 	h := fnv.New32a()
 	h.Write([]byte(requestID))
 	return 1 + int(h.Sum32()%uint32(s.N))
+}
+
+// InTx is the slot a request writing in tx picks, given the slot Of picked for it: with
+// SlotPickSession the seat of tx's connection in the load pool modulo N (so the pool's
+// sessions divide evenly over the slots and at most ceil(sessions/N) of them ever meet on one
+// physical row), else slot. A retry on another connection may write another slot: a total is
+// the sum over the slots, whichever took the write.
+func (s Slots) InTx(tx pgx.Tx, slot int) int {
+	if s.N <= 1 || s.Pick != testkit.SlotPickSession {
+		return slot
+	}
+	if seat := database.Seat(tx.Conn()); seat >= 0 {
+		return 1 + seat%s.N
+	}
+	return slot
 }
 
 // InSlot sets slot on every delta and returns them.

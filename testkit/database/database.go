@@ -230,15 +230,63 @@ func (t *Target) NewPool(ctx context.Context, o PoolOptions) (*pgxpool.Pool, err
 	for k, v := range o.Settings {
 		pc.ConnConfig.RuntimeParams[k] = v
 	}
+	var seats sessionSeats
 	pc.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
 		t.track(conn)
+		conn.PgConn().CustomData()[seatKey] = seats.take()
 		return nil
+	}
+	pc.BeforeClose = func(conn *pgx.Conn) {
+		if i, ok := conn.PgConn().CustomData()[seatKey].(int); ok {
+			seats.free(i)
+		}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, errors.New(Redact(err.Error()))
 	}
 	return pool, nil
+}
+
+// seatKey keys a pooled connection's seat in its pgconn CustomData.
+const seatKey = "hotspotkit.seat"
+
+// Seat is a pooled connection's seat in its pool: 0..MaxConns-1, the lowest seat free when it
+// connected, given back when it closes, so the pool's open connections always hold distinct
+// seats and a replacement (after a fault killed a session) takes the seat its predecessor
+// left. -1 for a connection no pool of NewPool opened.
+func Seat(conn *pgx.Conn) int {
+	if i, ok := conn.PgConn().CustomData()[seatKey].(int); ok {
+		return i
+	}
+	return -1
+}
+
+// sessionSeats hands out the lowest free seat.
+type sessionSeats struct {
+	mu    sync.Mutex
+	taken []bool
+}
+
+func (s *sessionSeats) take() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, t := range s.taken {
+		if !t {
+			s.taken[i] = true
+			return i
+		}
+	}
+	s.taken = append(s.taken, true)
+	return len(s.taken) - 1
+}
+
+func (s *sessionSeats) free(i int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i >= 0 && i < len(s.taken) {
+		s.taken[i] = false
+	}
 }
 
 // EnsureAdmin reconnects the admin connection when it was lost (the server restarted, or

@@ -401,9 +401,11 @@ func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, co
 // is exact (each logical total, summed over its slots, is the expected total; nothing lost or
 // applied twice) and every logical row has exactly its slots:
 //   - --slots 4, slots picked by a hash of the request id;
-//   - --slots 3 --slot-pick random under terminate-backends (four times, --max-tries 5), and
-//     --slots 4 --slot-pick round-robin with the reply of every 7th request's first COMMIT
-//     lost (--max-tries 3): the faults AtomicUnderFaults puts unslotted rows through.
+//   - --slots 3 --slot-pick session under terminate-backends (four times, --max-tries 5: a
+//     retry, on another session, writes another slot; a replacement session takes its
+//     predecessor's seat), and --slots 4 --slot-pick random with the reply of every 7th
+//     request's first COMMIT lost (--max-tries 3): the faults AtomicUnderFaults puts
+//     unslotted rows through.
 func Slotted(t *testing.T, s testkit.Suite, requests, concurrency int) {
 	t.Helper()
 	flags := []string{"--modes", strings.Join(testkit.AllModes, ","), "--requests", strconv.Itoa(requests),
@@ -414,10 +416,10 @@ func Slotted(t *testing.T, s testkit.Suite, requests, concurrency int) {
 		args        []string
 	}{
 		{"hash", "", 4, []string{"--slots", "4"}},
-		{"random, terminate-backends", "terminate-backends", 3, []string{"--slots", "3", "--slot-pick", "random", "--max-tries", "5",
+		{"session, terminate-backends", "terminate-backends", 3, []string{"--slots", "3", "--slot-pick", "session", "--max-tries", "5",
 			"--fault", "terminate-backends@20ms", "--fault", "terminate-backends@40ms",
 			"--fault", "terminate-backends@60ms", "--fault", "terminate-backends@80ms"}},
-		{"lost COMMIT replies, round-robin", "", 4, []string{"--slots", "4", "--slot-pick", "round-robin",
+		{"lost COMMIT replies, random", "", 4, []string{"--slots", "4", "--slot-pick", "random",
 			"--max-tries", "3", "--debug-lose-commit-every", "7"}},
 	}
 	for _, c := range cases {

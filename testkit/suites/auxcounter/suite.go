@@ -173,12 +173,12 @@ func (*Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, 
 	switch r.Mode {
 	case testkit.ModeSync:
 		return &testkit.Workload{Op: r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
-			_, err := guardedWriter{}.WriteBatch(ctx, tx, recordsOf(r, i))
+			_, err := guardedWriter{}.WriteBatch(ctx, tx, recordsInTx(r, tx, i))
 			return err
 		})}, nil
 	case testkit.ModeOutbox:
 		return counters.OutboxWorkload(ctx, r, r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
-			deltas, err := unapplied(ctx, tx, recordsOf(r, i))
+			deltas, err := unapplied(ctx, tx, recordsInTx(r, tx, i))
 			if err != nil || len(deltas) == 0 {
 				return err
 			}
@@ -202,6 +202,15 @@ func recordsOf(r *testkit.Run, i int64) []record {
 	recs := make([]record, 0, 3)
 	for _, k := range rowsOf(r, i) {
 		recs = append(recs, record{Delta: deltaOf(i, k), Sources: []int64{i}})
+	}
+	return recs
+}
+
+// recordsInTx are request i's records as written in tx: in the slot counters.Slots.InTx picks.
+func recordsInTx(r *testkit.Run, tx pgx.Tx, i int64) []record {
+	recs := recordsOf(r, i)
+	for j := range recs {
+		recs[j].Delta.Key.Slot = counters.SlotsOf(r).InTx(tx, recs[j].Delta.Key.Slot)
 	}
 	return recs
 }

@@ -204,11 +204,11 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 	switch r.Mode {
 	case testkit.ModeSync:
 		wl = &testkit.Workload{Op: s.redelivering(r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
-			return settleAndDebit(ctx, tx, i, slots.Of(i, requestID(i)))
+			return settleAndDebit(ctx, tx, i, slots.InTx(tx, slots.Of(i, requestID(i))))
 		}))}
 	case testkit.ModeOutbox:
 		wl, err = counters.OutboxWorkload(ctx, r, s.redelivering(r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
-			return settleToOutbox(ctx, tx, i, slots.Of(i, requestID(i)))
+			return settleToOutbox(ctx, tx, i, slots.InTx(tx, slots.Of(i, requestID(i))))
 		})))
 	case testkit.ModeAsync, testkit.ModeAsyncCompact:
 		wl, err = testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[counters.Key, claims]{

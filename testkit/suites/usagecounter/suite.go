@@ -113,6 +113,13 @@ func rowFor(r *testkit.Run, i int64) usageRow {
 	}
 }
 
+// rowInTx is request i's usage row as written in tx (its slot: counters.Slots.InTx).
+func rowInTx(r *testkit.Run, tx pgx.Tx, i int64) usageRow {
+	u := rowFor(r, i)
+	u.slot = counters.SlotsOf(r).InTx(tx, u.slot)
+	return u
+}
+
 func requestID(i int64) string { return "req-" + strconv.FormatInt(i, 10) }
 
 func responseMs(i int64) int32 { return int32(50 + i%100) }
@@ -219,12 +226,12 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 	switch r.Mode {
 	case testkit.ModeSync:
 		return &testkit.Workload{Op: r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
-			_, err := writeEach(ctx, tx, []usageRow{rowFor(r, i)})
+			_, err := writeEach(ctx, tx, []usageRow{rowInTx(r, tx, i)})
 			return err
 		})}, nil
 	case testkit.ModeOutbox:
 		return counters.OutboxWorkload(ctx, r, r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
-			u := rowFor(r, i)
+			u := rowInTx(r, tx, i)
 			fresh, _, err := insertUsage(ctx, tx, []usageRow{u})
 			if err != nil || len(fresh) == 0 {
 				return err

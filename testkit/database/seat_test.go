@@ -1,0 +1,73 @@
+package database_test
+
+import (
+	"context"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/testdb"
+)
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+
+// TestPoolSeatsAreDistinctAndReused: a pool's open connections hold the seats 0..n-1, one
+// each, and a connection that replaces a closed one takes the seat it left (what
+// --slot-pick session relies on to keep the sessions evenly over the slots after a fault).
+func TestPoolSeatsAreDistinctAndReused(t *testing.T) {
+	target := testdb.New(t)
+	ctx := context.Background()
+	pool, err := target.NewPool(ctx, database.PoolOptions{MaxConns: 4, AppName: "hotspotkit-load"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	conns := make([]*pgxpool.Conn, 4)
+	seats := make([]int, 4)
+	for i := range conns {
+		if conns[i], err = pool.Acquire(ctx); err != nil {
+			t.Fatal(err)
+		}
+		seats[i] = database.Seat(conns[i].Conn())
+	}
+	if sorted := slices.Sorted(slices.Values(seats)); !slices.Equal(sorted, []int{0, 1, 2, 3}) {
+		t.Fatalf("seats of 4 open connections: %v, want 0..3 once each", seats)
+	}
+	// Close the connection on seat 2 under the pool: on release the pool destroys it.
+	victim := slices.Index(seats, 2)
+	if err := conns[victim].Conn().Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conns[victim].Release()
+	for deadline := time.Now().Add(10 * time.Second); pool.Stat().TotalConns() > 3; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the closed connection was not destroyed: %d connections", pool.Stat().TotalConns())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := database.Seat(c.Conn()); got != 2 {
+		t.Errorf("the replacement connection took seat %d, want 2 (the one freed)", got)
+	}
+	c.Release()
+	for i, conn := range conns {
+		if i != victim {
+			conn.Release()
+		}
+	}
+	admin, err := target.Connect(ctx, "hotspotkit-monitor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if got := database.Seat(admin); got != -1 {
+		t.Errorf("a dedicated connection's seat is %d, want -1 (no pool's)", got)
+	}
+}
