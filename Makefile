@@ -13,7 +13,7 @@ BASELINE_TMP  := $(shell mktemp -d -u /tmp/hotspotkit-baseline-XXXXXX)
 all: build
 
 build:
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -ldflags "-X github.com/hotspotkit/hotspotkit/testkit/hostenv.Revision=$(REV)" -o $(BIN)/ ./cmd/...
 
 # The test command of the README and of CI: formatting, vet, then every test with the race
 # detector. Integration tests start their own PostgreSQL (and redis-server when installed).

@@ -75,9 +75,17 @@ func memoryBytes() uint64 {
 	return 0
 }
 
-// gitRevision comes from the build's VCS stamp, else from git in the working directory
-// (go run builds with -buildvcs=false on some machines), else "unknown".
+// Revision is the source revision `make build` stamps into the binaries (-ldflags -X), so a
+// binary run outside the checkout, on a machine whose go env sets -buildvcs=false, still
+// names its revision.
+var Revision string
+
+// gitRevision is Revision when stamped, else the build's VCS stamp, else git in the working
+// directory (go run builds with -buildvcs=false on some machines), else "unknown".
 func gitRevision() string {
+	if Revision != "" {
+		return Revision
+	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		var rev, dirty string
 		for _, s := range bi.Settings {
