@@ -355,7 +355,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		Duration:      c.Duration,
 		Warmup:        c.Warmup,
 		Progress:      e.stderr,
-		ProgressLabel: render.ModeLabel(r.Mode, r.Slots),
+		ProgressLabel: render.ModeLabel(r.Mode, r.Slots, c.SlotPick),
 		OpContext:     e.hardCtx,
 		Live:          live,
 		Retry:         c.retryPolicy(),

@@ -97,7 +97,7 @@ func Plot(reports []*results.Report, samples map[string][]results.Sample, w io.W
 		}
 		for _, l := range ladders {
 			if l.Over == results.LadderSlots {
-				p.slotLadder(prefix+rep.Suite, l)
+				p.slotLadder(prefix+rep.Suite, l, slotPick(rep))
 				continue
 			}
 			p.ladder(prefix+rep.Suite, l)
@@ -270,6 +270,16 @@ func (p *plotter) init(width, height string) opts.Initialization {
 	return opts.Initialization{ChartID: fmt.Sprintf("chart_%d", p.charts), Width: width, Height: height}
 }
 
+// slotPick is how the report's slotted runs picked their slot (--slot-pick); "" when unslotted.
+func slotPick(rep *results.Report) string {
+	for _, r := range rep.Runs {
+		if pick, ok := r.Config["slot-pick"].(string); ok {
+			return pick
+		}
+	}
+	return ""
+}
+
 // modeBars adds the throughput chart and the latency chart of the non-ladder rows of a report.
 func (p *plotter) modeBars(prefix string, rep *results.Report) {
 	var rows []TableRow
@@ -281,12 +291,20 @@ func (p *plotter) modeBars(prefix string, rep *results.Report) {
 	if len(rows) == 0 {
 		return
 	}
+	pick := slotPick(rep)
 	labels := make([]string, len(rows))
 	for i, r := range rows {
-		labels[i] = r.Mode
+		labels[i] = ModeLabel(r.Mode, r.Slots, pick)
 		if r.Repetition > 0 {
-			labels[i] = fmt.Sprintf("%s #%d", r.Mode, r.Repetition)
+			labels[i] = fmt.Sprintf("%s #%d", labels[i], r.Repetition)
 		}
+	}
+	// Every bar keeps its label; past four bars they lean so that they fit.
+	xAxis := opts.XAxis{AxisLabel: &opts.AxisLabel{Interval: "0"}}
+	gridBottom := "60"
+	if len(labels) > 4 {
+		xAxis.AxisLabel.Rotate = 25
+		gridBottom = "110"
 	}
 	subtitle := "one run per bar"
 	if rows[0].Repetitions > 0 {
@@ -302,7 +320,8 @@ func (p *plotter) modeBars(prefix string, rep *results.Report) {
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(false)}),
 		charts.WithYAxisOpts(valueAxis("rps", values)),
-		charts.WithGridOpts(opts.Grid{Left: "80", Right: "30", Top: "70"}),
+		charts.WithXAxisOpts(xAxis),
+		charts.WithGridOpts(opts.Grid{Left: "80", Right: "30", Top: "70", Bottom: gridBottom}),
 	)
 	tput.SetXAxis(labels).AddSeries("throughput rps", barData(values, formatRPS))
 	p.page.AddCharts(tput)
@@ -329,7 +348,8 @@ func (p *plotter) modeBars(prefix string, rep *results.Report) {
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Right: "10", Top: "40"}),
 		charts.WithYAxisOpts(valueAxis("ms", all)),
-		charts.WithGridOpts(opts.Grid{Left: "80", Right: "30", Top: "90"}),
+		charts.WithXAxisOpts(xAxis),
+		charts.WithGridOpts(opts.Grid{Left: "80", Right: "30", Top: "90", Bottom: gridBottom}),
 	)
 	lat.SetXAxis(labels)
 	for _, m := range latSeries {
@@ -528,7 +548,7 @@ func (p *plotter) rateLadder(title string, l results.RateLadder) {
 // slotLadder adds, against the slots per hot row, throughput (left axis) and what slots change
 // on the right axis: the most waiters on one physical row, and the p99 of reading a total and
 // (queue modes) of the persist lag, in ms.
-func (p *plotter) slotLadder(title string, l results.Ladder) {
+func (p *plotter) slotLadder(title string, l results.Ladder, pick string) {
 	if len(l.Levels) == 0 {
 		return
 	}
@@ -551,6 +571,9 @@ func (p *plotter) slotLadder(title string, l results.Ladder) {
 	if l.KneeSlots > 0 {
 		subtitle = fmt.Sprintf("beyond %d slots throughput gains < 5%%", l.KneeSlots)
 	}
+	if pick != "" {
+		subtitle = "slot picked by " + pick + "; " + subtitle
+	}
 	c := p.ladderChart(opts.Title{Title: title + ": " + l.Mode + " slot ladder", Subtitle: subtitle}, "slots per hot row",
 		opts.YAxis{Name: "rps", Type: "value"}, "waiters / ms")
 	c.SetXAxis(x).AddSeries(names[0], series[names[0]])
@@ -571,10 +594,10 @@ func (p *plotter) ladderChart(title opts.Title, x string, left opts.YAxis, right
 		charts.WithAnimation(false),
 		charts.WithTitleOpts(title),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Right: "10", Top: "5"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Right: "10", Top: "48"}),
 		charts.WithXAxisOpts(opts.XAxis{Name: x, Type: "category", NameLocation: "middle", NameGap: 28}),
 		charts.WithYAxisOpts(left),
-		charts.WithGridOpts(opts.Grid{Left: "80", Right: "70", Top: "80", Bottom: "50"}),
+		charts.WithGridOpts(opts.Grid{Left: "80", Right: "70", Top: "100", Bottom: "50"}),
 	)
 	c.ExtendYAxis(opts.YAxis{Name: right, Type: "value", Position: "right"})
 	return c

@@ -221,7 +221,8 @@ func formatRow(row TableRow, cfg results.Run) []string {
 		return formatSpread(s, format)
 	}
 	_, hasQueue := m[results.MetricPersistLagP99Ms]
-	mode := ModeLabel(row.Mode, row.Slots)
+	pick, _ := cfg.Config["slot-pick"].(string)
+	mode := ModeLabel(row.Mode, row.Slots, pick)
 	if row.Repetitions > 1 {
 		mode = fmt.Sprintf("%s (n=%d)", mode, row.Repetitions)
 	}
@@ -426,13 +427,17 @@ func configNumber(cfg map[string]any, key string) (float64, bool) {
 	return 0, false
 }
 
-// ModeLabel is a mode as tables show it: with its slot count when there are several slots
-// ("sync · 16 slots").
-func ModeLabel(mode string, slots int) string {
-	if slots <= 1 {
+// ModeLabel is a mode as tables and progress show it: with its slot count when there are
+// several slots ("sync · 16 slots"), and how a write picked its slot when not by the default
+// hash of its request id ("sync · 16 slots by session").
+func ModeLabel(mode string, slots int, pick string) string {
+	switch {
+	case slots <= 1:
 		return mode
+	case pick == "" || pick == "hash":
+		return fmt.Sprintf("%s · %d slots", mode, slots)
 	}
-	return fmt.Sprintf("%s · %d slots", mode, slots)
+	return fmt.Sprintf("%s · %d slots by %s", mode, slots, pick)
 }
 
 // waitersText lists the hot tables that had waiters, by name: "api_keys 12, providers 3"; "0"

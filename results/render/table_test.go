@@ -290,4 +290,11 @@ func TestTableSlotRows(t *testing.T) {
 	if got := td.Rows[0].Cells[9]; got != "api_keys 48 (3/row), providers 2 (1/row)" {
 		t.Errorf("waiters cell = %q, want each table's waiters with the most on one row", got)
 	}
+	for i := range runs {
+		runs[i].Config = map[string]any{"slot-pick": "session"}
+	}
+	td = Table([]*results.Report{{Suite: "s", Runs: runs}})
+	if got := td.Rows[0].Cells[1]; got != "sync · 16 slots by session" {
+		t.Errorf("mode cell = %q, want the slot pick beside the count when it is not the default hash", got)
+	}
 }
