@@ -554,9 +554,11 @@ func TestSlowBatchIsNotReclaimedFromALiveConsumer(t *testing.T) {
 	backends(t, func(t *testing.T, rdb *redis.Client) {
 		e := newEnv(t, rdb)
 		o := e.options(RoleBoth)
-		// Renewals every ReclaimIdle/3 leave ample slack even on a loaded machine.
-		o.Fresh, o.Workers, o.ReclaimIdle, o.BatchSize = true, 1, 300*time.Millisecond, 150
-		o.Writer = slowWriter{inner: e.writer, delay: 900 * time.Millisecond}
+		// Renewals every ReclaimIdle/3 (200 ms): only a 600 ms stall of the renewing goroutine
+		// could let a batch three times as slow be taken over (300 ms was tight under the race
+		// detector with every package's tests running at once on 2 cores).
+		o.Fresh, o.Workers, o.ReclaimIdle, o.BatchSize = true, 1, 600*time.Millisecond, 150
+		o.Writer = slowWriter{inner: e.writer, delay: 1800 * time.Millisecond}
 		q := e.start(o)
 		want := enqueue(t, q, 300)
 		e.close(q)
