@@ -85,6 +85,9 @@ type Config struct {
 	CPUProfile  string
 	MemProfile  string
 	MetricsAddr string
+	// MetricsLinger keeps --metrics-addr serving the final values this long after the report
+	// is written (0: close at once), so a scraper on its interval gets them.
+	MetricsLinger time.Duration
 	// Calibrate measures the machine before the first run (testkit/calibrate).
 	Calibrate bool
 
@@ -150,6 +153,7 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 	fs.BoolVar(&c.Calibrate, "calibrate", true, "measure this machine's PostgreSQL first (a few seconds: hot-row UPDATE rate, batched-write ceiling) so throughput compares across machines as efficiency; --calibrate=false skips it")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile of the whole invocation here (go tool pprof)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve Prometheus/OpenMetrics metrics of every run at http://HOST:PORT/metrics for the whole invocation (port 0: a free one, printed)")
+	fs.DurationVar(&c.MetricsLinger, "metrics-linger", 0, "with --metrics-addr: keep serving the final values this long after the report is written (e.g. 15s, a scrape interval; Ctrl-C ends it early)")
 	fs.StringVar(&c.MemProfile, "mem-profile", "", "write a Go heap profile here, taken when the live heap peaked (go tool pprof -sample_index=inuse_space)")
 
 	fs.BoolVar(&c.breakExpectations, "debug-break-expectations", false, "make every verification expectation off by one (tests the exit code)")
@@ -242,6 +246,12 @@ func (c *Config) validate(info Info) error {
 			bad("--fault %s needs %s in --modes", raw, modesFor[f.Kind])
 		}
 		c.faults = append(c.faults, f)
+	}
+	switch {
+	case c.MetricsLinger < 0:
+		bad("--metrics-linger must not be negative")
+	case c.MetricsLinger > 0 && c.MetricsAddr == "":
+		bad("--metrics-linger needs --metrics-addr (there is no endpoint to keep open)")
 	}
 	switch {
 	case c.fs.Changed("fault-every") && c.FaultEvery <= 0:
@@ -450,7 +460,7 @@ func (c *Config) values() map[string]any {
 			return // recorded per run, only when it is open-loop (OpenLoop.values)
 		}
 		switch f.Name {
-		case "output", "help", "debug-break-expectations", "cpu-profile", "mem-profile", "calibrate", "metrics-addr": // shape no run
+		case "output", "help", "debug-break-expectations", "cpu-profile", "mem-profile", "calibrate", "metrics-addr", "metrics-linger": // shape no run
 			return
 		case "max-tries", "retry-backoff-ms", "retry-classes", "debug-lose-commit-every", "slots", "slot-pick", "slots-levels":
 			// Recorded only when retries are on (below): a run without them matches the

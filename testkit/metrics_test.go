@@ -169,3 +169,57 @@ scraping:
 		t.Errorf("sync: %d lock waiters in the report, none by lock type on the endpoint", rep.Runs[0].LockMonitor.MaxLockWaiters)
 	}
 }
+
+// TestMetricsLingerServesTheFinalValues: with --metrics-linger the endpoint stays up after the
+// report is written, announces it, and serves the report's final values to a scrape that comes
+// only then; when the linger is over the process ends and the endpoint is gone.
+func TestMetricsLingerServesTheFinalValues(t *testing.T) {
+	suite := usagecounter.New()
+	out := filepath.Join(t.TempDir(), "report.json")
+	args := suitetest.Shared(t, "--requests", "300", "--concurrency", "30", "--modes", "sync",
+		"--metrics-addr", "127.0.0.1:0", "--metrics-linger", "3s", "--output", out)
+	stderr := &suitetest.Output{}
+	done := make(chan int, 1)
+	go func() { done <- testkit.Execute(suite, args, &bytes.Buffer{}, stderr) }()
+	running := make(chan struct{})
+	url := waitForEndpoint(t, stderr, running)
+
+	deadline := time.After(time.Minute)
+	for !strings.Contains(stderr.String(), "the final values stay on "+url) {
+		select {
+		case code := <-done:
+			t.Fatalf("exit %d before lingering:\n%s", code, stderr.String())
+		case <-deadline:
+			t.Fatalf("no linger announced:\n%s", stderr.String())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	s, err := metricstest.Get(url)
+	if err != nil {
+		t.Fatalf("scrape while lingering: %v", err)
+	}
+	rep, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatalf("the report is not written before the linger: %v", err)
+	}
+	r := rep.Runs[0]
+	labels := runLabels(suite.Info().Name, r, 0)
+	if got, want := s[metricstest.Series(metrics.RequestsCompleted, labels...)], float64(r.Load.CompletedRequests+r.Load.WarmupRequests); got != want || got == 0 {
+		t.Errorf("completed requests %v on the lingering endpoint, %v in the report", got, want)
+	}
+	if got := s[metricstest.Series(metrics.RunFinished, labels...)]; got != 1 {
+		t.Errorf("run not finished on the lingering endpoint")
+	}
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, stderr.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the process did not end after its linger")
+	}
+	close(running)
+	if _, err := metricstest.Get(url); err == nil {
+		t.Error("the endpoint still answers after the process ended")
+	}
+}

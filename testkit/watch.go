@@ -5,7 +5,11 @@ package testkit
 import (
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -34,10 +38,23 @@ func (e *engine) serveMetrics(stderr io.Writer) error {
 	return nil
 }
 
-// closeMetrics stops the endpoint (after the tests' look at the final values).
+// closeMetrics stops the endpoint: after --metrics-linger (cut short by SIGINT or SIGTERM;
+// skipped when a signal already ended the invocation) and the tests' look at the final values.
 func (e *engine) closeMetrics() {
 	if e.metrics == nil {
 		return
+	}
+	if d := e.cfg.MetricsLinger; d > 0 && e.signalName == "" {
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+		fmt.Fprintf(e.stderr, "%s: the final values stay on %s for %s (Ctrl-C to stop now)\n", e.info.Name, e.metrics.URL(), d)
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-sigs:
+			t.Stop()
+		}
+		signal.Stop(sigs)
 	}
 	if afterInvocation != nil {
 		afterInvocation(e.metrics.URL())

@@ -131,6 +131,8 @@ func TestBadInput(t *testing.T) {
 		{"fault-every without duration", []string{"--fault-every", "30s"}, []string{"--fault-every needs --duration"}},
 		{"redis-persist sometimes", []string{"--modes", "async", "--queue-backend", "redis", "--redis", "managed", "--redis-persist", "sometimes"}, []string{`--redis-persist "sometimes": want off, everysec, always`}},
 		{"metrics address without a port", []string{"--metrics-addr", "nonsense"}, []string{"--metrics-addr", "want HOST:PORT"}},
+		{"metrics linger without an endpoint", []string{"--metrics-linger", "15s"}, []string{"--metrics-linger needs --metrics-addr"}},
+		{"negative metrics linger", []string{"--metrics-addr", "127.0.0.1:0", "--metrics-linger", "-1s"}, []string{"--metrics-linger must not be negative"}},
 		{"zero slots", []string{"--slots", "0"}, []string{"--slots must be 1..1024"}},
 		{"negative slots", []string{"--slots", "-1"}, []string{"--slots must be 1..1024"}},
 		{"slots above the cap", []string{"--slots", "1025"}, []string{"--slots must be 1..1024"}},
