@@ -251,10 +251,11 @@ func (t *Target) NewPool(ctx context.Context, o PoolOptions) (*pgxpool.Pool, err
 // seatKey keys a pooled connection's seat in its pgconn CustomData.
 const seatKey = "hotspotkit.seat"
 
-// Seat is a pooled connection's seat in its pool: 0..MaxConns-1, the lowest seat free when it
-// connected, given back when it closes, so the pool's open connections always hold distinct
-// seats and a replacement (after a fault killed a session) takes the seat its predecessor
-// left. -1 for a connection no pool of NewPool opened.
+// Seat is a pooled connection's seat in its pool: the lowest seat free when it connected,
+// given back when it closes, so the pool's open connections always hold distinct seats,
+// 0..MaxConns-1, and a replacement (after a fault killed a session) takes the seat its
+// predecessor left — or, if it connects before the pool has closed its predecessor, the next
+// one past them until it is itself replaced. -1 for a connection no pool of NewPool opened.
 func Seat(conn *pgx.Conn) int {
 	if i, ok := conn.PgConn().CustomData()[seatKey].(int); ok {
 		return i
