@@ -138,7 +138,10 @@ func (w *worker[K, T]) nap(pauseC <-chan struct{}) {
 	}
 	w.timer.Reset(due)
 	defer w.timer.Stop()
-	need := min(q.opts.BatchSize, q.opts.Capacity) - len(w.batch)
+	// The rest of the batch, but never more than the fifo can hold: records in the batch no
+	// longer count against Capacity, so with Capacity < BatchSize a batch can outgrow it, and
+	// a need of 0 would make await return at once and the worker spin until the batch is due.
+	need := min(q.opts.BatchSize-len(w.batch), q.opts.Capacity)
 	w.await(need, w.timer.C, pauseC, q.life.ClosingC())
 }
 
