@@ -88,7 +88,7 @@ type AsyncSpec[K comparable, T any] struct {
 	Records func(i int64) []T
 	// Key is the record's slot; Merge folds a newer record for a slot into the pending one;
 	// Compare orders slots in a compacted batch; Worker (optional) picks the queue worker
-	// that owns a slot (queue.Options.Worker; counters.SlotWorker deals a hot row's slots
+	// that owns a slot (queue.Options.Worker; counters.Slots.Worker deals a hot row's slots
 	// out to different workers).
 	Key     func(T) K
 	Worker  func(key K, workers int) int

@@ -273,11 +273,17 @@ func (p *plotter) init(width, height string) opts.Initialization {
 // slotPick is how the report's slotted runs picked their slot (--slot-pick); "" when unslotted.
 func slotPick(rep *results.Report) string {
 	for _, r := range rep.Runs {
-		if pick, ok := r.Config["slot-pick"].(string); ok {
+		if pick := runSlotPick(r); pick != "" {
 			return pick
 		}
 	}
 	return ""
+}
+
+// runSlotPick is how run r picked its slots (its config's slot-pick); "" when unslotted.
+func runSlotPick(r results.Run) string {
+	pick, _ := r.Config["slot-pick"].(string)
+	return pick
 }
 
 // modeBars adds the throughput chart and the latency chart of the non-ladder rows of a report.

@@ -221,8 +221,7 @@ func formatRow(row TableRow, cfg results.Run) []string {
 		return formatSpread(s, format)
 	}
 	_, hasQueue := m[results.MetricPersistLagP99Ms]
-	pick, _ := cfg.Config["slot-pick"].(string)
-	mode := ModeLabel(row.Mode, row.Slots, pick)
+	mode := ModeLabel(row.Mode, row.Slots, runSlotPick(cfg))
 	if row.Repetitions > 1 {
 		mode = fmt.Sprintf("%s (n=%d)", mode, row.Repetitions)
 	}

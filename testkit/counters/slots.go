@@ -48,16 +48,23 @@ func (s Slots) Of(index int64, requestID string) int {
 // InTx is the slot a request writing in tx picks, given the slot Of picked for it: with
 // SlotPickSession the seat of tx's connection in the load pool modulo N (so the pool's
 // sessions divide evenly over the slots and at most ceil(sessions/N) of them ever meet on one
-// physical row), else slot. A retry on another connection may write another slot: a total is
-// the sum over the slots, whichever took the write.
+// physical row), else slot — also with tx nil, where no session writes (a queue record, a
+// verification's expected row). A retry on another connection may write another slot: a total
+// is the sum over the slots, whichever took the write.
 func (s Slots) InTx(tx pgx.Tx, slot int) int {
-	if s.N <= 1 || s.Pick != testkit.SlotPickSession {
+	if s.N <= 1 || s.Pick != testkit.SlotPickSession || tx == nil {
 		return slot
 	}
 	if seat := database.Seat(tx.Conn()); seat >= 0 {
 		return 1 + seat%s.N
 	}
 	return slot
+}
+
+// For is the slot request index (whose id is requestID) writes to in tx: Of, then InTx (tx
+// nil where no session writes it).
+func (s Slots) For(tx pgx.Tx, index int64, requestID string) int {
+	return s.InTx(tx, s.Of(index, requestID))
 }
 
 // InSlot sets slot on every delta and returns them.

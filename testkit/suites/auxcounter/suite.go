@@ -130,10 +130,10 @@ func one(b bool) int64 {
 	return 0
 }
 
-// rowsOf are request i's three hot rows (each in the slot it picks), in the order it writes
-// them.
-func rowsOf(r *testkit.Run, i int64) [3]counters.Key {
-	h, slot := hotOf(r, i), counters.SlotsOf(r).Of(i, requestID(i))
+// rowsOf are request i's three hot rows, in the order it writes them, each in the slot it
+// picks writing in tx (nil where no session writes: a queue record; see counters.Slots.InTx).
+func rowsOf(r *testkit.Run, tx pgx.Tx, i int64) [3]counters.Key {
+	h, slot := hotOf(r, i), counters.SlotsOf(r).For(tx, i, requestID(i))
 	return [3]counters.Key{
 		{Kind: counters.ProxyNode, Target: proxyID(h), Slot: slot},
 		{Kind: counters.ManagementToken, Target: tokenID(h), Slot: slot},
@@ -173,12 +173,12 @@ func (*Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, 
 	switch r.Mode {
 	case testkit.ModeSync:
 		return &testkit.Workload{Op: r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
-			_, err := guardedWriter{}.WriteBatch(ctx, tx, recordsInTx(r, tx, i))
+			_, err := guardedWriter{}.WriteBatch(ctx, tx, recordsOf(r, tx, i))
 			return err
 		})}, nil
 	case testkit.ModeOutbox:
 		return counters.OutboxWorkload(ctx, r, r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
-			deltas, err := unapplied(ctx, tx, recordsInTx(r, tx, i))
+			deltas, err := unapplied(ctx, tx, recordsOf(r, tx, i))
 			if err != nil || len(deltas) == 0 {
 				return err
 			}
@@ -186,7 +186,7 @@ func (*Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, 
 		}))
 	case testkit.ModeAsync, testkit.ModeAsyncCompact:
 		return testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[counters.Key, record]{
-			Records: func(i int64) []record { return recordsOf(r, i) },
+			Records: func(i int64) []record { return recordsOf(r, nil, i) },
 			Key:     slotOf,
 			Worker:  counters.SlotsOf(r).Worker(),
 			Merge:   mergeRecords,
@@ -197,20 +197,12 @@ func (*Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, 
 	return nil, fmt.Errorf("mode %q not supported", r.Mode)
 }
 
-// recordsOf are request i's three records, one per hot row, in key order.
-func recordsOf(r *testkit.Run, i int64) []record {
+// recordsOf are request i's three records, one per hot row, in key order, as written in tx
+// (nil: a queue record).
+func recordsOf(r *testkit.Run, tx pgx.Tx, i int64) []record {
 	recs := make([]record, 0, 3)
-	for _, k := range rowsOf(r, i) {
+	for _, k := range rowsOf(r, tx, i) {
 		recs = append(recs, record{Delta: deltaOf(i, k), Sources: []int64{i}})
-	}
-	return recs
-}
-
-// recordsInTx are request i's records as written in tx: in the slot counters.Slots.InTx picks.
-func recordsInTx(r *testkit.Run, tx pgx.Tx, i int64) []record {
-	recs := recordsOf(r, i)
-	for j := range recs {
-		recs[j].Delta.Key.Slot = counters.SlotsOf(r).InTx(tx, recs[j].Delta.Key.Slot)
 	}
 	return recs
 }

@@ -80,7 +80,7 @@ func TestGuardAppliesEachRecordOnce(t *testing.T) {
 			records := func(from, to int64) []record {
 				var recs []record
 				for i := from; i < to; i++ {
-					for _, k := range rowsOf(r, i) {
+					for _, k := range rowsOf(r, nil, i) {
 						recs = append(recs, record{Delta: deltaOf(i, k), Sources: []int64{i}})
 					}
 				}

@@ -204,16 +204,16 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 	switch r.Mode {
 	case testkit.ModeSync:
 		wl = &testkit.Workload{Op: s.redelivering(r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
-			return settleAndDebit(ctx, tx, i, slots.InTx(tx, slots.Of(i, requestID(i))))
+			return settleAndDebit(ctx, tx, i, slots.For(tx, i, requestID(i)))
 		}))}
 	case testkit.ModeOutbox:
 		wl, err = counters.OutboxWorkload(ctx, r, s.redelivering(r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
-			return settleToOutbox(ctx, tx, i, slots.InTx(tx, slots.Of(i, requestID(i))))
+			return settleToOutbox(ctx, tx, i, slots.For(tx, i, requestID(i)))
 		})))
 	case testkit.ModeAsync, testkit.ModeAsyncCompact:
 		wl, err = testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[counters.Key, claims]{
 			Records: func(i int64) []claims {
-				c := claims{Hot: hotOf(r, i), Slot: slots.Of(i, requestID(i)), Requests: []int64{i}}
+				c := claims{Hot: hotOf(r, i), Slot: slots.For(nil, i, requestID(i)), Requests: []int64{i}}
 				if s.redelivered(i) {
 					return []claims{c, {Hot: c.Hot, Slot: c.Slot, Requests: []int64{i}}}
 				}

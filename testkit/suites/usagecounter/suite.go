@@ -101,23 +101,18 @@ type usageRow struct {
 // epoch anchors last_used_at so that it is deterministic per request index.
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func rowFor(r *testkit.Run, i int64) usageRow {
+// rowFor is request i's usage row as written in tx (nil where no session writes it: its slot
+// is then the one counters.Slots.Of picks; see counters.Slots.InTx).
+func rowFor(r *testkit.Run, tx pgx.Tx, i int64) usageRow {
 	id := requestID(i)
 	return usageRow{
 		index:      i,
 		requestID:  id,
-		slot:       counters.SlotsOf(r).Of(i, id),
+		slot:       counters.SlotsOf(r).For(tx, i, id),
 		hot:        int(i % int64(r.Config.HotKeys)),
 		responseMs: responseMs(i),
 		at:         epoch.Add(time.Duration(i) * time.Millisecond),
 	}
-}
-
-// rowInTx is request i's usage row as written in tx (its slot: counters.Slots.InTx).
-func rowInTx(r *testkit.Run, tx pgx.Tx, i int64) usageRow {
-	u := rowFor(r, i)
-	u.slot = counters.SlotsOf(r).InTx(tx, u.slot)
-	return u
 }
 
 func requestID(i int64) string { return "req-" + strconv.FormatInt(i, 10) }
@@ -226,12 +221,12 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 	switch r.Mode {
 	case testkit.ModeSync:
 		return &testkit.Workload{Op: r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
-			_, err := writeEach(ctx, tx, []usageRow{rowInTx(r, tx, i)})
+			_, err := writeEach(ctx, tx, []usageRow{rowFor(r, tx, i)})
 			return err
 		})}, nil
 	case testkit.ModeOutbox:
 		return counters.OutboxWorkload(ctx, r, r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
-			u := rowInTx(r, tx, i)
+			u := rowFor(r, tx, i)
 			fresh, _, err := insertUsage(ctx, tx, []usageRow{u})
 			if err != nil || len(fresh) == 0 {
 				return err
@@ -240,7 +235,7 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 		}))
 	case testkit.ModeAsync, testkit.ModeAsyncCompact:
 		return testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[counters.Key, event]{
-			Records: func(i int64) []event { return []event{{first: rowFor(r, i)}} },
+			Records: func(i int64) []event { return []event{{first: rowFor(r, nil, i)}} },
 			Key:     func(e event) counters.Key { return e.first.queueSlot() },
 			Worker:  counters.SlotsOf(r).Worker(),
 			Merge:   mergeEvents,
@@ -360,7 +355,7 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res *load.Result) ([
 		if !r.Applied(i) {
 			continue
 		}
-		u := rowFor(r, i)
+		u := rowFor(r, nil, i)
 		t := &want[u.hot]
 		t.requests++
 		t.tokens += totalTokens
