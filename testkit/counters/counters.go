@@ -203,14 +203,33 @@ func deltaArrays(ds []Delta) []any {
 }
 
 // updateSQL is the UPDATE of deltas of kind k: arrays of them or one (scalar parameters),
-// slotted or not.
+// slotted or not. Every statement is composed once (updateStatements), not per request.
 func updateSQL(k Kind, arrays, slotted bool) (string, error) {
-	s, ok := kindSQL[k]
+	s, ok := updateStatements[statementKey{k, arrays, slotted}]
 	if !ok {
 		return "", fmt.Errorf("counters: unknown kind %q", k)
 	}
-	return s + deltaFrom(arrays, slotted) + whereKey(k, slotted), nil
+	return s, nil
 }
+
+// statementKey names one of updateStatements.
+type statementKey struct {
+	kind            Kind
+	arrays, slotted bool
+}
+
+// updateStatements are the UPDATEs of every kind, arrays or scalars, slotted or not.
+var updateStatements = func() map[statementKey]string {
+	out := make(map[statementKey]string, 4*len(kindSQL))
+	for k, set := range kindSQL {
+		for _, arrays := range []bool{false, true} {
+			for _, slotted := range []bool{false, true} {
+				out[statementKey{k, arrays, slotted}] = set + deltaFrom(arrays, slotted) + whereKey(k, slotted)
+			}
+		}
+	}
+	return out
+}()
 
 // whereKey matches a kind's row with its delta: wallets are keyed by their user, every other
 // hot table by id; a slotted delta also by its slot. An unslotted delta's row is the only one
