@@ -53,6 +53,23 @@ type TxBeginner interface {
 // rollbackTimeout bounds a rollback issued after the flush context was cancelled.
 const rollbackTimeout = 5 * time.Second
 
+// Rollback rolls tx back on a live context even when ctx is done (its cancellation may be why
+// the transaction failed), so that the connection goes back to the pool instead of being
+// closed. Its error is dropped: the one that led to it is the one worth reporting.
+func Rollback(ctx context.Context, tx pgx.Tx) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+	defer cancel()
+	_ = tx.Rollback(rctx)
+}
+
+// CommitOutcomeUnknown says whether a failed COMMIT may have committed: a server error means
+// the server refused it; anything else (a broken connection, a timeout) may have come before
+// or after the server committed.
+func CommitOutcomeUnknown(err error) bool {
+	var refused *pgconn.PgError
+	return !errors.As(err, &refused)
+}
+
 // PgFlusher adapts a TxWriter to a Flusher: Begin on pool, WriteBatch, Commit; on any error the
 // transaction is rolled back and the error returned. A Commit error is reported as a failure,
 // so a batch whose commit outcome is unknown (connection lost during COMMIT) is retried:
@@ -75,14 +92,11 @@ func (f pgFlusher[T]) Flush(ctx context.Context, records []T) (FlushResult, erro
 	if err != nil {
 		// The flush context may be the reason for the failure; roll back on a live one so
 		// the connection goes back to the pool instead of being closed.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
-		_ = tx.Rollback(rctx) // the write error is the one worth reporting
-		cancel()
+		Rollback(ctx, tx) // the write error is the one worth reporting
 		return FlushResult{}, fmt.Errorf("queue: write batch of %d records: %w", len(records), err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		var refused *pgconn.PgError
-		if !errors.As(err, &refused) { // the connection broke: committed or not, nobody knows
+		if CommitOutcomeUnknown(err) { // the connection broke: committed or not, nobody knows
 			return FlushResult{}, fmt.Errorf("%w: commit batch of %d records: %w", ErrCommitUnknown, len(records), err)
 		}
 		return FlushResult{}, fmt.Errorf("queue: commit batch of %d records: %w", len(records), err)

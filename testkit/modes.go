@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/queue"
@@ -43,11 +42,11 @@ func (r *Run) SyncTx(fn TxFunc) load.Op {
 				return err
 			}
 			if err := fn(ctx, tx, req.Index); err != nil {
-				rollback(ctx, tx)
+				queue.Rollback(ctx, tx)
 				return err
 			}
 			if err := tx.Commit(ctx); err != nil {
-				if commitOutcomeUnknown(err) {
+				if queue.CommitOutcomeUnknown(err) {
 					return load.Unknown(err)
 				}
 				return err
@@ -64,19 +63,6 @@ func (r *Run) SyncTx(fn TxFunc) load.Op {
 // errCommitReplyLost is what --debug-lose-commit-every makes a committed request's first try
 // return: the connection broke before the COMMIT's reply arrived (a retryable class).
 var errCommitReplyLost = fmt.Errorf("COMMIT reply lost (--debug-lose-commit-every): %w", io.ErrUnexpectedEOF)
-
-func rollback(ctx context.Context, tx pgx.Tx) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	_ = tx.Rollback(rctx)
-}
-
-// commitOutcomeUnknown: a server error means the commit was refused; anything else (a broken
-// connection, a timeout) may have happened before or after the server committed.
-func commitOutcomeUnknown(err error) bool {
-	var pgErr *pgconn.PgError
-	return !errors.As(err, &pgErr)
-}
 
 func (r *Run) flushInterval() time.Duration {
 	return time.Duration(r.Config.FlushIntervalMs) * time.Millisecond
