@@ -65,6 +65,8 @@ func (c *Config) validateSlots(info Info, bad func(string, ...any)) {
 		bad("--slots and --slots-levels exclude each other")
 	case len(c.SlotsLevels) > 0 && len(c.Levels) > 0:
 		bad("--slots-levels and --levels exclude each other (one ladder per invocation)")
+	case len(c.SlotsLevels) > 0 && c.OpenLoop.ratesRaw != "":
+		bad("--slots-levels and --rates exclude each other (one ladder per invocation)")
 	}
 }
 

@@ -136,6 +136,7 @@ func TestBadInput(t *testing.T) {
 		{"zero slots", []string{"--slots", "0"}, []string{"--slots must be 1..1024"}},
 		{"negative slots", []string{"--slots", "-1"}, []string{"--slots must be 1..1024"}},
 		{"slots above the cap", []string{"--slots", "1025"}, []string{"--slots must be 1..1024"}},
+		{"slot ladder with a rate ladder", []string{"--slots-levels", "1,4", "--rates", "100,200", "--duration", "1s"}, []string{"--slots-levels and --rates exclude each other"}},
 		{"unknown slot pick", []string{"--slots", "4", "--slot-pick", "other"}, []string{"--slot-pick must be hash, random, round-robin or session", `"other"`}},
 		{"slot ladder above the cap", []string{"--slots-levels", "1,4096"}, []string{"--slots-levels: 4096 is above 1024"}},
 		{"slots with a slot ladder", []string{"--slots", "4", "--slots-levels", "1,4"}, []string{"--slots and --slots-levels exclude each other"}},
