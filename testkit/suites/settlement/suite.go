@@ -265,7 +265,7 @@ func settleAndDebit(ctx context.Context, tx pgx.Tx, i int64, slot int) error {
 	if err != nil {
 		return err
 	}
-	_, err = debit(ctx, tx, fresh, func(int64) int { return slot }, false)
+	_, err = debit(ctx, tx, fresh, func(string) int { return slot }, false)
 	return err
 }
 
@@ -299,24 +299,23 @@ type batchWriter struct{ compact bool }
 
 func (w batchWriter) WriteBatch(ctx context.Context, tx pgx.Tx, batch []claims) (int, error) {
 	var requests []int64
-	slotOf := make(map[int64]int)
+	slotOf := make(map[string]int)
 	for _, c := range batch {
 		requests = append(requests, c.Requests...)
 		for _, i := range c.Requests {
-			slotOf[i] = c.Slot
+			slotOf[requestID(i)] = c.Slot
 		}
 	}
 	fresh, ops, err := settle(ctx, tx, requests)
 	if err != nil {
 		return ops, err
 	}
-	n, err := debit(ctx, tx, fresh, func(i int64) int { return slotOf[i] }, w.compact)
+	n, err := debit(ctx, tx, fresh, func(id string) int { return slotOf[id] }, w.compact)
 	return ops + n, err
 }
 
 // settledUsage is a usage this transaction settled: what its settlement debits.
 type settledUsage struct {
-	request                                 int64
 	requestID, userID, apiKeyID, providerID string
 	cost                                    counters.Money
 }
@@ -343,10 +342,8 @@ func (u settledUsage) debits() []counters.Delta {
 // one) is an error: the invariant that makes settling idempotent is broken.
 func settle(ctx context.Context, tx pgx.Tx, requests []int64) ([]settledUsage, int, error) {
 	ids := make([]string, len(requests))
-	indexOf := make(map[string]int64, len(requests))
 	for k, i := range requests {
 		ids[k] = requestID(i)
-		indexOf[ids[k]] = i
 	}
 	rows, err := tx.Query(ctx, `
 		SELECT request_id, user_id, api_key_id, provider_id, cost::text, billing_status
@@ -363,7 +360,6 @@ func settle(ctx context.Context, tx pgx.Tx, requests []int64) ([]settledUsage, i
 	var cost, status string
 	_, err = pgx.ForEachRow(rows, []any{&u.requestID, &u.userID, &u.apiKeyID, &u.providerID, &cost, &status}, func() error {
 		var err error
-		u.request = indexOf[u.requestID]
 		if u.cost, err = counters.ParseMoney(cost); err != nil {
 			return fmt.Errorf("usage %s: %w", u.requestID, err)
 		}
@@ -428,10 +424,10 @@ func settle(ctx context.Context, tx pgx.Tx, requests []int64) ([]settledUsage, i
 // debit applies the debits of the usages just settled, each to the slot its request picked:
 // compacted (summed per hot row, one UPDATE per table) or every debit of every usage as its own
 // UPDATE, in order.
-func debit(ctx context.Context, tx pgx.Tx, fresh []settledUsage, slotOf func(request int64) int, compact bool) (int, error) {
+func debit(ctx context.Context, tx pgx.Tx, fresh []settledUsage, slotOf func(requestID string) int, compact bool) (int, error) {
 	deltas := make([]counters.Delta, 0, 3*len(fresh))
 	for _, u := range fresh {
-		deltas = append(deltas, counters.InSlot(u.debits(), slotOf(u.request))...)
+		deltas = append(deltas, counters.InSlot(u.debits(), slotOf(u.requestID))...)
 	}
 	if compact {
 		return counters.Apply(ctx, tx, deltas)
