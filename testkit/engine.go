@@ -337,6 +337,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		TotalSQL:   e.info.TotalSQL,
 		Progress:   func() (int64, int64) { return live.Completed(), live.Failed() },
 		Samples:    e.samples,
+		Process:    e.samples != nil || c.FaultEvery > 0, // the samples file, soakFigures
 		Label:      results.Sample{Run: r.Index, Mode: r.Mode, Repetition: r.Repetition, Level: r.Level},
 	}
 	if wl.Queue != nil {

@@ -70,6 +70,10 @@ type Config struct {
 	Progress func() (completed, failed int64)
 	// Samples receives every sample (optional).
 	Samples *SampleWriter
+	// Process adds the process's RSS, goroutines and open sockets to every sample and keeps
+	// them in Series (reading /proc: set it only when something reads them — the samples
+	// file, a soak's figures).
+	Process bool
 	// Label is copied into every sample.
 	Label results.Sample
 }
@@ -425,7 +429,9 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 	if m.cfg.Progress != nil {
 		s.CompletedRequests, s.FailedRequests = m.cfg.Progress()
 	}
-	s.RSSBytes, s.Goroutines, s.OpenConns = processStats()
+	if m.cfg.Process {
+		s.RSSBytes, s.Goroutines, s.OpenConns = processStats()
+	}
 	if sampleErr != nil {
 		s.SampleError = sampleErr.Error()
 	}
@@ -440,8 +446,10 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 	if waitErr != nil && lockOK {
 		m.locks.SampleErrors++ // the lock part was kept; the sample still failed in part
 	}
-	m.series = append(m.series, Point{Time: now, Completed: s.CompletedRequests, RSSBytes: s.RSSBytes,
-		Goroutines: s.Goroutines, OpenConns: s.OpenConns})
+	if m.cfg.Process {
+		m.series = append(m.series, Point{Time: now, Completed: s.CompletedRequests, RSSBytes: s.RSSBytes,
+			Goroutines: s.Goroutines, OpenConns: s.OpenConns})
+	}
 	lastPending := m.last.OutboxPending
 	m.last = s
 	if s.OutboxPending == nil { // counted every SlowInterval only: keep the latest count
@@ -502,7 +510,8 @@ func (m *Monitor) Last() results.Sample {
 	return m.last
 }
 
-// Series returns the progress and process figures of every sample so far, in time order.
+// Series returns the progress and process figures of every sample so far, in time order
+// (empty unless Config.Process).
 func (m *Monitor) Series() []Point {
 	m.mu.Lock()
 	defer m.mu.Unlock()
