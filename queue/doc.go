@@ -17,7 +17,7 @@
 // atomics behind Metrics and the Enqueue side of the close handshake), Lifecycle (the Close
 // side), Switch (the pause state), RetryBatch (batch attempts, backoff and their counters),
 // Compact, DefaultCodec (records as JSON for a backend that stores them outside the process),
-// Names, OrDefault, ResolveMaxRetries, Backoff and IsClosed. The transports beneath
+// Names, OrDefault, Options.RetryWait and IsClosed. The transports beneath
 // differ: per-worker in-memory fifos here, a Redis stream in queue/redisq.
 //
 // # Ordering

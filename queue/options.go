@@ -222,14 +222,14 @@ func (o Options[K, T]) Check() []error {
 }
 
 // WithDefaults returns o with the defaults every backend shares filled in: BatchSize,
-// FlushInterval, Workers (clamped to MaxWorkers), MaxRetries (ResolveMaxRetries) and
+// FlushInterval, Workers (clamped to MaxWorkers), MaxRetries (resolveMaxRetries) and
 // RetryBackoff. Capacity is left to the backend.
 func (o Options[K, T]) WithDefaults() Options[K, T] {
 	o.BatchSize = OrDefault(o.BatchSize, DefaultBatchSize)
 	o.FlushInterval = OrDefault(o.FlushInterval, DefaultFlushInterval)
 	o.Workers = min(OrDefault(o.Workers, DefaultWorkers), MaxWorkers)
 	o.RetryBackoff = OrDefault(o.RetryBackoff, DefaultRetryBackoff)
-	o.MaxRetries = ResolveMaxRetries(o.MaxRetries)
+	o.MaxRetries = resolveMaxRetries(o.MaxRetries)
 	return o
 }
 
@@ -250,8 +250,8 @@ func NonNegative(fields ...Field) []error {
 	return errs
 }
 
-// RetryWait is the wait before retry number attempt (1-based): Backoff of RetryBackoff.
-func (o *Options[K, T]) RetryWait(attempt int) time.Duration { return Backoff(o.RetryBackoff, attempt) }
+// RetryWait is the wait before retry number attempt (1-based): backoff of RetryBackoff.
+func (o *Options[K, T]) RetryWait(attempt int) time.Duration { return backoff(o.RetryBackoff, attempt) }
 
 // The helpers below are how every backend reads the options it shares with Options, so that
 // the same value means the same thing whatever the backend.
@@ -265,9 +265,9 @@ func OrDefault[V comparable](v, def V) V {
 	return v
 }
 
-// ResolveMaxRetries reads a MaxRetries option: 0 means DefaultMaxRetries, a negative value
+// resolveMaxRetries reads a MaxRetries option: 0 means DefaultMaxRetries, a negative value
 // no retries.
-func ResolveMaxRetries(n int) int {
+func resolveMaxRetries(n int) int {
 	switch {
 	case n == 0:
 		return DefaultMaxRetries
@@ -277,9 +277,9 @@ func ResolveMaxRetries(n int) int {
 	return n
 }
 
-// Backoff is the wait before retry number attempt (1-based) of a RetryBackoff option worth
+// backoff is the wait before retry number attempt (1-based) of a RetryBackoff option worth
 // first: first, doubled per attempt, capped at one second (or at first when that is larger).
-func Backoff(first time.Duration, attempt int) time.Duration {
+func backoff(first time.Duration, attempt int) time.Duration {
 	limit := max(maxRetryBackoff, first)
 	d := first
 	for i := 1; i < attempt && d < limit; i++ {

@@ -14,7 +14,7 @@ const (
 
 // RetryBatch is the batch attempt loop every backend shares, so that retries, backoff and
 // their counters mean the same whatever the backend: write is called until it succeeds, or
-// until maxRetries retries (as ResolveMaxRetries reads the option) have failed too. The first
+// until maxRetries retries (as resolveMaxRetries reads the option) have failed too. The first
 // failure counts the batch's n source records in FlushFailed (once however often it fails);
 // each retry counts one in Retries. wait sleeps before retry number attempt (1-based; a
 // backend waits Backoff and may park there while paused) and reports false to give up.
