@@ -301,6 +301,9 @@ func (p *plotter) modeBars(prefix string, rep *results.Report) {
 	labels := make([]string, len(rows))
 	for i, r := range rows {
 		labels[i] = ModeLabel(r.Mode, r.Slots, pick)
+		if r.Rate > 0 { // a rung of --rates, or one --rate run: the bars of one mode differ by it
+			labels[i] += " @ " + formatRPS(r.Rate) + "/s"
+		}
 		if r.Repetition > 0 {
 			labels[i] = fmt.Sprintf("%s #%d", labels[i], r.Repetition)
 		}

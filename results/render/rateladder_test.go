@@ -83,7 +83,8 @@ func TestCompareRateLadders(t *testing.T) {
 func TestPlotRateLadder(t *testing.T) {
 	page := renderPlot(t, []*results.Report{resultstest.RateLadderReport()}, nil)
 	for _, want := range []string{"sync rate ladder", "async-compact rate ladder", `"name":"offered rps"`,
-		"max rate at p99 ≤ 200 ms (≥ 95% of arrivals sent): 400/s", `"xAxis":"400"`, `"yAxis":200`, `"name":"service p99 ms"`} {
+		"max rate at p99 ≤ 200 ms (≥ 95% of arrivals sent): 400/s", `"xAxis":"400"`, `"yAxis":200`, `"name":"service p99 ms"`,
+		"sync @ 100/s", "sync @ 800/s"} { // each rung's bars named by its rate
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %s", want)
 		}
