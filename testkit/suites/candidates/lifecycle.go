@@ -132,14 +132,10 @@ func (c candidate) finishedAt() time.Time {
 }
 
 // The extra_data each write contributes; the row ends with their shallow merge. Records
-// never modify their extra (see record), so the maps that do not depend on the request are
-// built once and shared: the queue may hold every write of a run at once.
-func (c candidate) dispatchedExtra() map[string]any {
-	if c.Candidate < int32(len(shared.dispatched)) {
-		return shared.dispatched[c.Candidate]
-	}
-	return dispatchedExtra(c.Candidate)
-}
+// never modify their extra (see record), so the maps are built once, for every candidate index
+// (0 and 1) and output token count candidates makes, and shared: the queue may hold every write
+// of a run at once.
+func (c candidate) dispatchedExtra() map[string]any { return shared.dispatched[c.Candidate] }
 
 func dispatchedExtra(candidate int32) map[string]any {
 	return map[string]any{"model": "gpt-5", "attempt": candidate + 1}
@@ -153,10 +149,7 @@ func (c candidate) terminalExtra(withStream bool) map[string]any {
 	if c.outcome != success {
 		return shared.failed[b2i(withStream)][b2i(c.retryable)]
 	}
-	if v := c.outputTokens - minOutputTokens; v >= 0 && v < outputTokenValues {
-		return shared.succeeded[b2i(withStream)][v]
-	}
-	return succeededExtra(withStream, c.outputTokens)
+	return shared.succeeded[b2i(withStream)][c.outputTokens-minOutputTokens]
 }
 
 func succeededExtra(withStream bool, outputTokens int) map[string]any {
@@ -193,27 +186,17 @@ var shared = struct {
 }
 
 // nameSet holds a name formatted for candidate indexes 0 and 1 (all that candidates makes),
-// so that candidates share their provider, key and endpoint strings; another index is
-// formatted when asked.
-type nameSet struct {
-	format string
-	first  [2]string
-}
+// so that candidates share their provider, key and endpoint strings.
+type nameSet [2]string
 
-func newNameSet(format string, args ...any) nameSet {
-	n := nameSet{format: format}
-	for c := range n.first {
-		n.first[c] = fmt.Sprintf(format, append([]any{c}, args...)...)
+func newNameSet(format string) (n nameSet) {
+	for c := range n {
+		n[c] = fmt.Sprintf(format, c)
 	}
 	return n
 }
 
-func (n nameSet) of(candidate int32) string {
-	if candidate >= 0 && candidate < int32(len(n.first)) {
-		return n.first[candidate]
-	}
-	return fmt.Sprintf(n.format, candidate)
-}
+func (n nameSet) of(candidate int32) string { return n[candidate] }
 
 func b2i(b bool) int {
 	if b {
