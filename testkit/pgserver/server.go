@@ -432,15 +432,19 @@ func (s *Server) Crash(ctx context.Context) (recovered bool, err error) {
 	return s.logCount(recovery) > before, nil
 }
 
-// logCount counts the occurrences of sub in the server's logs (one file per start).
-func (s *Server) logCount(sub string) int {
+// logCount counts the occurrences of sub in the server's logs.
+func (s *Server) logCount(sub string) int { return bytes.Count(s.logs(), []byte(sub)) }
+
+// logs are the server logs embedded-postgres wrote into our directory (one file per start),
+// one after the other.
+func (s *Server) logs() []byte {
 	files, _ := filepath.Glob(filepath.Join(s.dir, "embedded_postgres_log*"))
-	n := 0
+	var all bytes.Buffer
 	for _, f := range files {
 		b, _ := os.ReadFile(f)
-		n += bytes.Count(b, []byte(sub))
+		all.Write(b)
 	}
-	return n
+	return all.Bytes()
 }
 
 // Stop stops the server and removes its working directory. It is idempotent and safe to
@@ -521,14 +525,8 @@ func StopAll() error { return live.StopAll() }
 
 // logTail returns the end of the server log embedded-postgres wrote into our directory.
 func (s *Server) logTail() string {
-	files, _ := filepath.Glob(filepath.Join(s.dir, "embedded_postgres_log*"))
-	var all bytes.Buffer
-	for _, f := range files {
-		b, _ := os.ReadFile(f)
-		all.Write(b)
-	}
 	const keep = 4096
-	b := all.Bytes()
+	b := s.logs()
 	if len(b) > keep {
 		b = b[len(b)-keep:]
 	}
