@@ -371,7 +371,7 @@ func (c *Config) faultNeeds(kind string) string {
 		return "needs the temporary server (it cannot restart a --postgres-url server)"
 	case kind == faults.KillConsumer && c.QueueBackend != BackendRedis:
 		return "needs --queue-backend redis (the memory queue has no consumer process)"
-	case kind == faults.CrashRedis && (c.QueueBackend != BackendRedis || c.RedisURL != "" || c.RedisMode != redisrun.Managed):
+	case kind == faults.CrashRedis && (c.QueueBackend != BackendRedis || !c.ManagedRedis()):
 		return "needs --queue-backend redis --redis managed (a redis-server this run starts, kills and starts again)"
 	case kind == faults.KillFlusher && c.QueueBackend != BackendMemory:
 		return "needs --queue-backend memory (the queue's own flush workers)"

@@ -12,6 +12,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/monitor"
+	"github.com/hotspotkit/hotspotkit/testkit/redisrun"
 	"github.com/hotspotkit/hotspotkit/testkit/soak"
 )
 
@@ -70,8 +71,8 @@ func (t faultTarget) CrashPostgres(ctx context.Context) (string, error) {
 // command waits on the paused server and dies with it.
 func (t faultTarget) CrashRedis(ctx context.Context, down time.Duration) (string, error) {
 	rt := t.e.redis
-	if !rt.Managed() {
-		return "", errors.New("crash-redis needs --queue-backend redis --redis managed")
+	if !rt.Managed() { // before pausing the consumers of a server it cannot crash
+		return "", redisrun.ErrNotManaged
 	}
 	held := "an unknown number of"
 	if q := t.wl.Queue; q != nil && q.stream != nil {

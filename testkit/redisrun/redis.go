@@ -113,11 +113,14 @@ func moduleVersion(path string) string {
 // Crash kills the redis-server this process started (SIGKILL) and starts it again after down
 // on the same port and data directory; an error for an embedded or --redis-url Redis.
 func (t *Target) Crash(ctx context.Context, down time.Duration) error {
-	if t == nil || t.server == nil {
-		return errors.New("crash-redis needs --queue-backend redis --redis managed")
+	if !t.Managed() {
+		return ErrNotManaged
 	}
 	return t.server.Crash(ctx, down)
 }
+
+// ErrNotManaged is Crash's error for a Redis this process did not start.
+var ErrNotManaged = errors.New("crash-redis needs --queue-backend redis --redis managed")
 
 // Managed says whether this process started the redis-server (Crash can kill it).
 func (t *Target) Managed() bool { return t != nil && t.server != nil }

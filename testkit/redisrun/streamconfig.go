@@ -45,6 +45,10 @@ type StreamConfig struct {
 }
 
 // Register adds the flags to fs.
+// ManagedRedis says whether the flags ask for a redis-server this run starts (--redis
+// managed, no --redis-url): the only Redis that --redis-persist shapes and crash-redis kills.
+func (c *StreamConfig) ManagedRedis() bool { return c.RedisURL == "" && c.RedisMode == Managed }
+
 func (c *StreamConfig) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.QueueBackend, "queue-backend", BackendMemory, "async queue backend: memory (in this process) or redis (a Redis stream: durable, shared by processes)")
 	fs.StringVar(&c.RedisMode, "redis", Embedded, "Redis for --queue-backend redis: embedded (miniredis in this process) or managed (a temporary redis-server from PATH)")
@@ -110,7 +114,7 @@ func (c *StreamConfig) Validate(fs *pflag.FlagSet, common Common, bad func(forma
 	}
 	if !slices.Contains(redisserver.PersistSettings, c.RedisPersist) {
 		bad("--redis-persist %q: want %s", c.RedisPersist, strings.Join(redisserver.PersistSettings, ", "))
-	} else if changed("redis-persist") != nil && (c.RedisURL != "" || c.RedisMode != Managed) {
+	} else if changed("redis-persist") != nil && !c.ManagedRedis() {
 		bad("--redis-persist applies to --redis managed only")
 	}
 	if c.ReclaimIdleMs < 1 || c.MaxDeliveries < 1 {
