@@ -3,12 +3,22 @@ package queue
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 )
 
 // ErrGroupTooLarge is returned under PolicyBlock for a group of more records than the
 // backend's capacity: it could never fit, so waiting for room would never end.
 var ErrGroupTooLarge = errors.New("queue: group of records larger than the queue's capacity")
+
+// GroupTooLarge is ErrGroupTooLarge, with its size, for a group of n records that can never fit
+// a backend of capacity records (0: unbounded); nil for one that can.
+func GroupTooLarge(n, capacity int64) error {
+	if capacity > 0 && n > capacity {
+		return fmt.Errorf("%w (%d records, capacity %d)", ErrGroupTooLarge, n, capacity)
+	}
+	return nil
+}
 
 // WriteInline is PolicySync's write, which every backend shares: the caller writes its group
 // of records itself, outside the queue, in one Flush of f (one transaction: all or nothing).

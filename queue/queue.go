@@ -174,8 +174,8 @@ func (q *Queue[K, T]) signalFreed() {
 // ctx is done or Close's deadline expires. A waiter whose group does not fit yet waits for the
 // next release: the queue held records when it tried, and the workers are taking them.
 func (q *Queue[K, T]) awaitRoom(ctx context.Context, n int64) error {
-	if n > int64(q.opts.Capacity) {
-		return fmt.Errorf("%w (%d records, capacity %d)", ErrGroupTooLarge, n, q.opts.Capacity)
+	if err := GroupTooLarge(n, int64(q.opts.Capacity)); err != nil {
+		return err
 	}
 	q.blocked.Add(1)
 	defer q.blocked.Add(-1)

@@ -68,10 +68,10 @@ func (q *Queue[K, T]) EnqueueAll(ctx context.Context, recs []T) (queue.Outcome, 
 	}
 	at := time.Now()
 	r.at = at.UnixMicro()
-	tooLarge := q.o.Capacity > 0 && n > int64(q.o.Capacity) // the script would refuse it forever
+	tooLarge := queue.GroupTooLarge(n, int64(q.o.Capacity)) // the script would refuse it forever
 	wait := time.Millisecond
 	for {
-		if !tooLarge {
+		if tooLarge == nil {
 			added, err := q.add(ctx, r)
 			switch {
 			case err != nil:
@@ -88,9 +88,9 @@ func (q *Queue[K, T]) EnqueueAll(ctx context.Context, recs []T) (queue.Outcome, 
 		case queue.PolicySync:
 			return q.writeInline(ctx, recs, at)
 		}
-		if tooLarge {
+		if tooLarge != nil {
 			c.Rejected.Add(n)
-			return queue.Rejected, fmt.Errorf("%w (%d records, capacity %d)", queue.ErrGroupTooLarge, n, q.o.Capacity)
+			return queue.Rejected, tooLarge
 		}
 		select {
 		case <-time.After(wait):
