@@ -173,16 +173,15 @@ func (m *Monitor) loop(ctx context.Context) {
 
 // lockQuery lists every waiting hotspotkit session with what can name its table, and (in the
 // same statement, so nearly the same instant) which hot tables hold a row whose xmax is the
-// transaction it waits for. %s is replaced by one SELECT per hot table (see lockQueryFor).
+// transaction it waits for, and those rows: two arrays from one scan, in one order, so that
+// their entries pair up (waiter.row). %s is replaced by one SELECT per hot table (see
+// lockQueryFor).
 const lockQuery = `
 WITH w AS (
     SELECT w.locktype,
            CASE WHEN w.locktype IN ('relation', 'page', 'tuple', 'extend') THEN c.relname END AS own_rel,
            CASE WHEN w.locktype = 'tuple' THEN c.relname || ' (' || w.page || ',' || w.tuple || ')' END AS own_row,
-           (SELECT c2.relname FROM pg_locks g JOIN pg_class c2 ON c2.oid = g.relation
-             WHERE g.pid = w.pid AND g.granted AND g.locktype = 'tuple' LIMIT 1) AS tuple_rel,
-           (SELECT c2.relname || ' (' || g.page || ',' || g.tuple || ')' FROM pg_locks g JOIN pg_class c2 ON c2.oid = g.relation
-             WHERE g.pid = w.pid AND g.granted AND g.locktype = 'tuple' LIMIT 1) AS tuple_row,
+           t.rel AS tuple_rel, t.trow AS tuple_row,
            ARRAY(SELECT c3.relname::text FROM pg_locks g JOIN pg_class c3 ON c3.oid = g.relation
              WHERE g.pid = w.pid AND g.granted AND g.locktype = 'relation'
                AND g.mode = 'RowExclusiveLock' AND c3.relkind IN ('r', 'p')) AS written,
@@ -191,6 +190,9 @@ WITH w AS (
     FROM pg_locks w
     JOIN pg_stat_activity a ON a.pid = w.pid
     LEFT JOIN pg_class c ON c.oid = w.relation
+    LEFT JOIN LATERAL (SELECT c2.relname AS rel, c2.relname || ' (' || g.page || ',' || g.tuple || ')' AS trow
+                       FROM pg_locks g JOIN pg_class c2 ON c2.oid = g.relation
+                       WHERE g.pid = w.pid AND g.granted AND g.locktype = 'tuple' LIMIT 1) t ON true
     WHERE NOT w.granted
       AND a.datname = current_database()
       AND a.application_name LIKE $1
@@ -201,9 +203,11 @@ WITH w AS (
     %s
 )
 SELECT w.locktype, w.own_rel, w.own_row, w.tuple_rel, w.tuple_row, w.written,
-       ARRAY(SELECT l.rel FROM locked l WHERE l.xid = w.xid::text),
-       ARRAY(SELECT l.rel || ' ' || l.ctid FROM locked l WHERE l.xid = w.xid::text), w.wait_ms
-FROM w`
+       COALESCE(held.rels, '{}'), COALESCE(held.trows, '{}'), w.wait_ms
+FROM w
+LEFT JOIN LATERAL (SELECT array_agg(l.rel ORDER BY l.rel, l.ctid) AS rels,
+                          array_agg(l.rel || ' ' || l.ctid ORDER BY l.rel, l.ctid) AS trows
+                   FROM locked l WHERE l.xid = w.xid::text) held ON true`
 
 // lockQueryFor builds lockQuery for the hot tables.
 func lockQueryFor(hot []string) string {
