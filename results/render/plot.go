@@ -494,7 +494,7 @@ func rateLaddersFromRuns(runs []results.Run) []results.RateLadder {
 	var out []results.RateLadder
 	seen := make(map[string]bool)
 	for _, r := range runs {
-		if r.Rate > 0 && r.Level == 0 && !seen[r.Mode] {
+		if _, ladder := r.Config["rates"]; ladder && r.Rate > 0 && r.Level == 0 && !seen[r.Mode] { // --rates, not one --rate
 			seen[r.Mode] = true
 			slo, _ := configNumber(r.Config, "slo-p99-ms")
 			out = append(out, results.BuildRateLadder(r.Mode, runs, slo))

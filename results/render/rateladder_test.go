@@ -94,6 +94,12 @@ func TestPlotRateLadder(t *testing.T) {
 	if page := renderPlot(t, []*results.Report{rep}, nil); !strings.Contains(page, "max rate at p99 ≤ 200 ms (≥ 95% of arrivals sent): 16,000/s") {
 		t.Errorf("rate ladder not rebuilt from the runs")
 	}
+	one := resultstest.RateLadderReport() // one --rate run: no ladder to draw
+	one.Runs, one.RateLadders = one.Runs[:1], nil
+	delete(one.Runs[0].Config, "rates")
+	if page := renderPlot(t, []*results.Report{one}, nil); strings.Contains(page, "rate ladder") {
+		t.Errorf("a single --rate run drawn as a one-step rate ladder")
+	}
 }
 
 func pairHas(p Pair, metric string) bool {
