@@ -401,11 +401,13 @@ func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, co
 // is exact (each logical total, summed over its slots, is the expected total; nothing lost or
 // applied twice) and every logical row has exactly its slots:
 //   - --slots 4, slots picked by a hash of the request id;
-//   - --slots 3 --slot-pick session under terminate-backends (four times, --max-tries 5: a
-//     retry, on another session, writes another slot; a replacement session takes its
-//     predecessor's seat), and --slots 4 --slot-pick random with the reply of every 7th
-//     request's first COMMIT lost (--max-tries 3): the faults AtomicUnderFaults puts
-//     unslotted rows through.
+//   - --slots 3 --slot-pick session under terminate-backends (four times; a retry, on another
+//     session, writes another slot; a replacement session takes its predecessor's seat), with
+//     --max-tries 30 as for restart-postgres: each termination leaves the pool's idle
+//     connections dead, and a retry that draws one spends a try on it (with 5, a request of
+//     the outbox mode, the fastest, used them all up in about half of the runs), and
+//   - --slots 4 --slot-pick random with the reply of every 7th request's first COMMIT lost
+//     (--max-tries 3): the faults AtomicUnderFaults puts unslotted rows through.
 func Slotted(t *testing.T, s testkit.Suite, requests, concurrency int) {
 	t.Helper()
 	flags := []string{"--modes", strings.Join(testkit.AllModes, ","), "--requests", strconv.Itoa(requests),
@@ -416,7 +418,7 @@ func Slotted(t *testing.T, s testkit.Suite, requests, concurrency int) {
 		args        []string
 	}{
 		{"hash", "", 4, []string{"--slots", "4"}},
-		{"session, terminate-backends", "terminate-backends", 3, []string{"--slots", "3", "--slot-pick", "session", "--max-tries", "5",
+		{"session, terminate-backends", "terminate-backends", 3, []string{"--slots", "3", "--slot-pick", "session", "--max-tries", "30", "--retry-backoff-ms", "20",
 			"--fault", "terminate-backends@20ms", "--fault", "terminate-backends@40ms",
 			"--fault", "terminate-backends@60ms", "--fault", "terminate-backends@80ms"}},
 		{"lost COMMIT replies, random", "", 4, []string{"--slots", "4", "--slot-pick", "random",
