@@ -1,12 +1,3 @@
-// Package results owns the JSON report every hotspotkit binary writes: its types, how it is
-// read back and written, the repetition summaries and ladders computed from its runs, and where
-// a report is filed (Store). It imports the standard library only (deps_test.go keeps it so):
-// a report is plain data, so a service, the engine (testkit) and the baseline tool can all read
-// it without a database, a chart library or each other. Tables, comparisons and plots built
-// from reports live in results/render.
-//
-// Conventions: numbers are JSON numbers, units live in key names (_ms, _rps, _basis_points),
-// times are RFC3339Nano, and exact decimal values (NUMERIC totals) travel as strings.
 package results
 
 import (
@@ -18,8 +9,17 @@ import (
 	"time"
 )
 
-// SchemaVersion is bumped when a field changes meaning or disappears; adding fields does not.
-const SchemaVersion = 1
+// SchemaVersion is the version of the format this package writes: of the report and of its
+// samples file. It moves on every change to either, an added field included, and Read
+// upgrades a report of every earlier version to it (upgrade.go), so that no reader has to
+// cope with an older one. The versions:
+//
+//  1. Every report up to issue 26: a run's config is a map of flag names ("flush-batch-size",
+//     durations as Go durations) with managed_postgres and the suite's flags among them.
+//  2. A run's config is a RunConfig: snake_case keys, durations in milliseconds (_ms keys),
+//     the suite's own flags under "suite", the run's mode no longer repeated in it, and the
+//     settings that have no effect under the others left out.
+const SchemaVersion = 2
 
 // Report is one invocation of one suite binary.
 type Report struct {
@@ -109,8 +109,15 @@ type Run struct {
 	// Slots is the number of physical rows each hot logical row was split into (--slots);
 	// 0 for a suite without slotted rows (and in reports from before them).
 	Slots int `json:"slots,omitempty"`
-	// Config holds every flag value that shaped the run, by flag name.
-	Config         map[string]any  `json:"config"`
+	// Settings is the run's configuration: every setting the engine records, and which of them
+	// shape the work (see RunConfig).
+	Settings RunConfig `json:"config"`
+	// Config is the engine's configuration of the run as a map of flag names, the form of
+	// version 1 (see legacy.go).
+	//
+	// Deprecated: transitional, until the engine fills Settings itself. Write converts it into
+	// Settings; Read fills it from Settings.
+	Config         map[string]any  `json:"-"`
 	StartedAt      time.Time       `json:"started_at"`
 	Load           Load            `json:"load"`
 	Pool           Pool            `json:"pool"`
@@ -531,46 +538,11 @@ type RateStep struct {
 	MaxAtSLO bool `json:"max_at_slo,omitempty"`
 }
 
-// Sample is one line of the NDJSON samples file: what the monitor saw at one instant.
-type Sample struct {
-	Time       time.Time `json:"t"`
-	Run        int       `json:"run"`
-	Mode       string    `json:"mode"`
-	Repetition int       `json:"repetition,omitempty"`
-	Level      int       `json:"level,omitempty"`
-	ElapsedMs  float64   `json:"elapsed_ms"`
-	// Lock waiters (absent when the lock query failed in this sample).
-	LockWaiters       int64            `json:"lock_waiters"`
-	WaitersByRelation map[string]int64 `json:"waiters_by_relation,omitempty"`
-	// MaxWaitersPerRow is, per table, the most waiters queued for one physical row of it.
-	MaxWaitersPerRow  map[string]int64 `json:"max_waiters_per_row,omitempty"`
-	WaitersByLockType map[string]int64 `json:"waiters_by_lock_type,omitempty"`
-	OldestLockWaitMs  float64          `json:"oldest_lock_wait_ms"`
-	BlockedSessions   *int64           `json:"blocked_sessions,omitempty"`
-	Blockers          *int64           `json:"blockers,omitempty"`
-	PoolAcquired      int32            `json:"pool_acquired"`
-	PoolIdle          int32            `json:"pool_idle"`
-	PoolMax           int32            `json:"pool_max"`
-	PoolUsageBasisPts int64            `json:"pool_usage_basis_points"`
-	PoolPressure      bool             `json:"pool_pressure,omitempty"`
-	QueueDepth        *int64           `json:"queue_depth,omitempty"`
-	QueuePendingDepth *int64           `json:"queue_pending_depth,omitempty"`
-	OutboxPending     *int64           `json:"outbox_pending,omitempty"`
-	CompletedRequests int64            `json:"completed_requests"`
-	FailedRequests    int64            `json:"failed_requests"`
-	// WaitEvents counts the run's backends by "wait_event_type:wait_event" ("active": running,
-	// not waiting) at this instant.
-	WaitEvents  map[string]int64 `json:"wait_events,omitempty"`
-	SampleError string           `json:"error,omitempty"`
-	// The process itself at this instant: resident memory, goroutines, open TCP sockets
-	// (to PostgreSQL, Redis and the metrics endpoint's clients).
-	RSSBytes   int64 `json:"rss_bytes,omitempty"`
-	Goroutines int   `json:"goroutines,omitempty"`
-	OpenConns  int   `json:"open_conns,omitempty"`
-}
-
 // Write encodes the report as indented JSON.
 func (r *Report) Write(w io.Writer) error {
+	if err := r.settleLegacyConfigs(); err != nil {
+		return err
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
@@ -596,19 +568,36 @@ func (r *Report) WriteFile(path string) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// Read decodes one report and checks that it is one.
+// Read decodes one report, checks that it is one, and upgrades it from the version it was
+// written in to SchemaVersion.
 func Read(rd io.Reader) (*Report, error) {
-	var r Report
-	dec := json.NewDecoder(rd)
-	if err := dec.Decode(&r); err != nil {
+	var raw json.RawMessage
+	if err := json.NewDecoder(rd).Decode(&raw); err != nil {
 		return nil, err
 	}
-	if r.SchemaVersion == 0 || r.Suite == "" {
+	var head struct {
+		SchemaVersion int    `json:"schema_version"`
+		Suite         string `json:"suite"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return nil, err
+	}
+	switch {
+	case head.SchemaVersion <= 0 || head.Suite == "":
 		return nil, fmt.Errorf("not a hotspotkit report (no schema_version or suite)")
+	case head.SchemaVersion > SchemaVersion:
+		return nil, fmt.Errorf("report schema_version %d is newer than this tool understands (%d)", head.SchemaVersion, SchemaVersion)
+	case head.SchemaVersion < SchemaVersion:
+		var err error
+		if raw, err = upgrade(raw, head.SchemaVersion); err != nil {
+			return nil, err
+		}
 	}
-	if r.SchemaVersion > SchemaVersion {
-		return nil, fmt.Errorf("report schema_version %d is newer than this tool understands (%d)", r.SchemaVersion, SchemaVersion)
+	var r Report
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, err
 	}
+	r.fillLegacyConfigs()
 	return &r, nil
 }
 
@@ -625,6 +614,3 @@ func ReadFile(path string) (*Report, error) {
 	}
 	return r, nil
 }
-
-// SamplesPath is where the NDJSON samples of a report written to output go.
-func SamplesPath(output string) string { return output + ".samples.ndjson" }

@@ -60,12 +60,13 @@ Pairs the runs of two reports of the same suite, then judges every pair. Exit 0 
 pair is within the thresholds, 1 on a regression, 2 on bad input (missing or unreadable file,
 not a report, different suites) or when no run pairs; the verdict line always says the same.
 
-Pairing: runs pair when their mode, ladder level and every config key that shapes the work are
-equal. Keys that shape nothing (output, profiling, seed, schema, server URLs, where PostgreSQL
-binaries come from, --repeat, ...; --explain lists them) never count. A key present on one
-side only takes its default on the other: a flag the newer binary added (and left at its
-default) does not break an older baseline; one set on its command line does. --across KEY,...
-pairs runs that differ only in those keys, to compare two settings on purpose.
+Pairing: runs pair when their mode, ladder level and every setting of their config that
+shapes the work are equal. Settings that shape nothing (seed, schema, server URLs, where
+PostgreSQL binaries come from, --repeat, ...; --explain lists them) never count. A suite's own
+flag present on one side only takes its default on the other: one the newer binary added (and
+left at its default) does not break an older baseline; one set on its command line does.
+--across NAME,... pairs runs that differ only in those settings (a config key or its flag:
+flush_batch_size or flush-batch-size), to compare two settings on purpose.
 
 Checks, on medians over each side's runs (never the stored summaries):
   machine-independent, on any two machines: verified, lost = duplicated = 0, statements,
@@ -263,7 +264,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	c.flags.Var(limitFlag{&th.MaxCostIncrease}, "max-cost-increase", "fail when statements, commits or WAL bytes per request rise by more than this (and by more than a small absolute floor)")
 	c.flags.BoolVar(&th.NoNewWaiters, "no-new-waiters", th.NoNewWaiters, "fail when a hot table that had no lock waiters now has some (--no-new-waiters=false to allow)")
 	c.flags.BoolVar(&th.RequireVerified, "require-verified", false, "fail when a run of NEW did not pass verification even if OLD did not either")
-	c.flags.StringSliceVar(&opt.Across, "across", nil, "config keys the paired runs may differ in, e.g. flush-batch-size (to compare two settings on purpose)")
+	c.flags.StringSliceVar(&opt.Across, "across", nil, "config settings the paired runs may differ in, by key or flag, e.g. flush-batch-size (to compare two settings on purpose)")
 	c.flags.BoolVar(&opt.SameMachine, "same-machine", false, "both reports ran on one machine: compare throughput and latency directly even without calibration")
 	c.flags.Var(limitFlag{&opt.CalibrationTolerance}, "calibration-tolerance", "how far beyond each other's min–max band two calibrations may lie and still agree")
 	explain := c.flags.Bool("explain", false, "print for every run group of both reports the pair chosen, or why none was")
@@ -279,7 +280,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, k := range opt.Across {
 		if k == "mode" || k == "" {
-			return c.usageError(fmt.Sprintf("--across %q: name config keys such as flush-batch-size (modes always pair with their own mode)", k))
+			return c.usageError(fmt.Sprintf("--across %q: name config settings such as flush-batch-size (modes always pair with their own mode)", k))
 		}
 	}
 	if c.flags.NArg() != 2 {
@@ -341,7 +342,7 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 		if !ok {
 			continue
 		}
-		s, err := render.ReadSamples(path)
+		s, err := results.ReadSamples(path)
 		if err != nil {
 			return c.fail(err)
 		}

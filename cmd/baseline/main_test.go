@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +18,7 @@ func report(suite string, scale float64) *results.Report {
 	run := func(mode string, rps, p95 float64, waiters int64, queue bool) results.Run {
 		r := results.Run{
 			Mode:      mode,
-			Config:    map[string]any{"requests": 100000, "concurrency": 64, "flush-batch-size": 1000, "output": "x.json"},
+			Settings:  results.RunConfig{Requests: 100000, Concurrency: 64, FlushBatchSize: 1000},
 			StartedAt: time.Date(2025, 3, 14, 9, 30, 0, 0, time.UTC),
 			Load: results.Load{ThroughputRPS: rps * scale, Concurrency: 64, CompletedRequests: 100000,
 				LatencyMs: results.Latency{P50: p95 / 3 / scale, P95: p95 / scale, P99: p95 * 1.5 / scale}},
@@ -58,8 +57,7 @@ func smallBatches(r *results.Report) *results.Report {
 	out.Environment.Command += " --flush-batch-size 10"
 	out.Runs = nil
 	for _, run := range r.Runs {
-		run.Config = maps.Clone(run.Config)
-		run.Config["flush-batch-size"] = 10
+		run.Settings.FlushBatchSize = 10
 		if run.Queue != nil {
 			db := *run.Database
 			db.PerRequest = results.PerRequest{WALBytes: 392, Commits: 0.11, Statements: 0.11, RowVersions: 1.1}
@@ -178,7 +176,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"compare not an object", []string{"compare", f.base, f.array}, 2, "", "array.json", true},
 		{"compare nothing pairs", []string{"compare", f.base, f.batch}, 2, "verdict: NOTHING COMPARABLE", "no run of the new report pairs", true},
 		{"compare explain unpaired", []string{"compare", "--explain", f.base, f.batch}, 2,
-			"old async-compact · 100,000 × 64 (n=1): unpaired: the new async-compact runs differ in flush-batch-size 1000 here, 10 there", "", false},
+			"old async-compact · 100,000 × 64 (n=1): unpaired: the new async-compact runs differ in flush_batch_size 1000 here, 10 there", "", false},
 		{"compare across batch size", []string{"compare", "--across", "flush-batch-size", f.base, f.batch}, 1,
 			"✗ statements/request rose 2100.0% (limit 15%)\n  ✗ commits/request rose", "", false},
 		{"compare across names WAL", []string{"compare", "--across", "flush-batch-size", f.base, f.batch}, 1,

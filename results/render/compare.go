@@ -293,8 +293,8 @@ type compareEntry struct {
 // Compare pairs the run groups of old and new and judges every pair.
 //
 // Pairing: see matchRuns and configDifferences (mode, level and every config key that shapes
-// the work; nonShapingKeys never count; a key on one side only takes its default; opt.Across
-// keys may differ). Medians, minima and maxima come from the runs themselves, never from a
+// the work; results.NonShapingKeys never count; a suite flag on one side only takes its default;
+// opt.Across keys may differ). Medians, minima and maxima come from the runs themselves, never from a
 // report's stored summaries.
 //
 // Judging, per pair: machine-independent checks always (verified, lost = duplicated = 0, cost
@@ -310,12 +310,9 @@ func Compare(old, new *results.Report, opt Options) (Comparison, error) {
 	if old.Suite != new.Suite {
 		return Comparison{}, fmt.Errorf("reports are of different suites: %q and %q", old.Suite, new.Suite)
 	}
-	if err := acrossKnown(opt.Across, old, new); err != nil {
+	across, err := acrossKeys(opt.Across, old, new)
+	if err != nil {
 		return Comparison{}, err
-	}
-	across := make(map[string]bool, len(opt.Across))
-	for _, k := range opt.Across {
-		across[k] = true
 	}
 	c := Comparison{Suite: old.Suite, Options: opt, Machines: judgeMachines(old, new, opt), RateLadders: rateLadderDeltas(old, new)}
 	oldSide := &matchSide{name: "old", entries: compareEntries(old), explicit: commandFlags(old.Environment.Command)}
@@ -360,7 +357,7 @@ func compareEntries(rep *results.Report) []compareEntry {
 	var order []string
 	groups := make(map[string]*group)
 	for _, r := range rep.Runs {
-		cfg := shapingConfig(r.Config)
+		cfg := r.Settings.Shaping()
 		key := fmt.Sprintf("mode=%s level=%d %s", r.Mode, r.Level, configText(cfg))
 		g, ok := groups[key]
 		if !ok {
@@ -734,7 +731,7 @@ func RenderComparison(w io.Writer, c Comparison, explain bool) error {
 	}
 	fmt.Fprintf(&b, "machines: %s\n", c.Machines.Reason)
 	if explain {
-		b.WriteString("\nmatching (keys that never count: " + strings.Join(NonShapingKeys(), ", ") + "):\n")
+		b.WriteString("\nmatching (keys that never count: " + strings.Join(results.NonShapingKeys(), ", ") + "):\n")
 		for _, m := range c.Matches {
 			fmt.Fprintf(&b, "  %s %s · %s (n=%d): %s\n", m.Side, modeText(m.Mode, m.Level), m.Load, m.Runs, m.Reason)
 			for _, n := range m.Notes {

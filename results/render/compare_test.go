@@ -192,14 +192,13 @@ func TestCompareVerified(t *testing.T) {
 func TestCompareUnmatched(t *testing.T) {
 	old := resultstest.SingleReport()
 	new := resultstest.SingleReport()
-	new.Runs[1].Config["requests"] = 200000 // async-compact now runs a different load
+	new.Runs[1].Settings.Requests = 200000 // async-compact now runs a different load
 	outbox := resultstest.SyncSpec()
 	outbox.Mode = "outbox"
 	new.Runs = append(new.Runs, resultstest.MakeRun(outbox))
-	new.Runs[0].Config["output"] = "/elsewhere/new.json" // not part of the match
-	new.Runs[0].Config["seed"] = 7
-	new.Runs[0].Config["schema"] = "hotspot_b"
-	new.Runs[0].Config["pg-bin-dir"] = "/usr/lib/postgresql/17/bin"
+	new.Runs[0].Settings.Seed = 7 // not part of the match
+	new.Runs[0].Settings.Schema = "hotspot_b"
+	new.Runs[0].Settings.PgBinDir = "/usr/lib/postgresql/17/bin"
 
 	c := mustCompare(t, old, new, DefaultThresholds())
 	if len(c.Pairs) != 1 || c.Pairs[0].Mode != "sync" {
@@ -224,7 +223,7 @@ func TestCompareUnmatched(t *testing.T) {
 
 	other := resultstest.SingleReport()
 	for i := range other.Runs {
-		other.Runs[i].Config["concurrency"] = 7
+		other.Runs[i].Settings.Concurrency = 7
 	}
 	c, err := Compare(old, other, DefaultOptions())
 	if !errors.Is(err, ErrNoMatch) || len(c.UnmatchedOld) != 2 {
@@ -279,24 +278,5 @@ func TestParseLimit(t *testing.T) {
 	}
 	if FormatLimit(0.10) != "10%" || FormatLimit(Off) != "off" {
 		t.Errorf("FormatLimit = %q %q", FormatLimit(0.10), FormatLimit(Off))
-	}
-}
-
-func TestNonShapingKeys(t *testing.T) {
-	// Flag names the engine records in Run.Config.
-	for _, k := range []string{"output", "seed", "postgres-url", "redis-url", "pg-bin-dir", "pg-user", "pg-download-cache",
-		"pg-download-url", "pg-download-version", "schema", "keep-schema", "reuse-schema", "repeat", "levels", "modes",
-		"mode", "cpu-profile", "calibrate"} {
-		if _, ok := nonShapingKeys[k]; !ok {
-			t.Errorf("%s should not take part in matching", k)
-		}
-	}
-	for _, k := range []string{"requests", "concurrency", "duration", "warmup", "max-connections", "flush-batch-size",
-		"flush-interval-ms", "monitor-interval-ms", "hot-keys", "unsafe-no-fsync", "queue-capacity", "queue-workers",
-		"queue-full", "queue-retries", "drain-timeout", "managed_postgres", "queue-backend", "redis", "fault",
-		"persistence", "retry-rate", "pending-usages"} {
-		if _, ok := nonShapingKeys[k]; ok {
-			t.Errorf("%s shapes a run and must take part in matching", k)
-		}
 	}
 }

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,58 +8,6 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 )
-
-// nonShapingKeys are the Run.Config keys that shape nothing a report measures, each with the
-// reason. They never keep two runs from pairing. This is the one list of them: every other key
-// of a run's config shapes the work (suite, load, pool, batching, queue, backend, suite options,
-// faults, ...) and must agree, unless --across names it.
-var nonShapingKeys = map[string]string{
-	"output":                   "where the report goes",
-	"cpu-profile":              "profiling",
-	"mem-profile":              "profiling",
-	"progress":                 "what is printed",
-	"help":                     "what is printed",
-	"debug-break-expectations": "a test hook",
-	"seed":                     "another draw of the same random distribution",
-	"schema":                   "where the tables live, not what they hold",
-	"keep-schema":              "what is left behind afterwards",
-	"reuse-schema":             "what is accepted before the run",
-	"postgres-url":             "which server (its calibration and the environment say what it can do)",
-	"redis-url":                "which Redis",
-	"pg-bin-dir":               "where the PostgreSQL binaries are (the environment records the version)",
-	"pg-user":                  "which OS user runs the temporary server",
-	"pg-download-cache":        "where downloaded PostgreSQL binaries are kept",
-	"pg-download-url":          "where PostgreSQL binaries are downloaded from",
-	"pg-download-version":      "which PostgreSQL is downloaded when none is installed (the environment records the version)",
-	"calibrate":                "the calibration runs before the first run and shapes none",
-	"repeat":                   "repetitions of a run pair as one group",
-	"modes":                    "each run records its own mode",
-	"mode":                     "matched on its own",
-	"levels":                   "each run records its own ladder level",
-	"rates":                    "each run records its own offered rate (the rate key, which shapes it)",
-	"slo-p99-ms":               "judges a rate ladder afterwards; shapes no run",
-	"slots-levels":             "each run records its own slot count (slots)",
-}
-
-// NonShapingKeys lists the config keys that never keep runs from pairing, sorted.
-func NonShapingKeys() []string { return slices.Sorted(maps.Keys(nonShapingKeys)) }
-
-// shapingConfig is the config entries that shape a run, each value in canonical JSON, so that
-// an int in memory and a float64 read back from JSON compare equal.
-func shapingConfig(cfg map[string]any) map[string]string {
-	out := make(map[string]string, len(cfg))
-	for k, v := range cfg {
-		if _, ok := nonShapingKeys[k]; ok {
-			continue
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			b = []byte(fmt.Sprint(v))
-		}
-		out[k] = string(b)
-	}
-	return out
-}
 
 // commandFlags is the set of flags named on a recorded command line ("--name" or
 // "--name=value"); nil when the report recorded no command.
@@ -109,8 +56,9 @@ type matchSide struct {
 }
 
 // configDifferences compares the shaping config of a (on side sa) with b (on side sb), from a's
-// point of view. A key named by --across never differs (the difference is noted). A key present
-// on one side only takes its default on the other:
+// point of view (results.RunConfig.Shaping: every engine setting is on both sides, so only a
+// suite's own flag can be on one side only). A key named by --across never differs (the
+// difference is noted). A key present on one side only takes its default on the other:
 //   - the side that has it did not name the flag on its command line: its value is the flag's
 //     default, the other side's binary predates (or dropped) the flag and ran as that default
 //     does, so the key is noted, not counted;
@@ -141,7 +89,7 @@ func configDifferences(a, b compareEntry, sa, sb *matchSide, across map[string]b
 				value, present, absent, here, there = bv, sb, sa, "there", "here"
 			}
 			switch {
-			case present.explicit != nil && present.explicit[k]:
+			case present.explicit != nil && present.explicit[results.SuiteFlag(k)]:
 				diffs = append(diffs, fmt.Sprintf("%s %s %s (set on the %s command line), absent %s", k, value, here, present.name, there))
 			case present.explicit != nil:
 				notes = append(notes, fmt.Sprintf("%s %s in %s is its default; absent in %s (a binary from before the flag, or after it was dropped)", k, value, present.name, absent.name))
@@ -233,20 +181,23 @@ func describeEntry(e compareEntry) string {
 	return fmt.Sprintf("%s · %s (n=%d)", s, e.load, e.reps)
 }
 
-// acrossKnown checks that every --across key is a config key of some run of either report.
-func acrossKnown(across []string, reps ...*results.Report) error {
-	for _, k := range across {
-		found := false
+// acrossKeys checks that every --across name is a config setting (by key or flag name) or a
+// suite flag of some run of either report, and returns the set of their keys.
+func acrossKeys(across []string, reps ...*results.Report) (map[string]bool, error) {
+	keys := make(map[string]bool, len(across))
+	for _, name := range across {
+		k := results.SettingKey(name)
+		_, found := results.LookupSetting(k)
 		for _, rep := range reps {
 			for _, r := range rep.Runs {
-				if _, ok := r.Config[k]; ok {
-					found = true
-				}
+				_, inSuite := r.Settings.Suite[k]
+				found = found || inSuite
 			}
 		}
 		if !found {
-			return fmt.Errorf("--across %s: no run of either report has that config key", k)
+			return nil, fmt.Errorf("--across %s: no run of either report has that config key", name)
 		}
+		keys[k] = true
 	}
-	return nil
+	return keys, nil
 }

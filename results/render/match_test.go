@@ -2,6 +2,7 @@ package render
 
 import (
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,20 +11,23 @@ import (
 	"github.com/hotspotkit/hotspotkit/results/resultstest"
 )
 
-// withConfig is a copy of rep whose runs have cfg applied (a nil value deletes the key) and
-// whose command line is command.
-func withConfig(rep *results.Report, command string, cfg map[string]any) *results.Report {
+// withConfig is a copy of rep whose runs have set applied to their config (and suite flags
+// set in its Suite; a nil value deletes the flag) and whose command line is command.
+func withConfig(rep *results.Report, command string, set func(*results.RunConfig), suite map[string]any) *results.Report {
 	out := *rep
 	out.Environment.Command = command
 	out.Runs = nil
 	for _, r := range rep.Runs {
-		r.Config = maps.Clone(r.Config)
-		for k, v := range cfg {
+		r.Settings.Suite = maps.Clone(r.Settings.Suite)
+		for k, v := range suite {
 			if v == nil {
-				delete(r.Config, k)
+				delete(r.Settings.Suite, k)
 			} else {
-				r.Config[k] = v
+				r.Settings.Suite[k] = v
 			}
+		}
+		if set != nil {
+			set(&r.Settings)
 		}
 		out.Runs = append(out.Runs, r)
 	}
@@ -41,33 +45,37 @@ func matchOf(c Comparison, side, mode string) Match {
 
 func TestMatcherOneSidedKeys(t *testing.T) {
 	const bin = "usage_counter_hotspot_baseline --requests 100000 --concurrency 64"
-	old := withConfig(resultstest.SingleReport(), bin, nil)
+	old := withConfig(resultstest.SingleReport(), bin, nil, nil)
 	tests := []struct {
 		name    string
 		new     *results.Report
 		pairs   int
 		explain string // in the new sync group's match (reason or notes)
 	}{
-		{"a new flag left at its default",
-			withConfig(resultstest.SingleReport(), bin, map[string]any{"flush-coalesce": true}), 2,
-			"flush-coalesce true in new is its default; absent in old"},
-		{"a new flag set on the command line",
-			withConfig(resultstest.SingleReport(), bin+" --flush-coalesce=false", map[string]any{"flush-coalesce": false}), 0,
-			"flush-coalesce false here (set on the new command line), absent there"},
-		{"a flag the new binary dropped",
-			withConfig(resultstest.SingleReport(), bin, map[string]any{"pool-size": nil}), 2,
-			"pool-size 32 in old is its default; absent in new"},
+		{"a new suite flag left at its default",
+			withConfig(resultstest.SingleReport(), bin, nil, map[string]any{"flush_coalesce": true}), 2,
+			"flush_coalesce true in new is its default; absent in old"},
+		{"a new suite flag set on the command line",
+			withConfig(resultstest.SingleReport(), bin+" --flush-coalesce=false", nil, map[string]any{"flush_coalesce": false}), 0,
+			"flush_coalesce false here (set on the new command line), absent there"},
+		{"a suite flag the new binary dropped",
+			withConfig(resultstest.SingleReport(), bin, nil, map[string]any{"pool_size": nil}), 2,
+			"pool_size 32 in old is its default; absent in new"},
 		{"no command line recorded",
-			withConfig(resultstest.SingleReport(), "", map[string]any{"flush-coalesce": false}), 2,
-			"flush-coalesce false in new taken as its default (no command line recorded)"},
-		{"non-shaping keys differ or appear",
-			withConfig(resultstest.SingleReport(), bin+" --pg-download-version 17 --seed 9 -o /elsewhere.json", map[string]any{
-				"pg-download-version": 17, "pg-download-cache": "/root/.cache", "seed": 9, "output": "/elsewhere.json",
-				"schema": "hotspot_x", "postgres-url": "postgres://u:xxxxx@db/x", "repeat": 1, "calibrate": true}), 2,
+			withConfig(resultstest.SingleReport(), "", nil, map[string]any{"flush_coalesce": false}), 2,
+			"flush_coalesce false in new taken as its default (no command line recorded)"},
+		{"non-shaping settings differ",
+			withConfig(resultstest.SingleReport(), bin+" --pg-download-version 17 --seed 9 -o /elsewhere.json", func(c *results.RunConfig) {
+				c.PgDownloadVersion, c.PgDownloadCache, c.Seed = 17, "/root/.cache", 9
+				c.Schema, c.PostgresURL, c.Repeat = "hotspot_x", "postgres://u:xxxxx@db/x", 1
+			}, nil), 2,
 			"paired with old sync"},
-		{"a shaping key differs",
-			withConfig(resultstest.SingleReport(), bin+" --flush-interval-ms 10", map[string]any{"flush-interval-ms": 10}), 0,
-			"unpaired: the old sync runs differ in flush-interval-ms 10 here, 50 there"},
+		{"a shaping setting differs",
+			withConfig(resultstest.SingleReport(), bin+" --flush-interval-ms 10", func(c *results.RunConfig) { c.FlushIntervalMs = 10 }, nil), 0,
+			"unpaired: the old sync runs differ in flush_interval_ms 10 here, 50 there"},
+		{"an engine setting left out means its off value",
+			withConfig(resultstest.SingleReport(), bin, func(c *results.RunConfig) { c.MaxTries, c.RetryBackoffMs = 1, 20 }, nil), 2,
+			"paired with old sync"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,33 +97,42 @@ func TestMatcherOneSidedKeys(t *testing.T) {
 
 func TestMatcherAcross(t *testing.T) {
 	old := resultstest.SingleReport()
-	new := withConfig(resultstest.SingleReport(), "", map[string]any{"flush-batch-size": 10, "concurrency": 64})
+	new := withConfig(resultstest.SingleReport(), "", func(c *results.RunConfig) { c.FlushBatchSize = 10 }, nil)
 	for i := range old.Runs {
-		old.Runs[i].Config["flush-batch-size"] = 1000
+		old.Runs[i].Settings.FlushBatchSize = 1000
 	}
 	if _, err := Compare(old, new, DefaultOptions()); err != ErrNoMatch {
 		t.Fatalf("different batch sizes paired without --across: %v", err)
 	}
 	opt := DefaultOptions()
-	opt.Across = []string{"flush-batch-size"}
-	c := mustCompareOpt(t, old, new, opt)
-	if len(c.Pairs) != 2 {
-		t.Fatalf("--across flush-batch-size: %d pairs, want 2", len(c.Pairs))
-	}
-	if n := matchOf(c, "old", "async-compact").Notes; len(n) != 1 || n[0] != "flush-batch-size 1000 here, 10 there (--across)" {
-		t.Errorf("notes = %q", n)
+	// The flag's name and the config key are the same setting.
+	for _, name := range []string{"flush-batch-size", "flush_batch_size"} {
+		opt.Across = []string{name}
+		c := mustCompareOpt(t, old, new, opt)
+		if len(c.Pairs) != 2 {
+			t.Fatalf("--across %s: %d pairs, want 2", name, len(c.Pairs))
+		}
+		if n := matchOf(c, "old", "async-compact").Notes; len(n) != 1 || n[0] != "flush_batch_size 1000 here, 10 there (--across)" {
+			t.Errorf("notes = %q", n)
+		}
 	}
 	// --across does not loosen the other keys.
-	new.Runs[1].Config["hot-keys"] = 8
-	new.Environment.Command = "usage_counter_hotspot_baseline --flush-batch-size 10 --hot-keys 8"
-	c = mustCompareOpt(t, old, new, opt)
-	if want := "hot-keys 8 there (set on the new command line), absent here"; len(c.Pairs) != 1 || !strings.Contains(matchOf(c, "old", "async-compact").Reason, want) {
-		t.Errorf("hot-keys difference ignored, want %q:\n%s", want, renderComparison(t, c))
+	new.Runs[1].Settings.HotKeys = 8
+	c := mustCompareOpt(t, old, new, opt)
+	if want := "hot_keys 1 here, 8 there"; len(c.Pairs) != 1 || !strings.Contains(matchOf(c, "old", "async-compact").Reason, want) {
+		t.Errorf("hot_keys difference ignored, want %q:\n%s", want, renderComparison(t, c))
 	}
+	// A duration's flag names its _ms key.
+	opt.Across = []string{"flush-batch-size", "hot-keys", "duration"}
+	c = mustCompareOpt(t, old, new, opt)
+	if len(c.Pairs) != 2 || !slices.Equal(c.Options.Across, opt.Across) {
+		t.Errorf("--across %q: %d pairs, across %q", opt.Across, len(c.Pairs), c.Options.Across)
+	}
+	opt.Across = []string{"flush-batch-size"}
 	// Two new groups that both pair under --across: each old group takes one, the other is
 	// left unpaired and says why.
-	twice := withConfig(resultstest.SingleReport(), "", map[string]any{"flush-batch-size": 10})
-	more := withConfig(resultstest.SingleReport(), "", map[string]any{"flush-batch-size": 100})
+	twice := withConfig(resultstest.SingleReport(), "", func(c *results.RunConfig) { c.FlushBatchSize = 10 }, nil)
+	more := withConfig(resultstest.SingleReport(), "", func(c *results.RunConfig) { c.FlushBatchSize = 100 }, nil)
 	twice.Runs = append(twice.Runs, more.Runs[0])
 	c = mustCompareOpt(t, old, twice, opt)
 	if len(c.Pairs) != 2 || len(c.UnmatchedNew) != 1 || !strings.Contains(c.UnmatchedNew[0].Hint, "already paired") {
@@ -142,7 +159,7 @@ func TestCompareIgnoresStoredSummaries(t *testing.T) {
 func TestCompareCostPerRequest(t *testing.T) {
 	old := resultstest.SingleReport()
 	costly := func(stmts, commits, wal float64) *results.Report {
-		r := withConfig(resultstest.SingleReport(), "", nil)
+		r := withConfig(resultstest.SingleReport(), "", nil, nil)
 		db := *r.Runs[1].Database
 		db.PerRequest.Statements, db.PerRequest.Commits, db.PerRequest.WALBytes = stmts, commits, wal
 		r.Runs[1].Database = &db
@@ -184,7 +201,7 @@ func TestCompareCostPerRequest(t *testing.T) {
 
 func TestCompareLostAndDuplicated(t *testing.T) {
 	old := resultstest.SingleReport()
-	new := withConfig(resultstest.SingleReport(), "", nil)
+	new := withConfig(resultstest.SingleReport(), "", nil, nil)
 	rc := *new.Runs[1].Reconciliation
 	rc.Lost, rc.Duplicated = 3, 1
 	new.Runs[1].Reconciliation = &rc

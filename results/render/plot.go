@@ -3,13 +3,11 @@ package render
 import (
 	"bytes"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -30,36 +28,6 @@ var echartsJS string
 
 // SamplesKey is the key of the samples of reports[i] in the map Plot takes.
 func SamplesKey(i int) string { return strconv.Itoa(i) }
-
-// ReadSamples reads an NDJSON samples file, one Sample per line; blank lines are skipped. A
-// malformed line is an error naming it, except a last line with no newline after it: a run that
-// was killed mid-write leaves one, and it is dropped.
-func ReadSamples(path string) ([]results.Sample, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var out []results.Sample
-	lineNo := 0
-	for len(data) > 0 {
-		lineNo++
-		line, rest, complete := bytes.Cut(data, []byte("\n"))
-		data = rest
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		var s results.Sample
-		if err := json.Unmarshal(line, &s); err != nil {
-			if !complete {
-				break
-			}
-			return nil, fmt.Errorf("%s:%d: %w", path, lineNo, err)
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}
 
 // Page layout: bar charts go two to a row, time series take the whole row.
 const (
@@ -280,11 +248,8 @@ func slotPick(rep *results.Report) string {
 	return ""
 }
 
-// runSlotPick is how run r picked its slots (its config's slot-pick); "" when unslotted.
-func runSlotPick(r results.Run) string {
-	pick, _ := r.Config["slot-pick"].(string)
-	return pick
-}
+// runSlotPick is how run r picked its slots (its config's slot_pick); "" when unslotted.
+func runSlotPick(r results.Run) string { return r.Settings.SlotPick }
 
 // modeBars adds the throughput chart and the latency chart of the non-ladder rows of a report.
 func (p *plotter) modeBars(prefix string, rep *results.Report) {
@@ -494,10 +459,9 @@ func rateLaddersFromRuns(runs []results.Run) []results.RateLadder {
 	var out []results.RateLadder
 	seen := make(map[string]bool)
 	for _, r := range runs {
-		if _, ladder := r.Config["rates"]; ladder && r.Rate > 0 && r.Level == 0 && !seen[r.Mode] { // --rates, not one --rate
+		if len(r.Settings.Rates) > 0 && r.Rate > 0 && r.Level == 0 && !seen[r.Mode] { // --rates, not one --rate
 			seen[r.Mode] = true
-			slo, _ := configNumber(r.Config, "slo-p99-ms")
-			out = append(out, results.BuildRateLadder(r.Mode, runs, slo))
+			out = append(out, results.BuildRateLadder(r.Mode, runs, r.Settings.SLOP99Ms))
 		}
 	}
 	return out

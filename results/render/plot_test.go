@@ -2,9 +2,7 @@ package render
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -86,42 +84,6 @@ func TestEmbeddedEChartsCanBeInlined(t *testing.T) {
 	}
 	if !strings.HasPrefix(strings.TrimSpace(echartsJS), "/*\n* Licensed to the Apache Software Foundation") {
 		t.Error("echarts.min.js lost its licence header")
-	}
-}
-
-func TestReadSamples(t *testing.T) {
-	dir := t.TempDir()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	for _, s := range resultstest.Samples()[:3] {
-		if err := enc.Encode(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	good := buf.String()
-
-	path := filepath.Join(dir, "ok.ndjson")
-	if err := os.WriteFile(path, []byte(good+"\n"+`{"t":"2025-03-14T09:30:00Z","run":0,"mo`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got, err := ReadSamples(path)
-	if err != nil {
-		t.Fatalf("truncated last line: %v", err)
-	}
-	if len(got) != 3 || got[2].ElapsedMs != 200 || got[1].WaitersByRelation["api_keys"] != 1 {
-		t.Errorf("samples = %+v", got)
-	}
-
-	bad := filepath.Join(dir, "bad.ndjson")
-	lines := strings.SplitAfter(good, "\n")
-	if err := os.WriteFile(bad, []byte(lines[0]+"{not json}\n"+lines[1]), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ReadSamples(bad); err == nil || !strings.Contains(err.Error(), "bad.ndjson:2:") {
-		t.Errorf("malformed middle line: err = %v", err)
-	}
-	if _, err := ReadSamples(filepath.Join(dir, "missing")); err == nil {
-		t.Error("missing file read")
 	}
 }
 

@@ -65,7 +65,7 @@ func TestCompareRateLadders(t *testing.T) {
 	other := resultstest.RateLadderReport()
 	for i := range other.Runs {
 		other.Runs[i].Rate *= 2
-		other.Runs[i].Config["rate"] = other.Runs[i].Rate
+		other.Runs[i].Settings.Rate = other.Runs[i].Rate
 	}
 	c, _ = Compare(old, other, DefaultOptions())
 	for _, p := range c.Pairs {
@@ -96,7 +96,7 @@ func TestPlotRateLadder(t *testing.T) {
 	}
 	one := resultstest.RateLadderReport() // one --rate run: no ladder to draw
 	one.Runs, one.RateLadders = one.Runs[:1], nil
-	delete(one.Runs[0].Config, "rates")
+	one.Runs[0].Settings.Rates = nil
 	if page := renderPlot(t, []*results.Report{one}, nil); strings.Contains(page, "rate ladder") {
 		t.Errorf("a single --rate run drawn as a one-step rate ladder")
 	}

@@ -249,8 +249,8 @@ func formatRow(row TableRow, cfg results.Run) []string {
 			}
 		case ColMaxTries:
 			v = missingValue // a report from before --max-tries
-			if n, ok := configNumber(cfg.Config, "max-tries"); ok {
-				v = formatCount(n)
+			if n := cfg.Settings.MaxTries; n > 0 {
+				v = formatCount(float64(n))
 			} else if cfg.Load.Retries != nil {
 				v = strconv.Itoa(cfg.Load.Retries.MaxTries)
 			}
@@ -377,16 +377,16 @@ func rowMark(row TableRow) string {
 // requests flag, else the duration flag, else "–". A mark is added in parentheses.
 func loadText(r results.Run, level int, mark string) string {
 	requests := missingValue
-	if v, ok := configNumber(r.Config, "requests"); ok && v > 0 {
-		requests = formatCount(v)
-	} else if d, ok := r.Config["duration"].(string); ok && d != "" && d != "0s" {
-		requests = d // a duration-bound run (ladder levels)
+	if n := r.Settings.Requests; n > 0 {
+		requests = formatCount(float64(n))
+	} else if ms := r.Settings.DurationMs; ms > 0 {
+		requests = results.Duration(ms).String() // a duration-bound run (ladder levels)
 	}
 	conc := missingValue
 	if level > 0 {
 		conc = strconv.Itoa(level)
-	} else if v, ok := configNumber(r.Config, "concurrency"); ok {
-		conc = formatCount(v)
+	} else if n := r.Settings.Concurrency; n > 0 {
+		conc = formatCount(float64(n))
 	} else if r.Load.Concurrency > 0 {
 		conc = strconv.Itoa(r.Load.Concurrency)
 	}
@@ -398,32 +398,6 @@ func loadText(r results.Run, level int, mark string) string {
 		s += " (" + mark + ")"
 	}
 	return s
-}
-
-// configNumber reads a numeric config entry: a float64 after a JSON round trip, an int when the
-// report was built in memory, or a numeric string.
-func configNumber(cfg map[string]any, key string) (float64, bool) {
-	switch v := cfg[key].(type) {
-	case float64:
-		return v, true
-	case float32:
-		return float64(v), true
-	case int:
-		return float64(v), true
-	case int32:
-		return float64(v), true
-	case int64:
-		return float64(v), true
-	case uint64:
-		return float64(v), true
-	case json.Number:
-		f, err := v.Float64()
-		return f, err == nil
-	case string:
-		f, err := strconv.ParseFloat(v, 64)
-		return f, err == nil
-	}
-	return 0, false
 }
 
 // ModeLabel is a mode as tables and progress show it: with its slot count when there are

@@ -54,15 +54,8 @@ func MakeRun(s RunSpec) results.Run {
 		Mode:       s.Mode,
 		Repetition: s.Rep,
 		Level:      s.Level,
-		Config: map[string]any{
-			"requests":          s.Requests,
-			"concurrency":       s.Concurrency,
-			"pool-size":         32,
-			"flush-interval-ms": 50,
-			"output":            "/tmp/out.json",
-			"seed":              42,
-			"repeat":            3,
-		},
+		Settings: results.RunConfig{Requests: int64(s.Requests), Concurrency: s.Concurrency, HotKeys: 1, FlushIntervalMs: 50,
+			Seed: 42, Repeat: 3, Suite: map[string]any{"pool_size": 32}},
 		StartedAt: Start,
 		Load: results.Load{
 			DurationMs:        float64(s.Requests) / s.RPS * 1000,
@@ -227,8 +220,7 @@ func RateLadderReport() *results.Report {
 		spec.RPS, spec.P99, spec.P95 = achieved, p99, p99*0.8
 		r := MakeRun(spec)
 		r.Rate = rate
-		r.Config["rate"], r.Config["rates"], r.Config["slo-p99-ms"] = rate, []float64{100, 200}, 200.0
-		r.Config["arrivals"], r.Config["ramp"], r.Config["max-lag"] = "poisson", "0s", "0s"
+		r.Settings.Rate, r.Settings.Rates, r.Settings.SLOP99Ms, r.Settings.Arrivals = rate, []float64{100, 200}, 200, "poisson"
 		share := min(1, achieved/rate)
 		r.Load.OpenLoop = &results.OpenLoop{TargetRPS: rate, AchievedRPS: achieved, SentShare: share, HeldRate: results.HeldRate(share),
 			Arrivals: "poisson", ServiceMs: results.Latency{P99: service}}

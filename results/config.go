@@ -1,0 +1,347 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// RunConfig is what a run was configured with: every flag of the engine that a report records,
+// under its snake_case name, durations in milliseconds (key ending in _ms), and the suite's own
+// flags in Suite. It is the one place that says which settings shape the work: each field's
+// `shapes` tag. Two runs measured the same thing only when every setting that shapes the work
+// is equal (baseline compare pairs them so); the others (where the report went, which server,
+// the seed of a random draw, the ladder a run stood on, ...) never keep two runs apart.
+//
+// A setting that has no effect under the others is left out (Canonical): the retry settings
+// when max_tries is 1, the open-loop ones in a closed loop, slots and slot_pick with one slot,
+// and every setting that is off. A zero value read back therefore means the setting's off value (0, "",
+// false), which is what an engine without that setting ran as.
+//
+// The engine builds one per run with NewRunConfig; Read converts the flag-named map of a
+// version 1 report into one (see RunConfigFromLegacy).
+type RunConfig struct {
+	// The load.
+
+	// Requests is the total requests of the run, warm-up included (0: bound by DurationMs).
+	Requests int64 `json:"requests" shapes:"yes"`
+	// Concurrency is the closed loop's workers, or the ladder level; an open loop's cap on the
+	// requests in flight.
+	Concurrency int `json:"concurrency" shapes:"yes"`
+	// DurationMs stops starting requests after this long (0: bound by Requests only).
+	DurationMs float64 `json:"duration_ms" flag:"duration" shapes:"yes"`
+	// WarmupMs is the first stretch, whose requests run but are left out of the statistics.
+	WarmupMs float64 `json:"warmup_ms" flag:"warmup" shapes:"yes"`
+	// MaxConnections is the size of the load's connection pool.
+	MaxConnections int `json:"max_connections" shapes:"yes"`
+	// HotKeys is the number of hot rows per hot table.
+	HotKeys int `json:"hot_keys" shapes:"yes"`
+	// MonitorIntervalMs is the lock and pool sampling interval (the sampling queries load the
+	// server too).
+	MonitorIntervalMs int `json:"monitor_interval_ms" shapes:"yes"`
+	// Seed seeds what the suite draws at random: another draw of the same distribution, so it
+	// does not shape the work.
+	Seed int64 `json:"seed" shapes:"no"`
+	// Modes are the modes the invocation ran; each run records its own in Run.Mode.
+	Modes []string `json:"modes" shapes:"no"`
+	// Repeat is how many times the invocation ran each mode; repetitions of a run pair as one
+	// group.
+	Repeat int `json:"repeat" shapes:"no"`
+	// Levels is the concurrency ladder of the invocation; each run records its own level.
+	Levels []int `json:"levels,omitempty" shapes:"no"`
+
+	// Retries of a request (--max-tries and friends): left out when a request is tried once.
+
+	// MaxTries is the tries per request; absent: 1 (no retries).
+	MaxTries int `json:"max_tries,omitempty" shapes:"yes"`
+	// RetryBackoffMs is the wait before a first retry (doubling, jittered).
+	RetryBackoffMs int `json:"retry_backoff_ms,omitempty" shapes:"yes"`
+	// RetryClasses are the error classes a request is retried for.
+	RetryClasses []string `json:"retry_classes,omitempty" shapes:"yes"`
+	// DebugLoseCommitEvery is a test hook: every Nth first COMMIT reports its outcome unknown.
+	DebugLoseCommitEvery int64 `json:"debug_lose_commit_every,omitempty" shapes:"yes"`
+
+	// The open loop (--rate, --rates): left out of a closed-loop run.
+
+	// Rate is the run's offered rate in requests per second (0: a closed loop).
+	Rate float64 `json:"rate,omitempty" shapes:"yes"`
+	// Arrivals is how arrivals are spaced: poisson or uniform.
+	Arrivals string `json:"arrivals,omitempty" shapes:"yes"`
+	// RampMs is the linear climb to the rate at the start.
+	RampMs float64 `json:"ramp_ms,omitempty" flag:"ramp" shapes:"yes"`
+	// MaxLagMs skips a request whose turn comes this much after its intended start (0: none).
+	MaxLagMs float64 `json:"max_lag_ms,omitempty" flag:"max-lag" shapes:"yes"`
+	// Rates is the rate ladder of the invocation; each run records its own rate.
+	Rates []float64 `json:"rates,omitempty" shapes:"no"`
+	// SLOP99Ms judges a rate ladder afterwards; it shapes no run.
+	SLOP99Ms float64 `json:"slo_p99_ms,omitempty" shapes:"no"`
+
+	// Slotted hot rows (suites with slots only).
+
+	// Slots is the physical rows each hot logical row was split into; left out when there was
+	// one (as in a suite without slots).
+	Slots int `json:"slots,omitempty" shapes:"yes"`
+	// SlotPick is how a write picked its slot; left out with one slot.
+	SlotPick string `json:"slot_pick,omitempty" shapes:"yes"`
+	// SlotsLevels is the slot ladder of the invocation; each run records its own count.
+	SlotsLevels []int `json:"slots_levels,omitempty" shapes:"no"`
+
+	// Flushing and the queue.
+
+	// FlushBatchSize is the records per flush (outbox claim size, queue batch size).
+	FlushBatchSize int `json:"flush_batch_size" shapes:"yes"`
+	// FlushIntervalMs is the longest a partial batch waits before it is flushed.
+	FlushIntervalMs int `json:"flush_interval_ms" shapes:"yes"`
+	// QueueCapacity is the async queue's capacity in records.
+	QueueCapacity int `json:"queue_capacity" shapes:"yes"`
+	// QueueWorkers is the number of flush workers.
+	QueueWorkers int `json:"queue_workers" shapes:"yes"`
+	// QueueFull is what Enqueue does when the queue is full: drop, sync or block.
+	QueueFull string `json:"queue_full" shapes:"yes"`
+	// QueueRetries is the flush retries before records fall back to one-by-one writes.
+	QueueRetries int `json:"queue_retries" shapes:"yes"`
+	// QueueRetryBackoffMs is the first flush retry's backoff.
+	QueueRetryBackoffMs int `json:"queue_retry_backoff_ms" shapes:"yes"`
+	// DrainTimeoutMs is the longest the outbox or queue may take to drain after the load.
+	DrainTimeoutMs float64 `json:"drain_timeout_ms" flag:"drain-timeout" shapes:"yes"`
+	// QueueBackend is memory or redis.
+	QueueBackend string `json:"queue_backend" shapes:"yes"`
+	// Redis is embedded or managed (for the redis backend).
+	Redis string `json:"redis" shapes:"yes"`
+	// RedisURL is the existing Redis used instead, password redacted: which Redis, not what
+	// it did.
+	RedisURL string `json:"redis_url,omitempty" shapes:"no"`
+	// RedisPersist is a managed redis-server's append-only file, everysec or always; absent: off.
+	RedisPersist string `json:"redis_persist,omitempty" shapes:"yes"`
+	// ReclaimIdleMs is how long an unacknowledged stream entry waits before another consumer
+	// takes it over.
+	ReclaimIdleMs int `json:"reclaim_idle_ms" shapes:"yes"`
+	// MaxDeliveries is how often an entry is delivered before it is dead-lettered.
+	MaxDeliveries int `json:"max_deliveries" shapes:"yes"`
+	// Role is both, producer or consumer (a run split over processes).
+	Role string `json:"role" shapes:"yes"`
+	// ProducerID is a producer's number in a split run.
+	ProducerID int `json:"producer_id" shapes:"yes"`
+	// Verify is a consumer's verification of the whole split run.
+	Verify bool `json:"verify" shapes:"yes"`
+	// ExpectProducers is the producers a consumer waits for.
+	ExpectProducers int `json:"expect_producers" shapes:"yes"`
+
+	// Faults.
+
+	// Faults are the injected faults as --fault gave them (terminate-backends@3s, ...).
+	Faults []string `json:"faults,omitempty" flag:"fault" shapes:"yes"`
+	// FaultEveryMs is a soak's rotating fault interval (0: no soak).
+	FaultEveryMs float64 `json:"fault_every_ms,omitempty" flag:"fault-every" shapes:"yes"`
+
+	// The server.
+
+	// ManagedPostgres is true when the invocation started its own server, false on
+	// --postgres-url: a shared server is not the same work.
+	ManagedPostgres bool `json:"managed_postgres" flag:"-" shapes:"yes"`
+	// UnsafeNoFsync is the temporary server with fsync, synchronous_commit and full_page_writes
+	// off.
+	UnsafeNoFsync bool `json:"unsafe_no_fsync" shapes:"yes"`
+	// PostgresURL is the existing server used, password redacted: which server (its calibration
+	// and the environment say what it can do).
+	PostgresURL string `json:"postgres_url,omitempty" shapes:"no"`
+	// PgBinDir is where the PostgreSQL binaries were found (the environment records the version).
+	PgBinDir string `json:"pg_bin_dir,omitempty" shapes:"no"`
+	// PgUser is the OS user that ran the temporary server.
+	PgUser string `json:"pg_user,omitempty" shapes:"no"`
+	// PgDownloadCache, PgDownloadURL and PgDownloadVersion say where PostgreSQL binaries would
+	// be downloaded from and kept, and which major version, when none is installed.
+	PgDownloadCache   string `json:"pg_download_cache,omitempty" shapes:"no"`
+	PgDownloadURL     string `json:"pg_download_url,omitempty" shapes:"no"`
+	PgDownloadVersion int    `json:"pg_download_version,omitempty" shapes:"no"`
+	// Schema is where the tables lived, not what they held.
+	Schema string `json:"schema,omitempty" shapes:"no"`
+	// KeepSchema left the schema in place afterwards.
+	KeepSchema bool `json:"keep_schema" shapes:"no"`
+	// ReuseSchema accepted an existing schema before the run.
+	ReuseSchema bool `json:"reuse_schema" shapes:"no"`
+
+	// Suite holds the suite's own flags (those it registers itself), by snake_case flag name,
+	// each value as the flag holds it (a number, string, bool or list). Every one shapes the
+	// work. A key one report has and the other lacks is a flag one binary has and the other
+	// does not: baseline compare takes it as that flag's default unless the report's command
+	// line set it.
+	Suite map[string]any `json:"suite,omitempty"`
+}
+
+// Setting is one field of RunConfig as the report, the flags and the comparison know it.
+type Setting struct {
+	// Key is the field's JSON key in a run's config.
+	Key string
+	// Flag is the flag that sets it, without the dashes ("" when none does: managed_postgres).
+	Flag string
+	// Shapes is true when the setting shapes the work, so two runs that differ in it measured
+	// different things.
+	Shapes bool
+	field  int
+}
+
+// settings is RunConfig's fields read once from its tags.
+var settings = sync.OnceValue(func() []Setting {
+	t := reflect.TypeFor[RunConfig]()
+	var out []Setting
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Name == "Suite" {
+			continue
+		}
+		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		flag := f.Tag.Get("flag")
+		switch flag {
+		case "":
+			flag = strings.ReplaceAll(key, "_", "-")
+		case "-":
+			flag = ""
+		}
+		shapes, ok := map[string]bool{"yes": true, "no": false}[f.Tag.Get("shapes")]
+		if !ok {
+			panic(fmt.Sprintf("results: RunConfig.%s has no shapes:\"yes\" or shapes:\"no\" tag", f.Name))
+		}
+		out = append(out, Setting{Key: key, Flag: flag, Shapes: shapes, field: i})
+	}
+	return out
+})
+
+// Settings lists the settings of RunConfig (the suite's own aside), in field order.
+func Settings() []Setting { return slices.Clone(settings()) }
+
+// LookupSetting finds a setting of RunConfig by its key or its flag name ("duration_ms" or
+// "duration"); ok is false for any other name, a suite's own flag included.
+func LookupSetting(name string) (s Setting, ok bool) {
+	for _, s := range settings() {
+		if s.Key == name || (s.Flag != "" && s.Flag == name) {
+			return s, true
+		}
+	}
+	return Setting{}, false
+}
+
+// SettingKey is the config key a name stands for: the key of the setting LookupSetting finds,
+// else a suite flag's key (its flag name in snake_case).
+func SettingKey(name string) string {
+	if s, ok := LookupSetting(name); ok {
+		return s.Key
+	}
+	return suiteKey(name)
+}
+
+// SuiteFlag is the flag name of a key of RunConfig.Suite.
+func SuiteFlag(key string) string { return strings.ReplaceAll(key, "_", "-") }
+
+func suiteKey(flag string) string { return strings.ReplaceAll(flag, "-", "_") }
+
+// NonShapingKeys lists the keys of the settings that shape nothing, sorted.
+func NonShapingKeys() []string {
+	var out []string
+	for _, s := range settings() {
+		if !s.Shapes {
+			out = append(out, s.Key)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Shaping returns the settings of c that shape the work, by key, each value as canonical JSON
+// (so that an int in memory and the number read back compare equal): every setting of
+// RunConfig (of c.Canonical(), at its off value when that leaves it out), then each of c.Suite. A suite key
+// never collides with another: the suite's flags and the engine's share one flag set.
+func (c RunConfig) Shaping() map[string]string {
+	c = c.Canonical()
+	v := reflect.ValueOf(c)
+	out := make(map[string]string)
+	for _, s := range settings() {
+		if s.Shapes {
+			out[s.Key] = canonicalJSON(v.Field(s.field).Interface())
+		}
+	}
+	for k, val := range c.Suite {
+		out[k] = canonicalJSON(val)
+	}
+	return out
+}
+
+func canonicalJSON(v any) string {
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice && rv.Len() == 0 {
+		return "[]" // a nil list and an empty one are the same setting
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// Has reports whether c records the setting or suite flag key (a setting of RunConfig always
+// is: left out, it holds its off value).
+func (c RunConfig) Has(key string) bool {
+	if _, ok := LookupSetting(key); ok {
+		return true
+	}
+	_, ok := c.Suite[key]
+	return ok
+}
+
+// Canonical is c with every setting that has no effect under the others left out: the retry
+// settings when a request is tried once (MaxTries ≤ 1), the open-loop settings of a closed
+// loop (Rate 0), the slot count and pick when there was one slot, and RedisPersist "off".
+// Empty lists become nil.
+func (c RunConfig) Canonical() RunConfig {
+	if c.MaxTries <= 1 {
+		c.MaxTries, c.RetryBackoffMs, c.RetryClasses = 0, 0, nil
+	}
+	if c.Rate == 0 {
+		c.Arrivals, c.RampMs, c.MaxLagMs, c.Rates, c.SLOP99Ms = "", 0, 0, nil, 0
+	}
+	if c.Slots <= 1 {
+		c.Slots, c.SlotPick = 0, ""
+	}
+	if c.RedisPersist == "off" {
+		c.RedisPersist = ""
+	}
+	for _, l := range []*[]string{&c.Modes, &c.RetryClasses, &c.Faults} {
+		if len(*l) == 0 {
+			*l = nil
+		}
+	}
+	for _, l := range []*[]int{&c.Levels, &c.SlotsLevels} {
+		if len(*l) == 0 {
+			*l = nil
+		}
+	}
+	if len(c.Rates) == 0 {
+		c.Rates = nil
+	}
+	if len(c.Suite) == 0 {
+		c.Suite = nil
+	}
+	return c
+}
+
+// NewRunConfig is the configuration the engine records for one run: c (the engine's settings,
+// URLs already redacted, durations converted with Milliseconds) with suiteFlags, the values
+// of the suite's own flags by flag name, as its Suite, made Canonical.
+func NewRunConfig(c RunConfig, suiteFlags map[string]any) RunConfig {
+	if len(suiteFlags) > 0 {
+		c.Suite = make(map[string]any, len(suiteFlags))
+		for name, v := range suiteFlags {
+			c.Suite[suiteKey(name)] = v
+		}
+	}
+	return c.Canonical()
+}
+
+// Milliseconds is d in the milliseconds of a RunConfig duration.
+func Milliseconds(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Duration is a RunConfig duration in milliseconds as a time.Duration.
+func Duration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }

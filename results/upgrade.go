@@ -1,0 +1,236 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// upgrades[v] turns a report of schema version v into one of version v+1. Each step works on
+// the decoded JSON document (numbers kept as json.Number), not on the Go types, so that it
+// knows only the two versions it joins and later changes to the types cannot change what an
+// old step does. Read runs them in turn from a report's version to SchemaVersion; nothing else
+// in this module (or in any reader of Report) copes with an older report.
+var upgrades = [SchemaVersion]func(doc map[string]any) error{
+	1: upgradeV1,
+}
+
+// upgrade returns the report doc of version from as a document of SchemaVersion.
+func upgrade(raw []byte, from int) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, err
+	}
+	for v := from; v < SchemaVersion; v++ {
+		if err := upgrades[v](doc); err != nil {
+			return nil, fmt.Errorf("upgrading schema_version %d to %d: %w", v, v+1, err)
+		}
+	}
+	doc["schema_version"] = SchemaVersion
+	return json.Marshal(doc)
+}
+
+// upgradeV1 is version 1 → 2: each run's config, a map of flag names, becomes a RunConfig
+// (configV1); the config's "mode" goes (Run.Mode says it).
+func upgradeV1(doc map[string]any) error {
+	runs, _ := doc["runs"].([]any)
+	managed := true // the founding engines always started their own server
+	if env, ok := doc["environment"].(map[string]any); ok {
+		if m, ok := env["managed_postgres"].(bool); ok {
+			managed = m
+		}
+	}
+	for i, r := range runs {
+		run, ok := r.(map[string]any)
+		if !ok {
+			continue
+		}
+		cfg, ok := run["config"].(map[string]any)
+		if !ok {
+			continue
+		}
+		if _, ok := cfg["managed_postgres"]; !ok {
+			cfg["managed_postgres"] = managed
+		}
+		out, err := configV1(cfg)
+		if err != nil {
+			return fmt.Errorf("run %d: %w", i, err)
+		}
+		run["config"] = out
+	}
+	return nil
+}
+
+// v1Key is what became of one key of a version 1 config: its key in version 2, how its value
+// converts, and the value an engine that did not record it yet ran as (nil: the off value).
+type v1Key struct {
+	key     string
+	convert func(any) (v any, keep bool, err error)
+	absent  any
+}
+
+// v1Keys are every key the engines of version 1 recorded that is not a suite's own flag
+// (those go to config.suite). Frozen: this is what version 1 was, whatever RunConfig becomes.
+// A key every version 1 engine recorded is given its zero value when absent, so that the
+// upgraded document is complete.
+var v1Keys = map[string]v1Key{
+	"requests": {key: "requests", absent: 0}, "concurrency": {key: "concurrency", absent: 0},
+	"duration": {key: "duration_ms", convert: v1Duration, absent: 0}, "warmup": {key: "warmup_ms", convert: v1Duration, absent: 0},
+	"max-connections": {key: "max_connections", absent: 0}, "hot-keys": {key: "hot_keys", absent: 0},
+	"monitor-interval-ms": {key: "monitor_interval_ms", absent: 0}, "seed": {key: "seed", absent: 0},
+	"modes": {key: "modes", convert: v1List(false), absent: []any{}}, "repeat": {key: "repeat", absent: 0},
+	"levels": {key: "levels", convert: v1List(true)},
+
+	"max-tries": {key: "max_tries"}, "retry-backoff-ms": {key: "retry_backoff_ms"},
+	"retry-classes": {key: "retry_classes", convert: v1List(false)}, "debug-lose-commit-every": {key: "debug_lose_commit_every"},
+
+	"rate": {key: "rate"}, "arrivals": {key: "arrivals"},
+	"ramp": {key: "ramp_ms", convert: v1Duration}, "max-lag": {key: "max_lag_ms", convert: v1Duration},
+	"rates": {key: "rates", convert: v1List(true)}, "slo-p99-ms": {key: "slo_p99_ms"},
+
+	"slots": {key: "slots"}, "slot-pick": {key: "slot_pick"}, "slots-levels": {key: "slots_levels", convert: v1List(true)},
+
+	"flush-batch-size": {key: "flush_batch_size", absent: 0}, "flush-interval-ms": {key: "flush_interval_ms", absent: 0},
+	"queue-capacity": {key: "queue_capacity", absent: 0}, "queue-workers": {key: "queue_workers", absent: 0},
+	"queue-full": {key: "queue_full", absent: ""}, "queue-retries": {key: "queue_retries", absent: 0},
+	"queue-retry-backoff-ms": {key: "queue_retry_backoff_ms", absent: 0},
+	"drain-timeout":          {key: "drain_timeout_ms", convert: v1Duration, absent: 0},
+	// The Redis backend's flags came after the first engines, which ran as their defaults.
+	"queue-backend": {key: "queue_backend", absent: "memory"}, "redis": {key: "redis", absent: "embedded"},
+	"redis-url": {key: "redis_url"}, "redis-persist": {key: "redis_persist", convert: v1Persist},
+	"reclaim-idle-ms": {key: "reclaim_idle_ms", absent: 10000}, "max-deliveries": {key: "max_deliveries", absent: 5},
+	"role": {key: "role", absent: "both"}, "producer-id": {key: "producer_id", absent: 0},
+	"verify": {key: "verify", absent: false}, "expect-producers": {key: "expect_producers", absent: 1},
+
+	"fault": {key: "faults", convert: v1List(false)}, "fault-every": {key: "fault_every_ms", convert: v1Duration},
+
+	"managed_postgres": {key: "managed_postgres"}, // set from the environment when absent (upgradeV1)
+	"unsafe-no-fsync":  {key: "unsafe_no_fsync", absent: false},
+	"postgres-url":     {key: "postgres_url"}, "pg-bin-dir": {key: "pg_bin_dir"}, "pg-user": {key: "pg_user"},
+	"pg-download-cache": {key: "pg_download_cache"}, "pg-download-url": {key: "pg_download_url"},
+	"pg-download-version": {key: "pg_download_version"},
+	"schema":              {key: "schema"}, "keep-schema": {key: "keep_schema", absent: false},
+	"reuse-schema": {key: "reuse_schema", absent: false},
+
+	// Recorded by some engines, shaping nothing, gone from version 2.
+	"mode": {}, "output": {}, "cpu-profile": {}, "mem-profile": {}, "progress": {}, "help": {},
+	"debug-break-expectations": {}, "calibrate": {}, "metrics-addr": {}, "metrics-linger": {},
+}
+
+// configV1 converts a version 1 config (flag names → values) to a version 2 one.
+func configV1(cfg map[string]any) (map[string]any, error) {
+	out := make(map[string]any, len(cfg))
+	suite := make(map[string]any)
+	for name, v := range cfg {
+		k, ok := v1Keys[name]
+		switch {
+		case !ok:
+			suite[suiteKey(name)] = v
+			continue
+		case k.key == "":
+			continue
+		case k.convert != nil:
+			var keep bool
+			var err error
+			if v, keep, err = k.convert(v); err != nil {
+				return nil, fmt.Errorf("config %s: %w", name, err)
+			} else if !keep {
+				continue
+			}
+		}
+		out[k.key] = v
+	}
+	for _, k := range v1Keys {
+		if _, ok := out[k.key]; !ok && k.absent != nil {
+			out[k.key] = k.absent
+		}
+	}
+	if len(suite) > 0 {
+		out["suite"] = suite
+	}
+	return out, nil
+}
+
+// v1Duration converts a Go duration ("30s") to milliseconds.
+func v1Duration(v any) (any, bool, error) {
+	s, ok := v.(string)
+	if !ok {
+		return nil, false, fmt.Errorf("%v is not a duration", v)
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return nil, false, err
+	}
+	return Milliseconds(d), true, nil
+}
+
+// v1List keeps a list; a flag that was never set was recorded as its text ("" or "[]"), and
+// some engines recorded a set one that way too ("[a,b]", "1,2,4").
+func v1List(numbers bool) func(any) (any, bool, error) {
+	return func(v any) (any, bool, error) {
+		s, ok := v.(string)
+		if !ok {
+			return v, true, nil
+		}
+		var out []any
+		for _, item := range strings.Split(strings.Trim(s, "[]"), ",") {
+			item = strings.TrimSpace(item)
+			switch {
+			case item == "":
+			case !numbers:
+				out = append(out, item)
+			default:
+				if _, err := strconv.ParseFloat(item, 64); err != nil {
+					return nil, false, fmt.Errorf("%q is not a list of numbers", s)
+				}
+				out = append(out, json.Number(item))
+			}
+		}
+		return out, len(out) > 0, nil
+	}
+}
+
+// v1Persist converts --redis-persist, a boolean in the engines before it took off, everysec
+// or always; off is left out.
+func v1Persist(v any) (any, bool, error) {
+	switch p := v.(type) {
+	case bool:
+		return "everysec", p, nil
+	case string:
+		return p, p != "" && p != "off", nil
+	}
+	return nil, false, fmt.Errorf("%v is not a persistence setting", v)
+}
+
+// RunConfigFromLegacy converts a version 1 config (flag names → values, as the engine's
+// values map and version 1 reports hold it) into a RunConfig: the step Read takes for every
+// run of a version 1 report.
+func RunConfigFromLegacy(legacy map[string]any) (RunConfig, error) {
+	b, err := json.Marshal(legacy)
+	if err != nil {
+		return RunConfig{}, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var cfg map[string]any
+	if err := dec.Decode(&cfg); err != nil {
+		return RunConfig{}, err
+	}
+	v2, err := configV1(cfg)
+	if err != nil {
+		return RunConfig{}, err
+	}
+	if b, err = json.Marshal(v2); err != nil {
+		return RunConfig{}, err
+	}
+	var out RunConfig
+	if err := json.Unmarshal(b, &out); err != nil {
+		return RunConfig{}, err
+	}
+	return out.Canonical(), nil
+}
