@@ -25,8 +25,6 @@ import (
 // The engine builds one per run with NewRunConfig; Read converts the flag-named map of a
 // version 1 report into one (see RunConfigFromLegacy).
 type RunConfig struct {
-	// The load.
-
 	// Requests is the total requests of the run, warm-up included (0: bound by DurationMs).
 	Requests int64 `json:"requests" shapes:"yes"`
 	// Concurrency is the closed loop's workers, or the ladder level; an open loop's cap on the
@@ -54,9 +52,8 @@ type RunConfig struct {
 	// Levels is the concurrency ladder of the invocation; each run records its own level.
 	Levels []int `json:"levels,omitempty" shapes:"no"`
 
-	// Retries of a request (--max-tries and friends): left out when a request is tried once.
-
-	// MaxTries is the tries per request; absent: 1 (no retries).
+	// MaxTries is the tries per request; absent: 1 (no retries), and the retry settings below
+	// are left out with it.
 	MaxTries int `json:"max_tries,omitempty" shapes:"yes"`
 	// RetryBackoffMs is the wait before a first retry (doubling, jittered).
 	RetryBackoffMs int `json:"retry_backoff_ms,omitempty" shapes:"yes"`
@@ -64,10 +61,12 @@ type RunConfig struct {
 	RetryClasses []string `json:"retry_classes,omitempty" shapes:"yes"`
 	// DebugLoseCommitEvery is a test hook: every Nth first COMMIT reports its outcome unknown.
 	DebugLoseCommitEvery int64 `json:"debug_lose_commit_every,omitempty" shapes:"yes"`
+	// DebugSlowFlushPct is a test hook: every in-memory queue flush waits this percentage of
+	// its own duration after its COMMIT (a build slower by a known amount).
+	DebugSlowFlushPct int `json:"debug_slow_flush_pct,omitempty" shapes:"yes"`
 
-	// The open loop (--rate, --rates): left out of a closed-loop run.
-
-	// Rate is the run's offered rate in requests per second (0: a closed loop).
+	// Rate is the run's offered rate in requests per second (--rate, or a --rates rung); absent:
+	// a closed loop, and the open-loop settings below are left out with it.
 	Rate float64 `json:"rate,omitempty" shapes:"yes"`
 	// Arrivals is how arrivals are spaced: poisson or uniform.
 	Arrivals string `json:"arrivals,omitempty" shapes:"yes"`
@@ -80,8 +79,6 @@ type RunConfig struct {
 	// SLOP99Ms judges a rate ladder afterwards; it shapes no run.
 	SLOP99Ms float64 `json:"slo_p99_ms,omitempty" shapes:"no"`
 
-	// Slotted hot rows (suites with slots only).
-
 	// Slots is the physical rows each hot logical row was split into; left out when there was
 	// one (as in a suite without slots).
 	Slots int `json:"slots,omitempty" shapes:"yes"`
@@ -89,8 +86,6 @@ type RunConfig struct {
 	SlotPick string `json:"slot_pick,omitempty" shapes:"yes"`
 	// SlotsLevels is the slot ladder of the invocation; each run records its own count.
 	SlotsLevels []int `json:"slots_levels,omitempty" shapes:"no"`
-
-	// Flushing and the queue.
 
 	// FlushBatchSize is the records per flush (outbox claim size, queue batch size).
 	FlushBatchSize int `json:"flush_batch_size" shapes:"yes"`
@@ -131,14 +126,10 @@ type RunConfig struct {
 	// ExpectProducers is the producers a consumer waits for.
 	ExpectProducers int `json:"expect_producers" shapes:"yes"`
 
-	// Faults.
-
 	// Faults are the injected faults as --fault gave them (terminate-backends@3s, ...).
 	Faults []string `json:"faults,omitempty" flag:"fault" shapes:"yes"`
 	// FaultEveryMs is a soak's rotating fault interval (0: no soak).
 	FaultEveryMs float64 `json:"fault_every_ms,omitempty" flag:"fault-every" shapes:"yes"`
-
-	// The server.
 
 	// ManagedPostgres is true when the invocation started its own server, false on
 	// --postgres-url: a shared server is not the same work.
@@ -279,16 +270,6 @@ func canonicalJSON(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
-}
-
-// Has reports whether c records the setting or suite flag key (a setting of RunConfig always
-// is: left out, it holds its off value).
-func (c RunConfig) Has(key string) bool {
-	if _, ok := LookupSetting(key); ok {
-		return true
-	}
-	_, ok := c.Suite[key]
-	return ok
 }
 
 // Canonical is c with every setting that has no effect under the others left out: the retry

@@ -15,8 +15,8 @@
 //
 // Conventions: keys are snake_case; numbers are JSON numbers with their unit in the key
 // (_ms, _rps, _bytes, _basis_points); times are RFC3339Nano; exact decimal values (NUMERIC
-// totals) travel as strings; a field left out holds its zero value, and says so where zero
-// would mislead ("absent in older reports" no longer occurs: see Versions).
+// totals) travel as strings; a field left out holds its zero value, and its doc says what
+// that means where zero would mislead.
 //
 // The JSON Schema of the current version is committed as schema/report.schema.json,
 // generated from these types (go generate; a test fails when the two drift apart).
@@ -30,9 +30,10 @@
 // # Versions
 //
 // SchemaVersion names the version this package writes, and moves on every change of the
-// format, an added field included (its doc lists them). Read upgrades a report of any earlier
-// version to the current one in one place, a step per version (upgrade.go), so that the
-// types describe one version and no reader copes with an older one.
+// format, an added field included (its doc lists the versions). Read upgrades a report of any
+// earlier version to the current one in one place, a step per version working on the JSON
+// document (upgrade.go), so that the types describe one version and no reader copes with an
+// older one. Store writes a report it files at the current version.
 //
 // Package results imports the standard library only (deps_test.go keeps it so): a report is
 // plain data, so a service, the engine and the baseline tool can all read it without a

@@ -12,11 +12,12 @@ import (
 // gives the map back from Settings for the engine's tests. This file goes when the engine
 // fills Settings.
 
-// settleLegacyConfigs converts each run's legacy Config map into its Settings.
+// settleLegacyConfigs converts each run's legacy Config map into its Settings, unless Read
+// made the map from the Settings.
 func (r *Report) settleLegacyConfigs() error {
 	for i := range r.Runs {
 		run := &r.Runs[i]
-		if run.Config == nil {
+		if run.Config == nil || run.configFromSettings {
 			continue
 		}
 		cfg, err := RunConfigFromLegacy(run.Config)
@@ -59,6 +60,6 @@ func (r *Report) fillLegacyConfigs() {
 				legacy[flagOf[k]] = v
 			}
 		}
-		run.Config = legacy
+		run.Config, run.configFromSettings = legacy, true
 	}
 }

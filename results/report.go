@@ -14,8 +14,10 @@ import (
 // upgrades a report of every earlier version to it (upgrade.go), so that no reader has to
 // cope with an older one. The versions:
 //
-//  1. Every report up to issue 26: a run's config is a map of flag names ("flush-batch-size",
-//     durations as Go durations) with managed_postgres and the suite's flags among them.
+//  1. The first format. A run's config is a map of flag names ("flush-batch-size", durations
+//     as Go durations) with managed_postgres and the suite's own flags among them. Fields
+//     were added within version 1 without a bump, so a version 1 report may lack any field
+//     whose doc says what its absence means (Database, Calibration, Retries, ...).
 //  2. A run's config is a RunConfig: snake_case keys, durations in milliseconds (_ms keys),
 //     the suite's own flags under "suite", the run's mode no longer repeated in it, and the
 //     settings that have no effect under the others left out.
@@ -117,16 +119,17 @@ type Run struct {
 	//
 	// Deprecated: transitional, until the engine fills Settings itself. Write converts it into
 	// Settings; Read fills it from Settings.
-	Config         map[string]any  `json:"-"`
-	StartedAt      time.Time       `json:"started_at"`
-	Load           Load            `json:"load"`
-	Pool           Pool            `json:"pool"`
-	LockMonitor    LockMonitor     `json:"lock_monitor"`
-	Flush          *Flush          `json:"flush,omitempty"`
-	Queue          *Queue          `json:"queue,omitempty"`
-	Verification   Verification    `json:"verification"`
-	Reconciliation *Reconciliation `json:"reconciliation,omitempty"`
-	Faults         []FaultEvent    `json:"faults,omitempty"`
+	Config             map[string]any `json:"-"`
+	configFromSettings bool
+	StartedAt          time.Time       `json:"started_at"`
+	Load               Load            `json:"load"`
+	Pool               Pool            `json:"pool"`
+	LockMonitor        LockMonitor     `json:"lock_monitor"`
+	Flush              *Flush          `json:"flush,omitempty"`
+	Queue              *Queue          `json:"queue,omitempty"`
+	Verification       Verification    `json:"verification"`
+	Reconciliation     *Reconciliation `json:"reconciliation,omitempty"`
+	Faults             []FaultEvent    `json:"faults,omitempty"`
 	// Soak is what a long run with --fault-every shows: growth after the first minute and
 	// how long each fault took to recover from.
 	Soak *Soak `json:"soak,omitempty"`

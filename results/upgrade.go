@@ -88,6 +88,8 @@ var v1Keys = map[string]v1Key{
 
 	"max-tries": {key: "max_tries"}, "retry-backoff-ms": {key: "retry_backoff_ms"},
 	"retry-classes": {key: "retry_classes", convert: v1List(false)}, "debug-lose-commit-every": {key: "debug_lose_commit_every"},
+	// Never in a version 1 report: a flag the engine added while it still recorded this form.
+	"debug-slow-flush-pct": {key: "debug_slow_flush_pct"},
 
 	"rate": {key: "rate"}, "arrivals": {key: "arrivals"},
 	"ramp": {key: "ramp_ms", convert: v1Duration}, "max-lag": {key: "max_lag_ms", convert: v1Duration},

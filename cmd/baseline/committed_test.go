@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/render"
 	"github.com/hotspotkit/hotspotkit/testkit"
@@ -70,6 +72,16 @@ func TestCommittedBaselinesPairWithTodaysBinaries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The engine's settings are RunConfig's fields; config.suite holds the suite's own
+			// flags and nothing else (an engine flag found there is missing from RunConfig).
+			own := suiteFlags(suites[idx])
+			for _, r := range rep.Runs {
+				for k := range r.Settings.Suite {
+					if !own[results.SuiteFlag(k)] {
+						t.Errorf("%s: config.suite holds %s, which is not a flag of the suite (add it to results.RunConfig)", r.Mode, k)
+					}
+				}
+			}
 			opt := render.DefaultOptions()
 			opt.Across = []string{"requests", "concurrency"}
 			c, err := render.Compare(committed, rep, opt)
@@ -78,6 +90,17 @@ func TestCommittedBaselinesPairWithTodaysBinaries(t *testing.T) {
 			}
 		})
 	}
+}
+
+// suiteFlags is the set of the flags the suite registers itself.
+func suiteFlags(s testkit.Suite) map[string]bool {
+	out := make(map[string]bool)
+	if f, ok := s.(testkit.Flagger); ok {
+		fs := pflag.NewFlagSet("suite", pflag.ContinueOnError)
+		f.Flags(fs)
+		fs.VisitAll(func(f *pflag.Flag) { out[f.Name] = true })
+	}
+	return out
 }
 
 // flagExists reports whether the suite's binary has --name, read from its --help.

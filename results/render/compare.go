@@ -65,8 +65,8 @@ const DefaultCalibrationTolerance = 0.10
 // Options of Compare.
 type Options struct {
 	Thresholds
-	// Across names config keys the runs of a pair may differ in (--across), to compare two
-	// settings on purpose.
+	// Across names the config settings the runs of a pair may differ in (--across), by key or
+	// flag name (flush_batch_size or flush-batch-size), to compare two settings on purpose.
 	Across []string `json:"across,omitempty"`
 	// SameMachine says both reports were measured on one machine (--same-machine): throughput and
 	// latency are then compared directly even when a report has no calibration.

@@ -1,0 +1,114 @@
+package results_test
+
+import (
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/hotspotkit/hotspotkit/results"
+)
+
+func TestSettingsSayWhetherTheyShape(t *testing.T) {
+	keys, flags := map[string]bool{}, map[string]bool{}
+	for _, s := range results.Settings() {
+		if keys[s.Key] || (s.Flag != "" && flags[s.Flag]) {
+			t.Errorf("setting %s (--%s) listed twice", s.Key, s.Flag)
+		}
+		keys[s.Key], flags[s.Flag] = true, true
+	}
+	shapes := func(key string) bool {
+		s, ok := results.LookupSetting(key)
+		if !ok {
+			t.Fatalf("no setting %s", key)
+		}
+		return s.Shapes
+	}
+	for _, k := range []string{"seed", "postgres_url", "redis_url", "pg_bin_dir", "pg_user", "pg_download_cache",
+		"pg_download_url", "pg_download_version", "schema", "keep_schema", "reuse_schema", "repeat", "levels", "modes",
+		"rates", "slo_p99_ms", "slots_levels"} {
+		if shapes(k) {
+			t.Errorf("%s should not take part in matching", k)
+		}
+	}
+	for _, k := range []string{"requests", "concurrency", "duration_ms", "warmup_ms", "max_connections", "flush_batch_size",
+		"flush_interval_ms", "monitor_interval_ms", "hot_keys", "unsafe_no_fsync", "queue_capacity", "queue_workers",
+		"queue_full", "queue_retries", "drain_timeout_ms", "managed_postgres", "queue_backend", "redis", "faults",
+		"max_tries", "rate", "slots", "slot_pick", "fault_every_ms"} {
+		if !shapes(k) {
+			t.Errorf("%s shapes a run and must take part in matching", k)
+		}
+	}
+	if got := results.NonShapingKeys(); !slices.IsSorted(got) || len(got) != 17 {
+		t.Errorf("non-shaping keys %q", got)
+	}
+}
+
+func TestLookupSetting(t *testing.T) {
+	for name, want := range map[string]string{"duration": "duration_ms", "duration_ms": "duration_ms", "fault": "faults",
+		"faults": "faults", "flush-batch-size": "flush_batch_size", "max-lag": "max_lag_ms", "managed_postgres": "managed_postgres"} {
+		if s, ok := results.LookupSetting(name); !ok || s.Key != want {
+			t.Errorf("LookupSetting(%q) = %+v %v, want key %s", name, s, ok, want)
+		}
+	}
+	if s, _ := results.LookupSetting("managed_postgres"); s.Flag != "" {
+		t.Errorf("managed_postgres has flag %q; no flag sets it", s.Flag)
+	}
+	for _, name := range []string{"persistence", "mode", "output", "managed-postgres"} {
+		if _, ok := results.LookupSetting(name); ok {
+			t.Errorf("LookupSetting(%q) found a setting", name)
+		}
+	}
+	if got := results.SettingKey("pending-usages"); got != "pending_usages" || results.SuiteFlag(got) != "pending-usages" {
+		t.Errorf("a suite flag's key %q", got)
+	}
+}
+
+func TestShapingLeavesOutWhatHasNoEffect(t *testing.T) {
+	base := results.RunConfig{Requests: 1000, Concurrency: 10, FlushBatchSize: 1000, Suite: map[string]any{"pool_size": 32}}
+	same := []func(*results.RunConfig){
+		func(c *results.RunConfig) { c.MaxTries, c.RetryBackoffMs, c.RetryClasses = 1, 20, []string{"40001"} },
+		func(c *results.RunConfig) { c.Slots, c.SlotPick = 1, "session" },
+		func(c *results.RunConfig) { c.Arrivals, c.RampMs, c.SLOP99Ms = "uniform", 500, 200 },
+		func(c *results.RunConfig) { c.RedisPersist = "off" },
+		func(c *results.RunConfig) { c.Faults = []string{} },
+		func(c *results.RunConfig) { c.Seed, c.Schema, c.Repeat, c.Modes = 9, "hotspot_x", 3, []string{"sync"} },
+		func(c *results.RunConfig) { c.Suite = map[string]any{"pool_size": 32.0} }, // as read back from JSON
+	}
+	for i, set := range same {
+		c := base
+		set(&c)
+		if got, want := c.Shaping(), base.Shaping(); !maps.Equal(got, want) {
+			t.Errorf("case %d: shaping %v, want %v", i, got, want)
+		}
+	}
+	different := []func(*results.RunConfig){
+		func(c *results.RunConfig) { c.MaxTries = 3 },
+		func(c *results.RunConfig) { c.Slots, c.SlotPick = 4, "hash" },
+		func(c *results.RunConfig) { c.Rate = 100 },
+		func(c *results.RunConfig) { c.RedisPersist = "always" },
+		func(c *results.RunConfig) { c.Faults = []string{"terminate-backends@3s"} },
+		func(c *results.RunConfig) { c.Suite = map[string]any{"pool_size": 16} },
+		func(c *results.RunConfig) { c.Suite = map[string]any{"pool_size": 32, "persistence": "terminal"} },
+	}
+	for i, set := range different {
+		c := base
+		set(&c)
+		if maps.Equal(c.Shaping(), base.Shaping()) {
+			t.Errorf("case %d: %+v shapes the work as %+v does", i, c, base)
+		}
+	}
+}
+
+func TestNewRunConfig(t *testing.T) {
+	c := results.NewRunConfig(results.RunConfig{Requests: 10, DurationMs: results.Milliseconds(90 * time.Second), MaxTries: 1, RetryBackoffMs: 5, Slots: 1, SlotPick: "hash"},
+		map[string]any{"pending-usages": 4, "retry-rate": 0.1})
+	want := results.RunConfig{Requests: 10, DurationMs: 90000, Suite: map[string]any{"pending_usages": 4, "retry_rate": 0.1}}
+	if c.Requests != want.Requests || c.DurationMs != want.DurationMs || c.MaxTries != 0 || c.RetryBackoffMs != 0 ||
+		c.Slots != 0 || c.SlotPick != "" || !maps.Equal(c.Suite, want.Suite) {
+		t.Errorf("NewRunConfig = %+v, want %+v", c, want)
+	}
+	if d := results.Duration(c.DurationMs); d != 90*time.Second {
+		t.Errorf("Duration(%g) = %s", c.DurationMs, d)
+	}
+}

@@ -1,0 +1,127 @@
+package results
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestEveryOlderVersionHasAnUpgrade(t *testing.T) {
+	for v := 1; v < SchemaVersion; v++ {
+		if upgrades[v] == nil {
+			t.Errorf("no upgrade from schema_version %d to %d", v, v+1)
+		}
+	}
+}
+
+// A version 1 report, with the quirks its engines recorded: Go durations, a never-set list
+// as its text, --redis-persist as a boolean, the mode in the config, a flag that is gone, the
+// suite's own flags among the engine's, and (an engine from before the Redis backend) no
+// queue_backend and friends.
+const v1Report = `{"schema_version": 1, "suite": "usage_settlement_hotspot_baseline",
+ "environment": {"managed_postgres": false},
+ "runs": [{"mode": "sync", "config": {
+  "requests": 60000, "concurrency": 6000, "duration": "1m30s", "warmup": "0s", "drain-timeout": "5m0s",
+  "max-connections": 64, "hot-keys": 1, "monitor-interval-ms": 100, "seed": 1, "modes": ["sync"], "repeat": 3,
+  "levels": "", "fault": "[]", "redis-persist": true, "mode": "sync", "progress": true, "output": "x.json",
+  "flush-batch-size": 1000, "flush-interval-ms": 100, "queue-capacity": 65536, "queue-workers": 2,
+  "queue-full": "sync", "queue-retries": 5, "queue-retry-backoff-ms": 25, "unsafe-no-fsync": false,
+  "keep-schema": false, "reuse-schema": false, "pg-bin-dir": "", "pg-user": "", "schema": "",
+  "pending-usages": 4, "redeliver-every": 0, "slots-levels": "1,4", "slot-pick": "hash"}}]}`
+
+func TestReadUpgradesVersion1(t *testing.T) {
+	rep, err := Read(strings.NewReader(v1Report))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := RunConfig{Requests: 60000, Concurrency: 6000, DurationMs: 90000, DrainTimeoutMs: 300000,
+		MaxConnections: 64, HotKeys: 1, MonitorIntervalMs: 100, Seed: 1, Modes: []string{"sync"}, Repeat: 3,
+		RedisPersist: "everysec", FlushBatchSize: 1000, FlushIntervalMs: 100, QueueCapacity: 65536, QueueWorkers: 2,
+		QueueFull: "sync", QueueRetries: 5, QueueRetryBackoffMs: 25, SlotsLevels: []int{1, 4}, SlotPick: "hash",
+		QueueBackend: "memory", Redis: "embedded", ReclaimIdleMs: 10000, MaxDeliveries: 5, Role: "both", ExpectProducers: 1,
+		ManagedPostgres: false, Suite: map[string]any{"pending_usages": 4.0, "redeliver_every": 0.0}}
+	if rep.SchemaVersion != SchemaVersion || !reflect.DeepEqual(rep.Runs[0].Settings, want) {
+		t.Errorf("version %d, config\n%+v\nwant\n%+v", rep.SchemaVersion, rep.Runs[0].Settings, want)
+	}
+	for _, bad := range []string{`"duration": "1m30s"`, `"levels": ""`} {
+		broken := strings.Replace(v1Report, bad, strings.Replace(bad, `"1m30s"`, `90`, 1)+`, "rates": "a,b"`, 1)
+		if _, err := Read(strings.NewReader(broken)); err == nil || !strings.Contains(err.Error(), "upgrading schema_version 1 to 2: run 0: config") {
+			t.Errorf("a malformed version 1 config: err = %v", err)
+		}
+	}
+}
+
+func TestReadRejects(t *testing.T) {
+	for doc, want := range map[string]string{
+		`{"suite": "s", "runs": []}`:                        "not a hotspotkit report",
+		`{"schema_version": 2, "runs": []}`:                 "not a hotspotkit report",
+		`{"schema_version": 99, "suite": "s", "runs": []}`:  "newer than this tool understands",
+		`{"schema_version": "2", "suite": "s", "runs": []}`: "cannot unmarshal",
+		`[1, 2]`: "cannot unmarshal",
+		`{"schema_version": 2, "suite": "s", "runs": [1, 2]`: "unexpected EOF",
+	} {
+		if _, err := Read(strings.NewReader(doc)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Read(%s): err = %v, want %q", doc, err, want)
+		}
+	}
+}
+
+// Every committed report reads, and reads the same once written again (as Store does): the
+// upgrade loses nothing the types hold, and writing a report read back keeps its config.
+func TestCommittedReportsRead(t *testing.T) {
+	dir := t.TempDir()
+	for _, path := range CommittedFiles(t, ".json") {
+		rep, err := ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range rep.Runs {
+			if c := r.Settings; c.FlushBatchSize == 0 || c.QueueBackend == "" || c.Role == "" || len(c.Modes) == 0 {
+				t.Errorf("%s run %d: config not upgraded: %+v", path, i, c)
+			}
+		}
+		again := filepath.Join(dir, filepath.Base(path))
+		if err := rep.WriteFile(again); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadFile(again)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(rep, back) {
+			t.Errorf("%s reads differently once written again", path)
+		}
+	}
+}
+
+// The engine's flag map (legacy.go) becomes the same RunConfig the upgrade of a version 1
+// report gives, and reads back as a flag map.
+func TestLegacyConfigRoundTrip(t *testing.T) {
+	engine := map[string]any{"requests": int64(300), "concurrency": 10, "duration": "0s", "modes": []string{"sync"},
+		"levels": []int{1, 2}, "fault": []string{"terminate-backends@3s"}, "slots": 4, "slot-pick": "hash",
+		"redis-persist": "always", "managed_postgres": true, "mode": "sync", "failure-rate": 0.5}
+	rep := &Report{SchemaVersion: SchemaVersion, Suite: "s", Runs: []Run{{Mode: "sync", Config: engine}}}
+	var buf bytes.Buffer
+	if err := rep.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Runs[0].Settings
+	if c.Requests != 300 || c.Concurrency != 10 || !reflect.DeepEqual(c.Levels, []int{1, 2}) || c.Faults[0] != "terminate-backends@3s" ||
+		c.Slots != 4 || c.SlotPick != "hash" || c.RedisPersist != "always" || !c.ManagedPostgres || c.Suite["failure_rate"] != 0.5 {
+		t.Errorf("settled config %+v", c)
+	}
+	back, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy := back.Runs[0].Config
+	if legacy["slots"] != 4.0 || legacy["duration"] != "0s" || legacy["failure-rate"] != 0.5 || legacy["mode"] != "sync" || legacy["slot-pick"] != "hash" {
+		t.Errorf("legacy view %v", legacy)
+	}
+	if _, err := os.Stat("legacy.go"); err != nil {
+		t.Skip("legacy.go is gone: drop this test with it")
+	}
+}
