@@ -55,11 +55,13 @@ func firstDiffLine(a, b []byte) int {
 	return min(len(la), len(lb)) + 1
 }
 
-// Every committed report validates against the schema once upgraded, as the document the
-// upgrade produces (so a field of an old version that no type holds any more fails it) and
-// as written again.
-func TestCommittedReportsMatchTheSchema(t *testing.T) {
+// Every committed report reads; it validates against the schema once upgraded, as the
+// document the upgrade produces (so a field of an old version that no type holds any more
+// fails it) and as written again; and it reads the same once written again (as Store does):
+// the upgrade loses nothing the types hold.
+func TestCommittedReports(t *testing.T) {
 	schema := readSchema(t, "report.schema.json")
+	dir := t.TempDir()
 	for _, path := range CommittedFiles(t, ".json") {
 		raw, err := os.ReadFile(path)
 		if err != nil {
@@ -83,12 +85,24 @@ func TestCommittedReportsMatchTheSchema(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		var buf bytes.Buffer
-		if err := rep.Write(&buf); err != nil {
+		for i, r := range rep.Runs {
+			if c := r.Settings; c.FlushBatchSize == 0 || c.QueueBackend == "" || c.Role == "" || len(c.Modes) == 0 {
+				t.Errorf("%s run %d: config not upgraded: %+v", path, i, c)
+			}
+		}
+		again := filepath.Join(dir, filepath.Base(path))
+		if err := rep.WriteFile(again); err != nil {
 			t.Fatal(err)
 		}
-		if errs := validate(t, schema, buf.Bytes()); len(errs) > 0 {
+		written, err := os.ReadFile(again)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if errs := validate(t, schema, written); len(errs) > 0 {
 			t.Errorf("%s, written: %s", path, strings.Join(errs[:min(5, len(errs))], "; "))
+		}
+		if back, err := Read(bytes.NewReader(written)); err != nil || !reflect.DeepEqual(rep, back) {
+			t.Errorf("%s reads differently once written again (%v)", path, err)
 		}
 	}
 }
