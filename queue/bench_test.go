@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+
+	"github.com/hotspotkit/hotspotkit/queue/internal/backend"
 	"time"
 )
 
@@ -153,11 +155,11 @@ func BenchmarkWorkerCompact(b *testing.B) {
 	for i := range src {
 		src[i] = benchRec{Slot: int64(i*7) % 64, Count: 1, Sum: int64(i)}
 	}
-	c := newCompactor(benchKey, benchMerge, cmp.Compare[int64])
+	c := backend.NewCompactor(benchKey, benchMerge, cmp.Compare[int64])
 	buf := make([]benchRec, 0, len(src))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		buf = c.compact(append(buf[:0], src...))
+		buf = c.Compact(append(buf[:0], src...))
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"reflect"
 	"testing"
+
+	"github.com/hotspotkit/hotspotkit/queue/internal/backend"
 )
 
 func TestCompact(t *testing.T) {
@@ -47,9 +49,9 @@ func TestCompact(t *testing.T) {
 // TestCompactorReuse: the worker's compactor must forget the previous batch's slots.
 func TestCompactorReuse(t *testing.T) {
 	var merges violationLog
-	c := newCompactor(recKey, mergeRec(&merges, false), cmp.Compare[int])
-	first := c.compact([]rec{{Slot: 1, First: 1, Last: 1, Sum: 1}, {Slot: 1, First: 2, Last: 2, Sum: 1}})
-	second := c.compact([]rec{{Slot: 2, First: 1, Last: 1, Sum: 4}, {Slot: 1, First: 3, Last: 3, Sum: 1}})
+	c := backend.NewCompactor(recKey, mergeRec(&merges, false), cmp.Compare[int])
+	first := c.Compact([]rec{{Slot: 1, First: 1, Last: 1, Sum: 1}, {Slot: 1, First: 2, Last: 2, Sum: 1}})
+	second := c.Compact([]rec{{Slot: 2, First: 1, Last: 1, Sum: 4}, {Slot: 1, First: 3, Last: 3, Sum: 1}})
 	if len(first) != 1 || first[0].Sum != 2 {
 		t.Errorf("first batch %v", first)
 	}

@@ -18,7 +18,7 @@ import (
 // batches cannot deadlock. The slice belongs to the queue and is reused after Flush returns,
 // so Flush must not keep it. Flush is called concurrently by the workers and, under
 // PolicySync, by callers of Enqueue with their group of records (compacted and sorted the
-// same way when compaction is on; see WriteInline).
+// same way when compaction is on).
 type Flusher[T any] interface {
 	Flush(ctx context.Context, records []T) (FlushResult, error)
 }
@@ -110,14 +110,14 @@ func (f pgFlusher[T]) Flush(ctx context.Context, records []T) (FlushResult, erro
 // failed.
 var ErrCommitUnknown = errors.New("queue: commit outcome unknown")
 
-// Backend is what the engine drives; the in-memory Queue implements it, and so does the
-// Redis-streams backend. The Metrics and the invariant in the package doc apply to every
+// Backend is what a service holds, whichever backend it chose: the in-memory Queue implements
+// it, and so does the Redis-streams one (queue/redisq). The Metrics and the invariant in the package doc apply to every
 // backend.
 //
 // EnqueueAll offers a group of records (a request's) as one unit: all are accepted
 // together or none is. When the queue has no room for the whole group, the FullPolicy
 // applies to the whole group: PolicySync writes every record of it in one Flush (one
-// transaction, WriteInline), PolicyDrop drops them all, PolicyBlock waits until all fit (a
+// transaction), PolicyDrop drops them all, PolicyBlock waits until all fit (a
 // group of more records than Capacity never can: it is rejected with ErrGroupTooLarge). So a
 // caller never sees part of a group queued while the rest failed. Enqueue is EnqueueAll of
 // one record. The counters count records, not calls: a rejected group adds all its records to

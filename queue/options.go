@@ -3,8 +3,9 @@ package queue
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/hotspotkit/hotspotkit/queue/internal/backend"
 )
 
 // FullPolicy says what Enqueue (EnqueueAll) does when the queue has no room for the record
@@ -23,7 +24,7 @@ const (
 	PolicyBlock
 )
 
-var policyNames = NewNames[FullPolicy]("full policy", "sync", "drop", "block")
+var policyNames = backend.NewNames[FullPolicy]("full policy", "sync", "drop", "block")
 
 // ParseFullPolicy accepts "drop", "sync" or "block" (case-insensitive).
 func ParseFullPolicy(s string) (FullPolicy, error) {
@@ -35,37 +36,6 @@ func ParseFullPolicy(s string) (FullPolicy, error) {
 }
 
 func (p FullPolicy) String() string { return policyNames.Name(p) }
-
-// Names are a small enumeration's names (policies, roles), indexed by value, so that every
-// backend's options read and write their enumerations the same way.
-type Names[E ~int] struct {
-	kind  string
-	names []string
-}
-
-// NewNames returns the names of kind's values 0, 1, ….
-func NewNames[E ~int](kind string, names ...string) Names[E] {
-	return Names[E]{kind: kind, names: names}
-}
-
-// Parse finds s among the names (case-insensitive, spaces trimmed).
-func (n Names[E]) Parse(s string) (E, error) {
-	for v, name := range n.names {
-		if strings.EqualFold(strings.TrimSpace(s), name) {
-			return E(v), nil
-		}
-	}
-	last := len(n.names) - 1
-	return 0, fmt.Errorf("unknown %s %q (want %s or %s)", n.kind, s, strings.Join(n.names[:last], ", "), n.names[last])
-}
-
-// Name names v, or writes kind(v) for a value out of range.
-func (n Names[E]) Name(v E) string {
-	if v >= 0 && int(v) < len(n.names) {
-		return n.names[v]
-	}
-	return fmt.Sprintf("%s(%d)", n.kind, int(v))
-}
 
 // MarshalText and UnmarshalText make a FullPolicy read and write as its name in JSON.
 func (p FullPolicy) MarshalText() ([]byte, error) {
@@ -91,7 +61,7 @@ func (p *FullPolicy) Set(s string) error { return p.UnmarshalText([]byte(s)) }
 // Type names the flag's value kind in --help.
 func (p *FullPolicy) Type() string { return "drop|sync|block" }
 
-func (p FullPolicy) valid() bool { return p >= PolicySync && p <= PolicyBlock }
+func (p FullPolicy) valid() bool { return policyNames.Valid(p) }
 
 // Outcome says what Enqueue did with a record (EnqueueAll with its whole group).
 type Outcome int
@@ -121,16 +91,16 @@ func (o Outcome) String() string {
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
 
-// Defaults applied by New to zero-valued options.
+// Defaults applied by New to zero-valued options: 65536 records, batches of 512, 50ms, 2
+// workers (at most 64), 5 retries, 25ms. All but DefaultCapacity are every backend's.
 const (
 	DefaultCapacity      = 65536
-	DefaultBatchSize     = 512
-	DefaultFlushInterval = 50 * time.Millisecond
-	DefaultWorkers       = 2
-	MaxWorkers           = 64
-	DefaultMaxRetries    = 5
-	DefaultRetryBackoff  = 25 * time.Millisecond
-	maxRetryBackoff      = time.Second
+	DefaultBatchSize     = backend.DefaultBatchSize
+	DefaultFlushInterval = backend.DefaultFlushInterval
+	DefaultWorkers       = backend.DefaultWorkers
+	MaxWorkers           = backend.MaxWorkers
+	DefaultMaxRetries    = backend.DefaultMaxRetries
+	DefaultRetryBackoff  = backend.DefaultRetryBackoff
 )
 
 // Options configure a Queue. They are validated once by New and never change afterwards.
@@ -189,101 +159,22 @@ type Options[K comparable, T any] struct {
 
 // withDefaults validates o and returns a copy with defaults filled in.
 func (o Options[K, T]) withDefaults() (Options[K, T], error) {
-	errs := o.Check()
+	errs := o.shared().Check()
 	if o.Key == nil {
 		errs = append(errs, errors.New("Key is required"))
 	}
 	if len(errs) > 0 {
 		return o, fmt.Errorf("queue: invalid options: %w", errors.Join(errs...))
 	}
-	o = o.WithDefaults()
-	o.Capacity = OrDefault(o.Capacity, DefaultCapacity)
+	o.shared().Defaults()
+	o.Capacity = backend.OrDefault(o.Capacity, DefaultCapacity)
 	if o.Capacity < o.Workers {
 		return o, fmt.Errorf("queue: invalid options: Capacity %d is smaller than Workers %d", o.Capacity, o.Workers)
 	}
 	return o, nil
 }
 
-// Check returns what is wrong with the options every backend reads the same way: Merge
-// missing with Compaction, an invalid FullPolicy, a negative size or duration. Key and
-// Capacity's default are each backend's (one that only produces needs no Key).
-func (o Options[K, T]) Check() []error {
-	var errs []error
-	if o.Compaction && o.Merge == nil {
-		errs = append(errs, errors.New("Merge is required when Compaction is on"))
-	}
-	if !o.FullPolicy.valid() {
-		errs = append(errs, fmt.Errorf("invalid FullPolicy %d", int(o.FullPolicy)))
-	}
-	return append(errs, NonNegative(
-		Field{"Capacity", int64(o.Capacity)}, Field{"BatchSize", int64(o.BatchSize)},
-		Field{"FlushInterval", int64(o.FlushInterval)}, Field{"Workers", int64(o.Workers)},
-		Field{"RetryBackoff", int64(o.RetryBackoff)})...)
-}
-
-// WithDefaults returns o with the defaults every backend shares filled in: BatchSize,
-// FlushInterval, Workers (clamped to MaxWorkers), MaxRetries (resolveMaxRetries) and
-// RetryBackoff. Capacity is left to the backend.
-func (o Options[K, T]) WithDefaults() Options[K, T] {
-	o.BatchSize = OrDefault(o.BatchSize, DefaultBatchSize)
-	o.FlushInterval = OrDefault(o.FlushInterval, DefaultFlushInterval)
-	o.Workers = min(OrDefault(o.Workers, DefaultWorkers), MaxWorkers)
-	o.RetryBackoff = OrDefault(o.RetryBackoff, DefaultRetryBackoff)
-	o.MaxRetries = resolveMaxRetries(o.MaxRetries)
-	return o
-}
-
-// Field is a named option value for NonNegative.
-type Field struct {
-	Name  string
-	Value int64
-}
-
-// NonNegative returns an error for every field whose value is negative.
-func NonNegative(fields ...Field) []error {
-	var errs []error
-	for _, f := range fields {
-		if f.Value < 0 {
-			errs = append(errs, fmt.Errorf("%s must not be negative (got %d)", f.Name, f.Value))
-		}
-	}
-	return errs
-}
-
-// RetryWait is the wait before retry number attempt (1-based): backoff of RetryBackoff.
-func (o *Options[K, T]) RetryWait(attempt int) time.Duration { return backoff(o.RetryBackoff, attempt) }
-
-// The helpers below are how every backend reads the options it shares with Options, so that
-// the same value means the same thing whatever the backend.
-
-// OrDefault returns v, or def when v is the zero value (an option left unset).
-func OrDefault[V comparable](v, def V) V {
-	var zero V
-	if v == zero {
-		return def
-	}
-	return v
-}
-
-// resolveMaxRetries reads a MaxRetries option: 0 means DefaultMaxRetries, a negative value
-// no retries.
-func resolveMaxRetries(n int) int {
-	switch {
-	case n == 0:
-		return DefaultMaxRetries
-	case n < 0:
-		return 0
-	}
-	return n
-}
-
-// backoff is the wait before retry number attempt (1-based) of a RetryBackoff option worth
-// first: first, doubled per attempt, capped at one second (or at first when that is larger).
-func backoff(first time.Duration, attempt int) time.Duration {
-	limit := max(maxRetryBackoff, first)
-	d := first
-	for i := 1; i < attempt && d < limit; i++ {
-		d *= 2
-	}
-	return min(d, limit)
+// shared views o as the options every backend validates and defaults the same way.
+func (o *Options[K, T]) shared() *backend.Options[K, T, FullPolicy, Flusher[T]] {
+	return (*backend.Options[K, T, FullPolicy, Flusher[T]])(o)
 }

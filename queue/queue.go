@@ -10,15 +10,20 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/hist"
+	"github.com/hotspotkit/hotspotkit/queue/internal/backend"
 )
 
 // ErrClosed is returned by Enqueue once Close has begun.
 var ErrClosed = errors.New("queue: closed")
 
+// ErrGroupTooLarge is returned under PolicyBlock for a group of more records than the
+// backend's capacity: it could never fit, so waiting for room would never end.
+var ErrGroupTooLarge = backend.ErrGroupTooLarge
+
 // Queue is the in-memory Backend: per-worker fifos bounded together, batched flushes, optional slot
 // compaction. All methods are safe for concurrent use.
 type Queue[K comparable, T any] struct {
-	c Counters // first: its padding keeps the hot line away from the fields below
+	c backend.Counters // first: its padding keeps the hot line away from the fields below
 
 	opts    Options[K, T]
 	flusher Flusher[T]
@@ -38,8 +43,8 @@ type Queue[K comparable, T any] struct {
 	blocked atomic.Int64
 	freed   chan struct{}
 
-	life    *Lifecycle    // Close's handshake; every Flush runs under life.Ctx()
-	sealedC chan struct{} // closed when Close has stopped intake and no Enqueue call is in flight
+	life    *backend.Lifecycle // Close's handshake; every Flush runs under life.Ctx()
+	sealedC chan struct{}      // closed when Close has stopped intake and no Enqueue call is in flight
 }
 
 var _ Backend[int] = (*Queue[int, int])(nil)
@@ -61,7 +66,7 @@ func New[K comparable, T any](f Flusher[T], o Options[K, T]) (*Queue[K, T], erro
 		gate:    newGate(),
 		acks:    make(chan struct{}, o.Workers),
 		freed:   make(chan struct{}, 1),
-		life:    NewLifecycle(),
+		life:    backend.NewLifecycle(),
 		sealedC: make(chan struct{}),
 	}
 	q.workers = make([]*worker[K, T], o.Workers)
@@ -135,7 +140,7 @@ func (q *Queue[K, T]) put(recs []T, at int64) {
 // accepted accounts for n records about to enter the workers' fifos: before, so that a
 // worker cannot write one before it is counted.
 func (q *Queue[K, T]) accepted(n int64) {
-	if v := q.c.pending.Add(n); v > q.c.maxDepth.Load() {
+	if v := q.c.Pending.Add(n); v > q.c.MaxDepth.Load() {
 		q.c.NoteDepth(v)
 	}
 }
@@ -174,7 +179,7 @@ func (q *Queue[K, T]) signalFreed() {
 // ctx is done or Close's deadline expires. A waiter whose group does not fit yet waits for the
 // next release: the queue held records when it tried, and the workers are taking them.
 func (q *Queue[K, T]) awaitRoom(ctx context.Context, n int64) error {
-	if err := GroupTooLarge(n, int64(q.opts.Capacity)); err != nil {
+	if err := backend.GroupTooLarge(n, int64(q.opts.Capacity)); err != nil {
 		return err
 	}
 	q.blocked.Add(1)
@@ -218,14 +223,15 @@ func (q *Queue[K, T]) enqueueFull(ctx context.Context, recs []T, at int64) (Outc
 	}
 }
 
-// writeInline is PolicySync: the caller writes the group itself, in one transaction
-// (WriteInline).
+// writeInline is PolicySync: the caller writes the group itself, in one transaction.
 func (q *Queue[K, T]) writeInline(ctx context.Context, recs []T, at int64) (Outcome, error) {
 	inline := q.opts.Inline
 	if inline == nil {
 		inline = q.flusher
 	}
-	if err := WriteInline(ctx, q.life, &q.c, inline, &q.opts, recs); err != nil {
+	batch := q.opts.shared().InlineBatch(recs)
+	write := func(ctx context.Context) error { _, err := inline.Flush(ctx, batch); return err }
+	if err := backend.WriteInline(ctx, q.life, &q.c, len(recs), write); err != nil {
 		return Rejected, fmt.Errorf("queue: inline write of %d records (queue full): %w", len(recs), err)
 	}
 	lag := q.now() - at
@@ -261,21 +267,10 @@ func (q *Queue[K, T]) drain(ctx context.Context) error {
 
 func (q *Queue[K, T]) aborted() bool { return q.life.Aborted() }
 
-// IsClosed reports, without waiting, whether ch is closed: how a backend polls the channels
-// it closes to announce that Close has begun or that its deadline has expired.
-func IsClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
 // Metrics returns the current counters; see the package doc for definitions.
 func (q *Queue[K, T]) Metrics() Metrics {
 	// max: a commit can beat the increment after a send.
-	return q.c.Metrics(int64(q.opts.Capacity), q.held.Load(), max(q.c.pending.Load(), 0))
+	return Metrics(q.c.Metrics(int64(q.opts.Capacity), q.held.Load(), max(q.c.Pending.Load(), 0)))
 }
 
 // PersistLag returns a merged copy of the workers' persist-lag histograms: for every written
@@ -315,10 +310,10 @@ func (q *Queue[K, T]) Resume() { q.gate.resume() }
 // so that a Pause collects its own acknowledgements.
 type gate struct {
 	serial sync.Mutex
-	sw     *Switch
+	sw     *backend.Switch
 }
 
-func newGate() gate { return gate{sw: NewSwitch()} }
+func newGate() gate { return gate{sw: backend.NewSwitch()} }
 
 // pause switches to paused and, if it did, returns true with serial held.
 func (g *gate) pause() bool {

@@ -688,7 +688,7 @@ func TestBackoff(t *testing.T) {
 	o := Options[int, rec]{RetryBackoff: 25 * time.Millisecond}
 	var got []time.Duration
 	for a := 1; a <= 8; a++ {
-		got = append(got, o.RetryWait(a))
+		got = append(got, o.shared().RetryWait(a))
 	}
 	ms := time.Millisecond
 	want := []time.Duration{25 * ms, 50 * ms, 100 * ms, 200 * ms, 400 * ms, 800 * ms, time.Second, time.Second}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/hist"
+	"github.com/hotspotkit/hotspotkit/queue/internal/backend"
 )
 
 // entry is a source record with the time Enqueue was called (queue.now).
@@ -28,7 +29,7 @@ type worker[K comparable, T any] struct {
 	batch     []entry[T] // source records in hand, in arrival order
 	recs      []T        // what is handed to the Flusher
 	one       []T        // a single record being written individually
-	compactor *compactor[K, T]
+	compactor *backend.Compactor[K, T]
 	timer     *time.Timer
 }
 
@@ -45,7 +46,7 @@ func newWorker[K comparable, T any](q *Queue[K, T], share int) *worker[K, T] {
 	}
 	w.timer.Stop()
 	if o.Compaction {
-		w.compactor = newCompactor(o.Key, o.Merge, o.Compare)
+		w.compactor = backend.NewCompactor(o.Key, o.Merge, o.Compare)
 	}
 	return w
 }
@@ -116,7 +117,7 @@ func (w *worker[K, T]) run() {
 // fill moves records from the fifo into the batch without blocking. It reports false once
 // Close has sealed the queue and the fifo is empty: no record can come any more.
 func (w *worker[K, T]) fill() bool {
-	sealed := IsClosed(w.q.sealedC) // first: once sealed, no push can follow
+	sealed := backend.IsClosed(w.q.sealedC) // first: once sealed, no push can follow
 	n := len(w.batch)
 	w.batch = w.in.take(w.batch, w.q.opts.BatchSize-n)
 	w.q.release(int64(len(w.batch) - n))
@@ -171,10 +172,10 @@ func (w *worker[K, T]) flush() {
 		res, err = q.flusher.Flush(q.life.Ctx(), recs)
 		return err
 	}
-	switch RetryBatch(&q.c, len(w.batch), q.opts.MaxRetries, write, w.backoff) {
-	case BatchWritten:
+	switch backend.RetryBatch(&q.c, len(w.batch), q.opts.MaxRetries, write, w.backoff) {
+	case backend.BatchWritten:
 		w.committed(res, len(recs))
-	case BatchGivenUp:
+	case backend.BatchGivenUp:
 		w.abandonFrom(0)
 	default:
 		w.fallback()
@@ -188,7 +189,7 @@ func (w *worker[K, T]) records() []T {
 		w.recs = append(w.recs, w.batch[i].rec)
 	}
 	if w.compactor != nil {
-		w.recs = w.compactor.compact(w.recs)
+		w.recs = w.compactor.Compact(w.recs)
 	}
 	return w.recs
 }
@@ -208,7 +209,7 @@ func (w *worker[K, T]) committed(res FlushResult, sqlRecords int) {
 	c.SQLOps.Add(int64(res.SQLOps))
 	c.SQLRecords.Add(int64(sqlRecords))
 	c.Compacted.Add(n - int64(sqlRecords))
-	c.pending.Add(-n)
+	c.Pending.Add(-n)
 	w.reset()
 }
 
@@ -237,7 +238,7 @@ func (w *worker[K, T]) fallback() {
 				w.one[0] = w.batch[i].rec
 				if _, err := q.flusher.Flush(q.life.Ctx(), w.one); err == nil {
 					q.c.SyncFallback.Add(1)
-					q.c.pending.Add(-1)
+					q.c.Pending.Add(-1)
 					w.recordLag(q.now() - w.batch[i].at)
 					continue
 				}
@@ -265,7 +266,7 @@ func (w *worker[K, T]) backoff(attempt int) bool {
 		return false
 	}
 	_, pauseC, _ := q.gate.state()
-	w.timer.Reset(q.opts.RetryWait(attempt))
+	w.timer.Reset(q.opts.shared().RetryWait(attempt))
 	defer w.timer.Stop()
 	select {
 	case <-w.timer.C:
@@ -291,7 +292,7 @@ func (w *worker[K, T]) abandonFrom(i int) {
 // abandon counts n accepted records as abandoned.
 func (w *worker[K, T]) abandon(n int64) {
 	w.q.c.Abandoned.Add(n)
-	w.q.c.pending.Add(-n)
+	w.q.c.Pending.Add(-n)
 }
 
 // abandonAll abandons the batch and the fifo's contents. It waits until Close has sealed the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
+	"github.com/hotspotkit/hotspotkit/queue/redisq/redisqtest"
 	"github.com/hotspotkit/hotspotkit/testkit/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 	"github.com/hotspotkit/hotspotkit/testkit/redisrun"
@@ -43,7 +44,10 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 		Writer:        writer,
 		ReclaimIdle:   time.Duration(c.ReclaimIdleMs) * time.Millisecond,
 		MaxDeliveries: c.MaxDeliveries,
-		Hook:          redisrun.CrashHook(),
+		PruneInterval: -1, // every applied id stays: the stream checks count them
+	}
+	if hook := redisrun.CrashHook(); hook != nil {
+		redisqtest.SetHook(hook)
 	}
 	q, err := redisq.New(ctx, o)
 	if err != nil {

@@ -13,7 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/queue/internal/backend"
+	"github.com/hotspotkit/hotspotkit/queue/redisq/internal/testhook"
 )
 
 // ackTimeout bounds one acknowledgement script call.
@@ -22,15 +23,9 @@ const ackTimeout = 10 * time.Second
 // The kinds an acknowledged entry can have (the ack script counts them apart).
 const (
 	kindApplied   = "f" // applied by the flush that acknowledges it
-	kindDuplicate = "d" // its id was already in queue_applied_entries
+	kindDuplicate = "d" // its id was already in the applied-ids table
 	kindFallback  = "s" // written in a transaction of its own after its batch failed
 )
-
-// insertAppliedSQL records a batch's entry ids and returns those that were not there yet.
-const insertAppliedSQL = `INSERT INTO queue_applied_entries (stream, entry_id)
-SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING RETURNING entry_id`
-
-const selectAppliedSQL = `SELECT entry_id FROM queue_applied_entries WHERE stream = $1 AND entry_id = ANY($2::text[])`
 
 // entry is a stream entry on its way to the database.
 type entry[T any] struct {
@@ -177,7 +172,7 @@ func (c *consumer[K, T]) handle(msgs []redis.XMessage, deliveries map[string]int
 			q.c.redelivered.Add(1)
 		}
 	}
-	c.hook(PointAfterRead, batch)
+	c.hook(testhook.AfterRead, batch)
 	if c.dead.Load() {
 		return
 	}
@@ -185,22 +180,24 @@ func (c *consumer[K, T]) handle(msgs []redis.XMessage, deliveries map[string]int
 	if len(done) == 0 {
 		return
 	}
-	c.hook(PointAfterCommit, done)
+	c.hook(testhook.AfterCommit, done)
 	if c.dead.Load() {
 		return // committed, never acknowledged: the reclaimer skips them as duplicates
 	}
 	c.ack(done)
 }
 
+// hook calls the test hook (package redisqtest), if one is set.
 func (c *consumer[K, T]) hook(point string, batch []entry[T]) {
-	if c.q.o.Hook == nil {
+	h := testhook.Get()
+	if h == nil {
 		return
 	}
 	ids := make([]string, len(batch))
 	for i := range batch {
 		ids[i] = batch[i].id
 	}
-	c.q.o.Hook(point, ids)
+	h(c.name, point, ids)
 }
 
 // flush writes batch in one transaction, retried MaxRetries times, then entry by entry. It
@@ -211,12 +208,12 @@ func (c *consumer[K, T]) flush(batch []entry[T]) []entry[T] {
 	defer c.keepAlive(batch)()
 	write := func() error { return c.flushTx(batch, true) }
 	wait := func(attempt int) bool {
-		return !q.aborted() && !c.dead.Load() && c.pause(q.o.RetryWait(attempt))
+		return !q.aborted() && !c.dead.Load() && c.pause(q.o.shared().RetryWait(attempt))
 	}
-	switch queue.RetryBatch(&q.c.Counters, len(batch), q.o.MaxRetries, write, wait) {
-	case queue.BatchWritten:
+	switch backend.RetryBatch(&q.c.Counters, len(batch), q.o.MaxRetries, write, wait) {
+	case backend.BatchWritten:
 		return batch
-	case queue.BatchGivenUp:
+	case backend.BatchGivenUp:
 		return nil
 	}
 	done := batch[:0:0]
@@ -286,7 +283,7 @@ func (c *consumer[K, T]) flushTx(batch []entry[T], asBatch bool) (err error) {
 	for i := range batch {
 		ids[i] = batch[i].id
 	}
-	rows, err := tx.Query(ctx, insertAppliedSQL, q.keys.stream, ids)
+	rows, err := tx.Query(ctx, q.sql.insert, q.keys.stream, ids)
 	if err != nil {
 		return fmt.Errorf("recording applied entry ids: %w", err)
 	}
@@ -344,7 +341,7 @@ func (c *consumer[K, T]) arrange(recs []T) []T {
 	case len(recs) == 0:
 		return recs
 	case o.Compaction:
-		return queue.Compact(recs, o.Key, o.Merge, o.Compare)
+		return backend.Compact(recs, o.Key, o.Merge, o.Compare)
 	case o.Compare != nil:
 		slices.SortStableFunc(recs, func(a, b T) int { return o.Compare(o.Key(a), o.Key(b)) })
 	}
@@ -396,7 +393,7 @@ func (c *consumer[K, T]) acknowledge(s *redis.Script, keys []string, args []any)
 		if err == nil {
 			return res, true
 		}
-		if q.aborted() || c.dead.Load() || !c.pause(q.o.RetryWait(min(attempt, 6))) {
+		if q.aborted() || c.dead.Load() || !c.pause(q.o.shared().RetryWait(min(attempt, 6))) {
 			return nil, false
 		}
 	}
@@ -432,7 +429,7 @@ func (c *consumer[K, T]) retire(overdue []entry[T]) {
 	}
 }
 
-// alreadyApplied returns which of ids are in queue_applied_entries.
+// alreadyApplied returns which of ids are in the applied-ids table.
 func (c *consumer[K, T]) alreadyApplied(ids []string) ([]string, error) {
 	q := c.q
 	tx, err := q.o.DB.Begin(q.life.Ctx())
@@ -440,7 +437,7 @@ func (c *consumer[K, T]) alreadyApplied(ids []string) ([]string, error) {
 		return nil, err
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(q.life.Ctx())) }() // read only
-	rows, err := tx.Query(q.life.Ctx(), selectAppliedSQL, q.keys.stream, ids)
+	rows, err := tx.Query(q.life.Ctx(), q.sql.query, q.keys.stream, ids)
 	if err != nil {
 		return nil, err
 	}

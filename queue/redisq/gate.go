@@ -3,22 +3,22 @@ package redisq
 import (
 	"sync"
 
-	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/queue/internal/backend"
 )
 
-// gate is the pause switch (queue.Switch) with the consumers' side: consumers hold it while
+// gate is the pause switch (backend.Switch) with the consumers' side: consumers hold it while
 // they read and flush a batch, and Pause waits until none holds it. The switch is only
 // flipped under mu, so a consumer that sees it running is counted busy before Pause can
 // start waiting.
 type gate struct {
-	sw   *queue.Switch
+	sw   *backend.Switch
 	mu   sync.Mutex
 	idle *sync.Cond // signalled when busy drops to 0 or the switch resumes
 	busy int
 }
 
 func newGate() *gate {
-	g := &gate{sw: queue.NewSwitch()}
+	g := &gate{sw: backend.NewSwitch()}
 	g.idle = sync.NewCond(&g.mu)
 	return g
 }

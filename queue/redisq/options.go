@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/queue/internal/backend"
 )
 
 // Role says which side of the stream a process runs.
@@ -24,7 +25,7 @@ const (
 	RoleConsumer
 )
 
-var roleNames = queue.NewNames[Role]("role", "both", "producer", "consumer")
+var roleNames = backend.NewNames[Role]("role", "both", "producer", "consumer")
 
 func (r Role) String() string { return roleNames.Name(r) }
 
@@ -33,14 +34,6 @@ func ParseRole(s string) (Role, error) { return roleNames.Parse(s) }
 
 func (r Role) produces() bool { return r == RoleBoth || r == RoleProducer }
 func (r Role) consumes() bool { return r == RoleBoth || r == RoleConsumer }
-
-// Crash points passed to Options.Hook.
-const (
-	// PointAfterRead: a batch was read and decoded; nothing of it is committed.
-	PointAfterRead = "after-read"
-	// PointAfterCommit: the batch's effect and applied ids are committed; nothing is acknowledged.
-	PointAfterCommit = "after-commit"
-)
 
 // Defaults applied by New to the Redis-only options left unset; the options shared with
 // queue.Options take queue's defaults.
@@ -52,6 +45,8 @@ const (
 	DefaultDeadLetterMaxLen = 10000
 	DefaultSenders          = 4
 	DefaultSendBatch        = 512
+	DefaultAppliedTable     = "queue_applied_entries"
+	DefaultPruneInterval    = time.Minute
 )
 
 // Options configure a Queue. They are validated once by New and never change afterwards.
@@ -88,6 +83,13 @@ type Options[K comparable, T any] struct {
 	// consume, and to produce under PolicySync with a Capacity unless Inline is set.
 	DB     queue.TxBeginner
 	Writer queue.TxWriter[T]
+	// AppliedTable is the table of applied entry ids (default "queue_applied_entries"; a
+	// name, or schema.name), shared by every stream: a consuming New creates it when it is
+	// missing (AppliedTableSQL). PruneInterval is how often a consuming process deletes the
+	// ids of entries that can no longer be delivered (default 1m; negative: never, the ids
+	// are kept). See the package doc.
+	AppliedTable  string
+	PruneInterval time.Duration
 
 	// Block bounds one XREADGROUP wait (default 250ms; at least 1ms, since 0 is "forever").
 	// It also bounds how long Pause and Close wait for a reading consumer.
@@ -107,14 +109,15 @@ type Options[K comparable, T any] struct {
 	// call may pass it by the last group).
 	Senders   int
 	SendBatch int
+}
 
-	// Hook, when set, is called by a consumer at PointAfterRead and PointAfterCommit with the
-	// batch's entry ids. Tests use it to stop a process at exactly those points.
-	Hook func(point string, ids []string)
+// shared views the options every backend validates and defaults the same way.
+func (o *Options[K, T]) shared() *backend.Options[K, T, queue.FullPolicy, queue.Flusher[T]] {
+	return (*backend.Options[K, T, queue.FullPolicy, queue.Flusher[T]])(&o.Options)
 }
 
 func (o Options[K, T]) withDefaults() (Options[K, T], error) {
-	errs := o.Check()
+	errs := o.shared().Check()
 	if o.Client == nil {
 		errs = append(errs, errors.New("Client is required"))
 	}
@@ -133,14 +136,19 @@ func (o Options[K, T]) withDefaults() (Options[K, T], error) {
 	if o.Role.produces() && o.FullPolicy == queue.PolicySync && o.Capacity > 0 && o.Inline == nil && (o.DB == nil || o.Writer == nil) {
 		errs = append(errs, errors.New("Inline, or DB and Writer, are required for PolicySync with a Capacity"))
 	}
-	errs = append(errs, queue.NonNegative(
-		queue.Field{Name: "Block", Value: int64(o.Block)},
-		queue.Field{Name: "ReclaimIdle", Value: int64(o.ReclaimIdle)},
-		queue.Field{Name: "ReclaimInterval", Value: int64(o.ReclaimInterval)},
-		queue.Field{Name: "MaxDeliveries", Value: int64(o.MaxDeliveries)},
-		queue.Field{Name: "DeadLetterMaxLen", Value: o.DeadLetterMaxLen},
-		queue.Field{Name: "Senders", Value: int64(o.Senders)},
-		queue.Field{Name: "SendBatch", Value: int64(o.SendBatch)})...)
+	if o.AppliedTable != "" {
+		if _, err := tableName(o.AppliedTable); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, backend.NonNegative(
+		backend.Field{Name: "Block", Value: int64(o.Block)},
+		backend.Field{Name: "ReclaimIdle", Value: int64(o.ReclaimIdle)},
+		backend.Field{Name: "ReclaimInterval", Value: int64(o.ReclaimInterval)},
+		backend.Field{Name: "MaxDeliveries", Value: int64(o.MaxDeliveries)},
+		backend.Field{Name: "DeadLetterMaxLen", Value: o.DeadLetterMaxLen},
+		backend.Field{Name: "Senders", Value: int64(o.Senders)},
+		backend.Field{Name: "SendBatch", Value: int64(o.SendBatch)})...)
 	if o.Block > 0 && o.Block < time.Millisecond {
 		errs = append(errs, fmt.Errorf("Block must be at least 1ms (got %s); go-redis reads BLOCK 0 as forever", o.Block))
 	}
@@ -150,20 +158,22 @@ func (o Options[K, T]) withDefaults() (Options[K, T], error) {
 	if len(errs) > 0 {
 		return o, fmt.Errorf("redisq: invalid options: %w", errors.Join(errs...))
 	}
-	o.Options = o.Options.WithDefaults()
-	o.Group = queue.OrDefault(o.Group, DefaultGroup)
+	o.shared().Defaults()
+	o.Group = backend.OrDefault(o.Group, DefaultGroup)
 	if o.Consumer == "" {
 		host, _ := os.Hostname()
 		o.Consumer = host + ":" + strconv.Itoa(os.Getpid())
 	}
-	o.Block = queue.OrDefault(o.Block, DefaultBlock)
-	o.ReclaimIdle = queue.OrDefault(o.ReclaimIdle, DefaultReclaimIdle)
+	o.Block = backend.OrDefault(o.Block, DefaultBlock)
+	o.ReclaimIdle = backend.OrDefault(o.ReclaimIdle, DefaultReclaimIdle)
 	if o.ReclaimInterval == 0 {
 		o.ReclaimInterval = min(max(o.ReclaimIdle/2, 10*time.Millisecond), 5*time.Second)
 	}
-	o.MaxDeliveries = queue.OrDefault(o.MaxDeliveries, DefaultMaxDeliveries)
-	o.DeadLetterMaxLen = queue.OrDefault(o.DeadLetterMaxLen, DefaultDeadLetterMaxLen)
-	o.Senders = queue.OrDefault(o.Senders, DefaultSenders)
-	o.SendBatch = queue.OrDefault(o.SendBatch, DefaultSendBatch)
+	o.MaxDeliveries = backend.OrDefault(o.MaxDeliveries, DefaultMaxDeliveries)
+	o.DeadLetterMaxLen = backend.OrDefault(o.DeadLetterMaxLen, DefaultDeadLetterMaxLen)
+	o.Senders = backend.OrDefault(o.Senders, DefaultSenders)
+	o.SendBatch = backend.OrDefault(o.SendBatch, DefaultSendBatch)
+	o.AppliedTable = backend.OrDefault(o.AppliedTable, DefaultAppliedTable)
+	o.PruneInterval = backend.OrDefault(o.PruneInterval, DefaultPruneInterval)
 	return o, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/queue/internal/backend"
 )
 
 // sendTimeout bounds one script call of a sender, so that an Enqueue always gets an answer.
@@ -68,7 +69,7 @@ func (q *Queue[K, T]) EnqueueAll(ctx context.Context, recs []T) (queue.Outcome, 
 	}
 	at := time.Now()
 	r.at = at.UnixMicro()
-	tooLarge := queue.GroupTooLarge(n, int64(q.o.Capacity)) // the script would refuse it forever
+	tooLarge := backend.GroupTooLarge(n, int64(q.o.Capacity)) // the script would refuse it forever
 	wait := time.Millisecond
 	for {
 		if tooLarge == nil {
@@ -128,9 +129,11 @@ func (q *Queue[K, T]) add(ctx context.Context, r *addReq) (bool, error) {
 }
 
 // writeInline is PolicySync: the caller writes its group in its own transaction, outside the
-// stream (queue.WriteInline).
+// stream.
 func (q *Queue[K, T]) writeInline(ctx context.Context, recs []T, at time.Time) (queue.Outcome, error) {
-	if err := queue.WriteInline(ctx, q.life, &q.c.Counters, q.inline, &q.o.Options, recs); err != nil {
+	batch := q.o.shared().InlineBatch(recs)
+	write := func(ctx context.Context) error { _, err := q.inline.Flush(ctx, batch); return err }
+	if err := backend.WriteInline(ctx, q.life, &q.c.Counters, len(recs), write); err != nil {
 		return queue.Rejected, fmt.Errorf("redisq: inline write of %d records (stream full): %w", len(recs), err)
 	}
 	lag := time.Since(at).Microseconds()

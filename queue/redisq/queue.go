@@ -14,6 +14,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/queue/internal/backend"
 )
 
 // ErrClosed is returned by Enqueue once Close has begun.
@@ -33,6 +34,7 @@ type Queue[K comparable, T any] struct {
 	o    Options[K, T]
 	rdb  redis.UniversalClient
 	keys keys
+	sql  appliedSQL
 	// token sets this queue's acknowledging calls apart from another process's that uses
 	// the same consumer names (acknowledge).
 	token string
@@ -53,7 +55,7 @@ type Queue[K comparable, T any] struct {
 	lagMu sync.Mutex
 	lag   *hist.Histogram
 
-	life  *queue.Lifecycle // Close's handshake; reads and flushes run under life.Ctx()
+	life  *backend.Lifecycle // Close's handshake; reads and flushes run under life.Ctx()
 	final atomic.Pointer[snapshot]
 	last  atomic.Pointer[streamState]
 }
@@ -84,9 +86,9 @@ type RunStats struct {
 	Length, Pending, DeadLetterLength int64
 }
 
-// counters are the queue.Counters every backend keeps, and the stream's own.
+// counters are the ones every backend keeps, and the stream's own.
 type counters struct {
-	queue.Counters
+	backend.Counters
 	_            [64]byte
 	acked        atomic.Int64
 	reclaimed    atomic.Int64
@@ -116,8 +118,11 @@ func New[K comparable, T any](ctx context.Context, o Options[K, T]) (*Queue[K, T
 		keys:  keys{stream: o.Stream, dlq: o.Stream + ":dlq", stats: o.Stream + ":stats", replies: o.Stream + ":replies"},
 		gate:  newGate(),
 		stopC: make(chan struct{}),
-		life:  queue.NewLifecycle(),
+		life:  backend.NewLifecycle(),
 		lag:   hist.New(),
+	}
+	if q.sql, err = newAppliedSQL(o.AppliedTable); err != nil {
+		return nil, err
 	}
 	q.inline = o.Inline
 	if q.inline == nil && o.DB != nil && o.Writer != nil {
@@ -130,6 +135,11 @@ func New[K comparable, T any](ctx context.Context, o Options[K, T]) (*Queue[K, T
 	}
 	if err := q.ensureGroup(ctx); err != nil {
 		return nil, err
+	}
+	if o.Role.consumes() {
+		if err := q.ensureAppliedTable(ctx); err != nil {
+			return nil, err
+		}
 	}
 	for _, script := range []*redis.Script{addScript, ackScript, deadLetterScript, renewScript} {
 		if err := script.Load(ctx, q.rdb).Err(); err != nil {
@@ -149,6 +159,10 @@ func New[K comparable, T any](ctx context.Context, o Options[K, T]) (*Queue[K, T
 		}
 		q.wg.Add(1)
 		go q.reclaim()
+		if o.PruneInterval > 0 {
+			q.wg.Add(1)
+			go q.prune()
+		}
 	}
 	return q, nil
 }
@@ -226,7 +240,7 @@ func (q *Queue[K, T]) drain(ctx context.Context) error {
 
 func (q *Queue[K, T]) aborted() bool { return q.life.Aborted() }
 
-func (q *Queue[K, T]) stopping() bool { return queue.IsClosed(q.stopC) || q.life.Aborted() }
+func (q *Queue[K, T]) stopping() bool { return backend.IsClosed(q.stopC) || q.life.Aborted() }
 
 func (q *Queue[K, T]) closing() bool { return q.life.Closing() }
 
@@ -278,7 +292,7 @@ func (q *Queue[K, T]) Metrics() queue.Metrics {
 }
 
 func (q *Queue[K, T]) metrics(st streamState) queue.Metrics {
-	return q.c.Metrics(int64(q.o.Capacity), max(st.length-st.pending, 0), st.length)
+	return queue.Metrics(q.c.Metrics(int64(q.o.Capacity), max(st.length-st.pending, 0), st.length))
 }
 
 // StreamMetrics returns the backend's own counters; after Close they are final.

@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/queue/redisq/redisqtest"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
@@ -277,11 +278,11 @@ func TestCommittedButUnacknowledgedIsSkipped(t *testing.T) {
 		ao := e.options(RoleConsumer)
 		ao.Consumer, ao.Workers = "A", 1
 		var once sync.Once
-		ao.Hook = func(point string, ids []string) {
-			if point == PointAfterCommit {
+		t.Cleanup(redisqtest.SetHook(func(consumer, point string, ids []string) {
+			if consumer == "A-w0" && point == redisqtest.AfterCommit {
 				once.Do(func() { held <- ids; <-release })
 			}
-		}
+		}))
 		a := e.start(ao)
 		var committed []string
 		select {
@@ -333,14 +334,14 @@ func TestKilledConsumerBeforeCommitIsReclaimed(t *testing.T) {
 		var q *Queue[int, rec]
 		killed := make(chan string, 1)
 		var once sync.Once
-		o.Hook = func(point string, ids []string) {
-			if point == PointAfterRead {
+		t.Cleanup(redisqtest.SetHook(func(_, point string, ids []string) {
+			if point == redisqtest.AfterRead {
 				once.Do(func() {
 					q.workers[0].dead.Store(true) // dies right here, before its transaction
 					killed <- fmt.Sprint(len(ids))
 				})
 			}
-		}
+		}))
 		q = e.start(o)
 		const n = 500
 		want := enqueue(t, q, n)

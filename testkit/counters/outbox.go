@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
 )
 
@@ -54,7 +53,8 @@ type Outbox struct {
 	batchSize int
 	interval  time.Duration
 
-	pause *queue.Switch // the queues' pause state: Pause stops flushing until Resume
+	pauseMu sync.Mutex
+	resumed chan struct{} // non-nil while paused (Pause stops flushing): closed by Resume
 
 	mu       sync.Mutex // serialises flushes on conn
 	calls    atomic.Int64
@@ -68,19 +68,34 @@ type Outbox struct {
 
 // NewOutbox returns a flusher that uses connections from connect exclusively, one at a time.
 func NewOutbox(connect func(context.Context) (*pgx.Conn, error), batchSize int, interval time.Duration) *Outbox {
-	return &Outbox{connect: connect, batchSize: batchSize, interval: interval, pause: queue.NewSwitch()}
+	return &Outbox{connect: connect, batchSize: batchSize, interval: interval}
 }
 
 // Pause stops flushing (a flush in progress completes) until Resume.
-func (o *Outbox) Pause() { o.pause.Pause() }
+func (o *Outbox) Pause() {
+	o.pauseMu.Lock()
+	defer o.pauseMu.Unlock()
+	if o.resumed == nil {
+		o.resumed = make(chan struct{})
+	}
+}
 
 // Resume lets flushing continue.
-func (o *Outbox) Resume() { o.pause.Resume() }
+func (o *Outbox) Resume() {
+	o.pauseMu.Lock()
+	defer o.pauseMu.Unlock()
+	if o.resumed != nil {
+		close(o.resumed)
+		o.resumed = nil
+	}
+}
 
 // waitResumed blocks while paused.
 func (o *Outbox) waitResumed(ctx context.Context) error {
-	paused, _, resumeC := o.pause.State()
-	if !paused {
+	o.pauseMu.Lock()
+	resumeC := o.resumed
+	o.pauseMu.Unlock()
+	if resumeC == nil {
 		return nil
 	}
 	select {

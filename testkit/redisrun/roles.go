@@ -13,6 +13,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
+	"github.com/hotspotkit/hotspotkit/queue/redisq/redisqtest"
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
 
@@ -200,14 +201,14 @@ func (sr *Stream) AppliedEntries(ctx context.Context, db DB) (int64, error) {
 // SIGKILL it at exactly that point.
 const CrashEnv = "HOTSPOTKIT_TEST_CRASH"
 
-// CrashHook maps $HOTSPOTKIT_TEST_CRASH onto redisq's hook (nil when unset).
-func CrashHook() func(point string, ids []string) {
+// CrashHook maps $HOTSPOTKIT_TEST_CRASH onto redisq's test hook (nil when unset).
+func CrashHook() redisqtest.Hook {
 	point := os.Getenv(CrashEnv)
 	if point == "" {
 		return nil
 	}
 	var once sync.Once
-	return func(p string, ids []string) {
+	return func(_, p string, ids []string) {
 		if p != point {
 			return
 		}

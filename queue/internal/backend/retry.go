@@ -1,4 +1,4 @@
-package queue
+package backend
 
 // Outcomes of RetryBatch.
 const (
@@ -14,10 +14,11 @@ const (
 
 // RetryBatch is the batch attempt loop every backend shares, so that retries, backoff and
 // their counters mean the same whatever the backend: write is called until it succeeds, or
-// until maxRetries retries (as resolveMaxRetries reads the option) have failed too. The first
-// failure counts the batch's n source records in FlushFailed (once however often it fails);
-// each retry counts one in Retries. wait sleeps before retry number attempt (1-based; a
-// backend waits Backoff and may park there while paused) and reports false to give up.
+// until maxRetries retries (the option as Options.Defaults resolves it) have failed too. The
+// first failure counts the batch's n source records in FlushFailed (once however often it
+// fails); each retry counts one in Retries. wait sleeps before retry number attempt (1-based;
+// a backend waits Options.RetryWait and may park there while paused) and reports false to
+// give up.
 func RetryBatch(c *Counters, n, maxRetries int, write func() error, wait func(attempt int) bool) int {
 	failed := false
 	for attempt := 1; ; attempt++ {

@@ -1,4 +1,4 @@
-package queue
+package backend
 
 import (
 	"context"
@@ -68,3 +68,14 @@ func (l *Lifecycle) Closing() bool { return IsClosed(l.closingC) }
 
 // Aborted reports whether Close's deadline has expired.
 func (l *Lifecycle) Aborted() bool { return IsClosed(l.abortC) }
+
+// IsClosed reports, without waiting, whether ch is closed: how a backend polls the channels
+// it closes to announce that Close has begun or that its deadline has expired.
+func IsClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,16 +1,6 @@
--- Durable queue backends (queue/redisq) and runs split over several processes.
+-- Runs split over several processes (testkit/redisrun). The Redis backend's own table of applied
+-- entry ids is queue/redisq's: a consuming process creates it (redisq.AppliedTableSQL).
 --
--- queue_applied_entries: the ids of the stream entries whose effect a flush committed, written
--- in the SAME transaction as the flush. A consumer that dies after the commit and before it
--- acknowledged the entries leaves them pending; whoever takes them over inserts their ids
--- again, finds them present (ON CONFLICT DO NOTHING RETURNING returns only new ids) and skips
--- them, so a redelivered entry never takes effect twice.
-CREATE TABLE IF NOT EXISTS queue_applied_entries (
-    stream   text NOT NULL,
-    entry_id text NOT NULL,
-    CONSTRAINT queue_applied_entries_pkey PRIMARY KEY (stream, entry_id)
-);
-
 -- queue_producers: one row per producer process of a run (--role producer). A producer
 -- registers before its load and, once every record it offered has an answer, records the
 -- outcome of each of its requests (one byte per request, the load engine's outcome code:

@@ -1,0 +1,196 @@
+package redisq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The applied-ids table: see the package doc ("Applied ids").
+
+const appliedTableDDL = `CREATE TABLE IF NOT EXISTS %s (
+    stream   text NOT NULL,
+    entry_id text NOT NULL,
+    PRIMARY KEY (stream, entry_id)
+)`
+
+// AppliedTableSQL returns the statement that creates the applied-ids table named table (a
+// name, or schema.name) unless it exists: what a consuming New runs when it finds no such
+// table, and what a deployment whose database role may not create tables runs beforehand.
+func AppliedTableSQL(table string) (string, error) {
+	name, err := tableName(table)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf(appliedTableDDL, name), nil
+}
+
+// tableName quotes a table name, optionally schema-qualified, for SQL.
+func tableName(table string) (string, error) {
+	parts := strings.Split(table, ".")
+	if len(parts) > 2 {
+		return "", fmt.Errorf("AppliedTable %q: want a name or schema.name", table)
+	}
+	for _, p := range parts {
+		if p == "" || len(p) > 63 {
+			return "", fmt.Errorf("AppliedTable %q: a name must be 1 to 63 bytes", table)
+		}
+	}
+	return pgx.Identifier(parts).Sanitize(), nil
+}
+
+// appliedSQL are the statements on the applied-ids table.
+type appliedSQL struct {
+	table  string // quoted
+	insert string // records a batch's entry ids and returns those that were not there yet
+	query  string // which of the ids are there
+	prune  string // deletes a stream's ids below a bound (ms, seq)
+}
+
+func newAppliedSQL(table string) (appliedSQL, error) {
+	t, err := tableName(table)
+	if err != nil {
+		return appliedSQL{}, err
+	}
+	return appliedSQL{
+		table: t,
+		insert: `INSERT INTO ` + t + ` (stream, entry_id)
+SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING RETURNING entry_id`,
+		query: `SELECT entry_id FROM ` + t + ` WHERE stream = $1 AND entry_id = ANY($2::text[])`,
+		prune: `DELETE FROM ` + t + ` WHERE stream = $1
+AND (split_part(entry_id, '-', 1)::bigint, split_part(entry_id, '-', 2)::bigint) < ($2::bigint, $3::bigint)`,
+	}, nil
+}
+
+// ensureAppliedTable creates the applied-ids table unless it exists. A role that may not
+// create tables passes when the table is there: it is looked up first. Processes of a run
+// that start together take an advisory lock, so one creates it and the others find it.
+func (q *Queue[K, T]) ensureAppliedTable(ctx context.Context) error {
+	tx, err := q.o.DB.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("redisq: checking the applied-ids table: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	var exists bool
+	if err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, q.sql.table).Scan(&exists); err != nil {
+		return fmt.Errorf("redisq: checking the applied-ids table %s: %w", q.sql.table, err)
+	}
+	if exists {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, q.sql.table); err != nil {
+		return fmt.Errorf("redisq: creating the applied-ids table %s: %w", q.sql.table, err)
+	}
+	if _, err := tx.Exec(ctx, fmt.Sprintf(appliedTableDDL, q.sql.table)); err != nil {
+		return fmt.Errorf("redisq: creating the applied-ids table %s: %w", q.sql.table, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("redisq: creating the applied-ids table %s: %w", q.sql.table, err)
+	}
+	return nil
+}
+
+// streamID is a stream entry id, ms-seq.
+type streamID struct{ ms, seq uint64 }
+
+func parseStreamID(s string) (streamID, error) {
+	ms, seq, ok := strings.Cut(s, "-")
+	a, err1 := strconv.ParseUint(ms, 10, 64)
+	b, err2 := strconv.ParseUint(seq, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return streamID{}, fmt.Errorf("redisq: %q is not a stream entry id", s)
+	}
+	return streamID{a, b}, nil
+}
+
+func (a streamID) less(b streamID) bool { return a.ms < b.ms || (a.ms == b.ms && a.seq < b.seq) }
+
+// pruneBound returns the id below which no entry of the stream can be delivered again: the
+// first entry's, or, with the stream empty, the one after the last id it generated. The last
+// generated id is read first, so an entry added between the two reads lies above it.
+func (q *Queue[K, T]) pruneBound(ctx context.Context) (streamID, error) {
+	pipe := q.rdb.Pipeline()
+	info := pipe.XInfoStream(ctx, q.keys.stream)
+	first := pipe.XRangeN(ctx, q.keys.stream, "-", "+", 1)
+	_, _ = pipe.Exec(ctx)
+	if err := errors.Join(info.Err(), first.Err()); err != nil {
+		return streamID{}, fmt.Errorf("redisq: reading %s's first entry: %w", q.keys.stream, err)
+	}
+	if msgs := first.Val(); len(msgs) > 0 {
+		return parseStreamID(msgs[0].ID)
+	}
+	last, err := parseStreamID(info.Val().LastGeneratedID)
+	if err != nil {
+		return streamID{}, err
+	}
+	last.seq++ // the empty stream keeps nothing up to its last id
+	return last, nil
+}
+
+// pruneBelow deletes the stream's applied ids below bound and returns how many.
+func (q *Queue[K, T]) pruneBelow(ctx context.Context, bound streamID) (int64, error) {
+	if bound.ms > math.MaxInt64 || bound.seq > math.MaxInt64 {
+		return 0, nil // beyond bigint: no id of ours gets there
+	}
+	tx, err := q.o.DB.Begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	tag, err := tx.Exec(ctx, q.sql.prune, q.keys.stream, int64(bound.ms), int64(bound.seq))
+	if err != nil {
+		return 0, fmt.Errorf("redisq: pruning %s: %w", q.sql.table, err)
+	}
+	return tag.RowsAffected(), tx.Commit(ctx)
+}
+
+// pruner is the state of a process's pruning: the bound its previous pass read.
+type pruner struct {
+	prev  streamID
+	known bool
+}
+
+// prunePass reads the bound and deletes the ids below the one the previous pass read (or below
+// this one, should the stream have been reset to lower ids since): an id goes once its entry
+// has been out of the stream for at least one PruneInterval, so that a consumer still writing
+// a batch that another one took over and wrote finds its ids there.
+func (q *Queue[K, T]) prunePass(ctx context.Context, p *pruner) (int64, error) {
+	b, err := q.pruneBound(ctx)
+	if err != nil {
+		return 0, err
+	}
+	below, ok := p.prev, p.known
+	if b.less(below) {
+		below = b
+	}
+	p.prev, p.known = b, true
+	if !ok {
+		return 0, nil
+	}
+	return q.pruneBelow(ctx, below)
+}
+
+// prune runs a pruning pass every PruneInterval until the consumers leave.
+func (q *Queue[K, T]) prune() {
+	defer q.wg.Done()
+	tick := time.NewTicker(q.o.PruneInterval)
+	defer tick.Stop()
+	var p pruner
+	for {
+		select {
+		case <-tick.C:
+		case <-q.stopC:
+			return
+		case <-q.life.AbortC():
+			return
+		}
+		// A failed pass (Redis or the database away) is tried again on the next tick.
+		_, _ = q.prunePass(q.life.Ctx(), &p)
+	}
+}
