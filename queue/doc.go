@@ -1,24 +1,25 @@
 // Package queue owns batched asynchronous persistence with slot compaction, and the Backend
-// contract that every queue backend (this in-memory Queue, the Redis-streams one) offers the
-// engine. Callers hand records to Enqueue (or a request's several records, as one unit, to
-// EnqueueAll) and return at once; background workers write them to
+// contract that every queue backend (this in-memory Queue, the Redis-streams one in
+// queue/redisq) offers a service. Callers hand records to Enqueue (or a request's several
+// records, as one unit, to EnqueueAll) and return at once; background workers write them to
 // the database in batches, one transaction per batch. A slot is the unit a record lands in (a
 // row, usually its unique key). With compaction on, records aimed at the same slot inside one
 // batch are folded into one (Options.Merge) before the write, so a hot row receives one
 // statement per batch instead of one per record.
 //
-// The package knows no schema and no SQL: a suite supplies the slot key, the merge and a
+// The package knows no schema and no SQL: the caller supplies the slot key, the merge and a
 // Flusher (usually PgFlusher around a TxWriter). It must not time or print anything; it only
 // exports counters (Metrics, with Accounted, the invariant's right-hand side) and a
-// persist-lag histogram (PersistLag) for the engine to report. It is a library a service can
-// import: it depends on nothing of this module but package hist, and on no report type (the
-// engine converts Metrics to the report's). What every backend shares is here too, so that
-// each counts, closes, pauses, retries and reads its options the same way: Counters (the
-// atomics behind Metrics and the Enqueue side of the close handshake), Lifecycle (the Close
-// side), Switch (the pause state), RetryBatch (batch attempts, backoff and their counters),
-// Compact, DefaultCodec (records as JSON for a backend that stores them outside the process),
-// Names, OrDefault, Options.RetryWait and IsClosed. The transports beneath
-// differ: per-worker in-memory fifos here, a Redis stream in queue/redisq.
+// persist-lag histogram (PersistLag) for the caller to report. It is a library a service can
+// import: it depends on nothing of this module but package hist, and on no report type (a
+// report converts Metrics to its own). A service sees what it uses: New and Options, the
+// Backend methods, Metrics, the Flusher and its adapters (PgFlusher, TxWriter, FlusherFunc,
+// with Rollback and CommitOutcomeUnknown for a Flusher of its own), the Codec a backend
+// outside the process needs (DefaultCodec), the full policies, the errors and Compact. What
+// every backend shares so that each counts, closes, pauses, retries and reads its options the
+// same way is plumbing, in queue/internal/backend, which this Queue and queue/redisq both
+// build on. The transports beneath differ: per-worker in-memory fifos here, a Redis stream in
+// queue/redisq.
 //
 // # Ordering
 //
@@ -35,9 +36,9 @@
 // EnqueueAll takes a group of records (a request's, which may aim at several slots and so at
 // several workers) as one unit: room is reserved for all of them at once, and when there is
 // none the full policy applies to the whole group — all written inline in one transaction
-// (PolicySync, WriteInline), all dropped (PolicyDrop), or all queued once all fit
-// (PolicyBlock). A caller never sees part of its request queued while the rest failed. Use PolicyBlock when per-slot order
-// must hold without exception.
+// (PolicySync), all dropped (PolicyDrop), or all queued once all fit (PolicyBlock). A caller
+// never sees part of its request queued while the rest failed. Use PolicyBlock when per-slot
+// order must hold without exception.
 //
 // # Metrics
 //

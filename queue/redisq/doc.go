@@ -1,17 +1,18 @@
 // Package redisq is the durable queue.Backend: records travel through a Redis stream, so what a
 // producer accepted survives the producer, and consumers in any process finish the work. It
 // owns the stream protocol (producing, the consumer group, reclaiming, dead-lettering, the
-// atomic acknowledgement) and the exactly-once bookkeeping in PostgreSQL; the suite supplies
-// the record's Codec, slot key, merge and TxWriter exactly as for the in-memory queue, and
-// cannot tell the two backends apart. It times and prints nothing; it exports counters
-// (queue.Metrics plus StreamMetrics) and a persist-lag histogram.
+// atomic acknowledgement) and the exactly-once bookkeeping in PostgreSQL (its table of applied
+// entry ids); the caller supplies the record's Codec, slot key, merge and TxWriter exactly as
+// for the in-memory queue, and cannot tell the two backends apart. It times and prints nothing;
+// it exports counters (queue.Metrics plus StreamMetrics) and a persist-lag histogram.
 //
 // # Keys
 //
 // Options.Stream is the stream; Stream+":dlq" the dead-letter stream (bounded by
 // Options.DeadLetterMaxLen with XADD MAXLEN); Stream+":stats" a hash of run-wide counters
 // updated atomically with each XADD and acknowledgement (RunStats), which stay right even when
-// a process of the run was killed.
+// a process of the run was killed; Stream+":replies" the last reply of each consumer's
+// acknowledging call, replayed when that reply was lost.
 //
 // # Protocol
 //
@@ -22,9 +23,9 @@
 // The script adds a group whole or not at all: it refuses a group when XLEN plus the group's
 // size would pass Options.Capacity, and the full policy decides for the whole group (drop;
 // sync: the caller writes all its records to the database itself, in one transaction; block:
-// wait for room for all). Nothing is ever
-// trimmed from the stream: acknowledged entries are deleted, so XLEN counts exactly the
-// entries not yet acknowledged (undelivered ones plus the consumer group's pending ones).
+// wait for room for all). Nothing is ever trimmed from the stream: acknowledged entries are
+// deleted, so XLEN counts exactly the entries not yet acknowledged (undelivered ones plus the
+// consumer group's pending ones).
 // go-redis retries are off: an error after the script was sent makes the outcome unknown
 // (ErrOutcomeUnknown) instead of risking a second XADD of the same record.
 //
@@ -36,7 +37,7 @@
 //	BEGIN
 //	INSERT INTO queue_applied_entries (stream, entry_id) SELECT $1, unnest($2::text[])
 //	    ON CONFLICT DO NOTHING RETURNING entry_id      -- which entries are new
-//	the suite's TxWriter, on the new entries only (compacted per slot with queue.Compact
+//	the caller's TxWriter, on the new entries only (compacted per slot as queue.Compact does
 //	    and sorted by Compare; without compaction sorted stably by Compare, so concurrent
 //	    consumers lock rows in one order)
 //	COMMIT
@@ -52,20 +53,42 @@
 // call returned (back at 0-0 only once a scan has wrapped), reads their delivery counts with
 // XPENDING and flushes them like a batch. An entry delivered more than MaxDeliveries times is
 // not flushed again: it is acknowledged, deleted and copied to the dead-letter stream in one
-// script (unless its id is already in queue_applied_entries, in which case it is acknowledged
+// script (unless its id is already in the applied-ids table, in which case it is acknowledged
 // as a duplicate).
+//
+// # Applied ids
+//
+// The table (Options.AppliedTable, default queue_applied_entries, one for every stream) holds
+// the stream and id of every entry whose effect a flush committed, written in the flush's own
+// transaction. A consuming New creates it when it is missing (AppliedTableSQL is the
+// statement, for a deployment whose database role may not create tables). It would grow by
+// one row per entry forever; instead every Options.PruneInterval (default 1m; negative:
+// never) each consuming process deletes the ids that no delivery can need any more: those
+// below the stream's first entry (or, with the stream empty, up to the last id it generated),
+// since entries leave the stream only by an acknowledgement that deletes them (XACK and XDEL
+// in one script, whether the entry was written, skipped or dead-lettered) and new entries take
+// larger ids. A pass deletes below
+// the bound the previous pass read, so an id stays until its entry has been out of the
+// stream for at least one interval. The table therefore holds the ids of the entries still in
+// the stream plus those of about two intervals' acknowledgements.
 //
 // # Crash guarantees
 //
-// A consumer killed at any point loses nothing and counts nothing twice. Before the commit,
-// its entries are pending and uncommitted: they are reclaimed and applied once. After the
-// commit and before the acknowledgement, their ids are in queue_applied_entries: the consumer
-// that reclaims them finds them there, skips them (duplicate_skipped_total) and acknowledges
-// them. The acknowledgement itself is atomic, so an entry is never deleted unacknowledged or
-// acknowledged and left in the stream. The same holds for a flush whose COMMIT outcome is
-// unknown: its retry is a duplicate skip if the commit had happened. Ordering per slot holds
-// within a batch only: consumers run concurrently, so suites must apply records commutatively
-// or guard their order (as the in-memory queue's PolicySync already requires).
+// A consumer killed at any point loses nothing and counts nothing twice (package redisqtest
+// stops consumers at the two points that matter, so tests can kill a process there). Before the
+// commit, its entries are pending and uncommitted: they are reclaimed and applied once. After
+// the commit and before the acknowledgement, their ids are in the applied-ids table: the
+// consumer that reclaims them finds them there, skips them (duplicate_skipped_total) and
+// acknowledges them. The acknowledgement itself is atomic, so an entry is never deleted
+// unacknowledged or acknowledged and left in the stream. The same holds for a flush whose
+// COMMIT outcome is unknown: its retry is a duplicate skip if the commit had happened. Pruning
+// keeps this for a consumer that is not killed but frozen (a stopped process, a long pause)
+// with a batch it read, which another consumer took over after ReclaimIdle and wrote: when it
+// thaws, its insert finds the ids, unless it stayed frozen for longer than ReclaimIdle plus
+// PruneInterval, after which it would write that batch a second time. Keep PruneInterval above
+// the longest freeze a process may suffer, or negative. Ordering per slot holds within a batch
+// only: consumers run concurrently, so callers must apply records commutatively or guard their
+// order (as the in-memory queue's PolicySync already requires).
 //
 // # Metrics
 //

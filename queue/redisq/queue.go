@@ -390,7 +390,8 @@ func (q *Queue[K, T]) Resume() { q.gate.resume() }
 // KillConsumer makes one consumer of this process die the way a killed process would: it
 // stops at its next step without acknowledging what it holds (those entries are reclaimed
 // after ReclaimIdle by the reclaimer, of this or another process), and a new consumer with a
-// new name takes its place. It backs the engine's kill-consumer fault.
+// new name takes its place. It is fault injection: a drill of the reclaim path that kills no
+// process (hotspotkit's kill-consumer fault).
 func (q *Queue[K, T]) KillConsumer(ctx context.Context) (string, error) {
 	if !q.o.Role.consumes() {
 		return "", errors.New("redisq: this process runs no consumer")
