@@ -7,7 +7,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -179,18 +178,9 @@ func (q *Queue[K, T]) prunePass(ctx context.Context, p *pruner) (int64, error) {
 // prune runs a pruning pass every PruneInterval until the consumers leave.
 func (q *Queue[K, T]) prune() {
 	defer q.wg.Done()
-	tick := time.NewTicker(q.o.PruneInterval)
-	defer tick.Stop()
 	var p pruner
-	for {
-		select {
-		case <-tick.C:
-		case <-q.stopC:
-			return
-		case <-q.life.AbortC():
-			return
-		}
-		// A failed pass (Redis or the database away) is tried again on the next tick.
-		_, _ = q.prunePass(q.life.Ctx(), &p)
-	}
+	q.every(q.o.PruneInterval, func() bool {
+		_, _ = q.prunePass(q.life.Ctx(), &p) // a failed pass is tried again on the next tick
+		return true
+	})
 }

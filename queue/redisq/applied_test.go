@@ -10,8 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/hotspotkit/hotspotkit/queue/redisq/redisqtest"
 )
 
 // appliedRows counts the rows of table, of stream when it is not empty.
@@ -85,30 +83,16 @@ func TestPruneKeepsWhatCanStillBeDelivered(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		// Consumer A commits its first batch of the young records and freezes there.
-		held := make(chan []string, 1)
-		release := make(chan struct{})
-		var once sync.Once
-		t.Cleanup(redisqtest.SetHook(func(consumer, point string, ids []string) {
-			if consumer == "A-w0" && point == redisqtest.AfterCommit {
-				once.Do(func() { held <- ids; <-release })
-			}
-		}))
 		for i := range young { // one at a time, so that A's first batch is only part of them
 			if _, err := producer.Enqueue(ctx, rec{Slot: i % 7, N: int64(old + i + 1), Count: 1}); err != nil {
 				t.Fatal(err)
 			}
 			want += int64(old + i + 1)
 		}
+		// Consumer A commits its first batch of the young records and freezes there.
 		ao := withoutPruning(RoleConsumer)
-		ao.Consumer, ao.Workers, ao.BatchSize = "A", 1, 50
-		a := e.start(ao)
-		var committed []string
-		select {
-		case committed = <-held:
-		case <-time.After(30 * time.Second):
-			t.Fatal("consumer A never committed a batch")
-		}
+		ao.Consumer, ao.BatchSize = "A", 50
+		a, committed, release := e.startFrozenAfterCommit(ao)
 
 		if n := prune(t, producer); n != old {
 			t.Errorf("pruned %d ids, want the %d of the entries acknowledged and deleted", n, old)
@@ -124,7 +108,7 @@ func TestPruneKeepsWhatCanStillBeDelivered(t *testing.T) {
 		bo.Consumer, bo.ReclaimIdle = "B", 400*time.Millisecond
 		b := e.start(bo)
 		e.close(b) // the stream is empty: B took A's batch over
-		close(release)
+		release()
 		e.close(a)
 		total, records := e.totals()
 		if total != want || records != old+young {

@@ -473,9 +473,22 @@ func (q *Queue[K, T]) reclaim() {
 	defer q.wg.Done()
 	c := newConsumer(q, q.o.Consumer+"-reclaim")
 	defer close(c.done)
-	tick := time.NewTicker(q.o.ReclaimInterval)
-	defer tick.Stop()
 	cursor := "0-0"
+	q.every(q.o.ReclaimInterval, func() bool {
+		if !q.gate.hold(q.stopC) {
+			return false
+		}
+		cursor = c.reclaimPass(cursor)
+		q.gate.release()
+		return true
+	})
+}
+
+// every runs pass every interval until it reports false, the consumers leave or Close's
+// deadline expires.
+func (q *Queue[K, T]) every(interval time.Duration, pass func() bool) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
 	for {
 		select {
 		case <-tick.C:
@@ -484,11 +497,9 @@ func (q *Queue[K, T]) reclaim() {
 		case <-q.life.AbortC():
 			return
 		}
-		if !q.gate.hold(q.stopC) {
+		if !pass() {
 			return
 		}
-		cursor = c.reclaimPass(cursor)
-		q.gate.release()
 	}
 }
 

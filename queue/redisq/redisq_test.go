@@ -273,29 +273,15 @@ func TestCommittedButUnacknowledgedIsSkipped(t *testing.T) {
 		want := enqueue(t, producer, n)
 		e.close(producer)
 
-		held := make(chan []string, 1)
-		release := make(chan struct{})
 		ao := e.options(RoleConsumer)
-		ao.Consumer, ao.Workers = "A", 1
-		var once sync.Once
-		t.Cleanup(redisqtest.SetHook(func(consumer, point string, ids []string) {
-			if consumer == "A-w0" && point == redisqtest.AfterCommit {
-				once.Do(func() { held <- ids; <-release })
-			}
-		}))
-		a := e.start(ao)
-		var committed []string
-		select {
-		case committed = <-held:
-		case <-time.After(30 * time.Second):
-			t.Fatal("consumer A never committed a batch")
-		}
+		ao.Consumer = "A"
+		a, committed, release := e.startFrozenAfterCommit(ao)
 
 		bo := e.options(RoleConsumer)
 		bo.Consumer, bo.ReclaimIdle = "B", 400*time.Millisecond
 		b := e.start(bo)
 		e.close(b) // returns once the stream is empty: B took A's batch over
-		close(release)
+		release()
 		e.close(a)
 
 		total, records := e.totals()
@@ -322,6 +308,30 @@ func TestCommittedButUnacknowledgedIsSkipped(t *testing.T) {
 			t.Errorf("%d applied ids, want %d", got, n)
 		}
 	})
+}
+
+// startFrozenAfterCommit starts a consumer (named o.Consumer, one worker) that commits its
+// first batch and freezes there, unacknowledged, like a process killed at that point. It
+// returns the queue, the batch's ids and the func that thaws it.
+func (e *env) startFrozenAfterCommit(o Options[int, rec]) (*Queue[int, rec], []string, func()) {
+	e.t.Helper()
+	o.Workers = 1
+	held := make(chan []string, 1)
+	release := make(chan struct{})
+	var once sync.Once
+	e.t.Cleanup(redisqtest.SetHook(func(consumer, point string, ids []string) {
+		if consumer == o.Consumer+"-w0" && point == redisqtest.AfterCommit {
+			once.Do(func() { held <- ids; <-release })
+		}
+	}))
+	q := e.start(o)
+	select {
+	case ids := <-held:
+		return q, ids, func() { close(release) }
+	case <-time.After(30 * time.Second):
+		e.t.Fatalf("consumer %s never committed a batch", o.Consumer)
+		return nil, nil, nil
+	}
 }
 
 // TestKilledConsumerBeforeCommitIsReclaimed: the reading consumer dies holding a batch it
