@@ -152,6 +152,9 @@ func (o Options[K, T]) withDefaults() (Options[K, T], error) {
 	if o.Block > 0 && o.Block < time.Millisecond {
 		errs = append(errs, fmt.Errorf("Block must be at least 1ms (got %s); go-redis reads BLOCK 0 as forever", o.Block))
 	}
+	if o.PruneInterval > 0 && o.PruneInterval < time.Millisecond {
+		errs = append(errs, fmt.Errorf("PruneInterval must be at least 1ms (got %s), or negative for never", o.PruneInterval))
+	}
 	if o.ReclaimIdle > 0 && o.ReclaimIdle < time.Millisecond {
 		errs = append(errs, fmt.Errorf("ReclaimIdle must be at least 1ms (got %s)", o.ReclaimIdle))
 	}

@@ -541,6 +541,8 @@ func TestOptionsAreValidated(t *testing.T) {
 		"block < 1ms": {Client: rdb, Stream: "s", Role: RoleProducer, Codec: queue.JSONCodec[rec](), Block: time.Microsecond},
 		"no writer":   {Client: rdb, Stream: "s", Role: RoleConsumer, Codec: queue.JSONCodec[rec](), Options: sharedOptions()},
 		"no stream":   {Client: rdb, Role: RoleProducer, Codec: queue.JSONCodec[rec]()},
+		"prune < 1ms": {Client: rdb, Stream: "s", Role: RoleProducer, Codec: queue.JSONCodec[rec](), PruneInterval: time.Microsecond},
+		"bad table":   {Client: rdb, Stream: "s", Role: RoleProducer, Codec: queue.JSONCodec[rec](), AppliedTable: "a.b.c"},
 	} {
 		if _, err := New(context.Background(), o); err == nil {
 			t.Errorf("%s: accepted", name)
