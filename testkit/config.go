@@ -37,7 +37,7 @@ type Config struct {
 	Duration          time.Duration
 	Warmup            time.Duration
 	MaxConnections    int
-	Modes             []string
+	Modes             []Mode
 	FlushBatchSize    int
 	FlushIntervalMs   int
 	MonitorIntervalMs int
@@ -113,7 +113,7 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 	fs.DurationVar(&c.Duration, "duration", 0, "stop starting requests after this long (e.g. 30s); with --requests, whichever comes first")
 	fs.DurationVar(&c.Warmup, "warmup", 0, "requests started in this first stretch run but are left out of the statistics")
 	fs.IntVar(&c.MaxConnections, "max-connections", 64, "size of the load's connection pool")
-	fs.StringSliceVar(&c.modesRaw, "modes", info.DefaultModes, "comma-separated write modes to run, each on freshly reset state: "+strings.Join(info.Modes, ", "))
+	fs.StringSliceVar(&c.modesRaw, "modes", ModeNames(info.DefaultModes), "comma-separated write modes to run, each on freshly reset state: "+strings.Join(ModeNames(info.Modes), ", "))
 	fs.IntVar(&c.FlushBatchSize, "flush-batch-size", 1000, "records per flush (outbox claim size, queue batch size)")
 	fs.IntVar(&c.FlushIntervalMs, "flush-interval-ms", 100, "longest a partial batch waits before it is flushed, in ms")
 	fs.IntVar(&c.MonitorIntervalMs, "monitor-interval-ms", 100, "lock and pool sampling interval, in ms")
@@ -214,12 +214,13 @@ func (c *Config) validate(info Info) error {
 		if m == "" {
 			continue
 		}
-		if !slices.Contains(info.Modes, m) {
-			bad("unknown mode %q for %s (modes: %s)", m, info.Name, strings.Join(info.Modes, ", "))
+		i := slices.IndexFunc(info.Modes, func(mode Mode) bool { return mode.String() == m })
+		if i < 0 {
+			bad("unknown mode %q for %s (modes: %s)", m, info.Name, strings.Join(ModeNames(info.Modes), ", "))
 			continue
 		}
-		if !slices.Contains(c.Modes, m) {
-			c.Modes = append(c.Modes, m)
+		if !slices.Contains(c.Modes, info.Modes[i]) {
+			c.Modes = append(c.Modes, info.Modes[i])
 		}
 	}
 	if len(c.Modes) == 0 && len(errs) == 0 {
@@ -242,8 +243,8 @@ func (c *Config) validate(info Info) error {
 		}
 		if needs := c.faultNeeds(f.Kind); needs != "" {
 			bad("--fault %s %s", raw, needs)
-		} else if len(c.Modes) > 0 && !slices.ContainsFunc(c.Modes, func(m string) bool { return faultFitsMode(f.Kind, m) }) {
-			bad("--fault %s needs %s in --modes", raw, modesFor[f.Kind])
+		} else if len(c.Modes) > 0 && !slices.ContainsFunc(c.Modes, func(m Mode) bool { return faultFitsMode(f.Kind, m) }) {
+			bad("--fault %s needs %s in --modes", raw, modesFor(f.Kind, info.Modes))
 		}
 		c.faults = append(c.faults, f)
 	}
@@ -270,7 +271,7 @@ func (c *Config) validate(info Info) error {
 			bad("%v", err)
 		}
 	}
-	c.role = c.StreamConfig.Validate(c.fs, redisrun.Common{Modes: len(c.Modes), AsyncModes: countFunc(c.Modes, IsAsync),
+	c.role = c.StreamConfig.Validate(c.fs, redisrun.Common{Modes: len(c.Modes), AsyncModes: countFunc(c.Modes, Mode.Async),
 		PostgresURL: c.PostgresURL, Schema: c.Schema, Repeat: c.Repeat, Ladder: len(c.Levels) > 0 || len(c.SlotsLevels) > 0, Requests: c.Requests}, bad)
 	if backends := info.queueBackends(); c.QueueBackend != "" && !slices.Contains(backends, c.QueueBackend) {
 		bad("--queue-backend %s: %s runs on %s only", c.QueueBackend, info.Name, strings.Join(backends, ", "))
@@ -379,28 +380,34 @@ func (c *Config) faultNeeds(kind string) string {
 	return ""
 }
 
-// faultFitsMode reports whether a fault of kind can strike a run of mode; modesFor names
-// those modes in errors.
-func faultFitsMode(kind, mode string) bool {
+// faultFitsMode reports whether a fault of kind can strike a run of mode, as the mode says:
+// pausing the flush needs flushers, the queue's faults an async mode.
+func faultFitsMode(kind string, mode Mode) bool {
 	switch kind {
 	case faults.PauseFlush:
-		return hasFlushers(mode)
+		return mode.Flushes()
 	case faults.KillFlusher, faults.KillConsumer, faults.CrashRedis:
-		return IsAsync(mode)
+		return mode.Async()
 	}
 	return true
 }
 
-var modesFor = map[string]string{
-	faults.PauseFlush:   "a mode with flushers (outbox, async, async-compact)",
-	faults.KillFlusher:  "an async mode (async, async-compact)",
-	faults.KillConsumer: "an async mode (async, async-compact)",
-	faults.CrashRedis:   "an async mode (async, async-compact)",
+// modesFor names, for an error, the modes of the suite's that a fault of kind can strike.
+func modesFor(kind string, modes []Mode) string {
+	what := "an async mode"
+	if kind == faults.PauseFlush {
+		what = "a mode with flushers"
+	}
+	fit := ModeNames(slices.DeleteFunc(slices.Clone(modes), func(m Mode) bool { return !faultFitsMode(kind, m) }))
+	if len(fit) == 0 {
+		return what + ", which the suite has none of,"
+	}
+	return what + " (" + strings.Join(fit, ", ") + ")"
 }
 
 // rotation is the --fault-every schedule of a run in mode: every timed fault the suite
 // declares and the flags and the mode allow, in turn, until --duration.
-func (c *Config) rotation(info Info, mode string) []faults.Fault {
+func (c *Config) rotation(info Info, mode Mode) []faults.Fault {
 	if c.FaultEvery <= 0 {
 		return nil
 	}
@@ -412,9 +419,6 @@ func (c *Config) rotation(info Info, mode string) []faults.Fault {
 	}
 	return faults.Rotation(kinds, c.FaultEvery, c.Duration)
 }
-
-// hasFlushers reports whether the mode writes through flushers a pause-flush fault can stop.
-func hasFlushers(mode string) bool { return mode == ModeOutbox || IsAsync(mode) }
 
 // checkOutputWritable makes sure the report (and its samples file) can be written, before the
 // load: nobody should lose a long run to a typo. A file it had to create is removed again.
@@ -481,7 +485,7 @@ func (c *Config) values() map[string]any {
 		}
 		out[f.Name] = flagValue(f)
 	})
-	out["modes"] = c.Modes
+	out["modes"] = ModeNames(c.Modes)
 	if c.MaxTries > 1 {
 		out["max-tries"], out["retry-backoff-ms"], out["retry-classes"] = c.MaxTries, c.RetryBackoffMs, c.RetryClasses
 	}

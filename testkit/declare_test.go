@@ -20,7 +20,7 @@ type declared struct{}
 
 func (declared) Info() testkit.Info {
 	return testkit.Info{Name: "declared", Summary: "a suite that declares what it supports", Example: "declared",
-		Modes: []string{testkit.ModeSync, testkit.ModeAsync}, DefaultModes: []string{testkit.ModeSync},
+		Modes: []testkit.Mode{testkit.Sync, testkit.Async}, DefaultModes: []testkit.Mode{testkit.Sync},
 		Faults: []string{faults.LockTimeout, faults.PauseFlush},
 		SQL: fstest.MapFS{
 			"declared.sql": {Data: []byte("CREATE TABLE IF NOT EXISTS declared_rows (n bigint);")},

@@ -293,9 +293,9 @@ func (e *engine) runAll() error {
 func (e *engine) runOne(r *Run) (results.Run, error) {
 	ctx := e.hardCtx
 	c := e.cfg
-	out := results.Run{Mode: r.Mode, Repetition: r.Repetition, Level: r.Level, Rate: r.Rate, Slots: r.Slots, Config: c.values(), StartedAt: time.Now().UTC()}
+	out := results.Run{Mode: r.Mode.String(), Repetition: r.Repetition, Level: r.Level, Rate: r.Rate, Slots: r.Slots, Config: c.values(), StartedAt: time.Now().UTC()}
 	c.OpenLoop.values(out.Config, r.Rate)
-	out.Config["mode"] = r.Mode
+	out.Config["mode"] = r.Mode.String()
 	if r.Slots > 0 {
 		out.Config["slots"] = r.Slots
 	}
@@ -338,7 +338,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		Progress:   func() (int64, int64) { return live.Completed(), live.Failed() },
 		Samples:    e.samples,
 		Process:    e.samples != nil || c.FaultEvery > 0, // the samples file, soakFigures
-		Label:      results.Sample{Run: r.Index, Mode: r.Mode, Repetition: r.Repetition, Level: r.Level},
+		Label:      results.Sample{Run: r.Index, Mode: r.Mode.String(), Repetition: r.Repetition, Level: r.Level},
 	}
 	if wl.Queue != nil {
 		q := wl.Queue
@@ -356,7 +356,7 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		Duration:      c.Duration,
 		Warmup:        c.Warmup,
 		Progress:      e.stderr,
-		ProgressLabel: render.ModeLabel(r.Mode, r.Slots, c.SlotPick),
+		ProgressLabel: render.ModeLabel(r.Mode.String(), r.Slots, c.SlotPick),
 		OpContext:     e.hardCtx,
 		Live:          live,
 		Retry:         c.retryPolicy(),

@@ -102,4 +102,4 @@ func (t faultTarget) Flushers() (pause, resume func(), ok bool) {
 
 func (t faultTarget) Hook(kind string) faults.Hook { return t.wl.Faults[kind] }
 
-func (t faultTarget) Mode() string { return t.r.Mode }
+func (t faultTarget) Mode() string { return t.r.Mode.String() }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/metrics/metricstest"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
@@ -122,9 +123,9 @@ scraping:
 		labels := runLabels(info.Name, r, i)
 		want := common
 		switch r.Mode {
-		case testkit.ModeOutbox:
+		case counters.Outbox.String():
 			want = append(want, metrics.OutboxPending)
-		case testkit.ModeAsyncCompact:
+		case testkit.AsyncCompact.String():
 			want = append(want, queue...)
 		}
 		for _, name := range want {

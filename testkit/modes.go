@@ -131,11 +131,14 @@ func enqueueAll[T any](ctx context.Context, req *load.Request, recs []T, enqueue
 	})
 }
 
-// AsyncWorkload builds the async queue for r.Mode (compaction for async-compact) over the
+// AsyncWorkload builds the async queue for r.Mode (compaction when the mode compacts) over the
 // backend the flags choose, and an op that enqueues request i's records and returns. Drain
 // closes the queue, which writes everything it accepted (bounded by --drain-timeout).
 func AsyncWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncSpec[K, T]) (*Workload, error) {
-	compact := r.Mode == ModeAsyncCompact
+	if !r.Mode.Async() {
+		return nil, fmt.Errorf("AsyncWorkload: the %s mode does not go through the queue", r.Mode)
+	}
+	compact := r.Mode.Compacts()
 	c := r.Config
 	if c.QueueBackend == BackendRedis {
 		return redisWorkload(ctx, r, spec, compact) // redisqueue.go

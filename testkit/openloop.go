@@ -176,7 +176,7 @@ func (e *engine) finishRateLadders() {
 		return
 	}
 	for _, mode := range e.cfg.Modes {
-		if l := results.BuildRateLadder(mode, e.report.Runs, e.cfg.SLOP99Ms); len(l.Rates) > 0 {
+		if l := results.BuildRateLadder(mode.String(), e.report.Runs, e.cfg.SLOP99Ms); len(l.Rates) > 0 {
 			e.report.RateLadders = append(e.report.RateLadders, l)
 		}
 	}

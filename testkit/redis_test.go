@@ -25,7 +25,7 @@ type codeless[T any] struct{ rec func(i int64) T }
 
 func (codeless[T]) Info() testkit.Info {
 	return testkit.Info{Name: "codeless", Summary: "a suite without a queue codec", Example: "codeless",
-		Modes: []string{testkit.ModeAsync}, DefaultModes: []string{testkit.ModeAsync},
+		Modes: []testkit.Mode{testkit.Async}, DefaultModes: []testkit.Mode{testkit.Async},
 		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis}}
 }
 

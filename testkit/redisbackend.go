@@ -19,10 +19,10 @@ import (
 // the queue backend (and Redis) in the report's environment.
 func (e *engine) openRedis(ctx context.Context) error {
 	c := e.cfg
-	if slices.ContainsFunc(c.Modes, IsAsync) {
+	if slices.ContainsFunc(c.Modes, Mode.Async) {
 		e.report.Environment.QueueBackend = c.QueueBackend
 	}
-	if c.QueueBackend != BackendRedis || !slices.ContainsFunc(c.Modes, IsAsync) {
+	if c.QueueBackend != BackendRedis || !slices.ContainsFunc(c.Modes, Mode.Async) {
 		return nil
 	}
 	t, err := redisrun.Open(ctx, c.StreamConfig, c.QueueWorkers)

@@ -36,7 +36,7 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 	o := redisq.Options[K, T]{
 		Options:       queueOptions(r, spec, writer, compact), // modes.go
 		Client:        r.redis.Client,
-		Stream:        redisrun.StreamKey(r.Target.Schema(), r.Index, r.Mode),
+		Stream:        redisrun.StreamKey(r.Target.Schema(), r.Index, r.Mode.String()),
 		Role:          role,
 		Fresh:         !c.joining(r.Target),
 		Codec:         codec,

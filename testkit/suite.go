@@ -35,27 +35,12 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/redisrun"
 )
 
-// The write strategies a suite may offer.
-const (
-	// ModeSync writes everything in the request's own transaction.
-	ModeSync = "sync"
-	// ModeOutbox writes the request and its deltas to the outbox; a flush loop applies them.
-	ModeOutbox = "outbox"
-	// ModeAsync enqueues the request's records; workers write them in batches, uncompacted.
-	ModeAsync = "async"
-	// ModeAsyncCompact is ModeAsync with records for the same slot merged before the flush.
-	ModeAsyncCompact = "async-compact"
-)
-
 // Queue backends (--queue-backend) an async mode runs on: the queue in this process, or a
 // Redis stream (package redisrun sets the Redis up).
 const (
 	BackendMemory = redisrun.BackendMemory
 	BackendRedis  = redisrun.BackendRedis
 )
-
-// AllModes lists the strategies in the order runs are reported.
-var AllModes = []string{ModeSync, ModeOutbox, ModeAsync, ModeAsyncCompact}
 
 // Info describes a suite to the engine and to --help.
 type Info struct {
@@ -67,8 +52,9 @@ type Info struct {
 	Description string
 	// Example is a worked command line for --help.
 	Example string
-	// Modes the suite supports, and the ones run when --modes is not given.
-	Modes, DefaultModes []string
+	// Modes the suite supports, in the order runs are reported, and the ones run when
+	// --modes is not given.
+	Modes, DefaultModes []Mode
 	// HotTables are the tables whose lock waiters the report always lists.
 	HotTables []string
 	// Defaults override the engine's default for common flags, by flag name (e.g. a suite
@@ -182,7 +168,7 @@ type QueueHandle struct {
 type Run struct {
 	// Index counts runs in the invocation from 0.
 	Index      int
-	Mode       string
+	Mode       Mode
 	Repetition int
 	Level      int
 	// Rate is the run's offered rate in requests per second (--rate, or a --rates rung); 0 in
@@ -212,6 +198,3 @@ type Run struct {
 
 // FlushInterval is --flush-interval-ms: the longest a partial batch waits before its flush.
 func (r *Run) FlushInterval() time.Duration { return r.flushInterval() }
-
-// IsAsync reports whether the mode goes through a queue.
-func IsAsync(mode string) bool { return mode == ModeAsync || mode == ModeAsyncCompact }

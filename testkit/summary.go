@@ -29,12 +29,12 @@ func (e *engine) finishReport() {
 	for _, mode := range e.cfg.Modes {
 		var runs []results.Run
 		for _, r := range e.report.Runs {
-			if r.Mode == mode {
+			if r.Mode == mode.String() {
 				runs = append(runs, r)
 			}
 		}
 		if len(runs) > 0 {
-			e.report.Ladders = append(e.report.Ladders, build(mode, runs))
+			e.report.Ladders = append(e.report.Ladders, build(mode.String(), runs))
 		}
 	}
 }
@@ -124,7 +124,7 @@ func printOverflow(w io.Writer, rep *results.Report, info Info) {
 	var parts []string
 	var capacity int64
 	policy := ""
-	for _, mode := range info.Modes {
+	for _, mode := range ModeNames(info.Modes) {
 		var inline, dropped int64
 		for _, r := range rep.Runs {
 			if q := r.Queue; q != nil && r.Mode == mode {

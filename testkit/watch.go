@@ -69,7 +69,7 @@ func (e *engine) watch(r *Run, live *load.Live, mon *monitor.Monitor, pool *pgxp
 		return nil
 	}
 	src := metrics.Source{
-		Labels:    metrics.Labels{Suite: e.info.Name, Mode: r.Mode, Role: e.cfg.RoleName, Run: r.Index, Level: r.Level},
+		Labels:    metrics.Labels{Suite: e.info.Name, Mode: r.Mode.String(), Role: e.cfg.RoleName, Run: r.Index, Level: r.Level},
 		Live:      live,
 		Monitor:   mon.Last,
 		HotTables: e.info.HotTables,
@@ -116,7 +116,7 @@ func (e *engine) showDrain(r *Run, wl *Workload, mon *monitor.Monitor) (stop fun
 	default:
 		return func(bool) {}
 	}
-	end := load.ShowDrain(e.stderr, r.Mode, status)
+	end := load.ShowDrain(e.stderr, r.Mode.String(), status)
 	return func(ok bool) {
 		drained.Store(ok)
 		end()

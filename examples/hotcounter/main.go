@@ -31,7 +31,7 @@ func main() { testkit.Main(suite{}) }
 // suite implements testkit.Suite.
 type suite struct{}
 
-var modes = []string{testkit.ModeSync, testkit.ModeAsync, testkit.ModeAsyncCompact}
+var modes = []testkit.Mode{testkit.Sync, testkit.Async, testkit.AsyncCompact}
 
 func (suite) Info() testkit.Info {
 	return testkit.Info{
@@ -45,7 +45,7 @@ func (suite) Info() testkit.Info {
 Every row's hits and amount are then checked exactly against the requests that succeeded.`,
 		Example:      "hotcounter --requests 2000 --concurrency 200 --modes sync,async-compact",
 		Modes:        modes,
-		DefaultModes: []string{testkit.ModeSync, testkit.ModeAsyncCompact},
+		DefaultModes: []testkit.Mode{testkit.Sync, testkit.AsyncCompact},
 		HotTables:    []string{"hot_counters"},
 		SQL:          sqlFiles,
 		// The JSON codec below lets the async modes run on a Redis stream too.
@@ -93,7 +93,7 @@ func (writer) WriteBatch(ctx context.Context, tx pgx.Tx, batch []increment) (int
 }
 
 func (suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, error) {
-	if r.Mode == testkit.ModeSync {
+	if r.Mode == testkit.Sync {
 		return &testkit.Workload{Op: r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
 			return add(ctx, tx, incrementOf(r, i))
 		})}, nil

@@ -42,12 +42,12 @@ func InsertOutbox(ctx context.Context, tx pgx.Tx, requestID string, deltas []Del
 // OutboxPendingSQL counts the deltas not yet applied.
 const OutboxPendingSQL = `SELECT count(*) FROM usage_counter_deltas WHERE processed_at IS NULL`
 
-// Outbox is the delayed-aggregation flush loop: it claims pending deltas with FOR UPDATE
+// OutboxFlusher is the delayed-aggregation flush loop: it claims pending deltas with FOR UPDATE
 // SKIP LOCKED, merges them per hot row and applies one UPDATE per table per batch, then marks
 // them processed, all in one transaction. It runs on its own connection so it never queues
 // behind the load for a pooled connection; when that connection is lost (a terminated backend,
 // a restarted server) the next flush opens a new one.
-type Outbox struct {
+type OutboxFlusher struct {
 	connect   func(context.Context) (*pgx.Conn, error)
 	conn      *pgx.Conn
 	batchSize int
@@ -67,12 +67,12 @@ type Outbox struct {
 }
 
 // NewOutbox returns a flusher that uses connections from connect exclusively, one at a time.
-func NewOutbox(connect func(context.Context) (*pgx.Conn, error), batchSize int, interval time.Duration) *Outbox {
-	return &Outbox{connect: connect, batchSize: batchSize, interval: interval}
+func NewOutbox(connect func(context.Context) (*pgx.Conn, error), batchSize int, interval time.Duration) *OutboxFlusher {
+	return &OutboxFlusher{connect: connect, batchSize: batchSize, interval: interval}
 }
 
 // Pause stops flushing (a flush in progress completes) until Resume.
-func (o *Outbox) Pause() {
+func (o *OutboxFlusher) Pause() {
 	o.pauseMu.Lock()
 	defer o.pauseMu.Unlock()
 	if o.resumed == nil {
@@ -81,7 +81,7 @@ func (o *Outbox) Pause() {
 }
 
 // Resume lets flushing continue.
-func (o *Outbox) Resume() {
+func (o *OutboxFlusher) Resume() {
 	o.pauseMu.Lock()
 	defer o.pauseMu.Unlock()
 	if o.resumed != nil {
@@ -91,7 +91,7 @@ func (o *Outbox) Resume() {
 }
 
 // waitResumed blocks while paused.
-func (o *Outbox) waitResumed(ctx context.Context) error {
+func (o *OutboxFlusher) waitResumed(ctx context.Context) error {
 	o.pauseMu.Lock()
 	resumeC := o.resumed
 	o.pauseMu.Unlock()
@@ -107,7 +107,7 @@ func (o *Outbox) waitResumed(ctx context.Context) error {
 }
 
 // Close closes the current connection.
-func (o *Outbox) Close(ctx context.Context) error {
+func (o *OutboxFlusher) Close(ctx context.Context) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.conn == nil {
@@ -119,7 +119,7 @@ func (o *Outbox) Close(ctx context.Context) error {
 }
 
 // live returns an open connection, reconnecting when the last one was lost; o.mu is held.
-func (o *Outbox) live(ctx context.Context) (*pgx.Conn, error) {
+func (o *OutboxFlusher) live(ctx context.Context) (*pgx.Conn, error) {
 	if o.conn != nil && !o.conn.IsClosed() {
 		return o.conn, nil
 	}
@@ -137,7 +137,7 @@ func (o *Outbox) live(ctx context.Context) (*pgx.Conn, error) {
 
 // Start runs the flush loop until Stop: flush, and while batches come back full flush again
 // at once; otherwise sleep the interval.
-func (o *Outbox) Start(ctx context.Context) {
+func (o *OutboxFlusher) Start(ctx context.Context) {
 	o.stop, o.done = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(o.done)
@@ -158,7 +158,7 @@ func (o *Outbox) Start(ctx context.Context) {
 }
 
 // Stop ends the loop (a flush in progress completes).
-func (o *Outbox) Stop() {
+func (o *OutboxFlusher) Stop() {
 	if o.stop != nil {
 		close(o.stop)
 		<-o.done
@@ -167,7 +167,7 @@ func (o *Outbox) Stop() {
 }
 
 // FlushOnce claims, aggregates and applies one batch; it returns how many deltas it claimed.
-func (o *Outbox) FlushOnce(ctx context.Context) (int, error) {
+func (o *OutboxFlusher) FlushOnce(ctx context.Context) (int, error) {
 	if err := o.waitResumed(ctx); err != nil {
 		return 0, err
 	}
@@ -190,7 +190,7 @@ func (o *Outbox) FlushOnce(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-func (o *Outbox) flush(ctx context.Context, conn *pgx.Conn) (claimed, targets int, err error) {
+func (o *OutboxFlusher) flush(ctx context.Context, conn *pgx.Conn) (claimed, targets int, err error) {
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return 0, 0, err
@@ -257,7 +257,7 @@ func (o *Outbox) flush(ctx context.Context, conn *pgx.Conn) (claimed, targets in
 }
 
 // Drain flushes until the outbox is empty. Flush errors are retried until ctx ends.
-func (o *Outbox) Drain(ctx context.Context) error {
+func (o *OutboxFlusher) Drain(ctx context.Context) error {
 	var lastErr error
 	for {
 		n, err := o.FlushOnce(ctx)
@@ -305,7 +305,7 @@ func (o *Outbox) Drain(ctx context.Context) error {
 }
 
 // Stats are the loop's totals for the report.
-func (o *Outbox) Stats() results.Flush {
+func (o *OutboxFlusher) Stats() results.Flush {
 	return results.Flush{Calls: o.calls.Load(), RowsClaimed: o.claimed.Load(), Targets: o.targets.Load(), Errors: o.errCount.Load()}
 }
 

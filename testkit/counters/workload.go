@@ -10,6 +10,13 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
 
+// Outbox is the outbox mode: the request writes its deltas to the outbox (InsertOutbox) and a
+// flush loop applies them (OutboxWorkload).
+var Outbox = testkit.FlushMode("outbox")
+
+// Modes are the modes of a suite built on counters, in the order runs are reported.
+var Modes = []testkit.Mode{testkit.Sync, Outbox, testkit.Async, testkit.AsyncCompact}
+
 // OutboxWorkload is the outbox mode of a suite built on counters: op writes the request and
 // its outbox rows (InsertOutbox) in one transaction, and the outbox flush loop, on its own
 // connection, applies them. Drain returns when the outbox is empty.

@@ -142,25 +142,27 @@ func BrokenExpectations(t *testing.T, s testkit.Suite, args ...string) *results.
 	return rep
 }
 
-// HotSpotContract runs s in every mode on the shared server, with concurrency workers on one
-// set of hot rows, and checks what every hot-spot suite promises: each run verifies with all
-// requests completed; sync has lock waiters on at least one of syncHot; outbox and
-// async-compact have none on any hot table; async-compact folds its records
-// (recordsPerRequest per request). It returns the report for the suite's own checks.
+// HotSpotContract runs s in every mode it has on the shared server, with concurrency workers
+// on one set of hot rows, and checks what every hot-spot suite promises: each run verifies
+// with all requests completed; sync has lock waiters on at least one of syncHot; a mode whose
+// flush loop applies what the requests wrote (an outbox) and async-compact have none on any
+// hot table; async-compact folds its records (recordsPerRequest per request). It returns the
+// report for the suite's own checks.
 func HotSpotContract(t *testing.T, s testkit.Suite, requests, recordsPerRequest int64, concurrency int, syncHot ...string) *results.Report {
 	t.Helper()
+	modes := s.Info().Modes
 	code, rep, stderr := RunShared(t, s, "--requests", strconv.FormatInt(requests, 10),
-		"--concurrency", strconv.Itoa(concurrency), "--modes", "sync,outbox,async,async-compact",
+		"--concurrency", strconv.Itoa(concurrency), "--modes", strings.Join(testkit.ModeNames(modes), ","),
 		"--monitor-interval-ms", "20")
-	if code != 0 || len(rep.Runs) != len(testkit.AllModes) {
-		t.Fatalf("exit %d, %d runs (want %d)\n%s", code, len(rep.Runs), len(testkit.AllModes), stderr)
+	if code != 0 || len(rep.Runs) != len(modes) {
+		t.Fatalf("exit %d, %d runs (want %d)\n%s", code, len(rep.Runs), len(modes), stderr)
 	}
 	hot := s.Info().HotTables
 	for _, r := range rep.Runs {
 		Verified(t, r)
 		Completed(t, r, requests)
-		switch r.Mode {
-		case testkit.ModeSync:
+		switch m := modeOf(s, r); {
+		case m == testkit.Sync:
 			var waiters int64
 			for _, table := range syncHot {
 				waiters += r.LockMonitor.MaxWaitersByRelation[table]
@@ -168,14 +170,23 @@ func HotSpotContract(t *testing.T, s testkit.Suite, requests, recordsPerRequest 
 			if waiters == 0 {
 				t.Errorf("sync: no waiters on %v with %d workers on one set of hot rows: %+v", syncHot, concurrency, r.LockMonitor)
 			}
-		case testkit.ModeOutbox:
+		case m.Flushes() && !m.Async():
 			NoWaitersOn(t, r, hot)
-		case testkit.ModeAsyncCompact:
+		case m == testkit.AsyncCompact:
 			NoWaitersOn(t, r, hot)
 			Compacted(t, r, recordsPerRequest*requests)
 		}
 	}
 	return rep
+}
+
+// modeOf is the suite's mode that run r ran in (the zero Mode if the suite has none of that name).
+func modeOf(s testkit.Suite, r results.Run) testkit.Mode {
+	modes := s.Info().Modes
+	if i := slices.IndexFunc(modes, func(m testkit.Mode) bool { return m.String() == r.Mode }); i >= 0 {
+		return modes[i]
+	}
+	return testkit.Mode{}
 }
 
 // Output collects what an invocation writes (its stderr) so that a test can read it while the
@@ -247,7 +258,7 @@ func OnRedis(t *testing.T, s testkit.Suite, requests, records int64, args ...str
 					q.PersistLagMs.Count != records {
 					t.Errorf("%s: %d records: queue %+v stream %+v", r.Mode, records, q.QueueMetrics, *q.Stream)
 				}
-				if r.Mode == testkit.ModeAsyncCompact {
+				if r.Mode == testkit.AsyncCompact.String() {
 					Compacted(t, r, records)
 				}
 			}
@@ -410,7 +421,8 @@ func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, co
 //     (--max-tries 3): the faults AtomicUnderFaults puts unslotted rows through.
 func Slotted(t *testing.T, s testkit.Suite, requests, concurrency int) {
 	t.Helper()
-	flags := []string{"--modes", strings.Join(testkit.AllModes, ","), "--requests", strconv.Itoa(requests),
+	modes := s.Info().Modes
+	flags := []string{"--modes", strings.Join(testkit.ModeNames(modes), ","), "--requests", strconv.Itoa(requests),
 		"--concurrency", strconv.Itoa(concurrency)}
 	cases := []struct {
 		name, fault string
@@ -427,7 +439,7 @@ func Slotted(t *testing.T, s testkit.Suite, requests, concurrency int) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			code, rep, stderr := RunShared(t, s, slices.Concat(flags, c.args)...)
-			if code != 0 || len(rep.Runs) != len(testkit.AllModes) {
+			if code != 0 || len(rep.Runs) != len(modes) {
 				t.Fatalf("exit %d, %d runs\n%s", code, len(rep.Runs), stderr)
 			}
 			suffix := fmt.Sprintf("with %d slots each", c.slots)
@@ -435,7 +447,7 @@ func Slotted(t *testing.T, s testkit.Suite, requests, concurrency int) {
 				// A queue mode's load is the enqueue, over in a few ms at this size: a fault may
 				// come after it (the run is still checked exact); the direct-write modes must
 				// have been struck.
-				if c.fault != "" && !testkit.IsAsync(r.Mode) && !Fired(r, c.fault) {
+				if c.fault != "" && !modeOf(s, r).Async() && !Fired(r, c.fault) {
 					t.Errorf("%s: fault %s did not strike during the load: %+v", r.Mode, c.fault, r.Faults)
 				}
 				Exact(t, r)

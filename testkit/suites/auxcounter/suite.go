@@ -89,8 +89,8 @@ own transaction and applies only the records that were new, so a request or batc
 after a COMMIT whose outcome was unknown counts nothing twice. Every counter, timestamp and IP is then
 checked exactly, per hot row, against the requests that succeeded.`,
 		Example:      Name + " --requests 20000 --concurrency 1000 --modes sync,outbox,async,async-compact --output /tmp/aux.json",
-		Modes:        testkit.AllModes,
-		DefaultModes: testkit.AllModes,
+		Modes:        counters.Modes,
+		DefaultModes: counters.Modes,
 		HotTables:    []string{"proxy_nodes", "management_tokens", "api_keys"},
 		// Three queue records per request: the queue holds as many requests as the others'.
 		Defaults: map[string]string{"queue-capacity": strconv.Itoa(3 * queue.DefaultCapacity)},
@@ -171,12 +171,12 @@ func (*Suite) Seed(ctx context.Context, r *testkit.Run) error {
 // Workload returns one request in r.Mode.
 func (*Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, error) {
 	switch r.Mode {
-	case testkit.ModeSync:
+	case testkit.Sync:
 		return &testkit.Workload{Op: r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
 			_, err := guardedWriter{}.WriteBatch(ctx, tx, recordsOf(r, tx, i))
 			return err
 		})}, nil
-	case testkit.ModeOutbox:
+	case counters.Outbox:
 		return counters.OutboxWorkload(ctx, r, r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
 			deltas, err := unapplied(ctx, tx, recordsOf(r, tx, i))
 			if err != nil || len(deltas) == 0 {
@@ -184,7 +184,7 @@ func (*Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, 
 			}
 			return counters.InsertOutbox(ctx, tx, requestID(i), deltas)
 		}))
-	case testkit.ModeAsync, testkit.ModeAsyncCompact:
+	case testkit.Async, testkit.AsyncCompact:
 		return testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[counters.Key, record]{
 			Records: func(i int64) []record { return recordsOf(r, nil, i) },
 			Key:     slotOf,
@@ -415,7 +415,7 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res *load.Result) ([
 		return nil, fmt.Errorf("counting rows: %w", err)
 	}
 	var wantProcessed int64
-	if r.Mode == testkit.ModeOutbox {
+	if r.Mode == counters.Outbox {
 		wantProcessed = 3 * sum.requests
 	}
 	c.Int("outbox pending deltas", 0, outboxPending)

@@ -134,7 +134,7 @@ func TestBrokenExpectationExitsOne(t *testing.T) {
 // Terminated backends in the middle of async flushes: the queue retries batches (some may
 // have committed) and the guard keeps every counter exact.
 func TestTerminatedBackendsKeepAsyncCountersExact(t *testing.T) {
-	for _, mode := range []string{testkit.ModeAsync, testkit.ModeAsyncCompact} {
+	for _, mode := range []string{testkit.Async.String(), testkit.AsyncCompact.String()} {
 		t.Run(mode, func(t *testing.T) {
 			code, rep, stderr := suitetest.RunShared(t, New(), "--modes", mode, "--requests", "6000", "--concurrency", "200",
 				"--flush-batch-size", "200", "--fault", "terminate-backends@30ms")

@@ -42,7 +42,7 @@ type Suite struct {
 // New returns the suite.
 func New() *Suite { return &Suite{persistence: PersistTerminal} }
 
-var modes = []string{testkit.ModeSync, testkit.ModeAsync, testkit.ModeAsyncCompact}
+var modes = []testkit.Mode{testkit.Sync, testkit.Async, testkit.AsyncCompact}
 
 // Info describes the suite.
 func (*Suite) Info() testkit.Info {
@@ -118,9 +118,9 @@ func (*Suite) Seed(context.Context, *testkit.Run) error { return nil }
 func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, error) {
 	g := s.lifecycle(r)
 	switch r.Mode {
-	case testkit.ModeSync:
+	case testkit.Sync:
 		return &testkit.Workload{Op: syncOp(r, g)}, nil
-	case testkit.ModeAsync, testkit.ModeAsyncCompact:
+	case testkit.Async, testkit.AsyncCompact:
 		return testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[slot, record]{
 			Records: g.writes,
 			Key:     keyOf,

@@ -56,7 +56,7 @@ func TestEveryPersistenceLevelInEveryModeVerifies(t *testing.T) {
 					t.Errorf("%s: reconciliation %+v", r.Mode, r.Reconciliation)
 				}
 				q := r.Queue
-				if r.Mode == testkit.ModeSync {
+				if r.Mode == testkit.Sync.String() {
 					if q != nil {
 						t.Errorf("sync has a queue: %+v", q)
 					}
@@ -68,9 +68,9 @@ func TestEveryPersistenceLevelInEveryModeVerifies(t *testing.T) {
 					continue
 				}
 				switch {
-				case r.Mode == testkit.ModeAsync && q.CompactedTotal != 0:
+				case r.Mode == testkit.Async.String() && q.CompactedTotal != 0:
 					t.Errorf("async compacted %d records", q.CompactedTotal)
-				case r.Mode == testkit.ModeAsyncCompact && writes > 0 && (q.CompactedTotal == 0 || q.FlushSQLOpsTotal != q.FlushBatchesTotal):
+				case r.Mode == testkit.AsyncCompact.String() && writes > 0 && (q.CompactedTotal == 0 || q.FlushSQLOpsTotal != q.FlushBatchesTotal):
 					t.Errorf("async-compact: compacted %d, %d statements for %d batches", q.CompactedTotal, q.FlushSQLOpsTotal, q.FlushBatchesTotal)
 				}
 			}

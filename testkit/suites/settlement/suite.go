@@ -110,8 +110,8 @@ success and is never debited twice (--redeliver-every N shows it). Every balance
 then checked exactly (NUMERIC) against the requests that succeeded, every applied usage is
 checked settled exactly once with its snapshot, and every other usage still pending.`,
 		Example:      Name + " --requests 20000 --concurrency 1000 --modes sync,outbox,async,async-compact --output /tmp/settlement.json",
-		Modes:        testkit.AllModes,
-		DefaultModes: testkit.AllModes,
+		Modes:        counters.Modes,
+		DefaultModes: counters.Modes,
 		HotTables:    []string{"wallets", "providers", "api_keys"},
 		// Memory only until its records have a codec (--queue-backend redis is refused).
 		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis},
@@ -202,15 +202,15 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 	var err error
 	slots := counters.SlotsOf(r)
 	switch r.Mode {
-	case testkit.ModeSync:
+	case testkit.Sync:
 		wl = &testkit.Workload{Op: s.redelivering(r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
 			return settleAndDebit(ctx, tx, i, slots.For(tx, i, requestID(i)))
 		}))}
-	case testkit.ModeOutbox:
+	case counters.Outbox:
 		wl, err = counters.OutboxWorkload(ctx, r, s.redelivering(r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
 			return settleToOutbox(ctx, tx, i, slots.For(tx, i, requestID(i)))
 		})))
-	case testkit.ModeAsync, testkit.ModeAsyncCompact:
+	case testkit.Async, testkit.AsyncCompact:
 		wl, err = testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[counters.Key, claims]{
 			Records: func(i int64) []claims {
 				c := claims{Hot: hotOf(r, i), Slot: slots.For(nil, i, requestID(i)), Requests: []int64{i}}
@@ -533,7 +533,7 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res *load.Result) ([
 	c.Int("settlement snapshots = applied requests", nApplied, snapshots)
 	c.Int("outbox pending deltas", 0, outboxPending)
 	wantProcessed := int64(0)
-	if r.Mode == testkit.ModeOutbox {
+	if r.Mode == counters.Outbox {
 		wantProcessed = 3 * nApplied
 	}
 	c.Int("outbox processed deltas = 3 × applied requests (outbox mode only)", wantProcessed, outboxProcessed)

@@ -58,8 +58,8 @@ counters of its api key (+1 request, +30 tokens, +cost, last_used_at), provider 
                  hot row per batch
 Every counter is then checked exactly against the requests that succeeded.`,
 		Example:       Name + " --requests 20000 --concurrency 1000 --modes sync,outbox,async,async-compact --output /tmp/counter.json",
-		Modes:         testkit.AllModes,
-		DefaultModes:  testkit.AllModes,
+		Modes:         counters.Modes,
+		DefaultModes:  counters.Modes,
 		HotTables:     []string{"api_keys", "provider_api_keys", "global_models", "providers"},
 		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis},
 		Slots:         true,
@@ -219,12 +219,12 @@ func insertUsageIdempotent(ctx context.Context, tx pgx.Tx, rows []usageRow) ([]u
 // Workload returns one request in r.Mode.
 func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, error) {
 	switch r.Mode {
-	case testkit.ModeSync:
+	case testkit.Sync:
 		return &testkit.Workload{Op: r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
 			_, err := writeEach(ctx, tx, []usageRow{rowFor(r, tx, i)})
 			return err
 		})}, nil
-	case testkit.ModeOutbox:
+	case counters.Outbox:
 		return counters.OutboxWorkload(ctx, r, r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
 			u := rowFor(r, tx, i)
 			fresh, _, err := insertUsage(ctx, tx, []usageRow{u})
@@ -233,7 +233,7 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 			}
 			return counters.InsertOutbox(ctx, tx, u.requestID, u.deltas())
 		}))
-	case testkit.ModeAsync, testkit.ModeAsyncCompact:
+	case testkit.Async, testkit.AsyncCompact:
 		return testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[counters.Key, event]{
 			Records: func(i int64) []event { return []event{{first: rowFor(r, nil, i)}} },
 			Key:     func(e event) counters.Key { return e.first.queueSlot() },
@@ -427,7 +427,7 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res *load.Result) ([
 		return nil, err
 	}
 	c.Int("outbox pending deltas", 0, pending)
-	if r.Mode == testkit.ModeOutbox {
+	if r.Mode == counters.Outbox {
 		processed, err := testkit.QueryInt(ctx, r.Admin, `SELECT count(*) FROM usage_counter_deltas WHERE processed_at IS NOT NULL`)
 		if err != nil {
 			return nil, err
