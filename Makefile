@@ -13,7 +13,7 @@ BASELINE_TMP  := $(shell mktemp -d -u /tmp/hotspotkit-baseline-XXXXXX)
 all: build
 
 build:
-	$(GO) build -ldflags "-X github.com/hotspotkit/hotspotkit/testkit/hostenv.Revision=$(REV)" -o $(BIN)/ ./cmd/...
+	$(GO) build -ldflags "-X github.com/hotspotkit/hotspotkit/testkit/internal/hostenv.Revision=$(REV)" -o $(BIN)/ ./cmd/...
 
 # The test command of the README and of CI: formatting, vet, then every test with the race
 # detector. Integration tests start their own PostgreSQL (and redis-server when installed).
@@ -25,7 +25,7 @@ test:
 
 # Micro-benchmarks (queue enqueue/merge/flush, load engine); recorded, never asserted.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./queue/ ./testkit/load/ ./testkit/counters/
+	$(GO) test -run '^$$' -bench . -benchmem ./queue/ ./testkit/internal/load/ ./testkit/counters/
 
 # pgbench running the usage-counter sync transaction beside the suite's sync mode, both at
 # 64 connections for 30 s on their own temporary servers.

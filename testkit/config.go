@@ -17,10 +17,10 @@ import (
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
-	"github.com/hotspotkit/hotspotkit/testkit/faults"
-	"github.com/hotspotkit/hotspotkit/testkit/load"
-	"github.com/hotspotkit/hotspotkit/testkit/pgserver"
-	"github.com/hotspotkit/hotspotkit/testkit/redisrun"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/pgserver"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 )
 
@@ -88,7 +88,7 @@ type Config struct {
 	// MetricsLinger keeps --metrics-addr serving the final values this long after the report
 	// is written (0: close at once), so a scraper on its interval gets them.
 	MetricsLinger time.Duration
-	// Calibrate measures the machine before the first run (testkit/calibrate).
+	// Calibrate measures the machine before the first run (testkit/internal/calibrate).
 	Calibrate bool
 
 	// FaultEvery is --fault-every: a soak's rotating faults (0: none).

@@ -10,11 +10,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/testkit/calibrate"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
-	"github.com/hotspotkit/hotspotkit/testkit/dbstats"
-	"github.com/hotspotkit/hotspotkit/testkit/load"
-	"github.com/hotspotkit/hotspotkit/testkit/monitor"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/calibrate"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/dbstats"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/monitor"
 )
 
 // sessionExitDeadline bounds the wait for closed connections' backends to exit (and so flush

@@ -9,8 +9,6 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
-	"github.com/hotspotkit/hotspotkit/testkit/faults"
-	"github.com/hotspotkit/hotspotkit/testkit/load"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
@@ -21,7 +19,7 @@ type declared struct{}
 func (declared) Info() testkit.Info {
 	return testkit.Info{Name: "declared", Summary: "a suite that declares what it supports", Example: "declared",
 		Modes: []testkit.Mode{testkit.Sync, testkit.Async}, DefaultModes: []testkit.Mode{testkit.Sync},
-		Faults: []string{faults.LockTimeout, faults.PauseFlush},
+		Faults: []string{testkit.FaultLockTimeout, testkit.FaultPauseFlush},
 		SQL: fstest.MapFS{
 			"declared.sql": {Data: []byte("CREATE TABLE IF NOT EXISTS declared_rows (n bigint);")},
 			"ignored.txt":  {Data: []byte("not SQL")},
@@ -31,10 +29,10 @@ func (declared) Info() testkit.Info {
 func (declared) Seed(context.Context, *testkit.Run) error { return nil }
 
 func (declared) Workload(_ context.Context, r *testkit.Run) (*testkit.Workload, error) {
-	return &testkit.Workload{Op: func(context.Context, *load.Request) error { return nil }}, nil
+	return &testkit.Workload{Op: func(context.Context, *testkit.Request) error { return nil }}, nil
 }
 
-func (declared) Verify(ctx context.Context, r *testkit.Run, _ *load.Result) ([]results.Check, error) {
+func (declared) Verify(ctx context.Context, r *testkit.Run, _ testkit.Result) ([]results.Check, error) {
 	c := r.NewChecks()
 	for table, want := range map[string]int64{"declared_rows": 1, "usage": 1, "request_candidates": 0, "aux_applied_records": 0} {
 		n, err := testkit.QueryInt(ctx, r.Admin, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = $1`, table)

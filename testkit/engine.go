@@ -15,12 +15,12 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/render"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
-	"github.com/hotspotkit/hotspotkit/testkit/faults"
-	"github.com/hotspotkit/hotspotkit/testkit/load"
-	"github.com/hotspotkit/hotspotkit/testkit/metrics"
-	"github.com/hotspotkit/hotspotkit/testkit/monitor"
-	"github.com/hotspotkit/hotspotkit/testkit/pgserver"
-	"github.com/hotspotkit/hotspotkit/testkit/redisrun"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/monitor"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/pgserver"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 )
 
@@ -415,13 +415,14 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 	// Who verifies what, against which requests, with which role and stream checks (redisbackend.go).
 	suite, vres, roleChecks, verr := e.verification(vctx, r, wl, res)
 	var recon *results.Reconciliation
+	var must Result
 	if verr == nil {
-		recon, verr = reconcile(vctx, suite, r, vres)
+		recon, must, verr = reconcile(vctx, suite, r, vres)
 	}
 	out.Reconciliation = recon
 	var checks []results.Check
 	if verr == nil {
-		checks, verr = suite.Verify(vctx, r, vres)
+		checks, verr = suite.Verify(vctx, r, must)
 		checks = append(checks, roleChecks...)
 	}
 	if recon != nil {

@@ -10,10 +10,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/testkit/faults"
-	"github.com/hotspotkit/hotspotkit/testkit/monitor"
-	"github.com/hotspotkit/hotspotkit/testkit/redisrun"
-	"github.com/hotspotkit/hotspotkit/testkit/soak"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/monitor"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/soak"
 )
 
 // faultTarget is what package faults acts on during one run: the run's database and server,

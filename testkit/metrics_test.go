@@ -11,8 +11,8 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
-	"github.com/hotspotkit/hotspotkit/testkit/metrics"
-	"github.com/hotspotkit/hotspotkit/testkit/metrics/metricstest"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics/metricstest"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )

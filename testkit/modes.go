@@ -12,8 +12,8 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
-	"github.com/hotspotkit/hotspotkit/testkit/faults"
-	"github.com/hotspotkit/hotspotkit/testkit/load"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 )
 
 // TxFunc writes request i inside tx.

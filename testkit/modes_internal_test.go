@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/hotspotkit/hotspotkit/queue"
-	"github.com/hotspotkit/hotspotkit/testkit/load"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 )
 
 // An async request's records are enqueued as one group under --max-tries: a group whose

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/testkit/load"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 )
 
 // OpenLoop holds the open-loop flags: --rate (or the --rates ladder), --arrivals, --ramp,

@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/testkit/load"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 )
 
 // Reconciler is a suite whose writes can be found per request in the database.
@@ -21,10 +21,10 @@ type Reconciler interface {
 var ErrNothingToReconcile = errors.New("testkit: the run persists nothing per request")
 
 // reconcile accounts for every request layer by layer — attempted, acknowledged, failed,
-// outcome unknown (looked up, not guessed), persisted, lost, duplicated — and sets which
+// outcome unknown (looked up, not guessed), persisted, lost, duplicated — and returns which
 // requests the suite's expectations must include: those acknowledged, plus the unknown ones
 // found in the database.
-func reconcile(ctx context.Context, s Suite, r *Run, res *load.Result) (*results.Reconciliation, error) {
+func reconcile(ctx context.Context, s Suite, r *Run, res *load.Result) (*results.Reconciliation, Result, error) {
 	outcomes := res.Outcomes
 	n := outcomes.Len()
 	rec, ok := s.(Reconciler)
@@ -34,11 +34,10 @@ func reconcile(ctx context.Context, s Suite, r *Run, res *load.Result) (*results
 		counts, err = rec.Persisted(ctx, r, n)
 	}
 	if !ok || errors.Is(err, ErrNothingToReconcile) {
-		r.applied = func(i int64) bool { return outcomes.Get(i) == load.Succeeded }
-		return nil, nil
+		return nil, applied{n, func(i int64) bool { return outcomes.Get(i) == load.Succeeded }}, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	persistedAt := func(i int64) int32 {
 		if i < int64(len(counts)) {
@@ -83,7 +82,7 @@ func reconcile(ctx context.Context, s Suite, r *Run, res *load.Result) (*results
 			}
 		}
 	}
-	r.applied = func(i int64) bool {
+	return &c, applied{n, func(i int64) bool {
 		switch outcomes.Get(i) {
 		case load.Succeeded:
 			return true
@@ -91,13 +90,17 @@ func reconcile(ctx context.Context, s Suite, r *Run, res *load.Result) (*results
 			return persistedAt(i) > 0
 		}
 		return false
-	}
-	return &c, nil
+	}}, nil
 }
 
-// Applied reports whether request i's write must be in the database: it succeeded, or its
-// outcome was unknown and the lookup found it. Suites compute their expectations from it.
-func (r *Run) Applied(i int64) bool { return r.applied(i) }
+// applied is the Result a suite verifies against.
+type applied struct {
+	n    int64
+	must func(i int64) bool
+}
+
+func (a applied) Len() int64           { return a.n }
+func (a applied) Applied(i int64) bool { return a.must(i) }
 
 // reconciliationChecks turns the must-be-zero lines into checks.
 func reconciliationChecks(c *results.Reconciliation, checks *Checks) {

@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/hotspotkit/hotspotkit/testkit/hostenv"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/hostenv"
 )
 
 // captureEnvironment records what the numbers were measured on.

@@ -12,7 +12,6 @@ import (
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
-	"github.com/hotspotkit/hotspotkit/testkit/load"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
@@ -41,7 +40,7 @@ func (s codeless[T]) Workload(ctx context.Context, r *testkit.Run) (*testkit.Wor
 	})
 }
 
-func (codeless[T]) Verify(context.Context, *testkit.Run, *load.Result) ([]results.Check, error) {
+func (codeless[T]) Verify(context.Context, *testkit.Run, testkit.Result) ([]results.Check, error) {
 	return []results.Check{{Name: "nothing", OK: true}}, nil
 }
 

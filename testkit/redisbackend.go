@@ -7,8 +7,8 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/testkit/load"
-	"github.com/hotspotkit/hotspotkit/testkit/redisrun"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
 )
 
 // The engine's side of the Redis backend: when to open Redis, and how a process's --role
@@ -80,7 +80,7 @@ func (h *QueueHandle) streamOf() *redisrun.Stream {
 // checks and reconciliation are left out and only the role's checks remain.
 type ownPartOnly struct{ Suite }
 
-func (ownPartOnly) Verify(context.Context, *Run, *load.Result) ([]results.Check, error) {
+func (ownPartOnly) Verify(context.Context, *Run, Result) ([]results.Check, error) {
 	return nil, nil
 }
 

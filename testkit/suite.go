@@ -30,9 +30,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
-	"github.com/hotspotkit/hotspotkit/testkit/faults"
-	"github.com/hotspotkit/hotspotkit/testkit/load"
-	"github.com/hotspotkit/hotspotkit/testkit/redisrun"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
 )
 
 // Queue backends (--queue-backend) an async mode runs on: the queue in this process, or a
@@ -63,7 +61,7 @@ type Info struct {
 	// QueueBackends the suite's async modes run on (BackendMemory, BackendRedis); nil: memory
 	// only. --queue-backend outside it is refused before anything starts.
 	QueueBackends []string
-	// Faults are the --fault kinds the suite can take (faults.TerminateBackends, ...); nil: every
+	// Faults are the --fault kinds the suite can take (FaultTerminateBackends, ...); nil: every
 	// kind. Another kind is refused before anything starts.
 	Faults []string
 	// TotalSQL reads the total of one hot logical row (a sum over its slots); the monitor times
@@ -93,8 +91,9 @@ type Suite interface {
 	Seed(ctx context.Context, r *Run) error
 	// Workload returns what one request does in r.Mode.
 	Workload(ctx context.Context, r *Run) (*Workload, error)
-	// Verify checks the database after the run has drained, against the requests that succeeded.
-	Verify(ctx context.Context, r *Run, res *load.Result) ([]results.Check, error)
+	// Verify checks the database after the run has drained, against the requests whose
+	// writes must be there (res.Applied).
+	Verify(ctx context.Context, r *Run, res Result) ([]results.Check, error)
 }
 
 // Flagger is a suite with flags of its own.
@@ -117,7 +116,7 @@ type SummaryWriter interface {
 // Workload is what the engine drives for one run.
 type Workload struct {
 	// Op is one request.
-	Op load.Op
+	Op Op
 	// Drain returns once every write the requests had accepted is committed (nil: nothing is
 	// pending when the last request returns).
 	Drain func(ctx context.Context) error
@@ -131,7 +130,7 @@ type Workload struct {
 	// PendingSQL counts writes not yet applied; the monitor samples it (optional).
 	PendingSQL string
 	// Faults are the --fault kinds this workload can inject itself (e.g. kill-consumer).
-	Faults map[string]faults.Hook
+	Faults map[string]FaultHook
 }
 
 // Flusher is a workload's own flush loop (an outbox, or anything like one): a pause-flush
@@ -190,8 +189,6 @@ type Run struct {
 	OpContext context.Context
 	// checkSkew deliberately breaks every expectation (hidden --debug-break-expectations).
 	checkSkew int64
-	// applied is set by reconcile before Verify.
-	applied func(i int64) bool
 	// redis is the invocation's Redis when the Redis backend runs (redisbackend.go).
 	redis *redisrun.Target
 }

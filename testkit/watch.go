@@ -14,9 +14,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/testkit/load"
-	"github.com/hotspotkit/hotspotkit/testkit/metrics"
-	"github.com/hotspotkit/hotspotkit/testkit/monitor"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/monitor"
 )
 
 // afterInvocation, when set (by tests), is called with the metrics endpoint's URL once the

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/testkit/serverproc"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
@@ -176,7 +175,7 @@ func leftovers(t *testing.T, dir string) []string {
 		b, err := os.ReadFile(p)
 		if err == nil && bytes.Contains(b, []byte(dir)) {
 			pid := filepath.Base(filepath.Dir(p))
-			if n, _ := strconv.Atoi(pid); n > 0 && serverproc.Alive(n) {
+			if n, _ := strconv.Atoi(pid); n > 0 && suitetest.Alive(n) {
 				out = append(out, "process "+pid+": "+strings.ReplaceAll(string(b), "\x00", " "))
 			}
 		}

@@ -19,8 +19,6 @@ import (
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
-	"github.com/hotspotkit/hotspotkit/testkit/faults"
-	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
 
 //go:embed hotcounter.sql
@@ -52,7 +50,7 @@ Every row's hits and amount are then checked exactly against the requests that s
 		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis},
 		// No restart-postgres or terminate-backends: the writes below are not idempotent, so
 		// a batch retried after a COMMIT whose outcome was unknown would count twice.
-		Faults: []string{faults.PauseFlush, faults.StatementTimeout, faults.LockTimeout},
+		Faults: []string{testkit.FaultPauseFlush, testkit.FaultStatementTimeout, testkit.FaultLockTimeout},
 	}
 }
 
@@ -111,10 +109,10 @@ func (suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, e
 	})
 }
 
-func (suite) Verify(ctx context.Context, r *testkit.Run, res *load.Result) ([]results.Check, error) {
+func (suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) ([]results.Check, error) {
 	want := make([]increment, r.Config.HotKeys)
-	for i := range res.Outcomes.Len() {
-		if r.Applied(i) {
+	for i := range res.Len() {
+		if res.Applied(i) {
 			inc := incrementOf(r, i)
 			want[inc.Row].Hits += inc.Hits
 			want[inc.Row].Amount += inc.Amount

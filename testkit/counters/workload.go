@@ -7,7 +7,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/testkit"
-	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
 
 // Outbox is the outbox mode: the request writes its deltas to the outbox (InsertOutbox) and a
@@ -20,7 +19,7 @@ var Modes = []testkit.Mode{testkit.Sync, Outbox, testkit.Async, testkit.AsyncCom
 // OutboxWorkload is the outbox mode of a suite built on counters: op writes the request and
 // its outbox rows (InsertOutbox) in one transaction, and the outbox flush loop, on its own
 // connection, applies them. Drain returns when the outbox is empty.
-func OutboxWorkload(ctx context.Context, r *testkit.Run, op load.Op) (*testkit.Workload, error) {
+func OutboxWorkload(ctx context.Context, r *testkit.Run, op testkit.Op) (*testkit.Workload, error) {
 	connect := func(ctx context.Context) (*pgx.Conn, error) { return r.Target.Connect(ctx, "hotspotkit-flush") }
 	probe, err := connect(ctx) // fail before the load if the flusher cannot connect
 	if err != nil {

@@ -1,6 +1,7 @@
-// Package database owns where a run's data lives: a managed temporary server (testkit/pgserver)
-// or an existing one given by URL, the run's own schema inside it, the pools and dedicated
-// connections that load, flushers and observers use, and what the report says about the server.
+// Package database owns where a run's data lives: a managed temporary server
+// (testkit/internal/pgserver) or an existing one given by URL, the run's own schema inside it,
+// the pools and dedicated connections that load, flushers and observers use, and what the
+// report says about the server.
 // With --postgres-url nothing outside the run's schema is ever read or written: every connection
 // has search_path set to that schema alone, and the schema is dropped at the end unless kept.
 package database
@@ -22,7 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/schema"
-	"github.com/hotspotkit/hotspotkit/testkit/pgserver"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/pgserver"
 )
 
 // Options says which server to use and how.

@@ -20,7 +20,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
-	"github.com/hotspotkit/hotspotkit/testkit/pgserver"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/pgserver"
 )
 
 // UsageCounterSync is the usage-counter suite's sync transaction as a pgbench script.

@@ -27,7 +27,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hotspotkit/hotspotkit/testkit/serverproc"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/serverproc"
 )
 
 // BinaryEnv names an environment variable that overrides the redis-server looked up in PATH.

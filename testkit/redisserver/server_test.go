@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hotspotkit/hotspotkit/testkit/serverproc"
-	"github.com/hotspotkit/hotspotkit/testkit/serverproc/serverproctest"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/serverproc"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/serverproc/serverproctest"
 )
 
 func needBinary(t *testing.T) {

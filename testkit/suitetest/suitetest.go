@@ -23,7 +23,8 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
-	"github.com/hotspotkit/hotspotkit/testkit/load"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/serverproc"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
@@ -468,3 +469,7 @@ func Slotted(t *testing.T, s testkit.Suite, requests, concurrency int) {
 		})
 	}
 }
+
+// Alive reports whether process pid runs (a zombie waiting to be reaped does not), for tests
+// that check a run left no server behind.
+func Alive(pid int) bool { return serverproc.Alive(pid) }

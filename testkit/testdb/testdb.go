@@ -1,6 +1,6 @@
 // Package testdb gives integration tests a real PostgreSQL: one managed server per test
-// binary, started on first use through testkit/pgserver and stopped by Main, and a fresh
-// schema per test on it. There is no mock: a test that needs a database gets a real one.
+// binary, started on first use through testkit/internal/pgserver and stopped by Main, and a
+// fresh schema per test on it. There is no mock: a test that needs a database gets a real one.
 //
 // Use it from a package's TestMain:
 //
@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/testkit/database"
-	"github.com/hotspotkit/hotspotkit/testkit/pgserver"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/pgserver"
 )
 
 var (

@@ -51,7 +51,6 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
-	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
 
 // sqlFiles are the suite's own tables (aux_guard.sql); package schema creates the shared ones.
@@ -337,7 +336,7 @@ type expected struct {
 }
 
 // Verify checks every hot row exactly, and the outbox and the guard table.
-func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res *load.Result) ([]results.Check, error) {
+func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) ([]results.Check, error) {
 	hot := r.Config.HotKeys
 	want := make([]expected, hot)
 	for h := range want {
@@ -345,9 +344,9 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res *load.Result) ([
 	}
 	var sum expected
 	sum.newest = -1
-	n := res.Outcomes.Len()
+	n := res.Len()
 	for i := int64(0); i < n; i++ {
-		if !r.Applied(i) {
+		if !res.Applied(i) {
 			continue
 		}
 		for _, e := range []*expected{&want[hotOf(r, i)], &sum} {

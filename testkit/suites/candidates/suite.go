@@ -21,7 +21,6 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/testkit"
-	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
 
 // sqlFiles are the suite's own tables (request_candidates.sql); package schema creates the shared ones.
@@ -137,7 +136,7 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 // the request commits once, so a failure leaves none of it behind. The guarded upserts make
 // the transaction idempotent: run again after a COMMIT whose outcome was unknown (a retry
 // under --max-tries), it leaves every slot's row as it was.
-func syncOp(r *testkit.Run, g lifecycle) load.Op {
+func syncOp(r *testkit.Run, g lifecycle) testkit.Op {
 	return r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
 		writes := g.writes(i)
 		for k := range writes {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
-	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
 
 // Check names the summary block reads back.
@@ -26,15 +25,15 @@ type expectation struct {
 	byStatus [len(statusNames)]int64
 }
 
-func (s *Suite) expect(r *testkit.Run, res *load.Result) expectation {
+func (s *Suite) expect(r *testkit.Run, res testkit.Result) expectation {
 	g := s.lifecycle(r)
 	var e expectation
 	if g.persistence == PersistNone { // nothing persists: no rows to expect (lifecycle.rows)
 		return e
 	}
-	n := res.Outcomes.Len()
+	n := res.Len()
 	for i := int64(0); i < n; i++ {
-		if !r.Applied(i) {
+		if !res.Applied(i) {
 			continue
 		}
 		// The candidates a request's rows are made of (lifecycle.rows): their count and final
@@ -100,7 +99,7 @@ func compareRows(ctx context.Context, r *testkit.Run, g lifecycle, indexes []int
 // Verify checks request_candidates exactly against the lifecycles of the requests that must
 // be there: the number of rows and of request_ids, the rows of every request_id, every slot's
 // final status and every other column, and the counts by status (0 rows for --persistence none).
-func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res *load.Result) ([]results.Check, error) {
+func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) ([]results.Check, error) {
 	want := s.expect(r, res)
 	c := r.NewChecks()
 

@@ -19,9 +19,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/testkit/metrics"
-	"github.com/hotspotkit/hotspotkit/testkit/metrics/metricstest"
-	"github.com/hotspotkit/hotspotkit/testkit/redisrun"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics/metricstest"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"

@@ -48,7 +48,6 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
-	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
 
 // sqlFiles are the suite's own tables (settlement_snapshots.sql); package schema creates the shared ones.
@@ -238,11 +237,11 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 func (s *Suite) redelivered(i int64) bool { return s.redeliverEvery > 0 && i%s.redeliverEvery == 0 }
 
 // redelivering runs op a second time for the requests --redeliver-every picks.
-func (s *Suite) redelivering(op load.Op) load.Op {
+func (s *Suite) redelivering(op testkit.Op) testkit.Op {
 	if s.redeliverEvery == 0 {
 		return op
 	}
-	return func(ctx context.Context, req *load.Request) error {
+	return func(ctx context.Context, req *testkit.Request) error {
 		if err := op(ctx, req); err != nil || !s.redelivered(req.Index) {
 			return err
 		}
@@ -250,8 +249,8 @@ func (s *Suite) redelivering(op load.Op) load.Op {
 	}
 }
 
-func onlySeeded(seeded int64, op load.Op) load.Op {
-	return func(ctx context.Context, req *load.Request) error {
+func onlySeeded(seeded int64, op testkit.Op) testkit.Op {
+	return func(ctx context.Context, req *testkit.Request) error {
 		if req.Index >= seeded {
 			return errNotSeeded
 		}
@@ -455,16 +454,16 @@ func (*Suite) Persisted(ctx context.Context, r *testkit.Run, n int64) ([]int32, 
 }
 
 // Verify checks every hot row, every usage and the outbox exactly.
-func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res *load.Result) ([]results.Check, error) {
+func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) ([]results.Check, error) {
 	hot := r.Config.HotKeys
 	seeded := s.seeded(r)
-	attempted := min(res.Outcomes.Len(), seeded)
+	attempted := min(res.Len(), seeded)
 	applied := make([]bool, seeded)
 	debited := make([]counters.Money, hot)
 	var nApplied int64
 	var total counters.Money
 	for i := int64(0); i < attempted; i++ {
-		if !r.Applied(i) {
+		if !res.Applied(i) {
 			continue
 		}
 		applied[i] = true

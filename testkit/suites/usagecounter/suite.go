@@ -21,7 +21,6 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
-	"github.com/hotspotkit/hotspotkit/testkit/load"
 )
 
 // Name is the suite's (and binary's) name.
@@ -346,13 +345,13 @@ type totals struct {
 }
 
 // Verify checks every hot counter, the usage rows and the outbox exactly.
-func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res *load.Result) ([]results.Check, error) {
+func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) ([]results.Check, error) {
 	hot := r.Config.HotKeys
 	want := make([]totals, hot)
 	var applied int64
-	n := res.Outcomes.Len()
+	n := res.Len()
 	for i := int64(0); i < n; i++ {
-		if !r.Applied(i) {
+		if !res.Applied(i) {
 			continue
 		}
 		u := rowFor(r, nil, i)

@@ -3,13 +3,14 @@ package monitor
 import (
 	"context"
 
-	"github.com/jackc/pgx/v5"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/database"

@@ -35,7 +35,7 @@ import (
 
 	embeddedpostgres "github.com/fergusstrange/embedded-postgres"
 
-	"github.com/hotspotkit/hotspotkit/testkit/serverproc"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/serverproc"
 )
 
 // Config describes the server to start. The zero value is usable.

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Point is the part of a sample a soak's figures are computed from (testkit/soak).
+// Point is the part of a sample a soak's figures are computed from (testkit/internal/soak).
 type Point struct {
 	Time       time.Time
 	Completed  int64

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hotspotkit/hotspotkit/testkit/monitor"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/monitor"
 )
 
 // series builds 100 ms samples over d at rps(t) requests per second, with rss(t) and

@@ -14,8 +14,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/hotspotkit/hotspotkit/testkit/serverproc"
-	"github.com/hotspotkit/hotspotkit/testkit/serverproc/serverproctest"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/serverproc"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/serverproc/serverproctest"
 )
 
 func startForTest(t *testing.T, cfg Config) *Server {

@@ -14,7 +14,7 @@ import (
 
 	embeddedpostgres "github.com/fergusstrange/embedded-postgres"
 
-	"github.com/hotspotkit/hotspotkit/testkit/serverproc"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/serverproc"
 )
 
 // BinDirEnv names the environment variable that plays the role of --pg-bin-dir.

@@ -1,5 +1,5 @@
 // Package serverproc owns the process plumbing that the temporary servers of a run
-// (testkit/pgserver, testkit/redisserver) share: a free loopback port, a random password,
+// (testkit/internal/pgserver, testkit/redisserver) share: a free loopback port, a random password,
 // whether a process is alive, shell quoting, the watchdog that cleans up after an owner that
 // died without stopping its server, and the registry of live servers that StopAll stops from
 // a signal or panic path. It knows nothing about any particular server: how one is started,

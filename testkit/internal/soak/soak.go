@@ -1,14 +1,14 @@
 // Package soak owns the figures of a long run under rotating faults (--fault-every): how
 // much the process's resident memory and goroutines grew after the first minute of load,
 // and for each fault how long the throughput took to come back. It reads the monitor's
-// series (testkit/monitor) and the injected faults, and computes; it samples nothing itself.
+// series (testkit/internal/monitor) and the injected faults, and computes; it samples nothing itself.
 package soak
 
 import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/testkit/monitor"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/monitor"
 )
 
 // Settle is how long the load runs before the reference point of the growth figures.

@@ -1,4 +1,4 @@
-// Package serverproctest holds what the tests of the temporary servers (testkit/pgserver,
+// Package serverproctest holds what the tests of the temporary servers (testkit/internal/pgserver,
 // testkit/redisserver) share: starting a server for one test, and the check that its
 // watchdog cleans up after an owner that was SIGKILLed. It is for tests only.
 package serverproctest
@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hotspotkit/hotspotkit/testkit/serverproc"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/serverproc"
 )
 
 // childEnv marks the re-run of a test binary that plays the owner WatchdogCleansUp kills.

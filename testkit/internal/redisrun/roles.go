@@ -14,7 +14,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/queue/redisq/redisqtest"
-	"github.com/hotspotkit/hotspotkit/testkit/load"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 )
 
 // A run split over processes (--role producer / consumer, on the Redis backend):

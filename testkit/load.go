@@ -1,0 +1,43 @@
+package testkit
+
+import (
+	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
+)
+
+// What a suite needs of the engine's plumbing, under testkit's name: a suite imports testkit
+// (and package counters) and nothing else of ours.
+
+// Op is one request of a run: the load engine calls it with the request, and it returns once
+// the request is done (or, in an async mode, its records are accepted).
+type Op = load.Op
+
+// Request is the request an Op runs: its Index (0-based, dense over the run), Try (the
+// run's --max-tries policy around one try) and Acquire (a pooled connection, its wait
+// recorded apart from the request's latency). The engine reuses it: an Op must not keep it.
+type Request = load.Request
+
+// Result is what became of a run's requests, as verification reads it.
+type Result interface {
+	// Len is the number of request indexes the load handed out: 0..Len()-1, attempted or not.
+	Len() int64
+	// Applied reports whether request i's write must be in the database: it succeeded, or its
+	// outcome was unknown and the suite's Persisted (Reconciler) found it.
+	Applied(i int64) bool
+}
+
+// FaultHook injects a fault a workload knows how to cause (Workload.Faults), and says what it did.
+type FaultHook = faults.Hook
+
+// The --fault kinds, for Info.Faults.
+const (
+	FaultTerminateBackends = faults.TerminateBackends
+	FaultRestartPostgres   = faults.RestartPostgres
+	FaultCrashPostgres     = faults.CrashPostgres
+	FaultPauseFlush        = faults.PauseFlush
+	FaultKillFlusher       = faults.KillFlusher
+	FaultKillConsumer      = faults.KillConsumer
+	FaultCrashRedis        = faults.CrashRedis
+	FaultStatementTimeout  = faults.StatementTimeout
+	FaultLockTimeout       = faults.LockTimeout
+)
