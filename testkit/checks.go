@@ -17,7 +17,7 @@ type Checks struct {
 }
 
 // NewChecks starts a verification for run r.
-func (r *Run) NewChecks() *Checks { return &Checks{skew: r.checkSkew} }
+func (r *Run) NewChecks() *Checks { return &Checks{skew: r.env.CheckSkew} }
 
 // Int compares integers exactly.
 func (c *Checks) Int(name string, want, got int64) {

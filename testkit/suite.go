@@ -1,35 +1,26 @@
-// Package testkit is the engine every hotspotkit binary runs. It owns the lifecycle of an
-// invocation — flags, validation before any work, the temporary or given database, signals,
-// one freshly reset run per mode (and repetition and ladder level), the monitor, the drain,
-// verification, the JSON report, the NDJSON samples and the stderr summary — and the shared
-// write strategies a suite plugs its SQL into (sync transactions, the async queue, and any
-// flush loop a workload brings: package counters' outbox is one). What is not lifecycle has a
-// package of its own, which the engine drives through small explicit calls: redisrun (the Redis
-// a run uses and the producer/consumer protocol of a split run), hostenv (the machine a report
-// was measured on), results/render (the summary table, the same as `baseline table`).
+// Package testkit is what a suite author writes against: the Suite interface and the
+// capabilities a suite may add (Flagger, Validator, Reconciler, SummaryWriter), the Info it
+// declares (modes, queue backends, fault kinds, its tables), the modes (Mode: Sync, Async,
+// AsyncCompact, and a suite's own FlushMode), the read-only Run a suite is handed, the checks
+// it verifies with (Checks), and the write paths it plugs its SQL into: one transaction per
+// request (Run.SyncTx) and the async queue (AsyncWorkload).
 //
 // A suite (testkit/suites/..., or any package: examples/hotcounter) only describes its write
-// path — how to seed, what one request writes in each mode, how to check the totals — and
-// declares in its Info what it supports (modes, queue backends, fault kinds) and its own
-// tables (SQL); validation refuses anything else. It does no timing and prints nothing.
-// A binary's main is one line: testkit.Main(suite).
+// path — how to seed, what one request writes in each mode, how to check the totals; the
+// engine (testkit/internal/engine, run by a binary's one-line main: cli.Main(suite), package
+// testkit/cli) owns the lifecycle: flags, validation, the database, the load, the monitor, the
+// drain, faults, the report and the summary. A suite does no timing and prints nothing.
 package testkit
 
 import (
 	"context"
+	"errors"
 	"io"
 	"io/fs"
-	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/pflag"
 
-	"github.com/hotspotkit/hotspotkit/hist"
-	"github.com/hotspotkit/hotspotkit/queue"
-	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
 )
 
@@ -103,7 +94,7 @@ type Flagger interface {
 
 // Validator is a suite that checks its flags (and the common ones) before any work starts.
 type Validator interface {
-	Validate(c *Config) error
+	Validate(c Config) error
 }
 
 // SummaryWriter is a suite that adds lines of its own after the engine's summary table on
@@ -122,8 +113,6 @@ type Workload struct {
 	Drain func(ctx context.Context) error
 	// Close releases what the workload holds (always called).
 	Close func() error
-	// Queue is set for async modes.
-	Queue *QueueHandle
 	// Flusher is set when a background loop applies what the requests wrote (the outbox mode
 	// of suites built on package counters: counters.OutboxWorkload).
 	Flusher Flusher
@@ -145,53 +134,14 @@ type Flusher interface {
 	Close(ctx context.Context) error
 }
 
-// QueueHandle is the non-generic view of an async backend the engine reports on.
-type QueueHandle struct {
-	Backend    string
-	Compaction bool
-	FullPolicy queue.FullPolicy
-	Metrics    func() queue.Metrics
-	PersistLag func() *hist.Histogram
-	Pause      func()
-	Resume     func()
-	// Stream returns the Redis-streams backend's own counters (nil for other backends).
-	Stream func() redisq.StreamMetrics
-	// stream is set by the Redis backend: the run's role and run-wide counters (redisbackend.go).
-	stream *redisrun.Stream
-	// flushPool is the workers' own pool; its connections are closed after the drain so that
-	// their backends report their statistics (dbcost.go).
-	flushPool *pgxpool.Pool
+// Reconciler is a suite whose writes can be found per request in the database.
+type Reconciler interface {
+	// Persisted returns, for request indexes 0..n-1, how many times each request's write is
+	// in the database (0: not there; 1: once; more: applied more than once).
+	Persisted(ctx context.Context, r *Run, n int64) ([]int32, error)
 }
 
-// Run is the context of one run, handed to the suite.
-type Run struct {
-	// Index counts runs in the invocation from 0.
-	Index      int
-	Mode       Mode
-	Repetition int
-	Level      int
-	// Rate is the run's offered rate in requests per second (--rate, or a --rates rung); 0 in
-	// a closed loop.
-	Rate float64
-	// Slots is the number of physical rows per hot logical row (--slots, or this run's
-	// --slots-levels count); 0 for a suite without slots.
-	Slots int
-	// Concurrency and Requests are this run's (a ladder level overrides --concurrency).
-	Concurrency int
-	Requests    int64
-	Config      *Config
-	Target      *database.Target
-	// Pool is the load's pool (--max-connections); async backends flush through it too.
-	Pool *pgxpool.Pool
-	// Admin is the engine's own connection, for seeding and verification.
-	Admin *pgx.Conn
-	// OpContext is cancelled on a hard abort (second signal); background work should use it.
-	OpContext context.Context
-	// checkSkew deliberately breaks every expectation (hidden --debug-break-expectations).
-	checkSkew int64
-	// redis is the invocation's Redis when the Redis backend runs (redisbackend.go).
-	redis *redisrun.Target
-}
-
-// FlushInterval is --flush-interval-ms: the longest a partial batch waits before its flush.
-func (r *Run) FlushInterval() time.Duration { return r.flushInterval() }
+// ErrNothingToReconcile is what Persisted returns for a run whose requests write nothing
+// (e.g. a suite's persistence level "none"): the run is then accounted like a suite without
+// a Reconciler, instead of every request looking lost.
+var ErrNothingToReconcile = errors.New("testkit: the run persists nothing per request")

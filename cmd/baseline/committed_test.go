@@ -12,6 +12,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/render"
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/auxcounter"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/candidates"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/settlement"
@@ -59,7 +60,7 @@ func TestCommittedBaselinesPairWithTodaysBinaries(t *testing.T) {
 				args = append(args, "--calibrate=false") // calibration shapes no run; spare the seconds
 			}
 			var stdout, stderr bytes.Buffer
-			if code := testkit.Execute(suites[idx], args, &stdout, &stderr); code != 0 {
+			if code := cli.Execute(suites[idx], args, &stdout, &stderr); code != 0 {
 				t.Fatalf("%s %s: exit %d\n%s", committed.Suite, strings.Join(args, " "), code, stderr.String())
 			}
 
@@ -106,6 +107,6 @@ func suiteFlags(s testkit.Suite) map[string]bool {
 // flagExists reports whether the suite's binary has --name, read from its --help.
 func flagExists(s testkit.Suite, name string) bool {
 	var stdout, stderr bytes.Buffer
-	testkit.Execute(s, []string{"--help"}, &stdout, &stderr)
+	cli.Execute(s, []string{"--help"}, &stdout, &stderr)
 	return strings.Contains(stdout.String()+stderr.String(), "--"+name)
 }

@@ -4,8 +4,8 @@
 package main
 
 import (
-	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/candidates"
 )
 
-func main() { testkit.Main(candidates.New()) }
+func main() { cli.Main(candidates.New()) }

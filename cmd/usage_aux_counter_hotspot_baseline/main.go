@@ -3,8 +3,8 @@
 package main
 
 import (
-	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/auxcounter"
 )
 
-func main() { testkit.Main(auxcounter.New()) }
+func main() { cli.Main(auxcounter.New()) }

@@ -3,8 +3,8 @@
 package main
 
 import (
-	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
 )
 
-func main() { testkit.Main(usagecounter.New()) }
+func main() { cli.Main(usagecounter.New()) }

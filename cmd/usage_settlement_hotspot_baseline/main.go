@@ -3,8 +3,8 @@
 package main
 
 import (
-	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/settlement"
 )
 
-func main() { testkit.Main(settlement.New()) }
+func main() { cli.Main(settlement.New()) }

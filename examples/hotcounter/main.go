@@ -19,12 +19,13 @@ import (
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/cli"
 )
 
 //go:embed hotcounter.sql
 var sqlFiles embed.FS
 
-func main() { testkit.Main(suite{}) }
+func main() { cli.Main(suite{}) }
 
 // suite implements testkit.Suite.
 type suite struct{}
@@ -62,11 +63,11 @@ type increment struct {
 }
 
 func incrementOf(r *testkit.Run, i int64) increment {
-	return increment{Row: int(i % int64(r.Config.HotKeys)), Hits: 1, Amount: 1 + i%7}
+	return increment{Row: int(i % int64(r.Config().HotKeys)), Hits: 1, Amount: 1 + i%7}
 }
 
 func (suite) Seed(ctx context.Context, r *testkit.Run) error {
-	_, err := r.Admin.Exec(ctx, `INSERT INTO hot_counters (id) SELECT generate_series(0, $1 - 1)`, r.Config.HotKeys)
+	_, err := r.Admin().Exec(ctx, `INSERT INTO hot_counters (id) SELECT generate_series(0, $1 - 1)`, r.Config().HotKeys)
 	return err
 }
 
@@ -91,7 +92,7 @@ func (writer) WriteBatch(ctx context.Context, tx pgx.Tx, batch []increment) (int
 }
 
 func (suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, error) {
-	if r.Mode == testkit.Sync {
+	if r.Mode() == testkit.Sync {
 		return &testkit.Workload{Op: r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
 			return add(ctx, tx, incrementOf(r, i))
 		})}, nil
@@ -110,7 +111,7 @@ func (suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, e
 }
 
 func (suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) ([]results.Check, error) {
-	want := make([]increment, r.Config.HotKeys)
+	want := make([]increment, r.Config().HotKeys)
 	for i := range res.Len() {
 		if res.Applied(i) {
 			inc := incrementOf(r, i)
@@ -118,7 +119,7 @@ func (suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) ([]
 			want[inc.Row].Amount += inc.Amount
 		}
 	}
-	rows, err := r.Admin.Query(ctx, `SELECT id, hits, amount FROM hot_counters ORDER BY id`)
+	rows, err := r.Admin().Query(ctx, `SELECT id, hits, amount FROM hot_counters ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ type Slots struct {
 
 // SlotsOf is run r's slot layout.
 func SlotsOf(r *testkit.Run) Slots {
-	return Slots{N: r.Slots, Pick: r.Config.SlotPick}
+	return Slots{N: r.Slots(), Pick: r.Config().SlotPick}
 }
 
 // Of is the slot request index (whose id is requestID) writes to: 0 when unslotted, else 1..N —
@@ -115,10 +115,10 @@ func SeedSlots(ctx context.Context, conn *pgx.Conn, n int) error {
 // count of physical rows (one when unslotted), so a total summed over the slots is a sum over
 // all of them and none was lost or added.
 func CheckSlots(ctx context.Context, r *testkit.Run, c *testkit.Checks, tables ...string) error {
-	want := int64(max(r.Slots, 1))
+	want := int64(max(r.Slots(), 1))
 	for _, t := range tables {
 		var logical, exact int64
-		err := r.Admin.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE slots = $1) FROM `+
+		err := r.Admin().QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE slots = $1) FROM `+
 			pgx.Identifier{t + "_totals"}.Sanitize(), want).Scan(&logical, &exact)
 		if err != nil {
 			return fmt.Errorf("counting the slots of %s: %w", t, err)

@@ -20,14 +20,14 @@ var Modes = []testkit.Mode{testkit.Sync, Outbox, testkit.Async, testkit.AsyncCom
 // its outbox rows (InsertOutbox) in one transaction, and the outbox flush loop, on its own
 // connection, applies them. Drain returns when the outbox is empty.
 func OutboxWorkload(ctx context.Context, r *testkit.Run, op testkit.Op) (*testkit.Workload, error) {
-	connect := func(ctx context.Context) (*pgx.Conn, error) { return r.Target.Connect(ctx, "hotspotkit-flush") }
+	connect := func(ctx context.Context) (*pgx.Conn, error) { return r.Connect(ctx, "hotspotkit-flush") }
 	probe, err := connect(ctx) // fail before the load if the flusher cannot connect
 	if err != nil {
 		return nil, fmt.Errorf("outbox flusher connection: %w", err)
 	}
 	_ = probe.Close(ctx)
-	o := NewOutbox(connect, r.Config.FlushBatchSize, r.FlushInterval())
-	o.Start(r.OpContext)
+	o := NewOutbox(connect, r.Config().FlushBatchSize, r.Config().FlushInterval)
+	o.Start(r.Context())
 	return &testkit.Workload{
 		Op:         op,
 		Flusher:    o,

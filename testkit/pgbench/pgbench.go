@@ -20,6 +20,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/engine"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/pgserver"
 )
 
@@ -115,7 +116,7 @@ func Run(ctx context.Context, suite testkit.Suite, o Options) (Result, error) {
 }
 
 func seed(ctx context.Context, suite testkit.Suite, target *database.Target) error {
-	r := &testkit.Run{Config: &testkit.Config{HotKeys: 1}, Target: target, Admin: target.Admin(), OpContext: ctx}
+	r := engine.Standalone{Mode: testkit.Sync, Config: testkit.Config{HotKeys: 1}}.Run(ctx, target)
 	if err := suite.Seed(ctx, r); err != nil {
 		return fmt.Errorf("seeding: %w", err)
 	}

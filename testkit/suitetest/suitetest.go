@@ -23,6 +23,8 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/cli"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/engine"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/serverproc"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
@@ -37,7 +39,7 @@ func Run(t *testing.T, s testkit.Suite, args ...string) (int, *results.Report, s
 	out := filepath.Join(t.TempDir(), "report.json")
 	var stdout, stderr bytes.Buffer
 	args = append([]string{"--calibrate=false"}, args...)
-	code := testkit.Execute(s, append(args, "--output", out), &stdout, &stderr)
+	code := cli.Execute(s, append(args, "--output", out), &stdout, &stderr)
 	rep, err := results.ReadFile(out)
 	if err != nil {
 		t.Fatalf("exit %d, no report: %v\nstderr:\n%s", code, err, stderr.String())
@@ -473,3 +475,16 @@ func Slotted(t *testing.T, s testkit.Suite, requests, concurrency int) {
 // Alive reports whether process pid runs (a zombie waiting to be reaped does not), for tests
 // that check a run left no server behind.
 func Alive(pid int) bool { return serverproc.Alive(pid) }
+
+// Seeded opens a fresh schema with s's tables on the shared test server and seeds it as the
+// first sync run of an invocation with --hot-keys hotKeys and --requests requests would, and
+// returns that run: for a test that drives the suite's own write path on it directly.
+func Seeded(t *testing.T, s testkit.Suite, hotKeys int, requests int64) *testkit.Run {
+	t.Helper()
+	r := engine.Standalone{Mode: testkit.Sync, Config: testkit.Config{Requests: requests, HotKeys: hotKeys}, Requests: requests}.
+		Run(t.Context(), testdb.New(t, s.Info().SQL))
+	if err := s.Seed(t.Context(), r); err != nil {
+		t.Fatalf("seeding %s: %v", s.Info().Name, err)
+	}
+	return r
+}

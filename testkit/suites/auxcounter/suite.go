@@ -108,7 +108,7 @@ func apiKeyID(h int) string { return "key-hot-" + strconv.Itoa(h) }
 
 func requestID(i int64) string { return "req-" + strconv.FormatInt(i, 10) }
 
-func hotOf(r *testkit.Run, i int64) int { return int(i % int64(r.Config.HotKeys)) }
+func hotOf(r *testkit.Run, i int64) int { return int(i % int64(r.Config().HotKeys)) }
 
 // epoch anchors last_used_at so that it is deterministic per request index.
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -157,19 +157,19 @@ func deltaOf(i int64, k counters.Key) counters.Delta {
 // Seed creates --hot-keys proxy nodes, management tokens and api keys with zeroed counters,
 // each split into --slots.
 func (*Suite) Seed(ctx context.Context, r *testkit.Run) error {
-	if err := testkit.ExecAll(ctx, r.Admin, []string{
+	if err := testkit.ExecAll(ctx, r.Admin(), []string{
 		`INSERT INTO proxy_nodes (id) SELECT 'proxy-hot-' || h FROM generate_series(0, $1 - 1) h`,
 		`INSERT INTO management_tokens (id) SELECT 'token-hot-' || h FROM generate_series(0, $1 - 1) h`,
 		`INSERT INTO api_keys (id, user_id) SELECT 'key-hot-' || h, 'user-hot-' || h FROM generate_series(0, $1 - 1) h`,
-	}, r.Config.HotKeys); err != nil {
+	}, r.Config().HotKeys); err != nil {
 		return err
 	}
-	return counters.SeedSlots(ctx, r.Admin, r.Slots)
+	return counters.SeedSlots(ctx, r.Admin(), r.Slots())
 }
 
-// Workload returns one request in r.Mode.
+// Workload returns one request in r.Mode().
 func (*Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, error) {
-	switch r.Mode {
+	switch r.Mode() {
 	case testkit.Sync:
 		return &testkit.Workload{Op: r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
 			_, err := guardedWriter{}.WriteBatch(ctx, tx, recordsOf(r, tx, i))
@@ -193,7 +193,7 @@ func (*Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, 
 			Writer:  func(compact bool) queue.TxWriter[record] { return guardedWriter{compact: compact} },
 		})
 	}
-	return nil, fmt.Errorf("mode %q not supported", r.Mode)
+	return nil, fmt.Errorf("mode %q not supported", r.Mode())
 }
 
 // recordsOf are request i's three records, one per hot row, in key order, as written in tx
@@ -314,7 +314,7 @@ func unapplied(ctx context.Context, tx pgx.Tx, batch []record) ([]counters.Delta
 func (*Suite) Persisted(ctx context.Context, r *testkit.Run, n int64) ([]int32, error) {
 	const sql = `SELECT request_index, count(*) FROM aux_applied_records GROUP BY request_index`
 	counts := make([]int32, n)
-	rows, err := r.Admin.Query(ctx, sql)
+	rows, err := r.Admin().Query(ctx, sql)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +337,7 @@ type expected struct {
 
 // Verify checks every hot row exactly, and the outbox and the guard table.
 func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) ([]results.Check, error) {
-	hot := r.Config.HotKeys
+	hot := r.Config().HotKeys
 	want := make([]expected, hot)
 	for h := range want {
 		want[h].newest = -1
@@ -360,7 +360,7 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 	c := r.NewChecks()
 	var got expected
 	var tokenUses int64
-	if err := r.Admin.QueryRow(ctx, `
+	if err := r.Admin().QueryRow(ctx, `
 		SELECT coalesce(sum(total_requests), 0)::int8, coalesce(sum(failed_requests), 0)::int8,
 		       coalesce(sum(dns_failures), 0)::int8, coalesce(sum(stream_errors), 0)::int8,
 		       (SELECT coalesce(sum(usage_count), 0)::int8 FROM management_tokens)
@@ -386,7 +386,7 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 			ips[h] = pgtype.Text{String: clientIP(w.newest), Valid: true}
 		}
 	}
-	exact, err := testkit.QueryInt(ctx, r.Admin, `
+	exact, err := testkit.QueryInt(ctx, r.Admin(), `
 		SELECT count(*) FROM unnest($1::int8[], $2::int8[], $3::int8[], $4::int8[], $5::timestamptz[], $6::text[])
 		     WITH ORDINALITY AS w(requests, failed, dns, stream, last_used_at, ip, h)
 		JOIN proxy_nodes_totals p ON p.id = 'proxy-hot-' || (w.h - 1)
@@ -407,14 +407,14 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 	}
 
 	var outboxPending, outboxProcessed, guards int64
-	if err := r.Admin.QueryRow(ctx, `
+	if err := r.Admin().QueryRow(ctx, `
 		SELECT (SELECT count(*) FROM usage_counter_deltas WHERE processed_at IS NULL),
 		       (SELECT count(*) FROM usage_counter_deltas WHERE processed_at IS NOT NULL),
 		       (SELECT count(*) FROM aux_applied_records)`).Scan(&outboxPending, &outboxProcessed, &guards); err != nil {
 		return nil, fmt.Errorf("counting rows: %w", err)
 	}
 	var wantProcessed int64
-	if r.Mode == counters.Outbox {
+	if r.Mode() == counters.Outbox {
 		wantProcessed = 3 * sum.requests
 	}
 	c.Int("outbox pending deltas", 0, outboxPending)
@@ -432,7 +432,7 @@ func newestChecks(ctx context.Context, r *testkit.Run, c *testkit.Checks, newest
 	h := hotOf(r, newest)
 	var tokenAt, keyAt pgtype.Timestamptz
 	var ip pgtype.Text
-	if err := r.Admin.QueryRow(ctx, `
+	if err := r.Admin().QueryRow(ctx, `
 		SELECT m.last_used_at, m.last_used_ip, k.last_used_at
 		FROM management_tokens_totals m, api_keys_totals k WHERE m.id = $1 AND k.id = $2`, tokenID(h), apiKeyID(h)).
 		Scan(&tokenAt, &ip, &keyAt); err != nil {

@@ -73,10 +73,7 @@ func TestGuardAppliesEachRecordOnce(t *testing.T) {
 	const hot = 2
 	for _, compact := range []bool{false, true} {
 		t.Run(map[bool]string{false: "async", true: "async-compact"}[compact], func(t *testing.T) {
-			r := &testkit.Run{Config: &testkit.Config{HotKeys: hot}, Admin: testdb.New(t, New().Info().SQL).Admin()}
-			if err := New().Seed(ctx, r); err != nil {
-				t.Fatal(err)
-			}
+			r := suitetest.Seeded(t, New(), hot, 0)
 			records := func(from, to int64) []record {
 				var recs []record
 				for i := from; i < to; i++ {
@@ -91,7 +88,7 @@ func TestGuardAppliesEachRecordOnce(t *testing.T) {
 			}
 			write := func(batch []record) {
 				t.Helper()
-				if err := pgx.BeginFunc(ctx, r.Admin, func(tx pgx.Tx) error {
+				if err := pgx.BeginFunc(ctx, r.Admin(), func(tx pgx.Tx) error {
 					_, err := guardedWriter{compact: compact}.WriteBatch(ctx, tx, batch)
 					return err
 				}); err != nil {
@@ -111,12 +108,12 @@ func TestGuardAppliesEachRecordOnce(t *testing.T) {
 						mine = append(mine, i)
 					}
 				}
-				if got, want := readRow(t, r.Admin, h), wantRow(mine); got != want {
+				if got, want := readRow(t, r.Admin(), h), wantRow(mine); got != want {
 					t.Errorf("hot %d: got %+v, want %+v", h, got, want)
 				}
 			}
 			var guards int64
-			if err := r.Admin.QueryRow(ctx, `SELECT count(*) FROM aux_applied_records`).Scan(&guards); err != nil || guards != 3*160 {
+			if err := r.Admin().QueryRow(ctx, `SELECT count(*) FROM aux_applied_records`).Scan(&guards); err != nil || guards != 3*160 {
 				t.Errorf("%d guard rows, want %d (%v)", guards, 3*160, err)
 			}
 		})

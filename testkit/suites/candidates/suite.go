@@ -41,6 +41,13 @@ type Suite struct {
 // New returns the suite.
 func New() *Suite { return &Suite{persistence: PersistTerminal} }
 
+var (
+	_ testkit.Flagger       = (*Suite)(nil)
+	_ testkit.Validator     = (*Suite)(nil)
+	_ testkit.Reconciler    = (*Suite)(nil)
+	_ testkit.SummaryWriter = (*Suite)(nil)
+)
+
 var modes = []testkit.Mode{testkit.Sync, testkit.Async, testkit.AsyncCompact}
 
 // Info describes the suite.
@@ -87,7 +94,7 @@ func (s *Suite) Flags(fs *pflag.FlagSet) {
 }
 
 // Validate rejects flag values that make no sense, before any work starts.
-func (s *Suite) Validate(*testkit.Config) error {
+func (s *Suite) Validate(testkit.Config) error {
 	var errs []string
 	switch s.persistence {
 	case PersistFull, PersistTerminal, PersistNone:
@@ -107,16 +114,16 @@ func (s *Suite) Validate(*testkit.Config) error {
 }
 
 func (s *Suite) lifecycle(r *testkit.Run) lifecycle {
-	return lifecycle{seed: uint64(r.Config.Seed), persistence: s.persistence, retryRate: s.retryRate, failureRate: s.failureRate}
+	return lifecycle{seed: uint64(r.Config().Seed), persistence: s.persistence, retryRate: s.retryRate, failureRate: s.failureRate}
 }
 
 // Seed writes nothing: request_candidates starts empty.
 func (*Suite) Seed(context.Context, *testkit.Run) error { return nil }
 
-// Workload returns one request in r.Mode.
+// Workload returns one request in r.Mode().
 func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, error) {
 	g := s.lifecycle(r)
-	switch r.Mode {
+	switch r.Mode() {
 	case testkit.Sync:
 		return &testkit.Workload{Op: syncOp(r, g)}, nil
 	case testkit.Async, testkit.AsyncCompact:
@@ -128,7 +135,7 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 			Writer:  func(bool) queue.TxWriter[record] { return batchWriter{} },
 		})
 	}
-	return nil, fmt.Errorf("mode %q not supported", r.Mode)
+	return nil, fmt.Errorf("mode %q not supported", r.Mode())
 }
 
 // syncOp awaits a request's writes inline, in one transaction: each write is its own upsert
@@ -154,7 +161,7 @@ func (s *Suite) Persisted(ctx context.Context, r *testkit.Run, n int64) ([]int32
 	if g.persistence == PersistNone {
 		return nil, testkit.ErrNothingToReconcile
 	}
-	rows, err := r.Admin.Query(ctx, `
+	rows, err := r.Admin().Query(ctx, `
 		SELECT request_id, candidate_index FROM request_candidates
 		WHERE retry_index = 0 AND status IN ('success', 'failed', 'cancelled')`)
 	if err != nil {

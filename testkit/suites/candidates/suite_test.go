@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
@@ -180,8 +181,8 @@ func TestBadFlagsExitTwo(t *testing.T) {
 		{"--slot-pick", "random"},
 	} {
 		var stdout, stderr bytes.Buffer
-		if code := testkit.Execute(New(), args, &stdout, &stderr); code != testkit.ExitUsage {
-			t.Errorf("%v: exit %d, want %d\n%s", args, code, testkit.ExitUsage, stderr.String())
+		if code := cli.Execute(New(), args, &stdout, &stderr); code != cli.ExitUsage {
+			t.Errorf("%v: exit %d, want %d\n%s", args, code, cli.ExitUsage, stderr.String())
 		}
 		if lines := strings.Count(strings.TrimSpace(stderr.String()), "\n"); strings.HasPrefix(args[0], "--slot") &&
 			(!strings.Contains(stderr.String(), "has no counter rows to split into slots") || lines > 1) {

@@ -71,7 +71,7 @@ func compareRows(ctx context.Context, r *testkit.Run, g lifecycle, indexes []int
 			return d, err
 		}
 		var missing, statusOff, columnsOff int64
-		err = r.Admin.QueryRow(ctx, `
+		err = r.Admin().QueryRow(ctx, `
 			SELECT count(*) FILTER (WHERE t.request_id IS NULL),
 			       count(*) FILTER (WHERE t.status <> r.status),
 			       count(*) FILTER (WHERE t.request_id IS NOT NULL AND
@@ -105,7 +105,7 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 
 	var rows, requests int64
 	var byStatus [len(statusNames)]int64
-	err := r.Admin.QueryRow(ctx, `
+	err := r.Admin().QueryRow(ctx, `
 		SELECT count(*), count(DISTINCT request_id),
 		       count(*) FILTER (WHERE status = 'pending'), count(*) FILTER (WHERE status = 'streaming'),
 		       count(*) FILTER (WHERE status = 'success'), count(*) FILTER (WHERE status = 'failed'),
@@ -120,7 +120,7 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 
 	// The slot is the primary key, so duplicates cannot exist; a request with too many or
 	// too few rows can.
-	offRequests, err := testkit.QueryInt(ctx, r.Admin, `
+	offRequests, err := testkit.QueryInt(ctx, r.Admin(), `
 		SELECT count(*)
 		FROM (SELECT request_id, count(*) AS n FROM request_candidates GROUP BY request_id) AS got
 		FULL JOIN unnest($1::text[], $2::int4[]) AS w(request_id, n) USING (request_id)

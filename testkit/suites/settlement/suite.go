@@ -86,6 +86,12 @@ type Suite struct {
 // New returns the suite.
 func New() *Suite { return &Suite{} }
 
+var (
+	_ testkit.Flagger    = (*Suite)(nil)
+	_ testkit.Validator  = (*Suite)(nil)
+	_ testkit.Reconciler = (*Suite)(nil)
+)
+
 // Info describes the suite.
 func (*Suite) Info() testkit.Info {
 	return testkit.Info{
@@ -129,7 +135,7 @@ func (s *Suite) Flags(fs *pflag.FlagSet) {
 }
 
 // Validate rejects suite flags that make no sense.
-func (s *Suite) Validate(c *testkit.Config) error {
+func (s *Suite) Validate(c testkit.Config) error {
 	switch {
 	case s.pendingUsages < 0:
 		return errors.New("--pending-usages must not be negative")
@@ -146,10 +152,10 @@ func (s *Suite) seeded(r *testkit.Run) int64 {
 	switch {
 	case s.pendingUsages > 0:
 		return s.pendingUsages
-	case r.Requests > 0:
-		return r.Requests
+	case r.Requests() > 0:
+		return r.Requests()
 	}
-	return DurationSeedPerSecond * int64(math.Ceil(r.Config.Duration.Seconds()))
+	return DurationSeedPerSecond * int64(math.Ceil(r.Config().Duration.Seconds()))
 }
 
 // hot row ids for hot set h.
@@ -159,14 +165,14 @@ func providerID(h int) string { return "provider-hot-" + strconv.Itoa(h) }
 
 func requestID(i int64) string { return "req-" + strconv.FormatInt(i, 10) }
 
-func hotOf(r *testkit.Run, i int64) int { return int(i % int64(r.Config.HotKeys)) }
+func hotOf(r *testkit.Run, i int64) int { return int(i % int64(r.Config().HotKeys)) }
 
 // Seed creates --hot-keys sets of a funded wallet (with its user), an api key and a provider,
 // each split into --slots (the balance on the first), and the pending usages, in one
 // transaction.
 func (s *Suite) Seed(ctx context.Context, r *testkit.Run) error {
-	hot := r.Config.HotKeys
-	return pgx.BeginFunc(ctx, r.Admin, func(tx pgx.Tx) error {
+	hot := r.Config().HotKeys
+	return pgx.BeginFunc(ctx, r.Admin(), func(tx pgx.Tx) error {
 		for _, st := range []struct {
 			table, sql string
 			args       []any
@@ -188,19 +194,19 @@ func (s *Suite) Seed(ctx context.Context, r *testkit.Run) error {
 				return fmt.Errorf("seeding %s: %w", st.table, err)
 			}
 		}
-		return counters.SeedSlots(ctx, tx.Conn(), r.Slots)
+		return counters.SeedSlots(ctx, tx.Conn(), r.Slots())
 	})
 }
 
 // errNotSeeded fails a request of a duration-bound run that outran its seeded usages.
 var errNotSeeded = errors.New("no pending usage seeded for this request (raise --pending-usages)")
 
-// Workload returns one request in r.Mode.
+// Workload returns one request in r.Mode().
 func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, error) {
 	var wl *testkit.Workload
 	var err error
 	slots := counters.SlotsOf(r)
-	switch r.Mode {
+	switch r.Mode() {
 	case testkit.Sync:
 		wl = &testkit.Workload{Op: s.redelivering(r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
 			return settleAndDebit(ctx, tx, i, slots.For(tx, i, requestID(i)))
@@ -225,7 +231,7 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 			Writer:  func(compact bool) queue.TxWriter[claims] { return batchWriter{compact: compact} },
 		})
 	default:
-		return nil, fmt.Errorf("mode %q not supported", r.Mode)
+		return nil, fmt.Errorf("mode %q not supported", r.Mode())
 	}
 	if err != nil {
 		return nil, err
@@ -437,7 +443,7 @@ func debit(ctx context.Context, tx pgx.Tx, fresh []settledUsage, slotOf func(req
 // Persisted finds every request's settlement by its snapshot.
 func (*Suite) Persisted(ctx context.Context, r *testkit.Run, n int64) ([]int32, error) {
 	counts := make([]int32, n)
-	rows, err := r.Admin.Query(ctx, `SELECT request_id FROM usage_settlement_snapshots`)
+	rows, err := r.Admin().Query(ctx, `SELECT request_id FROM usage_settlement_snapshots`)
 	if err != nil {
 		return nil, err
 	}
@@ -455,7 +461,7 @@ func (*Suite) Persisted(ctx context.Context, r *testkit.Run, n int64) ([]int32, 
 
 // Verify checks every hot row, every usage and the outbox exactly.
 func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) ([]results.Check, error) {
-	hot := r.Config.HotKeys
+	hot := r.Config().HotKeys
 	seeded := s.seeded(r)
 	attempted := min(res.Len(), seeded)
 	applied := make([]bool, seeded)
@@ -474,7 +480,7 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 	c := r.NewChecks()
 
 	var balances, quotas, monthly string
-	if err := r.Admin.QueryRow(ctx, `
+	if err := r.Admin().QueryRow(ctx, `
 		SELECT (SELECT sum(balance) FROM wallets)::numeric(38,8)::text,
 		       (SELECT sum(quota_used) FROM api_keys)::numeric(38,8)::text,
 		       (SELECT sum(monthly_used) FROM providers)::numeric(38,8)::text`).Scan(&balances, &quotas, &monthly); err != nil {
@@ -488,7 +494,7 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 	for h, m := range debited {
 		perSet[h] = m.Numeric()
 	}
-	exactSets, err := testkit.QueryInt(ctx, r.Admin, `
+	exactSets, err := testkit.QueryInt(ctx, r.Admin(), `
 		SELECT count(*) FROM unnest($1::numeric[]) WITH ORDINALITY AS w(cost, h)
 		JOIN wallets_totals wa ON wa.user_id = 'user-hot-' || (w.h - 1)
 		JOIN api_keys_totals k ON k.id = 'key-hot-' || (w.h - 1)
@@ -504,7 +510,7 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 	}
 
 	var settledOnce, stillPending int64
-	if err := r.Admin.QueryRow(ctx, `
+	if err := r.Admin().QueryRow(ctx, `
 		SELECT count(*) FILTER (WHERE a.applied AND u.billing_status = 'settled' AND u.finalized_at IS NOT NULL
 		                          AND s.cost = u.cost AND s.user_id = u.user_id AND s.api_key_id = u.api_key_id
 		                          AND s.provider_id = u.provider_id),
@@ -519,7 +525,7 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 	c.Int("other seeded usages still pending, without a snapshot", seeded-nApplied, stillPending)
 
 	var usages, settled, snapshots, outboxPending, outboxProcessed int64
-	if err := r.Admin.QueryRow(ctx, `
+	if err := r.Admin().QueryRow(ctx, `
 		SELECT (SELECT count(*) FROM usage), (SELECT count(*) FROM usage WHERE billing_status = 'settled'),
 		       (SELECT count(*) FROM usage_settlement_snapshots),
 		       (SELECT count(*) FROM usage_counter_deltas WHERE processed_at IS NULL),
@@ -532,7 +538,7 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 	c.Int("settlement snapshots = applied requests", nApplied, snapshots)
 	c.Int("outbox pending deltas", 0, outboxPending)
 	wantProcessed := int64(0)
-	if r.Mode == counters.Outbox {
+	if r.Mode() == counters.Outbox {
 		wantProcessed = 3 * nApplied
 	}
 	c.Int("outbox processed deltas = 3 × applied requests (outbox mode only)", wantProcessed, outboxProcessed)

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
@@ -48,11 +49,8 @@ func TestRedeliveredSettlementDebitsOnce(t *testing.T) {
 // seeded opens a fresh schema with n pending usages over hot sets.
 func seeded(t *testing.T, n int64, hot int) (*pgx.Conn, *testkit.Run) {
 	t.Helper()
-	r := &testkit.Run{Config: &testkit.Config{HotKeys: hot}, Requests: n, Admin: testdb.New(t, New().Info().SQL).Admin()}
-	if err := New().Seed(context.Background(), r); err != nil {
-		t.Fatal(err)
-	}
-	return r.Admin, r
+	r := suitetest.Seeded(t, New(), hot, n)
+	return r.Admin(), r
 }
 
 func inTx(t *testing.T, conn *pgx.Conn, fn func(pgx.Tx) error) {
@@ -206,8 +204,8 @@ func TestBadFlagsExitTwo(t *testing.T) {
 		{"--pending-usages", "-5"},
 	} {
 		var stdout, stderr bytes.Buffer
-		if code := testkit.Execute(New(), args, &stdout, &stderr); code != testkit.ExitUsage {
-			t.Errorf("%v: exit %d, want %d\n%s", args, code, testkit.ExitUsage, stderr.String())
+		if code := cli.Execute(New(), args, &stdout, &stderr); code != cli.ExitUsage {
+			t.Errorf("%v: exit %d, want %d\n%s", args, code, cli.ExitUsage, stderr.String())
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
@@ -66,7 +66,7 @@ func TestRedisFlagsAreCheckedBeforeAnyWork(t *testing.T) {
 func runNoReport(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := testkit.Execute(New(), args, &stdout, &stderr)
+	code := cli.Execute(New(), args, &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 

@@ -75,16 +75,16 @@ func providerID(h int) string    { return "provider-hot-" + strconv.Itoa(h) }
 
 // Seed creates --hot-keys sets of hot rows with zeroed counters, each split into --slots.
 func (*Suite) Seed(ctx context.Context, r *testkit.Run) error {
-	if err := testkit.ExecAll(ctx, r.Admin, []string{
+	if err := testkit.ExecAll(ctx, r.Admin(), []string{
 		`INSERT INTO users (id, name) SELECT 'user-hot-' || h, 'hot user ' || h FROM generate_series(0, $1 - 1) h`,
 		`INSERT INTO api_keys (id, user_id) SELECT 'key-hot-' || h, 'user-hot-' || h FROM generate_series(0, $1 - 1) h`,
 		`INSERT INTO providers (id, name) SELECT 'provider-hot-' || h, 'provider ' || h FROM generate_series(0, $1 - 1) h`,
 		`INSERT INTO provider_api_keys (id, provider_id) SELECT 'pkey-hot-' || h, 'provider-hot-' || h FROM generate_series(0, $1 - 1) h`,
 		`INSERT INTO global_models (id, name) SELECT 'model-hot-' || h, 'gpt-5' FROM generate_series(0, $1 - 1) h`,
-	}, r.Config.HotKeys); err != nil {
+	}, r.Config().HotKeys); err != nil {
 		return err
 	}
-	return counters.SeedSlots(ctx, r.Admin, r.Slots)
+	return counters.SeedSlots(ctx, r.Admin(), r.Slots())
 }
 
 // usageRow is one request's usage record.
@@ -108,7 +108,7 @@ func rowFor(r *testkit.Run, tx pgx.Tx, i int64) usageRow {
 		index:      i,
 		requestID:  id,
 		slot:       counters.SlotsOf(r).For(tx, i, id),
-		hot:        int(i % int64(r.Config.HotKeys)),
+		hot:        int(i % int64(r.Config().HotKeys)),
 		responseMs: responseMs(i),
 		at:         epoch.Add(time.Duration(i) * time.Millisecond),
 	}
@@ -215,9 +215,9 @@ func insertUsageIdempotent(ctx context.Context, tx pgx.Tx, rows []usageRow) ([]u
 	return fresh, nil
 }
 
-// Workload returns one request in r.Mode.
+// Workload returns one request in r.Mode().
 func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, error) {
-	switch r.Mode {
+	switch r.Mode() {
 	case testkit.Sync:
 		return &testkit.Workload{Op: r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
 			_, err := writeEach(ctx, tx, []usageRow{rowFor(r, tx, i)})
@@ -248,7 +248,7 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 			Codec: eventCodec{}, // --queue-backend redis (codec.go)
 		})
 	}
-	return nil, fmt.Errorf("mode %q not supported", r.Mode)
+	return nil, fmt.Errorf("mode %q not supported", r.Mode())
 }
 
 // event is the queue record: a usage row, and with compaction the later rows of the same api
@@ -318,7 +318,7 @@ func writeCompacted(ctx context.Context, tx pgx.Tx, rows []usageRow) (int, error
 // Persisted finds every request's usage row by request_id.
 func (*Suite) Persisted(ctx context.Context, r *testkit.Run, n int64) ([]int32, error) {
 	counts := make([]int32, n)
-	rows, err := r.Admin.Query(ctx, `SELECT request_id FROM usage`)
+	rows, err := r.Admin().Query(ctx, `SELECT request_id FROM usage`)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +346,7 @@ type totals struct {
 
 // Verify checks every hot counter, the usage rows and the outbox exactly.
 func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) ([]results.Check, error) {
-	hot := r.Config.HotKeys
+	hot := r.Config().HotKeys
 	want := make([]totals, hot)
 	var applied int64
 	n := res.Len()
@@ -395,7 +395,7 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 		reqs[h], toks[h], rts[h], costs[h] = t.requests, t.tokens, t.responseMs, t.cost.Numeric()
 		lasts[h] = pgtype.Timestamptz{Time: t.lastUsed, Valid: !t.lastUsed.IsZero()}
 	}
-	matching, err := testkit.QueryInt(ctx, r.Admin, `
+	matching, err := testkit.QueryInt(ctx, r.Admin(), `
 		SELECT count(*) FROM unnest($1::int8[], $2::int8[], $3::int8[], $4::numeric[], $5::timestamptz[])
 		     WITH ORDINALITY AS w(requests, tokens, rt, cost, last_used, h)
 		JOIN api_keys_totals k ON k.id = 'key-hot-' || (w.h - 1)
@@ -416,18 +416,18 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 		return nil, err
 	}
 
-	usageRows, err := testkit.QueryInt(ctx, r.Admin, `SELECT count(*) FROM usage`)
+	usageRows, err := testkit.QueryInt(ctx, r.Admin(), `SELECT count(*) FROM usage`)
 	if err != nil {
 		return nil, err
 	}
 	c.Int("usage rows = applied requests", applied, usageRows)
-	pending, err := testkit.QueryInt(ctx, r.Admin, counters.OutboxPendingSQL)
+	pending, err := testkit.QueryInt(ctx, r.Admin(), counters.OutboxPendingSQL)
 	if err != nil {
 		return nil, err
 	}
 	c.Int("outbox pending deltas", 0, pending)
-	if r.Mode == counters.Outbox {
-		processed, err := testkit.QueryInt(ctx, r.Admin, `SELECT count(*) FROM usage_counter_deltas WHERE processed_at IS NOT NULL`)
+	if r.Mode() == counters.Outbox {
+		processed, err := testkit.QueryInt(ctx, r.Admin(), `SELECT count(*) FROM usage_counter_deltas WHERE processed_at IS NOT NULL`)
 		if err != nil {
 			return nil, err
 		}
@@ -443,7 +443,7 @@ type gotTotals struct {
 
 func readTotals(ctx context.Context, r *testkit.Run) (gotTotals, error) {
 	var g gotTotals
-	err := r.Admin.QueryRow(ctx, `
+	err := r.Admin().QueryRow(ctx, `
 		SELECT (SELECT sum(total_requests) FROM api_keys)::int8, (SELECT sum(total_tokens) FROM api_keys)::int8,
 		       (SELECT sum(total_cost) FROM api_keys)::numeric(38,8)::text,
 		       (SELECT sum(request_count) FROM provider_api_keys)::int8, (SELECT sum(success_count) FROM provider_api_keys)::int8,

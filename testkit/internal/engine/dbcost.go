@@ -1,4 +1,4 @@
-package testkit
+package engine
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/calibrate"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/dbstats"
@@ -85,13 +86,13 @@ func (e *engine) beginCost(ctx context.Context) *costWindow {
 // endCost closes the run's write connections — their backends flush their statistics as they
 // exit; the pools stay usable for verification — and returns what the run cost the database
 // between the start reading and now.
-func (e *engine) endCost(ctx context.Context, w *costWindow, pool *pgxpool.Pool, wl *Workload, mon *monitor.Monitor, res *load.Result) *results.Database {
+func (e *engine) endCost(ctx context.Context, w *costWindow, pool *pgxpool.Pool, r *run, wl *testkit.Workload, mon *monitor.Monitor, res *load.Result) *results.Database {
 	if w == nil {
 		return nil
 	}
 	pool.Reset()
-	if q := wl.Queue; q != nil && q.flushPool != nil {
-		q.flushPool.Reset()
+	if q := r.Backend; q != nil && q.FlushPool != nil {
+		q.FlushPool.Reset()
 	}
 	if o := wl.Flusher; o != nil {
 		o.Stop()

@@ -1,4 +1,4 @@
-package testkit
+package engine
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/hostenv"
 )
 
@@ -41,4 +42,15 @@ func redactArgs(args []string) []string {
 		out[i] = redactArg(a)
 	}
 	return out
+}
+
+// redactArg hides a password in a URL flag value ("--postgres-url=postgres://u:pw@h/db").
+func redactArg(a string) string {
+	if strings.Contains(a, "://") {
+		if i := strings.Index(a, "="); i > 0 && strings.HasPrefix(a, "--") {
+			return a[:i+1] + database.RedactURL(a[i+1:])
+		}
+		return database.RedactURL(a)
+	}
+	return a
 }

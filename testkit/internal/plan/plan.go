@@ -1,11 +1,10 @@
-package testkit
+package plan
 
 import (
 	"cmp"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,7 +14,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
-	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
@@ -24,20 +23,18 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 )
 
-// Config holds the flags every suite shares. Names follow the reference binaries where they
-// exist (--requests, --concurrency, --max-connections, --flush-batch-size, ...).
-//
-// validate computes the parsed fields (Modes, Levels, RetryClasses, the faults, the role) from
-// the raw flags, once; from then on a Config is read-only. What an invocation opens at run time
-// (the database target, Redis) belongs to the engine, never to the Config
-// (TestConfigIsReadOnlyAfterValidation).
-type Config struct {
+// Plan is a validated invocation: the flags every suite shares, parsed and checked against
+// each other and the suite once (Parse), and read-only from then on. It holds no flag set:
+// what the report records of the flags (Values) is taken when it is made. What an invocation
+// opens at run time (the database target, Redis) belongs to the engine, never to the Plan
+// (TestPlanIsReadOnly).
+type Plan struct {
 	Requests          int64
 	Concurrency       int
 	Duration          time.Duration
 	Warmup            time.Duration
 	MaxConnections    int
-	Modes             []Mode
+	Modes             []testkit.Mode
 	FlushBatchSize    int
 	FlushIntervalMs   int
 	MonitorIntervalMs int
@@ -77,10 +74,12 @@ type Config struct {
 
 	// Slots splits each hot logical row into this many physical rows (--slots, slots.go);
 	// SlotsLevels compares slot counts in one invocation (--slots-levels); SlotPick is how a
-	// write picks its slot (SlotPickHash or SlotPickRandom).
+	// write picks its slot (testkit.SlotPicks). Slotted says the suite has slots (Info.Slots):
+	// without, the three are refused and every run has 0 slots.
 	Slots       int
 	SlotsLevels []int
 	SlotPick    string
+	Slotted     bool
 
 	CPUProfile  string
 	MemProfile  string
@@ -91,29 +90,43 @@ type Config struct {
 	// Calibrate measures the machine before the first run (testkit/internal/calibrate).
 	Calibrate bool
 
-	// FaultEvery is --fault-every: a soak's rotating faults (0: none).
+	// FaultEvery is --fault-every: a soak's rotating faults (0: none); Faults are --fault's.
 	FaultEvery time.Duration
-	faultsRaw  []string
-	faults     []faults.Fault
-	role       redisq.Role // --role, parsed
+	Faults     []faults.Fault
+	Role       redisq.Role // --role, parsed
 
-	breakExpectations bool
-	loseCommitEvery   int64
-	retryClassesRaw   []string
-	levelsRaw         string
-	slotsLevelsRaw    string
-	modesRaw          []string
-	fs                *pflag.FlagSet
+	// BreakExpectations and LoseCommitEvery are the hidden --debug-break-expectations and
+	// --debug-lose-commit-every.
+	BreakExpectations bool
+	LoseCommitEvery   int64
+	// RequestsGiven says --requests was on the command line: a ladder rung, or a run at a
+	// rate, then stops at it too.
+	RequestsGiven bool
+
+	// values are the flags the report records (Values).
+	values map[string]any
 }
 
-func (c *Config) register(fs *pflag.FlagSet, info Info) {
-	c.fs = fs
+// parser is a Plan being made: the flag set and the raw values of the flags parsed into
+// something else.
+type parser struct {
+	*Plan
+	info testkit.Info
+	fs   *pflag.FlagSet
+
+	modesRaw, faultsRaw, retryClassesRaw []string
+	levelsRaw, slotsLevelsRaw            string
+	arrivalsRaw, ratesRaw                string
+}
+
+func (c *parser) register() {
+	fs, info := c.fs, c.info
 	fs.Int64Var(&c.Requests, "requests", 2000, "total requests per run (warm-up included)")
 	fs.IntVar(&c.Concurrency, "concurrency", 100, "concurrent workers (closed loop); thousands are fine, they share the pool")
 	fs.DurationVar(&c.Duration, "duration", 0, "stop starting requests after this long (e.g. 30s); with --requests, whichever comes first")
 	fs.DurationVar(&c.Warmup, "warmup", 0, "requests started in this first stretch run but are left out of the statistics")
 	fs.IntVar(&c.MaxConnections, "max-connections", 64, "size of the load's connection pool")
-	fs.StringSliceVar(&c.modesRaw, "modes", ModeNames(info.DefaultModes), "comma-separated write modes to run, each on freshly reset state: "+strings.Join(ModeNames(info.Modes), ", "))
+	fs.StringSliceVar(&c.modesRaw, "modes", testkit.ModeNames(info.DefaultModes), "comma-separated write modes to run, each on freshly reset state: "+strings.Join(testkit.ModeNames(info.Modes), ", "))
 	fs.IntVar(&c.FlushBatchSize, "flush-batch-size", 1000, "records per flush (outbox claim size, queue batch size)")
 	fs.IntVar(&c.FlushIntervalMs, "flush-interval-ms", 100, "longest a partial batch waits before it is flushed, in ms")
 	fs.IntVar(&c.MonitorIntervalMs, "monitor-interval-ms", 100, "lock and pool sampling interval, in ms")
@@ -145,8 +158,8 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 	fs.StringSliceVar(&c.retryClassesRaw, "retry-classes", nil, "error classes a request is retried for (SQLSTATEs, conn_closed, conn_error, deadline_exceeded); default "+strings.Join(load.DefaultRetryClasses, ",")+", and 57014 with --fault statement-timeout")
 	fs.IntVar(&c.Repeat, "repeat", 1, "run each mode this many times on fresh state; the report adds median/min/max")
 	fs.StringVar(&c.levelsRaw, "levels", "", "concurrency ladder, e.g. 1,2,4,8,64 (one run per level, each for --duration)")
-	c.OpenLoop.register(fs)
-	c.registerSlots(fs, info) // slots.go
+	c.registerOpenLoop() // openloop.go
+	c.registerSlots()    // slots.go
 
 	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, crash-postgres@T, pause-flush@T+D, kill-flusher@T, kill-consumer@T, crash-redis@T[+D], statement-timeout=MS, lock-timeout=MS")
 	fs.DurationVar(&c.FaultEvery, "fault-every", 0, "soak: with --duration, strike a fault this often (e.g. 30s), rotating through every timed fault the suite, mode and flags allow; the report adds RSS and goroutine growth after the first minute and each fault's recovery time")
@@ -156,14 +169,15 @@ func (c *Config) register(fs *pflag.FlagSet, info Info) {
 	fs.DurationVar(&c.MetricsLinger, "metrics-linger", 0, "with --metrics-addr: keep serving the final values this long after the report is written (e.g. 15s, a scrape interval; Ctrl-C ends it early)")
 	fs.StringVar(&c.MemProfile, "mem-profile", "", "write a Go heap profile here, taken when the live heap peaked (go tool pprof -sample_index=inuse_space)")
 
-	fs.BoolVar(&c.breakExpectations, "debug-break-expectations", false, "make every verification expectation off by one (tests the exit code)")
+	fs.BoolVar(&c.BreakExpectations, "debug-break-expectations", false, "make every verification expectation off by one (tests the exit code)")
 	_ = fs.MarkHidden("debug-break-expectations")
-	fs.Int64Var(&c.loseCommitEvery, "debug-lose-commit-every", 0, "sync and outbox: every Nth request's first COMMIT succeeds but reports its outcome unknown, as when the reply is lost (tests exactly-once retries)")
+	fs.Int64Var(&c.LoseCommitEvery, "debug-lose-commit-every", 0, "sync and outbox: every Nth request's first COMMIT succeeds but reports its outcome unknown, as when the reply is lost (tests exactly-once retries)")
 	_ = fs.MarkHidden("debug-lose-commit-every")
 }
 
 // validate checks the common flags; it runs before anything starts.
-func (c *Config) validate(info Info) error {
+func (c *parser) validate() error {
+	info := c.info
 	var errs []string
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
 	if c.Requests < 0 || (c.Requests == 0 && c.Duration == 0) {
@@ -205,7 +219,7 @@ func (c *Config) validate(info Info) error {
 	if c.RetryBackoffMs < 0 {
 		bad("--retry-backoff-ms must not be negative")
 	}
-	if c.loseCommitEvery < 0 {
+	if c.LoseCommitEvery < 0 {
 		bad("--debug-lose-commit-every must not be negative")
 	}
 	c.Modes = nil
@@ -214,9 +228,9 @@ func (c *Config) validate(info Info) error {
 		if m == "" {
 			continue
 		}
-		i := slices.IndexFunc(info.Modes, func(mode Mode) bool { return mode.String() == m })
+		i := slices.IndexFunc(info.Modes, func(mode testkit.Mode) bool { return mode.String() == m })
 		if i < 0 {
-			bad("unknown mode %q for %s (modes: %s)", m, info.Name, strings.Join(ModeNames(info.Modes), ", "))
+			bad("unknown mode %q for %s (modes: %s)", m, info.Name, strings.Join(testkit.ModeNames(info.Modes), ", "))
 			continue
 		}
 		if !slices.Contains(c.Modes, info.Modes[i]) {
@@ -228,9 +242,9 @@ func (c *Config) validate(info Info) error {
 	}
 	c.Levels = ladderRungs(c.levelsRaw, "--levels", "a positive integer", positiveInt, bad)
 	c.needsDuration("--levels", "level", len(c.Levels), bad)
-	c.OpenLoop.validate(c, bad)
-	c.validateSlots(info, bad) // slots.go
-	c.faults = nil
+	c.validateOpenLoop(bad) // openloop.go
+	c.validateSlots(bad)    // slots.go
+	c.Faults = nil
 	for _, raw := range c.faultsRaw {
 		f, err := faults.Parse(raw)
 		if err != nil {
@@ -243,10 +257,10 @@ func (c *Config) validate(info Info) error {
 		}
 		if needs := c.faultNeeds(f.Kind); needs != "" {
 			bad("--fault %s %s", raw, needs)
-		} else if len(c.Modes) > 0 && !slices.ContainsFunc(c.Modes, func(m Mode) bool { return faultFitsMode(f.Kind, m) }) {
+		} else if len(c.Modes) > 0 && !slices.ContainsFunc(c.Modes, func(m testkit.Mode) bool { return faultFitsMode(f.Kind, m) }) {
 			bad("--fault %s needs %s in --modes", raw, modesFor(f.Kind, info.Modes))
 		}
-		c.faults = append(c.faults, f)
+		c.Faults = append(c.Faults, f)
 	}
 	switch {
 	case c.MetricsLinger < 0:
@@ -260,7 +274,7 @@ func (c *Config) validate(info Info) error {
 	case c.FaultEvery > 0 && c.Duration == 0:
 		bad("--fault-every needs --duration (the length of the soak its faults rotate through)")
 	}
-	c.RetryClasses = retryClasses(c.retryClassesRaw, c.faults, bad)
+	c.RetryClasses = retryClasses(c.retryClassesRaw, c.Faults, bad)
 	if c.Schema != "" {
 		if err := database.ValidateSchemaName(c.Schema); err != nil {
 			bad("--schema: %v", err)
@@ -271,9 +285,9 @@ func (c *Config) validate(info Info) error {
 			bad("%v", err)
 		}
 	}
-	c.role = c.StreamConfig.Validate(c.fs, redisrun.Common{Modes: len(c.Modes), AsyncModes: countFunc(c.Modes, Mode.Async),
+	c.Role = c.StreamConfig.Validate(c.fs, redisrun.Common{Modes: len(c.Modes), AsyncModes: countFunc(c.Modes, testkit.Mode.Async),
 		PostgresURL: c.PostgresURL, Schema: c.Schema, Repeat: c.Repeat, Ladder: len(c.Levels) > 0 || len(c.SlotsLevels) > 0, Requests: c.Requests}, bad)
-	if backends := info.queueBackends(); c.QueueBackend != "" && !slices.Contains(backends, c.QueueBackend) {
+	if backends := queueBackends(info); c.QueueBackend != "" && !slices.Contains(backends, c.QueueBackend) {
 		bad("--queue-backend %s: %s runs on %s only", c.QueueBackend, info.Name, strings.Join(backends, ", "))
 	}
 	if len(errs) > 0 {
@@ -282,15 +296,23 @@ func (c *Config) validate(info Info) error {
 	return nil
 }
 
-// joining reports whether this process joins a run another process set up (its tables and
-// seed rows, its stream): a producer or consumer that did not create the schema.
-func (c *Config) joining(t *database.Target) bool {
-	return c.role != redisq.RoleBoth && !t.Created()
+// queueBackends is what Info.QueueBackends means: nil is the memory queue only.
+func queueBackends(info testkit.Info) []string {
+	if info.QueueBackends == nil {
+		return []string{redisrun.BackendMemory}
+	}
+	return info.QueueBackends
 }
 
-// keepSchema is --keep-schema, and always for a run split over processes: the schema outlives
-// every process of the run, and whoever verifies it drops it.
-func (c *Config) keepSchema() bool { return c.KeepSchema || c.role != redisq.RoleBoth }
+// Joining reports whether this process joins a run another process set up (its tables and
+// seed rows, its stream): a producer or consumer that did not create the schema.
+func (c *Plan) Joining(t *database.Target) bool {
+	return c.Role != redisq.RoleBoth && !t.Created()
+}
+
+// KeepsSchema is --keep-schema, and always for a run split over processes: the schema
+// outlives every process of the run, and whoever verifies it drops it.
+func (c *Plan) KeepsSchema() bool { return c.KeepSchema || c.Role != redisq.RoleBoth }
 
 func countFunc[T any](list []T, f func(T) bool) int {
 	n := 0
@@ -329,14 +351,14 @@ func positiveInt(s string) (int, bool) {
 }
 
 // needsDuration refuses a ladder of rungs that run for --duration (levels, rates) without one.
-func (c *Config) needsDuration(flag, rung string, rungs int, bad func(string, ...any)) {
+func (c *parser) needsDuration(flag, rung string, rungs int, bad func(string, ...any)) {
 	if rungs > 0 && c.Duration == 0 {
 		bad("%s needs --duration (the time spent at each %s)", flag, rung)
 	}
 }
 
-// retryPolicy is the load engine's policy for Request.Try.
-func (c *Config) retryPolicy() *load.Retry {
+// RetryPolicy is the load engine's policy for Request.Try.
+func (c *Plan) RetryPolicy() *load.Retry {
 	return &load.Retry{MaxTries: c.MaxTries, Backoff: time.Duration(c.RetryBackoffMs) * time.Millisecond,
 		Seed: c.Seed, Classes: c.RetryClasses}
 }
@@ -366,15 +388,15 @@ func retryClasses(raw []string, fs []faults.Fault, bad func(string, ...any)) []s
 }
 
 // faultNeeds says what the flags lack for a fault of kind to strike ("" when nothing).
-func (c *Config) faultNeeds(kind string) string {
+func (c *Plan) faultNeeds(kind string) string {
 	switch {
 	case (kind == faults.RestartPostgres || kind == faults.CrashPostgres) && c.PostgresURL != "":
 		return "needs the temporary server (it cannot restart a --postgres-url server)"
-	case kind == faults.KillConsumer && c.QueueBackend != BackendRedis:
+	case kind == faults.KillConsumer && c.QueueBackend != redisrun.BackendRedis:
 		return "needs --queue-backend redis (the memory queue has no consumer process)"
-	case kind == faults.CrashRedis && (c.QueueBackend != BackendRedis || !c.ManagedRedis()):
+	case kind == faults.CrashRedis && (c.QueueBackend != redisrun.BackendRedis || !c.ManagedRedis()):
 		return "needs --queue-backend redis --redis managed (a redis-server this run starts, kills and starts again)"
-	case kind == faults.KillFlusher && c.QueueBackend != BackendMemory:
+	case kind == faults.KillFlusher && c.QueueBackend != redisrun.BackendMemory:
 		return "needs --queue-backend memory (the queue's own flush workers)"
 	}
 	return ""
@@ -382,7 +404,7 @@ func (c *Config) faultNeeds(kind string) string {
 
 // faultFitsMode reports whether a fault of kind can strike a run of mode, as the mode says:
 // pausing the flush needs flushers, the queue's faults an async mode.
-func faultFitsMode(kind string, mode Mode) bool {
+func faultFitsMode(kind string, mode testkit.Mode) bool {
 	switch kind {
 	case faults.PauseFlush:
 		return mode.Flushes()
@@ -393,21 +415,21 @@ func faultFitsMode(kind string, mode Mode) bool {
 }
 
 // modesFor names, for an error, the modes of the suite's that a fault of kind can strike.
-func modesFor(kind string, modes []Mode) string {
+func modesFor(kind string, modes []testkit.Mode) string {
 	what := "an async mode"
 	if kind == faults.PauseFlush {
 		what = "a mode with flushers"
 	}
-	fit := ModeNames(slices.DeleteFunc(slices.Clone(modes), func(m Mode) bool { return !faultFitsMode(kind, m) }))
+	fit := testkit.ModeNames(slices.DeleteFunc(slices.Clone(modes), func(m testkit.Mode) bool { return !faultFitsMode(kind, m) }))
 	if len(fit) == 0 {
 		return what + ", which the suite has none of,"
 	}
 	return what + " (" + strings.Join(fit, ", ") + ")"
 }
 
-// rotation is the --fault-every schedule of a run in mode: every timed fault the suite
+// Rotation is the --fault-every schedule of a run in mode: every timed fault the suite
 // declares and the flags and the mode allow, in turn, until --duration.
-func (c *Config) rotation(info Info, mode Mode) []faults.Fault {
+func (c *Plan) Rotation(info testkit.Info, mode testkit.Mode) []faults.Fault {
 	if c.FaultEvery <= 0 {
 		return nil
 	}
@@ -420,48 +442,12 @@ func (c *Config) rotation(info Info, mode Mode) []faults.Fault {
 	return faults.Rotation(kinds, c.FaultEvery, c.Duration)
 }
 
-// checkOutputWritable makes sure the report (and its samples file) can be written, before the
-// load: nobody should lose a long run to a typo. A file it had to create is removed again.
-func checkOutputWritable(path string) error {
-	if path == "" {
-		return nil
-	}
-	for _, p := range []string{path, results.SamplesPath(path)} {
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return fmt.Errorf("--output %s: is a directory", p)
-		}
-		_, statErr := os.Stat(p)
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o644)
-		if err != nil {
-			return fmt.Errorf("--output %s: cannot be written: %v", p, unwrapPathError(err))
-		}
-		f.Close()
-		if os.IsNotExist(statErr) {
-			os.Remove(p)
-		}
-	}
-	if dir := filepath.Dir(path); dir != "" {
-		if _, err := os.Stat(dir); err != nil {
-			return fmt.Errorf("--output %s: %v", path, unwrapPathError(err))
-		}
-	}
-	return nil
-}
-
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-// values returns every flag that shapes a run, by name, with JSON-friendly values.
-func (c *Config) values() map[string]any {
+// record returns every flag that shapes a run, by name, with JSON-friendly values (Values).
+func (c *parser) record() map[string]any {
 	out := map[string]any{}
 	c.fs.VisitAll(func(f *pflag.Flag) {
 		if slices.Contains(openLoopFlags, f.Name) {
-			return // recorded per run, only when it is open-loop (OpenLoop.values)
+			return // recorded per run, only when it is open-loop (openLoopValues)
 		}
 		switch f.Name {
 		case "output", "help", "debug-break-expectations", "cpu-profile", "mem-profile", "calibrate", "metrics-addr", "metrics-linger": // shape no run
@@ -485,12 +471,12 @@ func (c *Config) values() map[string]any {
 		}
 		out[f.Name] = flagValue(f)
 	})
-	out["modes"] = ModeNames(c.Modes)
+	out["modes"] = testkit.ModeNames(c.Modes)
 	if c.MaxTries > 1 {
 		out["max-tries"], out["retry-backoff-ms"], out["retry-classes"] = c.MaxTries, c.RetryBackoffMs, c.RetryClasses
 	}
-	if c.loseCommitEvery > 0 {
-		out["debug-lose-commit-every"] = c.loseCommitEvery
+	if c.LoseCommitEvery > 0 {
+		out["debug-lose-commit-every"] = c.LoseCommitEvery
 	}
 	if len(c.Levels) > 0 {
 		out["levels"] = c.Levels
@@ -529,13 +515,21 @@ func flagValue(f *pflag.Flag) any {
 	return s
 }
 
-// redactArg hides a password in a URL flag value ("--postgres-url=postgres://u:pw@h/db").
-func redactArg(a string) string {
-	if strings.Contains(a, "://") {
-		if i := strings.Index(a, "="); i > 0 && strings.HasPrefix(a, "--") {
-			return a[:i+1] + database.RedactURL(a[i+1:])
-		}
-		return database.RedactURL(a)
-	}
-	return a
+// Values are the flags that shape a run at rate (0: closed loop), by name, as the report
+// records them: a fresh map per call, which the caller completes with what is the run's own.
+func (c *Plan) Values(rate float64) map[string]any {
+	out := maps.Clone(c.values)
+	c.openLoopValues(out, rate) // openloop.go
+	return out
+}
+
+// Config is what a suite reads of the plan (Run.Config, Validator).
+func (c *Plan) Config() testkit.Config {
+	return testkit.Config{Requests: c.Requests, Duration: c.Duration, Concurrency: c.Concurrency, HotKeys: c.HotKeys,
+		Seed: c.Seed, FlushBatchSize: c.FlushBatchSize, FlushInterval: c.FlushInterval(), SlotPick: c.SlotPick}
+}
+
+// FlushInterval is --flush-interval-ms.
+func (c *Plan) FlushInterval() time.Duration {
+	return time.Duration(c.FlushIntervalMs) * time.Millisecond
 }

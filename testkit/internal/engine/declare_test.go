@@ -1,4 +1,4 @@
-package testkit_test
+package engine_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
@@ -35,7 +36,7 @@ func (declared) Workload(_ context.Context, r *testkit.Run) (*testkit.Workload, 
 func (declared) Verify(ctx context.Context, r *testkit.Run, _ testkit.Result) ([]results.Check, error) {
 	c := r.NewChecks()
 	for table, want := range map[string]int64{"declared_rows": 1, "usage": 1, "request_candidates": 0, "aux_applied_records": 0} {
-		n, err := testkit.QueryInt(ctx, r.Admin, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = $1`, table)
+		n, err := testkit.QueryInt(ctx, r.Admin(), `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = $1`, table)
 		if err != nil {
 			return nil, err
 		}
@@ -54,9 +55,9 @@ func TestUndeclaredCombinationsAreUsageErrors(t *testing.T) {
 	} {
 		t.Run(args, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			code := testkit.Execute(declared{}, strings.Fields(args), &stdout, &stderr)
-			if code != testkit.ExitUsage {
-				t.Fatalf("exit %d, want %d\n%s", code, testkit.ExitUsage, stderr.String())
+			code := cli.Execute(declared{}, strings.Fields(args), &stdout, &stderr)
+			if code != cli.ExitUsage {
+				t.Fatalf("exit %d, want %d\n%s", code, cli.ExitUsage, stderr.String())
 			}
 			first, _, _ := strings.Cut(stderr.String(), "\n")
 			if !strings.Contains(first, want) {
@@ -65,8 +66,8 @@ func TestUndeclaredCombinationsAreUsageErrors(t *testing.T) {
 		})
 	}
 	var stderr bytes.Buffer
-	code := testkit.Execute(codeless[int64]{}, []string{"--fault", "kill-consumer@1s"}, &bytes.Buffer{}, &stderr)
-	if code != testkit.ExitUsage || !strings.Contains(stderr.String(), "needs --queue-backend redis") {
+	code := cli.Execute(codeless[int64]{}, []string{"--fault", "kill-consumer@1s"}, &bytes.Buffer{}, &stderr)
+	if code != cli.ExitUsage || !strings.Contains(stderr.String(), "needs --queue-backend redis") {
 		t.Errorf("kill-consumer on the memory backend: exit %d\n%s", code, stderr.String())
 	}
 }

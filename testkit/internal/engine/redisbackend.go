@@ -1,12 +1,12 @@
-package testkit
+package engine
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
 )
@@ -19,10 +19,10 @@ import (
 // the queue backend (and Redis) in the report's environment.
 func (e *engine) openRedis(ctx context.Context) error {
 	c := e.cfg
-	if slices.ContainsFunc(c.Modes, Mode.Async) {
+	if slices.ContainsFunc(c.Modes, testkit.Mode.Async) {
 		e.report.Environment.QueueBackend = c.QueueBackend
 	}
-	if c.QueueBackend != BackendRedis || !slices.ContainsFunc(c.Modes, Mode.Async) {
+	if c.QueueBackend != redisrun.BackendRedis || !slices.ContainsFunc(c.Modes, testkit.Mode.Async) {
 		return nil
 	}
 	t, err := redisrun.Open(ctx, c.StreamConfig, c.QueueWorkers)
@@ -46,8 +46,8 @@ func (e *engine) closeRedis() error {
 
 // runLoad runs the load in this process's role: a consumer runs none, a producer registers
 // first and records its outcomes after.
-func (e *engine) runLoad(r *Run, lcfg load.Config, wl *Workload) (*load.Result, error) {
-	sr := wl.Queue.streamOf()
+func (e *engine) runLoad(r *run, lcfg load.Config, wl *testkit.Workload) (*load.Result, error) {
+	sr := r.Backend.StreamOf()
 	switch {
 	case sr != nil && sr.Role == redisq.RoleConsumer:
 		return redisrun.EmptyResult(), nil
@@ -68,31 +68,24 @@ func (e *engine) runLoad(r *Run, lcfg load.Config, wl *Workload) (*load.Result, 
 	return load.Run(e.stopCtx, lcfg, wl.Op)
 }
 
-func (h *QueueHandle) streamOf() *redisrun.Stream {
-	if h == nil {
-		return nil
-	}
-	return h.stream
-}
-
 // ownPartOnly is the suite as seen by a producer or a plain consumer: the database is not
 // theirs to verify (the run is not over, or someone else verifies it), so the suite's
 // checks and reconciliation are left out and only the role's checks remain.
-type ownPartOnly struct{ Suite }
+type ownPartOnly struct{ testkit.Suite }
 
-func (ownPartOnly) Verify(context.Context, *Run, Result) ([]results.Check, error) {
+func (ownPartOnly) Verify(context.Context, *testkit.Run, testkit.Result) ([]results.Check, error) {
 	return nil, nil
 }
 
 // verification returns what this process verifies the run with: the suite (or not, see
 // ownPartOnly), the request outcomes to check against, and the checks of its role and of the
 // stream.
-func (e *engine) verification(ctx context.Context, r *Run, wl *Workload, res *load.Result) (Suite, *load.Result, []results.Check, error) {
-	sr := wl.Queue.streamOf()
+func (e *engine) verification(ctx context.Context, r *run, res *load.Result) (testkit.Suite, *load.Result, []results.Check, error) {
+	sr := r.Backend.StreamOf()
 	if sr == nil {
 		return e.suite, res, nil, nil
 	}
-	c := r.NewChecks()
+	c := r.suite.NewChecks()
 	switch {
 	case sr.Role == redisq.RoleProducer:
 		accepted, err := sr.Accepted(ctx, r.Pool)
@@ -107,7 +100,7 @@ func (e *engine) verification(ctx context.Context, r *Run, wl *Workload, res *lo
 			return nil, nil, nil, err
 		}
 		c.Int("producers finished (of those registered)", int64(registered), int64(finished))
-		if !r.Config.Verify {
+		if !e.cfg.Verify {
 			rs, err := sr.RunStats(ctx)
 			if err != nil {
 				return nil, nil, nil, err
@@ -131,12 +124,12 @@ func (e *engine) verification(ctx context.Context, r *Run, wl *Workload, res *lo
 // streamChecks compares the run-wide counters every process of the run kept in Redis with
 // the database: every accepted entry acknowledged, and every id in queue_applied_entries
 // acknowledged exactly once as applied, duplicate or written on its own.
-func streamChecks(ctx context.Context, r *Run, sr *redisrun.Stream, c *Checks) error {
+func streamChecks(ctx context.Context, r *run, sr *redisrun.Stream, c *testkit.Checks) error {
 	rs, err := sr.RunStats(ctx)
 	if err != nil {
 		return err
 	}
-	ids, err := sr.AppliedEntries(ctx, r.Admin)
+	ids, err := sr.AppliedEntries(ctx, r.Target.Admin())
 	if err != nil {
 		return err
 	}
@@ -146,6 +139,3 @@ func streamChecks(ctx context.Context, r *Run, sr *redisrun.Stream, c *Checks) e
 	c.Int("stream: applied entry ids = applied + duplicate + fallback acknowledgements", rs.Applied+rs.Duplicate+rs.Fallback, ids)
 	return nil
 }
-
-// errNoRedis is a Redis run without an opened Redis: an engine bug, not bad input.
-var errNoRedis = errors.New("--queue-backend redis: no Redis was opened for this run")

@@ -1,4 +1,4 @@
-package testkit
+package engine
 
 // The live views of an invocation: the metrics endpoint and the drain's status line.
 
@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/monitor"
@@ -64,12 +65,12 @@ func (e *engine) closeMetrics() {
 
 // watch puts run r on the metrics endpoint (nil when it is off): the endpoint reads the
 // run's live state when scraped, and its final values once the returned run is finished.
-func (e *engine) watch(r *Run, live *load.Live, mon *monitor.Monitor, pool *pgxpool.Pool, wl *Workload) *metrics.Run {
+func (e *engine) watch(r *run, live *load.Live, mon *monitor.Monitor, pool *pgxpool.Pool) *metrics.Run {
 	if e.metrics == nil {
 		return nil
 	}
 	src := metrics.Source{
-		Labels:    metrics.Labels{Suite: e.info.Name, Mode: r.Mode.String(), Role: e.cfg.RoleName, Run: r.Index, Level: r.Level},
+		Labels:    metrics.Labels{Suite: e.info.Name, Mode: r.Mode, Role: e.cfg.RoleName, Run: r.Index, Level: r.level},
 		Live:      live,
 		Monitor:   mon.Last,
 		HotTables: e.info.HotTables,
@@ -78,11 +79,11 @@ func (e *engine) watch(r *Run, live *load.Live, mon *monitor.Monitor, pool *pgxp
 			return metrics.Pool{Acquired: st.AcquiredConns(), Idle: st.IdleConns(), Max: st.MaxConns()}
 		},
 	}
-	if q := wl.Queue; q != nil {
+	if q := r.Backend; q != nil {
 		src.Queue = func() results.QueueMetrics { return results.QueueMetrics(q.Metrics()) }
 		src.PersistLag = q.PersistLag
-		if q.Stream != nil {
-			src.Stream = func() *results.Stream { s := results.Stream(q.Stream()); return &s }
+		if q.StreamMetrics != nil {
+			src.Stream = func() *results.Stream { s := results.Stream(q.StreamMetrics()); return &s }
 		}
 	}
 	return e.metrics.Watch(src)
@@ -91,12 +92,12 @@ func (e *engine) watch(r *Run, live *load.Live, mon *monitor.Monitor, pool *pgxp
 // showDrain follows the drain on the terminal: records persisted of those accepted, records
 // still waiting and the current persist lag. The returned stop draws the final line; drained
 // says the drain ended with nothing left.
-func (e *engine) showDrain(r *Run, wl *Workload, mon *monitor.Monitor) (stop func(drained bool)) {
+func (e *engine) showDrain(r *run, wl *testkit.Workload, mon *monitor.Monitor) (stop func(drained bool)) {
 	var status func() load.DrainStatus
 	var drained atomic.Bool
 	switch {
-	case wl.Queue != nil:
-		q := wl.Queue
+	case r.Backend != nil:
+		q := r.Backend
 		status = func() load.DrainStatus {
 			m := q.Metrics()
 			return load.DrainStatus{Persisted: m.FlushedTotal + m.SyncFallbackTotal,
@@ -116,7 +117,7 @@ func (e *engine) showDrain(r *Run, wl *Workload, mon *monitor.Monitor) (stop fun
 	default:
 		return func(bool) {}
 	}
-	end := load.ShowDrain(e.stderr, r.Mode.String(), status)
+	end := load.ShowDrain(e.stderr, r.Mode, status)
 	return func(ok bool) {
 		drained.Store(ok)
 		end()

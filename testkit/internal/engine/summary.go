@@ -1,4 +1,4 @@
-package testkit
+package engine
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/render"
+	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 )
 
@@ -40,7 +41,7 @@ func (e *engine) finishReport() {
 }
 
 // printSummary writes the side-by-side table of the runs to w (stderr).
-func printSummary(w io.Writer, rep *results.Report, info Info) {
+func printSummary(w io.Writer, rep *results.Report, info testkit.Info) {
 	if len(rep.Runs) == 0 {
 		if rep.Error != "" {
 			fmt.Fprintf(w, "%s: no run completed: %s\n", info.Name, rep.Error)
@@ -120,11 +121,11 @@ func triesText(h map[int]int64) string {
 // printOverflow says, in one line, that a queue overflowed: how many records a full queue
 // made the requests write inline (or dropped), under which policy, and the flags that change
 // it. Those writes land on the hot rows the queue exists to spare, so they explain a slow run.
-func printOverflow(w io.Writer, rep *results.Report, info Info) {
+func printOverflow(w io.Writer, rep *results.Report, info testkit.Info) {
 	var parts []string
 	var capacity int64
 	policy := ""
-	for _, mode := range ModeNames(info.Modes) {
+	for _, mode := range testkit.ModeNames(info.Modes) {
 		var inline, dropped int64
 		for _, r := range rep.Runs {
 			if q := r.Queue; q != nil && r.Mode == mode {

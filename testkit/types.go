@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 )
@@ -41,3 +42,27 @@ const (
 	FaultStatementTimeout  = faults.StatementTimeout
 	FaultLockTimeout       = faults.LockTimeout
 )
+
+// Check is one verification check: an expectation against what the database holds (Checks
+// builds them).
+type Check = results.Check
+
+// How a write picks its slot (--slot-pick), for a suite whose hot rows are split into slots
+// (Info.Slots; package counters implements them).
+const (
+	// SlotPickHash picks a write's slot by a hash of its request id (reproducible).
+	SlotPickHash = "hash"
+	// SlotPickRandom draws a write's slot at random.
+	SlotPickRandom = "random"
+	// SlotPickRoundRobin gives request i slot i mod N (reproducible, and even over the
+	// requests in flight together).
+	SlotPickRoundRobin = "round-robin"
+	// SlotPickSession gives each database session its own slot: the writing connection's seat
+	// in the load pool mod N, so that at most ceil(sessions/N) sessions ever write one
+	// physical row. In the queue modes, where a record's slot is its queue key and every slot
+	// key belongs to one queue worker, it is round-robin over the requests.
+	SlotPickSession = "session"
+)
+
+// SlotPicks are the --slot-pick values, the default first.
+var SlotPicks = []string{SlotPickHash, SlotPickRandom, SlotPickRoundRobin, SlotPickSession}

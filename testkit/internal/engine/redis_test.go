@@ -1,4 +1,4 @@
-package testkit_test
+package engine_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/cli"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/engine"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
@@ -61,29 +63,29 @@ func TestRecordsWithoutCodecTravelAsJSON(t *testing.T) {
 	}
 	// A record type JSON cannot carry whole is refused with a clear error, not half written.
 	code, rep, stderr = suitetest.Run(t, codeless[hidden]{rec: func(i int64) hidden { return hidden{i} }}, args...)
-	if code != testkit.ExitFailed {
-		t.Fatalf("exit %d, want %d\n%s", code, testkit.ExitFailed, stderr)
+	if code != cli.ExitFailed {
+		t.Fatalf("exit %d, want %d\n%s", code, cli.ExitFailed, stderr)
 	}
 	if !strings.Contains(rep.Error, "hidden.n is unexported") || !strings.Contains(rep.Error, "AsyncSpec.Codec") {
 		t.Errorf("error %q does not say what is missing", rep.Error)
 	}
 }
 
-// TestConfigIsReadOnlyAfterValidation runs sync and async-compact on the Redis backend (the
-// engine opens Redis, a run reads its role and stream flags) and checks that nothing wrote to
-// the validated Config: run-time state (the Redis handle, the role) lives in the engine.
-func TestConfigIsReadOnlyAfterValidation(t *testing.T) {
+// TestPlanIsReadOnly runs sync and async-compact on the Redis backend (the engine opens
+// Redis, a run reads its role and stream flags) and checks that nothing wrote to the plan:
+// run-time state (the Redis handle, the runs' environments) lives in the engine.
+func TestPlanIsReadOnly(t *testing.T) {
 	var stdout, stderr strings.Builder
 	args := append(suitetest.Shared(t), "--calibrate=false", "--requests", "200", "--concurrency", "4",
 		"--modes", "sync,async-compact", "--queue-backend", "redis", "--repeat", "2", "--fault", "pause-flush@0s+50ms")
-	code, after, validated := testkit.ExecuteChecked(usagecounter.New(), args, &stdout, &stderr)
-	if code != testkit.ExitOK {
+	code, after, validated := engine.ExecuteChecked(usagecounter.New(), args, &stdout, &stderr)
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d\n%s", code, stderr.String())
 	}
 	if !reflect.DeepEqual(after, validated) {
-		t.Errorf("the run changed its Config after validation:\nafter:     %+v\nvalidated: %+v", after, validated)
+		t.Errorf("the run changed its plan:\nafter:     %+v\nvalidated: %+v", after, validated)
 	}
 	if len(after.Modes) != 2 || after.QueueBackend != testkit.BackendRedis {
-		t.Errorf("validated Config: modes %v, backend %q", after.Modes, after.QueueBackend)
+		t.Errorf("the plan: modes %v, backend %q", after.Modes, after.QueueBackend)
 	}
 }

@@ -1,4 +1,4 @@
-package testkit
+package asyncrun
 
 import (
 	"context"
@@ -12,11 +12,15 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runenv"
 )
 
-// redisWorkload is AsyncWorkload on the Redis-streams backend, in the process's role.
-func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncSpec[K, T], compact bool) (*Workload, error) {
-	c := r.Config
+// errNoRedis is a Redis run without an opened Redis: an engine bug, not bad input.
+var errNoRedis = errors.New("--queue-backend redis: no Redis was opened for this run")
+
+// openRedis is Open on the Redis-streams backend, in the process's role.
+func openRedis[K comparable, T any](ctx context.Context, env *runenv.Env, spec Spec[K, T]) (*Workload, error) {
+	c := env.Queue
 	codec := spec.Codec
 	if codec == nil {
 		var err error
@@ -24,25 +28,23 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 			return nil, fmt.Errorf("--queue-backend redis: %w (export its fields, or set testkit.AsyncSpec.Codec)", err)
 		}
 	}
-	if r.redis == nil {
+	if env.Redis == nil {
 		return nil, errNoRedis
 	}
-	role := c.role
-	flushPool, err := r.newFlushPool(ctx)
+	flushPool, err := newFlushPool(ctx, env)
 	if err != nil {
 		return nil, err
 	}
-	writer := spec.Writer(compact)
 	o := redisq.Options[K, T]{
-		Options:       queueOptions(r, spec, writer, compact), // modes.go
-		Client:        r.redis.Client,
-		Stream:        redisrun.StreamKey(r.Target.Schema(), r.Index, r.Mode.String()),
-		Role:          role,
-		Fresh:         !c.joining(r.Target),
+		Options:       options(env, spec),
+		Client:        env.Redis.Client,
+		Stream:        redisrun.StreamKey(env.Target.Schema(), env.Index, env.Mode),
+		Role:          c.Role,
+		Fresh:         c.Fresh,
 		Codec:         codec,
 		DB:            flushPool,
-		Writer:        writer,
-		ReclaimIdle:   time.Duration(c.ReclaimIdleMs) * time.Millisecond,
+		Writer:        spec.Writer,
+		ReclaimIdle:   c.ReclaimIdle,
 		MaxDeliveries: c.MaxDeliveries,
 		PruneInterval: -1, // every applied id stays: the stream checks count them
 	}
@@ -54,9 +56,9 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 		flushPool.Close()
 		return nil, err
 	}
-	sr := &redisrun.Stream{Key: o.Stream, Role: role, RunStats: q.RunStats}
-	if role == redisq.RoleProducer {
-		sr.ProducerID, sr.Offset, sr.Requests = c.ProducerID, int64(c.ProducerID)*r.Requests, r.Requests
+	sr := &redisrun.Stream{Key: o.Stream, Role: c.Role, RunStats: q.RunStats}
+	if c.Role == redisq.RoleProducer {
+		sr.ProducerID, sr.Offset, sr.Requests = c.ProducerID, int64(c.ProducerID)*env.Requests, env.Requests
 	}
 	enqueue := func(ctx context.Context, recs []T) (queue.Outcome, error) {
 		out, err := q.EnqueueAll(ctx, recs)
@@ -65,32 +67,31 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 		}
 		return out, err
 	}
-	op := func(ctx context.Context, req *load.Request) error {
-		return enqueueAll(ctx, req, spec.Records(sr.Offset+req.Index), enqueue)
-	}
 	drain := q.Close
-	if role == redisq.RoleConsumer {
+	if c.Role == redisq.RoleConsumer {
 		drain = func(ctx context.Context) error {
-			if err := sr.WaitForProducers(ctx, r.Pool, c.ExpectProducers); err != nil {
+			if err := sr.WaitForProducers(ctx, env.Pool, c.ExpectProducers); err != nil {
 				_ = q.Close(ctx)
 				return err
 			}
 			return q.Close(ctx) // returns once the stream is empty
 		}
 	}
+	env.Backend = &runenv.Backend{
+		Name:          redisrun.BackendRedis,
+		Compaction:    spec.Compact,
+		FullPolicy:    c.FullPolicy,
+		FlushPool:     flushPool,
+		Metrics:       q.Metrics,
+		PersistLag:    q.PersistLag,
+		Pause:         q.Pause,
+		Resume:        q.Resume,
+		StreamMetrics: q.StreamMetrics,
+		Stream:        sr,
+	}
 	return &Workload{
-		Op: op,
-		Queue: &QueueHandle{
-			Backend:    BackendRedis,
-			Compaction: compact,
-			FullPolicy: c.QueueFull,
-			flushPool:  flushPool,
-			Metrics:    q.Metrics,
-			PersistLag: q.PersistLag,
-			Pause:      q.Pause,
-			Resume:     q.Resume,
-			Stream:     q.StreamMetrics,
-			stream:     sr,
+		Op: func(ctx context.Context, req *load.Request) error {
+			return enqueueAll(ctx, req, spec.Records(sr.Offset+req.Index), enqueue)
 		},
 		Drain:  drain,
 		Faults: map[string]faults.Hook{faults.KillConsumer: q.KillConsumer},
@@ -101,7 +102,7 @@ func redisWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 			defer flushPool.Close()
 			// A run that was all ours leaves nothing behind in a Redis others may share;
 			// the keys of a split run stay for its other processes.
-			if role == redisq.RoleBoth && r.redis.Mode != redisrun.Embedded {
+			if c.Role == redisq.RoleBoth && env.Redis.Mode != redisrun.Embedded {
 				return q.DeleteKeys(ctx)
 			}
 			return nil

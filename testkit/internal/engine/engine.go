@@ -1,4 +1,13 @@
-package testkit
+// Package engine runs a suite's plan: the lifecycle of an invocation — the temporary or given
+// database, signals, one freshly reset run per mode (and repetition and ladder rung), the
+// monitor, the load, faults, the drain, verification and reconciliation, the database's cost,
+// the JSON report, the NDJSON samples, the metrics endpoint and the stderr summary. What is
+// not lifecycle has a package of its own, which the engine drives through small explicit
+// calls: plan (the validated flags), runenv (what a run hands the suite), asyncrun (the async
+// queue), redisrun (the Redis a run uses and the producer/consumer protocol of a split run),
+// hostenv (the machine a report was measured on), results/render (the summary table, the same
+// as `baseline table`). It knows suites only through package testkit's interfaces.
+package engine
 
 import (
 	"context"
@@ -14,13 +23,16 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/render"
+	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/monitor"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/pgserver"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/plan"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runenv"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 )
 
@@ -37,9 +49,9 @@ const (
 
 // engine is one invocation.
 type engine struct {
-	suite  Suite
-	info   Info
-	cfg    *Config
+	suite  testkit.Suite
+	info   testkit.Info
+	cfg    *plan.Plan
 	stderr io.Writer
 
 	target  *database.Target
@@ -54,26 +66,12 @@ type engine struct {
 	signalName string
 }
 
-// Main runs suite with the process's arguments and exits with its code.
-func Main(s Suite) {
-	os.Exit(Execute(s, os.Args[1:], os.Stdout, os.Stderr))
-}
-
-// Execute runs suite with args and returns the exit code: 0 ok, 1 verification failed or the
-// run broke, 2 bad input (before anything started), 130/143 interrupted by SIGINT/SIGTERM.
-func Execute(s Suite, args []string, stdout, stderr io.Writer) (code int) {
-	info := s.Info()
-	cfg, err := parseFlags(s, info, args, stdout)
-	if errors.Is(err, errHelp) {
-		return ExitOK
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", info.Name, err, info.Name)
-		return ExitUsage
-	}
-	e := &engine{suite: s, info: info, cfg: cfg, stderr: stderr}
+// Execute runs suite s's plan p and returns the exit code: 0 ok, 1 verification failed or the
+// run broke, 2 bad input found before anything started, 130/143 interrupted by SIGINT/SIGTERM.
+func Execute(s testkit.Suite, p *plan.Plan, stdout, stderr io.Writer) int {
+	e := &engine{suite: s, info: s.Info(), cfg: p, stderr: stderr}
 	if err := e.serveMetrics(stderr); err != nil {
-		fmt.Fprintf(stderr, "%s: %s\n", info.Name, oneLine(err.Error()))
+		fmt.Fprintf(stderr, "%s: %s\n", e.info.Name, oneLine(err.Error()))
 		return ExitUsage
 	}
 	defer e.closeMetrics()
@@ -161,7 +159,7 @@ func (e *engine) execute(stdout io.Writer) (code int) {
 		return ExitFailed
 	}
 	printSummary(e.stderr, e.report, e.info)
-	if sw, ok := e.suite.(SummaryWriter); ok && len(e.report.Runs) > 0 {
+	if sw, ok := e.suite.(testkit.SummaryWriter); ok && len(e.report.Runs) > 0 {
 		sw.WriteSummary(e.stderr, e.report)
 	}
 
@@ -205,7 +203,7 @@ func (e *engine) runAll() error {
 	opts := database.Options{
 		URL:         c.PostgresURL,
 		Schema:      c.Schema,
-		KeepSchema:  c.keepSchema(),
+		KeepSchema:  c.KeepsSchema(),
 		ReuseSchema: c.ReuseSchema,
 		SQL:         e.info.SQL,
 		Server: pgserver.Config{
@@ -257,24 +255,14 @@ func (e *engine) runAll() error {
 
 	index := 0
 	for _, mode := range c.Modes {
-		for _, rung := range c.rungs() { // slot counts × (ladder levels or rates) (openloop.go)
+		for _, rung := range c.Rungs() { // slot counts × (ladder levels or rates)
 			for rep := 1; rep <= c.Repeat; rep++ {
 				if e.stopCtx.Err() != nil {
 					return nil
 				}
-				r := &Run{Index: index, Mode: mode, Level: rung.level, Rate: rung.rate, Slots: rung.slots, Config: c, Target: target,
-					Admin: target.Admin(), OpContext: e.hardCtx, Concurrency: c.Concurrency, Requests: c.Requests, redis: e.redis}
+				r := e.newRun(index, mode, rung)
 				if c.Repeat > 1 {
-					r.Repetition = rep
-				}
-				if rung.level > 0 {
-					r.Concurrency = rung.level
-				}
-				if c.forDuration(rung) {
-					r.Requests = 0 // a ladder rung, or a run at a rate, runs for --duration
-				}
-				if c.breakExpectations {
-					r.checkSkew = 1
+					r.repetition = rep
 				}
 				run, err := e.runOne(r)
 				e.report.Runs = append(e.report.Runs, run)
@@ -288,39 +276,82 @@ func (e *engine) runAll() error {
 	return nil
 }
 
+// run is one run as the engine keeps it: the environment it hands the suite (runenv.Env, in
+// the suite's read-only testkit.Run), and the rung and repetition it is.
+type run struct {
+	*runenv.Env
+	suite       *testkit.Run
+	repetition  int
+	level       int
+	rate        float64
+	concurrency int
+}
+
+// newRun sets up the index-th run of the invocation, in mode, at rung.
+func (e *engine) newRun(index int, mode testkit.Mode, rung plan.Rung) *run {
+	c := e.cfg
+	env := &runenv.Env{Index: index, Mode: mode.String(), Slots: rung.Slots, Requests: c.Requests, Target: e.target,
+		Context: e.hardCtx, LoseCommitEvery: c.LoseCommitEvery, Queue: e.queueConfig(), Redis: e.redis}
+	if c.ForDuration(rung) {
+		env.Requests = 0 // a ladder rung, or a run at a rate, runs for --duration
+	}
+	if c.BreakExpectations {
+		env.CheckSkew = 1
+	}
+	r := &run{Env: env, suite: runenv.NewRun(env, mode, c.Config()).(*testkit.Run), level: rung.Level,
+		rate: rung.Rate, concurrency: c.Concurrency}
+	if rung.Level > 0 {
+		r.concurrency = rung.Level
+	}
+	return r
+}
+
+// queueConfig is what every run's async queue is built from.
+func (e *engine) queueConfig() runenv.Queue {
+	c := e.cfg
+	q := runenv.Queue{Backend: c.QueueBackend, Capacity: c.QueueCapacity, BatchSize: c.FlushBatchSize,
+		FlushInterval: c.FlushInterval(), Workers: c.QueueWorkers, FullPolicy: c.QueueFull, Retries: c.QueueRetries,
+		RetryBackoff: time.Duration(c.QueueRetryBackoffMs) * time.Millisecond, Settings: faults.SessionSettings(c.Faults),
+		ReclaimIdle: time.Duration(c.ReclaimIdleMs) * time.Millisecond, MaxDeliveries: c.MaxDeliveries, Role: c.Role,
+		ProducerID: c.ProducerID, ExpectProducers: c.ExpectProducers, Fresh: e.target == nil || !c.Joining(e.target)}
+	if q.Retries == 0 { // --queue-retries 0 is none; queue.Options.MaxRetries 0 is the default
+		q.Retries = -1
+	}
+	return q
+}
+
 // runOne runs one mode once on freshly reset state. The returned Run is filled as far as the
 // run got, even on error, so the report shows it.
-func (e *engine) runOne(r *Run) (results.Run, error) {
+func (e *engine) runOne(r *run) (results.Run, error) {
 	ctx := e.hardCtx
 	c := e.cfg
-	out := results.Run{Mode: r.Mode.String(), Repetition: r.Repetition, Level: r.Level, Rate: r.Rate, Slots: r.Slots, Config: c.values(), StartedAt: time.Now().UTC()}
-	c.OpenLoop.values(out.Config, r.Rate)
-	out.Config["mode"] = r.Mode.String()
+	out := results.Run{Mode: r.Mode, Repetition: r.repetition, Level: r.level, Rate: r.rate, Slots: r.Slots, Config: c.Values(r.rate), StartedAt: time.Now().UTC()}
+	out.Config["mode"] = r.Mode
 	if r.Slots > 0 {
 		out.Config["slots"] = r.Slots
 	}
-	out.Config["concurrency"] = r.Concurrency
+	out.Config["concurrency"] = r.concurrency
 	out.Config["requests"] = r.Requests
 	fail := func(err error) (results.Run, error) {
 		out.Error = database.Redact(err.Error())
 		return out, err
 	}
-	if !c.joining(e.target) { // a process joining a split run (redisbackend.go) finds it set up
+	if !c.Joining(e.target) { // a process joining a split run (redisbackend.go) finds it set up
 		if err := e.target.Reset(ctx); err != nil {
 			return fail(fmt.Errorf("resetting tables: %w", err))
 		}
-		if err := e.suite.Seed(ctx, r); err != nil {
+		if err := e.suite.Seed(ctx, r.suite); err != nil {
 			return fail(fmt.Errorf("seeding: %w", err))
 		}
 	}
 	pool, err := e.target.NewPool(ctx, database.PoolOptions{MaxConns: int32(c.MaxConnections), AppName: "hotspotkit-load",
-		Settings: faults.SessionSettings(c.faults)})
+		Settings: faults.SessionSettings(c.Faults)})
 	if err != nil {
 		return fail(err)
 	}
 	defer pool.Close()
 	r.Pool = pool
-	wl, err := e.suite.Workload(ctx, r)
+	wl, err := e.suite.Workload(ctx, r.suite)
 	if err != nil {
 		return fail(fmt.Errorf("preparing the %s workload: %w", r.Mode, err))
 	}
@@ -338,10 +369,9 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 		Progress:   func() (int64, int64) { return live.Completed(), live.Failed() },
 		Samples:    e.samples,
 		Process:    e.samples != nil || c.FaultEvery > 0, // the samples file, soakFigures
-		Label:      results.Sample{Run: r.Index, Mode: r.Mode.String(), Repetition: r.Repetition, Level: r.Level},
+		Label:      results.Sample{Run: r.Index, Mode: r.Mode, Repetition: r.repetition, Level: r.level},
 	}
-	if wl.Queue != nil {
-		q := wl.Queue
+	if q := r.Backend; q != nil {
 		mcfg.Queue = func() (int64, int64) { m := q.Metrics(); return m.Depth, m.PendingDepth }
 	}
 	cost := e.beginCost(ctx) // the database's counters before the load (dbcost.go)
@@ -349,19 +379,19 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 	if err != nil {
 		return fail(err)
 	}
-	defer e.watch(r, live, mon, pool, wl).Finish() // after the drain, before the pool closes
+	defer e.watch(r, live, mon, pool).Finish() // after the drain, before the pool closes
 	lcfg := load.Config{
-		Concurrency:   r.Concurrency,
+		Concurrency:   r.concurrency,
 		Requests:      r.Requests,
 		Duration:      c.Duration,
 		Warmup:        c.Warmup,
 		Progress:      e.stderr,
-		ProgressLabel: render.ModeLabel(r.Mode.String(), r.Slots, c.SlotPick),
+		ProgressLabel: render.ModeLabel(r.Mode, r.Slots, c.SlotPick),
 		OpContext:     e.hardCtx,
 		Live:          live,
-		Retry:         c.retryPolicy(),
+		Retry:         c.RetryPolicy(),
 	}
-	c.OpenLoop.loadConfig(&lcfg, r.Rate, c.Seed)
+	c.OpenLoop.LoadConfig(&lcfg, r.rate, c.Seed)
 	injector := e.startFaults(r, wl)
 	res, err := e.runLoad(r, lcfg, wl) // load.Run, in this process's --role (redisbackend.go)
 	if err != nil {
@@ -392,15 +422,14 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 	if err := e.target.EnsureAdmin(post); err != nil {
 		return fail(err)
 	}
-	r.Admin = e.target.Admin()
-	out.Database = e.endCost(post, cost, pool, wl, mon, res)
-	out.Load = loadStats(res, drainEnd, r)
+	out.Database = e.endCost(post, cost, pool, r, wl, mon, res)
+	out.Load = e.loadStats(res, drainEnd, r)
 	if wl.Flusher != nil {
 		f := wl.Flusher.Stats()
 		out.Flush = &f
 	}
-	if wl.Queue != nil {
-		out.Queue = queueStats(wl.Queue)
+	if r.Backend != nil {
+		out.Queue = queueStats(r.Backend)
 		if out.Load.IntakeMs > 0 {
 			out.Load.AcceptRPS = round1(float64(res.Completed) / (out.Load.IntakeMs / 1000))
 		}
@@ -413,20 +442,20 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 	// Verification runs even after a failed drain: it then shows exactly what is missing.
 	vctx := post
 	// Who verifies what, against which requests, with which role and stream checks (redisbackend.go).
-	suite, vres, roleChecks, verr := e.verification(vctx, r, wl, res)
+	suite, vres, roleChecks, verr := e.verification(vctx, r, res)
 	var recon *results.Reconciliation
-	var must Result
+	var must testkit.Result
 	if verr == nil {
-		recon, must, verr = reconcile(vctx, suite, r, vres)
+		recon, must, verr = reconcile(vctx, suite, r.suite, vres)
 	}
 	out.Reconciliation = recon
 	var checks []results.Check
 	if verr == nil {
-		checks, verr = suite.Verify(vctx, r, must)
+		checks, verr = suite.Verify(vctx, r.suite, must)
 		checks = append(checks, roleChecks...)
 	}
 	if recon != nil {
-		rc := r.NewChecks()
+		rc := r.suite.NewChecks()
 		reconciliationChecks(recon, rc)
 		checks = append(checks, rc.List()...)
 	}
@@ -450,9 +479,9 @@ func (e *engine) runOne(r *Run) (results.Run, error) {
 	return out, nil
 }
 
-func loadStats(res *load.Result, drainEnd time.Time, r *Run) results.Load {
+func (e *engine) loadStats(res *load.Result, drainEnd time.Time, r *run) results.Load {
 	l := results.Load{
-		Concurrency:       r.Concurrency,
+		Concurrency:       r.concurrency,
 		CompletedRequests: res.Completed,
 		FailedRequests:    res.Failed,
 		WarmupRequests:    res.WarmupCompleted + res.WarmupFailed,
@@ -463,7 +492,7 @@ func loadStats(res *load.Result, drainEnd time.Time, r *Run) results.Load {
 	if l.ErrorCounts == nil {
 		l.ErrorCounts = map[string]int64{}
 	}
-	c := r.Config
+	c := e.cfg
 	l.Retries = &results.Retries{MaxTries: c.MaxTries, Classes: c.RetryClasses,
 		RetriedRequests: res.Retries.RetriedRequests, TriesPerRequest: res.Retries.Tries,
 		RetriesByClass: res.Retries.ByClass, FailedAfterLastTryByClass: res.Retries.OutOfTries}
@@ -487,14 +516,14 @@ func loadStats(res *load.Result, drainEnd time.Time, r *Run) results.Load {
 // queueStats converts what the queue backend counted into the report's types. The queue owns
 // its metrics and knows nothing of reports; the conversions below keep the two field for
 // field the same (they do not compile otherwise).
-func queueStats(q *QueueHandle) *results.Queue {
+func queueStats(q *runenv.Backend) *results.Queue {
 	var stream *results.Stream
-	if q.Stream != nil {
-		s := results.Stream(q.Stream())
+	if q.StreamMetrics != nil {
+		s := results.Stream(q.StreamMetrics())
 		stream = &s
 	}
 	return &results.Queue{
-		Backend: q.Backend, Compaction: q.Compaction, FullPolicy: q.FullPolicy.String(),
+		Backend: q.Name, Compaction: q.Compaction, FullPolicy: q.FullPolicy.String(),
 		QueueMetrics: results.QueueMetrics(q.Metrics()),
 		PersistLagMs: results.Latency(q.PersistLag().Summary()), Stream: stream,
 	}

@@ -1,4 +1,4 @@
-package testkit_test
+package engine_test
 
 import (
 	"bytes"
@@ -10,7 +10,9 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/engine"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics/metricstest"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
@@ -46,7 +48,7 @@ func TestMetricsEndpointFollowsTheRun(t *testing.T) {
 	suite := usagecounter.New()
 	var final metricstest.Scrape
 	var finalErr error
-	restore := testkit.SetAfterInvocation(func(url string) { final, finalErr = metricstest.Get(url) })
+	restore := engine.SetAfterInvocation(func(url string) { final, finalErr = metricstest.Get(url) })
 	defer restore()
 
 	out := filepath.Join(t.TempDir(), "report.json")
@@ -54,7 +56,7 @@ func TestMetricsEndpointFollowsTheRun(t *testing.T) {
 		"--monitor-interval-ms", "20", "--metrics-addr", "127.0.0.1:0", "--output", out)
 	stderr := &suitetest.Output{}
 	done := make(chan int)
-	go func() { done <- testkit.Execute(suite, args, &bytes.Buffer{}, stderr) }()
+	go func() { done <- cli.Execute(suite, args, &bytes.Buffer{}, stderr) }()
 	running := make(chan struct{})
 	url := waitForEndpoint(t, stderr, running)
 
@@ -181,7 +183,7 @@ func TestMetricsLingerServesTheFinalValues(t *testing.T) {
 		"--metrics-addr", "127.0.0.1:0", "--metrics-linger", "3s", "--output", out)
 	stderr := &suitetest.Output{}
 	done := make(chan int, 1)
-	go func() { done <- testkit.Execute(suite, args, &bytes.Buffer{}, stderr) }()
+	go func() { done <- cli.Execute(suite, args, &bytes.Buffer{}, stderr) }()
 	running := make(chan struct{})
 	url := waitForEndpoint(t, stderr, running)
 

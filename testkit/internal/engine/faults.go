@@ -1,4 +1,4 @@
-package testkit
+package engine
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/monitor"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
@@ -20,14 +21,14 @@ import (
 // its flushers and the hooks its workload brings.
 type faultTarget struct {
 	e  *engine
-	r  *Run
-	wl *Workload
+	r  *run
+	wl *testkit.Workload
 }
 
 // startFaults schedules the run's timed faults relative to now.
 // With --fault-every the soak's rotation joins the --fault ones.
-func (e *engine) startFaults(r *Run, wl *Workload) *faults.Injector {
-	list := append(slices.Clone(e.cfg.faults), e.cfg.rotation(e.info, r.Mode)...)
+func (e *engine) startFaults(r *run, wl *testkit.Workload) *faults.Injector {
+	list := append(slices.Clone(e.cfg.Faults), e.cfg.Rotation(e.info, r.suite.Mode())...)
 	return faults.Start(e.hardCtx, faultTarget{e: e, r: r, wl: wl}, list)
 }
 
@@ -75,9 +76,9 @@ func (t faultTarget) CrashRedis(ctx context.Context, down time.Duration) (string
 		return "", redisrun.ErrNotManaged
 	}
 	held := "an unknown number of"
-	if q := t.wl.Queue; q != nil && q.stream != nil {
+	if q := t.r.Backend; q != nil && q.Stream != nil {
 		q.Pause()
-		n, err := rt.FreezeAndCount(ctx, q.stream.Key)
+		n, err := rt.FreezeAndCount(ctx, q.Stream.Key)
 		q.Resume()
 		if err == nil {
 			held = fmt.Sprint(n)
@@ -92,8 +93,8 @@ func (t faultTarget) CrashRedis(ctx context.Context, down time.Duration) (string
 
 func (t faultTarget) Flushers() (pause, resume func(), ok bool) {
 	switch {
-	case t.wl.Queue != nil && t.wl.Queue.Pause != nil:
-		return t.wl.Queue.Pause, t.wl.Queue.Resume, true
+	case t.r.Backend != nil && t.r.Backend.Pause != nil:
+		return t.r.Backend.Pause, t.r.Backend.Resume, true
 	case t.wl.Flusher != nil:
 		return t.wl.Flusher.Pause, t.wl.Flusher.Resume, true
 	}
@@ -102,4 +103,4 @@ func (t faultTarget) Flushers() (pause, resume func(), ok bool) {
 
 func (t faultTarget) Hook(kind string) faults.Hook { return t.wl.Faults[kind] }
 
-func (t faultTarget) Mode() string { return t.r.Mode.String() }
+func (t faultTarget) Mode() string { return t.r.Mode }

@@ -1,39 +1,28 @@
-package testkit
+package engine
 
 import (
 	"context"
 	"errors"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 )
-
-// Reconciler is a suite whose writes can be found per request in the database.
-type Reconciler interface {
-	// Persisted returns, for request indexes 0..n-1, how many times each request's write is
-	// in the database (0: not there; 1: once; more: applied more than once).
-	Persisted(ctx context.Context, r *Run, n int64) ([]int32, error)
-}
-
-// ErrNothingToReconcile is what Persisted returns for a run whose requests write nothing
-// (e.g. a suite's persistence level "none"): the run is then accounted like a suite without
-// a Reconciler, instead of every request looking lost.
-var ErrNothingToReconcile = errors.New("testkit: the run persists nothing per request")
 
 // reconcile accounts for every request layer by layer — attempted, acknowledged, failed,
 // outcome unknown (looked up, not guessed), persisted, lost, duplicated — and returns which
 // requests the suite's expectations must include: those acknowledged, plus the unknown ones
 // found in the database.
-func reconcile(ctx context.Context, s Suite, r *Run, res *load.Result) (*results.Reconciliation, Result, error) {
+func reconcile(ctx context.Context, s testkit.Suite, r *testkit.Run, res *load.Result) (*results.Reconciliation, testkit.Result, error) {
 	outcomes := res.Outcomes
 	n := outcomes.Len()
-	rec, ok := s.(Reconciler)
+	rec, ok := s.(testkit.Reconciler)
 	var counts []int32
 	var err error
 	if ok {
 		counts, err = rec.Persisted(ctx, r, n)
 	}
-	if !ok || errors.Is(err, ErrNothingToReconcile) {
+	if !ok || errors.Is(err, testkit.ErrNothingToReconcile) {
 		return nil, applied{n, func(i int64) bool { return outcomes.Get(i) == load.Succeeded }}, nil
 	}
 	if err != nil {
@@ -103,7 +92,7 @@ func (a applied) Len() int64           { return a.n }
 func (a applied) Applied(i int64) bool { return a.must(i) }
 
 // reconciliationChecks turns the must-be-zero lines into checks.
-func reconciliationChecks(c *results.Reconciliation, checks *Checks) {
+func reconciliationChecks(c *results.Reconciliation, checks *testkit.Checks) {
 	checks.Int("reconciliation: lost (acknowledged, not persisted)", 0, c.Lost)
 	checks.Int("reconciliation: duplicated (applied more than once)", 0, c.Duplicated)
 	checks.Int("reconciliation: failed requests found persisted", 0, c.FailedButPersisted)

@@ -1,4 +1,4 @@
-package testkit_test
+package engine_test
 
 import (
 	"fmt"

@@ -1,0 +1,153 @@
+// Package asyncrun builds the async queue an async mode's workload writes through, from the
+// run's flags (runenv.Env): the queue in this process (package queue) or a Redis stream in
+// this process's role (package queue/redisq, redis.go), the op that enqueues a request's
+// records as one unit under --max-tries, and the kill-flusher and kill-consumer faults. It
+// registers the queue with the run (Env.Backend) for the engine to report on. It knows
+// nothing of suites: testkit.AsyncWorkload hands it the suite's records, keys and writer.
+package asyncrun
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runenv"
+)
+
+// Spec is a suite's async write path for one run (testkit.AsyncSpec with the run's
+// compaction chosen).
+type Spec[K comparable, T any] struct {
+	Records func(i int64) []T
+	Key     func(T) K
+	Worker  func(key K, workers int) int
+	Merge   func(pending *T, newer T)
+	Compare func(a, b K) int
+	Writer  queue.TxWriter[T]
+	Codec   queue.Codec[T] // nil: queue.DefaultCodec
+	Compact bool
+}
+
+// Workload is the run's side of the queue: the op that enqueues a request's records, the drain
+// (closing the queue writes everything it accepted), the cleanup and the faults the queue
+// takes.
+type Workload struct {
+	Op     load.Op
+	Drain  func(ctx context.Context) error
+	Close  func() error
+	Faults map[string]faults.Hook
+}
+
+// Open builds the queue the flags choose for env's run and registers it as env.Backend.
+func Open[K comparable, T any](ctx context.Context, env *runenv.Env, spec Spec[K, T]) (*Workload, error) {
+	if env.Queue.Backend == redisrun.BackendRedis {
+		return openRedis(ctx, env, spec) // redis.go
+	}
+	flushPool, err := newFlushPool(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	killer := &flushKiller[T]{TxWriter: spec.Writer, target: env.Target} // --fault kill-flusher (killflusher.go)
+	q, err := queue.New(queue.PgFlusher(flushPool, killer), options(env, spec))
+	if err != nil {
+		flushPool.Close()
+		return nil, err
+	}
+	var backend queue.Backend[T] = q
+	env.Backend = &runenv.Backend{
+		Name:       redisrun.BackendMemory,
+		Compaction: spec.Compact,
+		FullPolicy: env.Queue.FullPolicy,
+		FlushPool:  flushPool,
+		Metrics:    backend.Metrics,
+		PersistLag: backend.PersistLag,
+		Pause:      backend.Pause,
+		Resume:     backend.Resume,
+	}
+	return &Workload{
+		Op: func(ctx context.Context, req *load.Request) error {
+			return enqueueAll(ctx, req, spec.Records(req.Index), backend.EnqueueAll)
+		},
+		Drain:  backend.Close,
+		Faults: map[string]faults.Hook{faults.KillFlusher: killer.arm},
+		Close: func() error {
+			// Close is idempotent; after a drain it returns at once.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			_ = backend.Close(ctx)
+			flushPool.Close()
+			return nil
+		},
+	}, nil
+}
+
+// options are the options every queue backend reads the same way, from the run's flags:
+// records a caller writes itself (PolicySync, queue full) go through the request path's pool.
+func options[K comparable, T any](env *runenv.Env, spec Spec[K, T]) queue.Options[K, T] {
+	c := env.Queue
+	return queue.Options[K, T]{
+		Key:           spec.Key,
+		Worker:        spec.Worker,
+		Merge:         spec.Merge,
+		Compare:       spec.Compare,
+		Capacity:      c.Capacity,
+		BatchSize:     c.BatchSize,
+		FlushInterval: c.FlushInterval,
+		Workers:       c.Workers,
+		FullPolicy:    c.FullPolicy,
+		Compaction:    spec.Compact,
+		Inline:        queue.PgFlusher(env.Pool, spec.Writer),
+		MaxRetries:    c.Retries,
+		RetryBackoff:  c.RetryBackoff,
+	}
+}
+
+// newFlushPool opens the queue workers' (or consumers') own pool: one connection per worker
+// and two for the one-by-one fallback, so flushing never waits behind the request path for a
+// connection. Requests that write inline (--queue-full sync) use the load's pool, as a
+// gateway's handlers would.
+func newFlushPool(ctx context.Context, env *runenv.Env) (*pgxpool.Pool, error) {
+	return env.Target.NewPool(ctx, database.PoolOptions{
+		MaxConns: int32(env.Queue.Workers + 2),
+		AppName:  "hotspotkit-flush",
+		Settings: env.Queue.Settings,
+	})
+}
+
+// ErrDropped fails a request whose record the full queue dropped (--queue-full drop); it is
+// counted under the error class "dropped".
+var ErrDropped error = droppedError{}
+
+type droppedError struct{}
+
+func (droppedError) Error() string      { return "queue full: record dropped" }
+func (droppedError) ErrorClass() string { return "dropped" }
+
+// enqueueAll enqueues a request's records as one unit (queue.Backend.EnqueueAll: all
+// accepted, or none), tried again as a whole under --max-tries (load.Request.Try) when the
+// enqueue fails with a retryable class: in practice an inline write under --queue-full sync,
+// or the Redis producer's call. So a failed request leaves none of its records queued. Records
+// are idempotent by their request in every suite's writer, so a retry after an unknown
+// outcome counts nothing twice. A request the full queue dropped fails (ErrDropped, not
+// retried).
+func enqueueAll[T any](ctx context.Context, req *load.Request, recs []T, enqueue func(context.Context, []T) (queue.Outcome, error)) error {
+	return req.Try(ctx, func(ctx context.Context) error {
+		out, err := enqueue(ctx, recs)
+		if errors.Is(err, queue.ErrCommitUnknown) { // an inline write lost its COMMIT's reply
+			return load.Unknown(err)
+		}
+		if err != nil {
+			return err
+		}
+		if out == queue.Dropped {
+			return ErrDropped
+		}
+		return nil
+	})
+}

@@ -1,0 +1,142 @@
+package plan
+
+import (
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
+)
+
+// OpenLoop holds the open-loop flags: --rate (or the --rates ladder), --arrivals, --ramp,
+// --max-lag and --slo-p99-ms. Without --rate or --rates a run is closed-loop, as always.
+type OpenLoop struct {
+	// Rate is --rate, requests per second for the whole invocation (0: closed loop).
+	Rate     float64
+	Arrivals load.Arrivals
+	Ramp     time.Duration
+	MaxLag   time.Duration
+	// Rates is the rate ladder (--rates), in increasing order; SLOP99Ms its objective.
+	Rates    []float64
+	SLOP99Ms float64
+}
+
+// openLoopFlags are the flags that are recorded in a run's config only when it is open-loop,
+// so that a closed-loop report keeps the keys of the engines that had no open loop.
+var openLoopFlags = []string{"rate", "arrivals", "ramp", "max-lag", "rates", "slo-p99-ms"}
+
+func (c *parser) registerOpenLoop() {
+	fs, o := c.fs, &c.OpenLoop
+	fs.Float64Var(&o.Rate, "rate", 0, "open loop: requests per second for the whole invocation, arriving on a schedule whatever the database does; latency counts from each request's intended start, --concurrency caps the requests in flight (default: closed loop)")
+	fs.StringVar(&c.arrivalsRaw, "arrivals", string(load.Poisson), "open loop: how arrivals are spaced, poisson (independent clients) or uniform (evenly), drawn from --seed")
+	fs.DurationVar(&o.Ramp, "ramp", 0, "open loop: climb linearly from 0 to the rate over this long first; left out of the statistics like --warmup")
+	fs.DurationVar(&o.MaxLag, "max-lag", 0, "open loop: a request whose turn comes more than this after its intended start is counted skipped and not sent (pgbench's --latency-limit skipping)")
+	fs.StringVar(&c.ratesRaw, "rates", "", "open-loop rate ladder, requests per second, e.g. 100,200,400,800 (one run per mode and rate, each for --duration)")
+	fs.Float64Var(&o.SLOP99Ms, "slo-p99-ms", 0, "with --rates: the latency objective; the ladder names each mode's highest rate with p99 within it and ≥ 95% of its arrivals sent (max_rate_at_slo)")
+}
+
+// validateOpenLoop checks the open-loop flags against each other and against the closed
+// loop's.
+func (c *parser) validateOpenLoop(bad func(string, ...any)) {
+	changed, o := c.fs.Changed, &c.OpenLoop
+	if changed("rate") && o.Rate <= 0 {
+		bad("--rate must be positive (requests per second)")
+	}
+	open := changed("rate") || c.ratesRaw != ""
+	for _, f := range []string{"arrivals", "ramp", "max-lag"} {
+		if changed(f) && !open {
+			bad("--%s needs --rate or --rates (it shapes an open-loop run)", f)
+		}
+	}
+	if changed("slo-p99-ms") && c.ratesRaw == "" {
+		bad("--slo-p99-ms needs --rates (it judges a rate ladder)")
+	} else if changed("slo-p99-ms") && o.SLOP99Ms <= 0 {
+		bad("--slo-p99-ms must be positive")
+	}
+	if open && (c.levelsRaw != "") {
+		bad("--rate and --rates cannot be combined with --levels (a ladder is over concurrency or over rate)")
+	}
+	if c.ratesRaw != "" && c.RoleName != "" && c.RoleName != "both" {
+		bad("--role %s cannot be combined with --rates", c.RoleName)
+	}
+	if changed("rate") && c.ratesRaw != "" {
+		bad("--rate and --rates cannot be combined (--rates runs each rate in turn)")
+	}
+	a, err := load.ParseArrivals(c.arrivalsRaw)
+	if err != nil {
+		bad("--arrivals: %v", err)
+	}
+	o.Arrivals = a
+	if o.Ramp < 0 || o.MaxLag < 0 {
+		bad("--ramp and --max-lag must not be negative")
+	}
+	if c.Duration > 0 && o.Ramp >= c.Duration {
+		bad("--ramp must be shorter than --duration")
+	}
+	o.Rates = ladderRungs(c.ratesRaw, "--rates", "a positive rate (requests per second)", func(s string) (float64, bool) {
+		v, err := strconv.ParseFloat(s, 64)
+		return v, err == nil && v > 0 && !math.IsInf(v, 0)
+	}, bad)
+	c.needsDuration("--rates", "rate", len(o.Rates), bad)
+}
+
+// openLoopValues records the open-loop flags of a run at rate (0: a closed-loop run records
+// none).
+func (o *OpenLoop) openLoopValues(out map[string]any, rate float64) {
+	if rate == 0 {
+		return
+	}
+	out["rate"], out["arrivals"] = rate, string(o.Arrivals)
+	out["ramp"], out["max-lag"] = o.Ramp.String(), o.MaxLag.String()
+	if len(o.Rates) > 0 {
+		out["rates"] = o.Rates
+	}
+	if o.SLOP99Ms > 0 {
+		out["slo-p99-ms"] = o.SLOP99Ms
+	}
+}
+
+// LoadConfig sets the open loop of a run at rate (0: closed loop, nothing set).
+func (o *OpenLoop) LoadConfig(lcfg *load.Config, rate float64, seed int64) {
+	if rate == 0 {
+		return
+	}
+	lcfg.Rate, lcfg.Arrivals, lcfg.Seed, lcfg.Ramp, lcfg.MaxLag = rate, o.Arrivals, seed, o.Ramp, o.MaxLag
+}
+
+// Rung is one step of a ladder: a concurrency level (--levels) or an offered rate (--rates),
+// or the single run of each mode outside a ladder (Rate = --rate, 0 in a closed loop), at a
+// slot count (--slots, or a --slots-levels count; 0 for a suite without slots).
+type Rung struct {
+	Level int
+	Rate  float64
+	Slots int
+}
+
+// Rungs lists the runs of each mode (before repetitions), slot counts outermost.
+func (c *Plan) Rungs() []Rung {
+	var per []Rung
+	for _, l := range c.Levels {
+		per = append(per, Rung{Level: l})
+	}
+	for _, r := range c.Rates {
+		per = append(per, Rung{Rate: r})
+	}
+	if len(per) == 0 {
+		per = []Rung{{Rate: c.Rate}}
+	}
+	var out []Rung
+	for _, n := range c.slotCounts() {
+		for _, g := range per {
+			g.Slots = n
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// ForDuration says whether a run is bounded by --duration alone: a ladder rung, or a run at a
+// rate with --duration, unless --requests was given.
+func (c *Plan) ForDuration(g Rung) bool {
+	return (g.Level > 0 || (g.Rate > 0 && c.Duration > 0)) && !c.RequestsGiven
+}

@@ -1,0 +1,90 @@
+package plan
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/hotspotkit/hotspotkit/testkit"
+)
+
+// Slotted hot rows (--slots): a suite with slots (Info.Slots: the ones built on package
+// counters) splits each hot logical row into N physical rows, and --slots-levels runs each mode
+// once per slot count. The plan only validates, records and lists the counts; the suite owns
+// the rows.
+
+// MaxSlots caps --slots: past it the read of a total (a sum over the slots) costs more than
+// any contention it could spare, and slots are a smallint.
+const MaxSlots = 1024
+
+var slotFlags = []string{"slots", "slot-pick", "slots-levels"}
+
+func (c *parser) registerSlots() {
+	fs := c.fs
+	fs.IntVar(&c.Slots, "slots", 1, "split each hot counter row into this many physical rows (slots, 1..1024); a write adds to one, a read sums them (1: one row, as without slots)")
+	fs.StringVar(&c.SlotPick, "slot-pick", testkit.SlotPickHash, "how a write picks its slot: hash (of the request id), random, round-robin (request index mod N), or session (the writing connection's seat in the pool mod N)")
+	fs.StringVar(&c.slotsLevelsRaw, "slots-levels", "", "compare slot counts in one invocation, e.g. 1,4,16,64 (one run per mode and count)")
+	if !c.Slotted {
+		for _, name := range slotFlags {
+			_ = fs.MarkHidden(name)
+		}
+	}
+}
+
+// validateSlots checks --slots, --slot-pick and --slots-levels.
+func (c *parser) validateSlots(bad func(string, ...any)) {
+	if !c.Slotted {
+		for _, name := range slotFlags {
+			if c.fs.Changed(name) {
+				bad("--%s: %s has no counter rows to split into slots", name, c.info.Name)
+			}
+		}
+		return
+	}
+	if c.Slots < 1 || c.Slots > MaxSlots {
+		bad("--slots must be 1..%d", MaxSlots)
+	}
+	if !slices.Contains(testkit.SlotPicks, c.SlotPick) {
+		picks := testkit.SlotPicks
+		bad("--slot-pick must be %s or %s, not %q", strings.Join(picks[:len(picks)-1], ", "), picks[len(picks)-1], c.SlotPick)
+	}
+	c.SlotsLevels = ladderRungs(c.slotsLevelsRaw, "--slots-levels", "a positive integer", positiveInt, bad)
+	for _, n := range c.SlotsLevels {
+		if n > MaxSlots {
+			bad("--slots-levels: %d is above %d", n, MaxSlots)
+		}
+	}
+	switch {
+	case len(c.SlotsLevels) > 0 && c.fs.Changed("slots"):
+		bad("--slots and --slots-levels exclude each other")
+	case len(c.SlotsLevels) > 0 && len(c.Levels) > 0:
+		bad("--slots-levels and --levels exclude each other (one ladder per invocation)")
+	case len(c.SlotsLevels) > 0 && c.ratesRaw != "":
+		bad("--slots-levels and --rates exclude each other (one ladder per invocation)")
+	}
+}
+
+// slotValues records the slot flags of a suite that has slots: the pick only where it shapes
+// anything, the ladder; each run's own count is recorded by the engine.
+func (c *parser) slotValues(out map[string]any) {
+	if !c.Slotted {
+		return
+	}
+	if c.Slots > 1 || len(c.SlotsLevels) > 0 {
+		out["slot-pick"] = c.SlotPick
+	}
+	if len(c.SlotsLevels) > 0 {
+		out["slots-levels"] = c.SlotsLevels
+	}
+}
+
+// slotCounts are the slot counts each mode runs at (Rungs crosses them with the ladder):
+// --slots-levels, else --slots, and 0 for a suite without slots.
+func (c *Plan) slotCounts() []int {
+	switch {
+	case !c.Slotted:
+		return []int{0}
+	case len(c.SlotsLevels) > 0:
+		return c.SlotsLevels
+	}
+	return []int{c.Slots}
+}

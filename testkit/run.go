@@ -1,0 +1,75 @@
+package testkit
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runenv"
+)
+
+// Run is one run of a suite — one mode, on freshly reset tables — as the engine hands it to
+// the suite's Seed, Workload, Persisted and Verify. It is read-only.
+type Run struct {
+	env  *runenv.Env
+	mode Mode
+	cfg  Config
+}
+
+// Config is what a suite reads of the flags every suite shares (Run.Config, Validator): a
+// copy, so changing it changes nothing.
+type Config struct {
+	// Requests is --requests (0: runs are bound by --duration); Run.Requests is one run's.
+	Requests int64
+	Duration time.Duration
+	// Concurrency is --concurrency (a --levels rung runs at its own).
+	Concurrency int
+	// HotKeys is --hot-keys: the number of hot rows per hot table.
+	HotKeys int
+	// Seed is --seed, for anything the suite draws at random.
+	Seed int64
+	// FlushBatchSize and FlushInterval bound a flush loop's batch (--flush-batch-size) and the
+	// longest a partial batch waits (--flush-interval-ms).
+	FlushBatchSize int
+	FlushInterval  time.Duration
+	// SlotPick is --slot-pick (SlotPickHash, ...) for a suite with slots (Info.Slots).
+	SlotPick string
+}
+
+func init() {
+	runenv.NewRun = func(env *runenv.Env, mode, cfg any) any {
+		return &Run{env: env, mode: mode.(Mode), cfg: cfg.(Config)}
+	}
+}
+
+// Mode is the run's mode, one of the suite's Info.Modes.
+func (r *Run) Mode() Mode { return r.mode }
+
+// Config is the invocation's common flags.
+func (r *Run) Config() Config { return r.cfg }
+
+// Requests is the number of requests this run makes (0: bound by --duration, as a ladder rung
+// or a run at a rate is).
+func (r *Run) Requests() int64 { return r.env.Requests }
+
+// Slots is the number of physical rows per hot logical row (--slots, or this run's
+// --slots-levels count); 0 for a suite without slots.
+func (r *Run) Slots() int { return r.env.Slots }
+
+// Admin is the engine's own connection to the run's schema, for seeding and verification.
+func (r *Run) Admin() *pgx.Conn { return r.env.Target.Admin() }
+
+// Pool is the load's pool (--max-connections), which requests write through.
+func (r *Run) Pool() *pgxpool.Pool { return r.env.Pool }
+
+// Connect opens a connection of the caller's own to the run's schema (a flush loop's), named
+// appName in pg_stat_activity.
+func (r *Run) Connect(ctx context.Context, appName string) (*pgx.Conn, error) {
+	return r.env.Target.Connect(ctx, appName)
+}
+
+// Context ends when the invocation is aborted (a second signal): background work the workload
+// starts runs under it.
+func (r *Run) Context() context.Context { return r.env.Context }

@@ -1,0 +1,117 @@
+package testkit
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/asyncrun"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
+)
+
+// The write paths a suite plugs its SQL into: one transaction per request (SyncTx), and the
+// async queue (AsyncWorkload).
+
+// TxFunc writes request i inside tx.
+type TxFunc func(ctx context.Context, tx pgx.Tx, i int64) error
+
+// SyncTx returns an op that runs fn in one transaction per request on a pooled connection,
+// tried again under --max-tries (Request.Try) when it fails with a retryable class. The
+// wait for the connection is recorded apart from the request's latency. A COMMIT whose
+// outcome cannot be known (the connection broke while committing) is reported as such, so the
+// run looks the request up afterwards instead of guessing; a retry after it may find the
+// request already written, so fn must be idempotent by the request: it applies its changes
+// only when the request's own row is new.
+func (r *Run) SyncTx(fn TxFunc) Op {
+	pool := r.env.Pool
+	loseEvery := r.env.LoseCommitEvery
+	return func(ctx context.Context, req *load.Request) error {
+		lose := loseEvery > 0 && req.Index%loseEvery == 0
+		return req.Try(ctx, func(ctx context.Context) error {
+			conn, err := req.Acquire(ctx, pool)
+			if err != nil {
+				return err
+			}
+			defer conn.Release()
+			tx, err := conn.Begin(ctx)
+			if err != nil {
+				return err
+			}
+			if err := fn(ctx, tx, req.Index); err != nil {
+				queue.Rollback(ctx, tx)
+				return err
+			}
+			if err := tx.Commit(ctx); err != nil {
+				if queue.CommitOutcomeUnknown(err) {
+					return load.Unknown(err)
+				}
+				return err
+			}
+			if lose { // only the first try's reply is lost
+				lose = false
+				return load.Unknown(errCommitReplyLost)
+			}
+			return nil
+		})
+	}
+}
+
+// errCommitReplyLost is what --debug-lose-commit-every makes a committed request's first try
+// return: the connection broke before the COMMIT's reply arrived (a retryable class).
+var errCommitReplyLost = fmt.Errorf("COMMIT reply lost (--debug-lose-commit-every): %w", io.ErrUnexpectedEOF)
+
+// AsyncSpec describes a suite's async write path for AsyncWorkload.
+type AsyncSpec[K comparable, T any] struct {
+	// Records returns what request i enqueues (one or more records).
+	Records func(i int64) []T
+	// Key is the record's slot; Merge folds a newer record for a slot into the pending one;
+	// Compare orders slots in a compacted batch; Worker (optional) picks the queue worker
+	// that owns a slot (counters.Slots.Worker deals a hot row's slots out to different
+	// workers).
+	Key     func(T) K
+	Worker  func(key K, workers int) int
+	Merge   func(pending *T, newer T)
+	Compare func(a, b K) int
+	// Writer writes a batch in the backend's transaction: compacted (one statement per table)
+	// or not (every record applied on its own, in order).
+	Writer func(compact bool) TxWriter[T]
+	// Codec stores a record in a Redis stream entry and reads it back (possibly in another
+	// process) for --queue-backend redis. Nil means JSON (JSONCodec, no code per record
+	// type): T's fields must then be exported, which the suite's tests check by running on
+	// Redis. Write a Codec only where a benchmark shows it pays. Decode must accept every
+	// record Encode produced; an entry it refuses ends in the dead-letter stream.
+	Codec Codec[T]
+}
+
+// AsyncWorkload builds the async queue for r.Mode (compaction when the mode compacts) over the
+// backend the flags choose, and an op that enqueues request i's records and returns. Drain
+// closes the queue, which writes everything it accepted (bounded by --drain-timeout).
+func AsyncWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncSpec[K, T]) (*Workload, error) {
+	if !r.mode.Async() {
+		return nil, fmt.Errorf("AsyncWorkload: the %s mode does not go through the queue", r.mode)
+	}
+	compact := r.mode.Compacts()
+	wl, err := asyncrun.Open(ctx, r.env, asyncrun.Spec[K, T]{Records: spec.Records, Key: spec.Key, Worker: spec.Worker,
+		Merge: spec.Merge, Compare: spec.Compare, Writer: spec.Writer(compact), Codec: spec.Codec, Compact: compact})
+	if err != nil {
+		return nil, err
+	}
+	return &Workload{Op: wl.Op, Drain: wl.Drain, Close: wl.Close, Faults: wl.Faults}, nil
+}
+
+// TxWriter writes a batch of records inside the queue's transaction and returns the number of
+// statements it sent (queue.TxWriter).
+type TxWriter[T any] = queue.TxWriter[T]
+
+// Codec stores a record in a Redis stream entry and reads it back (queue.Codec).
+type Codec[T any] = queue.Codec[T]
+
+// JSONCodec stores records as JSON (their exported fields).
+func JSONCodec[T any]() Codec[T] { return queue.JSONCodec[T]() }
+
+// DefaultQueueCapacity is --queue-capacity's default, in records: a suite whose requests
+// enqueue several records sizes its own default from it (Info.Defaults).
+const DefaultQueueCapacity = queue.DefaultCapacity
