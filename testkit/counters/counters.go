@@ -27,7 +27,7 @@ import (
 // Kind names a hot counter row type (and so its table).
 type Kind string
 
-// The kinds of hot rows. Each maps to one table and one SET clause in kindSQL.
+// The kinds of hot rows. Each maps to one table and one SET clause in kinds.
 const (
 	APIKeyUsage      Kind = "api_key"           // api_keys: requests, tokens, cost, last_used_at
 	ProviderKeyUsage Kind = "provider_api_key"  // provider_api_keys: requests, successes, failures, tokens, cost, response time
@@ -105,28 +105,54 @@ func Compact(deltas []Delta) []Delta {
 	return queue.Compact(deltas, func(d Delta) Key { return d.Key }, (*Delta).Merge, CompareKeys)
 }
 
-// kindSQL is the UPDATE that applies a set of deltas of one kind; d is the unnest of the
-// delta arrays (see updateArgs). last_used_at never moves backwards.
-var kindSQL = map[Kind]string{
-	APIKeyUsage: `UPDATE api_keys t SET total_requests = t.total_requests + d.requests,
+// kinds are the hot row types: each one's table, the key column of its rows, and the SET
+// clause that applies a delta to a row (d is the unnest of the delta arrays, see updateArgs;
+// last_used_at never moves backwards), with the columns the clause changes and the delta
+// field each column takes (what verification checks, verify.go).
+var kinds = map[Kind]kind{
+	APIKeyUsage: {table: "api_keys", set: `total_requests = t.total_requests + d.requests,
 		total_tokens = t.total_tokens + d.tokens, total_cost = t.total_cost + d.cost,
 		last_used_at = GREATEST(t.last_used_at, d.last_used_at)`,
-	ProviderKeyUsage: `UPDATE provider_api_keys t SET request_count = t.request_count + d.requests,
+		columns: []column{requests("total_requests"), tokens("total_tokens"), cost("total_cost"), newest("last_used_at")}},
+	ProviderKeyUsage: {table: "provider_api_keys", set: `request_count = t.request_count + d.requests,
 		success_count = t.success_count + d.successes, error_count = t.error_count + d.failures,
 		total_tokens = t.total_tokens + d.tokens, total_cost = t.total_cost + d.cost,
 		total_response_time_ms = t.total_response_time_ms + d.response_time_ms`,
-	ModelUsage:      `UPDATE global_models t SET usage_count = t.usage_count + d.requests`,
-	ProviderMonthly: `UPDATE providers t SET monthly_used = t.monthly_used + d.cost, updated_at = now()`,
-	APIKeyQuota:     `UPDATE api_keys t SET quota_used = t.quota_used + d.cost`,
-	WalletDebit:     `UPDATE wallets t SET balance = t.balance - d.cost, updated_at = now()`,
-	ProxyNode: `UPDATE proxy_nodes t SET total_requests = t.total_requests + d.requests,
+		columns: []column{requests("request_count"), count("success_count", func(d Delta) int64 { return d.Successes }),
+			failures("error_count"), tokens("total_tokens"), cost("total_cost"),
+			count("total_response_time_ms", func(d Delta) int64 { return d.ResponseTimeMs })}},
+	ModelUsage:      {table: "global_models", set: `usage_count = t.usage_count + d.requests`, columns: []column{requests("usage_count")}},
+	ProviderMonthly: {table: "providers", set: `monthly_used = t.monthly_used + d.cost, updated_at = now()`, columns: []column{cost("monthly_used")}},
+	APIKeyQuota:     {table: "api_keys", set: `quota_used = t.quota_used + d.cost`, columns: []column{cost("quota_used")}},
+	WalletDebit: {table: "wallets", key: "user_id", set: `balance = t.balance - d.cost, updated_at = now()`,
+		columns: []column{{name: "balance", money: func(d Delta) Money { return -d.Cost }}}},
+	ProxyNode: {table: "proxy_nodes", set: `total_requests = t.total_requests + d.requests,
 		failed_requests = t.failed_requests + d.failures, dns_failures = t.dns_failures + d.dns_failures,
 		stream_errors = t.stream_errors + d.stream_errors`,
-	ManagementToken: `UPDATE management_tokens t SET usage_count = t.usage_count + d.requests,
+		columns: []column{requests("total_requests"), failures("failed_requests"),
+			count("dns_failures", func(d Delta) int64 { return d.DNSFailures }),
+			count("stream_errors", func(d Delta) int64 { return d.StreamErrors })}},
+	ManagementToken: {table: "management_tokens", set: `usage_count = t.usage_count + d.requests,
 		last_used_ip = CASE WHEN d.last_used_at IS NOT NULL AND d.last_ip IS NOT NULL
 			AND (t.last_used_at IS NULL OR d.last_used_at >= t.last_used_at) THEN d.last_ip ELSE t.last_used_ip END,
 		last_used_at = GREATEST(t.last_used_at, d.last_used_at)`,
-	APIKeyLastUsed: `UPDATE api_keys t SET last_used_at = GREATEST(t.last_used_at, d.last_used_at)`,
+		columns: []column{requests("usage_count"), newest("last_used_at"), {name: "last_used_ip", ip: true}}},
+	APIKeyLastUsed: {table: "api_keys", set: `last_used_at = GREATEST(t.last_used_at, d.last_used_at)`, columns: []column{newest("last_used_at")}},
+}
+
+// kind is one hot row type (kinds).
+type kind struct {
+	table, key, set string // key: "" is id
+	columns         []column
+}
+
+// keyColumn is the column a kind's rows are keyed by: wallets by their user, every other
+// hot table by id.
+func (k kind) keyColumn() string {
+	if k.key == "" {
+		return "id"
+	}
+	return k.key
 }
 
 // deltaParams are a delta's columns in parameter order ($1 …), as updateArgs and scalarArgs
@@ -161,8 +187,8 @@ func deltaFrom(arrays, slotted bool) string {
 
 // Kinds lists every known kind in CompareKeys order.
 func Kinds() []Kind {
-	ks := make([]Kind, 0, len(kindSQL))
-	for k := range kindSQL {
+	ks := make([]Kind, 0, len(kinds))
+	for k := range kinds {
 		ks = append(ks, k)
 	}
 	slices.Sort(ks)
@@ -220,25 +246,22 @@ type statementKey struct {
 
 // updateStatements are the UPDATEs of every kind, arrays or scalars, slotted or not.
 var updateStatements = func() map[statementKey]string {
-	out := make(map[statementKey]string, 4*len(kindSQL))
-	for k, set := range kindSQL {
+	out := make(map[statementKey]string, 4*len(kinds))
+	for k, kd := range kinds {
 		for _, arrays := range []bool{false, true} {
 			for _, slotted := range []bool{false, true} {
-				out[statementKey{k, arrays, slotted}] = set + deltaFrom(arrays, slotted) + whereKey(k, slotted)
+				out[statementKey{k, arrays, slotted}] = "UPDATE " + kd.table + " t SET " + kd.set + deltaFrom(arrays, slotted) + whereKey(kd, slotted)
 			}
 		}
 	}
 	return out
 }()
 
-// whereKey matches a kind's row with its delta: wallets are keyed by their user, every other
-// hot table by id; a slotted delta also by its slot. An unslotted delta's row is the only one
-// of its id (slot 0), so the default path sends the statement it sent before slots existed.
-func whereKey(k Kind, slotted bool) string {
-	where := "\n\tWHERE t.id = d.id"
-	if k == WalletDebit {
-		where = "\n\tWHERE t.user_id = d.id"
-	}
+// whereKey matches a kind's row with its delta, by its key column; a slotted delta also by its
+// slot. An unslotted delta's row is the only one of its id (slot 0), so the default path sends
+// the statement it sent before slots existed.
+func whereKey(k kind, slotted bool) string {
+	where := "\n\tWHERE t." + k.keyColumn() + " = d.id"
 	if slotted {
 		where += " AND t.slot = d.slot"
 	}

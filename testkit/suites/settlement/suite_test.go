@@ -47,9 +47,9 @@ func TestRedeliveredSettlementDebitsOnce(t *testing.T) {
 }
 
 // seeded opens a fresh schema with n pending usages over hot sets.
-func seeded(t *testing.T, n int64, hot int) (*pgx.Conn, *testkit.Run) {
+func seeded(t *testing.T, s *Suite, n int64, hot int) (*pgx.Conn, *testkit.Run) {
 	t.Helper()
-	r := suitetest.Seeded(t, New(), hot, n)
+	r := suitetest.Seeded(t, s, hot, n)
 	return r.Admin(), r
 }
 
@@ -65,49 +65,48 @@ func inTx(t *testing.T, conn *pgx.Conn, fn func(pgx.Tx) error) {
 func TestSettlingTwiceDebitsOnce(t *testing.T) {
 	ctx := context.Background()
 	const n, hot = 12, 2
-	batch := func(requests ...int64) []claims {
-		var cs []claims
-		for _, i := range requests {
-			cs = append(cs, claims{Hot: int(i % hot), Requests: []int64{i}})
-		}
-		return cs
-	}
 	all := []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
-	paths := map[string]func(tx pgx.Tx) error{
-		"sync": func(tx pgx.Tx) error {
-			for _, i := range all {
-				if err := settleAndDebit(ctx, tx, i, 0); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-		"outbox": func(tx pgx.Tx) error {
-			for _, i := range all {
-				if err := settleToOutbox(ctx, tx, i, 0); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-		"async": func(tx pgx.Tx) error {
-			_, err := batchWriter{}.WriteBatch(ctx, tx, append(batch(all...), batch(3, 3)...))
-			return err
-		},
-		"async-compact": func(tx pgx.Tx) error {
-			merged := []claims{{Hot: 0, Requests: []int64{0, 2, 4, 6, 8, 10, 4}}, {Hot: 1, Requests: []int64{1, 3, 5, 7, 9, 11}}}
-			_, err := batchWriter{compact: true}.WriteBatch(ctx, tx, merged)
-			return err
-		},
-	}
-	for name, write := range paths {
+	for _, name := range []string{"sync", "outbox", "async", "async-compact"} {
 		t.Run(name, func(t *testing.T) {
-			conn, _ := seeded(t, n, hot)
+			s := New()
+			conn, r := seeded(t, s, n, hot)
+			batch := func(tx pgx.Tx, requests ...int64) []counters.Record {
+				var recs []counters.Record
+				for _, i := range requests {
+					recs = append(recs, s.Records(r, tx, i)...)
+				}
+				return recs
+			}
+			write := func(tx pgx.Tx) error {
+				var err error
+				switch name {
+				case "sync":
+					for _, i := range all {
+						if _, err = s.Writer(r, false).WriteBatch(ctx, tx, batch(tx, i)); err != nil {
+							return err
+						}
+					}
+				case "outbox":
+					for _, i := range all {
+						if err = s.WriteOutbox(ctx, tx, r, batch(tx, i)); err != nil {
+							return err
+						}
+					}
+				case "async":
+					_, err = s.Writer(r, false).WriteBatch(ctx, tx, batch(nil, append(all, 3, 3)...))
+				case "async-compact":
+					merged := batch(nil, 0, 1)
+					merged[0].Requests = []int64{0, 2, 4, 6, 8, 10, 4}
+					merged[1].Requests = []int64{1, 3, 5, 7, 9, 11}
+					_, err = s.Writer(r, true).WriteBatch(ctx, tx, merged)
+				}
+				return err
+			}
 			inTx(t, conn, write)
 			// The whole thing again, then each request alone, as the queue's fallback would.
 			inTx(t, conn, write)
 			inTx(t, conn, func(tx pgx.Tx) error {
-				_, err := batchWriter{}.WriteBatch(ctx, tx, batch(all...))
+				_, err := s.Writer(r, false).WriteBatch(ctx, tx, batch(nil, all...))
 				return err
 			})
 			var want [hot]counters.Money
@@ -148,11 +147,15 @@ func TestSettlingTwiceDebitsOnce(t *testing.T) {
 // settle refuses it instead of guessing.
 func TestSettleRefusesAnInconsistentUsage(t *testing.T) {
 	ctx := context.Background()
-	conn, _ := seeded(t, 2, 1)
+	s := New()
+	conn, r := seeded(t, s, 2, 1)
 	if _, err := conn.Exec(ctx, `UPDATE usage SET billing_status = 'settled' WHERE request_id = 'req-1'`); err != nil {
 		t.Fatal(err)
 	}
-	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { return settleAndDebit(ctx, tx, 1, 0) })
+	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		_, err := s.Writer(r, false).WriteBatch(ctx, tx, s.Records(r, tx, 1))
+		return err
+	})
 	if err == nil {
 		t.Fatal("a settled usage without a snapshot was settled again")
 	}
@@ -160,7 +163,7 @@ func TestSettleRefusesAnInconsistentUsage(t *testing.T) {
 
 // The seed must put costOf(i) on usage i: Go computes the expectations, SQL the seed.
 func TestSeedCostsMatchCostOf(t *testing.T) {
-	conn, _ := seeded(t, 500, 3)
+	conn, _ := seeded(t, New(), 500, 3)
 	var want counters.Money
 	for i := range int64(500) {
 		want += costOf(i)
@@ -179,7 +182,7 @@ func TestSeedCostsMatchCostOf(t *testing.T) {
 }
 
 func TestHotKeysSpreadTheLoad(t *testing.T) {
-	suitetest.HotKeysSpread(t, New(), "sync,async-compact", "hot sets whose wallet, quota and monthly total are exact")
+	suitetest.HotKeysSpread(t, New(), "sync,async-compact", "hot row sets whose every counter is exact")
 }
 
 // A run bound by --duration alone settles only the usages it seeded; requests past them fail,

@@ -3,39 +3,14 @@ package usagecounter
 import (
 	"bytes"
 	"os"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
-
-func TestEventCodecRoundTrip(t *testing.T) {
-	r0 := usageRow{index: 7, requestID: "req-7", hot: 3, responseMs: 57, at: epoch.Add(7 * time.Millisecond)}
-	r1 := usageRow{index: 1 << 40, requestID: "req-big", hot: 0, responseMs: 149, at: epoch.Add(time.Hour)}
-	for _, e := range []event{{first: r0}, {first: r0, more: []usageRow{r1, r0}}} {
-		b, err := eventCodec{}.Encode(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := eventCodec{}.Decode(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, e) {
-			t.Errorf("round trip: got %+v, want %+v", got, e)
-		}
-		for cut := 0; cut < len(b); cut++ {
-			if _, err := (eventCodec{}).Decode(b[:cut]); err == nil {
-				t.Errorf("truncated to %d of %d bytes: decoded without error", cut, len(b))
-			}
-		}
-	}
-}
 
 // TestRedisBackendVerifiesExactly runs the async modes on the Redis-streams backend,
 // embedded, managed and by --redis-url (suitetest.OnRedis).

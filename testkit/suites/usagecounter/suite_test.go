@@ -42,7 +42,7 @@ func TestManagedServerRunAndBrokenExpectationExitsOne(t *testing.T) {
 }
 
 func TestHotKeysSpreadTheLoad(t *testing.T) {
-	suitetest.HotKeysSpread(t, New(), "sync,async-compact", "hot key sets whose every counter is exact")
+	suitetest.HotKeysSpread(t, New(), "sync,async-compact", "hot row sets whose every counter is exact")
 }
 
 // Sync and outbox requests are all there or not at all, and counted once, when connections

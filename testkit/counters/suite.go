@@ -1,0 +1,278 @@
+package counters
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hotspotkit/hotspotkit/testkit"
+)
+
+// Declaration is a counter-style suite said rather than written: which hot rows it seeds, what
+// each request adds to them, and the step that makes a write count once. New makes the suite of
+// it — Seed (with --slots), every mode (Modes), Persisted and an exact Verify.
+type Declaration struct {
+	// Info describes the suite; New fills what it leaves out: Modes and DefaultModes (Modes),
+	// both queue backends, Slots, and a --queue-capacity default that holds as many requests as
+	// a one-record suite's when a request makes several records.
+	Info testkit.Info
+	// SeedSQL creates the hot rows of --hot-keys sets: each statement runs with $1 = --hot-keys,
+	// in order, in one transaction; the rows are then split into --slots (SeedSlots).
+	SeedSQL []string
+	// Request is what request i, of hot set h (i mod --hot-keys), adds to the hot rows: its
+	// parts, in the order they are written, each a list of deltas that travels as one queue
+	// record keyed by its first delta's row. Which rows a request adds to depends on h alone.
+	Request func(i int64, h int) [][]Delta
+	// Claim is the step that makes a write count once. In the writing transaction it records
+	// every source of batch (a part of a request; one may repeat) and returns those no
+	// transaction recorded before, each once, in batch order, with the statements it sent.
+	// Only the deltas of those are applied.
+	Claim func(ctx context.Context, tx pgx.Tx, batch []Source) (fresh []Source, statements int, err error)
+	// ClaimTable is the table Claim writes a row per source to, and ClaimIndex the SQL
+	// expression of a row's request index: Persisted finds the requests there.
+	ClaimTable, ClaimIndex string
+	// Opening is what the seed leaves in a hot row of a kind, as the delta that would bring a
+	// zeroed row there (a wallet seeded with balance B: a debit of −B); other rows start at zero.
+	Opening map[Kind]Delta
+	// Deliveries (optional) is how many times request i is delivered, as an at-least-once queue
+	// would (1 when nil); every delivery after the first must change nothing.
+	Deliveries func(i int64) int
+	// Codec stores the records on a Redis stream (nil: JSON; RecordCodec is compact).
+	Codec testkit.Codec[Record]
+}
+
+// Source is one part of one request: what a claim records.
+type Source struct {
+	Request int64 // the request's index
+	Hot     int   // its hot set
+	Part    int   // which of its parts (Declaration.Request)
+}
+
+// Record is a counter suite's queue record: one part of a request or, compacted, of several,
+// for one slot of one hot row (Key: the part's first row, the queue's slot).
+type Record struct {
+	Key      Key
+	Part     int
+	Requests []int64
+}
+
+// Merge folds a newer record for the same slot into rec (the queue's compaction).
+func (rec *Record) Merge(newer Record) { rec.Requests = append(rec.Requests, newer.Requests...) }
+
+// Suite is a declared counter suite (New): a testkit.Suite and testkit.Reconciler. A suite that
+// needs more (flags, seed rows, checks) embeds it and adds its own methods.
+type Suite struct {
+	d     Declaration
+	info  testkit.Info
+	parts int
+}
+
+var (
+	_ testkit.Suite      = (*Suite)(nil)
+	_ testkit.Reconciler = (*Suite)(nil)
+)
+
+// New is the suite d declares.
+func New(d Declaration) *Suite {
+	s := &Suite{d: d, info: d.Info, parts: len(d.Request(0, 0))}
+	if s.info.Modes == nil {
+		s.info.Modes = Modes
+	}
+	if s.info.DefaultModes == nil {
+		s.info.DefaultModes = s.info.Modes
+	}
+	if s.info.QueueBackends == nil {
+		s.info.QueueBackends = []string{testkit.BackendMemory, testkit.BackendRedis}
+	}
+	if _, set := s.info.Defaults["queue-capacity"]; s.parts > 1 && !set {
+		s.info.Defaults = map[string]string{"queue-capacity": strconv.Itoa(s.parts * testkit.DefaultQueueCapacity)}
+	}
+	s.info.Slots = true
+	return s
+}
+
+// Info describes the suite.
+func (s *Suite) Info() testkit.Info { return s.info }
+
+// RequestID is request i's id in the tables ("req-i").
+func RequestID(i int64) string { return "req-" + strconv.FormatInt(i, 10) }
+
+// Seed creates the hot rows of --hot-keys sets and splits them into --slots.
+func (s *Suite) Seed(ctx context.Context, r *testkit.Run) error {
+	return pgx.BeginFunc(ctx, r.Admin(), func(tx pgx.Tx) error {
+		for _, sql := range s.d.SeedSQL {
+			if _, err := tx.Exec(ctx, sql, r.Config().HotKeys); err != nil {
+				return fmt.Errorf("%s: %w", sql, err)
+			}
+		}
+		return SeedSlots(ctx, tx, r.Slots())
+	})
+}
+
+// Workload returns one request in r.Mode: its parts claimed and applied in its own
+// transaction (sync), claimed with their deltas left to the outbox (Outbox), or enqueued as
+// records a batch writer claims and applies, each delta as its own UPDATE or compacted (the
+// async modes).
+func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, error) {
+	switch r.Mode() {
+	case testkit.Sync:
+		write := s.Writer(r, false)
+		return &testkit.Workload{Op: s.deliver(r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
+			_, err := write.WriteBatch(ctx, tx, s.Records(r, tx, i))
+			return err
+		}))}, nil
+	case Outbox:
+		return OutboxWorkload(ctx, r, s.deliver(r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
+			return s.WriteOutbox(ctx, tx, r, s.Records(r, tx, i))
+		})))
+	case testkit.Async, testkit.AsyncCompact:
+		return testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[Key, Record]{
+			Records: func(i int64) []Record {
+				recs := s.Records(r, nil, i)
+				for range s.deliveries(i) - 1 {
+					recs = append(recs, s.Records(r, nil, i)...)
+				}
+				return recs
+			},
+			Key:     func(rec Record) Key { return rec.Key },
+			Worker:  SlotsOf(r).Worker(),
+			Merge:   (*Record).Merge,
+			Compare: CompareKeys,
+			Writer:  func(compact bool) testkit.TxWriter[Record] { return s.Writer(r, compact) },
+			Codec:   s.d.Codec,
+		})
+	}
+	return nil, fmt.Errorf("mode %s not supported", r.Mode())
+}
+
+func (s *Suite) deliveries(i int64) int {
+	if s.d.Deliveries == nil {
+		return 1
+	}
+	return s.d.Deliveries(i)
+}
+
+// deliver runs op once per delivery of the request.
+func (s *Suite) deliver(op testkit.Op) testkit.Op {
+	if s.d.Deliveries == nil {
+		return op
+	}
+	return func(ctx context.Context, req *testkit.Request) error {
+		for range s.deliveries(req.Index) {
+			if err := op(ctx, req); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// Records are request i's records, one per part, in the slot it writes in tx (nil where no
+// session writes: a queue record; see Slots.InTx).
+func (s *Suite) Records(r *testkit.Run, tx pgx.Tx, i int64) []Record {
+	parts := s.d.Request(i, s.hotOf(r, i))
+	slot := SlotsOf(r).For(tx, i, RequestID(i))
+	recs := make([]Record, len(parts))
+	for p, ds := range parts {
+		k := ds[0].Key
+		k.Slot = slot
+		recs[p] = Record{Key: k, Part: p, Requests: []int64{i}}
+	}
+	return recs
+}
+
+func (s *Suite) hotOf(r *testkit.Run, i int64) int { return int(i % int64(r.Config().HotKeys)) }
+
+// Writer writes a batch of records in the queue's transaction (and a sync request's records in
+// its own): it claims their sources and applies the deltas of the fresh ones, compacted (one
+// UPDATE per table) or each as its own UPDATE, in order.
+func (s *Suite) Writer(r *testkit.Run, compact bool) testkit.TxWriter[Record] {
+	return batchWriter{s: s, r: r, compact: compact}
+}
+
+type batchWriter struct {
+	s       *Suite
+	r       *testkit.Run
+	compact bool
+}
+
+func (w batchWriter) WriteBatch(ctx context.Context, tx pgx.Tx, batch []Record) (int, error) {
+	deltas, ops, err := w.s.claim(ctx, tx, w.r, batch)
+	if err != nil {
+		return ops, err
+	}
+	apply := ApplyEach
+	if w.compact {
+		apply = Apply
+	}
+	n, err := apply(ctx, tx, deltas)
+	return ops + n, err
+}
+
+// WriteOutbox claims a request's records and leaves the deltas of the fresh ones to the outbox.
+func (s *Suite) WriteOutbox(ctx context.Context, tx pgx.Tx, r *testkit.Run, recs []Record) error {
+	deltas, _, err := s.claim(ctx, tx, r, recs)
+	if err != nil || len(deltas) == 0 {
+		return err
+	}
+	return InsertOutbox(ctx, tx, RequestID(recs[0].Requests[0]), deltas)
+}
+
+// claim claims the sources of batch and returns the deltas of the fresh ones, each in its
+// record's slot, in batch order, with the statements the claim sent.
+func (s *Suite) claim(ctx context.Context, tx pgx.Tx, r *testkit.Run, batch []Record) ([]Delta, int, error) {
+	var sources []Source
+	for _, rec := range batch {
+		for _, i := range rec.Requests {
+			sources = append(sources, Source{Request: i, Hot: s.hotOf(r, i), Part: rec.Part})
+		}
+	}
+	fresh, ops, err := s.d.Claim(ctx, tx, sources)
+	if err != nil {
+		return nil, ops, err
+	}
+	var isNew map[Source]bool // nil when every source is fresh, as it normally is
+	if len(fresh) < len(sources) {
+		isNew = make(map[Source]bool, len(fresh))
+		for _, src := range fresh {
+			isNew[src] = true
+		}
+	}
+	deltas := make([]Delta, 0, len(fresh))
+	k := 0
+	for _, rec := range batch {
+		for range rec.Requests {
+			src := sources[k]
+			k++
+			if isNew != nil {
+				if !isNew[src] {
+					continue
+				}
+				delete(isNew, src) // a source repeated in the batch is applied once
+			}
+			deltas = append(deltas, InSlot(s.d.Request(src.Request, src.Hot)[src.Part], rec.Key.Slot)...)
+		}
+	}
+	return deltas, ops, nil
+}
+
+// Persisted counts every request's claim rows: a request whose parts are all claimed once is
+// persisted once (a partial one shows as persisted, and then as wrong counters).
+func (s *Suite) Persisted(ctx context.Context, r *testkit.Run, n int64) ([]int32, error) {
+	rows, err := r.Admin().Query(ctx, `SELECT `+s.d.ClaimIndex+`, count(*) FROM `+pgx.Identifier{s.d.ClaimTable}.Sanitize()+` GROUP BY 1`)
+	if err != nil {
+		return nil, err
+	}
+	counts := make([]int32, n)
+	var i, claims int64
+	_, err = pgx.ForEachRow(rows, []any{&i, &claims}, func() error {
+		if i < 0 || i >= n {
+			return fmt.Errorf("%s row of unexpected request %d", s.d.ClaimTable, i)
+		}
+		counts[i] = int32((claims + int64(s.parts) - 1) / int64(s.parts))
+		return nil
+	})
+	return counts, err
+}
