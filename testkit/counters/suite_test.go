@@ -47,7 +47,7 @@ func declared() *counters.Suite {
 			return fresh, len(batch), nil
 		},
 		ClaimTable: "claims", ClaimIndex: "request",
-		Opening:    map[counters.Kind]counters.Delta{counters.WalletDebit: {Cost: -10 * counters.Unit}},
+		Opening: map[counters.Kind]counters.Delta{counters.WalletDebit: {Cost: -10 * counters.Unit}},
 	})
 }
 
