@@ -16,6 +16,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/render"
+	"github.com/hotspotkit/hotspotkit/results/render/plot"
 	"github.com/spf13/pflag"
 )
 
@@ -346,15 +347,15 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return c.fail(err)
 		}
-		samples[render.SamplesKey(i)] = s
+		samples[plot.SamplesKey(i)] = s
 	}
 	if *output == "-" {
-		if err := render.Plot(reports, samples, stdout); err != nil {
+		if err := plot.Plot(reports, samples, stdout); err != nil {
 			return c.fail(err)
 		}
 		return exitOK
 	}
-	if err := writeFileAtomic(*output, func(w io.Writer) error { return render.Plot(reports, samples, w) }); err != nil {
+	if err := writeFileAtomic(*output, func(w io.Writer) error { return plot.Plot(reports, samples, w) }); err != nil {
 		return c.fail(err)
 	}
 	fmt.Fprintf(stderr, "baseline plot: wrote %s\n", *output)

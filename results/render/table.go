@@ -1,8 +1,9 @@
 // Package render turns reports (package results) into what people read: the baseline table
-// (Markdown, CSV, JSON; the engine's stderr summary prints the same table), the comparison of
-// two reports with its regression verdict and the matching of their runs, and the self-contained
-// HTML page of plots (go-echarts, with the ECharts script embedded from assets/). Nothing here
-// writes a report or measures anything; the report types stay free of these dependencies.
+// (Markdown, CSV, JSON), the run summary a suite binary prints on stderr (the same table and
+// what went wrong, summary.go), and the comparison of two reports with its regression verdict
+// and the matching of their runs. The HTML page of plots is package render/plot, so that what
+// links this package (every suite binary) does not link go-echarts and its script. Nothing
+// here writes a report or measures anything; the report types stay free of these dependencies.
 package render
 
 import (
@@ -221,7 +222,7 @@ func formatRow(row TableRow, cfg results.Run) []string {
 		return formatSpread(s, format)
 	}
 	_, hasQueue := m[results.MetricPersistLagP99Ms]
-	mode := ModeLabel(row.Mode, row.Slots, runSlotPick(cfg))
+	mode := ModeLabel(row.Mode, row.Slots, cfg.Settings.SlotPick)
 	if row.Repetitions > 1 {
 		mode = fmt.Sprintf("%s (n=%d)", mode, row.Repetitions)
 	}

@@ -158,7 +158,7 @@ func (e *engine) execute(stdout io.Writer) (code int) {
 		fmt.Fprintf(e.stderr, "%s: writing the report: %v\n", e.info.Name, werr)
 		return ExitFailed
 	}
-	printSummary(e.stderr, e.report, e.info)
+	render.Summary(e.stderr, e.report, testkit.ModeNames(e.info.Modes))
 	if sw, ok := e.suite.(testkit.SummaryWriter); ok && len(e.report.Runs) > 0 {
 		sw.WriteSummary(e.stderr, e.report)
 	}

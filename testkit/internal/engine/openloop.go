@@ -1,10 +1,6 @@
 package engine
 
 import (
-	"fmt"
-	"io"
-	"strconv"
-
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 )
@@ -44,31 +40,3 @@ func (e *engine) finishRateLadders() {
 		}
 	}
 }
-
-// printOpenLoop says which runs could not hold their rate, and each rate ladder's answer.
-func printOpenLoop(w io.Writer, rep *results.Report, name string) {
-	for _, r := range rep.Runs {
-		ol := r.Load.OpenLoop
-		if ol == nil {
-			continue
-		}
-		fmt.Fprintf(w, "  %s at %s/s: achieved %.0f/s, sent %d of %d arrivals, service p99 %.2f ms, schedule lag p99 %.2f ms, late %d, skipped %d, unsent %d\n",
-			r.Mode, formatRate(ol.TargetRPS), ol.AchievedRPS, ol.Scheduled-ol.Skipped-ol.Unsent, ol.Scheduled,
-			ol.ServiceMs.P99, ol.ScheduleLagMs.P99, ol.Late, ol.Skipped, ol.Unsent)
-		if !ol.HeldRate {
-			fmt.Fprintf(w, "%s: warning: %s could not hold --rate %s: sent %.1f%% of its arrivals, achieved %.0f/s; latency counts the wait of the requests it fell behind on\n",
-				name, r.Mode, formatRate(ol.TargetRPS), 100*ol.SentShare, ol.AchievedRPS)
-		}
-	}
-	for _, l := range rep.RateLadders {
-		switch {
-		case l.SLOP99Ms == 0:
-		case l.MaxRateAtSLO > 0:
-			fmt.Fprintf(w, "  %s rate ladder: max rate at p99 ≤ %g ms: %s/s\n", l.Mode, l.SLOP99Ms, formatRate(l.MaxRateAtSLO))
-		default:
-			fmt.Fprintf(w, "  %s rate ladder: no rate kept p99 ≤ %g ms with ≥ 95%% of its arrivals sent\n", l.Mode, l.SLOP99Ms)
-		}
-	}
-}
-
-func formatRate(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -1,4 +1,8 @@
-package render
+// Package plot draws reports (package results) as one self-contained HTML page: the table of
+// package render, throughput and latency per mode, ladders, and the monitor's samples over
+// time (go-echarts, with the ECharts script embedded from assets/). It is apart from render so
+// that only what draws (the baseline tool) links go-echarts.
+package plot
 
 import (
 	"bytes"
@@ -18,6 +22,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/opts"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/render"
 )
 
 // echartsJS is Apache ECharts, inlined into every page so that it opens with no network; see
@@ -36,7 +41,7 @@ const (
 )
 
 // Plot writes one self-contained HTML page (ECharts inlined, no http(s) reference to load) with,
-// for every report: a table of its rows (as Table gives them); throughput and p50/p95/p99 per
+// for every report: a table of its rows (as render.Table gives them); throughput and p50/p95/p99 per
 // mode as bars, side by side (medians when repeated; a log scale when the modes differ by more
 // than 20×); for each ladder, throughput and p95 against concurrency with the knee marked; for
 // each rate ladder, latency (from the intended start and of service) against the offered rate,
@@ -137,7 +142,7 @@ func pageHeader(reports []*results.Report) string {
 		if rep.Error != "" {
 			fmt.Fprintf(&b, "<p>error: %s</p>\n", html.EscapeString(rep.Error))
 		}
-		b.WriteString(pageTable(Table([]*results.Report{rep})))
+		b.WriteString(pageTable(render.Table([]*results.Report{rep})))
 	}
 	b.WriteString("</header>\n")
 	return b.String()
@@ -146,11 +151,11 @@ func pageHeader(reports []*results.Report) string {
 // pageTable is the table of one report for a page 1,400 px wide: the heading above names the
 // suite, so its column is left out; a spread shows its median with the min–max range in small
 // type beneath it; column titles and the waiters list wrap.
-func pageTable(t TableData) string {
+func pageTable(t render.TableData) string {
 	var b strings.Builder
 	b.WriteString("<table class=\"baseline\">\n<tr>")
 	for _, c := range t.Columns {
-		if c.Key != ColSuite {
+		if c.Key != render.ColSuite {
 			fmt.Fprintf(&b, "<th>%s</th>", html.EscapeString(c.Title))
 		}
 	}
@@ -161,11 +166,11 @@ func pageTable(t TableData) string {
 			c := t.Columns[i]
 			var class []string
 			switch {
-			case c.Key == ColSuite:
+			case c.Key == render.ColSuite:
 				continue
 			case c.Numeric:
 				class = append(class, "num")
-			case c.Key == ColMaxWaiters:
+			case c.Key == render.ColMaxWaiters:
 				class = append(class, "wrap")
 			}
 			text := html.EscapeString(cell)
@@ -188,7 +193,7 @@ func pageTable(t TableData) string {
 // its range.
 func splitSpread(cell string) (median, rng string, ok bool) {
 	med, rest, found := strings.Cut(cell, " (")
-	if !found || !strings.HasSuffix(rest, ")") || !strings.Contains(rest, spreadSep) {
+	if !found || !strings.HasSuffix(rest, ")") || !strings.Contains(rest, render.SpreadSep) {
 		return "", "", false
 	}
 	return med, strings.TrimSuffix(rest, ")"), true
@@ -217,7 +222,7 @@ func environmentLine(rep *results.Report) string {
 	add("", e.GoVersion)
 	if c := e.Calibration; c != nil && !c.Skipped {
 		add("calibration: ", fmt.Sprintf("hot row %s/s on %d conns, batched %s rows/s on %d",
-			formatRPS(c.HotRowUpdateRPSPool.Median), c.PoolConns, formatRPS(c.BatchedWriteRowsPerSec.Median), c.BatchedWriteConns))
+			render.FormatRPS(c.HotRowUpdateRPSPool.Median), c.PoolConns, render.FormatRPS(c.BatchedWriteRowsPerSec.Median), c.BatchedWriteConns))
 	} else {
 		add("", "no calibration")
 	}
@@ -253,8 +258,8 @@ func runSlotPick(r results.Run) string { return r.Settings.SlotPick }
 
 // modeBars adds the throughput chart and the latency chart of the non-ladder rows of a report.
 func (p *plotter) modeBars(prefix string, rep *results.Report) {
-	var rows []TableRow
-	for _, r := range reportRows(rep) {
+	var rows []render.TableRow
+	for _, r := range render.Table([]*results.Report{rep}).Rows {
 		if r.Level == 0 {
 			rows = append(rows, r)
 		}
@@ -265,9 +270,9 @@ func (p *plotter) modeBars(prefix string, rep *results.Report) {
 	pick := slotPick(rep)
 	labels := make([]string, len(rows))
 	for i, r := range rows {
-		labels[i] = ModeLabel(r.Mode, r.Slots, pick)
+		labels[i] = render.ModeLabel(r.Mode, r.Slots, pick)
 		if r.Rate > 0 { // a rung of --rates, or one --rate run: the bars of one mode differ by it
-			labels[i] += " @ " + formatRPS(r.Rate) + "/s"
+			labels[i] += " @ " + render.FormatRPS(r.Rate) + "/s"
 		}
 		if r.Repetition > 0 {
 			labels[i] = fmt.Sprintf("%s #%d", labels[i], r.Repetition)
@@ -297,7 +302,7 @@ func (p *plotter) modeBars(prefix string, rep *results.Report) {
 		charts.WithXAxisOpts(xAxis),
 		charts.WithGridOpts(opts.Grid{Left: "80", Right: "30", Top: "70", Bottom: gridBottom}),
 	)
-	tput.SetXAxis(labels).AddSeries("throughput rps", barData(values, formatRPS))
+	tput.SetXAxis(labels).AddSeries("throughput rps", barData(values, render.FormatRPS))
 	p.page.AddCharts(tput)
 
 	// Queue modes answer a request once it is enqueued: their request latency is the enqueue's,
@@ -327,12 +332,12 @@ func (p *plotter) modeBars(prefix string, rep *results.Report) {
 	)
 	lat.SetXAxis(labels)
 	for _, m := range latSeries {
-		lat.AddSeries(m.name, barDataOf(rows, m.metric, formatMs))
+		lat.AddSeries(m.name, barDataOf(rows, m.metric, render.FormatMs))
 	}
 	p.page.AddCharts(lat)
 }
 
-func hasMetric(rows []TableRow, metric string) bool {
+func hasMetric(rows []render.TableRow, metric string) bool {
 	for _, r := range rows {
 		if _, ok := r.Metrics[metric]; ok {
 			return true
@@ -343,7 +348,7 @@ func hasMetric(rows []TableRow, metric string) bool {
 
 // barDataOf is barData of a metric some rows may lack (persist lag of a sync mode): their bar
 // is left empty rather than drawn at 0.
-func barDataOf(rows []TableRow, metric string, format func(float64) string) []opts.BarData {
+func barDataOf(rows []render.TableRow, metric string, format func(float64) string) []opts.BarData {
 	out := barData(metricValues(rows, metric), format)
 	for i, r := range rows {
 		if _, ok := r.Metrics[metric]; !ok {
@@ -353,7 +358,7 @@ func barDataOf(rows []TableRow, metric string, format func(float64) string) []op
 	return out
 }
 
-func metricValues(rows []TableRow, metric string) []float64 {
+func metricValues(rows []render.TableRow, metric string) []float64 {
 	out := make([]float64, len(rows))
 	for i, r := range rows {
 		out[i] = r.Metrics[metric].Median
@@ -440,7 +445,7 @@ func (p *plotter) ladder(title string, l results.Ladder) {
 				LineStyle: &opts.LineStyle{Type: "dashed", Color: "#c23531", Width: 2},
 			}),
 			charts.WithMarkPointNameCoordItemOpts(opts.MarkPointNameCoordItem{
-				Name: "knee", Coordinate: []interface{}{k, kneeTput}, Value: formatRPS(kneeTput),
+				Name: "knee", Coordinate: []interface{}{k, kneeTput}, Value: render.FormatRPS(kneeTput),
 				Label: &opts.Label{Show: opts.Bool(true), FontSize: 10},
 			}),
 		)
@@ -481,7 +486,7 @@ func (p *plotter) rateLadder(title string, l results.RateLadder) {
 	achieved := make([]opts.LineData, len(l.Rates))
 	latencies := []float64{l.SLOP99Ms}
 	for i, s := range l.Rates {
-		x[i] = formatRPS(s.TargetRPS)
+		x[i] = render.FormatRPS(s.TargetRPS)
 		p50[i] = opts.LineData{Value: s.P50Ms}
 		p99[i] = opts.LineData{Value: s.P99Ms}
 		service[i] = opts.LineData{Value: s.ServiceP99Ms}
@@ -496,7 +501,7 @@ func (p *plotter) rateLadder(title string, l results.RateLadder) {
 	if l.SLOP99Ms > 0 {
 		subtitle = fmt.Sprintf("no rate kept p99 ≤ %g ms with ≥ 95%% of its arrivals sent", l.SLOP99Ms)
 		if l.MaxRateAtSLO > 0 {
-			k := formatRPS(l.MaxRateAtSLO)
+			k := render.FormatRPS(l.MaxRateAtSLO)
 			subtitle = fmt.Sprintf("max rate at p99 ≤ %g ms (≥ 95%% of arrivals sent): %s/s", l.SLOP99Ms, k)
 			p99Opts = append(p99Opts, charts.WithMarkLineNameXAxisItemOpts(opts.MarkLineNameXAxisItem{Name: "max at SLO " + k, XAxis: k}))
 		}

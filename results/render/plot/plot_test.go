@@ -1,4 +1,4 @@
-package render
+package plot
 
 import (
 	"bytes"
@@ -148,5 +148,27 @@ func TestPlotSlotLadder(t *testing.T) {
 	}
 	if strings.Contains(page, "persist lag p99 ms") {
 		t.Error("a sync slot ladder plots a persist lag it does not have")
+	}
+}
+
+func TestPlotRateLadder(t *testing.T) {
+	page := renderPlot(t, []*results.Report{resultstest.RateLadderReport()}, nil)
+	for _, want := range []string{"sync rate ladder", "async-compact rate ladder", `"name":"offered rps"`,
+		"max rate at p99 ≤ 200 ms (≥ 95% of arrivals sent): 400/s", `"xAxis":"400"`, `"yAxis":200`, `"name":"service p99 ms"`,
+		"sync @ 100/s", "sync @ 800/s"} { // each rung's bars named by its rate
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	rep := resultstest.RateLadderReport()
+	rep.RateLadders = nil // an older writer: rebuilt from the runs and their objective
+	if page := renderPlot(t, []*results.Report{rep}, nil); !strings.Contains(page, "max rate at p99 ≤ 200 ms (≥ 95% of arrivals sent): 16,000/s") {
+		t.Errorf("rate ladder not rebuilt from the runs")
+	}
+	one := resultstest.RateLadderReport() // one --rate run: no ladder to draw
+	one.Runs, one.RateLadders = one.Runs[:1], nil
+	one.Runs[0].Settings.Rates = nil
+	if page := renderPlot(t, []*results.Report{one}, nil); strings.Contains(page, "rate ladder") {
+		t.Errorf("a single --rate run drawn as a one-step rate ladder")
 	}
 }

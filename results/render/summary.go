@@ -1,61 +1,36 @@
-package engine
+package render
 
 import (
 	"fmt"
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/results/render"
-	"github.com/hotspotkit/hotspotkit/testkit"
-	"github.com/hotspotkit/hotspotkit/testkit/database"
 )
 
-// finishReport adds the repetition summaries and ladders.
-func (e *engine) finishReport() {
-	e.finishRateLadders()
-	if e.cfg.Repeat > 1 {
-		e.report.Summaries = results.Summarize(e.report.Runs)
-	}
-	build := results.BuildLadder
-	switch {
-	case len(e.cfg.SlotsLevels) > 0:
-		build = results.BuildSlotLadder
-	case len(e.cfg.Levels) == 0:
-		return
-	}
-	for _, mode := range e.cfg.Modes {
-		var runs []results.Run
-		for _, r := range e.report.Runs {
-			if r.Mode == mode.String() {
-				runs = append(runs, r)
-			}
-		}
-		if len(runs) > 0 {
-			e.report.Ladders = append(e.report.Ladders, build(mode.String(), runs))
-		}
-	}
-}
-
-// printSummary writes the side-by-side table of the runs to w (stderr).
-func printSummary(w io.Writer, rep *results.Report, info testkit.Info) {
+// Summary writes the summary a suite binary prints on stderr at the end: the side-by-side table
+// of the runs (the table of `baseline table`), the machine's calibration, what went wrong
+// (errors, retries, failed checks), ladder knees, open-loop rates not held and, in one warning
+// line, a queue that overflowed. modes are the suite's, in the order that line lists them.
+func Summary(w io.Writer, rep *results.Report, modes []string) {
 	if len(rep.Runs) == 0 {
 		if rep.Error != "" {
-			fmt.Fprintf(w, "%s: no run completed: %s\n", info.Name, rep.Error)
+			fmt.Fprintf(w, "%s: no run completed: %s\n", rep.Suite, rep.Error)
 		}
 		return
 	}
-	fmt.Fprintf(w, "\n%s  (PostgreSQL %s, durability %s, %s)\n", info.Name, rep.Environment.PostgresVersion, rep.Environment.Durability, rep.Environment.MachineClass)
-	// The table of `baseline table`: one row per run, or with repetitions the medians with
-	// their min–max spread, one row per mode (and level).
-	_ = render.RenderMarkdown(w, render.Table([]*results.Report{rep}))
+	fmt.Fprintf(w, "\n%s  (PostgreSQL %s, durability %s, %s)\n", rep.Suite, rep.Environment.PostgresVersion, rep.Environment.Durability, rep.Environment.MachineClass)
+	// One row per run, or with repetitions the medians with their min–max spread, one row per
+	// mode (and level).
+	_ = RenderMarkdown(w, Table([]*results.Report{rep}))
 	printCalibration(w, rep.Environment.Calibration)
 	printProblems(w, rep)
-	printOpenLoop(w, rep, info.Name)
-	printOverflow(w, rep, info)
+	printOpenLoop(w, rep)
+	printOverflow(w, rep, modes)
 }
 
 // printCalibration says what the machine managed before the runs (the basis of "eff").
@@ -84,8 +59,8 @@ func printProblems(w io.Writer, rep *results.Report) {
 		if rt := r.Load.Retries; rt != nil && rt.MaxTries > 1 && len(rt.FailedAfterLastTryByClass) > 0 {
 			fmt.Fprintf(w, "  %s failed after %d tries: %v\n", r.Mode, rt.MaxTries, rt.FailedAfterLastTryByClass)
 		}
-		if r.Error != "" {
-			fmt.Fprintf(w, "  %s: %s\n", r.Mode, database.Redact(r.Error))
+		if r.Error != "" { // redacted by the engine, as the report holds it
+			fmt.Fprintf(w, "  %s: %s\n", r.Mode, r.Error)
 		}
 		for _, c := range r.Verification.Checks {
 			if !c.OK {
@@ -121,11 +96,11 @@ func triesText(h map[int]int64) string {
 // printOverflow says, in one line, that a queue overflowed: how many records a full queue
 // made the requests write inline (or dropped), under which policy, and the flags that change
 // it. Those writes land on the hot rows the queue exists to spare, so they explain a slow run.
-func printOverflow(w io.Writer, rep *results.Report, info testkit.Info) {
+func printOverflow(w io.Writer, rep *results.Report, modes []string) {
 	var parts []string
 	var capacity int64
 	policy := ""
-	for _, mode := range testkit.ModeNames(info.Modes) {
+	for _, mode := range modes {
 		var inline, dropped int64
 		for _, r := range rep.Runs {
 			if q := r.Queue; q != nil && r.Mode == mode {
@@ -145,7 +120,7 @@ func printOverflow(w io.Writer, rep *results.Report, info testkit.Info) {
 		return
 	}
 	fmt.Fprintf(w, "%s: warning: the queue overflowed (--queue-capacity %d, --queue-full %s): %s; raise --queue-capacity or use --queue-full block to wait for room instead\n",
-		info.Name, capacity, policy, strings.Join(parts, ", "))
+		rep.Suite, capacity, policy, strings.Join(parts, ", "))
 }
 
 // printSlotLadder says, per slot count, what slots bought and what they cost a reader, and
@@ -162,3 +137,31 @@ func printSlotLadder(w io.Writer, l results.Ladder) {
 		fmt.Fprintln(w, " throughput still rising at the last count")
 	}
 }
+
+// printOpenLoop says which runs could not hold their rate, and each rate ladder's answer.
+func printOpenLoop(w io.Writer, rep *results.Report) {
+	for _, r := range rep.Runs {
+		ol := r.Load.OpenLoop
+		if ol == nil {
+			continue
+		}
+		fmt.Fprintf(w, "  %s at %s/s: achieved %.0f/s, sent %d of %d arrivals, service p99 %.2f ms, schedule lag p99 %.2f ms, late %d, skipped %d, unsent %d\n",
+			r.Mode, formatRate(ol.TargetRPS), ol.AchievedRPS, ol.Scheduled-ol.Skipped-ol.Unsent, ol.Scheduled,
+			ol.ServiceMs.P99, ol.ScheduleLagMs.P99, ol.Late, ol.Skipped, ol.Unsent)
+		if !ol.HeldRate {
+			fmt.Fprintf(w, "%s: warning: %s could not hold --rate %s: sent %.1f%% of its arrivals, achieved %.0f/s; latency counts the wait of the requests it fell behind on\n",
+				rep.Suite, r.Mode, formatRate(ol.TargetRPS), 100*ol.SentShare, ol.AchievedRPS)
+		}
+	}
+	for _, l := range rep.RateLadders {
+		switch {
+		case l.SLOP99Ms == 0:
+		case l.MaxRateAtSLO > 0:
+			fmt.Fprintf(w, "  %s rate ladder: max rate at p99 ≤ %g ms: %s/s\n", l.Mode, l.SLOP99Ms, formatRate(l.MaxRateAtSLO))
+		default:
+			fmt.Fprintf(w, "  %s rate ladder: no rate kept p99 ≤ %g ms with ≥ 95%% of its arrivals sent\n", l.Mode, l.SLOP99Ms)
+		}
+	}
+}
+
+func formatRate(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

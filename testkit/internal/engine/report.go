@@ -1,0 +1,29 @@
+package engine
+
+import "github.com/hotspotkit/hotspotkit/results"
+
+// finishReport adds the repetition summaries and ladders.
+func (e *engine) finishReport() {
+	e.finishRateLadders()
+	if e.cfg.Repeat > 1 {
+		e.report.Summaries = results.Summarize(e.report.Runs)
+	}
+	build := results.BuildLadder
+	switch {
+	case len(e.cfg.SlotsLevels) > 0:
+		build = results.BuildSlotLadder
+	case len(e.cfg.Levels) == 0:
+		return
+	}
+	for _, mode := range e.cfg.Modes {
+		var runs []results.Run
+		for _, r := range e.report.Runs {
+			if r.Mode == mode.String() {
+				runs = append(runs, r)
+			}
+		}
+		if len(runs) > 0 {
+			e.report.Ladders = append(e.report.Ladders, build(mode.String(), runs))
+		}
+	}
+}
