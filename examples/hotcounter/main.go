@@ -1,9 +1,9 @@
 // Command hotcounter is a suite written outside hotspotkit's internals, against its public
-// API only (testkit, queue, results): the shape a team copies to measure its own hot write
-// path without forking. It owns one hot table (hotcounter.sql, embedded and named in its
-// Info), what a request writes in each mode, how two pending records for a row merge, and
-// the checks against the requests that succeeded; the engine does everything else (server,
-// flags, load, monitor, drain, report).
+// API only (testkit, and testkit/cli for main): the shape a team copies to measure its own hot
+// write path without forking. It owns one hot table (hotcounter.sql, embedded and named in its
+// Info), what a request writes in each mode, how two pending records for a row merge, and the
+// checks against the requests that succeeded; the engine does everything else (server, flags,
+// load, monitor, drain, report).
 //
 //	go run ./examples/hotcounter --requests 2000 --concurrency 200 --modes sync,async-compact
 package main
@@ -16,8 +16,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/hotspotkit/hotspotkit/queue"
-	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
 )
@@ -30,8 +28,6 @@ func main() { cli.Main(suite{}) }
 // suite implements testkit.Suite.
 type suite struct{}
 
-var modes = []testkit.Mode{testkit.Sync, testkit.Async, testkit.AsyncCompact}
-
 func (suite) Info() testkit.Info {
 	return testkit.Info{
 		Name:    "hotcounter",
@@ -43,7 +39,7 @@ func (suite) Info() testkit.Info {
                  per batch
 Every row's hits and amount are then checked exactly against the requests that succeeded.`,
 		Example:      "hotcounter --requests 2000 --concurrency 200 --modes sync,async-compact",
-		Modes:        modes,
+		Modes:        []testkit.Mode{testkit.Sync, testkit.Async, testkit.AsyncCompact},
 		DefaultModes: []testkit.Mode{testkit.Sync, testkit.AsyncCompact},
 		HotTables:    []string{"hot_counters"},
 		SQL:          sqlFiles,
@@ -57,9 +53,8 @@ Every row's hits and amount are then checked exactly against the requests that s
 
 // increment is one queued write: what a request (or, merged, several) adds to a row.
 type increment struct {
-	Row    int
-	Hits   int64
-	Amount int64
+	Row          int
+	Hits, Amount int64
 }
 
 func incrementOf(r *testkit.Run, i int64) increment {
@@ -71,20 +66,14 @@ func (suite) Seed(ctx context.Context, r *testkit.Run) error {
 	return err
 }
 
-const addSQL = `UPDATE hot_counters SET hits = hits + $2, amount = amount + $3 WHERE id = $1`
-
-func add(ctx context.Context, tx pgx.Tx, inc increment) error {
-	_, err := tx.Exec(ctx, addSQL, inc.Row, inc.Hits, inc.Amount)
-	return err
-}
-
 // writer applies a batch in order, one UPDATE per increment (compacted batches hold one
 // increment per row).
 type writer struct{}
 
 func (writer) WriteBatch(ctx context.Context, tx pgx.Tx, batch []increment) (int, error) {
 	for _, inc := range batch {
-		if err := add(ctx, tx, inc); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE hot_counters SET hits = hits + $2, amount = amount + $3 WHERE id = $1`,
+			inc.Row, inc.Hits, inc.Amount); err != nil {
 			return 0, err
 		}
 	}
@@ -94,7 +83,8 @@ func (writer) WriteBatch(ctx context.Context, tx pgx.Tx, batch []increment) (int
 func (suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, error) {
 	if r.Mode() == testkit.Sync {
 		return &testkit.Workload{Op: r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
-			return add(ctx, tx, incrementOf(r, i))
+			_, err := writer{}.WriteBatch(ctx, tx, []increment{incrementOf(r, i)})
+			return err
 		})}, nil
 	}
 	return testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[int, increment]{
@@ -105,12 +95,12 @@ func (suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, e
 			pending.Amount += newer.Amount
 		},
 		Compare: cmp.Compare[int],
-		Writer:  func(bool) queue.TxWriter[increment] { return writer{} },
-		Codec:   queue.JSONCodec[increment](),
+		Writer:  func(bool) testkit.TxWriter[increment] { return writer{} },
+		Codec:   testkit.JSONCodec[increment](),
 	})
 }
 
-func (suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) ([]results.Check, error) {
+func (suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) ([]testkit.Check, error) {
 	want := make([]increment, r.Config().HotKeys)
 	for i := range res.Len() {
 		if res.Applied(i) {

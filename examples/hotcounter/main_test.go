@@ -65,3 +65,18 @@ func TestExampleRunsVerified(t *testing.T) {
 		t.Errorf("undeclared fault: %v\n%s", err, stderr.String())
 	}
 }
+
+// TestExampleNeedsOnlyThePublicAPI: the example imports testkit (and testkit/cli for its main)
+// and nothing else of ours.
+func TestExampleNeedsOnlyThePublicAPI(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if strings.HasPrefix(p, "github.com/hotspotkit/hotspotkit/") &&
+			p != "github.com/hotspotkit/hotspotkit/testkit" && p != "github.com/hotspotkit/hotspotkit/testkit/cli" {
+			t.Errorf("the example imports %s", p)
+		}
+	}
+}
