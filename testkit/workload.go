@@ -94,8 +94,9 @@ func AsyncWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncS
 		return nil, fmt.Errorf("AsyncWorkload: the %s mode does not go through the queue", r.mode)
 	}
 	compact := r.mode.Compacts()
-	wl, err := asyncrun.Open(ctx, r.env, asyncrun.Spec[K, T]{Records: spec.Records, Key: spec.Key, Worker: spec.Worker,
-		Merge: spec.Merge, Compare: spec.Compare, Writer: spec.Writer(compact), Codec: spec.Codec, Compact: compact})
+	wl, err := asyncrun.Open(ctx, r.env, asyncrun.Spec[K, T]{Records: spec.Records, Writer: spec.Writer(compact),
+		Keys:  queue.Options[K, T]{Key: spec.Key, Worker: spec.Worker, Merge: spec.Merge, Compare: spec.Compare},
+		Codec: spec.Codec, Compact: compact})
 	if err != nil {
 		return nil, err
 	}

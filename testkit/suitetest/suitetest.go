@@ -149,8 +149,9 @@ func BrokenExpectations(t *testing.T, s testkit.Suite, args ...string) *results.
 // on one set of hot rows, and checks what every hot-spot suite promises: each run verifies
 // with all requests completed; sync has lock waiters on at least one of syncHot; a mode whose
 // flush loop applies what the requests wrote (an outbox) and async-compact have none on any
-// hot table; async-compact folds its records (recordsPerRequest per request). It returns the
-// report for the suite's own checks.
+// hot table; async-compact folds its records (recordsPerRequest per request); a suite that
+// reconciles (testkit.Reconciler) finds every request persisted once. It returns the report
+// for the suite's own checks.
 func HotSpotContract(t *testing.T, s testkit.Suite, requests, recordsPerRequest int64, concurrency int, syncHot ...string) *results.Report {
 	t.Helper()
 	modes := s.Info().Modes
@@ -161,9 +162,13 @@ func HotSpotContract(t *testing.T, s testkit.Suite, requests, recordsPerRequest 
 		t.Fatalf("exit %d, %d runs (want %d)\n%s", code, len(rep.Runs), len(modes), stderr)
 	}
 	hot := s.Info().HotTables
+	_, reconciles := s.(testkit.Reconciler)
 	for _, r := range rep.Runs {
 		Verified(t, r)
 		Completed(t, r, requests)
+		if rc := r.Reconciliation; reconciles && (rc == nil || rc.Persisted != requests || rc.Lost != 0 || rc.Duplicated != 0) {
+			t.Errorf("%s: reconciliation %+v", r.Mode, rc)
+		}
 		switch m := modeOf(s, r); {
 		case m == testkit.Sync:
 			var waiters int64
@@ -487,4 +492,27 @@ func Seeded(t *testing.T, s testkit.Suite, hotKeys int, requests int64) *testkit
 		t.Fatalf("seeding %s: %v", s.Info().Name, err)
 	}
 	return r
+}
+
+// Runs is RunShared that fails the test unless the invocation exits 0 with n runs; it returns
+// the report and stderr.
+func Runs(t *testing.T, s testkit.Suite, n int, args ...string) (*results.Report, string) {
+	t.Helper()
+	code, rep, stderr := RunShared(t, s, args...)
+	if code != 0 || len(rep.Runs) != n {
+		t.Fatalf("exit %d, %d runs (want 0 and %d)\n%s", code, len(rep.Runs), n, stderr)
+	}
+	return rep, stderr
+}
+
+// ExactUnder runs s once on the shared server with args, which inject fault, and fails the
+// test unless the run exits 0, the fault struck, and the run is exact (Exact).
+func ExactUnder(t *testing.T, s testkit.Suite, fault string, args ...string) {
+	t.Helper()
+	rep, _ := Runs(t, s, 1, args...)
+	r := rep.Runs[0]
+	if !Fired(r, fault) {
+		t.Errorf("%s: fault %s did not strike: %+v", r.Mode, fault, r.Faults)
+	}
+	Exact(t, r)
 }

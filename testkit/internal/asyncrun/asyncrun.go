@@ -22,15 +22,13 @@ import (
 )
 
 // Spec is a suite's async write path for one run (testkit.AsyncSpec with the run's
-// compaction chosen).
+// compaction chosen): its records, the queue options it sets (Key, Worker, Merge, Compare;
+// the flags set the rest), the batch writer and the Redis codec (nil: queue.DefaultCodec).
 type Spec[K comparable, T any] struct {
 	Records func(i int64) []T
-	Key     func(T) K
-	Worker  func(key K, workers int) int
-	Merge   func(pending *T, newer T)
-	Compare func(a, b K) int
+	Keys    queue.Options[K, T]
 	Writer  queue.TxWriter[T]
-	Codec   queue.Codec[T] // nil: queue.DefaultCodec
+	Codec   queue.Codec[T]
 	Compact bool
 }
 
@@ -90,22 +88,11 @@ func Open[K comparable, T any](ctx context.Context, env *runenv.Env, spec Spec[K
 // options are the options every queue backend reads the same way, from the run's flags:
 // records a caller writes itself (PolicySync, queue full) go through the request path's pool.
 func options[K comparable, T any](env *runenv.Env, spec Spec[K, T]) queue.Options[K, T] {
-	c := env.Queue
-	return queue.Options[K, T]{
-		Key:           spec.Key,
-		Worker:        spec.Worker,
-		Merge:         spec.Merge,
-		Compare:       spec.Compare,
-		Capacity:      c.Capacity,
-		BatchSize:     c.BatchSize,
-		FlushInterval: c.FlushInterval,
-		Workers:       c.Workers,
-		FullPolicy:    c.FullPolicy,
-		Compaction:    spec.Compact,
-		Inline:        queue.PgFlusher(env.Pool, spec.Writer),
-		MaxRetries:    c.Retries,
-		RetryBackoff:  c.RetryBackoff,
-	}
+	c, o := env.Queue, spec.Keys
+	o.Capacity, o.BatchSize, o.FlushInterval, o.Workers = c.Capacity, c.BatchSize, c.FlushInterval, c.Workers
+	o.FullPolicy, o.Compaction, o.Inline = c.FullPolicy, spec.Compact, queue.PgFlusher(env.Pool, spec.Writer)
+	o.MaxRetries, o.RetryBackoff = c.Retries, c.RetryBackoff
+	return o
 }
 
 // newFlushPool opens the queue workers' (or consumers') own pool: one connection per worker

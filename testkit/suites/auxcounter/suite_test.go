@@ -19,12 +19,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
 func TestAllModesVerifyAndSyncShowsHotRowWaiters(t *testing.T) {
-	const requests = 2000
-	for _, r := range suitetest.HotSpotContract(t, New(), requests, 3, 300, "proxy_nodes").Runs {
-		if rc := r.Reconciliation; rc == nil || rc.Persisted != requests || rc.Lost != 0 || rc.Duplicated != 0 {
-			t.Errorf("%s: reconciliation %+v", r.Mode, rc)
-		}
-	}
+	suitetest.HotSpotContract(t, New(), 2000, 3, 300, "proxy_nodes")
 }
 
 // row is what one hot index holds.
@@ -133,19 +128,8 @@ func TestBrokenExpectationExitsOne(t *testing.T) {
 func TestTerminatedBackendsKeepAsyncCountersExact(t *testing.T) {
 	for _, mode := range []string{testkit.Async.String(), testkit.AsyncCompact.String()} {
 		t.Run(mode, func(t *testing.T) {
-			code, rep, stderr := suitetest.RunShared(t, New(), "--modes", mode, "--requests", "6000", "--concurrency", "200",
+			suitetest.ExactUnder(t, New(), "terminate-backends", "--modes", mode, "--requests", "6000", "--concurrency", "200",
 				"--flush-batch-size", "200", "--fault", "terminate-backends@30ms")
-			if code != 0 {
-				t.Fatalf("exit %d\n%s", code, stderr)
-			}
-			r := rep.Runs[0]
-			suitetest.Verified(t, r)
-			if len(r.Faults) == 0 || r.Faults[0].Error != "" {
-				t.Errorf("fault did not happen: %+v", r.Faults)
-			}
-			if rc := r.Reconciliation; rc == nil || rc.Lost != 0 || rc.Duplicated != 0 || rc.FailedButPersisted != 0 {
-				t.Errorf("reconciliation: %+v", rc)
-			}
 		})
 	}
 }

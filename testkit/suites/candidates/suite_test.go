@@ -33,15 +33,9 @@ func TestEveryPersistenceLevelInEveryModeVerifies(t *testing.T) {
 			if persistence == PersistNone && (writes != 0 || rows != 0) {
 				t.Fatalf("none generates %d writes, %d rows", writes, rows)
 			}
-			code, rep, stderr := suitetest.RunShared(t, New(), "--requests", strconv.Itoa(requests), "--concurrency", "120",
+			rep, stderr := suitetest.Runs(t, New(), 3, "--requests", strconv.Itoa(requests), "--concurrency", "120",
 				"--persistence", persistence, "--retry-rate", "0.2", "--failure-rate", "0.1",
 				"--modes", "sync,async,async-compact", "--flush-interval-ms", "20")
-			if code != 0 {
-				t.Fatalf("exit %d\n%s", code, stderr)
-			}
-			if len(rep.Runs) != 3 {
-				t.Fatalf("%d runs, want 3", len(rep.Runs))
-			}
 			for _, r := range rep.Runs {
 				suitetest.Verified(t, r)
 				suitetest.Completed(t, r, requests)

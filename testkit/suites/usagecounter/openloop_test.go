@@ -13,14 +13,8 @@ import (
 func TestRateLadderRunsOpenLoopAndNamesTheMaxRate(t *testing.T) {
 	// Rates far below what either mode sustains even on a loaded machine (50 workers for 10
 	// requests a second), evenly spaced so that the arrivals are counted exactly.
-	code, rep, stderr := suitetest.RunShared(t, New(), "--modes", "sync,async-compact", "--rates", "5,10", "--arrivals", "uniform",
+	rep, stderr := suitetest.Runs(t, New(), 4, "--modes", "sync,async-compact", "--rates", "5,10", "--arrivals", "uniform", // 2 modes × 2 rates
 		"--duration", "3s", "--ramp", "1s", "--slo-p99-ms", "10000", "--concurrency", "50")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
-	if len(rep.Runs) != 4 {
-		t.Fatalf("%d runs, want 2 modes × 2 rates", len(rep.Runs))
-	}
 	for _, r := range rep.Runs {
 		suitetest.Verified(t, r)
 		ol := r.Load.OpenLoop
