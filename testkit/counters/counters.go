@@ -2,12 +2,16 @@
 // provider keys, models, provider monthly totals, wallets, quotas, proxy nodes, management
 // tokens — as deltas: how a delta folds into another for the same row (slot compaction), how
 // deltas are written (one array-based UPDATE per table per batch, or one UPDATE per delta in
-// order), and the outbox that defers them (usage_counter_deltas, claimed with SKIP LOCKED,
-// aggregated per row and applied by a flush loop; OutboxWorkload is the outbox mode, its loop
-// a testkit.Flusher the engine pauses and reports on), and slotted rows (slots.go: --slots splits
+// order), the outbox that defers them (usage_counter_deltas, claimed with SKIP LOCKED,
+// aggregated per row and applied by a flush loop; Outbox is its mode, the loop a
+// testkit.Flusher the engine pauses and reports on), and slotted rows (slots.go: --slots splits
 // each hot logical row into N physical rows, a write adds to one, reads sum them through the
-// schema's *_totals views). Suites decide which deltas a request makes; this package decides
-// how they reach the database.
+// schema's *_totals views).
+//
+// On these it builds counter-style suites from a Declaration (suite.go): a suite says which hot
+// rows it seeds, which deltas each request makes and how a write is claimed once, and gets its
+// seed, every mode, reconciliation and an exact verification (verify.go) from here. It is a
+// library on package testkit's API; it knows nothing of the engine.
 package counters
 
 import (

@@ -1,4 +1,4 @@
-// Package suitetest runs a suite in tests the way its binary runs: through testkit.Execute,
+// Package suitetest runs a suite in tests the way its binary runs: through cli.Execute,
 // with a real report file, against the shared test server of testkit/testdb. Suites' tests
 // use it instead of each writing their own harness:
 //

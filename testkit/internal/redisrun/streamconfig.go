@@ -3,8 +3,8 @@
 // (StreamConfig), the Redis those runs share (Target: miniredis in this process, a managed
 // redis-server, or --redis-url), and the protocol by which the producer and consumer processes
 // of one run meet in PostgreSQL (Stream: registration, recorded outcomes, run-wide counters).
-// The engine (testkit) drives it through these types; it knows nothing of suites, modes or
-// reports, and keeps no state between calls but what its values hold.
+// The engine (testkit/internal/engine) drives it through these types; it knows nothing of
+// suites, modes or reports, and keeps no state between calls but what its values hold.
 package redisrun
 
 import (

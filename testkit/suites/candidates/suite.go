@@ -6,7 +6,7 @@
 // writes of a slot before the flush, and verifies every slot's final row exactly.
 //
 // It owns the suite's SQL (its table, request_candidates.sql, and the guarded upsert), its lifecycle generator, the merge rules and
-// the verification; the engine (testkit) owns everything else.
+// the verification; the engine owns everything else.
 package candidates
 
 import (
