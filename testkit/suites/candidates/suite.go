@@ -19,7 +19,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/pflag"
 
-	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/testkit"
 )
 
@@ -79,7 +78,7 @@ exactly against the lifecycles the seed generates.`,
 		HotTables:    []string{"request_candidates"},
 		// Two or three queue records per request (more with retries): the queue holds as
 		// many requests as the one-record suites'.
-		Defaults: map[string]string{"queue-capacity": strconv.Itoa(3 * queue.DefaultCapacity)},
+		Defaults: map[string]string{"queue-capacity": strconv.Itoa(3 * testkit.DefaultQueueCapacity)},
 		// Memory only until its records have a codec (--queue-backend redis is refused).
 		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis},
 		SQL:           sqlFiles,
@@ -132,7 +131,7 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 			Key:     keyOf,
 			Merge:   merge,
 			Compare: compareSlots,
-			Writer:  func(bool) queue.TxWriter[record] { return batchWriter{} },
+			Writer:  func(bool) testkit.TxWriter[record] { return batchWriter{} },
 		})
 	}
 	return nil, fmt.Errorf("mode %q not supported", r.Mode())

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 )
 
@@ -99,7 +98,7 @@ func compareRows(ctx context.Context, r *testkit.Run, g lifecycle, indexes []int
 // Verify checks request_candidates exactly against the lifecycles of the requests that must
 // be there: the number of rows and of request_ids, the rows of every request_id, every slot's
 // final status and every other column, and the counts by status (0 rows for --persistence none).
-func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) ([]results.Check, error) {
+func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) ([]testkit.Check, error) {
 	want := s.expect(r, res)
 	c := r.NewChecks()
 
