@@ -116,23 +116,24 @@ func (s *Suite) Seed(ctx context.Context, r *testkit.Run) error {
 // records a batch writer claims and applies, each delta as its own UPDATE or compacted (the
 // async modes).
 func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, error) {
+	rc := s.recorder(r)
 	switch r.Mode() {
 	case testkit.Sync:
 		write := s.Writer(r, false)
 		return &testkit.Workload{Op: s.deliver(r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
-			_, err := write.WriteBatch(ctx, tx, s.Records(r, tx, i))
+			_, err := write.WriteBatch(ctx, tx, rc.records(tx, i))
 			return err
 		}))}, nil
 	case Outbox:
 		return OutboxWorkload(ctx, r, s.deliver(r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
-			return s.WriteOutbox(ctx, tx, r, s.Records(r, tx, i))
+			return s.WriteOutbox(ctx, tx, r, rc.records(tx, i))
 		})))
 	case testkit.Async, testkit.AsyncCompact:
 		return testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[Key, Record]{
 			Records: func(i int64) []Record {
-				recs := s.Records(r, nil, i)
+				recs := rc.records(nil, i)
 				for range s.deliveries(i) - 1 {
-					recs = append(recs, s.Records(r, nil, i)...)
+					recs = append(recs, rc.records(nil, i)...)
 				}
 				return recs
 			},
@@ -171,19 +172,39 @@ func (s *Suite) deliver(op testkit.Op) testkit.Op {
 
 // Records are request i's records, one per part, in the slot it writes in tx (nil where no
 // session writes: a queue record; see Slots.InTx).
-func (s *Suite) Records(r *testkit.Run, tx pgx.Tx, i int64) []Record {
-	parts := s.d.Request(i, s.hotOf(r, i))
-	slot := SlotsOf(r).For(tx, i, RequestID(i))
-	recs := make([]Record, len(parts))
-	for p, ds := range parts {
-		k := ds[0].Key
+func (s *Suite) Records(r *testkit.Run, tx pgx.Tx, i int64) []Record { return s.recorder(r).records(tx, i) }
+
+// recorder makes a run's records: the rows the parts of a request of each hot set are keyed by
+// depend on the set alone (Declaration.Request), so they are worked out once per run, and a
+// request's records cost what the queue's record of a hand-written suite costs.
+type recorder struct {
+	keys  [][]Key // by hot set, by part
+	slots Slots
+}
+
+func (s *Suite) recorder(r *testkit.Run) recorder {
+	keys := make([][]Key, r.Config().HotKeys)
+	for h := range keys {
+		for _, part := range s.d.Request(int64(h), h) {
+			keys[h] = append(keys[h], part[0].Key)
+		}
+	}
+	return recorder{keys: keys, slots: SlotsOf(r)}
+}
+
+func (rc recorder) records(tx pgx.Tx, i int64) []Record {
+	slot := 0
+	if rc.slots.N > 1 { // unslotted, every write is to slot 0: no request id to hash
+		slot = rc.slots.For(tx, i, RequestID(i))
+	}
+	keys := rc.keys[i%int64(len(rc.keys))]
+	recs := make([]Record, len(keys))
+	for p, k := range keys {
 		k.Slot = slot
 		recs[p] = Record{Key: k, Part: p, Requests: []int64{i}}
 	}
 	return recs
 }
-
-func (s *Suite) hotOf(r *testkit.Run, i int64) int { return int(i % int64(r.Config().HotKeys)) }
 
 // Writer writes a batch of records in the queue's transaction (and a sync request's records in
 // its own): it claims their sources and applies the deltas of the fresh ones, compacted (one
@@ -223,10 +244,11 @@ func (s *Suite) WriteOutbox(ctx context.Context, tx pgx.Tx, r *testkit.Run, recs
 // claim claims the sources of batch and returns the deltas of the fresh ones, each in its
 // record's slot, in batch order, with the statements the claim sent.
 func (s *Suite) claim(ctx context.Context, tx pgx.Tx, r *testkit.Run, batch []Record) ([]Delta, int, error) {
-	var sources []Source
+	hot := int64(r.Config().HotKeys)
+	sources := make([]Source, 0, len(batch))
 	for _, rec := range batch {
 		for _, i := range rec.Requests {
-			sources = append(sources, Source{Request: i, Hot: s.hotOf(r, i), Part: rec.Part})
+			sources = append(sources, Source{Request: i, Hot: int(i % hot), Part: rec.Part})
 		}
 	}
 	fresh, ops, err := s.d.Claim(ctx, tx, sources)
