@@ -172,7 +172,9 @@ func (s *Suite) deliver(op testkit.Op) testkit.Op {
 
 // Records are request i's records, one per part, in the slot it writes in tx (nil where no
 // session writes: a queue record; see Slots.InTx).
-func (s *Suite) Records(r *testkit.Run, tx pgx.Tx, i int64) []Record { return s.recorder(r).records(tx, i) }
+func (s *Suite) Records(r *testkit.Run, tx pgx.Tx, i int64) []Record {
+	return s.recorder(r).records(tx, i)
+}
 
 // recorder makes a run's records: the rows the parts of a request of each hot set are keyed by
 // depend on the set alone (Declaration.Request), so they are worked out once per run, and a
