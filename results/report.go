@@ -111,25 +111,18 @@ type Run struct {
 	// Slots is the number of physical rows each hot logical row was split into (--slots);
 	// 0 for a suite without slotted rows (and in reports from before them).
 	Slots int `json:"slots,omitempty"`
-	// Settings is the run's configuration: every setting the engine records, and which of them
+	// Config is the run's configuration: every setting the engine records, and which of them
 	// shape the work (see RunConfig).
-	Settings RunConfig `json:"config"`
-	// Config is the engine's configuration of the run as a map of flag names, the form of
-	// version 1 (see legacy.go).
-	//
-	// Deprecated: transitional, until the engine fills Settings itself. Write converts it into
-	// Settings; Read fills it from Settings.
-	Config             map[string]any `json:"-"`
-	configFromSettings bool
-	StartedAt          time.Time       `json:"started_at"`
-	Load               Load            `json:"load"`
-	Pool               Pool            `json:"pool"`
-	LockMonitor        LockMonitor     `json:"lock_monitor"`
-	Flush              *Flush          `json:"flush,omitempty"`
-	Queue              *Queue          `json:"queue,omitempty"`
-	Verification       Verification    `json:"verification"`
-	Reconciliation     *Reconciliation `json:"reconciliation,omitempty"`
-	Faults             []FaultEvent    `json:"faults,omitempty"`
+	Config         RunConfig       `json:"config"`
+	StartedAt      time.Time       `json:"started_at"`
+	Load           Load            `json:"load"`
+	Pool           Pool            `json:"pool"`
+	LockMonitor    LockMonitor     `json:"lock_monitor"`
+	Flush          *Flush          `json:"flush,omitempty"`
+	Queue          *Queue          `json:"queue,omitempty"`
+	Verification   Verification    `json:"verification"`
+	Reconciliation *Reconciliation `json:"reconciliation,omitempty"`
+	Faults         []FaultEvent    `json:"faults,omitempty"`
 	// Soak is what a long run with --fault-every shows: growth after the first minute and
 	// how long each fault took to recover from.
 	Soak *Soak `json:"soak,omitempty"`
@@ -543,9 +536,6 @@ type RateStep struct {
 
 // Write encodes the report as indented JSON.
 func (r *Report) Write(w io.Writer) error {
-	if err := r.settleLegacyConfigs(); err != nil {
-		return err
-	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
@@ -600,7 +590,6 @@ func Read(rd io.Reader) (*Report, error) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, err
 	}
-	r.fillLegacyConfigs()
 	return &r, nil
 }
 

@@ -86,7 +86,7 @@ func TestCommittedReports(t *testing.T) {
 			t.Fatalf("%s: %v", path, err)
 		}
 		for i, r := range rep.Runs {
-			if c := r.Settings; c.FlushBatchSize == 0 || c.QueueBackend == "" || c.Role == "" || len(c.Modes) == 0 {
+			if c := r.Config; c.FlushBatchSize == 0 || c.QueueBackend == "" || c.Role == "" || len(c.Modes) == 0 {
 				t.Errorf("%s run %d: config not upgraded: %+v", path, i, c)
 			}
 		}

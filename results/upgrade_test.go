@@ -1,8 +1,6 @@
 package results
 
 import (
-	"bytes"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -42,8 +40,8 @@ func TestReadUpgradesVersion1(t *testing.T) {
 		QueueFull: "sync", QueueRetries: 5, QueueRetryBackoffMs: 25, SlotsLevels: []int{1, 4}, SlotPick: "hash",
 		QueueBackend: "memory", Redis: "embedded", ReclaimIdleMs: 10000, MaxDeliveries: 5, Role: "both", ExpectProducers: 1,
 		ManagedPostgres: false, Suite: map[string]any{"pending_usages": 4.0, "redeliver_every": 0.0}}
-	if rep.SchemaVersion != SchemaVersion || !reflect.DeepEqual(rep.Runs[0].Settings, want) {
-		t.Errorf("version %d, config\n%+v\nwant\n%+v", rep.SchemaVersion, rep.Runs[0].Settings, want)
+	if rep.SchemaVersion != SchemaVersion || !reflect.DeepEqual(rep.Runs[0].Config, want) {
+		t.Errorf("version %d, config\n%+v\nwant\n%+v", rep.SchemaVersion, rep.Runs[0].Config, want)
 	}
 	for _, bad := range []string{`"duration": "1m30s"`, `"levels": ""`} {
 		broken := strings.Replace(v1Report, bad, strings.Replace(bad, `"1m30s"`, `90`, 1)+`, "rates": "a,b"`, 1)
@@ -65,34 +63,5 @@ func TestReadRejects(t *testing.T) {
 		if _, err := Read(strings.NewReader(doc)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Read(%s): err = %v, want %q", doc, err, want)
 		}
-	}
-}
-
-// The engine's flag map (legacy.go) becomes the same RunConfig the upgrade of a version 1
-// report gives, and reads back as a flag map.
-func TestLegacyConfigRoundTrip(t *testing.T) {
-	engine := map[string]any{"requests": int64(300), "concurrency": 10, "duration": "0s", "modes": []string{"sync"},
-		"levels": []int{1, 2}, "fault": []string{"terminate-backends@3s"}, "slots": 4, "slot-pick": "hash",
-		"redis-persist": "always", "managed_postgres": true, "mode": "sync", "failure-rate": 0.5}
-	rep := &Report{SchemaVersion: SchemaVersion, Suite: "s", Runs: []Run{{Mode: "sync", Config: engine}}}
-	var buf bytes.Buffer
-	if err := rep.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	c := rep.Runs[0].Settings
-	if c.Requests != 300 || c.Concurrency != 10 || !reflect.DeepEqual(c.Levels, []int{1, 2}) || c.Faults[0] != "terminate-backends@3s" ||
-		c.Slots != 4 || c.SlotPick != "hash" || c.RedisPersist != "always" || !c.ManagedPostgres || c.Suite["failure_rate"] != 0.5 {
-		t.Errorf("settled config %+v", c)
-	}
-	back, err := Read(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	legacy := back.Runs[0].Config
-	if legacy["slots"] != 4.0 || legacy["duration"] != "0s" || legacy["failure-rate"] != 0.5 || legacy["mode"] != "sync" || legacy["slot-pick"] != "hash" {
-		t.Errorf("legacy view %v", legacy)
-	}
-	if _, err := os.Stat("legacy.go"); err != nil {
-		t.Skip("legacy.go is gone: drop this test with it")
 	}
 }

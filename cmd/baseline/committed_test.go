@@ -77,7 +77,7 @@ func TestCommittedBaselinesPairWithTodaysBinaries(t *testing.T) {
 			// flags and nothing else (an engine flag found there is missing from RunConfig).
 			own := suiteFlags(suites[idx])
 			for _, r := range rep.Runs {
-				for k := range r.Settings.Suite {
+				for k := range r.Config.Suite {
 					if !own[results.SuiteFlag(k)] {
 						t.Errorf("%s: config.suite holds %s, which is not a flag of the suite (add it to results.RunConfig)", r.Mode, k)
 					}

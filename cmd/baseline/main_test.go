@@ -18,7 +18,7 @@ func report(suite string, scale float64) *results.Report {
 	run := func(mode string, rps, p95 float64, waiters int64, queue bool) results.Run {
 		r := results.Run{
 			Mode:      mode,
-			Settings:  results.RunConfig{Requests: 100000, Concurrency: 64, FlushBatchSize: 1000},
+			Config:    results.RunConfig{Requests: 100000, Concurrency: 64, FlushBatchSize: 1000},
 			StartedAt: time.Date(2025, 3, 14, 9, 30, 0, 0, time.UTC),
 			Load: results.Load{ThroughputRPS: rps * scale, Concurrency: 64, CompletedRequests: 100000,
 				LatencyMs: results.Latency{P50: p95 / 3 / scale, P95: p95 / scale, P99: p95 * 1.5 / scale}},
@@ -57,7 +57,7 @@ func smallBatches(r *results.Report) *results.Report {
 	out.Environment.Command += " --flush-batch-size 10"
 	out.Runs = nil
 	for _, run := range r.Runs {
-		run.Settings.FlushBatchSize = 10
+		run.Config.FlushBatchSize = 10
 		if run.Queue != nil {
 			db := *run.Database
 			db.PerRequest = results.PerRequest{WALBytes: 392, Commits: 0.11, Statements: 0.11, RowVersions: 1.1}

@@ -357,7 +357,7 @@ func compareEntries(rep *results.Report) []compareEntry {
 	var order []string
 	groups := make(map[string]*group)
 	for _, r := range rep.Runs {
-		cfg := r.Settings.Shaping()
+		cfg := r.Config.Shaping()
 		key := fmt.Sprintf("mode=%s level=%d %s", r.Mode, r.Level, configText(cfg))
 		g, ok := groups[key]
 		if !ok {

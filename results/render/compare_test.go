@@ -192,13 +192,13 @@ func TestCompareVerified(t *testing.T) {
 func TestCompareUnmatched(t *testing.T) {
 	old := resultstest.SingleReport()
 	new := resultstest.SingleReport()
-	new.Runs[1].Settings.Requests = 200000 // async-compact now runs a different load
+	new.Runs[1].Config.Requests = 200000 // async-compact now runs a different load
 	outbox := resultstest.SyncSpec()
 	outbox.Mode = "outbox"
 	new.Runs = append(new.Runs, resultstest.MakeRun(outbox))
-	new.Runs[0].Settings.Seed = 7 // not part of the match
-	new.Runs[0].Settings.Schema = "hotspot_b"
-	new.Runs[0].Settings.PgBinDir = "/usr/lib/postgresql/17/bin"
+	new.Runs[0].Config.Seed = 7 // not part of the match
+	new.Runs[0].Config.Schema = "hotspot_b"
+	new.Runs[0].Config.PgBinDir = "/usr/lib/postgresql/17/bin"
 
 	c := mustCompare(t, old, new, DefaultThresholds())
 	if len(c.Pairs) != 1 || c.Pairs[0].Mode != "sync" {
@@ -223,7 +223,7 @@ func TestCompareUnmatched(t *testing.T) {
 
 	other := resultstest.SingleReport()
 	for i := range other.Runs {
-		other.Runs[i].Settings.Concurrency = 7
+		other.Runs[i].Config.Concurrency = 7
 	}
 	c, err := Compare(old, other, DefaultOptions())
 	if !errors.Is(err, ErrNoMatch) || len(c.UnmatchedOld) != 2 {

@@ -190,7 +190,7 @@ func acrossKeys(across []string, reps ...*results.Report) (map[string]bool, erro
 		_, found := results.LookupSetting(k)
 		for _, rep := range reps {
 			for _, r := range rep.Runs {
-				_, inSuite := r.Settings.Suite[k]
+				_, inSuite := r.Config.Suite[k]
 				found = found || inSuite
 			}
 		}

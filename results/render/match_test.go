@@ -18,16 +18,16 @@ func withConfig(rep *results.Report, command string, set func(*results.RunConfig
 	out.Environment.Command = command
 	out.Runs = nil
 	for _, r := range rep.Runs {
-		r.Settings.Suite = maps.Clone(r.Settings.Suite)
+		r.Config.Suite = maps.Clone(r.Config.Suite)
 		for k, v := range suite {
 			if v == nil {
-				delete(r.Settings.Suite, k)
+				delete(r.Config.Suite, k)
 			} else {
-				r.Settings.Suite[k] = v
+				r.Config.Suite[k] = v
 			}
 		}
 		if set != nil {
-			set(&r.Settings)
+			set(&r.Config)
 		}
 		out.Runs = append(out.Runs, r)
 	}
@@ -99,7 +99,7 @@ func TestMatcherAcross(t *testing.T) {
 	old := resultstest.SingleReport()
 	new := withConfig(resultstest.SingleReport(), "", func(c *results.RunConfig) { c.FlushBatchSize = 10 }, nil)
 	for i := range old.Runs {
-		old.Runs[i].Settings.FlushBatchSize = 1000
+		old.Runs[i].Config.FlushBatchSize = 1000
 	}
 	if _, err := Compare(old, new, DefaultOptions()); err != ErrNoMatch {
 		t.Fatalf("different batch sizes paired without --across: %v", err)
@@ -117,7 +117,7 @@ func TestMatcherAcross(t *testing.T) {
 		}
 	}
 	// --across does not loosen the other keys.
-	new.Runs[1].Settings.HotKeys = 8
+	new.Runs[1].Config.HotKeys = 8
 	c := mustCompareOpt(t, old, new, opt)
 	if want := "hot_keys 1 here, 8 there"; len(c.Pairs) != 1 || !strings.Contains(matchOf(c, "old", "async-compact").Reason, want) {
 		t.Errorf("hot_keys difference ignored, want %q:\n%s", want, renderComparison(t, c))

@@ -65,7 +65,7 @@ func TestCompareRateLadders(t *testing.T) {
 	other := resultstest.RateLadderReport()
 	for i := range other.Runs {
 		other.Runs[i].Rate *= 2
-		other.Runs[i].Settings.Rate = other.Runs[i].Rate
+		other.Runs[i].Config.Rate = other.Runs[i].Rate
 	}
 	c, _ = Compare(old, other, DefaultOptions())
 	for _, p := range c.Pairs {

@@ -222,7 +222,7 @@ func formatRow(row TableRow, cfg results.Run) []string {
 		return formatSpread(s, format)
 	}
 	_, hasQueue := m[results.MetricPersistLagP99Ms]
-	mode := ModeLabel(row.Mode, row.Slots, cfg.Settings.SlotPick)
+	mode := ModeLabel(row.Mode, row.Slots, cfg.Config.SlotPick)
 	if row.Repetitions > 1 {
 		mode = fmt.Sprintf("%s (n=%d)", mode, row.Repetitions)
 	}
@@ -250,7 +250,7 @@ func formatRow(row TableRow, cfg results.Run) []string {
 			}
 		case ColMaxTries:
 			v = missingValue // a report from before --max-tries
-			if n := cfg.Settings.MaxTries; n > 0 {
+			if n := cfg.Config.MaxTries; n > 0 {
 				v = formatCount(float64(n))
 			} else if cfg.Load.Retries != nil {
 				v = strconv.Itoa(cfg.Load.Retries.MaxTries)
@@ -378,15 +378,15 @@ func rowMark(row TableRow) string {
 // requests flag, else the duration flag, else "–". A mark is added in parentheses.
 func loadText(r results.Run, level int, mark string) string {
 	requests := missingValue
-	if n := r.Settings.Requests; n > 0 {
+	if n := r.Config.Requests; n > 0 {
 		requests = formatCount(float64(n))
-	} else if ms := r.Settings.DurationMs; ms > 0 {
+	} else if ms := r.Config.DurationMs; ms > 0 {
 		requests = results.Duration(ms).String() // a duration-bound run (ladder levels)
 	}
 	conc := missingValue
 	if level > 0 {
 		conc = strconv.Itoa(level)
-	} else if n := r.Settings.Concurrency; n > 0 {
+	} else if n := r.Config.Concurrency; n > 0 {
 		conc = formatCount(float64(n))
 	} else if r.Load.Concurrency > 0 {
 		conc = strconv.Itoa(r.Load.Concurrency)

@@ -49,7 +49,7 @@ func TestTableColumnOrder(t *testing.T) {
 // from the run's config, else from its retry report.
 func TestTableMaxTriesColumn(t *testing.T) {
 	rep := resultstest.SingleReport()
-	rep.Runs[0].Settings.MaxTries = 20
+	rep.Runs[0].Config.MaxTries = 20
 	rep.Runs[1].Load.Retries = &results.Retries{MaxTries: 1} // recorded in the config only above 1
 	td := Table([]*results.Report{rep})
 	for row, want := range []string{"20", "1"} {
@@ -291,7 +291,7 @@ func TestTableSlotRows(t *testing.T) {
 		t.Errorf("waiters cell = %q, want each table's waiters with the most on one row", got)
 	}
 	for i := range runs {
-		runs[i].Settings.SlotPick = "session"
+		runs[i].Config.SlotPick = "session"
 	}
 	td = Table([]*results.Report{{Suite: "s", Runs: runs}})
 	if got := td.Rows[0].Cells[1]; got != "sync · 16 slots by session" {

@@ -54,7 +54,7 @@ func MakeRun(s RunSpec) results.Run {
 		Mode:       s.Mode,
 		Repetition: s.Rep,
 		Level:      s.Level,
-		Settings: results.RunConfig{Requests: int64(s.Requests), Concurrency: s.Concurrency, HotKeys: 1, FlushIntervalMs: 50,
+		Config: results.RunConfig{Requests: int64(s.Requests), Concurrency: s.Concurrency, HotKeys: 1, FlushIntervalMs: 50,
 			Seed: 42, Repeat: 3, Suite: map[string]any{"pool_size": 32}},
 		StartedAt: Start,
 		Load: results.Load{
@@ -220,7 +220,7 @@ func RateLadderReport() *results.Report {
 		spec.RPS, spec.P99, spec.P95 = achieved, p99, p99*0.8
 		r := MakeRun(spec)
 		r.Rate = rate
-		r.Settings.Rate, r.Settings.Rates, r.Settings.SLOP99Ms, r.Settings.Arrivals = rate, []float64{100, 200}, 200, "poisson"
+		r.Config.Rate, r.Config.Rates, r.Config.SLOP99Ms, r.Config.Arrivals = rate, []float64{100, 200}, 200, "poisson"
 		share := min(1, achieved/rate)
 		r.Load.OpenLoop = &results.OpenLoop{TargetRPS: rate, AchievedRPS: achieved, SentShare: share, HeldRate: results.HeldRate(share),
 			Arrivals: "poisson", ServiceMs: results.Latency{P99: service}}

@@ -460,8 +460,8 @@ func Slotted(t *testing.T, s testkit.Suite, requests, concurrency int) {
 				}
 				Exact(t, r)
 				Completed(t, r, int64(requests))
-				if r.Slots != c.slots || r.Config["slots"] != float64(c.slots) {
-					t.Errorf("%s: report says %d slots (config %v), want %d", r.Mode, r.Slots, r.Config["slots"], c.slots)
+				if r.Slots != c.slots || r.Config.Slots != c.slots {
+					t.Errorf("%s: report says %d slots (config %v), want %d", r.Mode, r.Slots, r.Config.Slots, c.slots)
 				}
 				slotChecks := 0
 				for _, ch := range r.Verification.Checks {

@@ -254,7 +254,7 @@ func slotPick(rep *results.Report) string {
 }
 
 // runSlotPick is how run r picked its slots (its config's slot_pick); "" when unslotted.
-func runSlotPick(r results.Run) string { return r.Settings.SlotPick }
+func runSlotPick(r results.Run) string { return r.Config.SlotPick }
 
 // modeBars adds the throughput chart and the latency chart of the non-ladder rows of a report.
 func (p *plotter) modeBars(prefix string, rep *results.Report) {
@@ -464,9 +464,9 @@ func rateLaddersFromRuns(runs []results.Run) []results.RateLadder {
 	var out []results.RateLadder
 	seen := make(map[string]bool)
 	for _, r := range runs {
-		if len(r.Settings.Rates) > 0 && r.Rate > 0 && r.Level == 0 && !seen[r.Mode] { // --rates, not one --rate
+		if len(r.Config.Rates) > 0 && r.Rate > 0 && r.Level == 0 && !seen[r.Mode] { // --rates, not one --rate
 			seen[r.Mode] = true
-			out = append(out, results.BuildRateLadder(r.Mode, runs, r.Settings.SLOP99Ms))
+			out = append(out, results.BuildRateLadder(r.Mode, runs, r.Config.SLOP99Ms))
 		}
 	}
 	return out

@@ -167,7 +167,7 @@ func TestPlotRateLadder(t *testing.T) {
 	}
 	one := resultstest.RateLadderReport() // one --rate run: no ladder to draw
 	one.Runs, one.RateLadders = one.Runs[:1], nil
-	one.Runs[0].Settings.Rates = nil
+	one.Runs[0].Config.Rates = nil
 	if page := renderPlot(t, []*results.Report{one}, nil); strings.Contains(page, "rate ladder") {
 		t.Errorf("a single --rate run drawn as a one-step rate ladder")
 	}

@@ -325,13 +325,8 @@ func (e *engine) queueConfig() runenv.Queue {
 func (e *engine) runOne(r *run) (results.Run, error) {
 	ctx := e.hardCtx
 	c := e.cfg
-	out := results.Run{Mode: r.Mode, Repetition: r.repetition, Level: r.level, Rate: r.rate, Slots: r.Slots, Config: c.Values(r.rate), StartedAt: time.Now().UTC()}
-	out.Config["mode"] = r.Mode
-	if r.Slots > 0 {
-		out.Config["slots"] = r.Slots
-	}
-	out.Config["concurrency"] = r.concurrency
-	out.Config["requests"] = r.Requests
+	out := results.Run{Mode: r.Mode, Repetition: r.repetition, Level: r.level, Rate: r.rate, Slots: r.Slots,
+		Config: c.RunConfig(r.rate, r.concurrency, r.Requests, r.Slots), StartedAt: time.Now().UTC()}
 	fail := func(err error) (results.Run, error) {
 		out.Error = database.Redact(err.Error())
 		return out, err

@@ -21,10 +21,6 @@ type OpenLoop struct {
 	SLOP99Ms float64
 }
 
-// openLoopFlags are the flags that are recorded in a run's config only when it is open-loop,
-// so that a closed-loop report keeps the keys of the engines that had no open loop.
-var openLoopFlags = []string{"rate", "arrivals", "ramp", "max-lag", "rates", "slo-p99-ms"}
-
 func (c *parser) registerOpenLoop() {
 	fs, o := c.fs, &c.OpenLoop
 	fs.Float64Var(&o.Rate, "rate", 0, "open loop: requests per second for the whole invocation, arriving on a schedule whatever the database does; latency counts from each request's intended start, --concurrency caps the requests in flight (default: closed loop)")
@@ -78,22 +74,6 @@ func (c *parser) validateOpenLoop(bad func(string, ...any)) {
 		return v, err == nil && v > 0 && !math.IsInf(v, 0)
 	}, bad)
 	c.needsDuration("--rates", "rate", len(o.Rates), bad)
-}
-
-// openLoopValues records the open-loop flags of a run at rate (0: a closed-loop run records
-// none).
-func (o *OpenLoop) openLoopValues(out map[string]any, rate float64) {
-	if rate == 0 {
-		return
-	}
-	out["rate"], out["arrivals"] = rate, string(o.Arrivals)
-	out["ramp"], out["max-lag"] = o.Ramp.String(), o.MaxLag.String()
-	if len(o.Rates) > 0 {
-		out["rates"] = o.Rates
-	}
-	if o.SLOP99Ms > 0 {
-		out["slo-p99-ms"] = o.SLOP99Ms
-	}
 }
 
 // LoadConfig sets the open loop of a run at rate (0: closed loop, nothing set).

@@ -31,9 +31,13 @@ func Parse(s testkit.Suite, args []string, out io.Writer) (*Plan, error) {
 	fs.SetOutput(io.Discard)
 	c := &parser{Plan: &Plan{Slotted: info.Slots}, info: info, fs: fs}
 	c.register()
+	engine := map[string]bool{}
+	fs.VisitAll(func(f *pflag.Flag) { engine[f.Name] = true })
+	own := map[string]bool{} // the suite's own flags
 	if f, ok := s.(testkit.Flagger); ok {
 		f.Flags(fs)
 	}
+	fs.VisitAll(func(f *pflag.Flag) { own[f.Name] = !engine[f.Name] })
 	for name, v := range info.Defaults {
 		f := fs.Lookup(name)
 		if f == nil {
@@ -71,7 +75,7 @@ func Parse(s testkit.Suite, args []string, out io.Writer) (*Plan, error) {
 		return nil, err
 	}
 	c.RequestsGiven = fs.Changed("requests")
-	c.values = c.record()
+	c.record(own)
 	return c.Plan, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,18 +13,18 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
+	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/pgserver"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
-	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 )
 
 // Plan is a validated invocation: the flags every suite shares, parsed and checked against
 // each other and the suite once (Parse), and read-only from then on. It holds no flag set:
-// what the report records of the flags (Values) is taken when it is made. What an invocation
+// what the report records of the flags (RunConfig) is taken when it is made. What an invocation
 // opens at run time (the database target, Redis) belongs to the engine, never to the Plan
 // (TestPlanIsReadOnly).
 type Plan struct {
@@ -103,8 +102,9 @@ type Plan struct {
 	// rate, then stops at it too.
 	RequestsGiven bool
 
-	// values are the flags the report records (Values).
-	values map[string]any
+	// recorded and suiteFlags are what the report records of every run (RunConfig, record.go).
+	recorded   results.RunConfig
+	suiteFlags map[string]any
 }
 
 // parser is a Plan being made: the flag set and the raw values of the flags parsed into
@@ -442,53 +442,6 @@ func (c *Plan) Rotation(info testkit.Info, mode testkit.Mode) []faults.Fault {
 	return faults.Rotation(kinds, c.FaultEvery, c.Duration)
 }
 
-// record returns every flag that shapes a run, by name, with JSON-friendly values (Values).
-func (c *parser) record() map[string]any {
-	out := map[string]any{}
-	c.fs.VisitAll(func(f *pflag.Flag) {
-		if slices.Contains(openLoopFlags, f.Name) {
-			return // recorded per run, only when it is open-loop (openLoopValues)
-		}
-		switch f.Name {
-		case "output", "help", "debug-break-expectations", "cpu-profile", "mem-profile", "calibrate", "metrics-addr", "metrics-linger": // shape no run
-			return
-		case "max-tries", "retry-backoff-ms", "retry-classes", "debug-lose-commit-every", "slots", "slot-pick", "slots-levels":
-			// Recorded only when retries are on (below): a run without them matches the
-			// reports of engines that had no such flags.
-			return
-		case "redis-persist":
-			// Recorded only when on: the reports of engines whose flag was a boolean hold
-			// false, which pairs with a report that leaves the key out, not with "off".
-			if f.Value.String() != redisserver.PersistOff {
-				out[f.Name] = f.Value.String()
-			}
-			return
-		case "postgres-url", "redis-url":
-			if f.Value.String() != "" {
-				out[f.Name] = database.RedactURL(f.Value.String())
-			}
-			return
-		}
-		out[f.Name] = flagValue(f)
-	})
-	out["modes"] = testkit.ModeNames(c.Modes)
-	if c.MaxTries > 1 {
-		out["max-tries"], out["retry-backoff-ms"], out["retry-classes"] = c.MaxTries, c.RetryBackoffMs, c.RetryClasses
-	}
-	if c.LoseCommitEvery > 0 {
-		out["debug-lose-commit-every"] = c.LoseCommitEvery
-	}
-	if len(c.Levels) > 0 {
-		out["levels"] = c.Levels
-	}
-	c.slotValues(out) // slots.go
-	out["managed_postgres"] = c.PostgresURL == ""
-	if len(c.faultsRaw) > 0 {
-		out["fault"] = c.faultsRaw
-	}
-	return out
-}
-
 func flagValue(f *pflag.Flag) any {
 	s := f.Value.String()
 	switch f.Value.Type() {
@@ -513,14 +466,6 @@ func flagValue(f *pflag.Flag) any {
 		}
 	}
 	return s
-}
-
-// Values are the flags that shape a run at rate (0: closed loop), by name, as the report
-// records them: a fresh map per call, which the caller completes with what is the run's own.
-func (c *Plan) Values(rate float64) map[string]any {
-	out := maps.Clone(c.values)
-	c.openLoopValues(out, rate) // openloop.go
-	return out
 }
 
 // Config is what a suite reads of the plan (Run.Config, Validator).

@@ -63,20 +63,6 @@ func (c *parser) validateSlots(bad func(string, ...any)) {
 	}
 }
 
-// slotValues records the slot flags of a suite that has slots: the pick only where it shapes
-// anything, the ladder; each run's own count is recorded by the engine.
-func (c *parser) slotValues(out map[string]any) {
-	if !c.Slotted {
-		return
-	}
-	if c.Slots > 1 || len(c.SlotsLevels) > 0 {
-		out["slot-pick"] = c.SlotPick
-	}
-	if len(c.SlotsLevels) > 0 {
-		out["slots-levels"] = c.SlotsLevels
-	}
-}
-
 // slotCounts are the slot counts each mode runs at (Rungs crosses them with the ladder):
 // --slots-levels, else --slots, and 0 for a suite without slots.
 func (c *Plan) slotCounts() []int {

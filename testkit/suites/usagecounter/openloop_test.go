@@ -18,8 +18,8 @@ func TestRateLadderRunsOpenLoopAndNamesTheMaxRate(t *testing.T) {
 	for _, r := range rep.Runs {
 		suitetest.Verified(t, r)
 		ol := r.Load.OpenLoop
-		if ol == nil || r.Rate == 0 || ol.TargetRPS != r.Rate || r.Config["rate"] != r.Rate {
-			t.Fatalf("%s: rate %g, open loop %+v, config rate %v", r.Mode, r.Rate, ol, r.Config["rate"])
+		if ol == nil || r.Rate == 0 || ol.TargetRPS != r.Rate || r.Config.Rate != r.Rate {
+			t.Fatalf("%s: rate %g, open loop %+v, config rate %v", r.Mode, r.Rate, ol, r.Config.Rate)
 		}
 		// 2 s measured after the 1 s ramp.
 		if want := int64(r.Rate * 2); ol.Scheduled < want-1 || ol.Scheduled > want+1 {
