@@ -21,7 +21,10 @@ import (
 //  2. A run's config is a RunConfig: snake_case keys, durations in milliseconds (_ms keys),
 //     the suite's own flags under "suite", the run's mode no longer repeated in it, and the
 //     settings that have no effect under the others left out.
-const SchemaVersion = 2
+//  3. Slot ladders apart from concurrency ladders (slot_ladders; a ladder no longer names
+//     what it steps over, and each kind has only its own fields), and the samples file opens
+//     with a SamplesHeader.
+const SchemaVersion = 3
 
 // Report is one invocation of one suite binary.
 type Report struct {
@@ -36,9 +39,10 @@ type Report struct {
 	Runs        []Run  `json:"runs"`
 	// Summaries holds one entry per mode (and ladder level) when runs were repeated.
 	Summaries []Summary `json:"summaries,omitempty"`
-	// Ladders holds one concurrency ladder per mode when --levels was given, one slot ladder
-	// per mode (Over "slots") when --slots-levels was.
-	Ladders []Ladder `json:"ladders,omitempty"`
+	// Ladders holds one concurrency ladder per mode when --levels was given.
+	Ladders []ConcurrencyLadder `json:"ladders,omitempty"`
+	// SlotLadders holds one slot ladder per mode when --slots-levels was given.
+	SlotLadders []SlotLadder `json:"slot_ladders,omitempty"`
 	// RateLadders holds one open-loop rate ladder per mode when --rates was given.
 	RateLadders []RateLadder `json:"rate_ladders,omitempty"`
 	// Error is the failure that ended the invocation early, if any.
@@ -469,40 +473,56 @@ type Spread struct {
 	Max    float64 `json:"max"`
 }
 
-// Ladder is a concurrency ladder (--levels) or a slot ladder (--slots-levels) of one mode and
-// where it saturates.
-type Ladder struct {
-	Mode string `json:"mode"`
-	// Over names what the levels step: "" concurrency, LadderSlots the slots per hot row.
-	Over   string        `json:"over,omitempty"`
-	Levels []LadderLevel `json:"levels"`
+// ConcurrencyLadder is the concurrency ladder of one mode (--levels) and where it saturates.
+type ConcurrencyLadder struct {
+	Mode   string             `json:"mode"`
+	Levels []ConcurrencyLevel `json:"levels"`
 	// KneeConcurrency is the first level after which throughput rises less than 5% while p95
-	// keeps rising; 0 when the ladder never saturated.
+	// keeps rising (FindKnee); 0 when the ladder never saturated.
 	KneeConcurrency int `json:"knee_concurrency"`
-	// KneeSlots is, in a slot ladder, the first slot count after which more slots add less than
-	// 5% throughput; 0 when they never stopped paying.
-	KneeSlots int `json:"knee_slots,omitempty"`
 }
 
-// LadderSlots is Ladder.Over of a slot ladder.
-const LadderSlots = "slots"
+// ConcurrencyLevel is one level of a concurrency ladder.
+type ConcurrencyLevel struct {
+	Concurrency int `json:"concurrency"`
+	LevelFigures
+	// Knee marks the level named by ConcurrencyLadder.KneeConcurrency.
+	Knee bool `json:"knee,omitempty"`
+}
 
-// LadderLevel is one step of a ladder.
-type LadderLevel struct {
-	Concurrency   int     `json:"concurrency"`
+// SlotLadder is the slot ladder of one mode (--slots-levels): what more physical rows per hot
+// row bought and what they cost a reader, and where more stopped paying.
+type SlotLadder struct {
+	Mode   string      `json:"mode"`
+	Levels []SlotLevel `json:"levels"`
+	// KneeSlots is the first slot count after which more slots add less than 5% throughput
+	// (KneeMaxThroughputGain); 0 when they never stopped paying.
+	KneeSlots int `json:"knee_slots"`
+}
+
+// SlotLevel is one slot count of a slot ladder.
+type SlotLevel struct {
+	Slots int `json:"slots"`
+	LevelFigures
+	// MaxWaiters and MaxWaitersPerRow are the most sessions waiting on a hot table, and on one
+	// physical row of it (the worst table); TotalReadP50Ms and TotalReadP99Ms time the read of
+	// a hot row's total (a sum over its slots).
+	MaxWaiters       float64 `json:"max_waiters"`
+	MaxWaitersPerRow float64 `json:"max_waiters_per_row"`
+	TotalReadP50Ms   float64 `json:"total_read_p50_ms"`
+	TotalReadP99Ms   float64 `json:"total_read_p99_ms"`
+	// PersistLagP99Ms is the queue's persist lag (queue modes only).
+	PersistLagP99Ms float64 `json:"persist_lag_p99_ms,omitempty"`
+	// Knee marks the level named by SlotLadder.KneeSlots.
+	Knee bool `json:"knee,omitempty"`
+}
+
+// LevelFigures are what every ladder level has: medians over its repetitions.
+type LevelFigures struct {
 	ThroughputRPS float64 `json:"throughput_rps"`
 	P50Ms         float64 `json:"p50_ms"`
 	P95Ms         float64 `json:"p95_ms"`
 	P99Ms         float64 `json:"p99_ms"`
-	Knee          bool    `json:"knee,omitempty"`
-	// Slots and what they change, in a slot ladder: the most waiters on a hot table and on one
-	// physical row of it, the read of a total (p50, p99) and the persist lag (queue modes).
-	Slots            int     `json:"slots,omitempty"`
-	MaxWaiters       float64 `json:"max_waiters,omitempty"`
-	MaxWaitersPerRow float64 `json:"max_waiters_per_row,omitempty"`
-	TotalReadP50Ms   float64 `json:"total_read_p50_ms,omitempty"`
-	TotalReadP99Ms   float64 `json:"total_read_p99_ms,omitempty"`
-	PersistLagP99Ms  float64 `json:"persist_lag_p99_ms,omitempty"`
 }
 
 // RateLadder is an open-loop rate ladder of one mode (--rates): the open-loop counterpart of

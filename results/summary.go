@@ -206,8 +206,8 @@ func spreadOf(vs []float64) Spread {
 // response to concurrency at all) from reporting a knee; the 5% floor on the rise keeps
 // measurement noise from counting as "p95 keeps rising". A level whose throughput is 0 cannot
 // be a knee. The last level never is: nothing after it shows that it saturated.
-func FindKnee(levels []LadderLevel) int {
-	sorted := append([]LadderLevel(nil), levels...)
+func FindKnee(levels []ConcurrencyLevel) int {
+	sorted := append([]ConcurrencyLevel(nil), levels...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Concurrency < sorted[j].Concurrency })
 	for i := 0; i+1 < len(sorted); i++ {
 		cur, next := sorted[i], sorted[i+1]
@@ -228,13 +228,17 @@ func FindKnee(levels []LadderLevel) int {
 // repetitions, in increasing concurrency, with the knee found by FindKnee marked on its level
 // and recorded in KneeConcurrency. Runs of other modes and runs outside a ladder (Level 0) are
 // ignored.
-func BuildLadder(mode string, runs []Run) Ladder {
-	levels := ladderLevels(mode, runs, func(r Run) bool { return r.Level > 0 })
+func BuildLadder(mode string, runs []Run) ConcurrencyLadder {
+	sums := ladderSummaries(mode, runs, func(r Run) bool { return r.Level > 0 })
+	levels := make([]ConcurrencyLevel, 0, len(sums))
+	for _, s := range sums {
+		levels = append(levels, ConcurrencyLevel{Concurrency: s.Level, LevelFigures: levelFigures(s.Metrics)})
+	}
 	knee := FindKnee(levels)
 	for i := range levels {
 		levels[i].Knee = knee != 0 && levels[i].Concurrency == knee
 	}
-	return Ladder{Mode: mode, Levels: levels, KneeConcurrency: knee}
+	return ConcurrencyLadder{Mode: mode, Levels: levels, KneeConcurrency: knee}
 }
 
 // ladderSummaries summarises the runs of mode that stand on a ladder, one Summary per rung
@@ -265,8 +269,19 @@ func ladderSummaries(mode string, runs []Run, onLadder func(Run) bool) []Summary
 // lag beside throughput and latency. KneeSlots is the first count after which more slots add
 // less than 5% throughput (KneeMaxThroughputGain): where they stop paying; 0 when they never
 // did within the ladder.
-func BuildSlotLadder(mode string, runs []Run) Ladder {
-	levels := ladderLevels(mode, runs, func(r Run) bool { return r.Slots > 0 })
+func BuildSlotLadder(mode string, runs []Run) SlotLadder {
+	sums := ladderSummaries(mode, runs, func(r Run) bool { return r.Slots > 0 })
+	levels := make([]SlotLevel, 0, len(sums))
+	for _, s := range sums {
+		m := s.Metrics
+		levels = append(levels, SlotLevel{Slots: s.Slots, LevelFigures: levelFigures(m),
+			MaxWaiters:       maxWithPrefix(m, MetricMaxWaitersPrefix),
+			MaxWaitersPerRow: maxWithPrefix(m, MetricMaxWaitersPerRowPrefix),
+			TotalReadP50Ms:   m[MetricTotalReadP50Ms].Median,
+			TotalReadP99Ms:   m[MetricTotalReadP99Ms].Median,
+			PersistLagP99Ms:  m[MetricPersistLagP99Ms].Median,
+		})
+	}
 	knee := 0
 	for i := 0; i+1 < len(levels) && knee == 0; i++ {
 		if cur := levels[i]; cur.ThroughputRPS > 0 && levels[i+1].ThroughputRPS < cur.ThroughputRPS*(1+KneeMaxThroughputGain) {
@@ -274,33 +289,13 @@ func BuildSlotLadder(mode string, runs []Run) Ladder {
 			levels[i].Knee = true
 		}
 	}
-	return Ladder{Mode: mode, Over: LadderSlots, Levels: levels, KneeSlots: knee}
+	return SlotLadder{Mode: mode, Levels: levels, KneeSlots: knee}
 }
 
-// ladderLevels is one LadderLevel per rung of the runs of mode that onLadder selects.
-func ladderLevels(mode string, runs []Run, onLadder func(Run) bool) []LadderLevel {
-	sums := ladderSummaries(mode, runs, onLadder)
-	levels := make([]LadderLevel, 0, len(sums))
-	for _, s := range sums {
-		m := s.Metrics
-		lv := LadderLevel{
-			Concurrency:   s.Level,
-			ThroughputRPS: m[MetricThroughputRPS].Median,
-			P50Ms:         m[MetricP50Ms].Median,
-			P95Ms:         m[MetricP95Ms].Median,
-			P99Ms:         m[MetricP99Ms].Median,
-		}
-		if s.Slots > 0 {
-			lv.Slots = s.Slots
-			lv.MaxWaiters = maxWithPrefix(m, MetricMaxWaitersPrefix)
-			lv.MaxWaitersPerRow = maxWithPrefix(m, MetricMaxWaitersPerRowPrefix)
-			lv.TotalReadP50Ms = m[MetricTotalReadP50Ms].Median
-			lv.TotalReadP99Ms = m[MetricTotalReadP99Ms].Median
-			lv.PersistLagP99Ms = m[MetricPersistLagP99Ms].Median
-		}
-		levels = append(levels, lv)
-	}
-	return levels
+// levelFigures are the medians every ladder level shows.
+func levelFigures(m map[string]Spread) LevelFigures {
+	return LevelFigures{ThroughputRPS: m[MetricThroughputRPS].Median, P50Ms: m[MetricP50Ms].Median,
+		P95Ms: m[MetricP95Ms].Median, P99Ms: m[MetricP99Ms].Median}
 }
 
 // BuildRateLadder builds the open-loop rate ladder of one mode from its runs at a rate (the

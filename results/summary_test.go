@@ -85,28 +85,31 @@ func TestSummarizeGroupsAndMetrics(t *testing.T) {
 }
 
 func TestFindKnee(t *testing.T) {
-	type lv = results.LadderLevel
+	lv := func(c int, rps, p95 float64) results.ConcurrencyLevel {
+		return results.ConcurrencyLevel{Concurrency: c, LevelFigures: results.LevelFigures{ThroughputRPS: rps, P95Ms: p95}}
+	}
+	type lvs = []results.ConcurrencyLevel
 	tests := []struct {
 		name   string
-		levels []results.LadderLevel
+		levels []results.ConcurrencyLevel
 		want   int
 	}{
-		{"clear knee", []lv{{Concurrency: 8, ThroughputRPS: 900, P95Ms: 9.5}, {Concurrency: 16, ThroughputRPS: 1700, P95Ms: 10.2},
-			{Concurrency: 32, ThroughputRPS: 2100, P95Ms: 16}, {Concurrency: 64, ThroughputRPS: 2150, P95Ms: 30.1},
-			{Concurrency: 128, ThroughputRPS: 2120, P95Ms: 61}}, 32},
-		{"unsorted input", []lv{{Concurrency: 64, ThroughputRPS: 2150, P95Ms: 30.1}, {Concurrency: 8, ThroughputRPS: 900, P95Ms: 9.5},
-			{Concurrency: 32, ThroughputRPS: 2100, P95Ms: 16}, {Concurrency: 16, ThroughputRPS: 1700, P95Ms: 10.2}}, 32},
-		{"none: still scaling", []lv{{Concurrency: 8, ThroughputRPS: 20000, P95Ms: 0.5}, {Concurrency: 16, ThroughputRPS: 39000, P95Ms: 0.55},
-			{Concurrency: 32, ThroughputRPS: 76000, P95Ms: 0.6}, {Concurrency: 64, ThroughputRPS: 150000, P95Ms: 0.7}}, 0},
-		{"noisy flat: p95 jitters, never rises 5%", []lv{{Concurrency: 8, ThroughputRPS: 2000, P95Ms: 10.0}, {Concurrency: 16, ThroughputRPS: 2040, P95Ms: 10.3},
-			{Concurrency: 32, ThroughputRPS: 1990, P95Ms: 9.9}, {Concurrency: 64, ThroughputRPS: 2030, P95Ms: 10.2}}, 0},
-		{"throughput drops at saturation", []lv{{Concurrency: 4, ThroughputRPS: 1000, P95Ms: 4}, {Concurrency: 8, ThroughputRPS: 1900, P95Ms: 4.2},
-			{Concurrency: 16, ThroughputRPS: 1500, P95Ms: 11}}, 8},
-		{"gain of exactly 5% is not flat", []lv{{Concurrency: 8, ThroughputRPS: 1000, P95Ms: 4}, {Concurrency: 16, ThroughputRPS: 1050, P95Ms: 8}}, 0},
-		{"small gain, p95 up 4%: noise", []lv{{Concurrency: 8, ThroughputRPS: 1000, P95Ms: 10}, {Concurrency: 16, ThroughputRPS: 1010, P95Ms: 10.4}}, 0},
-		{"one level", []lv{{Concurrency: 8, ThroughputRPS: 1000, P95Ms: 4}}, 0},
+		{"clear knee", lvs{lv(8, 900, 9.5), lv(16, 1700, 10.2),
+			lv(32, 2100, 16), lv(64, 2150, 30.1),
+			lv(128, 2120, 61)}, 32},
+		{"unsorted input", lvs{lv(64, 2150, 30.1), lv(8, 900, 9.5),
+			lv(32, 2100, 16), lv(16, 1700, 10.2)}, 32},
+		{"none: still scaling", lvs{lv(8, 20000, 0.5), lv(16, 39000, 0.55),
+			lv(32, 76000, 0.6), lv(64, 150000, 0.7)}, 0},
+		{"noisy flat: p95 jitters, never rises 5%", lvs{lv(8, 2000, 10.0), lv(16, 2040, 10.3),
+			lv(32, 1990, 9.9), lv(64, 2030, 10.2)}, 0},
+		{"throughput drops at saturation", lvs{lv(4, 1000, 4), lv(8, 1900, 4.2),
+			lv(16, 1500, 11)}, 8},
+		{"gain of exactly 5% is not flat", lvs{lv(8, 1000, 4), lv(16, 1050, 8)}, 0},
+		{"small gain, p95 up 4%: noise", lvs{lv(8, 1000, 10), lv(16, 1010, 10.4)}, 0},
+		{"one level", lvs{lv(8, 1000, 4)}, 0},
 		{"empty", nil, 0},
-		{"zero throughput level skipped", []lv{{Concurrency: 8, ThroughputRPS: 0, P95Ms: 4}, {Concurrency: 16, ThroughputRPS: 0, P95Ms: 9}}, 0},
+		{"zero throughput level skipped", lvs{lv(8, 0, 4), lv(16, 0, 9)}, 0},
 	}
 	for _, tt := range tests {
 		if got := results.FindKnee(tt.levels); got != tt.want {
@@ -159,7 +162,7 @@ func TestBuildLadder(t *testing.T) {
 func TestBuildSlotLadder(t *testing.T) {
 	runs := resultstest.SlotRuns()
 	l := results.BuildSlotLadder("sync", runs)
-	if l.Over != results.LadderSlots || len(l.Levels) != 4 {
+	if l.Mode != "sync" || len(l.Levels) != 4 {
 		t.Fatalf("ladder = %+v", l)
 	}
 	for i, want := range []int{1, 4, 16, 64} {

@@ -16,6 +16,7 @@ import (
 // in this module (or in any reader of Report) copes with an older report.
 var upgrades = [SchemaVersion]func(doc map[string]any) error{
 	1: upgradeV1,
+	2: upgradeV2,
 }
 
 // upgrade returns the report doc of version from as a document of SchemaVersion.
@@ -64,6 +65,59 @@ func upgradeV1(doc map[string]any) error {
 		run["config"] = out
 	}
 	return nil
+}
+
+// upgradeV2 is version 2 → 3: the ladders that stepped over slots ("over": "slots") move to
+// slot_ladders; each kind of ladder keeps only its own fields.
+func upgradeV2(doc map[string]any) error {
+	ladders, _ := doc["ladders"].([]any)
+	var concurrency, slots []any
+	for _, l := range ladders {
+		ladder, ok := l.(map[string]any)
+		if !ok {
+			return fmt.Errorf("ladder %v is not an object", l)
+		}
+		over := ladder["over"]
+		delete(ladder, "over")
+		levels, _ := ladder["levels"].([]any)
+		if over == "slots" {
+			delete(ladder, "knee_concurrency")
+			setAbsent(ladder, "knee_slots", 0)
+			for _, lv := range levels {
+				if level, ok := lv.(map[string]any); ok {
+					delete(level, "concurrency")
+					for _, k := range []string{"slots", "max_waiters", "max_waiters_per_row", "total_read_p50_ms", "total_read_p99_ms"} {
+						setAbsent(level, k, 0)
+					}
+				}
+			}
+			slots = append(slots, ladder)
+			continue
+		}
+		delete(ladder, "knee_slots")
+		for _, lv := range levels {
+			if level, ok := lv.(map[string]any); ok {
+				for _, k := range []string{"slots", "max_waiters", "max_waiters_per_row", "total_read_p50_ms", "total_read_p99_ms", "persist_lag_p99_ms"} {
+					delete(level, k)
+				}
+			}
+		}
+		concurrency = append(concurrency, ladder)
+	}
+	delete(doc, "ladders")
+	if len(concurrency) > 0 {
+		doc["ladders"] = concurrency
+	}
+	if len(slots) > 0 {
+		doc["slot_ladders"] = slots
+	}
+	return nil
+}
+
+func setAbsent(m map[string]any, key string, v any) {
+	if _, ok := m[key]; !ok {
+		m[key] = v
+	}
 }
 
 // v1Key is what became of one key of a version 1 config: its key in version 2, how its value

@@ -65,3 +65,38 @@ func TestReadRejects(t *testing.T) {
 		}
 	}
 }
+// A version 2 report's ladders: one over concurrency, one over slots (a level of the slot
+// ladder carries the concurrency 0 and the knee_concurrency 0 of the shared type).
+const v2Ladders = `{"schema_version": 2, "suite": "s", "runs": [], "ladders": [
+ {"mode": "sync", "levels": [{"concurrency": 8, "throughput_rps": 900, "p50_ms": 1, "p95_ms": 9.5, "p99_ms": 12},
+   {"concurrency": 16, "throughput_rps": 1700, "p50_ms": 1, "p95_ms": 10, "p99_ms": 13, "knee": true}], "knee_concurrency": 16},
+ {"mode": "async-compact", "over": "slots", "knee_concurrency": 0, "knee_slots": 4, "levels": [
+   {"concurrency": 0, "throughput_rps": 100, "p50_ms": 1, "p95_ms": 2, "p99_ms": 3, "slots": 1, "max_waiters": 63,
+    "max_waiters_per_row": 63, "total_read_p99_ms": 0.1, "persist_lag_p99_ms": 90},
+   {"concurrency": 0, "throughput_rps": 400, "p50_ms": 1, "p95_ms": 2, "p99_ms": 3, "slots": 4, "knee": true}]}]}`
+
+func TestReadUpgradesVersion2Ladders(t *testing.T) {
+	rep, err := Read(strings.NewReader(v2Ladders))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conc := []ConcurrencyLadder{{Mode: "sync", KneeConcurrency: 16, Levels: []ConcurrencyLevel{
+		{Concurrency: 8, LevelFigures: LevelFigures{ThroughputRPS: 900, P50Ms: 1, P95Ms: 9.5, P99Ms: 12}},
+		{Concurrency: 16, LevelFigures: LevelFigures{ThroughputRPS: 1700, P50Ms: 1, P95Ms: 10, P99Ms: 13}, Knee: true}}}}
+	slots := []SlotLadder{{Mode: "async-compact", KneeSlots: 4, Levels: []SlotLevel{
+		{Slots: 1, LevelFigures: LevelFigures{ThroughputRPS: 100, P50Ms: 1, P95Ms: 2, P99Ms: 3}, MaxWaiters: 63, MaxWaitersPerRow: 63,
+			TotalReadP99Ms: 0.1, PersistLagP99Ms: 90},
+		{Slots: 4, LevelFigures: LevelFigures{ThroughputRPS: 400, P50Ms: 1, P95Ms: 2, P99Ms: 3}, Knee: true}}}}
+	if !reflect.DeepEqual(rep.Ladders, conc) || !reflect.DeepEqual(rep.SlotLadders, slots) {
+		t.Errorf("ladders\n%+v\n%+v\nwant\n%+v\n%+v", rep.Ladders, rep.SlotLadders, conc, slots)
+	}
+	raw, err := upgrade([]byte(v2Ladders), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range validate(t, readSchema(t, "report.schema.json"), raw) {
+		if strings.Contains(e, "ladders") {
+			t.Errorf("upgraded version 2 ladders fail the schema: %s", e)
+		}
+	}
+}

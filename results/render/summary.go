@@ -68,19 +68,16 @@ func printProblems(w io.Writer, rep *results.Report) {
 			}
 		}
 	}
-	if len(rep.Ladders) > 0 {
-		for _, l := range rep.Ladders {
-			if l.Over == results.LadderSlots {
-				printSlotLadder(w, l)
-				continue
-			}
-			fmt.Fprintf(w, "  %s ladder knee: ", l.Mode)
-			if l.KneeConcurrency > 0 {
-				fmt.Fprintf(w, "saturates at concurrency %d\n", l.KneeConcurrency)
-			} else {
-				fmt.Fprintln(w, "none (throughput still rising)")
-			}
+	for _, l := range rep.Ladders {
+		fmt.Fprintf(w, "  %s ladder knee: ", l.Mode)
+		if l.KneeConcurrency > 0 {
+			fmt.Fprintf(w, "saturates at concurrency %d\n", l.KneeConcurrency)
+		} else {
+			fmt.Fprintln(w, "none (throughput still rising)")
 		}
+	}
+	for _, l := range rep.SlotLadders {
+		printSlotLadder(w, l)
 	}
 }
 
@@ -125,7 +122,7 @@ func printOverflow(w io.Writer, rep *results.Report, modes []string) {
 
 // printSlotLadder says, per slot count, what slots bought and what they cost a reader, and
 // where more stopped paying.
-func printSlotLadder(w io.Writer, l results.Ladder) {
+func printSlotLadder(w io.Writer, l results.SlotLadder) {
 	fmt.Fprintf(w, "  %s slots:", l.Mode)
 	for _, lv := range l.Levels {
 		fmt.Fprintf(w, " %d → %.0f rps, %.0f waiters (%.0f/row), read total p99 %.2f ms;", lv.Slots, lv.ThroughputRPS,

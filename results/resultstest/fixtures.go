@@ -168,7 +168,7 @@ func LadderReport() *results.Report {
 		runs = append(runs, MakeRun(s))
 	}
 	r := NewReport(runs...)
-	r.Ladders = []results.Ladder{results.BuildLadder("sync", runs)}
+	r.Ladders = []results.ConcurrencyLadder{results.BuildLadder("sync", runs)}
 	return r
 }
 

@@ -69,11 +69,10 @@ func Plot(reports []*results.Report, samples map[string][]results.Sample, w io.W
 			ladders = laddersFromRuns(rep.Runs)
 		}
 		for _, l := range ladders {
-			if l.Over == results.LadderSlots {
-				p.slotLadder(prefix+rep.Suite, l, slotPick(rep))
-				continue
-			}
 			p.ladder(prefix+rep.Suite, l)
+		}
+		for _, l := range rep.SlotLadders {
+			p.slotLadder(prefix+rep.Suite, l, slotPick(rep))
 		}
 		rateLadders := rep.RateLadders
 		if len(rateLadders) == 0 {
@@ -394,7 +393,7 @@ func valueAxis(name string, values []float64) opts.YAxis {
 	return opts.YAxis{Name: name, Type: "value"}
 }
 
-func laddersFromRuns(runs []results.Run) []results.Ladder {
+func laddersFromRuns(runs []results.Run) []results.ConcurrencyLadder {
 	var modes []string
 	seen := make(map[string]bool)
 	for _, r := range runs {
@@ -403,7 +402,7 @@ func laddersFromRuns(runs []results.Run) []results.Ladder {
 			modes = append(modes, r.Mode)
 		}
 	}
-	out := make([]results.Ladder, 0, len(modes))
+	out := make([]results.ConcurrencyLadder, 0, len(modes))
 	for _, m := range modes {
 		out = append(out, results.BuildLadder(m, runs))
 	}
@@ -412,11 +411,11 @@ func laddersFromRuns(runs []results.Run) []results.Ladder {
 
 // ladder adds throughput (left axis) and p95 (right axis) against concurrency, the knee marked
 // by a vertical line and a pin on the throughput line.
-func (p *plotter) ladder(title string, l results.Ladder) {
+func (p *plotter) ladder(title string, l results.ConcurrencyLadder) {
 	if len(l.Levels) == 0 {
 		return
 	}
-	levels := append([]results.LadderLevel(nil), l.Levels...)
+	levels := append([]results.ConcurrencyLevel(nil), l.Levels...)
 	sort.SliceStable(levels, func(i, j int) bool { return levels[i].Concurrency < levels[j].Concurrency })
 	x := make([]string, len(levels))
 	tput := make([]opts.LineData, len(levels))
@@ -526,11 +525,11 @@ func (p *plotter) rateLadder(title string, l results.RateLadder) {
 // slotLadder adds, against the slots per hot row, throughput (left axis) and what slots change
 // on the right axis: the most waiters on one physical row, and the p99 of reading a total and
 // (queue modes) of the persist lag, in ms.
-func (p *plotter) slotLadder(title string, l results.Ladder, pick string) {
+func (p *plotter) slotLadder(title string, l results.SlotLadder, pick string) {
 	if len(l.Levels) == 0 {
 		return
 	}
-	levels := append([]results.LadderLevel(nil), l.Levels...)
+	levels := append([]results.SlotLevel(nil), l.Levels...)
 	sort.SliceStable(levels, func(i, j int) bool { return levels[i].Slots < levels[j].Slots })
 	x := make([]string, len(levels))
 	series := map[string][]opts.LineData{}

@@ -139,7 +139,7 @@ func TestPlotSlotLadder(t *testing.T) {
 		r.LockMonitor.TotalReadMs = &results.Latency{Count: 5, P99: 0.5 * float64(n)}
 		rep.Runs = append(rep.Runs, r)
 	}
-	rep.Ladders = []results.Ladder{results.BuildSlotLadder("sync", rep.Runs)}
+	rep.SlotLadders = []results.SlotLadder{results.BuildSlotLadder("sync", rep.Runs)}
 	page := renderPlot(t, []*results.Report{rep}, nil)
 	for _, want := range []string{"sync slot ladder", "slots per hot row", "max waiters per row", "read total p99 ms"} {
 		if !strings.Contains(page, want) {

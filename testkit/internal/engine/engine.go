@@ -247,7 +247,7 @@ func (e *engine) runAll() error {
 		return err
 	}
 	if c.Output != "" {
-		if e.samples, err = monitor.CreateSamples(results.SamplesPath(c.Output)); err != nil {
+		if e.samples, err = monitor.CreateSamples(results.SamplesPath(c.Output), e.report.Suite); err != nil {
 			return err
 		}
 		e.report.SamplesFile = results.SamplesPath(c.Output)

@@ -8,11 +8,7 @@ func (e *engine) finishReport() {
 	if e.cfg.Repeat > 1 {
 		e.report.Summaries = results.Summarize(e.report.Runs)
 	}
-	build := results.BuildLadder
-	switch {
-	case len(e.cfg.SlotsLevels) > 0:
-		build = results.BuildSlotLadder
-	case len(e.cfg.Levels) == 0:
+	if len(e.cfg.SlotsLevels) == 0 && len(e.cfg.Levels) == 0 {
 		return
 	}
 	for _, mode := range e.cfg.Modes {
@@ -22,8 +18,12 @@ func (e *engine) finishReport() {
 				runs = append(runs, r)
 			}
 		}
-		if len(runs) > 0 {
-			e.report.Ladders = append(e.report.Ladders, build(mode.String(), runs))
+		switch {
+		case len(runs) == 0:
+		case len(e.cfg.SlotsLevels) > 0:
+			e.report.SlotLadders = append(e.report.SlotLadders, results.BuildSlotLadder(mode.String(), runs))
+		default:
+			e.report.Ladders = append(e.report.Ladders, results.BuildLadder(mode.String(), runs))
 		}
 	}
 }

@@ -78,7 +78,7 @@ func TestWaitersAreAttributedToTheHotTable(t *testing.T) {
 	const waiters = 5
 	release := holdHotRow(t, target, waiters)
 	samplesPath := filepath.Join(t.TempDir(), "s.ndjson")
-	sw, err := CreateSamples(samplesPath)
+	sw, err := CreateSamples(samplesPath, "s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,12 +132,12 @@ func TestWaitersAreAttributedToTheHotTable(t *testing.T) {
 	if m.Statements() < locks.Samples {
 		t.Errorf("monitor counted %d statements for %d samples", m.Statements(), locks.Samples)
 	}
-	b, err := os.ReadFile(samplesPath)
-	if err != nil || len(b) == 0 {
-		t.Fatalf("samples file empty: %v", err)
+	samples, err := results.ReadSamples(samplesPath) // the header first, then the samples
+	if err != nil || len(samples) == 0 {
+		t.Fatalf("samples file: %d samples, %v", len(samples), err)
 	}
-	if !strings.Contains(string(b), `"wait_events":{`) {
-		t.Errorf("samples carry no wait events")
+	if b, _ := os.ReadFile(samplesPath); !strings.HasPrefix(string(b), `{"schema_version":`) || !strings.Contains(string(b), `"wait_events":{`) {
+		t.Errorf("samples file has no header or carries no wait events:\n%.300s", b)
 	}
 }
 

@@ -19,13 +19,18 @@ type SampleWriter struct {
 	path string
 }
 
-// CreateSamples creates (truncates) the samples file at path.
-func CreateSamples(path string) (*SampleWriter, error) {
+// CreateSamples creates (truncates) the samples file at path for the runs of suite, and
+// writes its header (results.SamplesHeader).
+func CreateSamples(path, suite string) (*SampleWriter, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
 	w := bufio.NewWriterSize(f, 64<<10)
+	if err := results.WriteSamplesHeader(w, suite); err != nil {
+		f.Close()
+		return nil, err
+	}
 	return &SampleWriter{f: f, w: w, enc: json.NewEncoder(w), path: path}, nil
 }
 

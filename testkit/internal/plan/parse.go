@@ -25,29 +25,11 @@ var ErrHelp = errors.New("help requested")
 // Parse parses and validates the command line of suite s; on --help it writes the usage to
 // out and returns ErrHelp.
 func Parse(s testkit.Suite, args []string, out io.Writer) (*Plan, error) {
-	info := s.Info()
-	fs := pflag.NewFlagSet(info.Name, pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.SetOutput(io.Discard)
-	c := &parser{Plan: &Plan{Slotted: info.Slots}, info: info, fs: fs}
-	c.register()
-	engine := map[string]bool{}
-	fs.VisitAll(func(f *pflag.Flag) { engine[f.Name] = true })
-	own := map[string]bool{} // the suite's own flags
-	if f, ok := s.(testkit.Flagger); ok {
-		f.Flags(fs)
+	c, own, err := newParser(s)
+	if err != nil {
+		return nil, err
 	}
-	fs.VisitAll(func(f *pflag.Flag) { own[f.Name] = !engine[f.Name] })
-	for name, v := range info.Defaults {
-		f := fs.Lookup(name)
-		if f == nil {
-			return nil, fmt.Errorf("suite default for unknown flag --%s", name)
-		}
-		if err := f.Value.Set(v); err != nil {
-			return nil, fmt.Errorf("suite default --%s=%s: %w", name, v, err)
-		}
-		f.DefValue = v
-	}
+	info, fs := c.info, c.fs
 	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -124,4 +106,34 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// newParser is the flag set of suite s, its flags registered and the suite's defaults set;
+// own names the flags the suite registered itself.
+func newParser(s testkit.Suite) (*parser, map[string]bool, error) {
+	info := s.Info()
+	fs := pflag.NewFlagSet(info.Name, pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(io.Discard)
+	c := &parser{Plan: &Plan{Slotted: info.Slots}, info: info, fs: fs}
+	c.register()
+	engine := map[string]bool{}
+	c.engineDefaults = map[string]string{}
+	fs.VisitAll(func(f *pflag.Flag) { engine[f.Name], c.engineDefaults[f.Name] = true, f.DefValue })
+	if f, ok := s.(testkit.Flagger); ok {
+		f.Flags(fs)
+	}
+	own := map[string]bool{} // the suite's own flags
+	fs.VisitAll(func(f *pflag.Flag) { own[f.Name] = !engine[f.Name] })
+	for name, v := range info.Defaults {
+		f := fs.Lookup(name)
+		if f == nil {
+			return nil, nil, fmt.Errorf("suite default for unknown flag --%s", name)
+		}
+		if err := f.Value.Set(v); err != nil {
+			return nil, nil, fmt.Errorf("suite default --%s=%s: %w", name, v, err)
+		}
+		f.DefValue = v
+	}
+	return c, own, nil
 }

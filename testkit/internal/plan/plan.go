@@ -117,6 +117,8 @@ type parser struct {
 	modesRaw, faultsRaw, retryClassesRaw []string
 	levelsRaw, slotsLevelsRaw            string
 	arrivalsRaw, ratesRaw                string
+	// engineDefaults are the shared flags' defaults before the suite's Info.Defaults.
+	engineDefaults map[string]string
 }
 
 func (c *parser) register() {
