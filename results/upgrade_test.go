@@ -65,6 +65,7 @@ func TestReadRejects(t *testing.T) {
 		}
 	}
 }
+
 // A version 2 report's ladders: one over concurrency, one over slots (a level of the slot
 // ladder carries the concurrency 0 and the knee_concurrency 0 of the shared type).
 const v2Ladders = `{"schema_version": 2, "suite": "s", "runs": [], "ladders": [
