@@ -21,9 +21,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
+	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/engine"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/serverproc"
@@ -217,21 +221,34 @@ func (o *Output) String() string {
 	return o.b.String()
 }
 
-// RedisModes are the ways a run reaches Redis that OnRedis covers: miniredis in the process,
-// a redis-server the run starts itself, and one the test started, given by --redis-url.
+// RedisModes are the ways a run reaches Redis that OnEveryRedis covers: miniredis in the
+// process, a redis-server the run starts itself, and one the test started, given by --redis-url.
 var RedisModes = []string{"embedded", "managed", "url"}
 
-// OnRedis runs s's async modes (plus args) on the Redis-streams backend once per entry of
-// RedisModes, with requests requests enqueuing records records in all, and fails the test
-// unless every run verified with every request completed, every record enqueued was written
-// and acknowledged, the stream was left empty, and async-compact folded records. It also fails
-// if a run leaves a redis-server behind.
+// OnRedis runs s's async modes (plus args) on the Redis-streams backend, on a redis-server
+// the run starts itself (--redis managed), with requests requests enqueuing records records
+// in all, and fails the test unless every run verified with every request completed, every
+// record enqueued was written and acknowledged, the stream was left empty, and async-compact
+// folded records. It also fails if the run leaves a redis-server behind. It is what every
+// suite proves of its records on Redis (they travel through a real stream, by the suite's
+// codec); how a run reaches Redis is the engine's, proven once by OnEveryRedis.
 func OnRedis(t *testing.T, s testkit.Suite, requests, records int64, args ...string) {
+	t.Helper()
+	onRedis(t, s, []string{"managed"}, requests, records, args...)
+}
+
+// OnEveryRedis is OnRedis once per entry of RedisModes, each a subtest.
+func OnEveryRedis(t *testing.T, s testkit.Suite, requests, records int64, args ...string) {
+	t.Helper()
+	onRedis(t, s, RedisModes, requests, records, args...)
+}
+
+func onRedis(t *testing.T, s testkit.Suite, servers []string, requests, records int64, args ...string) {
 	t.Helper()
 	if _, err := redisserver.FindBinary(""); err != nil {
 		t.Fatalf("redis-server is needed for the managed and --redis-url runs: %v", err)
 	}
-	for _, server := range RedisModes {
+	for _, server := range servers {
 		t.Run(server, func(t *testing.T) {
 			ours := 0 // the --redis-url server, started by the test
 			where := []string{"--redis", server}
@@ -314,87 +331,47 @@ func Fired(r results.Run, kind string) bool {
 	return false
 }
 
-// Exact fails the test unless the run verified and its reconciliation found nothing lost,
-// nothing applied twice and no failed request persisted.
+// Exact fails the test unless the run verified, its reconciliation found nothing lost,
+// nothing applied twice and no failed request persisted, every failed request was counted
+// under an error class, and its queue (if any) wrote or accounted for every record it took.
 func Exact(t *testing.T, r results.Run) {
 	t.Helper()
 	Verified(t, r)
 	if rc := r.Reconciliation; rc == nil || rc.Lost != 0 || rc.Duplicated != 0 || rc.FailedButPersisted != 0 {
 		t.Errorf("%s: reconciliation %+v", r.Mode, rc)
 	}
+	var counted int64
+	for _, n := range r.Load.ErrorCounts {
+		counted += n
+	}
+	if counted != r.Load.FailedRequests {
+		t.Errorf("%s: failures not counted by class: %d failed, classes %v", r.Mode, r.Load.FailedRequests, r.Load.ErrorCounts)
+	}
+	if q := r.Queue; q != nil && (q.PendingDepth != 0 || q.AbandonedTotal != 0 ||
+		q.EnqueuedTotal != q.FlushedTotal+q.SyncFallbackTotal+q.DroppedTotal+q.RejectedTotal) {
+		t.Errorf("%s: the queue did not persist everything it accepted: %+v", r.Mode, q.QueueMetrics)
+	}
 }
 
-// AtomicUnderFaults runs s in modes (comma-separated) with requests and concurrency workers
-// under faults that kill connections in the middle of requests, and fails the test unless
-// every request is all there or not at all, and counted once:
-//   - restart-postgres, one try per request (a server of its own): requests fail, none of
-//     them is found persisted, every counter is exact;
-//   - restart-postgres with --max-tries 30: every request completes, some after retries;
-//   - terminate-backends four times (every 50 ms, while commits are in flight) with
-//     --max-tries 5: requests whose session died are retried, none applied twice;
-//   - the reply of every 7th request's first COMMIT lost (--debug-lose-commit-every: the
-//     outcome is unknown although the commit went through — terminate-backends alone never
-//     does that, PostgreSQL answers it with 57P01 before or after a commit): with one try
-//     those requests are looked up and found persisted once, with three the retry finds the
-//     request written and applies nothing twice;
-//   - crash-postgres (no shutdown checkpoint, crash recovery) in sync and async-compact, one
-//     try, for 3 s: committed requests are all there after the recovery, requests in flight
-//     failed or were looked up, nothing applied twice;
-//   - terminate-backends four times in async-compact with a queue far smaller than the
-//     requests in flight (--queue-capacity 16, --queue-full sync), one try: most requests
-//     write their records inline, some of those writes are killed, and a request that failed
-//     left none of its records behind, queued or written (a request's records are enqueued
-//     as one unit).
-func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, concurrency int) {
+// faultCase is one invocation of a fault table: its flags, the fault that must strike (""
+// for none) and what it must show beyond Exact.
+type faultCase struct {
+	name, fault string
+	args        []string
+	check       func(t *testing.T, r results.Run)
+}
+
+// runFaultCases runs each case as a subtest and fails it unless the invocation exits 0 with
+// every run exact and struck by its fault. The cases on a temporary server of their own run
+// in parallel, after the others: they mostly wait (for the server to start, restart or
+// recover), and a fault on the shared server would strike the sessions of every run on it.
+func runFaultCases(t *testing.T, s testkit.Suite, cases []faultCase) {
 	t.Helper()
-	size := []string{"--requests", strconv.Itoa(requests), "--concurrency", strconv.Itoa(concurrency)}
-	flags := append([]string{"--modes", modes}, size...)
-	restart := append(slices.Clone(flags), "--fault", "restart-postgres@150ms")
-	lose := []string{"--debug-lose-commit-every", "7"}
-	lost := int64((requests + 6) / 7)
-	terminateFaults := []string{"--fault", "terminate-backends@50ms", "--fault", "terminate-backends@100ms",
-		"--fault", "terminate-backends@150ms", "--fault", "terminate-backends@200ms"}
-	terminate := Shared(t, slices.Concat(flags, []string{"--max-tries", "5"}, terminateFaults)...)
-	inline := Shared(t, slices.Concat([]string{"--modes", "async-compact"}, size, []string{"--max-tries", "1",
-		"--queue-capacity", "16", "--queue-workers", "1", "--queue-full", "sync"}, terminateFaults)...)
-	cases := []struct {
-		name, fault string
-		args        []string
-		check       func(t *testing.T, r results.Run)
-	}{
-		{"restart-postgres, one try", "restart-postgres", slices.Concat(restart, []string{"--max-tries", "1"}), func(t *testing.T, r results.Run) {
-			if r.Load.FailedRequests == 0 {
-				t.Errorf("%s: no request failed while the server restarted", r.Mode)
-			}
-		}},
-		{"restart-postgres, retried", "restart-postgres", slices.Concat(restart, []string{"--max-tries", "30", "--retry-backoff-ms", "20"}), func(t *testing.T, r results.Run) {
-			Completed(t, r, int64(requests))
-			if rt := r.Load.Retries; rt == nil || rt.RetriedRequests == 0 || len(rt.RetriesByClass) == 0 {
-				t.Errorf("%s: no retries reported: %+v", r.Mode, rt)
-			}
-		}},
-		{"terminate-backends, retried", "terminate-backends", terminate, nil},
-		{"terminate-backends, queue full, written inline, one try", "terminate-backends", inline, func(t *testing.T, r results.Run) {
-			if q := r.Queue; q == nil || q.SyncFallbackTotal == 0 || r.Load.FailedRequests == 0 {
-				t.Errorf("%s: want records written inline and requests failed by the faults: %+v, %d failed", r.Mode, q, r.Load.FailedRequests)
-			}
-		}},
-		{"crash-postgres, one try", "crash-postgres", []string{"--modes", "sync,async-compact", "--requests", "0", "--duration", "3s",
-			"--concurrency", strconv.Itoa(concurrency), "--fault", "crash-postgres@1s"}, nil},
-		{"lost COMMIT replies, one try", "", Shared(t, slices.Concat(flags, lose, []string{"--max-tries", "1"})...), func(t *testing.T, r results.Run) {
-			if rc := r.Reconciliation; rc == nil || rc.UnknownPersisted != lost || rc.OutcomeUnknown != lost {
-				t.Errorf("%s: want %d requests of unknown outcome, all found persisted: %+v", r.Mode, lost, rc)
-			}
-		}},
-		{"lost COMMIT replies, retried", "", Shared(t, slices.Concat(flags, lose, []string{"--max-tries", "3"})...), func(t *testing.T, r results.Run) {
-			Completed(t, r, int64(requests))
-			if rt := r.Load.Retries; rt == nil || rt.RetriesByClass[load.ClassUnknownOutcome] != lost {
-				t.Errorf("%s: want %d retries after an unknown outcome: %+v", r.Mode, lost, rt)
-			}
-		}},
-	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if !slices.Contains(c.args, "--postgres-url") {
+				t.Parallel()
+			}
 			code, rep, stderr := Run(t, s, c.args...)
 			if len(rep.Runs) == 0 {
 				t.Fatalf("exit %d, no runs\n%s", code, stderr)
@@ -415,35 +392,133 @@ func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, co
 	}
 }
 
+// LostCommits runs s in modes (comma-separated: its modes that write per request, in one
+// transaction) with requests and concurrency workers on the shared server, the reply of
+// every 7th request's first COMMIT lost (--debug-lose-commit-every: the outcome is unknown
+// although the commit went through), and fails the test unless every run is exact (Exact):
+//   - with one try, those requests are looked up (the suite's Reconciler) and found
+//     persisted once;
+//   - with three, the retry finds the request written and applies nothing twice.
+//
+// It is what every suite's own write path must prove under an unknown outcome; what the
+// engine does when connections and servers die is AtomicUnderFaults', proven once.
+func LostCommits(t *testing.T, s testkit.Suite, modes string, requests, concurrency int) {
+	t.Helper()
+	flags := Shared(t, "--modes", modes, "--requests", strconv.Itoa(requests), "--concurrency", strconv.Itoa(concurrency),
+		"--debug-lose-commit-every", "7")
+	lost := int64((requests + 6) / 7)
+	runFaultCases(t, s, []faultCase{
+		{"lost COMMIT replies, one try", "", append(slices.Clone(flags), "--max-tries", "1"), func(t *testing.T, r results.Run) {
+			if rc := r.Reconciliation; rc == nil || rc.UnknownPersisted != lost || rc.OutcomeUnknown != lost {
+				t.Errorf("%s: want %d requests of unknown outcome, all found persisted: %+v", r.Mode, lost, rc)
+			}
+		}},
+		{"lost COMMIT replies, retried", "", append(slices.Clone(flags), "--max-tries", "3"), func(t *testing.T, r results.Run) {
+			Completed(t, r, int64(requests))
+			if rt := r.Load.Retries; rt == nil || rt.RetriesByClass[load.ClassUnknownOutcome] != lost {
+				t.Errorf("%s: want %d retries after an unknown outcome: %+v", r.Mode, lost, rt)
+			}
+		}},
+	})
+}
+
+// AtomicUnderFaults runs s in modes (comma-separated) with requests and concurrency workers
+// under faults that kill connections in the middle of requests, and fails the test unless
+// every request is all there or not at all, and counted once (Exact):
+//   - restart-postgres, one try per request (a server of its own): requests fail, none of
+//     them is found persisted, every counter is exact;
+//   - restart-postgres with --max-tries 30: every request completes, some after retries;
+//   - terminate-backends four times (every 50 ms, while commits are in flight) with
+//     --max-tries 5: requests whose session died are retried, none applied twice;
+//   - crash-postgres (no shutdown checkpoint, crash recovery) in sync and async-compact, one
+//     try, for 3 s: committed requests are all there after the recovery, requests in flight
+//     failed or were looked up, nothing applied twice;
+//   - terminate-backends four times in async-compact with a queue far smaller than the
+//     requests in flight (--queue-capacity 16, --queue-full sync), one try: most requests
+//     write their records inline, some of those writes are killed, and a request that failed
+//     left none of its records behind, queued or written (a request's records are enqueued
+//     as one unit).
+//
+// These are the engine's (its retries, faults, reconciliation and queue) more than a suite's:
+// a suite's own part, its commit being looked up, is LostCommits. The three cases on servers
+// of their own run in parallel.
+func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, concurrency int) {
+	t.Helper()
+	size := []string{"--requests", strconv.Itoa(requests), "--concurrency", strconv.Itoa(concurrency)}
+	flags := append([]string{"--modes", modes}, size...)
+	restart := append(slices.Clone(flags), "--fault", "restart-postgres@150ms")
+	terminateFaults := []string{"--fault", "terminate-backends@50ms", "--fault", "terminate-backends@100ms",
+		"--fault", "terminate-backends@150ms", "--fault", "terminate-backends@200ms"}
+	terminate := Shared(t, slices.Concat(flags, []string{"--max-tries", "5"}, terminateFaults)...)
+	inline := Shared(t, slices.Concat([]string{"--modes", "async-compact"}, size, []string{"--max-tries", "1",
+		"--queue-capacity", "16", "--queue-workers", "1", "--queue-full", "sync"}, terminateFaults)...)
+	runFaultCases(t, s, []faultCase{
+		{"restart-postgres, one try", "restart-postgres", slices.Concat(restart, []string{"--max-tries", "1"}), func(t *testing.T, r results.Run) {
+			if r.Load.FailedRequests == 0 {
+				t.Errorf("%s: no request failed while the server restarted", r.Mode)
+			}
+		}},
+		{"restart-postgres, retried", "restart-postgres", slices.Concat(restart, []string{"--max-tries", "30", "--retry-backoff-ms", "20"}), func(t *testing.T, r results.Run) {
+			Completed(t, r, int64(requests))
+			if rt := r.Load.Retries; rt == nil || rt.RetriedRequests == 0 || len(rt.RetriesByClass) == 0 {
+				t.Errorf("%s: no retries reported: %+v", r.Mode, rt)
+			}
+		}},
+		{"terminate-backends, retried", "terminate-backends", terminate, nil},
+		{"terminate-backends, queue full, written inline, one try", "terminate-backends", inline, func(t *testing.T, r results.Run) {
+			if q := r.Queue; q == nil || q.SyncFallbackTotal == 0 || r.Load.FailedRequests == 0 {
+				t.Errorf("%s: want records written inline and requests failed by the faults: %+v, %d failed", r.Mode, q, r.Load.FailedRequests)
+			}
+		}},
+		{"crash-postgres, one try", "crash-postgres", []string{"--modes", "sync,async-compact", "--requests", "0", "--duration", "3s",
+			"--concurrency", strconv.Itoa(concurrency), "--fault", "crash-postgres@1s"}, nil},
+	})
+}
+
 // Slotted runs s, a suite whose hot rows can be split into slots (Info.Slots), in every mode
-// with requests and concurrency workers on slotted rows, and fails the test unless every run
-// is exact (each logical total, summed over its slots, is the expected total; nothing lost or
-// applied twice) and every logical row has exactly its slots:
-//   - --slots 4, slots picked by a hash of the request id;
+// with requests and concurrency workers on --slots 4 (slots picked by a hash of the request
+// id), and fails the test unless every run is exact (each logical total, summed over its
+// slots, is the expected total; nothing lost or applied twice) and every logical row has
+// exactly its slots.
+func Slotted(t *testing.T, s testkit.Suite, requests, concurrency int) {
+	t.Helper()
+	slotted(t, s, requests, concurrency, []slotCase{{"hash", "", 4, []string{"--slots", "4"}}})
+}
+
+// SlottedUnderFaults is Slotted under the faults a slot pick must survive, each a subtest:
 //   - --slots 3 --slot-pick session under terminate-backends (four times; a retry, on another
 //     session, writes another slot; a replacement session takes its predecessor's seat), with
 //     --max-tries 30 as for restart-postgres: each termination leaves the pool's idle
 //     connections dead, and a retry that draws one spends a try on it (with 5, a request of
 //     the outbox mode, the fastest, used them all up in about half of the runs), and
 //   - --slots 4 --slot-pick random with the reply of every 7th request's first COMMIT lost
-//     (--max-tries 3): the faults AtomicUnderFaults puts unslotted rows through.
-func Slotted(t *testing.T, s testkit.Suite, requests, concurrency int) {
+//     (--max-tries 3): the faults LostCommits puts unslotted rows through.
+//
+// The slots are package counters' (the same code for every counter suite): it runs once.
+func SlottedUnderFaults(t *testing.T, s testkit.Suite, requests, concurrency int) {
 	t.Helper()
-	modes := s.Info().Modes
-	flags := []string{"--modes", strings.Join(testkit.ModeNames(modes), ","), "--requests", strconv.Itoa(requests),
-		"--concurrency", strconv.Itoa(concurrency)}
-	cases := []struct {
-		name, fault string
-		slots       int
-		args        []string
-	}{
-		{"hash", "", 4, []string{"--slots", "4"}},
+	slotted(t, s, requests, concurrency, []slotCase{
 		{"session, terminate-backends", "terminate-backends", 3, []string{"--slots", "3", "--slot-pick", "session", "--max-tries", "30", "--retry-backoff-ms", "20",
 			"--fault", "terminate-backends@20ms", "--fault", "terminate-backends@40ms",
 			"--fault", "terminate-backends@60ms", "--fault", "terminate-backends@80ms"}},
 		{"lost COMMIT replies, random", "", 4, []string{"--slots", "4", "--slot-pick", "random",
 			"--max-tries", "3", "--debug-lose-commit-every", "7"}},
-	}
+	})
+}
+
+// slotCase is one invocation of slotted: its flags, the fault that must strike the modes
+// that write directly ("" for none), and the slots every logical row must have.
+type slotCase struct {
+	name, fault string
+	slots       int
+	args        []string
+}
+
+func slotted(t *testing.T, s testkit.Suite, requests, concurrency int, cases []slotCase) {
+	t.Helper()
+	modes := s.Info().Modes
+	flags := []string{"--modes", strings.Join(testkit.ModeNames(modes), ","), "--requests", strconv.Itoa(requests),
+		"--concurrency", strconv.Itoa(concurrency)}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			code, rep, stderr := RunShared(t, s, slices.Concat(flags, c.args)...)
@@ -476,6 +551,81 @@ func Slotted(t *testing.T, s testkit.Suite, requests, concurrency int) {
 		})
 	}
 }
+
+// CounterSuite is a suite declared on package counters (*counters.Suite, or a type that
+// embeds one): what Replayed writes through.
+type CounterSuite interface {
+	testkit.Suite
+	testkit.Reconciler
+	Records(r *testkit.Run, tx pgx.Tx, i int64) []counters.Record
+	Writer(r *testkit.Run, compact bool) testkit.TxWriter[counters.Record]
+}
+
+// Replayed writes requests of s through its async writer, compacted and not, the ways a queue
+// delivers a batch more than once, on hotKeys hot sets of a fresh schema: a batch of requests
+// 0..n-1, the same batch again (retried after a COMMIT whose outcome was unknown but had
+// committed), every 7th request's records alone (the queue's fallback, record by record),
+// then a batch of n/2..n+n/2-1 (overlapping: half of it is new). It fails the test unless
+// the suite's own Verify passes with each of the n+n/2 requests applied once and Persisted
+// finds each once: every record applied once, however often it was delivered. It is the
+// batch replay every counter suite's claim step must survive, without a run: a replay the
+// engine's faults cause (terminate-backends, kill-flusher) comes when it comes.
+func Replayed(t *testing.T, s CounterSuite, hotKeys int, n int64) {
+	t.Helper()
+	total := n + n/2
+	for _, compact := range []bool{false, true} {
+		t.Run(map[bool]string{false: "uncompacted", true: "compacted"}[compact], func(t *testing.T) {
+			ctx := t.Context()
+			r := Seeded(t, s, hotKeys, total)
+			write := func(from, to, step int64, compact bool) {
+				t.Helper()
+				var recs []counters.Record
+				for i := from; i < to; i += step {
+					recs = append(recs, s.Records(r, nil, i)...)
+				}
+				if compact {
+					recs = queue.Compact(recs, func(rec counters.Record) counters.Key { return rec.Key }, (*counters.Record).Merge, counters.CompareKeys)
+				}
+				if err := pgx.BeginFunc(ctx, r.Admin(), func(tx pgx.Tx) error {
+					_, err := s.Writer(r, compact).WriteBatch(ctx, tx, recs)
+					return err
+				}); err != nil {
+					t.Fatalf("writing requests %d..%d: %v", from, to-1, err)
+				}
+			}
+			write(0, n, 1, compact)
+			write(0, n, 1, compact) // the retried batch
+			for i := int64(0); i < n; i += 7 {
+				write(i, i+1, 1, false) // the fallback, record by record
+			}
+			write(n/2, total, 1, compact) // overlapping: only n.. are new
+			checks, err := s.Verify(ctx, r, applied(total))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range checks {
+				if !c.OK {
+					t.Errorf("check %q: expected %v, got %v", c.Name, c.Expected, c.Actual)
+				}
+			}
+			counts, err := s.Persisted(ctx, r, total)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range counts {
+				if c != 1 {
+					t.Errorf("request %d persisted %d times, want once", i, c)
+				}
+			}
+		})
+	}
+}
+
+// applied is a testkit.Result in which requests 0..n-1 all applied.
+type applied int64
+
+func (a applied) Len() int64         { return int64(a) }
+func (a applied) Applied(int64) bool { return true }
 
 // Alive reports whether process pid runs (a zombie waiting to be reaped does not), for tests
 // that check a run left no server behind.

@@ -2,6 +2,12 @@
 // binary, started on first use through testkit/internal/pgserver and stopped by Main, and a
 // fresh schema per test on it. There is no mock: a test that needs a database gets a real one.
 //
+// The shared server is not durable (fsync, synchronous_commit and full_page_writes off): a
+// commit does not wait for the disk, so tests that serialize on one hot row cost their CPU
+// time, not the disk's latency once per request. Nothing on it is ever crashed or restarted;
+// a test of durability (restart-postgres, crash-postgres, the figures of a durable server)
+// runs on a temporary server of its own, as the binaries do by default.
+//
 // Use it from a package's TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
@@ -46,7 +52,7 @@ func Server(t testing.TB) *pgserver.Server {
 	once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		server, initErr = pgserver.Start(ctx, pgserver.Config{MaxConnections: 300})
+		server, initErr = pgserver.Start(ctx, pgserver.Config{MaxConnections: 300, Unsafe: true})
 	})
 	if initErr != nil {
 		t.Fatalf("starting the test PostgreSQL: %v", initErr)

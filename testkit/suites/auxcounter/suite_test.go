@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/queue"
-	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
@@ -123,27 +122,22 @@ func TestBrokenExpectationExitsOne(t *testing.T) {
 	suitetest.BrokenExpectations(t, New(), suitetest.Shared(t, "--requests", "300", "--concurrency", "30", "--modes", "async-compact")...)
 }
 
-// Terminated backends in the middle of async flushes: the queue retries batches (some may
-// have committed) and the guard keeps every counter exact.
-func TestTerminatedBackendsKeepAsyncCountersExact(t *testing.T) {
-	for _, mode := range []string{testkit.Async.String(), testkit.AsyncCompact.String()} {
-		t.Run(mode, func(t *testing.T) {
-			suitetest.ExactUnder(t, New(), "terminate-backends", "--modes", mode, "--requests", "6000", "--concurrency", "200",
-				"--flush-batch-size", "200", "--fault", "terminate-backends@30ms")
-		})
-	}
-}
-
-// TestRedisBackendVerifies runs the async modes on Redis streams (embedded, managed and
-// --redis-url): the records travel as JSON (the default codec), three per request.
+// TestRedisBackendVerifies runs the async modes on Redis streams (a managed redis-server): the
+// records travel as JSON (the default codec), three per request.
 func TestRedisBackendVerifies(t *testing.T) {
 	suitetest.OnRedis(t, New(), 600, 3*600, "--hot-keys", "3")
 }
 
-// Requests are all there or not at all, and counted once, when connections die in the middle
-// of them, with and without retries.
-func TestRequestsAtomicUnderFaults(t *testing.T) {
-	suitetest.AtomicUnderFaults(t, New(), "sync,outbox", 2000, 200)
+// Requests whose COMMIT reply was lost are looked up and counted once, with and without
+// retries.
+func TestLostCommitsAreLookedUp(t *testing.T) {
+	suitetest.LostCommits(t, New(), "sync,outbox", 2000, 200)
+}
+
+// A batch delivered more than once applies each request once, compacted or not, by the
+// suite's own Verify (TestGuardAppliesEachRecordOnce checks the rows by hand).
+func TestReplayedBatchesApplyOnce(t *testing.T) {
+	suitetest.Replayed(t, New(), 3, 300)
 }
 
 func TestSlottedExact(t *testing.T) {

@@ -185,8 +185,7 @@ func TestBadFlagsExitTwo(t *testing.T) {
 	}
 }
 
-// TestRedisBackendVerifies runs the async modes on Redis streams (embedded, managed and
-// --redis-url): every kind of record (full persistence, retries, failures) travels as JSON
+// TestRedisBackendVerifies runs the async modes on Redis streams (a managed redis-server): every kind of record (full persistence, retries, failures) travels as JSON
 // (the default codec) and the rows come out exact.
 func TestRedisBackendVerifies(t *testing.T) {
 	const requests = 600
@@ -199,8 +198,8 @@ func TestRedisBackendVerifies(t *testing.T) {
 		"--persistence", PersistFull, "--retry-rate", "0.2", "--failure-rate", "0.1")
 }
 
-// Requests are all there or not at all, and counted once, when connections die in the middle
-// of them, with and without retries.
-func TestRequestsAtomicUnderFaults(t *testing.T) {
-	suitetest.AtomicUnderFaults(t, New(), "sync", 2000, 200)
+// Requests whose COMMIT reply was lost are looked up and counted once, with and without
+// retries.
+func TestLostCommitsAreLookedUp(t *testing.T) {
+	suitetest.LostCommits(t, New(), "sync", 2000, 200)
 }

@@ -209,29 +209,22 @@ func TestBrokenExpectationExitsOne(t *testing.T) {
 	suitetest.BrokenExpectations(t, New(), suitetest.Shared(t, "--requests", "300", "--concurrency", "30", "--modes", "sync")...)
 }
 
-// Terminated backends: requests fail or end with an unknown outcome (looked up by snapshot),
-// the queue retries batches that may have committed, and every balance stays exact.
-func TestTerminatedBackendsKeepBalancesExact(t *testing.T) {
-	for _, args := range [][]string{
-		{"--modes", "sync", "--requests", "0", "--duration", "2s", "--pending-usages", "20000", "--concurrency", "40",
-			"--fault", "terminate-backends@700ms"},
-		{"--modes", "async-compact", "--requests", "20000", "--concurrency", "200", "--flush-batch-size", "200",
-			"--fault", "terminate-backends@30ms"},
-	} {
-		t.Run(args[1], func(t *testing.T) { suitetest.ExactUnder(t, New(), "terminate-backends", args...) })
-	}
-}
-
-// TestRedisBackendVerifies runs the async modes on Redis streams (embedded, managed and
-// --redis-url): the claims travel as JSON (the default codec) and settle exactly once.
+// TestRedisBackendVerifies runs the async modes on Redis streams (a managed redis-server): the
+// claims travel as JSON (the default codec) and settle exactly once.
 func TestRedisBackendVerifies(t *testing.T) {
 	suitetest.OnRedis(t, New(), 600, 600, "--hot-keys", "3")
 }
 
-// Requests are all there or not at all, and counted once, when connections die in the middle
-// of them, with and without retries.
-func TestRequestsAtomicUnderFaults(t *testing.T) {
-	suitetest.AtomicUnderFaults(t, New(), "sync,outbox", 2000, 200)
+// Settlements whose COMMIT reply was lost are looked up (by snapshot) and debited once, with
+// and without retries.
+func TestLostCommitsAreLookedUp(t *testing.T) {
+	suitetest.LostCommits(t, New(), "sync,outbox", 2000, 200)
+}
+
+// A batch of settlements delivered more than once debits each once, compacted or not, by the
+// suite's own Verify.
+func TestReplayedBatchesApplyOnce(t *testing.T) {
+	suitetest.Replayed(t, New(), 3, 300)
 }
 
 func TestSlottedExact(t *testing.T) {
