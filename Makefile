@@ -15,13 +15,28 @@ all: build
 build:
 	$(GO) build -ldflags "-X github.com/hotspotkit/hotspotkit/testkit/internal/hostenv.Revision=$(REV)" -o $(BIN)/ ./cmd/...
 
-# The test command of the README and of CI: formatting, vet, then every test with the race
-# detector. Integration tests start their own PostgreSQL (and redis-server when installed).
+# The test command of the README and of CI: formatting, vet, then every test; with the race
+# detector wherever code runs concurrently (docs/testing.md). Integration tests start their own
+# PostgreSQL (and redis-server when installed).
+#
+# NORACE: packages whose code starts no goroutine and shares nothing between goroutines (the
+# report types and renderers; mains whose tests run the binary, built without the detector, as
+# a subprocess; cmd/baseline, whose in-process runs of each suite are the suites' own tests'
+# under -race): -race multiplies their tests' CPU and could find nothing in them. The test
+# target refuses a NORACE package whose code grows a goroutine, a channel, a lock or an atomic.
+NORACE := ./results/... ./cmd/baseline ./cmd/usage_counter_hotspot_baseline ./examples/hotcounter ./testkit/cli
+CONCURRENT_CODE := (^|[^a-zA-Z_.])go (func|[a-zA-Z_][a-zA-Z0-9_.]*\()|\.Go\(|chan |<-|sync\.(Mutex|RWMutex|WaitGroup|Cond|Map|Pool)|atomic\.
+
 test:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) test -race -timeout 25m ./...
+	@for d in $$($(GO) list -f '{{.Dir}}' $(NORACE)); do \
+	  for f in $$(ls $$d/*.go | grep -v '_test\.go$$'); do \
+	    if grep -qE '$(CONCURRENT_CODE)' $$f; then echo "$$f: concurrent code in a NORACE package (Makefile): test it with -race"; exit 1; fi; \
+	  done; done
+	$(GO) test -timeout 25m $(NORACE)
+	$(GO) test -race -timeout 25m $$($(GO) list ./... | grep -vxF "$$($(GO) list $(NORACE))")
 
 # Micro-benchmarks (queue enqueue/merge/flush, load engine); recorded, never asserted.
 bench:

@@ -88,7 +88,7 @@ func TestBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer busy.Close()
+	t.Cleanup(func() { busy.Close() }) // after the parallel cases
 	cases := []struct {
 		name string
 		args []string
@@ -143,6 +143,7 @@ func TestBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each case is a process of its own, refused before any work
 			if c.name == "output in a read-only dir" && os.Geteuid() == 0 {
 				t.Skip("root writes anywhere; a read-only directory does not stop it")
 			}
@@ -197,6 +198,7 @@ func TestSignalStopsEverything(t *testing.T) {
 		mode string
 	}{{syscall.SIGINT, 130, "sync"}, {syscall.SIGTERM, 143, "async-compact"}} {
 		t.Run(c.sig.String(), func(t *testing.T) {
+			t.Parallel() // each on a temporary server of its own, in a TMPDIR of its own
 			args := []string{"--requests", "100000000", "--concurrency", "200", "--modes", c.mode}
 			if c.mode == "async-compact" {
 				// Keep the queue busy (writes are accepted far faster than they are flushed) but

@@ -18,7 +18,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
 func TestAllModesVerifyAndSyncShowsHotRowWaiters(t *testing.T) {
-	suitetest.HotSpotContract(t, New(), 2000, 3, 300, "proxy_nodes")
+	suitetest.HotSpotContract(t, New(), 1000, 3, 300, "proxy_nodes")
 }
 
 // row is what one hot index holds.
@@ -131,7 +131,7 @@ func TestRedisBackendVerifies(t *testing.T) {
 // Requests whose COMMIT reply was lost are looked up and counted once, with and without
 // retries.
 func TestLostCommitsAreLookedUp(t *testing.T) {
-	suitetest.LostCommits(t, New(), "sync,outbox", 2000, 200)
+	suitetest.LostCommits(t, New(), "sync,outbox", 700, 100)
 }
 
 // A batch delivered more than once applies each request once, compacted or not, by the

@@ -201,5 +201,5 @@ func TestRedisBackendVerifies(t *testing.T) {
 // Requests whose COMMIT reply was lost are looked up and counted once, with and without
 // retries.
 func TestLostCommitsAreLookedUp(t *testing.T) {
-	suitetest.LostCommits(t, New(), "sync", 2000, 200)
+	suitetest.LostCommits(t, New(), "sync", 700, 100)
 }

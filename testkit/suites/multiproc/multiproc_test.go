@@ -44,8 +44,8 @@ var (
 			`SELECT coalesce(sum(total_requests), 0)::int8 FROM S.api_keys`}}
 	settlementSuite = &suite{name: "usage_settlement_hotspot_baseline",
 		written: `SELECT count(*) FROM S.usage WHERE billing_status = 'settled'`}
-	// suites are the ones the split-role tests run: the counter suite with its hand-written
-	// codec, and the settlement suite on the default (JSON) one.
+	// suites are the binaries the split-role tests run: the counter suite with its
+	// hand-written codec, and the settlement suite on the default (JSON) one.
 	suites = []*suite{counterSuite, settlementSuite}
 )
 
@@ -66,13 +66,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// eachSuite runs f once per entry of suites.
-func eachSuite(t *testing.T, f func(t *testing.T, su *suite)) {
-	for _, su := range suites {
-		t.Run(su.name, func(t *testing.T) { f(t, su) })
-	}
-}
-
 // redises runs f against a miniredis served by this test process and, when installed, a
 // real redis-server; the binary's processes reach either through --redis-url.
 func redises(t *testing.T, f func(t *testing.T, url string)) {
@@ -80,17 +73,20 @@ func redises(t *testing.T, f func(t *testing.T, url string)) {
 		m := miniredis.RunT(t)
 		f(t, "redis://"+m.Addr()+"/0")
 	})
-	t.Run("redis-server", func(t *testing.T) {
-		if _, err := redisserver.FindBinary(""); err != nil {
-			t.Skip(err)
-		}
-		s, err := redisserver.Start(context.Background(), redisserver.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Stop() })
-		f(t, s.URL())
-	})
+	t.Run("redis-server", func(t *testing.T) { onRedisServer(t, f) })
+}
+
+// onRedisServer runs f against a real redis-server (skipped where none is installed).
+func onRedisServer(t *testing.T, f func(t *testing.T, url string)) {
+	if _, err := redisserver.FindBinary(""); err != nil {
+		t.Skip(err)
+	}
+	s, err := redisserver.Start(context.Background(), redisserver.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Stop() })
+	f(t, s.URL())
 }
 
 // splitRun is one run shared by several processes: one schema, one Redis.
@@ -265,10 +261,10 @@ var stoppedAt = regexp.MustCompile(`consumer stopped at (\S+) holding (\d+) entr
 // TestConsumerKilledMidBatch: a producer enqueues everything; consumer A reads a batch and is
 // SIGKILLed (a) before its database commit or (b) after the commit and before the
 // acknowledgement; consumer B takes the batch over and verifies the whole run. Final counters
-// exact: nothing lost, nothing counted twice. It runs for every entry of suites.
-func TestConsumerKilledMidBatch(t *testing.T) {
-	eachSuite(t, func(t *testing.T, su *suite) { consumerKilledMidBatch(t, su) })
-}
+// exact: nothing lost, nothing counted twice. It runs the counter suite: what a crash leaves
+// and what B takes over are the queue's (redisq, its applied-entries table) and the same for
+// every suite; a suite's records crossing processes is TestProducerAndTwoConsumers'.
+func TestConsumerKilledMidBatch(t *testing.T) { consumerKilledMidBatch(t, counterSuite) }
 
 func consumerKilledMidBatch(t *testing.T, su *suite) {
 	for _, point := range []string{"after-read", "after-commit"} {
@@ -323,30 +319,34 @@ func consumerKilledMidBatch(t *testing.T, su *suite) {
 }
 
 // TestProducerAndTwoConsumers: three processes finish one run; the verifying consumer checks
-// it against what the producer recorded. It runs for every entry of suites.
+// it against what the producer recorded. The counter suite (its hand-written codec) runs on
+// both Redises, the settlement suite (the default JSON codec) on a real redis-server.
 func TestProducerAndTwoConsumers(t *testing.T) {
-	eachSuite(t, producerAndTwoConsumers)
+	t.Run(counterSuite.name, func(t *testing.T) {
+		redises(t, func(t *testing.T, url string) { producerAndTwoConsumers(t, counterSuite, url) })
+	})
+	t.Run(settlementSuite.name, func(t *testing.T) {
+		onRedisServer(t, func(t *testing.T, url string) { producerAndTwoConsumers(t, settlementSuite, url) })
+	})
 }
 
-func producerAndTwoConsumers(t *testing.T, su *suite) {
-	redises(t, func(t *testing.T, url string) {
-		const requests = 6000
-		s := newSplitRun(t, su, url)
-		producer := s.start("producer", nil, "--role", "producer", "--requests", strconv.Itoa(requests), "--concurrency", "300")
-		s.registered(producer) // the producer sets the run up; the consumers join after
-		c1 := s.start("consumer-1", nil, "--role", "consumer", "--reuse-schema", "--flush-batch-size", "200")
-		c2 := s.start("consumer-2", nil, "--role", "consumer", "--reuse-schema", "--flush-batch-size", "200", "--verify")
-		passed(t, "producer", producer.mustSucceed(2*time.Minute))
-		q1 := passed(t, "consumer-1", c1.mustSucceed(2*time.Minute))
-		q2 := passed(t, "consumer-2", c2.mustSucceed(2*time.Minute))
-		if sum := q1.Stream.AckedTotal + q2.Stream.AckedTotal; sum != requests {
-			t.Errorf("consumers acknowledged %d + %d, want %d together", q1.Stream.AckedTotal, q2.Stream.AckedTotal, requests)
-		}
-		if sum := q1.FlushedTotal + q2.FlushedTotal; sum != requests {
-			t.Errorf("consumers flushed %d + %d, want %d together", q1.FlushedTotal, q2.FlushedTotal, requests)
-		}
-		s.exact(requests)
-	})
+func producerAndTwoConsumers(t *testing.T, su *suite, url string) {
+	const requests = 6000
+	s := newSplitRun(t, su, url)
+	producer := s.start("producer", nil, "--role", "producer", "--requests", strconv.Itoa(requests), "--concurrency", "300")
+	s.registered(producer) // the producer sets the run up; the consumers join after
+	c1 := s.start("consumer-1", nil, "--role", "consumer", "--reuse-schema", "--flush-batch-size", "200")
+	c2 := s.start("consumer-2", nil, "--role", "consumer", "--reuse-schema", "--flush-batch-size", "200", "--verify")
+	passed(t, "producer", producer.mustSucceed(2*time.Minute))
+	q1 := passed(t, "consumer-1", c1.mustSucceed(2*time.Minute))
+	q2 := passed(t, "consumer-2", c2.mustSucceed(2*time.Minute))
+	if sum := q1.Stream.AckedTotal + q2.Stream.AckedTotal; sum != requests {
+		t.Errorf("consumers acknowledged %d + %d, want %d together", q1.Stream.AckedTotal, q2.Stream.AckedTotal, requests)
+	}
+	if sum := q1.FlushedTotal + q2.FlushedTotal; sum != requests {
+		t.Errorf("consumers flushed %d + %d, want %d together", q1.FlushedTotal, q2.FlushedTotal, requests)
+	}
+	s.exact(requests)
 }
 
 // TestManagedRedisGoneAfterOwnerIsKilled: a run with --redis managed is SIGKILLed mid-run; the

@@ -18,14 +18,14 @@ import (
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
 func TestAllModesVerifyAndSyncQueuesOnTheWallet(t *testing.T) {
-	suitetest.HotSpotContract(t, New(), 2000, 1, 300, "wallets", "providers")
+	suitetest.HotSpotContract(t, New(), 1000, 1, 300, "wallets", "providers")
 }
 
 // A settlement delivered twice debits once, in every mode: the second delivery of every third
 // request must change nothing, and verification (wallet = initial − Σ cost) stays exact.
 func TestRedeliveredSettlementDebitsOnce(t *testing.T) {
-	const requests, redelivered = 900, 300
-	code, rep, stderr := suitetest.RunShared(t, New(), "--requests", "900", "--concurrency", "60", "--redeliver-every", "3",
+	const requests, redelivered = 450, 150
+	code, rep, stderr := suitetest.RunShared(t, New(), "--requests", "450", "--concurrency", "60", "--redeliver-every", "3",
 		"--modes", "sync,outbox,async,async-compact")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
@@ -218,7 +218,7 @@ func TestRedisBackendVerifies(t *testing.T) {
 // Settlements whose COMMIT reply was lost are looked up (by snapshot) and debited once, with
 // and without retries.
 func TestLostCommitsAreLookedUp(t *testing.T) {
-	suitetest.LostCommits(t, New(), "sync,outbox", 2000, 200)
+	suitetest.LostCommits(t, New(), "sync,outbox", 700, 100)
 }
 
 // A batch of settlements delivered more than once debits each once, compacted or not, by the

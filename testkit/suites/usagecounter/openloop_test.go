@@ -10,10 +10,15 @@ import (
 // A rate ladder over sync and async-compact: every run is open-loop at its rate, verifies
 // exactly, and reports what its schedule did; each mode's ladder names the highest rate within
 // a generous objective, and the summary on stderr says it.
+//
+// Whether the machine kept up is not asserted beyond the report's own rule (HeldRate: 95% of
+// the arrivals sent): an arrival due in the last 1/rate of the run is left unsent by any stall
+// of that length, which a loaded machine has (async-compact at 5/s once sent 9 of 10). At 20
+// arrivals or more a run holds its rate with one of them unsent.
 func TestRateLadderRunsOpenLoopAndNamesTheMaxRate(t *testing.T) {
-	// Rates far below what either mode sustains even on a loaded machine (50 workers for 10
+	// Rates far below what either mode sustains even on a loaded machine (50 workers for 20
 	// requests a second), evenly spaced so that the arrivals are counted exactly.
-	rep, stderr := suitetest.Runs(t, New(), 4, "--modes", "sync,async-compact", "--rates", "5,10", "--arrivals", "uniform", // 2 modes × 2 rates
+	rep, stderr := suitetest.Runs(t, New(), 4, "--modes", "sync,async-compact", "--rates", "10,20", "--arrivals", "uniform", // 2 modes × 2 rates
 		"--duration", "3s", "--ramp", "1s", "--slo-p99-ms", "10000", "--concurrency", "50")
 	for _, r := range rep.Runs {
 		suitetest.Verified(t, r)
@@ -25,8 +30,10 @@ func TestRateLadderRunsOpenLoopAndNamesTheMaxRate(t *testing.T) {
 		if want := int64(r.Rate * 2); ol.Scheduled < want-1 || ol.Scheduled > want+1 {
 			t.Errorf("%s at %g/s: %d arrivals measured, want %d", r.Mode, r.Rate, ol.Scheduled, want)
 		}
-		if ol.SentShare != 1 || !ol.HeldRate || r.Load.CompletedRequests != ol.Scheduled {
-			t.Errorf("%s at %g/s: sent %g of %d arrivals (held %v), %d completed", r.Mode, r.Rate, ol.SentShare, ol.Scheduled, ol.HeldRate, r.Load.CompletedRequests)
+		sent := r.Load.CompletedRequests + r.Load.FailedRequests
+		if !ol.HeldRate || r.Load.FailedRequests != 0 || ol.Skipped != 0 || sent+ol.Unsent != ol.Scheduled {
+			t.Errorf("%s at %g/s: sent %d (share %g) of %d arrivals, %d unsent, %d skipped (held %v), %d failed", r.Mode, r.Rate,
+				sent, ol.SentShare, ol.Scheduled, ol.Unsent, ol.Skipped, ol.HeldRate, r.Load.FailedRequests)
 		}
 		if ol.ServiceMs.Count == 0 || ol.ScheduleLagMs.Count == 0 || ol.ServiceHistogram == "" || ol.Arrivals != "uniform" {
 			t.Errorf("%s at %g/s: open loop %+v", r.Mode, r.Rate, ol)
@@ -39,11 +46,11 @@ func TestRateLadderRunsOpenLoopAndNamesTheMaxRate(t *testing.T) {
 		t.Fatalf("%d rate ladders, want one per mode", len(rep.RateLadders))
 	}
 	for _, l := range rep.RateLadders {
-		if l.MaxRateAtSLO != 10 || l.SLOP99Ms != 10000 || len(l.Rates) != 2 {
-			t.Errorf("%s ladder %+v, want max rate 10 within 10 s", l.Mode, l)
+		if l.MaxRateAtSLO != 20 || l.SLOP99Ms != 10000 || len(l.Rates) != 2 {
+			t.Errorf("%s ladder %+v, want max rate 20 within 10 s", l.Mode, l)
 		}
 	}
-	if !strings.Contains(stderr, "sync rate ladder: max rate at p99 ≤ 10000 ms: 10/s") {
+	if !strings.Contains(stderr, "sync rate ladder: max rate at p99 ≤ 10000 ms: 20/s") {
 		t.Errorf("stderr does not name the max rate:\n%s", stderr)
 	}
 }

@@ -12,7 +12,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
 func TestAllModesVerifyAndSyncShowsHotRowWaiters(t *testing.T) {
-	const requests = 2000
+	const requests = 1000
 	rep := suitetest.HotSpotContract(t, New(), requests, 1, 200, "api_keys")
 	// The shared test server runs without fsync (testdb): the report says so.
 	if rep.Environment.PostgresVersion == "" || rep.Environment.Durability != "unsafe" || rep.Environment.ManagedPostgres {
@@ -44,7 +44,7 @@ func TestHotKeysSpreadTheLoad(t *testing.T) {
 // Sync and outbox requests are all there or not at all, and counted once, when the reply of
 // a COMMIT is lost, with and without retries (the suite's own lookup).
 func TestLostCommitsAreLookedUp(t *testing.T) {
-	suitetest.LostCommits(t, New(), "sync,outbox", 2000, 200)
+	suitetest.LostCommits(t, New(), "sync,outbox", 700, 100)
 }
 
 // A batch delivered more than once applies each request once, compacted or not.
@@ -117,7 +117,7 @@ func TestSlottedExact(t *testing.T) {
 
 // Slots under faults: package counters' slots, the same for every counter suite, tested here.
 func TestSlottedExactUnderFaults(t *testing.T) {
-	suitetest.SlottedUnderFaults(t, New(), 300, 30)
+	suitetest.SlottedUnderFaults(t, New(), 1000, 30)
 }
 
 // TestSessionPickKeepsSessionsApart: with --slot-pick session and as many slots as the pool has
