@@ -16,7 +16,7 @@ import (
 // embedded, managed and by --redis-url (suitetest.OnEveryRedis): the engine's ways to reach
 // Redis, tested here once; the other suites run on a managed one (suitetest.OnRedis).
 func TestRedisBackendVerifiesExactly(t *testing.T) {
-	suitetest.OnEveryRedis(t, New(), 3000, 3000, "--hot-keys", "3")
+	suitetest.OnEveryRedis(t, New(), 600, 600, "--hot-keys", "3")
 }
 
 func TestRedisFlagsAreCheckedBeforeAnyWork(t *testing.T) {
