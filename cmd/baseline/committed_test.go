@@ -40,7 +40,6 @@ func TestCommittedBaselinesPairWithTodaysBinaries(t *testing.T) {
 	suites := []testkit.Suite{usagecounter.New(), settlement.New(), auxcounter.New(), candidates.New()}
 	for _, path := range paths {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			t.Parallel() // each suite on a temporary server of its own
 			committed, err := results.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)

@@ -362,16 +362,13 @@ type faultCase struct {
 }
 
 // runFaultCases runs each case as a subtest and fails it unless the invocation exits 0 with
-// every run exact and struck by its fault. The cases on a temporary server of their own run
-// in parallel, after the others: they mostly wait (for the server to start, restart or
-// recover), and a fault on the shared server would strike the sessions of every run on it.
+// every run exact and struck by its fault. The cases run one after the other: a fault on the
+// shared server strikes the sessions of every run on it, and temporary servers started at
+// once in one process have been seen to lose their data directory.
 func runFaultCases(t *testing.T, s testkit.Suite, cases []faultCase) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if !slices.Contains(c.args, "--postgres-url") {
-				t.Parallel()
-			}
 			code, rep, stderr := Run(t, s, c.args...)
 			if len(rep.Runs) == 0 {
 				t.Fatalf("exit %d, no runs\n%s", code, stderr)
@@ -440,8 +437,7 @@ func LostCommits(t *testing.T, s testkit.Suite, modes string, requests, concurre
 //     as one unit).
 //
 // These are the engine's (its retries, faults, reconciliation and queue) more than a suite's:
-// a suite's own part, its commit being looked up, is LostCommits. The three cases on servers
-// of their own run in parallel.
+// a suite's own part, its commit being looked up, is LostCommits.
 func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, concurrency int) {
 	t.Helper()
 	size := []string{"--requests", strconv.Itoa(requests), "--concurrency", strconv.Itoa(concurrency)}
