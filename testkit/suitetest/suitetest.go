@@ -650,15 +650,3 @@ func Runs(t *testing.T, s testkit.Suite, n int, args ...string) (*results.Report
 	}
 	return rep, stderr
 }
-
-// ExactUnder runs s once on the shared server with args, which inject fault, and fails the
-// test unless the run exits 0, the fault struck, and the run is exact (Exact).
-func ExactUnder(t *testing.T, s testkit.Suite, fault string, args ...string) {
-	t.Helper()
-	rep, _ := Runs(t, s, 1, args...)
-	r := rep.Runs[0]
-	if !Fired(r, fault) {
-		t.Errorf("%s: fault %s did not strike: %+v", r.Mode, fault, r.Faults)
-	}
-	Exact(t, r)
-}
