@@ -51,8 +51,9 @@ func Open[K comparable, T any](ctx context.Context, env *runenv.Env, spec Spec[K
 	if err != nil {
 		return nil, err
 	}
-	killer := &flushKiller[T]{TxWriter: spec.Writer, target: env.Target} // --fault kill-flusher (killflusher.go)
-	q, err := queue.New(queue.PgFlusher(flushPool, killer), options(env, spec))
+	killer := &flushKiller[T]{TxWriter: spec.Writer, target: env.Target}               // --fault kill-flusher (killflusher.go)
+	flusher := slowFlushes(queue.PgFlusher(flushPool, killer), env.Queue.SlowFlushPct) // --debug-slow-flush-pct (slowflush.go)
+	q, err := queue.New(flusher, options(env, spec))
 	if err != nil {
 		flushPool.Close()
 		return nil, err

@@ -98,6 +98,8 @@ type Plan struct {
 	// --debug-lose-commit-every.
 	BreakExpectations bool
 	LoseCommitEvery   int64
+	// SlowFlushPct is the hidden --debug-slow-flush-pct (asyncrun's slowflush.go).
+	SlowFlushPct int
 	// RequestsGiven says --requests was on the command line: a ladder rung, or a run at a
 	// rate, then stops at it too.
 	RequestsGiven bool
@@ -175,6 +177,8 @@ func (c *parser) register() {
 	_ = fs.MarkHidden("debug-break-expectations")
 	fs.Int64Var(&c.LoseCommitEvery, "debug-lose-commit-every", 0, "sync and outbox: every Nth request's first COMMIT succeeds but reports its outcome unknown, as when the reply is lost (tests exactly-once retries)")
 	_ = fs.MarkHidden("debug-lose-commit-every")
+	fs.IntVar(&c.SlowFlushPct, "debug-slow-flush-pct", 0, "async modes, memory queue: every flush waits this percentage of its own duration after it commits (a build slower by a known amount, for baseline ab)")
+	_ = fs.MarkHidden("debug-slow-flush-pct")
 }
 
 // validate checks the common flags; it runs before anything starts.
@@ -223,6 +227,9 @@ func (c *parser) validate() error {
 	}
 	if c.LoseCommitEvery < 0 {
 		bad("--debug-lose-commit-every must not be negative")
+	}
+	if c.SlowFlushPct < 0 || c.SlowFlushPct > 0 && c.QueueBackend == redisrun.BackendRedis {
+		bad("--debug-slow-flush-pct must not be negative, and needs --queue-backend memory")
 	}
 	c.Modes = nil
 	for _, m := range c.modesRaw {

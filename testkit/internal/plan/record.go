@@ -20,7 +20,7 @@ func (c *parser) record(own map[string]bool) {
 		Seed: p.Seed, Modes: testkit.ModeNames(p.Modes), Repeat: p.Repeat, Levels: p.Levels,
 
 		MaxTries: p.MaxTries, RetryBackoffMs: p.RetryBackoffMs, RetryClasses: p.RetryClasses,
-		DebugLoseCommitEvery: p.LoseCommitEvery,
+		DebugLoseCommitEvery: p.LoseCommitEvery, DebugSlowFlushPct: p.SlowFlushPct,
 
 		SlotsLevels: p.SlotsLevels,
 

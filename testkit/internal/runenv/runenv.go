@@ -60,6 +60,9 @@ type Queue struct {
 	RetryBackoff time.Duration
 	// Settings are the session settings of the flushers' connections (the *-timeout faults').
 	Settings map[string]string
+	// SlowFlushPct slows every in-memory queue flush by this percentage of its own duration
+	// (the hidden --debug-slow-flush-pct).
+	SlowFlushPct int
 
 	// The Redis stream's: how long an entry stays with a consumer, how often it is delivered,
 	// this process's role and producer id, how many producers a consumer waits for, and
