@@ -32,9 +32,10 @@ Usage:
   baseline compare OLD NEW [threshold flags]
   baseline plot FILE... --output report.html
   baseline store --dir DIR FILE...
+  baseline ab A B [flags] [-- SUITE-FLAGS...]   # two builds, interleaved runs, statistics
 
 Run 'baseline COMMAND --help' for the flags and a worked example of each command.
-Exit codes: 0 ok, 1 regression (compare), 2 bad usage or unreadable input.
+Exit codes: 0 ok, 1 regression (compare) or something worse (ab), 2 bad usage or unreadable input.
 `
 
 const tableUsage = `Usage: baseline table FILE... [--format md|csv|json]
@@ -75,6 +76,12 @@ Checks, on medians over each side's runs (never the stored summaries):
   machine-dependent: throughput and latency directly when both reports' calibrations agree
     (or --same-machine), throughput as efficiency when they differ, and not at all when a
     report has no calibration ("cannot judge across machines").
+  Noise: a pair with 4 or more runs on both sides (--repeat 4) judges the machine-dependent
+    metrics by statistics instead of the limits, as baseline ab does: a regression only when
+    the 95% interval of new/old lies wholly beyond --min-effect (Mann-Whitney U test, Hodges-
+    Lehmann ratio with its distribution-free interval); the limits then only say which metrics
+    are checked. With fewer runs the medians meet the limits, and the output says that the
+    noise cannot be judged. The machine-independent checks stay as they are.
 
 Examples:
   baseline compare old.json new.json                 # gate a new build against a baseline
@@ -94,6 +101,8 @@ const plotUsage = `Usage: baseline plot FILE... --output report.html
 Writes one self-contained HTML page (no network needed to view it): the table, throughput and
 p50/p95/p99 per mode, each ladder with its knee, and for every run that has monitor samples
 (FILE.samples.ndjson next to FILE) lock waiters by table, pool usage and queue depth over time.
+A FILE written by baseline ab (its --json, or DIR/ab.json) adds an A/B section: the verdicts,
+and per mode and metric both sides' runs as points with their medians and the interval.
 
 Example:
   baseline plot base.json new.json --output report.html && xdg-open report.html
@@ -150,6 +159,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runPlot(rest, stdout, stderr)
 	case "store":
 		return runStore(rest, stdout, stderr)
+	case "ab":
+		return runAB(rest, stdout, stderr) // ab.go
 	case "help", "-h", "--help":
 		if len(rest) > 0 {
 			return run([]string{rest[0], "--help"}, stdout, stderr)
@@ -157,7 +168,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, mainUsage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "baseline: unknown command %q (want table, compare, plot or store; see baseline --help)\n", cmd)
+	fmt.Fprintf(stderr, "baseline: unknown command %q (want table, compare, plot, store or ab; see baseline --help)\n", cmd)
 	return exitUsage
 }
 
@@ -265,6 +276,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	c.flags.Var(limitFlag{&th.MaxCostIncrease}, "max-cost-increase", "fail when statements, commits or WAL bytes per request rise by more than this (and by more than a small absolute floor)")
 	c.flags.BoolVar(&th.NoNewWaiters, "no-new-waiters", th.NoNewWaiters, "fail when a hot table that had no lock waiters now has some (--no-new-waiters=false to allow)")
 	c.flags.BoolVar(&th.RequireVerified, "require-verified", false, "fail when a run of NEW did not pass verification even if OLD did not either")
+	c.flags.Var(limitFlag{&th.MinEffect}, "min-effect", "with 4 or more runs on both sides: the smallest change the statistics count as a regression")
 	c.flags.StringSliceVar(&opt.Across, "across", nil, "config settings the paired runs may differ in, by key or flag, e.g. flush-batch-size (to compare two settings on purpose)")
 	c.flags.BoolVar(&opt.SameMachine, "same-machine", false, "both reports ran on one machine: compare throughput and latency directly even without calibration")
 	c.flags.Var(limitFlag{&opt.CalibrationTolerance}, "calibration-tolerance", "how far beyond each other's min–max band two calibrations may lie and still agree")
@@ -278,6 +290,9 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	}
 	if opt.CalibrationTolerance < 0 {
 		return c.usageError("--calibration-tolerance cannot be off")
+	}
+	if th.MinEffect < 0 || th.MinEffect >= 1 {
+		return c.usageError("--min-effect: want a percentage below 100%, such as 5%")
 	}
 	for _, k := range opt.Across {
 		if k == "mode" || k == "" {
@@ -332,7 +347,10 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 	if *output == "" {
 		return c.usageError("--output is required")
 	}
-	paths := c.flags.Args()
+	paths, abs, err := readABs(c.flags.Args()) // ab.go: A/B files (baseline ab --json) draw a section each
+	if err != nil {
+		return c.fail(err)
+	}
 	reports, err := readReports(paths)
 	if err != nil {
 		return c.fail(err)
@@ -349,13 +367,14 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 		}
 		samples[plot.SamplesKey(i)] = s
 	}
+	page := plot.Page{Reports: reports, Samples: samples, AB: abs}
 	if *output == "-" {
-		if err := plot.Plot(reports, samples, stdout); err != nil {
+		if err := plot.PlotPage(page, stdout); err != nil {
 			return c.fail(err)
 		}
 		return exitOK
 	}
-	if err := writeFileAtomic(*output, func(w io.Writer) error { return plot.Plot(reports, samples, w) }); err != nil {
+	if err := writeFileAtomic(*output, func(w io.Writer) error { return plot.PlotPage(page, w) }); err != nil {
 		return c.fail(err)
 	}
 	fmt.Fprintf(stderr, "baseline plot: wrote %s\n", *output)

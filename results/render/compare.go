@@ -13,13 +13,17 @@ import (
 	"text/tabwriter"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/verdict"
 )
 
 // Off disables a threshold of Thresholds.
 const Off = -1.0
 
 // Thresholds decide when a new measurement regressed against an old one. Limits are fractions
-// (0.10 is 10%) compared with the medians; a negative limit (Off) disables its check.
+// (0.10 is 10%) compared with the medians; a negative limit (Off) disables its check. A pair
+// with at least verdict.MinRuns runs on both sides judges its machine-dependent metrics by
+// statistics instead (package verdict, against MinEffect), the limits then only saying which
+// of them are checked.
 type Thresholds struct {
 	// MaxThroughputDrop fails a pair whose throughput fell by more than this: 1 - new/old > limit.
 	// Across machines whose calibrations differ it applies to efficiency instead.
@@ -39,6 +43,9 @@ type Thresholds struct {
 	// RequireVerified fails a pair whose new runs did not all pass verification even when the
 	// old ones did not either (a verified old and an unverified new fail regardless).
 	RequireVerified bool `json:"require_verified"`
+	// MinEffect is the smallest change that matters to the statistical judgement: a metric
+	// regresses when the 95% interval of new/old lies wholly beyond it (verdict.Judge).
+	MinEffect float64 `json:"min_effect"`
 }
 
 // DefaultThresholds are the defaults of `baseline compare`: throughput (or efficiency) may drop
@@ -46,7 +53,7 @@ type Thresholds struct {
 // persist lag are shown, not checked.
 func DefaultThresholds() Thresholds {
 	return Thresholds{MaxThroughputDrop: 0.10, MaxP95Rise: 0.20, MaxP99Rise: Off, MaxPersistLagRise: Off,
-		MaxCostIncrease: 0.15, NoNewWaiters: true}
+		MaxCostIncrease: 0.15, NoNewWaiters: true, MinEffect: verdict.DefaultMinEffect}
 }
 
 // CostFloors are the smallest rises per request that count as a cost regression, whatever the
@@ -243,6 +250,9 @@ type Pair struct {
 	NewRepetitions int    `json:"new_repetitions"`
 	OldVerified    bool   `json:"old_verified"`
 	NewVerified    bool   `json:"new_verified"`
+	// Judgement says how the machine-dependent metrics were judged: JudgedByStatistics when
+	// both sides have at least verdict.MinRuns runs, JudgedByMedians otherwise.
+	Judgement string `json:"judgement"`
 	// Metrics are, machine-dependent first: throughput, efficiency, p95, p99, persist-lag p99
 	// (queue runs); then machine-independent: lost, duplicated, statements, commits, WAL bytes
 	// and row versions per request, max lock waiters and the max waiters of every hot table
@@ -252,6 +262,14 @@ type Pair struct {
 	// Reasons says which checks failed, one line each; empty when the verdict is ok.
 	Reasons []string `json:"reasons,omitempty"`
 }
+
+// How the machine-dependent metrics of a Pair were judged.
+const (
+	// JudgedByStatistics: the rank test and the interval of package verdict, against MinEffect.
+	JudgedByStatistics = "statistics"
+	// JudgedByMedians: medians against the fixed limits; too few runs to judge the noise.
+	JudgedByMedians = "medians"
+)
 
 // MetricDelta is one metric on both sides.
 type MetricDelta struct {
@@ -273,6 +291,17 @@ type MetricDelta struct {
 	Limit     string `json:"limit,omitempty"`
 	// NotJudged says why a metric with a threshold was only shown.
 	NotJudged string `json:"not_judged,omitempty"`
+	// Statistics is the judgement of package verdict on the runs of both sides (machine-
+	// dependent metrics of a pair JudgedByStatistics only); the runs' values are in it.
+	Statistics *StatisticsDelta `json:"statistics,omitempty"`
+}
+
+// StatisticsDelta is a metric judged by package verdict: every run's value on both sides and
+// the judgement on them.
+type StatisticsDelta struct {
+	Old []float64 `json:"old"`
+	New []float64 `json:"new"`
+	verdict.Result
 }
 
 // compareEntry is one side of a pair: the runs of a report that share mode, level and shaping
@@ -285,6 +314,8 @@ type compareEntry struct {
 	reps     int
 	verified bool
 	metrics  map[string]results.Spread
+	// values holds every run's value of each metric, in run order (for the statistics).
+	values map[string][]float64
 	// databaseWide holds the cost metrics that count other sessions too (a --postgres-url
 	// server shared with others), which are shown but not judged.
 	databaseWide map[string]bool
@@ -379,6 +410,12 @@ func compareEntries(rep *results.Report) []compareEntry {
 		s := results.SummarizeGroup(g.entry.mode, g.entry.level, g.runs)
 		e := g.entry
 		e.metrics, e.verified, e.reps = s.Metrics, s.Verified, s.Repetitions
+		e.values = make(map[string][]float64)
+		for _, r := range g.runs {
+			for k, v := range results.RunSpreads(r) {
+				e.values[k] = append(e.values[k], v.Median)
+			}
+		}
 		out = append(out, e)
 	}
 	return out
@@ -499,6 +536,10 @@ func comparePair(o, n compareEntry, th Thresholds, machines MachineBasis) Pair {
 	p := Pair{Mode: o.mode, Level: o.level, Load: o.load, Config: configText(o.config),
 		OldRepetitions: o.reps, NewRepetitions: n.reps, OldVerified: o.verified, NewVerified: n.verified}
 	repeated := o.reps > 1 || n.reps > 1
+	p.Judgement = JudgedByMedians
+	if o.reps >= verdict.MinRuns && n.reps >= verdict.MinRuns {
+		p.Judgement = JudgedByStatistics
+	}
 	delta := func(metric, tier string) (MetricDelta, bool) {
 		olds, ook := o.metrics[metric]
 		news, nok := n.metrics[metric]
@@ -521,6 +562,15 @@ func comparePair(o, n compareEntry, th Thresholds, machines MachineBasis) Pair {
 	// judge checks a relative limit: a drop (higherIsBetter) or a rise, counted only beyond the
 	// absolute floor; both sides must have the metric.
 	judge := func(d *MetricDelta, name string, lim, floor float64, higherIsBetter bool, notJudged string) {
+		statistical := p.Judgement == JudgedByStatistics && d.Tier == TierMachineDependent && !d.OldMissing && !d.NewMissing
+		if statistical {
+			dir := verdict.LowerIsBetter
+			if higherIsBetter {
+				dir = verdict.HigherIsBetter
+			}
+			ov, nv := o.values[d.Metric], n.values[d.Metric]
+			d.Statistics = &StatisticsDelta{Old: ov, New: nv, Result: verdict.Judge(ov, nv, dir, th.MinEffect)}
+		}
 		if lim < 0 {
 			return
 		}
@@ -539,6 +589,13 @@ func comparePair(o, n compareEntry, th Thresholds, machines MachineBasis) Pair {
 				side = "new"
 			}
 			d.NotJudged = "not recorded in " + side
+			return
+		case statistical:
+			d.Limit = "95% interval beyond ±" + FormatLimit(th.MinEffect)
+			if st := d.Statistics; st.Verdict == verdict.Worse {
+				fail(d, fmt.Sprintf("%s ×%.3f, 95%% interval %s, p %s: worse beyond %s", name, st.Ratio,
+					intervalText(st.Result, func(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }), pText(st.P), FormatLimit(th.MinEffect)))
+			}
 			return
 		case d.Old.Median <= 0:
 			return
@@ -726,6 +783,8 @@ func RenderComparison(w io.Writer, c Comparison, explain bool) error {
 	fmt.Fprintf(&b, "thresholds: throughput drop %s, p95 rise %s, p99 rise %s, persist-lag rise %s, cost/request rise %s, no new waiters %s, require verified %s\n",
 		limitText(th.MaxThroughputDrop), limitText(th.MaxP95Rise), limitText(th.MaxP99Rise), limitText(th.MaxPersistLagRise),
 		limitText(th.MaxCostIncrease), onOff(th.NoNewWaiters), onOff(th.RequireVerified))
+	fmt.Fprintf(&b, "noise: pairs with %d or more runs on both sides judge throughput and latency by statistics instead of the limits, worse only when the 95%% interval lies beyond ±%s (%s)\n",
+		verdict.MinRuns, FormatLimit(th.MinEffect), verdict.Method)
 	if len(c.Options.Across) > 0 {
 		fmt.Fprintf(&b, "across: %s (pairs may differ in these)\n", strings.Join(c.Options.Across, ", "))
 	}
@@ -742,6 +801,11 @@ func RenderComparison(w io.Writer, c Comparison, explain bool) error {
 	for _, p := range c.Pairs {
 		b.WriteString("\n")
 		fmt.Fprintf(&b, "%s · %s · old n=%d, new n=%d: %s\n", modeText(p.Mode, p.Level), p.Load, p.OldRepetitions, p.NewRepetitions, strings.ToUpper(p.Verdict))
+		if p.Judgement == JudgedByStatistics {
+			fmt.Fprintf(&b, "  machine-dependent metrics judged by statistics (≥ %d runs a side): ratio, 95%% interval, p, verdict\n", verdict.MinRuns)
+		} else {
+			fmt.Fprintf(&b, "  machine-dependent metrics judged on medians against fixed limits: fewer than %d runs on a side, the noise cannot be judged\n", verdict.MinRuns)
+		}
 		var block strings.Builder
 		tw := tabwriter.NewWriter(&block, 0, 0, 2, ' ', 0)
 		tier := ""
@@ -766,7 +830,9 @@ func RenderComparison(w io.Writer, c Comparison, explain bool) error {
 			case d.Limit != "":
 				check = "ok " + d.Limit
 			}
-			if d.BandsOverlap {
+			if st := d.Statistics; st != nil {
+				check = strings.TrimSpace(fmt.Sprintf("%s (%s, p %s: %s)", check, intervalText(st.Result, format), pText(st.P), verdictText(st.Result)))
+			} else if d.BandsOverlap {
 				check = strings.TrimSpace(check + " (noise bands overlap)")
 			}
 			fmt.Fprintf(tw, "    %s\t%s → %s\t%s\t%s\n", label, sideText(d.Old, d.OldMissing, format), sideText(d.New, d.NewMissing, format), r, check)

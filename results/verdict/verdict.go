@@ -103,7 +103,8 @@ type Result struct {
 	MedianA float64 `json:"median_a"`
 	MedianB float64 `json:"median_b"`
 	// Ratio is the estimate of B/A and [Lo, Hi] its interval; they are meaningful only when
-	// HasRatio (a ScaleDifference result whose A median is 0 has none).
+	// HasRatio (a ScaleDifference result whose A median is 0 has none), the interval only when
+	// Bounded (it is 0–0 otherwise).
 	Ratio    float64 `json:"ratio"`
 	Lo       float64 `json:"lo"`
 	Hi       float64 `json:"hi"`
@@ -171,6 +172,7 @@ func Judge(a, b []float64, dir Direction, minEffect float64) Result {
 	}
 	if !r.Bounded {
 		lo, hi = math.Inf(-1), math.Inf(1)
+		r.Lo, r.Hi, r.DiffLo, r.DiffHi = 0, 0, 0, 0 // JSON has no infinity; Bounded says it
 	}
 	up, down := lo > bound, hi < -bound // wholly above 1+e, wholly below 1/(1+e)
 	improved := dir == HigherIsBetter && up || dir == LowerIsBetter && down

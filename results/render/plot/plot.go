@@ -49,7 +49,21 @@ const (
 // from samples[SamplesKey(i)], one chart per run of lock waiters by table, pool usage (basis
 // points) and queue depth over time.
 func Plot(reports []*results.Report, samples map[string][]results.Sample, w io.Writer) error {
-	if len(reports) == 0 {
+	return PlotPage(Page{Reports: reports, Samples: samples}, w)
+}
+
+// Page is what PlotPage draws: reports (with their samples, as Plot takes them) and A/Bs.
+type Page struct {
+	Reports []*results.Report
+	Samples map[string][]results.Sample
+	// AB are A/Bs (baseline ab), each drawn first as its own section (ab.go).
+	AB []*render.AB
+}
+
+// PlotPage writes the page of Plot for pg's reports, after a section per A/B of pg.AB.
+func PlotPage(pg Page, w io.Writer) error {
+	reports, samples := pg.Reports, pg.Samples
+	if len(reports) == 0 && len(pg.AB) == 0 {
 		return errors.New("plot: no report")
 	}
 	if strings.Contains(strings.ToLower(echartsJS), "</script") {
@@ -57,6 +71,10 @@ func Plot(reports []*results.Report, samples map[string][]results.Sample, w io.W
 	}
 	p := &plotter{page: components.NewPage()}
 	var suites []string
+	for _, ab := range pg.AB {
+		suites = append(suites, ab.Suite)
+		p.abCharts(ab)
+	}
 	for i, rep := range reports {
 		suites = append(suites, rep.Suite)
 		prefix := ""
@@ -108,7 +126,7 @@ func Plot(reports []*results.Report, samples map[string][]results.Sample, w io.W
 	out.WriteString(pageStyle)
 	out.WriteString(script)
 	out.WriteString(page[head:body])
-	out.WriteString(pageHeader(reports))
+	out.WriteString(pageHeader(reports, pg.AB))
 	out.WriteString(page[body:])
 	_, err := io.WriteString(w, out.String())
 	return err
@@ -129,9 +147,12 @@ table.baseline span.range { color: #777; font-size: 10px; }
 `
 
 // pageHeader is the heading of the page: per report what was measured on what, and its table.
-func pageHeader(reports []*results.Report) string {
+func pageHeader(reports []*results.Report, abs []*render.AB) string {
 	var b strings.Builder
 	b.WriteString("<header>\n<h1>hotspotkit baseline</h1>\n")
+	for _, ab := range abs {
+		b.WriteString(abHeader(ab)) // abplot.go
+	}
 	for i, rep := range reports {
 		title := rep.Suite
 		if len(reports) > 1 {
