@@ -591,7 +591,7 @@ func comparePair(o, n compareEntry, th Thresholds, machines MachineBasis) Pair {
 			d.NotJudged = "not recorded in " + side
 			return
 		case statistical:
-			d.Limit = "95% interval beyond ±" + FormatLimit(th.MinEffect)
+			d.Limit = "95% interval vs ±" + FormatLimit(th.MinEffect)
 			if st := d.Statistics; st.Verdict == verdict.Worse {
 				fail(d, fmt.Sprintf("%s ×%.3f, 95%% interval %s, p %s: worse beyond %s", name, st.Ratio,
 					intervalText(st.Result, func(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }), pText(st.P), FormatLimit(th.MinEffect)))
@@ -783,8 +783,14 @@ func RenderComparison(w io.Writer, c Comparison, explain bool) error {
 	fmt.Fprintf(&b, "thresholds: throughput drop %s, p95 rise %s, p99 rise %s, persist-lag rise %s, cost/request rise %s, no new waiters %s, require verified %s\n",
 		limitText(th.MaxThroughputDrop), limitText(th.MaxP95Rise), limitText(th.MaxP99Rise), limitText(th.MaxPersistLagRise),
 		limitText(th.MaxCostIncrease), onOff(th.NoNewWaiters), onOff(th.RequireVerified))
-	fmt.Fprintf(&b, "noise: pairs with %d or more runs on both sides judge throughput and latency by statistics instead of the limits, worse only when the 95%% interval lies beyond ±%s (%s)\n",
-		verdict.MinRuns, FormatLimit(th.MinEffect), verdict.Method)
+	fmt.Fprintf(&b, "noise: a pair with %d or more runs on both sides has throughput and latency judged by statistics, worse only when the 95%% interval lies beyond ±%s; with fewer, medians meet the limits\n",
+		verdict.MinRuns, FormatLimit(th.MinEffect))
+	for _, p := range c.Pairs {
+		if p.Judgement == JudgedByStatistics {
+			fmt.Fprintf(&b, "method: %s\n", verdict.Method)
+			break
+		}
+	}
 	if len(c.Options.Across) > 0 {
 		fmt.Fprintf(&b, "across: %s (pairs may differ in these)\n", strings.Join(c.Options.Across, ", "))
 	}
@@ -831,7 +837,10 @@ func RenderComparison(w io.Writer, c Comparison, explain bool) error {
 				check = "ok " + d.Limit
 			}
 			if st := d.Statistics; st != nil {
-				check = strings.TrimSpace(fmt.Sprintf("%s (%s, p %s: %s)", check, intervalText(st.Result, format), pText(st.P), verdictText(st.Result)))
+				if check == "" {
+					check = "shown"
+				}
+				check = fmt.Sprintf("%s: %s, p %s, %s", check, intervalText(st.Result, format), pText(st.P), verdictText(st.Result))
 			} else if d.BandsOverlap {
 				check = strings.TrimSpace(check + " (noise bands overlap)")
 			}
