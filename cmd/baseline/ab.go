@@ -353,6 +353,14 @@ func abInvoke(index int, side abSide, name string, o abOptions, sigs *abSignals)
 		run.ExitCode = exitRegression
 		return run, nil, fmt.Errorf("run %d (%s) exited %d without a report (%v); its output: %s", index, name, cmd.ProcessState.ExitCode(), rerr, run.Log)
 	}
+	if sigs.interrupted() == nil && (rep.Error != "" || len(rep.Runs) == 0) {
+		why := rep.Error
+		if why == "" {
+			why = "its report holds no run"
+		}
+		run.ExitCode = exitRegression
+		return run, nil, fmt.Errorf("run %d (%s) broke (exit %d): %s; its output: %s", index, name, cmd.ProcessState.ExitCode(), why, run.Log)
+	}
 	run.Groups = render.ABRunGroups(rep)
 	return run, rep, nil
 }
