@@ -28,7 +28,8 @@ const abUsage = `Usage: baseline ab A B [flags] [-- SUITE-FLAGS...]
 Runs two builds of one suite, A and B, interleaved (A B B A A B B A ...) so that drift and
 warm caches fall on both alike, each run a fresh invocation (its own temporary PostgreSQL
 unless SUITE-FLAGS name --postgres-url), --runs invocations a side, every report kept in
---dir. Then, per mode and metric, it judges B against A: median A, median B, the ratio B/A
+--dir. It adds --calibrate=false unless told otherwise: runs on one machine, interleaved,
+need no calibration. Then, per mode and metric, it judges B against A: median A, median B, the ratio B/A
 with its 95% confidence interval, the rank test's p-value, and a verdict:
 
   worse / better  the whole interval lies beyond ±--min-effect in the bad / good direction
@@ -69,9 +70,11 @@ build, --runs below 4, ...: one line, before any run), 130/143 interrupted by SI
 Flags:
 `
 
-// abDefaultRuns is --runs' default: with the counter suite at 20000 × 1000 and two modes, the
-// whole A/B (16 invocations) takes about 5 minutes on the 2-CPU machines we record on.
-const abDefaultRuns = 8
+// abDefaultRuns is --runs' default: with the counter suite at 20000 × 1000 and two modes
+// (about 25 s an invocation on the 2-CPU machines we record on, most of it sync), the 12
+// invocations stay within 6 minutes. Enough to tell a 10% change on a quiet machine; ask for
+// more (the output says how many) when it is inconclusive.
+const abDefaultRuns = 6
 
 // abMaxRuns bounds --runs: the exact U distribution (and patience) end there.
 const abMaxRuns = 50
@@ -146,6 +149,18 @@ func runAB(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return abMain(c, o)
+}
+
+// namesFlag reports whether any of the argument lists names --name.
+func namesFlag(name string, lists ...[]string) bool {
+	for _, args := range lists {
+		for _, a := range args {
+			if a == "--"+name || strings.HasPrefix(a, "--"+name+"=") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkSuiteArgs rejects the flags baseline ab owns.
@@ -251,6 +266,11 @@ func abMain(c *command, o abOptions) int {
 		return c.fail(err)
 	}
 	suite := sides[0].suite
+	// Interleaved runs on one machine need no calibration (it is what lets reports of two
+	// machines compare): spare each invocation its seconds unless told otherwise.
+	if sides[0].hasFlag("calibrate") && sides[1].hasFlag("calibrate") && !namesFlag("calibrate", o.suiteArgs, o.aArgs, o.bArgs) {
+		o.suiteArgs = append([]string{"--calibrate=false"}, o.suiteArgs...)
+	}
 	if o.dir == "" {
 		o.dir = fmt.Sprintf("ab-%s-%s", suite, time.Now().Format("20060102-150405"))
 	}

@@ -21,7 +21,12 @@ type abSide struct {
 	render.ABSide
 	binary string
 	suite  string
+	// help is the suite's --help, read to learn its name and which flags it has.
+	help string
 }
+
+// hasFlag reports whether the suite's --help lists --name.
+func (s abSide) hasFlag(name string) bool { return strings.Contains(s.help, "--"+name+" ") }
 
 // resolveSides turns A and B into binaries: a path is a binary; anything else is a git
 // revision of o.repo, built into a temporary directory (removed by cleanup, which is always
@@ -55,7 +60,7 @@ func resolveSides(o abOptions, sigs *abSignals, say func(string, ...any)) (sides
 				return sides, cleanup, err
 			}
 		}
-		if s.suite, err = suiteName(ctx, s.binary, append(append(append([]string{}, o.suiteArgs...), spec.args...), "--help"), o.preflightWait); err != nil {
+		if s.suite, s.help, err = suiteName(ctx, s.binary, append(append(append([]string{}, o.suiteArgs...), spec.args...), "--help"), o.preflightWait); err != nil {
 			return sides, cleanup, fmt.Errorf("%s: %w", spec.name, err)
 		}
 		if o.suite != "" && s.suite != o.suite {
@@ -78,28 +83,28 @@ var suiteRefusal = regexp.MustCompile(`(?m)^Run '[^']+ --help' for usage\.$`)
 // suiteName runs binary with args (which end in --help) and reads the suite's name from its
 // usage. The suite parses every flag before it prints its usage, so a flag it does not know,
 // or a value it cannot parse, fails here, before any run.
-func suiteName(ctx context.Context, binary string, args []string, wait time.Duration) (string, error) {
+func suiteName(ctx context.Context, binary string, args []string, wait time.Duration) (name, help string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	err = cmd.Run()
 	text := strings.TrimSpace(out.String())
 	var exit *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
-		return "", fmt.Errorf("%s is not a hotspotkit suite (its --help did not answer within %v)", binary, wait)
+		return "", "", fmt.Errorf("%s is not a hotspotkit suite (its --help did not answer within %v)", binary, wait)
 	case errors.As(err, &exit) && exit.ExitCode() == exitUsage && suiteRefusal.MatchString(text):
-		return "", fmt.Errorf("the suite refused the flags: %s", firstLine(text))
+		return "", "", fmt.Errorf("the suite refused the flags: %s", firstLine(text))
 	case err != nil:
-		return "", fmt.Errorf("%s is not a hotspotkit suite (%s --help: %v)", binary, filepath.Base(binary), err)
+		return "", "", fmt.Errorf("%s is not a hotspotkit suite (%s --help: %v)", binary, filepath.Base(binary), err)
 	}
 	m := suiteHelpHead.FindStringSubmatch(text)
 	if m == nil || !strings.Contains(text, "--output") || !strings.Contains(text, "--modes") {
-		return "", fmt.Errorf("%s is not a hotspotkit suite (its --help does not read like one)", binary)
+		return "", "", fmt.Errorf("%s is not a hotspotkit suite (its --help does not read like one)", binary)
 	}
-	return m[1], nil
+	return m[1], text, nil
 }
 
 func firstLine(s string) string {

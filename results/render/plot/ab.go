@@ -77,7 +77,8 @@ func (p *plotter) abMetricChart(ab *render.AB, group string, m render.ABMetric) 
 				LineStyle: &opts.LineStyle{Type: "dashed", Color: color}}),
 		}
 	}
-	bOpts := medianLine("median B", m.MedianB, "#d9822b")
+	const colorA, colorB = "#3b6fb6", "#d9822b"
+	bOpts := append(medianLine("median B", m.MedianB, colorB), charts.WithItemStyleOpts(opts.ItemStyle{Color: colorB}))
 	if m.Bounded {
 		lo, hi := m.MedianA+m.DiffLo, m.MedianA+m.DiffHi
 		if m.HasRatio {
@@ -99,9 +100,9 @@ func (p *plotter) abMetricChart(ab *render.AB, group string, m render.ABMetric) 
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Right: "10", Top: "40"}),
 		charts.WithXAxisOpts(opts.XAxis{Name: "run", Type: "value", Min: 0, Max: len(ab.Order) + 1, SplitNumber: len(ab.Order) + 1}),
 		charts.WithYAxisOpts(opts.YAxis{Name: label, Type: "value", Scale: opts.Bool(true)}),
-		charts.WithGridOpts(opts.Grid{Left: "80", Right: "30", Top: "80", Bottom: "50"}),
+		charts.WithGridOpts(opts.Grid{Left: "80", Right: "50", Top: "80", Bottom: "50"}),
 	)
-	sc.AddSeries("A", points(m.A, m.RunsA), medianLine("median A", m.MedianA, "#3b6fb6")...)
+	sc.AddSeries("A", points(m.A, m.RunsA), append(medianLine("median A", m.MedianA, colorA), charts.WithItemStyleOpts(opts.ItemStyle{Color: colorA}))...)
 	sc.AddSeries("B", points(m.B, m.RunsB), bOpts...)
 	p.page.AddCharts(sc)
 }
