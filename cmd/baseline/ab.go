@@ -373,7 +373,14 @@ func abInvoke(index int, side abSide, name string, o abOptions, sigs *abSignals)
 		run.ExitCode = exitRegression
 		return run, nil, fmt.Errorf("run %d (%s) exited %d without a report (%v); its output: %s", index, name, cmd.ProcessState.ExitCode(), rerr, run.Log)
 	}
-	if sigs.interrupted() == nil && (rep.Error != "" || len(rep.Runs) == 0) {
+	if rep.Interrupted || run.ExitCode == 130 || run.ExitCode == 143 {
+		if sigs.interrupted() != nil {
+			return run, nil, nil // a partial run: not comparable, left out
+		}
+		run.ExitCode = exitRegression
+		return run, nil, fmt.Errorf("run %d (%s) was interrupted by a signal baseline ab did not get; its output: %s", index, name, run.Log)
+	}
+	if rep.Error != "" || len(rep.Runs) == 0 {
 		why := rep.Error
 		if why == "" {
 			why = "its report holds no run"
