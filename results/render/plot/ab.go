@@ -71,7 +71,10 @@ func (p *plotter) abMetricChart(ab *render.AB, group string, m render.ABMetric) 
 	}
 	medianLine := func(name string, v float64, color string) []charts.SeriesOpts {
 		return []charts.SeriesOpts{
-			charts.WithMarkLineNameYAxisItemOpts(opts.MarkLineNameYAxisItem{Name: name, YAxis: v}),
+			// From coordinates, not yAxis: ECharts rounds a yAxis mark to 2 decimals (its
+			// precision), which would draw 0.005 statements per request at 0.01.
+			charts.WithMarkLineNameCoordItemOpts(opts.MarkLineNameCoordItem{Name: name,
+				Coordinate0: []interface{}{0, v}, Coordinate1: []interface{}{len(ab.Order) + 1, v}}),
 			charts.WithMarkLineStyleOpts(opts.MarkLineStyle{Symbol: []string{"none", "none"},
 				Label:     &opts.Label{Show: opts.Bool(true), Formatter: name + " " + m.Format(v), Position: "insideEndTop"},
 				LineStyle: &opts.LineStyle{Type: "dashed", Color: color}}),
