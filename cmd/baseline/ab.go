@@ -70,10 +70,10 @@ build, --runs below 4, ...: one line, before any run), 130/143 interrupted by SI
 Flags:
 `
 
-// abDefaultRuns is --runs' default: with the counter suite at 20000 × 1000 and two modes
-// (about 25 s an invocation on the 2-CPU machines we record on, most of it sync), the 12
-// invocations stay within 6 minutes. Enough to tell a 10% change on a quiet machine; ask for
-// more (the output says how many) when it is inconclusive.
+// abDefaultRuns is --runs' default: the counter suite at 20000 × 1000 with sync and
+// async-compact is about 25 s an invocation on a quiet machine of the class the baselines were
+// recorded on (sync at ~840 rps is most of it), so 12 invocations take 5–6 minutes. When the
+// verdict is inconclusive, the output says how many runs a side would likely settle it.
 const abDefaultRuns = 6
 
 // abMaxRuns bounds --runs: the exact U distribution (and patience) end there.
