@@ -150,28 +150,3 @@ func TestABTooFewRunsSoFar(t *testing.T) {
 		t.Errorf("interim A/B does not encode: %v", err)
 	}
 }
-
-func TestPlotPageWithAB(t *testing.T) {
-	ab := runAB(4, 0.8, 1.3, true)
-	var buf bytes.Buffer
-	if err := PlotPage(Page{AB: []*AB{ab}, Reports: []*results.Report{resultstest.SingleReport()}}, &buf); err != nil {
-		t.Fatal(err)
-	}
-	page := buf.String()
-	charts := 0
-	for _, g := range ab.Groups {
-		charts += len(g.Metrics)
-	}
-	for _, want := range []string{"<h2>A/B: " + resultstest.Suite + "</h2>", "verdict: WORSE", "A/B async-compact: throughput rps",
-		"95% interval of B/A × median A", "median A", "median B"} {
-		if !strings.Contains(page, want) {
-			t.Errorf("page lacks %q", want)
-		}
-	}
-	if got := strings.Count(page, `"A/B `); got < charts {
-		t.Errorf("%d A/B charts, want one per metric (%d)", got, charts)
-	}
-	if strings.Contains(page, "src=\"http") {
-		t.Error("the page loads a script from the network")
-	}
-}
