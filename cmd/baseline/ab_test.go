@@ -15,6 +15,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/results/render"
 	"github.com/hotspotkit/hotspotkit/results/verdict"
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/settlement"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
 )
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 			"usage_settlement_hotspot_baseline": settlement.New(),
 		}
 		if s, ok := suites[filepath.Base(os.Args[0])]; ok {
-			os.Exit(testkit.Execute(s, os.Args[1:], os.Stdout, os.Stderr))
+			os.Exit(cli.Execute(s, os.Args[1:], os.Stdout, os.Stderr))
 		}
 	}
 	os.Exit(m.Run())

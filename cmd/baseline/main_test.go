@@ -68,10 +68,27 @@ func smallBatches(r *results.Report) *results.Report {
 	return &out
 }
 
+// repeated is r with each run repeated 4 times (the --repeat 4 of one invocation), the
+// throughput of repetition i jittered by a few percent.
+func repeated(r *results.Report) *results.Report {
+	out := *r
+	out.Runs = nil
+	for i, jitter := range []float64{1, 1.02, 0.99, 1.01} {
+		for _, run := range r.Runs {
+			run.Repetition = i + 1
+			run.Load.ThroughputRPS *= jitter
+			out.Runs = append(out.Runs, run)
+		}
+	}
+	return &out
+}
+
 type fixture struct {
 	dir                               string
 	base, slow, other, broken, batch  string
 	notReport, array, elsewhere, bare string
+	// repeated and repeatedSlow hold 4 runs a mode; repeatedSlow's at 80% throughput.
+	repeated, repeatedSlow string
 }
 
 func writeFixtures(t *testing.T) fixture {
@@ -89,6 +106,8 @@ func writeFixtures(t *testing.T) fixture {
 	f.slow = write("slow.json", report("usage_counter_hotspot_baseline", 1.0/3))
 	f.other = write("other.json", report("ledger_hotspot_baseline", 1))
 	f.batch = write("batch10.json", smallBatches(report("usage_counter_hotspot_baseline", 1)))
+	f.repeated = write("repeated.json", repeated(report("usage_counter_hotspot_baseline", 1)))
+	f.repeatedSlow = write("repeated-slow.json", repeated(report("usage_counter_hotspot_baseline", 0.8)))
 	// elsewhere: the same binary on a machine a third as fast; bare: an old report without
 	// calibration or database figures.
 	elsewhere := report("usage_counter_hotspot_baseline", 1.0/3)
@@ -192,6 +211,11 @@ func TestRunExitCodes(t *testing.T) {
 		{"compare one file", []string{"compare", f.base}, 2, "", "want OLD and NEW", true},
 		{"compare bad limit", []string{"compare", f.base, f.base, "--max-p95-rise", "lots"}, 2, "", `invalid limit "lots"`, true},
 		{"compare help", []string{"compare", "-h"}, 0, "--no-new-waiters", "", false},
+		{"compare one run a side", []string{"compare", f.base, f.slow}, 1, "the noise cannot be judged", "", false},
+		{"compare repeated self", []string{"compare", f.repeated, f.repeated}, 0, "judged by statistics (≥ 4 runs a side)", "", false},
+		{"compare repeated slower", []string{"compare", f.repeated, f.repeatedSlow}, 1, "worse beyond 5%", "", false},
+		{"compare repeated slower, large effect", []string{"compare", "--min-effect", "30%", f.repeated, f.repeatedSlow}, 0, "verdict: PASS", "", false},
+		{"compare bad min effect", []string{"compare", "--min-effect", "100%", f.repeated, f.repeatedSlow}, 2, "", "--min-effect", true},
 
 		{"plot", []string{"plot", f.base, "--output", html}, 0, "", "wrote " + html, true},
 		{"plot to stdout", []string{"plot", f.base, "-o", "-"}, 0, "<!DOCTYPE html>", "", false},
