@@ -446,7 +446,16 @@ func ratioText(r verdict.Result) string {
 	if !r.HasRatio {
 		return missingValue
 	}
-	return "×" + strconv.FormatFloat(r.Ratio, 'f', 3, 64)
+	return "×" + ratioFigure(r.Ratio)
+}
+
+// ratioFigure shows a ratio to three decimals, or to two significant digits below 0.01, where
+// three decimals would read as 0 (a latency of microseconds against one of a 100 ms stall).
+func ratioFigure(v float64) string {
+	if v > 0 && v < 0.01 {
+		return strconv.FormatFloat(v, 'g', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
 }
 
 // intervalText is the ratio's interval; on the difference scale (a metric with zeros, such as
@@ -458,7 +467,7 @@ func intervalText(r verdict.Result, format func(float64) string) string {
 	case r.Scale == verdict.ScaleDifference:
 		return fmt.Sprintf("B−A %s to %s", signed(r.DiffLo, format), signed(r.DiffHi, format))
 	}
-	return fmt.Sprintf("%s–%s", strconv.FormatFloat(r.Lo, 'f', 3, 64), strconv.FormatFloat(r.Hi, 'f', 3, 64))
+	return ratioFigure(r.Lo) + "–" + ratioFigure(r.Hi)
 }
 
 func signed(v float64, format func(float64) string) string {

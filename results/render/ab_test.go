@@ -150,3 +150,17 @@ func TestABTooFewRunsSoFar(t *testing.T) {
 		t.Errorf("interim A/B does not encode: %v", err)
 	}
 }
+
+// A ratio's interval reads to three decimals, and a bound below 0.01 to two significant
+// digits rather than as 0 (microsecond latencies against a stall of 100 ms).
+func TestABIntervalText(t *testing.T) {
+	for _, tt := range []struct {
+		lo, hi float64
+		want   string
+	}{{0.917, 1.091, "0.917–1.091"}, {0.000194, 1.5, "0.00019–1.500"}} {
+		r := verdict.Result{Bounded: true, Scale: verdict.ScaleLog, Lo: tt.lo, Hi: tt.hi}
+		if got := intervalText(r, formatMs); got != tt.want {
+			t.Errorf("interval %v–%v reads %q, want %q", tt.lo, tt.hi, got, tt.want)
+		}
+	}
+}
