@@ -175,7 +175,10 @@ func (b *builder) build(ctx context.Context, side, rev, sha string) (string, err
 	bin := filepath.Join(b.tmp, "bin-"+short, b.suite)
 	b.say("building %s (%s) of %s …", b.suite, short, rev)
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/"+b.suite)
+	// -trimpath: each worktree is a new directory, and without it every package's build
+	// would depend on that path, so nothing of one revision's build (or an earlier A/B's)
+	// would come from the build cache for the next.
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/"+b.suite)
 	cmd.Dir = wt
 	out, err := cmd.CombinedOutput()
 	b.removeWorktree(wt)
