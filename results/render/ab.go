@@ -208,7 +208,7 @@ func isABMetric(k string) bool {
 
 // abGroupName names a run group: its mode, then what else tells its runs apart.
 func abGroupName(r results.Run) string {
-	name := modeText(ModeLabel(r.Mode, r.Slots, r.Settings.SlotPick), r.Level)
+	name := modeText(ModeLabel(r.Mode, r.Slots, r.Config.SlotPick), r.Level)
 	if r.Rate > 0 {
 		name += " @ " + formatRPS(r.Rate) + "/s"
 	}
