@@ -8,9 +8,10 @@
 // statement per batch instead of one per record.
 //
 // The package knows no schema and no SQL: the caller supplies the slot key, the merge and a
-// Flusher (usually PgFlusher around a TxWriter). It must not time or print anything; it only
-// exports counters (Metrics, with Accounted, the invariant's right-hand side) and a
-// persist-lag histogram (PersistLag) for the caller to report. It is a library a service can
+// Flusher (usually PgFlusher around a TxWriter). It must not print anything; it only exports
+// counters (Metrics, with Accounted, the invariant's right-hand side), a persist-lag
+// histogram (PersistLag) and, for the in-memory Queue, where its flushing time went
+// (FlushTimes, FlushDurations) for the caller to report. It is a library a service can
 // import: it depends on nothing of this module but package hist, and on no report type (a
 // report converts Metrics to its own). A service sees what it uses: New and Options, the
 // Backend methods, Metrics, the Flusher and its adapters (PgFlusher, TxWriter, FlusherFunc,

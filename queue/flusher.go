@@ -28,7 +28,20 @@ type FlushResult struct {
 	// SQLOps is the number of statements sent to the database for this batch (BEGIN and
 	// COMMIT not included).
 	SQLOps int
+	// Phases is where the flush's time went, as far as the Flusher can tell (PgFlusher fills
+	// it). A Flusher that leaves it zero has its whole call counted as statements.
+	Phases FlushPhases
 }
+
+// FlushPhases splits a committed flush's time: BEGIN, the COPY statements the writer sent
+// (PgFlusher times every CopyFrom on its transaction and its savepoints), the rest of the
+// writer's work (its other statements, the UPDATEs and claims, and whatever it computes
+// between them), and COMMIT.
+type FlushPhases struct {
+	Begin, Copy, Statements, Commit time.Duration
+}
+
+func (p FlushPhases) total() time.Duration { return p.Begin + p.Copy + p.Statements + p.Commit }
 
 // FlusherFunc adapts a function to a Flusher.
 type FlusherFunc[T any] func(ctx context.Context, records []T) (FlushResult, error)
@@ -73,9 +86,27 @@ func CommitOutcomeUnknown(err error) bool {
 // PgFlusher adapts a TxWriter to a Flusher: Begin on pool, WriteBatch, Commit; on any error the
 // transaction is rolled back and the error returned. A Commit error is reported as a failure,
 // so a batch whose commit outcome is unknown (connection lost during COMMIT) is retried:
-// writers whose statements are not idempotent may then apply it twice.
+// writers whose statements are not idempotent may then apply it twice. The Flusher it returns
+// is a StagedFlusher, so a queue with Options.Pipeline writes a worker's next batch while the
+// previous one commits.
 func PgFlusher[T any](pool TxBeginner, w TxWriter[T]) Flusher[T] {
 	return pgFlusher[T]{db: pool, w: w}
+}
+
+// StagedFlusher is a Flusher that can also write a batch without committing it (Stage), so
+// that a queue with Options.Pipeline can write a worker's next batch while the previous one
+// commits. Stage must leave the records slice alone once it returns, as Flush does.
+type StagedFlusher[T any] interface {
+	Flusher[T]
+	Stage(ctx context.Context, records []T) (Staged, error)
+}
+
+// Staged is a batch written in an open transaction: Commit it (an error means it is not
+// committed, or, wrapping ErrCommitUnknown, that nobody knows) or Rollback it. Exactly one of
+// the two is called.
+type Staged interface {
+	Commit(ctx context.Context) (FlushResult, error)
+	Rollback(ctx context.Context)
 }
 
 type pgFlusher[T any] struct {
@@ -83,25 +114,77 @@ type pgFlusher[T any] struct {
 	w  TxWriter[T]
 }
 
+var _ StagedFlusher[int] = pgFlusher[int]{}
+
 func (f pgFlusher[T]) Flush(ctx context.Context, records []T) (FlushResult, error) {
+	st, err := f.Stage(ctx, records)
+	if err != nil {
+		return FlushResult{}, err
+	}
+	return st.Commit(ctx)
+}
+
+func (f pgFlusher[T]) Stage(ctx context.Context, records []T) (Staged, error) {
+	t0 := time.Now()
 	tx, err := f.db.Begin(ctx)
 	if err != nil {
-		return FlushResult{}, fmt.Errorf("queue: begin flush of %d records: %w", len(records), err)
+		return nil, fmt.Errorf("queue: begin flush of %d records: %w", len(records), err)
 	}
-	ops, err := f.w.WriteBatch(ctx, tx, records)
+	t1 := time.Now()
+	timed := &timedTx{Tx: tx, copy: new(time.Duration)}
+	ops, err := f.w.WriteBatch(ctx, timed, records)
 	if err != nil {
 		// The flush context may be the reason for the failure; roll back on a live one so
 		// the connection goes back to the pool instead of being closed.
 		Rollback(ctx, tx) // the write error is the one worth reporting
-		return FlushResult{}, fmt.Errorf("queue: write batch of %d records: %w", len(records), err)
+		return nil, fmt.Errorf("queue: write batch of %d records: %w", len(records), err)
 	}
-	if err := tx.Commit(ctx); err != nil {
+	copyTime := *timed.copy
+	return &pgStaged{tx: tx, records: len(records), res: FlushResult{SQLOps: ops, Phases: FlushPhases{
+		Begin: t1.Sub(t0), Copy: copyTime, Statements: time.Since(t1) - copyTime}}}, nil
+}
+
+// pgStaged is PgFlusher's written, uncommitted batch.
+type pgStaged struct {
+	tx      pgx.Tx
+	records int
+	res     FlushResult
+}
+
+func (s *pgStaged) Commit(ctx context.Context) (FlushResult, error) {
+	t := time.Now()
+	if err := s.tx.Commit(ctx); err != nil {
 		if CommitOutcomeUnknown(err) { // the connection broke: committed or not, nobody knows
-			return FlushResult{}, fmt.Errorf("%w: commit batch of %d records: %w", ErrCommitUnknown, len(records), err)
+			return FlushResult{}, fmt.Errorf("%w: commit batch of %d records: %w", ErrCommitUnknown, s.records, err)
 		}
-		return FlushResult{}, fmt.Errorf("queue: commit batch of %d records: %w", len(records), err)
+		return FlushResult{}, fmt.Errorf("queue: commit batch of %d records: %w", s.records, err)
 	}
-	return FlushResult{SQLOps: ops}, nil
+	s.res.Phases.Commit = time.Since(t)
+	return s.res, nil
+}
+
+func (s *pgStaged) Rollback(ctx context.Context) { Rollback(ctx, s.tx) }
+
+// timedTx is the transaction a PgFlusher hands its TxWriter: it adds the time spent in
+// CopyFrom, on it and on the savepoints begun from it, to copy.
+type timedTx struct {
+	pgx.Tx
+	copy *time.Duration
+}
+
+func (t *timedTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
+	began := time.Now()
+	n, err := t.Tx.CopyFrom(ctx, table, columns, src)
+	*t.copy += time.Since(began)
+	return n, err
+}
+
+func (t *timedTx) Begin(ctx context.Context) (pgx.Tx, error) {
+	sp, err := t.Tx.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &timedTx{Tx: sp, copy: t.copy}, nil
 }
 
 // ErrCommitUnknown wraps a PgFlusher error whose COMMIT was sent but never answered (the

@@ -155,6 +155,18 @@ type Options[K comparable, T any] struct {
 	// RetryBackoff is the wait before the first retry; it doubles per attempt, capped at one
 	// second (or at RetryBackoff itself when that is larger). Default 25ms.
 	RetryBackoff time.Duration
+	// Pipeline lets a worker write its next batch while the previous one commits: the next
+	// batch's statements go out in a transaction of their own (their COPY overlaps the COMMIT;
+	// an UPDATE of a row the previous batch holds waits for it in the database), and its COMMIT
+	// only once the previous batch has committed, so per-slot order holds; when that one
+	// failed, the next is rolled back and both are written again in order. The writer must
+	// address rows by key (UPDATE … WHERE key, INSERT … ON CONFLICT, SELECT … FOR UPDATE by
+	// key), never filter on a value the previous batch may be changing: under READ COMMITTED
+	// a statement waits for a row the previous batch holds and then works on its committed
+	// version, but a row its own snapshot shows not matching is skipped without waiting. It
+	// needs a StagedFlusher (PgFlusher is one) and two connections per worker. The in-memory
+	// Queue only.
+	Pipeline bool
 }
 
 // withDefaults validates o and returns a copy with defaults filled in.

@@ -23,7 +23,8 @@ var ErrGroupTooLarge = backend.ErrGroupTooLarge
 // Queue is the in-memory Backend: per-worker fifos bounded together, batched flushes, optional slot
 // compaction. All methods are safe for concurrent use.
 type Queue[K comparable, T any] struct {
-	c backend.Counters // first: its padding keeps the hot line away from the fields below
+	c     backend.Counters // first: its padding keeps the hot line away from the fields below
+	clock flushClock       // where the workers' time goes (FlushTimes)
 
 	opts    Options[K, T]
 	flusher Flusher[T]
@@ -57,6 +58,9 @@ func New[K comparable, T any](f Flusher[T], o Options[K, T]) (*Queue[K, T], erro
 	o, err := o.withDefaults()
 	if err != nil {
 		return nil, err
+	}
+	if _, staged := f.(StagedFlusher[T]); o.Pipeline && !staged {
+		return nil, errors.New("queue: invalid options: Pipeline needs a StagedFlusher (PgFlusher is one)")
 	}
 	q := &Queue[K, T]{
 		opts:    o,
@@ -280,6 +284,21 @@ func (q *Queue[K, T]) PersistLag() *hist.Histogram {
 	for _, w := range q.workers {
 		w.lagMu.Lock()
 		out.Merge(w.lag)
+		w.lagMu.Unlock()
+	}
+	return out
+}
+
+// FlushTimes says where the workers' time has gone so far; see FlushTimes.
+func (q *Queue[K, T]) FlushTimes() FlushTimes { return q.clock.times() }
+
+// FlushDurations returns a merged copy of the workers' histograms of committed batch flushes:
+// one value per batch, BEGIN to the end of COMMIT, in µs.
+func (q *Queue[K, T]) FlushDurations() *hist.Histogram {
+	out := hist.New()
+	for _, w := range q.workers {
+		w.lagMu.Lock()
+		out.Merge(w.flushes)
 		w.lagMu.Unlock()
 	}
 	return out

@@ -22,11 +22,18 @@ type worker[K comparable, T any] struct {
 	in   *fifo[T]
 	wake chan struct{} // capacity 1: "your fifo holds what you wait for"
 
-	lagMu sync.Mutex
-	lag   *hist.Histogram // µs from Enqueue to commit, per written source record
+	lagMu   sync.Mutex
+	lag     *hist.Histogram // µs from Enqueue to commit, per written source record
+	flushes *hist.Histogram // µs from BEGIN to the end of COMMIT, per committed batch
+
+	// With Options.Pipeline: the Flusher's Stage, and the batch committing while the worker
+	// writes the next (nil when none is).
+	stager StagedFlusher[T]
+	prev   *inflight[T]
 
 	// Owned by the worker goroutine.
 	batch     []entry[T] // source records in hand, in arrival order
+	spare     []entry[T] // the batch buffer a committed pipelined batch gave back
 	recs      []T        // what is handed to the Flusher
 	one       []T        // a single record being written individually
 	compactor *backend.Compactor[K, T]
@@ -36,15 +43,19 @@ type worker[K comparable, T any] struct {
 func newWorker[K comparable, T any](q *Queue[K, T], share int) *worker[K, T] {
 	o := &q.opts
 	w := &worker[K, T]{
-		q:     q,
-		in:    newFifo[T](share),
-		wake:  make(chan struct{}, 1),
-		lag:   hist.New(),
-		batch: make([]entry[T], 0, min(o.BatchSize, 4096)),
-		one:   make([]T, 1),
-		timer: time.NewTimer(time.Hour),
+		q:       q,
+		in:      newFifo[T](share),
+		wake:    make(chan struct{}, 1),
+		lag:     hist.New(),
+		flushes: hist.New(),
+		batch:   make([]entry[T], 0, min(o.BatchSize, 4096)),
+		one:     make([]T, 1),
+		timer:   time.NewTimer(time.Hour),
 	}
 	w.timer.Stop()
+	if o.Pipeline {
+		w.stager = q.flusher.(StagedFlusher[T]) // New checked
+	}
 	if o.Compaction {
 		w.compactor = backend.NewCompactor(o.Key, o.Merge, o.Compare)
 	}
@@ -90,11 +101,13 @@ func (w *worker[K, T]) run() {
 	q := w.q
 	for {
 		if q.aborted() {
+			w.settle()
 			w.abandonAll()
 			return
 		}
 		paused, pauseC, _ := q.gate.state()
 		if paused {
+			w.settle()
 			w.park()
 			continue
 		}
@@ -102,13 +115,16 @@ func (w *worker[K, T]) run() {
 		switch {
 		case !open: // Close sealed the queue and the fifo is empty
 			w.flush()
+			w.settle()
 			w.abandonAll() // no-op unless the flush was aborted
 			return
 		case len(w.batch) >= q.opts.BatchSize:
 			w.flush()
 		case len(w.batch) == 0:
+			w.settle()
 			w.idle(pauseC)
 		default:
+			w.settle()
 			w.nap(pauseC)
 		}
 	}
@@ -125,7 +141,10 @@ func (w *worker[K, T]) fill() bool {
 }
 
 // idle waits for the first record of a batch.
-func (w *worker[K, T]) idle(pauseC <-chan struct{}) { w.await(1, nil, pauseC, w.q.sealedC) }
+func (w *worker[K, T]) idle(pauseC <-chan struct{}) {
+	defer since(&w.q.clock.idle, time.Now())
+	w.await(1, nil, pauseC, w.q.sealedC)
+}
 
 // nap holds a partial batch until it is due (FlushInterval after its oldest record was
 // enqueued) or until producers report that the fifo holds the rest of a batch. Napping
@@ -143,6 +162,7 @@ func (w *worker[K, T]) nap(pauseC <-chan struct{}) {
 	// longer count against Capacity, so with Capacity < BatchSize a batch can outgrow it, and
 	// a need of 0 would make await return at once and the worker spin until the batch is due.
 	need := min(q.opts.BatchSize-len(w.batch), q.opts.Capacity)
+	defer since(&q.clock.wait, time.Now())
 	w.await(need, w.timer.C, pauseC, q.life.ClosingC())
 }
 
@@ -159,34 +179,135 @@ func (w *worker[K, T]) park() {
 	<-resumeC
 }
 
-// flush writes the batch in hand: one transaction, retried MaxRetries times with backoff,
-// then record by record (fallback). It returns with the batch empty.
+// flush writes the batch in hand and returns with the batch empty. Without Options.Pipeline it
+// writes it (write) before it returns. With it, the batch is staged (written, not committed)
+// while the previous batch commits; once that one has committed, this one's COMMIT goes out on
+// its own goroutine and the worker is free to build the next. A batch commits only after its
+// predecessor has: when the predecessor failed, the staged batch is rolled back, and both are
+// written again in order (write), so per-slot order holds across a failure.
 func (w *worker[K, T]) flush() {
 	if len(w.batch) == 0 {
 		return
 	}
 	q := w.q
-	recs := w.records()
-	var res FlushResult
-	write := func() (err error) {
-		res, err = q.flusher.Flush(q.life.Ctx(), recs)
-		return err
+	if w.stager == nil {
+		w.batch = w.write(w.batch, nil)
+		return
 	}
-	switch backend.RetryBatch(&q.c, len(w.batch), q.opts.MaxRetries, write, w.backoff) {
-	case backend.BatchWritten:
-		w.committed(res, len(recs))
-	case backend.BatchGivenUp:
-		w.abandonFrom(0)
-	default:
-		w.fallback()
+	began := time.Now()
+	recs := w.records(w.batch)
+	staging := since(&q.clock.build, began)
+	st, err := w.stager.Stage(q.life.Ctx(), recs)
+	staged := time.Since(staging)
+	failed, prevErr := w.awaitPrev()
+	if err != nil || failed != nil {
+		if err == nil {
+			st.Rollback(q.life.Ctx())
+		} else {
+			q.clock.retry.Add(int64(staged))
+		}
+		if failed != nil {
+			w.spare = w.write(failed.batch, prevErr)
+		}
+		w.batch = w.write(w.batch, err) // err: the staging was its first attempt
+		return
+	}
+	p := &inflight[T]{batch: w.batch, sqlRecords: len(recs), staged: st, stageTime: staged, done: make(chan error, 1)}
+	w.prev = p
+	w.batch, w.spare = w.spare[:0], nil
+	clear(w.recs)
+	w.recs = w.recs[:0]
+	go w.commit(p)
+}
+
+// inflight is a staged batch whose COMMIT is on its way.
+type inflight[T any] struct {
+	batch      []entry[T]
+	sqlRecords int
+	staged     Staged
+	stageTime  time.Duration
+	done       chan error // the COMMIT's error; nil once the batch is committed and counted
+}
+
+// commit commits p and counts it when it committed.
+func (w *worker[K, T]) commit(p *inflight[T]) {
+	t := time.Now()
+	res, err := p.staged.Commit(w.q.life.Ctx())
+	if err == nil {
+		w.committed(p.batch, res, len(p.batch), p.sqlRecords, p.stageTime+time.Since(t))
+	}
+	p.done <- err
+}
+
+// awaitPrev waits for the COMMIT of the batch in flight, if any, and returns it with its error
+// when it failed; a committed one gives its buffer back.
+func (w *worker[K, T]) awaitPrev() (*inflight[T], error) {
+	p := w.prev
+	if p == nil {
+		return nil, nil
+	}
+	t := time.Now()
+	err := <-p.done
+	since(&w.q.clock.pipelineWait, t)
+	w.prev = nil
+	if err != nil {
+		return p, err
+	}
+	clear(p.batch)
+	w.spare = p.batch[:0]
+	return nil, nil
+}
+
+// settle waits for the batch in flight and writes it again when its COMMIT failed, so that the
+// worker holds nothing uncommitted when it waits, parks or stops.
+func (w *worker[K, T]) settle() {
+	if failed, err := w.awaitPrev(); failed != nil {
+		w.spare = w.write(failed.batch, err)
 	}
 }
 
-// records builds what the Flusher receives from the batch: compacted and sorted, or as is.
-func (w *worker[K, T]) records() []T {
+// write writes batch: one transaction, retried MaxRetries times with backoff, then record by
+// record (fallback). firstErr, when not nil, is the error of a first attempt already made
+// (a staged batch that failed). It returns batch emptied, for reuse.
+func (w *worker[K, T]) write(batch []entry[T], firstErr error) []entry[T] {
+	q := w.q
+	began := time.Now()
+	recs := w.records(batch)
+	began = since(&q.clock.build, began)
+	var res FlushResult
+	var last time.Duration // the last attempt's
+	write := func() (err error) {
+		if firstErr != nil {
+			err, firstErr = firstErr, nil
+			return err
+		}
+		t := time.Now()
+		res, err = q.flusher.Flush(q.life.Ctx(), recs)
+		last = time.Since(t)
+		return err
+	}
+	outcome := backend.RetryBatch(&q.c, len(batch), q.opts.MaxRetries, write, w.backoff)
+	switch outcome {
+	case backend.BatchWritten:
+		w.committed(batch, res, len(batch), len(recs), last)
+	case backend.BatchGivenUp:
+		w.abandon(int64(len(batch)))
+	default:
+		w.fallback(batch)
+	}
+	spent := time.Since(began)
+	if outcome == backend.BatchWritten {
+		spent -= last
+	}
+	q.clock.retry.Add(int64(spent))
+	return w.reset(batch)
+}
+
+// records builds what the Flusher receives from batch: compacted and sorted, or as is.
+func (w *worker[K, T]) records(batch []entry[T]) []T {
 	w.recs = w.recs[:0]
-	for i := range w.batch {
-		w.recs = append(w.recs, w.batch[i].rec)
+	for i := range batch {
+		w.recs = append(w.recs, batch[i].rec)
 	}
 	if w.compactor != nil {
 		w.recs = w.compactor.Compact(w.recs)
@@ -194,52 +315,57 @@ func (w *worker[K, T]) records() []T {
 	return w.recs
 }
 
-// committed accounts for a successful batch flush.
-func (w *worker[K, T]) committed(res FlushResult, sqlRecords int) {
-	n := int64(len(w.batch))
+// committed accounts for a successful batch flush of the n source records of batch, which
+// reached the Flusher as sqlRecords records and took call (BEGIN to the end of COMMIT). It is
+// called by the worker or, for a pipelined batch, by the goroutine that committed it.
+func (w *worker[K, T]) committed(batch []entry[T], res FlushResult, n, sqlRecords int, call time.Duration) {
+	if res.Phases.total() == 0 { // the Flusher does not say: the whole call counts as statements
+		res.Phases.Statements = call
+	}
 	now := w.q.now()
 	w.lagMu.Lock()
-	for i := range w.batch {
-		w.lag.RecordMicros((now - w.batch[i].at) / 1e3)
+	for i := range batch {
+		w.lag.RecordMicros((now - batch[i].at) / 1e3)
 	}
+	w.flushes.RecordMicros(res.Phases.total().Microseconds())
 	w.lagMu.Unlock()
+	w.q.clock.committed(res.Phases)
 	c := &w.q.c
-	c.Flushed.Add(n)
+	c.Flushed.Add(int64(n))
 	c.Batches.Add(1)
 	c.SQLOps.Add(int64(res.SQLOps))
 	c.SQLRecords.Add(int64(sqlRecords))
-	c.Compacted.Add(n - int64(sqlRecords))
-	c.Pending.Add(-n)
-	w.reset()
+	c.Compacted.Add(int64(n - sqlRecords))
+	c.Pending.Add(-int64(n))
 }
 
 // fallback writes the batch's source records one by one, in arrival order. A record that
 // fails holds back only the later records of its own slot (per-slot order); the records left
 // are retried, in order, after a backoff, until all are written or Close's deadline abandons
 // them. So one record the Flusher refuses does not keep the other slots from being written.
-func (w *worker[K, T]) fallback() {
+func (w *worker[K, T]) fallback(batch []entry[T]) {
 	q := w.q
-	left := make([]int, len(w.batch)) // indexes into w.batch not yet written, in order
+	left := make([]int, len(batch)) // indexes into batch not yet written, in order
 	for i := range left {
 		left[i] = i
 	}
-	tried := make([]bool, len(w.batch))
+	tried := make([]bool, len(batch))
 	held := make(map[K]bool)
 	for attempt := 1; ; attempt++ {
 		clear(held)
 		rest := left[:0]
 		for _, i := range left {
-			k := q.opts.Key(w.batch[i].rec)
+			k := q.opts.Key(batch[i].rec)
 			if !held[k] {
 				if tried[i] {
 					q.c.Retries.Add(1)
 				}
 				tried[i] = true
-				w.one[0] = w.batch[i].rec
+				w.one[0] = batch[i].rec
 				if _, err := q.flusher.Flush(q.life.Ctx(), w.one); err == nil {
 					q.c.SyncFallback.Add(1)
 					q.c.Pending.Add(-1)
-					w.recordLag(q.now() - w.batch[i].at)
+					w.recordLag(q.now() - batch[i].at)
 					continue
 				}
 				held[k] = true
@@ -255,7 +381,6 @@ func (w *worker[K, T]) fallback() {
 			break
 		}
 	}
-	w.reset()
 }
 
 // backoff waits before retry number attempt. A pause parks the worker and ends the wait (it
@@ -283,12 +408,6 @@ func (w *worker[K, T]) recordLag(nanos int64) {
 	w.lagMu.Unlock()
 }
 
-// abandonFrom counts batch[i:] as abandoned and empties the batch.
-func (w *worker[K, T]) abandonFrom(i int) {
-	w.abandon(int64(len(w.batch) - i))
-	w.reset()
-}
-
 // abandon counts n accepted records as abandoned.
 func (w *worker[K, T]) abandon(n int64) {
 	w.q.c.Abandoned.Add(n)
@@ -299,7 +418,8 @@ func (w *worker[K, T]) abandon(n int64) {
 // queue (once no Enqueue call is in flight) without taking records, so callers still waiting
 // under PolicyBlock leave with ErrClosed instead of slipping records into a queue that gives up.
 func (w *worker[K, T]) abandonAll() {
-	w.abandonFrom(0)
+	w.abandon(int64(len(w.batch)))
+	w.batch = w.reset(w.batch)
 	<-w.q.sealedC
 	n := w.in.drop()
 	w.q.release(n)
@@ -310,14 +430,15 @@ func (w *worker[K, T]) abandonAll() {
 // metrics after Close holds no records' memory.
 func (w *worker[K, T]) retire() {
 	w.in.drop()
-	w.batch, w.recs, w.one, w.compactor = nil, nil, nil, nil
+	w.batch, w.spare, w.recs, w.one, w.compactor = nil, nil, nil, nil, nil
 }
 
-// reset empties the batch, dropping references so flushed records can be collected.
-func (w *worker[K, T]) reset() {
-	clear(w.batch)
-	w.batch = w.batch[:0]
+// reset empties batch, dropping references so flushed records can be collected, and returns
+// it for reuse.
+func (w *worker[K, T]) reset(batch []entry[T]) []entry[T] {
+	clear(batch)
 	clear(w.recs)
 	w.recs = w.recs[:0]
 	clear(w.one)
+	return batch[:0]
 }

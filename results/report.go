@@ -23,7 +23,8 @@ import (
 //     settings that have no effect under the others left out.
 //  3. Slot ladders apart from concurrency ladders (slot_ladders; a ladder no longer names
 //     what it steps over, and each kind has only its own fields), and the samples file opens
-//     with a SamplesHeader.
+//     with a SamplesHeader; an in-memory queue's run has Queue.FlushTime, where its flushing
+//     time went (absent before: not measured).
 const SchemaVersion = 3
 
 // Report is one invocation of one suite binary.
@@ -356,6 +357,36 @@ type Queue struct {
 	QueueMetrics
 	PersistLagMs Latency `json:"persist_lag_ms"`
 	Stream       *Stream `json:"stream,omitempty"`
+	// FlushTime is where the in-memory queue's flushing time went (absent for the Redis one).
+	FlushTime *FlushTime `json:"flush_time,omitempty"`
+}
+
+// FlushTime says where a queue's flushing time went (queue.FlushTimes defines each phase), so
+// that a queue that keeps the database busy can be told from one that waits on itself.
+type FlushTime struct {
+	// Batches is the number of committed batches whose phases are counted.
+	Batches int64 `json:"batches"`
+	// TotalMs sums each phase over every worker; PerBatchMs divides it by Batches.
+	TotalMs    FlushPhasesMs `json:"total_ms"`
+	PerBatchMs FlushPhasesMs `json:"per_batch_ms"`
+	// BatchMs is the distribution of committed batches' flushes, BEGIN to the end of COMMIT.
+	BatchMs Latency `json:"batch_ms"`
+}
+
+// FlushPhasesMs are a queue's flushing phases in ms: building batches, BEGIN, COPY, the other
+// statements (UPDATEs, claims), COMMIT; a pipelined worker waiting for its previous batch's
+// COMMIT; failed attempts with their backoffs and one-by-one writes; a partial batch waiting
+// for records or its interval; no records at all.
+type FlushPhasesMs struct {
+	Build        float64 `json:"build"`
+	Begin        float64 `json:"begin"`
+	Copy         float64 `json:"copy"`
+	Statements   float64 `json:"statements"`
+	Commit       float64 `json:"commit"`
+	PipelineWait float64 `json:"pipeline_wait"`
+	Retry        float64 `json:"retry"`
+	Wait         float64 `json:"wait"`
+	Idle         float64 `json:"idle"`
 }
 
 // QueueMetrics are a queue backend's counters, converted from queue.Metrics (package queue

@@ -124,6 +124,9 @@ func (o Options[K, T]) withDefaults() (Options[K, T], error) {
 	if o.Stream == "" {
 		errs = append(errs, errors.New("Stream is required"))
 	}
+	if o.Pipeline {
+		errs = append(errs, errors.New("Pipeline is the in-memory queue's option, not this backend's"))
+	}
 	if o.Codec == nil {
 		errs = append(errs, errors.New("Codec is required"))
 	}

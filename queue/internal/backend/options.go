@@ -43,6 +43,7 @@ type Options[K comparable, T any, P Policy, F any] struct {
 	Inline        F
 	MaxRetries    int
 	RetryBackoff  time.Duration
+	Pipeline      bool
 }
 
 // Check returns what is wrong with the options every backend reads the same way: Merge

@@ -53,7 +53,9 @@ func Open[K comparable, T any](ctx context.Context, env *runenv.Env, spec Spec[K
 	}
 	killer := &flushKiller[T]{TxWriter: spec.Writer, target: env.Target}               // --fault kill-flusher (killflusher.go)
 	flusher := slowFlushes(queue.PgFlusher(flushPool, killer), env.Queue.SlowFlushPct) // --debug-slow-flush-pct (slowflush.go)
-	q, err := queue.New(flusher, options(env, spec))
+	o := options(env, spec)
+	o.Pipeline = true // a worker writes its next batch while the previous one commits
+	q, err := queue.New(flusher, o)
 	if err != nil {
 		flushPool.Close()
 		return nil, err
@@ -68,6 +70,9 @@ func Open[K comparable, T any](ctx context.Context, env *runenv.Env, spec Spec[K
 		PersistLag: backend.PersistLag,
 		Pause:      backend.Pause,
 		Resume:     backend.Resume,
+
+		FlushTimes:     q.FlushTimes,
+		FlushDurations: q.FlushDurations,
 	}
 	return &Workload{
 		Op: func(ctx context.Context, req *load.Request) error {
@@ -96,13 +101,13 @@ func options[K comparable, T any](env *runenv.Env, spec Spec[K, T]) queue.Option
 	return o
 }
 
-// newFlushPool opens the queue workers' (or consumers') own pool: one connection per worker
-// and two for the one-by-one fallback, so flushing never waits behind the request path for a
-// connection. Requests that write inline (--queue-full sync) use the load's pool, as a
+// newFlushPool opens the queue workers' (or consumers') own pool: two connections per worker
+// (a pipelined worker's batch committing and its next one being written) and two for the
+// one-by-one fallback, so flushing never waits behind the request path for a connection. Requests that write inline (--queue-full sync) use the load's pool, as a
 // gateway's handlers would.
 func newFlushPool(ctx context.Context, env *runenv.Env) (*pgxpool.Pool, error) {
 	return env.Target.NewPool(ctx, database.PoolOptions{
-		MaxConns: int32(env.Queue.Workers + 2),
+		MaxConns: int32(2*env.Queue.Workers + 2),
 		AppName:  "hotspotkit-flush",
 		Settings: env.Queue.Settings,
 	})

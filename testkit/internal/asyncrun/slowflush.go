@@ -17,22 +17,57 @@ type slowFlusher[T any] struct {
 	pct int
 }
 
-// slowFlushes wraps f when pct > 0.
+// slowFlushes wraps f when pct > 0; a StagedFlusher stays one (the queue pipelines with it),
+// its batches waiting after their COMMIT as Flush's do.
 func slowFlushes[T any](f queue.Flusher[T], pct int) queue.Flusher[T] {
 	if pct <= 0 {
 		return f
 	}
+	if sf, ok := f.(queue.StagedFlusher[T]); ok {
+		return slowStagedFlusher[T]{slowFlusher: slowFlusher[T]{Flusher: f, pct: pct}, staged: sf}
+	}
 	return slowFlusher[T]{Flusher: f, pct: pct}
 }
 
-func (s slowFlusher[T]) Flush(ctx context.Context, records []T) (queue.FlushResult, error) {
+type slowStagedFlusher[T any] struct {
+	slowFlusher[T]
+	staged queue.StagedFlusher[T]
+}
+
+func (s slowStagedFlusher[T]) Stage(ctx context.Context, records []T) (queue.Staged, error) {
 	start := time.Now()
-	res, err := s.Flusher.Flush(ctx, records)
-	t := time.NewTimer(time.Since(start) * time.Duration(s.pct) / 100)
+	st, err := s.staged.Stage(ctx, records)
+	if err != nil {
+		return nil, err
+	}
+	return slowStaged{Staged: st, start: start, pct: s.pct}, nil
+}
+
+// slowStaged waits pct% of its batch's time, from Stage to the end of COMMIT, after COMMIT.
+type slowStaged struct {
+	queue.Staged
+	start time.Time
+	pct   int
+}
+
+func (s slowStaged) Commit(ctx context.Context) (queue.FlushResult, error) {
+	res, err := s.Staged.Commit(ctx)
+	wait(ctx, time.Since(s.start)*time.Duration(s.pct)/100)
+	return res, err
+}
+
+func wait(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 	case <-ctx.Done():
 	}
+}
+
+func (s slowFlusher[T]) Flush(ctx context.Context, records []T) (queue.FlushResult, error) {
+	start := time.Now()
+	res, err := s.Flusher.Flush(ctx, records)
+	wait(ctx, time.Since(start)*time.Duration(s.pct)/100)
 	return res, err
 }

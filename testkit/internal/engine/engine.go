@@ -518,11 +518,15 @@ func queueStats(q *runenv.Backend) *results.Queue {
 		s := results.Stream(q.StreamMetrics())
 		stream = &s
 	}
-	return &results.Queue{
+	out := &results.Queue{
 		Backend: q.Name, Compaction: q.Compaction, FullPolicy: q.FullPolicy.String(),
 		QueueMetrics: results.QueueMetrics(q.Metrics()),
 		PersistLagMs: results.Latency(q.PersistLag().Summary()), Stream: stream,
 	}
+	if q.FlushTimes != nil {
+		out.FlushTime = flushTime(q.FlushTimes(), q.FlushDurations())
+	}
+	return out
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

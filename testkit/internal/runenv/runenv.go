@@ -88,6 +88,10 @@ type Backend struct {
 	// for the memory queue).
 	StreamMetrics func() redisq.StreamMetrics
 	Stream        *redisrun.Stream
+	// FlushTimes and FlushDurations say where the in-memory queue's flushing time went (nil
+	// for the Redis one).
+	FlushTimes     func() queue.FlushTimes
+	FlushDurations func() *hist.Histogram
 	// FlushPool is the workers' own pool; its connections are closed after the drain so that
 	// their backends report their statistics.
 	FlushPool *pgxpool.Pool
