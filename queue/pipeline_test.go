@@ -72,7 +72,6 @@ type failingCommit struct {
 	f func() bool
 }
 
-
 func (c failingCommit) Commit(ctx context.Context) (FlushResult, error) {
 	if c.f() {
 		c.Rollback(ctx)
