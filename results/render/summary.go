@@ -28,6 +28,7 @@ func Summary(w io.Writer, rep *results.Report, modes []string) {
 	// mode (and level).
 	_ = RenderMarkdown(w, Table([]*results.Report{rep}))
 	printCalibration(w, rep.Environment.Calibration)
+	printFlushTime(w, rep)
 	printProblems(w, rep)
 	printOpenLoop(w, rep)
 	printOverflow(w, rep, modes)
