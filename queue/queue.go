@@ -280,10 +280,15 @@ func (q *Queue[K, T]) Metrics() Metrics {
 // PersistLag returns a merged copy of the workers' persist-lag histograms: for every written
 // record (batch or fallback), commit time minus the time Enqueue was called, in µs.
 func (q *Queue[K, T]) PersistLag() *hist.Histogram {
+	return q.merged(func(w *worker[K, T]) *hist.Histogram { return w.lag })
+}
+
+// merged merges one histogram of every worker's, each read under its lagMu.
+func (q *Queue[K, T]) merged(of func(*worker[K, T]) *hist.Histogram) *hist.Histogram {
 	out := hist.New()
 	for _, w := range q.workers {
 		w.lagMu.Lock()
-		out.Merge(w.lag)
+		out.Merge(of(w))
 		w.lagMu.Unlock()
 	}
 	return out
@@ -295,13 +300,7 @@ func (q *Queue[K, T]) FlushTimes() FlushTimes { return q.clock.times() }
 // FlushDurations returns a merged copy of the workers' histograms of committed batch flushes:
 // one value per batch, BEGIN to the end of COMMIT, in µs.
 func (q *Queue[K, T]) FlushDurations() *hist.Histogram {
-	out := hist.New()
-	for _, w := range q.workers {
-		w.lagMu.Lock()
-		out.Merge(w.flushes)
-		w.lagMu.Unlock()
-	}
-	return out
+	return q.merged(func(w *worker[K, T]) *hist.Histogram { return w.flushes })
 }
 
 // Pause stops the workers from receiving and flushing, so the queue fills and the full
