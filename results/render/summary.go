@@ -7,22 +7,66 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
-	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
 )
 
-// Summary writes the summary a suite binary prints on stderr at the end: the side-by-side table
-// of the runs (the table of `baseline table`), the machine's calibration, what went wrong
-// (errors, retries, failed checks), ladder knees, open-loop rates not held and, in one warning
-// line, a queue that overflowed. modes are the suite's, in the order that line lists them.
-func Summary(w io.Writer, rep *results.Report, modes []string) {
+// SummaryOptions say how Summary writes a report.
+type SummaryOptions struct {
+	// Modes are the suite's, in the order the overflow warning lists them.
+	Modes []string
+	// HotTables are the suite's hot tables, whose waiters the short table and the findings
+	// show (nil: every table the monitor named).
+	HotTables []string
+	// Wide writes the full table of `baseline table` instead of the short one, and no findings.
+	Wide bool
+}
+
+// Summary writes the summary a suite binary prints on stderr at the end. By default it fits
+// SummaryWidth columns: the short table (per mode: throughput, request p99, persist lag p99,
+// waiters on the hot tables, WAL per request, verified), the findings in plain words, the
+// warnings, then the calibration and what went wrong (errors, retries, failed checks, ladder
+// knees, open-loop rates). With Wide, the side-by-side table of `baseline table` and the same
+// lines unwrapped, as before there was a short one.
+func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	if len(rep.Runs) == 0 {
 		if rep.Error != "" {
 			fmt.Fprintf(w, "%s: no run completed: %s\n", rep.Suite, rep.Error)
 		}
 		return
 	}
+	if opt.Wide {
+		wideSummary(w, rep, opt.Modes)
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s: %s\n", rep.Suite, loadLine(rep))
+	fmt.Fprintf(&b, "  PostgreSQL %s, durability %s, %s\n", shortVersion(rep.Environment.PostgresVersion),
+		rep.Environment.Durability, rep.Environment.MachineClass)
+	var out strings.Builder
+	out.WriteString(wrap(b.String(), SummaryWidth))
+	writeShortTable(&out, reportRows(rep), opt.HotTables)
+	b.Reset()
+	fmt.Fprintln(&b, "  (a queue mode's request is its enqueue; lag: enqueue → commit; --wide: every column)")
+	if findings := Findings(rep, opt.HotTables); len(findings) > 0 {
+		for _, f := range findings {
+			fmt.Fprintf(&b, "- %s\n", f)
+		}
+	}
+	for _, warning := range Warnings(rep, opt.Modes) {
+		fmt.Fprintf(&b, "%s: warning: %s\n", rep.Suite, warning)
+	}
+	printShortCalibration(&b, rep.Environment.Calibration)
+	printProblems(&b, rep)
+	printOpenLoop(&b, rep, false)
+	out.WriteString(wrap(b.String(), SummaryWidth))
+	io.WriteString(w, out.String())
+}
+
+// wideSummary is the summary as it was before the short one: the full table, the calibration,
+// what went wrong, the open-loop rates and the warnings.
+func wideSummary(w io.Writer, rep *results.Report, modes []string) {
 	fmt.Fprintf(w, "\n%s  (PostgreSQL %s, durability %s, %s)\n", rep.Suite, rep.Environment.PostgresVersion, rep.Environment.Durability, rep.Environment.MachineClass)
 	// One row per run, or with repetitions the medians with their min–max spread, one row per
 	// mode (and level).
@@ -30,8 +74,90 @@ func Summary(w io.Writer, rep *results.Report, modes []string) {
 	printCalibration(w, rep.Environment.Calibration)
 	printFlushTime(w, rep)
 	printProblems(w, rep)
-	printOpenLoop(w, rep)
-	printOverflow(w, rep, modes)
+	printOpenLoop(w, rep, true)
+	if warning := overflowWarning(rep, modes); warning != "" {
+		fmt.Fprintf(w, "%s: warning: %s\n", rep.Suite, warning)
+	}
+}
+
+// loadLine is what every run of the report was given: "3,000 requests × 300 workers (at most
+// 10s), median of 3 runs per mode".
+func loadLine(rep *results.Report) string {
+	r := rep.Runs[0]
+	st := r.Config
+	var s string
+	switch {
+	case st.Requests > 0:
+		s = formatCount(float64(st.Requests)) + " requests"
+		if st.DurationMs > 0 {
+			s += " (at most " + results.Duration(st.DurationMs).String() + ")"
+		}
+	case st.DurationMs > 0:
+		s = results.Duration(st.DurationMs).String()
+	default:
+		s = formatCount(float64(r.Load.CompletedRequests)) + " requests"
+	}
+	conc := st.Concurrency
+	if conc == 0 {
+		conc = r.Load.Concurrency
+	}
+	s += " × " + formatCount(float64(conc)) + " workers"
+	if st.Repeat > 1 {
+		s += fmt.Sprintf(", median of %d runs per mode", st.Repeat)
+	}
+	return s
+}
+
+// shortVersion is PostgreSQL's version without the packager's note: "15.18".
+func shortVersion(v string) string {
+	if i := strings.Index(v, " ("); i > 0 {
+		return v[:i]
+	}
+	return v
+}
+
+// wrap folds every line of text longer than width, after its last ", " or "; " in the second
+// half of the width, else at its last space; the rest continues on lines indented by four
+// spaces.
+func wrap(text string, width int) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(text, "\n") {
+		nl := strings.HasSuffix(line, "\n")
+		line = strings.TrimSuffix(line, "\n")
+		indent := ""
+		for utf8.RuneCountInString(indent+line) > width {
+			runes := []rune(indent + line)
+			head := string(runes[:width+1])
+			cut := max(strings.LastIndex(head, ", "), strings.LastIndex(head, "; ")) + 1
+			if cut < len(head)/2 {
+				cut = strings.LastIndex(head, " ")
+			}
+			if cut <= len(indent) {
+				break // one word longer than the line: leave it whole
+			}
+			b.WriteString(strings.TrimRight(string(runes)[:cut], " ") + "\n")
+			line = strings.TrimLeft(string(runes)[cut:], " ")
+			indent = "    "
+		}
+		b.WriteString(indent + line)
+		if nl {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// printShortCalibration is the calibration line of the short summary.
+func printShortCalibration(w io.Writer, c *results.Calibration) {
+	switch {
+	case c == nil:
+	case c.Skipped:
+		fmt.Fprintln(w, "  calibration skipped (--calibrate=false)")
+	default:
+		fmt.Fprintf(w, "  calibration %s: hot-row UPDATE %s/s on 1 conn, %s/s on %d; batched write %s rows/s on %d\n",
+			FormatDuration(c.DurationMs), formatRPS(c.HotRowUpdateRPS1.Median), formatRPS(c.HotRowUpdateRPSPool.Median), c.PoolConns,
+			formatRPS(c.BatchedWriteRowsPerSec.Median), c.BatchedWriteConns)
+	}
 }
 
 // printCalibration says what the machine managed before the runs (the basis of "eff").
@@ -91,36 +217,6 @@ func triesText(h map[int]int64) string {
 	return strings.Join(parts, " ")
 }
 
-// printOverflow says, in one line, that a queue overflowed: how many records a full queue
-// made the requests write inline (or dropped), under which policy, and the flags that change
-// it. Those writes land on the hot rows the queue exists to spare, so they explain a slow run.
-func printOverflow(w io.Writer, rep *results.Report, modes []string) {
-	var parts []string
-	var capacity int64
-	policy := ""
-	for _, mode := range modes {
-		var inline, dropped int64
-		for _, r := range rep.Runs {
-			if q := r.Queue; q != nil && r.Mode == mode {
-				inline += q.SyncFallbackTotal
-				dropped += q.DroppedTotal
-				capacity, policy = q.Capacity, q.FullPolicy
-			}
-		}
-		switch {
-		case dropped > 0:
-			parts = append(parts, fmt.Sprintf("%s dropped %d records", mode, dropped))
-		case inline > 0 && policy == queue.PolicySync.String(): // else: fallbacks after failed flushes
-			parts = append(parts, fmt.Sprintf("%s wrote %d records inline on the hot rows", mode, inline))
-		}
-	}
-	if len(parts) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "%s: warning: the queue overflowed (--queue-capacity %d, --queue-full %s): %s; raise --queue-capacity or use --queue-full block to wait for room instead\n",
-		rep.Suite, capacity, policy, strings.Join(parts, ", "))
-}
-
 // printSlotLadder says, per slot count, what slots bought and what they cost a reader, and
 // where more stopped paying.
 func printSlotLadder(w io.Writer, l results.SlotLadder) {
@@ -136,8 +232,9 @@ func printSlotLadder(w io.Writer, l results.SlotLadder) {
 	}
 }
 
-// printOpenLoop says which runs could not hold their rate, and each rate ladder's answer.
-func printOpenLoop(w io.Writer, rep *results.Report) {
+// printOpenLoop says what each open-loop run achieved, and each rate ladder's answer; with warn,
+// also which runs could not hold their rate (the short summary has that among its warnings).
+func printOpenLoop(w io.Writer, rep *results.Report, warn bool) {
 	for _, r := range rep.Runs {
 		ol := r.Load.OpenLoop
 		if ol == nil {
@@ -146,7 +243,7 @@ func printOpenLoop(w io.Writer, rep *results.Report) {
 		fmt.Fprintf(w, "  %s at %s/s: achieved %.0f/s, sent %d of %d arrivals, service p99 %.2f ms, schedule lag p99 %.2f ms, late %d, skipped %d, unsent %d\n",
 			r.Mode, formatRate(ol.TargetRPS), ol.AchievedRPS, ol.Scheduled-ol.Skipped-ol.Unsent, ol.Scheduled,
 			ol.ServiceMs.P99, ol.ScheduleLagMs.P99, ol.Late, ol.Skipped, ol.Unsent)
-		if !ol.HeldRate {
+		if warn && !ol.HeldRate {
 			fmt.Fprintf(w, "%s: warning: %s could not hold --rate %s: sent %.1f%% of its arrivals, achieved %.0f/s; latency counts the wait of the requests it fell behind on\n",
 				rep.Suite, r.Mode, formatRate(ol.TargetRPS), 100*ol.SentShare, ol.AchievedRPS)
 		}

@@ -31,6 +31,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/internal/monitor"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/pgserver"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/plan"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/plotpage"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runenv"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
@@ -158,9 +159,17 @@ func (e *engine) execute(stdout io.Writer) (code int) {
 		fmt.Fprintf(e.stderr, "%s: writing the report: %v\n", e.info.Name, werr)
 		return ExitFailed
 	}
-	render.Summary(e.stderr, e.report, testkit.ModeNames(e.info.Modes))
+	render.Summary(e.stderr, e.report, render.SummaryOptions{Modes: testkit.ModeNames(e.info.Modes), HotTables: e.info.HotTables, Wide: e.cfg.Wide})
 	if sw, ok := e.suite.(testkit.SummaryWriter); ok && len(e.report.Runs) > 0 {
 		sw.WriteSummary(e.stderr, e.report)
+	}
+	if e.cfg.HTML != "" && len(e.report.Runs) > 0 {
+		if perr := plotpage.Write(context.Background(), e.cfg.HTMLTool, e.cfg.Output, e.cfg.HTML); perr != nil {
+			fmt.Fprintf(e.stderr, "%s: --html: %s\n", e.info.Name, oneLine(perr.Error()))
+			err = errors.Join(err, perr)
+		} else {
+			fmt.Fprintf(e.stderr, "%s: wrote %s (the report's plots)\n", e.info.Name, e.cfg.HTML)
+		}
 	}
 
 	switch {
@@ -377,15 +386,16 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	}
 	defer e.watch(r, live, mon, pool).Finish() // after the drain, before the pool closes
 	lcfg := load.Config{
-		Concurrency:   r.concurrency,
-		Requests:      r.Requests,
-		Duration:      c.Duration,
-		Warmup:        c.Warmup,
-		Progress:      e.stderr,
-		ProgressLabel: render.ModeLabel(r.Mode, r.Slots, c.SlotPick),
-		OpContext:     e.hardCtx,
-		Live:          live,
-		Retry:         c.RetryPolicy(),
+		Concurrency:      r.concurrency,
+		Requests:         r.Requests,
+		Duration:         c.Duration,
+		Warmup:           c.Warmup,
+		Progress:         e.stderr,
+		ProgressLabel:    render.ModeLabel(r.Mode, r.Slots, c.SlotPick),
+		ProgressInterval: c.ProgressInterval,
+		OpContext:        e.hardCtx,
+		Live:             live,
+		Retry:            c.RetryPolicy(),
 	}
 	c.OpenLoop.LoadConfig(&lcfg, r.rate, c.Seed)
 	injector := e.startFaults(r, wl)

@@ -117,7 +117,7 @@ func (e *engine) showDrain(r *run, wl *testkit.Workload, mon *monitor.Monitor) (
 	default:
 		return func(bool) {}
 	}
-	end := load.ShowDrain(e.stderr, r.Mode, status)
+	end := load.ShowDrain(e.stderr, e.cfg.ProgressInterval, r.Mode, status)
 	return func(ok bool) {
 		drained.Store(ok)
 		end()

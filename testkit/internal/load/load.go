@@ -46,9 +46,11 @@ type Config struct {
 	// workers); worker w records into shard w % Shards.
 	Shards int
 	// Progress, when non-nil and a terminal, receives a progress line refreshed about four
-	// times a second. Nothing is written to it otherwise.
-	Progress      io.Writer
-	ProgressLabel string
+	// times a second; when not a terminal, a line of its own every ProgressInterval (none when
+	// 0). Each ends with the run's final line.
+	Progress         io.Writer
+	ProgressLabel    string
+	ProgressInterval time.Duration
 	// OpContext is the context given to every operation (default context.Background()).
 	// Cancelling the context given to Run only stops new requests; in-flight operations keep
 	// OpContext, which the caller cancels for a hard abort.

@@ -19,36 +19,46 @@ var isTerminal = func(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// statusLine redraws one status line ("\r", clear to end of line) from draw every
-// progressEvery, and ends it with a newline once finished.
+// statusLine shows progress from draw: on a terminal, one line redrawn ("\r", clear to end of
+// line) every progressEvery; elsewhere (a CI log, a pipe), pgbench -P style, one line of its
+// own every interval. Either ends with the final line once finished.
 type statusLine struct {
-	w    io.Writer
-	draw func(now time.Time, final bool) string
-	stop chan struct{}
-	done chan struct{}
+	w      io.Writer
+	draw   func(now time.Time, final bool) string
+	every  time.Duration
+	redraw string // "\r\x1b[K" on a terminal, "" elsewhere
+	end    string // what ends each tick's line: "" on a terminal (it is redrawn), "\n" elsewhere
+	stop   chan struct{}
+	done   chan struct{}
 }
 
-// startLine returns a status line that is running on w, or nil (inert) when w is not a
-// terminal; finish is safe on both.
-func startLine(w io.Writer, draw func(now time.Time, final bool) string) *statusLine {
-	if w == nil || !isTerminal(w) {
+// startLine returns a status line that is running on w, or nil (inert) when w is nil, or not
+// a terminal and interval is 0; finish is safe on both.
+func startLine(w io.Writer, interval time.Duration, draw func(now time.Time, final bool) string) *statusLine {
+	if w == nil {
 		return nil
 	}
-	l := &statusLine{w: w, draw: draw, stop: make(chan struct{}), done: make(chan struct{})}
+	l := &statusLine{w: w, draw: draw, every: progressEvery, redraw: "\r\x1b[K", stop: make(chan struct{}), done: make(chan struct{})}
+	if !isTerminal(w) {
+		if interval <= 0 {
+			return nil
+		}
+		l.every, l.redraw, l.end = interval, "", "\n"
+	}
 	go l.loop()
 	return l
 }
 
 func (l *statusLine) loop() {
 	defer close(l.done)
-	tick := time.NewTicker(progressEvery)
+	tick := time.NewTicker(l.every)
 	defer tick.Stop()
 	for {
 		select {
 		case now := <-tick.C:
-			io.WriteString(l.w, "\r\x1b[K"+l.draw(now, false))
+			io.WriteString(l.w, l.redraw+l.draw(now, false)+l.end)
 		case <-l.stop:
-			io.WriteString(l.w, "\r\x1b[K"+l.draw(time.Now(), true)+"\n")
+			io.WriteString(l.w, l.redraw+l.draw(time.Now(), true)+"\n")
 			return
 		}
 	}
@@ -73,7 +83,7 @@ type progress struct {
 // startProgress returns the load's status line, running when progress is wanted.
 func startProgress(r *runner) *statusLine {
 	p := &progress{r: r, lastT: r.start}
-	return startLine(r.cfg.Progress, p.line)
+	return startLine(r.cfg.Progress, r.cfg.ProgressInterval, p.line)
 }
 
 // line is e.g. "transfer  1200/6000  3456 req/s  p95 12.345ms  failed 3  4.1s/30s"; the rate is
@@ -127,15 +137,16 @@ type DrainStatus struct {
 	Lag *hist.Histogram
 }
 
-// ShowDrain shows, when w is a terminal, a status line that follows a drain from status
-// until the returned stop is called: e.g. "async-compact  drain  persisted 120000/200000
-// waiting 65536  lag p99 1.234s  2.1s", where the lag is that of the records written in the
-// last tick (the whole drain's on the final line).
-func ShowDrain(w io.Writer, label string, status func() DrainStatus) (stop func()) {
+// ShowDrain shows a status line that follows a drain from status until the returned stop is
+// called, as the load's progress is shown (on a terminal; elsewhere every interval, none when
+// 0): e.g. "async-compact  drain  persisted 120000/200000  waiting 65536  lag p99 1.234s
+// 2.1s", where the lag is that of the records written in the last tick (the whole drain's on
+// the final line).
+func ShowDrain(w io.Writer, interval time.Duration, label string, status func() DrainStatus) (stop func()) {
 	start := time.Now()
 	var prev *hist.Histogram
 	var lastLag string
-	l := startLine(w, func(now time.Time, final bool) string {
+	l := startLine(w, interval, func(now time.Time, final bool) string {
 		st := status()
 		var b strings.Builder
 		if label != "" {

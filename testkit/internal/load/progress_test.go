@@ -103,6 +103,27 @@ func TestNoProgressUnlessATerminal(t *testing.T) {
 	}
 }
 
+// Not on a terminal (a CI log, a pipe), progress comes as lines of their own every
+// --progress-interval, pgbench -P style: no carriage returns, each line ended.
+func TestProgressLinesWhereThereIsNoTerminal(t *testing.T) {
+	out := &firstWrite{drawn: make(chan struct{})}
+	run(t, context.Background(), Config{Concurrency: 2, Requests: 100, Progress: out, ProgressLabel: "sync", ProgressInterval: time.Millisecond},
+		func(_ context.Context, r *Request) error {
+			if r.Index == 0 {
+				<-out.drawn // a tick's line is written before the final one
+			}
+			return nil
+		})
+	text := out.String()
+	lines := strings.SplitAfter(text, "\n")
+	if strings.Contains(text, "\r") || !strings.HasSuffix(text, "\n") || len(lines) < 3 {
+		t.Fatalf("progress %q: want at least a tick's line and the final one, each its own line", text)
+	}
+	if final := lines[len(lines)-2]; !strings.HasPrefix(final, "sync  100/100  ") {
+		t.Errorf("final line %q", final)
+	}
+}
+
 // firstWrite is a buffer that closes drawn on its first write (no WriteString: io.WriteString
 // must come through Write).
 type firstWrite struct {
@@ -124,7 +145,7 @@ func TestDrainLineFollowsTheWrites(t *testing.T) {
 	var mu sync.Mutex
 	lag := hist.New()
 	st := DrainStatus{Persisted: 100, Accepted: 1000, Waiting: 900, Lag: lag}
-	stop := ShowDrain(out, "async-compact", func() DrainStatus {
+	stop := ShowDrain(out, 0, "async-compact", func() DrainStatus {
 		mu.Lock()
 		defer mu.Unlock()
 		s := st

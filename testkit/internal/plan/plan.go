@@ -19,6 +19,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/pgserver"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/plotpage"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
 )
 
@@ -89,6 +90,16 @@ type Plan struct {
 	// Calibrate measures the machine before the first run (testkit/internal/calibrate).
 	Calibrate bool
 
+	// Wide prints the full table on stderr instead of the short summary (--wide).
+	Wide bool
+	// ProgressInterval is how often a progress line is written when stderr is not a
+	// terminal (0: never; a terminal gets its redrawn line whatever it is).
+	ProgressInterval time.Duration
+	// HTML is the page of the report to draw once it is written (--html), and HTMLTool the
+	// baseline tool that draws it (package plotpage), found before anything starts.
+	HTML     string
+	HTMLTool string
+
 	// FaultEvery is --fault-every: a soak's rotating faults (0: none); Faults are --fault's.
 	FaultEvery time.Duration
 	Faults     []faults.Fault
@@ -108,6 +119,10 @@ type Plan struct {
 	recorded   results.RunConfig
 	suiteFlags map[string]any
 }
+
+// DefaultProgressInterval is --progress-interval's default: a CI log or a `| tee` shows the
+// run advancing without drowning in lines.
+const DefaultProgressInterval = 5 * time.Second
 
 // parser is a Plan being made: the flag set and the raw values of the flags parsed into
 // something else.
@@ -137,6 +152,9 @@ func (c *parser) register() {
 	fs.IntVar(&c.HotKeys, "hot-keys", 1, "number of hot rows per hot table (1: every request hits the same rows)")
 	fs.Int64Var(&c.Seed, "seed", 1, "seed for anything the suite draws at random (reproducible runs)")
 	fs.StringVarP(&c.Output, "output", "o", "", "write the JSON report here (and samples to FILE.samples.ndjson); default: JSON on stdout")
+	fs.BoolVar(&c.Wide, "wide", false, "print the full table of `baseline table` on stderr instead of the short summary")
+	fs.DurationVar(&c.ProgressInterval, "progress-interval", DefaultProgressInterval, "when stderr is not a terminal, a progress line this often (as pgbench -P); 0: none (a terminal always gets its live line)")
+	fs.StringVar(&c.HTML, "html", "", "with --output: also write the report's `baseline plot` page here (runs the baseline tool found beside this binary or on PATH)")
 
 	fs.StringVar(&c.PostgresURL, "postgres-url", "", "use this existing server instead of a temporary one (the run stays inside its own schema)")
 	fs.StringVar(&c.PgBinDir, "pg-bin-dir", "", "PostgreSQL bin directory for the temporary server (default: $"+pgserver.BinDirEnv+", pg_config, PATH, /usr/lib/postgresql/*/bin)")
@@ -270,6 +288,18 @@ func (c *parser) validate() error {
 			bad("--fault %s needs %s in --modes", raw, modesFor(f.Kind, info.Modes))
 		}
 		c.Faults = append(c.Faults, f)
+	}
+	if c.ProgressInterval < 0 {
+		bad("--progress-interval must not be negative (0: no progress lines)")
+	}
+	if c.HTML != "" {
+		if c.Output == "" {
+			bad("--html needs --output (the page is drawn from the report file and its samples)")
+		} else if tool, err := plotpage.Locate(); err != nil {
+			bad("%v", err)
+		} else {
+			c.HTMLTool = tool
+		}
 	}
 	switch {
 	case c.MetricsLinger < 0:

@@ -1,0 +1,141 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hotspotkit/hotspotkit/results"
+)
+
+// SummaryWidth is the widest line of the default summary: it fits a terminal and a CI log.
+const SummaryWidth = 100
+
+// The short table of the default summary: per row (a mode, or a mode's ladder rung), what a
+// newcomer reads first, in units that adapt. The full table is `baseline table` (and --wide).
+var shortTitles = []struct {
+	title   string
+	numeric bool
+}{
+	{"mode", false}, {"throughput", true}, {"request p99", true}, {"lag p99", true},
+	{"waiters", false}, {"WAL/req", true}, {"verified", false},
+}
+
+// maxWaitersCell bounds the waiters cell so that the table stays within SummaryWidth.
+const maxWaitersCell = 24
+
+// shortCells formats one row of the short table.
+func shortCells(row TableRow, hotTables []string) []string {
+	m := row.Metrics
+	opt := func(metric string, format func(float64) string) string {
+		if s, ok := m[metric]; ok {
+			return format(s.Median)
+		}
+		return missingValue
+	}
+	verified := unverifiedMark
+	if row.Verified {
+		verified = verifiedMark
+	}
+	return []string{
+		shortModeLabel(row),
+		formatRPS(m[results.MetricThroughputRPS].Median) + "/s",
+		FormatDuration(m[results.MetricP99Ms].Median),
+		opt(results.MetricPersistLagP99Ms, FormatDuration),
+		truncate(hotWaitersText(m, hotTables), maxWaitersCell),
+		opt(results.MetricWALBytesPerRequest, FormatBytes),
+		verified,
+	}
+}
+
+// shortModeLabel is the mode with its slots, and the ladder rung or offered rate of the row.
+func shortModeLabel(row TableRow) string {
+	label := ModeLabel(row.Mode, row.Slots, "")
+	if row.Level > 0 {
+		label += " ×" + strconv.Itoa(row.Level)
+	}
+	if row.Rate > 0 {
+		label += " @" + formatRPS(row.Rate) + "/s"
+	}
+	return label
+}
+
+// hotWaitersText lists the hot tables that had sessions waiting, most first: "api_keys 63";
+// "0" when none did. hotTables nil: every table but the unattributed waiters.
+func hotWaitersText(m map[string]results.Spread, hotTables []string) string {
+	type waiters struct {
+		table string
+		n     float64
+	}
+	var list []waiters
+	for _, t := range waiterTables(m) {
+		if isHotTable(t, hotTables) && m[results.MetricMaxWaitersPrefix+t].Median > 0 {
+			list = append(list, waiters{t, m[results.MetricMaxWaitersPrefix+t].Median})
+		}
+	}
+	if len(list) == 0 {
+		return "0"
+	}
+	slices.SortStableFunc(list, func(a, b waiters) int { return int(b.n - a.n) })
+	parts := make([]string, len(list))
+	for i, w := range list {
+		parts[i] = w.table + " " + formatCount(w.n)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// unattributedWaiters is the monitor's name for waiters on no table it could name.
+const unattributedWaiters = "(unattributed)"
+
+func isHotTable(table string, hotTables []string) bool {
+	if hotTables == nil {
+		return table != unattributedWaiters
+	}
+	return slices.Contains(hotTables, table)
+}
+
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// writeShortTable writes the short table, columns padded, numbers right-aligned.
+func writeShortTable(w io.Writer, rows []TableRow, hotTables []string) {
+	cells := make([][]string, 0, len(rows)+1)
+	titles := make([]string, len(shortTitles))
+	for i, c := range shortTitles {
+		titles[i] = c.title
+	}
+	cells = append(cells, titles)
+	for _, r := range rows {
+		cells = append(cells, shortCells(r, hotTables))
+	}
+	widths := make([]int, len(shortTitles))
+	for _, row := range cells {
+		for i, c := range row {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, row := range cells {
+		var b strings.Builder
+		b.WriteString(" ")
+		for i, c := range row {
+			gap := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+			b.WriteString(" ")
+			if shortTitles[i].numeric {
+				b.WriteString(gap + c)
+			} else if i < len(row)-1 {
+				b.WriteString(c + gap)
+			} else {
+				b.WriteString(c)
+			}
+			b.WriteString(" ")
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
