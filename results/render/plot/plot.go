@@ -325,25 +325,52 @@ func (p *plotter) modeBars(prefix string, rep *results.Report) {
 	tput.SetXAxis(labels).AddSeries("throughput rps", barData(values, render.FormatRPS))
 	p.page.AddCharts(tput)
 
-	// Queue modes answer a request once it is enqueued: their request latency is the enqueue's,
-	// and the write lands later. The persist lag (enqueue to commit) stands beside it, so an
-	// async mode never reads as if its writes were instant.
-	latSeries := []struct{ metric, name string }{{results.MetricP50Ms, "p50 ms"}, {results.MetricP95Ms, "p95 ms"}, {results.MetricP99Ms, "p99 ms"}}
+	p.latencyBars(prefix, rep.Suite, rows, labels, xAxis, gridBottom, subtitle)
+}
+
+// latencyBars adds the latency charts of modeBars' rows. Queue modes answer a request once it
+// is enqueued, in microseconds, and the write lands later: on one axis with a sync mode's
+// seconds their requests would not show. So the first chart has the request latency of the
+// other modes and, beside it, the queue modes' persist lag (enqueue to commit), so that an
+// async mode never reads as if its writes were instant; a second chart has the queue modes'
+// enqueue latency in µs.
+func (p *plotter) latencyBars(prefix, suite string, rows []render.TableRow, labels []string, xAxis opts.XAxis, gridBottom, subtitle string) {
+	type series struct {
+		metric, name string
+		queue        bool // a queue mode's figure: its bar empty for the other modes, and theirs for it
+	}
+	latSeries := []series{{results.MetricP50Ms, "p50 ms", false}, {results.MetricP95Ms, "p95 ms", false}, {results.MetricP99Ms, "p99 ms", false}}
+	isQueue := make([]bool, len(rows))
+	var queueRows []int
+	for i, r := range rows {
+		if _, ok := r.Metrics[results.MetricPersistLagP99Ms]; ok {
+			isQueue[i] = true
+			queueRows = append(queueRows, i)
+		}
+	}
 	latSubtitle := subtitle
-	if hasMetric(rows, results.MetricPersistLagP99Ms) {
-		latSeries = append(latSeries, struct{ metric, name string }{results.MetricPersistLagP50Ms, "persist lag p50 ms"},
-			struct{ metric, name string }{results.MetricPersistLagP99Ms, "persist lag p99 ms"})
-		latSubtitle += "; queue modes: request = enqueue, persist lag = enqueue to commit"
+	if len(queueRows) > 0 {
+		latSeries = append(latSeries, series{results.MetricPersistLagP50Ms, "persist lag p50 ms", true},
+			series{results.MetricPersistLagP99Ms, "persist lag p99 ms", true})
+		latSubtitle += "; queue modes: persist lag = enqueue to commit (their enqueue: next chart)"
 	}
 	lat := charts.NewBar()
+	data := make([][]opts.BarData, len(latSeries))
 	var all []float64
-	for _, m := range latSeries {
-		all = append(all, metricValues(rows, m.metric)...)
+	for j, m := range latSeries {
+		data[j] = barDataOf(rows, m.metric, render.FormatMs)
+		for i, r := range rows {
+			if isQueue[i] != m.queue {
+				data[j][i] = opts.BarData{Value: "-"}
+			} else if v, ok := r.Metrics[m.metric]; ok {
+				all = append(all, v.Median)
+			}
+		}
 	}
 	lat.SetGlobalOptions(
 		charts.WithInitializationOpts(p.init(halfWidth, "420px")),
 		charts.WithAnimation(false),
-		charts.WithTitleOpts(opts.Title{Title: prefix + rep.Suite + ": latency", Subtitle: latSubtitle}),
+		charts.WithTitleOpts(opts.Title{Title: prefix + suite + ": latency", Subtitle: latSubtitle}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Right: "10", Top: "40"}),
 		charts.WithYAxisOpts(valueAxis("ms", all)),
@@ -351,10 +378,46 @@ func (p *plotter) modeBars(prefix string, rep *results.Report) {
 		charts.WithGridOpts(opts.Grid{Left: "80", Right: "30", Top: "90", Bottom: gridBottom}),
 	)
 	lat.SetXAxis(labels)
-	for _, m := range latSeries {
-		lat.AddSeries(m.name, barDataOf(rows, m.metric, render.FormatMs))
+	for j, m := range latSeries {
+		lat.AddSeries(m.name, data[j])
 	}
 	p.page.AddCharts(lat)
+	if len(queueRows) == 0 {
+		return
+	}
+
+	enq := charts.NewBar()
+	qLabels := make([]string, len(queueRows))
+	for k, i := range queueRows {
+		qLabels[k] = labels[i]
+	}
+	enqSeries := []struct{ metric, name string }{{results.MetricP50Ms, "p50 µs"}, {results.MetricP95Ms, "p95 µs"}, {results.MetricP99Ms, "p99 µs"}}
+	enqData := make([][]opts.BarData, len(enqSeries))
+	for j, m := range enqSeries {
+		for _, i := range queueRows {
+			ms := rows[i].Metrics[m.metric].Median
+			enqData[j] = append(enqData[j], opts.BarData{Value: max(ms*1000, 1),
+				Label: &opts.Label{Show: opts.Bool(true), Position: "top", Formatter: render.FormatDuration(ms), FontSize: 10}})
+		}
+	}
+	// An enqueue takes from 1 µs (the histogram's floor, where a bar on a log axis has no
+	// height: its label gives it) to milliseconds behind a full queue.
+	yAxis := opts.YAxis{Name: "µs (log)", Type: "log"}
+	enq.SetGlobalOptions(
+		charts.WithInitializationOpts(p.init(halfWidth, "420px")),
+		charts.WithAnimation(false),
+		charts.WithTitleOpts(opts.Title{Title: prefix + suite + ": enqueue latency", Subtitle: subtitle + "; queue modes, whose request is the enqueue"}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Right: "10", Top: "40"}),
+		charts.WithYAxisOpts(yAxis),
+		charts.WithXAxisOpts(opts.XAxis{AxisLabel: &opts.AxisLabel{Interval: "0"}}),
+		charts.WithGridOpts(opts.Grid{Left: "80", Right: "30", Top: "90", Bottom: "60"}),
+	)
+	enq.SetXAxis(qLabels)
+	for j, m := range enqSeries {
+		enq.AddSeries(m.name, enqData[j])
+	}
+	p.page.AddCharts(enq)
 }
 
 func hasMetric(rows []render.TableRow, metric string) bool {

@@ -62,10 +62,10 @@ func TestPlotPage(t *testing.T) {
 func TestPlotChartCount(t *testing.T) {
 	reports := []*results.Report{resultstest.SingleReport(), resultstest.LadderReport()}
 	page := renderPlot(t, reports, map[string][]results.Sample{SamplesKey(0): resultstest.Samples()})
-	// resultstest.SingleReport: throughput + latency bars, 2 sample charts; resultstest.LadderReport: 1 ladder (no
-	// non-ladder run, so no bars).
-	if n := strings.Count(page, "echarts.init("); n != 5 {
-		t.Errorf("page has %d charts, want 5", n)
+	// resultstest.SingleReport: throughput, latency and enqueue latency bars (it has a queue
+	// mode), 2 sample charts; resultstest.LadderReport: 1 ladder (no non-ladder run, so no bars).
+	if n := strings.Count(page, "echarts.init("); n != 6 {
+		t.Errorf("page has %d charts, want 6", n)
 	}
 }
 
@@ -109,14 +109,17 @@ func TestPlotExample(t *testing.T) {
 	}
 }
 
-// A queue mode's latency bars stand beside its persist lag; the page's table has the cost
-// columns, spreads on two lines, and the calibration in the report's heading.
+// A queue mode's persist lag stands beside the other modes' request latency, its enqueue
+// latency in µs on a chart of its own; the page's table has the cost columns, spreads on two
+// lines, and the calibration in the report's heading.
 func TestPlotPersistLagAndCost(t *testing.T) {
 	page := renderPlot(t, []*results.Report{resultstest.RepeatedReport()}, nil)
 	for _, want := range []string{
 		`"name":"persist lag p99 ms"`,
 		`"value":"-"`, // sync has no persist lag: an empty bar, not 0
-		"queue modes: request = enqueue, persist lag = enqueue to commit",
+		"queue modes: persist lag = enqueue to commit",
+		"enqueue latency (queue modes)",
+		`"name":"p99 µs"`,
 		"<th>WAL B/req</th><th>stmts/req</th><th>efficiency</th>",
 		`152,340<br><span class="range">148,100–155,020</span>`,
 		"calibration: hot row 2,104/s on 64 conns, batched 450,000 rows/s on 2",
