@@ -118,7 +118,7 @@ func TestPlotPersistLagAndCost(t *testing.T) {
 		`"name":"persist lag p99 ms"`,
 		`"value":"-"`, // sync has no persist lag: an empty bar, not 0
 		"queue modes: persist lag = enqueue to commit",
-		"enqueue latency (queue modes)",
+		": enqueue latency",
 		`"name":"p99 µs"`,
 		"<th>WAL B/req</th><th>stmts/req</th><th>efficiency</th>",
 		`152,340<br><span class="range">148,100–155,020</span>`,
