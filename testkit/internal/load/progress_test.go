@@ -161,10 +161,10 @@ func TestDrainLineFollowsTheWrites(t *testing.T) {
 	text := out.String()
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\r\x1b[K")
 	first, final := lines[1], lines[len(lines)-1]
-	if !strings.HasPrefix(first, "async-compact  drain  persisted 100/1000  waiting 900") || strings.Contains(first, "lag") {
-		t.Errorf("first line %q: want persisted 100/1000, waiting 900 and no lag yet", first)
+	if !strings.HasPrefix(first, "async-compact  drain  persisted 100/1,000  waiting 900") || strings.Contains(first, "lag") {
+		t.Errorf("first line %q: want persisted 100/1,000, waiting 900 and no lag yet", first)
 	}
-	if !strings.HasPrefix(final, "async-compact  drain  persisted 1000/1000  waiting 0  lag p99 200") || !strings.HasSuffix(text, "\n") {
+	if !strings.HasPrefix(final, "async-compact  drain  persisted 1,000/1,000  waiting 0  lag p99 2.00 s") || !strings.HasSuffix(text, "\n") {
 		t.Errorf("final line %q: want everything persisted and the lag of the records written", final)
 	}
 }
