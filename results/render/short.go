@@ -24,6 +24,9 @@ var shortTitles = []struct {
 	{"waiters", false}, {"WAL/req", true}, {"verified", false},
 }
 
+// waitersColumn is the index of the waiters in shortTitles.
+const waitersColumn = 4
+
 // maxWaitersCell bounds the waiters cell so that the table stays within SummaryWidth.
 const maxWaitersCell = 24
 
@@ -119,6 +122,17 @@ func writeShortTable(w io.Writer, rows []TableRow, hotTables []string) {
 	for _, row := range cells {
 		for i, c := range row {
 			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	// A long mode label (slots) takes its room from the waiters, cut short with "…".
+	total := 1 + 2*len(widths) - 1
+	for _, w := range widths {
+		total += w
+	}
+	if over := total - SummaryWidth; over > 0 {
+		widths[waitersColumn] = max(len(shortTitles[waitersColumn].title), widths[waitersColumn]-over)
+		for _, row := range cells {
+			row[waitersColumn] = truncate(row[waitersColumn], widths[waitersColumn])
 		}
 	}
 	for _, row := range cells {

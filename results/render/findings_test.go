@@ -1,0 +1,183 @@
+package render
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/hotspotkit/hotspotkit/results"
+)
+
+// The usage-counter suite's hot tables (testkit/suites/usagecounter's Info).
+var counterHotTables = []string{"api_keys", "provider_api_keys", "global_models", "providers"}
+
+var allModes = []string{"sync", "outbox", "async", "async-compact"}
+
+func readReport(t *testing.T, path string) *results.Report {
+	t.Helper()
+	rep, err := results.ReadFile(filepath.Join("..", path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// committedReports are every report committed under results/.
+func committedReports(t *testing.T) []string {
+	t.Helper()
+	var paths []string
+	err := filepath.WalkDir("..", func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") && !strings.Contains(p, string(filepath.Separator)+"schema"+string(filepath.Separator)) {
+			paths = append(paths, p)
+		}
+		return err
+	})
+	if err != nil || len(paths) < 10 {
+		t.Fatalf("committed reports: %d found, %v", len(paths), err)
+	}
+	return paths
+}
+
+// The findings of the recorded counter baseline state what its JSON holds: the medians of its
+// three repetitions, the waiters of sync on api_keys, the WAL per request, the lag, the count.
+func TestFindingsOfTheCounterBaseline(t *testing.T) {
+	rep := readReport(t, "baselines/linux-amd64-2cpu-24gib/usage_counter_hotspot_baseline.json")
+	got := Findings(rep, counterHotTables)
+	want := []string{
+		"async-compact: 85× sync's throughput (70,997 against 836 requests/s), lock waiters on api_keys 63 → 0, WAL per request 3.4× lower (233 B against 792 B), persist lag p99 800 ms",
+		"outbox: 5.9× sync's throughput (4,937 against 836 requests/s), lock waiters on api_keys 63 → 0, WAL per request 3.6× higher (2.82 kB against 792 B)",
+		"async: 3.9× sync's throughput (3,222 against 836 requests/s), lock waiters on api_keys 63 → 0, WAL per request 1.3× lower (606 B against 792 B), persist lag p99 18.6 s",
+		"all 60,000 writes verified exactly once in every run",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The same figures, worked out from the runs.
+	median := func(mode string, f func(results.Run) float64) float64 {
+		var vs []float64
+		for _, r := range rep.Runs {
+			if r.Mode == mode {
+				vs = append(vs, f(r))
+			}
+		}
+		return results.SpreadOf(vs).Median
+	}
+	rps := func(r results.Run) float64 { return r.Load.ThroughputRPS }
+	if ratio := median("async-compact", rps) / median("sync", rps); FormatRatio(ratio) != "85×" {
+		t.Errorf("async-compact / sync throughput from the runs: %v", ratio)
+	}
+	waiters := func(r results.Run) float64 { return float64(r.LockMonitor.MaxWaitersByRelation["api_keys"]) }
+	if median("sync", waiters) != 63 || median("async-compact", waiters) != 0 {
+		t.Errorf("api_keys waiters from the runs: sync %v, async-compact %v", median("sync", waiters), median("async-compact", waiters))
+	}
+	for _, r := range rep.Runs {
+		if rc := r.Reconciliation; !r.Verification.Passed || rc.Persisted != 60000 || rc.Lost != 0 || rc.Duplicated != 0 {
+			t.Errorf("%s: verified %v, reconciliation %+v", r.Mode, r.Verification.Passed, rc)
+		}
+	}
+}
+
+// Runs of different lengths (a duration-bound sync) are counted one by one; a failed check
+// or a lost write leaves the verification finding out (the warnings and checks say it).
+func TestVerifiedFinding(t *testing.T) {
+	rep := readReport(t, "baselines/linux-amd64-2cpu-24gib/usage_counter_hotspot_baseline.json")
+	runs := slices.Clone(rep.Runs[:4:4])
+	for i := range runs {
+		rc := *runs[i].Reconciliation
+		runs[i].Reconciliation = &rc
+	}
+	runs[0].Reconciliation.Persisted = 812
+	runs[3].Mode = "outbox"
+	if got, want := verifiedFinding(runs), "every write verified exactly once in every run (sync 812, sync #2 60,000, sync #3 60,000, outbox 60,000)"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := verifiedFinding(runs[:1]); got != "all 812 writes verified exactly once" {
+		t.Errorf("one run: %q", got)
+	}
+	runs[1].Reconciliation.Lost = 1
+	if got := verifiedFinding(runs); got != "" {
+		t.Errorf("a lost write: %q", got)
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	for _, tt := range []struct {
+		report string
+		want   string
+	}{
+		{"runs/faults/async-compact-pause-flush-full.json", "the queue overflowed (--queue-capacity 10000, --queue-full sync): async-compact wrote 8527 records inline on the hot rows"},
+		{"runs/faults/async-compact-pause-flush-drop.json", "async-compact dropped 49999 records"},
+		{"runs/faults/sync-restart-postgres.json", "sync failed 4,495 of "},
+		{"baselines/linux-amd64-2cpu-24gib/usage_counter_hotspot_baseline.json", "the calibration was noisy (1 of its 3 rates varied up to 1.7× between windows)"},
+	} {
+		got := strings.Join(Warnings(readReport(t, tt.report), allModes), "\n")
+		if !strings.Contains(got, tt.want) {
+			t.Errorf("%s: warnings %q lack %q", tt.report, got, tt.want)
+		}
+	}
+	rep := readReport(t, "runs/usage_counter_rate_ladder.json")
+	rep.Runs[0].Load.OpenLoop.HeldRate = false
+	if got := strings.Join(Warnings(rep, allModes), "\n"); !strings.Contains(got, "could not hold --rate") {
+		t.Errorf("a rate not held: %q", got)
+	}
+	rep = readReport(t, "baselines/linux-amd64-2cpu-24gib/usage_counter_hotspot_baseline.json")
+	rep.Environment.Calibration = nil
+	if got := Warnings(rep, allModes); len(got) != 0 {
+		t.Errorf("a clean report warns: %q", got)
+	}
+}
+
+// Every committed report's default summary fits SummaryWidth columns and never shows a
+// latency as 0.00; --wide is the table of `baseline table`.
+func TestSummaryFitsAndWide(t *testing.T) {
+	for _, path := range committedReports(t) {
+		rep, err := results.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var short bytes.Buffer
+		Summary(&short, rep, SummaryOptions{Modes: allModes})
+		for _, line := range strings.Split(short.String(), "\n") {
+			if n := utf8.RuneCountInString(line); n > SummaryWidth {
+				t.Errorf("%s: a line of %d columns: %q", path, n, line)
+			}
+		}
+		if strings.Contains(short.String(), "0.00") {
+			t.Errorf("%s: the summary shows 0.00:\n%s", path, short.String())
+		}
+		var wide, table bytes.Buffer
+		Summary(&wide, rep, SummaryOptions{Modes: allModes, Wide: true})
+		_ = RenderMarkdown(&table, Table([]*results.Report{rep}))
+		if len(rep.Runs) > 0 && !strings.Contains(wide.String(), table.String()) {
+			t.Errorf("%s: --wide lacks the table of baseline table", path)
+		}
+	}
+}
+
+func TestAdaptingUnits(t *testing.T) {
+	for _, tt := range []struct{ got, want string }{
+		{FormatDuration(0), "<1 µs"}, {FormatDuration(0.001), "1 µs"}, {FormatDuration(0.013), "13 µs"},
+		{FormatDuration(0.691), "691 µs"}, {FormatDuration(1.778), "1.78 ms"}, {FormatDuration(194.4), "194 ms"},
+		{FormatDuration(799.743), "800 ms"}, {FormatDuration(5597), "5.60 s"}, {FormatDuration(18579), "18.6 s"},
+		{FormatDuration(1234567), "1,235 s"},
+		{FormatBytes(766), "766 B"}, {FormatBytes(2638), "2.64 kB"}, {FormatBytes(13.1e6), "13.1 MB"},
+		{FormatRatio(222.4), "222×"}, {FormatRatio(3.42), "3.4×"}, {FormatRatio(1.08), "1.08×"}, {FormatRatio(1234), "1,234×"},
+		{FormatCount(60000), "60,000"},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("got %q, want %q", tt.got, tt.want)
+		}
+	}
+}
+
+func TestWrap(t *testing.T) {
+	got := wrap("- async-compact: 85× sync's throughput, lock waiters on api_keys 63 → 0, WAL per request 3.4× lower\n", 40)
+	want := "- async-compact: 85× sync's throughput,\n    lock waiters on api_keys 63 → 0,\n    WAL per request 3.4× lower\n"
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
