@@ -8,16 +8,31 @@ SUITES   := $(filter %_baseline,$(BINARIES))
 BASELINE_ARGS ?= --requests 60000 --concurrency 6000 --repeat 3
 BASELINE_TMP  := $(shell mktemp -d -u /tmp/hotspotkit-baseline-XXXXXX)
 
-.PHONY: all build test vet fmt bench pgbench baseline baseline-report faults fault-matrix soak clean
+.PHONY: all build run test setup-run setup-test vet fmt bench pgbench baseline baseline-report faults fault-matrix soak clean
 
 all: build
 
 build:
 	$(GO) build -ldflags "-X github.com/hotspotkit/hotspotkit/testkit/internal/hostenv.Revision=$(REV)" -o $(BIN)/ ./cmd/...
 
-# The test command of the README and of CI: formatting, vet, then every test; with the race
-# detector wherever code runs concurrently (docs/testing.md). Integration tests start their own
-# PostgreSQL (and redis-server when installed).
+# The run command of the README: PostgreSQL installed where missing (scripts/setup), the
+# binaries built, then the usage-counter hot spot in all four modes, verified, sized to answer
+# within a minute on a 2-core machine (sync bounded by time: it is the slow one), with its page
+# of plots. RUN_ARGS to scale it up, e.g. RUN_ARGS="--requests 60000 --concurrency 6000 --repeat 3".
+RUN_ARGS ?= --requests 2000 --concurrency 200 --duration 5s
+RUN_OUT  ?= /tmp/hotspotkit-run
+run: setup-run build
+	$(BIN)/usage_counter_hotspot_baseline $(RUN_ARGS) --output $(RUN_OUT).json --html $(RUN_OUT).html
+
+setup-run:
+	scripts/setup postgres --or-download
+
+setup-test:
+	scripts/setup postgres redis
+
+# The test command of the README and of CI (.ci/run): PostgreSQL and redis-server installed
+# where missing (scripts/setup), formatting, vet, then every test; with the race detector
+# wherever code runs concurrently (docs/testing.md). Integration tests start their own servers.
 #
 # NORACE: packages whose code starts no goroutine and shares nothing between goroutines (the
 # report types and renderers; mains whose tests run the binary, built without the detector, as
@@ -27,7 +42,7 @@ build:
 NORACE := ./results/... ./cmd/baseline ./cmd/usage_counter_hotspot_baseline ./examples/hotcounter ./testkit/cli
 CONCURRENT_CODE := (^|[^a-zA-Z_.])go (func|[a-zA-Z_][a-zA-Z0-9_.]*\()|\.Go\(|chan |<-|sync\.(Mutex|RWMutex|WaitGroup|Cond|Map|Pool)|atomic\.
 
-test:
+test: setup-test
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
