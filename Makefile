@@ -12,8 +12,10 @@ BASELINE_TMP  := $(shell mktemp -d -u /tmp/hotspotkit-baseline-XXXXXX)
 
 all: build
 
+LDFLAGS  := -ldflags "-X github.com/hotspotkit/hotspotkit/testkit/internal/hostenv.Revision=$(REV)"
+
 build:
-	$(GO) build -ldflags "-X github.com/hotspotkit/hotspotkit/testkit/internal/hostenv.Revision=$(REV)" -o $(BIN)/ ./cmd/...
+	$(GO) build $(LDFLAGS) -o $(BIN)/ ./cmd/...
 
 # The run command of the README: PostgreSQL installed where missing (scripts/setup), the
 # binaries built, then the usage-counter hot spot in all four modes, verified, sized to answer
@@ -21,7 +23,8 @@ build:
 # of plots. RUN_ARGS to scale it up, e.g. RUN_ARGS="--requests 60000 --concurrency 6000 --repeat 3".
 RUN_ARGS ?= --requests 2000 --concurrency 200 --duration 5s
 RUN_OUT  ?= /tmp/hotspotkit-run
-run: setup-run build
+run: setup-run
+	$(GO) build $(LDFLAGS) -o $(BIN)/ ./cmd/usage_counter_hotspot_baseline ./cmd/baseline
 	$(BIN)/usage_counter_hotspot_baseline $(RUN_ARGS) --output $(RUN_OUT).json --html $(RUN_OUT).html
 
 setup-run:
