@@ -57,7 +57,7 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	for _, warning := range Warnings(rep, opt.Modes) {
 		fmt.Fprintf(&b, "%s: warning: %s\n", rep.Suite, warning)
 	}
-	printShortCalibration(&b, rep.Environment.Calibration)
+	printCalibration(&b, rep.Environment.Calibration, false)
 	printProblems(&b, rep)
 	printOpenLoop(&b, rep, false)
 	out.WriteString(wrap(b.String(), SummaryWidth))
@@ -71,7 +71,7 @@ func wideSummary(w io.Writer, rep *results.Report, modes []string) {
 	// One row per run, or with repetitions the medians with their min–max spread, one row per
 	// mode (and level).
 	_ = RenderMarkdown(w, Table([]*results.Report{rep}))
-	printCalibration(w, rep.Environment.Calibration)
+	printCalibration(w, rep.Environment.Calibration, true)
 	printFlushTime(w, rep)
 	printProblems(w, rep)
 	printOpenLoop(w, rep, true)
@@ -147,29 +147,23 @@ func wrap(text string, width int) string {
 	return b.String()
 }
 
-// printShortCalibration is the calibration line of the short summary.
-func printShortCalibration(w io.Writer, c *results.Calibration) {
+// printCalibration says what the machine managed before the runs (the basis of "eff"); wide
+// as the full table's summary has it, else in the short summary's units.
+func printCalibration(w io.Writer, c *results.Calibration, wide bool) {
 	switch {
 	case c == nil:
+	case c.Skipped && wide:
+		fmt.Fprintln(w, "  calibration skipped (--calibrate=false): no efficiency")
 	case c.Skipped:
 		fmt.Fprintln(w, "  calibration skipped (--calibrate=false)")
+	case wide:
+		fmt.Fprintf(w, "  calibration (%.1f s): hot-row UPDATE %.0f/s on 1 conn, %.0f/s on %d; batched write %.0f rows/s on %d; eff = rps / hot-row rate (sync, outbox), persisted records/s / batched rate (queues)\n",
+			c.DurationMs/1000, c.HotRowUpdateRPS1.Median, c.HotRowUpdateRPSPool.Median, c.PoolConns,
+			c.BatchedWriteRowsPerSec.Median, c.BatchedWriteConns)
 	default:
 		fmt.Fprintf(w, "  calibration %s: hot-row UPDATE %s/s on 1 conn, %s/s on %d; batched write %s rows/s on %d\n",
 			FormatDuration(c.DurationMs), formatRPS(c.HotRowUpdateRPS1.Median), formatRPS(c.HotRowUpdateRPSPool.Median), c.PoolConns,
 			formatRPS(c.BatchedWriteRowsPerSec.Median), c.BatchedWriteConns)
-	}
-}
-
-// printCalibration says what the machine managed before the runs (the basis of "eff").
-func printCalibration(w io.Writer, c *results.Calibration) {
-	switch {
-	case c == nil:
-	case c.Skipped:
-		fmt.Fprintln(w, "  calibration skipped (--calibrate=false): no efficiency")
-	default:
-		fmt.Fprintf(w, "  calibration (%.1f s): hot-row UPDATE %.0f/s on 1 conn, %.0f/s on %d; batched write %.0f rows/s on %d; eff = rps / hot-row rate (sync, outbox), persisted records/s / batched rate (queues)\n",
-			c.DurationMs/1000, c.HotRowUpdateRPS1.Median, c.HotRowUpdateRPSPool.Median, c.PoolConns,
-			c.BatchedWriteRowsPerSec.Median, c.BatchedWriteConns)
 	}
 }
 

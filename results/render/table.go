@@ -287,15 +287,7 @@ func formatCount(v float64) string {
 	return groupThousands(strconv.FormatFloat(v, 'f', 1, 64))
 }
 
-func formatMs(v float64) string {
-	switch a := math.Abs(v); {
-	case a < 100:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	case a < 1000:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	}
-	return groupThousands(strconv.FormatFloat(math.Round(v), 'f', 0, 64))
-}
+func formatMs(v float64) string { return decimalsBelow(v, 100, 1000) }
 
 // formatPerRequest writes a cost per request with about three significant digits: 945, 29.7,
 // 1.14, 0.110, 0.0052; 0 is "0".

@@ -57,11 +57,15 @@ func FormatRatio(r float64) string {
 
 // threeDigits writes v (≥ 1 in magnitude) with about three significant digits, thousands
 // grouped: 1.78, 19.4, 194, 1,532.
-func threeDigits(v float64) string {
+func threeDigits(v float64) string { return decimalsBelow(v, 9.995, 99.95) }
+
+// decimalsBelow writes v with two decimals below twoBelow, one below oneBelow, else none with
+// thousands grouped.
+func decimalsBelow(v, twoBelow, oneBelow float64) string {
 	switch a := math.Abs(v); {
-	case a < 9.995:
+	case a < twoBelow:
 		return strconv.FormatFloat(v, 'f', 2, 64)
-	case a < 99.95:
+	case a < oneBelow:
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	}
 	return groupThousands(strconv.FormatFloat(math.Round(v), 'f', 0, 64))
