@@ -19,7 +19,7 @@ func TestOverflowIsReported(t *testing.T) {
 		t.Run(policy, func(t *testing.T) {
 			code, rep, stderr := suitetest.RunShared(t, usagecounter.New(), "--requests", "0", "--duration", "300ms", "--concurrency", "4",
 				"--modes", "async-compact", "--queue-capacity", "8", "--queue-workers", "1", "--queue-full", policy,
-				"--fault", "pause-flush@0s+1s")
+				"--fault", "pause-flush@0s+1s", "--wide")
 			if code != 0 {
 				t.Fatalf("exit %d\n%s", code, stderr)
 			}
