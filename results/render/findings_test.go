@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,12 +31,15 @@ func readReport(t *testing.T, path string) *results.Report {
 func committedReports(t *testing.T) []string {
 	t.Helper()
 	var paths []string
-	err := filepath.WalkDir("..", func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") && !strings.Contains(p, string(filepath.Separator)+"schema"+string(filepath.Separator)) {
-			paths = append(paths, p)
-		}
-		return err
-	})
+	var err error
+	for _, dir := range []string{"../baselines", "../runs"} { // results/ab holds A/B verdicts, not reports
+		err = errors.Join(err, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") {
+				paths = append(paths, p)
+			}
+			return err
+		}))
+	}
 	if err != nil || len(paths) < 10 {
 		t.Fatalf("committed reports: %d found, %v", len(paths), err)
 	}
