@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/hist"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/timing"
 )
 
 // BenchmarkRunNoop measures the engine's own cost per request (ns/op is per request): index
@@ -67,23 +68,35 @@ func BenchmarkScheduleCost(b *testing.B) {
 
 // BenchmarkScheduleOffer100k offers 100,000 no-op requests per second for a second per
 // iteration, through 64 workers, and reports what fraction started more than LateAfter behind
-// their intended start (late_%), the schedule lag's p50 and p99, and the rate achieved: the scheduler must hold the rate on
-// its own. ns/op is the wall time of a one-second run; read the custom metrics.
-func BenchmarkScheduleOffer100k(b *testing.B) { benchmarkOffer(b, 100_000) }
+// their intended start (late_%), the schedule lag's p50 and p99, the rate achieved and the
+// process's CPU per wall second (cpu_%core, 100 = one core; the no-op workers and the runtime
+// included, so an upper bound on the dispatcher's): the scheduler must hold the rate on its
+// own. ns/op is the wall time of one run; read the custom metrics.
+func BenchmarkScheduleOffer100k(b *testing.B) { benchmarkOffer(b, 100_000, time.Second) }
+
+// BenchmarkScheduleOffer10k is BenchmarkScheduleOffer100k at 10,000/s.
+func BenchmarkScheduleOffer10k(b *testing.B) { benchmarkOffer(b, 10_000, time.Second) }
 
 // BenchmarkScheduleOffer1k is BenchmarkScheduleOffer100k at 1,000/s, where the dispatcher
-// sleeps on a timer between arrivals instead of yielding.
-func BenchmarkScheduleOffer1k(b *testing.B) { benchmarkOffer(b, 1_000) }
+// sleeps between most arrivals.
+func BenchmarkScheduleOffer1k(b *testing.B) { benchmarkOffer(b, 1_000, time.Second) }
 
-func benchmarkOffer(b *testing.B, rate float64) {
+// BenchmarkScheduleOffer10 is BenchmarkScheduleOffer100k at 10/s, ten seconds a run (100
+// arrivals): give it -benchtime 3x or more for a p99 worth reading.
+func BenchmarkScheduleOffer10(b *testing.B) { benchmarkOffer(b, 10, 10*time.Second) }
+
+func benchmarkOffer(b *testing.B, rate float64, run time.Duration) {
 	var late, sent, skipped, unsent int64
 	var achieved float64
+	var cpu, wall time.Duration
 	lag := hist.New()
 	for b.Loop() {
-		res, err := Run(context.Background(), Config{Concurrency: 64, Duration: time.Second, Rate: rate}, noop)
+		cpu0, wall0 := timing.CPUTime(), time.Now()
+		res, err := Run(context.Background(), Config{Concurrency: 64, Duration: run, Rate: rate}, noop)
 		if err != nil {
 			b.Fatal(err)
 		}
+		cpu, wall = cpu+timing.CPUTime()-cpu0, wall+time.Since(wall0)
 		late += res.OpenLoop.Late
 		sent += res.Completed + res.Failed
 		skipped += res.OpenLoop.Skipped
@@ -96,4 +109,5 @@ func benchmarkOffer(b *testing.B, rate float64) {
 	b.ReportMetric(100*float64(late)/float64(max(sent, 1)), "late_%")
 	b.ReportMetric(100*float64(unsent+skipped)/float64(max(sent+unsent+skipped, 1)), "unsent_%")
 	b.ReportMetric(achieved/float64(b.N), "achieved_rps")
+	b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "cpu_%core")
 }

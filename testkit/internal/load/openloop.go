@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/hist"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/timing"
 )
 
 // OpenLoop is what an open-loop run's schedule did. Every count is of measured arrivals (those
@@ -69,8 +69,9 @@ type openLoop struct {
 	measureFrom time.Duration
 	service     *hist.Sharded
 	lag         *hist.Sharded
-	halted      chan struct{}
-	haltOnce    sync.Once
+	// halted is cancelled when the run halts (the first reason given is the run's end).
+	halted context.Context
+	haltFn context.CancelFunc
 	// scheduleDone is set by the dispatcher when the schedule passed the deadline (read after
 	// the dispatcher ended).
 	scheduleDone bool
@@ -96,13 +97,15 @@ func (c *Config) validateOpenLoop() error {
 }
 
 func newOpenLoop(cfg Config, shards int) *openLoop {
+	halted, haltFn := context.WithCancel(context.Background())
 	return &openLoop{
 		cfg:         cfg,
 		sched:       newSchedule(cfg.Rate, cfg.Ramp, cfg.Arrivals, cfg.Seed),
 		measureFrom: max(cfg.Warmup, cfg.Ramp),
 		service:     hist.NewSharded(shards),
 		lag:         hist.NewSharded(shards),
-		halted:      make(chan struct{}),
+		halted:      halted,
+		haltFn:      haltFn,
 	}
 }
 
@@ -118,7 +121,7 @@ func (r *runner) measureFrom() time.Duration {
 // halt stops the dispatcher and the workers; the first reason given is the run's end.
 func (r *runner) halt(reason int32) {
 	r.ended.CompareAndSwap(endNone, reason)
-	r.open.haltOnce.Do(func() { close(r.open.halted) })
+	r.open.haltFn()
 }
 
 // runOpen runs the dispatcher and the workers until the schedule passes the deadline, the
@@ -134,16 +137,21 @@ func (r *runner) runOpen(ctx context.Context) {
 	}
 	wg.Wait()
 	stop()
+	r.open.haltFn()
 }
 
 // dispatch hands out the intended start of every arrival once it is due, until the schedule
-// passes the deadline or the run halts. When every worker is busy and the buffer full, the
-// send waits; the arrivals behind it are late, and their lateness counts in their latency.
+// passes the deadline or the run halts. It waits on a timing.Timer (a kernel timer, tens of
+// µs late on an idle machine, where Go's timers round a sub-millisecond wait up to about a
+// millisecond; gaps under timing.SpinBelow are yielded through), so it holds its schedule
+// at 10/s as at 100k/s and costs no core between arrivals. When every worker is busy and
+// the buffer full, the send waits; the arrivals behind it are late, and their lateness
+// counts in their latency.
 func (r *runner) dispatch(out chan<- time.Duration) {
 	defer close(out)
 	o := r.open
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
+	timer := timing.NewTimer()
+	defer timer.Close()
 	for {
 		intended := o.sched.next()
 		if r.deadline > 0 && intended >= r.deadline {
@@ -151,56 +159,13 @@ func (r *runner) dispatch(out chan<- time.Duration) {
 			o.scheduleDone = true
 			return
 		}
-		if !r.waitUntil(intended, timer) {
+		if timer.SleepUntil(o.halted, r.start.Add(intended)) != nil {
 			return
 		}
 		select {
 		case out <- intended:
-		case <-o.halted:
+		case <-o.halted.Done():
 			return
-		}
-	}
-}
-
-// spinBelow: a wait shorter than this is spent yielding instead of on a timer. Go's timers
-// wake an idle process on the poller's millisecond clock, so a 10 µs timer sleeps about 1 ms;
-// at rates of tens of thousands per second the gaps are microseconds and the dispatcher
-// yields between them (it is busy then anyway), while at lower rates it sleeps and costs
-// nothing between arrivals. At busyRate and above the dispatcher yields through gaps up to
-// spinBelowBusy too: a Poisson schedule's occasional longer gap would otherwise sleep on a
-// timer and start the arrivals behind it up to a millisecond late.
-const (
-	spinBelow     = 50 * time.Microsecond
-	busyRate      = 20000
-	spinBelowBusy = 2 * time.Millisecond
-)
-
-// spinWindow is the longest wait the dispatcher yields through at rate.
-func spinWindow(rate float64) time.Duration {
-	if rate >= busyRate {
-		return spinBelowBusy
-	}
-	return spinBelow
-}
-
-// waitUntil waits until the offset intended from the start; false when the run halted first.
-func (r *runner) waitUntil(intended time.Duration, timer *time.Timer) bool {
-	spin := spinWindow(r.open.cfg.Rate)
-	for {
-		wait := intended - time.Since(r.start)
-		switch {
-		case wait <= 0:
-			return true
-		case wait < spin:
-			runtime.Gosched()
-			continue
-		}
-		timer.Reset(wait)
-		select {
-		case <-timer.C:
-			return true
-		case <-r.open.halted:
-			return false
 		}
 	}
 }
@@ -210,10 +175,8 @@ func (r *runner) waitUntil(intended time.Duration, timer *time.Timer) bool {
 func (r *runner) serveArrivals(in <-chan time.Duration, w *worker) {
 	o := r.open
 	for intended := range in {
-		select {
-		case <-o.halted:
+		if o.halted.Err() != nil {
 			return
-		default:
 		}
 		measured := intended >= o.measureFrom
 		began := time.Since(r.start)

@@ -1,0 +1,73 @@
+package timing
+
+import (
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// timerfd is a kernel timer parked on in Go's network poller. Its hrtimer is armed with no
+// slack (timerfd_settime takes none, whatever the thread's timer slack), so it fires at the
+// deadline; the poller's thread, asleep in epoll, wakes on it and runs the waiting
+// goroutine. Nothing spins and no thread is held while it waits.
+type timerfd struct {
+	fd   int
+	file *os.File
+	rc   syscall.RawConn
+	// mu keeps fireNow, which a context's cancellation calls from another goroutine, off a
+	// descriptor close has released (its number could already name another file).
+	mu     sync.Mutex
+	closed bool
+}
+
+// newWaiter returns a timerfd, or Go's timer when the kernel refuses one.
+func newWaiter() waiter {
+	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		return newGoTimer()
+	}
+	f := os.NewFile(uintptr(fd), "timerfd")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return newGoTimer()
+	}
+	return &timerfd{fd: fd, file: f, rc: rc}
+}
+
+// arm sets the timer to fire after d (d > 0), replacing any earlier setting and clearing an
+// expiry not yet read.
+func (k *timerfd) arm(d time.Duration) {
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
+	_ = unix.TimerfdSettime(k.fd, 0, &spec, nil) // fails only on a closed descriptor
+}
+
+// wait blocks until the timer fires (or fireNow is called).
+func (k *timerfd) wait() {
+	var buf [8]byte
+	_ = k.rc.Read(func(fd uintptr) bool {
+		_, err := unix.Read(int(fd), buf[:])
+		return err != unix.EAGAIN && err != unix.EINTR
+	})
+}
+
+func (k *timerfd) fireNow() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.closed {
+		k.arm(time.Nanosecond)
+	}
+}
+
+func (k *timerfd) close() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed {
+		return nil
+	}
+	k.closed = true
+	return k.file.Close()
+}

@@ -1,0 +1,125 @@
+// Package timing owns the kit's precise waits: waiting until a moment that matters (an
+// open-loop arrival's intended start, the release of bytes a delaying proxy holds) with
+// sub-millisecond precision and without burning a core.
+//
+// Go's own timers wake an idle process on the network poller's millisecond clock, so a
+// 100 µs time.Sleep takes about a millisecond. A Timer here instead arms a kernel timer
+// (a timerfd, an hrtimer with no slack) and parks its goroutine on that descriptor in Go's
+// network poller: the thread the poller sleeps in wakes when the kernel timer fires, a few
+// tens of microseconds after the deadline, and no thread is held or spun meanwhile. Waits
+// shorter than SpinBelow, where a kernel round trip would cost more than it saves, are
+// spent yielding the processor (runtime.Gosched) instead.
+//
+// It must not know what it is timing: a deadline is a time.Time, cancellation is a context.
+package timing
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// SpinBelow: a wait shorter than this is spent yielding (runtime.Gosched) rather than on a
+// kernel timer. It is about a kernel timer's wake-up latency on an idle machine, so the
+// yield is both more precise and no dearer than the round trip through the kernel. At
+// rates where most gaps are shorter (tens of thousands of waits a second) the waiter is
+// busy anyway.
+const SpinBelow = 30 * time.Microsecond
+
+// SleepUntil waits until deadline, or until ctx is done (then it returns ctx.Err()). A
+// deadline in the past returns at once. It borrows a Timer from a pool; a goroutine that
+// waits many times should keep its own Timer.
+func SleepUntil(ctx context.Context, deadline time.Time) error {
+	t := timers.Get().(*Timer)
+	err := t.SleepUntil(ctx, deadline)
+	t.unbind()
+	timers.Put(t)
+	return err
+}
+
+// Sleep waits for d, or until ctx is done; see SleepUntil.
+func Sleep(ctx context.Context, d time.Duration) error {
+	return SleepUntil(ctx, time.Now().Add(d))
+}
+
+// timers are the Timers SleepUntil borrows. A Timer the pool drops is closed by its file's
+// cleanup when it is collected.
+var timers = sync.Pool{New: func() any { return NewTimer() }}
+
+// Timer is one goroutine's precise wait, reusable without allocation: the dispatcher of an
+// open loop or one direction of a delaying proxy holds one for its life. One goroutine
+// waits on a Timer at a time; Close it when done.
+type Timer struct {
+	k waiter
+	// bound is the context whose cancellation currently wakes the timer, stop undoes that.
+	// A Timer waited on under one context again and again registers with it once.
+	bound context.Context
+	stop  func() bool
+}
+
+// NewTimer returns a Timer. Should the kernel refuse a timer (no descriptors left), it
+// waits on Go's timers instead, at their millisecond precision: the measured lateness of
+// whatever it times will show it.
+func NewTimer() *Timer {
+	return &Timer{k: newWaiter()}
+}
+
+// SleepUntil waits until deadline, or until ctx is done (then it returns ctx.Err()).
+func (t *Timer) SleepUntil(ctx context.Context, deadline time.Time) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		wait := time.Until(deadline)
+		switch {
+		case wait <= 0:
+			return nil
+		case wait < SpinBelow:
+			runtime.Gosched()
+			continue
+		}
+		t.bind(ctx)
+		t.k.arm(wait)
+		// A cancellation that came before arm re-armed the timer is seen here; one after it
+		// fires the timer (cancel below), so the wait cannot miss it.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		t.k.wait()
+	}
+}
+
+// bind makes ctx's cancellation fire the timer, once per context.
+func (t *Timer) bind(ctx context.Context) {
+	if ctx == t.bound || ctx.Done() == nil {
+		return
+	}
+	t.unbind()
+	t.bound = ctx
+	t.stop = context.AfterFunc(ctx, t.k.fireNow)
+}
+
+func (t *Timer) unbind() {
+	if t.stop != nil {
+		t.stop()
+	}
+	t.bound, t.stop = nil, nil
+}
+
+// Close releases the kernel timer. The Timer must not be waited on after.
+func (t *Timer) Close() error {
+	t.unbind()
+	return t.k.close()
+}
+
+// CPUTime is the CPU time (user and system) the process has used so far: what a benchmark
+// divides by wall time to state a wait's cost in cores.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

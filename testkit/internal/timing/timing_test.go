@@ -1,0 +1,124 @@
+package timing
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestSleepUntilNeverReturnsEarly(t *testing.T) {
+	tm := NewTimer()
+	defer tm.Close()
+	for _, wait := range []time.Duration{-time.Second, 0, time.Microsecond, 20 * time.Microsecond, 200 * time.Microsecond, 2 * time.Millisecond, 20 * time.Millisecond} {
+		deadline := time.Now().Add(wait)
+		if err := tm.SleepUntil(context.Background(), deadline); err != nil {
+			t.Fatalf("wait %s: %v", wait, err)
+		}
+		if now := time.Now(); now.Before(deadline) {
+			t.Errorf("wait %s returned %s before its deadline", wait, deadline.Sub(now))
+		}
+	}
+}
+
+func TestCancelEndsAWait(t *testing.T) {
+	for _, name := range []string{"kernel", "go"} {
+		t.Run(name, func(t *testing.T) {
+			tm := &Timer{k: newWaiter()}
+			if name == "go" {
+				tm.k = newGoTimer()
+			}
+			defer tm.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(20*time.Millisecond, cancel)
+			done := make(chan error, 1)
+			go func() { done <- tm.SleepUntil(ctx, time.Now().Add(time.Hour)) }()
+			select {
+			case err := <-done:
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("cancelled wait returned %v, want context.Canceled", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("cancelling the context did not end the wait")
+			}
+			// The cancellation fired the timer; a wait under another context must not see
+			// that stale expiry as its own deadline.
+			deadline := time.Now().Add(5 * time.Millisecond)
+			if err := tm.SleepUntil(context.Background(), deadline); err != nil {
+				t.Fatal(err)
+			}
+			if time.Now().Before(deadline) {
+				t.Error("a wait after a cancelled one returned before its deadline")
+			}
+		})
+	}
+}
+
+func TestCancelledContextReturnsAtOnce(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := SleepUntil(ctx, time.Now().Add(time.Hour)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	if err := SleepUntil(ctx, time.Now().Add(-time.Second)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a past deadline under a cancelled context: got %v, want context.Canceled", err)
+	}
+}
+
+func TestManyWaitersAtOnce(t *testing.T) {
+	before := runtime.NumGoroutine()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	early := make(chan time.Duration, 200)
+	for i := range 200 {
+		wg.Go(func() {
+			deadline := time.Now().Add(time.Duration(i%20) * 100 * time.Microsecond)
+			if err := SleepUntil(ctx, deadline); err != nil {
+				t.Error(err)
+			}
+			if d := time.Until(deadline); d > 0 {
+				early <- d
+			}
+		})
+	}
+	wg.Wait()
+	close(early)
+	for d := range early {
+		t.Errorf("a wait returned %s early", d)
+	}
+	cancel()
+	waitGoroutines(t, before)
+}
+
+func TestCloseWhileCancelling(t *testing.T) {
+	for range 100 {
+		tm := NewTimer()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = tm.SleepUntil(ctx, time.Now().Add(time.Hour))
+		}()
+		cancel()
+		<-done
+		if err := tm.Close(); err != nil {
+			t.Fatal(err)
+		}
+		tm.k.fireNow() // a late cancellation after Close must not touch the released descriptor
+	}
+}
+
+// waitGoroutines fails the test when the goroutine count does not come back to before.
+func waitGoroutines(t *testing.T, before int) {
+	t.Helper()
+	for range 200 {
+		if runtime.NumGoroutine() <= before {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("%d goroutines left over (had %d)", runtime.NumGoroutine()-before, before)
+}
