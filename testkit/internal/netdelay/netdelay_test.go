@@ -1,0 +1,497 @@
+package netdelay
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
+	"github.com/hotspotkit/hotspotkit/testkit/testdb"
+)
+
+func TestMain(m *testing.M) {
+	code := testdb.Main(m)
+	if realRedis != nil {
+		if err := realRedis.Stop(); err != nil && code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+var (
+	redisOnce sync.Once
+	realRedis *redisserver.Server
+	redisErr  error
+)
+
+// redisServer is a real redis-server shared by the package's tests (skipped when none is
+// installed).
+func redisServer(t testing.TB) *redisserver.Server {
+	t.Helper()
+	if _, err := redisserver.FindBinary(""); err != nil {
+		t.Skip(err)
+	}
+	redisOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		realRedis, redisErr = redisserver.Start(ctx, redisserver.Config{})
+	})
+	if redisErr != nil {
+		t.Fatal(redisErr)
+	}
+	return realRedis
+}
+
+// startProxy starts a proxy closed when the test ends.
+func startProxy(t testing.TB, cfg Config) *Proxy {
+	t.Helper()
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.Close(); err != nil {
+			t.Errorf("closing the proxy: %v", err)
+		}
+	})
+	return p
+}
+
+// checkNoProxyLeft makes the test fail if, once its proxies are closed, a goroutine of one is
+// still running. Call it first: its cleanup then runs last.
+func checkNoProxyLeft(t testing.TB) {
+	t.Cleanup(func() { waitGoroutines(t) })
+}
+
+// pgPool opens a pool on the test server through addr: the host and port of the parsed
+// configuration replaced, as the engine does (TLS keeps the server's name).
+func pgPool(t testing.TB, addr string, conns int32) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(testdb.Server(t).DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if addr != "" {
+		host, port, _ := net.SplitHostPort(addr)
+		n, _ := strconv.Atoi(port)
+		cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(n)
+	}
+	cfg.MaxConns, cfg.MinConns = conns, 0
+	// No liveness ping on acquire: a test sees what a reset did to a pooled connection.
+	cfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+func pgUpstream(t testing.TB) string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(testdb.Server(t).Port()))
+}
+
+func redisClient(t testing.TB, srv *redisserver.Server, addr string) *redis.Client {
+	t.Helper()
+	opts, err := redis.ParseURL(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if addr != "" {
+		opts.Addr = addr
+	}
+	opts.MaxRetries = -1
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
+// echoServer accepts connections and echoes what each sends until it closes; it is closed
+// when the test ends.
+func echoServer(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				_, _ = io.Copy(c, c)
+			})
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		wg.Wait()
+	})
+	return ln.Addr().String()
+}
+
+// waitGoroutines fails the test when goroutines of the proxy (its accept loop, dials and
+// delay lines) are still running after Close.
+func waitGoroutines(t testing.TB) {
+	t.Helper()
+	var left []string
+	for range 300 {
+		if left = proxyGoroutines(); len(left) == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("%d goroutines of the proxy left over:\n%s", len(left), strings.Join(left, "\n\n"))
+}
+
+func proxyGoroutines() []string {
+	buf := make([]byte, 1<<20)
+	var out []string
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		for _, fn := range []string{"netdelay.(*Proxy).", "netdelay.(*line).", "netdelay.(*conn)."} {
+			if strings.Contains(g, fn) {
+				out = append(out, g)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{}, "no upstream"},
+		{Config{Upstream: "localhost"}, "missing port"},
+		{Config{Upstream: "127.0.0.1:1", RTT: -time.Millisecond}, "must not be negative"},
+		{Config{Upstream: "127.0.0.1:1", RTT: time.Millisecond, Jitter: 2 * time.Millisecond}, "must not exceed"},
+		{Config{Upstream: "127.0.0.1:1", RTT: 2 * time.Second}, "at most"},
+	} {
+		p, err := New(tc.cfg)
+		if err == nil {
+			p.Close()
+			t.Errorf("%+v: no error", tc.cfg)
+			continue
+		}
+		if !bytes.Contains([]byte(err.Error()), []byte(tc.want)) {
+			t.Errorf("%+v: %v, want it to say %q", tc.cfg, err, tc.want)
+		}
+	}
+}
+
+// TestJitterKeepsOrder sends numbered lines through a jittered proxy to an echo server, as
+// fast as they go and from several connections at once: every byte comes back, in order.
+func TestJitterKeepsOrder(t *testing.T) {
+	checkNoProxyLeft(t)
+	p := startProxy(t, Config{Upstream: echoServer(t), RTT: 2 * time.Millisecond, Jitter: 2 * time.Millisecond})
+	var wg sync.WaitGroup
+	for c := range 8 {
+		wg.Go(func() {
+			conn, err := net.Dial("tcp", p.Addr())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer conn.Close()
+			var sent bytes.Buffer
+			got := make(chan []byte, 1)
+			go func() {
+				b, _ := io.ReadAll(conn)
+				got <- b
+			}()
+			for i := range 2000 {
+				line := fmt.Appendf(nil, "conn %d line %d\n", c, i)
+				sent.Write(line)
+				if _, err := conn.Write(line); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+			conn.(*net.TCPConn).CloseWrite()
+			if b := <-got; !bytes.Equal(b, sent.Bytes()) {
+				t.Errorf("conn %d: %d bytes back of %d, or out of order", c, len(b), sent.Len())
+			}
+		})
+	}
+	wg.Wait()
+	st := p.Stats()
+	if st.Accepted != 8 || st.Up.Bytes != st.Down.Bytes || st.Up.Bytes == 0 {
+		t.Errorf("stats: %+v", st)
+	}
+}
+
+// TestDelayNeverEarly: through a proxy of round trip D (jitter J) no SELECT 1 or PING comes
+// back sooner than D−J, and a Delay adds its extra for its window only.
+func TestDelayNeverEarly(t *testing.T) {
+	checkNoProxyLeft(t)
+	const rtt, jitter = 3 * time.Millisecond, time.Millisecond
+	ctx := context.Background()
+	pgp := startProxy(t, Config{Upstream: pgUpstream(t), RTT: rtt, Jitter: jitter})
+	pool := pgPool(t, pgp.Addr(), 2)
+	srv := redisServer(t)
+	rp := startProxy(t, Config{Upstream: srv.Addr(), RTT: rtt, Jitter: jitter})
+	rdb := redisClient(t, srv, rp.Addr())
+	trips := map[string]func() error{
+		"SELECT 1": func() error { _, err := pool.Exec(ctx, "SELECT 1"); return err },
+		"PING":     func() error { return rdb.Ping(ctx).Err() },
+	}
+	for name, trip := range trips {
+		if err := trip(); err != nil { // connect first: the handshake is not what is measured
+			t.Fatal(err)
+		}
+		for range 20 {
+			start := time.Now()
+			if err := trip(); err != nil {
+				t.Fatal(err)
+			}
+			if took := time.Since(start); took < rtt-jitter {
+				t.Fatalf("%s took %s through a proxy of %s ± %s", name, took, rtt, jitter)
+			}
+		}
+	}
+	if err := pgp.Delay(50*time.Millisecond, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := trips["SELECT 1"](); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < rtt-jitter+50*time.Millisecond {
+		t.Fatalf("SELECT 1 took %s with 50ms added", took)
+	}
+	if err := pgp.Delay(50*time.Millisecond, 0); err != nil { // the window over
+		t.Fatal(err)
+	}
+	if st := pgp.Stats(); st.Up.Late.Count() == 0 || st.Down.Hold.ValueAtQuantile(50) < (rtt-jitter)/2 {
+		t.Errorf("stats: %d late records, down hold p50 %s", st.Up.Late.Count(), st.Down.Hold.ValueAtQuantile(50))
+	}
+}
+
+// TestBlackholeHoldsThenDelivers: during a blackhole a request gets no answer and the
+// connection is not reset; after it, the request is answered (delivered late, not lost),
+// on PostgreSQL and on Redis.
+func TestBlackholeHoldsThenDelivers(t *testing.T) {
+	checkNoProxyLeft(t)
+	const window = 700 * time.Millisecond
+	ctx := context.Background()
+	pgp := startProxy(t, Config{Upstream: pgUpstream(t)})
+	pool := pgPool(t, pgp.Addr(), 1)
+	srv := redisServer(t)
+	rp := startProxy(t, Config{Upstream: srv.Addr(), RTT: 200 * time.Microsecond})
+	rdb := redisClient(t, srv, rp.Addr())
+	for name, tc := range map[string]struct {
+		p    *Proxy
+		trip func() (string, error)
+	}{
+		"postgres": {pgp, func() (string, error) {
+			var s string
+			err := pool.QueryRow(ctx, "SELECT 'answered'").Scan(&s)
+			return s, err
+		}},
+		"redis": {p: rp, trip: func() (string, error) { return rdb.Echo(ctx, "answered").Result() }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := tc.trip(); err != nil { // a connection in place before the fault
+				t.Fatal(err)
+			}
+			if err := tc.p.Blackhole(window); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			answer := make(chan error, 1)
+			go func() {
+				s, err := tc.trip()
+				if err == nil && s != "answered" {
+					err = fmt.Errorf("answer %q", s)
+				}
+				answer <- err
+			}()
+			select {
+			case err := <-answer:
+				t.Fatalf("answered after %s of a %s blackhole: %v", time.Since(start), window, err)
+			case <-time.After(window / 3):
+			}
+			if err := <-answer; err != nil {
+				t.Fatalf("after the blackhole: %v", err)
+			}
+			if took := time.Since(start); took < window*9/10 {
+				t.Fatalf("answered after %s of a %s blackhole", took, window)
+			}
+			if st := tc.p.Stats(); st.Reset != 0 || st.Live == 0 {
+				t.Errorf("stats after a blackhole: %+v", st)
+			}
+		})
+	}
+}
+
+// TestResetClosesEveryConnection: Reset sends an RST on every live connection (the client
+// reads ECONNRESET, pooled PostgreSQL and Redis connections fail their next use), and new
+// connections work after it.
+func TestResetClosesEveryConnection(t *testing.T) {
+	checkNoProxyLeft(t)
+	ctx := context.Background()
+	p := startProxy(t, Config{Upstream: echoServer(t), RTT: time.Millisecond})
+	var raw []net.Conn
+	for range 5 {
+		c, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, make([]byte, 1)); err != nil {
+			t.Fatal(err)
+		}
+		raw = append(raw, c)
+	}
+	if n := p.Reset(); n != 5 {
+		t.Fatalf("Reset reset %d connections, want 5", n)
+	}
+	for i, c := range raw {
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); !errors.Is(err, syscall.ECONNRESET) {
+			t.Errorf("connection %d after Reset: read %v, want ECONNRESET", i, err)
+		}
+	}
+	if st := p.Stats(); st.Live != 0 || st.Reset != 5 {
+		t.Errorf("stats after Reset: %+v", st)
+	}
+
+	pgp := startProxy(t, Config{Upstream: pgUpstream(t)})
+	pool := pgPool(t, pgp.Addr(), 4)
+	var wg sync.WaitGroup
+	for range 4 { // four connections in the pool
+		wg.Go(func() {
+			if _, err := pool.Exec(ctx, "SELECT pg_sleep(0.05)"); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	srv := redisServer(t)
+	rp := startProxy(t, Config{Upstream: srv.Addr()})
+	rdb := redisClient(t, srv, rp.Addr())
+	idBefore, err := rdb.ClientID(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := pgp.Reset(); n != 4 {
+		t.Errorf("PostgreSQL: Reset reset %d connections, want 4", n)
+	}
+	if n := rp.Reset(); n != 1 {
+		t.Errorf("Redis: Reset reset %d connections, want 1", n)
+	}
+	for range 4 {
+		conn, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, "SELECT 1"); err == nil {
+			t.Error("a pooled connection worked after Reset")
+		}
+		conn.Release()
+	}
+	// Dead connections are dropped (go-redis notices the reset when it takes the connection
+	// from its pool and dials anew); new ones go through the proxy as before.
+	if _, err := pool.Exec(ctx, "SELECT 1"); err != nil {
+		t.Errorf("PostgreSQL after Reset: %v", err)
+	}
+	idAfter, err := rdb.ClientID(ctx).Result()
+	if err != nil {
+		t.Errorf("Redis after Reset: %v", err)
+	}
+	if idAfter == idBefore || rp.Stats().Accepted != 2 {
+		t.Errorf("Redis after Reset: client id %d (was %d), %d connections accepted; want a new one", idAfter, idBefore, rp.Stats().Accepted)
+	}
+}
+
+// TestCloseEndsEverything: Close with connections open and bytes held (a blackhole) ends
+// every connection and goroutine (startProxy's cleanup counts them).
+func TestCloseEndsEverything(t *testing.T) {
+	p, err := New(Config{Upstream: echoServer(t), RTT: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	for range 10 {
+		c, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+	}
+	p.Blackhole(time.Hour)
+	for _, c := range conns {
+		if _, err := c.Write([]byte("held")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p.Stats().Accepted < 10 {
+		time.Sleep(time.Millisecond)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range conns {
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if n, err := c.Read(make([]byte, 8)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("connection %d after Close: read %d bytes, %v", i, n, err)
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Errorf("a second Close: %v", err)
+	}
+	if _, err := net.DialTimeout("tcp", p.Addr(), time.Second); err == nil {
+		t.Error("the proxy still accepts after Close")
+	}
+	waitGoroutines(t)
+}
+
+// TestUnreachableUpstreamResetsTheClient: a client of a proxy whose server is gone is reset
+// (as by a refused connection), and counted.
+func TestUnreachableUpstreamResetsTheClient(t *testing.T) {
+	checkNoProxyLeft(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := ln.Addr().String()
+	ln.Close()
+	p := startProxy(t, Config{Upstream: gone})
+	c, err := net.Dial("tcp", p.Addr())
+	if err == nil { // (the reset may come before the connect returns)
+		defer c.Close()
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err = c.Read(make([]byte, 1))
+	}
+	if !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("got %v, want ECONNRESET", err)
+	}
+	if st := p.Stats(); st.DialFailed != 1 || st.Live != 0 {
+		t.Errorf("stats: %+v", st)
+	}
+}
