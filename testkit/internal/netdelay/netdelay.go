@@ -132,8 +132,14 @@ func New(cfg Config) (*Proxy, error) {
 	return p, nil
 }
 
-// Addr is the proxy's host:port, to put in place of the upstream's in a connection string.
-func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+// Addr is the proxy's host:port, to put in place of the upstream's in a connection string
+// ("" on a nil Proxy: no proxy, connect directly).
+func (p *Proxy) Addr() string {
+	if p == nil {
+		return ""
+	}
+	return p.ln.Addr().String()
+}
 
 // Upstream is the server's address the proxy dials.
 func (p *Proxy) Upstream() string { return p.cfg.Upstream }

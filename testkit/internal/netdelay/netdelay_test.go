@@ -78,9 +78,9 @@ func checkNoProxyLeft(t testing.TB) {
 	t.Cleanup(func() { waitGoroutines(t) })
 }
 
-// pgPool opens a pool on the test server through addr: the host and port of the parsed
-// configuration replaced, as the engine does (TLS keeps the server's name).
-func pgPool(t testing.TB, addr string, conns int32) *pgxpool.Pool {
+// pgPool opens a pool on the test server through addr ("": direct): the host and port of
+// the parsed configuration replaced, as the engine does (TLS keeps the server's name).
+func pgPool(t testing.TB, addr string, conns int32, tune ...func(*pgxpool.Config)) *pgxpool.Pool {
 	t.Helper()
 	cfg, err := pgxpool.ParseConfig(testdb.Server(t).DSN())
 	if err != nil {
@@ -94,6 +94,9 @@ func pgPool(t testing.TB, addr string, conns int32) *pgxpool.Pool {
 	cfg.MaxConns, cfg.MinConns = conns, 0
 	// No liveness ping on acquire: a test sees what a reset did to a pooled connection.
 	cfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false }
+	for _, f := range tune {
+		f(cfg)
+	}
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

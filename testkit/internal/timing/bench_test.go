@@ -3,6 +3,7 @@ package timing
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -16,11 +17,18 @@ var benchRates = []int{10, 1_000, 10_000, 100_000}
 // BenchmarkSleepUntil waits on one Timer on a metronome of the given rate (deadline i is the
 // start plus i periods, so a late wake-up shortens the next wait, as in a schedule) and
 // reports how late each wait returned (p50, p99, max) and the process's CPU per wall second
-// (cpu_%core: 100 is one core busy). "go" is the same metronome on time.Sleep, for the
-// comparison. An iteration is one wait: run 10/s with -benchtime 10s or more.
+// (cpu_%core: 100 is one core busy). "timer-noearly" is a Timer that does not wake early
+// (MaxEarly 0), "go" the same metronome on time.Sleep, for the comparison. An iteration is one wait: run 10/s with -benchtime 10s or more.
 func BenchmarkSleepUntil(b *testing.B) {
 	for _, rate := range benchRates {
 		b.Run(fmt.Sprintf("timer/rate=%d", rate), func(b *testing.B) {
+			tm := NewTimer()
+			defer tm.Close()
+			metronome(b, rate, 1, func(ctx context.Context, d time.Time) { _ = tm.SleepUntil(ctx, d) })
+		})
+		b.Run(fmt.Sprintf("timer-noearly/rate=%d", rate), func(b *testing.B) {
+			defer func(m time.Duration) { MaxEarly = m }(MaxEarly)
+			MaxEarly = 0
 			tm := NewTimer()
 			defer tm.Close()
 			metronome(b, rate, 1, func(ctx context.Context, d time.Time) { _ = tm.SleepUntil(ctx, d) })
@@ -93,4 +101,37 @@ func metronome(b *testing.B, rate, waiters int, wait func(context.Context, time.
 	b.ReportMetric(100*float64(over)/float64(len(all)), "over1ms_%")
 	b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "cpu_%core")
 	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkSleepUntilBusy is BenchmarkSleepUntil at 1,000/s while GOMAXPROCS goroutines
+// keep every processor busy (each yields in a loop, so the run queues are never empty): the
+// case where Go looks at its network poller, and so at a Timer's kernel timer, only from
+// sysmon, while its own timers are checked on every scheduling.
+func BenchmarkSleepUntilBusy(b *testing.B) {
+	for _, kind := range []string{"timer", "go"} {
+		b.Run(kind, func(b *testing.B) {
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			for range runtime.GOMAXPROCS(0) {
+				wg.Go(func() {
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+							runtime.Gosched()
+						}
+					}
+				})
+			}
+			defer func() { close(stop); wg.Wait() }()
+			tm := NewTimer()
+			defer tm.Close()
+			wait := func(ctx context.Context, d time.Time) { _ = tm.SleepUntil(ctx, d) }
+			if kind == "go" {
+				wait = func(_ context.Context, d time.Time) { time.Sleep(time.Until(d)) }
+			}
+			metronome(b, 1000, 1, wait)
+		})
+	}
 }

@@ -1,0 +1,148 @@
+package netdelay
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hotspotkit/hotspotkit/testkit/internal/timing"
+)
+
+// benchRTTs are the round trips the round-trip benchmark sets; -1 is no proxy at all.
+var benchRTTs = []time.Duration{-1, 0, 200 * time.Microsecond, time.Millisecond}
+
+func rttName(rtt time.Duration) string {
+	if rtt < 0 {
+		return "direct"
+	}
+	return "rtt=" + rtt.String()
+}
+
+// BenchmarkRoundTrip times one SELECT 1 (PostgreSQL) or PING (Redis) at a time on one
+// connection, direct and through a proxy of each round trip, and reports the round trip's
+// p50 and p99 and what the proxy says it held (hold_p50_µs: Up plus Down). An iteration is
+// one round trip. Issue 22's bar: 1ms → p50 1.0–1.25 ms; 200µs → 0.2–0.3 ms; 0 → within
+// 0.1 ms of direct.
+func BenchmarkRoundTrip(b *testing.B) {
+	ctx := context.Background()
+	b.Run("postgres", func(b *testing.B) {
+		for _, rtt := range benchRTTs {
+			b.Run(rttName(rtt), func(b *testing.B) {
+				p := benchProxy(b, pgUpstream(b), rtt)
+				conn, err := pgPool(b, p.Addr(), 1).Acquire(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer conn.Release()
+				roundTrips(b, p, func() error { _, err := conn.Exec(ctx, "SELECT 1"); return err })
+			})
+		}
+	})
+	b.Run("redis", func(b *testing.B) {
+		srv := redisServer(b)
+		for _, rtt := range benchRTTs {
+			b.Run(rttName(rtt), func(b *testing.B) {
+				p := benchProxy(b, srv.Addr(), rtt)
+				rdb := redisClient(b, srv, p.Addr())
+				roundTrips(b, p, func() error { return rdb.Ping(ctx).Err() })
+			})
+		}
+	})
+}
+
+// benchProxy is a proxy of rtt to upstream, or nil for rtt < 0 (direct).
+func benchProxy(b *testing.B, upstream string, rtt time.Duration) *Proxy {
+	if rtt < 0 {
+		return nil
+	}
+	return startProxy(b, Config{Upstream: upstream, RTT: rtt})
+}
+
+func roundTrips(b *testing.B, p *Proxy, trip func() error) {
+	for range 10 { // connect and warm up
+		if err := trip(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	took := make([]time.Duration, 0, b.N)
+	for b.Loop() {
+		start := time.Now()
+		if err := trip(); err != nil {
+			b.Fatal(err)
+		}
+		took = append(took, time.Since(start))
+	}
+	slices.Sort(took)
+	q := func(p float64) float64 { return float64(took[int(p*float64(len(took)-1))]) / 1e3 }
+	b.ReportMetric(q(0.5), "p50_µs")
+	b.ReportMetric(q(0.99), "p99_µs")
+	if p != nil {
+		st := p.Stats()
+		b.ReportMetric(float64((st.Up.Hold.ValueAtQuantile(50) + st.Down.Hold.ValueAtQuantile(50)).Microseconds()), "hold_p50_µs")
+	}
+}
+
+// BenchmarkThroughput runs a small transaction (BEGIN; UPDATE a random one of 10,000 rows;
+// COMMIT, synchronous_commit off so that the round trips and not the WAL flush bound it) on a
+// 16-connection pgx pool from 16 goroutines, direct and through a proxy at zero delay, and
+// reports transactions per second and the process's CPU per wall second. Issue 22 allows
+// the proxy at zero delay 10% of throughput. Run with -count to alternate them.
+func BenchmarkThroughput(b *testing.B) {
+	ctx := context.Background()
+	setup := pgPool(b, "", 1)
+	if _, err := setup.Exec(ctx, `DROP TABLE IF EXISTS netdelay_bench;
+		CREATE TABLE netdelay_bench (id int PRIMARY KEY, n bigint NOT NULL);
+		INSERT INTO netdelay_bench SELECT g, 0 FROM generate_series(1, 10000) g`); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _, _ = setup.Exec(ctx, "DROP TABLE netdelay_bench") })
+	for _, via := range []string{"direct", "proxy"} {
+		b.Run(via, func(b *testing.B) {
+			var p *Proxy
+			if via == "proxy" {
+				p = startProxy(b, Config{Upstream: pgUpstream(b)})
+			}
+			pool := pgPool(b, p.Addr(), 16, func(c *pgxpool.Config) {
+				c.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+			})
+			warm(b, pool)
+			b.SetParallelism(8) // 16 goroutines on 2 cores
+			cpu0, wall0 := timing.CPUTime(), time.Now()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+						_, err := tx.Exec(ctx, "UPDATE netdelay_bench SET n = n + 1 WHERE id = $1", 1+rand.IntN(10000))
+						return err
+					}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			wall := time.Since(wall0)
+			b.ReportMetric(float64(b.N)/wall.Seconds(), "tx/s")
+			b.ReportMetric(100*(timing.CPUTime()-cpu0).Seconds()/wall.Seconds(), "cpu_%core")
+		})
+	}
+}
+
+// warm opens every connection of the pool before the clock starts.
+func warm(b *testing.B, pool *pgxpool.Pool) {
+	conns := make([]*pgxpool.Conn, 0, pool.Config().MaxConns)
+	for range pool.Config().MaxConns {
+		c, err := pool.Acquire(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	for _, c := range conns {
+		c.Release()
+	}
+}
