@@ -18,26 +18,25 @@ var benchRates = []int{10, 1_000, 10_000, 100_000}
 // start plus i periods, so a late wake-up shortens the next wait, as in a schedule) and
 // reports how late each wait returned (p50, p99, max) and the process's CPU per wall second
 // (cpu_%core: 100 is one core busy). "timer-noearly" is a Timer that does not wake early
-// (MaxEarly 0), "go" the same metronome on time.Sleep, for the comparison. An iteration is one wait: run 10/s with -benchtime 10s or more.
+// (MaxEarly 0), "go" the same metronome on time.Sleep, for the comparison. An iteration is
+// one wait: run 10/s with -benchtime 10s or more.
 func BenchmarkSleepUntil(b *testing.B) {
 	for _, rate := range benchRates {
 		b.Run(fmt.Sprintf("timer/rate=%d", rate), func(b *testing.B) {
-			tm := NewTimer()
-			defer tm.Close()
-			metronome(b, rate, 1, func(ctx context.Context, d time.Time) { _ = tm.SleepUntil(ctx, d) })
+			metronome(b, rate, 1, nil)
 		})
 		b.Run(fmt.Sprintf("timer-noearly/rate=%d", rate), func(b *testing.B) {
 			defer func(m time.Duration) { MaxEarly = m }(MaxEarly)
 			MaxEarly = 0
-			tm := NewTimer()
-			defer tm.Close()
-			metronome(b, rate, 1, func(ctx context.Context, d time.Time) { _ = tm.SleepUntil(ctx, d) })
+			metronome(b, rate, 1, nil)
 		})
 		b.Run(fmt.Sprintf("go/rate=%d", rate), func(b *testing.B) {
-			metronome(b, rate, 1, func(_ context.Context, d time.Time) { time.Sleep(time.Until(d)) })
+			metronome(b, rate, 1, goSleep)
 		})
 	}
 }
+
+func goSleep(_ context.Context, d time.Time) { time.Sleep(time.Until(d)) }
 
 // BenchmarkSleepUntilWaiters is BenchmarkSleepUntil with the rate shared by 100 goroutines,
 // each on its own Timer (a proxy with many connections).
@@ -125,11 +124,9 @@ func BenchmarkSleepUntilBusy(b *testing.B) {
 				})
 			}
 			defer func() { close(stop); wg.Wait() }()
-			tm := NewTimer()
-			defer tm.Close()
-			wait := func(ctx context.Context, d time.Time) { _ = tm.SleepUntil(ctx, d) }
+			var wait func(context.Context, time.Time)
 			if kind == "go" {
-				wait = func(_ context.Context, d time.Time) { time.Sleep(time.Until(d)) }
+				wait = goSleep
 			}
 			metronome(b, 1000, 1, wait)
 		})
