@@ -56,6 +56,25 @@ func TestCancelEndsAWait(t *testing.T) {
 	}
 }
 
+// TestShortWaitsNeverHang runs thousands of waits just above SpinBelow, where the kernel timer
+// can fire before the waiter parks: a wake-up lost in that window would hang the wait.
+func TestShortWaitsNeverHang(t *testing.T) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tm := NewTimer()
+		defer tm.Close()
+		for i := range 5000 {
+			_ = tm.SleepUntil(context.Background(), time.Now().Add(SpinBelow+time.Duration(i%50)*time.Microsecond))
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("5000 short waits did not end in 2 minutes: a wake-up was lost")
+	}
+}
+
 func TestCancelledContextReturnsAtOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
