@@ -3,6 +3,7 @@ package netdelay
 import (
 	"context"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -87,48 +88,76 @@ func roundTrips(b *testing.B, p *Proxy, trip func() error) {
 	}
 }
 
-// BenchmarkThroughput runs a small transaction (BEGIN; UPDATE a random one of 10,000 rows;
-// COMMIT, synchronous_commit off so that the round trips and not the WAL flush bound it) on a
-// 16-connection pgx pool from 16 goroutines, direct and through a proxy at zero delay, and
-// reports transactions per second and the process's CPU per wall second. Issue 22 allows
-// the proxy at zero delay 10% of throughput. Run with -count to alternate them.
+// throughputShapes are the transactions BenchmarkThroughput runs: "small" is round-trip
+// bound (BEGIN; UPDATE a random one of 10,000 rows; COMMIT, synchronous_commit off, 16
+// connections), the proxy's worst case; "counter" is the counter suite's shape (BEGIN;
+// INSERT; the same 4 hot rows UPDATEd; COMMIT, durable, 64 connections), bound by the hot
+// rows' locks as the suites are.
+var throughputShapes = []struct {
+	name       string
+	conns      int32
+	syncCommit string
+	tx         func(context.Context, pgx.Tx) error
+}{
+	{"small", 16, "off", func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, "UPDATE netdelay_bench SET n = n + 1 WHERE id = $1", 1+rand.IntN(10000))
+		return err
+	}},
+	{"counter", 64, "on", func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "INSERT INTO netdelay_bench_log (n) VALUES (1)"); err != nil {
+			return err
+		}
+		for id := 1; id <= 4; id++ {
+			if _, err := tx.Exec(ctx, "UPDATE netdelay_bench SET n = n + 1 WHERE id = $1", id); err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
+}
+
+// BenchmarkThroughput runs each of throughputShapes on a pgx pool from as many goroutines as
+// connections, direct and through a proxy at zero delay, and reports transactions per second
+// and the process's CPU per wall second. Issue 22 allows the proxy at zero delay 10% of the
+// throughput. Alternate them by running one at a time (-bench Throughput/tx=counter/direct,
+// then .../proxy, and again).
 func BenchmarkThroughput(b *testing.B) {
 	ctx := context.Background()
 	setup := pgPool(b, "", 1)
-	if _, err := setup.Exec(ctx, `DROP TABLE IF EXISTS netdelay_bench;
+	if _, err := setup.Exec(ctx, `DROP TABLE IF EXISTS netdelay_bench, netdelay_bench_log;
 		CREATE TABLE netdelay_bench (id int PRIMARY KEY, n bigint NOT NULL);
+		CREATE TABLE netdelay_bench_log (id bigserial PRIMARY KEY, n bigint NOT NULL);
 		INSERT INTO netdelay_bench SELECT g, 0 FROM generate_series(1, 10000) g`); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _, _ = setup.Exec(ctx, "DROP TABLE netdelay_bench") })
-	for _, via := range []string{"direct", "proxy"} {
-		b.Run(via, func(b *testing.B) {
-			var p *Proxy
-			if via == "proxy" {
-				p = startProxy(b, Config{Upstream: pgUpstream(b)})
-			}
-			pool := pgPool(b, p.Addr(), 16, func(c *pgxpool.Config) {
-				c.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
-			})
-			warm(b, pool)
-			b.SetParallelism(8) // 16 goroutines on 2 cores
-			cpu0, wall0 := timing.CPUTime(), time.Now()
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-						_, err := tx.Exec(ctx, "UPDATE netdelay_bench SET n = n + 1 WHERE id = $1", 1+rand.IntN(10000))
-						return err
-					}); err != nil {
-						b.Error(err)
-						return
-					}
+	b.Cleanup(func() { _, _ = setup.Exec(ctx, "DROP TABLE netdelay_bench, netdelay_bench_log") })
+	for _, shape := range throughputShapes {
+		for _, via := range []string{"direct", "proxy"} {
+			b.Run("tx="+shape.name+"/"+via, func(b *testing.B) {
+				var p *Proxy
+				if via == "proxy" {
+					p = startProxy(b, Config{Upstream: pgUpstream(b)})
 				}
+				pool := pgPool(b, p.Addr(), shape.conns, func(c *pgxpool.Config) {
+					c.ConnConfig.RuntimeParams["synchronous_commit"] = shape.syncCommit
+				})
+				warm(b, pool)
+				b.SetParallelism(int(shape.conns) / runtime.GOMAXPROCS(0))
+				cpu0, wall0 := timing.CPUTime(), time.Now()
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error { return shape.tx(ctx, tx) }); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+				wall := time.Since(wall0)
+				b.ReportMetric(float64(b.N)/wall.Seconds(), "tx/s")
+				b.ReportMetric(100*(timing.CPUTime()-cpu0).Seconds()/wall.Seconds(), "cpu_%core")
 			})
-			wall := time.Since(wall0)
-			b.ReportMetric(float64(b.N)/wall.Seconds(), "tx/s")
-			b.ReportMetric(100*(timing.CPUTime()-cpu0).Seconds()/wall.Seconds(), "cpu_%core")
-		})
+		}
 	}
 }
 
