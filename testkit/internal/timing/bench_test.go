@@ -18,7 +18,7 @@ var benchRates = []int{10, 1_000, 10_000, 100_000}
 // start plus i periods, so a late wake-up shortens the next wait, as in a schedule) and
 // reports how late each wait returned (p50, p99, max) and the process's CPU per wall second
 // (cpu_%core: 100 is one core busy). "timer-noearly" is a Timer that does not wake early
-// (MaxEarly 0), "go" the same metronome on time.Sleep, for the comparison. An iteration is
+// (maxEarly 0), "go" the same metronome on time.Sleep, for the comparison. An iteration is
 // one wait: run 10/s with -benchtime 10s or more.
 func BenchmarkSleepUntil(b *testing.B) {
 	for _, rate := range benchRates {
@@ -26,8 +26,8 @@ func BenchmarkSleepUntil(b *testing.B) {
 			metronome(b, rate, 1, nil)
 		})
 		b.Run(fmt.Sprintf("timer-noearly/rate=%d", rate), func(b *testing.B) {
-			defer func(m time.Duration) { MaxEarly = m }(MaxEarly)
-			MaxEarly = 0
+			defer func(m time.Duration) { maxEarly = m }(maxEarly)
+			maxEarly = 0
 			metronome(b, rate, 1, nil)
 		})
 		b.Run(fmt.Sprintf("go/rate=%d", rate), func(b *testing.B) {

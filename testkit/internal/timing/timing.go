@@ -7,10 +7,14 @@
 // (a timerfd, an hrtimer with no slack) and parks its goroutine on that descriptor in Go's
 // network poller: the thread the poller sleeps in wakes when the kernel timer fires, a few
 // tens of microseconds after it, and no thread is held or spun meanwhile. The Timer learns
-// that wake-up latency and sets the kernel timer that much early (at most MaxEarly), then
-// yields the processor (runtime.Gosched) through the last few µs. Waits shorter than
-// SpinBelow, where a kernel round trip would cost more than it saves, are yielded through
-// whole.
+// that wake-up latency and sets the kernel timer that much early (at most 50 µs), then
+// yields the processor (runtime.Gosched) through the last few µs. Waits shorter than 30 µs,
+// where a kernel round trip would cost more than it saves, are yielded through whole.
+//
+// Where Go looks at its poller bounds the precision: when every processor of the process
+// is busy and its run queues never empty, Go polls only from its monitor thread (every few
+// ms), and a Timer is as late as a socket's reply would be. A process that mostly waits on
+// the network, as a load generator does, keeps it within tens of µs.
 //
 // It must not know what it is timing: a deadline is a time.Time, cancellation is a context.
 package timing
@@ -23,18 +27,18 @@ import (
 	"time"
 )
 
-// SpinBelow: a wait shorter than this is spent yielding (runtime.Gosched) rather than on a
+// spinBelow: a wait shorter than this is spent yielding (runtime.Gosched) rather than on a
 // kernel timer. It is about a kernel timer's wake-up latency on an idle machine, so the
 // yield is both more precise and no dearer than the round trip through the kernel. At
 // rates where most gaps are shorter (tens of thousands of waits a second) the waiter is
 // busy anyway.
-const SpinBelow = 30 * time.Microsecond
+const spinBelow = 30 * time.Microsecond
 
-// MaxEarly caps how long before a deadline a Timer has its kernel timer fire, to yield the
+// maxEarly caps how long before a deadline a Timer has its kernel timer fire, to yield the
 // rest: it learns its wake-up latency (about 20–60 µs on an idle machine) and wakes that
 // much early, so a wait ends within a few µs of its deadline, at a cost of a few µs of
 // yielding per wait. A var so a benchmark can turn it off.
-var MaxEarly = 50 * time.Microsecond
+var maxEarly = 50 * time.Microsecond
 
 const earlyStep = 2 * time.Microsecond
 
@@ -88,7 +92,7 @@ func (t *Timer) SleepUntil(ctx context.Context, deadline time.Time) error {
 		switch {
 		case wait <= 0:
 			return nil
-		case wait < SpinBelow || wait <= t.early:
+		case wait < spinBelow || wait <= t.early:
 			runtime.Gosched()
 			continue
 		}
@@ -111,8 +115,8 @@ func (t *Timer) SleepUntil(ctx context.Context, deadline time.Time) error {
 // few µs before the deadline and yield the rest, half a few µs after it.
 func (t *Timer) learn(latency time.Duration) {
 	switch {
-	case latency > t.early && t.early < MaxEarly:
-		t.early = min(t.early+earlyStep, MaxEarly)
+	case latency > t.early && t.early < maxEarly:
+		t.early = min(t.early+earlyStep, maxEarly)
 	case latency < t.early:
 		t.early = max(t.early-earlyStep, 0)
 	}

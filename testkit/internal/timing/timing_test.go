@@ -56,7 +56,7 @@ func TestCancelEndsAWait(t *testing.T) {
 	}
 }
 
-// TestShortWaitsNeverHang runs thousands of waits just above SpinBelow, where the kernel timer
+// TestShortWaitsNeverHang runs thousands of waits just above spinBelow, where the kernel timer
 // can fire before the waiter parks: a wake-up lost in that window would hang the wait.
 func TestShortWaitsNeverHang(t *testing.T) {
 	done := make(chan struct{})
@@ -65,7 +65,7 @@ func TestShortWaitsNeverHang(t *testing.T) {
 		tm := NewTimer()
 		defer tm.Close()
 		for i := range 5000 {
-			_ = tm.SleepUntil(context.Background(), time.Now().Add(SpinBelow+time.Duration(i%50)*time.Microsecond))
+			_ = tm.SleepUntil(context.Background(), time.Now().Add(spinBelow+time.Duration(i%50)*time.Microsecond))
 		}
 	}()
 	select {
