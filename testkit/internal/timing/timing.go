@@ -12,8 +12,8 @@
 // where a kernel round trip would cost more than it saves, are yielded through whole.
 //
 // Where Go looks at its poller bounds the precision: when every processor of the process
-// is busy and its run queues never empty, Go polls only from its monitor thread (every few
-// ms), and a Timer is as late as a socket's reply would be. A process that mostly waits on
+// is busy and its run queues never empty, Go polls only from its monitor thread (after 10 ms
+// without a poll), and a Timer is as late as a socket's reply would be. A process that mostly waits on
 // the network, as a load generator does, keeps it within tens of µs.
 //
 // It must not know what it is timing: a deadline is a time.Time, cancellation is a context.
