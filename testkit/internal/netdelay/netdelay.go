@@ -149,7 +149,7 @@ func (p *Proxy) Upstream() string { return p.cfg.Upstream }
 // delay again but wait behind the ones before them: order is kept.
 func (p *Proxy) Delay(extra, window time.Duration) error {
 	if extra < 0 || window < 0 || extra > MaxRTT {
-		return fmt.Errorf("netdelay: a delay of %s for %s: want 0..%s for a window of at least 0", extra, window, MaxRTT)
+		return fmt.Errorf("netdelay: a delay of %s for %s: the delay must be 0 to %s and the window not negative", extra, window, MaxRTT)
 	}
 	p.update(func(np *path) { np.extra, np.extraUntil = extra, time.Now().Add(window) })
 	return nil
@@ -164,7 +164,7 @@ func (p *Proxy) Delay(extra, window time.Duration) error {
 // dialled, and hang with the rest.
 func (p *Proxy) Blackhole(window time.Duration) error {
 	if window < 0 {
-		return fmt.Errorf("netdelay: a blackhole of %s: want a window of at least 0", window)
+		return fmt.Errorf("netdelay: a blackhole of %s: the window must not be negative", window)
 	}
 	until := time.Now().Add(window)
 	p.update(func(np *path) {
