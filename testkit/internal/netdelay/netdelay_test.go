@@ -203,6 +203,21 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
+func TestControlErrors(t *testing.T) {
+	checkNoProxyLeft(t)
+	p := startProxy(t, Config{Upstream: echoServer(t)})
+	for name, err := range map[string]error{
+		"negative delay":  p.Delay(-time.Millisecond, time.Second),
+		"delay above cap": p.Delay(2*MaxRTT, time.Second),
+		"negative window": p.Delay(time.Millisecond, -time.Second),
+		"negative hole":   p.Blackhole(-time.Second),
+	} {
+		if err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
 // TestJitterKeepsOrder sends numbered lines through a jittered proxy to an echo server, as
 // fast as they go and from several connections at once: every byte comes back, in order.
 func TestJitterKeepsOrder(t *testing.T) {
