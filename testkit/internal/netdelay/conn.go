@@ -74,8 +74,8 @@ const (
 
 var bufs = sync.Pool{New: func() any { b := make([]byte, bufSize); return &b }}
 
-// chunk is what one read took (or the end of the stream, when buf is nil), with when it was
-// read and when it is due.
+// chunk is what one read took (or the end of the stream, when buf is nil), with when the
+// kernel received it and when it is due.
 type chunk struct {
 	buf       *[]byte
 	n         int
@@ -90,7 +90,7 @@ func (ch *chunk) free() {
 }
 
 // line is one direction of a connection: the reader stamps each chunk with its due time
-// (read time plus the one-way delay, never before the chunk ahead of it) and hands it to the
+// (arrival plus the one-way delay, never before the chunk ahead of it) and hands it to the
 // writer, which holds it until then. With nothing to hold (no delay, nothing queued, no
 // blackhole) the reader writes it itself: at zero delay the proxy is a plain copy.
 type line struct {
@@ -108,12 +108,16 @@ type line struct {
 
 func (l *line) read() {
 	defer close(l.q)
+	src, err := newRxReader(l.src)
+	if err != nil {
+		l.c.close(true)
+		return
+	}
 	for {
 		bp := bufs.Get().(*[]byte)
-		n, err := l.src.Read(*bp)
-		now := time.Now()
+		n, at, err := src.read(*bp)
 		if n > 0 {
-			if !l.forward(chunk{buf: bp, n: n, read: now}) {
+			if !l.forward(chunk{buf: bp, n: n, read: at}) {
 				return
 			}
 		} else {
@@ -122,7 +126,7 @@ func (l *line) read() {
 		switch {
 		case err == nil:
 		case errors.Is(err, io.EOF):
-			l.forward(chunk{read: now})
+			l.forward(chunk{read: at})
 			return
 		default:
 			// The peer reset or the connection was closed: reset the other side too.
@@ -141,7 +145,7 @@ func (l *line) forward(ch chunk) bool {
 		ch.due = l.lastDue
 	}
 	l.lastDue = ch.due
-	if !ch.due.After(ch.read) && !pa.blackholed(ch.read) && l.queued.Load() == 0 {
+	if now := time.Now(); !ch.due.After(now) && !pa.blackholed(now) && l.queued.Load() == 0 {
 		return l.deliver(&ch)
 	}
 	l.queued.Add(1)

@@ -236,10 +236,9 @@ type Stats struct {
 type DirectionStats struct {
 	// Bytes and Chunks delivered (a chunk is what one read took).
 	Bytes, Chunks int64
-	// Hold is, per chunk, the time from the read that took it to the end of the write that
-	// delivered it: the one-way delay the proxy added, its own cost included (not the wake-up
-	// of its reader, which happens before the read returns). Hold of Up plus Hold of Down is
-	// the round trip it adds.
+	// Hold is, per chunk, the time from its arrival (the kernel's receive time) to the end of
+	// the write that delivered it: the one-way delay the proxy added, its own cost included.
+	// Hold of Up plus Hold of Down is the round trip it adds.
 	Hold *hist.Histogram
 	// Late is, per chunk that had a delay to keep, how long after its due time it was
 	// delivered: the proxy's own error.
