@@ -259,6 +259,36 @@ func TestJitterKeepsOrder(t *testing.T) {
 	}
 }
 
+// TestCarryingAllocatesNothing: once a connection is up, a round trip through the proxy,
+// delayed or not, allocates nothing (the echo server and this client allocate nothing either).
+func TestCarryingAllocatesNothing(t *testing.T) {
+	checkNoProxyLeft(t)
+	echo := echoServer(t)
+	for _, rtt := range []time.Duration{0, 200 * time.Microsecond} {
+		p := startProxy(t, Config{Upstream: echo, RTT: rtt})
+		c, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		b := []byte{'x'}
+		trip := func() {
+			if _, err := c.Write(b); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.ReadFull(c, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 10 {
+			trip()
+		}
+		if n := testing.AllocsPerRun(100, trip); n != 0 {
+			t.Errorf("RTT %s: a round trip allocates %.1f times", rtt, n)
+		}
+	}
+}
+
 // TestDelayNeverEarly: through a proxy of round trip D (jitter J) no SELECT 1 or PING comes
 // back sooner than D−J, and a Delay adds its extra for its window only.
 func TestDelayNeverEarly(t *testing.T) {

@@ -17,6 +17,10 @@ type timerfd struct {
 	fd   int
 	file *os.File
 	rc   syscall.RawConn
+	// read is the read of the expiry count the poller retries, built once (a closure per
+	// wait would allocate).
+	read func(fd uintptr) bool
+	buf  [8]byte
 	// mu keeps fireNow, which a context's cancellation calls from another goroutine, off a
 	// descriptor close has released (its number could already name another file).
 	mu     sync.Mutex
@@ -35,7 +39,12 @@ func newWaiter() waiter {
 		f.Close()
 		return newGoTimer()
 	}
-	return &timerfd{fd: fd, file: f, rc: rc}
+	k := &timerfd{fd: fd, file: f, rc: rc}
+	k.read = func(fd uintptr) bool {
+		_, err := unix.Read(int(fd), k.buf[:])
+		return err != unix.EAGAIN && err != unix.EINTR
+	}
+	return k
 }
 
 // arm sets the timer to fire after d (d > 0), replacing any earlier setting and clearing an
@@ -47,11 +56,7 @@ func (k *timerfd) arm(d time.Duration) {
 
 // wait blocks until the timer fires (or fireNow is called).
 func (k *timerfd) wait() {
-	var buf [8]byte
-	_ = k.rc.Read(func(fd uintptr) bool {
-		_, err := unix.Read(int(fd), buf[:])
-		return err != unix.EAGAIN && err != unix.EINTR
-	})
+	_ = k.rc.Read(k.read)
 }
 
 func (k *timerfd) fireNow() {

@@ -130,6 +130,19 @@ func TestCloseWhileCancelling(t *testing.T) {
 	}
 }
 
+func TestAWaitAllocatesNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tm := NewTimer()
+	defer tm.Close()
+	_ = tm.SleepUntil(ctx, time.Now().Add(time.Millisecond)) // binds ctx once
+	if n := testing.AllocsPerRun(200, func() {
+		_ = tm.SleepUntil(ctx, time.Now().Add(100*time.Microsecond))
+	}); n != 0 {
+		t.Errorf("a wait on a kept Timer allocates %.1f times", n)
+	}
+}
+
 // waitGoroutines fails the test when the goroutine count does not come back to before.
 func waitGoroutines(t *testing.T, before int) {
 	t.Helper()
