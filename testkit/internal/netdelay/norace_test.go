@@ -1,0 +1,5 @@
+//go:build !race
+
+package netdelay
+
+const raceEnabled = false
