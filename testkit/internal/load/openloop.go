@@ -145,9 +145,8 @@ func (r *runner) runOpen(ctx context.Context) {
 // ends a wait within a few µs of its deadline on an idle machine, where Go's timers round a
 // sub-millisecond wait up to about a millisecond; gaps of a few tens of µs are yielded
 // through), so it holds its schedule at 10/s as at 100k/s and costs no core between
-// arrivals. When every worker is busy and
-// the buffer full, the send waits; the arrivals behind it are late, and their lateness
-// counts in their latency.
+// arrivals. When every worker is busy and the buffer full, the send waits; the arrivals
+// behind it are late, and their lateness counts in their latency.
 func (r *runner) dispatch(out chan<- time.Duration) {
 	defer close(out)
 	o := r.open
