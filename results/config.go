@@ -131,6 +131,17 @@ type RunConfig struct {
 	// FaultEveryMs is a soak's rotating fault interval (0: no soak).
 	FaultEveryMs float64 `json:"fault_every_ms,omitempty" flag:"fault-every" shapes:"yes"`
 
+	// DBRTTMs is the round trip added to the service's connections to PostgreSQL (--db-rtt,
+	// or the run's --rtt-levels rung), DBRTTJitterMs its spread; RedisRTTMs and
+	// RedisRTTJitterMs the same to Redis. Each round trip a transaction makes while it holds a
+	// hot row's lock adds to every other writer's wait, so the delay shapes the work.
+	DBRTTMs          float64 `json:"db_rtt_ms,omitempty" flag:"db-rtt" shapes:"yes"`
+	DBRTTJitterMs    float64 `json:"db_rtt_jitter_ms,omitempty" flag:"db-rtt-jitter" shapes:"yes"`
+	RedisRTTMs       float64 `json:"redis_rtt_ms,omitempty" flag:"redis-rtt" shapes:"yes"`
+	RedisRTTJitterMs float64 `json:"redis_rtt_jitter_ms,omitempty" flag:"redis-rtt-jitter" shapes:"yes"`
+	// RTTLevelsMs is the RTT ladder of the invocation; each run records its own in DBRTTMs.
+	RTTLevelsMs []float64 `json:"rtt_levels_ms,omitempty" flag:"rtt-levels" shapes:"no"`
+
 	// ManagedPostgres is true when the invocation started its own server, false on
 	// --postgres-url: a shared server is not the same work.
 	ManagedPostgres bool `json:"managed_postgres" flag:"-" shapes:"yes"`
@@ -301,6 +312,9 @@ func (c RunConfig) Canonical() RunConfig {
 	}
 	if len(c.Rates) == 0 {
 		c.Rates = nil
+	}
+	if len(c.RTTLevelsMs) == 0 {
+		c.RTTLevelsMs = nil
 	}
 	if len(c.Suite) == 0 {
 		c.Suite = nil

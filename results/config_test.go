@@ -34,12 +34,12 @@ func TestSettingsSayWhetherTheyShape(t *testing.T) {
 	for _, k := range []string{"requests", "concurrency", "duration_ms", "warmup_ms", "max_connections", "flush_batch_size",
 		"flush_interval_ms", "monitor_interval_ms", "hot_keys", "unsafe_no_fsync", "queue_capacity", "queue_workers",
 		"queue_full", "queue_retries", "drain_timeout_ms", "managed_postgres", "queue_backend", "redis", "faults",
-		"max_tries", "rate", "slots", "slot_pick", "fault_every_ms"} {
+		"max_tries", "rate", "slots", "slot_pick", "fault_every_ms", "db_rtt_ms", "db_rtt_jitter_ms", "redis_rtt_ms"} {
 		if !shapes(k) {
 			t.Errorf("%s shapes a run and must take part in matching", k)
 		}
 	}
-	if got := results.NonShapingKeys(); !slices.IsSorted(got) || len(got) != 17 {
+	if got := results.NonShapingKeys(); !slices.IsSorted(got) || len(got) != 18 {
 		t.Errorf("non-shaping keys %q", got)
 	}
 }

@@ -25,7 +25,11 @@ import (
 //     what it steps over, and each kind has only its own fields), and the samples file opens
 //     with a SamplesHeader; an in-memory queue's run has Queue.FlushTime, where its flushing
 //     time went (absent before: not measured).
-const SchemaVersion = 3
+//  4. The network: the round trips the probes measured (environment.network, a run's
+//     network), a run's rtt_ms and fault_outcome, the config's db_rtt_ms, db_rtt_jitter_ms,
+//     redis_rtt_ms, redis_rtt_jitter_ms and rtt_levels_ms, and RTT ladders (rtt_ladders).
+//     Only additions: a version 3 report reads as one measured over the direct path.
+const SchemaVersion = 4
 
 // Report is one invocation of one suite binary.
 type Report struct {
@@ -44,6 +48,8 @@ type Report struct {
 	Ladders []ConcurrencyLadder `json:"ladders,omitempty"`
 	// SlotLadders holds one slot ladder per mode when --slots-levels was given.
 	SlotLadders []SlotLadder `json:"slot_ladders,omitempty"`
+	// RTTLadders holds one RTT ladder per mode when --rtt-levels was given.
+	RTTLadders []RTTLadder `json:"rtt_ladders,omitempty"`
 	// RateLadders holds one open-loop rate ladder per mode when --rates was given.
 	RateLadders []RateLadder `json:"rate_ladders,omitempty"`
 	// Error is the failure that ended the invocation early, if any.
@@ -78,6 +84,8 @@ type Environment struct {
 	// Calibration is what this machine's PostgreSQL managed on the run's own server before the
 	// first run (nil in reports written before calibration existed).
 	Calibration *Calibration `json:"calibration,omitempty"`
+	// Network is the round trips the probes measured over every run (version 4).
+	Network *Network `json:"network,omitempty"`
 }
 
 // Calibration measures the machine, not the code: reference rates taken once per invocation on
@@ -138,8 +146,15 @@ type Run struct {
 	// persisted records/s over Calibration.BatchedWriteRowsPerSec. EfficiencyBasis names which.
 	Efficiency      float64 `json:"efficiency,omitempty"`
 	EfficiencyBasis string  `json:"efficiency_basis,omitempty"`
-	Interrupted     bool    `json:"interrupted,omitempty"`
-	Error           string  `json:"error,omitempty"`
+	// RTTMs is the round trip the run added to PostgreSQL (--db-rtt, or its --rtt-levels
+	// rung); 0 without (version 4).
+	RTTMs float64 `json:"rtt_ms,omitempty"`
+	// Network is the round trips the run's probes measured (version 4).
+	Network *Network `json:"network,omitempty"`
+	// FaultOutcome is how the requests came through the run's timed faults (version 4).
+	FaultOutcome *FaultOutcome `json:"fault_outcome,omitempty"`
+	Interrupted  bool          `json:"interrupted,omitempty"`
+	Error        string        `json:"error,omitempty"`
 }
 
 // Database is what PostgreSQL's statistics views say a run cost: deltas over the run's measured
@@ -492,6 +507,7 @@ type Summary struct {
 	Level       int               `json:"level,omitempty"`
 	Rate        float64           `json:"rate,omitempty"`
 	Slots       int               `json:"slots,omitempty"`
+	RTTMs       float64           `json:"rtt_ms,omitempty"`
 	Repetitions int               `json:"repetitions"`
 	Verified    bool              `json:"verified"`
 	Metrics     map[string]Spread `json:"metrics"`
@@ -546,6 +562,25 @@ type SlotLevel struct {
 	PersistLagP99Ms float64 `json:"persist_lag_p99_ms,omitempty"`
 	// Knee marks the level named by SlotLadder.KneeSlots.
 	Knee bool `json:"knee,omitempty"`
+}
+
+// RTTLadder is the RTT ladder of one mode (--rtt-levels): what each round trip added to
+// PostgreSQL cost in throughput, latency, lock waits and persist lag.
+type RTTLadder struct {
+	Mode   string     `json:"mode"`
+	Levels []RTTLevel `json:"levels"`
+}
+
+// RTTLevel is one round trip of an RTT ladder.
+type RTTLevel struct {
+	RTTMs float64 `json:"rtt_ms"`
+	LevelFigures
+	// MaxWaiters is the most sessions waiting on a hot table; MaxLockWaitMs the longest lock
+	// wait.
+	MaxWaiters    float64 `json:"max_waiters"`
+	MaxLockWaitMs float64 `json:"max_lock_wait_ms"`
+	// PersistLagP99Ms is the queue's persist lag (queue modes only).
+	PersistLagP99Ms float64 `json:"persist_lag_p99_ms,omitempty"`
 }
 
 // LevelFigures are what every ladder level has: medians over its repetitions.

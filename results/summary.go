@@ -50,6 +50,11 @@ const (
 	// over its slots) during the run (runs with LockMonitor.TotalReadMs only).
 	MetricTotalReadP50Ms = "total_read_p50_ms"
 	MetricTotalReadP99Ms = "total_read_p99_ms"
+	// MetricMaxLockWaitMs is the longest a session waited on a lock; MetricRTTP50Ms and
+	// MetricRTTP99Ms the probe's round trip to PostgreSQL over the service's path.
+	MetricMaxLockWaitMs = "max_lock_wait_ms"
+	MetricRTTP50Ms      = "rtt_p50_ms"
+	MetricRTTP99Ms      = "rtt_p99_ms"
 )
 
 // Knee detection thresholds; see FindKnee.
@@ -118,6 +123,11 @@ func runMetrics(r Run) map[string]float64 {
 		m[MetricTotalReadP50Ms] = read.P50
 		m[MetricTotalReadP99Ms] = read.P99
 	}
+	m[MetricMaxLockWaitMs] = r.LockMonitor.MaxLockWaitMs
+	if n := r.Network; n != nil && n.Postgres != nil && n.Postgres.Probes > 0 {
+		m[MetricRTTP50Ms] = n.Postgres.RTTMs.P50
+		m[MetricRTTP99Ms] = n.Postgres.RTTMs.P99
+	}
 	return m
 }
 
@@ -139,12 +149,12 @@ func Summarize(runs []Run) []Summary {
 	type group struct {
 		mode         string
 		level, slots int
-		rate         float64
+		rate, rtt    float64
 	}
 	var order []group
 	byGroup := make(map[group][]Run)
 	for _, r := range runs {
-		g := group{r.Mode, r.Level, r.Slots, r.Rate}
+		g := group{r.Mode, r.Level, r.Slots, r.Rate, r.RTTMs}
 		if _, ok := byGroup[g]; !ok {
 			order = append(order, g)
 		}
@@ -174,7 +184,7 @@ func SummarizeGroup(mode string, level int, runs []Run) Summary {
 	}
 	s := Summary{Mode: mode, Level: level, Repetitions: len(runs), Verified: verified, Metrics: metrics}
 	if len(runs) > 0 {
-		s.Slots, s.Rate = runs[0].Slots, runs[0].Rate
+		s.Slots, s.Rate, s.RTTMs = runs[0].Slots, runs[0].Rate, runs[0].RTTMs
 	}
 	return s
 }
@@ -259,6 +269,9 @@ func ladderSummaries(mode string, runs []Run, onLadder func(Run) bool) []Summary
 		if a.Slots != b.Slots {
 			return a.Slots < b.Slots
 		}
+		if a.RTTMs != b.RTTMs {
+			return a.RTTMs < b.RTTMs
+		}
 		return a.Rate < b.Rate
 	})
 	return sums
@@ -290,6 +303,23 @@ func BuildSlotLadder(mode string, runs []Run) SlotLadder {
 		}
 	}
 	return SlotLadder{Mode: mode, Levels: levels, KneeSlots: knee}
+}
+
+// BuildRTTLadder builds the RTT ladder of one mode (--rtt-levels): one level per round trip
+// added to PostgreSQL, in increasing order, with the lock waits and the persist lag beside
+// throughput and latency; every run of mode stands on it.
+func BuildRTTLadder(mode string, runs []Run) RTTLadder {
+	sums := ladderSummaries(mode, runs, func(Run) bool { return true })
+	levels := make([]RTTLevel, 0, len(sums))
+	for _, s := range sums {
+		m := s.Metrics
+		levels = append(levels, RTTLevel{RTTMs: s.RTTMs, LevelFigures: levelFigures(m),
+			MaxWaiters:      maxWithPrefix(m, MetricMaxWaitersPrefix),
+			MaxLockWaitMs:   m[MetricMaxLockWaitMs].Median,
+			PersistLagP99Ms: m[MetricPersistLagP99Ms].Median,
+		})
+	}
+	return RTTLadder{Mode: mode, Levels: levels}
 }
 
 // levelFigures are the medians every ladder level shows.

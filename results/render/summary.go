@@ -44,6 +44,7 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	fmt.Fprintf(&b, "\n%s: %s\n", rep.Suite, loadLine(rep))
 	fmt.Fprintf(&b, "  PostgreSQL %s, durability %s, %s\n", shortVersion(rep.Environment.PostgresVersion),
 		rep.Environment.Durability, rep.Environment.MachineClass)
+	printNetwork(&b, rep.Environment.Network)
 	var out strings.Builder
 	out.WriteString(wrap(b.String(), SummaryWidth))
 	writeShortTable(&out, reportRows(rep), opt.HotTables)
@@ -68,6 +69,7 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 // what went wrong, the open-loop rates and the warnings.
 func wideSummary(w io.Writer, rep *results.Report, modes []string) {
 	fmt.Fprintf(w, "\n%s  (PostgreSQL %s, durability %s, %s)\n", rep.Suite, rep.Environment.PostgresVersion, rep.Environment.Durability, rep.Environment.MachineClass)
+	printNetwork(w, rep.Environment.Network)
 	// One row per run, or with repetitions the medians with their min–max spread, one row per
 	// mode (and level).
 	_ = RenderMarkdown(w, Table([]*results.Report{rep}))
@@ -147,6 +149,33 @@ func wrap(text string, width int) string {
 	return b.String()
 }
 
+// printNetwork says, under the header, what round trip the probes measured on each path.
+func printNetwork(w io.Writer, n *results.Network) {
+	if n == nil {
+		return
+	}
+	var parts []string
+	for _, p := range []struct {
+		name string
+		path *results.NetworkPath
+	}{{"PostgreSQL", n.Postgres}, {"Redis", n.Redis}} {
+		if p.path == nil || p.path.Probes == 0 {
+			continue
+		}
+		s := fmt.Sprintf("%s %.3f / %.3f ms", p.name, p.path.RTTMs.P50, p.path.RTTMs.P99)
+		switch {
+		case p.path.Proxied && p.path.ConfiguredRTTMs > 0:
+			s += fmt.Sprintf(" (%s added)", FormatRTT(p.path.ConfiguredRTTMs))
+		case p.path.Proxied:
+			s += " (through the proxy)"
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "  round trip p50 / p99: %s\n", strings.Join(parts, ", "))
+	}
+}
+
 // printCalibration says what the machine managed before the runs (the basis of "eff"); wide
 // as the full table's summary has it, else in the short summary's units.
 func printCalibration(w io.Writer, c *results.Calibration, wide bool) {
@@ -199,6 +228,13 @@ func printProblems(w io.Writer, rep *results.Report) {
 	}
 	for _, l := range rep.SlotLadders {
 		printSlotLadder(w, l)
+	}
+	for _, l := range rep.RTTLadders {
+		fmt.Fprintf(w, "  %s RTT:", l.Mode)
+		for _, lv := range l.Levels {
+			fmt.Fprintf(w, " %s → %.0f rps, p99 %.2f ms;", FormatRTT(lv.RTTMs), lv.ThroughputRPS, lv.P99Ms)
+		}
+		fmt.Fprintln(w)
 	}
 }
 

@@ -139,9 +139,9 @@ func reportRows(rep *results.Report) []TableRow {
 		row.MaxAtSLO = row.Rate > 0 && maxAtSLO[row.Mode] == row.Rate
 	}
 	var rows []TableRow
-	covered := make(map[[4]string]bool)
+	covered := make(map[[5]string]bool)
 	for _, s := range rep.Summaries {
-		group := runsOf(rep.Runs, s.Mode, s.Level, s.Slots, s.Rate)
+		group := runsOf(rep.Runs, s.Mode, s.Level, s.Slots, s.Rate, s.RTTMs)
 		// The runs win: a stored summary is derived data, used only for what no run has.
 		metrics := results.SummarizeGroup(s.Mode, s.Level, group).Metrics
 		for k, v := range s.Metrics {
@@ -158,10 +158,10 @@ func reportRows(rep *results.Report) []TableRow {
 		marks(&row)
 		row.Cells = formatRow(row, cfg)
 		rows = append(rows, row)
-		covered[groupKey(s.Mode, s.Level, s.Slots, s.Rate)] = true
+		covered[groupKey(s.Mode, s.Level, s.Slots, s.Rate, s.RTTMs)] = true
 	}
 	for _, r := range rep.Runs {
-		if covered[groupKey(r.Mode, r.Level, r.Slots, r.Rate)] {
+		if covered[groupKey(r.Mode, r.Level, r.Slots, r.Rate, r.RTTMs)] {
 			continue
 		}
 		row := TableRow{Suite: rep.Suite, Mode: r.Mode, Level: r.Level, Slots: r.Slots, Rate: r.Rate, Repetition: r.Repetition,
@@ -173,14 +173,14 @@ func reportRows(rep *results.Report) []TableRow {
 	return rows
 }
 
-func groupKey(mode string, level, slots int, rate float64) [4]string {
-	return [4]string{mode, strconv.Itoa(level), strconv.Itoa(slots), strconv.FormatFloat(rate, 'g', -1, 64)}
+func groupKey(mode string, level, slots int, rate, rtt float64) [5]string {
+	return [5]string{mode, strconv.Itoa(level), strconv.Itoa(slots), strconv.FormatFloat(rate, 'g', -1, 64), strconv.FormatFloat(rtt, 'g', -1, 64)}
 }
 
-func runsOf(runs []results.Run, mode string, level, slots int, rate float64) []results.Run {
+func runsOf(runs []results.Run, mode string, level, slots int, rate, rtt float64) []results.Run {
 	var out []results.Run
 	for _, r := range runs {
-		if r.Mode == mode && r.Level == level && r.Slots == slots && r.Rate == rate {
+		if r.Mode == mode && r.Level == level && r.Slots == slots && r.Rate == rate && r.RTTMs == rtt {
 			out = append(out, r)
 		}
 	}
@@ -223,6 +223,9 @@ func formatRow(row TableRow, cfg results.Run) []string {
 	}
 	_, hasQueue := m[results.MetricPersistLagP99Ms]
 	mode := ModeLabel(row.Mode, row.Slots, cfg.Config.SlotPick)
+	if cfg.Config.DBRTTMs > 0 || len(cfg.Config.RTTLevelsMs) > 0 {
+		mode += " @ " + FormatRTT(cfg.Config.DBRTTMs)
+	}
 	if row.Repetitions > 1 {
 		mode = fmt.Sprintf("%s (n=%d)", mode, row.Repetitions)
 	}
@@ -404,6 +407,14 @@ func ModeLabel(mode string, slots int, pick string) string {
 		return fmt.Sprintf("%s · %d slots", mode, slots)
 	}
 	return fmt.Sprintf("%s · %d slots by %s", mode, slots, pick)
+}
+
+// FormatRTT is a round trip in milliseconds as a duration: "0", "200µs", "1ms".
+func FormatRTT(ms float64) string {
+	if ms == 0 {
+		return "0"
+	}
+	return results.Duration(ms).String()
 }
 
 // waitersText lists the hot tables that had waiters, by name: "api_keys 12, providers 3"; "0"

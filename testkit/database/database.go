@@ -13,8 +13,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -55,6 +57,8 @@ type Target struct {
 	admin     *pgx.Conn
 
 	mu sync.Mutex
+	// route is the host:port the service's connections reach the server through (Route).
+	route string
 	// sessions are the backend PIDs of the connections opened since the last TakeSessions,
 	// the admin connection's excepted.
 	sessions []uint32
@@ -161,8 +165,31 @@ func (t *Target) RedactedURL() string { return RedactURL(t.dsn) }
 // Admin is the target's own connection, for setup, resets and verification (never the load's).
 func (t *Target) Admin() *pgx.Conn { return t.admin }
 
-// ConnConfig returns a connection config for this run: search_path = the run's schema only.
+// Route sends the connections the target opens for the service from now on (Connect's, and
+// the pools of NewPool) through addr, a host:port that carries them to the server (a delaying
+// proxy's, testkit/internal/netdelay); "" connects them directly again. The admin connection,
+// ConnectDirect's and the pools of PoolOptions.Direct keep reaching the server directly: they
+// observe the machine, they are not the service.
+func (t *Target) Route(addr string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.route = addr
+}
+
+// Routed is the address Route set ("": the service connects directly).
+func (t *Target) Routed() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.route
+}
+
+// ConnConfig returns a connection config for this run: search_path = the run's schema only,
+// through the Route when there is one.
 func (t *Target) ConnConfig(appName string) (*pgx.ConnConfig, error) {
+	return t.connConfig(appName, false)
+}
+
+func (t *Target) connConfig(appName string, direct bool) (*pgx.ConnConfig, error) {
 	cfg, err := pgx.ParseConfig(t.dsn)
 	if err != nil {
 		return nil, err
@@ -170,12 +197,34 @@ func (t *Target) ConnConfig(appName string) (*pgx.ConnConfig, error) {
 	cfg.ConnectTimeout = t.opts.ConnectTimeout
 	cfg.RuntimeParams["application_name"] = appName
 	cfg.RuntimeParams["search_path"] = t.schema
+	if route := t.Routed(); route != "" && !direct {
+		host, port, err := net.SplitHostPort(route)
+		if err != nil {
+			return nil, fmt.Errorf("route %q: %w", route, err)
+		}
+		p, err := strconv.ParseUint(port, 10, 16)
+		if err != nil {
+			return nil, fmt.Errorf("route %q: %w", route, err)
+		}
+		// The TLS settings (server name included) stay the server's: the route only carries bytes.
+		cfg.Host, cfg.Port, cfg.Fallbacks = host, uint16(p), nil
+	}
 	return cfg, nil
 }
 
-// Connect opens a dedicated connection (for the monitor, a flusher, a fault injector).
+// Connect opens a dedicated connection of the service (a flusher's), through the Route.
 func (t *Target) Connect(ctx context.Context, appName string) (*pgx.Conn, error) {
-	cfg, err := t.ConnConfig(appName)
+	return t.connect(ctx, appName, false)
+}
+
+// ConnectDirect opens a dedicated connection that reaches the server directly whatever the
+// Route (the monitor's, a fault injector's, a probe of the direct path).
+func (t *Target) ConnectDirect(ctx context.Context, appName string) (*pgx.Conn, error) {
+	return t.connect(ctx, appName, true)
+}
+
+func (t *Target) connect(ctx context.Context, appName string, direct bool) (*pgx.Conn, error) {
+	cfg, err := t.connConfig(appName, direct)
 	if err != nil {
 		return nil, err
 	}
@@ -212,11 +261,13 @@ type PoolOptions struct {
 	AppName  string
 	// Settings are server settings for every session (e.g. statement_timeout).
 	Settings map[string]string
+	// Direct reaches the server directly whatever the Route (the calibration's pool).
+	Direct bool
 }
 
 // NewPool opens a pool of at most MaxConns connections for this run.
 func (t *Target) NewPool(ctx context.Context, o PoolOptions) (*pgxpool.Pool, error) {
-	cc, err := t.ConnConfig(o.AppName)
+	cc, err := t.connConfig(o.AppName, o.Direct)
 	if err != nil {
 		return nil, err
 	}

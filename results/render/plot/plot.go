@@ -92,6 +92,9 @@ func PlotPage(pg Page, w io.Writer) error {
 		for _, l := range rep.SlotLadders {
 			p.slotLadder(prefix+rep.Suite, l, slotPick(rep))
 		}
+		for _, l := range rep.RTTLadders {
+			p.rttLadder(prefix+rep.Suite, l)
+		}
 		rateLadders := rep.RateLadders
 		if len(rateLadders) == 0 {
 			rateLadders = rateLaddersFromRuns(rep.Runs)
@@ -637,6 +640,38 @@ func (p *plotter) slotLadder(title string, l results.SlotLadder, pick string) {
 	}
 	c := p.ladderChart(opts.Title{Title: title + ": " + l.Mode + " slot ladder", Subtitle: subtitle}, "slots per hot row",
 		opts.YAxis{Name: "rps", Type: "value"}, "waiters / ms")
+	c.SetXAxis(x).AddSeries(names[0], series[names[0]])
+	for _, name := range names[1:] {
+		if slices.ContainsFunc(series[name], func(d opts.LineData) bool { return d.Value.(float64) > 0 }) {
+			c.AddSeries(name, series[name], charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1}))
+		}
+	}
+	p.page.AddCharts(c)
+}
+
+// rttLadder charts an RTT ladder: throughput, p99, persist lag, the most waiters and the
+// longest lock wait against the round trip added to PostgreSQL.
+func (p *plotter) rttLadder(title string, l results.RTTLadder) {
+	if len(l.Levels) == 0 {
+		return
+	}
+	levels := append([]results.RTTLevel(nil), l.Levels...)
+	sort.SliceStable(levels, func(i, j int) bool { return levels[i].RTTMs < levels[j].RTTMs })
+	x := make([]string, len(levels))
+	names := []string{"throughput rps", "p99 ms", "persist lag p99 ms", "max waiters", "longest lock wait ms"}
+	series := map[string][]opts.LineData{}
+	for i, lv := range levels {
+		x[i] = render.FormatRTT(lv.RTTMs)
+		for j, v := range []float64{lv.ThroughputRPS, lv.P99Ms, lv.PersistLagP99Ms, lv.MaxWaiters, lv.MaxLockWaitMs} {
+			d := opts.LineData{Value: v}
+			if j > 0 {
+				d.YAxisIndex = 1
+			}
+			series[names[j]] = append(series[names[j]], d)
+		}
+	}
+	c := p.ladderChart(opts.Title{Title: title + ": " + l.Mode + " RTT ladder", Subtitle: "round trip added to PostgreSQL (--rtt-levels)"},
+		"round trip", opts.YAxis{Name: "rps", Type: "value"}, "ms / waiters")
 	c.SetXAxis(x).AddSeries(names[0], series[names[0]])
 	for _, name := range names[1:] {
 		if slices.ContainsFunc(series[name], func(d opts.LineData) bool { return d.Value.(float64) > 0 }) {

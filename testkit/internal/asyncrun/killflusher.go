@@ -47,7 +47,7 @@ func (k *flushKiller[T]) WriteBatch(ctx context.Context, tx pgx.Tx, records []T)
 
 // terminate ends backend pid and waits (up to 5 s) until it is gone.
 func (k *flushKiller[T]) terminate(ctx context.Context, pid uint32, n int) (string, error) {
-	conn, err := k.target.Connect(ctx, "hotspotkit-faults")
+	conn, err := k.target.ConnectDirect(ctx, "hotspotkit-faults")
 	if err != nil {
 		return "", err
 	}

@@ -31,7 +31,7 @@ func (e *engine) calibrate(ctx context.Context) error {
 		return nil
 	}
 	pool, err := e.target.NewPool(ctx, database.PoolOptions{MaxConns: int32(max(c.MaxConnections, c.QueueWorkers)),
-		AppName: "hotspotkit-calibrate"})
+		AppName: "hotspotkit-calibrate", Direct: true}) // it measures the machine, not the network
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ type costWindow struct {
 // left out of pg_stat_statements (dbstats.Untrack) and their transactions are counted.
 func (e *engine) monitorConnect(w *costWindow) monitor.Connect {
 	return func(ctx context.Context) (*pgx.Conn, error) {
-		conn, err := e.target.Connect(ctx, "hotspotkit-monitor")
+		conn, err := e.target.ConnectDirect(ctx, "hotspotkit-monitor") // it observes: never through --db-rtt's proxy
 		if err == nil && w != nil {
 			dbstats.Untrack(ctx, conn)
 			w.untracks.Add(1)

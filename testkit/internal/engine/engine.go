@@ -60,6 +60,7 @@ type engine struct {
 	report  *results.Report
 	metrics *metrics.Server  // --metrics-addr (watch.go)
 	redis   *redisrun.Target // --queue-backend redis (redisbackend.go)
+	net     *network         // the proxies and probes (network.go)
 
 	// stopCtx ends on the first signal (no new requests); hardCtx on the second (abort the drain).
 	stopCtx    context.Context
@@ -246,6 +247,9 @@ func (e *engine) runAll() error {
 		return err
 	}
 	e.target = target
+	if err := e.routePostgres(); err != nil { // --db-rtt and friends (network.go)
+		return err
+	}
 	if err := e.captureEnvironment(ctx); err != nil {
 		return err
 	}
@@ -294,6 +298,7 @@ type run struct {
 	level       int
 	rate        float64
 	concurrency int
+	rtt         time.Duration // the round trip added to PostgreSQL (network.go)
 }
 
 // newRun sets up the index-th run of the invocation, in mode, at rung.
@@ -308,7 +313,7 @@ func (e *engine) newRun(index int, mode testkit.Mode, rung plan.Rung) *run {
 		env.CheckSkew = 1
 	}
 	r := &run{Env: env, suite: runenv.NewRun(env, mode, c.Config()).(*testkit.Run), level: rung.Level,
-		rate: rung.Rate, concurrency: c.Concurrency}
+		rate: rung.Rate, concurrency: c.Concurrency, rtt: rung.RTT}
 	if rung.Level > 0 {
 		r.concurrency = rung.Level
 	}
@@ -337,6 +342,8 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	c := e.cfg
 	out := results.Run{Mode: r.Mode, Repetition: r.repetition, Level: r.level, Rate: r.rate, Slots: r.Slots,
 		Config: c.RunConfig(r.rate, r.concurrency, r.Requests, r.Slots), StartedAt: time.Now().UTC()}
+	out.Config.DBRTTMs = results.Milliseconds(r.rtt) // the rung's, in an RTT ladder
+	out.RTTMs = ms(r.rtt)
 	fail := func(err error) (results.Run, error) {
 		out.Error = database.Redact(err.Error())
 		return out, err
@@ -348,6 +355,9 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 		if err := e.suite.Seed(ctx, r.suite); err != nil {
 			return fail(fmt.Errorf("seeding: %w", err))
 		}
+	}
+	if err := e.setRunRTT(r); err != nil {
+		return fail(err)
 	}
 	pool, err := e.target.NewPool(ctx, database.PoolOptions{MaxConns: int32(c.MaxConnections), AppName: "hotspotkit-load",
 		Settings: faults.SessionSettings(c.Faults)})
@@ -398,10 +408,12 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 		Retry:            c.RetryPolicy(),
 	}
 	c.OpenLoop.LoadConfig(&lcfg, r.rate, c.Seed)
+	probe := e.startProbe(r) // the round trips, until the drain is over (network.go)
 	injector := e.startFaults(r, wl)
 	res, err := e.runLoad(r, lcfg, wl) // load.Run, in this process's --role (redisbackend.go)
 	if err != nil {
 		injector.Stop()
+		e.stopProbe(probe, r, nil)
 		mon.Stop()
 		return fail(err)
 	}
@@ -417,6 +429,8 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 		drainEnd = time.Now()
 	}
 	out.Faults = injector.Stop()
+	out.Network = e.stopProbe(probe, r, cost)
+	out.FaultOutcome = faultOutcome(out.Faults, res)
 	out.LockMonitor, out.Pool = mon.Stop()
 	out.Soak = e.soakFigures(injector, out.Faults, mon, res.End)
 	// From here on the run is accounted for, even after a second signal aborted the drain:
@@ -551,7 +565,8 @@ func (e *engine) close() error {
 	if e.target != nil {
 		err = errors.Join(err, e.target.Close())
 	}
-	return errors.Join(err, e.closeRedis())
+	err = errors.Join(err, e.closeRedis())
+	return errors.Join(err, e.closeNetwork())
 }
 
 func (e *engine) writeReport(stdout io.Writer) error {

@@ -47,7 +47,7 @@ func (e *engine) soakFigures(in *faults.Injector, events []results.FaultEvent, m
 }
 
 func (t faultTarget) Connect(ctx context.Context, appName string) (*pgx.Conn, error) {
-	return t.e.target.Connect(ctx, appName)
+	return t.e.target.ConnectDirect(ctx, appName)
 }
 
 func (t faultTarget) RestartPostgres(ctx context.Context) error {
@@ -102,5 +102,7 @@ func (t faultTarget) Flushers() (pause, resume func(), ok bool) {
 }
 
 func (t faultTarget) Hook(kind string) faults.Hook { return t.wl.Faults[kind] }
+
+func (t faultTarget) Path(target string) (faults.Path, error) { return t.e.path(target) }
 
 func (t faultTarget) Mode() string { return t.r.Mode }

@@ -25,7 +25,7 @@ func (e *engine) openRedis(ctx context.Context) error {
 	if c.QueueBackend != redisrun.BackendRedis || !slices.ContainsFunc(c.Modes, testkit.Mode.Async) {
 		return nil
 	}
-	t, err := redisrun.Open(ctx, c.StreamConfig, c.QueueWorkers)
+	t, err := redisrun.Open(ctx, c.StreamConfig, c.QueueWorkers, e.redisRoute())
 	if err != nil {
 		if c.RedisURL != "" {
 			err = usageError{err} // the server given is unreachable: bad input, before any run

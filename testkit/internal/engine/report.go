@@ -5,10 +5,11 @@ import "github.com/hotspotkit/hotspotkit/results"
 // finishReport adds the repetition summaries and ladders.
 func (e *engine) finishReport() {
 	e.finishRateLadders()
+	e.finishNetwork() // network.go
 	if e.cfg.Repeat > 1 {
 		e.report.Summaries = results.Summarize(e.report.Runs)
 	}
-	if len(e.cfg.SlotsLevels) == 0 && len(e.cfg.Levels) == 0 {
+	if len(e.cfg.SlotsLevels) == 0 && len(e.cfg.Levels) == 0 && len(e.cfg.RTTLevels) == 0 {
 		return
 	}
 	for _, mode := range e.cfg.Modes {
@@ -20,6 +21,8 @@ func (e *engine) finishReport() {
 		}
 		switch {
 		case len(runs) == 0:
+		case len(e.cfg.RTTLevels) > 0:
+			e.report.RTTLadders = append(e.report.RTTLadders, results.BuildRTTLadder(mode.String(), runs))
 		case len(e.cfg.SlotsLevels) > 0:
 			e.report.SlotLadders = append(e.report.SlotLadders, results.BuildSlotLadder(mode.String(), runs))
 		default:

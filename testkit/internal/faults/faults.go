@@ -35,7 +35,25 @@ const (
 	KillFlusher       = "kill-flusher"       // KIND@T: a flush's backend is terminated between its COPY and COMMIT
 	StatementTimeout  = "statement-timeout"  // KIND=MS: statement_timeout on the load's sessions
 	LockTimeout       = "lock-timeout"       // KIND=MS: lock_timeout on the load's sessions
+
+	// The network faults strike the path of one target (NetPostgres or NetRedis), through the
+	// in-process proxy the service's connections then take (testkit/internal/netdelay).
+	NetDelay     = "net-delay"     // KIND:TARGET@T+D[=EXTRA]: EXTRA more round trip for D
+	NetBlackhole = "net-blackhole" // KIND:TARGET@T+D: bytes held both ways for D, nothing answered, no RST
+	NetReset     = "net-reset"     // KIND:TARGET@T: every connection on the path reset at once
 )
+
+// The targets of a network fault.
+const (
+	NetPostgres = "pg"
+	NetRedis    = "redis"
+)
+
+// Network are the network faults' kinds.
+var Network = []string{NetDelay, NetBlackhole, NetReset}
+
+// DefaultNetDelay is the extra round trip of a net-delay given no =EXTRA.
+const DefaultNetDelay = 50 * time.Millisecond
 
 // Timed are the kinds that strike at a moment (KIND@T).
 var Timed = []string{TerminateBackends, RestartPostgres, CrashPostgres, PauseFlush, KillConsumer, KillFlusher, CrashRedis}
@@ -52,16 +70,26 @@ type Fault struct {
 	For time.Duration
 	// Setting is the value in milliseconds of a *-timeout fault.
 	Setting int
-	raw     string
+	// Target is a network fault's: NetPostgres or NetRedis; Extra a net-delay's added round trip.
+	Target string
+	Extra  time.Duration
+	raw    string
 }
+
+// IsNetwork reports whether the fault strikes a network path.
+func (f Fault) IsNetwork() bool { return slices.Contains(Network, f.Kind) }
 
 func (f Fault) String() string { return f.raw }
 
 // IsSetting reports whether the fault is a session setting rather than a timed strike.
 func (f Fault) IsSetting() bool { return f.Kind == StatementTimeout || f.Kind == LockTimeout }
 
-// Parse reads "terminate-backends@1s", "pause-flush@2s+3s", "lock-timeout=50".
+// Parse reads "terminate-backends@1s", "pause-flush@2s+3s", "lock-timeout=50",
+// "net-blackhole:pg@2s+3s", "net-delay:redis@2s+1s=20ms".
 func Parse(s string) (Fault, error) {
+	if strings.HasPrefix(s, "net-") {
+		return parseNetwork(s)
+	}
 	f := Fault{raw: s}
 	if kind, ms, ok := strings.Cut(s, "="); ok {
 		f.Kind = kind
@@ -103,6 +131,55 @@ func Parse(s string) (Fault, error) {
 	return f, nil
 }
 
+// parseNetwork reads a network fault: KIND:TARGET@T[+D][=EXTRA].
+func parseNetwork(s string) (Fault, error) {
+	f := Fault{raw: s}
+	syntax := fmt.Errorf("--fault %q: want net-delay:TARGET@T+D[=EXTRA], net-blackhole:TARGET@T+D or net-reset:TARGET@T, TARGET pg or redis", s)
+	head, when, ok := strings.Cut(s, "@")
+	if !ok {
+		return f, syntax
+	}
+	kind, target, ok := strings.Cut(head, ":")
+	f.Kind, f.Target = kind, target
+	switch {
+	case !slices.Contains(Network, kind):
+		return f, fmt.Errorf("--fault %q: unknown fault %q (network kinds: %s)", s, kind, strings.Join(Network, ", "))
+	case !ok || (target != NetPostgres && target != NetRedis):
+		return f, fmt.Errorf("--fault %q: %s wants a target, pg or redis (e.g. %s:pg@2s)", s, kind, kind)
+	}
+	when, extra, hasExtra := strings.Cut(when, "=")
+	at, dur, hasDur := strings.Cut(when, "+")
+	var err error
+	if f.At, err = time.ParseDuration(at); err != nil || f.At < 0 {
+		return f, fmt.Errorf("--fault %q: %q is not a duration such as 1s or 500ms", s, at)
+	}
+	switch {
+	case kind == NetReset && (hasDur || hasExtra):
+		return f, fmt.Errorf("--fault %q: net-reset strikes at once: it takes @T only", s)
+	case kind != NetReset && !hasDur:
+		return f, fmt.Errorf("--fault %q: %s lasts a window: want %s:%s@T+D, e.g. %s:%s@2s+3s", s, kind, kind, target, kind, target)
+	case hasExtra && kind != NetDelay:
+		return f, fmt.Errorf("--fault %q: only net-delay takes =EXTRA", s)
+	}
+	if hasDur {
+		if f.For, err = time.ParseDuration(dur); err != nil || f.For <= 0 {
+			return f, fmt.Errorf("--fault %q: %q is not a positive duration", s, dur)
+		}
+	}
+	if kind == NetDelay {
+		f.Extra = DefaultNetDelay
+		if hasExtra {
+			if f.Extra, err = time.ParseDuration(extra); err != nil || f.Extra <= 0 || f.Extra > MaxNetDelay {
+				return f, fmt.Errorf("--fault %q: the extra round trip %q must be a duration above 0 and at most %s", s, extra, MaxNetDelay)
+			}
+		}
+	}
+	return f, nil
+}
+
+// MaxNetDelay caps a net-delay's extra round trip (the proxy's own cap, netdelay.MaxRTT).
+const MaxNetDelay = time.Second
+
 // SessionSettings are the server settings the faults put on the load's sessions.
 func SessionSettings(faults []Fault) map[string]string {
 	out := map[string]string{}
@@ -137,8 +214,18 @@ type Target interface {
 	Flushers() (pause, resume func(), ok bool)
 	// Hook returns the workload's own injector for kind, or nil.
 	Hook(kind string) Hook
+	// Path is the proxy the service's connections to target (NetPostgres, NetRedis) go
+	// through, for the network faults; an error when there is none.
+	Path(target string) (Path, error)
 	// Mode names the run's mode in errors.
 	Mode() string
+}
+
+// Path is a network path the network faults strike (a *netdelay.Proxy).
+type Path interface {
+	Delay(extra, window time.Duration) error
+	Blackhole(window time.Duration) error
+	Reset() int
 }
 
 // Injector runs the timed faults of one run.
@@ -219,6 +306,9 @@ func (in *Injector) inject(ctx context.Context, f Fault) {
 	case PauseFlush:
 		ev.Duration = ms(f.For)
 		ev.Detail, err = in.pauseFlush(ctx, f.For)
+	case NetDelay, NetBlackhole, NetReset:
+		ev.Duration = ms(f.For)
+		ev.Detail, err = in.strikeNetwork(f)
 	default:
 		hook := in.t.Hook(f.Kind)
 		if hook == nil {
@@ -248,6 +338,22 @@ func (in *Injector) terminateBackends(ctx context.Context) (string, error) {
 		WHERE datname = current_database() AND pid <> pg_backend_pid()
 		  AND application_name IN ('hotspotkit-load', 'hotspotkit-flush')`).Scan(&n)
 	return fmt.Sprintf("%d sessions terminated", n), err
+}
+
+// strikeNetwork strikes a network fault on its target's path; a windowed one returns at once
+// and lasts on its own.
+func (in *Injector) strikeNetwork(f Fault) (string, error) {
+	p, err := in.t.Path(f.Target)
+	if err != nil {
+		return "", err
+	}
+	switch f.Kind {
+	case NetDelay:
+		return fmt.Sprintf("%s more round trip to %s for %s", f.Extra, f.Target, f.For), p.Delay(f.Extra, f.For)
+	case NetBlackhole:
+		return fmt.Sprintf("every byte to and from %s held for %s: nothing answered, no RST; delivered in order after", f.Target, f.For), p.Blackhole(f.For)
+	}
+	return fmt.Sprintf("%d connections to %s reset (RST both ways)", p.Reset(), f.Target), nil
 }
 
 func (in *Injector) pauseFlush(ctx context.Context, d time.Duration) (string, error) {

@@ -122,6 +122,9 @@ type Result struct {
 	AcquireWait *hist.Histogram
 	// Outcomes holds the outcome of every request index.
 	Outcomes *Outcomes
+	// Longest is the longest any request took, failed or not, warm-up included: how long
+	// the worst one hung (a fault's report).
+	Longest time.Duration
 	// Stopped is true when the context given to Run was cancelled before the planned end,
 	// so fewer requests were started than planned.
 	Stopped bool
@@ -242,6 +245,7 @@ type worker struct {
 	completed, failed         int64
 	warmCompleted, warmFailed int64
 	lastEnd                   time.Duration // since start
+	longest                   time.Duration // the longest request, failed or not
 	errorCounts               map[string]int64
 	errorSamples              map[string]string
 	retries                   retryStats
@@ -295,6 +299,7 @@ func (r *runner) serve(w *worker, i int64, began, intended time.Duration, measur
 	err := call(r.opCtx, r.op, req)
 	ended := time.Since(r.start)
 	w.lastEnd = ended
+	w.longest = max(w.longest, ended-intended)
 	w.retries.finish(req, err)
 
 	if err == nil {
@@ -381,6 +386,7 @@ func (r *runner) result() *Result {
 		res.WarmupCompleted += w.warmCompleted
 		res.WarmupFailed += w.warmFailed
 		lastEnd = max(lastEnd, w.lastEnd)
+		res.Longest = max(res.Longest, w.longest)
 		res.Retries.add(&w.retries)
 		for class, n := range w.errorCounts {
 			res.ErrorCounts[class] += n

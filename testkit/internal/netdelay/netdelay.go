@@ -175,6 +175,16 @@ func (p *Proxy) Blackhole(window time.Duration) error {
 	return nil
 }
 
+// SetRTT replaces the configured round trip and jitter (a rung of an RTT ladder): bytes read
+// from now on are held for the new one, behind those read before.
+func (p *Proxy) SetRTT(rtt, jitter time.Duration) error {
+	if err := CheckRTT(rtt, jitter); err != nil {
+		return fmt.Errorf("netdelay: %w", err)
+	}
+	p.update(func(np *path) { np.rtt, np.jitter = rtt, jitter })
+	return nil
+}
+
 func (p *Proxy) update(change func(*path)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

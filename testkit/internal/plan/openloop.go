@@ -91,6 +91,8 @@ type Rung struct {
 	Level int
 	Rate  float64
 	Slots int
+	// RTT is the round trip added to PostgreSQL (--db-rtt, or an --rtt-levels rung).
+	RTT time.Duration
 }
 
 // Rungs lists the runs of each mode (before repetitions), slot counts outermost.
@@ -107,9 +109,11 @@ func (c *Plan) Rungs() []Rung {
 	}
 	var out []Rung
 	for _, n := range c.slotCounts() {
-		for _, g := range per {
-			g.Slots = n
-			out = append(out, g)
+		for _, rtt := range c.rttRungs() { // network.go
+			for _, g := range per {
+				g.Slots, g.RTT = n, rtt
+				out = append(out, g)
+			}
 		}
 	}
 	return out

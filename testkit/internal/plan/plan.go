@@ -62,6 +62,8 @@ type Plan struct {
 	redisrun.StreamConfig
 	// OpenLoop: --rate, --rates and friends (openloop.go).
 	OpenLoop
+	// Network: --db-rtt, --redis-rtt, --rtt-levels (network.go).
+	Network
 
 	// MaxTries, RetryBackoffMs and RetryClasses: --max-tries and friends; retryClasses is the
 	// set a request is retried for, validated (and widened with 57014 under a statement timeout).
@@ -134,6 +136,7 @@ type parser struct {
 	modesRaw, faultsRaw, retryClassesRaw []string
 	levelsRaw, slotsLevelsRaw            string
 	arrivalsRaw, ratesRaw                string
+	rttLevelsRaw                         string
 	// engineDefaults are the shared flags' defaults before the suite's Info.Defaults.
 	engineDefaults map[string]string
 }
@@ -182,8 +185,9 @@ func (c *parser) register() {
 	fs.StringVar(&c.levelsRaw, "levels", "", "concurrency ladder, e.g. 1,2,4,8,64 (one run per level, each for --duration)")
 	c.registerOpenLoop() // openloop.go
 	c.registerSlots()    // slots.go
+	c.registerNetwork()  // network.go
 
-	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, crash-postgres@T, pause-flush@T+D, kill-flusher@T, kill-consumer@T, crash-redis@T[+D], statement-timeout=MS, lock-timeout=MS")
+	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, crash-postgres@T, pause-flush@T+D, kill-flusher@T, kill-consumer@T, crash-redis@T[+D], statement-timeout=MS, lock-timeout=MS; on the network to pg or redis: net-delay:TARGET@T+D[=EXTRA], net-blackhole:TARGET@T+D, net-reset:TARGET@T")
 	fs.DurationVar(&c.FaultEvery, "fault-every", 0, "soak: with --duration, strike a fault this often (e.g. 30s), rotating through every timed fault the suite, mode and flags allow; the report adds RSS and goroutine growth after the first minute and each fault's recovery time")
 	fs.BoolVar(&c.Calibrate, "calibrate", true, "measure this machine's PostgreSQL first (a few seconds: hot-row UPDATE rate, batched-write ceiling) so throughput compares across machines as efficiency; --calibrate=false skips it")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile of the whole invocation here (go tool pprof)")
@@ -326,6 +330,7 @@ func (c *parser) validate() error {
 	}
 	c.Role = c.StreamConfig.Validate(c.fs, redisrun.Common{Modes: len(c.Modes), AsyncModes: countFunc(c.Modes, testkit.Mode.Async),
 		PostgresURL: c.PostgresURL, Schema: c.Schema, Repeat: c.Repeat, Ladder: len(c.Levels) > 0 || len(c.SlotsLevels) > 0, Requests: c.Requests}, bad)
+	c.validateNetwork(bad) // network.go
 	if backends := queueBackends(info); c.QueueBackend != "" && !slices.Contains(backends, c.QueueBackend) {
 		bad("--queue-backend %s: %s runs on %s only", c.QueueBackend, info.Name, strings.Join(backends, ", "))
 	}

@@ -34,6 +34,11 @@ func (c *parser) record(own map[string]bool) {
 
 		Faults: c.faultsRaw, FaultEveryMs: results.Milliseconds(p.FaultEvery),
 
+		// DBRTTMs is the run's own in a ladder (the engine sets it per rung).
+		DBRTTMs: results.Milliseconds(p.DBRTT), DBRTTJitterMs: results.Milliseconds(p.DBRTTJitter),
+		RedisRTTMs: results.Milliseconds(p.RedisRTT), RedisRTTJitterMs: results.Milliseconds(p.RedisRTTJitter),
+		RTTLevelsMs: rttLevelsMs(p.RTTLevels),
+
 		ManagedPostgres: p.PostgresURL == "", UnsafeNoFsync: p.UnsafeFsync,
 		PostgresURL: database.RedactURL(p.PostgresURL), PgBinDir: p.PgBinDir, PgUser: p.PgUser,
 		PgDownloadCache: p.PgDownload.CachePath, PgDownloadURL: p.PgDownload.RepositoryURL,

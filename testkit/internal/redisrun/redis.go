@@ -20,15 +20,23 @@ import (
 type Target struct {
 	Mode    string // Embedded, Managed or URL
 	Version string // e.g. "redis 7.0.15", "miniredis v2.35.0"
+	// Client is the service's: the queue's, the producers' and consumers' (through the route
+	// Open was given, if any); control reaches the server directly (FreezeAndCount).
 	Client  *redis.Client
+	control *redis.Client
 	mini    *miniredis.Miniredis
 	server  *redisserver.Server
 	url     string // redacted
 }
 
-// Open starts or reaches the Redis the flags choose. workers is the number of queue workers
-// the client's pool must serve besides redisq's senders.
-func Open(ctx context.Context, c StreamConfig, workers int) (*Target, error) {
+// Route is how the service reaches a Redis at upstream (host:port): the address to dial
+// instead (a delaying proxy's, testkit/internal/netdelay).
+type Route func(upstream string) (addr string, err error)
+
+// Open starts or reaches the Redis the flags choose, embedded miniredis included (it listens
+// on TCP like the others). workers is the number of queue workers the client's pool must serve
+// besides redisq's senders; route, when not nil, carries the service's connections.
+func Open(ctx context.Context, c StreamConfig, workers int, route Route) (*Target, error) {
 	t := &Target{}
 	var opts *redis.Options
 	switch {
@@ -59,6 +67,16 @@ func Open(ctx context.Context, c StreamConfig, workers int) (*Target, error) {
 	// No go-redis retries: a retried XADD would add a record twice (redisq's doc).
 	opts.MaxRetries = -1
 	opts.PoolSize = max(opts.PoolSize, workers+redisq.DefaultSenders+16)
+	direct := *opts
+	direct.PoolSize = 2
+	t.control = redis.NewClient(&direct)
+	if route != nil {
+		addr, err := route(opts.Addr)
+		if err != nil {
+			return nil, errors.Join(err, t.Close())
+		}
+		opts.Addr = addr
+	}
 	t.Client = redis.NewClient(opts)
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -89,6 +107,9 @@ func (t *Target) Close() error {
 	var err error
 	if t.Client != nil {
 		err = t.Client.Close()
+	}
+	if t.control != nil {
+		err = errors.Join(err, t.control.Close())
 	}
 	if t.mini != nil {
 		t.mini.Close()
@@ -128,8 +149,8 @@ func (t *Target) Managed() bool { return t != nil && t.server != nil }
 // FreezeAndCount holds every write command on the server for the next ten seconds (it is
 // about to be killed) and returns how many entries stream holds.
 func (t *Target) FreezeAndCount(ctx context.Context, stream string) (int64, error) {
-	if err := t.Client.Do(ctx, "CLIENT", "PAUSE", 10000, "WRITE").Err(); err != nil {
+	if err := t.control.Do(ctx, "CLIENT", "PAUSE", 10000, "WRITE").Err(); err != nil {
 		return 0, err
 	}
-	return t.Client.XLen(ctx, stream).Result()
+	return t.control.XLen(ctx, stream).Result()
 }

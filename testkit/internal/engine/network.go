@@ -1,0 +1,322 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hotspotkit/hotspotkit/hist"
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/dbstats"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/netdelay"
+)
+
+// The engine's side of production's network (plan.Network): the delaying proxies the
+// service's connections go through (package netdelay), the round trip set per run, the probes
+// that measure it, and the network faults' paths.
+
+// probeInterval is how often a probe measures a round trip while a run goes on.
+const probeInterval = 20 * time.Millisecond
+
+// network is the invocation's paths: a proxy per server the flags put one on, and every
+// probe sample of every run (the environment's figures).
+type network struct {
+	pg, redis                 *netdelay.Proxy
+	pgAll, pgDirect, redisAll *hist.Histogram
+	pgErrs, redisErrs         int64
+}
+
+// routePostgres puts the service's connections to PostgreSQL through a proxy when the flags
+// ask for one (the temporary server, or a --postgres-url over TCP).
+func (e *engine) routePostgres() error {
+	e.net = &network{pgAll: hist.New(), pgDirect: hist.New(), redisAll: hist.New()}
+	if !e.cfg.ProxiesDB() {
+		return nil
+	}
+	cfg, err := pgx.ParseConfig(e.target.DSN())
+	if err != nil {
+		return err
+	}
+	if strings.HasPrefix(cfg.Host, "/") {
+		return usageError{errors.New("--db-rtt, --rtt-levels and the network faults on pg need PostgreSQL over TCP, not the Unix socket of --postgres-url")}
+	}
+	p, err := netdelay.New(netdelay.Config{Upstream: net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))), RTT: e.cfg.DBRTT, Jitter: e.cfg.DBRTTJitter})
+	if err != nil {
+		return err
+	}
+	e.net.pg = p
+	e.target.Route(p.Addr())
+	return nil
+}
+
+// redisRoute is the route of the service's connections to Redis (nil: direct).
+func (e *engine) redisRoute() func(string) (string, error) {
+	if !e.cfg.ProxiesRedis() {
+		return nil
+	}
+	return func(upstream string) (string, error) {
+		p, err := netdelay.New(netdelay.Config{Upstream: upstream, RTT: e.cfg.RedisRTT, Jitter: e.cfg.RedisRTTJitter})
+		if err != nil {
+			return "", err
+		}
+		e.net.redis = p
+		return p.Addr(), nil
+	}
+}
+
+// closeNetwork ends the proxies and every connection still on them.
+func (e *engine) closeNetwork() error {
+	if e.net == nil {
+		return nil
+	}
+	var err error
+	for _, p := range []*netdelay.Proxy{e.net.pg, e.net.redis} {
+		if p != nil {
+			err = errors.Join(err, p.Close())
+		}
+	}
+	e.target.Route("")
+	return err
+}
+
+// setRunRTT gives the run its round trip to PostgreSQL (an --rtt-levels rung).
+func (e *engine) setRunRTT(r *run) error {
+	if e.net.pg == nil {
+		return nil
+	}
+	return e.net.pg.SetRTT(r.rtt, e.cfg.DBRTTJitter)
+}
+
+// path is the network faults' path to target.
+func (e *engine) path(target string) (faults.Path, error) {
+	p := e.net.pg
+	if target == faults.NetRedis {
+		p = e.net.redis
+	}
+	if p == nil {
+		return nil, fmt.Errorf("no proxy on the path to %s", target)
+	}
+	return p, nil
+}
+
+// probe measures round trips over the service's paths while a run goes on.
+type probe struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	pg     probeSeries
+	direct *probeSeries // the direct path, while the service's is proxied
+	redis  *probeSeries
+}
+
+type probeSeries struct {
+	h      *hist.Histogram
+	errors int64
+	// transactions counts what the probe ran on PostgreSQL (the run's database figures leave
+	// them out).
+	transactions int64
+}
+
+// startProbe starts the run's probes: SELECT 1 on a connection of the service's path (and,
+// when it is proxied, of the direct one), PING on the queue's Redis client.
+func (e *engine) startProbe(r *run) *probe {
+	ctx, cancel := context.WithCancel(e.hardCtx)
+	p := &probe{cancel: cancel, pg: probeSeries{h: hist.New()}}
+	p.wg.Go(func() { e.probePostgres(ctx, &p.pg, false) })
+	if e.net.pg != nil {
+		p.direct = &probeSeries{h: hist.New()}
+		p.wg.Go(func() { e.probePostgres(ctx, p.direct, true) })
+	}
+	if e.redis != nil && r.Backend != nil && r.Backend.Stream != nil {
+		p.redis = &probeSeries{h: hist.New()}
+		client := e.redis.Client
+		p.wg.Go(func() {
+			every(ctx, func() {
+				t0 := time.Now()
+				if err := client.Ping(ctx).Err(); err != nil {
+					if ctx.Err() == nil {
+						p.redis.errors++
+					}
+					return
+				}
+				p.redis.h.Record(time.Since(t0))
+			})
+		})
+	}
+	return p
+}
+
+// probePostgres times SELECT 1 every probeInterval until ctx ends, reconnecting after a
+// failure (a reset path).
+func (e *engine) probePostgres(ctx context.Context, s *probeSeries, direct bool) {
+	var conn *pgx.Conn
+	defer func() {
+		if conn != nil {
+			conn.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	every(ctx, func() {
+		if conn == nil {
+			var err error
+			if direct {
+				conn, err = e.target.ConnectDirect(ctx, "hotspotkit-probe")
+			} else {
+				conn, err = e.target.Connect(ctx, "hotspotkit-probe")
+			}
+			if err != nil {
+				if ctx.Err() == nil {
+					s.errors++
+				}
+				conn = nil
+				return
+			}
+			dbstats.Untrack(ctx, conn)
+			s.transactions++
+		}
+		t0 := time.Now()
+		_, err := conn.Exec(ctx, "SELECT 1", pgx.QueryExecModeSimpleProtocol)
+		s.transactions++
+		if err != nil {
+			if ctx.Err() == nil {
+				s.errors++
+			}
+			conn.Close(context.WithoutCancel(ctx))
+			conn = nil
+			return
+		}
+		s.h.Record(time.Since(t0))
+	})
+}
+
+// every runs f now and then every probeInterval until ctx ends.
+func every(ctx context.Context, f func()) {
+	t := time.NewTicker(probeInterval)
+	defer t.Stop()
+	for {
+		f()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// stop ends the probes and returns what they measured, adding it to the invocation's; the
+// transactions they ran go to the run's observers (w may be nil).
+func (e *engine) stopProbe(p *probe, r *run, w *costWindow) *results.Network {
+	p.cancel()
+	p.wg.Wait()
+	if w != nil {
+		w.untracks.Add(p.pg.transactions)
+		if p.direct != nil {
+			w.untracks.Add(p.direct.transactions)
+		}
+	}
+	c := e.cfg
+	out := &results.Network{Postgres: &results.NetworkPath{Proxied: e.net.pg != nil, RTTMs: results.Latency(p.pg.h.Summary()),
+		Probes: p.pg.h.Count(), ProbeErrors: p.pg.errors}}
+	e.net.pgAll.Merge(p.pg.h)
+	e.net.pgErrs += p.pg.errors
+	if e.net.pg != nil {
+		out.Postgres.ConfiguredRTTMs, out.Postgres.JitterMs = results.Milliseconds(r.rtt), results.Milliseconds(c.DBRTTJitter)
+		d := results.Latency(p.direct.h.Summary())
+		out.Postgres.DirectRTTMs = &d
+		e.net.pgDirect.Merge(p.direct.h)
+	}
+	if p.redis != nil {
+		out.Redis = &results.NetworkPath{Proxied: e.net.redis != nil, RTTMs: results.Latency(p.redis.h.Summary()),
+			Probes: p.redis.h.Count(), ProbeErrors: p.redis.errors}
+		if e.net.redis != nil {
+			out.Redis.ConfiguredRTTMs, out.Redis.JitterMs = results.Milliseconds(c.RedisRTT), results.Milliseconds(c.RedisRTTJitter)
+		}
+		e.net.redisAll.Merge(p.redis.h)
+		e.net.redisErrs += p.redis.errors
+	}
+	return out
+}
+
+// finishNetwork records every run's probes in the environment.
+func (e *engine) finishNetwork() {
+	n := e.net
+	if n == nil || n.pgAll.Count() == 0 && n.pgErrs == 0 {
+		return
+	}
+	c := e.cfg
+	env := &results.Network{Postgres: &results.NetworkPath{Proxied: n.pg != nil, RTTMs: results.Latency(n.pgAll.Summary()),
+		Probes: n.pgAll.Count(), ProbeErrors: n.pgErrs}}
+	if n.pg != nil {
+		if len(c.RTTLevels) == 0 {
+			env.Postgres.ConfiguredRTTMs = results.Milliseconds(c.DBRTT)
+		}
+		env.Postgres.JitterMs = results.Milliseconds(c.DBRTTJitter)
+		d := results.Latency(n.pgDirect.Summary())
+		env.Postgres.DirectRTTMs = &d
+	}
+	if n.redisAll.Count() > 0 || n.redisErrs > 0 {
+		env.Redis = &results.NetworkPath{Proxied: n.redis != nil, RTTMs: results.Latency(n.redisAll.Summary()),
+			Probes: n.redisAll.Count(), ProbeErrors: n.redisErrs}
+		if n.redis != nil {
+			env.Redis.ConfiguredRTTMs, env.Redis.JitterMs = results.Milliseconds(c.RedisRTT), results.Milliseconds(c.RedisRTTJitter)
+		}
+	}
+	e.report.Environment.Network = env
+}
+
+// faultOutcome is how the run's requests came through its timed faults (nil without any).
+func faultOutcome(events []results.FaultEvent, res *load.Result) *results.FaultOutcome {
+	if !slices.ContainsFunc(events, func(ev results.FaultEvent) bool { return ev.AtMs > 0 || ev.Duration > 0 }) {
+		return nil
+	}
+	o := &results.FaultOutcome{Succeeded: res.Completed + res.WarmupCompleted, Failed: res.Failed + res.WarmupFailed,
+		FailedByClass: res.ErrorCounts, RetriesByClass: res.Retries.ByClass, LongestRequestMs: ms(res.Longest)}
+	for n, count := range res.Retries.Tries {
+		if n > 1 {
+			o.Retried += count
+		}
+	}
+	seen := map[string]bool{}
+	for class := range res.ErrorCounts {
+		if by := endedBy(class); !seen[by] {
+			seen[by] = true
+			o.EndedBy = append(o.EndedBy, by)
+		}
+	}
+	for class := range res.Retries.ByClass {
+		if by := endedBy(class); !seen[by] {
+			seen[by] = true
+			o.EndedBy = append(o.EndedBy, by)
+		}
+	}
+	slices.Sort(o.EndedBy)
+	if len(o.EndedBy) == 0 {
+		o.EndedBy = []string{"fault window"}
+	}
+	return o
+}
+
+// endedBy names what an error class says ended a request: a timeout, or the connection.
+func endedBy(class string) string {
+	switch class {
+	case "57014":
+		return "statement_timeout"
+	case "55P03":
+		return "lock_timeout"
+	case "deadline_exceeded":
+		return "deadline"
+	case "acquire_timeout", "pool_acquire":
+		return "pool_acquire"
+	case "conn_closed", "conn_error", "57P01", "08006", "08003", "08000":
+		return "connection (" + class + ")"
+	}
+	return class
+}
