@@ -652,3 +652,22 @@ func Runs(t *testing.T, s testkit.Suite, n int, args ...string) (*results.Report
 	}
 	return rep, stderr
 }
+
+// OverNetwork runs every mode of s once on the shared server with a 1 ms round trip added to
+// the service's connections (--db-rtt 1ms), small, and fails the test unless each run
+// verifies, completes its requests and measured, through the proxy, a round trip of at
+// least the one added.
+func OverNetwork(t *testing.T, s testkit.Suite, requests int64, concurrency int, args ...string) *results.Report {
+	t.Helper()
+	modes := s.Info().Modes
+	rep, _ := Runs(t, s, len(modes), append([]string{"--db-rtt", "1ms", "--requests", strconv.FormatInt(requests, 10),
+		"--concurrency", strconv.Itoa(concurrency), "--modes", strings.Join(testkit.ModeNames(modes), ",")}, args...)...)
+	for _, r := range rep.Runs {
+		Verified(t, r)
+		Completed(t, r, requests)
+		if n := r.Network; n == nil || n.Postgres == nil || !n.Postgres.Proxied || n.Postgres.Probes == 0 || n.Postgres.RTTMs.P50 < 1 {
+			t.Errorf("%s: the round trip measured over the service's path does not show the 1 ms added: %+v", r.Mode, n)
+		}
+	}
+	return rep
+}

@@ -143,3 +143,7 @@ func TestReplayedBatchesApplyOnce(t *testing.T) {
 func TestSlottedExact(t *testing.T) {
 	suitetest.Slotted(t, New(), 300, 30)
 }
+
+func TestEveryModeVerifiesOverA1msNetwork(t *testing.T) {
+	suitetest.OverNetwork(t, New(), 100, 8)
+}

@@ -203,3 +203,7 @@ func TestRedisBackendVerifies(t *testing.T) {
 func TestLostCommitsAreLookedUp(t *testing.T) {
 	suitetest.LostCommits(t, New(), "sync", 700, 100)
 }
+
+func TestEveryModeVerifiesOverA1msNetwork(t *testing.T) {
+	suitetest.OverNetwork(t, New(), 100, 8)
+}
