@@ -180,3 +180,27 @@ func TestBuildSlotLadder(t *testing.T) {
 		t.Errorf("knee = %d (marks %+v), want 16: 64 slots add < 5%% over 16", l.KneeSlots, l.Levels)
 	}
 }
+
+// An RTT ladder has one level per round trip, in increasing order, whatever the runs' order,
+// with the lock waits beside throughput.
+func TestBuildRTTLadder(t *testing.T) {
+	var runs []results.Run
+	for _, l := range []struct {
+		rtt, rps, wait float64
+		waiters        int64
+	}{{1, 110, 40, 60}, {0, 300, 12, 63}, {0.2, 180, 20, 62}} {
+		r := resultstest.MakeRun(resultstest.SyncSpec())
+		r.RTTMs, r.Load.ThroughputRPS, r.LockMonitor.MaxLockWaitMs = l.rtt, l.rps, l.wait
+		r.LockMonitor.MaxWaitersByRelation = map[string]int64{"api_keys": l.waiters}
+		runs = append(runs, r)
+	}
+	l := results.BuildRTTLadder("sync", runs)
+	if l.Mode != "sync" || len(l.Levels) != 3 {
+		t.Fatalf("ladder = %+v", l)
+	}
+	for i, want := range []struct{ rtt, rps, wait, waiters float64 }{{0, 300, 12, 63}, {0.2, 180, 20, 62}, {1, 110, 40, 60}} {
+		if lv := l.Levels[i]; lv.RTTMs != want.rtt || lv.ThroughputRPS != want.rps || lv.MaxLockWaitMs != want.wait || lv.MaxWaiters != want.waiters {
+			t.Errorf("level %d = %+v, want %+v", i, lv, want)
+		}
+	}
+}

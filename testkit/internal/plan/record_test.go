@@ -60,3 +60,18 @@ func TestRunConfigRecordsWhatShapesTheRun(t *testing.T) {
 		t.Error("Shaping does not tell the plans apart")
 	}
 }
+
+// The network's settings are recorded in milliseconds, and a different round trip is other work.
+func TestRunConfigRecordsTheNetwork(t *testing.T) {
+	c := parse(t, usagecounter.New(), "--db-rtt 1ms --db-rtt-jitter 200us --duration 1s").RunConfig(0, 8, 0, 1)
+	if c.DBRTTMs != 1 || c.DBRTTJitterMs != 0.2 || c.RedisRTTMs != 0 || c.RTTLevelsMs != nil {
+		t.Errorf("--db-rtt 1ms: %+v", c)
+	}
+	if d := parse(t, usagecounter.New(), "--duration 1s").RunConfig(0, 8, 0, 1); reflect.DeepEqual(c.Shaping(), d.Shaping()) {
+		t.Error("a run at 1 ms compares as the same work as one over the direct path")
+	}
+	l := parse(t, usagecounter.New(), "--rtt-levels 0,200us,2ms --duration 1s").RunConfig(0, 8, 0, 1)
+	if !reflect.DeepEqual(l.RTTLevelsMs, []float64{0, 0.2, 2}) {
+		t.Errorf("--rtt-levels: %v", l.RTTLevelsMs)
+	}
+}
