@@ -42,3 +42,26 @@ func TestNetworkFaultsKeepRunsExact(t *testing.T) {
 		})
 	}
 }
+
+// TestRTTLadderIsOneLevelPerRoundTrip runs --rtt-levels over two modes: one verified run per
+// mode and round trip, each recording its own round trip, and one RTT ladder per mode.
+func TestRTTLadderIsOneLevelPerRoundTrip(t *testing.T) {
+	rep, stderr := suitetest.Runs(t, New(), 4, "--modes", "sync,async-compact", "--rtt-levels", "0,1ms",
+		"--requests", "100", "--concurrency", "4")
+	for _, r := range rep.Runs {
+		if !r.Verification.Passed || r.Config.DBRTTMs != r.RTTMs || (r.RTTMs != 0 && r.RTTMs != 1) {
+			t.Errorf("%s at %v ms: verified %v, config's round trip %v", r.Mode, r.RTTMs, r.Verification.Passed, r.Config.DBRTTMs)
+		}
+	}
+	if len(rep.RTTLadders) != 2 || len(rep.Ladders) != 0 {
+		t.Fatalf("%d RTT ladders and %d concurrency ladders, want 2 and 0", len(rep.RTTLadders), len(rep.Ladders))
+	}
+	for _, l := range rep.RTTLadders {
+		if len(l.Levels) != 2 || l.Levels[0].RTTMs != 0 || l.Levels[1].RTTMs != 1 || l.Levels[1].ThroughputRPS <= 0 {
+			t.Errorf("%s ladder %+v", l.Mode, l.Levels)
+		}
+	}
+	if !strings.Contains(stderr, "sync RTT: 0 →") {
+		t.Errorf("the summary does not show the ladder:\n%s", stderr)
+	}
+}
