@@ -38,11 +38,11 @@ setup-test:
 # wherever code runs concurrently (docs/testing.md). Integration tests start their own servers.
 #
 # NORACE: packages whose code starts no goroutine and shares nothing between goroutines (the
-# report types and renderers (not results/verdict, whose cache is shared); mains whose tests run the binary, built without the detector, as
-# a subprocess; cmd/baseline, whose in-process runs of each suite are the suites' own tests'
-# under -race): -race multiplies their tests' CPU and could find nothing in them. The test
-# target refuses a NORACE package whose code grows a goroutine, a channel, a lock or an atomic.
-NORACE := ./results ./results/render/... ./results/resultstest ./cmd/baseline ./cmd/usage_counter_hotspot_baseline ./examples/hotcounter ./testkit/cli
+# report types and renderers, but not results/verdict, whose cache is shared; mains whose tests
+# run the binary, built without the detector, as a subprocess): -race multiplies their tests'
+# CPU and could find nothing in them. The test target refuses a NORACE package whose code grows
+# a goroutine, a channel, a lock or an atomic (cmd/baseline's ab handles signals: under -race).
+NORACE := ./results ./results/render/... ./results/resultstest ./cmd/usage_counter_hotspot_baseline ./examples/hotcounter ./testkit/cli
 CONCURRENT_CODE := (^|[^a-zA-Z_.])go (func|[a-zA-Z_][a-zA-Z0-9_.]*\()|\.Go\(|chan |<-|sync\.(Mutex|RWMutex|WaitGroup|Cond|Map|Pool)|atomic\.
 
 test: setup-test
