@@ -221,3 +221,21 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// enqueueInOrder enqueues n records over slots, each slot's numbered in order from 1 and adding
+// sum, closes q and returns its metrics and the records enqueued per slot.
+func enqueueInOrder(t *testing.T, ctx context.Context, q *Queue[int, rec], n, slots int, sum int64) (Metrics, map[int]int) {
+	t.Helper()
+	seq := map[int]int{}
+	for i := range n {
+		s := i % slots
+		seq[s]++
+		if _, err := q.Enqueue(ctx, rec{Slot: s, First: seq[s], Last: seq[s], Sum: sum}); err != nil {
+			t.Fatalf("Enqueue: %v", err)
+		}
+	}
+	if err := q.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	return q.Metrics(), seq
+}

@@ -65,18 +65,7 @@ func TestPgFlusher(t *testing.T) {
 		t.Fatal(err)
 	}
 	const slots, n = 10, 5000
-	seq := map[int]int{}
-	for i := range n {
-		s := i % slots
-		seq[s]++
-		if _, err := q.Enqueue(ctx, rec{Slot: s, First: seq[s], Last: seq[s], Sum: 2}); err != nil {
-			t.Fatalf("Enqueue: %v", err)
-		}
-	}
-	if err := q.Close(ctx); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-	m := q.Metrics()
+	m, _ := enqueueInOrder(t, ctx, q, n, slots, 2)
 	checkInvariant(t, m)
 	merges.check(t)
 	if m.FlushedTotal != n || m.FlushSQLOpsTotal != m.FlushBatchesTotal || m.FlushSQLRecordsTotal > m.FlushBatchesTotal*slots {

@@ -115,18 +115,7 @@ func TestPipeline(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			seq := map[int]int{}
-			for i := range n {
-				s := i % slots
-				seq[s]++
-				if _, err := q.Enqueue(ctx, rec{Slot: s, First: seq[s], Last: seq[s], Sum: 1}); err != nil {
-					t.Fatalf("Enqueue: %v", err)
-				}
-			}
-			if err := q.Close(ctx); err != nil {
-				t.Fatalf("Close: %v", err)
-			}
-			m := q.Metrics()
+			m, seq := enqueueInOrder(t, ctx, q, n, slots, 1)
 			checkInvariant(t, m)
 			merges.check(t)
 			if m.FlushedTotal+m.SyncFallbackTotal != n {
