@@ -39,14 +39,8 @@ with a one-line error and exit 2 before anything starts.
 		if err != nil {
 			return err
 		}
-		if i == 0 {
+		if i == 0 { // the shared flags, at the engine's defaults, once
 			flagTable(w, c.fs, func(f *pflag.Flag) bool { return !own[f.Name] }, func(f *pflag.Flag) string { return c.engineDefaults[f.Name] })
-		}
-	}
-	for _, s := range suites {
-		c, own, err := newParser(s)
-		if err != nil {
-			return err
 		}
 		info := c.info
 		fmt.Fprintf(w, "\n## %s\n\n%s.\n\nModes: %s (default %s).\n", info.Name, info.Summary,
