@@ -23,20 +23,17 @@ func slowFlushes[T any](f queue.Flusher[T], pct int) queue.Flusher[T] {
 	if pct <= 0 {
 		return f
 	}
-	if sf, ok := f.(queue.StagedFlusher[T]); ok {
-		return slowStagedFlusher[T]{slowFlusher: slowFlusher[T]{Flusher: f, pct: pct}, staged: sf}
+	if _, ok := f.(queue.StagedFlusher[T]); ok {
+		return slowStagedFlusher[T]{slowFlusher[T]{Flusher: f, pct: pct}}
 	}
 	return slowFlusher[T]{Flusher: f, pct: pct}
 }
 
-type slowStagedFlusher[T any] struct {
-	slowFlusher[T]
-	staged queue.StagedFlusher[T]
-}
+type slowStagedFlusher[T any] struct{ slowFlusher[T] }
 
 func (s slowStagedFlusher[T]) Stage(ctx context.Context, records []T) (queue.Staged, error) {
 	start := time.Now()
-	st, err := s.staged.Stage(ctx, records)
+	st, err := s.Flusher.(queue.StagedFlusher[T]).Stage(ctx, records)
 	if err != nil {
 		return nil, err
 	}
