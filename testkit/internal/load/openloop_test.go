@@ -172,9 +172,17 @@ func TestOpenLoopRampAndWarmupAreLeftOut(t *testing.T) {
 	if got := res.MeasureStart.Sub(res.Start); got != time.Second {
 		t.Errorf("measurement starts %v in, want after the 1 s ramp", got)
 	}
-	// Ramp: R·D/2 = 200 arrivals; then 400 measured.
-	if res.WarmupCompleted < 190 || res.WarmupCompleted > 210 || res.Completed < 390 || res.Completed > 410 {
-		t.Errorf("%d ramp requests and %d measured, want 200 and 400", res.WarmupCompleted, res.Completed)
+	// Ramp: R·D/2 = 200 arrivals; then 400 measured. The schedule fixes the arrivals; how many of
+	// the last ones were sent before the deadline depends on the machine (a loaded CI runner left
+	// 15 unsent), so the measured side counts every arrival of the window, sent or not.
+	ol := res.OpenLoop
+	measured := res.Completed + ol.Skipped + ol.Unsent
+	if res.WarmupCompleted < 190 || res.WarmupCompleted > 210 || measured < 390 || measured > 410 {
+		t.Errorf("%d ramp requests and %d measured arrivals (%d sent, %d skipped, %d unsent), want 200 and 400",
+			res.WarmupCompleted, measured, res.Completed, ol.Skipped, ol.Unsent)
+	}
+	if res.Completed < measured*3/4 {
+		t.Errorf("only %d of %d measured arrivals were sent: a no-op at 400/s on 4 workers keeps up", res.Completed, measured)
 	}
 }
 
