@@ -153,6 +153,9 @@ type Run struct {
 	Network *Network `json:"network,omitempty"`
 	// FaultOutcome is how the requests came through the run's timed faults (version 4).
 	FaultOutcome *FaultOutcome `json:"fault_outcome,omitempty"`
+	// Leftover is what the process held before the run and after the run had released
+	// everything it opened (nil in older reports).
+	Leftover *Leftover `json:"leftover,omitempty"`
 	Interrupted  bool          `json:"interrupted,omitempty"`
 	Error        string        `json:"error,omitempty"`
 }
@@ -467,6 +470,28 @@ type Reconciliation struct {
 	// FailedButPersisted counts requests reported failed that the database holds anyway.
 	FailedButPersisted int64 `json:"failed_but_persisted"`
 }
+
+// Leftover is the process's goroutines and open TCP sockets just before a run opened its pool,
+// workload, monitor, probes and faults, and after it had closed them all (given up to a second to
+// wind down). A run that leaks, a connection a fault left hanging or a goroutine stuck on one,
+// shows as After above Before.
+type Leftover struct {
+	GoroutinesBefore int `json:"goroutines_before"`
+	GoroutinesAfter  int `json:"goroutines_after"`
+	OpenConnsBefore  int `json:"open_conns_before"`
+	OpenConnsAfter   int `json:"open_conns_after"`
+}
+
+// Leaked says whether the run left more behind than it found: any TCP socket, or more than
+// LeftoverGoroutineSlack goroutines.
+func (l *Leftover) Leaked() bool {
+	return l != nil && (l.OpenConnsAfter > l.OpenConnsBefore || l.GoroutinesAfter > l.GoroutinesBefore+LeftoverGoroutineSlack)
+}
+
+// LeftoverGoroutineSlack is how many goroutines a run may leave beyond what it found without
+// counting as a leak: the runtime and the libraries (pgx's pools, go-redis) start and stop a
+// few of their own on their own schedule. A TCP connection left open always counts.
+const LeftoverGoroutineSlack = 3
 
 // Soak is a long run's drift and recovery: the process's resident memory and goroutines at
 // the end of its first minute and at the end of its load, and per fault the recovery time:

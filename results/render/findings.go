@@ -30,7 +30,7 @@ func Findings(rep *results.Report, hotTables []string) []string {
 		base := rows[i]
 		var others []TableRow
 		for _, r := range rows {
-			if r.Mode != base.Mode && r.Level == base.Level && r.Rate == base.Rate && r.Slots == base.Slots {
+			if r.Mode != base.Mode && r.Level == base.Level && r.Rate == base.Rate && r.Slots == base.Slots && r.RTT == base.RTT {
 				others = append(others, r)
 			}
 		}
@@ -148,7 +148,7 @@ func verifiedFinding(runs []results.Run) string {
 
 // runLabel names a run among the others of its report: "sync", "sync #2", "sync ×64".
 func runLabel(r results.Run) string {
-	label := shortModeLabel(TableRow{Mode: r.Mode, Level: r.Level, Rate: r.Rate, Slots: r.Slots})
+	label := shortModeLabel(TableRow{Mode: r.Mode, Level: r.Level, Rate: r.Rate, Slots: r.Slots, RTT: rttText(r)})
 	if r.Repetition > 1 {
 		label += fmt.Sprintf(" #%d", r.Repetition)
 	}
@@ -174,6 +174,12 @@ func Warnings(rep *results.Report, modes []string) []string {
 				runLabel(r), formatRate(ol.TargetRPS), 100*ol.SentShare, ol.AchievedRPS))
 		}
 	}
+	for _, r := range rep.Runs {
+		if l := r.Leftover; l.Leaked() {
+			out = append(out, fmt.Sprintf("%s left %d goroutines and %d TCP connections open beyond what the process held before it (%d and %d): something it opened did not close",
+				runLabel(r), l.GoroutinesAfter-l.GoroutinesBefore, l.OpenConnsAfter-l.OpenConnsBefore, l.GoroutinesBefore, l.OpenConnsBefore))
+		}
+	}
 	if w := calibrationWarning(rep.Environment.Calibration); w != "" {
 		out = append(out, w)
 	}
@@ -186,7 +192,7 @@ func failedWarnings(runs []results.Run) []string {
 	var order []string
 	failed, total := map[string]int64{}, map[string]int64{}
 	for _, r := range runs {
-		label := shortModeLabel(TableRow{Mode: r.Mode, Level: r.Level, Rate: r.Rate, Slots: r.Slots})
+		label := shortModeLabel(TableRow{Mode: r.Mode, Level: r.Level, Rate: r.Rate, Slots: r.Slots, RTT: rttText(r)})
 		if _, ok := total[label]; !ok {
 			order = append(order, label)
 		}

@@ -133,6 +133,14 @@ func TestWarnings(t *testing.T) {
 	if got := Warnings(rep, allModes); len(got) != 0 {
 		t.Errorf("a clean report warns: %q", got)
 	}
+	rep.Runs[0].Leftover = &results.Leftover{GoroutinesBefore: 20, GoroutinesAfter: 20 + results.LeftoverGoroutineSlack, OpenConnsBefore: 4, OpenConnsAfter: 4}
+	if got := Warnings(rep, allModes); len(got) != 0 {
+		t.Errorf("goroutines within the slack, no connection left: %q", got)
+	}
+	rep.Runs[0].Leftover.OpenConnsAfter = 5
+	if got := strings.Join(Warnings(rep, allModes), "\n"); !strings.Contains(got, "left 3 goroutines and 1 TCP connections open") {
+		t.Errorf("a connection left open: %q", got)
+	}
 }
 
 // Every committed report's default summary fits SummaryWidth columns and never shows a
@@ -183,5 +191,30 @@ func TestWrap(t *testing.T) {
 	want := "- async-compact: 85× sync's throughput,\n    lock waiters on api_keys 63 → 0,\n    WAL per request 3.4× lower\n"
 	if got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// An RTT ladder's rows, findings and ladder lines say at which round trip each run ran: the
+// findings compare modes at the baseline's round trip only, and a queue mode's rung shows its
+// persist lag, never a 0.00 enqueue p99.
+func TestRTTLadderSummary(t *testing.T) {
+	rep := readReport(t, "runs/usage_counter_rtt_ladder.json")
+	var out bytes.Buffer
+	Summary(&out, rep, SummaryOptions{Modes: allModes})
+	s := out.String()
+	for _, want := range []string{"sync @ 0 ", "sync @ 1ms ", "async-compact @ 2ms ",
+		"async-compact @ 0: ", "sync RTT: 0 (measured ", "1ms (measured 1.23 ms) → 144 rps (0.25×), p99 1.94 s",
+		"lag p99 282 ms"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "round trip p50 / p99: PostgreSQL") {
+		t.Errorf("the header gives one round trip for a ladder of them:\n%s", s)
+	}
+	for _, f := range Findings(rep, nil) {
+		if label, _, _ := strings.Cut(f, ":"); strings.Contains(f, "sync's throughput") && !strings.HasSuffix(label, " @ 0") {
+			t.Errorf("a finding compares another round trip with sync's at loopback: %q", f)
+		}
 	}
 }

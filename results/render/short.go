@@ -63,6 +63,9 @@ func shortModeLabel(row TableRow) string {
 	if row.Rate > 0 {
 		label += " @" + formatRPS(row.Rate) + "/s"
 	}
+	if row.RTT != "" {
+		label += " @ " + row.RTT
+	}
 	return label
 }
 

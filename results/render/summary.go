@@ -44,7 +44,7 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	fmt.Fprintf(&b, "\n%s: %s\n", rep.Suite, loadLine(rep))
 	fmt.Fprintf(&b, "  PostgreSQL %s, durability %s, %s\n", shortVersion(rep.Environment.PostgresVersion),
 		rep.Environment.Durability, rep.Environment.MachineClass)
-	printNetwork(&b, rep.Environment.Network)
+	printNetwork(&b, rep)
 	var out strings.Builder
 	out.WriteString(wrap(b.String(), SummaryWidth))
 	writeShortTable(&out, reportRows(rep), opt.HotTables)
@@ -69,7 +69,7 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 // what went wrong, the open-loop rates and the warnings.
 func wideSummary(w io.Writer, rep *results.Report, modes []string) {
 	fmt.Fprintf(w, "\n%s  (PostgreSQL %s, durability %s, %s)\n", rep.Suite, rep.Environment.PostgresVersion, rep.Environment.Durability, rep.Environment.MachineClass)
-	printNetwork(w, rep.Environment.Network)
+	printNetwork(w, rep)
 	// One row per run, or with repetitions the medians with their min–max spread, one row per
 	// mode (and level).
 	_ = RenderMarkdown(w, Table([]*results.Report{rep}))
@@ -149,10 +149,15 @@ func wrap(text string, width int) string {
 	return b.String()
 }
 
-// printNetwork says, under the header, what round trip the probes measured on each path.
-func printNetwork(w io.Writer, n *results.Network) {
+// printNetwork says, under the header, what round trip the probes measured on each path. An
+// RTT ladder's rungs each had their own: its lines below the table say them, rung by rung.
+func printNetwork(w io.Writer, rep *results.Report) {
+	n := rep.Environment.Network
 	if n == nil {
 		return
+	}
+	if len(rep.RTTLadders) > 0 {
+		n = &results.Network{Redis: n.Redis}
 	}
 	var parts []string
 	for _, p := range []struct {
@@ -230,12 +235,48 @@ func printProblems(w io.Writer, rep *results.Report) {
 		printSlotLadder(w, l)
 	}
 	for _, l := range rep.RTTLadders {
-		fmt.Fprintf(w, "  %s RTT:", l.Mode)
-		for _, lv := range l.Levels {
-			fmt.Fprintf(w, " %s → %.0f rps, p99 %.2f ms;", FormatRTT(lv.RTTMs), lv.ThroughputRPS, lv.P99Ms)
-		}
-		fmt.Fprintln(w)
+		printRTTLadder(w, l, rep.Runs)
 	}
+}
+
+// printRTTLadder says, per round trip of a mode's RTT ladder, what the probe measured, the
+// throughput and its share of the first rung's, and the latency that matters: the request p99
+// of a sync-style mode, the persist lag of a queue mode (whose request is an enqueue).
+func printRTTLadder(w io.Writer, l results.RTTLadder, runs []results.Run) {
+	var parts []string
+	for i, lv := range l.Levels {
+		s := FormatRTT(lv.RTTMs)
+		if p50 := probeP50(runs, l.Mode, lv.RTTMs); p50 > 0 {
+			s += " (measured " + FormatDuration(p50) + ")"
+		}
+		s += " → " + formatRPS(lv.ThroughputRPS) + " rps"
+		if base := l.Levels[0].ThroughputRPS; i > 0 && base > 0 {
+			s += " (" + FormatRatio(lv.ThroughputRPS/base) + ")"
+		}
+		if lv.PersistLagP99Ms > 0 {
+			s += ", lag p99 " + FormatDuration(lv.PersistLagP99Ms)
+		} else {
+			s += ", p99 " + FormatDuration(lv.P99Ms)
+		}
+		parts = append(parts, s)
+	}
+	fmt.Fprintf(w, "  %s RTT: %s\n", l.Mode, strings.Join(parts, "; "))
+}
+
+// probeP50 is the median over a mode's runs at a round trip of their probe's p50 to
+// PostgreSQL (0 when none probed).
+func probeP50(runs []results.Run, mode string, rttMs float64) float64 {
+	var p50s []float64
+	for _, r := range runs {
+		if n := r.Network; r.Mode == mode && r.RTTMs == rttMs && n != nil && n.Postgres != nil && n.Postgres.Probes > 0 {
+			p50s = append(p50s, n.Postgres.RTTMs.P50)
+		}
+	}
+	if len(p50s) == 0 {
+		return 0
+	}
+	slices.Sort(p50s)
+	return p50s[len(p50s)/2]
 }
 
 // triesText is the tries-per-request histogram in order: "1:5712 2:250 3:38".

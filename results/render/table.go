@@ -100,6 +100,9 @@ type TableRow struct {
 	Rate float64 `json:"rate,omitempty"`
 	// Slots is the slots per hot row (--slots), 0 for a suite without them.
 	Slots int `json:"slots,omitempty"`
+	// RTT is the round trip the row's runs added to PostgreSQL ("1ms"; "0" at an RTT ladder's
+	// loopback rung), "" when they added none.
+	RTT string `json:"rtt,omitempty"`
 	// Repetition is the run's repetition for a run row.
 	Repetition int `json:"repetition,omitempty"`
 	// Repetitions is how many runs a summary row stands for; 0 for a run row.
@@ -155,6 +158,7 @@ func reportRows(rep *results.Report) []TableRow {
 		if len(group) > 0 {
 			cfg = group[0]
 		}
+		row.RTT = rttText(cfg)
 		marks(&row)
 		row.Cells = formatRow(row, cfg)
 		rows = append(rows, row)
@@ -165,7 +169,7 @@ func reportRows(rep *results.Report) []TableRow {
 			continue
 		}
 		row := TableRow{Suite: rep.Suite, Mode: r.Mode, Level: r.Level, Slots: r.Slots, Rate: r.Rate, Repetition: r.Repetition,
-			Verified: r.Verification.Passed, Metrics: results.RunSpreads(r)}
+			RTT: rttText(r), Verified: r.Verification.Passed, Metrics: results.RunSpreads(r)}
 		marks(&row)
 		row.Cells = formatRow(row, r)
 		rows = append(rows, row)
@@ -223,8 +227,8 @@ func formatRow(row TableRow, cfg results.Run) []string {
 	}
 	_, hasQueue := m[results.MetricPersistLagP99Ms]
 	mode := ModeLabel(row.Mode, row.Slots, cfg.Config.SlotPick)
-	if cfg.Config.DBRTTMs > 0 || len(cfg.Config.RTTLevelsMs) > 0 {
-		mode += " @ " + FormatRTT(cfg.Config.DBRTTMs)
+	if row.RTT != "" {
+		mode += " @ " + row.RTT
 	}
 	if row.Repetitions > 1 {
 		mode = fmt.Sprintf("%s (n=%d)", mode, row.Repetitions)
@@ -407,6 +411,15 @@ func ModeLabel(mode string, slots int, pick string) string {
 		return fmt.Sprintf("%s · %d slots", mode, slots)
 	}
 	return fmt.Sprintf("%s · %d slots by %s", mode, slots, pick)
+}
+
+// rttText is the round trip run r added to PostgreSQL as a row shows it: "" when it added none
+// outside an RTT ladder.
+func rttText(r results.Run) string {
+	if r.Config.DBRTTMs > 0 || len(r.Config.RTTLevelsMs) > 0 {
+		return FormatRTT(r.Config.DBRTTMs)
+	}
+	return ""
 }
 
 // FormatRTT is a round trip in milliseconds as a duration: "0", "200µs", "1ms".

@@ -277,7 +277,12 @@ func (e *engine) runAll() error {
 				if c.Repeat > 1 {
 					r.repetition = rep
 				}
+				goroutines, conns := monitor.Held()
 				run, err := e.runOne(r)
+				if rerr := e.redis.Recycle(); rerr != nil && err == nil { // its pool's connections are the run's
+					err = fmt.Errorf("closing the run's Redis connections: %w", rerr)
+				}
+				run.Leftover = monitor.Leftover(goroutines, conns, time.Second)
 				e.report.Runs = append(e.report.Runs, run)
 				if err != nil {
 					return fmt.Errorf("%s run: %w", mode, err)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hotspotkit/hotspotkit/results"
 )
 
 // Point is the part of a sample a soak's figures are computed from (testkit/internal/soak).
@@ -32,6 +34,24 @@ func processStats() (rss int64, goroutines, conns int) {
 		}
 	}
 	return rss, goroutines, openTCPSockets()
+}
+
+// Held is what the process holds now: its goroutines and open TCP sockets.
+func Held() (goroutines, conns int) {
+	return runtime.NumGoroutine(), openTCPSockets()
+}
+
+// Leftover waits up to settle for the process to come back down to what it held before
+// (goroutines and sockets winding down after their pools closed), and returns before and after.
+func Leftover(goroutinesBefore, connsBefore int, settle time.Duration) *results.Leftover {
+	end := time.Now().Add(settle)
+	for {
+		g, c := Held()
+		if (g <= goroutinesBefore && c <= connsBefore) || time.Now().After(end) {
+			return &results.Leftover{GoroutinesBefore: goroutinesBefore, GoroutinesAfter: g, OpenConnsBefore: connsBefore, OpenConnsAfter: c}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func openTCPSockets() int {

@@ -23,6 +23,7 @@ type Target struct {
 	// Client is the service's: the queue's, the producers' and consumers' (through the route
 	// Open was given, if any); control reaches the server directly (FreezeAndCount).
 	Client  *redis.Client
+	opts    *redis.Options // the Client's, for Recycle
 	control *redis.Client
 	mini    *miniredis.Miniredis
 	server  *redisserver.Server
@@ -77,7 +78,7 @@ func Open(ctx context.Context, c StreamConfig, workers int, route Route) (*Targe
 		}
 		opts.Addr = addr
 	}
-	t.Client = redis.NewClient(opts)
+	t.Client, t.opts = redis.NewClient(opts), opts
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := t.Client.Ping(pctx).Err(); err != nil {
@@ -100,6 +101,18 @@ func (t *Target) where() string {
 }
 
 // Close closes the client and stops the server this process started.
+// Recycle replaces the service's Client by a new one with the same options and closes the
+// old one, with every connection its pool kept: the engine calls it between runs, so that each
+// run starts on fresh connections and leaves none behind (results.Leftover).
+func (t *Target) Recycle() error {
+	if t == nil || t.Client == nil {
+		return nil
+	}
+	old := t.Client
+	t.Client = redis.NewClient(t.opts)
+	return old.Close()
+}
+
 func (t *Target) Close() error {
 	if t == nil {
 		return nil
