@@ -155,9 +155,9 @@ type Run struct {
 	FaultOutcome *FaultOutcome `json:"fault_outcome,omitempty"`
 	// Leftover is what the process held before the run and after the run had released
 	// everything it opened (nil in older reports).
-	Leftover *Leftover `json:"leftover,omitempty"`
-	Interrupted  bool          `json:"interrupted,omitempty"`
-	Error        string        `json:"error,omitempty"`
+	Leftover    *Leftover `json:"leftover,omitempty"`
+	Interrupted bool      `json:"interrupted,omitempty"`
+	Error       string    `json:"error,omitempty"`
 }
 
 // Database is what PostgreSQL's statistics views say a run cost: deltas over the run's measured
