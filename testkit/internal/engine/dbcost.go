@@ -65,16 +65,20 @@ func (e *engine) monitorConnect(w *costWindow) monitor.Connect {
 	}
 }
 
-// beginCost reads the database's counters a run starts from. The figures are an addition to
-// the run: when they cannot be read, the run goes on without them (said on stderr).
-func (e *engine) beginCost(ctx context.Context) *costWindow {
+// beginCost reads the database's counters a run starts from, once the sessions closed before
+// the run (prior: the calibration's, earlier runs') have exited and flushed their statistics.
+// The run's own sessions, open by now (a Redis consumer's flush pool connects at once), are
+// endCost's to wait for: waiting here for them to exit would wait out sessionExitDeadline on
+// every run. The figures are an addition to the run: when they cannot be read, the run goes on
+// without them (said on stderr).
+func (e *engine) beginCost(ctx context.Context, prior []uint32) *costWindow {
 	admin := e.target.Admin()
 	reader, err := dbstats.NewReader(ctx, admin, e.target.Schema())
 	if err == nil {
 		var w costWindow
 		// The calibration's and earlier runs' connections are closed: their backends may
 		// still be flushing what they did.
-		if w.start, err = reader.Take(ctx, admin, e.target.TakeSessions(), sessionExitDeadline); err == nil {
+		if w.start, err = reader.Take(ctx, admin, prior, sessionExitDeadline); err == nil {
 			w.reader = reader
 			return &w
 		}

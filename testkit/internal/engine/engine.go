@@ -364,6 +364,7 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	if err := e.setRunRTT(r); err != nil {
 		return fail(err)
 	}
+	prior := e.target.TakeSessions() // closed before this run: beginCost waits for them to exit
 	pool, err := e.target.NewPool(ctx, database.PoolOptions{MaxConns: int32(c.MaxConnections), AppName: "hotspotkit-load",
 		Settings: faults.SessionSettings(c.Faults)})
 	if err != nil {
@@ -394,7 +395,7 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	if q := r.Backend; q != nil {
 		mcfg.Queue = func() (int64, int64) { m := q.Metrics(); return m.Depth, m.PendingDepth }
 	}
-	cost := e.beginCost(ctx) // the database's counters before the load (dbcost.go)
+	cost := e.beginCost(ctx, prior) // the database's counters before the load (dbcost.go)
 	mon, err := monitor.Start(ctx, e.monitorConnect(cost), mcfg)
 	if err != nil {
 		return fail(err)

@@ -50,11 +50,25 @@ func (t faultTarget) Connect(ctx context.Context, appName string) (*pgx.Conn, er
 	return t.e.target.ConnectDirect(ctx, appName)
 }
 
+// serverFaultTimeout bounds a restart or crash of the temporary server once struck.
+const serverFaultTimeout = 2 * time.Minute
+
+// struck is the context a server fault finishes in once it has begun: not the injector's, which
+// is cancelled when the load ends — a restart stopped halfway, the server down and never
+// started again, failed a run whose load had finished while the server was stopping.
+func struck(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), serverFaultTimeout)
+}
+
 func (t faultTarget) RestartPostgres(ctx context.Context) error {
+	ctx, cancel := struck(ctx)
+	defer cancel()
 	return t.e.target.Server.Restart(ctx)
 }
 
 func (t faultTarget) CrashPostgres(ctx context.Context) (string, error) {
+	ctx, cancel := struck(ctx)
+	defer cancel()
 	recovered, err := t.e.target.Server.Crash(ctx)
 	if err != nil {
 		return "", err

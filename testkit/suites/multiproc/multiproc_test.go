@@ -141,7 +141,8 @@ func (s *splitRun) start(name string, env []string, args ...string) *proc {
 	s.t.Helper()
 	p := &proc{t: s.t, name: name, report: filepath.Join(s.t.TempDir(), name+".json"), done: make(chan struct{})}
 	all := append([]string{"--postgres-url", s.dsn, "--schema", s.schema, "--redis-url", s.redisURL,
-		"--queue-backend", "redis", "--modes", "async-compact", "--output", p.report}, args...)
+		"--queue-backend", "redis", "--modes", "async-compact", "--output", p.report,
+		"--calibrate=false"}, args...) // 3 s of every process's, and no split run's check reads it
 	p.cmd = exec.Command(s.suite.binary, all...)
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stderr = &p.stderr
