@@ -215,22 +215,8 @@ func TestRedisBackendVerifies(t *testing.T) {
 	suitetest.OnRedis(t, New(), 600, 600, "--hot-keys", "3")
 }
 
-// Settlements whose COMMIT reply was lost are looked up (by snapshot) and debited once, with
-// and without retries.
-func TestLostCommitsAreLookedUp(t *testing.T) {
-	suitetest.LostCommits(t, New(), "sync,outbox", 700, 100)
-}
-
-// A batch of settlements delivered more than once debits each once, compacted or not, by the
-// suite's own Verify.
-func TestReplayedBatchesApplyOnce(t *testing.T) {
-	suitetest.Replayed(t, New(), 3, 300)
-}
-
-func TestSlottedExact(t *testing.T) {
-	suitetest.Slotted(t, New(), 300, 30)
-}
-
-func TestEveryModeVerifiesOverA1msNetwork(t *testing.T) {
-	suitetest.OverNetwork(t, New(), 100, 8)
+// The checks every counter suite passes (suitetest.CounterConformance): lost COMMIT replies
+// looked up, batches delivered again applied once, slotted rows exact, every mode over 1 ms.
+func TestCounterConformance(t *testing.T) {
+	suitetest.CounterConformance(t, New())
 }

@@ -7,10 +7,6 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
-func TestEveryModeVerifiesOverA1msNetwork(t *testing.T) {
-	suitetest.OverNetwork(t, New(), 100, 8)
-}
-
 // TestNetworkFaultsKeepRunsExact strikes the network faults on both paths in the middle of
 // short runs: a blackhole hangs requests for its window and then lets them finish (the
 // longest request shows the hang), a reset breaks every connection at once (requests fail

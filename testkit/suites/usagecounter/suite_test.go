@@ -40,21 +40,6 @@ func TestHotKeysSpreadTheLoad(t *testing.T) {
 	suitetest.HotKeysSpread(t, New(), "sync,async-compact", "hot row sets whose every counter is exact")
 }
 
-// Sync and outbox requests are all there or not at all, and counted once, when the reply of
-// a COMMIT is lost, with and without retries (the suite's own lookup).
-func TestLostCommitsAreLookedUp(t *testing.T) {
-	suitetest.LostCommits(t, New(), "sync,outbox", 700, 100)
-}
-
-// A batch delivered more than once applies each request once, compacted or not.
-func TestReplayedBatchesApplyOnce(t *testing.T) {
-	suitetest.Replayed(t, New(), 3, 300)
-}
-
-func TestSlottedExact(t *testing.T) {
-	suitetest.Slotted(t, New(), 300, 30)
-}
-
 // TestSessionPickKeepsSessionsApart: with --slot-pick session and as many slots as the pool has
 // sessions, each session writes its own slot, so no two ever wait for one physical row — with
 // a per-request pick the same 4 sessions meet on the 4 rows. The monitor samples every 10 ms
@@ -76,4 +61,10 @@ func TestSessionPickKeepsSessionsApart(t *testing.T) {
 				n, rel, r.LockMonitor.MaxWaitersPerRowByRelation)
 		}
 	}
+}
+
+// The checks every counter suite passes (suitetest.CounterConformance): lost COMMIT replies
+// looked up, batches delivered again applied once, slotted rows exact, every mode over 1 ms.
+func TestCounterConformance(t *testing.T) {
+	suitetest.CounterConformance(t, New())
 }
