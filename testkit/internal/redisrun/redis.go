@@ -100,7 +100,6 @@ func (t *Target) where() string {
 	return t.Mode
 }
 
-// Close closes the client and stops the server this process started.
 // Recycle replaces the service's Client by a new one with the same options and closes the
 // old one, with every connection its pool kept: the engine calls it between runs, so that each
 // run starts on fresh connections and leaves none behind (results.Leftover).
@@ -113,6 +112,7 @@ func (t *Target) Recycle() error {
 	return old.Close()
 }
 
+// Close closes the client and stops the server this process started.
 func (t *Target) Close() error {
 	if t == nil {
 		return nil
