@@ -297,6 +297,9 @@ func (p *plotter) modeBars(prefix string, rep *results.Report) {
 		if r.Rate > 0 { // a rung of --rates, or one --rate run: the bars of one mode differ by it
 			labels[i] += " @ " + render.FormatRPS(r.Rate) + "/s"
 		}
+		if r.RTT != "" { // a rung of --rtt-levels, or one --db-rtt run
+			labels[i] += " @ " + r.RTT
+		}
 		if r.Repetition > 0 {
 			labels[i] = fmt.Sprintf("%s #%d", labels[i], r.Repetition)
 		}
@@ -396,16 +399,22 @@ func (p *plotter) latencyBars(prefix, suite string, rows []render.TableRow, labe
 	}
 	enqSeries := []struct{ metric, name string }{{results.MetricP50Ms, "p50 µs"}, {results.MetricP95Ms, "p95 µs"}, {results.MetricP99Ms, "p99 µs"}}
 	enqData := make([][]opts.BarData, len(enqSeries))
+	most := 1.0
 	for j, m := range enqSeries {
 		for _, i := range queueRows {
 			ms := rows[i].Metrics[m.metric].Median
+			most = max(most, ms*1000)
 			enqData[j] = append(enqData[j], opts.BarData{Value: max(ms*1000, 1),
 				Label: &opts.Label{Show: opts.Bool(true), Position: "top", Formatter: render.FormatDuration(ms), FontSize: 10}})
 		}
 	}
-	// An enqueue takes from 1 µs (the histogram's floor, where a bar on a log axis has no
-	// height: its label gives it) to milliseconds behind a full queue.
-	yAxis := opts.YAxis{Name: "µs (log)", Type: "log"}
+	// An enqueue takes from 1 µs (the histogram's floor) to milliseconds behind a full queue:
+	// a log axis when the bars span two decades or more, else a linear one (on a log axis
+	// from 1 µs, a bar of 1 µs has no height).
+	yAxis := opts.YAxis{Name: "µs", Type: "value"}
+	if most >= 100 {
+		yAxis = opts.YAxis{Name: "µs (log)", Type: "log"}
+	}
 	enq.SetGlobalOptions(
 		charts.WithInitializationOpts(p.init(halfWidth, "420px")),
 		charts.WithAnimation(false),

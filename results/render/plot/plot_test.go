@@ -175,3 +175,18 @@ func TestPlotRateLadder(t *testing.T) {
 		t.Errorf("a single --rate run drawn as a one-step rate ladder")
 	}
 }
+
+// An RTT ladder's bars are named by their round trip, and an enqueue latency of microseconds
+// is drawn on a linear axis (on a log axis from 1 µs its bars have no height).
+func TestPlotRTTLadder(t *testing.T) {
+	rep, err := results.ReadFile("../../runs/usage_counter_rtt_ladder.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := renderPlot(t, []*results.Report{rep}, nil)
+	for _, want := range []string{"sync RTT ladder", "sync @ 0", "sync @ 1ms", "async-compact @ 2ms", `"name":"µs","type":"value"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+}
