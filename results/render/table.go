@@ -272,28 +272,6 @@ func formatRow(row TableRow, cfg results.Run) []string {
 	return cells
 }
 
-// Number formats. They are fixed so that two tables of the same numbers are byte-identical and
-// a changed number changes one cell:
-//   - rps: rounded to a whole number, thousands separated by commas: 152,340.
-//   - counts (failed, waiters, sql ops): whole numbers with commas; a median of an even number
-//     of runs that falls on .5 keeps one decimal: 12.5.
-//   - ms: two decimals below 100 (3.47), one from 100 to 1,000 (153.2), none with commas above
-//     (1,532).
-//   - pool max %: basis points / 100 with one decimal (98.5).
-//   - a spread is "median (min–max)", each part in the metric's format; min = max shows the
-//     median alone.
-//   - a value that does not apply to the row (persist lag of a sync run) is "–".
-func formatRPS(v float64) string {
-	return groupThousands(strconv.FormatFloat(math.Round(v), 'f', 0, 64))
-}
-
-func formatCount(v float64) string {
-	if v == math.Trunc(v) {
-		return groupThousands(strconv.FormatFloat(v, 'f', 0, 64))
-	}
-	return groupThousands(strconv.FormatFloat(v, 'f', 1, 64))
-}
-
 func formatMs(v float64) string { return decimalsBelow(v, 100, 1000) }
 
 // formatPerRequest writes a cost per request with about three significant digits: 945, 29.7,
@@ -332,33 +310,6 @@ func formatSpread(s results.Spread, format func(float64) string) string {
 		return med
 	}
 	return med + " (" + lo + spreadSep + hi + ")"
-}
-
-// groupThousands puts commas into the integer part of a formatted decimal number.
-func groupThousands(s string) string {
-	sign := ""
-	if strings.HasPrefix(s, "-") {
-		sign, s = "-", s[1:]
-	}
-	intPart, frac := s, ""
-	if i := strings.IndexByte(s, '.'); i >= 0 {
-		intPart, frac = s[:i], s[i:]
-	}
-	if len(intPart) <= 3 {
-		return sign + s
-	}
-	var b strings.Builder
-	lead := len(intPart) % 3
-	if lead > 0 {
-		b.WriteString(intPart[:lead])
-	}
-	for i := lead; i < len(intPart); i += 3 {
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(intPart[i : i+3])
-	}
-	return sign + b.String() + frac
 }
 
 // rowMark names what a ladder found at a row: its knee, or its max rate at the objective.

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/hotspotkit/hotspotkit/hist"
-	"github.com/hotspotkit/hotspotkit/results/render"
+	"github.com/hotspotkit/hotspotkit/results/units"
 )
 
 const progressEvery = 250 * time.Millisecond
@@ -98,9 +98,9 @@ func (p *progress) line(now time.Time, final bool) string {
 		b.WriteString(p.r.cfg.ProgressLabel + "  ")
 	}
 	if p.r.limit > 0 {
-		b.WriteString(render.FormatCount(float64(done)) + "/" + render.FormatCount(float64(p.r.limit)))
+		b.WriteString(units.Count(float64(done)) + "/" + units.Count(float64(p.r.limit)))
 	} else {
-		b.WriteString(render.FormatCount(float64(done)) + " done")
+		b.WriteString(units.Count(float64(done)) + " done")
 	}
 	rate := 0.0
 	if final {
@@ -111,11 +111,11 @@ func (p *progress) line(now time.Time, final bool) string {
 		rate = float64(done-p.last) / s
 	}
 	p.last, p.lastT = done, now
-	fmt.Fprintf(&b, "  %s req/s", render.FormatRPS(rate))
+	fmt.Fprintf(&b, "  %s req/s", units.RPS(rate))
 	if now.Before(p.r.measureStart) {
 		b.WriteString("  warm-up")
 	} else if lat := p.r.latency.Merged(); lat.Count() > 0 {
-		fmt.Fprintf(&b, "  p95 %s", render.FormatDuration(float64(lat.ValueAtQuantile(95).Microseconds())/1000))
+		fmt.Fprintf(&b, "  p95 %s", units.Duration(float64(lat.ValueAtQuantile(95).Microseconds())/1000))
 	}
 	if failed := live.Failed(); failed > 0 {
 		fmt.Fprintf(&b, "  failed %d", failed)
@@ -153,11 +153,11 @@ func ShowDrain(w io.Writer, interval time.Duration, label string, status func() 
 		if label != "" {
 			b.WriteString(label + "  ")
 		}
-		b.WriteString("drain  persisted " + render.FormatCount(float64(st.Persisted)))
+		b.WriteString("drain  persisted " + units.Count(float64(st.Persisted)))
 		if st.Accepted > 0 {
-			b.WriteString("/" + render.FormatCount(float64(st.Accepted)))
+			b.WriteString("/" + units.Count(float64(st.Accepted)))
 		}
-		b.WriteString("  waiting " + render.FormatCount(float64(st.Waiting)))
+		b.WriteString("  waiting " + units.Count(float64(st.Waiting)))
 		if st.Lag != nil {
 			recent := st.Lag
 			if !final {
@@ -165,7 +165,7 @@ func ShowDrain(w io.Writer, interval time.Duration, label string, status func() 
 			}
 			prev = st.Lag
 			if recent.Count() > 0 {
-				lastLag = "  lag p99 " + render.FormatDuration(float64(recent.ValueAtQuantile(99).Microseconds())/1000)
+				lastLag = "  lag p99 " + units.Duration(float64(recent.ValueAtQuantile(99).Microseconds())/1000)
 			}
 			b.WriteString(lastLag)
 		}
