@@ -133,7 +133,7 @@ func (r *runner) runOpen(ctx context.Context) {
 	wg.Go(func() { r.dispatch(arrivals) })
 	for i := range r.workers {
 		w := &r.workers[i]
-		wg.Go(func() { r.serveArrivals(arrivals, w) })
+		wg.Go(func() { r.serveArrivals(ctx.Done(), arrivals, w) })
 	}
 	wg.Wait()
 	stop()
@@ -171,10 +171,19 @@ func (r *runner) dispatch(out chan<- time.Duration) {
 }
 
 // serveArrivals is one worker of an open loop: it sends each arrival it takes, unless the run
-// is over by then (unsent) or the arrival is more than MaxLag late (skipped).
-func (r *runner) serveArrivals(in <-chan time.Duration, w *worker) {
+// is over by then (unsent) or the arrival is more than MaxLag late (skipped). It looks at done
+// itself before each arrival, as the closed loop's workers do: the halt that a cancel causes
+// runs in a goroutine of its own (context.AfterFunc), and on a loaded machine the workers went
+// on sending 32 arrivals past a cancel before it ran.
+func (r *runner) serveArrivals(done <-chan struct{}, in <-chan time.Duration, w *worker) {
 	o := r.open
 	for intended := range in {
+		select {
+		case <-done:
+			r.halt(endCancelled)
+			return
+		default:
+		}
 		if o.halted.Err() != nil {
 			return
 		}
