@@ -90,9 +90,16 @@ func Completed(t *testing.T, r results.Run, requests int64) {
 // NoWaitersOn fails the test for each of tables that a lock waiter was attributed to.
 func NoWaitersOn(t *testing.T, r results.Run, tables []string) {
 	t.Helper()
+	waitersAtMost(t, r, tables, 0, "")
+}
+
+// waitersAtMost fails the test for each of tables on which more than most sessions waited at
+// once; why says what most is.
+func waitersAtMost(t *testing.T, r results.Run, tables []string, most int64, why string) {
+	t.Helper()
 	for _, table := range tables {
-		if n := r.LockMonitor.MaxWaitersByRelation[table]; n != 0 {
-			t.Errorf("%s: %d waiters on hot table %s", r.Mode, n, table)
+		if n := r.LockMonitor.MaxWaitersByRelation[table]; n > most {
+			t.Errorf("%s: %d waiters on hot table %s%s", r.Mode, n, table, why)
 		}
 	}
 }
@@ -103,11 +110,7 @@ func NoWaitersOn(t *testing.T, r results.Run, tables []string) {
 // (Options.Pipeline) behind its own commit, can wait for each other, one per worker at most.
 func FlushersOnlyOn(t *testing.T, r results.Run, tables []string) {
 	t.Helper()
-	for _, table := range tables {
-		if n := r.LockMonitor.MaxWaitersByRelation[table]; n > int64(r.Config.QueueWorkers) {
-			t.Errorf("%s: %d waiters on hot table %s, more than its %d queue workers", r.Mode, n, table, r.Config.QueueWorkers)
-		}
-	}
+	waitersAtMost(t, r, tables, int64(r.Config.QueueWorkers), fmt.Sprintf(", more than its %d queue workers", r.Config.QueueWorkers))
 }
 
 // Compacted fails the test unless the run's queue took records, wrote them all, folded some

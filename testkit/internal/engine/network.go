@@ -223,8 +223,7 @@ func (e *engine) stopProbe(p *probe, r *run, w *costWindow) *results.Network {
 		}
 	}
 	c := e.cfg
-	out := &results.Network{Postgres: &results.NetworkPath{Proxied: e.net.pg != nil, RTTMs: results.Latency(p.pg.h.Summary()),
-		Probes: p.pg.h.Count(), ProbeErrors: p.pg.errors}}
+	out := &results.Network{Postgres: measuredPath(e.net.pg != nil, p.pg.h, p.pg.errors)}
 	e.net.pgAll.Merge(p.pg.h)
 	e.net.pgErrs += p.pg.errors
 	if e.net.pg != nil {
@@ -234,11 +233,7 @@ func (e *engine) stopProbe(p *probe, r *run, w *costWindow) *results.Network {
 		e.net.pgDirect.Merge(p.direct.h)
 	}
 	if p.redis != nil {
-		out.Redis = &results.NetworkPath{Proxied: e.net.redis != nil, RTTMs: results.Latency(p.redis.h.Summary()),
-			Probes: p.redis.h.Count(), ProbeErrors: p.redis.errors}
-		if e.net.redis != nil {
-			out.Redis.ConfiguredRTTMs, out.Redis.JitterMs = results.Milliseconds(c.RedisRTT), results.Milliseconds(c.RedisRTTJitter)
-		}
+		out.Redis = e.redisPath(p.redis.h, p.redis.errors)
 		e.net.redisAll.Merge(p.redis.h)
 		e.net.redisErrs += p.redis.errors
 	}
@@ -252,8 +247,7 @@ func (e *engine) finishNetwork() {
 		return
 	}
 	c := e.cfg
-	env := &results.Network{Postgres: &results.NetworkPath{Proxied: n.pg != nil, RTTMs: results.Latency(n.pgAll.Summary()),
-		Probes: n.pgAll.Count(), ProbeErrors: n.pgErrs}}
+	env := &results.Network{Postgres: measuredPath(n.pg != nil, n.pgAll, n.pgErrs)}
 	if n.pg != nil {
 		if len(c.RTTLevels) == 0 {
 			env.Postgres.ConfiguredRTTMs = results.Milliseconds(c.DBRTT)
@@ -263,13 +257,23 @@ func (e *engine) finishNetwork() {
 		env.Postgres.DirectRTTMs = &d
 	}
 	if n.redisAll.Count() > 0 || n.redisErrs > 0 {
-		env.Redis = &results.NetworkPath{Proxied: n.redis != nil, RTTMs: results.Latency(n.redisAll.Summary()),
-			Probes: n.redisAll.Count(), ProbeErrors: n.redisErrs}
-		if n.redis != nil {
-			env.Redis.ConfiguredRTTMs, env.Redis.JitterMs = results.Milliseconds(c.RedisRTT), results.Milliseconds(c.RedisRTTJitter)
-		}
+		env.Redis = e.redisPath(n.redisAll, n.redisErrs)
 	}
 	e.report.Environment.Network = env
+}
+
+// measuredPath is what probes measured on one path: their round trips in h, errs failures.
+func measuredPath(proxied bool, h *hist.Histogram, errs int64) *results.NetworkPath {
+	return &results.NetworkPath{Proxied: proxied, RTTMs: results.Latency(h.Summary()), Probes: h.Count(), ProbeErrors: errs}
+}
+
+// redisPath is the Redis path's measurement with the round trip --redis-rtt added to it.
+func (e *engine) redisPath(h *hist.Histogram, errs int64) *results.NetworkPath {
+	p := measuredPath(e.net.redis != nil, h, errs)
+	if e.net.redis != nil {
+		p.ConfiguredRTTMs, p.JitterMs = results.Milliseconds(e.cfg.RedisRTT), results.Milliseconds(e.cfg.RedisRTTJitter)
+	}
+	return p
 }
 
 // faultOutcome is how the run's requests came through its timed faults (nil without any).

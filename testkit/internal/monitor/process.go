@@ -26,14 +26,14 @@ var pageSize = int64(os.Getpagesize())
 // TCP sockets (/proc/self/fd links to socket inodes listed in /proc/net/tcp{,6}); what cannot
 // be read stays 0.
 func processStats() (rss int64, goroutines, conns int) {
-	goroutines = runtime.NumGoroutine()
+	goroutines, conns = Held()
 	if b, err := os.ReadFile("/proc/self/statm"); err == nil {
 		if f := strings.Fields(string(b)); len(f) > 1 {
 			pages, _ := strconv.ParseInt(f[1], 10, 64)
 			rss = pages * pageSize
 		}
 	}
-	return rss, goroutines, openTCPSockets()
+	return rss, goroutines, conns
 }
 
 // Held is what the process holds now: its goroutines and open TCP sockets.
