@@ -29,7 +29,9 @@ import (
 //     network), a run's rtt_ms and fault_outcome, the config's db_rtt_ms, db_rtt_jitter_ms,
 //     redis_rtt_ms, redis_rtt_jitter_ms and rtt_levels_ms, and RTT ladders (rtt_ladders).
 //     Only additions: a version 3 report reads as one measured over the direct path.
-const SchemaVersion = 4
+//  5. A run's leftover: the goroutines and TCP sockets the process held before the run and
+//     after it had closed everything. Only an addition: absent, it was not measured.
+const SchemaVersion = 5
 
 // Report is one invocation of one suite binary.
 type Report struct {
@@ -154,7 +156,7 @@ type Run struct {
 	// FaultOutcome is how the requests came through the run's timed faults (version 4).
 	FaultOutcome *FaultOutcome `json:"fault_outcome,omitempty"`
 	// Leftover is what the process held before the run and after the run had released
-	// everything it opened (nil in older reports).
+	// everything it opened (version 5; nil before).
 	Leftover    *Leftover `json:"leftover,omitempty"`
 	Interrupted bool      `json:"interrupted,omitempty"`
 	Error       string    `json:"error,omitempty"`
