@@ -170,8 +170,8 @@ func Warnings(rep *results.Report, modes []string) []string {
 	}
 	for _, r := range rep.Runs {
 		if ol := r.Load.OpenLoop; ol != nil && !ol.HeldRate {
-			out = append(out, fmt.Sprintf("%s could not hold --rate %s: sent %.1f%% of its arrivals, achieved %.0f/s; latency counts the wait of the requests it fell behind on",
-				runLabel(r), formatRate(ol.TargetRPS), 100*ol.SentShare, ol.AchievedRPS))
+			out = append(out, fmt.Sprintf("%s could not hold --rate %s: sent %.1f%% of its arrivals, achieved %s/s; latency counts the wait of the requests it fell behind on",
+				runLabel(r), formatRate(ol.TargetRPS), 100*ol.SentShare, formatRPS(ol.AchievedRPS)))
 		}
 	}
 	for _, r := range rep.Runs {

@@ -293,8 +293,8 @@ func triesText(h map[int]int64) string {
 func printSlotLadder(w io.Writer, l results.SlotLadder) {
 	fmt.Fprintf(w, "  %s slots:", l.Mode)
 	for _, lv := range l.Levels {
-		fmt.Fprintf(w, " %d → %.0f rps, %.0f waiters (%.0f/row), read total p99 %.2f ms;", lv.Slots, lv.ThroughputRPS,
-			lv.MaxWaiters, lv.MaxWaitersPerRow, lv.TotalReadP99Ms)
+		fmt.Fprintf(w, " %d → %s rps, %s waiters (%s/row), read total p99 %s;", lv.Slots, formatRPS(lv.ThroughputRPS),
+			formatCount(lv.MaxWaiters), formatCount(lv.MaxWaitersPerRow), FormatDuration(lv.TotalReadP99Ms))
 	}
 	if l.KneeSlots > 0 {
 		fmt.Fprintf(w, " more than %d slots add < 5%% throughput\n", l.KneeSlots)
@@ -311,12 +311,13 @@ func printOpenLoop(w io.Writer, rep *results.Report, warn bool) {
 		if ol == nil {
 			continue
 		}
-		fmt.Fprintf(w, "  %s at %s/s: achieved %.0f/s, sent %d of %d arrivals, service p99 %.2f ms, schedule lag p99 %.2f ms, late %d, skipped %d, unsent %d\n",
-			r.Mode, formatRate(ol.TargetRPS), ol.AchievedRPS, ol.Scheduled-ol.Skipped-ol.Unsent, ol.Scheduled,
-			ol.ServiceMs.P99, ol.ScheduleLagMs.P99, ol.Late, ol.Skipped, ol.Unsent)
+		fmt.Fprintf(w, "  %s at %s/s: achieved %s/s, sent %s of %s arrivals, service p99 %s, schedule lag p99 %s, late %s, skipped %s, unsent %s\n",
+			r.Mode, formatRate(ol.TargetRPS), formatRPS(ol.AchievedRPS), formatCount(float64(ol.Scheduled-ol.Skipped-ol.Unsent)),
+			formatCount(float64(ol.Scheduled)), FormatDuration(ol.ServiceMs.P99), FormatDuration(ol.ScheduleLagMs.P99),
+			formatCount(float64(ol.Late)), formatCount(float64(ol.Skipped)), formatCount(float64(ol.Unsent)))
 		if warn && !ol.HeldRate {
-			fmt.Fprintf(w, "%s: warning: %s could not hold --rate %s: sent %.1f%% of its arrivals, achieved %.0f/s; latency counts the wait of the requests it fell behind on\n",
-				rep.Suite, r.Mode, formatRate(ol.TargetRPS), 100*ol.SentShare, ol.AchievedRPS)
+			fmt.Fprintf(w, "%s: warning: %s could not hold --rate %s: sent %.1f%% of its arrivals, achieved %s/s; latency counts the wait of the requests it fell behind on\n",
+				rep.Suite, r.Mode, formatRate(ol.TargetRPS), 100*ol.SentShare, formatRPS(ol.AchievedRPS))
 		}
 	}
 	for _, l := range rep.RateLadders {
