@@ -286,8 +286,23 @@ func scalarArgs(d Delta) []any {
 // Apply writes deltas compacted: it merges them per row and sends one UPDATE per kind, in
 // key order, pipelined in one round trip. It returns the number of statements sent.
 func Apply(ctx context.Context, tx pgx.Tx, deltas []Delta) (int, error) {
-	merged := Compact(deltas)
 	var b pgx.Batch
+	groups, err := queueApply(&b, deltas)
+	if err != nil || len(groups) == 0 {
+		return 0, err
+	}
+	br := tx.SendBatch(ctx, &b)
+	if err := readApply(br, groups); err != nil {
+		br.Close()
+		return len(groups), err
+	}
+	return len(groups), br.Close()
+}
+
+// queueApply queues Apply's UPDATEs of deltas on b, merged per row, one per kind in key
+// order, and returns the deltas of each, in the order their results come back (readApply).
+func queueApply(b *pgx.Batch, deltas []Delta) ([][]Delta, error) {
+	merged := Compact(deltas)
 	var groups [][]Delta
 	for start := 0; start < len(merged); {
 		end := start
@@ -296,27 +311,27 @@ func Apply(ctx context.Context, tx pgx.Tx, deltas []Delta) (int, error) {
 		}
 		sql, err := updateSQL(merged[start].Kind, true, merged[start].slotted())
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		b.Queue(sql, updateArgs(merged[start:end])...)
 		groups = append(groups, merged[start:end])
 		start = end
 	}
-	if len(groups) == 0 {
-		return 0, nil
-	}
-	br := tx.SendBatch(ctx, &b)
+	return groups, nil
+}
+
+// readApply reads the results of queueApply's UPDATEs: every delta's row must exist.
+func readApply(br pgx.BatchResults, groups [][]Delta) error {
 	for _, g := range groups {
 		tag, err := br.Exec()
 		if err == nil {
 			err = checkAffected(g, tag.RowsAffected())
 		}
 		if err != nil {
-			br.Close()
-			return len(groups), fmt.Errorf("applying %d %s deltas: %w", len(g), g[0].Kind, err)
+			return fmt.Errorf("applying %d %s deltas: %w", len(g), g[0].Kind, err)
 		}
 	}
-	return len(groups), br.Close()
+	return nil
 }
 
 // ApplyEach writes every delta as its own single-row UPDATE, one round trip each, in the

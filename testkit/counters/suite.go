@@ -2,10 +2,13 @@ package counters
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/hotspotkit/hotspotkit/testkit"
 )
@@ -30,6 +33,13 @@ type Declaration struct {
 	// transaction recorded before, each once, in batch order, with the statements it sent.
 	// Only the deltas of those are applied.
 	Claim func(ctx context.Context, tx pgx.Tx, batch []Source) (fresh []Source, statements int, err error)
+	// ClaimAll (optional) is Claim's fast path for a compacted queue batch: statements that
+	// record every source of batch, each affecting exactly Rows rows when every source is
+	// fresh, as on every batch but a retried or redelivered one. The writer sends them in one
+	// round trip with the batch's UPDATEs, behind a savepoint. When one fails on a unique
+	// violation or affects fewer rows, it rolls back to the savepoint and claims through
+	// Claim: so a repeat must fail them, never pass them.
+	ClaimAll func(batch []Source) []Statement
 	// ClaimTable is the table Claim writes a row per source to, and ClaimIndex the SQL
 	// expression of a row's request index: Persisted finds the requests there.
 	ClaimTable, ClaimIndex string
@@ -48,6 +58,14 @@ type Source struct {
 	Request int64 // the request's index
 	Hot     int   // its hot set
 	Part    int   // which of its parts (Declaration.Request)
+}
+
+// Statement is one statement of a pipelined claim (Declaration.ClaimAll) and the rows it
+// affects when every source of its batch is fresh.
+type Statement struct {
+	SQL  string
+	Args []any
+	Rows int64
 }
 
 // Record is a counter suite's queue record: one part of a request or, compacted, of several,
@@ -222,6 +240,11 @@ type batchWriter struct {
 }
 
 func (w batchWriter) WriteBatch(ctx context.Context, tx pgx.Tx, batch []Record) (int, error) {
+	if w.compact && w.s.d.ClaimAll != nil {
+		if ops, ok, err := w.writePipelined(ctx, tx, batch); ok || err != nil {
+			return ops, err
+		}
+	}
 	deltas, ops, err := w.s.claim(ctx, tx, w.r, batch)
 	if err != nil {
 		return ops, err
@@ -234,6 +257,66 @@ func (w batchWriter) WriteBatch(ctx context.Context, tx pgx.Tx, batch []Record) 
 	return ops + n, err
 }
 
+// claimSavepoint guards a pipelined claim (writePipelined).
+const claimSavepoint = "counters_claim"
+
+// writePipelined writes a compacted batch in one round trip, as if every source were fresh: a
+// savepoint, the declaration's ClaimAll statements, then Apply's UPDATEs, sent together (the
+// hot rows' locks are taken last, so they are held for the one round trip to COMMIT alone).
+// When a claim statement fails on a unique violation or affects fewer rows than it must, a
+// source was claimed before: it rolls back to the savepoint and returns !ok, and the caller
+// claims through Claim. The savepoint is left for COMMIT to release.
+func (w batchWriter) writePipelined(ctx context.Context, tx pgx.Tx, batch []Record) (ops int, ok bool, err error) {
+	sources := w.s.sources(w.r, batch)
+	claims := w.s.d.ClaimAll(sources)
+	var b pgx.Batch
+	b.Queue("SAVEPOINT " + claimSavepoint)
+	for _, c := range claims {
+		b.Queue(c.SQL, c.Args...)
+	}
+	groups, err := queueApply(&b, w.s.deltas(batch, sources, nil))
+	if err != nil {
+		return 0, false, err
+	}
+	ops = len(claims) + len(groups)
+	br := tx.SendBatch(ctx, &b)
+	repeat, err := readClaims(br, claims)
+	if err == nil && !repeat {
+		err = readApply(br, groups)
+	}
+	if cerr := br.Close(); err == nil && !repeat {
+		err = cerr
+	}
+	if err != nil || !repeat {
+		return ops, err == nil, err
+	}
+	if _, err := tx.Exec(ctx, "ROLLBACK TO SAVEPOINT "+claimSavepoint); err != nil {
+		return ops + 1, false, fmt.Errorf("after a repeated claim: %w", err)
+	}
+	return ops + 1, false, nil
+}
+
+// readClaims reads the results of a pipelined claim's savepoint and statements: repeat when
+// one met a source claimed before.
+func readClaims(br pgx.BatchResults, claims []Statement) (repeat bool, err error) {
+	if _, err := br.Exec(); err != nil {
+		return false, fmt.Errorf("claim savepoint: %w", err)
+	}
+	for _, c := range claims {
+		tag, err := br.Exec()
+		var pgErr *pgconn.PgError
+		switch {
+		case errors.As(err, &pgErr) && pgErr.Code == pgerrcode.UniqueViolation:
+			return true, nil
+		case err != nil:
+			return false, fmt.Errorf("claiming the batch: %w", err)
+		case tag.RowsAffected() != c.Rows:
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // WriteOutbox claims a request's records and leaves the deltas of the fresh ones to the outbox.
 func (s *Suite) WriteOutbox(ctx context.Context, tx pgx.Tx, r *testkit.Run, recs []Record) error {
 	deltas, _, err := s.claim(ctx, tx, r, recs)
@@ -243,9 +326,8 @@ func (s *Suite) WriteOutbox(ctx context.Context, tx pgx.Tx, r *testkit.Run, recs
 	return InsertOutbox(ctx, tx, RequestID(recs[0].Requests[0]), deltas)
 }
 
-// claim claims the sources of batch and returns the deltas of the fresh ones, each in its
-// record's slot, in batch order, with the statements the claim sent.
-func (s *Suite) claim(ctx context.Context, tx pgx.Tx, r *testkit.Run, batch []Record) ([]Delta, int, error) {
+// sources are the sources of batch's records, in batch order.
+func (s *Suite) sources(r *testkit.Run, batch []Record) []Source {
 	hot := int64(r.Config().HotKeys)
 	sources := make([]Source, 0, len(batch))
 	for _, rec := range batch {
@@ -253,6 +335,13 @@ func (s *Suite) claim(ctx context.Context, tx pgx.Tx, r *testkit.Run, batch []Re
 			sources = append(sources, Source{Request: i, Hot: int(i % hot), Part: rec.Part})
 		}
 	}
+	return sources
+}
+
+// claim claims the sources of batch and returns the deltas of the fresh ones, each in its
+// record's slot, in batch order, with the statements the claim sent.
+func (s *Suite) claim(ctx context.Context, tx pgx.Tx, r *testkit.Run, batch []Record) ([]Delta, int, error) {
+	sources := s.sources(r, batch)
 	fresh, ops, err := s.d.Claim(ctx, tx, sources)
 	if err != nil {
 		return nil, ops, err
@@ -264,7 +353,13 @@ func (s *Suite) claim(ctx context.Context, tx pgx.Tx, r *testkit.Run, batch []Re
 			isNew[src] = true
 		}
 	}
-	deltas := make([]Delta, 0, len(fresh))
+	return s.deltas(batch, sources, isNew), ops, nil
+}
+
+// deltas are the deltas of batch's sources (sources, in batch order) in their records'
+// slots: of those isNew holds, each once, or of every one when isNew is nil.
+func (s *Suite) deltas(batch []Record, sources []Source, isNew map[Source]bool) []Delta {
+	deltas := make([]Delta, 0, len(sources))
 	k := 0
 	for _, rec := range batch {
 		for range rec.Requests {
@@ -279,7 +374,7 @@ func (s *Suite) claim(ctx context.Context, tx pgx.Tx, r *testkit.Run, batch []Re
 			deltas = append(deltas, InSlot(s.d.Request(src.Request, src.Hot)[src.Part], rec.Key.Slot)...)
 		}
 	}
-	return deltas, ops, nil
+	return deltas
 }
 
 // Persisted counts every request's claim rows: a request whose parts are all claimed once is

@@ -16,8 +16,20 @@ import (
 )
 
 // declared is a counter suite of two parts per request over three kinds — a count, an amount
-// with an opening (a wallet), the newest time and its IP — claimed in a table of its own.
-func declared() *counters.Suite {
+// with an opening (a wallet), the newest time and its IP — claimed in a table of its own, row by
+// row or, pipelined, in one INSERT (ClaimAll).
+func declared(pipelined bool) *counters.Suite {
+	var claimAll func([]counters.Source) []counters.Statement
+	if pipelined {
+		claimAll = func(batch []counters.Source) []counters.Statement {
+			requests, parts := make([]int64, len(batch)), make([]int32, len(batch))
+			for k, src := range batch {
+				requests[k], parts[k] = src.Request, int32(src.Part)
+			}
+			return []counters.Statement{{SQL: `INSERT INTO claims SELECT * FROM unnest($1::int8[], $2::int4[])`,
+				Args: []any{requests, parts}, Rows: int64(len(batch))}}
+		}
+	}
 	at := func(i int64) time.Time { return time.Date(2026, 1, 1, 0, 0, 0, int(i)*1000, time.UTC) }
 	return counters.New(counters.Declaration{
 		Info: testkit.Info{Name: "declared", Summary: "a declared counter suite", Example: "declared",
@@ -46,6 +58,7 @@ func declared() *counters.Suite {
 			}
 			return fresh, len(batch), nil
 		},
+		ClaimAll:   claimAll,
 		ClaimTable: "claims", ClaimIndex: "request",
 		Opening: map[counters.Kind]counters.Delta{counters.WalletDebit: {Cost: -10 * counters.Unit}},
 	})
@@ -65,7 +78,7 @@ func (a applied) Applied(i int64) bool { return !a.skip[i] }
 // any one column, slot or claim is off, and when a request it expects was never written.
 func TestVerifyIsExactAndCatchesEveryColumn(t *testing.T) {
 	ctx := context.Background()
-	s := declared()
+	s := declared(false)
 	if s.Info().Defaults["queue-capacity"] != strconv.Itoa(2*testkit.DefaultQueueCapacity) {
 		t.Errorf("two records per request: --queue-capacity default %v", s.Info().Defaults)
 	}
@@ -129,5 +142,57 @@ func TestVerifyIsExactAndCatchesEveryColumn(t *testing.T) {
 				t.Errorf("Verify passed with %s", tamper)
 			}
 		})
+	}
+}
+
+// TestPipelinedClaimFallsBackOnARepeat writes a compacted batch with a pipelined claim
+// (Declaration.ClaimAll): a fresh batch in one round trip, its claim and UPDATEs together; a
+// replayed one, and one that repeats a request, fail that claim, roll back to its savepoint and
+// go through Claim, and every request is applied exactly once.
+func TestPipelinedClaimFallsBackOnARepeat(t *testing.T) {
+	ctx := context.Background()
+	s := declared(true)
+	const n, hot = 40, 3
+	r := suitetest.Seeded(t, s, hot, n)
+	write := func(ids ...int64) int {
+		t.Helper()
+		var ops int
+		if err := pgx.BeginFunc(ctx, r.Admin(), func(tx pgx.Tx) error {
+			var batch []counters.Record
+			for _, i := range ids {
+				batch = append(batch, s.Records(r, nil, i)...)
+			}
+			var err error
+			ops, err = s.Writer(r, true).WriteBatch(ctx, tx, batch)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return ops
+	}
+	var first []int64
+	for i := range int64(n / 2) {
+		first = append(first, i)
+	}
+	// One claim and one UPDATE per kind (wallets, management tokens).
+	if ops := write(first...); ops != 3 {
+		t.Errorf("a fresh batch sent %d statements, want 3 (claim, two UPDATEs)", ops)
+	}
+	if ops := write(first...); ops <= 3 {
+		t.Errorf("a replayed batch sent %d statements: it did not fall back to Claim", ops)
+	}
+	var rest []int64
+	for i := int64(n / 2); i < n; i++ {
+		rest = append(rest, i, i) // every request twice in the batch
+	}
+	write(rest...)
+	checks, err := s.Verify(ctx, r, applied{n: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range checks {
+		if !c.OK {
+			t.Errorf("%s: expected %v, got %v", c.Name, c.Expected, c.Actual)
+		}
 	}
 }

@@ -91,6 +91,7 @@ checked exactly, per hot row, against the requests that succeeded.`,
 		},
 		Request:    request,
 		Claim:      guard,
+		ClaimAll:   guardAll,
 		ClaimTable: "aux_applied_records",
 		ClaimIndex: "request_index",
 	})
@@ -126,16 +127,31 @@ func request(i int64, h int) [][]counters.Delta {
 	}
 }
 
-// guard is the claim: it inserts a guard row for every source of batch, (request, kind), and
-// returns those no transaction inserted before, in one statement.
-func guard(ctx context.Context, tx pgx.Tx, batch []counters.Source) ([]counters.Source, int, error) {
+// guardSQL records applied parts from the arrays of guardArrays.
+const guardSQL = `
+		INSERT INTO aux_applied_records (request_index, kind)
+		SELECT * FROM unnest($1::int8[], $2::text[])`
+
+func guardArrays(batch []counters.Source) ([]int64, []string) {
 	requests, kinds := make([]int64, len(batch)), make([]string, len(batch))
 	for k, src := range batch {
 		requests[k], kinds[k] = src.Request, string(parts[src.Part])
 	}
-	rows, err := tx.Query(ctx, `
-		INSERT INTO aux_applied_records (request_index, kind)
-		SELECT * FROM unnest($1::int8[], $2::text[])
+	return requests, kinds
+}
+
+// guardAll is guard's pipelined form (counters.Declaration.ClaimAll): one INSERT, which fails
+// on a part recorded before.
+func guardAll(batch []counters.Source) []counters.Statement {
+	requests, kinds := guardArrays(batch)
+	return []counters.Statement{{SQL: guardSQL, Args: []any{requests, kinds}, Rows: int64(len(batch))}}
+}
+
+// guard is the claim: it inserts a guard row for every source of batch, (request, kind), and
+// returns those no transaction inserted before, in one statement.
+func guard(ctx context.Context, tx pgx.Tx, batch []counters.Source) ([]counters.Source, int, error) {
+	requests, kinds := guardArrays(batch)
+	rows, err := tx.Query(ctx, guardSQL+`
 		ON CONFLICT DO NOTHING
 		RETURNING request_index, kind`, requests, kinds)
 	if err != nil {

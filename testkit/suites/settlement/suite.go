@@ -126,6 +126,7 @@ checked settled exactly once with its snapshot, and every other usage still pend
 		},
 		Request:    request,
 		Claim:      settle,
+		ClaimAll:   settleAll,
 		ClaimTable: "usage_settlement_snapshots",
 		ClaimIndex: "split_part(request_id, '-', 2)::int8",
 		Opening:    map[counters.Kind]counters.Delta{counters.WalletDebit: {Cost: -initialBalance}},
@@ -222,6 +223,26 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 		return op(ctx, req)
 	}
 	return wl, nil
+}
+
+// settleAll is settle's pipelined form (counters.Declaration.ClaimAll), for a batch of pending
+// usages, as every batch but a retried or redelivered one is: mark them settled, then write
+// their snapshots from them. A usage settled before is left alone by the first (fewer rows),
+// one with a snapshot fails the second: either sends the batch through settle. The UPDATE
+// locks the rows in request_id order (an index scan of = ANY reads its array sorted), as
+// settle's FOR UPDATE does.
+func settleAll(batch []counters.Source) []counters.Statement {
+	ids := make([]string, len(batch))
+	for k, src := range batch {
+		ids[k] = counters.RequestID(src.Request)
+	}
+	n := int64(len(batch))
+	return []counters.Statement{
+		{SQL: `UPDATE usage SET billing_status = 'settled', finalized_at = now()
+			WHERE request_id = ANY($1) AND billing_status = 'pending'`, Args: []any{ids}, Rows: n},
+		{SQL: `INSERT INTO usage_settlement_snapshots (request_id, user_id, api_key_id, provider_id, cost)
+			SELECT request_id, user_id, api_key_id, provider_id, cost FROM usage WHERE request_id = ANY($1)`, Args: []any{ids}, Rows: n},
+	}
 }
 
 // settle is the claim: it settles the usages of batch's requests (repeats allowed) and returns

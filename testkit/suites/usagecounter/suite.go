@@ -61,6 +61,7 @@ Every counter is then checked exactly against the requests that succeeded.`,
 		},
 		Request:    request,
 		Claim:      insertUsage,
+		ClaimAll:   claimUsage,
 		ClaimTable: "usage",
 		ClaimIndex: "split_part(request_id, '-', 2)::int8",
 		// The usage suite pushes the most records through Redis: there the compact codec pays.
@@ -103,6 +104,33 @@ func usageValues(u counters.Source) []any {
 		usedAt(u.Request)}
 }
 
+// claimUsage is the pipelined claim (counters.Declaration.ClaimAll): the usage rows of a batch in
+// one INSERT, which fails on a request_id already there.
+func claimUsage(rows []counters.Source) []counters.Statement {
+	sql, args := insertUsageSQL(rows)
+	return []counters.Statement{{SQL: sql, Args: args, Rows: int64(len(rows))}}
+}
+
+// insertUsageSQL is the INSERT of rows' usage rows from arrays; its first argument is their
+// request ids.
+func insertUsageSQL(rows []counters.Source) (string, []any) {
+	n := len(rows)
+	ids, users, keys, pkeys, providers, models := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	rt := make([]int32, n)
+	created := make([]time.Time, n)
+	for i, u := range rows {
+		ids[i], users[i], keys[i], pkeys[i] = counters.RequestID(u.Request), userID(u.Hot), apiKeyID(u.Hot), providerKeyID(u.Hot)
+		providers[i], models[i], rt[i], created[i] = providerID(u.Hot), modelID(u.Hot), responseMs(u.Request), usedAt(u.Request)
+	}
+	return `
+		INSERT INTO usage (request_id, user_id, api_key_id, provider_api_key_id, provider_id, model_id,
+			input_tokens, output_tokens, total_tokens, cost, response_time_ms, created_at)
+		SELECT u.id, u.user_id, u.key_id, u.pkey_id, u.provider_id, u.model_id, $7, $8, $9, $10, u.rt, u.created
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $11::int4[], $12::timestamptz[])
+		     AS u(id, user_id, key_id, pkey_id, provider_id, model_id, rt, created)`,
+		[]any{ids, users, keys, pkeys, providers, models, int32(inputTokens), int32(outputTokens), int32(totalTokens), cost.Numeric(), rt, created}
+}
+
 // copyThreshold is the batch size from which COPY (three round trips with its savepoint)
 // beats one INSERT … ON CONFLICT statement.
 const copyThreshold = 64
@@ -138,23 +166,11 @@ func insertUsage(ctx context.Context, tx pgx.Tx, rows []counters.Source) ([]coun
 }
 
 func insertUsageIdempotent(ctx context.Context, tx pgx.Tx, rows []counters.Source) ([]counters.Source, error) {
-	n := len(rows)
-	ids, users, keys, pkeys, providers, models := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	rt := make([]int32, n)
-	created := make([]time.Time, n)
-	for i, u := range rows {
-		ids[i], users[i], keys[i], pkeys[i] = counters.RequestID(u.Request), userID(u.Hot), apiKeyID(u.Hot), providerKeyID(u.Hot)
-		providers[i], models[i], rt[i], created[i] = providerID(u.Hot), modelID(u.Hot), responseMs(u.Request), usedAt(u.Request)
-	}
-	res, err := tx.Query(ctx, `
-		INSERT INTO usage (request_id, user_id, api_key_id, provider_api_key_id, provider_id, model_id,
-			input_tokens, output_tokens, total_tokens, cost, response_time_ms, created_at)
-		SELECT u.id, u.user_id, u.key_id, u.pkey_id, u.provider_id, u.model_id, $7, $8, $9, $10, u.rt, u.created
-		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $11::int4[], $12::timestamptz[])
-		     AS u(id, user_id, key_id, pkey_id, provider_id, model_id, rt, created)
+	sql, args := insertUsageSQL(rows)
+	ids := args[0].([]string)
+	res, err := tx.Query(ctx, sql+`
 		ON CONFLICT (request_id) DO NOTHING
-		RETURNING request_id`,
-		ids, users, keys, pkeys, providers, models, inputTokens, outputTokens, totalTokens, cost.Numeric(), rt, created)
+		RETURNING request_id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("insert usage: %w", err)
 	}
