@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -252,7 +253,9 @@ func TestFullPolicy(t *testing.T) {
 
 // TestBlockPolicy: a full queue makes Enqueue wait, a cancelled ctx ends the wait, and resuming
 // lets the waiting record in; nothing is lost.
-func TestBlockPolicy(t *testing.T) {
+func TestBlockPolicy(t *testing.T) { synctest.Test(t, testBlockPolicy) }
+
+func testBlockPolicy(t *testing.T) {
 	f := &fakeFlusher{strict: true}
 	q := newTestQueue(t, f, Options[int, rec]{Capacity: 4, Workers: 1, FullPolicy: PolicyBlock, FlushInterval: time.Millisecond})
 	q.Pause()
@@ -275,19 +278,16 @@ func TestBlockPolicy(t *testing.T) {
 		}
 		done <- out
 	}()
+	time.Sleep(time.Hour) // in the bubble: an hour passes at once, every goroutine blocked
+	synctest.Wait()
 	select {
 	case out := <-done:
 		t.Fatalf("Enqueue returned %v while the queue was full and paused", out)
-	case <-time.After(50 * time.Millisecond):
+	default:
 	}
 	q.Resume()
-	select {
-	case out := <-done:
-		if out != Queued {
-			t.Fatalf("blocked Enqueue returned %v, want Queued", out)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Enqueue still blocked after Resume")
+	if out := <-done; out != Queued { // the bubble panics if it can never come
+		t.Fatalf("blocked Enqueue returned %v, want Queued", out)
 	}
 	m := closeQueue(t, q)
 	f.violations.check(t)
@@ -489,7 +489,9 @@ func TestEnqueueRacingClose(t *testing.T) {
 // TestCloseDeadlineWhileBlocked: callers waiting under PolicyBlock and a stuck flush are
 // released by Close's deadline; the stuck record and the channel contents are abandoned, the
 // waiting callers rejected.
-func TestCloseDeadlineWhileBlocked(t *testing.T) {
+func TestCloseDeadlineWhileBlocked(t *testing.T) { synctest.Test(t, testCloseDeadlineWhileBlocked) }
+
+func testCloseDeadlineWhileBlocked(t *testing.T) {
 	f := &fakeFlusher{gate: make(chan struct{})} // never opened: every Flush waits for ctx
 	q := newTestQueue(t, f, Options[int, rec]{Capacity: 4, BatchSize: 1, Workers: 1, FullPolicy: PolicyBlock})
 	var wg sync.WaitGroup
@@ -505,7 +507,10 @@ func TestCloseDeadlineWhileBlocked(t *testing.T) {
 		})
 	}
 	// The worker holds one record in a stuck flush, the channel holds 4, 5 callers wait.
-	waitFor(t, "a full queue", 5*time.Second, func() bool { return q.Metrics().PendingDepth == 5 })
+	synctest.Wait()
+	if d := q.Metrics().PendingDepth; d != 5 {
+		t.Fatalf("pending %d with every caller blocked, want 5", d)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
 	err := q.Close(ctx)
@@ -518,7 +523,9 @@ func TestCloseDeadlineWhileBlocked(t *testing.T) {
 }
 
 // TestPauseResume: a paused queue flushes nothing, even past FlushInterval; Resume flushes.
-func TestPauseResume(t *testing.T) {
+func TestPauseResume(t *testing.T) { synctest.Test(t, testPauseResume) }
+
+func testPauseResume(t *testing.T) {
 	f := &fakeFlusher{strict: true}
 	q := newTestQueue(t, f, Options[int, rec]{Workers: 2, FlushInterval: 2 * time.Millisecond})
 	enqueueN(t, q, 1, 5)
@@ -529,7 +536,8 @@ func TestPauseResume(t *testing.T) {
 	for s := 2; s < 6; s++ {
 		enqueueN(t, q, s, 10)
 	}
-	time.Sleep(20 * time.Millisecond) // ten flush intervals
+	time.Sleep(time.Hour) // in the bubble: every flush interval of an hour passes, all workers idle
+	synctest.Wait()
 	if m := q.Metrics(); m.FlushedTotal != 5 || m.PendingDepth != 40 || m.Depth != 40 {
 		t.Fatalf("while paused: flushed %d, pending %d, depth %d; want 5, 40, 40", m.FlushedTotal, m.PendingDepth, m.Depth)
 	}
@@ -549,13 +557,25 @@ func TestPauseResume(t *testing.T) {
 
 // TestFlushInterval: a partial batch is flushed without Close, about FlushInterval after it
 // was enqueued.
-func TestFlushInterval(t *testing.T) {
+func TestFlushInterval(t *testing.T) { synctest.Test(t, testFlushInterval) }
+
+// In the bubble the clock moves only when every goroutine waits, so the interval is exact.
+func testFlushInterval(t *testing.T) {
 	f := &fakeFlusher{}
 	q := newTestQueue(t, f, Options[int, rec]{Workers: 1, FlushInterval: 5 * time.Millisecond})
 	enqueueN(t, q, 1, 3)
-	waitFor(t, "the partial batch", 5*time.Second, func() bool { return q.Metrics().FlushedTotal == 3 })
-	if lag := q.PersistLag(); lag.Count() != 3 || lag.Max() < 4*time.Millisecond {
-		t.Errorf("persist lag: %d values, max %v; want 3 values of about 5ms", lag.Count(), lag.Max())
+	time.Sleep(5*time.Millisecond - time.Nanosecond)
+	synctest.Wait()
+	if m := q.Metrics(); m.FlushedTotal != 0 {
+		t.Fatalf("flushed %d records before the interval was up", m.FlushedTotal)
+	}
+	time.Sleep(time.Nanosecond)
+	synctest.Wait()
+	if m := q.Metrics(); m.FlushedTotal != 3 {
+		t.Fatalf("flushed %d records at the interval, want 3", m.FlushedTotal)
+	}
+	if lag := q.PersistLag(); lag.Count() != 3 || lag.Max() < 5*time.Millisecond || lag.Max() > 5*time.Millisecond+10*time.Microsecond {
+		t.Errorf("persist lag: %d values, max %v; want 3 values of 5ms", lag.Count(), lag.Max())
 	}
 	closeQueue(t, q)
 }

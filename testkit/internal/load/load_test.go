@@ -8,10 +8,28 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/hotspotkit/hotspotkit/testkit/internal/timing"
 )
 
 func noop(context.Context, *Request) error { return nil }
+
+// inBubble runs f in a testing/synctest bubble: its clock moves only when every goroutine of
+// the run waits, so a timing test sees exactly what the schedule and the ops' sleeps fix, on a
+// loaded machine as on an idle one, in no time. The open loop's dispatcher waits on Go's
+// timers there, which follow that clock (a kernel timer follows the real one). The ops of a
+// run in a bubble must wait (sleep, a channel) rather than spin or hold a mutex, or the clock
+// never moves.
+func inBubble(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	synctest.Test(t, func(t *testing.T) {
+		newTimer = timing.NewCoarseTimer
+		defer func() { newTimer = timing.NewTimer }()
+		f(t)
+	})
+}
 
 // run calls Run and fails the test on a configuration error.
 func run(t *testing.T, ctx context.Context, cfg Config, op Op) *Result {
@@ -119,15 +137,18 @@ func TestConcurrencyAboveRequestsIsCapped(t *testing.T) {
 	}
 }
 
-func TestDurationBoundRunStops(t *testing.T) {
+func TestDurationBoundRunStops(t *testing.T) { inBubble(t, testDurationBoundRunStops) }
+
+// 8 workers of 100 µs requests for 50 ms: exactly 4,000 requests on the bubble's clock.
+func testDurationBoundRunStops(t *testing.T) {
 	var calls atomic.Int64
 	res := run(t, context.Background(), Config{Concurrency: 8, Duration: 50 * time.Millisecond}, func(context.Context, *Request) error {
 		calls.Add(1)
 		time.Sleep(100 * time.Microsecond)
 		return nil
 	})
-	if res.Completed == 0 || res.Completed != calls.Load() {
-		t.Errorf("completed %d, op ran %d times", res.Completed, calls.Load())
+	if res.Completed != 8*500 || res.Completed != calls.Load() {
+		t.Errorf("completed %d, op ran %d times; want 4000", res.Completed, calls.Load())
 	}
 	if res.Outcomes.Len() != calls.Load() || res.Outcomes.Count(NotAttempted) != 0 {
 		t.Errorf("outcomes len %d with %d not attempted, op ran %d times", res.Outcomes.Len(), res.Outcomes.Count(NotAttempted), calls.Load())
@@ -181,6 +202,10 @@ func TestWarmupLongerThanTheRunMeasuresNothing(t *testing.T) {
 }
 
 func TestWarmupExcludesEarlyRequestsFromStats(t *testing.T) {
+	inBubble(t, testWarmupExcludesEarlyRequestsFromStats)
+}
+
+func testWarmupExcludesEarlyRequestsFromStats(t *testing.T) {
 	const (
 		warmup   = 300 * time.Millisecond
 		requests = 50
@@ -198,7 +223,7 @@ func TestWarmupExcludesEarlyRequestsFromStats(t *testing.T) {
 		return nil
 	})
 	if !firstStart.Before(res.MeasureStart) {
-		t.Skipf("request 0 started %v after the warm-up ended; the machine is too slow for this test", firstStart.Sub(res.MeasureStart))
+		t.Fatalf("request 0 started %v after the warm-up ended", firstStart.Sub(res.MeasureStart))
 	}
 	if res.WarmupFailed != 1 || res.WarmupCompleted != 0 {
 		t.Errorf("warm-up completed %d failed %d, want 0 and 1", res.WarmupCompleted, res.WarmupFailed)

@@ -140,6 +140,10 @@ func (r *runner) runOpen(ctx context.Context) {
 	r.open.haltFn()
 }
 
+// newTimer is the dispatcher's Timer: a var so that tests on a fake clock (testing/synctest)
+// can have it wait on Go's timers (timing.NewCoarseTimer).
+var newTimer = timing.NewTimer
+
 // dispatch hands out the intended start of every arrival once it is due, until the schedule
 // passes the deadline or the run halts. It waits on a timing.Timer (a kernel timer that
 // ends a wait within a few µs of its deadline on an idle machine, where Go's timers round a
@@ -150,7 +154,7 @@ func (r *runner) runOpen(ctx context.Context) {
 func (r *runner) dispatch(out chan<- time.Duration) {
 	defer close(out)
 	o := r.open
-	timer := timing.NewTimer()
+	timer := newTimer()
 	defer timer.Close()
 	for {
 		intended := o.sched.next()

@@ -71,17 +71,16 @@ func TestScheduleRampClimbsLinearly(t *testing.T) {
 // it for a second. Open-loop at 1000/s, the arrivals during the stall wait for it, and their
 // latency from the intended start shows it while their service time does not; closed-loop,
 // the workers stop sending during the stall, so only the few requests in flight see it.
-func TestOpenLoopShowsAStallTheClosedLoopHides(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs for 6 seconds")
-	}
+func TestOpenLoopShowsAStallTheClosedLoopHides(t *testing.T) { inBubble(t, testOpenLoopShowsAStallTheClosedLoopHides) }
+
+func testOpenLoopShowsAStallTheClosedLoopHides(t *testing.T) {
 	const workers = 16
 	stalled := func() Op {
-		var mu sync.Mutex
+		lock := make(chan struct{}, 1) // a mutex, on which a bubble's clock can move
 		var once sync.Once
 		return func(ctx context.Context, r *Request) error {
-			mu.Lock()
-			defer mu.Unlock()
+			lock <- struct{}{}
+			defer func() { <-lock }()
 			if r.Index >= 1000 {
 				once.Do(func() { time.Sleep(time.Second) })
 			}
@@ -119,7 +118,9 @@ func TestOpenLoopShowsAStallTheClosedLoopHides(t *testing.T) {
 // TestMaxLagSkipsWithoutTakingAnIndex: one worker, each request 20 ms, arrivals at 500/s, so
 // nearly every arrival is more than 5 ms late; those are skipped and the requests sent keep
 // dense indexes.
-func TestMaxLagSkipsWithoutTakingAnIndex(t *testing.T) {
+func TestMaxLagSkipsWithoutTakingAnIndex(t *testing.T) { inBubble(t, testMaxLagSkipsWithoutTakingAnIndex) }
+
+func testMaxLagSkipsWithoutTakingAnIndex(t *testing.T) {
 	var sent atomic.Int64
 	op := func(ctx context.Context, r *Request) error {
 		sent.Add(1)
@@ -129,8 +130,9 @@ func TestMaxLagSkipsWithoutTakingAnIndex(t *testing.T) {
 	res := run(t, context.Background(), Config{Concurrency: 1, Duration: time.Second, Rate: 500, Arrivals: Uniform, MaxLag: 5 * time.Millisecond}, op)
 	assertTotals(t, res)
 	ol := res.OpenLoop
-	if ol.Skipped < 300 {
-		t.Errorf("skipped %d of about 500 arrivals, want most", ol.Skipped)
+	// On the bubble's clock: one 20 ms request at a time for 1 s sends exactly 50.
+	if res.Completed != 50 || ol.Skipped < 400 {
+		t.Errorf("sent %d and skipped %d of about 500 arrivals, want 50 sent and the rest mostly skipped", res.Completed, ol.Skipped)
 	}
 	if res.Completed != sent.Load() || res.Outcomes.Len() != sent.Load() {
 		t.Errorf("%d completed, %d outcomes, %d sent: skipped arrivals must take no index", res.Completed, res.Outcomes.Len(), sent.Load())
@@ -146,16 +148,19 @@ func TestMaxLagSkipsWithoutTakingAnIndex(t *testing.T) {
 // TestOpenLoopOverCapacityLeavesABacklogUnsent: 2 workers of 10 ms each serve 200/s at most;
 // offered 400/s for a second, about half the arrivals are left unsent at the deadline, and the
 // achieved rate is the capacity.
-func TestOpenLoopOverCapacityLeavesABacklogUnsent(t *testing.T) {
+func TestOpenLoopOverCapacityLeavesABacklogUnsent(t *testing.T) { inBubble(t, testOpenLoopOverCapacityLeavesABacklogUnsent) }
+
+func testOpenLoopOverCapacityLeavesABacklogUnsent(t *testing.T) {
 	op := func(ctx context.Context, r *Request) error { time.Sleep(10 * time.Millisecond); return nil }
 	res := run(t, context.Background(), Config{Concurrency: 2, Duration: time.Second, Rate: 400, Arrivals: Uniform}, op)
 	assertTotals(t, res)
 	ol := res.OpenLoop
-	if ol.Unsent < 100 {
-		t.Errorf("unsent %d, want about 200", ol.Unsent)
+	// On the bubble's clock the capacity is exact: 200 sent, the other ~200 arrivals unsent.
+	if res.Completed != 200 || ol.Unsent < 190 || ol.Unsent > 210 {
+		t.Errorf("sent %d, unsent %d; want 200 and about 200", res.Completed, ol.Unsent)
 	}
-	if got := res.AchievedRPS(); got > 220 || got < 100 {
-		t.Errorf("achieved %.0f/s, want about the capacity (200/s)", got)
+	if got := res.AchievedRPS(); got < 199 || got > 201 {
+		t.Errorf("achieved %.0f/s, want the capacity (200/s)", got)
 	}
 	if ol.Late < res.Completed/2 {
 		t.Errorf("late %d of %d: a run over capacity starts most requests late", ol.Late, res.Completed)
@@ -165,28 +170,30 @@ func TestOpenLoopOverCapacityLeavesABacklogUnsent(t *testing.T) {
 	}
 }
 
-func TestOpenLoopRampAndWarmupAreLeftOut(t *testing.T) {
+func TestOpenLoopRampAndWarmupAreLeftOut(t *testing.T) { inBubble(t, testOpenLoopRampAndWarmupAreLeftOut) }
+
+func testOpenLoopRampAndWarmupAreLeftOut(t *testing.T) {
 	res := run(t, context.Background(), Config{Concurrency: 4, Duration: 2 * time.Second, Rate: 400, Arrivals: Uniform,
 		Ramp: time.Second, Warmup: 500 * time.Millisecond}, noop)
 	assertTotals(t, res)
 	if got := res.MeasureStart.Sub(res.Start); got != time.Second {
 		t.Errorf("measurement starts %v in, want after the 1 s ramp", got)
 	}
-	// Ramp: R·D/2 = 200 arrivals; then 400 measured. The schedule fixes the arrivals; how many of
-	// the last ones were sent before the deadline depends on the machine (a loaded CI runner left
-	// 15 unsent), so the measured side counts every arrival of the window, sent or not.
+	// Ramp: R·D/2 = 200 arrivals (the one at 0 s opens the ramp at rate 0: 199 sent); then 400
+	// measured, every one sent on time: on the bubble's clock the schedule alone decides.
 	ol := res.OpenLoop
-	measured := res.Completed + ol.Skipped + ol.Unsent
-	if res.WarmupCompleted < 190 || res.WarmupCompleted > 210 || measured < 390 || measured > 410 {
-		t.Errorf("%d ramp requests and %d measured arrivals (%d sent, %d skipped, %d unsent), want 200 and 400",
-			res.WarmupCompleted, measured, res.Completed, ol.Skipped, ol.Unsent)
+	if res.WarmupCompleted != 199 || res.Completed != 400 || ol.Skipped+ol.Unsent != 0 {
+		t.Errorf("%d ramp requests and %d measured (%d skipped, %d unsent), want 199 and 400, all sent",
+			res.WarmupCompleted, res.Completed, ol.Skipped, ol.Unsent)
 	}
-	if res.Completed < measured*3/4 {
-		t.Errorf("only %d of %d measured arrivals were sent: a no-op at 400/s on 4 workers keeps up", res.Completed, measured)
+	if ol.Late != 0 || ol.ScheduleLag.Max() > time.Microsecond {
+		t.Errorf("%d late, schedule lag max %v: a no-op at 400/s on 4 workers is never late", ol.Late, ol.ScheduleLag.Max())
 	}
 }
 
-func TestOpenLoopStopsOnCancelAndAtTheRequestLimit(t *testing.T) {
+func TestOpenLoopStopsOnCancelAndAtTheRequestLimit(t *testing.T) { inBubble(t, testOpenLoopStopsOnCancelAndAtTheRequestLimit) }
+
+func testOpenLoopStopsOnCancelAndAtTheRequestLimit(t *testing.T) {
 	res := run(t, context.Background(), Config{Concurrency: 8, Requests: 300, Rate: 10000}, noop)
 	assertTotals(t, res)
 	if res.Completed != 300 || res.Stopped {

@@ -145,6 +145,13 @@ func TestBackoffIsExponentialCappedJitteredAndReproducible(t *testing.T) {
 }
 
 func TestTryStopsWaitingWhenTheContextEnds(t *testing.T) {
+	inBubble(t, testTryStopsWaitingWhenTheContextEnds)
+}
+
+// On the bubble's clock the hour's backoff would pass at once: the try must end with no time
+// gone by, not after the backoff.
+func testTryStopsWaitingWhenTheContextEnds(t *testing.T) {
+	start := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Retry{MaxTries: 3, Backoff: time.Hour, Classes: DefaultRetryClasses}
 	req := &Request{retry: p, stats: new(retryStats)}
@@ -154,8 +161,8 @@ func TestTryStopsWaitingWhenTheContextEnds(t *testing.T) {
 		cancel() // the wait that follows must end at once
 		return io.EOF
 	})
-	if !errors.Is(err, io.EOF) || tries != 1 {
-		t.Errorf("err %v after %d tries, want io.EOF after 1", err, tries)
+	if !errors.Is(err, io.EOF) || tries != 1 || time.Since(start) != 0 {
+		t.Errorf("err %v after %d tries and %v, want io.EOF after 1, at once", err, tries, time.Since(start))
 	}
 }
 

@@ -73,6 +73,8 @@ type Timer struct {
 	stop  func() bool
 	// early is how long before the deadline the kernel timer is set to fire (see learn).
 	early time.Duration
+	// coarse: a Timer on Go's timers alone (NewCoarseTimer), which never yields through a wait.
+	coarse bool
 }
 
 // NewTimer returns a Timer. Should the kernel refuse a timer (no descriptors left), it
@@ -80,6 +82,14 @@ type Timer struct {
 // whatever it times will show it.
 func NewTimer() *Timer {
 	return &Timer{k: newWaiter()}
+}
+
+// NewCoarseTimer returns a Timer that waits on Go's timers alone, at their millisecond
+// precision, and never yields through the end of a wait: the Timer for a clock Go fakes
+// (testing/synctest's bubbles), which only Go's timers follow. A kernel timer fires on the
+// real clock, and yielding until a fake deadline would never end.
+func NewCoarseTimer() *Timer {
+	return &Timer{k: newGoTimer(), coarse: true}
 }
 
 // SleepUntil waits until deadline, or until ctx is done (then it returns ctx.Err()).
@@ -92,7 +102,7 @@ func (t *Timer) SleepUntil(ctx context.Context, deadline time.Time) error {
 		switch {
 		case wait <= 0:
 			return nil
-		case wait < spinBelow || wait <= t.early:
+		case !t.coarse && (wait < spinBelow || wait <= t.early):
 			runtime.Gosched()
 			continue
 		}

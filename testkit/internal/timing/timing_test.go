@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -153,4 +154,29 @@ func waitGoroutines(t *testing.T, before int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Errorf("%d goroutines left over (had %d)", runtime.NumGoroutine()-before, before)
+}
+
+// TestCoarseTimerFollowsAFakeClock: in a testing/synctest bubble a coarse Timer ends each wait
+// exactly at its deadline on the bubble's clock, the µs-short ones included (a Timer that
+// yielded through them would never see the clock move), and a cancel still ends a wait.
+func TestCoarseTimerFollowsAFakeClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tm := NewCoarseTimer()
+		defer tm.Close()
+		for _, wait := range []time.Duration{time.Microsecond, 20 * time.Microsecond, 200 * time.Microsecond, time.Hour} {
+			deadline := time.Now().Add(wait)
+			if err := tm.SleepUntil(context.Background(), deadline); err != nil {
+				t.Fatalf("wait %s: %v", wait, err)
+			}
+			if now := time.Now(); !now.Equal(deadline) {
+				t.Errorf("wait %s ended %v off its deadline", wait, now.Sub(deadline))
+			}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(time.Minute, cancel)
+		start := time.Now()
+		if err := tm.SleepUntil(ctx, start.Add(time.Hour)); !errors.Is(err, context.Canceled) || time.Since(start) != time.Minute {
+			t.Errorf("cancelled after a minute: %v after %v", err, time.Since(start))
+		}
+	})
 }
