@@ -71,7 +71,9 @@ func TestScheduleRampClimbsLinearly(t *testing.T) {
 // it for a second. Open-loop at 1000/s, the arrivals during the stall wait for it, and their
 // latency from the intended start shows it while their service time does not; closed-loop,
 // the workers stop sending during the stall, so only the few requests in flight see it.
-func TestOpenLoopShowsAStallTheClosedLoopHides(t *testing.T) { inBubble(t, testOpenLoopShowsAStallTheClosedLoopHides) }
+func TestOpenLoopShowsAStallTheClosedLoopHides(t *testing.T) {
+	inBubble(t, testOpenLoopShowsAStallTheClosedLoopHides)
+}
 
 func testOpenLoopShowsAStallTheClosedLoopHides(t *testing.T) {
 	const workers = 16
@@ -118,7 +120,9 @@ func testOpenLoopShowsAStallTheClosedLoopHides(t *testing.T) {
 // TestMaxLagSkipsWithoutTakingAnIndex: one worker, each request 20 ms, arrivals at 500/s, so
 // nearly every arrival is more than 5 ms late; those are skipped and the requests sent keep
 // dense indexes.
-func TestMaxLagSkipsWithoutTakingAnIndex(t *testing.T) { inBubble(t, testMaxLagSkipsWithoutTakingAnIndex) }
+func TestMaxLagSkipsWithoutTakingAnIndex(t *testing.T) {
+	inBubble(t, testMaxLagSkipsWithoutTakingAnIndex)
+}
 
 func testMaxLagSkipsWithoutTakingAnIndex(t *testing.T) {
 	var sent atomic.Int64
@@ -148,7 +152,9 @@ func testMaxLagSkipsWithoutTakingAnIndex(t *testing.T) {
 // TestOpenLoopOverCapacityLeavesABacklogUnsent: 2 workers of 10 ms each serve 200/s at most;
 // offered 400/s for a second, about half the arrivals are left unsent at the deadline, and the
 // achieved rate is the capacity.
-func TestOpenLoopOverCapacityLeavesABacklogUnsent(t *testing.T) { inBubble(t, testOpenLoopOverCapacityLeavesABacklogUnsent) }
+func TestOpenLoopOverCapacityLeavesABacklogUnsent(t *testing.T) {
+	inBubble(t, testOpenLoopOverCapacityLeavesABacklogUnsent)
+}
 
 func testOpenLoopOverCapacityLeavesABacklogUnsent(t *testing.T) {
 	op := func(ctx context.Context, r *Request) error { time.Sleep(10 * time.Millisecond); return nil }
@@ -170,7 +176,9 @@ func testOpenLoopOverCapacityLeavesABacklogUnsent(t *testing.T) {
 	}
 }
 
-func TestOpenLoopRampAndWarmupAreLeftOut(t *testing.T) { inBubble(t, testOpenLoopRampAndWarmupAreLeftOut) }
+func TestOpenLoopRampAndWarmupAreLeftOut(t *testing.T) {
+	inBubble(t, testOpenLoopRampAndWarmupAreLeftOut)
+}
 
 func testOpenLoopRampAndWarmupAreLeftOut(t *testing.T) {
 	res := run(t, context.Background(), Config{Concurrency: 4, Duration: 2 * time.Second, Rate: 400, Arrivals: Uniform,
@@ -191,7 +199,9 @@ func testOpenLoopRampAndWarmupAreLeftOut(t *testing.T) {
 	}
 }
 
-func TestOpenLoopStopsOnCancelAndAtTheRequestLimit(t *testing.T) { inBubble(t, testOpenLoopStopsOnCancelAndAtTheRequestLimit) }
+func TestOpenLoopStopsOnCancelAndAtTheRequestLimit(t *testing.T) {
+	inBubble(t, testOpenLoopStopsOnCancelAndAtTheRequestLimit)
+}
 
 func testOpenLoopStopsOnCancelAndAtTheRequestLimit(t *testing.T) {
 	res := run(t, context.Background(), Config{Concurrency: 8, Requests: 300, Rate: 10000}, noop)
