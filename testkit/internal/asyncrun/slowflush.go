@@ -5,13 +5,17 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/timing"
 )
 
-// slowFlusher is the hidden --debug-slow-flush-pct: after each flush of the in-memory queue's
-// workers (BEGIN, the writes, COMMIT) it waits pct% of the time that flush took, so every flush
-// takes pct% longer, as a slower build's would. It exists so that `baseline ab` can be shown a
-// build that is slower by a known amount; the records are committed before the wait, so it
-// changes timing only, never what is written.
+// slowFlusher is the hidden --debug-slow-flush-pct: each flush of the in-memory queue's
+// workers takes pct% longer, as a slower build's would. A plain flush (BEGIN, the writes,
+// COMMIT) waits pct% of its time after COMMIT; a staged one (the queue pipelines: the next
+// batch is written while the previous commits) waits pct% of its writing time once written,
+// before its COMMIT, because that is what sets a pipelined worker's pace: a wait after the
+// COMMIT would overlap the next batch and hide. It exists so that `baseline ab` can be shown a
+// build that is slower by a known amount; it changes timing only, never what is written. The
+// waits are precise (timing.Sleep), not rounded up to Go's millisecond.
 type slowFlusher[T any] struct {
 	queue.Flusher[T]
 	pct int
@@ -37,30 +41,11 @@ func (s slowStagedFlusher[T]) Stage(ctx context.Context, records []T) (queue.Sta
 	if err != nil {
 		return nil, err
 	}
-	return slowStaged{Staged: st, start: start, pct: s.pct}, nil
+	wait(ctx, time.Since(start)*time.Duration(s.pct)/100)
+	return st, nil
 }
 
-// slowStaged waits pct% of its batch's time, from Stage to the end of COMMIT, after COMMIT.
-type slowStaged struct {
-	queue.Staged
-	start time.Time
-	pct   int
-}
-
-func (s slowStaged) Commit(ctx context.Context) (queue.FlushResult, error) {
-	res, err := s.Staged.Commit(ctx)
-	wait(ctx, time.Since(s.start)*time.Duration(s.pct)/100)
-	return res, err
-}
-
-func wait(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
-}
+func wait(ctx context.Context, d time.Duration) { _ = timing.Sleep(ctx, d) }
 
 func (s slowFlusher[T]) Flush(ctx context.Context, records []T) (queue.FlushResult, error) {
 	start := time.Now()
