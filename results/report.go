@@ -31,7 +31,9 @@ import (
 //     Only additions: a version 3 report reads as one measured over the direct path.
 //  5. A run's leftover: the goroutines and TCP sockets the process held before the run and
 //     after it had closed everything. Only an addition: absent, it was not measured.
-const SchemaVersion = 5
+//  6. A run's request_time: where the request path's time went, the client's view of its
+//     statements beside the server's. Only an addition: absent, it was not measured.
+const SchemaVersion = 6
 
 // Report is one invocation of one suite binary.
 type Report struct {
@@ -143,6 +145,9 @@ type Run struct {
 	Soak *Soak `json:"soak,omitempty"`
 	// Database is the database's own account of the run (nil in older reports).
 	Database *Database `json:"database,omitempty"`
+	// RequestTime is where the request path's time went (nil when it sent no statement, as
+	// a queue mode's requests only enqueue, and in reports before version 6).
+	RequestTime *RequestTime `json:"request_time,omitempty"`
 	// Efficiency is throughput over the machine's calibrated rate (0 without calibration):
 	// sync-style modes' completed requests/s over Calibration.HotRowUpdateRPSPool, queue modes'
 	// persisted records/s over Calibration.BatchedWriteRowsPerSec. EfficiencyBasis names which.
@@ -189,6 +194,47 @@ type Database struct {
 	DatabaseWide []string `json:"database_wide"`
 	// Shared is true when the server was not started by this invocation (--postgres-url).
 	Shared bool `json:"shared,omitempty"`
+}
+
+// RequestTime is where the request path's time went, per request on average: waiting for a
+// pool connection, in its statements as the client saw them (from sending one to reading its
+// result, timed by a tracer on the load's pool), and outside both (the request's own code, the
+// Go scheduler, GC). Beside each statement, the server's own execution time for the same text
+// (pg_stat_statements): the difference is spent on the way — the round trips, the proxy of
+// --db-rtt, the driver, the client's scheduling — while a lock wait is inside the server's.
+// The statement figures count the whole load, warm-up included; the latency is the measured
+// requests' (their service time in an open loop, without the wait for a worker).
+type RequestTime struct {
+	// Requests is how many requests the statement figures are divided by (all that ran).
+	Requests int64 `json:"requests"`
+	// LatencyMeanMs is the measured requests' mean latency (service time in an open loop).
+	LatencyMeanMs float64 `json:"latency_mean_ms"`
+	// AcquireMeanMs is the mean wait for a pool connection.
+	AcquireMeanMs float64 `json:"acquire_mean_ms"`
+	// StatementsMeanMs is the client's time in statements per request; ServerMeanMs the
+	// server's execution time of the same statements per request (0: pg_stat_statements not
+	// loaded).
+	StatementsMeanMs float64 `json:"statements_mean_ms"`
+	ServerMeanMs     float64 `json:"server_mean_ms,omitempty"`
+	// OtherMeanMs is LatencyMeanMs − AcquireMeanMs − StatementsMeanMs: outside the pool and
+	// the statements.
+	OtherMeanMs float64 `json:"other_mean_ms"`
+	// GCPauseMs is the time the process's goroutines were stopped for GC during the load.
+	GCPauseMs float64 `json:"gc_pause_ms"`
+	// Statements lists the request path's statements by client time, largest first.
+	Statements []StatementTime `json:"statements"`
+}
+
+// StatementTime is one statement of the request path: its calls, the client's mean time on
+// one and the server's mean execution time of the same text (absent when unknown; summed over
+// every session that sent that text, so a COMMIT's is every pool's).
+type StatementTime struct {
+	Query        string  `json:"query"`
+	Calls        int64   `json:"calls"`
+	ClientMeanMs float64 `json:"client_mean_ms"`
+	ServerMeanMs float64 `json:"server_mean_ms,omitempty"`
+	// PerRequest is calls over RequestTime.Requests.
+	PerRequest float64 `json:"per_request"`
 }
 
 // Statements sums pg_stat_statements over the run.

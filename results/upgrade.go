@@ -19,6 +19,7 @@ var upgrades = [SchemaVersion]func(doc map[string]any) error{
 	2: upgradeV2,
 	3: upgradeV3,
 	4: upgradeV4,
+	5: upgradeV5,
 }
 
 // upgradeV3 is version 3 → 4: version 4 only added fields (the network's and rtt_ladders),
@@ -29,6 +30,10 @@ func upgradeV3(map[string]any) error { return nil }
 // upgradeV4 is version 4 → 5: version 5 only added a run's leftover, whose absence means it
 // was not measured. Nothing to convert.
 func upgradeV4(map[string]any) error { return nil }
+
+// upgradeV5 is version 5 → 6: version 6 only added a run's request_time, whose absence means
+// it was not measured. Nothing to convert.
+func upgradeV5(map[string]any) error { return nil }
 
 // upgrade returns the report doc of version from as a document of SchemaVersion.
 func upgrade(raw []byte, from int) ([]byte, error) {

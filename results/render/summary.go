@@ -59,6 +59,7 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 		fmt.Fprintf(&b, "%s: warning: %s\n", rep.Suite, warning)
 	}
 	printCalibration(&b, rep.Environment.Calibration, false)
+	printRequestTime(&b, rep, false)
 	printProblems(&b, rep)
 	printOpenLoop(&b, rep, false)
 	out.WriteString(wrap(b.String(), SummaryWidth))
@@ -75,6 +76,7 @@ func wideSummary(w io.Writer, rep *results.Report, modes []string) {
 	_ = RenderMarkdown(w, Table([]*results.Report{rep}))
 	printCalibration(w, rep.Environment.Calibration, true)
 	printFlushTime(w, rep)
+	printRequestTime(w, rep, true)
 	printProblems(w, rep)
 	printOpenLoop(w, rep, true)
 	if warning := overflowWarning(rep, modes); warning != "" {

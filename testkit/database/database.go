@@ -263,6 +263,8 @@ type PoolOptions struct {
 	Settings map[string]string
 	// Direct reaches the server directly whatever the Route (the calibration's pool).
 	Direct bool
+	// Tracer, when set, traces every connection's statements (pgx.ConnConfig.Tracer).
+	Tracer pgx.QueryTracer
 }
 
 // NewPool opens a pool of at most MaxConns connections for this run.
@@ -279,6 +281,7 @@ func (t *Target) NewPool(ctx context.Context, o PoolOptions) (*pgxpool.Pool, err
 	pc.MaxConns = o.MaxConns
 	pc.MinConns = 0
 	pc.HealthCheckPeriod = time.Minute
+	pc.ConnConfig.Tracer = o.Tracer
 	for k, v := range o.Settings {
 		pc.ConnConfig.RuntimeParams[k] = v
 	}

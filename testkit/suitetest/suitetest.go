@@ -198,6 +198,7 @@ func HotSpotContract(t *testing.T, s testkit.Suite, requests, recordsPerRequest 
 			if waiters == 0 {
 				t.Errorf("sync: no waiters on %v with %d workers on one set of hot rows: %+v", syncHot, concurrency, r.LockMonitor)
 			}
+			RequestTimed(t, r)
 		case m.Flushes() && !m.Async():
 			NoWaitersOn(t, r, hot)
 		case m == testkit.AsyncCompact:
@@ -206,6 +207,32 @@ func HotSpotContract(t *testing.T, s testkit.Suite, requests, recordsPerRequest 
 		}
 	}
 	return rep
+}
+
+// RequestTimed checks a run whose requests write in their own transactions for where their
+// time went (results.RequestTime): a BEGIN and a COMMIT per request at least, the client's time
+// in statements within the requests' latency, and, with pg_stat_statements, the server's within
+// the client's.
+func RequestTimed(t *testing.T, r results.Run) {
+	t.Helper()
+	rt := r.RequestTime
+	if rt == nil {
+		t.Errorf("%s: no request time", r.Mode)
+		return
+	}
+	per := map[string]float64{}
+	for _, s := range rt.Statements {
+		per[s.Query] += s.PerRequest
+	}
+	if per["begin"] < 1 || per["commit"] < 1 {
+		t.Errorf("%s: %v begin and %v commit per request, want ≥ 1 each: %+v", r.Mode, per["begin"], per["commit"], rt.Statements)
+	}
+	if rt.StatementsMeanMs <= 0 || rt.StatementsMeanMs > rt.LatencyMeanMs*1.05+0.01 {
+		t.Errorf("%s: %v ms in statements per request, against a latency of %v ms", r.Mode, rt.StatementsMeanMs, rt.LatencyMeanMs)
+	}
+	if d := r.Database; d != nil && d.Statements != nil && (rt.ServerMeanMs <= 0 || rt.ServerMeanMs > rt.StatementsMeanMs*1.05+0.01) {
+		t.Errorf("%s: %v ms in the server per request, against %v ms on the client", r.Mode, rt.ServerMeanMs, rt.StatementsMeanMs)
+	}
 }
 
 // modeOf is the suite's mode that run r ran in (the zero Mode if the suite has none of that name).

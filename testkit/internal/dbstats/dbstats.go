@@ -65,6 +65,9 @@ type statement struct {
 	calls   int64
 	rows    int64
 	totalMs float64
+	// control: transaction control or a session command (not counted as the run's statements,
+	// but timed: a COMMIT's time is the wait for its WAL flush).
+	control bool
 }
 
 type tableCounters struct {
@@ -261,9 +264,10 @@ func (r *Reader) statements(ctx context.Context, tx pgx.Tx) (map[string]statemen
 		if err := rows.Scan(&id, &s.query, &s.calls, &s.rows, &s.totalMs); err != nil {
 			return nil, err
 		}
-		if notWork.MatchString(s.query) {
+		if observing.MatchString(s.query) {
 			continue
 		}
+		s.control = control.MatchString(s.query)
 		prev := out[id] // top-level and nested entries share a queryid (PostgreSQL 14+)
 		s.calls += prev.calls
 		s.rows += prev.rows
@@ -273,10 +277,13 @@ func (r *Reader) statements(ctx context.Context, tx pgx.Tx) (map[string]statemen
 	return out, rows.Err()
 }
 
-// notWork matches what is not counted as a statement: transaction control and session
-// commands (counted in commits, or nothing at all), and the statistics views the engine's
-// observers read (when Untrack was refused).
-var notWork = regexp.MustCompile(`(?is)^\s*(begin|start\s+transaction|commit|end|rollback|abort|savepoint|release|set|reset|show|discard|deallocate|prepare\s+transaction|listen|unlisten)\b|pg_stat_activity|pg_locks|pg_stat_statements|pg_stat_force_next_flush|pg_stat_clear_snapshot`)
+// control matches what is not counted as a statement of the run: transaction control and
+// session commands (counted in commits, or nothing at all).
+var control = regexp.MustCompile(`(?is)^\s*(begin|start\s+transaction|commit|end|rollback|abort|savepoint|release|set|reset|show|discard|deallocate|prepare\s+transaction|listen|unlisten)\b`)
+
+// observing matches the statistics views the engine's observers read (when Untrack was
+// refused): never the run's.
+var observing = regexp.MustCompile(`(?is)pg_stat_activity|pg_locks|pg_stat_statements|pg_stat_force_next_flush|pg_stat_clear_snapshot`)
 
 // Inputs is what Delta needs beyond two snapshots.
 type Inputs struct {
@@ -367,6 +374,9 @@ func statementsDelta(start, end map[string]statement, top int) *results.Statemen
 	out := &results.Statements{}
 	var list []results.Statement
 	for id, e := range end {
+		if e.control {
+			continue
+		}
 		s, ok := start[id]
 		if !ok || e.calls < s.calls {
 			s = statement{}
@@ -405,4 +415,34 @@ func round(v float64, digits int) float64 {
 		p *= 10
 	}
 	return float64(int64(v*p+0.5)) / p
+}
+
+// Timed is one statement's calls and execution time on the server over a window, transaction
+// control included (a COMMIT's time is its wait for the WAL flush).
+type Timed struct {
+	Calls   int64
+	TotalMs float64
+}
+
+// ServerTimes is every statement's server time between start and end, by its text as
+// pg_stat_statements keeps it (nil when it is not loaded), summed over the sessions of the
+// run's database and role: the run's pools, and anything else that sends the same text.
+func ServerTimes(start, end Snapshot) map[string]Timed {
+	if start.Statements == nil || end.Statements == nil {
+		return nil
+	}
+	out := map[string]Timed{}
+	for id, e := range end.Statements {
+		s, ok := start.Statements[id]
+		if !ok || e.calls < s.calls {
+			s = statement{}
+		}
+		if calls := e.calls - s.calls; calls > 0 {
+			t := out[e.query]
+			t.Calls += calls
+			t.TotalMs += e.totalMs - s.totalMs
+			out[e.query] = t
+		}
+	}
+	return out
 }

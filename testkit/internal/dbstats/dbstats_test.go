@@ -64,8 +64,35 @@ func TestNotWork(t *testing.T) {
 		"UPDATE api_keys SET n = n + $1": false, `copy "usage" ( "request_id" ) from stdin binary`: false,
 		"INSERT INTO settings_log VALUES ($1)": false, "  END": true, "SELECT * FROM ending": false,
 	} {
-		if notWork.MatchString(q) != skip {
+		if notWork := control.MatchString(q) || observing.MatchString(q); notWork != skip {
 			t.Errorf("%q: skipped %v, want %v", q, !skip, skip)
 		}
+	}
+}
+
+// TestServerTimes: every statement's calls and time over the window, transaction control
+// included (a COMMIT's time is its WAL flush), summed per text; an entry evicted and re-added
+// counts whole; none without pg_stat_statements.
+func TestServerTimes(t *testing.T) {
+	start := Snapshot{Statements: map[string]statement{
+		"1": {query: "UPDATE api_keys …", calls: 50, totalMs: 5},
+		"2": {query: "commit", calls: 10, totalMs: 1, control: true},
+		"3": {query: "INSERT INTO usage …", calls: 900, totalMs: 90},
+	}}
+	end := Snapshot{Statements: map[string]statement{
+		"1": {query: "UPDATE api_keys …", calls: 150, totalMs: 25},
+		"2": {query: "commit", calls: 110, totalMs: 51, control: true},
+		"3": {query: "INSERT INTO usage …", calls: 100, totalMs: 10},
+		"4": {query: "UPDATE api_keys …", calls: 5, totalMs: 1}, // the same text, another queryid
+	}}
+	got := ServerTimes(start, end)
+	want := map[string]Timed{"UPDATE api_keys …": {105, 21}, "commit": {100, 50}, "INSERT INTO usage …": {100, 10}}
+	for q, w := range want {
+		if g := got[q]; g.Calls != w.Calls || g.TotalMs != w.TotalMs {
+			t.Errorf("%s: %+v, want %+v", q, g, w)
+		}
+	}
+	if ServerTimes(Snapshot{}, end) != nil {
+		t.Error("server times without pg_stat_statements at the start")
 	}
 }

@@ -89,10 +89,10 @@ func (e *engine) beginCost(ctx context.Context, prior []uint32) *costWindow {
 
 // endCost closes the run's write connections — their backends flush their statistics as they
 // exit; the pools stay usable for verification — and returns what the run cost the database
-// between the start reading and now.
-func (e *engine) endCost(ctx context.Context, w *costWindow, pool *pgxpool.Pool, r *run, wl *testkit.Workload, mon *monitor.Monitor, res *load.Result) *results.Database {
+// between the start reading and now, with every statement's server time (dbstats.ServerTimes).
+func (e *engine) endCost(ctx context.Context, w *costWindow, pool *pgxpool.Pool, r *run, wl *testkit.Workload, mon *monitor.Monitor, res *load.Result) (*results.Database, map[string]dbstats.Timed) {
 	if w == nil {
-		return nil
+		return nil, nil
 	}
 	pool.Reset()
 	if q := r.Backend; q != nil && q.FlushPool != nil {
@@ -106,7 +106,7 @@ func (e *engine) endCost(ctx context.Context, w *costWindow, pool *pgxpool.Pool,
 	end, err := w.reader.Take(ctx, admin, e.target.TakeSessions(), sessionExitDeadline)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "%s: the database's own figures are left out of this run: %s\n", e.info.Name, database.Redact(err.Error()))
-		return nil
+		return nil, nil
 	}
 	return w.reader.Delta(w.start, end, dbstats.Inputs{
 		Requests:             res.Completed + res.WarmupCompleted,
@@ -114,5 +114,5 @@ func (e *engine) endCost(ctx context.Context, w *costWindow, pool *pgxpool.Pool,
 		WaitEvents:           mon.WaitEvents(),
 		ObserverTransactions: mon.Statements() + w.untracks.Load(),
 		Shared:               !e.target.Managed(),
-	})
+	}), dbstats.ServerTimes(w.start, end)
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/results/render"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/dbstats"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics"
@@ -34,6 +35,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/internal/plotpage"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runenv"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/stmttime"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 )
 
@@ -365,8 +367,9 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 		return fail(err)
 	}
 	prior := e.target.TakeSessions() // closed before this run: beginCost waits for them to exit
+	tracer := stmttime.New()         // the request path's statements, as the client sees them (requesttime.go)
 	pool, err := e.target.NewPool(ctx, database.PoolOptions{MaxConns: int32(c.MaxConnections), AppName: "hotspotkit-load",
-		Settings: faults.SessionSettings(c.Faults)})
+		Settings: faults.SessionSettings(c.Faults), Tracer: tracer})
 	if err != nil {
 		return fail(err)
 	}
@@ -416,7 +419,9 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	c.OpenLoop.LoadConfig(&lcfg, r.rate, c.Seed)
 	probe := e.startProbe(r) // the round trips, until the drain is over (network.go)
 	injector := e.startFaults(r, wl)
+	gc0 := gcPauses()
 	res, err := e.runLoad(r, lcfg, wl) // load.Run, in this process's --role (redisbackend.go)
+	gcPause := gcPauses() - gc0
 	if err != nil {
 		injector.Stop()
 		e.stopProbe(probe, r, nil)
@@ -448,8 +453,10 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	if err := e.target.EnsureAdmin(post); err != nil {
 		return fail(err)
 	}
-	out.Database = e.endCost(post, cost, pool, r, wl, mon, res)
+	var server map[string]dbstats.Timed
+	out.Database, server = e.endCost(post, cost, pool, r, wl, mon, res)
 	out.Load = e.loadStats(res, drainEnd, r)
+	out.RequestTime = requestTime(tracer, server, res, gcPause)
 	if wl.Flusher != nil {
 		f := wl.Flusher.Stats()
 		out.Flush = &f

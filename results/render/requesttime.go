@@ -1,0 +1,49 @@
+package render
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/hotspotkit/hotspotkit/results"
+)
+
+// printRequestTime says, once per mode (and round trip, slots, level), where a request's time
+// went: the pool, its statements on the client and on the server (the difference is the way
+// there and back), and the rest. Wide, it lists the statements too.
+func printRequestTime(w io.Writer, rep *results.Report, wide bool) {
+	seen := map[string]bool{}
+	for _, r := range rep.Runs {
+		rt := r.RequestTime
+		first := r
+		first.Repetition = 0 // one line for a mode's repetitions: the first one's
+		label := runLabel(first)
+		if rt == nil || seen[label] {
+			continue
+		}
+		seen[label] = true
+		fmt.Fprintf(w, "  %s request %s: pool %s, statements %s", label, FormatDuration(rt.LatencyMeanMs),
+			FormatDuration(rt.AcquireMeanMs), FormatDuration(rt.StatementsMeanMs))
+		if rt.ServerMeanMs > 0 {
+			fmt.Fprintf(w, " (in the server %s, on the way %s)", FormatDuration(rt.ServerMeanMs),
+				FormatDuration(rt.StatementsMeanMs-rt.ServerMeanMs))
+		}
+		fmt.Fprintf(w, ", other %s (mean per request)\n", FormatDuration(rt.OtherMeanMs))
+		if !wide {
+			continue
+		}
+		for _, s := range rt.Statements {
+			server := "server ?"
+			if s.ServerMeanMs > 0 {
+				server = "server " + FormatDuration(s.ServerMeanMs)
+			}
+			fmt.Fprintf(w, "    %.2f × %s: client %s, %s\n", s.PerRequest, clipText(s.Query, 60), FormatDuration(s.ClientMeanMs), server)
+		}
+	}
+}
+
+func clipText(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
