@@ -38,8 +38,10 @@ func (stager) Stage(ctx context.Context, records []int) (queue.Staged, error) {
 
 type staged struct{}
 
-func (staged) Commit(context.Context) (queue.FlushResult, error) { return queue.FlushResult{SQLOps: 1}, nil }
-func (staged) Rollback(context.Context)                          {}
+func (staged) Commit(context.Context) (queue.FlushResult, error) {
+	return queue.FlushResult{SQLOps: 1}, nil
+}
+func (staged) Rollback(context.Context) {}
 
 // A slowed staged flush waits pct% of its writing time before it returns from Stage, where a
 // pipelined worker waits for it (a wait after COMMIT would overlap the next batch and hide).
