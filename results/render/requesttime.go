@@ -36,14 +36,7 @@ func printRequestTime(w io.Writer, rep *results.Report, wide bool) {
 			if s.ServerMeanMs > 0 {
 				server = "server " + FormatDuration(s.ServerMeanMs)
 			}
-			fmt.Fprintf(w, "    %.2f × %s: client %s, %s\n", s.PerRequest, clipText(s.Query, 60), FormatDuration(s.ClientMeanMs), server)
+			fmt.Fprintf(w, "    %.2f × %s: client %s, %s\n", s.PerRequest, truncate(s.Query, 61), FormatDuration(s.ClientMeanMs), server)
 		}
 	}
-}
-
-func clipText(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }

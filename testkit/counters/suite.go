@@ -296,6 +296,12 @@ func (w batchWriter) writePipelined(ctx context.Context, tx pgx.Tx, batch []Reco
 	return ops + 1, false, nil
 }
 
+// IsRepeat says whether err is a unique violation: a claim met a source recorded before.
+func IsRepeat(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == pgerrcode.UniqueViolation
+}
+
 // readClaims reads the results of a pipelined claim's savepoint and statements: repeat when
 // one met a source claimed before.
 func readClaims(br pgx.BatchResults, claims []Statement) (repeat bool, err error) {
@@ -304,9 +310,8 @@ func readClaims(br pgx.BatchResults, claims []Statement) (repeat bool, err error
 	}
 	for _, c := range claims {
 		tag, err := br.Exec()
-		var pgErr *pgconn.PgError
 		switch {
-		case errors.As(err, &pgErr) && pgErr.Code == pgerrcode.UniqueViolation:
+		case IsRepeat(err):
 			return true, nil
 		case err != nil:
 			return false, fmt.Errorf("claiming the batch: %w", err)

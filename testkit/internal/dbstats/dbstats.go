@@ -34,6 +34,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/stmttime"
 )
 
 // Reader takes snapshots on one connection of the engine's (never the load's); it knows what
@@ -424,9 +425,10 @@ type Timed struct {
 	TotalMs float64
 }
 
-// ServerTimes is every statement's server time between start and end, by its text as
-// pg_stat_statements keeps it (nil when it is not loaded), summed over the sessions of the
-// run's database and role: the run's pools, and anything else that sends the same text.
+// ServerTimes is every statement's server time between start and end, by its text
+// (stmttime.Normalize of pg_stat_statements' query; nil when it is not loaded), summed over the
+// sessions of the run's database and role: the run's pools, and anything else that sends the
+// same text.
 func ServerTimes(start, end Snapshot) map[string]Timed {
 	if start.Statements == nil || end.Statements == nil {
 		return nil
@@ -438,11 +440,53 @@ func ServerTimes(start, end Snapshot) map[string]Timed {
 			s = statement{}
 		}
 		if calls := e.calls - s.calls; calls > 0 {
-			t := out[e.query]
+			q := stmttime.Normalize(e.query)
+			t := out[q]
 			t.Calls += calls
 			t.TotalMs += e.totalMs - s.totalMs
-			out[e.query] = t
+			out[q] = t
 		}
 	}
 	return out
+}
+
+// Requests is what RequestTime needs of the load beyond the statements: how many requests ran
+// (the divisor of the statement figures) and the measured ones' mean latency and pool wait.
+type Requests struct {
+	N                    int64
+	LatencyMs, AcquireMs float64
+	GCPauseMs            float64
+}
+
+// RequestTime is where the request path's time went (results.RequestTime): the client's view
+// of its statements (the load pool's tracer), beside the server's times for the same texts,
+// and what of the requests' latency lies outside the pool and the statements. It is nil when
+// the requests sent no statement (a queue mode's only enqueue).
+func RequestTime(client []stmttime.Timed, server map[string]Timed, req Requests) *results.RequestTime {
+	if len(client) == 0 || req.N == 0 {
+		return nil
+	}
+	n := float64(req.N)
+	rt := &results.RequestTime{Requests: req.N, LatencyMeanMs: req.LatencyMs, AcquireMeanMs: req.AcquireMs,
+		GCPauseMs: round(req.GCPauseMs, 3)}
+	var onClient, onServer float64 // ms, over every request
+	for _, t := range client {
+		q := stmttime.Normalize(t.SQL)
+		ms := t.Total.Seconds() * 1000
+		st := results.StatementTime{Query: clip(q, 300), Calls: t.Calls,
+			ClientMeanMs: round(ms/float64(t.Calls), 4), PerRequest: round(float64(t.Calls)/n, 4)}
+		onClient += ms
+		if s, ok := server[q]; ok && s.Calls > 0 {
+			mean := s.TotalMs / float64(s.Calls)
+			st.ServerMeanMs = round(mean, 4)
+			onServer += mean * float64(t.Calls)
+		}
+		rt.Statements = append(rt.Statements, st)
+	}
+	rt.StatementsMeanMs = round(onClient/n, 4)
+	if server != nil {
+		rt.ServerMeanMs = round(onServer/n, 4)
+	}
+	rt.OtherMeanMs = round(rt.LatencyMeanMs-rt.AcquireMeanMs-rt.StatementsMeanMs, 4)
+	return rt
 }

@@ -7,14 +7,11 @@ package usagecounter
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
@@ -154,8 +151,7 @@ func insertUsage(ctx context.Context, tx pgx.Tx, rows []counters.Source) ([]coun
 	if err == nil {
 		return rows, 1, sp.Commit(ctx) // releases the savepoint
 	}
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || pgErr.Code != pgerrcode.UniqueViolation {
+	if !counters.IsRepeat(err) {
 		return nil, 1, fmt.Errorf("copy usage: %w", err)
 	}
 	if err := sp.Rollback(ctx); err != nil {
