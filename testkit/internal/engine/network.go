@@ -140,7 +140,7 @@ func (e *engine) startProbe(r *run) *probe {
 		p.redis = &probeSeries{h: hist.New()}
 		client := e.redis.Client
 		p.wg.Go(func() {
-			every(ctx, func() {
+			every(ctx, e.hardCtx, func(ctx context.Context) {
 				t0 := time.Now()
 				if err := client.Ping(ctx).Err(); err != nil {
 					if ctx.Err() == nil {
@@ -164,7 +164,7 @@ func (e *engine) probePostgres(ctx context.Context, s *probeSeries, direct bool)
 			conn.Close(context.WithoutCancel(ctx))
 		}
 	}()
-	every(ctx, func() {
+	every(ctx, e.hardCtx, func(ctx context.Context) {
 		if conn == nil {
 			var err error
 			if direct {
@@ -197,19 +197,28 @@ func (e *engine) probePostgres(ctx context.Context, s *probeSeries, direct bool)
 	})
 }
 
-// every runs f now and then every probeInterval until ctx ends.
-func every(ctx context.Context, f func()) {
+// every runs f now and then every probeInterval until ctx ends. The first call is not cut
+// short by the end of the run (only by hard, the invocation's, or after firstProbeTimeout): a
+// run shorter than a probe's connect and round trip still measures one, or its report would
+// say nothing of the network it ran over.
+func every(ctx, hard context.Context, f func(context.Context)) {
+	first, cancel := context.WithTimeout(hard, firstProbeTimeout)
+	f(first)
+	cancel()
 	t := time.NewTicker(probeInterval)
 	defer t.Stop()
 	for {
-		f()
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		f(ctx)
 	}
 }
+
+// firstProbeTimeout bounds a run's first probe (every).
+const firstProbeTimeout = 10 * time.Second
 
 // stop ends the probes and returns what they measured, adding it to the invocation's; the
 // transactions they ran go to the run's observers (w may be nil).
