@@ -33,7 +33,8 @@ type FlushResult struct {
 	Phases FlushPhases
 }
 
-// FlushPhases splits a committed flush's time: BEGIN, the COPY statements the writer sent
+// FlushPhases splits a committed flush's time: BEGIN (on a ConnAcquirer, taking a connection:
+// BEGIN itself goes with the first statement), the COPY statements the writer sent
 // (PgFlusher times every CopyFrom on its transaction and its savepoints), the rest of the
 // writer's work (its other statements, the UPDATEs and claims, and whatever it computes
 // between them), and COMMIT.
@@ -84,7 +85,8 @@ func CommitOutcomeUnknown(err error) bool {
 }
 
 // PgFlusher adapts a TxWriter to a Flusher: Begin on pool, WriteBatch, Commit; on any error the
-// transaction is rolled back and the error returned. A Commit error is reported as a failure,
+// transaction is rolled back and the error returned. On a ConnAcquirer (*pgxpool.Pool) the
+// BEGIN is sent with the writer's first statement, not on its own (ConnAcquirer). A Commit error is reported as a failure,
 // so a batch whose commit outcome is unknown (connection lost during COMMIT) is retried:
 // writers whose statements are not idempotent may then apply it twice. The Flusher it returns
 // is a StagedFlusher, so a queue with Options.Pipeline writes a worker's next batch while the
@@ -126,7 +128,7 @@ func (f pgFlusher[T]) Flush(ctx context.Context, records []T) (FlushResult, erro
 
 func (f pgFlusher[T]) Stage(ctx context.Context, records []T) (Staged, error) {
 	t0 := time.Now()
-	tx, err := f.db.Begin(ctx)
+	tx, err := f.begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("queue: begin flush of %d records: %w", len(records), err)
 	}
@@ -142,6 +144,15 @@ func (f pgFlusher[T]) Stage(ctx context.Context, records []T) (Staged, error) {
 	copyTime := *timed.copy
 	return &pgStaged{tx: tx, records: len(records), res: FlushResult{SQLOps: ops, Phases: FlushPhases{
 		Begin: t1.Sub(t0), Copy: copyTime, Statements: time.Since(t1) - copyTime}}}, nil
+}
+
+// begin starts the batch's transaction: lazily on a ConnAcquirer (BEGIN goes with the writer's
+// first statement), else with the TxBeginner's Begin.
+func (f pgFlusher[T]) begin(ctx context.Context) (pgx.Tx, error) {
+	if pool, ok := f.db.(ConnAcquirer); ok {
+		return beginLazily(ctx, pool)
+	}
+	return f.db.Begin(ctx)
 }
 
 // pgStaged is PgFlusher's written, uncommitted batch.

@@ -1,0 +1,169 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// ConnAcquirer is a TxBeginner that also lends out connections: *pgxpool.Pool is one. A
+// PgFlusher on a ConnAcquirer begins its transactions lazily: BEGIN is not sent on its own
+// but with the first statement the writer sends, in the same round trip when that is a batch
+// (pgx.Tx.SendBatch). A flush whose writer sends one batch then costs two round trips (the
+// batch, COMMIT) instead of three: over a network, one round trip less per batch.
+type ConnAcquirer interface {
+	TxBeginner
+	Acquire(ctx context.Context) (*pgxpool.Conn, error)
+}
+
+// beginLazily acquires a connection for a transaction that begins with its first statement.
+func beginLazily(ctx context.Context, pool ConnAcquirer) (pgx.Tx, error) {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &lazyTx{conn: conn}, nil
+}
+
+// lazyTx is a transaction on a pool connection whose BEGIN goes out with its first statement:
+// with a batch, in the same round trip (pgx's Batch.BeginTx); with anything else, just before
+// it. Once begun it is pgx's own transaction (savepoints, ErrTxCommitRollback, ErrTxClosed).
+// The connection goes back to the pool on Commit or Rollback (pgxpool closes one that is still
+// inside a transaction, e.g. after a failed COMMIT).
+type lazyTx struct {
+	conn   *pgxpool.Conn
+	tx     pgx.Tx // nil until begun
+	closed bool
+}
+
+var _ pgx.Tx = (*lazyTx)(nil)
+
+func (t *lazyTx) begin(ctx context.Context) (pgx.Tx, error) {
+	if t.closed {
+		return nil, pgx.ErrTxClosed
+	}
+	if t.tx == nil {
+		tx, err := t.conn.Conn().Begin(ctx)
+		if err != nil {
+			return nil, err
+		}
+		t.tx = tx
+	}
+	return t.tx, nil
+}
+
+// SendBatch sends b; in a transaction not yet begun, behind the BEGIN, whose result it reads
+// before it returns, so that the caller reads b's results as it queued them.
+func (t *lazyTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	if t.closed {
+		return pgx.FailedBatchResults(b, pgx.ErrTxClosed)
+	}
+	if t.tx != nil {
+		return t.tx.SendBatch(ctx, b)
+	}
+	var with pgx.Batch
+	with.BeginTx(pgx.TxOptions{})
+	with.QueuedQueries = append(with.QueuedQueries, b.QueuedQueries...)
+	br := t.conn.SendBatch(ctx, &with)
+	if _, err := br.Exec(); err != nil {
+		_ = br.Close()
+		return pgx.FailedBatchResults(b, fmt.Errorf("begin: %w", err))
+	}
+	t.tx = br.Tx()
+	return br
+}
+
+func (t *lazyTx) Commit(ctx context.Context) error {
+	if t.closed {
+		return pgx.ErrTxClosed
+	}
+	defer t.release()
+	if t.tx == nil {
+		return nil // nothing was sent: nothing to commit
+	}
+	return t.tx.Commit(ctx)
+}
+
+func (t *lazyTx) Rollback(ctx context.Context) error {
+	if t.closed {
+		return pgx.ErrTxClosed
+	}
+	defer t.release()
+	if t.tx == nil {
+		return nil
+	}
+	return t.tx.Rollback(ctx)
+}
+
+func (t *lazyTx) release() {
+	t.closed = true
+	t.conn.Release()
+}
+
+// Begin starts a savepoint (pgx's pseudo nested transaction).
+func (t *lazyTx) Begin(ctx context.Context) (pgx.Tx, error) {
+	tx, err := t.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return tx.Begin(ctx)
+}
+
+func (t *lazyTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
+	tx, err := t.begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return tx.CopyFrom(ctx, table, columns, src)
+}
+
+// LargeObjects is not supported before the transaction has begun.
+func (t *lazyTx) LargeObjects() pgx.LargeObjects {
+	if t.tx == nil {
+		return pgx.LargeObjects{}
+	}
+	return t.tx.LargeObjects()
+}
+
+func (t *lazyTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
+	if t.closed {
+		return nil, pgx.ErrTxClosed
+	}
+	return t.conn.Conn().Prepare(ctx, name, sql)
+}
+
+func (t *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	tx, err := t.begin(ctx)
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	return tx.Exec(ctx, sql, args...)
+}
+
+func (t *lazyTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	tx, err := t.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return tx.Query(ctx, sql, args...)
+}
+
+func (t *lazyTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	tx, err := t.begin(ctx)
+	if err != nil {
+		return failedRow{err}
+	}
+	return tx.QueryRow(ctx, sql, args...)
+}
+
+// Conn is the transaction's connection. Its transaction may not have begun yet: send
+// statements through the Tx, not through Conn.
+func (t *lazyTx) Conn() *pgx.Conn { return t.conn.Conn() }
+
+// failedRow is a row whose query was never sent.
+type failedRow struct{ err error }
+
+func (r failedRow) Scan(...any) error { return r.err }
