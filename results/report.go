@@ -200,8 +200,10 @@ type Database struct {
 // pool connection, in its statements as the client saw them (from sending one to reading its
 // result, timed by a tracer on the load's pool), and outside both (the request's own code, the
 // Go scheduler, GC). Beside each statement, the server's own execution time for the same text
-// (pg_stat_statements): the difference is spent on the way — the round trips, the proxy of
-// --db-rtt, the driver, the client's scheduling — while a lock wait is inside the server's.
+// (pg_stat_statements): the difference lies between the two — the round trips, the proxy of
+// --db-rtt, the driver, both sides' waits for a CPU, and COMMIT's WAL flush, which
+// pg_stat_statements does not count in COMMIT's time — while a lock wait is inside the
+// server's.
 // The statement figures count the whole load, warm-up included; the latency is the measured
 // requests' (their service time in an open loop, without the wait for a worker).
 type RequestTime struct {

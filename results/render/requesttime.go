@@ -8,10 +8,12 @@ import (
 )
 
 // printRequestTime says, once per mode (and round trip, slots, level), where a request's time
-// went: the pool, its statements on the client and on the server (the difference is the way
-// there and back), and the rest. Wide, it lists the statements too.
+// went: the pool, its statements on the client and on the server (the difference is what lies
+// between the two: round trips, COMMIT's WAL flush, waiting for a CPU), and the rest. Wide,
+// it lists the statements too.
 func printRequestTime(w io.Writer, rep *results.Report, wide bool) {
 	seen := map[string]bool{}
+	between := false
 	for _, r := range rep.Runs {
 		rt := r.RequestTime
 		first := r
@@ -24,8 +26,9 @@ func printRequestTime(w io.Writer, rep *results.Report, wide bool) {
 		fmt.Fprintf(w, "  %s request %s: pool %s, statements %s", label, FormatDuration(rt.LatencyMeanMs),
 			FormatDuration(rt.AcquireMeanMs), FormatDuration(rt.StatementsMeanMs))
 		if rt.ServerMeanMs > 0 {
-			fmt.Fprintf(w, " (in the server %s, on the way %s)", FormatDuration(rt.ServerMeanMs),
+			fmt.Fprintf(w, " (in the server %s, between %s)", FormatDuration(rt.ServerMeanMs),
 				FormatDuration(rt.StatementsMeanMs-rt.ServerMeanMs))
+			between = true
 		}
 		fmt.Fprintf(w, ", other %s (mean per request)\n", FormatDuration(rt.OtherMeanMs))
 		if !wide {
@@ -38,5 +41,8 @@ func printRequestTime(w io.Writer, rep *results.Report, wide bool) {
 			}
 			fmt.Fprintf(w, "    %.2f × %s: client %s, %s\n", s.PerRequest, truncate(s.Query, 61), FormatDuration(s.ClientMeanMs), server)
 		}
+	}
+	if between {
+		fmt.Fprintln(w, "  (between: statements' client time beyond the server's execution: round trips, COMMIT's WAL flush,\n   waiting for a CPU)")
 	}
 }
