@@ -25,8 +25,11 @@ type abSide struct {
 	help string
 }
 
-// hasFlag reports whether the suite's --help lists --name.
-func (s abSide) hasFlag(name string) bool { return strings.Contains(s.help, "--"+name+" ") }
+// hasFlag reports whether the suite's --help lists --name: followed by its value's type
+// ("--requests int"), or, a boolean, by "[=true|false]" ("--calibrate[=true|false]").
+func (s abSide) hasFlag(name string) bool {
+	return strings.Contains(s.help, "--"+name+" ") || strings.Contains(s.help, "--"+name+"[=")
+}
 
 // resolveSides turns A and B into binaries: a path is a binary; anything else is a git
 // revision of o.repo, built into a temporary directory (removed by cleanup, which is always

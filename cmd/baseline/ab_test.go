@@ -266,9 +266,15 @@ func TestABRealSuite(t *testing.T) {
 	counter := suiteBinary(t, "usage_counter_hotspot_baseline")
 	dir := filepath.Join(t.TempDir(), "ab")
 	code, stdout, stderr := runABCommand(t, counter, counter, "--runs", "4", "--dir", dir, "--b-args", "--flush-batch-size 10",
-		"--", "--requests", "400", "--concurrency", "20", "--modes", "async-compact", "--calibrate=false")
+		"--", "--requests", "400", "--concurrency", "20", "--modes", "async-compact")
 	if code != exitRegression {
 		t.Fatalf("exit %d, want 1\n%s%s", code, stdout, stderr)
+	}
+	// baseline ab adds --calibrate=false (the suite's --help lists it as --calibrate[=true|false]).
+	if rep, err := results.ReadFile(filepath.Join(dir, "run-01-A.json")); err != nil {
+		t.Fatal(err)
+	} else if c := rep.Environment.Calibration; c == nil || !c.Skipped {
+		t.Errorf("run 1 calibrated (%+v): baseline ab must add --calibrate=false", c)
 	}
 	ab, _, err := render.ReadAB(filepath.Join(dir, "ab.json"))
 	if err != nil {

@@ -175,23 +175,26 @@ func (m *Monitor) loop(ctx context.Context) {
 // same statement, so nearly the same instant) which hot tables hold a row whose xmax is the
 // transaction it waits for, and those rows: two arrays from one scan, in one order, so that
 // their entries pair up (waiter.row). %s is replaced by one SELECT per hot table (see
-// lockQueryFor).
+// lockQueryFor). pg_locks is read once (lk): each read of it takes every partition lock of the
+// lock manager, which the load's sessions need for each lock they take or release.
 const lockQuery = `
-WITH w AS (
+WITH lk AS MATERIALIZED (
+    SELECT locktype, relation, page, tuple, transactionid, pid, mode, granted, waitstart FROM pg_locks
+), w AS (
     SELECT w.locktype,
            CASE WHEN w.locktype IN ('relation', 'page', 'tuple', 'extend') THEN c.relname END AS own_rel,
            CASE WHEN w.locktype = 'tuple' THEN c.relname || ' (' || w.page || ',' || w.tuple || ')' END AS own_row,
            t.rel AS tuple_rel, t.trow AS tuple_row,
-           ARRAY(SELECT c3.relname::text FROM pg_locks g JOIN pg_class c3 ON c3.oid = g.relation
+           ARRAY(SELECT c3.relname::text FROM lk g JOIN pg_class c3 ON c3.oid = g.relation
              WHERE g.pid = w.pid AND g.granted AND g.locktype = 'relation'
                AND g.mode = 'RowExclusiveLock' AND c3.relkind IN ('r', 'p')) AS written,
            w.transactionid AS xid,
            COALESCE(extract(epoch FROM clock_timestamp() - w.waitstart) * 1000, 0)::float8 AS wait_ms
-    FROM pg_locks w
+    FROM lk w
     JOIN pg_stat_activity a ON a.pid = w.pid
     LEFT JOIN pg_class c ON c.oid = w.relation
     LEFT JOIN LATERAL (SELECT c2.relname AS rel, c2.relname || ' (' || g.page || ',' || g.tuple || ')' AS trow
-                       FROM pg_locks g JOIN pg_class c2 ON c2.oid = g.relation
+                       FROM lk g JOIN pg_class c2 ON c2.oid = g.relation
                        WHERE g.pid = w.pid AND g.granted AND g.locktype = 'tuple' LIMIT 1) t ON true
     WHERE NOT w.granted
       AND a.datname = current_database()
@@ -252,13 +255,17 @@ func (w waiter) row(table string) string {
 	return ""
 }
 
+// blockerQuery counts the run's blocked sessions and their distinct blockers, calling
+// pg_blocking_pids once per session (each call takes every partition lock of the lock manager).
 const blockerQuery = `
+WITH b AS MATERIALIZED (
+    SELECT pg_blocking_pids(a.pid) AS blockers FROM pg_stat_activity a
+    WHERE a.datname = current_database() AND a.application_name LIKE $1
+      AND a.pid <> pg_backend_pid()
+)
 SELECT count(*) FILTER (WHERE cardinality(b.blockers) > 0),
-       (SELECT count(DISTINCT x) FROM pg_stat_activity a2, unnest(pg_blocking_pids(a2.pid)) x
-         WHERE a2.datname = current_database() AND a2.application_name LIKE $1)
-FROM (SELECT pg_blocking_pids(a.pid) AS blockers FROM pg_stat_activity a
-      WHERE a.datname = current_database() AND a.application_name LIKE $1
-        AND a.pid <> pg_backend_pid()) b`
+       (SELECT count(DISTINCT x) FROM b, unnest(b.blockers) x)
+FROM b`
 
 // waitEventQuery counts the run's sessions that are not idle by what they wait on. Sessions of
 // the engine's observers (monitor, admin) are left out.
@@ -315,9 +322,15 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 	var waiters []waiter
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	err := m.reconnect(qctx)
+	// The lock query and the wait events go in one round trip: a sample wakes the server once.
+	var br pgx.BatchResults
 	var rows pgx.Rows
 	if err == nil {
-		rows, err = m.conn.Query(qctx, m.lockSQL, AppNamePattern)
+		var b pgx.Batch
+		b.Queue(m.lockSQL, AppNamePattern)
+		b.Queue(waitEventQuery, AppNamePattern)
+		br = m.conn.SendBatch(qctx, &b)
+		rows, err = br.Query()
 	}
 	if err == nil {
 		for rows.Next() {
@@ -335,6 +348,18 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 	var statements int64
 	if err == nil {
 		statements++
+	}
+	var waits map[string]int64
+	var waitErr error
+	if br != nil {
+		if err == nil {
+			if waits, waitErr = readWaitEvents(br); waitErr == nil {
+				statements++
+			}
+		}
+		if cerr := br.Close(); cerr != nil && err == nil && waitErr == nil {
+			waitErr = cerr
+		}
 	}
 	byRel := map[string]int64{}
 	byType := map[string]int64{}
@@ -380,14 +405,8 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 		}
 	}
 	lockOK := sampleErr == nil
-	var waits map[string]int64
-	var waitErr error
-	if err == nil {
-		if waits, waitErr = m.waitEvents(qctx); waitErr == nil {
-			statements++
-		} else if sampleErr == nil {
-			sampleErr = waitErr
-		}
+	if waitErr != nil && sampleErr == nil {
+		sampleErr = waitErr
 	}
 	var readTime time.Duration
 	if err == nil && m.cfg.TotalSQL != "" {
@@ -522,9 +541,10 @@ func (m *Monitor) Series() []Point {
 	return append([]Point(nil), m.series...)
 }
 
-// waitEvents counts the run's busy sessions by wait event (waitEventQuery).
-func (m *Monitor) waitEvents(ctx context.Context) (map[string]int64, error) {
-	rows, err := m.conn.Query(ctx, waitEventQuery, AppNamePattern)
+// readWaitEvents reads the batch's next result: the run's busy sessions counted by wait event
+// (waitEventQuery).
+func readWaitEvents(br pgx.BatchResults) (map[string]int64, error) {
+	rows, err := br.Query()
 	if err != nil {
 		return nil, err
 	}
