@@ -353,9 +353,8 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 	var waitErr error
 	if br != nil {
 		if err == nil {
-			if waits, waitErr = readWaitEvents(br); waitErr == nil {
-				statements++
-			}
+			// No statements++: the batch is one (implicit) transaction, counted with the lock query.
+			waits, waitErr = readWaitEvents(br)
 		}
 		if cerr := br.Close(); cerr != nil && err == nil && waitErr == nil {
 			waitErr = cerr
@@ -568,8 +567,8 @@ func (m *Monitor) WaitEvents() map[string]int64 {
 	return maps.Clone(m.waits)
 }
 
-// Statements returns how many statements the monitor ran successfully: each was a
-// transaction of its own on the monitor's connection.
+// Statements returns how many transactions the monitor committed on its connection: one per
+// statement it ran on its own, one per batch (the lock query with the wait events).
 func (m *Monitor) Statements() int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
