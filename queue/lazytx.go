@@ -19,6 +19,8 @@ type ConnAcquirer interface {
 	Acquire(ctx context.Context) (*pgxpool.Conn, error)
 }
 
+var _ ConnAcquirer = (*pgxpool.Pool)(nil)
+
 // beginLazily acquires a connection for a transaction that begins with its first statement.
 func beginLazily(ctx context.Context, pool ConnAcquirer) (pgx.Tx, error) {
 	conn, err := pool.Acquire(ctx)

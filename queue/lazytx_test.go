@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
@@ -184,7 +183,6 @@ func TestLazyTxClosedAndEmpty(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	var _ ConnAcquirer = (*pgxpool.Pool)(nil)
 	tx, err := beginLazily(ctx, pool)
 	if err != nil {
 		t.Fatal(err)

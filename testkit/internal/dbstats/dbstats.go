@@ -71,6 +71,16 @@ type statement struct {
 	control bool
 }
 
+// since is what e counted after s, the same statement's earlier reading (the zero statement
+// when it had none; all of e when the counters were reset in between).
+func (e statement) since(s statement) statement {
+	if e.calls < s.calls {
+		s = statement{}
+	}
+	e.calls, e.rows, e.totalMs = e.calls-s.calls, e.rows-s.rows, e.totalMs-s.totalMs
+	return e
+}
+
 type tableCounters struct {
 	inserted, updated, hotUpdated, deleted, dead int64
 }
@@ -378,19 +388,14 @@ func statementsDelta(start, end map[string]statement, top int) *results.Statemen
 		if e.control {
 			continue
 		}
-		s, ok := start[id]
-		if !ok || e.calls < s.calls {
-			s = statement{}
-		}
-		calls := e.calls - s.calls
-		if calls == 0 {
+		d := e.since(start[id])
+		if d.calls == 0 {
 			continue
 		}
-		total := e.totalMs - s.totalMs
-		out.Calls += calls
-		out.TotalExecMs += total
-		list = append(list, results.Statement{Query: clip(e.query, 300), Calls: calls, Rows: e.rows - s.rows,
-			TotalMs: round(total, 3), MeanMs: round(total/float64(calls), 4)})
+		out.Calls += d.calls
+		out.TotalExecMs += d.totalMs
+		list = append(list, results.Statement{Query: clip(e.query, 300), Calls: d.calls, Rows: d.rows,
+			TotalMs: round(d.totalMs, 3), MeanMs: round(d.totalMs/float64(d.calls), 4)})
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].TotalMs > list[j].TotalMs })
 	if len(list) > top {
@@ -435,15 +440,11 @@ func ServerTimes(start, end Snapshot) map[string]Timed {
 	}
 	out := map[string]Timed{}
 	for id, e := range end.Statements {
-		s, ok := start.Statements[id]
-		if !ok || e.calls < s.calls {
-			s = statement{}
-		}
-		if calls := e.calls - s.calls; calls > 0 {
+		if d := e.since(start.Statements[id]); d.calls > 0 {
 			q := stmttime.Normalize(e.query)
 			t := out[q]
-			t.Calls += calls
-			t.TotalMs += e.totalMs - s.totalMs
+			t.Calls += d.calls
+			t.TotalMs += d.totalMs
 			out[q] = t
 		}
 	}

@@ -2,9 +2,9 @@
 // the load's pool that times every statement (and every batch and COPY) from the moment pgx
 // sends it until its result is read, summed per SQL text. The engine sets those times beside
 // the server's own for the same statements (pg_stat_statements) and beside the requests'
-// latency, to say where a request's time went: waiting for a connection, inside PostgreSQL, on
-// the way there and back (the round trips, the driver), or in neither (the request's own code,
-// the Go scheduler, GC).
+// latency, to say where a request's time went: waiting for a connection, inside PostgreSQL,
+// between the two (the round trips, the driver, COMMIT's WAL flush, waiting for a CPU), or in
+// neither (the request's own code, the Go scheduler, GC).
 //
 // It costs two clock readings and two atomic adds per statement, and nothing is allocated once
 // a statement's text has been seen: a connection keeps the start of its statement in a state
