@@ -16,7 +16,6 @@ import (
 	"net"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -57,8 +56,8 @@ type Target struct {
 	admin     *pgx.Conn
 
 	mu sync.Mutex
-	// route is the host:port the service's connections reach the server through (Route).
-	route string
+	// route is how the service's connections reach the server (Route); nil: directly.
+	route DialFunc
 	// sessions are the backend PIDs of the connections opened since the last TakeSessions,
 	// the admin connection's excepted.
 	sessions []uint32
@@ -165,19 +164,22 @@ func (t *Target) RedactedURL() string { return RedactURL(t.dsn) }
 // Admin is the target's own connection, for setup, resets and verification (never the load's).
 func (t *Target) Admin() *pgx.Conn { return t.admin }
 
+// DialFunc opens a connection to the server (pgx's ConnConfig.DialFunc).
+type DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error)
+
 // Route sends the connections the target opens for the service from now on (Connect's, and
-// the pools of NewPool) through addr, a host:port that carries them to the server (a delaying
-// proxy's, testkit/internal/netdelay); "" connects them directly again. The admin connection,
+// the pools of NewPool) through dial, which carries them to the server (a delaying proxy's,
+// testkit/internal/netdelay); nil connects them directly again. The admin connection,
 // ConnectDirect's and the pools of PoolOptions.Direct keep reaching the server directly: they
 // observe the machine, they are not the service.
-func (t *Target) Route(addr string) {
+func (t *Target) Route(dial DialFunc) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.route = addr
+	t.route = dial
 }
 
-// Routed is the address Route set ("": the service connects directly).
-func (t *Target) Routed() string {
+// Routed is the dial function Route set (nil: the service connects directly).
+func (t *Target) Routed() DialFunc {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.route
@@ -197,17 +199,9 @@ func (t *Target) connConfig(appName string, direct bool) (*pgx.ConnConfig, error
 	cfg.ConnectTimeout = t.opts.ConnectTimeout
 	cfg.RuntimeParams["application_name"] = appName
 	cfg.RuntimeParams["search_path"] = t.schema
-	if route := t.Routed(); route != "" && !direct {
-		host, port, err := net.SplitHostPort(route)
-		if err != nil {
-			return nil, fmt.Errorf("route %q: %w", route, err)
-		}
-		p, err := strconv.ParseUint(port, 10, 16)
-		if err != nil {
-			return nil, fmt.Errorf("route %q: %w", route, err)
-		}
-		// The TLS settings (server name included) stay the server's: the route only carries bytes.
-		cfg.Host, cfg.Port, cfg.Fallbacks = host, uint16(p), nil
+	if route := t.Routed(); route != nil && !direct {
+		// The host, port and TLS settings stay the server's: the route only carries bytes.
+		cfg.DialFunc, cfg.Fallbacks = route, nil
 	}
 	return cfg, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/netdelay"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
 )
 
 // The engine's side of production's network (plan.Network): the delaying proxies the
@@ -55,22 +56,22 @@ func (e *engine) routePostgres() error {
 		return err
 	}
 	e.net.pg = p
-	e.target.Route(p.Addr())
+	e.target.Route(p.DialContext)
 	return nil
 }
 
 // redisRoute is the route of the service's connections to Redis (nil: direct).
-func (e *engine) redisRoute() func(string) (string, error) {
+func (e *engine) redisRoute() redisrun.Route {
 	if !e.cfg.ProxiesRedis() {
 		return nil
 	}
-	return func(upstream string) (string, error) {
+	return func(upstream string) (func(context.Context, string, string) (net.Conn, error), error) {
 		p, err := netdelay.New(netdelay.Config{Upstream: upstream, RTT: e.cfg.RedisRTT, Jitter: e.cfg.RedisRTTJitter})
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		e.net.redis = p
-		return p.Addr(), nil
+		return p.DialContext, nil
 	}
 }
 
@@ -85,7 +86,7 @@ func (e *engine) closeNetwork() error {
 			err = errors.Join(err, p.Close())
 		}
 	}
-	e.target.Route("")
+	e.target.Route(nil)
 	return err
 }
 

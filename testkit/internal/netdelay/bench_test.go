@@ -36,7 +36,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 		for _, rtt := range benchRTTs {
 			b.Run(rttName(rtt), func(b *testing.B) {
 				p := benchProxy(b, pgUpstream(b), rtt)
-				conn, err := pgPool(b, p.Addr(), 1).Acquire(ctx)
+				conn, err := pgPool(b, p, 1).Acquire(ctx)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -50,7 +50,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 		for _, rtt := range benchRTTs {
 			b.Run(rttName(rtt), func(b *testing.B) {
 				p := benchProxy(b, srv.Addr(), rtt)
-				rdb := redisClient(b, srv, p.Addr())
+				rdb := redisClient(b, srv, p)
 				roundTrips(b, p, func() error { return rdb.Ping(ctx).Err() })
 			})
 		}
@@ -128,7 +128,7 @@ var throughputShapes = []struct {
 // then .../proxy, and again).
 func BenchmarkThroughput(b *testing.B) {
 	ctx := context.Background()
-	setup := pgPool(b, "", 1)
+	setup := pgPool(b, nil, 1)
 	if _, err := setup.Exec(ctx, `DROP TABLE IF EXISTS netdelay_bench, netdelay_bench_log;
 		CREATE TABLE netdelay_bench (id int PRIMARY KEY, n bigint NOT NULL);
 		CREATE TABLE netdelay_bench_log (id bigserial PRIMARY KEY, n bigint NOT NULL);
@@ -143,7 +143,7 @@ func BenchmarkThroughput(b *testing.B) {
 				if via == "proxy" {
 					p = startProxy(b, Config{Upstream: pgUpstream(b)})
 				}
-				pool := pgPool(b, p.Addr(), shape.conns, func(c *pgxpool.Config) {
+				pool := pgPool(b, p, shape.conns, func(c *pgxpool.Config) {
 					c.ConnConfig.RuntimeParams["synchronous_commit"] = shape.syncCommit
 				})
 				warm(b, pool)

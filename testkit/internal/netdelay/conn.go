@@ -5,68 +5,77 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/testkit/internal/timing"
 )
 
-// conn is one proxied connection: the client's socket, the server's, and a delay line each
-// way. It ends when both directions have delivered their end of stream, or at once (both
-// sockets closed, what is held dropped) on an error, a Reset or Close.
+// conn is one connection of the service to the upstream: the real socket, with each
+// direction's delay applied where the service meets it.
+//
+//   - The server's bytes are held in Read, on the reading goroutine itself: from the kernel's
+//     receive time (rxReader) until their due time, then returned.
+//   - The service's bytes are handed by Write to the connection's writer goroutine, which
+//     delivers them at their due time; Write returns at once, as into a socket buffer, so a
+//     stream of writes (a COPY) is not slowed to one a round trip.
+//
+// With nothing to hold (no delay, nothing held before, no blackhole) both go straight to the
+// socket: at zero delay a connection costs a clock reading and an atomic load per call, no
+// hop and no goroutine. Bytes keep their order each way; jitter never reorders them.
 type conn struct {
-	p              *Proxy
-	id             int
-	client, server *net.TCPConn
-	ctx            context.Context // cancelled when the connection ends: wakes held writers
-	cancel         context.CancelFunc
-	running        atomic.Int32 // directions not yet finished
-	once           sync.Once
+	p  *Proxy
+	id int
+	tc *net.TCPConn
+	// ctx ends when the connection is ended by the proxy (Reset, the proxy's Close): held
+	// bytes are dropped and every wait wakes. rctx also ends when the service Closes it,
+	// which wakes a held Read but lets held writes go out first.
+	ctx, rctx     context.Context
+	kill, rcancel context.CancelFunc
+	reset         atomic.Bool // ended by Reset: reads and writes fail with ECONNRESET
+	endOnce       sync.Once
+	closeOnce     sync.Once
+
+	// The read side: one Read at a time.
+	rmu         sync.Mutex
+	rx          *rxReader
+	rtimer      *timing.Timer
+	held        []byte // read from the socket, not yet returned (heldAt, heldDue: see chunk)
+	heldStore   []byte
+	heldAt      time.Time
+	heldDue     time.Time
+	lastDownDue time.Time
+	rdl         deadline
+
+	// The write side: Writes are serialized by wmu; the writer goroutine never takes it.
+	wmu       sync.Mutex
+	q         chan chunk // nil until the first held write starts the writer
+	qClosed   bool
+	closing   bool // the service Closed the connection (held writes still go out)
+	lastUpDue time.Time
+	wdl       deadline
+	// queued counts chunks handed to the writer and not yet delivered: while it is above zero
+	// a Write may not go straight to the socket, past them.
+	queued atomic.Int64
+	// sockWDL: a write deadline is set on the socket (a direct Write's), which the writer
+	// clears before it writes. direct: a direct Write is in progress.
+	sockWDL, direct atomic.Bool
+	werr            atomic.Pointer[error] // the writer's failure, returned by later Writes
 }
 
-func newConn(p *Proxy, id int, client, server *net.TCPConn) *conn {
-	ctx, cancel := context.WithCancel(p.ctx)
-	return &conn{p: p, id: id, client: client, server: server, ctx: ctx, cancel: cancel}
+func newConn(p *Proxy, id int, tc *net.TCPConn, rx *rxReader) *conn {
+	c := &conn{p: p, id: id, tc: tc, rx: rx}
+	c.ctx, c.kill = context.WithCancel(p.ctx)
+	c.rctx, c.rcancel = context.WithCancel(c.ctx)
+	return c
 }
 
-func (c *conn) start() {
-	c.running.Store(2)
-	for _, l := range []*line{
-		{c: c, src: c.client, dst: c.server, stats: &c.p.up},
-		{c: c, src: c.server, dst: c.client, stats: &c.p.down},
-	} {
-		l.q = make(chan chunk, lineChunks)
-		c.p.wg.Go(l.read)
-		c.p.wg.Go(l.write)
-	}
-}
-
-// finished is called by each direction's writer once it delivered its end of stream; the
-// second ends the connection.
-func (c *conn) finished() {
-	if c.running.Add(-1) == 0 {
-		c.close(false)
-	}
-}
-
-// close ends the connection once: with an RST to both peers when rst, else a plain close.
-func (c *conn) close(rst bool) {
-	c.once.Do(func() {
-		c.cancel()
-		if rst {
-			reset(c.client)
-			reset(c.server)
-		} else {
-			c.client.Close()
-			c.server.Close()
-		}
-		c.p.forget(c)
-	})
-}
-
-// lineChunks bounds the chunks one direction holds: a sender that outruns the delay (or a
-// blackhole) then waits, as on a full TCP window. bufSize is a chunk's largest size.
+// lineChunks bounds the chunks a connection's writer holds: a sender that outruns the
+// delay (or a blackhole) then waits, as on a full TCP window. bufSize is a chunk's largest
+// size.
 const (
 	lineChunks = 128
 	bufSize    = 16 << 10
@@ -74,8 +83,8 @@ const (
 
 var bufs = sync.Pool{New: func() any { b := make([]byte, bufSize); return &b }}
 
-// chunk is what one read took (or the end of the stream, when buf is nil), with when the
-// kernel received it and when it is due.
+// chunk is what one Write handed over (up to bufSize of it), with when it was written and
+// when it is due at the server.
 type chunk struct {
 	buf       *[]byte
 	n         int
@@ -89,145 +98,378 @@ func (ch *chunk) free() {
 	}
 }
 
-// line is one direction of a connection: the reader stamps each chunk with its due time
-// (arrival plus the one-way delay, never before the chunk ahead of it) and hands it to the
-// writer, which holds it until then. With nothing to hold (no delay, nothing queued, no
-// blackhole) the reader writes it itself: at zero delay the proxy is a plain copy.
-type line struct {
-	c        *conn
-	src, dst *net.TCPConn
-	stats    *direction
-	q        chan chunk
-	// queued counts chunks handed to the writer and not yet delivered: while it is above
-	// zero the reader may not write past them.
-	queued atomic.Int64
-	// ended: the end of the stream was delivered (the destination half-closed).
-	ended   atomic.Bool
-	lastDue time.Time // the reader's: the latest due time handed out
+// due is when bytes that arrived at at are due at the other end: half their round trip
+// later, never before the bytes ahead of them (last, which it moves on).
+func due(pa *path, at time.Time, last *time.Time) time.Time {
+	d := at.Add(pa.oneWay(at))
+	if d.Before(*last) {
+		d = *last
+	}
+	*last = d
+	return d
 }
 
-func (l *line) read() {
-	defer close(l.q)
-	src, err := newRxReader(l.src)
+// Read returns the server's bytes once their half of the round trip has passed since the
+// kernel received them (and any blackhole is over).
+func (c *conn) Read(b []byte) (int, error) {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	if c.rctx.Err() != nil {
+		return 0, c.opError("read", c.endedErr())
+	}
+	if len(b) == 0 {
+		return 0, nil
+	}
+	if len(c.held) == 0 {
+		n, at, err := c.rx.read(b)
+		if err != nil {
+			return 0, c.readErr(err)
+		}
+		now := time.Now()
+		pa := c.p.path.Load()
+		d := due(pa, at, &c.lastDownDue)
+		if !d.After(now) && !pa.blackholed(now) {
+			c.p.down.record(c.id, n, now, at, d)
+			return n, nil
+		}
+		// Held: keep a copy, so that a Read the deadline ends leaves it to the next.
+		c.heldStore = append(c.heldStore[:0], b[:n]...)
+		c.held, c.heldAt, c.heldDue = c.heldStore, at, d
+	}
+	if err := c.hold(c.rctx, &c.rdl, &c.rtimer, c.heldDue); err != nil {
+		return 0, c.opError("read", err)
+	}
+	n := copy(b, c.held)
+	c.held = c.held[n:]
+	c.p.down.record(c.id, n, time.Now(), c.heldAt, c.heldDue)
+	return n, nil
+}
+
+// readErr is the error of a failed socket read as the service sees it: io.EOF as it is, the
+// end the proxy or the service made as theirs.
+func (c *conn) readErr(err error) error {
+	switch {
+	case errors.Is(err, io.EOF):
+		return io.EOF
+	case c.rctx.Err() != nil:
+		return c.opError("read", c.endedErr())
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		err = os.NewSyscallError("recvmsg", errno)
+	}
+	return c.opError("read", err)
+}
+
+// Write hands b to the writer, due half a round trip from now, or writes it straight to the
+// socket when nothing is to be held. It returns at once unless the writer holds lineChunks
+// already (then it waits for room, or the write deadline).
+func (c *conn) Write(b []byte) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if err := c.writeErr(); err != nil {
+		return 0, err
+	}
+	now := time.Now()
+	pa := c.p.path.Load()
+	d := due(pa, now, &c.lastUpDue)
+	if c.queued.Load() == 0 && !d.After(now) && !pa.blackholed(now) {
+		return c.writeDirect(b, now)
+	}
+	if c.q == nil {
+		c.q = make(chan chunk, lineChunks)
+		c.p.wg.Go(c.writer)
+	}
+	written := 0
+	for len(b) > 0 {
+		bp := bufs.Get().(*[]byte)
+		n := copy(*bp, b)
+		ch := chunk{buf: bp, n: n, read: now, due: d}
+		if err := c.enqueue(ch); err != nil {
+			return written, err
+		}
+		b, written = b[n:], written+n
+	}
+	return written, nil
+}
+
+// writeDirect writes b to the socket under the service's write deadline (wmu held, nothing
+// queued: the writer is idle).
+func (c *conn) writeDirect(b []byte, now time.Time) (int, error) {
+	c.direct.Store(true)
+	defer c.direct.Store(false)
+	if dl := c.wdl.get(); !dl.IsZero() || c.sockWDL.Load() {
+		_ = c.tc.SetWriteDeadline(dl)
+		c.sockWDL.Store(!dl.IsZero())
+	}
+	n, err := c.tc.Write(b)
+	if n > 0 {
+		c.p.up.record(c.id, n, time.Now(), now, now)
+	}
 	if err != nil {
-		l.c.close(true)
-		return
+		if c.ctx.Err() != nil {
+			err = c.endedErr()
+		}
+		return n, c.opError("write", err)
+	}
+	return n, nil
+}
+
+// enqueue hands ch to the writer, waiting for room until the write deadline (wmu held).
+func (c *conn) enqueue(ch chunk) error {
+	c.queued.Add(1)
+	select {
+	case c.q <- ch:
+		return nil
+	default:
 	}
 	for {
-		bp := bufs.Get().(*[]byte)
-		n, at, err := src.read(*bp)
-		if n > 0 {
-			if !l.forward(chunk{buf: bp, n: n, read: at}) {
-				return
+		ctx, expired := c.wdl.context(c.ctx)
+		if expired {
+			c.queued.Add(-1)
+			ch.free()
+			return c.opError("write", os.ErrDeadlineExceeded)
+		}
+		select {
+		case c.q <- ch:
+			return nil
+		case <-ctx.Done():
+			if c.ctx.Err() != nil {
+				c.queued.Add(-1)
+				ch.free()
+				return c.opError("write", c.endedErr())
 			}
-		} else {
-			bufs.Put(bp)
-		}
-		switch {
-		case err == nil:
-		case errors.Is(err, io.EOF):
-			l.forward(chunk{read: at})
-			return
-		default:
-			// The peer reset or the connection was closed: reset the other side too.
-			l.c.close(true)
-			return
+			// The deadline passed or changed: look again.
 		}
 	}
 }
 
-// forward delivers ch now when nothing is to be held, else queues it for the writer; false
-// when the connection ended.
-func (l *line) forward(ch chunk) bool {
-	pa := l.c.p.path.Load()
-	ch.due = ch.read.Add(pa.oneWay(ch.read))
-	if ch.due.Before(l.lastDue) {
-		ch.due = l.lastDue
+// writeErr says why a Write cannot be taken (wmu held).
+func (c *conn) writeErr() error {
+	switch {
+	case c.closing || c.ctx.Err() != nil:
+		return c.opError("write", c.endedErr())
+	case c.werr.Load() != nil:
+		return *c.werr.Load()
 	}
-	l.lastDue = ch.due
-	if now := time.Now(); !ch.due.After(now) && !pa.blackholed(now) && l.queued.Load() == 0 {
-		return l.deliver(&ch)
-	}
-	l.queued.Add(1)
-	select {
-	case l.q <- ch:
-		return true
-	case <-l.c.ctx.Done():
-		ch.free()
-		return false
-	}
+	return nil
 }
 
-// write delivers the queued chunks at their due times until the reader closes the queue; a
-// connection that ended meanwhile has its chunks dropped.
-func (l *line) write() {
-	var timer *timing.Timer
+// writer delivers the queued chunks at their due times until the queue is closed (the
+// service's Close, once what is held went out, or the proxy's end, which drops it), then
+// ends the connection.
+func (c *conn) writer() {
+	var t *timing.Timer
 	defer func() {
-		if timer != nil {
-			timer.Close()
+		if t != nil {
+			t.Close()
 		}
 	}()
-	for ch := range l.q {
-		if ch.due.After(time.Now()) || l.c.p.path.Load().blackholed(time.Now()) {
-			if timer == nil {
-				timer = timing.NewTimer()
-			}
-			if !l.hold(timer, ch.due) {
-				ch.free()
-				continue
+	for ch := range c.q {
+		if c.ctx.Err() == nil && c.werr.Load() == nil {
+			if err := c.hold(c.ctx, nil, &t, ch.due); err == nil {
+				c.deliver(&ch)
 			}
 		}
-		if l.c.ctx.Err() != nil || !l.deliver(&ch) {
-			ch.free()
+		ch.free()
+		c.queued.Add(-1)
+	}
+	c.end(false)
+}
+
+// deliver writes a held chunk to the socket; a failure is kept for the next Write.
+func (c *conn) deliver(ch *chunk) {
+	for try := 0; ; try++ {
+		if c.sockWDL.Load() {
+			_ = c.tc.SetWriteDeadline(time.Time{})
+			c.sockWDL.Store(false)
+		}
+		_, err := c.tc.Write((*ch.buf)[:ch.n])
+		if err == nil {
+			c.p.up.record(c.id, ch.n, time.Now(), ch.read, ch.due)
+			return
+		}
+		// A deadline the service set for a direct write that just ended is not the
+		// writer's: clear it and write again, once.
+		if errors.Is(err, os.ErrDeadlineExceeded) && try == 0 {
+			c.sockWDL.Store(true)
 			continue
 		}
-		l.queued.Add(-1)
-	}
-	if l.ended.Load() {
-		l.c.finished()
+		c.fail(err)
+		return
 	}
 }
 
-// hold waits until due and then out any blackhole (to its end plus half a round trip, the
-// retransmission's way across); false when the connection ended first.
-func (l *line) hold(timer *timing.Timer, due time.Time) bool {
-	if timer.SleepUntil(l.c.ctx, due) != nil {
-		return false
+// fail keeps the writer's failure for later Writes (its own function: a pointer to deliver's
+// error would move it to the heap on every delivery).
+func (c *conn) fail(err error) {
+	if c.ctx.Err() != nil {
+		err = c.endedErr()
 	}
+	err = c.opError("write", err)
+	c.werr.Store(&err)
+}
+
+// hold waits until due and then out any blackhole (until its end plus half a round trip,
+// the retransmission's way across), or until ctx ends or the deadline dl (when not nil)
+// passes: os.ErrDeadlineExceeded, or the connection's end.
+func (c *conn) hold(ctx context.Context, dl *deadline, t **timing.Timer, due time.Time) error {
 	for {
-		pa := l.c.p.path.Load()
-		if !pa.blackholed(time.Now()) {
-			return true
+		now := time.Now()
+		until := due
+		if pa := c.p.path.Load(); pa.blackholed(now) {
+			if end := pa.blackholeUntil.Add(pa.rtt / 2); end.After(until) {
+				until = end
+			}
 		}
-		if timer.SleepUntil(l.c.ctx, pa.blackholeUntil.Add(pa.rtt/2)) != nil {
-			return false
+		if !until.After(now) {
+			return nil
 		}
+		wctx := ctx
+		if dl != nil {
+			var expired bool
+			if wctx, expired = dl.context(ctx); expired {
+				return os.ErrDeadlineExceeded
+			}
+		}
+		if *t == nil {
+			*t = timing.NewTimer()
+		}
+		_ = (*t).SleepUntil(wctx, until)
+		if ctx.Err() != nil {
+			return c.endedErr()
+		}
+		// Woken at the deadline, or by a change of it, or at until: look again.
 	}
 }
 
-// deliver writes ch to the destination (or half-closes it at the end of the stream) and
-// counts it; false when the write failed and the connection was ended.
-func (l *line) deliver(ch *chunk) bool {
-	if ch.buf == nil {
-		if err := l.dst.CloseWrite(); err != nil {
-			l.c.close(true)
-			return false
+// Close closes the connection as the service's side of it: what the writer holds still goes
+// out, then the socket is closed; a Read in progress returns.
+func (c *conn) Close() error {
+	first := false
+	c.closeOnce.Do(func() { first = true })
+	if !first {
+		return c.opError("close", net.ErrClosed)
+	}
+	c.rcancel()
+	_ = c.tc.SetReadDeadline(time.Unix(1, 0)) // wakes a Read waiting on the socket
+	c.wmu.Lock()
+	c.closing = true
+	draining := c.q != nil && !c.qClosed && c.ctx.Err() == nil
+	if draining {
+		close(c.q)
+		c.qClosed = true
+	}
+	c.wmu.Unlock()
+	if !draining {
+		c.end(false)
+	}
+	return nil
+}
+
+// end ends the connection once: every wait woken, what is held dropped, the socket closed
+// (with an RST, SO_LINGER 0, when rst).
+func (c *conn) end(rst bool) {
+	c.endOnce.Do(func() {
+		if rst {
+			c.reset.Store(true)
 		}
-		l.ended.Store(true)
-		return true
+		c.kill()
+		if rst {
+			_ = c.tc.SetLinger(0)
+		}
+		_ = c.tc.Close()
+		c.wmu.Lock()
+		if c.q != nil && !c.qClosed {
+			close(c.q)
+			c.qClosed = true
+		}
+		c.wmu.Unlock()
+		c.p.forget(c)
+	})
+}
+
+// endedErr is what the service sees of a connection that ended: a reset, or a closed one.
+func (c *conn) endedErr() error {
+	if c.reset.Load() {
+		return os.NewSyscallError("read", syscall.ECONNRESET)
 	}
-	_, err := l.dst.Write((*ch.buf)[:ch.n])
-	ch.free()
-	if err != nil {
-		l.c.close(true)
-		return false
+	return net.ErrClosed
+}
+
+func (c *conn) opError(op string, err error) error {
+	return &net.OpError{Op: op, Net: "tcp", Source: c.tc.LocalAddr(), Addr: c.tc.RemoteAddr(), Err: err}
+}
+
+// SyscallConn is the socket's, for a client's look at the liveness of an idle connection
+// (go-redis peeks at a pooled one before it reuses it, and so sees a Reset); a read through
+// it would bypass the delay.
+func (c *conn) SyscallConn() (syscall.RawConn, error) { return c.tc.SyscallConn() }
+
+func (c *conn) LocalAddr() net.Addr  { return c.tc.LocalAddr() }
+func (c *conn) RemoteAddr() net.Addr { return c.tc.RemoteAddr() }
+
+// SetReadDeadline bounds a Read waiting on the socket or holding what it read.
+func (c *conn) SetReadDeadline(t time.Time) error {
+	c.rdl.set(t)
+	return c.tc.SetReadDeadline(t)
+}
+
+// SetWriteDeadline bounds a Write waiting for room in the writer's queue or writing straight
+// to the socket; what was handed to the writer goes out whatever the deadline, as a
+// socket's buffer would.
+func (c *conn) SetWriteDeadline(t time.Time) error {
+	c.wdl.set(t)
+	if c.direct.Load() {
+		c.sockWDL.Store(true)
+		return c.tc.SetWriteDeadline(t)
 	}
-	done := time.Now()
-	l.stats.bytes.Add(int64(ch.n))
-	l.stats.chunks.Add(1)
-	l.stats.hold.Record(l.c.id, done.Sub(ch.read))
-	if ch.due.After(ch.read) {
-		l.stats.late.Record(l.c.id, done.Sub(ch.due))
+	return nil
+}
+
+func (c *conn) SetDeadline(t time.Time) error {
+	return errors.Join(c.SetReadDeadline(t), c.SetWriteDeadline(t))
+}
+
+// deadline is one direction's deadline as a wait can watch it: a context that ends when
+// the deadline passes or is changed.
+type deadline struct {
+	mu     sync.Mutex
+	t      time.Time
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (d *deadline) set(t time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.t = t
+	if d.cancel != nil {
+		d.cancel()
+		d.ctx, d.cancel = nil, nil
 	}
-	return true
+}
+
+func (d *deadline) get() time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.t
+}
+
+// context returns a context of parent that ends at the deadline or when it changes, or
+// expired when the deadline has passed.
+func (d *deadline) context(parent context.Context) (ctx context.Context, expired bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.t.IsZero() && !time.Now().Before(d.t) {
+		return nil, true
+	}
+	if d.ctx == nil || d.ctx.Err() != nil && parent.Err() == nil {
+		if d.t.IsZero() {
+			d.ctx, d.cancel = context.WithCancel(parent)
+		} else {
+			d.ctx, d.cancel = context.WithDeadline(parent, d.t)
+		}
+	}
+	return d.ctx, false
 }

@@ -1,4 +1,4 @@
-// Package netdelay owns the kit's in-process network: a TCP proxy between the kit's clients
+// Package netdelay owns the kit's in-process network: a delay line between the kit's clients
 // and one upstream server (PostgreSQL, Redis) that holds each direction's bytes for half a
 // configured round trip, with optional jitter that never reorders a connection's bytes, and
 // that strikes the network faults of a run on command: a further delay for a window, a
@@ -6,17 +6,19 @@
 // have no netem, so the delay is made here, in user space, and waited out with
 // testkit/internal/timing (Go's timers would turn a 200 µs round trip into 2.5 ms).
 //
-// One Proxy serves one upstream: a caller points its clients at Addr instead of the server
-// (the host:port of a connection string swapped for the proxy's) and Closes the proxy when
-// done, which ends every connection and goroutine. It knows nothing of the protocols it
-// carries: the round trip a client sees is measured by a round trip of that protocol
-// (SELECT 1, PING) through Addr; Stats says what the proxy itself held and delivered.
+// One Proxy serves one upstream. Clients reach it through DialContext (pgx's DialFunc,
+// go-redis's Dialer): each connection is the real socket to the server, wrapped, so the delay
+// is applied where the client reads and writes and there is no second hop — at zero delay a
+// connection is the plain socket plus a clock reading per call. Close the Proxy when done:
+// it ends every connection and goroutine. It knows nothing of the protocols it carries: the
+// round trip a client sees is measured by a round trip of that protocol (SELECT 1, PING)
+// over a connection it dialled; Stats says what it held and delivered.
 //
 // What it does not model: the TCP handshake (a connection is set up at loopback speed, every
-// byte after it is delayed), bandwidth, loss, and the kernel's view of a partition — a client
-// reaches the proxy over loopback, whose kernel acknowledges what the client sends, so a
-// blackhole is felt by the application (no answer) but not by TCP keepalive or
-// TCP_USER_TIMEOUT on the client's socket.
+// byte after it is delayed), bandwidth, loss, and the kernel's view of a partition — the
+// socket under a connection is a live loopback one whose kernel acknowledges what is sent,
+// so a blackhole is felt by the application (no answer) but not by TCP keepalive or
+// TCP_USER_TIMEOUT.
 package netdelay
 
 import (
@@ -65,22 +67,21 @@ func CheckRTT(rtt, jitter time.Duration) error {
 	return nil
 }
 
-// Proxy is a running delaying proxy. Its methods are safe for concurrent use.
+// Proxy is a delay line to one upstream. Its methods are safe for concurrent use.
 type Proxy struct {
 	cfg    Config
-	ln     net.Listener
 	ctx    context.Context // cancelled by Close: ends dials and waits
 	cancel context.CancelFunc
 	path   atomic.Pointer[path]
-	wg     sync.WaitGroup
+	wg     sync.WaitGroup // the connections' writers
 
 	mu     sync.Mutex // guards the fields below and the replacement of path
 	conns  map[*conn]struct{}
 	closed bool
 	nextID int
 
-	accepted, dialFailed, resets atomic.Int64
-	up, down                     direction
+	dialed, dialFailed, resets atomic.Int64
+	up, down                   direction
 }
 
 // path is what the proxy currently does to a byte: replaced whole by the controls, read
@@ -108,8 +109,8 @@ func (p *path) oneWay(now time.Time) time.Duration {
 
 func (p *path) blackholed(now time.Time) bool { return now.Before(p.blackholeUntil) }
 
-// New listens on 127.0.0.1:0 and proxies every connection it accepts to cfg.Upstream
-// (dialled once per accepted connection) until Close.
+// New returns a Proxy to cfg.Upstream: its DialContext dials the upstream and delays what
+// the connection carries, until Close.
 func New(cfg Config) (*Proxy, error) {
 	if cfg.Upstream == "" {
 		return nil, errors.New("netdelay: no upstream address")
@@ -120,25 +121,44 @@ func New(cfg Config) (*Proxy, error) {
 	if err := CheckRTT(cfg.RTT, cfg.Jitter); err != nil {
 		return nil, fmt.Errorf("netdelay: %w", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("netdelay: %w", err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &Proxy{cfg: cfg, ln: ln, ctx: ctx, cancel: cancel, conns: map[*conn]struct{}{},
+	p := &Proxy{cfg: cfg, ctx: ctx, cancel: cancel, conns: map[*conn]struct{}{},
 		up: newDirection(), down: newDirection()}
 	p.path.Store(&path{rtt: cfg.RTT, jitter: cfg.Jitter})
-	p.wg.Go(p.accept)
 	return p, nil
 }
 
-// Addr is the proxy's host:port, to put in place of the upstream's in a connection string
-// ("" on a nil Proxy: no proxy, connect directly).
-func (p *Proxy) Addr() string {
-	if p == nil {
-		return ""
+// DialContext opens a connection to the upstream whose bytes the proxy delays: the dial
+// function of a client (pgx's ConnConfig.DialFunc, go-redis's Options.Dialer). network and
+// addr are the client's view of the server and are not used: the proxy dials its upstream
+// over TCP.
+func (p *Proxy) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	defer context.AfterFunc(p.ctx, cancel)()
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", p.cfg.Upstream)
+	if err != nil {
+		p.dialFailed.Add(1)
+		return nil, err
 	}
-	return p.ln.Addr().String()
+	tc := nc.(*net.TCPConn)
+	rx, err := newRxReader(tc)
+	if err != nil {
+		tc.Close()
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		tc.Close()
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: tc.RemoteAddr(), Err: net.ErrClosed}
+	}
+	c := newConn(p, p.nextID, tc, rx)
+	p.nextID++
+	p.conns[c] = struct{}{}
+	p.dialed.Add(1)
+	return c, nil
 }
 
 // Upstream is the server's address the proxy dials.
@@ -193,13 +213,13 @@ func (p *Proxy) update(change func(*path)) {
 	p.path.Store(&np)
 }
 
-// Reset resets every live connection at once (the net-reset fault): both the client's and
-// the server's side get an RST (SO_LINGER 0), and what the proxy held for them is dropped. It
-// returns how many connections it reset. The proxy keeps accepting.
+// Reset resets every live connection at once (the net-reset fault): the server gets an RST
+// (SO_LINGER 0), the client's reads and writes fail with ECONNRESET, and what the proxy held
+// for them is dropped. It returns how many connections it reset. The proxy keeps dialling.
 func (p *Proxy) Reset() int {
 	conns := p.live()
 	for _, c := range conns {
-		c.close(true)
+		c.end(true)
 	}
 	p.resets.Add(int64(len(conns)))
 	return len(conns)
@@ -215,40 +235,37 @@ func (p *Proxy) live() []*conn {
 	return out
 }
 
-// Close stops accepting, closes every connection and returns when every goroutine of the
-// proxy has ended. It is idempotent.
+// Close stops dialling, closes every connection (what is held is dropped) and returns when
+// every goroutine of the proxy has ended. It is idempotent.
 func (p *Proxy) Close() error {
 	p.mu.Lock()
 	p.closed = true
 	p.mu.Unlock()
-	err := p.ln.Close()
 	p.cancel()
 	for _, c := range p.live() {
-		c.close(false)
+		c.end(false)
 	}
 	p.wg.Wait()
-	if errors.Is(err, net.ErrClosed) {
-		err = nil
-	}
-	return err
+	return nil
 }
 
 // Stats is what a proxy did so far.
 type Stats struct {
-	// Accepted counts connections accepted; Live those open now; DialFailed those whose
-	// upstream could not be dialled (the client was reset); Reset those Reset reset.
-	Accepted, Live, DialFailed, Reset int64
+	// Dialed counts connections opened; Live those open now; DialFailed dials of the
+	// upstream that failed; Reset those Reset reset.
+	Dialed, Live, DialFailed, Reset int64
 	// Up is client to server, Down server to client.
 	Up, Down DirectionStats
 }
 
 // DirectionStats is what one direction of every connection carried.
 type DirectionStats struct {
-	// Bytes and Chunks delivered (a chunk is what one read took).
+	// Bytes and Chunks delivered (a chunk is what one Read returned, or one Write handed over).
 	Bytes, Chunks int64
-	// Hold is, per chunk, the time from its arrival (the kernel's receive time) to the end of
-	// the write that delivered it: the one-way delay the proxy added, its own cost included.
-	// Hold of Up plus Hold of Down is the round trip it adds.
+	// Hold is, per chunk, the time from its arrival (the kernel's receive time of the
+	// server's bytes, the Write of the client's) to its delivery (Read's return, the end of
+	// the socket write): the one-way delay the proxy added, its own cost included. Hold of Up
+	// plus Hold of Down is the round trip it adds.
 	Hold *hist.Histogram
 	// Late is, per chunk that had a delay to keep, how long after its due time it was
 	// delivered: the proxy's own error.
@@ -260,7 +277,7 @@ func (p *Proxy) Stats() Stats {
 	p.mu.Lock()
 	live := int64(len(p.conns))
 	p.mu.Unlock()
-	return Stats{Accepted: p.accepted.Load(), Live: live, DialFailed: p.dialFailed.Load(),
+	return Stats{Dialed: p.dialed.Load(), Live: live, DialFailed: p.dialFailed.Load(),
 		Reset: p.resets.Load(), Up: p.up.stats(), Down: p.down.stats()}
 }
 
@@ -277,63 +294,22 @@ func newDirection() direction {
 	return direction{hold: hist.NewSharded(statShards), late: hist.NewSharded(statShards)}
 }
 
+// record counts n bytes delivered at done that arrived at at and were due at due.
+func (d *direction) record(id, n int, done, at, due time.Time) {
+	d.bytes.Add(int64(n))
+	d.chunks.Add(1)
+	d.hold.Record(id, done.Sub(at))
+	if due.After(at) {
+		d.late.Record(id, done.Sub(due))
+	}
+}
+
 func (d *direction) stats() DirectionStats {
 	return DirectionStats{Bytes: d.bytes.Load(), Chunks: d.chunks.Load(), Hold: d.hold.Merged(), Late: d.late.Merged()}
-}
-
-// accept serves connections until the listener is closed.
-func (p *Proxy) accept() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			// A transient accept failure (out of descriptors): wait a little, as net/http does.
-			select {
-			case <-p.ctx.Done():
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-			continue
-		}
-		p.accepted.Add(1)
-		p.wg.Go(func() { p.connect(c.(*net.TCPConn)) })
-	}
-}
-
-// connect dials the upstream for an accepted client and starts carrying bytes both ways.
-func (p *Proxy) connect(client *net.TCPConn) {
-	d := net.Dialer{Timeout: dialTimeout}
-	sc, err := d.DialContext(p.ctx, "tcp", p.cfg.Upstream)
-	if err != nil {
-		p.dialFailed.Add(1)
-		reset(client)
-		return
-	}
-	server := sc.(*net.TCPConn)
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		client.Close()
-		server.Close()
-		return
-	}
-	c := newConn(p, p.nextID, client, server)
-	p.nextID++
-	p.conns[c] = struct{}{}
-	p.mu.Unlock()
-	c.start()
 }
 
 func (p *Proxy) forget(c *conn) {
 	p.mu.Lock()
 	delete(p.conns, c)
 	p.mu.Unlock()
-}
-
-// reset closes a connection with an RST rather than a FIN.
-func reset(c *net.TCPConn) {
-	_ = c.SetLinger(0)
-	_ = c.Close()
 }

@@ -78,18 +78,16 @@ func checkNoProxyLeft(t testing.TB) {
 	t.Cleanup(func() { waitGoroutines(t) })
 }
 
-// pgPool opens a pool on the test server through addr ("": direct): the host and port of
-// the parsed configuration replaced, as the engine does (TLS keeps the server's name).
-func pgPool(t testing.TB, addr string, conns int32, tune ...func(*pgxpool.Config)) *pgxpool.Pool {
+// pgPool opens a pool on the test server through p (nil: direct), its dial function in the
+// parsed configuration, as the engine does.
+func pgPool(t testing.TB, p *Proxy, conns int32, tune ...func(*pgxpool.Config)) *pgxpool.Pool {
 	t.Helper()
 	cfg, err := pgxpool.ParseConfig(testdb.Server(t).DSN())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if addr != "" {
-		host, port, _ := net.SplitHostPort(addr)
-		n, _ := strconv.Atoi(port)
-		cfg.ConnConfig.Host, cfg.ConnConfig.Port = host, uint16(n)
+	if p != nil {
+		cfg.ConnConfig.DialFunc = p.DialContext
 	}
 	cfg.MaxConns, cfg.MinConns = conns, 0
 	// No liveness ping on acquire: a test sees what a reset did to a pooled connection.
@@ -109,19 +107,30 @@ func pgUpstream(t testing.TB) string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(testdb.Server(t).Port()))
 }
 
-func redisClient(t testing.TB, srv *redisserver.Server, addr string) *redis.Client {
+func redisClient(t testing.TB, srv *redisserver.Server, p *Proxy) *redis.Client {
 	t.Helper()
 	opts, err := redis.ParseURL(srv.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if addr != "" {
-		opts.Addr = addr
+	if p != nil {
+		opts.Dialer = p.DialContext
 	}
 	opts.MaxRetries = -1
 	rdb := redis.NewClient(opts)
 	t.Cleanup(func() { rdb.Close() })
 	return rdb
+}
+
+// dial opens a connection through p, closed when the test ends.
+func dial(t testing.TB, p *Proxy) net.Conn {
+	t.Helper()
+	c, err := p.DialContext(context.Background(), "tcp", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 // echoServer accepts connections and echoes what each sends until it closes; it is closed
@@ -152,8 +161,8 @@ func echoServer(t testing.TB) string {
 	return ln.Addr().String()
 }
 
-// waitGoroutines fails the test when goroutines of the proxy (its accept loop, dials and
-// delay lines) are still running after Close.
+// waitGoroutines fails the test when goroutines of the proxy (its connections' writers) are
+// still running after Close.
 func waitGoroutines(t testing.TB) {
 	t.Helper()
 	var left []string
@@ -170,7 +179,7 @@ func proxyGoroutines() []string {
 	buf := make([]byte, 1<<20)
 	var out []string
 	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-		for _, fn := range []string{"netdelay.(*Proxy).", "netdelay.(*line).", "netdelay.(*conn)."} {
+		for _, fn := range []string{"netdelay.(*Proxy).", "netdelay.(*conn)."} {
 			if strings.Contains(g, fn) {
 				out = append(out, g)
 				break
@@ -225,28 +234,26 @@ func TestJitterKeepsOrder(t *testing.T) {
 	p := startProxy(t, Config{Upstream: echoServer(t), RTT: 2 * time.Millisecond, Jitter: 2 * time.Millisecond})
 	var wg sync.WaitGroup
 	for c := range 8 {
+		conn := dial(t, p)
 		wg.Go(func() {
-			conn, err := net.Dial("tcp", p.Addr())
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer conn.Close()
+			var lines [][]byte
 			var sent bytes.Buffer
+			for i := range 2000 {
+				lines = append(lines, fmt.Appendf(nil, "conn %d line %d\n", c, i))
+				sent.Write(lines[i])
+			}
 			got := make(chan []byte, 1)
 			go func() {
-				b, _ := io.ReadAll(conn)
-				got <- b
+				b := make([]byte, sent.Len())
+				n, _ := io.ReadFull(conn, b)
+				got <- b[:n]
 			}()
-			for i := range 2000 {
-				line := fmt.Appendf(nil, "conn %d line %d\n", c, i)
-				sent.Write(line)
+			for _, line := range lines {
 				if _, err := conn.Write(line); err != nil {
 					t.Error(err)
 					return
 				}
 			}
-			conn.(*net.TCPConn).CloseWrite()
 			if b := <-got; !bytes.Equal(b, sent.Bytes()) {
 				t.Errorf("conn %d: %d bytes back of %d, or out of order", c, len(b), sent.Len())
 			}
@@ -254,7 +261,7 @@ func TestJitterKeepsOrder(t *testing.T) {
 	}
 	wg.Wait()
 	st := p.Stats()
-	if st.Accepted != 8 || st.Up.Bytes != st.Down.Bytes || st.Up.Bytes == 0 {
+	if st.Dialed != 8 || st.Up.Bytes != st.Down.Bytes || st.Up.Bytes == 0 {
 		t.Errorf("stats: %+v", st)
 	}
 }
@@ -269,11 +276,7 @@ func TestCarryingAllocatesNothing(t *testing.T) {
 	echo := echoServer(t)
 	for _, rtt := range []time.Duration{0, 200 * time.Microsecond} {
 		p := startProxy(t, Config{Upstream: echo, RTT: rtt})
-		c, err := net.Dial("tcp", p.Addr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := dial(t, p)
 		b := []byte{'x'}
 		trip := func() {
 			if _, err := c.Write(b); err != nil {
@@ -299,10 +302,10 @@ func TestDelayNeverEarly(t *testing.T) {
 	const rtt, jitter = 3 * time.Millisecond, time.Millisecond
 	ctx := context.Background()
 	pgp := startProxy(t, Config{Upstream: pgUpstream(t), RTT: rtt, Jitter: jitter})
-	pool := pgPool(t, pgp.Addr(), 2)
+	pool := pgPool(t, pgp, 2)
 	srv := redisServer(t)
 	rp := startProxy(t, Config{Upstream: srv.Addr(), RTT: rtt, Jitter: jitter})
-	rdb := redisClient(t, srv, rp.Addr())
+	rdb := redisClient(t, srv, rp)
 	trips := map[string]func() error{
 		"SELECT 1": func() error { _, err := pool.Exec(ctx, "SELECT 1"); return err },
 		"PING":     func() error { return rdb.Ping(ctx).Err() },
@@ -347,10 +350,10 @@ func TestBlackholeHoldsThenDelivers(t *testing.T) {
 	const window = 700 * time.Millisecond
 	ctx := context.Background()
 	pgp := startProxy(t, Config{Upstream: pgUpstream(t)})
-	pool := pgPool(t, pgp.Addr(), 1)
+	pool := pgPool(t, pgp, 1)
 	srv := redisServer(t)
 	rp := startProxy(t, Config{Upstream: srv.Addr(), RTT: 200 * time.Microsecond})
-	rdb := redisClient(t, srv, rp.Addr())
+	rdb := redisClient(t, srv, rp)
 	for name, tc := range map[string]struct {
 		p    *Proxy
 		trip func() (string, error)
@@ -405,11 +408,7 @@ func TestResetClosesEveryConnection(t *testing.T) {
 	p := startProxy(t, Config{Upstream: echoServer(t), RTT: time.Millisecond})
 	var raw []net.Conn
 	for range 5 {
-		c, err := net.Dial("tcp", p.Addr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := dial(t, p)
 		if _, err := c.Write([]byte("x")); err != nil {
 			t.Fatal(err)
 		}
@@ -432,7 +431,7 @@ func TestResetClosesEveryConnection(t *testing.T) {
 	}
 
 	pgp := startProxy(t, Config{Upstream: pgUpstream(t)})
-	pool := pgPool(t, pgp.Addr(), 4)
+	pool := pgPool(t, pgp, 4)
 	var wg sync.WaitGroup
 	for range 4 { // four connections in the pool
 		wg.Go(func() {
@@ -444,7 +443,7 @@ func TestResetClosesEveryConnection(t *testing.T) {
 	wg.Wait()
 	srv := redisServer(t)
 	rp := startProxy(t, Config{Upstream: srv.Addr()})
-	rdb := redisClient(t, srv, rp.Addr())
+	rdb := redisClient(t, srv, rp)
 	idBefore, err := rdb.ClientID(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
@@ -474,8 +473,8 @@ func TestResetClosesEveryConnection(t *testing.T) {
 	if err != nil {
 		t.Errorf("Redis after Reset: %v", err)
 	}
-	if idAfter == idBefore || rp.Stats().Accepted != 2 {
-		t.Errorf("Redis after Reset: client id %d (was %d), %d connections accepted; want a new one", idAfter, idBefore, rp.Stats().Accepted)
+	if idAfter == idBefore || rp.Stats().Dialed != 2 {
+		t.Errorf("Redis after Reset: client id %d (was %d), %d connections dialled; want a new one", idAfter, idBefore, rp.Stats().Dialed)
 	}
 }
 
@@ -488,21 +487,13 @@ func TestCloseEndsEverything(t *testing.T) {
 	}
 	var conns []net.Conn
 	for range 10 {
-		c, err := net.Dial("tcp", p.Addr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		conns = append(conns, c)
+		conns = append(conns, dial(t, p))
 	}
 	p.Blackhole(time.Hour)
 	for _, c := range conns {
 		if _, err := c.Write([]byte("held")); err != nil {
 			t.Fatal(err)
 		}
-	}
-	for p.Stats().Accepted < 10 {
-		time.Sleep(time.Millisecond)
 	}
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
@@ -516,15 +507,16 @@ func TestCloseEndsEverything(t *testing.T) {
 	if err := p.Close(); err != nil {
 		t.Errorf("a second Close: %v", err)
 	}
-	if _, err := net.DialTimeout("tcp", p.Addr(), time.Second); err == nil {
-		t.Error("the proxy still accepts after Close")
+	if c, err := p.DialContext(context.Background(), "tcp", ""); err == nil {
+		c.Close()
+		t.Error("the proxy still dials after Close")
 	}
 	waitGoroutines(t)
 }
 
-// TestUnreachableUpstreamResetsTheClient: a client of a proxy whose server is gone is reset
-// (as by a refused connection), and counted.
-func TestUnreachableUpstreamResetsTheClient(t *testing.T) {
+// TestUnreachableUpstreamFailsTheDial: a dial through a proxy whose server is gone fails as
+// a direct one would (refused), and is counted.
+func TestUnreachableUpstreamFailsTheDial(t *testing.T) {
 	checkNoProxyLeft(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -533,16 +525,111 @@ func TestUnreachableUpstreamResetsTheClient(t *testing.T) {
 	gone := ln.Addr().String()
 	ln.Close()
 	p := startProxy(t, Config{Upstream: gone})
-	c, err := net.Dial("tcp", p.Addr())
-	if err == nil { // (the reset may come before the connect returns)
-		defer c.Close()
-		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		_, err = c.Read(make([]byte, 1))
+	c, err := p.DialContext(context.Background(), "tcp", "")
+	if err == nil {
+		c.Close()
 	}
-	if !errors.Is(err, syscall.ECONNRESET) {
-		t.Errorf("got %v, want ECONNRESET", err)
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("got %v, want ECONNREFUSED", err)
 	}
 	if st := p.Stats(); st.DialFailed != 1 || st.Live != 0 {
 		t.Errorf("stats: %+v", st)
+	}
+}
+
+// TestDeadlinesEndHeldWaits: a read deadline ends a Read that holds the server's bytes (a
+// timeout, as a socket's), and the bytes are still there for the next Read, on time; a
+// Write returns at once whatever the delay; pgx's context ends a query that a blackhole
+// holds within its timeout, not at the end of the window.
+func TestDeadlinesEndHeldWaits(t *testing.T) {
+	checkNoProxyLeft(t)
+	const rtt = 400 * time.Millisecond
+	p := startProxy(t, Config{Upstream: echoServer(t), RTT: rtt})
+	c := dial(t, p)
+	start := time.Now()
+	if _, err := c.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > rtt/4 {
+		t.Errorf("a Write took %s: it should hand its bytes over and return", took)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	b := make([]byte, 1)
+	if _, err := c.Read(b); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a Read past its deadline: %v, want a timeout", err)
+	}
+	if took := time.Since(start); took > rtt*3/4 {
+		t.Errorf("the deadline ended the Read after %s", took)
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	if _, err := io.ReadFull(c, b); err != nil || b[0] != 'x' {
+		t.Fatalf("the Read after: %q, %v", b, err)
+	}
+	if took := time.Since(start); took < rtt {
+		t.Errorf("the echo came back after %s through a round trip of %s", took, rtt)
+	}
+
+	pgp := startProxy(t, Config{Upstream: pgUpstream(t)})
+	pool := pgPool(t, pgp, 1)
+	if _, err := pool.Exec(context.Background(), "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := pgp.Blackhole(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	if _, err := pool.Exec(ctx, "SELECT 1"); err == nil {
+		t.Error("a query answered in a blackhole")
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("a query with a 200ms timeout hung %s in a blackhole", took)
+	}
+}
+
+// TestCloseDeliversWhatIsHeld: bytes a connection holds when the client closes it still
+// reach the server, then the end of the stream, as from a socket's buffer.
+func TestCloseDeliversWhatIsHeld(t *testing.T) {
+	checkNoProxyLeft(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan []byte, 1)
+	go func() {
+		s, err := ln.Accept()
+		if err != nil {
+			got <- nil
+			return
+		}
+		defer s.Close()
+		b, _ := io.ReadAll(s)
+		got <- b
+	}()
+	p := startProxy(t, Config{Upstream: ln.Addr().String(), RTT: 100 * time.Millisecond})
+	c, err := p.DialContext(context.Background(), "tcp", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"held ", "then ", "closed"} {
+		if _, err := c.Write([]byte(w)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("late")); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("a Write after Close: %v", err)
+	}
+	select {
+	case b := <-got:
+		if string(b) != "held then closed" {
+			t.Errorf("the server got %q", b)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server got no end of stream")
 	}
 }

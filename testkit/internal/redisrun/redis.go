@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"runtime/debug"
 	"time"
 
@@ -30,9 +31,9 @@ type Target struct {
 	url     string // redacted
 }
 
-// Route is how the service reaches a Redis at upstream (host:port): the address to dial
-// instead (a delaying proxy's, testkit/internal/netdelay).
-type Route func(upstream string) (addr string, err error)
+// Route is how the service reaches a Redis at upstream (host:port): the dial function that
+// carries its connections there (a delaying proxy's, testkit/internal/netdelay).
+type Route func(upstream string) (dial func(ctx context.Context, network, addr string) (net.Conn, error), err error)
 
 // Open starts or reaches the Redis the flags choose, embedded miniredis included (it listens
 // on TCP like the others). workers is the number of queue workers the client's pool must serve
@@ -72,11 +73,11 @@ func Open(ctx context.Context, c StreamConfig, workers int, route Route) (*Targe
 	direct.PoolSize = 2
 	t.control = redis.NewClient(&direct)
 	if route != nil {
-		addr, err := route(opts.Addr)
+		dial, err := route(opts.Addr)
 		if err != nil {
 			return nil, errors.Join(err, t.Close())
 		}
-		opts.Addr = addr
+		opts.Dialer = dial
 	}
 	t.Client, t.opts = redis.NewClient(opts), opts
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
