@@ -165,11 +165,10 @@ func TestDurationEndsARunBeforeItsRequests(t *testing.T) {
 	if res.Completed == 0 || res.Completed >= planned {
 		t.Fatalf("completed %d of %d", res.Completed, planned)
 	}
-	if res.Outcomes.Len() != planned {
-		t.Errorf("outcomes len %d, want the planned %d", res.Outcomes.Len(), planned)
-	}
-	if got := res.Outcomes.Count(NotAttempted); got != planned-res.Completed {
-		t.Errorf("%d not attempted, want %d", got, planned-res.Completed)
+	// The run stopped short of its plan: its indexes are those it started (what is checked
+	// and accounted for after it does not walk the 2^34 it never reached).
+	if res.Outcomes.Len() != res.Completed || res.Outcomes.Count(NotAttempted) != 0 {
+		t.Errorf("outcomes len %d with %d not attempted, want the %d started", res.Outcomes.Len(), res.Outcomes.Count(NotAttempted), res.Completed)
 	}
 	if res.Stopped {
 		t.Error("a run that reached its duration is not Stopped")
@@ -409,8 +408,8 @@ func TestAlreadyCancelledContextRunsNothing(t *testing.T) {
 		t.Error("op ran under a cancelled context")
 		return nil
 	})
-	if !res.Stopped || res.Attempted() != 0 || res.Outcomes.Count(NotAttempted) != 100 || !res.End.Equal(res.Start) {
-		t.Errorf("stopped %v attempted %d not attempted %d end-start %v", res.Stopped, res.Attempted(), res.Outcomes.Count(NotAttempted), res.End.Sub(res.Start))
+	if !res.Stopped || res.Attempted() != 0 || res.Outcomes.Len() != 0 || !res.End.Equal(res.Start) {
+		t.Errorf("stopped %v attempted %d outcomes %d end-start %v", res.Stopped, res.Attempted(), res.Outcomes.Len(), res.End.Sub(res.Start))
 	}
 }
 
@@ -438,8 +437,9 @@ func TestLiveCounters(t *testing.T) {
 	res := run(t, context.Background(), Config{Concurrency: 2, Requests: requests, Live: live}, func(_ context.Context, r *Request) error {
 		switch r.Index {
 		case 500:
-			sawStarted.Store(live.Started())
+			// Done first: whatever finished by then had started, and this one had not finished.
 			sawDone.Store(live.Completed() + live.Failed())
+			sawStarted.Store(live.Started())
 		case 0:
 			<-release
 		case 1:
@@ -453,8 +453,10 @@ func TestLiveCounters(t *testing.T) {
 	if s := sawStarted.Load(); s < 501 {
 		t.Errorf("Live.Started read %d during request 500", s)
 	}
-	if d := sawDone.Load(); d < 1 || d > 500 {
-		t.Errorf("Live finished read %d during request 500", d)
+	// Requests 0 and 1 ran before it; the others may have overtaken it (a worker can be
+	// descheduled between taking index 500 and running it), but none that had not started.
+	if d, s := sawDone.Load(), sawStarted.Load(); d < 1 || d >= s {
+		t.Errorf("Live finished read %d during request 500, started %d", d, s)
 	}
 	if live.Started() != requests || live.Completed() != res.Completed || live.Failed() != res.Failed || live.InFlight() != 0 {
 		t.Errorf("after the run: started %d completed %d failed %d in flight %d; result %d/%d",

@@ -61,8 +61,8 @@ func newOutcomes(n int64) *Outcomes {
 	return o
 }
 
-// Len is the number of request indexes: the planned requests of a request-bound run, the
-// started ones of a duration-bound run.
+// Len is the number of request indexes: the planned requests of a request-bound run (once it
+// is over, those it started when it stopped early), the started ones of a duration-bound run.
 func (o *Outcomes) Len() int64 { return o.n.Load() }
 
 // Set records the outcome of request i (i ≥ 0), growing Len to at least i+1.
@@ -78,6 +78,9 @@ func (o *Outcomes) store(i int64, v Outcome) {
 	}
 	o.chunkFor(i >> chunkBits)[i&(chunkSize-1)] = v
 }
+
+// setLen sets Len to n once the run is over (nothing sets outcomes any more).
+func (o *Outcomes) setLen(n int64) { o.n.Store(max(n, 0)) }
 
 func (o *Outcomes) raiseLen(n int64) {
 	for {
