@@ -34,18 +34,15 @@ setup-test:
 	scripts/setup postgres redis
 
 # The test command of the README and of CI (.ci/run): PostgreSQL and redis-server installed
-# where missing (scripts/setup), formatting, vet, then every test; with the race detector
-# wherever code runs concurrently (docs/testing.md). Integration tests start their own servers.
-# go test's own vet pass is off (-vet=off): go vet ./... has just run every check it would.
+# where missing (scripts/setup), formatting, vet, then every test, under the race detector
+# (docs/testing.md). Integration tests start their own servers.
 #
-# NORACE: packages whose code starts no goroutine and shares nothing between goroutines (the
-# report types and renderers, but not results/verdict, whose cache is shared; mains whose tests
-# run the binary, built without the detector, as a subprocess): -race multiplies their tests'
-# CPU and could find nothing in them. The test target refuses a NORACE package whose code grows
-# a goroutine, a channel, a lock or an atomic (cmd/baseline's ab handles signals: under -race).
-NORACE := ./results ./results/render/... ./results/resultstest ./cmd/usage_counter_hotspot_baseline ./examples/hotcounter ./testkit/cli
-CONCURRENT_CODE := (^|[^a-zA-Z_.])go (func|[a-zA-Z_][a-zA-Z0-9_.]*\()|\.Go\(|chan |<-|sync\.(Mutex|RWMutex|WaitGroup|Cond|Map|Pool)|atomic\.
-
+# One build of the module, race-instrumented: go vet -race compiles what the tests then take
+# from the build cache, and the tests that build a binary of the module to run it as a user
+# would build it with -race too (internal/racebuild). A second, plain build of the module and
+# its dependencies would cost about a fifth of CI's time on two cores. go test's own vet pass
+# is off (-vet=off): go vet has just run every check it would.
+#
 # SLOW_TESTS: the test packages that take longest, slowest first: go test starts packages in
 # the order given, two at a time (one per core), and a slow one started last would finish
 # alone while the other core idles. Every other package follows, in go list's order.
@@ -65,13 +62,8 @@ TEST_ENV := $(if $(TEST_TMPDIR),GOTMPDIR=$${GOTMPDIR:-$${TMPDIR:-/tmp}} TMPDIR=$
 test: setup-test
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
-	$(GO) vet ./...
-	@for d in $$($(GO) list -f '{{.Dir}}' $(NORACE)); do \
-	  for f in $$(ls $$d/*.go | grep -v '_test\.go$$'); do \
-	    if grep -qE '$(CONCURRENT_CODE)' $$f; then echo "$$f: concurrent code in a NORACE package (Makefile): test it with -race"; exit 1; fi; \
-	  done; done
-	$(TEST_ENV) $(GO) test -vet=off -timeout 25m $(NORACE)
-	$(TEST_ENV) $(GO) test -vet=off -race -timeout 25m $$($(GO) list $(SLOW_TESTS); $(GO) list ./... | grep -vxF "$$($(GO) list $(NORACE) $(SLOW_TESTS))")
+	$(GO) vet -race ./...
+	$(TEST_ENV) $(GO) test -vet=off -race -timeout 25m $$($(GO) list $(SLOW_TESTS); $(GO) list ./... | grep -vxF "$$($(GO) list $(SLOW_TESTS))")
 
 # Micro-benchmarks (queue enqueue/merge/flush, load engine); recorded, never asserted.
 bench:

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hotspotkit/hotspotkit/internal/racebuild"
 )
 
 // TestExampleRunsVerified builds the example as its README command does and runs its two
@@ -15,7 +17,8 @@ import (
 func TestExampleRunsVerified(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "hotcounter")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	build := exec.Command("go", append(append([]string{"build"}, racebuild.GoFlags()...), "-o", bin, ".")...)
+	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	out := filepath.Join(dir, "report.json")

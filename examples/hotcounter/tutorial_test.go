@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hotspotkit/hotspotkit/internal/racebuild"
 )
 
 // TestTutorialSteps follows docs/writing-a-suite.md as a reader would: every command of a
@@ -38,6 +40,9 @@ func TestTutorialSteps(t *testing.T) {
 		cmdline = strings.TrimPrefix(cmdline, "! ")
 		cmd := exec.Command("bash", "-c", cmdline)
 		cmd.Dir = repo
+		// The go commands build as this test was built (racebuild): the same packages, from
+		// the build cache, instead of the module compiled a second time.
+		cmd.Env = racebuild.Env(os.Environ())
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()

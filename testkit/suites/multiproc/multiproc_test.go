@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hotspotkit/hotspotkit/internal/racebuild"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics/metricstest"
@@ -56,7 +57,8 @@ func TestMain(m *testing.M) {
 	}
 	for _, s := range suites {
 		s.binary = filepath.Join(dir, s.name)
-		build := exec.Command("go", "build", "-o", s.binary, "github.com/hotspotkit/hotspotkit/cmd/"+s.name)
+		// Built as this test was (racebuild): from the build cache, not compiled anew.
+		build := exec.Command("go", append(append([]string{"build"}, racebuild.GoFlags()...), "-o", s.binary, "github.com/hotspotkit/hotspotkit/cmd/"+s.name)...)
 		if out, err := build.CombinedOutput(); err != nil {
 			panic(string(out))
 		}
