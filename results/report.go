@@ -33,7 +33,10 @@ import (
 //     after it had closed everything. Only an addition: absent, it was not measured.
 //  6. A run's request_time: where the request path's time went, the client's view of its
 //     statements beside the server's. Only an addition: absent, it was not measured.
-const SchemaVersion = 6
+//  7. A run's figures: a suite's own measurements of the run (a job queue's claim latency,
+//     time in queue, table growth), each a name, a value and a unit. Only an addition:
+//     absent, the suite had none.
+const SchemaVersion = 7
 
 // Report is one invocation of one suite binary.
 type Report struct {
@@ -162,9 +165,12 @@ type Run struct {
 	FaultOutcome *FaultOutcome `json:"fault_outcome,omitempty"`
 	// Leftover is what the process held before the run and after the run had released
 	// everything it opened (version 5; nil before).
-	Leftover    *Leftover `json:"leftover,omitempty"`
-	Interrupted bool      `json:"interrupted,omitempty"`
-	Error       string    `json:"error,omitempty"`
+	Leftover *Leftover `json:"leftover,omitempty"`
+	// Figures are the suite's own measurements of the run, in the order it gave them
+	// (version 7; absent when the suite has none).
+	Figures     []Figure `json:"figures,omitempty"`
+	Interrupted bool     `json:"interrupted,omitempty"`
+	Error       string   `json:"error,omitempty"`
 }
 
 // Database is what PostgreSQL's statistics views say a run cost: deltas over the run's measured
@@ -494,6 +500,24 @@ type Stream struct {
 type Verification struct {
 	Passed bool    `json:"passed"`
 	Checks []Check `json:"checks"`
+}
+
+// Figure is one of a suite's own measurements of a run: what it measured (Name, stable across
+// runs so that reports compare), the value and its unit ("jobs/s", "ms", "bytes", "count").
+type Figure struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+}
+
+// Figure returns the run's figure named name and whether it has one.
+func (r Run) Figure(name string) (float64, bool) {
+	for _, f := range r.Figures {
+		if f.Name == name {
+			return f.Value, true
+		}
+	}
+	return 0, false
 }
 
 // Check compares one expected value with the one found. Integers are JSON numbers; NUMERIC

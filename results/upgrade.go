@@ -20,6 +20,7 @@ var upgrades = [SchemaVersion]func(doc map[string]any) error{
 	3: upgradeV3,
 	4: upgradeV4,
 	5: upgradeV5,
+	6: upgradeV6,
 }
 
 // upgradeV3 is version 3 → 4: version 4 only added fields (the network's and rtt_ladders),
@@ -34,6 +35,10 @@ func upgradeV4(map[string]any) error { return nil }
 // upgradeV5 is version 5 → 6: version 6 only added a run's request_time, whose absence means
 // it was not measured. Nothing to convert.
 func upgradeV5(map[string]any) error { return nil }
+
+// upgradeV6 is version 6 → 7: version 7 only added a run's figures, whose absence means the
+// suite had none. Nothing to convert.
+func upgradeV6(map[string]any) error { return nil }
 
 // upgrade returns the report doc of version from as a document of SchemaVersion.
 func upgrade(raw []byte, from int) ([]byte, error) {

@@ -24,6 +24,12 @@ var (
 // counters' outbox does.
 func FlushMode(name string) Mode { return Mode{name: name, flushes: true} }
 
+// OwnMode is a mode of a suite's own whose work neither the async queue nor a Flusher of the
+// workload does: the suite does it itself, typically through a client it does not own (package
+// jobqueue's river mode runs River's client). The engine treats it as it treats Sync: no queue
+// to report, nothing for pause-flush to pause.
+func OwnMode(name string) Mode { return Mode{name: name} }
+
 // String is the mode's name, as --modes and the report spell it.
 func (m Mode) String() string { return m.name }
 

@@ -7,6 +7,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runenv"
 )
 
@@ -36,6 +38,11 @@ type Config struct {
 	FlushInterval  time.Duration
 	// SlotPick is --slot-pick (SlotPickHash, ...) for a suite with slots (Info.Slots).
 	SlotPick string
+	// Modes are the modes the invocation runs (--modes), in order.
+	Modes []Mode
+	// SplitRun is set when this process is one part of a run split over several (--role
+	// producer or consumer, on a Redis stream).
+	SplitRun bool
 }
 
 func init() {
@@ -68,6 +75,26 @@ func (r *Run) Pool() *pgxpool.Pool { return r.env.Pool }
 // appName in pg_stat_activity.
 func (r *Run) Connect(ctx context.Context, appName string) (*pgx.Conn, error) {
 	return r.env.Target.Connect(ctx, appName)
+}
+
+// PoolOptions shape a pool of the suite's own (Run.NewPool).
+type PoolOptions struct {
+	// MaxConns bounds the pool; count it in the suite's Connections (ConnectionUser).
+	MaxConns int
+	// Tracer, when set, traces every statement of the pool's connections (a suite that times
+	// a client's statements it does not issue itself).
+	Tracer pgx.QueryTracer
+}
+
+// NewPool opens a pool of the suite's own to the run's schema, for background work the suite
+// runs itself beside the requests (a job queue's workers, a third-party client's). Its
+// sessions are named hotspotkit-workers in pg_stat_activity: routed like the load's (--db-rtt),
+// with the session settings the *-timeout faults put on the load, and ended by
+// terminate-backends with the load's. The suite closes it in its Workload's Drain, once its
+// work is done: the run's database figures are read when its sessions have exited.
+func (r *Run) NewPool(ctx context.Context, o PoolOptions) (*pgxpool.Pool, error) {
+	return r.env.Target.NewPool(ctx, database.PoolOptions{MaxConns: int32(o.MaxConns), AppName: faults.WorkersApp,
+		Settings: r.env.Queue.Settings, Tracer: o.Tracer})
 }
 
 // Context ends when the invocation is aborted (a second signal): background work the workload

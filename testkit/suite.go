@@ -1,9 +1,12 @@
 // Package testkit is what a suite author writes against: the Suite interface and the
-// capabilities a suite may add (Flagger, Validator, Reconciler, SummaryWriter), the Info it
-// declares (modes, queue backends, fault kinds, its tables), the modes (Mode: Sync, Async,
-// AsyncCompact, and a suite's own FlushMode), the read-only Run a suite is handed, the checks
+// capabilities a suite may add (Flagger, Validator, Reconciler, SummaryWriter, ConnectionUser,
+// FigureReporter), the Info it declares (modes, queue backends, fault kinds, its tables), the
+// modes (Mode: Sync, Async, AsyncCompact, and a suite's own FlushMode or OwnMode), the
+// read-only Run a suite is handed, the checks
 // it verifies with (Checks), and the write paths it plugs its SQL into: one transaction per
-// request (Run.SyncTx) and the async queue (AsyncWorkload).
+// request (Run.SyncTx) and the async queue (AsyncWorkload); and, for a suite that runs
+// background work of its own beside the requests (a job queue's workers), a pool of its own
+// (Run.NewPool) and the async queue that work enqueues into (OpenQueue).
 //
 // A suite (testkit/suites/..., or any package: examples/hotcounter) only describes its write
 // path — how to seed, what one request writes in each mode, how to check the totals; the
@@ -53,7 +56,8 @@ type Info struct {
 	// only. --queue-backend outside it is refused before anything starts.
 	QueueBackends []string
 	// Faults are the --fault kinds the suite can take (FaultTerminateBackends, ...); nil: every
-	// kind. Another kind is refused before anything starts.
+	// kind but the suites' own (FaultKillWorker), which a suite takes only by listing it.
+	// Another kind is refused before anything starts.
 	Faults []string
 	// TotalSQL reads the total of one hot logical row (a sum over its slots); the monitor times
 	// it while the load runs, so a report shows what slots cost a reader (optional).
@@ -132,6 +136,21 @@ type Flusher interface {
 	Stats() results.Flush
 	Stop()
 	Close(ctx context.Context) error
+}
+
+// ConnectionUser is a suite that opens connections of its own in a run (Run.NewPool): the
+// most it holds at once, once its flags are parsed. The temporary server's max_connections
+// makes room for them beside the engine's own.
+type ConnectionUser interface {
+	Connections() int
+}
+
+// FigureReporter is a suite with figures of its own per run, beyond what the engine measures
+// (a job queue's claim latency, time in queue, table growth): Figures is called once the run
+// is verified, and its figures go into the run's report (results.Run.Figures) in the order
+// given. A figure that cannot be measured is left out rather than reported as 0.
+type FigureReporter interface {
+	Figures(ctx context.Context, r *Run) ([]Figure, error)
 }
 
 // Reconciler is a suite whose writes can be found per request in the database.

@@ -40,8 +40,15 @@ const (
 	FaultKillConsumer      = faults.KillConsumer
 	FaultCrashRedis        = faults.CrashRedis
 	FaultStatementTimeout  = faults.StatementTimeout
-	FaultLockTimeout       = faults.LockTimeout
+	// FaultKillWorker is a suite's own: its workload's hook (Workload.Faults) stops one of the
+	// suite's workers mid-job without releasing what it holds. Only a suite that lists it in
+	// Info.Faults takes it.
+	FaultKillWorker  = faults.KillWorker
+	FaultLockTimeout = faults.LockTimeout
 )
+
+// Figure is one of a suite's own figures of a run (FigureReporter): a name, a value and its unit.
+type Figure = results.Figure
 
 // Check is one verification check: an expectation against what the database holds (Checks
 // builds them).

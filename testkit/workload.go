@@ -90,18 +90,80 @@ type AsyncSpec[K comparable, T any] struct {
 // backend the flags choose, and an op that enqueues request i's records and returns. Drain
 // closes the queue, which writes everything it accepted (bounded by --drain-timeout).
 func AsyncWorkload[K comparable, T any](ctx context.Context, r *Run, spec AsyncSpec[K, T]) (*Workload, error) {
-	if !r.mode.Async() {
-		return nil, fmt.Errorf("AsyncWorkload: the %s mode does not go through the queue", r.mode)
+	s, err := asyncSpec(r, spec)
+	if err != nil {
+		return nil, err
 	}
-	compact := r.mode.Compacts()
-	wl, err := asyncrun.Open(ctx, r.env, asyncrun.Spec[K, T]{Records: spec.Records, Writer: spec.Writer(compact),
-		Keys:  queue.Options[K, T]{Key: spec.Key, Worker: spec.Worker, Merge: spec.Merge, Compare: spec.Compare},
-		Codec: spec.Codec, Compact: compact})
+	wl, err := asyncrun.Open(ctx, r.env, s)
 	if err != nil {
 		return nil, err
 	}
 	return &Workload{Op: wl.Op, Drain: wl.Drain, Close: wl.Close, Faults: wl.Faults}, nil
 }
+
+// asyncSpec is spec for the queue of r.Mode.
+func asyncSpec[K comparable, T any](r *Run, spec AsyncSpec[K, T]) (asyncrun.Spec[K, T], error) {
+	if !r.mode.Async() {
+		return asyncrun.Spec[K, T]{}, fmt.Errorf("the %s mode does not go through the queue", r.mode)
+	}
+	compact := r.mode.Compacts()
+	return asyncrun.Spec[K, T]{Records: spec.Records, Writer: spec.Writer(compact),
+		Keys:  queue.Options[K, T]{Key: spec.Key, Worker: spec.Worker, Merge: spec.Merge, Compare: spec.Compare},
+		Codec: spec.Codec, Compact: compact}, nil
+}
+
+// Queue is a run's async queue that the suite's own background work enqueues into (OpenQueue),
+// where AsyncWorkload's requests enqueue their own records: a job queue's workers hand it the
+// completion of each job they ran. The engine reports on it, and its faults strike it, as
+// AsyncWorkload's.
+type Queue[T any] struct{ q *asyncrun.Queue[T] }
+
+// OpenQueue builds the async queue for r.Mode (compaction when the mode compacts) over the
+// backend the flags choose, as AsyncWorkload does; spec.Records is not used. The suite
+// enqueues into it from its own work, drains it in its Workload's Drain once that work is
+// done, closes it in the Workload's Close and hands its Faults on in the Workload's. A split
+// run (--role producer or consumer) is not for it: a suite that opens one refuses
+// Config.SplitRun.
+func OpenQueue[K comparable, T any](ctx context.Context, r *Run, spec AsyncSpec[K, T]) (*Queue[T], error) {
+	s, err := asyncSpec(r, spec)
+	if err != nil {
+		return nil, err
+	}
+	q, err := asyncrun.OpenQueue(ctx, r.env, s)
+	if err != nil {
+		return nil, err
+	}
+	return &Queue[T]{q}, nil
+}
+
+// ErrQueueDropped is what Enqueue returns when the full queue dropped the records
+// (--queue-full drop).
+var ErrQueueDropped = asyncrun.ErrDropped
+
+// Enqueue hands recs to the queue as one unit and returns once it accepted them (or, when it
+// is full, once --queue-full had its way: waited, written them inline, or dropped them:
+// ErrQueueDropped). An error that load classes as an unknown outcome means the records may
+// or may not have been queued.
+func (q *Queue[T]) Enqueue(ctx context.Context, recs ...T) error {
+	out, err := q.q.Enqueue(ctx, recs)
+	if err != nil {
+		return err
+	}
+	if out == queue.Dropped {
+		return ErrQueueDropped
+	}
+	return nil
+}
+
+// Drain closes the queue; it returns once everything it accepted is written (or ctx ends).
+func (q *Queue[T]) Drain(ctx context.Context) error { return q.q.Drain(ctx) }
+
+// Close releases what the queue holds (after Drain, at once).
+func (q *Queue[T]) Close() error { return q.q.Close() }
+
+// Faults are the fault hooks the queue takes (kill-flusher, kill-consumer), for the
+// Workload's Faults.
+func (q *Queue[T]) Faults() map[string]FaultHook { return q.q.Faults }
 
 // TxWriter writes a batch of records inside the queue's transaction and returns the number of
 // statements it sent (queue.TxWriter).

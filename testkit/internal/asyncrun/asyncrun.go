@@ -42,8 +42,40 @@ type Workload struct {
 	Faults map[string]faults.Hook
 }
 
-// Open builds the queue the flags choose for env's run and registers it as env.Backend.
+// Queue is the run's queue as code of the run's own enqueues into it: the requests' op
+// (Open), or a suite's background work (testkit.OpenQueue).
+type Queue[T any] struct {
+	// Enqueue hands a group of records to the queue as one unit (queue.Backend.EnqueueAll); an
+	// enqueue to Redis whose reply was lost fails with an error load classes as an unknown
+	// outcome.
+	Enqueue func(ctx context.Context, recs []T) (queue.Outcome, error)
+	// Offset is the index of this process's first request: a producer's in a split run, else 0.
+	Offset int64
+	// Drain closes the queue, which writes everything it accepted; Close releases what it
+	// holds (idempotent, after Drain at once).
+	Drain  func(ctx context.Context) error
+	Close  func() error
+	Faults map[string]faults.Hook
+}
+
+// Open builds the queue the flags choose for env's run, registers it as env.Backend, and
+// returns the op that enqueues request i's records (spec.Records).
 func Open[K comparable, T any](ctx context.Context, env *runenv.Env, spec Spec[K, T]) (*Workload, error) {
+	q, err := OpenQueue(ctx, env, spec)
+	if err != nil {
+		return nil, err
+	}
+	return &Workload{
+		Op: func(ctx context.Context, req *load.Request) error {
+			return enqueueAll(ctx, req, spec.Records(q.Offset+req.Index), q.Enqueue)
+		},
+		Drain: q.Drain, Close: q.Close, Faults: q.Faults,
+	}, nil
+}
+
+// OpenQueue builds the queue the flags choose for env's run and registers it as env.Backend
+// (spec.Records is not used).
+func OpenQueue[K comparable, T any](ctx context.Context, env *runenv.Env, spec Spec[K, T]) (*Queue[T], error) {
 	if env.Queue.Backend == redisrun.BackendRedis {
 		return openRedis(ctx, env, spec) // redis.go
 	}
@@ -74,12 +106,10 @@ func Open[K comparable, T any](ctx context.Context, env *runenv.Env, spec Spec[K
 		FlushTimes:     q.FlushTimes,
 		FlushDurations: q.FlushDurations,
 	}
-	return &Workload{
-		Op: func(ctx context.Context, req *load.Request) error {
-			return enqueueAll(ctx, req, spec.Records(req.Index), backend.EnqueueAll)
-		},
-		Drain:  backend.Close,
-		Faults: map[string]faults.Hook{faults.KillFlusher: killer.arm},
+	return &Queue[T]{
+		Enqueue: backend.EnqueueAll,
+		Drain:   backend.Close,
+		Faults:  map[string]faults.Hook{faults.KillFlusher: killer.arm},
 		Close: func() error {
 			// Close is idempotent; after a drain it returns at once.
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)

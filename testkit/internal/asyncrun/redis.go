@@ -19,7 +19,7 @@ import (
 var errNoRedis = errors.New("--queue-backend redis: no Redis was opened for this run")
 
 // openRedis is Open on the Redis-streams backend, in the process's role.
-func openRedis[K comparable, T any](ctx context.Context, env *runenv.Env, spec Spec[K, T]) (*Workload, error) {
+func openRedis[K comparable, T any](ctx context.Context, env *runenv.Env, spec Spec[K, T]) (*Queue[T], error) {
 	c := env.Queue
 	codec := spec.Codec
 	if codec == nil {
@@ -89,12 +89,11 @@ func openRedis[K comparable, T any](ctx context.Context, env *runenv.Env, spec S
 		StreamMetrics: q.StreamMetrics,
 		Stream:        sr,
 	}
-	return &Workload{
-		Op: func(ctx context.Context, req *load.Request) error {
-			return enqueueAll(ctx, req, spec.Records(sr.Offset+req.Index), enqueue)
-		},
-		Drain:  drain,
-		Faults: map[string]faults.Hook{faults.KillConsumer: q.KillConsumer},
+	return &Queue[T]{
+		Enqueue: enqueue,
+		Offset:  sr.Offset,
+		Drain:   drain,
+		Faults:  map[string]faults.Hook{faults.KillConsumer: q.KillConsumer},
 		Close: func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()

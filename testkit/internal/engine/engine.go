@@ -220,7 +220,7 @@ func (e *engine) runAll() error {
 		SQL:         e.info.SQL,
 		Server: pgserver.Config{
 			User:           c.PgUser,
-			MaxConnections: c.MaxConnections + c.QueueWorkers + 2 + extraConns + serverMargin,
+			MaxConnections: c.MaxConnections + c.QueueWorkers + 2 + suiteConns(e.suite) + extraConns + serverMargin,
 			Unsafe:         c.UnsafeFsync,
 		},
 	}
@@ -294,6 +294,14 @@ func (e *engine) runAll() error {
 		}
 	}
 	return nil
+}
+
+// suiteConns is what the suite's own pools hold at most (testkit.ConnectionUser).
+func suiteConns(s testkit.Suite) int {
+	if cu, ok := s.(testkit.ConnectionUser); ok {
+		return cu.Connections()
+	}
+	return 0
 }
 
 // run is one run as the engine keeps it: the environment it hands the suite (runenv.Env, in
@@ -509,7 +517,24 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	if verr != nil {
 		out.Verification.Checks = append(out.Verification.Checks, results.Check{Name: "verification query", Expected: "no error", Actual: database.Redact(verr.Error()), OK: false})
 	}
+	out.Figures = e.suiteFigures(post, r)
 	return out, nil
+}
+
+// suiteFigures are the suite's own figures of the run (testkit.FigureReporter), read once it is
+// verified. They are an addition to the run: when they cannot be read, the run goes on
+// without them (said on stderr).
+func (e *engine) suiteFigures(ctx context.Context, r *run) []results.Figure {
+	fr, ok := e.suite.(testkit.FigureReporter)
+	if !ok {
+		return nil
+	}
+	figures, err := fr.Figures(ctx, r.suite)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "%s: the suite's own figures are left out of this run: %s\n", e.info.Name, oneLine(database.Redact(err.Error())))
+		return nil
+	}
+	return figures
 }
 
 func (e *engine) loadStats(res *load.Result, drainEnd time.Time, r *run) results.Load {

@@ -33,6 +33,7 @@ const (
 	CrashPostgres     = "crash-postgres"     // KIND@T: the managed server dies without a checkpoint and recovers
 	CrashRedis        = "crash-redis"        // KIND@T[+D]: the managed redis-server is SIGKILLed, back after D
 	KillFlusher       = "kill-flusher"       // KIND@T: a flush's backend is terminated between its COPY and COMMIT
+	KillWorker        = "kill-worker"        // KIND@T: a suite's own worker stops mid-job without releasing what it holds
 	StatementTimeout  = "statement-timeout"  // KIND=MS: statement_timeout on the load's sessions
 	LockTimeout       = "lock-timeout"       // KIND=MS: lock_timeout on the load's sessions
 
@@ -56,7 +57,20 @@ var Network = []string{NetDelay, NetBlackhole, NetReset}
 const DefaultNetDelay = 50 * time.Millisecond
 
 // Timed are the kinds that strike at a moment (KIND@T).
-var Timed = []string{TerminateBackends, RestartPostgres, CrashPostgres, PauseFlush, KillConsumer, KillFlusher, CrashRedis}
+var Timed = []string{TerminateBackends, RestartPostgres, CrashPostgres, PauseFlush, KillConsumer, KillFlusher, CrashRedis, KillWorker}
+
+// Declared are the kinds a suite's own workload causes (its Workload.Faults hook): a suite
+// takes them only by naming them in its Info.Faults, never by leaving Info.Faults nil (every
+// other kind), since no other suite has the hook.
+var Declared = []string{KillWorker}
+
+// Takes reports whether a suite whose Info.Faults is declared can take a fault of kind.
+func Takes(declared []string, kind string) bool {
+	if declared == nil {
+		return !slices.Contains(Declared, kind)
+	}
+	return slices.Contains(declared, kind)
+}
 
 // DefaultRedisDown is how long crash-redis keeps the server down when no +D is given.
 const DefaultRedisDown = time.Second
@@ -323,7 +337,11 @@ func (in *Injector) inject(ctx context.Context, f Fault) {
 	in.record(ev)
 }
 
-// terminateBackends ends every session of the load and the flushers (not the monitor's, not
+// WorkersApp is the application_name of the sessions of a suite's own pools (its workers':
+// testkit.Run.NewPool), which terminate-backends ends with the load's and the flushers'.
+const WorkersApp = "hotspotkit-workers"
+
+// terminateBackends ends every session of the load, the flushers and the suite's workers (not the monitor's, not
 // the engine's own), from a connection of its own.
 func (in *Injector) terminateBackends(ctx context.Context) (string, error) {
 	conn, err := in.t.Connect(ctx, "hotspotkit-faults")
@@ -336,7 +354,7 @@ func (in *Injector) terminateBackends(ctx context.Context) (string, error) {
 		SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))
 		FROM pg_stat_activity
 		WHERE datname = current_database() AND pid <> pg_backend_pid()
-		  AND application_name IN ('hotspotkit-load', 'hotspotkit-flush')`).Scan(&n)
+		  AND application_name IN ('hotspotkit-load', 'hotspotkit-flush', '`+WorkersApp+`')`).Scan(&n)
 	return fmt.Sprintf("%d sessions terminated", n), err
 }
 

@@ -187,7 +187,7 @@ func (c *parser) register() {
 	c.registerSlots()    // slots.go
 	c.registerNetwork()  // network.go
 
-	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, crash-postgres@T, pause-flush@T+D, kill-flusher@T, kill-consumer@T, crash-redis@T[+D], statement-timeout=MS, lock-timeout=MS; on the network to pg or redis: net-delay:TARGET@T+D[=EXTRA], net-blackhole:TARGET@T+D, net-reset:TARGET@T")
+	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, crash-postgres@T, pause-flush@T+D, kill-flusher@T, kill-consumer@T, crash-redis@T[+D], kill-worker@T (a suite's own workers, where it has them), statement-timeout=MS, lock-timeout=MS; on the network to pg or redis: net-delay:TARGET@T+D[=EXTRA], net-blackhole:TARGET@T+D, net-reset:TARGET@T")
 	fs.DurationVar(&c.FaultEvery, "fault-every", 0, "soak: with --duration, strike a fault this often (e.g. 30s), rotating through every timed fault the suite, mode and flags allow; the report adds RSS and goroutine growth after the first minute and each fault's recovery time")
 	fs.BoolVar(&c.Calibrate, "calibrate", true, "measure this machine's PostgreSQL first (a few seconds: hot-row UPDATE rate, batched-write ceiling) so throughput compares across machines as efficiency; --calibrate=false skips it")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile of the whole invocation here (go tool pprof)")
@@ -282,8 +282,12 @@ func (c *parser) validate() error {
 			bad("%v", err)
 			continue
 		}
-		if info.Faults != nil && !slices.Contains(info.Faults, f.Kind) {
-			bad("--fault %s: %s cannot take %s (it takes: %s)", raw, info.Name, f.Kind, strings.Join(info.Faults, ", "))
+		if !faults.Takes(info.Faults, f.Kind) {
+			takes := "every kind but " + strings.Join(faults.Declared, ", ")
+			if info.Faults != nil {
+				takes = strings.Join(info.Faults, ", ")
+			}
+			bad("--fault %s: %s cannot take %s (it takes: %s)", raw, info.Name, f.Kind, takes)
 			continue
 		}
 		if needs := c.faultNeeds(f.Kind); needs != "" {
@@ -479,7 +483,7 @@ func (c *Plan) Rotation(info testkit.Info, mode testkit.Mode) []faults.Fault {
 	}
 	var kinds []string
 	for _, k := range faults.Timed {
-		if (info.Faults == nil || slices.Contains(info.Faults, k)) && c.faultNeeds(k) == "" && faultFitsMode(k, mode) {
+		if faults.Takes(info.Faults, k) && c.faultNeeds(k) == "" && faultFitsMode(k, mode) {
 			kinds = append(kinds, k)
 		}
 	}
@@ -515,7 +519,8 @@ func flagValue(f *pflag.Flag) any {
 // Config is what a suite reads of the plan (Run.Config, Validator).
 func (c *Plan) Config() testkit.Config {
 	return testkit.Config{Requests: c.Requests, Duration: c.Duration, Concurrency: c.Concurrency, HotKeys: c.HotKeys,
-		Seed: c.Seed, FlushBatchSize: c.FlushBatchSize, FlushInterval: c.FlushInterval(), SlotPick: c.SlotPick}
+		Seed: c.Seed, FlushBatchSize: c.FlushBatchSize, FlushInterval: c.FlushInterval(), SlotPick: c.SlotPick,
+		Modes: slices.Clone(c.Modes), SplitRun: c.Role != redisq.RoleBoth}
 }
 
 // FlushInterval is --flush-interval-ms.
