@@ -1,0 +1,224 @@
+package jobqueue
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/units"
+	"github.com/hotspotkit/hotspotkit/testkit"
+)
+
+// The run's own figures (testkit.FigureReporter): rates of the queue's three steps, claim
+// latency, time in queue, what the lease path did, and the queue's tables before and after.
+
+// Figure names (results.Run.Figures), stable across runs.
+const (
+	FigInsertedPerS   = "inserted_jobs_per_s"
+	FigClaimedPerS    = "claimed_jobs_per_s"
+	FigCompletedPerS  = "completed_jobs_per_s"
+	FigClaims         = "claims"
+	FigJobsPerClaim   = "jobs_per_claim"
+	FigClaimP50       = "claim_latency_p50"
+	FigClaimP99       = "claim_latency_p99"
+	FigInQueueP50     = "time_in_queue_p50"
+	FigInQueueP99     = "time_in_queue_p99"
+	FigMaxDepth       = "queue_depth_max"
+	FigReruns         = "reruns"
+	FigKilled         = "workers_killed"
+	FigHeld           = "jobs_held_by_killed_workers"
+	FigLeasesRunOut   = "leases_run_out"
+	FigRenewals       = "lease_renewals"
+	FigFenced         = "completions_fenced_off"
+	FigWorkerErrors   = "worker_errors"
+	FigDeadBefore     = "dead_tuples_before"
+	FigDeadAfter      = "dead_tuples_after"
+	FigTableBefore    = "table_bytes_before"
+	FigTableAfter     = "table_bytes_after"
+	FigIndexBefore    = "index_bytes_before"
+	FigIndexAfter     = "index_bytes_after"
+	FigDeadPer10k     = "dead_tuples_per_10k_jobs"
+	FigGrowthPer10k   = "growth_bytes_per_10k_jobs"
+	FigAutovacuums    = "autovacuum_runs"
+	FigAutoanalyzes   = "autoanalyze_runs"
+	unitJobsPerS      = "jobs/s"
+	unitMs            = "ms"
+	unitCount         = "count"
+	unitBytes         = "bytes"
+	unitJobsPerClaimU = "jobs"
+)
+
+// queueTables are the tables the queue of mode lives in.
+func queueTables(mode testkit.Mode, policy string) []string {
+	switch {
+	case mode == River:
+		return riverTables
+	case policy == Archive:
+		return []string{"jobs", "jobs_archive"}
+	}
+	return []string{"jobs"}
+}
+
+// tableFigures are the queue's tables at one moment, summed over them.
+type tableFigures struct {
+	tables                     []string
+	heap, index, dead, av, aan int64
+}
+
+// readTables reads the queue's tables' sizes (heap with its TOAST and maps; indexes), dead
+// tuples and autovacuum and autoanalyze counts. The admin connection emptied the tables before
+// the run: its statistics (the emptying's among them) are flushed first, or a reading before
+// the run would still see the last run's dead tuples (PostgreSQL 15+; before, the statistics
+// collector has them within half a second).
+func readTables(ctx context.Context, r *testkit.Run, tables []string) (tableFigures, error) {
+	f := tableFigures{tables: tables}
+	_, _ = r.Admin().Exec(ctx, "SELECT pg_stat_force_next_flush()")
+	err := r.Admin().QueryRow(ctx, `
+		SELECT coalesce(sum(pg_table_size(c.oid)), 0)::int8, coalesce(sum(pg_indexes_size(c.oid)), 0)::int8,
+		       coalesce(sum(s.n_dead_tup), 0)::int8, coalesce(sum(s.autovacuum_count), 0)::int8, coalesce(sum(s.autoanalyze_count), 0)::int8
+		FROM pg_class c JOIN pg_stat_user_tables s ON s.relid = c.oid
+		WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1)`, tables).
+		Scan(&f.heap, &f.index, &f.dead, &f.av, &f.aan)
+	if err != nil {
+		return f, fmt.Errorf("reading the queue's tables: %w", err)
+	}
+	return f, nil
+}
+
+// Figures are the run's own figures, once it is verified.
+func (s *Suite) Figures(ctx context.Context, r *testkit.Run) ([]testkit.Figure, error) {
+	rn := s.runOf(r)
+	if rn == nil {
+		return nil, nil
+	}
+	st := rn.st
+	after, err := readTables(ctx, r, st.before.tables)
+	if err != nil {
+		return nil, err
+	}
+	var out []testkit.Figure
+	add := func(name string, v float64, unit string) {
+		out = append(out, testkit.Figure{Name: name, Value: round(v), Unit: unit})
+	}
+	jobs := st.inserted.Load()
+	if first := st.firstInsert.Load(); first > 0 {
+		since := func(ns int64) float64 { return time.Duration(ns - first).Seconds() }
+		if d := since(st.lastInsert.Load()); d > 0 {
+			add(FigInsertedPerS, float64(jobs)/d, unitJobsPerS)
+		}
+		if d := since(st.lastClaim.Load()); d > 0 {
+			add(FigClaimedPerS, float64(st.firstClaims.Load())/d, unitJobsPerS)
+		}
+		if d := since(st.done.Load()); d > 0 && st.done.Load() > 0 {
+			add(FigCompletedPerS, float64(jobs)/d, unitJobsPerS)
+		}
+	}
+	claims := st.claims.Load()
+	add(FigClaims, float64(claims), unitCount)
+	if claims > 0 {
+		add(FigJobsPerClaim, float64(st.claimed.Load())/float64(claims), unitJobsPerClaimU)
+		cl := st.claimLatency.Merged().Summary()
+		add(FigClaimP50, cl.P50, unitMs)
+		add(FigClaimP99, cl.P99, unitMs)
+	}
+	if q := st.timeInQueue.Merged().Summary(); q.Count > 0 {
+		add(FigInQueueP50, q.P50, unitMs)
+		add(FigInQueueP99, q.P99, unitMs)
+	}
+	add(FigMaxDepth, float64(st.maxDepth.Load()), unitCount)
+	add(FigReruns, float64(st.reruns.Load()), unitCount)
+	add(FigKilled, float64(st.killed.Load()), unitCount)
+	add(FigHeld, float64(st.held.Load()), unitCount)
+	leases := st.reaped.Load()
+	if r.Mode() == River {
+		leases = st.rescued.Load()
+	}
+	add(FigLeasesRunOut, float64(leases), unitCount)
+	add(FigRenewals, float64(st.renewals.Load()), unitCount)
+	add(FigFenced, float64(st.fenced.Load()), unitCount)
+	add(FigWorkerErrors, float64(st.errorsAtDone.Load()), unitCount)
+	b := st.before
+	add(FigDeadBefore, float64(b.dead), unitCount)
+	add(FigDeadAfter, float64(after.dead), unitCount)
+	add(FigTableBefore, float64(b.heap), unitBytes)
+	add(FigTableAfter, float64(after.heap), unitBytes)
+	add(FigIndexBefore, float64(b.index), unitBytes)
+	add(FigIndexAfter, float64(after.index), unitBytes)
+	if jobs > 0 {
+		per10k := 10_000 / float64(jobs)
+		add(FigDeadPer10k, float64(after.dead-b.dead)*per10k, unitCount)
+		add(FigGrowthPer10k, float64(after.heap+after.index-b.heap-b.index)*per10k, unitBytes)
+	}
+	add(FigAutovacuums, float64(after.av-b.av), unitCount)
+	add(FigAutoanalyzes, float64(after.aan-b.aan), unitCount)
+	return out, nil
+}
+
+func round(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }
+
+// WriteSummary adds, per run, the queue's own figures and what the database counted per job,
+// and async-compact beside River when both ran.
+func (*Suite) WriteSummary(w io.Writer, rep *results.Report) {
+	fmt.Fprintln(w, "\njob queue (per job: the database's counts over the jobs inserted; growth: the queue's tables and indexes):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "mode\tinserted/s\tclaimed/s\tcompleted/s\tclaim p50/p99\tin queue p50/p99\tstmts/job\tWAL/job\tcommits/job\tre-runs\tdead/10k\tgrowth/10k\tautovacuum\t")
+	for _, r := range rep.Runs {
+		fig := func(name string) float64 { v, _ := r.Figure(name); return v }
+		db := r.Database
+		var stmts, wal, commits string = "–", "–", "–"
+		if db != nil {
+			stmts, wal, commits = fmt.Sprintf("%.2f", db.PerRequest.Statements), units.Bytes(db.PerRequest.WALBytes), fmt.Sprintf("%.2f", db.PerRequest.Commits)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s / %s\t%s / %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", runLabel(r),
+			units.RPS(fig(FigInsertedPerS)), units.RPS(fig(FigClaimedPerS)), units.RPS(fig(FigCompletedPerS)),
+			units.Duration(fig(FigClaimP50)), units.Duration(fig(FigClaimP99)),
+			units.Duration(fig(FigInQueueP50)), units.Duration(fig(FigInQueueP99)),
+			stmts, wal, commits, units.Count(fig(FigReruns)), units.Count(fig(FigDeadPer10k)),
+			units.Bytes(fig(FigGrowthPer10k)), units.Count(fig(FigAutovacuums)))
+	}
+	tw.Flush()
+	compact, rv := firstRun(rep, testkit.AsyncCompact.String()), firstRun(rep, River.String())
+	if compact == nil || rv == nil {
+		return
+	}
+	cps, _ := compact.Figure(FigCompletedPerS)
+	rps, _ := rv.Figure(FigCompletedPerS)
+	line := fmt.Sprintf("- async-compact against river (same invocation, same server): completed jobs/s %s (%s against %s)",
+		ratio(cps, rps), units.RPS(cps), units.RPS(rps))
+	if a, b := compact.Database, rv.Database; a != nil && b != nil {
+		line += fmt.Sprintf(",\n    statements per job %.2f against %.2f, WAL per job %s against %s, commits per job %.3f against %.3f",
+			a.PerRequest.Statements, b.PerRequest.Statements, units.Bytes(a.PerRequest.WALBytes), units.Bytes(b.PerRequest.WALBytes),
+			a.PerRequest.Commits, b.PerRequest.Commits)
+	}
+	fmt.Fprintln(w, line)
+}
+
+func ratio(a, b float64) string {
+	if b <= 0 {
+		return "–"
+	}
+	return units.Ratio(a / b)
+}
+
+func firstRun(rep *results.Report, mode string) *results.Run {
+	for i := range rep.Runs {
+		if rep.Runs[i].Mode == mode {
+			return &rep.Runs[i]
+		}
+	}
+	return nil
+}
+
+func runLabel(r results.Run) string {
+	label := r.Mode
+	if r.Level > 0 {
+		label += fmt.Sprintf(" L%d", r.Level)
+	}
+	if r.Repetition > 0 {
+		label += fmt.Sprintf(" #%d", r.Repetition)
+	}
+	return label
+}

@@ -1,0 +1,334 @@
+package jobqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hotspotkit/hotspotkit/testkit"
+)
+
+// workers are the lease path of the modes of our own: --workers goroutines that claim, run,
+// renew and complete jobs on a pool of their own, and the reaper that hands back the jobs of
+// leases that ran out. A job is completed by its worker's own statement (sync) or handed to
+// the run's completion queue (async, async-compact), whose writer completes it.
+type workers struct {
+	st      *runState
+	pool    *pgxpool.Pool
+	queue   *testkit.Queue[completion] // nil in sync
+	oneSQL  string                     // completes one job (sync)
+	n       int
+	batch   int
+	lease   time.Duration
+	poll    time.Duration
+	renew   bool
+	ctx     context.Context // the run's: ends on a hard abort
+	stop    chan struct{}   // closed once every job is done
+	wg      sync.WaitGroup
+	doom    atomic.Pointer[chan string] // kill-worker, armed
+	stopped sync.Once
+}
+
+// start starts the workers and the reaper.
+func (ws *workers) start() {
+	ws.stop = make(chan struct{})
+	for id := range ws.n {
+		ws.wg.Go(func() { ws.work(id) })
+	}
+	ws.wg.Go(ws.reap)
+}
+
+// work is one worker: claim a batch, run each job in turn (renewing the lease of what it holds
+// when the lease would run out), complete it; when there is nothing to claim, wait --poll-ms.
+func (ws *workers) work(id int) {
+	for {
+		held, until, err := ws.claim(id)
+		switch {
+		case err != nil:
+			ws.st.errors.Add(1)
+			if !ws.sleep(ws.poll) {
+				return
+			}
+			continue
+		case len(held) == 0:
+			if !ws.sleep(ws.poll) {
+				return
+			}
+			continue
+		}
+		lost := map[int64]bool{}
+		for k, j := range held {
+			if lost[j.ID] {
+				continue // its lease ran out while it waited in the batch: another worker has it
+			}
+			if ws.dies(id, held[k:], lost) {
+				return // mid-job, holding the rest: nothing is released
+			}
+			var ok bool
+			if until, ok = ws.run(j, held[k:], lost, until); !ok {
+				return
+			}
+			ws.st.finishedOne(j.ID)
+			if !ws.complete(j) {
+				return
+			}
+		}
+	}
+}
+
+// claim takes up to --claim-batch jobs; the lease runs from before the statement was sent.
+func (ws *workers) claim(id int) ([]job, time.Time, error) {
+	start := time.Now()
+	rows, err := ws.pool.Query(ws.ctx, claimSQL, ws.batch, ws.lease.Milliseconds())
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	var held []job
+	var waited []float64
+	for rows.Next() {
+		var j job
+		var w float64
+		if err := rows.Scan(&j.ID, &j.Attempt, &j.Priority, &j.Ms, &w); err != nil {
+			rows.Close()
+			return nil, time.Time{}, err
+		}
+		held, waited = append(held, j), append(waited, w)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		// The claim may have committed: its jobs are then held by no one until their lease
+		// runs out, and run again after it (a re-run the verification counts).
+		return nil, time.Time{}, err
+	}
+	if len(held) > 0 {
+		ws.st.claimLatency.Record(id, time.Since(start))
+		ws.st.claims.Add(1)
+		for k, j := range held {
+			ws.st.claimedOne(id, j.ID, j.Attempt, time.Duration(waited[k]*float64(time.Millisecond)))
+		}
+	}
+	return held, start.Add(ws.lease), nil
+}
+
+// run runs job j (the first of rest, what the worker still holds) for its time; with --renew it
+// first renews the lease of everything held whenever less than half of it is left. It returns
+// the lease's end, and false on a hard abort.
+func (ws *workers) run(j job, rest []job, lost map[int64]bool, until time.Time) (time.Time, bool) {
+	end := time.Now().Add(time.Duration(j.Ms) * time.Millisecond)
+	for {
+		if ws.renew && time.Until(until) < ws.lease/2 {
+			until = ws.renewHeld(rest, lost, until)
+		}
+		wait := time.Until(end)
+		if wait <= 0 {
+			return until, true
+		}
+		if ws.renew {
+			wait = min(wait, max(time.Until(until)-ws.lease/2, time.Millisecond))
+		}
+		select {
+		case <-time.After(wait):
+		case <-ws.ctx.Done():
+			return until, false
+		}
+	}
+}
+
+// renewHeld extends the lease of the jobs held; those whose lease was lost already (another
+// worker claimed them) are marked lost. On an error the old lease stands.
+func (ws *workers) renewHeld(rest []job, lost map[int64]bool, until time.Time) time.Time {
+	var held []completion
+	for _, j := range rest {
+		if !lost[j.ID] {
+			held = append(held, completion{j.ID, j.Attempt})
+		}
+	}
+	ids, attempts := completionArgs(held)
+	start := time.Now()
+	rows, err := ws.pool.Query(ws.ctx, renewSQL, ids, attempts, ws.lease.Milliseconds())
+	if err != nil {
+		ws.st.errors.Add(1)
+		return until
+	}
+	kept := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if rows.Scan(&id) == nil {
+			kept[id] = true
+		}
+	}
+	rows.Close()
+	if rows.Err() != nil {
+		ws.st.errors.Add(1)
+		return until
+	}
+	ws.st.renewals.Add(1)
+	for _, id := range ids {
+		if !kept[id] {
+			lost[id] = true
+		}
+	}
+	return start.Add(ws.lease)
+}
+
+// complete completes job j: sync, with its own statement and commit, tried again until it
+// commits (a completion whose outcome was lost finds the job completed and completes nothing);
+// queued, handed to the completion queue. It returns false on a hard abort.
+func (ws *workers) complete(j job) bool {
+	for {
+		var err error
+		if ws.queue == nil {
+			var n int64
+			if n, err = ws.completeOne(j); err == nil {
+				if n == 1 {
+					ws.st.completed.Add(1)
+				} else {
+					ws.st.fenced.Add(1)
+				}
+				return true
+			}
+		} else if err = ws.queue.Enqueue(ws.ctx, completion{j.ID, j.Attempt}); err == nil || errors.Is(err, testkit.ErrQueueDropped) {
+			return true // a dropped completion leaves the job to run again once its lease is over
+		}
+		ws.st.errors.Add(1)
+		if !ws.sleepOrAbort(ws.poll) {
+			return false
+		}
+	}
+}
+
+func (ws *workers) completeOne(j job) (int64, error) {
+	tag, err := ws.pool.Exec(ws.ctx, ws.oneSQL, j.ID, j.Attempt)
+	return tag.RowsAffected(), err
+}
+
+// dies is kill-worker: when armed, the worker about to run the first of rest stops here, mid-job,
+// holding rest (minus what it lost), and says so.
+func (ws *workers) dies(id int, rest []job, lost map[int64]bool) bool {
+	if ws.doom.Load() == nil {
+		return false
+	}
+	done := ws.doom.Swap(nil)
+	if done == nil {
+		return false
+	}
+	held := int64(0)
+	for _, j := range rest {
+		if !lost[j.ID] {
+			held++
+		}
+	}
+	ws.st.killed.Add(1)
+	ws.st.held.Add(held)
+	*done <- fmt.Sprintf("worker %d stopped mid-job holding %d claimed jobs (job %d running): they are claimed and run again once their lease (%d ms) has run out",
+		id, held, rest[0].ID, ws.lease.Milliseconds())
+	return true
+}
+
+// kill arms kill-worker and waits until a worker has died.
+func (ws *workers) kill(ctx context.Context) (string, error) {
+	return armDoom(ctx, &ws.doom)
+}
+
+// armDoom arms doom and waits until the work it strikes takes it.
+func armDoom(ctx context.Context, doom *atomic.Pointer[chan string]) (string, error) {
+	done := make(chan string, 1)
+	doom.Store(&done)
+	select {
+	case detail := <-done:
+		return detail, nil
+	case <-ctx.Done():
+		if doom.CompareAndSwap(&done, nil) {
+			return "", errors.New("not injected: no job started before the run was over")
+		}
+		return <-done, nil
+	}
+}
+
+// reap hands back the jobs whose lease ran out, every quarter lease (10 ms to 1 s).
+func (ws *workers) reap() {
+	every := min(max(ws.lease/4, 10*time.Millisecond), time.Second)
+	for ws.sleep(every) {
+		tag, err := ws.pool.Exec(ws.ctx, reapSQL)
+		if err != nil {
+			ws.st.errors.Add(1)
+			continue
+		}
+		ws.st.reaped.Add(tag.RowsAffected())
+	}
+}
+
+// sleep waits d; false once the workers are stopped or the run aborted.
+func (ws *workers) sleep(d time.Duration) bool {
+	select {
+	case <-time.After(d):
+		return true
+	case <-ws.stop:
+	case <-ws.ctx.Done():
+	}
+	return false
+}
+
+// sleepOrAbort waits d; false on a hard abort only (a completion is not given up on a stop).
+func (ws *workers) sleepOrAbort(d time.Duration) bool {
+	select {
+	case <-time.After(d):
+		return true
+	case <-ws.ctx.Done():
+		return false
+	}
+}
+
+// drain waits until every job is done (waitDone), stops the workers and the reaper, writes what
+// the completion queue holds, and closes the pool: the run's figures are read once its
+// sessions have exited.
+func (ws *workers) drain(ctx context.Context) error {
+	err := waitDone(ctx, ws.st, ws.pool, unfinishedSQL)
+	ws.halt()
+	if ws.queue != nil {
+		err = errors.Join(err, ws.queue.Drain(ctx))
+	}
+	ws.st.done.CompareAndSwap(0, time.Now().UnixNano())
+	ws.pool.Close()
+	return err
+}
+
+// halt stops the workers and the reaper and waits for them.
+func (ws *workers) halt() {
+	ws.stopped.Do(func() { close(ws.stop) })
+	ws.wg.Wait()
+}
+
+// unfinishedSQL says whether a job is still to be completed.
+const unfinishedSQL = `SELECT EXISTS (SELECT 1 FROM jobs WHERE state IN ('available', 'running'))`
+
+// waitDone returns once the database holds no unfinished job (unfinished: a query saying
+// whether one is left). It asks when the completions counted reach the inserts acknowledged,
+// and at least every second (an insert or a completion whose outcome was lost is counted
+// wrong), so that a run without faults asks about once.
+func waitDone(ctx context.Context, st *runState, pool *pgxpool.Pool, unfinished string) error {
+	var asked time.Time
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if st.completed.Load() >= st.inserted.Load() || time.Since(asked) > time.Second {
+			asked = time.Now()
+			var left bool
+			if err := pool.QueryRow(ctx, unfinished).Scan(&left); err == nil && !left {
+				st.done.Store(time.Now().UnixNano())
+				st.errorsAtDone.Store(st.errors.Load())
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("jobs still unfinished: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
