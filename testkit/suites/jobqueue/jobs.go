@@ -24,12 +24,15 @@ type jobs struct {
 	priorities int
 }
 
-// job is one job as a worker holds it.
+// job is one job as a worker holds it: Waited is its time in the queue when its claim was sent
+// (claimed), on the server's clock.
 type job struct {
 	ID       int64
 	Attempt  int32
 	Priority int16
 	Ms       int32
+	Waited   time.Duration
+	claimed  time.Time
 }
 
 // priority is job i's priority, 1 (first) to priorities.

@@ -186,11 +186,8 @@ type riverWorker struct {
 
 func (w *riverWorker) Work(ctx context.Context, j *river.Job[riverArgs]) error {
 	st := w.rr.st
-	var waited time.Duration
-	if j.AttemptedAt != nil {
-		waited = j.AttemptedAt.Sub(j.CreatedAt)
-	}
-	st.claimedOne(int(j.ID%shards), j.Args.I, int32(j.Attempt), waited)
+	st.claimedOne(j.Args.I, int32(j.Attempt))
+	st.startedOne(int(j.ID%shards), time.Since(j.CreatedAt)) // the server's insert time, the same host's clock
 	if w.rr.doom.Load() != nil {
 		if done := w.rr.doom.Swap(nil); done != nil {
 			st.killed.Add(1)

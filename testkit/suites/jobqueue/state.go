@@ -31,7 +31,7 @@ type runState struct {
 	maxDepth    atomic.Int64 // the most jobs inserted and not yet claimed at once
 
 	claimLatency *hist.Sharded // a claim statement that took jobs, sent to its last row read
-	timeInQueue  *hist.Sharded // a job's insert to its claim, on the server's clock
+	timeInQueue  *hist.Sharded // a job's insert to its run's start
 
 	firstInsert, lastInsert, lastClaim, done atomic.Int64 // unix ns
 	// errorsAtDone is errors when every job was found done: what a stop does after (River's
@@ -60,16 +60,19 @@ func (s *runState) insertedOne(start time.Time) {
 	}
 }
 
-// claimedOne counts a job a claim took, on attempt, after waiting waited since its insert.
-func (s *runState) claimedOne(shard int, id int64, attempt int32, waited time.Duration) {
+// claimedOne counts a job a claim took, on attempt.
+func (s *runState) claimedOne(id int64, attempt int32) {
 	s.tally.at(id).claims.Add(1)
 	s.claimed.Add(1)
 	if attempt == 1 {
 		s.firstClaims.Add(1)
 	}
-	s.timeInQueue.Record(shard, waited)
 	s.lastClaim.Store(time.Now().UnixNano())
 }
+
+// startedOne records a job's time in the queue, from its insert to its run's start (a claimed
+// job waits in its worker's batch too).
+func (s *runState) startedOne(shard int, waited time.Duration) { s.timeInQueue.Record(shard, waited) }
 
 // finishedOne counts a run of job id that reached its end.
 func (s *runState) finishedOne(id int64) { s.tally.at(id).finished.Add(1) }

@@ -22,10 +22,11 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
-// small is a run small enough for a test: few workers, no job time, a short lease and quick
-// polls, and the queue flushing often. The tests that run the binary run side by side: most of
+// small is a run small enough for a test: few workers, no job time, quick polls and the queue
+// flushing often. The lease is short, but it outlasts a completion's wait in the queue on a
+// busy machine (a lease that ran out first would run the job again: see TestUnderServerFaults). The tests that run the binary run side by side: most of
 // their time is waiting (for leases, River's rescuer, a server's restart), not work.
-var small = []string{"--workers", "4", "--concurrency", "20", "--lease-ms", "300", "--poll-ms", "5", "--flush-interval-ms", "10"}
+var small = []string{"--workers", "4", "--concurrency", "20", "--lease-ms", "2000", "--poll-ms", "5", "--flush-interval-ms", "10"}
 
 func args(extra ...string) []string { return append(append([]string{}, small...), extra...) }
 
@@ -113,7 +114,7 @@ func TestDeletedAndArchivedJobs(t *testing.T) {
 func TestKilledWorkersJobsRunAgainOnce(t *testing.T) {
 	t.Parallel()
 	rep, _ := suitetest.Runs(t, New(), 2, args("--requests", "600", "--modes", "sync,async-compact", "--job-ms", "1",
-		"--lease-ms", "1000", "--fault", "kill-worker@50ms")...)
+		"--lease-ms", "1500", "--fault", "kill-worker@50ms")...)
 	for _, r := range rep.Runs {
 		suitetest.Exact(t, r)
 		if !suitetest.Fired(r, testkit.FaultKillWorker) {
@@ -133,13 +134,14 @@ func TestKilledWorkersJobsRunAgainOnce(t *testing.T) {
 // River's worker killed mid-job never returns: River's rescuer hands its job back once it has
 // been running for the lease (RescueStuckJobsAfter), and it runs again, once. The rescuer runs
 // within a second of the client's start, then every 30 s: when its first round comes before
-// the lease has run out, this test waits for the second.
+// the lease has run out, this test waits for the second. Its few jobs are done long before
+// either (a job still in River's completer when the rescuer comes would run again).
 func TestRiversKilledWorkerIsRescued(t *testing.T) {
 	t.Parallel()
-	rep, _ := suitetest.Runs(t, New(), 1, args("--requests", "200", "--modes", "river", "--lease-ms", "300", "--fault", "kill-worker@0s")...)
+	rep, _ := suitetest.Runs(t, New(), 1, args("--requests", "40", "--modes", "river", "--lease-ms", "300", "--fault", "kill-worker@0s")...)
 	r := rep.Runs[0]
 	suitetest.Exact(t, r)
-	suitetest.Completed(t, r, 200)
+	suitetest.Completed(t, r, 40)
 	if !suitetest.Fired(r, testkit.FaultKillWorker) || figure(t, r, FigHeld) != 1 || figure(t, r, FigReruns) != 1 ||
 		figure(t, r, FigLeasesRunOut) != 1 || !suitetest.CheckPassed(r, checkReruns, 1) {
 		t.Errorf("river: want the killed worker's one job rescued and run again once: faults %+v figures %+v", r.Faults, r.Figures)
@@ -149,8 +151,8 @@ func TestRiversKilledWorkerIsRescued(t *testing.T) {
 // A job that outlives its lease keeps it while its worker renews it: nothing runs twice.
 func TestLeasesOfLongJobsAreRenewed(t *testing.T) {
 	t.Parallel()
-	rep, _ := suitetest.Runs(t, New(), 1, "--requests", "12", "--workers", "4", "--claim-batch", "2", "--concurrency", "4",
-		"--job-ms", "300", "--job-spread", "0", "--lease-ms", "200", "--modes", "sync")
+	rep, _ := suitetest.Runs(t, New(), 1, "--requests", "8", "--workers", "4", "--claim-batch", "2", "--concurrency", "4",
+		"--job-ms", "600", "--job-spread", "0", "--lease-ms", "400", "--modes", "sync")
 	r := rep.Runs[0]
 	suitetest.Exact(t, r)
 	if figure(t, r, FigRenewals) == 0 || figure(t, r, FigReruns) != 0 || figure(t, r, FigLeasesRunOut) != 0 {

@@ -17,6 +17,14 @@ import (
 // renew and complete jobs on a pool of their own, and the reaper that hands back the jobs of
 // leases that ran out. A job is completed by its worker's own statement (sync) or handed to
 // the run's completion queue (async, async-compact), whose writer completes it.
+//
+// Idle workers do not all poll: one holds the poll token and claims every --poll-ms; the others
+// wait. A claim that finds jobs hands the token on (another idle worker polls), and a claim
+// that filled its batch (there may be more) wakes an idle worker to claim at once; its own
+// worker claims again as soon as it has run the batch when that took --poll-ms or longer (jobs
+// will have come meanwhile), and goes idle otherwise. So a backlog is claimed by every worker
+// in full batches, a trickle by few claims of many jobs, and an empty queue costs one claim per
+// --poll-ms, not one per worker.
 type workers struct {
 	st      *runState
 	pool    *pgxpool.Pool
@@ -29,6 +37,8 @@ type workers struct {
 	renew   bool
 	ctx     context.Context // the run's: ends on a hard abort
 	stop    chan struct{}   // closed once every job is done
+	token   chan struct{}   // the poll token, when no worker holds it
+	more    chan struct{}   // a full batch was claimed: an idle worker claims at once
 	wg      sync.WaitGroup
 	doom    atomic.Pointer[chan string] // kill-worker, armed
 	stopped sync.Once
@@ -36,31 +46,41 @@ type workers struct {
 
 // start starts the workers and the reaper.
 func (ws *workers) start() {
-	ws.stop = make(chan struct{})
+	ws.stop, ws.token, ws.more = make(chan struct{}), make(chan struct{}, 1), make(chan struct{}, 1)
+	ws.token <- struct{}{}
 	for id := range ws.n {
 		ws.wg.Go(func() { ws.work(id) })
 	}
 	ws.wg.Go(ws.reap)
 }
 
-// work is one worker: claim a batch, run each job in turn (renewing the lease of what it holds
-// when the lease would run out), complete it; when there is nothing to claim, wait --poll-ms.
+// work is one worker: when idle, poll (holding the token) or wait; claim a batch, run each job
+// in turn (renewing the lease of what it holds when the lease would run out), complete it.
 func (ws *workers) work(id int) {
+	polling, claimNow := false, false
 	for {
+		if !claimNow && !ws.idle(&polling) {
+			return
+		}
 		held, until, err := ws.claim(id)
-		switch {
-		case err != nil:
+		if err != nil {
 			ws.st.errors.Add(1)
-			if !ws.sleep(ws.poll) {
-				return
+		}
+		full := len(held) == ws.batch
+		if full {
+			select { // there may be more: an idle worker claims too
+			case ws.more <- struct{}{}:
+			default:
 			}
-			continue
-		case len(held) == 0:
-			if !ws.sleep(ws.poll) {
-				return
-			}
+		}
+		if claimNow = false; len(held) == 0 {
 			continue
 		}
+		if polling { // another idle worker polls while this one works
+			polling = false
+			ws.token <- struct{}{}
+		}
+		busy := time.Now()
 		lost := map[int64]bool{}
 		for k, j := range held {
 			if lost[j.ID] {
@@ -69,6 +89,7 @@ func (ws *workers) work(id int) {
 			if ws.dies(id, held[k:], lost) {
 				return // mid-job, holding the rest: nothing is released
 			}
+			ws.st.startedOne(id, j.Waited+time.Since(j.claimed))
 			var ok bool
 			if until, ok = ws.run(j, held[k:], lost, until); !ok {
 				return
@@ -78,10 +99,30 @@ func (ws *workers) work(id int) {
 				return
 			}
 		}
+		claimNow = full && time.Since(busy) >= ws.poll
 	}
 }
 
-// claim takes up to --claim-batch jobs; the lease runs from before the statement was sent.
+// idle waits for the next claim: --poll-ms when the worker holds the poll token, else until it
+// takes the token (then --poll-ms) or a full batch wakes it. False once the workers stop.
+func (ws *workers) idle(polling *bool) bool {
+	if !*polling {
+		select {
+		case <-ws.token:
+			*polling = true
+		case <-ws.more:
+			return true
+		case <-ws.stop:
+			return false
+		case <-ws.ctx.Done():
+			return false
+		}
+	}
+	return ws.sleep(ws.poll)
+}
+
+// claim takes up to --claim-batch jobs; the lease runs from before the statement was sent. A
+// job's Waited is its time since its insert when the claim returned it (the server's clock).
 func (ws *workers) claim(id int) ([]job, time.Time, error) {
 	start := time.Now()
 	rows, err := ws.pool.Query(ws.ctx, claimSQL, ws.batch, ws.lease.Milliseconds())
@@ -89,15 +130,15 @@ func (ws *workers) claim(id int) ([]job, time.Time, error) {
 		return nil, time.Time{}, err
 	}
 	var held []job
-	var waited []float64
 	for rows.Next() {
 		var j job
-		var w float64
-		if err := rows.Scan(&j.ID, &j.Attempt, &j.Priority, &j.Ms, &w); err != nil {
+		var waitedMs float64
+		if err := rows.Scan(&j.ID, &j.Attempt, &j.Priority, &j.Ms, &waitedMs); err != nil {
 			rows.Close()
 			return nil, time.Time{}, err
 		}
-		held, waited = append(held, j), append(waited, w)
+		j.Waited = time.Duration(waitedMs * float64(time.Millisecond))
+		held = append(held, j)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -106,10 +147,12 @@ func (ws *workers) claim(id int) ([]job, time.Time, error) {
 		return nil, time.Time{}, err
 	}
 	if len(held) > 0 {
-		ws.st.claimLatency.Record(id, time.Since(start))
+		now := time.Now()
+		ws.st.claimLatency.Record(id, now.Sub(start))
 		ws.st.claims.Add(1)
 		for k, j := range held {
-			ws.st.claimedOne(id, j.ID, j.Attempt, time.Duration(waited[k]*float64(time.Millisecond)))
+			ws.st.claimedOne(j.ID, j.Attempt)
+			held[k].claimed = start
 		}
 	}
 	return held, start.Add(ws.lease), nil
