@@ -70,6 +70,13 @@ func TestUndeclaredCombinationsAreUsageErrors(t *testing.T) {
 	if code != cli.ExitUsage || !strings.Contains(stderr.String(), "needs --queue-backend redis") {
 		t.Errorf("kill-consumer on the memory backend: exit %d\n%s", code, stderr.String())
 	}
+	// A suite's own fault kind is taken only by a suite that declares it, not by one that
+	// takes every kind (Info.Faults nil): it has no hook to cause it.
+	stderr.Reset()
+	code = cli.Execute(codeless[int64]{}, []string{"--fault", "kill-worker@1s"}, &bytes.Buffer{}, &stderr)
+	if code != cli.ExitUsage || !strings.Contains(stderr.String(), "codeless cannot take kill-worker (it takes: every kind but kill-worker)") {
+		t.Errorf("kill-worker in a suite that did not declare it: exit %d\n%s", code, stderr.String())
+	}
 }
 
 // TestSuiteSQLIsAppliedAlone: the run's schema holds the shared tables and the suite's own,

@@ -10,6 +10,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/auxcounter"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/candidates"
+	"github.com/hotspotkit/hotspotkit/testkit/suites/jobqueue"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/settlement"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
 )
@@ -17,7 +18,7 @@ import (
 // docs/flags.md is what the suite binaries' --help says; HOTSPOTKIT_UPDATE_DOCS=1 rewrites it.
 func TestFlagsReference(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteReference(&buf, []testkit.Suite{usagecounter.New(), auxcounter.New(), settlement.New(), candidates.New()}); err != nil {
+	if err := WriteReference(&buf, []testkit.Suite{usagecounter.New(), auxcounter.New(), settlement.New(), candidates.New(), jobqueue.New()}); err != nil {
 		t.Fatal(err)
 	}
 	const path = "../../../docs/flags.md"
@@ -34,7 +35,7 @@ func TestFlagsReference(t *testing.T) {
 		t.Errorf("docs/flags.md is not what --help says: HOTSPOTKIT_UPDATE_DOCS=1 go test ./testkit/internal/plan -run TestFlagsReference rewrites it")
 	}
 	// Every flag --help shows is on the page.
-	for _, s := range []testkit.Suite{usagecounter.New(), candidates.New()} {
+	for _, s := range []testkit.Suite{usagecounter.New(), candidates.New(), jobqueue.New()} {
 		c, _, err := newParser(s)
 		if err != nil {
 			t.Fatal(err)
