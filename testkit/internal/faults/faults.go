@@ -341,8 +341,8 @@ func (in *Injector) inject(ctx context.Context, f Fault) {
 // testkit.Run.NewPool), which terminate-backends ends with the load's and the flushers'.
 const WorkersApp = "hotspotkit-workers"
 
-// terminateBackends ends every session of the load, the flushers and the suite's workers (not the monitor's, not
-// the engine's own), from a connection of its own.
+// terminateBackends ends every session of the load, the flushers and a suite's workers (not the
+// monitor's, not the engine's own), from a connection of its own.
 func (in *Injector) terminateBackends(ctx context.Context) (string, error) {
 	conn, err := in.t.Connect(ctx, "hotspotkit-faults")
 	if err != nil {
