@@ -59,6 +59,10 @@ type Server struct {
 	exited   chan struct{} // closed when the process has been reaped
 	watchdog *serverproc.Watchdog
 
+	node *nodeOptions // set for a node of a Cluster
+	// busPort is a cluster node's cluster bus port (cluster-port).
+	busPort int
+
 	mu      sync.Mutex
 	stopped bool
 }
@@ -104,6 +108,17 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	return start(ctx, bin, cfg, nil)
+}
+
+// nodeOptions make a server a node of a Cluster.
+type nodeOptions struct {
+	password    string // shared by every node, also their masterauth
+	nodeTimeout time.Duration
+}
+
+// start starts bin as Start says; with node, as a cluster node.
+func start(ctx context.Context, bin string, cfg Config, node *nodeOptions) (*Server, error) {
 	if cfg.StartTimeout == 0 {
 		cfg.StartTimeout = 10 * time.Second
 	}
@@ -111,11 +126,15 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if parent == "" {
 		parent = os.TempDir()
 	}
-	dir, err := os.MkdirTemp(parent, "hotspotkit-redis-")
+	prefix, password := "hotspotkit-redis-", serverproc.RandomHex(16)
+	if node != nil {
+		prefix, password = "hotspotkit-redis-node-", node.password
+	}
+	dir, err := os.MkdirTemp(parent, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("creating the redis-server working directory: %w", err)
 	}
-	s := &Server{cfg: cfg, bin: bin, dir: dir, password: serverproc.RandomHex(16)}
+	s := &Server{cfg: cfg, bin: bin, dir: dir, password: password, node: node}
 	live.Add(s)
 	var lastErr error
 	for attempt := 0; attempt < startAttempts; attempt++ {
@@ -147,6 +166,11 @@ func (s *Server) startOnce(ctx context.Context) error {
 		return err
 	}
 	s.port = port
+	if s.node != nil {
+		if s.busPort, err = serverproc.FreePort(); err != nil {
+			return err
+		}
+	}
 	return s.launch(ctx)
 }
 
@@ -170,8 +194,7 @@ func (s *Server) launch(ctx context.Context) error {
 		`save ""`,
 		"appendonly " + appendonly,
 		"appendfsync " + fsync,
-		"",
-	}, "\n")
+	}, "\n") + "\n" + s.clusterConf()
 	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 		return err
 	}
@@ -256,20 +279,41 @@ func (s *Server) Persistent() bool { return s.cfg.Persist != "" && s.cfg.Persist
 // whatever its append-only file holds (nothing with persistence off). It returns once the
 // server answers again; ctx ending cuts the wait short, never the restart.
 func (s *Server) Crash(ctx context.Context, down time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stopped || s.cmd == nil {
-		return errors.New("crash: the server is not running")
+	if err := s.killNow(); err != nil {
+		return fmt.Errorf("crash: %w", err)
 	}
-	s.kill()
 	select {
 	case <-time.After(down):
 	case <-ctx.Done():
 	}
+	if err := s.restart(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("crash: %w", err)
+	}
+	return nil
+}
+
+// killNow SIGKILLs the running server and keeps its directory for restart.
+func (s *Server) killNow() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped || s.cmd == nil {
+		return errors.New("the server is not running")
+	}
+	s.kill()
+	return nil
+}
+
+// restart starts a killed server again on the same port, password and directory and waits
+// until it answers.
+func (s *Server) restart(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return errors.New("the server was stopped")
+	}
 	s.watchdog.Disarm()
-	ctx = context.WithoutCancel(ctx)
 	if err := s.launch(ctx); err != nil {
-		return fmt.Errorf("crash: starting again on port %d: %w", s.port, err)
+		return fmt.Errorf("starting again on port %d: %w", s.port, err)
 	}
 	return s.startWatchdog()
 }
@@ -315,7 +359,28 @@ func (s *Server) kill() {
 }
 
 // StopAll stops every server this process started and has not stopped yet.
-func StopAll() error { return live.StopAll() }
+func StopAll() error { return stopAll() }
+
+// clusterConf is a cluster node's part of redis.conf ("" for a lone server): cluster mode,
+// its bus port, the shared password as masterauth, and a replica that may always take over
+// (a test's cluster must fail over whatever its replica's lag).
+func (s *Server) clusterConf() string {
+	if s.node == nil {
+		return ""
+	}
+	return strings.Join([]string{
+		"cluster-enabled yes",
+		"cluster-config-file nodes.conf",
+		"cluster-port " + strconv.Itoa(s.busPort),
+		"cluster-announce-ip 127.0.0.1",
+		"cluster-node-timeout " + strconv.FormatInt(s.node.nodeTimeout.Milliseconds(), 10),
+		"cluster-replica-validity-factor 0",
+		"cluster-allow-replica-migration no",
+		"masterauth " + s.password,
+		"repl-diskless-sync-delay 0", // a replica (re)joining syncs at once, not after 5s
+		"",
+	}, "\n")
+}
 
 func (s *Server) logTailForError() string {
 	b, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
