@@ -615,7 +615,7 @@ type CounterSuite interface {
 // (OverNetwork). A suite's tests call it once beside its own.
 func CounterConformance(t *testing.T, s CounterSuite) {
 	t.Helper()
-	t.Run("lost commits", func(t *testing.T) { LostCommits(t, s, "sync,outbox", 700, 100) })
+	t.Run("lost commits", func(t *testing.T) { LostCommits(t, s, "sync,outbox", 350, 50) })
 	t.Run("replayed batches", func(t *testing.T) { Replayed(t, s, 3, 300) })
 	t.Run("slotted", func(t *testing.T) { Slotted(t, s, 300, 30) })
 	t.Run("over a 1 ms network", func(t *testing.T) { OverNetwork(t, s, 100, 8) })
