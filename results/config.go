@@ -22,18 +22,25 @@ import (
 // and every setting that is off. A zero value read back therefore means the setting's off value (0, "",
 // false), which is what an engine without that setting ran as.
 //
+// A run split over processes (--role) is one run only when its processes agree on what shapes
+// the work, with the exceptions each field's `split` tag names: "producer", a setting of the
+// producers' load, which the consumers (who run none) may leave at anything; "consumer", a
+// setting of the consumers' flushing, which the producers may; "process", each process's own
+// part in the run (its role, producer id, the faults injected into it). baseline merge checks
+// the processes' reports so.
+//
 // The engine builds one per run with NewRunConfig; Read converts the flag-named map of a
 // version 1 report into one (see RunConfigFromLegacy).
 type RunConfig struct {
 	// Requests is the total requests of the run, warm-up included (0: bound by DurationMs).
-	Requests int64 `json:"requests" shapes:"yes"`
+	Requests int64 `json:"requests" shapes:"yes" split:"producer"`
 	// Concurrency is the closed loop's workers, or the ladder level; an open loop's cap on the
 	// requests in flight.
-	Concurrency int `json:"concurrency" shapes:"yes"`
+	Concurrency int `json:"concurrency" shapes:"yes" split:"producer"`
 	// DurationMs stops starting requests after this long (0: bound by Requests only).
-	DurationMs float64 `json:"duration_ms" flag:"duration" shapes:"yes"`
+	DurationMs float64 `json:"duration_ms" flag:"duration" shapes:"yes" split:"producer"`
 	// WarmupMs is the first stretch, whose requests run but are left out of the statistics.
-	WarmupMs float64 `json:"warmup_ms" flag:"warmup" shapes:"yes"`
+	WarmupMs float64 `json:"warmup_ms" flag:"warmup" shapes:"yes" split:"producer"`
 	// MaxConnections is the size of the load's connection pool.
 	MaxConnections int `json:"max_connections" shapes:"yes"`
 	// HotKeys is the number of hot rows per hot table.
@@ -54,26 +61,26 @@ type RunConfig struct {
 
 	// MaxTries is the tries per request; absent: 1 (no retries), and the retry settings below
 	// are left out with it.
-	MaxTries int `json:"max_tries,omitempty" shapes:"yes"`
+	MaxTries int `json:"max_tries,omitempty" shapes:"yes" split:"producer"`
 	// RetryBackoffMs is the wait before a first retry (doubling, jittered).
-	RetryBackoffMs int `json:"retry_backoff_ms,omitempty" shapes:"yes"`
+	RetryBackoffMs int `json:"retry_backoff_ms,omitempty" shapes:"yes" split:"producer"`
 	// RetryClasses are the error classes a request is retried for.
-	RetryClasses []string `json:"retry_classes,omitempty" shapes:"yes"`
+	RetryClasses []string `json:"retry_classes,omitempty" shapes:"yes" split:"producer"`
 	// DebugLoseCommitEvery is a test hook: every Nth first COMMIT reports its outcome unknown.
-	DebugLoseCommitEvery int64 `json:"debug_lose_commit_every,omitempty" shapes:"yes"`
+	DebugLoseCommitEvery int64 `json:"debug_lose_commit_every,omitempty" shapes:"yes" split:"producer"`
 	// DebugSlowFlushPct is a test hook: every in-memory queue flush waits this percentage of
 	// its own duration after its COMMIT (a build slower by a known amount).
-	DebugSlowFlushPct int `json:"debug_slow_flush_pct,omitempty" shapes:"yes"`
+	DebugSlowFlushPct int `json:"debug_slow_flush_pct,omitempty" shapes:"yes" split:"consumer"`
 
 	// Rate is the run's offered rate in requests per second (--rate, or a --rates rung); absent:
 	// a closed loop, and the open-loop settings below are left out with it.
-	Rate float64 `json:"rate,omitempty" shapes:"yes"`
+	Rate float64 `json:"rate,omitempty" shapes:"yes" split:"producer"`
 	// Arrivals is how arrivals are spaced: poisson or uniform.
-	Arrivals string `json:"arrivals,omitempty" shapes:"yes"`
+	Arrivals string `json:"arrivals,omitempty" shapes:"yes" split:"producer"`
 	// RampMs is the linear climb to the rate at the start.
-	RampMs float64 `json:"ramp_ms,omitempty" flag:"ramp" shapes:"yes"`
+	RampMs float64 `json:"ramp_ms,omitempty" flag:"ramp" shapes:"yes" split:"producer"`
 	// MaxLagMs skips a request whose turn comes this much after its intended start (0: none).
-	MaxLagMs float64 `json:"max_lag_ms,omitempty" flag:"max-lag" shapes:"yes"`
+	MaxLagMs float64 `json:"max_lag_ms,omitempty" flag:"max-lag" shapes:"yes" split:"producer"`
 	// Rates is the rate ladder of the invocation; each run records its own rate.
 	Rates []float64 `json:"rates,omitempty" shapes:"no"`
 	// SLOP99Ms judges a rate ladder afterwards; it shapes no run.
@@ -88,21 +95,21 @@ type RunConfig struct {
 	SlotsLevels []int `json:"slots_levels,omitempty" shapes:"no"`
 
 	// FlushBatchSize is the records per flush (outbox claim size, queue batch size).
-	FlushBatchSize int `json:"flush_batch_size" shapes:"yes"`
+	FlushBatchSize int `json:"flush_batch_size" shapes:"yes" split:"consumer"`
 	// FlushIntervalMs is the longest a partial batch waits before it is flushed.
-	FlushIntervalMs int `json:"flush_interval_ms" shapes:"yes"`
+	FlushIntervalMs int `json:"flush_interval_ms" shapes:"yes" split:"consumer"`
 	// QueueCapacity is the async queue's capacity in records.
 	QueueCapacity int `json:"queue_capacity" shapes:"yes"`
 	// QueueWorkers is the number of flush workers.
-	QueueWorkers int `json:"queue_workers" shapes:"yes"`
+	QueueWorkers int `json:"queue_workers" shapes:"yes" split:"consumer"`
 	// QueueFull is what Enqueue does when the queue is full: drop, sync or block.
 	QueueFull string `json:"queue_full" shapes:"yes"`
 	// QueueRetries is the flush retries before records fall back to one-by-one writes.
-	QueueRetries int `json:"queue_retries" shapes:"yes"`
+	QueueRetries int `json:"queue_retries" shapes:"yes" split:"consumer"`
 	// QueueRetryBackoffMs is the first flush retry's backoff.
-	QueueRetryBackoffMs int `json:"queue_retry_backoff_ms" shapes:"yes"`
+	QueueRetryBackoffMs int `json:"queue_retry_backoff_ms" shapes:"yes" split:"consumer"`
 	// DrainTimeoutMs is the longest the outbox or queue may take to drain after the load.
-	DrainTimeoutMs float64 `json:"drain_timeout_ms" flag:"drain-timeout" shapes:"yes"`
+	DrainTimeoutMs float64 `json:"drain_timeout_ms" flag:"drain-timeout" shapes:"yes" split:"consumer"`
 	// QueueBackend is memory or redis.
 	QueueBackend string `json:"queue_backend" shapes:"yes"`
 	// Redis is embedded or managed (for the redis backend).
@@ -114,22 +121,22 @@ type RunConfig struct {
 	RedisPersist string `json:"redis_persist,omitempty" shapes:"yes"`
 	// ReclaimIdleMs is how long an unacknowledged stream entry waits before another consumer
 	// takes it over.
-	ReclaimIdleMs int `json:"reclaim_idle_ms" shapes:"yes"`
+	ReclaimIdleMs int `json:"reclaim_idle_ms" shapes:"yes" split:"consumer"`
 	// MaxDeliveries is how often an entry is delivered before it is dead-lettered.
-	MaxDeliveries int `json:"max_deliveries" shapes:"yes"`
+	MaxDeliveries int `json:"max_deliveries" shapes:"yes" split:"consumer"`
 	// Role is both, producer or consumer (a run split over processes).
-	Role string `json:"role" shapes:"yes"`
+	Role string `json:"role" shapes:"yes" split:"process"`
 	// ProducerID is a producer's number in a split run.
-	ProducerID int `json:"producer_id" shapes:"yes"`
+	ProducerID int `json:"producer_id" shapes:"yes" split:"process"`
 	// Verify is a consumer's verification of the whole split run.
-	Verify bool `json:"verify" shapes:"yes"`
+	Verify bool `json:"verify" shapes:"yes" split:"process"`
 	// ExpectProducers is the producers a consumer waits for.
-	ExpectProducers int `json:"expect_producers" shapes:"yes"`
+	ExpectProducers int `json:"expect_producers" shapes:"yes" split:"process"`
 
 	// Faults are the injected faults as --fault gave them (terminate-backends@3s, ...).
-	Faults []string `json:"faults,omitempty" flag:"fault" shapes:"yes"`
+	Faults []string `json:"faults,omitempty" flag:"fault" shapes:"yes" split:"process"`
 	// FaultEveryMs is a soak's rotating fault interval (0: no soak).
-	FaultEveryMs float64 `json:"fault_every_ms,omitempty" flag:"fault-every" shapes:"yes"`
+	FaultEveryMs float64 `json:"fault_every_ms,omitempty" flag:"fault-every" shapes:"yes" split:"process"`
 
 	// DBRTTMs is the round trip added to the service's connections to PostgreSQL (--db-rtt,
 	// or the run's --rtt-levels rung), DBRTTJitterMs its spread; RedisRTTMs and
@@ -184,7 +191,10 @@ type Setting struct {
 	// Shapes is true when the setting shapes the work, so two runs that differ in it measured
 	// different things.
 	Shapes bool
-	field  int
+	// Split is the field's `split` tag: "" when every process of a split run must agree on
+	// the setting, else "producer", "consumer" or "process" (see RunConfig).
+	Split string
+	field int
 }
 
 // settings is RunConfig's fields read once from its tags.
@@ -208,10 +218,21 @@ var settings = sync.OnceValue(func() []Setting {
 		if !ok {
 			panic(fmt.Sprintf("results: RunConfig.%s has no shapes:\"yes\" or shapes:\"no\" tag", f.Name))
 		}
-		out = append(out, Setting{Key: key, Flag: flag, Shapes: shapes, field: i})
+		split := f.Tag.Get("split")
+		if !slices.Contains([]string{"", SplitProducer, SplitConsumer, SplitProcess}, split) {
+			panic(fmt.Sprintf("results: RunConfig.%s has an unknown split tag %q", f.Name, split))
+		}
+		out = append(out, Setting{Key: key, Flag: flag, Shapes: shapes, Split: split, field: i})
 	}
 	return out
 })
+
+// The split tags of RunConfig (Setting.Split).
+const (
+	SplitProducer = "producer"
+	SplitConsumer = "consumer"
+	SplitProcess  = "process"
+)
 
 // Settings lists the settings of RunConfig (the suite's own aside), in field order.
 func Settings() []Setting { return slices.Clone(settings()) }

@@ -36,7 +36,12 @@ import (
 //  7. A run's figures: a suite's own measurements of the run (a job queue's claim latency,
 //     time in queue, table growth), each a name, a value and a unit. Only an addition:
 //     absent, the suite had none.
-const SchemaVersion = 7
+//  8. What merging the reports of a split run needs: the HDR histograms behind a queue's
+//     persist lag and a load's pool wait, the wall-clock start of a run's measured window
+//     (load.measured_from), the process id in the environment, and a merged report's
+//     processes (baseline merge). Only additions: absent, they were not recorded, and the
+//     report is one process's.
+const SchemaVersion = 8
 
 // Report is one invocation of one suite binary.
 type Report struct {
@@ -61,18 +66,43 @@ type Report struct {
 	RateLadders []RateLadder `json:"rate_ladders,omitempty"`
 	// Error is the failure that ended the invocation early, if any.
 	Error string `json:"error,omitempty"`
+	// Processes lists, in a report merged from the reports of one split run (baseline merge),
+	// the processes whose reports it was merged from, each with its own environment; absent in
+	// one process's report (version 8).
+	Processes []Process `json:"processes,omitempty"`
+}
+
+// Process is one process of a split run, as a merged report lists it: its role, which report
+// it wrote, where it ran.
+type Process struct {
+	// Role is producer or consumer; ProducerID a producer's --producer-id; Verify is true for
+	// the consumer that verified the whole run (--verify).
+	Role       string `json:"role"`
+	ProducerID int    `json:"producer_id,omitempty"`
+	Verify     bool   `json:"verify,omitempty"`
+	// Hostname and PID say where it ran (PID 0: not recorded, in a report before version 8).
+	Hostname string `json:"hostname,omitempty"`
+	PID      int    `json:"pid,omitempty"`
+	// Report is the report file it was merged from, as given to baseline merge.
+	Report     string    `json:"report"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	// Environment is the process's own environment (hosts may differ).
+	Environment Environment `json:"environment"`
 }
 
 // Environment records what the numbers were measured on.
 type Environment struct {
-	GoVersion        string            `json:"go_version"`
-	GOMAXPROCS       int               `json:"gomaxprocs"`
-	NumCPU           int               `json:"num_cpu"`
-	CPUModel         string            `json:"cpu_model"`
-	MemoryBytes      uint64            `json:"memory_bytes,omitempty"`
-	OS               string            `json:"os"`
-	Arch             string            `json:"arch"`
-	Hostname         string            `json:"hostname,omitempty"`
+	GoVersion   string `json:"go_version"`
+	GOMAXPROCS  int    `json:"gomaxprocs"`
+	NumCPU      int    `json:"num_cpu"`
+	CPUModel    string `json:"cpu_model"`
+	MemoryBytes uint64 `json:"memory_bytes,omitempty"`
+	OS          string `json:"os"`
+	Arch        string `json:"arch"`
+	Hostname    string `json:"hostname,omitempty"`
+	// PID is the process id of the invocation (version 8; 0: not recorded).
+	PID              int               `json:"pid,omitempty"`
 	MachineClass     string            `json:"machine_class"`
 	PostgresVersion  string            `json:"postgres_version"`
 	PostgresSettings map[string]string `json:"postgres_settings"`
@@ -93,6 +123,10 @@ type Environment struct {
 	Calibration *Calibration `json:"calibration,omitempty"`
 	// Network is the round trips the probes measured over every run (version 4).
 	Network *Network `json:"network,omitempty"`
+	// Merged is set in a report merged from several processes' (baseline merge): the fields
+	// above hold what every process agreed on and are empty where they differed; each
+	// process's own environment is in Report.Processes (version 8).
+	Merged bool `json:"merged,omitempty"`
 }
 
 // Calibration measures the machine, not the code: reference rates taken once per invocation on
@@ -305,6 +339,12 @@ type Load struct {
 	// LatencyHistogram is the HDR histogram of request latency in µs (V2 compressed, base64),
 	// so reports from several processes or repetitions can be merged exactly.
 	LatencyHistogram string `json:"latency_histogram,omitempty"`
+	// AcquireWaitHistogram is the same behind AcquireWaitMs (version 8).
+	AcquireWaitHistogram string `json:"acquire_wait_histogram,omitempty"`
+	// MeasuredFrom is the wall-clock start of the measured window (after the warm-up), from
+	// which DurationMs and IntakeMs run (version 8; absent before): a merge places the
+	// windows of several processes on one time line with it.
+	MeasuredFrom *time.Time `json:"measured_from,omitempty"`
 	// Retries is what --max-tries did (absent from reports of older engines).
 	Retries *Retries `json:"retries,omitempty"`
 	// OpenLoop is what the arrival schedule of an open-loop run (--rate) did; absent in a
@@ -430,7 +470,10 @@ type Queue struct {
 	FullPolicy string `json:"full_policy"`
 	QueueMetrics
 	PersistLagMs Latency `json:"persist_lag_ms"`
-	Stream       *Stream `json:"stream,omitempty"`
+	// PersistLagHistogram is the HDR histogram behind PersistLagMs (µs, V2 compressed, base64;
+	// version 8), so that the consumers of a split run merge their lags exactly.
+	PersistLagHistogram string  `json:"persist_lag_histogram,omitempty"`
+	Stream              *Stream `json:"stream,omitempty"`
 	// FlushTime is where the in-memory queue's flushing time went (absent for the Redis one).
 	FlushTime *FlushTime `json:"flush_time,omitempty"`
 }

@@ -21,6 +21,7 @@ var upgrades = [SchemaVersion]func(doc map[string]any) error{
 	4: upgradeV4,
 	5: upgradeV5,
 	6: upgradeV6,
+	7: upgradeV7,
 }
 
 // upgradeV3 is version 3 → 4: version 4 only added fields (the network's and rtt_ladders),
@@ -39,6 +40,12 @@ func upgradeV5(map[string]any) error { return nil }
 // upgradeV6 is version 6 → 7: version 7 only added a run's figures, whose absence means the
 // suite had none. Nothing to convert.
 func upgradeV6(map[string]any) error { return nil }
+
+// upgradeV7 is version 7 → 8: version 8 only added the histograms behind the persist lag
+// and the pool wait, a load's measured_from, the environment's pid and a merged report's
+// processes, whose absence means they were not recorded (and the report is one process's).
+// Nothing to convert.
+func upgradeV7(map[string]any) error { return nil }
 
 // upgrade returns the report doc of version from as a document of SchemaVersion.
 func upgrade(raw []byte, from int) ([]byte, error) {

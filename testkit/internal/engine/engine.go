@@ -567,6 +567,11 @@ func (e *engine) loadStats(res *load.Result, drainEnd time.Time, r *run) results
 	if enc, err := res.Latency.Encode(); err == nil {
 		l.LatencyHistogram = enc
 	}
+	if enc, err := res.AcquireWait.Encode(); err == nil {
+		l.AcquireWaitHistogram = enc
+	}
+	from := res.MeasureStart.UTC()
+	l.MeasuredFrom = &from
 	l.OpenLoop = openLoopStats(res)
 	return l
 }
@@ -580,10 +585,14 @@ func queueStats(q *runenv.Backend) *results.Queue {
 		s := results.Stream(q.StreamMetrics())
 		stream = &s
 	}
+	lag := q.PersistLag()
 	out := &results.Queue{
 		Backend: q.Name, Compaction: q.Compaction, FullPolicy: q.FullPolicy.String(),
 		QueueMetrics: results.QueueMetrics(q.Metrics()),
-		PersistLagMs: results.Latency(q.PersistLag().Summary()), Stream: stream,
+		PersistLagMs: results.Latency(lag.Summary()), Stream: stream,
+	}
+	if enc, err := lag.Encode(); err == nil {
+		out.PersistLagHistogram = enc
 	}
 	if q.FlushTimes != nil {
 		out.FlushTime = flushTime(q.FlushTimes(), q.FlushDurations())

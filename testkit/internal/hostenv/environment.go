@@ -30,6 +30,7 @@ func Host() results.Environment {
 		OS:          runtime.GOOS,
 		Arch:        runtime.GOARCH,
 		Hostname:    host,
+		PID:         os.Getpid(),
 		GitRevision: gitRevision(),
 	}
 	env.MachineClass = MachineClass(env.OS, env.Arch, env.NumCPU, mem)
