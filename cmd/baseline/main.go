@@ -32,6 +32,7 @@ Usage:
   baseline compare OLD NEW [threshold flags]
   baseline plot FILE... --output report.html
   baseline store --dir DIR FILE...
+  baseline merge [-o OUT] REPORT...              # one report from a split run's processes
   baseline ab A B [flags] [-- SUITE-FLAGS...]   # two builds, interleaved runs, statistics
 
 Run 'baseline COMMAND --help' for the flags and a worked example of each command.
@@ -159,6 +160,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runPlot(rest, stdout, stderr)
 	case "store":
 		return runStore(rest, stdout, stderr)
+	case "merge":
+		return runMerge(rest, stdout, stderr) // merge.go
 	case "ab":
 		return runAB(rest, stdout, stderr) // ab.go
 	case "help", "-h", "--help":
@@ -168,7 +171,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, mainUsage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "baseline: unknown command %q (want table, compare, plot, store or ab; see baseline --help)\n", cmd)
+	fmt.Fprintf(stderr, "baseline: unknown command %q (want table, compare, plot, store, merge or ab; see baseline --help)\n", cmd)
 	return exitUsage
 }
 

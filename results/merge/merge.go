@@ -1,0 +1,893 @@
+// Package merge joins the reports of one run split over processes (--role producer and
+// consumer, each process writing its own report) into one report of the whole run, which
+// reads, tables, compares and plots like any other. It checks first that the reports are one
+// split run, then merges run by run: latency distributions from their HDR histograms (never
+// by averaging percentiles), counts summed, throughput over the union of the processes'
+// measured windows, and the verifying consumer's verification as the run's.
+//
+// It owns no format of its own: the merged report is a results.Report whose Processes list
+// the processes and whose Environment says it is merged. It must not read anything but the
+// reports it is given.
+package merge
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hotspotkit/hotspotkit/hist"
+	"github.com/hotspotkit/hotspotkit/results"
+)
+
+// Input is one process's report and the file it was read from (named in errors and in the
+// merged report's process list).
+type Input struct {
+	Path   string
+	Report *results.Report
+}
+
+// RoleMerged is the role a merged run's config records: the run of every process together.
+const RoleMerged = "merged"
+
+// Merged is the result of Merge: the report, and notes on what could not be merged exactly
+// (a figure left out or taken from one process), one line each, for the user to read.
+type Merged struct {
+	Report *results.Report
+	Notes  []string
+}
+
+// process is one input as the merge sees it.
+type process struct {
+	Input
+	role       string // results: producer or consumer
+	producerID int
+	verify     bool
+}
+
+func (p *process) String() string {
+	switch {
+	case p.role == "producer":
+		return fmt.Sprintf("producer %d (%s)", p.producerID, p.Path)
+	case p.verify:
+		return fmt.Sprintf("verifying consumer (%s)", p.Path)
+	}
+	return fmt.Sprintf("consumer (%s)", p.Path)
+}
+
+// Merge checks that inputs are the reports of the processes of one split run and merges them.
+// An error means they are not (or a report cannot be merged): bad input, said in one line.
+func Merge(inputs []Input) (*Merged, error) {
+	procs, err := check(inputs)
+	if err != nil {
+		return nil, err
+	}
+	m := &merger{procs: procs}
+	return m.merge()
+}
+
+// check returns the inputs as processes, producers first (by id), then consumers (the
+// verifying one last), or why they are not one split run.
+func check(inputs []Input) ([]*process, error) {
+	if len(inputs) < 2 {
+		return nil, fmt.Errorf("give the reports of at least two processes of one split run (got %d)", len(inputs))
+	}
+	var procs []*process
+	for _, in := range inputs {
+		p, err := asProcess(in)
+		if err != nil {
+			return nil, err
+		}
+		procs = append(procs, p)
+	}
+	for _, p := range procs[1:] {
+		first := procs[0]
+		if p.Report.Suite != first.Report.Suite {
+			return nil, fmt.Errorf("%s is a report of %s, %s of %s: not one run", first.Path, first.Report.Suite, p.Path, p.Report.Suite)
+		}
+		if p.Report.Environment.Schema != first.Report.Environment.Schema {
+			return nil, fmt.Errorf("%s ran in schema %q, %s in %q: not one run", first.Path, first.Report.Environment.Schema, p.Path, p.Report.Environment.Schema)
+		}
+	}
+	slices.SortStableFunc(procs, func(a, b *process) int {
+		return rank(a) - rank(b)
+	})
+	producers := 0
+	for i, p := range procs {
+		if p.role == "producer" {
+			producers++
+		}
+		for _, q := range procs[:i] {
+			switch {
+			case p.role == "producer" && q.role == "producer" && p.producerID == q.producerID:
+				return nil, fmt.Errorf("%s and %s are both producer %d: one producer's report twice, or two runs", q.Path, p.Path, p.producerID)
+			case sameProcess(p.Report, q.Report):
+				return nil, fmt.Errorf("%s and %s are the same process's report", q.Path, p.Path)
+			}
+		}
+	}
+	if producers == 0 {
+		return nil, errors.New("no producer's report among them: the run's requests are the producers'")
+	}
+	for _, p := range procs {
+		if p.role == "consumer" {
+			if want := p.Report.Runs[0].Config.ExpectProducers; want > producers {
+				return nil, fmt.Errorf("%s waited for %d producers (--expect-producers), but %d producer reports were given", p.Path, want, producers)
+			}
+		}
+	}
+	// Every process against the first (a producer): the settings all share, and a producer's;
+	// every consumer against the first consumer: a consumer's.
+	var firstConsumer *process
+	for _, p := range procs[1:] {
+		if err := sameRuns(procs[0], p); err != nil {
+			return nil, err
+		}
+		if p.role != "consumer" {
+			continue
+		}
+		if firstConsumer == nil {
+			firstConsumer = p
+		} else if err := sameRuns(firstConsumer, p); err != nil {
+			return nil, err
+		}
+	}
+	return procs, nil
+}
+
+// rank orders processes: producers by id, then consumers, the verifying consumer last.
+func rank(p *process) int {
+	switch {
+	case p.role == "producer":
+		return p.producerID
+	case p.verify:
+		return 1 << 30
+	}
+	return 1<<30 - 1
+}
+
+func asProcess(in Input) (*process, error) {
+	r := in.Report
+	if len(r.Runs) == 0 {
+		return nil, fmt.Errorf("%s has no runs", in.Path)
+	}
+	if r.Environment.Merged || len(r.Processes) > 0 {
+		return nil, fmt.Errorf("%s is a merged report already: give the processes' own reports", in.Path)
+	}
+	c := r.Runs[0].Config
+	if c.Role != "producer" && c.Role != "consumer" {
+		return nil, fmt.Errorf("%s is not a report of a split run (role %q; a split run's processes run with --role producer or consumer)", in.Path, c.Role)
+	}
+	for i, run := range r.Runs[1:] {
+		if rc := run.Config; rc.Role != c.Role || rc.ProducerID != c.ProducerID || rc.Verify != c.Verify {
+			return nil, fmt.Errorf("%s: run %d has another role than run 0", in.Path, i+1)
+		}
+	}
+	return &process{Input: in, role: c.Role, producerID: c.ProducerID, verify: c.Role == "consumer" && c.Verify}, nil
+}
+
+// sameProcess: the same report given twice under two names (the pid is recorded since
+// version 8; before it, the host and the start to the nanosecond tell).
+func sameProcess(a, b *results.Report) bool {
+	ea, eb := a.Environment, b.Environment
+	return ea.Hostname == eb.Hostname && ea.PID == eb.PID && a.StartedAt.Equal(b.StartedAt)
+}
+
+// sameRuns checks that p ran the same runs as first, run by run, with the same settings,
+// but where the settings' split tags let a producer and a consumer differ.
+func sameRuns(first, p *process) error {
+	a, b := first.Report.Runs, p.Report.Runs
+	if len(a) != len(b) {
+		return fmt.Errorf("%s has %d runs, %s %d: not one run", first.Path, len(a), p.Path, len(b))
+	}
+	for i := range a {
+		ra, rb := a[i], b[i]
+		if ra.Mode != rb.Mode || ra.Repetition != rb.Repetition || ra.Level != rb.Level || ra.Rate != rb.Rate || ra.Slots != rb.Slots || ra.RTTMs != rb.RTTMs {
+			return fmt.Errorf("run %d: %s ran %s, %s ran %s: not one run", i, first.Path, runName(ra), p.Path, runName(rb))
+		}
+		if key, va, vb, ok := differingSetting(first, ra.Config, p, rb.Config); !ok {
+			return fmt.Errorf("run %d (%s): %s has %s %s, %s has %s: not one run", i, runName(ra), first.Path, key, va, p.Path, vb)
+		}
+	}
+	return nil
+}
+
+func runName(r results.Run) string {
+	s := r.Mode
+	if r.Repetition > 0 {
+		s += fmt.Sprintf(" repetition %d", r.Repetition)
+	}
+	if r.Level > 0 {
+		s += fmt.Sprintf(" ×%d", r.Level)
+	}
+	if r.Rate > 0 {
+		s += fmt.Sprintf(" @%g/s", r.Rate)
+	}
+	if r.Slots > 0 {
+		s += fmt.Sprintf(" %d slots", r.Slots)
+	}
+	if r.RTTMs > 0 {
+		s += fmt.Sprintf(" +%gms", r.RTTMs)
+	}
+	return s
+}
+
+// differingSetting returns the first setting that shapes the work on which the two processes
+// must agree and do not (ok false), in key order.
+func differingSetting(pa *process, a results.RunConfig, pb *process, b results.RunConfig) (key, va, vb string, ok bool) {
+	sa, sb := a.Shaping(), b.Shaping()
+	for _, k := range slices.Sorted(maps.Keys(sa)) {
+		split := ""
+		if s, found := results.LookupSetting(k); found {
+			split = s.Split
+		}
+		switch {
+		case split == results.SplitProcess:
+			continue
+		case split == results.SplitProducer && (pa.role != "producer" || pb.role != "producer"):
+			continue
+		case split == results.SplitConsumer && (pa.role != "consumer" || pb.role != "consumer"):
+			continue
+		}
+		if sa[k] != sb[k] {
+			return k, sa[k], orAbsent(sb, k), false
+		}
+	}
+	for k := range sb {
+		if _, found := sa[k]; !found {
+			return k, "(absent)", sb[k], false // a suite flag only one has
+		}
+	}
+	return "", "", "", true
+}
+
+func orAbsent(m map[string]string, k string) string {
+	if v, ok := m[k]; ok {
+		return v
+	}
+	return "(absent)"
+}
+
+// merger merges the checked processes' reports.
+type merger struct {
+	procs []*process
+	notes []string
+}
+
+func (m *merger) note(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	if !slices.Contains(m.notes, s) {
+		m.notes = append(m.notes, s)
+	}
+}
+
+func (m *merger) verifier() *process {
+	for _, p := range m.procs {
+		if p.verify {
+			return p
+		}
+	}
+	return nil
+}
+
+func (m *merger) merge() (*Merged, error) {
+	first := m.procs[0].Report
+	out := &results.Report{SchemaVersion: results.SchemaVersion, Suite: first.Suite, StartedAt: first.StartedAt, FinishedAt: first.FinishedAt}
+	var errs []string
+	for _, p := range m.procs {
+		r := p.Report
+		if r.StartedAt.Before(out.StartedAt) {
+			out.StartedAt = r.StartedAt
+		}
+		if r.FinishedAt.After(out.FinishedAt) {
+			out.FinishedAt = r.FinishedAt
+		}
+		out.Interrupted = out.Interrupted || r.Interrupted
+		if r.Error != "" {
+			errs = append(errs, p.String()+": "+r.Error)
+		}
+		env := r.Environment
+		out.Processes = append(out.Processes, results.Process{Role: p.role, ProducerID: p.producerID, Verify: p.verify,
+			Hostname: env.Hostname, PID: env.PID, Report: p.Path, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Environment: env})
+	}
+	out.Error = strings.Join(errs, "; ")
+	env, err := m.environment()
+	if err != nil {
+		return nil, err
+	}
+	out.Environment = env
+	if m.verifier() == nil {
+		m.note("no verifying consumer's report (--verify) among them: the merged runs are not verified")
+	}
+	for i := range first.Runs {
+		run, err := m.run(i, env.Calibration)
+		if err != nil {
+			return nil, err
+		}
+		out.Runs = append(out.Runs, run)
+	}
+	rebuildDerived(out, first)
+	return &Merged{Report: out, Notes: m.notes}, nil
+}
+
+// rebuildDerived computes the summaries and ladders from the merged runs, as the engine
+// computed them from a process's runs: those the first producer's report had.
+func rebuildDerived(out, like *results.Report) {
+	if len(like.Summaries) > 0 {
+		out.Summaries = results.Summarize(out.Runs)
+	}
+	ofMode := func(mode string) []results.Run {
+		var runs []results.Run
+		for _, r := range out.Runs {
+			if r.Mode == mode {
+				runs = append(runs, r)
+			}
+		}
+		return runs
+	}
+	for _, l := range like.Ladders {
+		out.Ladders = append(out.Ladders, results.BuildLadder(l.Mode, ofMode(l.Mode)))
+	}
+	for _, l := range like.SlotLadders {
+		out.SlotLadders = append(out.SlotLadders, results.BuildSlotLadder(l.Mode, ofMode(l.Mode)))
+	}
+	for _, l := range like.RTTLadders {
+		out.RTTLadders = append(out.RTTLadders, results.BuildRTTLadder(l.Mode, ofMode(l.Mode)))
+	}
+	for _, l := range like.RateLadders {
+		out.RateLadders = append(out.RateLadders, results.BuildRateLadder(l.Mode, ofMode(l.Mode), l.SLOP99Ms))
+	}
+}
+
+// span is a process's measured window of one run on the wall clock.
+type span struct{ from, intakeEnd, end time.Time }
+
+func windowOf(r results.Run) (span, bool) {
+	l := r.Load
+	from := r.StartedAt // before version 8: the run's start, setup included
+	exact := l.MeasuredFrom != nil
+	if exact {
+		from = *l.MeasuredFrom
+	}
+	return span{from: from, intakeEnd: from.Add(results.Duration(l.IntakeMs)), end: from.Add(results.Duration(l.DurationMs))}, exact
+}
+
+// run merges run i of every process.
+func (m *merger) run(i int, cal *results.Calibration) (results.Run, error) {
+	runs := make([]results.Run, len(m.procs))
+	for j, p := range m.procs {
+		runs[j] = p.Report.Runs[i]
+	}
+	out := results.Run{Mode: runs[0].Mode, Repetition: runs[0].Repetition, Level: runs[0].Level, Rate: runs[0].Rate,
+		Slots: runs[0].Slots, RTTMs: runs[0].RTTMs, StartedAt: runs[0].StartedAt}
+	out.Config = m.config(runs)
+	var errs []string
+	for j, r := range runs {
+		if r.StartedAt.Before(out.StartedAt) {
+			out.StartedAt = r.StartedAt
+		}
+		out.Interrupted = out.Interrupted || r.Interrupted
+		if r.Error != "" {
+			errs = append(errs, m.procs[j].String()+": "+r.Error)
+		}
+		for _, f := range r.Faults {
+			f.Detail = strings.TrimSpace(m.procs[j].String() + " " + f.Detail)
+			out.Faults = append(out.Faults, f)
+		}
+	}
+	out.Error = strings.Join(errs, "; ")
+	load, err := m.load(runs)
+	if err != nil {
+		return out, fmt.Errorf("run %d (%s): %w", i, runName(runs[0]), err)
+	}
+	out.Load = load
+	out.Pool = m.pool(runs)
+	out.LockMonitor = m.lockMonitor(runs)
+	if out.Queue, err = m.queue(runs); err != nil {
+		return out, fmt.Errorf("run %d (%s): %w", i, runName(runs[0]), err)
+	}
+	out.Verification, out.Reconciliation, out.Figures = m.verification(runs)
+	out.Database = m.database(runs, out.Load.CompletedRequests+out.Load.WarmupRequests)
+	out.Efficiency, out.EfficiencyBasis = results.Efficiency(out, cal)
+	return out, nil
+}
+
+// config is the merged run's config: a producer's, with the consumers' settings of their
+// side, role "merged", requests and concurrency summed over the producers (the run's), and
+// the faults of every process.
+func (m *merger) config(runs []results.Run) results.RunConfig {
+	c := runs[0].Config // a producer's: producers come first
+	var consumer *results.RunConfig
+	var requests int64
+	var concurrency, producers int
+	var faults []string
+	verify := false
+	for j, r := range runs {
+		p := m.procs[j]
+		if p.role == "producer" {
+			requests += r.Config.Requests
+			concurrency += r.Config.Concurrency
+			producers++
+		} else if consumer == nil {
+			consumer = &runs[j].Config
+		}
+		verify = verify || p.verify
+		for _, f := range r.Config.Faults {
+			if !slices.Contains(faults, f) {
+				faults = append(faults, f)
+			}
+		}
+	}
+	if consumer != nil {
+		cc := *consumer
+		c.FlushBatchSize, c.FlushIntervalMs, c.QueueWorkers = cc.FlushBatchSize, cc.FlushIntervalMs, cc.QueueWorkers
+		c.QueueRetries, c.QueueRetryBackoffMs, c.DrainTimeoutMs = cc.QueueRetries, cc.QueueRetryBackoffMs, cc.DrainTimeoutMs
+		c.ReclaimIdleMs, c.MaxDeliveries, c.DebugSlowFlushPct = cc.ReclaimIdleMs, cc.MaxDeliveries, cc.DebugSlowFlushPct
+	}
+	c.Role, c.ProducerID, c.Verify, c.ExpectProducers = RoleMerged, 0, verify, producers
+	c.Requests, c.Concurrency, c.Faults = requests, concurrency, faults
+	return c.Canonical()
+}
+
+// hists decodes one histogram of every process that has one; enc returns it ("" for none).
+// A process with values (count > 0) and no histogram cannot be merged: ok is false.
+func hists(runs []results.Run, enc func(results.Run) (string, int64)) (merged *hist.Histogram, ok bool, err error) {
+	merged = hist.New()
+	for _, r := range runs {
+		s, count := enc(r)
+		if s == "" {
+			if count > 0 {
+				return nil, false, nil
+			}
+			continue
+		}
+		h, err := hist.Decode(s)
+		if err != nil {
+			return nil, false, err
+		}
+		merged.Merge(h)
+	}
+	return merged, true, nil
+}
+
+func latency(h *hist.Histogram) results.Latency { return results.Latency(h.Summary()) }
+
+func (m *merger) load(runs []results.Run) (results.Load, error) {
+	var l results.Load
+	l.ErrorCounts = map[string]int64{}
+	var windows []span
+	exact := true
+	for j, r := range runs {
+		in := r.Load
+		l.CompletedRequests += in.CompletedRequests
+		l.FailedRequests += in.FailedRequests
+		l.WarmupRequests += in.WarmupRequests
+		addCounts(l.ErrorCounts, in.ErrorCounts)
+		w, ok := windowOf(r)
+		exact = exact && ok
+		windows = append(windows, w)
+		if m.procs[j].role == "producer" {
+			l.Concurrency += in.Concurrency
+			l.Retries = mergeRetries(l.Retries, in.Retries)
+		}
+	}
+	if !exact {
+		m.note("a report before schema_version 8 has no load.measured_from: the union of the windows is taken from the runs' starts (set-up included), and throughput reads low")
+	}
+	// Throughput over the union of the measured windows: the earliest start of any process to
+	// the latest end of any (a consumer's drain included); the intake from the earliest start
+	// to the last producer's last request.
+	from, intakeEnd, end := windows[0].from, time.Time{}, windows[0].end
+	for j, w := range windows {
+		if w.from.Before(from) {
+			from = w.from
+		}
+		if w.end.After(end) {
+			end = w.end
+		}
+		if m.procs[j].role == "producer" && w.intakeEnd.After(intakeEnd) {
+			intakeEnd = w.intakeEnd
+		}
+	}
+	fromUTC := from.UTC()
+	l.MeasuredFrom = &fromUTC
+	l.DurationMs = ms(end.Sub(from))
+	l.IntakeMs = ms(intakeEnd.Sub(from))
+	l.DrainMs = ms(end.Sub(intakeEnd))
+	if l.DurationMs > 0 {
+		l.ThroughputRPS = round1(float64(l.CompletedRequests) / (l.DurationMs / 1000))
+	}
+	if l.IntakeMs > 0 && runs[0].Load.AcceptRPS > 0 {
+		l.AcceptRPS = round1(float64(l.CompletedRequests) / (l.IntakeMs / 1000))
+	}
+
+	lat, ok, err := hists(runs, func(r results.Run) (string, int64) { return r.Load.LatencyHistogram, r.Load.LatencyMs.Count })
+	if err != nil {
+		return l, fmt.Errorf("latency histogram: %w", err)
+	}
+	if !ok {
+		return l, errors.New("a report with latencies but no latency_histogram: its latencies cannot be merged")
+	}
+	l.LatencyMs = latency(lat)
+	if l.LatencyHistogram, err = lat.Encode(); err != nil {
+		return l, err
+	}
+	wait, ok, err := hists(runs, func(r results.Run) (string, int64) { return r.Load.AcquireWaitHistogram, r.Load.AcquireWaitMs.Count })
+	switch {
+	case err != nil:
+		return l, fmt.Errorf("acquire wait histogram: %w", err)
+	case ok:
+		l.AcquireWaitMs = latency(wait)
+		if l.AcquireWaitHistogram, err = wait.Encode(); err != nil {
+			return l, err
+		}
+	default:
+		m.note("acquire_wait_ms left out: a report before schema_version 8 kept no histogram of it")
+	}
+	l.OpenLoop, err = m.openLoop(runs)
+	return l, err
+}
+
+func addCounts(to, from map[string]int64) {
+	for k, v := range from {
+		to[k] += v
+	}
+}
+
+func mergeRetries(to, from *results.Retries) *results.Retries {
+	if from == nil {
+		return to
+	}
+	if to == nil {
+		to = &results.Retries{MaxTries: from.MaxTries, Classes: from.Classes, TriesPerRequest: map[int]int64{},
+			RetriesByClass: map[string]int64{}, FailedAfterLastTryByClass: map[string]int64{}}
+	}
+	to.RetriedRequests += from.RetriedRequests
+	for k, v := range from.TriesPerRequest {
+		to.TriesPerRequest[k] += v
+	}
+	addCounts(to.RetriesByClass, from.RetriesByClass)
+	addCounts(to.FailedAfterLastTryByClass, from.FailedAfterLastTryByClass)
+	return to
+}
+
+// openLoop merges the producers' schedules: their rates and counts add up (they offered
+// load at once), the sent share is recounted, service time and schedule lag come from the
+// histograms.
+func (m *merger) openLoop(runs []results.Run) (*results.OpenLoop, error) {
+	var out *results.OpenLoop
+	var sent float64
+	var withLoop []results.Run
+	for _, r := range runs {
+		ol := r.Load.OpenLoop
+		if ol == nil {
+			continue
+		}
+		withLoop = append(withLoop, r)
+		if out == nil {
+			out = &results.OpenLoop{Arrivals: ol.Arrivals}
+		}
+		out.TargetRPS += ol.TargetRPS
+		out.AchievedRPS += ol.AchievedRPS
+		out.Scheduled += ol.Scheduled
+		out.Late += ol.Late
+		out.Skipped += ol.Skipped
+		out.Unsent += ol.Unsent
+		sent += ol.SentShare * float64(ol.Scheduled)
+	}
+	if out == nil {
+		return nil, nil
+	}
+	out.AchievedRPS = round1(out.AchievedRPS)
+	if out.Scheduled > 0 {
+		out.SentShare = float64(int64(sent/float64(out.Scheduled)*10000+0.5)) / 10000
+	}
+	out.HeldRate = results.HeldRate(out.SentShare)
+	service, ok1, err := hists(withLoop, func(r results.Run) (string, int64) {
+		return r.Load.OpenLoop.ServiceHistogram, r.Load.OpenLoop.ServiceMs.Count
+	})
+	if err != nil {
+		return nil, fmt.Errorf("service histogram: %w", err)
+	}
+	lag, ok2, err := hists(withLoop, func(r results.Run) (string, int64) {
+		return r.Load.OpenLoop.ScheduleLagHistogram, r.Load.OpenLoop.ScheduleLagMs.Count
+	})
+	if err != nil {
+		return nil, fmt.Errorf("schedule lag histogram: %w", err)
+	}
+	if !ok1 || !ok2 {
+		return nil, errors.New("an open-loop report without its service or schedule-lag histogram cannot be merged")
+	}
+	out.ServiceMs, out.ScheduleLagMs = latency(service), latency(lag)
+	if out.ServiceHistogram, err = service.Encode(); err != nil {
+		return nil, err
+	}
+	out.ScheduleLagHistogram, err = lag.Encode()
+	return out, err
+}
+
+// pool: every process had its own pool. The connections add up; the busiest process's peak
+// usage is the run's (the peaks need not have fallen at once, so they are not summed).
+func (m *merger) pool(runs []results.Run) results.Pool {
+	var p results.Pool
+	for _, r := range runs {
+		in := r.Pool
+		p.MaxConns += in.MaxConns
+		p.MaxAcquired = max(p.MaxAcquired, in.MaxAcquired)
+		p.MinIdle = max(p.MinIdle, in.MinIdle)
+		p.MaxUsageBasisPoints = max(p.MaxUsageBasisPoints, in.MaxUsageBasisPoints)
+		p.IdleReserve = max(p.IdleReserve, in.IdleReserve)
+		p.PressureSamples += in.PressureSamples
+		p.AcquireCount += in.AcquireCount
+		p.EmptyAcquireCount += in.EmptyAcquireCount
+		p.CanceledAcquireCount += in.CanceledAcquireCount
+	}
+	return p
+}
+
+// lockMonitor: every process's monitor sampled the same server, so the most waiters any of
+// them saw is the run's most; samples add up.
+func (m *merger) lockMonitor(runs []results.Run) results.LockMonitor {
+	out := results.LockMonitor{IntervalMs: runs[0].LockMonitor.IntervalMs, MaxWaitersByRelation: map[string]int64{}}
+	var reads []*results.Latency
+	for _, r := range runs {
+		in := r.LockMonitor
+		out.Samples += in.Samples
+		out.WaiterSamples += in.WaiterSamples
+		out.BlockerSamples += in.BlockerSamples
+		out.SampleErrors += in.SampleErrors
+		out.MaxLockWaiters = max(out.MaxLockWaiters, in.MaxLockWaiters)
+		out.MaxLockWaitMs = max(out.MaxLockWaitMs, in.MaxLockWaitMs)
+		out.MaxBlockedSessions = max(out.MaxBlockedSessions, in.MaxBlockedSessions)
+		out.MaxBlockers = max(out.MaxBlockers, in.MaxBlockers)
+		out.MaxWaitersByRelation = maxCounts(out.MaxWaitersByRelation, in.MaxWaitersByRelation)
+		out.MaxWaitersPerRowByRelation = maxCounts(out.MaxWaitersPerRowByRelation, in.MaxWaitersPerRowByRelation)
+		out.MaxWaitersByLockType = maxCounts(out.MaxWaitersByLockType, in.MaxWaitersByLockType)
+		if in.TotalReadMs != nil {
+			reads = append(reads, in.TotalReadMs)
+		}
+	}
+	switch len(reads) {
+	case 0:
+	case 1:
+		out.TotalReadMs = reads[0]
+	default:
+		m.note("lock_monitor.total_read_ms left out: each process timed it, and no histogram of it is kept")
+	}
+	return out
+}
+
+func maxCounts(to, from map[string]int64) map[string]int64 {
+	if len(from) == 0 {
+		return to
+	}
+	if to == nil {
+		to = map[string]int64{}
+	}
+	for k, v := range from {
+		to[k] = max(to[k], v)
+	}
+	return to
+}
+
+// queue sums the processes' queue counters (each counts what it did, so the queue's invariant
+// holds for the sum), takes the stream's run-wide gauges from the process that finished last,
+// and merges the consumers' persist lags from their histograms.
+func (m *merger) queue(runs []results.Run) (*results.Queue, error) {
+	var out *results.Queue
+	var last time.Time
+	var withQueue []results.Run
+	for _, r := range runs {
+		in := r.Queue
+		if in == nil {
+			continue
+		}
+		withQueue = append(withQueue, r)
+		if out == nil {
+			out = &results.Queue{Backend: in.Backend, Compaction: in.Compaction, FullPolicy: in.FullPolicy}
+			out.Capacity = in.Capacity
+		}
+		q, s := &out.QueueMetrics, in.QueueMetrics
+		q.MaxDepth = max(q.MaxDepth, s.MaxDepth)
+		q.EnqueuedTotal += s.EnqueuedTotal
+		q.FlushedTotal += s.FlushedTotal
+		q.FlushBatchesTotal += s.FlushBatchesTotal
+		q.FlushSQLOpsTotal += s.FlushSQLOpsTotal
+		q.FlushSQLRecordsTotal += s.FlushSQLRecordsTotal
+		q.CompactedTotal += s.CompactedTotal
+		q.DroppedTotal += s.DroppedTotal
+		q.FlushFailedTotal += s.FlushFailedTotal
+		q.RetriesTotal += s.RetriesTotal
+		q.SyncFallbackTotal += s.SyncFallbackTotal
+		q.RejectedTotal += s.RejectedTotal
+		q.AbandonedTotal += s.AbandonedTotal
+		w, _ := windowOf(r)
+		if in.Stream != nil {
+			if out.Stream == nil {
+				out.Stream = &results.Stream{}
+			}
+			st, si := out.Stream, in.Stream
+			st.AckedTotal += si.AckedTotal
+			st.ReclaimedTotal += si.ReclaimedTotal
+			st.RedeliveredTotal += si.RedeliveredTotal
+			st.DeadLetteredTotal += si.DeadLetteredTotal
+			st.DuplicateSkippedTotal += si.DuplicateSkippedTotal
+			if !w.end.Before(last) { // run-wide gauges: as the last process to finish left them
+				st.Length, st.PendingEntries = si.Length, si.PendingEntries
+			}
+		}
+		if !w.end.Before(last) {
+			q.Depth, q.PendingDepth = s.Depth, s.PendingDepth
+			last = w.end
+		}
+		if in.FlushTime != nil {
+			m.note("queue.flush_time left out: the in-memory queue's, per process")
+		}
+	}
+	if out == nil {
+		return nil, nil
+	}
+	lag, ok, err := hists(withQueue, func(r results.Run) (string, int64) {
+		return r.Queue.PersistLagHistogram, r.Queue.PersistLagMs.Count
+	})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("persist lag histogram: %w", err)
+	case !ok:
+		return nil, errors.New("a consumer's report before schema_version 8 has its persist lag without a histogram: it cannot be merged")
+	}
+	out.PersistLagMs = latency(lag)
+	out.PersistLagHistogram, err = lag.Encode()
+	return out, err
+}
+
+// verification is the verifying consumer's verification (the run-wide one) with every other
+// process's own checks, each named by its process; its reconciliation and the suite's figures
+// are the run's. Without a verifying consumer the run is not verified, and says so.
+func (m *merger) verification(runs []results.Run) (results.Verification, *results.Reconciliation, []results.Figure) {
+	v := results.Verification{Passed: true}
+	var recon *results.Reconciliation
+	var figures []results.Figure
+	verified := false
+	for j, r := range runs {
+		p := m.procs[j]
+		prefix := p.String() + ": "
+		if p.verify && !verified {
+			verified, prefix = true, ""
+			recon, figures = r.Reconciliation, r.Figures
+		}
+		for _, c := range r.Verification.Checks {
+			c.Name = prefix + c.Name
+			v.Checks = append(v.Checks, c)
+		}
+		v.Passed = v.Passed && r.Verification.Passed
+	}
+	if !verified {
+		v.Checks = append(v.Checks, results.Check{Name: "the run verified by a consumer with --verify", Expected: "its report merged", Actual: "none given", OK: false})
+		v.Passed = false
+	}
+	return v, recon, figures
+}
+
+// database: what PostgreSQL counted is server- and schema-wide over each process's window, so
+// the processes' figures overlap and are never summed. The run's are those of the process
+// with the longest window (the consumers do the writes, and the verifying one waits for the
+// end of the run), per request over the merged requests.
+func (m *merger) database(runs []results.Run, requests int64) *results.Database {
+	best := -1
+	for j, r := range runs {
+		if r.Database == nil {
+			continue
+		}
+		if best < 0 || r.Load.DurationMs > runs[best].Load.DurationMs ||
+			(r.Load.DurationMs == runs[best].Load.DurationMs && m.procs[j].verify) {
+			best = j
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	bw, _ := windowOf(runs[best])
+	for j, r := range runs {
+		if w, _ := windowOf(r); m.procs[j].role == "consumer" && (w.from.Before(bw.from) || w.end.After(bw.end)) {
+			m.note("database figures are %s's, whose window missed part of %s's: they count the server's work within it only", m.procs[best], m.procs[j])
+		}
+	}
+	d := *runs[best].Database
+	d.PerRequest = perRequest(d, requests)
+	return &d
+}
+
+// perRequest divides the database's figures by requests as the engine does (dbstats).
+func perRequest(d results.Database, requests int64) results.PerRequest {
+	p := results.PerRequest{HOTUpdateRatio: d.PerRequest.HOTUpdateRatio}
+	if requests <= 0 {
+		return p
+	}
+	n := float64(requests)
+	var versions int64
+	for _, t := range d.Tables {
+		versions += t.Inserted + t.Updated + t.Deleted
+	}
+	p.WALBytes = round(float64(d.WALBytes)/n, 1)
+	p.Commits = round(float64(d.XactCommit)/n, 4)
+	if d.Statements != nil {
+		p.Statements = round(float64(d.Statements.Calls)/n, 4)
+	}
+	p.RowVersions = round(float64(versions)/n, 4)
+	return p
+}
+
+// environment keeps what every process's environment agrees on, and says it is merged; the
+// calibration is the verifying consumer's (else the first measured one): the consumers write
+// to the server it measured.
+func (m *merger) environment() (results.Environment, error) {
+	envs := make([]results.Environment, len(m.procs))
+	for i, p := range m.procs {
+		envs[i] = p.Report.Environment
+	}
+	out, err := agreed(envs)
+	if err != nil {
+		return out, err
+	}
+	out.Merged = true
+	out.Network = nil
+	out.Calibration = nil
+	if v := m.verifier(); v != nil && v.Report.Environment.Calibration != nil {
+		out.Calibration = v.Report.Environment.Calibration
+	}
+	for _, e := range envs {
+		if out.Calibration == nil && e.Calibration != nil && !e.Calibration.Skipped {
+			out.Calibration = e.Calibration
+		}
+	}
+	return out, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func round1(v float64) float64 { return round(v, 1) }
+
+func round(v float64, places int) float64 {
+	p := 1.0
+	for range places {
+		p *= 10
+	}
+	return float64(int64(v*p+0.5)) / p
+}
+
+// agreed is the environment whose every field holds what all envs hold, and is empty where
+// they differ (compared as their JSON, so that a map or a nested object counts whole).
+func agreed(envs []results.Environment) (results.Environment, error) {
+	docs := make([]map[string]json.RawMessage, len(envs))
+	for i, e := range envs {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return results.Environment{}, err
+		}
+		if err := json.Unmarshal(b, &docs[i]); err != nil {
+			return results.Environment{}, err
+		}
+	}
+	keep := map[string]json.RawMessage{}
+	for k, v := range docs[0] {
+		same := true
+		for _, d := range docs[1:] {
+			same = same && bytes.Equal(d[k], v)
+		}
+		if same {
+			keep[k] = v
+		}
+	}
+	b, err := json.Marshal(keep)
+	if err != nil {
+		return results.Environment{}, err
+	}
+	var out results.Environment
+	err = json.Unmarshal(b, &out)
+	return out, err
+}
