@@ -304,6 +304,35 @@ type TableStats struct {
 	DeadTuples int64 `json:"dead_tuples"`
 }
 
+// Per divides d's figures by requests (those completed in its window): its PerRequest, the
+// HOT update ratios aside (they divide by no request, and are kept as d has them).
+func (d *Database) Per(requests int64) PerRequest {
+	p := PerRequest{HOTUpdateRatio: d.PerRequest.HOTUpdateRatio}
+	if requests <= 0 {
+		return p
+	}
+	n := float64(requests)
+	var versions int64
+	for _, t := range d.Tables {
+		versions += t.Inserted + t.Updated + t.Deleted
+	}
+	p.WALBytes = roundTo(float64(d.WALBytes)/n, 1)
+	p.Commits = roundTo(float64(d.XactCommit)/n, 4)
+	if d.Statements != nil {
+		p.Statements = roundTo(float64(d.Statements.Calls)/n, 4)
+	}
+	p.RowVersions = roundTo(float64(versions)/n, 4)
+	return p
+}
+
+func roundTo(v float64, digits int) float64 {
+	p := 1.0
+	for range digits {
+		p *= 10
+	}
+	return float64(int64(v*p+0.5)) / p
+}
+
 // PerRequest is the database's cost per completed request: the machine-independent evidence
 // that compaction (or anything else) changed how much work a request makes.
 type PerRequest struct {

@@ -338,7 +338,6 @@ func (r *Reader) Delta(start, end Snapshot, in Inputs) *results.Database {
 	if start.Statements != nil && end.Statements != nil {
 		d.Statements = statementsDelta(start.Statements, end.Statements, in.Top)
 	}
-	var versions int64
 	for name, e := range end.Tables {
 		s := start.Tables[name]
 		t := results.TableStats{
@@ -348,23 +347,12 @@ func (r *Reader) Delta(start, end Snapshot, in Inputs) *results.Database {
 			Deleted:    nonNegative(e.deleted - s.deleted),
 			DeadTuples: e.dead,
 		}
-		written := t.Inserted + t.Updated + t.Deleted
-		if written == 0 && !slices.Contains(in.HotTables, name) {
+		if t.Inserted+t.Updated+t.Deleted == 0 && !slices.Contains(in.HotTables, name) {
 			continue
 		}
-		versions += written
 		d.Tables[name] = t
 	}
-	if in.Requests > 0 {
-		n := float64(in.Requests)
-		p := &d.PerRequest
-		p.WALBytes = round(float64(d.WALBytes)/n, 1)
-		p.Commits = round(float64(d.XactCommit)/n, 4)
-		if d.Statements != nil {
-			p.Statements = round(float64(d.Statements.Calls)/n, 4)
-		}
-		p.RowVersions = round(float64(versions)/n, 4)
-	}
+	d.PerRequest = d.Per(in.Requests)
 	for _, name := range in.HotTables {
 		if t := d.Tables[name]; t.Updated > 0 {
 			if d.PerRequest.HOTUpdateRatio == nil {

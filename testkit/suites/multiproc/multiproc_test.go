@@ -18,8 +18,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/internal/racebuild"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/merge"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics/metricstest"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
@@ -466,4 +468,56 @@ func TestSplitRunScrapedWhole(t *testing.T) {
 		t.Errorf("consumer: %v flushed on the endpoint, more than the report's %d", v, q.FlushedTotal)
 	}
 	s.exact(requests)
+}
+
+// TestSplitRunMerged: two producers and the verifying consumer each write their report, and
+// baseline merge makes them one report of the run: every request, the union of the
+// producers' latencies, the consumer's persist lag and verification, three processes.
+func TestSplitRunMerged(t *testing.T) {
+	const requests = 2000
+	s := newSplitRun(t, counterSuite, "redis://"+miniredis.RunT(t).Addr()+"/0")
+	role := func(id int) []string {
+		return []string{"--role", "producer", "--producer-id", strconv.Itoa(id), "--requests", strconv.Itoa(requests), "--concurrency", "50"}
+	}
+	p0 := s.start("producer-0", nil, role(0)...)
+	s.registered(p0) // it sets the run up; the others join after
+	p1 := s.start("producer-1", nil, append(role(1), "--reuse-schema")...)
+	c := s.start("consumer", nil, "--role", "consumer", "--reuse-schema", "--verify", "--expect-producers", "2")
+	var inputs []merge.Input
+	for _, p := range []*proc{p0, p1, c} {
+		rep := p.mustSucceed(2 * time.Minute)
+		passed(t, p.name, rep)
+		inputs = append(inputs, merge.Input{Path: p.report, Report: rep})
+	}
+	m, err := merge.Merge(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := m.Report.Runs[0]
+	union := hist.New()
+	for _, in := range inputs[:2] {
+		h, err := hist.Decode(in.Report.Runs[0].Load.LatencyHistogram)
+		if err != nil {
+			t.Fatal(err)
+		}
+		union.Merge(h)
+	}
+	if got, want := run.Load.LatencyMs, results.Latency(union.Summary()); got != want || got.Count != 2*requests {
+		t.Errorf("merged latency %+v, want the union of the producers' %+v", got, want)
+	}
+	q := run.Queue
+	if run.Load.CompletedRequests != 2*requests || q.EnqueuedTotal != 2*requests || q.FlushedTotal != 2*requests ||
+		q.Stream.AckedTotal != 2*requests || q.PersistLagMs.Count == 0 {
+		t.Errorf("merged: %d completed, queue %+v, stream %+v", run.Load.CompletedRequests, q.QueueMetrics, *q.Stream)
+	}
+	if !run.Verification.Passed || run.Reconciliation == nil || run.Reconciliation.Persisted != 2*requests || len(m.Report.Processes) != 3 {
+		t.Errorf("merged: verified %v, reconciliation %+v, %d processes", run.Verification.Passed, run.Reconciliation, len(m.Report.Processes))
+	}
+	for _, n := range m.Notes {
+		t.Logf("note: %s", n)
+	}
+	t.Logf("p99: producers %.3f and %.3f ms, merged %.3f ms; throughput %.0f rps over %.0f ms",
+		inputs[0].Report.Runs[0].Load.LatencyMs.P99, inputs[1].Report.Runs[0].Load.LatencyMs.P99, run.Load.LatencyMs.P99,
+		run.Load.ThroughputRPS, run.Load.DurationMs)
+	s.exact(2 * requests)
 }
