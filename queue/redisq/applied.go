@@ -110,16 +110,16 @@ func parseStreamID(s string) (streamID, error) {
 
 func (a streamID) less(b streamID) bool { return a.ms < b.ms || (a.ms == b.ms && a.seq < b.seq) }
 
-// pruneBound returns the id below which no entry of the stream can be delivered again: the
+// pruneBound returns the id below which no entry of sh's stream can be delivered again: the
 // first entry's, or, with the stream empty, the one after the last id it generated. The last
 // generated id is read first, so an entry added between the two reads lies above it.
-func (q *Queue[K, T]) pruneBound(ctx context.Context) (streamID, error) {
+func (q *Queue[K, T]) pruneBound(ctx context.Context, sh *shard) (streamID, error) {
 	pipe := q.rdb.Pipeline()
-	info := pipe.XInfoStream(ctx, q.keys.stream)
-	first := pipe.XRangeN(ctx, q.keys.stream, "-", "+", 1)
+	info := pipe.XInfoStream(ctx, sh.keys.stream)
+	first := pipe.XRangeN(ctx, sh.keys.stream, "-", "+", 1)
 	_, _ = pipe.Exec(ctx)
 	if err := errors.Join(info.Err(), first.Err()); err != nil {
-		return streamID{}, fmt.Errorf("redisq: reading %s's first entry: %w", q.keys.stream, err)
+		return streamID{}, fmt.Errorf("redisq: reading %s's first entry: %w", sh.keys.stream, err)
 	}
 	if msgs := first.Val(); len(msgs) > 0 {
 		return parseStreamID(msgs[0].ID)
@@ -132,8 +132,8 @@ func (q *Queue[K, T]) pruneBound(ctx context.Context) (streamID, error) {
 	return last, nil
 }
 
-// pruneBelow deletes the stream's applied ids below bound and returns how many.
-func (q *Queue[K, T]) pruneBelow(ctx context.Context, bound streamID) (int64, error) {
+// pruneBelow deletes sh's applied ids below bound and returns how many.
+func (q *Queue[K, T]) pruneBelow(ctx context.Context, sh *shard, bound streamID) (int64, error) {
 	if bound.ms > math.MaxInt64 || bound.seq > math.MaxInt64 {
 		return 0, nil // beyond bigint: no id of ours gets there
 	}
@@ -142,37 +142,49 @@ func (q *Queue[K, T]) pruneBelow(ctx context.Context, bound streamID) (int64, er
 		return 0, err
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	tag, err := tx.Exec(ctx, q.sql.prune, q.keys.stream, int64(bound.ms), int64(bound.seq))
+	tag, err := tx.Exec(ctx, q.sql.prune, sh.keys.stream, int64(bound.ms), int64(bound.seq))
 	if err != nil {
 		return 0, fmt.Errorf("redisq: pruning %s: %w", q.sql.table, err)
 	}
 	return tag.RowsAffected(), tx.Commit(ctx)
 }
 
-// pruner is the state of a process's pruning: the bound its previous pass read.
+// pruner is the state of a process's pruning: per shard, the bound its previous pass read.
 type pruner struct {
-	prev  streamID
-	known bool
+	prev  map[*shard]streamID
+	known map[*shard]bool
 }
 
-// prunePass reads the bound and deletes the ids below the one the previous pass read (or below
-// this one, should the stream have been reset to lower ids since): an id goes once its entry
-// has been out of the stream for at least one PruneInterval, so that a consumer still writing
-// a batch that another one took over and wrote finds its ids there.
+// prunePass reads each shard's bound and deletes the ids below the one the previous pass read
+// (or below this one, should the stream have been reset to lower ids since): an id goes once
+// its entry has been out of the stream for at least one PruneInterval, so that a consumer
+// still writing a batch that another one took over and wrote finds its ids there. Every
+// consuming process prunes every shard, whoever reads it.
 func (q *Queue[K, T]) prunePass(ctx context.Context, p *pruner) (int64, error) {
-	b, err := q.pruneBound(ctx)
-	if err != nil {
-		return 0, err
+	if p.prev == nil {
+		p.prev, p.known = map[*shard]streamID{}, map[*shard]bool{}
 	}
-	below, ok := p.prev, p.known
-	if b.less(below) {
-		below = b
+	var total int64
+	var errs []error
+	for _, sh := range q.shards {
+		b, err := q.pruneBound(ctx, sh)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		below, ok := p.prev[sh], p.known[sh]
+		if b.less(below) {
+			below = b
+		}
+		p.prev[sh], p.known[sh] = b, true
+		if !ok {
+			continue
+		}
+		n, err := q.pruneBelow(ctx, sh, below)
+		total += n
+		errs = append(errs, err)
 	}
-	p.prev, p.known = b, true
-	if !ok {
-		return 0, nil
-	}
-	return q.pruneBelow(ctx, below)
+	return total, errors.Join(errs...)
 }
 
 // prune runs a pruning pass every PruneInterval until the consumers leave.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,36 +38,71 @@ type entry[T any] struct {
 	kind       string
 }
 
-// consumer reads, flushes and acknowledges entries under one consumer name. Workers read new
-// entries; the reclaimer is a consumer too, fed by XAUTOCLAIM.
+// consumer reads, flushes and acknowledges entries of one shard under one consumer name.
+// Workers read new entries; the reclaimer is a consumer too, fed by XAUTOCLAIM. With Shards >
+// 1 a shard's one reader is both.
 type consumer[K comparable, T any] struct {
-	q     *Queue[K, T]
-	name  string
-	calls atomic.Int64  // acknowledging script calls, for their tokens
-	dead  atomic.Bool   // KillConsumer: stop at the next step, acknowledge nothing more
-	done  chan struct{} // closed when run returns
+	q      *Queue[K, T]
+	sh     *shard
+	name   string
+	base   string        // name without the ".<n>" of a replacement (KillConsumer)
+	calls  atomic.Int64  // acknowledging script calls, for their tokens
+	dead   atomic.Bool   // KillConsumer: stop at the next step, acknowledge nothing more
+	done   chan struct{} // closed when run returns
+	leaveC chan struct{} // closed when it must stop after the batch in hand (shard given up)
+
+	cursor      string // its XAUTOCLAIM cursor (a shard's reader)
+	lastReclaim time.Time
 }
 
-func newConsumer[K comparable, T any](q *Queue[K, T], name string) *consumer[K, T] {
-	return &consumer[K, T]{q: q, name: name, done: make(chan struct{})}
+func newConsumer[K comparable, T any](q *Queue[K, T], name string, sh *shard) *consumer[K, T] {
+	base := name
+	if i := strings.LastIndexByte(name, '.'); i > strings.LastIndexByte(name, '-') {
+		base = name[:i]
+	}
+	return &consumer[K, T]{q: q, sh: sh, name: name, base: base, done: make(chan struct{}),
+		leaveC: make(chan struct{}), cursor: "0-0", lastReclaim: time.Now()}
 }
+
+func (c *consumer[K, T]) leave()        { close(c.leaveC) }
+func (c *consumer[K, T]) leaving() bool { return backend.IsClosed(c.leaveC) }
 
 // run is a worker: read a batch of new entries, flush it, acknowledge it, until Close has
-// drained the stream (or given up), or the worker was killed.
+// drained the stream (or given up), the worker was killed or its shard given up. A shard's
+// reader (Shards > 1) reclaims its shard's idle entries between batches too.
 func (c *consumer[K, T]) run() {
 	q := c.q
 	defer q.wg.Done()
 	defer close(c.done)
-	for !q.stopping() && !c.dead.Load() {
-		if !q.gate.hold(q.stopC) {
+	for !q.stopping() && !c.dead.Load() && !c.leaving() {
+		if !q.gate.hold(q.stopC, c.leaveC) {
 			return
 		}
 		msgs := c.readBatch()
 		if len(msgs) > 0 && !c.dead.Load() {
 			c.handle(msgs, nil)
 		}
+		if len(q.shards) > 1 && !c.dead.Load() {
+			c.reclaimDue()
+		}
 		q.gate.release()
 	}
+}
+
+// reclaimDue runs a reclaim pass on the reader's shard when one is due: every
+// ReclaimInterval, or every quarter of ShardLease (for entries idle that long) while the
+// shard is newly taken over.
+func (c *consumer[K, T]) reclaimDue() {
+	q := c.q
+	interval, idle := q.o.ReclaimInterval, q.o.ReclaimIdle
+	if time.Now().UnixMicro() < c.sh.fastUntil.Load() {
+		interval, idle = min(interval, q.o.ShardLease/4), min(idle, q.o.ShardLease)
+	}
+	if time.Since(c.lastReclaim) < interval {
+		return
+	}
+	c.lastReclaim = time.Now()
+	c.cursor = c.reclaimPass(c.cursor, idle)
 }
 
 // readBatch reads up to BatchSize new entries: it blocks (at most Block) for the first, then
@@ -85,7 +121,7 @@ func (c *consumer[K, T]) readBatch() []redis.XMessage {
 			}
 		}
 		res, err := q.rdb.XReadGroup(q.life.Ctx(), &redis.XReadGroupArgs{
-			Group: q.o.Group, Consumer: c.name, Streams: []string{q.keys.stream, ">"},
+			Group: q.o.Group, Consumer: c.name, Streams: []string{c.sh.keys.stream, ">"},
 			Count: int64(q.o.BatchSize - len(out)), Block: block, // block ≥ 1ms: never "forever"
 		}).Result()
 		if errors.Is(err, redis.Nil) {
@@ -93,7 +129,7 @@ func (c *consumer[K, T]) readBatch() []redis.XMessage {
 		}
 		if err != nil {
 			if isNoGroup(err) { // the run's creator reset the stream after we joined
-				_ = q.ensureGroup(q.life.Ctx())
+				_ = q.ensureGroup(q.life.Ctx(), c.sh)
 			}
 			c.pause(q.o.RetryBackoff)
 			break
@@ -255,7 +291,7 @@ func (c *consumer[K, T]) keepAlive(batch []entry[T]) (stop func()) {
 				return
 			}
 			ctx, cancel := context.WithTimeout(q.life.Ctx(), ackTimeout)
-			_ = renewScript.Run(ctx, q.rdb, []string{q.keys.stream}, q.o.Group, c.name,
+			_ = renewScript.Run(ctx, q.rdb, []string{c.sh.keys.stream}, q.o.Group, c.name,
 				batch[0].id, batch[len(batch)-1].id, 2*len(batch)).Err()
 			cancel()
 		}
@@ -283,7 +319,7 @@ func (c *consumer[K, T]) flushTx(batch []entry[T], asBatch bool) (err error) {
 	for i := range batch {
 		ids[i] = batch[i].id
 	}
-	rows, err := tx.Query(ctx, q.sql.insert, q.keys.stream, ids)
+	rows, err := tx.Query(ctx, q.sql.insert, c.sh.keys.stream, ids)
 	if err != nil {
 		return fmt.Errorf("recording applied entry ids: %w", err)
 	}
@@ -358,7 +394,7 @@ func (c *consumer[K, T]) ack(done []entry[T]) {
 	for i := range done {
 		args = append(args, done[i].id, done[i].kind)
 	}
-	res, ok := c.acknowledge(ackScript, []string{q.keys.stream, q.keys.stats}, args)
+	res, ok := c.acknowledge(ackScript, []string{c.sh.keys.stream, c.sh.keys.stats}, args)
 	if !ok || len(res) != len(done) {
 		return
 	}
@@ -384,12 +420,10 @@ func (c *consumer[K, T]) ack(done []entry[T]) {
 // same token, so an attempt after one whose reply was lost gets that reply back (replayHead).
 func (c *consumer[K, T]) acknowledge(s *redis.Script, keys []string, args []any) (res []int64, ok bool) {
 	q := c.q
-	keys = append(keys, q.keys.replies)
+	keys = append(keys, c.sh.keys.replies)
 	args = append(args, c.name, q.token+"-"+strconv.FormatInt(c.calls.Add(1), 10))
 	for attempt := 1; ; attempt++ {
-		ctx, cancel := context.WithTimeout(context.Background(), ackTimeout)
-		res, err := s.Run(ctx, q.rdb, keys, args...).Int64Slice()
-		cancel()
+		res, err := runScript(ackTimeout, q.rdb, s, keys, args).Int64Slice()
 		if err == nil {
 			return res, true
 		}
@@ -437,7 +471,7 @@ func (c *consumer[K, T]) alreadyApplied(ids []string) ([]string, error) {
 		return nil, err
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(q.life.Ctx())) }() // read only
-	rows, err := tx.Query(q.life.Ctx(), q.sql.query, q.keys.stream, ids)
+	rows, err := tx.Query(q.life.Ctx(), q.sql.query, c.sh.keys.stream, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -456,7 +490,7 @@ func (c *consumer[K, T]) deadLetter(entries []entry[T], reason string) {
 	for _, e := range entries {
 		args = append(args, e.id, e.payload, e.at, e.deliveries)
 	}
-	res, _ := c.acknowledge(deadLetterScript, []string{q.keys.stream, q.keys.dlq, q.keys.stats}, args)
+	res, _ := c.acknowledge(deadLetterScript, []string{c.sh.keys.stream, c.sh.keys.dlq, c.sh.keys.stats}, args)
 	for _, n := range res {
 		if n == 1 {
 			q.c.acked.Add(1)
@@ -466,19 +500,19 @@ func (c *consumer[K, T]) deadLetter(entries []entry[T], reason string) {
 	}
 }
 
-// reclaim takes over entries idle longer than ReclaimIdle, every ReclaimInterval, and
-// handles them like a batch. The XAUTOCLAIM cursor carries over from call to call, so a long
-// pending list is scanned once around instead of from 0-0 every time.
-func (q *Queue[K, T]) reclaim() {
+// reclaim takes over entries of sh idle longer than ReclaimIdle, every ReclaimInterval, and
+// handles them like a batch (one shard; with more, each shard's reader reclaims its own).
+// The XAUTOCLAIM cursor carries over from call to call, so a long pending list is scanned
+// once around instead of from 0-0 every time.
+func (q *Queue[K, T]) reclaim(sh *shard) {
 	defer q.wg.Done()
-	c := newConsumer(q, q.o.Consumer+"-reclaim")
+	c := newConsumer(q, q.o.Consumer+"-reclaim", sh)
 	defer close(c.done)
-	cursor := "0-0"
 	q.every(q.o.ReclaimInterval, func() bool {
-		if !q.gate.hold(q.stopC) {
+		if !q.gate.hold(q.stopC, nil) {
 			return false
 		}
-		cursor = c.reclaimPass(cursor)
+		c.cursor = c.reclaimPass(c.cursor, q.o.ReclaimIdle)
 		q.gate.release()
 		return true
 	})
@@ -503,18 +537,18 @@ func (q *Queue[K, T]) every(interval time.Duration, pass func() bool) {
 	}
 }
 
-// reclaimPass claims and handles batches until a call brings nothing or the scan wraps, and
-// returns the cursor to continue from.
-func (c *consumer[K, T]) reclaimPass(cursor string) string {
+// reclaimPass claims entries idle for minIdle and handles them, batch by batch, until a call
+// brings nothing or the scan wraps, and returns the cursor to continue from.
+func (c *consumer[K, T]) reclaimPass(cursor string, minIdle time.Duration) string {
 	q := c.q
-	for !q.stopping() {
+	for !q.stopping() && !c.dead.Load() {
 		msgs, next, err := q.rdb.XAutoClaim(q.life.Ctx(), &redis.XAutoClaimArgs{
-			Stream: q.keys.stream, Group: q.o.Group, Consumer: c.name,
-			MinIdle: q.o.ReclaimIdle, Start: cursor, Count: int64(q.o.BatchSize),
+			Stream: c.sh.keys.stream, Group: q.o.Group, Consumer: c.name,
+			MinIdle: minIdle, Start: cursor, Count: int64(q.o.BatchSize),
 		}).Result()
 		if err != nil {
 			if isNoGroup(err) {
-				_ = q.ensureGroup(q.life.Ctx())
+				_ = q.ensureGroup(q.life.Ctx(), c.sh)
 			}
 			return cursor
 		}
@@ -536,7 +570,7 @@ func (c *consumer[K, T]) deliveryCounts(msgs []redis.XMessage) map[string]int64 
 	q := c.q
 	out := make(map[string]int64, len(msgs))
 	p, err := q.rdb.XPendingExt(q.life.Ctx(), &redis.XPendingExtArgs{
-		Stream: q.keys.stream, Group: q.o.Group, Consumer: c.name,
+		Stream: c.sh.keys.stream, Group: q.o.Group, Consumer: c.name,
 		Start: msgs[0].ID, End: msgs[len(msgs)-1].ID, Count: int64(4*len(msgs) + 64),
 	}).Result()
 	if err != nil {

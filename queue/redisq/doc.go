@@ -8,11 +8,44 @@
 //
 // # Keys
 //
-// Options.Stream is the stream; Stream+":dlq" the dead-letter stream (bounded by
-// Options.DeadLetterMaxLen with XADD MAXLEN); Stream+":stats" a hash of run-wide counters
-// updated atomically with each XADD and acknowledgement (RunStats), which stay right even when
-// a process of the run was killed; Stream+":replies" the last reply of each consumer's
-// acknowledging call, replayed when that reply was lost.
+// Options.Stream is the stream. The keys beside it share its hash slot, so that every script
+// and multi-key command stays in one slot on Redis Cluster: they are named after the stream
+// wrapped in a hash tag, {Stream}, which hashes like the bare name (a Stream that has a tag
+// of its own, "a{t}b", is their prefix as it is). {Stream}:dlq is the dead-letter stream
+// (bounded by Options.DeadLetterMaxLen with XADD MAXLEN); {Stream}:stats a hash of run-wide
+// counters updated atomically with each XADD and acknowledgement (RunStats), which stay right
+// even when a process of the run was killed; {Stream}:replies the last reply of each
+// producer's adding and each consumer's acknowledging call, replayed when that call comes
+// again. (Before sharding these were Stream+":dlq" and so on, which on a cluster lay in
+// other slots.)
+//
+// With Options.Shards = S > 1 there are S streams, "{Stream:shard<i>}" for i in [0, S) (a
+// ".<j>" added to the tag where needed to put shard i in the i-th S-th of the 16384 slots, so
+// that the shards spread over a cluster's masters, each of which owns a range of slots until
+// someone moves them; every process derives the same names). Each shard has its own
+// "{Stream:shard<i>}:dlq", ":stats", ":replies" and ":lease"; "{Stream}:consumers" is the set
+// of live consumers. Stream itself is then no key, and must contain no braces. Queue.Streams
+// lists the shards' streams.
+//
+// # Redis Cluster
+//
+// Pass a *redis.ClusterClient as Options.Client. Keep MaxRetries at -1 (as for one server)
+// and MaxRedirects at its default (3) or above: go-redis's cluster client bounds its own loop
+// by MaxRedirects, not MaxRetries. In that loop (go-redis v9, ClusterClient.process) it
+// follows MOVED and ASK at once, and retries after a backoff on TRYAGAIN, CLUSTERDOWN,
+// MASTERDOWN, LOADING, READONLY and NOREPLICAS: all replies by which Redis refuses a command
+// before running it, so these retries are safe. But the same loop also sends a command again
+// after a broken connection (EOF) or a read timeout, MaxRetries -1 notwithstanding, and such a
+// command may have run. So every script that changes a stream is idempotent: the adding
+// script, like the acknowledging ones, carries its caller's name and a token and, sent again,
+// returns the reply it kept instead of running twice (a resend can only come after the first
+// send, on a connection opened later, so it arrives after it). Where go-redis gives up on a
+// refusal (past MaxRedirects, a slot migrating for long) redisq runs the script again itself
+// until its timeout. Every other error leaves an Enqueue's outcome unknown, as on one server.
+// Size PoolSize (per node) for Senders plus the consumers, as for one server. A failover
+// loses what the killed master had acknowledged and not yet replicated, like a crash of one
+// server loses what it had not written to its append-only file: the run-wide counters move
+// with the data, so a lost entry is lost to them too.
 //
 // # Protocol
 //
@@ -27,9 +60,10 @@
 // deleted, so XLEN counts exactly the entries not yet acknowledged (undelivered ones plus the
 // consumer group's pending ones).
 // go-redis retries are off: an error after the script was sent makes the outcome unknown
-// (ErrOutcomeUnknown) instead of risking a second XADD of the same record.
+// (ErrOutcomeUnknown) instead of risking a second XADD of the same record; a script sent
+// twice all the same (see "Redis Cluster") adds its records once.
 //
-// Consuming: Options.Workers consumers of one group read with XREADGROUP COUNT BatchSize and a
+// Consuming (one shard; for more see "Shards"): Options.Workers consumers of one group read with XREADGROUP COUNT BatchSize and a
 // bounded BLOCK (never 0, which in go-redis means forever), keep reading until the batch is
 // full or FlushInterval has passed since its oldest record was enqueued, then flush it in ONE
 // database transaction:
@@ -55,6 +89,49 @@
 // not flushed again: it is acknowledged, deleted and copied to the dead-letter stream in one
 // script (unless its id is already in the applied-ids table, in which case it is acknowledged
 // as a duplicate).
+//
+// # Shards
+//
+// Producing: a record goes to shard FNV-1a(Key(rec)) mod S (the key's decimal text for
+// integers, fmt's %v for other types: keys must print the same in every process), so every
+// record of a key is on one shard, in the order its producer enqueued it. Each shard has its
+// own senders (Senders in all, at least one a shard). A group (EnqueueAll) whose records all
+// go to one shard is added as above, whole or not at all. A group spanning shards is split in
+// one part per shard; no script can span them (different slots), so with a Capacity the
+// producer reads the shards' lengths first and, when every part fits, adds each part to its
+// shard without a cap — the group goes in whole, the full policy applies to the whole group
+// when a part does not fit, and the caller sees one outcome, as with one stream. The price:
+// Capacity is Options.Capacity/S per shard (rounded up), checked exactly by the script for a
+// one-shard group, and a shard may pass it by the parts of cross-shard groups that found room
+// at the same moment. The parts are sent concurrently; if one fails (ErrOutcomeUnknown) the
+// others may be in: the caller looks the group up, as for a script that failed midway.
+//
+// Consuming: each shard is read by one consumer at a time, the one that holds its lease
+// ({Stream:shard<i>}:lease, SET NX PX ShardLease with the consumer's name). Every consuming
+// process renews a heartbeat in {Stream}:consumers and its leases every ShardLease/3, gives
+// back leases beyond its share, ceil(S / live consumers), and takes free ones up to it; it
+// starts one reader (Consumer+"-s<i>") per shard it holds, which reads, flushes and
+// acknowledges that shard's batches one after another (so per-key order holds across batches
+// too, reclaimed entries aside) and reclaims the shard's idle entries between them. A shard
+// given back is released only after its reader has acknowledged its batch. A lease that could
+// not be renewed (someone else holds it) makes its reader stop after the batch in hand. When
+// a consumer dies its heartbeat and leases expire after ShardLease; the others' share grows
+// and they take its shards within a renewal period (so within about 4/3 ShardLease), read new
+// entries at once, and for 3 ShardLease after taking a shard reclaim the entries idle for
+// ShardLease (not ReclaimIdle): those the dead reader held. Close releases the leases and
+// the heartbeat once the streams are empty; until then a closing consumer keeps taking
+// shards others leave. Run-wide counters (RunStats, ReadRunStats) and the stream metrics
+// (length, pending) are sums over the shards.
+//
+// Exactly once holds shard by shard by the argument below, which never relied on one consumer
+// per stream: each shard's entry ids are recorded in the applied-ids table under the shard's
+// stream key (ids of different streams may be equal), in the transaction that writes their
+// effect. Ownership only orders and spreads the work. When it fails — a reader frozen past
+// its lease, whose shard another consumer took over and whose batch it reclaimed — the thawed
+// reader's insert of the batch's ids finds them applied and writes nothing; its
+// acknowledgement counts each entry once with whichever acknowledgement comes first (XACK
+// removes an entry from the pending list once). Pruning keeps this as below: each shard's ids
+// are pruned below its own stream's first entry.
 //
 // # Applied ids
 //

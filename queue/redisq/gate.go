@@ -24,8 +24,8 @@ func newGate() *gate {
 }
 
 // hold waits while the gate is paused, then counts the caller busy. It reports false when
-// stop closed first.
-func (g *gate) hold(stop <-chan struct{}) bool {
+// stop or leave (nil: never) closed first.
+func (g *gate) hold(stop, leave <-chan struct{}) bool {
 	for {
 		g.mu.Lock()
 		paused, _, resumeC := g.sw.State()
@@ -38,6 +38,8 @@ func (g *gate) hold(stop <-chan struct{}) bool {
 		select {
 		case <-resumeC:
 		case <-stop:
+			return false
+		case <-leave:
 			return false
 		}
 	}

@@ -47,24 +47,39 @@ const (
 	DefaultSendBatch        = 512
 	DefaultAppliedTable     = "queue_applied_entries"
 	DefaultPruneInterval    = time.Minute
+	DefaultShardLease       = 3 * time.Second
 )
 
 // Options configure a Queue. They are validated once by New and never change afterwards.
 type Options[K comparable, T any] struct {
 	// Options are the options every backend shares, meaning what queue.Options says, with
-	// these differences: Key is required only to consume; Capacity caps XLEN (entries not yet
-	// acknowledged) and 0 means no cap; BatchSize is the most entries a consumer reads and
+	// these differences: Key is required to consume, and to produce with Shards > 1;
+	// Capacity caps XLEN (entries not yet acknowledged; with Shards > 1 each shard's at
+	// Capacity/Shards, rounded up) and 0 means no cap; BatchSize is the most entries a consumer reads and
 	// flushes at once, FlushInterval how long it keeps reading to fill a batch after its
-	// oldest record was enqueued; Workers is the number of consumers in this process; Inline,
+	// oldest record was enqueued; Workers is the number of consumers in this process (with
+	// Shards > 1: one for each shard it owns, Workers not read); Inline,
 	// when nil, writes a producer's own record (PolicySync, stream full) with DB and Writer;
 	// Worker is not read (a consumer group does not route by slot).
 	queue.Options[K, T]
 
-	// Client reaches Redis. Required; the Queue never closes it. Turn go-redis's own retries
-	// off (MaxRetries -1): a retried XADD would add a record twice.
+	// Client reaches Redis: a *redis.Client, or a *redis.ClusterClient for Redis Cluster.
+	// Required; the Queue never closes it. Turn go-redis's own retries off (MaxRetries -1);
+	// on a cluster keep MaxRedirects at its default or above, so MOVED and ASK are followed.
+	// See the package doc ("Redis Cluster").
 	Client redis.UniversalClient
 	// Stream is the stream key (required); see the package doc for the keys derived from it.
 	Stream string
+	// Shards spreads the queue over this many streams (default 1: the stream Stream itself),
+	// each in a hash slot of its own: a record goes to the shard its Key hashes to, so the
+	// records of one key stay in order on one shard. Each shard is read by one consumer at a
+	// time, which holds its lease; see the package doc ("Shards"). Every process of a queue
+	// must use the same Shards.
+	Shards int
+	// ShardLease is how long a consumer's hold on a shard lasts unless renewed (default 3s;
+	// renewed every third of it): a shard whose consumer died is taken over within about
+	// ShardLease and a third. Read with Shards > 1 only.
+	ShardLease time.Duration
 	// Group is the consumer group (default "hotspotkit").
 	Group string
 	// Consumer prefixes this process's consumer names (default host:pid); worker i is
@@ -136,6 +151,14 @@ func (o Options[K, T]) withDefaults() (Options[K, T], error) {
 	if o.Role.consumes() && (o.Key == nil || o.DB == nil || o.Writer == nil) {
 		errs = append(errs, errors.New("Key, DB and Writer are required to consume"))
 	}
+	if o.Shards > 1 && o.Key == nil {
+		errs = append(errs, errors.New("Key is required with Shards > 1 (it picks a record's shard)"))
+	}
+	if o.Stream != "" && o.Shards >= 0 {
+		if err := checkStreamName(o.Stream, o.Shards); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if o.Role.produces() && o.FullPolicy == queue.PolicySync && o.Capacity > 0 && o.Inline == nil && (o.DB == nil || o.Writer == nil) {
 		errs = append(errs, errors.New("Inline, or DB and Writer, are required for PolicySync with a Capacity"))
 	}
@@ -151,7 +174,12 @@ func (o Options[K, T]) withDefaults() (Options[K, T], error) {
 		backend.Field{Name: "MaxDeliveries", Value: int64(o.MaxDeliveries)},
 		backend.Field{Name: "DeadLetterMaxLen", Value: o.DeadLetterMaxLen},
 		backend.Field{Name: "Senders", Value: int64(o.Senders)},
-		backend.Field{Name: "SendBatch", Value: int64(o.SendBatch)})...)
+		backend.Field{Name: "SendBatch", Value: int64(o.SendBatch)},
+		backend.Field{Name: "Shards", Value: int64(o.Shards)},
+		backend.Field{Name: "ShardLease", Value: int64(o.ShardLease)})...)
+	if o.ShardLease > 0 && o.ShardLease < 30*time.Millisecond {
+		errs = append(errs, fmt.Errorf("ShardLease must be at least 30ms (got %s)", o.ShardLease))
+	}
 	if o.Block > 0 && o.Block < time.Millisecond {
 		errs = append(errs, fmt.Errorf("Block must be at least 1ms (got %s); go-redis reads BLOCK 0 as forever", o.Block))
 	}
@@ -181,5 +209,7 @@ func (o Options[K, T]) withDefaults() (Options[K, T], error) {
 	o.SendBatch = backend.OrDefault(o.SendBatch, DefaultSendBatch)
 	o.AppliedTable = backend.OrDefault(o.AppliedTable, DefaultAppliedTable)
 	o.PruneInterval = backend.OrDefault(o.PruneInterval, DefaultPruneInterval)
+	o.Shards = backend.OrDefault(o.Shards, 1)
+	o.ShardLease = backend.OrDefault(o.ShardLease, DefaultShardLease)
 	return o, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,17 +31,19 @@ var errNotProducing = errors.New("redisq: this process only consumes (role consu
 
 // Queue is the Redis-streams backend. All methods are safe for concurrent use.
 type Queue[K comparable, T any] struct {
-	c    counters
-	o    Options[K, T]
-	rdb  redis.UniversalClient
-	keys keys
-	sql  appliedSQL
+	c      counters
+	o      Options[K, T]
+	rdb    redis.UniversalClient
+	shards []*shard
+	// members is the sorted set of the queue's live consumers (Shards > 1), member this
+	// process's name in it and in the shards' leases.
+	members, member string
+	sql             appliedSQL
 	// token sets this queue's acknowledging calls apart from another process's that uses
 	// the same consumer names (acknowledge).
 	token string
 
 	// producing
-	adds   chan *addReq
 	sendWG sync.WaitGroup
 	inline queue.Flusher[T] // PolicySync: the caller's own write
 
@@ -59,8 +62,6 @@ type Queue[K comparable, T any] struct {
 	final atomic.Pointer[snapshot]
 	last  atomic.Pointer[streamState]
 }
-
-type keys struct{ stream, dlq, stats, replies string }
 
 // StreamMetrics are the backend's own counters; see the package doc for each field. The
 // report's results.Stream converts from it.
@@ -115,7 +116,6 @@ func New[K comparable, T any](ctx context.Context, o Options[K, T]) (*Queue[K, T
 		o:     o,
 		rdb:   o.Client,
 		token: strconv.FormatInt(time.Now().UnixNano(), 36),
-		keys:  keys{stream: o.Stream, dlq: o.Stream + ":dlq", stats: o.Stream + ":stats", replies: o.Stream + ":replies"},
 		gate:  newGate(),
 		stopC: make(chan struct{}),
 		life:  backend.NewLifecycle(),
@@ -124,41 +124,57 @@ func New[K comparable, T any](ctx context.Context, o Options[K, T]) (*Queue[K, T
 	if q.sql, err = newAppliedSQL(o.AppliedTable); err != nil {
 		return nil, err
 	}
+	for i, s := range shardStreams(o.Stream, o.Shards) {
+		q.shards = append(q.shards, &shard{i: i, keys: shardKeys(s)})
+	}
+	q.members = tagged(o.Stream) + ":consumers"
+	q.member = o.Consumer + "/" + q.token
 	q.inline = o.Inline
 	if q.inline == nil && o.DB != nil && o.Writer != nil {
 		q.inline = queue.PgFlusher(o.DB, o.Writer)
 	}
 	if o.Fresh {
-		if err := q.rdb.Del(ctx, q.keys.stream, q.keys.dlq, q.keys.stats, q.keys.replies).Err(); err != nil {
-			return nil, fmt.Errorf("redisq: resetting %s: %w", q.keys.stream, err)
+		if err := q.deleteKeys(ctx, true); err != nil {
+			return nil, fmt.Errorf("redisq: resetting %s: %w", o.Stream, err)
 		}
 	}
-	if err := q.ensureGroup(ctx); err != nil {
-		return nil, err
+	for _, sh := range q.shards {
+		if err := q.ensureGroup(ctx, sh); err != nil {
+			return nil, err
+		}
 	}
 	if o.Role.consumes() {
 		if err := q.ensureAppliedTable(ctx); err != nil {
 			return nil, err
 		}
 	}
-	for _, script := range []*redis.Script{addScript, ackScript, deadLetterScript, renewScript} {
+	for _, script := range []*redis.Script{addScript, ackScript, deadLetterScript, renewScript, leaseScript, releaseScript, heartbeatScript} {
 		if err := script.Load(ctx, q.rdb).Err(); err != nil {
 			return nil, fmt.Errorf("redisq: loading scripts: %w", err)
 		}
 	}
 	if o.Role.produces() {
-		q.adds = make(chan *addReq, o.Senders*o.SendBatch)
-		q.sendWG.Add(o.Senders)
-		for range o.Senders {
-			go q.send()
+		// The senders are spread over the shards, at least one each.
+		per := max((o.Senders+len(q.shards)-1)/len(q.shards), 1)
+		for _, sh := range q.shards {
+			sh.adds = make(chan *addReq, per*o.SendBatch)
+			q.sendWG.Add(per)
+			for j := range per {
+				go q.send(sh, fmt.Sprintf("p:%s:%s:%d", o.Consumer, q.token, j))
+			}
 		}
 	}
 	if o.Role.consumes() {
-		for i := range o.Workers {
-			q.startWorker(fmt.Sprintf("%s-w%d", o.Consumer, i))
+		if len(q.shards) == 1 {
+			for i := range o.Workers {
+				q.startWorker(fmt.Sprintf("%s-w%d", o.Consumer, i), q.shards[0])
+			}
+			q.wg.Add(1)
+			go q.reclaim(q.shards[0])
+		} else {
+			q.wg.Add(1)
+			go q.balance()
 		}
-		q.wg.Add(1)
-		go q.reclaim()
 		if o.PruneInterval > 0 {
 			q.wg.Add(1)
 			go q.prune()
@@ -167,23 +183,42 @@ func New[K comparable, T any](ctx context.Context, o Options[K, T]) (*Queue[K, T
 	return q, nil
 }
 
-// ensureGroup creates the consumer group (and the stream) unless it exists. The group starts
-// at 0 so that entries added before it existed are delivered too.
-func (q *Queue[K, T]) ensureGroup(ctx context.Context) error {
-	err := q.rdb.XGroupCreateMkStream(ctx, q.keys.stream, q.o.Group, "0").Err()
+// ensureGroup creates a shard's consumer group (and its stream) unless it exists. The group
+// starts at 0 so that entries added before it existed are delivered too.
+func (q *Queue[K, T]) ensureGroup(ctx context.Context, sh *shard) error {
+	err := q.rdb.XGroupCreateMkStream(ctx, sh.keys.stream, q.o.Group, "0").Err()
 	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
-		return fmt.Errorf("redisq: creating group %s on %s: %w", q.o.Group, q.keys.stream, err)
+		return fmt.Errorf("redisq: creating group %s on %s: %w", q.o.Group, sh.keys.stream, err)
 	}
 	return nil
 }
 
 func isNoGroup(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "NOGROUP") }
 
-// Stream is the stream key.
-func (q *Queue[K, T]) Stream() string { return q.keys.stream }
+// Stream is the stream key: Options.Stream, or with Shards > 1 the first shard's stream.
+func (q *Queue[K, T]) Stream() string { return q.shards[0].keys.stream }
 
-// DeadLetterStream is the dead-letter stream key.
-func (q *Queue[K, T]) DeadLetterStream() string { return q.keys.dlq }
+// Streams are the shards' stream keys, Options.Stream alone for one shard. They are also
+// the stream column of the applied-ids table.
+func (q *Queue[K, T]) Streams() []string {
+	out := make([]string, len(q.shards))
+	for i, sh := range q.shards {
+		out[i] = sh.keys.stream
+	}
+	return out
+}
+
+// DeadLetterStream is the dead-letter stream key (the first shard's with Shards > 1).
+func (q *Queue[K, T]) DeadLetterStream() string { return q.shards[0].keys.dlq }
+
+// DeadLetterStreams are the shards' dead-letter stream keys.
+func (q *Queue[K, T]) DeadLetterStreams() []string {
+	out := make([]string, len(q.shards))
+	for i, sh := range q.shards {
+		out[i] = sh.keys.dlq
+	}
+	return out
+}
 
 // Close stops intake (later Enqueue calls get ErrClosed), waits for the records in flight to
 // be answered and, in a consuming process, for the stream to be empty: every entry of the
@@ -197,10 +232,13 @@ func (q *Queue[K, T]) Close(ctx context.Context) error {
 }
 
 // drain runs once no Enqueue call is in flight: the senders finish, and a consuming process
-// waits for the stream to be empty before its consumers leave.
+// waits for the streams to be empty before its consumers leave (keeping the shards it owns,
+// and taking those that others leave).
 func (q *Queue[K, T]) drain(ctx context.Context) error {
-	if q.adds != nil {
-		close(q.adds) // nobody can send any more: no Enqueue is in flight and the bit is set
+	if q.o.Role.produces() {
+		for _, sh := range q.shards {
+			close(sh.adds) // nobody can send any more: no Enqueue is in flight and the bit is set
+		}
 		q.sendWG.Wait()
 	}
 	var err error
@@ -230,7 +268,7 @@ func (q *Queue[K, T]) drain(ctx context.Context) error {
 				if q.o.Role == RoleBoth {
 					q.c.Abandoned.Add(st.length)
 				}
-				err = fmt.Errorf("redisq: close: %d entries left unacknowledged in %s: %w", st.length, q.keys.stream, context.Cause(ctx))
+				err = fmt.Errorf("redisq: close: %d entries left unacknowledged in %s: %w", st.length, q.o.Stream, context.Cause(ctx))
 			}
 		}
 	}
@@ -244,20 +282,28 @@ func (q *Queue[K, T]) stopping() bool { return backend.IsClosed(q.stopC) || q.li
 
 func (q *Queue[K, T]) closing() bool { return q.life.Closing() }
 
-// streamState reads XLEN and the group's pending count, and remembers them.
+// streamState reads XLEN and the group's pending count, summed over the shards, and
+// remembers them.
 func (q *Queue[K, T]) streamState(ctx context.Context) (streamState, error) {
 	pipe := q.rdb.Pipeline()
-	xlen := pipe.XLen(ctx, q.keys.stream)
-	pend := pipe.XPending(ctx, q.keys.stream, q.o.Group)
-	_, _ = pipe.Exec(ctx)
-	if err := xlen.Err(); err != nil {
-		return streamState{}, err
+	xlens := make([]*redis.IntCmd, len(q.shards))
+	pends := make([]*redis.XPendingCmd, len(q.shards))
+	for i, sh := range q.shards {
+		xlens[i] = pipe.XLen(ctx, sh.keys.stream)
+		pends[i] = pipe.XPending(ctx, sh.keys.stream, q.o.Group)
 	}
-	st := streamState{length: xlen.Val()}
-	if err := pend.Err(); err == nil {
-		st.pending = pend.Val().Count
-	} else if !isNoGroup(err) && !errors.Is(err, redis.Nil) {
-		return streamState{}, err
+	_, _ = pipe.Exec(ctx)
+	var st streamState
+	for i := range q.shards {
+		if err := xlens[i].Err(); err != nil {
+			return streamState{}, err
+		}
+		st.length += xlens[i].Val()
+		if err := pends[i].Err(); err == nil {
+			st.pending += pends[i].Val().Count
+		} else if !isNoGroup(err) && !errors.Is(err, redis.Nil) {
+			return streamState{}, err
+		}
 	}
 	q.last.Store(&st)
 	return st, nil
@@ -316,49 +362,73 @@ func (q *Queue[K, T]) streamMetrics(st streamState) StreamMetrics {
 	}
 }
 
-// RunStats reads the run-wide counters and lengths from Redis.
+// RunStats reads the run-wide counters and lengths from Redis, summed over the shards.
 func (q *Queue[K, T]) RunStats(ctx context.Context) (RunStats, error) {
-	return ReadRunStats(ctx, q.rdb, q.keys.stream, q.o.Group)
+	return ReadRunStats(ctx, q.rdb, q.o.Stream, q.o.Group, q.o.Shards)
 }
 
-// ReadRunStats reads the run-wide counters of stream (consumer group group) from Redis; any
-// process of the run can call it, with or without a Queue.
-func ReadRunStats(ctx context.Context, rdb redis.UniversalClient, stream, group string) (RunStats, error) {
-	pipe := rdb.Pipeline()
-	h := pipe.HGetAll(ctx, stream+":stats")
-	xlen := pipe.XLen(ctx, stream)
-	dlq := pipe.XLen(ctx, stream+":dlq")
-	pend := pipe.XPending(ctx, stream, group)
-	_, _ = pipe.Exec(ctx)
+// ReadRunStats reads the run-wide counters of the queue on stream (consumer group group,
+// shards shards: Options.Stream, Group and Shards), summed over its shards; any process of
+// the run can call it, with or without a Queue.
+func ReadRunStats(ctx context.Context, rdb redis.UniversalClient, stream, group string, shards int) (RunStats, error) {
 	var rs RunStats
-	for _, err := range []error{h.Err(), xlen.Err(), dlq.Err()} {
-		if err != nil {
-			return rs, fmt.Errorf("redisq: reading the run's counters: %w", err)
-		}
+	pipe := rdb.Pipeline()
+	type reads struct {
+		h         *redis.MapStringStringCmd
+		xlen, dlq *redis.IntCmd
+		pend      *redis.XPendingCmd
 	}
-	get := func(k string) int64 { n, _ := strconv.ParseInt(h.Val()[k], 10, 64); return n }
-	rs.Accepted, rs.Acked, rs.Applied = get("accepted"), get("acked"), get("applied")
-	rs.Duplicate, rs.Fallback, rs.DeadLettered = get("duplicate"), get("fallback"), get("dead_lettered")
-	rs.Length, rs.DeadLetterLength = xlen.Val(), dlq.Val()
-	if pend.Err() == nil {
-		rs.Pending = pend.Val().Count
+	var all []reads
+	for _, s := range shardStreams(stream, shards) {
+		k := shardKeys(s)
+		all = append(all, reads{h: pipe.HGetAll(ctx, k.stats), xlen: pipe.XLen(ctx, k.stream),
+			dlq: pipe.XLen(ctx, k.dlq), pend: pipe.XPending(ctx, k.stream, group)})
+	}
+	_, _ = pipe.Exec(ctx)
+	for _, r := range all {
+		for _, err := range []error{r.h.Err(), r.xlen.Err(), r.dlq.Err()} {
+			if err != nil {
+				return rs, fmt.Errorf("redisq: reading the run's counters: %w", err)
+			}
+		}
+		get := func(k string) int64 { n, _ := strconv.ParseInt(r.h.Val()[k], 10, 64); return n }
+		rs.Accepted += get("accepted")
+		rs.Acked += get("acked")
+		rs.Applied += get("applied")
+		rs.Duplicate += get("duplicate")
+		rs.Fallback += get("fallback")
+		rs.DeadLettered += get("dead_lettered")
+		rs.Length += r.xlen.Val()
+		rs.DeadLetterLength += r.dlq.Val()
+		if r.pend.Err() == nil {
+			rs.Pending += r.pend.Val().Count
+		}
 	}
 	return rs, nil
 }
 
-// DeleteKeys removes the stream and its counters, and the dead-letter stream when it is
+// DeleteKeys removes the streams and their counters, and each dead-letter stream when it is
 // empty (dead letters are evidence: they stay until someone looks). For a process that ran
 // both roles on a Redis it shares, after the run was verified.
-func (q *Queue[K, T]) DeleteKeys(ctx context.Context) error {
-	n, err := q.rdb.XLen(ctx, q.keys.dlq).Result()
-	if err != nil {
-		return err
+func (q *Queue[K, T]) DeleteKeys(ctx context.Context) error { return q.deleteKeys(ctx, false) }
+
+// deleteKeys deletes every shard's keys, dead letters too when all or none are left, and the
+// consumers' set. One DEL per shard: a cluster refuses a DEL of keys in several slots.
+func (q *Queue[K, T]) deleteKeys(ctx context.Context, all bool) error {
+	for _, sh := range q.shards {
+		ks := []string{sh.keys.stream, sh.keys.stats, sh.keys.replies, sh.keys.lease}
+		if all {
+			ks = append(ks, sh.keys.dlq)
+		} else if n, err := q.rdb.XLen(ctx, sh.keys.dlq).Result(); err != nil {
+			return err
+		} else if n == 0 {
+			ks = append(ks, sh.keys.dlq)
+		}
+		if err := q.rdb.Del(ctx, ks...).Err(); err != nil {
+			return err
+		}
 	}
-	ks := []string{q.keys.stream, q.keys.stats, q.keys.replies}
-	if n == 0 {
-		ks = append(ks, q.keys.dlq)
-	}
-	return q.rdb.Del(ctx, ks...).Err()
+	return q.rdb.Del(ctx, q.members).Err()
 }
 
 // PersistLag returns the persist-lag histogram (µs): for every record this process applied,
@@ -390,14 +460,14 @@ func (q *Queue[K, T]) Resume() { q.gate.resume() }
 // KillConsumer makes one consumer of this process die the way a killed process would: it
 // stops at its next step without acknowledging what it holds (those entries are reclaimed
 // after ReclaimIdle by the reclaimer, of this or another process), and a new consumer with a
-// new name takes its place. It is fault injection: a drill of the reclaim path that kills no
-// process (hotspotkit's kill-consumer fault).
+// new name takes its place (on the same shard). It is fault injection: a drill of the reclaim
+// path that kills no process (hotspotkit's kill-consumer fault).
 func (q *Queue[K, T]) KillConsumer(ctx context.Context) (string, error) {
 	if !q.o.Role.consumes() {
 		return "", errors.New("redisq: this process runs no consumer")
 	}
 	q.workersM.Lock()
-	if q.stopping() { // the drain is over: no consumer left to kill
+	if q.stopping() || len(q.workers) == 0 { // the drain is over, or no shard owned yet
 		q.workersM.Unlock()
 		return "", ErrClosed
 	}
@@ -407,15 +477,15 @@ func (q *Queue[K, T]) KillConsumer(ctx context.Context) (string, error) {
 	victim.dead.Store(true)
 	<-victim.done
 	held := int64(0)
-	if p, err := q.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: q.keys.stream, Group: q.o.Group,
+	if p, err := q.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: victim.sh.keys.stream, Group: q.o.Group,
 		Start: "-", End: "+", Count: int64(q.o.BatchSize) * 2, Consumer: victim.name}).Result(); err == nil {
 		held = int64(len(p))
 	}
-	name := fmt.Sprintf("%s-w0.%d", q.o.Consumer, q.killed)
+	name := fmt.Sprintf("%s.%d", victim.base, q.killed)
 	q.workersM.Lock()
-	replaced := !q.stopping()
+	replaced := !q.stopping() && !victim.leaving()
 	if replaced {
-		q.startWorkerLocked(name)
+		q.startWorkerLocked(name, victim.sh)
 	}
 	q.workersM.Unlock()
 	msg := fmt.Sprintf("consumer %s killed holding %d unacknowledged entries (reclaimed after %s idle)", victim.name, held, q.o.ReclaimIdle)
@@ -425,19 +495,25 @@ func (q *Queue[K, T]) KillConsumer(ctx context.Context) (string, error) {
 	return msg, nil
 }
 
-func (q *Queue[K, T]) startWorker(name string) {
+func (q *Queue[K, T]) startWorker(name string, sh *shard) {
 	q.workersM.Lock()
-	q.startWorkerLocked(name)
+	q.startWorkerLocked(name, sh)
 	q.workersM.Unlock()
 }
 
-func (q *Queue[K, T]) startWorkerLocked(name string) {
-	w := newConsumer(q, name)
-	if len(q.workers) > 0 && q.workers[0].dead.Load() {
-		q.workers[0] = w
+// startWorkerLocked starts a consumer of shard sh named name, in the place of a dead one if
+// there is one. With Shards > 1 it is the shard's reader.
+func (q *Queue[K, T]) startWorkerLocked(name string, sh *shard) *consumer[K, T] {
+	w := newConsumer(q, name, sh)
+	if i := slices.IndexFunc(q.workers, func(c *consumer[K, T]) bool { return c.dead.Load() || c.leaving() }); i >= 0 {
+		q.workers[i] = w
 	} else {
 		q.workers = append(q.workers, w)
 	}
+	if len(q.shards) > 1 {
+		sh.reader = w
+	}
 	q.wg.Add(1)
 	go w.run()
+	return w
 }

@@ -46,6 +46,25 @@ func backends(t *testing.T, f func(t *testing.T, rdb *redis.Client)) {
 		m := miniredis.RunT(t)
 		rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1, PoolSize: 32})
 		t.Cleanup(func() { rdb.Close() })
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { // miniredis expires keys (the shards' leases) only when told time passed
+			defer wg.Done()
+			tick := time.NewTicker(20 * time.Millisecond)
+			defer tick.Stop()
+			last := time.Now()
+			for {
+				select {
+				case <-stop:
+					return
+				case now := <-tick.C:
+					m.FastForward(now.Sub(last))
+					last = now
+				}
+			}
+		}()
+		t.Cleanup(func() { close(stop); wg.Wait() })
 		f(t, rdb)
 	})
 	t.Run("redis-server", func(t *testing.T) {
@@ -99,14 +118,14 @@ func (w *countsWriter) WriteBatch(ctx context.Context, tx pgx.Tx, recs []rec) (i
 
 type env struct {
 	t      *testing.T
-	rdb    *redis.Client
+	rdb    redis.UniversalClient
 	pool   *pgxpool.Pool
 	target *database.Target
 	stream string
 	writer *countsWriter
 }
 
-func newEnv(t *testing.T, rdb *redis.Client) *env {
+func newEnv(t *testing.T, rdb redis.UniversalClient) *env {
 	t.Helper()
 	target := testdb.New(t)
 	ctx := context.Background()
@@ -357,7 +376,7 @@ func TestKilledConsumerBeforeCommitIsReclaimed(t *testing.T) {
 		want := enqueue(t, q, n)
 		<-killed
 		// The dead worker's goroutine has left; start its replacement as KillConsumer would.
-		q.startWorker("replacement")
+		q.startWorker("replacement", q.shards[0])
 		e.close(q)
 		total, records := e.totals()
 		if total != want || records != n {

@@ -5,54 +5,56 @@ import "github.com/redis/go-redis/v9"
 // The scripts run atomically on the server; every key a script touches is passed in KEYS, as
 // Redis requires.
 
-// addScript: KEYS = stream, stats; ARGV = capacity (0: none), then per group of records (an
-// EnqueueAll call's): its size k, its enqueue-µs, and its k payloads. A group is added whole
-// or, when XLEN + k would pass the capacity, not at all. It returns one value per group (the
-// id of its last entry, or "" when it was refused) followed by XLEN after the call. Nothing is
-// ever trimmed.
-var addScript = redis.NewScript(`
-local cap = tonumber(ARGV[1])
+// addScript: KEYS = stream, stats, replies; ARGV = per group of records (an EnqueueAll call's
+// part for this shard): its size k, its enqueue-µs, its capacity (0: none) and its k payloads;
+// then the sender's name and the call's token. A group is added whole or, when XLEN + k would
+// pass its capacity, not at all. It returns 1 or 0 per group (added or not) followed by XLEN
+// after the call. Nothing is ever trimmed. Like the acknowledging scripts it replays its reply
+// when the same token comes again (replayHead): a call sent twice — a cluster client resends
+// after a broken connection or a timeout, see the package doc — adds its records once.
+var addScript = redis.NewScript(replayHead + `
 local len = redis.call('XLEN', KEYS[1])
 local out = {}
 local added = 0
-local i = 2
-while i <= #ARGV do
+local i = 1
+while i <= #ARGV - 2 do
   local k = tonumber(ARGV[i])
   local at = ARGV[i + 1]
-  local id = ''
+  local cap = tonumber(ARGV[i + 2])
+  local ok = 0
   if cap == 0 or len + k <= cap then
-    for j = i + 2, i + 1 + k do
-      id = redis.call('XADD', KEYS[1], '*', 'd', ARGV[j], 't', at)
+    for j = i + 3, i + 2 + k do
+      redis.call('XADD', KEYS[1], '*', 'd', ARGV[j], 't', at)
     end
     len = len + k
     added = added + k
+    ok = 1
   end
-  out[#out + 1] = id
-  i = i + 2 + k
+  out[#out + 1] = ok
+  i = i + 3 + k
 end
 if added > 0 then redis.call('HINCRBY', KEYS[2], 'accepted', added) end
-out[#out + 1] = tostring(len)
-return out
-`)
+out[#out + 1] = len
+` + replayTail)
 
-// replayHead and replayTail wrap a script that acknowledges entries (KEYS end with the
-// replies hash; ARGV end with the consumer's name and the call's token). The tail keeps the
-// call's reply under the consumer's name; the head returns that kept reply when the same token
-// comes again. A call whose reply was lost (a client timeout while the script ran) is retried
-// with its token and learns what it acknowledged, instead of zeros that would leave those
-// entries uncounted by the process that wrote them.
+// replayHead and replayTail wrap a script that adds or acknowledges entries (KEYS end with
+// the replies hash; ARGV end with the caller's name and the call's token). The tail keeps the
+// call's reply (integers) under the caller's name; the head returns that kept reply when the
+// same token comes again. A call whose reply was lost (a client timeout while the script ran)
+// is retried with its token and learns what it did, instead of doing it twice or returning
+// zeros that would leave its entries uncounted by the process that wrote them.
 const replayHead = `
 local field, token = ARGV[#ARGV - 1], ARGV[#ARGV]
 local last = redis.call('HGET', KEYS[#KEYS], field)
 if last and string.sub(last, 1, #token + 1) == token .. ':' then
   local kept = {}
-  for i = #token + 2, #last do kept[#kept + 1] = tonumber(string.sub(last, i, i)) end
+  for v in string.gmatch(string.sub(last, #token + 2), '[^,]+') do kept[#kept + 1] = tonumber(v) end
   return kept
 end
 `
 
 const replayTail = `
-redis.call('HSET', KEYS[#KEYS], field, token .. ':' .. table.concat(out))
+redis.call('HSET', KEYS[#KEYS], field, token .. ':' .. table.concat(out, ','))
 return out
 `
 
@@ -117,4 +119,41 @@ for _, e in ipairs(p) do
   redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, e[1], 'RETRYCOUNT', e[4], 'JUSTID')
 end
 return #p
+`)
+
+// leaseScript: KEYS = a shard's lease; ARGV = owner, milliseconds, "take" or "renew". The
+// owner's lease is extended (1); a free one is taken when asked to (2); a lease another owner
+// holds is left alone (0). Sent twice, it answers 1 the second time: still the owner's.
+var leaseScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+if cur or ARGV[3] ~= 'take' then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 2
+`)
+
+// releaseScript: KEYS = a shard's lease; ARGV = owner. It deletes the lease if the owner holds it.
+var releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)
+
+// heartbeatScript: KEYS = the queue's consumers (a sorted set: member, expiry in ms of the
+// server's clock); ARGV = member, milliseconds (0: leave). It forgets the expired members and
+// returns how many are left, this one included unless it leaves.
+var heartbeatScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[2])
+if ttl > 0 then
+  redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], 10 * ttl)
+else
+  redis.call('ZREM', KEYS[1], ARGV[1])
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return redis.call('ZCARD', KEYS[1])
 `)
