@@ -170,13 +170,14 @@
 // # Metrics
 //
 // queue.Metrics keeps its names, with these meanings for this backend (counts of this process
-// unless stated otherwise):
+// unless stated otherwise; lengths are summed over the shards):
 //
 //	capacity                 Options.Capacity: the most entries the stream may hold (0: no cap)
 //	depth                    entries in the stream not yet delivered to any consumer
 //	pending_depth            entries in the stream (XLEN): accepted and not yet acknowledged,
 //	                         delivered or not, by any process of the run
 //	max_depth                the largest XLEN a producer of this process saw after its XADDs
+//	                         (of one shard's stream, with Shards > 1)
 //	enqueued_total           records offered (one per Enqueue, a group's size per EnqueueAll)
 //	flushed_total            entries this process acknowledged after a committed batch flush:
 //	                         applied by it, or found already applied (duplicate_skipped_total)

@@ -83,7 +83,9 @@ type Options[K comparable, T any] struct {
 	// Group is the consumer group (default "hotspotkit").
 	Group string
 	// Consumer prefixes this process's consumer names (default host:pid); worker i is
-	// Consumer+"-w<i>", the reclaimer Consumer+"-reclaim".
+	// Consumer+"-w<i>", the reclaimer Consumer+"-reclaim", and with Shards > 1 shard i's
+	// reader Consumer+"-s<i>". With Shards > 1 only one Group may read the queue (the
+	// shards' leases are the queue's, not the group's).
 	Consumer string
 	// Role: both (default), producer or consumer.
 	Role Role

@@ -16,7 +16,8 @@ const (
 )
 
 // Hook is called by a consumer at AfterRead and AfterCommit with its name (Options.Consumer
-// followed by "-w<i>" for worker i, "-reclaim" for the reclaimer) and the batch's entry ids.
+// followed by "-w<i>" for worker i, "-reclaim" for the reclaimer, "-s<i>" for shard i's reader
+// with Options.Shards > 1; ".<n>" added to a replacement's) and the batch's entry ids.
 // It runs on the consumer's goroutine, which waits for it to return.
 type Hook func(consumer, point string, ids []string)
 

@@ -46,6 +46,7 @@ func openRedis[K comparable, T any](ctx context.Context, env *runenv.Env, spec S
 		Writer:        spec.Writer,
 		ReclaimIdle:   c.ReclaimIdle,
 		MaxDeliveries: c.MaxDeliveries,
+		Shards:        c.Shards,
 		PruneInterval: -1, // every applied id stays: the stream checks count them
 	}
 	if hook := redisrun.CrashHook(); hook != nil {
@@ -56,7 +57,7 @@ func openRedis[K comparable, T any](ctx context.Context, env *runenv.Env, spec S
 		flushPool.Close()
 		return nil, err
 	}
-	sr := &redisrun.Stream{Key: o.Stream, Role: c.Role, RunStats: q.RunStats}
+	sr := &redisrun.Stream{Key: o.Stream, Streams: q.Streams(), Role: c.Role, RunStats: q.RunStats}
 	if c.Role == redisq.RoleProducer {
 		sr.ProducerID, sr.Offset, sr.Requests = c.ProducerID, int64(c.ProducerID)*env.Requests, env.Requests
 	}

@@ -341,7 +341,7 @@ func (e *engine) queueConfig() runenv.Queue {
 	q := runenv.Queue{Backend: c.QueueBackend, Capacity: c.QueueCapacity, BatchSize: c.FlushBatchSize,
 		FlushInterval: c.FlushInterval(), Workers: c.QueueWorkers, FullPolicy: c.QueueFull, Retries: c.QueueRetries,
 		RetryBackoff: time.Duration(c.QueueRetryBackoffMs) * time.Millisecond, Settings: faults.SessionSettings(c.Faults),
-		ReclaimIdle: time.Duration(c.ReclaimIdleMs) * time.Millisecond, MaxDeliveries: c.MaxDeliveries, Role: c.Role,
+		ReclaimIdle: time.Duration(c.ReclaimIdleMs) * time.Millisecond, MaxDeliveries: c.MaxDeliveries, Shards: c.StreamShards, Role: c.Role,
 		ProducerID: c.ProducerID, ExpectProducers: c.ExpectProducers, Fresh: e.target == nil || !c.Joining(e.target),
 		SlowFlushPct: c.SlowFlushPct}
 	if q.Retries == 0 { // --queue-retries 0 is none; queue.Options.MaxRetries 0 is the default

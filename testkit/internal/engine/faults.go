@@ -92,7 +92,7 @@ func (t faultTarget) CrashRedis(ctx context.Context, down time.Duration) (string
 	held := "an unknown number of"
 	if q := t.r.Backend; q != nil && q.Stream != nil {
 		q.Pause()
-		n, err := rt.FreezeAndCount(ctx, q.Stream.Key)
+		n, err := rt.FreezeAndCount(ctx, q.Stream.Streams)
 		q.Resume()
 		if err == nil {
 			held = fmt.Sprint(n)

@@ -161,10 +161,18 @@ var ErrNotManaged = errors.New("crash-redis needs --queue-backend redis --redis 
 func (t *Target) Managed() bool { return t != nil && t.server != nil }
 
 // FreezeAndCount holds every write command on the server for the next ten seconds (it is
-// about to be killed) and returns how many entries stream holds.
-func (t *Target) FreezeAndCount(ctx context.Context, stream string) (int64, error) {
+// about to be killed) and returns how many entries the streams hold.
+func (t *Target) FreezeAndCount(ctx context.Context, streams []string) (int64, error) {
 	if err := t.control.Do(ctx, "CLIENT", "PAUSE", 10000, "WRITE").Err(); err != nil {
 		return 0, err
 	}
-	return t.control.XLen(ctx, stream).Result()
+	var n int64
+	for _, s := range streams {
+		l, err := t.control.XLen(ctx, s).Result()
+		if err != nil {
+			return 0, err
+		}
+		n += l
+	}
+	return n, nil
 }

@@ -45,7 +45,10 @@ type DB interface {
 // Stream is what the engine needs about one run on the Redis backend: this process's role,
 // where its producers register, and the run-wide counters its checks compare.
 type Stream struct {
-	Key        string
+	Key string
+	// Streams are the queue's streams (redisq.Queue.Streams: Key alone, or its shards'), the
+	// stream column of the applied-ids table.
+	Streams    []string
 	Role       redisq.Role
 	ProducerID int   // --producer-id (producers)
 	Offset     int64 // a producer's first run-wide request index
@@ -186,10 +189,17 @@ func (sr *Stream) Accepted(ctx context.Context, db DB) (int64, error) {
 	return accepted, nil
 }
 
+func (sr *Stream) streams() []string {
+	if len(sr.Streams) == 0 {
+		return []string{sr.Key}
+	}
+	return sr.Streams
+}
+
 // AppliedEntries counts the entry ids the run's writers recorded in queue_applied_entries.
 func (sr *Stream) AppliedEntries(ctx context.Context, db DB) (int64, error) {
 	var n int64
-	if err := db.QueryRow(ctx, `SELECT count(*) FROM queue_applied_entries WHERE stream = $1`, sr.Key).Scan(&n); err != nil {
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM queue_applied_entries WHERE stream = ANY($1)`, sr.streams()).Scan(&n); err != nil {
 		return 0, fmt.Errorf("counting the applied entries: %w", err)
 	}
 	return n, nil

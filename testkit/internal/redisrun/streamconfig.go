@@ -32,12 +32,15 @@ const (
 // StreamConfig holds the flags of the durable queue backend and of runs split over several
 // processes. It is part of the engine's Config, and like it read-only once validated.
 type StreamConfig struct {
-	QueueBackend    string
-	RedisMode       string
-	RedisURL        string
-	RedisPersist    string
-	ReclaimIdleMs   int
-	MaxDeliveries   int
+	QueueBackend  string
+	RedisMode     string
+	RedisURL      string
+	RedisPersist  string
+	ReclaimIdleMs int
+	MaxDeliveries int
+	// StreamShards is redisq.Options.Shards: the streams a queue's records are spread over
+	// (0 or 1: one stream). The command line's --stream-shards sets it.
+	StreamShards    int
 	RoleName        string
 	ProducerID      int
 	Verify          bool

@@ -69,6 +69,7 @@ type Queue struct {
 	// whether the stream is this process's to start afresh (it did not join a split run).
 	ReclaimIdle     time.Duration
 	MaxDeliveries   int
+	Shards          int // streams the records are spread over (redisq.Options.Shards)
 	Role            redisq.Role
 	ProducerID      int
 	ExpectProducers int
