@@ -37,7 +37,7 @@ import (
 //     time in queue, table growth), each a name, a value and a unit. Only an addition:
 //     absent, the suite had none.
 //  8. What merging the reports of a split run needs: the HDR histograms behind a queue's
-//     persist lag and a load's pool wait, the wall-clock start of a run's measured window
+//     persist lag, a load's pool wait and the monitor's total reads, the wall-clock start of a run's measured window
 //     (load.measured_from), the process id in the environment, and a merged report's
 //     processes (baseline merge). Only additions: absent, they were not recorded, and the
 //     report is one process's.
@@ -475,6 +475,9 @@ type LockMonitor struct {
 	// query: with slots, a sum over them), timed on the monitor's connection at every sample
 	// while the load ran; nil for suites without one and in older reports.
 	TotalReadMs *Latency `json:"total_read_ms,omitempty"`
+	// TotalReadHistogram is the HDR histogram behind TotalReadMs (µs, V2 compressed, base64;
+	// version 8), so that the monitors of a split run's processes merge their timings.
+	TotalReadHistogram string `json:"total_read_histogram,omitempty"`
 	// MaxWaitersByLockType splits waiters by pg_locks.locktype of the ungranted lock.
 	MaxWaitersByLockType map[string]int64 `json:"max_waiters_by_lock_type,omitempty"`
 	MaxLockWaitMs        float64          `json:"max_lock_wait_ms"`

@@ -41,8 +41,8 @@ func upgradeV5(map[string]any) error { return nil }
 // suite had none. Nothing to convert.
 func upgradeV6(map[string]any) error { return nil }
 
-// upgradeV7 is version 7 → 8: version 8 only added the histograms behind the persist lag
-// and the pool wait, a load's measured_from, the environment's pid and a merged report's
+// upgradeV7 is version 7 → 8: version 8 only added the histograms behind the persist lag,
+// the pool wait and the total reads, a load's measured_from, the environment's pid and a merged report's
 // processes, whose absence means they were not recorded (and the report is one process's).
 // Nothing to convert.
 func upgradeV7(map[string]any) error { return nil }

@@ -22,8 +22,9 @@ those only one side's work depends on: a producer's --requests, a consumer's
 --flush-batch-size, ...; baseline compare --explain lists which settings shape the work).
 
 Per run:
-  latency (and pool wait, open-loop service time and schedule lag, persist lag) from the
-    processes' HDR histograms merged, its percentiles computed anew — never averaged;
+  latency (and pool wait, open-loop service time and schedule lag, persist lag, the timed
+    reads of a hot row's total) from the processes' HDR histograms merged, the percentiles
+    computed anew — never averaged;
   requests, failures, errors by class, retries, queue and stream counters summed;
   throughput = completed requests ÷ the union of the measured windows (the earliest start of
     any process to the latest end of any, a consumer's drain included);

@@ -203,7 +203,9 @@ func (m *merger) run(i int, cal *results.Calibration) (results.Run, error) {
 	}
 	out.Load = load
 	out.Pool = m.pool(runs)
-	out.LockMonitor = m.lockMonitor(runs)
+	if out.LockMonitor, err = m.lockMonitor(runs); err != nil {
+		return out, fmt.Errorf("run %d (%s): %w", i, runName(runs[0]), err)
+	}
 	if out.Queue, err = m.queue(runs); err != nil {
 		return out, fmt.Errorf("run %d (%s): %w", i, runName(runs[0]), err)
 	}
@@ -447,10 +449,10 @@ func (m *merger) pool(runs []results.Run) results.Pool {
 }
 
 // lockMonitor: every process's monitor sampled the same server, so the most waiters any of
-// them saw is the run's most; samples add up.
-func (m *merger) lockMonitor(runs []results.Run) results.LockMonitor {
+// them saw is the run's most; samples add up; the timed reads of a hot row's total merge.
+func (m *merger) lockMonitor(runs []results.Run) (results.LockMonitor, error) {
 	out := results.LockMonitor{IntervalMs: runs[0].LockMonitor.IntervalMs, MaxWaitersByRelation: map[string]int64{}}
-	var reads []*results.Latency
+	var withReads []results.Run
 	for _, r := range runs {
 		in := r.LockMonitor
 		out.Samples += in.Samples
@@ -465,17 +467,27 @@ func (m *merger) lockMonitor(runs []results.Run) results.LockMonitor {
 		out.MaxWaitersPerRowByRelation = maxCounts(out.MaxWaitersPerRowByRelation, in.MaxWaitersPerRowByRelation)
 		out.MaxWaitersByLockType = maxCounts(out.MaxWaitersByLockType, in.MaxWaitersByLockType)
 		if in.TotalReadMs != nil {
-			reads = append(reads, in.TotalReadMs)
+			withReads = append(withReads, r)
 		}
 	}
-	switch len(reads) {
-	case 0:
-	case 1:
-		out.TotalReadMs = reads[0]
-	default:
-		m.note("lock_monitor.total_read_ms left out: each process timed it, and no histogram of it is kept")
+	if len(withReads) == 0 {
+		return out, nil
 	}
-	return out
+	// Every monitor timed the same read on the same server: their timings merge.
+	reads, ok, err := hists(withReads, func(r results.Run) (string, int64) {
+		return r.LockMonitor.TotalReadHistogram, r.LockMonitor.TotalReadMs.Count
+	})
+	switch {
+	case err != nil:
+		return out, fmt.Errorf("total read histogram: %w", err)
+	case !ok:
+		m.note("lock_monitor.total_read_ms left out: a report before schema_version 8 kept no histogram of it")
+	default:
+		l := latency(reads)
+		out.TotalReadMs = &l
+		out.TotalReadHistogram, err = reads.Encode()
+	}
+	return out, err
 }
 
 func maxCounts(to, from map[string]int64) map[string]int64 {

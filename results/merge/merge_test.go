@@ -37,7 +37,8 @@ func producer(id int, lat []time.Duration, from, window time.Duration) Input {
 
 func consumer(name string, verify bool, lags []time.Duration, from, window time.Duration, total int64) Input {
 	return Input{Path: name + ".json", Report: resultstest.SplitReport(resultstest.SplitProcess{
-		Role: "consumer", Verify: verify, Host: "host-" + name, Lags: lags, From: from, Window: window, Total: total})}
+		Role: "consumer", Verify: verify, Host: "host-" + name, Lags: lags, Reads: lags[:min(len(lags), 20)],
+		From: from, Window: window, Total: total})}
 }
 
 // The acceptance test of baseline merge: the merged p99 is the p99 of the union of the
@@ -128,6 +129,10 @@ func TestMergeSplitRun(t *testing.T) {
 	q := run.Queue
 	if q.PersistLagMs != results.Latency(union.Summary()) {
 		t.Errorf("persist lag %+v, want the union's %+v", q.PersistLagMs, union.Summary())
+	}
+	reads, _ := resultstest.HistOf(append(slices.Clone(lagsA), lagsB[:20]...))
+	if got := run.LockMonitor.TotalReadMs; got == nil || *got != results.Latency(reads.Summary()) {
+		t.Errorf("total reads %+v, want the union of the consumers' %+v", got, reads.Summary())
 	}
 	if q.EnqueuedTotal != 4000 || q.FlushedTotal != 4000 || q.Stream.AckedTotal != 4000 || q.MaxDepth != 2000 {
 		t.Errorf("queue %+v, stream %+v", q.QueueMetrics, *q.Stream)

@@ -15,8 +15,9 @@ type SplitProcess struct {
 	Verify     bool
 	Host       string
 	PID        int
-	// Latencies are a producer's request latencies; Lags a consumer's persist lags.
-	Latencies, Lags []time.Duration
+	// Latencies are a producer's request latencies; Lags a consumer's persist lags; Reads its
+	// monitor's timings of a hot row's total.
+	Latencies, Lags, Reads []time.Duration
 	// From is where its measured window starts after Start; Window how long it lasts, of which
 	// the producer's requests take Intake.
 	From, Window, Intake time.Duration
@@ -71,6 +72,11 @@ func SplitReport(p SplitProcess) *results.Report {
 		Queue: &results.Queue{Backend: "redis", Compaction: true, FullPolicy: "sync",
 			QueueMetrics: results.QueueMetrics{Capacity: 65536}, PersistLagMs: results.Latency(lag.Summary()),
 			PersistLagHistogram: lagEnc, Stream: &results.Stream{}},
+	}
+	if len(p.Reads) > 0 {
+		reads, enc := HistOf(p.Reads)
+		l := results.Latency(reads.Summary())
+		run.LockMonitor.TotalReadMs, run.LockMonitor.TotalReadHistogram = &l, enc
 	}
 	q := run.Queue
 	if p.Role == "producer" {

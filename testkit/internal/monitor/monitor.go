@@ -610,6 +610,9 @@ func (m *Monitor) Stop() (results.LockMonitor, results.Pool) {
 	if m.totalRead.Count() > 0 {
 		read := results.Latency(m.totalRead.Summary())
 		m.locks.TotalReadMs = &read
+		if enc, err := m.totalRead.Encode(); err == nil {
+			m.locks.TotalReadHistogram = enc
+		}
 	}
 	return m.locks, pool
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/internal/racebuild"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/merge"
+	"github.com/hotspotkit/hotspotkit/results/render"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics/metricstest"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
@@ -513,8 +514,12 @@ func TestSplitRunMerged(t *testing.T) {
 	if !run.Verification.Passed || run.Reconciliation == nil || run.Reconciliation.Persisted != 2*requests || len(m.Report.Processes) != 3 {
 		t.Errorf("merged: verified %v, reconciliation %+v, %d processes", run.Verification.Passed, run.Reconciliation, len(m.Report.Processes))
 	}
-	for _, n := range m.Notes {
-		t.Logf("note: %s", n)
+	if len(m.Notes) > 0 || run.LockMonitor.TotalReadMs == nil {
+		t.Errorf("notes %q (none expected: every figure merged), total reads %v", m.Notes, run.LockMonitor.TotalReadMs)
+	}
+	// The merged report compares like any: with itself, a pass.
+	if cmp, err := render.Compare(m.Report, m.Report, render.DefaultOptions()); err != nil || cmp.ExitCode() != 0 {
+		t.Errorf("the merged report against itself: %v, %s", err, cmp.Verdict())
 	}
 	t.Logf("p99: producers %.3f and %.3f ms, merged %.3f ms; throughput %.0f rps over %.0f ms",
 		inputs[0].Report.Runs[0].Load.LatencyMs.P99, inputs[1].Report.Runs[0].Load.LatencyMs.P99, run.Load.LatencyMs.P99,
