@@ -252,28 +252,32 @@ func (m *merger) config(runs []results.Run) results.RunConfig {
 	return c.Canonical()
 }
 
-// hists decodes one histogram of every process that has one; enc returns it ("" for none).
-// A process with values (count > 0) and no histogram cannot be merged: ok is false.
-func hists(runs []results.Run, enc func(results.Run) (string, int64)) (merged *hist.Histogram, ok bool, err error) {
-	merged = hist.New()
+// errNoHistogram: a report has values of a distribution but not the histogram behind them
+// (a report written before reports kept it), so that distribution cannot be merged.
+var errNoHistogram = errors.New("a report has its values but not the histogram behind them (written before reports kept it), so they cannot be merged")
+
+// distribution merges one distribution of every run from the HDR histograms behind it (of
+// returns a run's encoded histogram, "" for none, and how many values it summarises): the
+// merged summary, read anew from the merged histogram, and that histogram encoded.
+func distribution(name string, runs []results.Run, of func(results.Run) (string, int64)) (results.Latency, string, error) {
+	merged := hist.New()
 	for _, r := range runs {
-		s, count := enc(r)
-		if s == "" {
+		enc, count := of(r)
+		if enc == "" {
 			if count > 0 {
-				return nil, false, nil
+				return results.Latency{}, "", fmt.Errorf("%s: %w", name, errNoHistogram)
 			}
 			continue
 		}
-		h, err := hist.Decode(s)
+		h, err := hist.Decode(enc)
 		if err != nil {
-			return nil, false, err
+			return results.Latency{}, "", fmt.Errorf("%s: %w", name, err)
 		}
 		merged.Merge(h)
 	}
-	return merged, true, nil
+	enc, err := merged.Encode()
+	return results.Latency(merged.Summary()), enc, err
 }
-
-func latency(h *hist.Histogram) results.Latency { return results.Latency(h.Summary()) }
 
 func (m *merger) load(runs []results.Run) (results.Load, error) {
 	var l results.Load
@@ -324,28 +328,21 @@ func (m *merger) load(runs []results.Run) (results.Load, error) {
 		l.AcceptRPS = round1(float64(l.CompletedRequests) / (l.IntakeMs / 1000))
 	}
 
-	lat, ok, err := hists(runs, func(r results.Run) (string, int64) { return r.Load.LatencyHistogram, r.Load.LatencyMs.Count })
+	var err error
+	l.LatencyMs, l.LatencyHistogram, err = distribution("latency_histogram", runs, func(r results.Run) (string, int64) {
+		return r.Load.LatencyHistogram, r.Load.LatencyMs.Count
+	})
 	if err != nil {
-		return l, fmt.Errorf("latency histogram: %w", err)
-	}
-	if !ok {
-		return l, errors.New("a report with latencies but no latency_histogram: its latencies cannot be merged")
-	}
-	l.LatencyMs = latency(lat)
-	if l.LatencyHistogram, err = lat.Encode(); err != nil {
 		return l, err
 	}
-	wait, ok, err := hists(runs, func(r results.Run) (string, int64) { return r.Load.AcquireWaitHistogram, r.Load.AcquireWaitMs.Count })
+	l.AcquireWaitMs, l.AcquireWaitHistogram, err = distribution("acquire_wait_histogram", runs, func(r results.Run) (string, int64) {
+		return r.Load.AcquireWaitHistogram, r.Load.AcquireWaitMs.Count
+	})
 	switch {
-	case err != nil:
-		return l, fmt.Errorf("acquire wait histogram: %w", err)
-	case ok:
-		l.AcquireWaitMs = latency(wait)
-		if l.AcquireWaitHistogram, err = wait.Encode(); err != nil {
-			return l, err
-		}
-	default:
+	case errors.Is(err, errNoHistogram):
 		m.note("acquire_wait_ms left out: a report before schema_version 8 kept no histogram of it")
+	case err != nil:
+		return l, err
 	}
 	l.OpenLoop, err = m.openLoop(runs)
 	return l, err
@@ -406,26 +403,16 @@ func (m *merger) openLoop(runs []results.Run) (*results.OpenLoop, error) {
 		out.SentShare = float64(int64(sent/float64(out.Scheduled)*10000+0.5)) / 10000
 	}
 	out.HeldRate = results.HeldRate(out.SentShare)
-	service, ok1, err := hists(withLoop, func(r results.Run) (string, int64) {
+	var err error
+	out.ServiceMs, out.ServiceHistogram, err = distribution("service_histogram", withLoop, func(r results.Run) (string, int64) {
 		return r.Load.OpenLoop.ServiceHistogram, r.Load.OpenLoop.ServiceMs.Count
 	})
 	if err != nil {
-		return nil, fmt.Errorf("service histogram: %w", err)
-	}
-	lag, ok2, err := hists(withLoop, func(r results.Run) (string, int64) {
-		return r.Load.OpenLoop.ScheduleLagHistogram, r.Load.OpenLoop.ScheduleLagMs.Count
-	})
-	if err != nil {
-		return nil, fmt.Errorf("schedule lag histogram: %w", err)
-	}
-	if !ok1 || !ok2 {
-		return nil, errors.New("an open-loop report without its service or schedule-lag histogram cannot be merged")
-	}
-	out.ServiceMs, out.ScheduleLagMs = latency(service), latency(lag)
-	if out.ServiceHistogram, err = service.Encode(); err != nil {
 		return nil, err
 	}
-	out.ScheduleLagHistogram, err = lag.Encode()
+	out.ScheduleLagMs, out.ScheduleLagHistogram, err = distribution("schedule_lag_histogram", withLoop, func(r results.Run) (string, int64) {
+		return r.Load.OpenLoop.ScheduleLagHistogram, r.Load.OpenLoop.ScheduleLagMs.Count
+	})
 	return out, err
 }
 
@@ -474,20 +461,18 @@ func (m *merger) lockMonitor(runs []results.Run) (results.LockMonitor, error) {
 		return out, nil
 	}
 	// Every monitor timed the same read on the same server: their timings merge.
-	reads, ok, err := hists(withReads, func(r results.Run) (string, int64) {
+	reads, enc, err := distribution("total_read_histogram", withReads, func(r results.Run) (string, int64) {
 		return r.LockMonitor.TotalReadHistogram, r.LockMonitor.TotalReadMs.Count
 	})
 	switch {
-	case err != nil:
-		return out, fmt.Errorf("total read histogram: %w", err)
-	case !ok:
+	case errors.Is(err, errNoHistogram):
 		m.note("lock_monitor.total_read_ms left out: a report before schema_version 8 kept no histogram of it")
-	default:
-		l := latency(reads)
-		out.TotalReadMs = &l
-		out.TotalReadHistogram, err = reads.Encode()
+		return out, nil
+	case err != nil:
+		return out, err
 	}
-	return out, err
+	out.TotalReadMs, out.TotalReadHistogram = &reads, enc
+	return out, nil
 }
 
 func maxCounts(to, from map[string]int64) map[string]int64 {
@@ -560,17 +545,10 @@ func (m *merger) queue(runs []results.Run) (*results.Queue, error) {
 	if out == nil {
 		return nil, nil
 	}
-	lag, ok, err := hists(withQueue, func(r results.Run) (string, int64) {
+	var err error
+	out.PersistLagMs, out.PersistLagHistogram, err = distribution("persist_lag_histogram", withQueue, func(r results.Run) (string, int64) {
 		return r.Queue.PersistLagHistogram, r.Queue.PersistLagMs.Count
 	})
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("persist lag histogram: %w", err)
-	case !ok:
-		return nil, errors.New("a consumer's report before schema_version 8 has its persist lag without a histogram: it cannot be merged")
-	}
-	out.PersistLagMs = latency(lag)
-	out.PersistLagHistogram, err = lag.Encode()
 	return out, err
 }
 

@@ -211,7 +211,7 @@ func TestMergeRefuses(t *testing.T) {
 		"missing producer": {[]Input{p0, with(c, func(r *results.Report) { r.Runs[0].Config.ExpectProducers = 2 })},
 			"x.json waited for 2 producers (--expect-producers), but 1 producer reports were given"},
 		"merged already": {[]Input{p0, with(p1, func(r *results.Report) { r.Environment.Merged = true })}, "x.json is a merged report already"},
-		"no histogram":   {[]Input{p0, with(p1, func(r *results.Report) { r.Runs[0].Load.LatencyHistogram = "" })}, "no latency_histogram"},
+		"no histogram":   {[]Input{p0, with(p1, func(r *results.Report) { r.Runs[0].Load.LatencyHistogram = "" })}, "latency_histogram: a report has its values but not the histogram behind them"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Merge(tc.in)
