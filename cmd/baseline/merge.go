@@ -30,8 +30,9 @@ Per run:
     any process to the latest end of any, a consumer's drain included);
   verification, reconciliation and the suite's figures from the verifying consumer, beside
     every other process's own checks (no verifying consumer: not verified);
-  lock waiters: the most any process's monitor saw; what PostgreSQL counted: the longest
-    window's (they overlap, so they are not summed), per request over the merged requests.
+  lock waiters: the most any process's monitor saw; what PostgreSQL counted: the figures of
+    the window that covers the consumers' writes (windows overlap, so they are not summed),
+    per request over the merged requests.
 The report lists every process (role, producer id, host, pid, report file, its environment);
 its environment keeps what they all agree on, with "merged": true. Notes on what could not be
 merged exactly go to stderr.

@@ -581,32 +581,77 @@ func (m *merger) verification(runs []results.Run) (results.Verification, *result
 }
 
 // database: what PostgreSQL counted is server- and schema-wide over each process's window, so
-// the processes' figures overlap and are never summed. The run's are those of the process
-// with the longest window (the consumers do the writes, and the verifying one waits for the
-// end of the run), per request over the merged requests.
+// the processes' figures overlap and are never summed. The consumers do the writes, so the
+// run's figures are those of the process whose window covers most of the consumers' windows
+// (all of them, normally; on a tie the verifying consumer's, which waits for the end of the
+// run, else the shortest window, which counts least of anything else), per request over the
+// merged requests.
 func (m *merger) database(runs []results.Run, requests int64) *results.Database {
-	best := -1
+	windows := make([]span, len(runs))
+	var writes span // the consumers' windows together (every process's without a consumer)
 	for j, r := range runs {
-		if r.Database == nil {
-			continue
+		windows[j], _ = windowOf(r)
+		if m.procs[j].role == "consumer" || !m.hasConsumer() {
+			writes = writes.union(windows[j])
 		}
-		if best < 0 || r.Load.DurationMs > runs[best].Load.DurationMs ||
-			(r.Load.DurationMs == runs[best].Load.DurationMs && m.procs[j].verify) {
+	}
+	best := -1
+	better := func(j int) bool {
+		a, b := windows[j].overlap(writes), windows[best].overlap(writes)
+		switch {
+		case a != b:
+			return a > b
+		case m.procs[j].verify != m.procs[best].verify:
+			return m.procs[j].verify
+		}
+		return windows[j].length() < windows[best].length()
+	}
+	for j, r := range runs {
+		if r.Database != nil && (best < 0 || better(j)) {
 			best = j
 		}
 	}
 	if best < 0 {
 		return nil
 	}
-	bw, _ := windowOf(runs[best])
-	for j, r := range runs {
-		if w, _ := windowOf(r); m.procs[j].role == "consumer" && (w.from.Before(bw.from) || w.end.After(bw.end)) {
-			m.note("database figures are %s's, whose window missed part of %s's: they count the server's work within it only", m.procs[best], m.procs[j])
-		}
+	if windows[best].overlap(writes) < writes.length() {
+		m.note("database figures are %s's, whose window missed part of the consumers' (they count the server's work within it only)", m.procs[best])
 	}
 	d := *runs[best].Database
 	d.PerRequest = d.Per(requests)
 	return &d
+}
+
+func (m *merger) hasConsumer() bool {
+	return slices.ContainsFunc(m.procs, func(p *process) bool { return p.role == "consumer" })
+}
+
+func (s span) length() time.Duration { return s.end.Sub(s.from) }
+
+// union is the window from the earlier start to the later end (s itself when o is empty).
+func (s span) union(o span) span {
+	switch {
+	case s.from.IsZero():
+		return o
+	case o.from.Before(s.from):
+		s.from = o.from
+	}
+	if o.end.After(s.end) {
+		s.end = o.end
+	}
+	return s
+}
+
+// overlap is how long s and o overlap.
+func (s span) overlap(o span) time.Duration {
+	from, end := s.from, s.end
+	if o.from.After(from) {
+		from = o.from
+	}
+	if o.end.Before(end) {
+		end = o.end
+	}
+	return max(end.Sub(from), 0)
 }
 
 // environment keeps what every process's environment agrees on, and says it is merged; the

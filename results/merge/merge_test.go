@@ -112,7 +112,7 @@ func TestMergeSplitRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep, run := m.Report, m.Report.Runs[0]
-	if len(m.Notes) != 1 || !strings.Contains(m.Notes[0], "database figures are verifying consumer (c2.json)'s, whose window missed part of consumer (c1.json)'s") {
+	if len(m.Notes) != 1 || m.Notes[0] != "database figures are verifying consumer (c2.json)'s, whose window missed part of the consumers' (they count the server's work within it only)" {
 		t.Errorf("notes %q", m.Notes)
 	}
 	var roles []string
@@ -224,5 +224,23 @@ func TestMergeRefuses(t *testing.T) {
 	ok := with(c, func(r *results.Report) { r.Runs[0].Config.Requests, r.Runs[0].Config.FlushBatchSize = 7, 200 })
 	if _, err := Merge([]Input{p0, p1, ok}); err != nil {
 		t.Errorf("a consumer with its own --requests and --flush-batch-size: %v", err)
+	}
+}
+
+// What PostgreSQL counted is taken from the window that covers the consumers' writes: here a
+// producer's, which started before both consumers and ended after them.
+func TestMergeDatabaseOfTheWindowCoveringTheWrites(t *testing.T) {
+	l0, l1 := knownLatencies()
+	early := producer(0, l0, -100*time.Millisecond, 3300*time.Millisecond)
+	db := *consumer("x", true, nil, 0, time.Second, 4000).Report.Runs[0].Database
+	db.WALBytes *= 2 // told apart from the verifying consumer's
+	early.Report.Runs[0].Database = &db
+	m, err := Merge([]Input{early, producer(1, l1, 0, 2*time.Second),
+		consumer("c1", false, l0[:10], 0, 2900*time.Millisecond, 0), consumer("c2", true, l1[:10], 100*time.Millisecond, 3*time.Second, 4000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := m.Report.Runs[0].Database; d == nil || d.PerRequest.WALBytes != 466 || len(m.Notes) != 0 {
+		t.Errorf("database %+v, notes %q: want producer 0's (466 WAL bytes a request), no note", d, m.Notes)
 	}
 }
