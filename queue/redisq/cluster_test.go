@@ -76,7 +76,7 @@ func TestOnACluster(t *testing.T) {
 		if len(masters) < 2 {
 			t.Errorf("six shards' keys on %d masters", len(masters))
 		}
-		shardsInOrder(t, rdb, rdb)
+		shardsInOrder(t, rdb)
 	})
 	t.Run("killed-consumer", func(t *testing.T) {
 		killedConsumerTakenOver(t, rdb, func() redis.UniversalClient { return redis.NewClusterClient(rdb.Options()) })

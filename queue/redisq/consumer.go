@@ -423,7 +423,9 @@ func (c *consumer[K, T]) acknowledge(s *redis.Script, keys []string, args []any)
 	keys = append(keys, c.sh.keys.replies)
 	args = append(args, c.name, q.token+"-"+strconv.FormatInt(c.calls.Add(1), 10))
 	for attempt := 1; ; attempt++ {
-		res, err := runScript(ackTimeout, q.rdb, s, keys, args).Int64Slice()
+		// Under the queue's context: once Close gives up, an unanswered call is left to the
+		// reclaimer, which finds its entries applied.
+		res, err := runScript(q.life.Ctx(), ackTimeout, q.rdb, s, keys, args).Int64Slice()
 		if err == nil {
 			return res, true
 		}

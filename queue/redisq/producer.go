@@ -278,7 +278,7 @@ func (q *Queue[K, T]) sendBatch(sh *shard, batch []*addReq, args []any, name, to
 		}
 	}
 	args = append(args, name, token)
-	res, err := runScript(sendTimeout, q.rdb, addScript, []string{sh.keys.stream, sh.keys.stats, sh.keys.replies}, args).Int64Slice()
+	res, err := runScript(context.Background(), sendTimeout, q.rdb, addScript, []string{sh.keys.stream, sh.keys.stats, sh.keys.replies}, args).Int64Slice()
 	if err == nil && len(res) != len(batch)+1 {
 		err = fmt.Errorf("the script answered %d values for %d groups", len(res), len(batch))
 	}
@@ -300,10 +300,10 @@ func (q *Queue[K, T]) sendBatch(sh *shard, batch []*addReq, args []any, name, to
 	return args[:0]
 }
 
-// runScript runs s within timeout, and again while Redis answers that it did not run it (a
-// cluster moving or failing over a slot: see notExecuted).
-func runScript(timeout time.Duration, rdb redis.UniversalClient, s *redis.Script, keys []string, args []any) *redis.Cmd {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+// runScript runs s within timeout (or until parent is done), and again while Redis answers
+// that it did not run it (a cluster moving or failing over a slot: see notExecuted).
+func runScript(parent context.Context, timeout time.Duration, rdb redis.UniversalClient, s *redis.Script, keys []string, args []any) *redis.Cmd {
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	wait := 10 * time.Millisecond
 	for {

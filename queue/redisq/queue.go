@@ -200,22 +200,21 @@ func (q *Queue[K, T]) Stream() string { return q.shards[0].keys.stream }
 
 // Streams are the shards' stream keys, Options.Stream alone for one shard. They are also
 // the stream column of the applied-ids table.
-func (q *Queue[K, T]) Streams() []string {
-	out := make([]string, len(q.shards))
-	for i, sh := range q.shards {
-		out[i] = sh.keys.stream
-	}
-	return out
-}
+func (q *Queue[K, T]) Streams() []string { return q.eachShard(func(k keys) string { return k.stream }) }
 
 // DeadLetterStream is the dead-letter stream key (the first shard's with Shards > 1).
 func (q *Queue[K, T]) DeadLetterStream() string { return q.shards[0].keys.dlq }
 
 // DeadLetterStreams are the shards' dead-letter stream keys.
 func (q *Queue[K, T]) DeadLetterStreams() []string {
+	return q.eachShard(func(k keys) string { return k.dlq })
+}
+
+// eachShard returns key(the shard's keys) for every shard.
+func (q *Queue[K, T]) eachShard(key func(keys) string) []string {
 	out := make([]string, len(q.shards))
 	for i, sh := range q.shards {
-		out[i] = sh.keys.dlq
+		out[i] = key(sh.keys)
 	}
 	return out
 }

@@ -136,7 +136,7 @@ func (q *Queue[K, T]) balance() {
 	for _, done := range releasing {
 		<-done
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), q.o.ShardLease) // it expires by then anyway
 	defer cancel()
 	for sh := range owned {
 		_ = releaseScript.Run(ctx, q.rdb, []string{sh.keys.lease}, q.member).Err()
@@ -175,7 +175,7 @@ func (q *Queue[K, T]) giveBack(sh *shard) chan struct{} {
 		if c != nil {
 			<-c.done
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), q.o.ShardLease) // it expires by then anyway
 		defer cancel()
 		_ = releaseScript.Run(ctx, q.rdb, []string{sh.keys.lease}, q.member).Err()
 	}()

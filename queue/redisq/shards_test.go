@@ -111,19 +111,29 @@ func slotsOnShards(t *testing.T, rdb redis.UniversalClient, q *Queue[int, rec]) 
 // records are on one shard and written in order; everything is applied once; the run-wide
 // counters sum over the shards; the leases are released at Close.
 func TestShardsKeepAKeyOnOneShardInOrder(t *testing.T) {
-	backends(t, func(t *testing.T, rdb *redis.Client) { shardsInOrder(t, rdb, rdb) })
+	backends(t, func(t *testing.T, rdb *redis.Client) { shardsInOrder(t, rdb) })
 }
 
-func shardsInOrder(t *testing.T, rdb redis.UniversalClient, admin redis.UniversalClient) {
-	e := newEnv(t, rdb)
+// shardRecords is the shard tests' number of records.
+const shardRecords = 1400
+
+// produceShards starts a run on six shards (Fresh) and has a producer enqueue shardRecords
+// records in each key's order; it returns the sum of their N.
+func (e *env) produceShards() (*Queue[int, rec], int64) {
 	po := e.shardOptions(RoleProducer, 6)
 	po.Fresh = true
 	p := e.start(po)
-	const n = 1400
-	want := enqueueInOrder(t, p, n)
+	want := enqueueInOrder(e.t, p, shardRecords)
 	e.close(p)
+	return p, want
+}
+
+func shardsInOrder(t *testing.T, rdb redis.UniversalClient) {
+	e := newEnv(t, rdb)
+	p, want := e.produceShards()
+	const n = shardRecords
 	used := map[string]bool{}
-	for slot, shards := range slotsOnShards(t, admin, p) {
+	for slot, shards := range slotsOnShards(t, rdb, p) {
 		if len(shards) != 1 {
 			t.Errorf("slot %d on %d shards", slot, len(shards))
 		}
@@ -167,11 +177,11 @@ func shardsInOrder(t *testing.T, rdb redis.UniversalClient, admin redis.Universa
 	}
 	ctx := context.Background()
 	for _, s := range qs[0].Streams() {
-		if v, err := admin.Exists(ctx, shardKeys(s).lease).Result(); err != nil || v != 0 {
+		if v, err := rdb.Exists(ctx, shardKeys(s).lease).Result(); err != nil || v != 0 {
 			t.Errorf("lease of %s left after Close (%v)", s, err)
 		}
 	}
-	if v, _ := admin.ZCard(ctx, qs[0].members).Result(); v != 0 {
+	if v, _ := rdb.ZCard(ctx, qs[0].members).Result(); v != 0 {
 		t.Errorf("%d consumers left registered after Close", v)
 	}
 }
@@ -192,12 +202,8 @@ func TestShardsOfAKilledConsumerAreTakenOver(t *testing.T) {
 
 func killedConsumerTakenOver(t *testing.T, rdb redis.UniversalClient, newClient func() redis.UniversalClient) {
 	e := newEnv(t, rdb)
-	po := e.shardOptions(RoleProducer, 6)
-	po.Fresh = true
-	p := e.start(po)
-	const n = 1400
-	want := enqueueInOrder(t, p, n)
-	e.close(p)
+	_, want := e.produceShards()
+	const n = shardRecords
 
 	frozen := make(chan string, 2)
 	thaw := make(chan struct{})
@@ -242,7 +248,7 @@ func killedConsumerTakenOver(t *testing.T, rdb redis.UniversalClient, newClient 
 	e.close(b) // returns once every shard is empty: B took all of them over
 	t.Logf("B drained every shard %s after A died (lease %s)", time.Since(killed).Round(time.Millisecond), bo.ShardLease)
 	thawAll()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond) // its Redis is gone
 	_ = a.Close(ctx)
 	cancel()
 
