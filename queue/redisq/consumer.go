@@ -46,7 +46,6 @@ type consumer[K comparable, T any] struct {
 	sh     *shard
 	name   string
 	base   string        // name without the ".<n>" of a replacement (KillConsumer)
-	calls  atomic.Int64  // acknowledging script calls, for their tokens
 	dead   atomic.Bool   // KillConsumer: stop at the next step, acknowledge nothing more
 	done   chan struct{} // closed when run returns
 	leaveC chan struct{} // closed when it must stop after the batch in hand (shard given up)
@@ -421,7 +420,7 @@ func (c *consumer[K, T]) ack(done []entry[T]) {
 func (c *consumer[K, T]) acknowledge(s *redis.Script, keys []string, args []any) (res []int64, ok bool) {
 	q := c.q
 	keys = append(keys, c.sh.keys.replies)
-	args = append(args, c.name, q.token+"-"+strconv.FormatInt(c.calls.Add(1), 10))
+	args = append(args, c.name, q.token+"-"+strconv.FormatInt(q.ackCalls.Add(1), 10))
 	for attempt := 1; ; attempt++ {
 		// Under the queue's context: once Close gives up, an unanswered call is left to the
 		// reclaimer, which finds its entries applied.

@@ -42,6 +42,10 @@ type Queue[K comparable, T any] struct {
 	// token sets this queue's acknowledging calls apart from another process's that uses
 	// the same consumer names (acknowledge).
 	token string
+	// ackCalls numbers the acknowledging calls of all its consumers, for their tokens: a
+	// shard's reader taken again has the name of an earlier one, and must not be answered
+	// with that one's kept reply.
+	ackCalls atomic.Int64
 
 	// producing
 	sendWG sync.WaitGroup
