@@ -119,6 +119,10 @@ type RunConfig struct {
 	RedisURL string `json:"redis_url,omitempty" shapes:"no"`
 	// RedisPersist is a managed redis-server's append-only file, everysec or always; absent: off.
 	RedisPersist string `json:"redis_persist,omitempty" shapes:"yes"`
+	// RedisReplicas is a managed cluster's replicas per master (--redis cluster).
+	RedisReplicas int `json:"redis_replicas,omitempty" shapes:"yes"`
+	// StreamShards is the streams a run's queue was spread over; absent: 1.
+	StreamShards int `json:"stream_shards,omitempty" shapes:"yes"`
 	// ReclaimIdleMs is how long an unacknowledged stream entry waits before another consumer
 	// takes it over.
 	ReclaimIdleMs int `json:"reclaim_idle_ms" shapes:"yes" split:"consumer"`
@@ -320,6 +324,9 @@ func (c RunConfig) Canonical() RunConfig {
 	}
 	if c.RedisPersist == "off" {
 		c.RedisPersist = ""
+	}
+	if c.StreamShards == 1 {
+		c.StreamShards = 0
 	}
 	for _, l := range []*[]string{&c.Modes, &c.RetryClasses, &c.Faults} {
 		if len(*l) == 0 {

@@ -41,7 +41,10 @@ import (
 //     (load.measured_from), the process id in the environment, and a merged report's
 //     processes (baseline merge). Only additions: absent, they were not recorded, and the
 //     report is one process's.
-const SchemaVersion = 8
+//  9. The Redis a queue ran on (environment.redis_topology: one server or a cluster, its
+//     masters and replicas, the streams per queue) and the config's redis_replicas and
+//     stream_shards. Only additions: absent, one server and one stream.
+const SchemaVersion = 9
 
 // Report is one invocation of one suite binary.
 type Report struct {
@@ -116,8 +119,11 @@ type Environment struct {
 	QueueBackend string `json:"queue_backend,omitempty"`
 	RedisMode    string `json:"redis_mode,omitempty"`
 	RedisVersion string `json:"redis_version,omitempty"`
-	GitRevision  string `json:"git_revision"`
-	Command      string `json:"command,omitempty"`
+	// RedisTopology is the Redis the queue ran on: one server or a cluster, and the streams
+	// each run's queue was spread over (version 8; absent: one server, one stream).
+	RedisTopology *RedisTopology `json:"redis_topology,omitempty"`
+	GitRevision   string         `json:"git_revision"`
+	Command       string         `json:"command,omitempty"`
 	// Calibration is what this machine's PostgreSQL managed on the run's own server before the
 	// first run (nil in reports written before calibration existed).
 	Calibration *Calibration `json:"calibration,omitempty"`
@@ -127,6 +133,17 @@ type Environment struct {
 	// above hold what every process agreed on and are empty where they differed; each
 	// process's own environment is in Report.Processes (version 8).
 	Merged bool `json:"merged,omitempty"`
+}
+
+// RedisTopology is the shape of the Redis a run's queue ran on.
+type RedisTopology struct {
+	// Cluster is true on a Redis Cluster.
+	Cluster bool `json:"cluster"`
+	// Masters and ReplicasPerMaster are a cluster's (1 and 0 for one server).
+	Masters           int `json:"masters"`
+	ReplicasPerMaster int `json:"replicas_per_master"`
+	// StreamShards is the streams each run's queue was spread over (--stream-shards).
+	StreamShards int `json:"stream_shards"`
 }
 
 // Calibration measures the machine, not the code: reference rates taken once per invocation on

@@ -22,6 +22,7 @@ var upgrades = [SchemaVersion]func(doc map[string]any) error{
 	5: upgradeV5,
 	6: upgradeV6,
 	7: upgradeV7,
+	8: upgradeV8,
 }
 
 // upgradeV3 is version 3 → 4: version 4 only added fields (the network's and rtt_ladders),
@@ -46,6 +47,11 @@ func upgradeV6(map[string]any) error { return nil }
 // processes, whose absence means they were not recorded (and the report is one process's).
 // Nothing to convert.
 func upgradeV7(map[string]any) error { return nil }
+
+// upgradeV8 is version 8 → 9: version 9 only added the environment's redis_topology and the
+// config's redis_replicas and stream_shards, whose absence means one server and one stream.
+// Nothing to convert.
+func upgradeV8(map[string]any) error { return nil }
 
 // upgrade returns the report doc of version from as a document of SchemaVersion.
 func upgrade(raw []byte, from int) ([]byte, error) {

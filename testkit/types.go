@@ -39,6 +39,8 @@ const (
 	FaultKillFlusher       = faults.KillFlusher
 	FaultKillConsumer      = faults.KillConsumer
 	FaultCrashRedis        = faults.CrashRedis
+	FaultRedisFailover     = faults.RedisFailover
+	FaultRedisReshard      = faults.RedisReshard
 	FaultStatementTimeout  = faults.StatementTimeout
 	// FaultKillWorker is a suite's own: its workload's hook (Workload.Faults) stops one of the
 	// suite's workers mid-job without releasing what it holds. Only a suite that lists it in

@@ -434,12 +434,8 @@ func (c *Cluster) Reshard(ctx context.Context, from, to int, slots int) error {
 func (c *Cluster) ReshardReport(ctx context.Context, from, to int, slots int) (ReshardReport, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var r ReshardReport
-	if c.stopped {
-		return r, errors.New("reshard: the cluster was stopped")
-	}
-	if from < 0 || from >= len(c.masters) || to < 0 || to >= len(c.masters) || from == to {
-		return r, fmt.Errorf("reshard: from master %d to %d: want two different masters of %d", from, to, len(c.masters))
+	if err := c.checkReshard(from, to); err != nil {
+		return ReshardReport{}, err
 	}
 	var owned []int
 	for s := clusterSlots - 1; s >= 0 && len(owned) < slots; s-- {
@@ -448,13 +444,62 @@ func (c *Cluster) ReshardReport(ctx context.Context, from, to int, slots int) (R
 		}
 	}
 	if slots < 1 || len(owned) < slots {
-		return r, fmt.Errorf("reshard: %d slots asked, master %d has %d", slots, from, len(owned))
+		return ReshardReport{}, fmt.Errorf("reshard: %d slots asked, master %d has %d", slots, from, len(owned))
 	}
+	return c.reshard(ctx, from, to, owned)
+}
+
+// ReshardKeyed moves every slot of master from that holds a key to master to, as Reshard
+// moves slots: the slots a workload is using.
+func (c *Cluster) ReshardKeyed(ctx context.Context, from, to int) (ReshardReport, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.checkReshard(from, to); err != nil {
+		return ReshardReport{}, err
+	}
+	src := c.masters[from]
+	seen := map[int]bool{}
+	var slots []int
+	iter := src.client.Scan(ctx, 0, "*", 1000).Iterator()
+	for iter.Next(ctx) {
+		s, err := src.client.ClusterKeySlot(ctx, iter.Val()).Result()
+		if err != nil {
+			return ReshardReport{}, fmt.Errorf("reshard: CLUSTER KEYSLOT: %w", err)
+		}
+		if !seen[int(s)] && c.owner[s] == from {
+			seen[int(s)] = true
+			slots = append(slots, int(s))
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return ReshardReport{}, fmt.Errorf("reshard: SCAN: %w", err)
+	}
+	if len(slots) == 0 {
+		return ReshardReport{}, fmt.Errorf("reshard: master %d holds no key", from)
+	}
+	slices.Sort(slots)
+	slices.Reverse(slots)
+	return c.reshard(ctx, from, to, slots)
+}
+
+func (c *Cluster) checkReshard(from, to int) error {
+	if c.stopped {
+		return errors.New("reshard: the cluster was stopped")
+	}
+	if from < 0 || from >= len(c.masters) || to < 0 || to >= len(c.masters) || from == to {
+		return fmt.Errorf("reshard: from master %d to %d: want two different masters of %d", from, to, len(c.masters))
+	}
+	return nil
+}
+
+// reshard moves slots (highest first) from master from to master to.
+func (c *Cluster) reshard(ctx context.Context, from, to int, slots []int) (ReshardReport, error) {
+	var r ReshardReport
 	src, dst := c.masters[from], c.masters[to]
-	r.From, r.To, r.Last, r.First = src.srv.Addr(), dst.srv.Addr(), owned[0], owned[len(owned)-1]
+	r.From, r.To, r.Last, r.First = src.srv.Addr(), dst.srv.Addr(), slices.Max(slots), slices.Min(slots)
 	t0 := time.Now()
 	ctx = context.WithoutCancel(ctx) // a slot left half-moved would leave the cluster broken
-	for _, s := range owned {
+	for _, s := range slots {
 		n, err := c.moveSlot(ctx, s, src, dst)
 		r.Keys += n
 		if err != nil {
@@ -470,6 +515,75 @@ func (c *Cluster) ReshardReport(ctx context.Context, from, to int, slots int) (R
 	}
 	r.Took = time.Since(t0)
 	return r, nil
+}
+
+// BusiestMaster is the index of the master holding the most keys.
+func (c *Cluster) BusiestMaster(ctx context.Context) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	best, most := 0, int64(-1)
+	for i, m := range c.masters {
+		n, err := m.client.DBSize(ctx).Result()
+		if err != nil {
+			return 0, fmt.Errorf("%s: DBSIZE: %w", m.srv.Addr(), err)
+		}
+		if n > most {
+			best, most = i, n
+		}
+	}
+	return best, nil
+}
+
+// Master is a control client of master i's node (no retries, not redirected; do not close
+// it): for what a test or a fault reads or holds on that one node.
+func (c *Cluster) Master(i int) *redis.Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.masters[i].client
+}
+
+// ReplicaLag waits up to within until every live replica of master i has replicated all
+// the master has (its slave_repl_offset = the master's master_repl_offset), and returns how
+// many bytes the furthest one still lags.
+func (c *Cluster) ReplicaLag(ctx context.Context, i int, within time.Duration) (int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.masters[i]
+	deadline := time.Now().Add(within)
+	for {
+		mo, err := replOffset(ctx, m.client, "master_repl_offset")
+		if err != nil {
+			return 0, err
+		}
+		var lag int64
+		for _, n := range c.nodes {
+			if n.shard != i || n == m || n.srv.PID() == 0 {
+				continue
+			}
+			ro, err := replOffset(ctx, n.client, "slave_repl_offset")
+			if err != nil {
+				return 0, err
+			}
+			lag = max(lag, mo-ro)
+		}
+		if lag <= 0 || time.Now().After(deadline) {
+			return max(lag, 0), nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func replOffset(ctx context.Context, c *redis.Client, field string) (int64, error) {
+	info, err := c.Info(ctx, "replication").Result()
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("INFO replication has no %s", field)
 }
 
 // moveSlot moves one slot and its keys from src to dst, returning how many keys moved.

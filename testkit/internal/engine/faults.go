@@ -105,6 +105,26 @@ func (t faultTarget) CrashRedis(ctx context.Context, down time.Duration) (string
 		held, down, t.e.cfg.RedisPersist), nil
 }
 
+// FailoverRedis kills a master of the managed cluster, counting what it held as CrashRedis
+// does (redisrun.Target.Failover).
+func (t faultTarget) FailoverRedis(ctx context.Context) (string, time.Duration, error) {
+	ctx, cancel := struck(ctx)
+	defer cancel()
+	var hold, release func()
+	base := ""
+	if q := t.r.Backend; q != nil && q.Stream != nil {
+		hold, release, base = q.Pause, q.Resume, q.Stream.Key
+	}
+	return t.e.redis.Failover(ctx, base, hold, release)
+}
+
+// ReshardRedis moves the slots the queue uses on a master of the managed cluster to another.
+func (t faultTarget) ReshardRedis(ctx context.Context) (string, time.Duration, error) {
+	ctx, cancel := struck(ctx)
+	defer cancel()
+	return t.e.redis.Reshard(ctx)
+}
+
 func (t faultTarget) Flushers() (pause, resume func(), ok bool) {
 	switch {
 	case t.r.Backend != nil && t.r.Backend.Pause != nil:

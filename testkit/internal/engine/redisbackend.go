@@ -35,6 +35,7 @@ func (e *engine) openRedis(ctx context.Context) error {
 	e.redis = t
 	env := &e.report.Environment
 	env.RedisMode, env.RedisVersion = t.Mode, t.Version
+	env.RedisTopology = &results.RedisTopology{Cluster: t.IsCluster(), Masters: max(t.Masters, 1), ReplicasPerMaster: t.Replicas, StreamShards: c.StreamShards}
 	return nil
 }
 

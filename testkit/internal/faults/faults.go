@@ -34,6 +34,8 @@ const (
 	CrashRedis        = "crash-redis"        // KIND@T[+D]: the managed redis-server is SIGKILLed, back after D
 	KillFlusher       = "kill-flusher"       // KIND@T: a flush's backend is terminated between its COPY and COMMIT
 	KillWorker        = "kill-worker"        // KIND@T: a suite's own worker stops mid-job without releasing what it holds
+	RedisFailover     = "redis-failover"     // KIND@T: a managed cluster's master SIGKILLed, its replica promoted
+	RedisReshard      = "redis-reshard"      // KIND@T: slots of a managed cluster's master moved live to another
 	StatementTimeout  = "statement-timeout"  // KIND=MS: statement_timeout on the load's sessions
 	LockTimeout       = "lock-timeout"       // KIND=MS: lock_timeout on the load's sessions
 
@@ -57,7 +59,7 @@ var Network = []string{NetDelay, NetBlackhole, NetReset}
 const DefaultNetDelay = 50 * time.Millisecond
 
 // Timed are the kinds that strike at a moment (KIND@T).
-var Timed = []string{TerminateBackends, RestartPostgres, CrashPostgres, PauseFlush, KillConsumer, KillFlusher, CrashRedis, KillWorker}
+var Timed = []string{TerminateBackends, RestartPostgres, CrashPostgres, PauseFlush, KillConsumer, KillFlusher, CrashRedis, RedisFailover, RedisReshard, KillWorker}
 
 // Declared are the kinds a suite's own workload causes (its Workload.Faults hook): a suite
 // takes them only by naming them in its Info.Faults, never by leaving Info.Faults nil (every
@@ -223,6 +225,12 @@ type Target interface {
 	// CrashRedis SIGKILLs the managed redis-server and starts it again after down; it says
 	// what Redis held when it died.
 	CrashRedis(ctx context.Context, down time.Duration) (detail string, err error)
+	// FailoverRedis SIGKILLs a master of the managed cluster and returns once its replica
+	// is promoted and the cluster is ok; it says which master, and how long it took.
+	FailoverRedis(ctx context.Context) (detail string, down time.Duration, err error)
+	// ReshardRedis moves slots of a master of the managed cluster to another, live; it says
+	// which and how many, and how long it took.
+	ReshardRedis(ctx context.Context) (detail string, took time.Duration, err error)
 	// Flushers returns the pause gate of the run's flushers; ok is false when the mode has
 	// none.
 	Flushers() (pause, resume func(), ok bool)
@@ -317,6 +325,14 @@ func (in *Injector) inject(ctx context.Context, f Fault) {
 		t0 := time.Now()
 		ev.Detail, err = in.t.CrashRedis(ctx, f.For)
 		ev.Duration = ms(time.Since(t0))
+	case RedisFailover:
+		var down time.Duration
+		ev.Detail, down, err = in.t.FailoverRedis(ctx)
+		ev.Duration = ms(down)
+	case RedisReshard:
+		var took time.Duration
+		ev.Detail, took, err = in.t.ReshardRedis(ctx)
+		ev.Duration = ms(took)
 	case PauseFlush:
 		ev.Duration = ms(f.For)
 		ev.Detail, err = in.pauseFlush(ctx, f.For)

@@ -91,6 +91,9 @@ func (c *parser) validateNetwork(bad func(string, ...any)) {
 			n.proxyDB = true
 		}
 	}
+	if n.proxyRedis && c.ManagedCluster() {
+		bad("%v", redisrun.ErrClusterRoute)
+	}
 }
 
 // ProxiesDB says whether the service reaches PostgreSQL through the proxy (--db-rtt, given even

@@ -187,7 +187,7 @@ func (c *parser) register() {
 	c.registerSlots()    // slots.go
 	c.registerNetwork()  // network.go
 
-	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, crash-postgres@T, pause-flush@T+D, kill-flusher@T, kill-consumer@T, crash-redis@T[+D], kill-worker@T (a suite's own workers, where it has them), statement-timeout=MS, lock-timeout=MS; on the network to pg or redis: net-delay:TARGET@T+D[=EXTRA], net-blackhole:TARGET@T+D, net-reset:TARGET@T")
+	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, crash-postgres@T, pause-flush@T+D, kill-flusher@T, kill-consumer@T, crash-redis@T[+D], redis-failover@T, redis-reshard@T (--redis cluster), kill-worker@T (a suite's own workers, where it has them), statement-timeout=MS, lock-timeout=MS; on the network to pg or redis: net-delay:TARGET@T+D[=EXTRA], net-blackhole:TARGET@T+D, net-reset:TARGET@T")
 	fs.DurationVar(&c.FaultEvery, "fault-every", 0, "soak: with --duration, strike a fault this often (e.g. 30s), rotating through every timed fault the suite, mode and flags allow; the report adds RSS and goroutine growth after the first minute and each fault's recovery time")
 	fs.BoolVar(&c.Calibrate, "calibrate", true, "measure this machine's PostgreSQL first (a few seconds: hot-row UPDATE rate, batched-write ceiling) so throughput compares across machines as efficiency; --calibrate=false skips it")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile of the whole invocation here (go tool pprof)")
@@ -444,6 +444,10 @@ func (c *Plan) faultNeeds(kind string) string {
 		return "needs --queue-backend redis (the memory queue has no consumer process)"
 	case kind == faults.CrashRedis && (c.QueueBackend != redisrun.BackendRedis || !c.ManagedRedis()):
 		return "needs --queue-backend redis --redis managed (a redis-server this run starts, kills and starts again)"
+	case kind == faults.RedisFailover && (c.QueueBackend != redisrun.BackendRedis || !c.ManagedCluster() || c.RedisReplicas < 1):
+		return "needs --queue-backend redis --redis cluster --redis-replicas 1 (a master of a cluster this run starts is killed, and its replica takes over)"
+	case kind == faults.RedisReshard && (c.QueueBackend != redisrun.BackendRedis || !c.ManagedCluster()):
+		return "needs --queue-backend redis --redis cluster (slots of a cluster this run starts are moved)"
 	case kind == faults.KillFlusher && c.QueueBackend != redisrun.BackendMemory:
 		return "needs --queue-backend memory (the queue's own flush workers)"
 	}
@@ -456,7 +460,7 @@ func faultFitsMode(kind string, mode testkit.Mode) bool {
 	switch kind {
 	case faults.PauseFlush:
 		return mode.Flushes()
-	case faults.KillFlusher, faults.KillConsumer, faults.CrashRedis:
+	case faults.KillFlusher, faults.KillConsumer, faults.CrashRedis, faults.RedisFailover, faults.RedisReshard:
 		return mode.Async()
 	}
 	return true

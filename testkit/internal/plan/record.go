@@ -29,7 +29,7 @@ func (c *parser) record(own map[string]bool) {
 		QueueRetries: p.QueueRetries, QueueRetryBackoffMs: p.QueueRetryBackoffMs,
 		DrainTimeoutMs: results.Milliseconds(p.DrainTimeout),
 		QueueBackend:   p.QueueBackend, Redis: p.RedisMode, RedisURL: database.RedactURL(p.RedisURL),
-		RedisPersist: p.RedisPersist, ReclaimIdleMs: p.ReclaimIdleMs, MaxDeliveries: p.MaxDeliveries,
+		RedisPersist: p.RedisPersist, RedisReplicas: p.RedisReplicas, StreamShards: p.StreamShards, ReclaimIdleMs: p.ReclaimIdleMs, MaxDeliveries: p.MaxDeliveries,
 		Role: p.RoleName, ProducerID: p.ProducerID, Verify: p.Verify, ExpectProducers: p.ExpectProducers,
 
 		Faults: c.faultsRaw, FaultEveryMs: results.Milliseconds(p.FaultEvery),

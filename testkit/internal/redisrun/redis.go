@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -17,38 +18,66 @@ import (
 )
 
 // Target is the Redis an invocation's redis-backed runs share: miniredis in this process
-// (embedded), a redis-server we started (managed), or an existing one (url).
+// (embedded), a redis-server we started (managed), a Redis Cluster we started (cluster), or an
+// existing server or cluster (url).
 type Target struct {
-	Mode    string // Embedded, Managed or URL
+	Mode    string // Embedded, Managed, Cluster or URL
 	Version string // e.g. "redis 7.0.15", "miniredis v2.35.0"
 	// Client is the service's: the queue's, the producers' and consumers' (through the route
-	// Open was given, if any); control reaches the server directly (FreezeAndCount).
-	Client  *redis.Client
-	opts    *redis.Options // the Client's, for Recycle
-	control *redis.Client
-	mini    *miniredis.Miniredis
-	server  *redisserver.Server
-	url     string // redacted
+	// Open was given, if any); a *redis.ClusterClient on a cluster. Control reaches the server
+	// directly (FreezeAndCount).
+	Client      redis.UniversalClient
+	opts        *redis.Options        // the Client's, for Recycle (one server)
+	clusterOpts *redis.ClusterOptions // the Client's, for Recycle (a cluster)
+	control     *redis.Client
+	mini        *miniredis.Miniredis
+	server      *redisserver.Server
+	cluster     *redisserver.Cluster
+	url         string // redacted
+	persist     string // --redis-persist
+	// Masters and Replicas are a cluster's shape (0 for one server).
+	Masters, Replicas int
 }
 
 // Route is how the service reaches a Redis at upstream (host:port): the dial function that
 // carries its connections there (a delaying proxy's, testkit/internal/netdelay).
 type Route func(upstream string) (dial func(ctx context.Context, network, addr string) (net.Conn, error), err error)
 
+// ErrClusterRoute refuses a delaying proxy in front of a Redis Cluster: its nodes' addresses
+// reach the client in MOVED replies and CLUSTER SLOTS, each would need a proxy of its own.
+var ErrClusterRoute = errors.New("--redis-rtt and the network faults on redis are not supported on a Redis Cluster (each node would need a proxy of its own); use one redis-server for them")
+
 // Open starts or reaches the Redis the flags choose, embedded miniredis included (it listens
 // on TCP like the others). workers is the number of queue workers the client's pool must serve
 // besides redisq's senders; route, when not nil, carries the service's connections.
 func Open(ctx context.Context, c StreamConfig, workers int, route Route) (*Target, error) {
-	t := &Target{}
+	t := &Target{persist: c.RedisPersist}
 	var opts *redis.Options
 	switch {
 	case c.RedisURL != "":
 		t.Mode, t.url = URL, database.RedactURL(c.RedisURL)
-		o, err := redis.ParseURL(c.RedisURL)
+		seeds, err := ParseSeeds(c.RedisURL)
 		if err != nil {
 			return nil, fmt.Errorf("--redis-url: %s", database.Redact(err.Error()))
 		}
-		opts = o
+		cluster, err := seedsAreCluster(ctx, seeds)
+		if err != nil {
+			return nil, fmt.Errorf("--redis-url: %s", database.Redact(err.Error()))
+		}
+		if cluster {
+			o := seeds.Options
+			t.clusterOpts = redisserver.NoReplay(&redis.ClusterOptions{Addrs: seeds.Addrs, Username: o.Username, Password: o.Password,
+				TLSConfig: o.TLSConfig, DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout})
+		}
+		opts = seeds.Options
+	case c.RedisMode == Cluster:
+		t.Mode = Cluster
+		cl, err := redisserver.StartCluster(ctx, redisserver.ClusterConfig{Masters: ClusterMasters, Replicas: c.RedisReplicas, Persist: c.RedisPersist})
+		if err != nil {
+			return nil, err
+		}
+		t.cluster, t.Version = cl, "redis "+cl.Version()
+		t.clusterOpts = cl.ClusterOptions()
 	case c.RedisMode == Managed:
 		t.Mode = Managed
 		srv, err := redisserver.Start(ctx, redisserver.Config{Persist: c.RedisPersist})
@@ -66,20 +95,30 @@ func Open(ctx context.Context, c StreamConfig, workers int, route Route) (*Targe
 		t.mini, t.Version = m, "miniredis "+moduleVersion("github.com/alicebob/miniredis/v2")
 		opts = &redis.Options{Addr: m.Addr()}
 	}
-	// No go-redis retries: a retried XADD would add a record twice (redisq's doc).
-	opts.MaxRetries = -1
-	opts.PoolSize = max(opts.PoolSize, workers+redisq.DefaultSenders+16)
-	direct := *opts
-	direct.PoolSize = 2
-	t.control = redis.NewClient(&direct)
-	if route != nil {
-		dial, err := route(opts.Addr)
-		if err != nil {
-			return nil, errors.Join(err, t.Close())
+	if t.clusterOpts != nil {
+		if route != nil {
+			return nil, errors.Join(ErrClusterRoute, t.Close())
 		}
-		opts.Dialer = dial
+		o := t.clusterOpts
+		o.MaxRetries = -1
+		o.PoolSize = max(o.PoolSize, workers+redisq.DefaultSenders+16)
+		t.Client = redis.NewClusterClient(o)
+	} else {
+		// No go-redis retries: a retried XADD would add a record twice (redisq's doc).
+		opts.MaxRetries = -1
+		opts.PoolSize = max(opts.PoolSize, workers+redisq.DefaultSenders+16)
+		direct := *opts
+		direct.PoolSize = 2
+		t.control = redis.NewClient(&direct)
+		if route != nil {
+			dial, err := route(opts.Addr)
+			if err != nil {
+				return nil, errors.Join(err, t.Close())
+			}
+			opts.Dialer = dial
+		}
+		t.Client, t.opts = redis.NewClient(opts), opts
 	}
-	t.Client, t.opts = redis.NewClient(opts), opts
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := t.Client.Ping(pctx).Err(); err != nil {
@@ -91,7 +130,70 @@ func Open(ctx context.Context, c StreamConfig, workers int, route Route) (*Targe
 			t.Version = "redis " + info["Server"]["redis_version"]
 		}
 	}
+	if t.clusterOpts != nil {
+		if err := t.readShape(pctx); err != nil {
+			return nil, errors.Join(err, t.Close())
+		}
+	}
 	return t, nil
+}
+
+// seedsAreCluster says whether the seeds are nodes of a Redis Cluster: one seed may be
+// either, several must all be cluster nodes.
+func seedsAreCluster(ctx context.Context, s Seeds) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for _, addr := range s.Addrs {
+		o := *s.Options
+		o.Addr, o.MaxRetries, o.PoolSize = addr, -1, 1
+		c := redis.NewClient(&o)
+		info, err := c.Info(ctx, "cluster").Result()
+		c.Close()
+		var rerr redis.Error
+		if errors.As(err, &rerr) && !s.Several() {
+			return false, nil // a server without the section (miniredis) is no cluster node
+		}
+		if err != nil {
+			return false, fmt.Errorf("seed %s: %v", addr, err)
+		}
+		if !strings.Contains(info, "cluster_enabled:1") {
+			if s.Several() {
+				return false, fmt.Errorf("seed %s is not a Redis Cluster node (cluster_enabled:0); give one server's URL alone, or the seeds of one cluster", addr)
+			}
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// readShape reads a cluster's masters and replicas per master from CLUSTER SLOTS.
+func (t *Target) readShape(ctx context.Context) error {
+	slots, err := t.Client.ClusterSlots(ctx).Result()
+	if err != nil {
+		return fmt.Errorf("CLUSTER SLOTS (%s): %w", t.where(), err)
+	}
+	masters := map[string]int{}
+	for _, s := range slots {
+		if len(s.Nodes) > 0 {
+			masters[s.Nodes[0].Addr] = len(s.Nodes) - 1
+		}
+	}
+	t.Masters = len(masters)
+	for _, r := range masters {
+		t.Replicas = max(t.Replicas, r)
+	}
+	return nil
+}
+
+// IsCluster says whether the Redis is a Redis Cluster (Client is a *redis.ClusterClient).
+func (t *Target) IsCluster() bool { return t != nil && t.clusterOpts != nil }
+
+// ManagedCluster is the cluster this process started (nil otherwise).
+func (t *Target) ManagedCluster() *redisserver.Cluster {
+	if t == nil {
+		return nil
+	}
+	return t.cluster
 }
 
 func (t *Target) where() string {
@@ -109,7 +211,11 @@ func (t *Target) Recycle() error {
 		return nil
 	}
 	old := t.Client
-	t.Client = redis.NewClient(t.opts)
+	if t.clusterOpts != nil {
+		t.Client = redis.NewClusterClient(t.clusterOpts)
+	} else {
+		t.Client = redis.NewClient(t.opts)
+	}
 	return old.Close()
 }
 
@@ -130,6 +236,9 @@ func (t *Target) Close() error {
 	}
 	if t.server != nil {
 		err = errors.Join(err, t.server.Stop())
+	}
+	if t.cluster != nil {
+		err = errors.Join(err, t.cluster.Stop())
 	}
 	return err
 }

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
@@ -26,6 +25,7 @@ const (
 
 	Embedded = "embedded" // miniredis, in this process
 	Managed  = "managed"  // a redis-server we start and stop
+	Cluster  = "cluster"  // a Redis Cluster we start and stop (3 masters, --redis-replicas each)
 	URL      = "url"      // --redis-url: an existing server
 )
 
@@ -36,11 +36,12 @@ type StreamConfig struct {
 	RedisMode     string
 	RedisURL      string
 	RedisPersist  string
-	ReclaimIdleMs int
-	MaxDeliveries int
+	RedisReplicas int
 	// StreamShards is redisq.Options.Shards: the streams a queue's records are spread over
 	// (0 or 1: one stream). The command line's --stream-shards sets it.
 	StreamShards    int
+	ReclaimIdleMs   int
+	MaxDeliveries   int
 	RoleName        string
 	ProducerID      int
 	Verify          bool
@@ -52,11 +53,20 @@ type StreamConfig struct {
 // managed, no --redis-url): the only Redis that --redis-persist shapes and crash-redis kills.
 func (c *StreamConfig) ManagedRedis() bool { return c.RedisURL == "" && c.RedisMode == Managed }
 
+// ManagedCluster says whether the flags ask for a Redis Cluster this run starts (--redis
+// cluster): the one the cluster faults act on.
+func (c *StreamConfig) ManagedCluster() bool { return c.RedisURL == "" && c.RedisMode == Cluster }
+
+// ClusterMasters is the number of masters of the managed cluster.
+const ClusterMasters = 3
+
 func (c *StreamConfig) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.QueueBackend, "queue-backend", BackendMemory, "async queue backend: memory (in this process) or redis (a Redis stream: durable, shared by processes)")
-	fs.StringVar(&c.RedisMode, "redis", Embedded, "Redis for --queue-backend redis: embedded (miniredis in this process) or managed (a temporary redis-server from PATH)")
-	fs.StringVar(&c.RedisURL, "redis-url", "", "use this existing Redis instead (redis://[:password@]host:port/db); required with --role")
-	fs.StringVar(&c.RedisPersist, "redis-persist", redisserver.PersistOff, "with --redis managed: the append-only file: off, everysec or always (its appendfsync)")
+	fs.StringVar(&c.RedisMode, "redis", Embedded, "Redis for --queue-backend redis: embedded (miniredis in this process), managed (a temporary redis-server from PATH) or cluster (a temporary Redis Cluster of 3 masters from PATH)")
+	fs.StringVar(&c.RedisURL, "redis-url", "", "use this existing Redis instead (redis://[:password@]host:port/db), or a Redis Cluster by its seeds (redis://:password@host1:port1,host2:port2 or URLs separated by commas); required with --role")
+	fs.StringVar(&c.RedisPersist, "redis-persist", redisserver.PersistOff, "with --redis managed or cluster: the append-only file: off, everysec or always (its appendfsync)")
+	fs.IntVar(&c.RedisReplicas, "redis-replicas", 0, "with --redis cluster: replicas per master (redis-failover needs 1)")
+	fs.IntVar(&c.StreamShards, "stream-shards", 1, "redis backend: spread each run's queue over this many streams (a record's key picks its shard; on a cluster each shard in a hash slot of its own)")
 	fs.IntVar(&c.ReclaimIdleMs, "reclaim-idle-ms", 10000, "redis backend: entries unacknowledged this long (ms) are taken over by another consumer")
 	fs.IntVar(&c.MaxDeliveries, "max-deliveries", redisq.DefaultMaxDeliveries, "redis backend: an entry delivered more often goes to the dead-letter stream")
 	fs.StringVar(&c.RoleName, "role", "both", "both, or split a run over processes: producer (runs the load, enqueues) or consumer (writes what producers enqueued)")
@@ -89,7 +99,7 @@ func (c *StreamConfig) Validate(fs *pflag.FlagSet, common Common, bad func(forma
 	}
 	switch c.QueueBackend {
 	case BackendMemory:
-		if set := changed("redis", "redis-url", "redis-persist", "reclaim-idle-ms", "max-deliveries"); len(set) > 0 {
+		if set := changed("redis", "redis-url", "redis-persist", "redis-replicas", "stream-shards", "reclaim-idle-ms", "max-deliveries"); len(set) > 0 {
 			bad("%s only apply to --queue-backend redis", strings.Join(set, ", "))
 		}
 	case BackendRedis:
@@ -103,22 +113,30 @@ func (c *StreamConfig) Validate(fs *pflag.FlagSet, common Common, bad func(forma
 	case c.RedisURL != "" && changed("redis") != nil:
 		bad("--redis and --redis-url exclude each other (--redis-url is an existing server)")
 	case c.RedisURL != "":
-		if _, err := redis.ParseURL(c.RedisURL); err != nil {
+		if _, err := ParseSeeds(c.RedisURL); err != nil {
 			bad("--redis-url: %s", database.Redact(err.Error()))
 		}
-	case c.RedisMode == Managed:
+	case c.RedisMode == Managed || c.RedisMode == Cluster:
 		if c.QueueBackend == BackendRedis {
 			if _, err := redisserver.FindBinary(""); err != nil {
-				bad("--redis managed: %v", err)
+				bad("--redis %s: %v", c.RedisMode, err)
 			}
 		}
 	case c.RedisMode != Embedded:
-		bad("--redis %q: want embedded or managed (or give --redis-url)", c.RedisMode)
+		bad("--redis %q: want embedded, managed or cluster (or give --redis-url)", c.RedisMode)
 	}
 	if !slices.Contains(redisserver.PersistSettings, c.RedisPersist) {
 		bad("--redis-persist %q: want %s", c.RedisPersist, strings.Join(redisserver.PersistSettings, ", "))
-	} else if changed("redis-persist") != nil && !c.ManagedRedis() {
-		bad("--redis-persist applies to --redis managed only")
+	} else if changed("redis-persist") != nil && !c.ManagedRedis() && !c.ManagedCluster() {
+		bad("--redis-persist applies to --redis managed or cluster only")
+	}
+	if c.RedisReplicas < 0 || c.RedisReplicas > 2 {
+		bad("--redis-replicas %d: want 0, 1 or 2", c.RedisReplicas)
+	} else if changed("redis-replicas") != nil && !c.ManagedCluster() {
+		bad("--redis-replicas applies to --redis cluster only (a cluster this run starts)")
+	}
+	if c.StreamShards < 1 || c.StreamShards > 1024 {
+		bad("--stream-shards %d: want 1 to 1024", c.StreamShards)
 	}
 	if c.ReclaimIdleMs < 1 || c.MaxDeliveries < 1 {
 		bad("--reclaim-idle-ms and --max-deliveries must be at least 1")
