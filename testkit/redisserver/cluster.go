@@ -39,6 +39,10 @@ type ClusterConfig struct {
 	// NodeTimeout is cluster-node-timeout: how long a master must be unreachable before its
 	// replica takes over (default 2s).
 	NodeTimeout time.Duration
+	// Host is the address every node binds and announces (default 127.0.0.1): another
+	// host's address for a cluster that processes on other machines share. Password-protected
+	// either way; reachable by whoever can reach that address.
+	Host string
 }
 
 // Cluster is a running Redis Cluster of temporary redis-servers on loopback, each a Server
@@ -96,7 +100,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 }
 
 func (c *Cluster) start(ctx context.Context, bin string) error {
-	opts := &nodeOptions{password: c.password, nodeTimeout: c.cfg.NodeTimeout}
+	opts := &nodeOptions{password: c.password, nodeTimeout: c.cfg.NodeTimeout, host: c.cfg.Host}
 	nodeCfg := Config{Persist: c.cfg.Persist, TempDir: c.cfg.TempDir, StartTimeout: c.cfg.StartTimeout}
 	for i := 0; i < c.cfg.Masters*(1+c.cfg.Replicas); i++ {
 		srv, err := start(ctx, bin, nodeCfg, opts)
@@ -124,7 +128,7 @@ func (c *Cluster) start(ctx context.Context, bin string) error {
 	}
 	first := c.nodes[0]
 	for _, n := range c.nodes[1:] {
-		if err := first.client.Do(ctx, "cluster", "meet", "127.0.0.1", n.srv.port, n.srv.busPort).Err(); err != nil {
+		if err := first.client.Do(ctx, "cluster", "meet", n.srv.host(), n.srv.port, n.srv.busPort).Err(); err != nil {
 			return fmt.Errorf("CLUSTER MEET %s: %w", n.srv.Addr(), err)
 		}
 	}
@@ -603,7 +607,7 @@ func (c *Cluster) moveSlot(ctx context.Context, slot int, src, dst *clusterNode)
 		if len(keys) == 0 {
 			break
 		}
-		args := []any{"migrate", "127.0.0.1", dst.srv.port, "", 0, 10000, "auth", c.password, "keys"}
+		args := []any{"migrate", dst.srv.host(), dst.srv.port, "", 0, 10000, "auth", c.password, "keys"}
 		for _, k := range keys {
 			args = append(args, k)
 		}
