@@ -231,7 +231,7 @@ func (c *Cluster) waitHealthy(ctx context.Context) error {
 	return poll(ctx, "the cluster to be ok and agree on its slots", func() error { return c.healthy(ctx) })
 }
 
-// slotMap is the slot ranges and their masters' addresses as we assigned them, in the form
+// slotMap is the slot ranges, their masters' addresses and live replicas as we assigned them, in the form
 // canonicalSlots gives.
 func (c *Cluster) slotMap() string {
 	var b strings.Builder
@@ -240,26 +240,34 @@ func (c *Cluster) slotMap() string {
 		for hi+1 < clusterSlots && c.owner[hi+1] == c.owner[lo] {
 			hi++
 		}
-		fmt.Fprintf(&b, "%d-%d:%s ", lo, hi, c.masters[c.owner[lo]].srv.Addr())
+		m := c.masters[c.owner[lo]]
+		replicas := 0
+		for _, n := range c.nodes {
+			if n.shard == m.shard && n != m {
+				replicas++
+			}
+		}
+		fmt.Fprintf(&b, "%d-%d:%s+%d ", lo, hi, m.srv.Addr(), replicas)
 		lo = hi + 1
 	}
 	return strings.TrimSpace(b.String())
 }
 
-// canonicalSlots writes CLUSTER SLOTS as sorted, merged ranges with their masters.
+// canonicalSlots writes CLUSTER SLOTS as sorted, merged ranges with their masters and how
+// many replicas each lists (a replica shows there once gossip made it one of its master's).
 func canonicalSlots(slots []redis.ClusterSlot) string {
 	slices.SortFunc(slots, func(a, b redis.ClusterSlot) int { return a.Start - b.Start })
 	var b strings.Builder
 	for i := 0; i < len(slots); {
-		lo, hi, addr := slots[i].Start, slots[i].End, ""
+		lo, hi, addr, replicas := slots[i].Start, slots[i].End, "", 0
 		if len(slots[i].Nodes) > 0 {
-			addr = slots[i].Nodes[0].Addr
+			addr, replicas = slots[i].Nodes[0].Addr, len(slots[i].Nodes)-1
 		}
 		for i+1 < len(slots) && slots[i+1].Start == hi+1 && len(slots[i+1].Nodes) > 0 && slots[i+1].Nodes[0].Addr == addr {
 			i++
 			hi = slots[i].End
 		}
-		fmt.Fprintf(&b, "%d-%d:%s ", lo, hi, addr)
+		fmt.Fprintf(&b, "%d-%d:%s+%d ", lo, hi, addr, replicas)
 		i++
 	}
 	return strings.TrimSpace(b.String())

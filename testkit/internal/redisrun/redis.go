@@ -130,7 +130,10 @@ func Open(ctx context.Context, c StreamConfig, workers int, route Route) (*Targe
 			t.Version = "redis " + info["Server"]["redis_version"]
 		}
 	}
-	if t.clusterOpts != nil {
+	switch {
+	case t.cluster != nil:
+		t.Masters, t.Replicas = t.cluster.Masters(), t.cluster.Replicas()
+	case t.clusterOpts != nil:
 		if err := t.readShape(pctx); err != nil {
 			return nil, errors.Join(err, t.Close())
 		}
