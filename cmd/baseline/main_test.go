@@ -265,3 +265,14 @@ func TestPlotReadsSamplesBesideReport(t *testing.T) {
 		t.Errorf("page mode = %v, %v", st.Mode(), err)
 	}
 }
+
+func TestRedisClusterBadUsage(t *testing.T) {
+	var out, errb strings.Builder
+	if code := run([]string{"redis-cluster", "extra"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "unexpected arguments") {
+		t.Errorf("redis-cluster extra: exit %d, %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := run([]string{"redis-cluster", "--masters", "0"}, &out, &errb); code != exitUsage || strings.Count(errb.String(), "\n") != 1 {
+		t.Errorf("redis-cluster --masters 0: exit %d, %q (want one line, exit 2)", code, errb.String())
+	}
+}

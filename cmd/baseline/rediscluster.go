@@ -43,6 +43,9 @@ func runRedisCluster(args []string, stdout, stderr io.Writer) int {
 	if c.flags.NArg() > 0 {
 		return c.usageError("unexpected arguments")
 	}
+	if cfg.Masters < 1 || cfg.Replicas < 0 {
+		return c.usageError(fmt.Sprintf("--masters %d --replicas %d: want at least 1 master and no negative replicas", cfg.Masters, cfg.Replicas))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cl, err := redisserver.StartCluster(ctx, cfg)
