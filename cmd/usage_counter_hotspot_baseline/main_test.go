@@ -346,6 +346,6 @@ func TestSecondSignalSkipsTheDrain(t *testing.T) {
 		t.Errorf("queue after an aborted drain: %+v", q)
 	}
 	if rc := rep.Runs[0].Reconciliation; rc == nil || rc.Lost != q.AbandonedTotal {
-		t.Errorf("reconciliation should count the abandoned writes as lost: %+v", rc)
+		t.Errorf("reconciliation should count the abandoned writes as lost: %+v, queue %+v", rc, q)
 	}
 }
