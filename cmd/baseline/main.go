@@ -32,7 +32,7 @@ Usage:
   baseline compare OLD NEW [threshold flags]
   baseline plot FILE... --output report.html
   baseline store --dir DIR FILE...
-  baseline merge [-o OUT] REPORT...              # one report from a split run's processes
+  baseline merge [-o OUT] REPORT...             # one report from a split run's processes
   baseline ab A B [flags] [-- SUITE-FLAGS...]   # two builds, interleaved runs, statistics
   baseline redis-cluster [flags]                # a Redis Cluster for a split run, until Ctrl-C
 
