@@ -26,17 +26,17 @@ import (
 // the work, with the exceptions each field's `split` tag names: "producer", a setting of the
 // producers' load, which the consumers (who run none) may leave at anything; "consumer", a
 // setting of the consumers' flushing, which the producers may; "process", each process's own
-// part in the run (its role, producer id, the faults injected into it). baseline merge checks
-// the processes' reports so.
+// part in the run (its role, producer id, a producer's share of the requests and workers, the
+// faults injected into it). baseline merge checks the processes' reports so.
 //
 // The engine builds one per run with NewRunConfig; Read converts the flag-named map of a
 // version 1 report into one (see RunConfigFromLegacy).
 type RunConfig struct {
 	// Requests is the total requests of the run, warm-up included (0: bound by DurationMs).
-	Requests int64 `json:"requests" shapes:"yes" split:"producer"`
+	Requests int64 `json:"requests" shapes:"yes" split:"process"`
 	// Concurrency is the closed loop's workers, or the ladder level; an open loop's cap on the
 	// requests in flight.
-	Concurrency int `json:"concurrency" shapes:"yes" split:"producer"`
+	Concurrency int `json:"concurrency" shapes:"yes" split:"process"`
 	// DurationMs stops starting requests after this long (0: bound by Requests only).
 	DurationMs float64 `json:"duration_ms" flag:"duration" shapes:"yes" split:"producer"`
 	// WarmupMs is the first stretch, whose requests run but are left out of the statistics.

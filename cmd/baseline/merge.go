@@ -18,8 +18,9 @@ one's at least: its verification becomes the run's).
 It refuses, in one line with exit 2, reports that are not one split run: another suite or
 schema, a report of an unsplit run (--role both), two reports of one producer id or one
 process, other modes or repetitions, or settings that shape the work and differ (but for
-those only one side's work depends on: a producer's --requests, a consumer's
---flush-batch-size, ...; baseline compare --explain lists which settings shape the work).
+those only one side's work depends on, a producer's --warmup or a consumer's
+--flush-batch-size, and each producer's share of the load, its --requests and --concurrency;
+baseline compare --explain lists which settings shape the work).
 
 Per run:
   latency (and pool wait, open-loop service time and schedule lag, persist lag, the timed

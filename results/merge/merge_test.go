@@ -205,7 +205,7 @@ func TestMergeRefuses(t *testing.T) {
 		"other mode":     {[]Input{p0, with(p1, func(r *results.Report) { r.Runs[0].Mode = "async" })}, "run 0: p0.json ran async-compact, x.json ran async: not one run"},
 		"more runs":      {[]Input{p0, with(p1, func(r *results.Report) { r.Runs = append(r.Runs, r.Runs[0]) })}, "p0.json has 1 runs, x.json 2"},
 		"other hot keys": {[]Input{p0, c, with(p1, func(r *results.Report) { r.Runs[0].Config.HotKeys = 8 })}, "p0.json has hot_keys 1, x.json has 8"},
-		"other requests": {[]Input{p0, with(p1, func(r *results.Report) { r.Runs[0].Config.Requests = 5 })}, "has requests 2000, x.json has 5"},
+		"other warm-up": {[]Input{p0, with(p1, func(r *results.Report) { r.Runs[0].Config.WarmupMs = 5 })}, "has warmup_ms 0, x.json has 5"},
 		"two consumers":  {[]Input{p0, c, with(c, func(r *results.Report) { r.Runs[0].Config.FlushBatchSize = 5; r.Environment.PID++ })}, "c.json has flush_batch_size 1000, x.json has 5"},
 		"suite flag":     {[]Input{p0, with(p1, func(r *results.Report) { r.Runs[0].Config.Suite = map[string]any{"api_keys": 3} })}, "has api_keys (absent), x.json has 3"},
 		"missing producer": {[]Input{p0, with(c, func(r *results.Report) { r.Runs[0].Config.ExpectProducers = 2 })},
@@ -220,10 +220,14 @@ func TestMergeRefuses(t *testing.T) {
 			}
 		})
 	}
-	// What only one side's work depends on may differ between the sides.
-	ok := with(c, func(r *results.Report) { r.Runs[0].Config.Requests, r.Runs[0].Config.FlushBatchSize = 7, 200 })
-	if _, err := Merge([]Input{p0, p1, ok}); err != nil {
-		t.Errorf("a consumer with its own --requests and --flush-batch-size: %v", err)
+	// What only one side's work depends on may differ between the sides, and a producer's
+	// share of the load is its own.
+	ok := with(c, func(r *results.Report) { r.Runs[0].Config.WarmupMs, r.Runs[0].Config.FlushBatchSize = 7, 200 })
+	bigger := with(p1, func(r *results.Report) { r.Runs[0].Config.Requests, r.Runs[0].Config.Concurrency = 3000, 80 })
+	if m, err := Merge([]Input{p0, bigger, ok}); err != nil {
+		t.Errorf("a consumer with its own --warmup and --flush-batch-size, a producer with its own --requests: %v", err)
+	} else if c := m.Report.Runs[0].Config; c.Requests != 5000 || c.Concurrency != 130 {
+		t.Errorf("merged config %d × %d, want the producers' sums 5,000 × 130", c.Requests, c.Concurrency)
 	}
 }
 
