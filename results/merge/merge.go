@@ -340,7 +340,7 @@ func (m *merger) load(runs []results.Run) (results.Load, error) {
 	})
 	switch {
 	case errors.Is(err, errNoHistogram):
-		m.note("acquire_wait_ms left out: a report before schema_version 8 kept no histogram of it")
+		m.note("acquire_wait_ms left out: a report was written before reports kept its histogram")
 	case err != nil:
 		return l, err
 	}
@@ -466,7 +466,7 @@ func (m *merger) lockMonitor(runs []results.Run) (results.LockMonitor, error) {
 	})
 	switch {
 	case errors.Is(err, errNoHistogram):
-		m.note("lock_monitor.total_read_ms left out: a report before schema_version 8 kept no histogram of it")
+		m.note("lock_monitor.total_read_ms left out: a report was written before reports kept its histogram")
 		return out, nil
 	case err != nil:
 		return out, err

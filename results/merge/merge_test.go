@@ -205,7 +205,7 @@ func TestMergeRefuses(t *testing.T) {
 		"other mode":     {[]Input{p0, with(p1, func(r *results.Report) { r.Runs[0].Mode = "async" })}, "run 0: p0.json ran async-compact, x.json ran async: not one run"},
 		"more runs":      {[]Input{p0, with(p1, func(r *results.Report) { r.Runs = append(r.Runs, r.Runs[0]) })}, "p0.json has 1 runs, x.json 2"},
 		"other hot keys": {[]Input{p0, c, with(p1, func(r *results.Report) { r.Runs[0].Config.HotKeys = 8 })}, "p0.json has hot_keys 1, x.json has 8"},
-		"other warm-up": {[]Input{p0, with(p1, func(r *results.Report) { r.Runs[0].Config.WarmupMs = 5 })}, "has warmup_ms 0, x.json has 5"},
+		"other warm-up":  {[]Input{p0, with(p1, func(r *results.Report) { r.Runs[0].Config.WarmupMs = 5 })}, "has warmup_ms 0, x.json has 5"},
 		"two consumers":  {[]Input{p0, c, with(c, func(r *results.Report) { r.Runs[0].Config.FlushBatchSize = 5; r.Environment.PID++ })}, "c.json has flush_batch_size 1000, x.json has 5"},
 		"suite flag":     {[]Input{p0, with(p1, func(r *results.Report) { r.Runs[0].Config.Suite = map[string]any{"api_keys": 3} })}, "has api_keys (absent), x.json has 3"},
 		"missing producer": {[]Input{p0, with(c, func(r *results.Report) { r.Runs[0].Config.ExpectProducers = 2 })},
