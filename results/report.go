@@ -602,6 +602,19 @@ type Figure struct {
 	Unit  string  `json:"unit"`
 }
 
+// Label names a run among the others of its report in a suite's own summary lines: its mode,
+// " L<level>" on a ladder rung, " #<repetition>" when repeated ("sync L64 #2").
+func (r Run) Label() string {
+	label := r.Mode
+	if r.Level > 0 {
+		label += fmt.Sprintf(" L%d", r.Level)
+	}
+	if r.Repetition > 0 {
+		label += fmt.Sprintf(" #%d", r.Repetition)
+	}
+	return label
+}
+
 // Figure returns the run's figure named name and whether it has one.
 func (r Run) Figure(name string) (float64, bool) {
 	for _, f := range r.Figures {

@@ -50,7 +50,7 @@ func (*Suite) WriteSummary(w io.Writer, rep *results.Report) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%-*s\t", width, "")
 	for _, r := range rep.Runs {
-		fmt.Fprintf(tw, "%s\t", runLabel(r))
+		fmt.Fprintf(tw, "%s\t", r.Label())
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintf(tw, "%-*s\t", width, rowsLabel)
@@ -70,17 +70,6 @@ func (*Suite) WriteSummary(w io.Writer, rep *results.Report) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
-}
-
-func runLabel(r results.Run) string {
-	label := r.Mode
-	if r.Level > 0 {
-		label += fmt.Sprintf(" L%d", r.Level)
-	}
-	if r.Repetition > 0 {
-		label += fmt.Sprintf(" #%d", r.Repetition)
-	}
-	return label
 }
 
 // checkActual is what the database held for the named check, "?" when the run has none.

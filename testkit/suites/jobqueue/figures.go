@@ -172,7 +172,7 @@ func (*Suite) WriteSummary(w io.Writer, rep *results.Report) {
 		if db != nil {
 			stmts, wal, commits = fmt.Sprintf("%.2f", db.PerRequest.Statements), units.Bytes(db.PerRequest.WALBytes), fmt.Sprintf("%.2f", db.PerRequest.Commits)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s / %s\t%s / %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", runLabel(r),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s / %s\t%s / %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Label(),
 			units.RPS(fig(FigInsertedPerS)), units.RPS(fig(FigClaimedPerS)), units.RPS(fig(FigCompletedPerS)),
 			units.Duration(fig(FigClaimP50)), units.Duration(fig(FigClaimP99)),
 			units.Duration(fig(FigInQueueP50)), units.Duration(fig(FigInQueueP99)),
@@ -210,15 +210,4 @@ func firstRun(rep *results.Report, mode string) *results.Run {
 		}
 	}
 	return nil
-}
-
-func runLabel(r results.Run) string {
-	label := r.Mode
-	if r.Level > 0 {
-		label += fmt.Sprintf(" L%d", r.Level)
-	}
-	if r.Repetition > 0 {
-		label += fmt.Sprintf(" #%d", r.Repetition)
-	}
-	return label
 }
