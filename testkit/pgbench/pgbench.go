@@ -1,11 +1,14 @@
 // Package pgbench owns the side-by-side check that the harness is not the bottleneck: it
 // starts the same temporary server a suite would, seeds it through the suite, and runs
 // PostgreSQL's own pgbench with a script doing the suite's sync transaction at a given number
-// of connections. It reports pgbench's tps; the suite's sync mode at the same connection
-// count should come within 10% of it. It does not time anything itself.
+// of connections, closed loop or at a fixed rate (-R). It reports pgbench's tps and the
+// latency percentiles of pgbench's own per-transaction log (-l), which at a fixed rate count
+// from each transaction's scheduled start, as the suite's open loop counts from the intended
+// one. It does not time anything itself.
 package pgbench
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	_ "embed"
@@ -16,7 +19,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/hotspotkit/hotspotkit/hist"
 
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
@@ -37,7 +43,10 @@ type Options struct {
 	BinDir   string
 	Script   string
 	Unsafe   bool
-	Stdout   io.Writer
+	// Rate, when above 0, runs pgbench at that many transactions a second (-R), Poisson
+	// arrivals, as the suite's --rate does.
+	Rate   float64
+	Stdout io.Writer
 }
 
 // Result is what pgbench reported.
@@ -47,6 +56,15 @@ type Result struct {
 	Failed          int64
 	LatencyAvgMs    float64
 	PostgresVersion string
+	// Latency is the percentiles of the transactions pgbench logged (-l): at a fixed rate from
+	// each one's scheduled start, so the schedule lag included; ScheduleLag is that lag (rate
+	// only). Logged counts the log's completed transactions, Skipped and FailedLogged those it
+	// logged as skipped or failed.
+	Latency      hist.Percentiles
+	ScheduleLag  hist.Percentiles
+	Logged       int64
+	Skipped      int64
+	FailedLogged int64
 }
 
 var (
@@ -86,9 +104,19 @@ func Run(ctx context.Context, suite testkit.Suite, o Options) (Result, error) {
 	}
 	script.Close()
 
+	logs, err := os.MkdirTemp("", "hotspotkit-pgbench-log-")
+	if err != nil {
+		return Result{}, err
+	}
+	defer os.RemoveAll(logs)
+	logPrefix := filepath.Join(logs, "pgbench_log")
+	args := []string{"-n", "-c", strconv.Itoa(o.Clients), "-j", strconv.Itoa(o.Threads),
+		"-T", strconv.Itoa(int(o.Duration.Seconds())), "-l", "--log-prefix=" + logPrefix, "-f", script.Name()}
+	if o.Rate > 0 {
+		args = append(args, "-R", strconv.FormatFloat(o.Rate, 'f', -1, 64))
+	}
 	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, pgbench, "-n", "-c", strconv.Itoa(o.Clients), "-j", strconv.Itoa(o.Threads),
-		"-T", strconv.Itoa(int(o.Duration.Seconds())), "-f", script.Name(), target.DSN())
+	cmd := exec.CommandContext(ctx, pgbench, append(args, target.DSN())...)
 	cmd.Env = append(os.Environ(), "PGOPTIONS=-c search_path="+target.Schema(), "PGAPPNAME=hotspotkit-pgbench")
 	cmd.Stdout = io.MultiWriter(&out, o.Stdout)
 	cmd.Stderr = io.MultiWriter(&out, o.Stdout)
@@ -112,7 +140,77 @@ func Run(ctx context.Context, suite testkit.Suite, o Options) (Result, error) {
 	if m := latencyRe.FindStringSubmatch(text); m != nil {
 		res.LatencyAvgMs, _ = strconv.ParseFloat(m[1], 64)
 	}
+	files, _ := filepath.Glob(logPrefix + ".*")
+	if len(files) == 0 {
+		return Result{}, fmt.Errorf("pgbench wrote no transaction log under %s", logs)
+	}
+	lat, lag := hist.New(), hist.New()
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return Result{}, err
+		}
+		c, err := ReadLog(f, lat, lag)
+		f.Close()
+		if err != nil {
+			return Result{}, fmt.Errorf("%s: %w", filepath.Base(name), err)
+		}
+		res.Logged += c.Logged
+		res.Skipped += c.Skipped
+		res.FailedLogged += c.Failed
+	}
+	res.Latency = lat.Summary()
+	if o.Rate > 0 {
+		res.ScheduleLag = lag.Summary()
+	}
 	return res, nil
+}
+
+// LogCounts is what ReadLog found in one per-transaction log.
+type LogCounts struct{ Logged, Skipped, Failed int64 }
+
+// ReadLog reads a pgbench per-transaction log (-l): one line per transaction,
+//
+//	client_id transaction_no time script_no time_epoch time_us [schedule_lag]
+//
+// with time in µs (at a fixed rate from the scheduled start, so the schedule lag included),
+// "skipped" for a transaction --latency-limit skipped and "failed" for one that failed. It
+// records every completed transaction's time in lat and, when the line has one, its schedule
+// lag in lag.
+func ReadLog(r io.Reader, lat, lag *hist.Histogram) (LogCounts, error) {
+	var c LogCounts
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) < 6 {
+			return c, fmt.Errorf("line %d: %d fields, want at least 6: %q", n, len(f), sc.Text())
+		}
+		switch f[2] {
+		case "skipped":
+			c.Skipped++
+			continue
+		case "failed":
+			c.Failed++
+			continue
+		}
+		us, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			return c, fmt.Errorf("line %d: time %q: %w", n, f[2], err)
+		}
+		lat.RecordMicros(us)
+		c.Logged++
+		if len(f) >= 7 {
+			l, err := strconv.ParseInt(f[6], 10, 64)
+			if err != nil {
+				return c, fmt.Errorf("line %d: schedule lag %q: %w", n, f[6], err)
+			}
+			lag.RecordMicros(l)
+		}
+	}
+	return c, sc.Err()
 }
 
 func seed(ctx context.Context, suite testkit.Suite, target *database.Target) error {
