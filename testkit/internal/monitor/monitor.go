@@ -176,7 +176,10 @@ func (m *Monitor) loop(ctx context.Context) {
 // transaction it waits for, and those rows: two arrays from one scan, in one order, so that
 // their entries pair up (waiter.row). %s is replaced by one SELECT per hot table (see
 // lockQueryFor). pg_locks is read once (lk): each read of it takes every partition lock of the
-// lock manager, which the load's sessions need for each lock they take or release.
+// lock manager, which the load's sessions need for each lock they take or release. The hot
+// tables are read once too (locked is MATERIALIZED): inlined, the planner pushed each waiter's
+// xid into it and scanned every hot table once per waiter, and with 63 sessions queued on a
+// hot row a sample took 80–125 ms of a server core, instead of 2–11 ms, every 100 ms.
 const lockQuery = `
 WITH lk AS MATERIALIZED (
     SELECT locktype, relation, page, tuple, transactionid, pid, mode, granted, waitstart FROM pg_locks
@@ -202,7 +205,7 @@ WITH lk AS MATERIALIZED (
       AND w.pid <> pg_backend_pid()
 ), xids AS (
     SELECT ARRAY(SELECT DISTINCT xid FROM w WHERE xid IS NOT NULL AND tuple_rel IS NULL) AS list
-), locked AS (
+), locked AS MATERIALIZED (
     %s
 )
 SELECT w.locktype, w.own_rel, w.own_row, w.tuple_rel, w.tuple_row, w.written,
