@@ -25,6 +25,7 @@ func main() {
 	fs.DurationVar(&o.Duration, "duration", 30_000_000_000, "how long pgbench runs (-T)")
 	fs.StringVar(&o.BinDir, "pg-bin-dir", "", "PostgreSQL bin directory (default: discovered)")
 	fs.BoolVar(&o.Unsafe, "unsafe-no-fsync", false, "fsync, synchronous_commit and full_page_writes off")
+	fs.StringVar(&o.Protocol, "protocol", "simple", "pgbench's query protocol (-M): simple, extended or prepared (pgx's way: parsed once)")
 	fs.Float64Var(&o.Rate, "rate", 0, "transactions per second, Poisson arrivals (-R; 0: closed loop); latency then counts from the scheduled start")
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage_counter_pgbench — pgbench running the usage-counter sync transaction\n\nExample:\n  usage_counter_pgbench --max-connections 64 --duration 30s\n  usage_counter_pgbench --rate 150 --duration 30s   # against the suite's --rate 150\n\nFlags:")
@@ -35,6 +36,12 @@ func main() {
 			os.Exit(0)
 		}
 		fmt.Fprintln(os.Stderr, "usage_counter_pgbench:", err)
+		os.Exit(2)
+	}
+	switch o.Protocol {
+	case "simple", "extended", "prepared":
+	default:
+		fmt.Fprintf(os.Stderr, "usage_counter_pgbench: --protocol %q: want simple, extended or prepared\n", o.Protocol)
 		os.Exit(2)
 	}
 	if o.Clients < 1 || o.Threads < 1 || o.Duration.Seconds() < 1 || o.Rate < 0 {

@@ -45,8 +45,11 @@ type Options struct {
 	Unsafe   bool
 	// Rate, when above 0, runs pgbench at that many transactions a second (-R), Poisson
 	// arrivals, as the suite's --rate does.
-	Rate   float64
-	Stdout io.Writer
+	Rate float64
+	// Protocol is pgbench's -M: simple (its default, one Query message a statement), extended
+	// or prepared (what pgx does: parse once, then bind and execute).
+	Protocol string
+	Stdout   io.Writer
 }
 
 // Result is what pgbench reported.
@@ -114,6 +117,9 @@ func Run(ctx context.Context, suite testkit.Suite, o Options) (Result, error) {
 		"-T", strconv.Itoa(int(o.Duration.Seconds())), "-l", "--log-prefix=" + logPrefix, "-f", script.Name()}
 	if o.Rate > 0 {
 		args = append(args, "-R", strconv.FormatFloat(o.Rate, 'f', -1, 64))
+	}
+	if o.Protocol != "" {
+		args = append(args, "-M", o.Protocol)
 	}
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, pgbench, append(args, target.DSN())...)

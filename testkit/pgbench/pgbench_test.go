@@ -65,7 +65,8 @@ func itoa(i int) string {
 	return string(out)
 }
 
-// pgbench itself at a fixed rate against a temporary server seeded by the counter suite: its
+// pgbench itself at a fixed rate, prepared statements (-M prepared, as pgx sends them), against
+// a temporary server seeded by the counter suite: its
 // log is read, every transaction it counted is in the latency figures, and the rate shows.
 func TestRunAtARateReadsItsLog(t *testing.T) {
 	if testing.Short() {
@@ -74,7 +75,7 @@ func TestRunAtARateReadsItsLog(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := pgbench.Run(ctx, usagecounter.New(), pgbench.Options{Script: pgbench.UsageCounterSync,
-		Clients: 4, Threads: 1, Duration: 2 * time.Second, Rate: 50, Stdout: io.Discard})
+		Clients: 4, Threads: 1, Duration: 2 * time.Second, Rate: 50, Protocol: "prepared", Stdout: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
