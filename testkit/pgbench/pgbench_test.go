@@ -65,9 +65,9 @@ func itoa(i int) string {
 	return string(out)
 }
 
-// pgbench itself at a fixed rate, prepared statements (-M prepared, as pgx sends them), against
-// a temporary server seeded by the counter suite: its
-// log is read, every transaction it counted is in the latency figures, and the rate shows.
+// pgbench itself at a fixed rate, with prepared statements (-M prepared, as pgx sends them),
+// against a temporary server seeded by the counter suite: its log is read, every transaction
+// it counted is in the latency figures, and the rate shows.
 func TestRunAtARateReadsItsLog(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts PostgreSQL")
