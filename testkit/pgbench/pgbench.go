@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/hist"
-
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/engine"

@@ -2,6 +2,7 @@ package pgbench_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -17,13 +18,7 @@ import (
 func TestReadLogCountsEveryKindOfLine(t *testing.T) {
 	var b strings.Builder
 	for i := 1; i <= 100; i++ { // 1,000 … 100,000 µs, lag i µs
-		b.WriteString("0 ")
-		b.WriteString(itoa(i))
-		b.WriteString(" ")
-		b.WriteString(itoa(i * 1000))
-		b.WriteString(" 0 1764763200 123456 ")
-		b.WriteString(itoa(i))
-		b.WriteString("\n")
+		fmt.Fprintf(&b, "0 %d %d 0 1764763200 123456 %d\n", i, i*1000, i)
 	}
 	b.WriteString("1 101 skipped 0 1764763200 123456 900\n")
 	b.WriteString("1 102 failed 0 1764763200 123456 10\n\n")
@@ -53,17 +48,6 @@ func TestReadLogCountsEveryKindOfLine(t *testing.T) {
 	}
 }
 
-func itoa(i int) string {
-	const digits = "0123456789"
-	if i == 0 {
-		return "0"
-	}
-	var out []byte
-	for ; i > 0; i /= 10 {
-		out = append([]byte{digits[i%10]}, out...)
-	}
-	return string(out)
-}
 
 // pgbench itself at a fixed rate, with prepared statements (-M prepared, as pgx sends them),
 // against a temporary server seeded by the counter suite: its log is read, every transaction
