@@ -48,7 +48,6 @@ func TestReadLogCountsEveryKindOfLine(t *testing.T) {
 	}
 }
 
-
 // pgbench itself at a fixed rate, with prepared statements (-M prepared, as pgx sends them),
 // against a temporary server seeded by the counter suite: its log is read, every transaction
 // it counted is in the latency figures, and the rate shows.
