@@ -345,7 +345,16 @@ func TestSecondSignalSkipsTheDrain(t *testing.T) {
 	if q.AbandonedTotal == 0 || q.EnqueuedTotal != q.FlushedTotal+q.SyncFallbackTotal+q.DroppedTotal+q.RejectedTotal+q.AbandonedTotal {
 		t.Errorf("queue after an aborted drain: %+v", q)
 	}
-	if rc := rep.Runs[0].Reconciliation; rc == nil || rc.Lost != q.AbandonedTotal {
-		t.Errorf("reconciliation should count the abandoned writes as lost: %+v, queue %+v", rc, q)
+	// The abandoned writes are lost, but for those of a batch whose COMMIT was in flight when
+	// the second signal cancelled it: it may have committed, which the queue cannot know and the
+	// reconciliation looks up (a CI run found 1,000 of 20,000 persisted so). Only records of a
+	// failed batch can be such (FlushFailedTotal).
+	rc := rep.Runs[0].Reconciliation
+	if rc == nil {
+		t.Fatalf("no reconciliation: %+v", rep.Runs[0])
+	}
+	inFlight := rc.Persisted - q.FlushedTotal - q.SyncFallbackTotal
+	if rc.Lost == 0 || inFlight < 0 || inFlight > q.FlushFailedTotal || rc.Lost != q.AbandonedTotal-inFlight {
+		t.Errorf("reconciliation should count the abandoned writes as lost (but for a batch committed as it was abandoned): %+v, queue %+v", rc, q)
 	}
 }
