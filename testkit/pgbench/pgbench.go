@@ -96,24 +96,19 @@ func Run(ctx context.Context, suite testkit.Suite, o Options) (Result, error) {
 	if err := seed(ctx, suite, target); err != nil {
 		return Result{}, err
 	}
-	script, err := os.CreateTemp("", "hotspotkit-pgbench-*.sql")
+	// One directory for the script and pgbench's transaction logs, removed afterwards.
+	work, err := os.MkdirTemp("", "hotspotkit-pgbench-")
 	if err != nil {
 		return Result{}, err
 	}
-	defer os.Remove(script.Name())
-	if _, err := script.WriteString(o.Script); err != nil {
+	defer os.RemoveAll(work)
+	script := filepath.Join(work, "script.sql")
+	if err := os.WriteFile(script, []byte(o.Script), 0o600); err != nil {
 		return Result{}, err
 	}
-	script.Close()
-
-	logs, err := os.MkdirTemp("", "hotspotkit-pgbench-log-")
-	if err != nil {
-		return Result{}, err
-	}
-	defer os.RemoveAll(logs)
-	logPrefix := filepath.Join(logs, "pgbench_log")
+	logPrefix := filepath.Join(work, "pgbench_log")
 	args := []string{"-n", "-c", strconv.Itoa(o.Clients), "-j", strconv.Itoa(o.Threads),
-		"-T", strconv.Itoa(int(o.Duration.Seconds())), "-l", "--log-prefix=" + logPrefix, "-f", script.Name()}
+		"-T", strconv.Itoa(int(o.Duration.Seconds())), "-l", "--log-prefix=" + logPrefix, "-f", script}
 	if o.Rate > 0 {
 		args = append(args, "-R", strconv.FormatFloat(o.Rate, 'f', -1, 64))
 	}
@@ -145,30 +140,35 @@ func Run(ctx context.Context, suite testkit.Suite, o Options) (Result, error) {
 	if m := latencyRe.FindStringSubmatch(text); m != nil {
 		res.LatencyAvgMs, _ = strconv.ParseFloat(m[1], 64)
 	}
-	files, _ := filepath.Glob(logPrefix + ".*")
-	if len(files) == 0 {
-		return Result{}, fmt.Errorf("pgbench wrote no transaction log under %s", logs)
+	var c LogCounts
+	if c, res.Latency, res.ScheduleLag, err = readLogs(logPrefix); err != nil {
+		return Result{}, err
 	}
-	lat, lag := hist.New(), hist.New()
+	res.Logged, res.Skipped, res.FailedLogged = c.Logged, c.Skipped, c.Failed
+	return res, nil
+}
+
+// readLogs reads every per-transaction log pgbench wrote under prefix (one per thread) into
+// one latency and one schedule-lag histogram (empty in a closed loop, whose lines have no lag).
+func readLogs(prefix string) (c LogCounts, lat, lag hist.Percentiles, err error) {
+	files, _ := filepath.Glob(prefix + ".*")
+	if len(files) == 0 {
+		return c, lat, lag, fmt.Errorf("pgbench wrote no transaction log under %s", filepath.Dir(prefix))
+	}
+	latH, lagH := hist.New(), hist.New()
 	for _, name := range files {
 		f, err := os.Open(name)
 		if err != nil {
-			return Result{}, err
+			return c, lat, lag, err
 		}
-		c, err := ReadLog(f, lat, lag)
+		fc, err := ReadLog(f, latH, lagH)
 		f.Close()
 		if err != nil {
-			return Result{}, fmt.Errorf("%s: %w", filepath.Base(name), err)
+			return c, lat, lag, fmt.Errorf("%s: %w", filepath.Base(name), err)
 		}
-		res.Logged += c.Logged
-		res.Skipped += c.Skipped
-		res.FailedLogged += c.Failed
+		c.Logged, c.Skipped, c.Failed = c.Logged+fc.Logged, c.Skipped+fc.Skipped, c.Failed+fc.Failed
 	}
-	res.Latency = lat.Summary()
-	if o.Rate > 0 {
-		res.ScheduleLag = lag.Summary()
-	}
-	return res, nil
+	return c, latH.Summary(), lagH.Summary(), nil
 }
 
 // LogCounts is what ReadLog found in one per-transaction log.
