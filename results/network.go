@@ -20,13 +20,16 @@ type NetworkPath struct {
 	ConfiguredRTTMs float64 `json:"configured_rtt_ms"`
 	JitterMs        float64 `json:"jitter_ms,omitempty"`
 	// RTTMs is the probe's round trip over the service's path; Probes counts the probes that
-	// answered, ProbeErrors those that failed (a fault struck the path).
-	RTTMs       Latency `json:"rtt_ms"`
-	Probes      int64   `json:"probes"`
-	ProbeErrors int64   `json:"probe_errors,omitempty"`
+	// answered, ProbeErrors those that failed (a fault struck the path). RTTHistogram is the
+	// HDR histogram behind RTTMs (version 10), which baseline merge joins over processes.
+	RTTMs        Latency `json:"rtt_ms"`
+	RTTHistogram string  `json:"rtt_histogram,omitempty"`
+	Probes       int64   `json:"probes"`
+	ProbeErrors  int64   `json:"probe_errors,omitempty"`
 	// DirectRTTMs is the same probe over a direct connection while the path is proxied: the
-	// difference is what the proxy added.
-	DirectRTTMs *Latency `json:"direct_rtt_ms,omitempty"`
+	// difference is what the proxy added; DirectRTTHistogram the histogram behind it.
+	DirectRTTMs        *Latency `json:"direct_rtt_ms,omitempty"`
+	DirectRTTHistogram string   `json:"direct_rtt_histogram,omitempty"`
 }
 
 // FaultOutcome is how the requests of a run with a timed fault came through it.

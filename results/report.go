@@ -44,7 +44,10 @@ import (
 //  9. The Redis a queue ran on (environment.redis_topology: one server or a cluster, its
 //     masters and replicas, the streams per queue) and the config's redis_replicas and
 //     stream_shards. Only additions: absent, one server and one stream.
-const SchemaVersion = 9
+//  10. The HDR histograms behind the network probes' round trips (a path's rtt_histogram and
+//     direct_rtt_histogram), so that baseline merge joins the processes' networks. Only
+//     additions: absent, they were not recorded, and a merge leaves the network out.
+const SchemaVersion = 10
 
 // Report is one invocation of one suite binary.
 type Report struct {

@@ -23,6 +23,7 @@ var upgrades = [SchemaVersion]func(doc map[string]any) error{
 	6: upgradeV6,
 	7: upgradeV7,
 	8: upgradeV8,
+	9: upgradeV9,
 }
 
 // upgradeV3 is version 3 → 4: version 4 only added fields (the network's and rtt_ladders),
@@ -52,6 +53,10 @@ func upgradeV7(map[string]any) error { return nil }
 // config's redis_replicas and stream_shards, whose absence means one server and one stream.
 // Nothing to convert.
 func upgradeV8(map[string]any) error { return nil }
+
+// upgradeV9 is version 9 → 10: version 10 only added the histograms behind the network
+// probes' round trips, whose absence means they were not recorded. Nothing to convert.
+func upgradeV9(map[string]any) error { return nil }
 
 // upgrade returns the report doc of version from as a document of SchemaVersion.
 func upgrade(raw []byte, from int) ([]byte, error) {

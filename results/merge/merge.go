@@ -209,6 +209,11 @@ func (m *merger) run(i int, cal *results.Calibration) (results.Run, error) {
 	if out.Queue, err = m.queue(runs); err != nil {
 		return out, fmt.Errorf("run %d (%s): %w", i, runName(runs[0]), err)
 	}
+	nets := make([]*results.Network, len(runs))
+	for j, r := range runs {
+		nets[j] = r.Network
+	}
+	out.Network = m.network(nets)
 	out.Verification, out.Reconciliation, out.Figures = m.verification(runs)
 	out.Database = m.database(runs, out.Load.CompletedRequests+out.Load.WarmupRequests)
 	out.Efficiency, out.EfficiencyBasis = results.Efficiency(out, cal)
@@ -260,9 +265,26 @@ var errNoHistogram = errors.New("a report has its values but not the histogram b
 // returns a run's encoded histogram, "" for none, and how many values it summarises): the
 // merged summary, read anew from the merged histogram, and that histogram encoded.
 func distribution(name string, runs []results.Run, of func(results.Run) (string, int64)) (results.Latency, string, error) {
+	hs := make([]encodedHist, len(runs))
+	for i, r := range runs {
+		hs[i].enc, hs[i].count = of(r)
+	}
+	return union(name, hs)
+}
+
+// encodedHist is a distribution as a report holds it: its histogram encoded ("" for none)
+// and how many values its summary says it has.
+type encodedHist struct {
+	enc   string
+	count int64
+}
+
+// union merges the histograms hs: the summary read anew from the merged histogram, and that
+// histogram encoded; errNoHistogram when one of them has values but no histogram.
+func union(name string, hs []encodedHist) (results.Latency, string, error) {
 	merged := hist.New()
-	for _, r := range runs {
-		enc, count := of(r)
+	for _, e := range hs {
+		enc, count := e.enc, e.count
 		if enc == "" {
 			if count > 0 {
 				return results.Latency{}, "", fmt.Errorf("%s: %w", name, errNoHistogram)
@@ -654,9 +676,9 @@ func (s span) overlap(o span) time.Duration {
 	return max(end.Sub(from), 0)
 }
 
-// environment keeps what every process's environment agrees on, and says it is merged; the
-// calibration is the verifying consumer's (else the first measured one): the consumers write
-// to the server it measured.
+// environment keeps what every process's environment agrees on, and says it is merged; its
+// network is the union of the processes' probes (network.go), its calibration the verifying
+// consumer's (else the first measured one): the consumers write to the server it measured.
 func (m *merger) environment() (results.Environment, error) {
 	envs := make([]results.Environment, len(m.procs))
 	for i, p := range m.procs {
@@ -667,7 +689,11 @@ func (m *merger) environment() (results.Environment, error) {
 		return out, err
 	}
 	out.Merged = true
-	out.Network = nil
+	nets := make([]*results.Network, len(envs))
+	for i, e := range envs {
+		nets[i] = e.Network
+	}
+	out.Network = m.network(nets)
 	out.Calibration = nil
 	if v := m.verifier(); v != nil && v.Report.Environment.Calibration != nil {
 		out.Calibration = v.Report.Environment.Calibration

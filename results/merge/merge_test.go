@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/resultstest"
 )
@@ -246,5 +247,75 @@ func TestMergeDatabaseOfTheWindowCoveringTheWrites(t *testing.T) {
 	}
 	if d := m.Report.Runs[0].Database; d == nil || d.PerRequest.WALBytes != 466 || len(m.Notes) != 0 {
 		t.Errorf("database %+v, notes %q: want producer 0's (466 WAL bytes a request), no note", d, m.Notes)
+	}
+}
+
+// The processes' network probes: each path's round trips merged from the union of their
+// histograms, run by run and in the environment, the probes summed; a report that has the
+// figures but not the histogram (before version 10) leaves the network out, and says so.
+func TestMergedNetworkIsTheUnion(t *testing.T) {
+	l0, l1 := knownLatencies() // as round trips: a fast path and one with a slow tail
+	h0, enc0 := resultstest.HistOf(l0)
+	h1, enc1 := resultstest.HistOf(l1)
+	_, encRedis := resultstest.HistOf(l0[:100])
+	path := func(h *hist.Histogram, enc string, errs int64) *results.NetworkPath {
+		direct := results.Latency(h.Summary())
+		return &results.NetworkPath{Proxied: true, ConfiguredRTTMs: 1, RTTMs: results.Latency(h.Summary()), RTTHistogram: enc,
+			Probes: h.Count(), ProbeErrors: errs, DirectRTTMs: &direct, DirectRTTHistogram: enc}
+	}
+	inputs := func() []Input {
+		a, b := producer(0, l0, 0, 2*time.Second), producer(1, l1, 0, 2*time.Second)
+		a.Report.Runs[0].Network = &results.Network{Postgres: path(h0, enc0, 3)}
+		b.Report.Runs[0].Network = &results.Network{Postgres: path(h1, enc1, 0),
+			Redis: &results.NetworkPath{RTTMs: results.Latency(h0.Summary()), RTTHistogram: encRedis, Probes: 100}}
+		a.Report.Environment.Network, b.Report.Environment.Network = a.Report.Runs[0].Network, b.Report.Runs[0].Network
+		return []Input{a, b}
+	}
+	m, err := Merge(inputs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	union, _ := resultstest.HistOf(append(slices.Clone(l0), l1...))
+	want := results.Latency(union.Summary())
+	for where, n := range map[string]*results.Network{"run": m.Report.Runs[0].Network, "environment": m.Report.Environment.Network} {
+		if n == nil || n.Postgres == nil {
+			t.Fatalf("%s: no network merged", where)
+		}
+		pg := n.Postgres
+		if pg.RTTMs != want || pg.Probes != 4000 || pg.ProbeErrors != 3 || !pg.Proxied || pg.ConfiguredRTTMs != 1 {
+			t.Errorf("%s: postgres %+v, want the union's %+v, 4,000 probes, 3 errors, proxied at 1 ms", where, pg, want)
+		}
+		if pg.DirectRTTMs == nil || *pg.DirectRTTMs != want || pg.RTTHistogram == "" || pg.DirectRTTHistogram == "" {
+			t.Errorf("%s: direct %+v, histograms %t %t", where, pg.DirectRTTMs, pg.RTTHistogram != "", pg.DirectRTTHistogram != "")
+		}
+		if r := n.Redis; r == nil || r.Probes != 100 || r.Proxied {
+			t.Errorf("%s: redis %+v, want the one process's 100 direct probes", where, r)
+		}
+	}
+
+	// Written before version 10: the figures without the histogram.
+	in := inputs()
+	in[1].Report.Runs[0].Network.Postgres.RTTHistogram = ""
+	if m, err = Merge(in); err != nil {
+		t.Fatal(err)
+	}
+	if n := m.Report.Runs[0].Network; n == nil || n.Postgres != nil || n.Redis == nil {
+		t.Errorf("a path without its histogram: %+v, want the PostgreSQL path left out and Redis kept", n)
+	}
+	if !slices.ContainsFunc(m.Notes, func(s string) bool { return strings.Contains(s, "schema_version 10") }) {
+		t.Errorf("notes %q: want one on the histogram missing", m.Notes)
+	}
+
+	// One process direct, one through the proxy at 0 ms: merged as direct, and said.
+	in = inputs()
+	in[0].Report.Runs[0].Network.Postgres.Proxied = false
+	if m, err = Merge(in); err != nil {
+		t.Fatal(err)
+	}
+	if pg := m.Report.Runs[0].Network.Postgres; pg.Proxied || pg.ConfiguredRTTMs != 0 || pg.DirectRTTMs != nil {
+		t.Errorf("mixed paths: %+v, want direct", pg)
+	}
+	if !slices.ContainsFunc(m.Notes, func(s string) bool { return strings.Contains(s, "some directly") }) {
+		t.Errorf("notes %q: want one on the mixed paths", m.Notes)
 	}
 }

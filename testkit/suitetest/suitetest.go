@@ -23,6 +23,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
@@ -746,6 +747,8 @@ func OverNetwork(t *testing.T, s testkit.Suite, requests int64, concurrency int,
 		Completed(t, r, requests)
 		if n := r.Network; n == nil || n.Postgres == nil || !n.Postgres.Proxied || n.Postgres.Probes == 0 || n.Postgres.RTTMs.P50 < 1 {
 			t.Errorf("%s: the round trip measured over the service's path does not show the 1 ms added: %+v", r.Mode, n)
+		} else if h, err := hist.Decode(n.Postgres.RTTHistogram); err != nil || h.Count() != n.Postgres.Probes {
+			t.Errorf("%s: the probes' histogram (for baseline merge) does not hold the %d probes: %v", r.Mode, n.Postgres.Probes, err)
 		}
 	}
 	return rep

@@ -251,7 +251,7 @@ func (e *engine) stopProbe(p *probe, r *run, w *costWindow) *results.Network {
 	if e.net.pg != nil {
 		out.Postgres.ConfiguredRTTMs, out.Postgres.JitterMs = results.Milliseconds(r.rtt), results.Milliseconds(c.DBRTTJitter)
 		d := results.Latency(p.direct.h.Summary())
-		out.Postgres.DirectRTTMs = &d
+		out.Postgres.DirectRTTMs, out.Postgres.DirectRTTHistogram = &d, encoded(p.direct.h)
 		e.net.pgDirect.Merge(p.direct.h)
 	}
 	if p.redis != nil {
@@ -276,7 +276,7 @@ func (e *engine) finishNetwork() {
 		}
 		env.Postgres.JitterMs = results.Milliseconds(c.DBRTTJitter)
 		d := results.Latency(n.pgDirect.Summary())
-		env.Postgres.DirectRTTMs = &d
+		env.Postgres.DirectRTTMs, env.Postgres.DirectRTTHistogram = &d, encoded(n.pgDirect)
 	}
 	if n.redisAll.Count() > 0 || n.redisErrs > 0 {
 		env.Redis = e.redisPath(n.redisAll, n.redisErrs)
@@ -285,8 +285,24 @@ func (e *engine) finishNetwork() {
 }
 
 // measuredPath is what probes measured on one path: their round trips in h, errs failures.
+// The histogram goes with it, for a merge of split processes' reports.
 func measuredPath(proxied bool, h *hist.Histogram, errs int64) *results.NetworkPath {
-	return &results.NetworkPath{Proxied: proxied, RTTMs: results.Latency(h.Summary()), Probes: h.Count(), ProbeErrors: errs}
+	p := &results.NetworkPath{Proxied: proxied, RTTMs: results.Latency(h.Summary()), Probes: h.Count(), ProbeErrors: errs}
+	p.RTTHistogram = encoded(h)
+	return p
+}
+
+// encoded is h in its report form, "" when it has no values (or, which a histogram of
+// round trips never makes, cannot be encoded: the report then reads as one without it).
+func encoded(h *hist.Histogram) string {
+	if h.Count() == 0 {
+		return ""
+	}
+	enc, err := h.Encode()
+	if err != nil {
+		return ""
+	}
+	return enc
 }
 
 // redisPath is the Redis path's measurement with the round trip --redis-rtt added to it.
