@@ -32,6 +32,13 @@
 // policies: PolicyDrop loses records, and PolicySync writes a record inline, possibly before
 // earlier records of the same slot that are still queued.
 //
+// Options.Worker routes slots by the caller's rule instead (numbered slots of one hot row
+// dealt out to different workers). Options.Spread gives up the order for throughput: each
+// Enqueue call's records go to the next worker in turn, so a hot slot's records are written
+// by every worker at once, in no particular order across workers. It is for merges that
+// commute (counters that add up, a GREATEST), where one hot slot would otherwise keep one
+// worker busy and leave the others idle.
+//
 // # Groups
 //
 // EnqueueAll takes a group of records (a request's, which may aim at several slots and so at

@@ -118,6 +118,18 @@ type Options[K comparable, T any] struct {
 	// numbered slots can deal them out round the workers instead, so that they never share
 	// one while there are workers to spare.
 	Worker func(key K, workers int) int
+	// Spread deals the records of each Enqueue or EnqueueAll call to the workers in turn (the
+	// whole call to one worker, the next call to the next), whatever their slots, instead of
+	// to the worker that owns each slot. For merges that commute (counters that add up, a
+	// GREATEST), where the order in which a slot's records are written does not matter: the
+	// records of a hot slot then flush on every worker at once, each batch's statements
+	// overlapping the others' and only the hot rows' UPDATEs waiting for one another in the
+	// database, where otherwise one worker writes them all, one batch after the other. A
+	// slot's records are no longer written in arrival order, and each worker's batch
+	// compacts only its own share (a hot slot gets an UPDATE per worker's batch). Compare
+	// then matters: it keeps the workers' transactions locking rows in one order. Worker is
+	// not read. The in-memory Queue only.
+	Spread bool
 	// Compare orders slots inside a flushed batch (with Compaction), so that concurrent
 	// transactions lock rows in one order and cannot deadlock. Nil keeps first-seen order.
 	Compare func(a, b K) int

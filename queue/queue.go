@@ -31,6 +31,7 @@ type Queue[K comparable, T any] struct {
 	seed    maphash.Seed
 	epoch   time.Time // enqueue times are monotonic nanoseconds since epoch
 	workers []*worker[K, T]
+	turn    atomic.Uint32 // Spread: the calls dealt so far
 	wg      sync.WaitGroup
 
 	gate gate
@@ -133,9 +134,17 @@ func (q *Queue[K, T]) EnqueueAll(ctx context.Context, recs []T) (Outcome, error)
 	return out, err
 }
 
-// put hands recs, for which room is reserved, to the workers of their slots.
+// put hands recs, for which room is reserved, to the workers of their slots (Spread: all
+// to the next worker in turn).
 func (q *Queue[K, T]) put(recs []T, at int64) {
 	q.accepted(int64(len(recs)))
+	if q.opts.Spread && len(q.workers) > 1 {
+		w := q.workers[q.turn.Add(1)%uint32(len(q.workers))]
+		for i := range recs {
+			w.put(entry[T]{rec: recs[i], at: at})
+		}
+		return
+	}
 	for i := range recs {
 		q.route(recs[i]).put(entry[T]{rec: recs[i], at: at})
 	}
@@ -207,8 +216,16 @@ func (q *Queue[K, T]) awaitRoom(ctx context.Context, n int64) error {
 // enqueueFull applies the FullPolicy to the group recs; the queue had no room for it a
 // moment ago.
 func (q *Queue[K, T]) enqueueFull(ctx context.Context, recs []T, at int64) (Outcome, error) {
-	for i := range recs { // a napping worker waits for a fuller batch; the queue cannot get fuller
-		q.route(recs[i]).nudge()
+	// A napping worker waits for a fuller batch; the queue cannot get fuller. (Spread: any
+	// worker may hold the slots' records.)
+	if q.opts.Spread {
+		for _, w := range q.workers {
+			w.nudge()
+		}
+	} else {
+		for i := range recs {
+			q.route(recs[i]).nudge()
+		}
 	}
 	n := int64(len(recs))
 	switch q.opts.FullPolicy {
@@ -239,8 +256,14 @@ func (q *Queue[K, T]) writeInline(ctx context.Context, recs []T, at int64) (Outc
 		return Rejected, fmt.Errorf("queue: inline write of %d records (queue full): %w", len(recs), err)
 	}
 	lag := q.now() - at
-	for i := range recs {
-		q.route(recs[i]).recordLag(lag)
+	if q.opts.Spread { // one worker's histogram takes them: the queue's lag merges them all
+		for range recs {
+			q.workers[0].recordLag(lag)
+		}
+	} else {
+		for i := range recs {
+			q.route(recs[i]).recordLag(lag)
+		}
 	}
 	return WrittenInline, nil
 }

@@ -793,3 +793,83 @@ func TestInlineGroupIsOneCompactedFlush(t *testing.T) {
 		t.Errorf("metrics %+v, persist lag of %d records: want 3 inline and 2 flushed, each counted", m, q.PersistLag().Count())
 	}
 }
+
+// overlapFlusher sums what it is given per slot and notes the most calls that held one slot
+// at once; each call takes a moment, so that calls that can overlap do.
+type overlapFlusher struct {
+	mu      sync.Mutex
+	sums    map[int]int64
+	holding map[int]int
+	most    int
+	calls   int
+}
+
+func (f *overlapFlusher) Flush(_ context.Context, recs []rec) (FlushResult, error) {
+	slots := map[int]bool{}
+	f.mu.Lock()
+	f.calls++
+	for _, r := range recs {
+		f.sums[r.Slot] += r.Sum
+		if !slots[r.Slot] {
+			slots[r.Slot] = true
+			f.holding[r.Slot]++
+			f.most = max(f.most, f.holding[r.Slot])
+		}
+	}
+	f.mu.Unlock()
+	time.Sleep(2 * time.Millisecond)
+	f.mu.Lock()
+	for s := range slots {
+		f.holding[s]--
+	}
+	f.mu.Unlock()
+	return FlushResult{SQLOps: len(slots)}, nil
+}
+
+// Spread: the records of one hot slot are flushed by several workers at once, each call's
+// records by one worker, every record exactly once; without it one worker holds the slot.
+func TestSpreadFlushesAHotSlotOnEveryWorker(t *testing.T) {
+	for _, spread := range []bool{false, true} {
+		t.Run(fmt.Sprintf("spread=%t", spread), func(t *testing.T) {
+			f := &overlapFlusher{sums: map[int]int64{}, holding: map[int]int{}}
+			q := newTestQueue(t, f, Options[int, rec]{
+				Merge: func(p *rec, n rec) { p.Sum += n.Sum }, Compaction: true, Spread: spread,
+				Capacity: 1 << 14, BatchSize: 50, FlushInterval: time.Millisecond, Workers: 4, FullPolicy: PolicyBlock,
+			})
+			const goroutines, perG = 8, 500
+			var wg sync.WaitGroup
+			for g := range goroutines {
+				wg.Go(func() {
+					for i := range perG {
+						// A call of two records: the hot slot 0 and a slot of the goroutine's own.
+						group := []rec{{Slot: 0, Sum: 1}, {Slot: 1 + g, Sum: int64(i)}}
+						if _, err := q.EnqueueAll(context.Background(), group); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			m := closeQueue(t, q)
+			if f.sums[0] != goroutines*perG {
+				t.Errorf("hot slot summed %d, want %d: every record once", f.sums[0], goroutines*perG)
+			}
+			for g := range goroutines {
+				if want := int64(perG * (perG - 1) / 2); f.sums[1+g] != want {
+					t.Errorf("slot %d summed %d, want %d", 1+g, f.sums[1+g], want)
+				}
+			}
+			if m.EnqueuedTotal != 2*goroutines*perG || m.FlushedTotal != m.EnqueuedTotal {
+				t.Errorf("enqueued %d, flushed %d: want %d each", m.EnqueuedTotal, m.FlushedTotal, 2*goroutines*perG)
+			}
+			t.Logf("spread %t: %d calls, at most %d holding the hot slot at once", spread, f.calls, f.most)
+			if spread && f.most < 2 {
+				t.Errorf("spread: at most %d flush held the hot slot at once, want several workers", f.most)
+			}
+			if !spread && f.most != 1 {
+				t.Errorf("not spread: %d flushes held the hot slot at once, want its one worker's", f.most)
+			}
+		})
+	}
+}

@@ -70,9 +70,11 @@ type AsyncSpec[K comparable, T any] struct {
 	// Key is the record's slot; Merge folds a newer record for a slot into the pending one;
 	// Compare orders slots in a compacted batch; Worker (optional) picks the queue worker
 	// that owns a slot (counters.Slots.Worker deals a hot row's slots out to different
-	// workers).
+	// workers); Spread deals each request's records to the next worker instead, for writes
+	// whose order does not matter (queue.Options.Spread: the in-memory queue).
 	Key     func(T) K
 	Worker  func(key K, workers int) int
+	Spread  bool
 	Merge   func(pending *T, newer T)
 	Compare func(a, b K) int
 	// Writer writes a batch in the backend's transaction: compacted (one statement per table)
@@ -108,7 +110,7 @@ func asyncSpec[K comparable, T any](r *Run, spec AsyncSpec[K, T]) (asyncrun.Spec
 	}
 	compact := r.mode.Compacts()
 	return asyncrun.Spec[K, T]{Records: spec.Records, Writer: spec.Writer(compact),
-		Keys:  queue.Options[K, T]{Key: spec.Key, Worker: spec.Worker, Merge: spec.Merge, Compare: spec.Compare},
+		Keys:  queue.Options[K, T]{Key: spec.Key, Worker: spec.Worker, Spread: spec.Spread, Merge: spec.Merge, Compare: spec.Compare},
 		Codec: spec.Codec, Compact: compact}, nil
 }
 

@@ -60,7 +60,8 @@ type Options[K comparable, T any] struct {
 	// oldest record was enqueued; Workers is the number of consumers in this process (with
 	// Shards > 1: one for each shard it owns, Workers not read); Inline,
 	// when nil, writes a producer's own record (PolicySync, stream full) with DB and Writer;
-	// Worker is not read (a consumer group does not route by slot).
+	// Worker and Spread are not read (a consumer group does not route by slot: each of
+	// its consumers reads the next entries, whatever their slots).
 	queue.Options[K, T]
 
 	// Client reaches Redis: a *redis.Client, or a *redis.ClusterClient for Redis Cluster.

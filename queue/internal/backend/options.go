@@ -33,6 +33,7 @@ type Options[K comparable, T any, P Policy, F any] struct {
 	Key           func(T) K
 	Merge         func(pending *T, newer T)
 	Worker        func(key K, workers int) int
+	Spread        bool
 	Compare       func(a, b K) int
 	Capacity      int
 	BatchSize     int

@@ -22,7 +22,7 @@ import (
 )
 
 // Spec is a suite's async write path for one run (testkit.AsyncSpec with the run's
-// compaction chosen): its records, the queue options it sets (Key, Worker, Merge, Compare;
+// compaction chosen): its records, the queue options it sets (Key, Worker, Spread, Merge, Compare;
 // the flags set the rest), the batch writer and the Redis codec (nil: queue.DefaultCodec).
 type Spec[K comparable, T any] struct {
 	Records func(i int64) []T
