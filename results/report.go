@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -834,25 +833,9 @@ func (r *Report) Write(w io.Writer) error {
 	return enc.Encode(r)
 }
 
-// WriteFile writes the report atomically: to a temporary file beside path, then renamed.
-func (r *Report) WriteFile(path string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*.json")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := r.Write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil { // CreateTemp makes it private
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
+// WriteFile writes the report atomically: to a temporary file beside path, then renamed (into
+// a device or a pipe, such as /dev/null, directly: see NotAFile).
+func (r *Report) WriteFile(path string) error { return writeFile(path, r.Write) }
 
 // Read decodes one report, checks that it is one, and upgrades it from the version it was
 // written in to SchemaVersion.

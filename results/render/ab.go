@@ -498,17 +498,16 @@ func verdictText(r verdict.Result) string {
 }
 
 // WriteABFile writes ab as indented JSON to path (through a temporary file, so a reader never
-// sees half of it).
+// sees half of it; into a device or a pipe directly).
 func WriteABFile(path string, ab *AB) error {
 	data, err := json.MarshalIndent(ab, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+	return results.WriteFile(path, func(w io.Writer) error {
+		_, err := w.Write(append(data, '\n'))
 		return err
-	}
-	return os.Rename(tmp, path)
+	})
 }
 
 // ReadAB reads an A/B written by WriteABFile; ok is false (and err nil) when the file is JSON

@@ -261,7 +261,7 @@ func (e *engine) runAll() error {
 	if err := e.calibrate(ctx); err != nil { // before the first run (dbcost.go)
 		return err
 	}
-	if c.Output != "" {
+	if c.Output != "" && !results.NotAFile(c.Output) { // -o /dev/null: no samples beside it
 		if e.samples, err = monitor.CreateSamples(results.SamplesPath(c.Output), e.report.Suite); err != nil {
 			return err
 		}

@@ -78,7 +78,11 @@ func checkOutputWritable(path string) error {
 	if path == "" {
 		return nil
 	}
-	for _, p := range []string{path, results.SamplesPath(path)} {
+	paths := []string{path, results.SamplesPath(path)}
+	if results.NotAFile(path) { // a device or a pipe (-o /dev/null): no samples beside it
+		paths = paths[:1]
+	}
+	for _, p := range paths {
 		if st, err := os.Stat(p); err == nil && st.IsDir() {
 			return fmt.Errorf("--output %s: is a directory", p)
 		}
