@@ -46,7 +46,10 @@ import (
 //  10. The HDR histograms behind the network probes' round trips (a path's rtt_histogram and
 //     direct_rtt_histogram), so that baseline merge joins the processes' networks. Only
 //     additions: absent, they were not recorded, and a merge leaves the network out.
-const SchemaVersion = 10
+//  11. The sessions opened in a run's window (database.sessions), whose startup transactions
+//     database.xact_commit no longer counts. No conversion: an older report's xact_commit
+//     counts them (a few per run, one per connection a pool opened).
+const SchemaVersion = 11
 
 // Report is one invocation of one suite binary.
 type Report struct {
@@ -236,9 +239,16 @@ type Database struct {
 	WALRecords        int64  `json:"wal_records"`
 	WALFullPageImages int64  `json:"wal_full_page_images"`
 	WALSource         string `json:"wal_source"`
-	// XactCommit and XactRollback come from pg_stat_database for the run's database.
+	// XactCommit and XactRollback come from pg_stat_database for the run's database. Since
+	// version 11 XactCommit leaves out the transaction each session opened in the window
+	// begins with (PostgreSQL 14+: Sessions counts them), so that commits per request count
+	// the work and not the connections; before, it counted them.
 	XactCommit   int64 `json:"xact_commit"`
 	XactRollback int64 `json:"xact_rollback"`
+	// Sessions is how many sessions were opened on the database in the window (every
+	// process's: the service's pools, the observers', on a shared server others'), absent
+	// before PostgreSQL 14 (version 11).
+	Sessions int64 `json:"sessions,omitempty"`
 	// Statements is read from pg_stat_statements when the extension is loaded (nil otherwise).
 	Statements *Statements `json:"statements,omitempty"`
 	// Tables holds pg_stat_user_tables of the run's schema, for every table the suite writes.

@@ -54,6 +54,9 @@ type Snapshot struct {
 	WALFullPageImages int64
 	XactCommit        int64
 	XactRollback      int64
+	// Sessions is pg_stat_database.sessions (PostgreSQL 14+; 0 before): every session opens
+	// with a transaction of its own (reading the catalogs), counted in XactCommit.
+	Sessions int64
 	// Statements by queryid (nil when pg_stat_statements is not loaded).
 	Statements map[string]statement
 	Tables     map[string]tableCounters
@@ -225,8 +228,12 @@ func (r *Reader) snapshot(ctx context.Context, conn *pgx.Conn) (Snapshot, error)
 		} else if err := tx.QueryRow(ctx, `SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::int8`).Scan(&s.WALBytes); err != nil {
 			return fmt.Errorf("insert LSN: %w", err)
 		}
-		if err := tx.QueryRow(ctx, `SELECT xact_commit, xact_rollback FROM pg_stat_database WHERE datname = current_database()`).
-			Scan(&s.XactCommit, &s.XactRollback); err != nil {
+		sessions := "0::int8"
+		if r.version >= 140000 {
+			sessions = "sessions"
+		}
+		if err := tx.QueryRow(ctx, `SELECT xact_commit, xact_rollback, `+sessions+` FROM pg_stat_database WHERE datname = current_database()`).
+			Scan(&s.XactCommit, &s.XactRollback, &s.Sessions); err != nil {
 			return fmt.Errorf("pg_stat_database: %w", err)
 		}
 		rows, err := tx.Query(ctx, `SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del, n_dead_tup
@@ -333,7 +340,14 @@ func (r *Reader) Delta(start, end Snapshot, in Inputs) *results.Database {
 	if r.version < 140000 {
 		d.WALSource = "insert_lsn"
 	}
+	// Not the run's commits: the reader's and the observers' transactions, and the transaction
+	// every session opened in the window began with (its catalog reads), which counts
+	// connections, not work.
 	own := end.readerTransactions - start.readerTransactions + in.ObserverTransactions
+	if r.version >= 140000 {
+		d.Sessions = nonNegative(end.Sessions - start.Sessions)
+		own += d.Sessions
+	}
 	d.XactCommit = nonNegative(end.XactCommit - start.XactCommit - own)
 	if start.Statements != nil && end.Statements != nil {
 		d.Statements = statementsDelta(start.Statements, end.Statements, in.Top)

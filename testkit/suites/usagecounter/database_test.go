@@ -49,8 +49,13 @@ func TestTheDatabasesOwnFigures(t *testing.T) {
 	}
 	sync, compact := byMode["sync"], byMode["async-compact"]
 	p := sync.PerRequest
-	if math.Abs(p.Statements-5) > 0.01 || p.Commits < 0.99 || p.Commits > 1.1 || p.RowVersions != 5 {
-		t.Errorf("sync per request: %+v, want 5 statements, ~1 commit, 5 row versions", p)
+	// One commit a request, exactly: the observers' transactions and the sessions' startups
+	// (the pool opening its connections) are not the run's.
+	if math.Abs(p.Statements-5) > 0.01 || p.Commits < 0.99 || p.Commits > 1.01 || p.RowVersions != 5 {
+		t.Errorf("sync per request: %+v, want 5 statements, 1 commit, 5 row versions", p)
+	}
+	if sync.Sessions == 0 {
+		t.Errorf("sync: no sessions counted in the window (PostgreSQL 14+ counts them)")
 	}
 	if sync.Tables["api_keys"].Updated != requests || sync.WaitEvents["Lock:transactionid"]+sync.WaitEvents["Lock:tuple"] == 0 {
 		t.Errorf("sync: api_keys %+v, wait events %v", sync.Tables["api_keys"], sync.WaitEvents)
