@@ -38,11 +38,12 @@ func (m *merger) path(server string, paths []*results.NetworkPath) *results.Netw
 	if len(paths) == 0 {
 		return nil
 	}
-	out := &results.NetworkPath{Proxied: true}
+	out := &results.NetworkPath{}
 	var rtt, direct []encodedHist
+	proxied := 0
 	for _, p := range paths {
-		out.Proxied = out.Proxied && p.Proxied
 		if p.Proxied {
+			proxied++
 			out.ConfiguredRTTMs, out.JitterMs = p.ConfiguredRTTMs, p.JitterMs
 		}
 		out.Probes += p.Probes
@@ -52,7 +53,8 @@ func (m *merger) path(server string, paths []*results.NetworkPath) *results.Netw
 			direct = append(direct, encodedHist{p.DirectRTTHistogram, p.DirectRTTMs.Count})
 		}
 	}
-	if !out.Proxied && out.ConfiguredRTTMs != 0 {
+	out.Proxied = proxied == len(paths)
+	if proxied > 0 && !out.Proxied {
 		m.note("some processes reached %s through the delaying proxy and some directly: the merged network says directly", server)
 		out.ConfiguredRTTMs, out.JitterMs = 0, 0
 	}
