@@ -31,6 +31,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/engine"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/pgserver"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/serverproc"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
@@ -41,7 +42,7 @@ import (
 // ask for it (--calibrate): it costs seconds and measures the machine, not the suite.
 func Run(t *testing.T, s testkit.Suite, args ...string) (int, *results.Report, string) {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "report.json")
+	out := filepath.Join(pgserver.StableTempDir(t), "report.json") // servers start beside it
 	var stdout, stderr bytes.Buffer
 	args = append([]string{"--calibrate=false"}, args...)
 	code := cli.Execute(s, append(args, "--output", out), &stdout, &stderr)
@@ -299,7 +300,7 @@ func onRedis(t *testing.T, s testkit.Suite, servers []string, requests, records 
 			ours := 0 // the --redis-url server, started by the test
 			where := []string{"--redis", server}
 			if server == "url" {
-				srv, err := redisserver.Start(t.Context(), redisserver.Config{TempDir: t.TempDir()})
+				srv, err := redisserver.Start(t.Context(), redisserver.Config{TempDir: pgserver.StableTempDir(t)})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -406,6 +406,9 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	if q := r.Backend; q != nil {
 		mcfg.Queue = func() (int64, int64) { m := q.Metrics(); return m.Depth, m.PendingDepth }
 	}
+	if err := e.warmPools(ctx, r); err != nil { // before the window, as pgbench (warm.go)
+		return fail(err)
+	}
 	cost := e.beginCost(ctx, prior) // the database's counters before the load (dbcost.go)
 	mon, err := monitor.Start(ctx, e.monitorConnect(cost), mcfg)
 	if err != nil {

@@ -327,6 +327,16 @@ func (s *Server) startOnce() error {
 // tempDirMu serialises the TMPDIR override below.
 var tempDirMu sync.Mutex
 
+// StableTempDir returns tb's TempDir made while no server start has TMPDIR pointed into its
+// own directory (withTempDir). A test that makes one while a server of its process starts
+// would get it inside that server's directory, and lose it with the server (a run of the job
+// queue's tests lost its report so). Tests that run beside server starts make theirs with it.
+func StableTempDir(tb interface{ TempDir() string }) string {
+	tempDirMu.Lock()
+	defer tempDirMu.Unlock()
+	return tb.TempDir()
+}
+
 // withTempDir runs fn with TMPDIR pointing into dir: embedded-postgres writes its log file
 // with os.CreateTemp("") and never removes it; this keeps it inside our working directory.
 func withTempDir(dir string, fn func() error) error {
