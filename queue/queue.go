@@ -256,14 +256,8 @@ func (q *Queue[K, T]) writeInline(ctx context.Context, recs []T, at int64) (Outc
 		return Rejected, fmt.Errorf("queue: inline write of %d records (queue full): %w", len(recs), err)
 	}
 	lag := q.now() - at
-	if q.opts.Spread { // one worker's histogram takes them: the queue's lag merges them all
-		for range recs {
-			q.workers[0].recordLag(lag)
-		}
-	} else {
-		for i := range recs {
-			q.route(recs[i]).recordLag(lag)
-		}
+	for i := range recs { // any worker's histogram will do (Spread too): the queue's merges them
+		q.route(recs[i]).recordLag(lag)
 	}
 	return WrittenInline, nil
 }

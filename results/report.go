@@ -845,7 +845,7 @@ func (r *Report) Write(w io.Writer) error {
 
 // WriteFile writes the report atomically: to a temporary file beside path, then renamed (into
 // a device or a pipe, such as /dev/null, directly: see NotAFile).
-func (r *Report) WriteFile(path string) error { return writeFile(path, r.Write) }
+func (r *Report) WriteFile(path string) error { return WriteFile(path, r.Write) }
 
 // Read decodes one report, checks that it is one, and upgrades it from the version it was
 // written in to SchemaVersion.

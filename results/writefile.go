@@ -15,10 +15,10 @@ func NotAFile(path string) bool {
 	return err == nil && !st.Mode().IsRegular() && !st.IsDir()
 }
 
-// writeFile writes what write writes to path atomically: to a temporary file beside it, made
-// readable (0644), then renamed over path, so a reader never sees half of it. Into a device
-// or a pipe (NotAFile) it writes directly.
-func writeFile(path string, write func(io.Writer) error) error {
+// WriteFile writes what write writes to path atomically: to a temporary file beside it, made
+// readable (0644), then renamed over path, so a reader never sees half of it (a report, an
+// A/B's JSON, a page of plots). Into a device or a pipe (NotAFile) it writes directly.
+func WriteFile(path string, write func(io.Writer) error) error {
 	if NotAFile(path) {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
 		if err != nil {
@@ -47,7 +47,3 @@ func writeFile(path string, write func(io.Writer) error) error {
 	}
 	return os.Rename(tmp.Name(), path)
 }
-
-// WriteFile writes what write writes to path as Report.WriteFile does (for the other JSON
-// files the tools write: an A/B's).
-func WriteFile(path string, write func(io.Writer) error) error { return writeFile(path, write) }

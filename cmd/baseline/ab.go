@@ -435,7 +435,7 @@ func writeABOutputs(ab *render.AB, o abOptions) error {
 	if o.plot == "" {
 		return nil
 	}
-	return writeFileAtomic(o.plot, func(w io.Writer) error {
+	return results.WriteFile(o.plot, func(w io.Writer) error {
 		return plot.PlotPage(plot.Page{AB: []*render.AB{ab}}, w)
 	})
 }

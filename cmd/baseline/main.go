@@ -380,7 +380,7 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	if err := writeFileAtomic(*output, func(w io.Writer) error { return plot.PlotPage(page, w) }); err != nil {
+	if err := results.WriteFile(*output, func(w io.Writer) error { return plot.PlotPage(page, w) }); err != nil {
 		return c.fail(err)
 	}
 	fmt.Fprintf(stderr, "baseline plot: wrote %s\n", *output)
@@ -400,24 +400,4 @@ func samplesFile(path string, r *results.Report) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".baseline-*.html")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	// CreateTemp makes the file private; a page is meant to be shared like any other file.
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -287,9 +287,8 @@ func (e *engine) finishNetwork() {
 // measuredPath is what probes measured on one path: their round trips in h, errs failures.
 // The histogram goes with it, for a merge of split processes' reports.
 func measuredPath(proxied bool, h *hist.Histogram, errs int64) *results.NetworkPath {
-	p := &results.NetworkPath{Proxied: proxied, RTTMs: results.Latency(h.Summary()), Probes: h.Count(), ProbeErrors: errs}
-	p.RTTHistogram = encoded(h)
-	return p
+	return &results.NetworkPath{Proxied: proxied, RTTMs: results.Latency(h.Summary()), RTTHistogram: encoded(h),
+		Probes: h.Count(), ProbeErrors: errs}
 }
 
 // encoded is h in its report form, "" when it has no values (or, which a histogram of
