@@ -337,21 +337,59 @@ func StableTempDir(tb interface{ TempDir() string }) string {
 	return tb.TempDir()
 }
 
-// withTempDir runs fn with TMPDIR pointing into dir: embedded-postgres writes its log file
-// with os.CreateTemp("") and never removes it; this keeps it inside our working directory.
-func withTempDir(dir string, fn func() error) error {
+// logPattern names embedded-postgres's log files (os.CreateTemp's pattern).
+const logPattern = "embedded_postgres_log*"
+
+// withTempDir runs start (an embedded-postgres Start) with TMPDIR pointing into dir for as long
+// as start takes to create its log file, no longer: embedded-postgres writes its log (the
+// postmaster's own output, which logs reads) with os.CreateTemp("") as the first thing it
+// does, and never removes it; this keeps it inside our working directory. The rest of the
+// process sees TMPDIR changed only for that moment (a few ms, not the seconds of initdb and
+// pg_ctl start), so a temporary file or directory made elsewhere in the process meanwhile
+// (a test's TempDir beside a server start) rarely lands in dir; StableTempDir makes sure.
+func withTempDir(dir string, start func() error) error {
 	tempDirMu.Lock()
-	defer tempDirMu.Unlock()
+	locked := true
+	release := func() {
+		if locked {
+			locked = false
+			tempDirMu.Unlock()
+		}
+	}
+	defer release()
 	old, had := os.LookupEnv("TMPDIR")
 	os.Setenv("TMPDIR", dir)
-	defer func() {
+	restore := func() {
 		if had {
 			os.Setenv("TMPDIR", old)
 		} else {
 			os.Unsetenv("TMPDIR")
 		}
-	}()
-	return fn()
+	}
+	before := countLogs(dir)
+	done := make(chan error, 1)
+	go func() { done <- start() }()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			restore()
+			return err
+		case <-tick.C:
+			if countLogs(dir) > before {
+				restore()
+				release()
+				return <-done
+			}
+		}
+	}
+}
+
+// countLogs is how many of embedded-postgres's log files dir holds.
+func countLogs(dir string) int {
+	m, _ := filepath.Glob(filepath.Join(dir, logPattern))
+	return len(m)
 }
 
 func (s *Server) hasPgStatStatements() bool {
@@ -448,7 +486,7 @@ func (s *Server) logCount(sub string) int { return bytes.Count(s.logs(), []byte(
 // logs are the server logs embedded-postgres wrote into our directory (one file per start),
 // one after the other.
 func (s *Server) logs() []byte {
-	files, _ := filepath.Glob(filepath.Join(s.dir, "embedded_postgres_log*"))
+	files, _ := filepath.Glob(filepath.Join(s.dir, logPattern))
 	var all bytes.Buffer
 	for _, f := range files {
 		b, _ := os.ReadFile(f)
@@ -484,7 +522,7 @@ func (s *Server) stopProcess() error {
 func (s *Server) stopLocked() error {
 	var err error
 	if s.running && s.ep != nil {
-		err = withTempDir(s.dir, s.ep.Stop)
+		err = s.ep.Stop() // it writes to the log file Start made, and makes none
 		s.running = false
 	}
 	// Whatever pg_ctl said, make sure the postmaster is gone.

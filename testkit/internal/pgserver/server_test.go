@@ -130,6 +130,38 @@ func TestUnsafeAndRestartKeepsDataAndPort(t *testing.T) {
 	}
 }
 
+// embedded-postgres makes its log file (the postmaster's own output, which an error quotes)
+// in TMPDIR: every start, a restart's too, makes it in the server's directory, none in the
+// caller's TMPDIR, and TMPDIR is the caller's again once Start returns.
+func TestLogFilesStayInTheServersDirectory(t *testing.T) {
+	tmp := t.TempDir()
+	for _, d := range []string{filepath.Dir(tmp), tmp} { // the server's user must reach it
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("TMPDIR", tmp)
+	s := startForTest(t, Config{})
+	if got := os.Getenv("TMPDIR"); got != tmp {
+		t.Errorf("TMPDIR after Start = %q, want %q", got, tmp)
+	}
+	if n := countLogs(s.Dir()); n != 1 {
+		t.Errorf("%d log files in the server's directory after Start, want 1", n)
+	}
+	if err := s.Restart(context.Background()); err != nil {
+		t.Fatalf("Restart: %v", err)
+	}
+	if n := countLogs(s.Dir()); n != 2 {
+		t.Errorf("%d log files in the server's directory after Restart, want 2", n)
+	}
+	if n := countLogs(tmp); n != 0 {
+		t.Errorf("%d log files in TMPDIR %s, want none", n, tmp)
+	}
+	if log := string(s.logs()); !strings.Contains(log, "ready to accept connections") {
+		t.Errorf("the server's log does not say it started:\n%s", log)
+	}
+}
+
 func TestStopAllStopsEverything(t *testing.T) {
 	a := startForTest(t, Config{})
 	b := startForTest(t, Config{})
