@@ -49,7 +49,10 @@ import (
 //  11. The sessions opened in a run's window (database.sessions), whose startup transactions
 //     database.xact_commit no longer counts. No conversion: an older report's xact_commit
 //     counts them (a few per run, one per connection a pool opened).
-const SchemaVersion = 11
+//  12. How often autovacuum ran on the database in a run's window (database.autovacuums):
+//     its transactions are in xact_commit, and this says when. Only an addition: absent, it
+//     was not recorded.
+const SchemaVersion = 12
 
 // Report is one invocation of one suite binary.
 type Report struct {
@@ -249,6 +252,11 @@ type Database struct {
 	// process's: the service's pools, the observers', on a shared server others'), absent
 	// before PostgreSQL 14 (version 11).
 	Sessions int64 `json:"sessions,omitempty"`
+	// Autovacuums is how many vacuums and analyzes autovacuum ran on the database's tables
+	// (catalogs included) in the window (pg_stat_all_tables' autovacuum_count +
+	// autoanalyze_count; version 12). Each ran in transactions of its own, which XactCommit
+	// counts and cannot tell apart: where this is not 0, commits per request read a few high.
+	Autovacuums int64 `json:"autovacuums,omitempty"`
 	// Statements is read from pg_stat_statements when the extension is loaded (nil otherwise).
 	Statements *Statements `json:"statements,omitempty"`
 	// Tables holds pg_stat_user_tables of the run's schema, for every table the suite writes.

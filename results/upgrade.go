@@ -25,6 +25,7 @@ var upgrades = [SchemaVersion]func(doc map[string]any) error{
 	8:  upgradeV8,
 	9:  upgradeV9,
 	10: upgradeV10,
+	11: upgradeV11,
 }
 
 // upgradeV3 is version 3 → 4: version 4 only added fields (the network's and rtt_ladders),
@@ -63,6 +64,10 @@ func upgradeV9(map[string]any) error { return nil }
 // startup transactions out of database.xact_commit. An older report's count cannot be
 // corrected (it did not record its sessions): it stays as it was, a few commits high.
 func upgradeV10(map[string]any) error { return nil }
+
+// upgradeV11 is version 11 → 12: version 12 added database.autovacuums, whose absence means
+// it was not recorded. Nothing to convert.
+func upgradeV11(map[string]any) error { return nil }
 
 // upgrade returns the report doc of version from as a document of SchemaVersion.
 func upgrade(raw []byte, from int) ([]byte, error) {

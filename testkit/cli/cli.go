@@ -6,10 +6,13 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/engine"
@@ -27,8 +30,17 @@ const (
 
 // Main runs suite s with the process's arguments and exits with its code.
 func Main(s testkit.Suite) {
+	redis.SetLogger(quiet{})
 	os.Exit(Execute(s, os.Args[1:], os.Stdout, os.Stderr))
 }
+
+// quiet is go-redis's logger in a suite binary: go-redis writes its pools' dial failures to
+// stderr on its own, before the kit's one-line error for the same failure (an unreachable
+// --redis-url seed) and by the hundred while a Redis fault holds a server down; the kit says
+// what each failure meant itself.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
 
 // Execute runs suite s with args and returns the exit code: 0 ok, 1 verification failed or the
 // run broke, 2 bad input (before anything started), 130/143 interrupted by SIGINT/SIGTERM.

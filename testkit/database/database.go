@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -61,6 +62,8 @@ type Target struct {
 	// sessions are the backend PIDs of the connections opened since the last TakeSessions,
 	// the admin connection's excepted.
 	sessions []uint32
+	// pings counts the liveness pings of NewPool's pools (Pings).
+	pings atomic.Int64
 }
 
 // adminApp is the application_name of the target's own connection.
@@ -279,10 +282,29 @@ func (t *Target) NewPool(ctx context.Context, o PoolOptions) (*pgxpool.Pool, err
 	for k, v := range o.Settings {
 		pc.ConnConfig.RuntimeParams[k] = v
 	}
+	// pgxpool's own rule (ping a connection idle for over a second when it is acquired),
+	// counted, since each ping is a transaction of the server's (Pings) — but never a
+	// connection just opened: pgxpool counts its set-up as idle time, so a connection that
+	// took over a second to open (64 opened at once on a busy machine) was pinged at once, and
+	// the ping of a pool warmed before a run was flushed into the run's figures later
+	// (PostgreSQL holds a busy backend's counters up to 10 s): 40–50 commits that were not the run's.
+	pc.ShouldPing = func(_ context.Context, p pgxpool.ShouldPingParams) bool {
+		cd := p.Conn.PgConn().CustomData()
+		if _, fresh := cd[freshKey]; fresh {
+			delete(cd, freshKey)
+			return false
+		}
+		if p.IdleDuration > time.Second {
+			t.pings.Add(1)
+			return true
+		}
+		return false
+	}
 	var seats sessionSeats
 	pc.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
 		t.track(conn)
 		conn.PgConn().CustomData()[seatKey] = seats.take()
+		conn.PgConn().CustomData()[freshKey] = true
 		return nil
 	}
 	pc.BeforeClose = func(conn *pgx.Conn) {
@@ -297,8 +319,19 @@ func (t *Target) NewPool(ctx context.Context, o PoolOptions) (*pgxpool.Pool, err
 	return pool, nil
 }
 
-// seatKey keys a pooled connection's seat in its pgconn CustomData.
-const seatKey = "hotspotkit.seat"
+// Pings is how many liveness pings the pools of NewPool have sent so far: pgxpool pings a
+// connection that was idle for over a second when it is acquired, with an empty query, which
+// the server counts as a committed transaction (pg_stat_database.xact_commit). A pool opened
+// before a run and idle meanwhile pings each connection it hands out first: tens of commits
+// that are not the run's work.
+func (t *Target) Pings() int64 { return t.pings.Load() }
+
+// seatKey keys a pooled connection's seat in its pgconn CustomData; freshKey marks a pooled
+// connection not yet handed out.
+const (
+	seatKey  = "hotspotkit.seat"
+	freshKey = "hotspotkit.fresh"
+)
 
 // Seat is a pooled connection's seat in its pool: the lowest seat free when it connected,
 // given back when it closes, so the pool's open connections always hold distinct seats,

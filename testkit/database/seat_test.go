@@ -2,6 +2,7 @@ package database_test
 
 import (
 	"context"
+	"net"
 	"os"
 	"slices"
 	"testing"
@@ -69,5 +70,44 @@ func TestPoolSeatsAreDistinctAndReused(t *testing.T) {
 	defer admin.Close(ctx)
 	if got := database.Seat(admin); got != -1 {
 		t.Errorf("a dedicated connection's seat is %d, want -1 (no pool's)", got)
+	}
+}
+
+// TestPoolPingsOnlyConnectionsLeftIdle: a pool pings a connection idle for over a second
+// when it hands it out (pgxpool's rule, each ping a transaction the server counts), and
+// Pings counts them; a connection just opened is never pinged, however long it took to open
+// (pgxpool counts the set-up as idle time: a pool warmed before a run, on a busy machine,
+// pinged every connection, and the run's figures counted the pings as its commits).
+func TestPoolPingsOnlyConnectionsLeftIdle(t *testing.T) {
+	target := testdb.New(t)
+	ctx := context.Background()
+	var d net.Dialer
+	target.Route(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		time.Sleep(1200 * time.Millisecond) // a connection that takes over a second to open
+		return d.DialContext(ctx, network, addr)
+	})
+	pool, err := target.NewPool(ctx, database.PoolOptions{MaxConns: 1, AppName: "hotspotkit-load"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	before := target.Pings()
+	acquire := func() {
+		t.Helper()
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Release()
+	}
+	acquire()
+	if n := target.Pings() - before; n != 0 {
+		t.Errorf("a connection just opened (in 1.2 s) was pinged %d times, want none", n)
+	}
+	acquire() // idle for no time
+	time.Sleep(1100 * time.Millisecond)
+	acquire() // idle for over a second
+	if n := target.Pings() - before; n != 1 {
+		t.Errorf("pings after one acquire of a connection left idle for 1.1 s: %d, want 1", n)
 	}
 }

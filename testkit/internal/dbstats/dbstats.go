@@ -16,7 +16,8 @@
 // within half a second; Take then polls until they stop moving.
 //
 // What the figures count: WAL is server-wide and transactions database-wide (autovacuum and
-// other sessions of a shared server add to them); statements are those of the database run by
+// other sessions of a shared server add to them: how often autovacuum ran in the window is
+// counted beside them, its transactions cannot be); statements are those of the database run by
 // the connecting role, transaction control and session commands left out; table counters are
 // exact for the run's schema. The reading connection's and the monitor's own transactions are
 // subtracted; their statements are not tracked (Untrack).
@@ -57,6 +58,10 @@ type Snapshot struct {
 	// Sessions is pg_stat_database.sessions (PostgreSQL 14+; 0 before): every session opens
 	// with a transaction of its own (reading the catalogs), counted in XactCommit.
 	Sessions int64
+	// Autovacuums is how many vacuums and analyzes autovacuum has run on the database's tables,
+	// catalogs included (pg_stat_all_tables): each in transactions of its own, which
+	// XactCommit counts and nothing tells apart.
+	Autovacuums int64
 	// Statements by queryid (nil when pg_stat_statements is not loaded).
 	Statements map[string]statement
 	Tables     map[string]tableCounters
@@ -236,6 +241,10 @@ func (r *Reader) snapshot(ctx context.Context, conn *pgx.Conn) (Snapshot, error)
 			Scan(&s.XactCommit, &s.XactRollback, &s.Sessions); err != nil {
 			return fmt.Errorf("pg_stat_database: %w", err)
 		}
+		if err := tx.QueryRow(ctx, `SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0)::int8 FROM pg_stat_all_tables`).
+			Scan(&s.Autovacuums); err != nil {
+			return fmt.Errorf("pg_stat_all_tables: %w", err)
+		}
 		rows, err := tx.Query(ctx, `SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del, n_dead_tup
 			FROM pg_stat_user_tables WHERE schemaname = $1`, r.schema)
 		if err != nil {
@@ -349,6 +358,7 @@ func (r *Reader) Delta(start, end Snapshot, in Inputs) *results.Database {
 		own += d.Sessions
 	}
 	d.XactCommit = nonNegative(end.XactCommit - start.XactCommit - own)
+	d.Autovacuums = nonNegative(end.Autovacuums - start.Autovacuums)
 	if start.Statements != nil && end.Statements != nil {
 		d.Statements = statementsDelta(start.Statements, end.Statements, in.Top)
 	}

@@ -9,14 +9,14 @@ import (
 // writes are left out unless hot, and the figures are divided per request.
 func TestDelta(t *testing.T) {
 	r := &Reader{version: 150000}
-	start := Snapshot{WALBytes: 1000, WALRecords: 10, XactCommit: 100, Sessions: 40, readerTransactions: 7,
+	start := Snapshot{WALBytes: 1000, WALRecords: 10, XactCommit: 100, Sessions: 40, Autovacuums: 3, readerTransactions: 7,
 		Statements: map[string]statement{
 			"1": {query: "UPDATE api_keys …", calls: 50, rows: 50, totalMs: 5},
 			"2": {query: "INSERT INTO usage …", calls: 900, rows: 900, totalMs: 90}, // evicted since
 		},
 		Tables: map[string]tableCounters{"api_keys": {updated: 10, hotUpdated: 9}, "users": {inserted: 3}},
 	}
-	end := Snapshot{WALBytes: 41000, WALRecords: 410, XactCommit: 221, Sessions: 46, readerTransactions: 10,
+	end := Snapshot{WALBytes: 41000, WALRecords: 410, XactCommit: 221, Sessions: 46, Autovacuums: 5, readerTransactions: 10,
 		Statements: map[string]statement{
 			"1": {query: "UPDATE api_keys …", calls: 150, rows: 150, totalMs: 25},
 			"2": {query: "INSERT INTO usage …", calls: 100, rows: 100, totalMs: 10},
@@ -35,6 +35,9 @@ func TestDelta(t *testing.T) {
 	}
 	if d.XactCommit != 100 || d.Sessions != 6 { // 121 - 3 (reader) - 12 (monitor) - 6 (sessions' startups)
 		t.Errorf("commits %d, sessions %d: want 100 and 6", d.XactCommit, d.Sessions)
+	}
+	if d.Autovacuums != 2 { // counted beside the commits, not out of them
+		t.Errorf("autovacuums %d, want 2", d.Autovacuums)
 	}
 	// Before PostgreSQL 14 there is no session count: the startups stay in.
 	if old := (&Reader{version: 130000}).Delta(start, end, Inputs{Requests: 100, ObserverTransactions: 12}); old.XactCommit != 106 || old.Sessions != 0 {

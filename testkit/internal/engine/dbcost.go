@@ -50,6 +50,8 @@ type costWindow struct {
 	start  dbstats.Snapshot
 	// untracks counts the monitor's connections set up by monitorConnect (one transaction each).
 	untracks atomic.Int64
+	// pings is the target's pool pings at the start reading (database.Target.Pings).
+	pings int64
 }
 
 // monitorConnect opens the monitor's connections; with a cost window, their statements are
@@ -79,7 +81,7 @@ func (e *engine) beginCost(ctx context.Context, prior []uint32) *costWindow {
 		// The calibration's and earlier runs' connections are closed: their backends may
 		// still be flushing what they did.
 		if w.start, err = reader.Take(ctx, admin, prior, sessionExitDeadline); err == nil {
-			w.reader = reader
+			w.reader, w.pings = reader, e.target.Pings()
 			return &w
 		}
 	}
@@ -109,10 +111,11 @@ func (e *engine) endCost(ctx context.Context, w *costWindow, pool *pgxpool.Pool,
 		return nil, nil
 	}
 	return w.reader.Delta(w.start, end, dbstats.Inputs{
-		Requests:             res.Completed + res.WarmupCompleted,
-		HotTables:            e.info.HotTables,
-		WaitEvents:           mon.WaitEvents(),
-		ObserverTransactions: mon.Statements() + w.untracks.Load(),
+		Requests:   res.Completed + res.WarmupCompleted,
+		HotTables:  e.info.HotTables,
+		WaitEvents: mon.WaitEvents(),
+		// Not the run's work either: the pools' liveness pings (one transaction each).
+		ObserverTransactions: mon.Statements() + w.untracks.Load() + e.target.Pings() - w.pings,
 		Shared:               !e.target.Managed(),
 	}), dbstats.ServerTimes(w.start, end)
 }

@@ -50,9 +50,11 @@ func TestTheDatabasesOwnFigures(t *testing.T) {
 	sync, compact := byMode["sync"], byMode["async-compact"]
 	p := sync.PerRequest
 	// One commit a request, exactly: the observers' transactions and the sessions' startups
-	// (the pool opening its connections) are not the run's.
-	if math.Abs(p.Statements-5) > 0.01 || p.Commits < 0.99 || p.Commits > 1.01 || p.RowVersions != 5 {
-		t.Errorf("sync per request: %+v, want 5 statements, 1 commit, 5 row versions", p)
+	// (the pool opening its connections) are not the run's. Autovacuum's transactions are in
+	// the count and cannot be told apart: a window it ran in (a slow, loaded run; a fresh CI
+	// once read 1.014 so) is held to the exact count from below only.
+	if math.Abs(p.Statements-5) > 0.01 || p.Commits < 0.99 || (p.Commits > 1.01 && sync.Autovacuums == 0) || p.RowVersions != 5 {
+		t.Errorf("sync per request: %+v (autovacuums %d), want 5 statements, 1 commit, 5 row versions", p, sync.Autovacuums)
 	}
 	if sync.Sessions == 0 {
 		t.Errorf("sync: no sessions counted in the window (PostgreSQL 14+ counts them)")
@@ -60,8 +62,8 @@ func TestTheDatabasesOwnFigures(t *testing.T) {
 	if sync.Tables["api_keys"].Updated != requests || sync.WaitEvents["Lock:transactionid"]+sync.WaitEvents["Lock:tuple"] == 0 {
 		t.Errorf("sync: api_keys %+v, wait events %v", sync.Tables["api_keys"], sync.WaitEvents)
 	}
-	if c := compact.PerRequest; c.Statements >= 0.01 || c.Commits >= 0.01 {
-		t.Errorf("async-compact per request: %+v, want < 0.01 statements and commits", c)
+	if c := compact.PerRequest; c.Statements >= 0.01 || (c.Commits >= 0.01 && compact.Autovacuums == 0) || c.Commits >= 0.1 {
+		t.Errorf("async-compact per request: %+v (autovacuums %d), want < 0.01 statements and commits", c, compact.Autovacuums)
 	}
 	if ratio := sync.PerRequest.WALBytes / compact.PerRequest.WALBytes; ratio < 2.5 {
 		t.Errorf("WAL per request: sync %v, async-compact %v (%.1f×), want ≥ 2.5× less", sync.PerRequest.WALBytes,
