@@ -283,18 +283,20 @@ func (t *Target) NewPool(ctx context.Context, o PoolOptions) (*pgxpool.Pool, err
 		pc.ConnConfig.RuntimeParams[k] = v
 	}
 	// pgxpool's own rule (ping a connection idle for over a second when it is acquired),
-	// counted, since each ping is a transaction of the server's (Pings) — but never a
-	// connection just opened: pgxpool counts its set-up as idle time, so a connection that
-	// took over a second to open (64 opened at once on a busy machine) was pinged at once, and
-	// the ping of a pool warmed before a run was flushed into the run's figures later
-	// (PostgreSQL holds a busy backend's counters up to 10 s): 40–50 commits that were not the run's.
+	// counted, since each ping is a transaction of the server's (Pings) — with a connection's
+	// idle time counted from when it was open, not from when the pool began to open it:
+	// pgxpool counts the set-up as idle time, so a connection that took over a second to open
+	// (64 opened at once on a busy machine) was pinged at once, and the pings of a pool warmed
+	// before a run reached the run's figures later (PostgreSQL holds a busy backend's counters
+	// up to 10 s): 40–50 commits that were not the run's.
 	pc.ShouldPing = func(_ context.Context, p pgxpool.ShouldPingParams) bool {
+		idle := p.IdleDuration
 		cd := p.Conn.PgConn().CustomData()
-		if _, fresh := cd[freshKey]; fresh {
-			delete(cd, freshKey)
-			return false
+		if opened, ok := cd[openedKey].(time.Time); ok { // never handed out before
+			delete(cd, openedKey)
+			idle = time.Since(opened)
 		}
-		if p.IdleDuration > time.Second {
+		if idle > time.Second {
 			t.pings.Add(1)
 			return true
 		}
@@ -304,7 +306,7 @@ func (t *Target) NewPool(ctx context.Context, o PoolOptions) (*pgxpool.Pool, err
 	pc.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
 		t.track(conn)
 		conn.PgConn().CustomData()[seatKey] = seats.take()
-		conn.PgConn().CustomData()[freshKey] = true
+		conn.PgConn().CustomData()[openedKey] = time.Now()
 		return nil
 	}
 	pc.BeforeClose = func(conn *pgx.Conn) {
@@ -326,11 +328,11 @@ func (t *Target) NewPool(ctx context.Context, o PoolOptions) (*pgxpool.Pool, err
 // that are not the run's work.
 func (t *Target) Pings() int64 { return t.pings.Load() }
 
-// seatKey keys a pooled connection's seat in its pgconn CustomData; freshKey marks a pooled
-// connection not yet handed out.
+// seatKey keys a pooled connection's seat in its pgconn CustomData; openedKey, until the pool
+// first hands it out, when it was open.
 const (
-	seatKey  = "hotspotkit.seat"
-	freshKey = "hotspotkit.fresh"
+	seatKey   = "hotspotkit.seat"
+	openedKey = "hotspotkit.opened"
 )
 
 // Seat is a pooled connection's seat in its pool: the lowest seat free when it connected,

@@ -75,9 +75,10 @@ func TestPoolSeatsAreDistinctAndReused(t *testing.T) {
 
 // TestPoolPingsOnlyConnectionsLeftIdle: a pool pings a connection idle for over a second
 // when it hands it out (pgxpool's rule, each ping a transaction the server counts), and
-// Pings counts them; a connection just opened is never pinged, however long it took to open
+// Pings counts them; a connection just opened is not pinged, however long it took to open
 // (pgxpool counts the set-up as idle time: a pool warmed before a run, on a busy machine,
-// pinged every connection, and the run's figures counted the pings as its commits).
+// pinged every connection, and the run's figures counted the pings as its commits); one used
+// and then left idle for over a second is.
 func TestPoolPingsOnlyConnectionsLeftIdle(t *testing.T) {
 	target := testdb.New(t)
 	ctx := context.Background()
