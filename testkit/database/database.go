@@ -321,11 +321,10 @@ func (t *Target) NewPool(ctx context.Context, o PoolOptions) (*pgxpool.Pool, err
 	return pool, nil
 }
 
-// Pings is how many liveness pings the pools of NewPool have sent so far: pgxpool pings a
-// connection that was idle for over a second when it is acquired, with an empty query, which
-// the server counts as a committed transaction (pg_stat_database.xact_commit). A pool opened
-// before a run and idle meanwhile pings each connection it hands out first: tens of commits
-// that are not the run's work.
+// Pings is how many liveness pings the pools of NewPool have sent so far: a pool pings a
+// connection that was idle for over a second when it hands it out, with an empty query, which
+// the server counts as a committed transaction (pg_stat_database.xact_commit): commits that
+// are not the run's work.
 func (t *Target) Pings() int64 { return t.pings.Load() }
 
 // seatKey keys a pooled connection's seat in its pgconn CustomData; openedKey, until the pool

@@ -237,13 +237,11 @@ func (r *Reader) snapshot(ctx context.Context, conn *pgx.Conn) (Snapshot, error)
 		if r.version >= 140000 {
 			sessions = "sessions"
 		}
-		if err := tx.QueryRow(ctx, `SELECT xact_commit, xact_rollback, `+sessions+` FROM pg_stat_database WHERE datname = current_database()`).
-			Scan(&s.XactCommit, &s.XactRollback, &s.Sessions); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT xact_commit, xact_rollback, `+sessions+`,
+				(SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0)::int8 FROM pg_stat_all_tables)
+			FROM pg_stat_database WHERE datname = current_database()`).
+			Scan(&s.XactCommit, &s.XactRollback, &s.Sessions, &s.Autovacuums); err != nil {
 			return fmt.Errorf("pg_stat_database: %w", err)
-		}
-		if err := tx.QueryRow(ctx, `SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0)::int8 FROM pg_stat_all_tables`).
-			Scan(&s.Autovacuums); err != nil {
-			return fmt.Errorf("pg_stat_all_tables: %w", err)
 		}
 		rows, err := tx.Query(ctx, `SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del, n_dead_tup
 			FROM pg_stat_user_tables WHERE schemaname = $1`, r.schema)

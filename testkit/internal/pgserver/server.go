@@ -349,41 +349,32 @@ const logPattern = "embedded_postgres_log*"
 // (a test's TempDir beside a server start) rarely lands in dir; StableTempDir makes sure.
 func withTempDir(dir string, start func() error) error {
 	tempDirMu.Lock()
-	locked := true
-	release := func() {
-		if locked {
-			locked = false
-			tempDirMu.Unlock()
-		}
-	}
-	defer release()
 	old, had := os.LookupEnv("TMPDIR")
 	os.Setenv("TMPDIR", dir)
-	restore := func() {
-		if had {
-			os.Setenv("TMPDIR", old)
-		} else {
-			os.Unsetenv("TMPDIR")
-		}
-	}
 	before := countLogs(dir)
 	done := make(chan error, 1)
 	go func() { done <- start() }()
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
-	for {
+	var err error
+	finished := false
+	for !finished && countLogs(dir) == before {
 		select {
-		case err := <-done:
-			restore()
-			return err
+		case err = <-done:
+			finished = true
 		case <-tick.C:
-			if countLogs(dir) > before {
-				restore()
-				release()
-				return <-done
-			}
 		}
 	}
+	if had {
+		os.Setenv("TMPDIR", old)
+	} else {
+		os.Unsetenv("TMPDIR")
+	}
+	tempDirMu.Unlock()
+	if finished {
+		return err
+	}
+	return <-done
 }
 
 // countLogs is how many of embedded-postgres's log files dir holds.
