@@ -262,8 +262,10 @@ func startRun(t *testing.T, args ...string) running {
 	os.Chmod(tmp, 0o755)
 	t.Cleanup(func() { os.RemoveAll(tmp) })
 	r := running{tmp: tmp, out: filepath.Join(t.TempDir(), "r.json"), stderr: &suitetest.Output{}}
-	// No calibration: these tests are about the run and its interruption, not its figures.
-	r.cmd = exec.Command(binary, append(args, "--calibrate=false", "--output", r.out)...)
+	// No calibration: these tests are about the run and its interruption, not its figures; and
+	// the tests' pool (suitetest.TestPoolConns), not the binary's 64 connections.
+	r.cmd = exec.Command(binary, append(args, "--calibrate=false", "--max-connections", strconv.Itoa(suitetest.TestPoolConns),
+		"--output", r.out)...)
 	r.cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	r.cmd.Stderr = r.stderr
 	if err := r.cmd.Start(); err != nil {

@@ -24,7 +24,7 @@ func TestExampleRunsVerified(t *testing.T) {
 	out := filepath.Join(dir, "report.json")
 	var stderr bytes.Buffer
 	cmd := exec.Command(bin, "--requests", "1000", "--concurrency", "50", "--hot-keys", "3",
-		"--modes", "sync,async-compact", "--output", out)
+		"--modes", "sync,async-compact", "--calibrate=false", "--output", out)
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())

@@ -37,14 +37,24 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
+// TestPoolConns is the load's pool in a test's run (--max-connections) unless its args say
+// otherwise. The binaries' 64, opened before each run's window (as pgbench does) and again
+// after every restart, made PostgreSQL's connection set-up the largest single cost of CI: a
+// backend's fork, start and exit cost 30-40 ms of CPU on a small virtual machine (measured on
+// the two-core CI machine, whatever the authentication or shared memory settings). Eight
+// sessions still queue on a hot row, time out on its lock, fill a queue and lose replies;
+// what 64 or 6,000 do is the baselines' question.
+const TestPoolConns = 8
+
 // Run executes s with args (plus --output) and returns the exit code, the report and stderr.
 // A run that writes no report fails the test. The machine calibration is skipped unless args
-// ask for it (--calibrate): it costs seconds and measures the machine, not the suite.
+// ask for it (--calibrate): it costs seconds and measures the machine, not the suite. The
+// load's pool holds TestPoolConns connections unless args set --max-connections.
 func Run(t *testing.T, s testkit.Suite, args ...string) (int, *results.Report, string) {
 	t.Helper()
 	out := filepath.Join(pgserver.StableTempDir(t), "report.json") // servers start beside it
 	var stdout, stderr bytes.Buffer
-	args = append([]string{"--calibrate=false"}, args...)
+	args = append([]string{"--calibrate=false", "--max-connections", strconv.Itoa(TestPoolConns)}, args...)
 	code := cli.Execute(s, append(args, "--output", out), &stdout, &stderr)
 	rep, err := results.ReadFile(out)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +54,7 @@ func TestMetricsEndpointFollowsTheRun(t *testing.T) {
 
 	out := filepath.Join(t.TempDir(), "report.json")
 	args := suitetest.Shared(t, "--requests", "1500", "--concurrency", "100", "--modes", "sync,outbox,async-compact",
+		"--max-connections", strconv.Itoa(suitetest.TestPoolConns),
 		"--monitor-interval-ms", "20", "--metrics-addr", "127.0.0.1:0", "--output", out)
 	stderr := &suitetest.Output{}
 	done := make(chan int)

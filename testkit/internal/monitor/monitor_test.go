@@ -159,16 +159,19 @@ func connectFor(target *database.Target) Connect {
 }
 
 // TestMonitorReconnects: a sample after the monitor's session was terminated reconnects.
+// Its sessions carry a name of their own: a session of an earlier test's monitor, closed but
+// not yet gone from pg_stat_activity, would otherwise be counted (and terminated) with it.
 func TestMonitorReconnects(t *testing.T) {
 	target := testdb.New(t)
-	m, err := Start(context.Background(), connectFor(target), Config{Interval: 10 * time.Millisecond})
+	connect := func(ctx context.Context) (*pgx.Conn, error) { return target.Connect(ctx, "monitor-reconnects-test") }
+	m, err := Start(context.Background(), connect, Config{Interval: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitForSamples(t, m, "a first sample", func(l results.LockMonitor) bool { return l.Samples >= 1 })
 	var terminated int
 	if err := target.Admin().QueryRow(context.Background(),
-		`SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'monitor-test'`).Scan(&terminated); err != nil || terminated != 1 {
+		`SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'monitor-reconnects-test'`).Scan(&terminated); err != nil || terminated != 1 {
 		t.Fatalf("terminated %d monitor sessions (%v), want 1", terminated, err)
 	}
 	// A sample in flight at the termination may still count; the one after it can only

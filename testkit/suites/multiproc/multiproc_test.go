@@ -81,6 +81,17 @@ func redises(t *testing.T, f func(t *testing.T, url string)) {
 	t.Run("redis-server", func(t *testing.T) { onRedisServer(t, f) })
 }
 
+// realestRedis runs f against a real redis-server where one is installed, otherwise against a
+// miniredis served by this test process.
+func realestRedis(t *testing.T, f func(t *testing.T, url string)) {
+	if _, err := redisserver.FindBinary(""); err == nil {
+		onRedisServer(t, f)
+		return
+	}
+	m := miniredis.RunT(t)
+	f(t, "redis://"+m.Addr()+"/0")
+}
+
 // onRedisServer runs f against a real redis-server (skipped where none is installed).
 func onRedisServer(t *testing.T, f func(t *testing.T, url string)) {
 	if _, err := redisserver.FindBinary(""); err != nil {
@@ -147,7 +158,8 @@ func (s *splitRun) start(name string, env []string, args ...string) *proc {
 	p := &proc{t: s.t, name: name, report: filepath.Join(s.t.TempDir(), name+".json"), done: make(chan struct{})}
 	all := append([]string{"--postgres-url", s.dsn, "--schema", s.schema, "--redis-url", s.redisURL,
 		"--queue-backend", "redis", "--modes", "async-compact", "--output", p.report,
-		"--calibrate=false"}, args...) // 3 s of every process's, and no split run's check reads it
+		"--calibrate=false", // 3 s of every process's, and no split run's check reads it
+		"--max-connections", strconv.Itoa(suitetest.TestPoolConns)}, args...)
 	p.cmd = exec.Command(s.suite.binary, all...)
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stderr = &p.stderr
@@ -269,13 +281,15 @@ var stoppedAt = regexp.MustCompile(`consumer stopped at (\S+) holding (\d+) entr
 // acknowledgement; consumer B takes the batch over and verifies the whole run. Final counters
 // exact: nothing lost, nothing counted twice. It runs the counter suite: what a crash leaves
 // and what B takes over are the queue's (redisq, its applied-entries table) and the same for
-// every suite; a suite's records crossing processes is TestProducerAndTwoConsumers'.
+// every suite; a suite's records crossing processes is TestProducerAndTwoConsumers'. It runs on
+// one Redis, a real redis-server where installed: the same crash points on miniredis are the
+// queue contract's (queue/redisq), and the producer and two consumers run on both.
 func TestConsumerKilledMidBatch(t *testing.T) { consumerKilledMidBatch(t, counterSuite) }
 
 func consumerKilledMidBatch(t *testing.T, su *suite) {
 	for _, point := range []string{"after-read", "after-commit"} {
 		t.Run(point, func(t *testing.T) {
-			redises(t, func(t *testing.T, url string) {
+			realestRedis(t, func(t *testing.T, url string) {
 				const requests = 3000
 				s := newSplitRun(t, su, url)
 				passed(t, "producer", s.start("producer", nil, "--role", "producer", "--requests", strconv.Itoa(requests),
@@ -364,7 +378,8 @@ func TestManagedRedisGoneAfterOwnerIsKilled(t *testing.T) {
 	s := &splitRun{t: t, dsn: testdb.Server(t).DSN()}
 	p := &proc{t: t, name: "owner", done: make(chan struct{})}
 	p.cmd = exec.Command(counterSuite.binary, "--postgres-url", s.dsn, "--queue-backend", "redis", "--redis", "managed",
-		"--modes", "async-compact", "--requests", "2000", "--output", filepath.Join(t.TempDir(), "r.json"))
+		"--modes", "async-compact", "--requests", "2000", "--max-connections", strconv.Itoa(suitetest.TestPoolConns),
+		"--output", filepath.Join(t.TempDir(), "r.json"))
 	p.cmd.Env = append(os.Environ(), redisrun.CrashEnv+"=after-read")
 	p.cmd.Stderr = &p.stderr
 	if err := p.cmd.Start(); err != nil {

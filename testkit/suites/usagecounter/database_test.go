@@ -21,7 +21,7 @@ func TestTheDatabasesOwnFigures(t *testing.T) {
 	}
 	cal := rep.Environment.Calibration
 	if cal == nil || cal.Skipped || cal.HotRowUpdateRPS1.Median <= 0 || cal.HotRowUpdateRPSPool.Median <= 0 ||
-		cal.BatchedWriteRowsPerSec.Median <= 0 || cal.PoolConns != 64 || cal.DurationMs <= 0 {
+		cal.BatchedWriteRowsPerSec.Median <= 0 || cal.PoolConns != suitetest.TestPoolConns || cal.DurationMs <= 0 {
 		t.Fatalf("calibration not filled: %+v", cal)
 	}
 	byMode := map[string]*results.Database{}
