@@ -44,17 +44,23 @@ setup-test:
 # is off (-vet=off): go vet has just run every check it would.
 #
 # TEST_P: how many test packages run at once. go test's default is one per core, but a
-# package's tests spend much of their time waiting (servers restarting, faults' windows, runs
+# package's tests spend part of their time waiting (servers restarting, faults' windows, runs
 # bounded by time): at two on two cores a fresh CI kept the cores 63% busy (16.3 CPU-minutes in
-# 12.9 minutes). Four keep them busier; every test passed at four under a load average of 20.
-TEST_P ?= 4
+# 12.9 minutes), and four won that back while the tests waited more. Since the tests' pools
+# shrank (suitetest.TestPoolConns) they wait less and four contend: the test command on a warm
+# cache, quiet, took 620 s / 1,169 CPU-seconds at four, 561 s / 1,027 at three, 608 s / 1,012
+# at two (one run each; this machine moves 10% run to run).
+TEST_P ?= 3
 
 # SLOW_TESTS: the test packages that take longest, slowest first: go test starts packages in
 # the order given, TEST_P at a time, and a slow one started last would finish alone while the
-# cores idle. Every other package follows, in go list's order.
+# cores idle; the last three are short but mostly wait (20-30 s each: servers started and
+# stopped, delays timed), and were the tail when go list's order put them last. Every other
+# package follows, in go list's order.
 SLOW_TESTS := ./testkit/internal/engine ./testkit/suites/usagecounter ./testkit/suites/multiproc \
 	./testkit/suites/settlement ./queue/redisq ./cmd/baseline ./testkit/suites/auxcounter \
-	./testkit/suites/candidates ./testkit/suites/jobqueue ./examples/hotcounter
+	./testkit/suites/candidates ./testkit/suites/jobqueue ./examples/hotcounter \
+	./testkit/redisserver ./testkit/internal/netdelay ./testkit/internal/pgserver
 
 # TEST_TMPDIR: where the tests' servers (and every temporary file of a test) live. A tmpfs
 # (/dev/shm) where the machine has one that can run programs: a virtual machine's disk makes
