@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -262,10 +263,9 @@ func startRun(t *testing.T, args ...string) running {
 	os.Chmod(tmp, 0o755)
 	t.Cleanup(func() { os.RemoveAll(tmp) })
 	r := running{tmp: tmp, out: filepath.Join(t.TempDir(), "r.json"), stderr: &suitetest.Output{}}
-	// No calibration: these tests are about the run and its interruption, not its figures; and
-	// the tests' pool (suitetest.TestPoolConns), not the binary's 64 connections.
-	r.cmd = exec.Command(binary, append(args, "--calibrate=false", "--max-connections", strconv.Itoa(suitetest.TestPoolConns),
-		"--output", r.out)...)
+	// A test's defaults (no calibration, the tests' pool): these tests are about the run and its
+	// interruption, not its figures.
+	r.cmd = exec.Command(binary, slices.Concat(args, suitetest.Defaults(), []string{"--output", r.out})...)
 	r.cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	r.cmd.Stderr = r.stderr
 	if err := r.cmd.Start(); err != nil {

@@ -46,15 +46,22 @@ import (
 // what 64 or 6,000 do is the baselines' question.
 const TestPoolConns = 8
 
+// PoolFlags set a run's load pool to TestPoolConns.
+func PoolFlags() []string { return []string{"--max-connections", strconv.Itoa(TestPoolConns)} }
+
+// Defaults are the flags a test's run starts from (Run's, and a test's that runs a binary):
+// no calibration (it costs seconds and measures the machine, not the suite) and PoolFlags.
+// Flags given after them override them.
+func Defaults() []string { return append([]string{"--calibrate=false"}, PoolFlags()...) }
+
 // Run executes s with args (plus --output) and returns the exit code, the report and stderr.
-// A run that writes no report fails the test. The machine calibration is skipped unless args
-// ask for it (--calibrate): it costs seconds and measures the machine, not the suite. The
-// load's pool holds TestPoolConns connections unless args set --max-connections.
+// A run that writes no report fails the test. It starts from Defaults: no calibration unless
+// args ask for it (--calibrate), and a pool of TestPoolConns unless args set --max-connections.
 func Run(t *testing.T, s testkit.Suite, args ...string) (int, *results.Report, string) {
 	t.Helper()
 	out := filepath.Join(pgserver.StableTempDir(t), "report.json") // servers start beside it
 	var stdout, stderr bytes.Buffer
-	args = append([]string{"--calibrate=false", "--max-connections", strconv.Itoa(TestPoolConns)}, args...)
+	args = append(Defaults(), args...)
 	code := cli.Execute(s, append(args, "--output", out), &stdout, &stderr)
 	rep, err := results.ReadFile(out)
 	if err != nil {

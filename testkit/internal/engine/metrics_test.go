@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,9 +52,8 @@ func TestMetricsEndpointFollowsTheRun(t *testing.T) {
 	defer restore()
 
 	out := filepath.Join(t.TempDir(), "report.json")
-	args := suitetest.Shared(t, "--requests", "1500", "--concurrency", "100", "--modes", "sync,outbox,async-compact",
-		"--max-connections", strconv.Itoa(suitetest.TestPoolConns),
-		"--monitor-interval-ms", "20", "--metrics-addr", "127.0.0.1:0", "--output", out)
+	args := suitetest.Shared(t, append(suitetest.PoolFlags(), "--requests", "1500", "--concurrency", "100",
+		"--modes", "sync,outbox,async-compact", "--monitor-interval-ms", "20", "--metrics-addr", "127.0.0.1:0", "--output", out)...)
 	stderr := &suitetest.Output{}
 	done := make(chan int)
 	go func() { done <- cli.Execute(suite, args, &bytes.Buffer{}, stderr) }()

@@ -154,8 +154,11 @@ func TestNoWaitersWhenNothingContends(t *testing.T) {
 	}
 }
 
-func connectFor(target *database.Target) Connect {
-	return func(ctx context.Context) (*pgx.Conn, error) { return target.Connect(ctx, "monitor-test") }
+func connectFor(target *database.Target) Connect { return connectAs(target, "monitor-test") }
+
+// connectAs is connectFor with sessions named app (application_name).
+func connectAs(target *database.Target, app string) Connect {
+	return func(ctx context.Context) (*pgx.Conn, error) { return target.Connect(ctx, app) }
 }
 
 // TestMonitorReconnects: a sample after the monitor's session was terminated reconnects.
@@ -163,8 +166,7 @@ func connectFor(target *database.Target) Connect {
 // not yet gone from pg_stat_activity, would otherwise be counted (and terminated) with it.
 func TestMonitorReconnects(t *testing.T) {
 	target := testdb.New(t)
-	connect := func(ctx context.Context) (*pgx.Conn, error) { return target.Connect(ctx, "monitor-reconnects-test") }
-	m, err := Start(context.Background(), connect, Config{Interval: 10 * time.Millisecond})
+	m, err := Start(context.Background(), connectAs(target, "monitor-reconnects-test"), Config{Interval: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -74,20 +75,22 @@ func TestMain(m *testing.M) {
 // redises runs f against a miniredis served by this test process and, when installed, a
 // real redis-server; the binary's processes reach either through --redis-url.
 func redises(t *testing.T, f func(t *testing.T, url string)) {
-	t.Run("miniredis", func(t *testing.T) {
-		m := miniredis.RunT(t)
-		f(t, "redis://"+m.Addr()+"/0")
-	})
+	t.Run("miniredis", func(t *testing.T) { onMiniredis(t, f) })
 	t.Run("redis-server", func(t *testing.T) { onRedisServer(t, f) })
 }
 
 // realestRedis runs f against a real redis-server where one is installed, otherwise against a
-// miniredis served by this test process.
+// miniredis.
 func realestRedis(t *testing.T, f func(t *testing.T, url string)) {
-	if _, err := redisserver.FindBinary(""); err == nil {
-		onRedisServer(t, f)
+	if _, err := redisserver.FindBinary(""); err != nil {
+		onMiniredis(t, f)
 		return
 	}
+	onRedisServer(t, f)
+}
+
+// onMiniredis runs f against a miniredis served by this test process.
+func onMiniredis(t *testing.T, f func(t *testing.T, url string)) {
 	m := miniredis.RunT(t)
 	f(t, "redis://"+m.Addr()+"/0")
 }
@@ -157,9 +160,10 @@ func (s *splitRun) start(name string, env []string, args ...string) *proc {
 	s.t.Helper()
 	p := &proc{t: s.t, name: name, report: filepath.Join(s.t.TempDir(), name+".json"), done: make(chan struct{})}
 	all := append([]string{"--postgres-url", s.dsn, "--schema", s.schema, "--redis-url", s.redisURL,
-		"--queue-backend", "redis", "--modes", "async-compact", "--output", p.report,
-		"--calibrate=false", // 3 s of every process's, and no split run's check reads it
-		"--max-connections", strconv.Itoa(suitetest.TestPoolConns)}, args...)
+		"--queue-backend", "redis", "--modes", "async-compact", "--output", p.report},
+		// A test's defaults: calibration would be 3 s of every process's, and no split run's
+		// check reads it.
+		slices.Concat(suitetest.Defaults(), args)...)
 	p.cmd = exec.Command(s.suite.binary, all...)
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stderr = &p.stderr
@@ -377,9 +381,8 @@ func TestManagedRedisGoneAfterOwnerIsKilled(t *testing.T) {
 	}
 	s := &splitRun{t: t, dsn: testdb.Server(t).DSN()}
 	p := &proc{t: t, name: "owner", done: make(chan struct{})}
-	p.cmd = exec.Command(counterSuite.binary, "--postgres-url", s.dsn, "--queue-backend", "redis", "--redis", "managed",
-		"--modes", "async-compact", "--requests", "2000", "--max-connections", strconv.Itoa(suitetest.TestPoolConns),
-		"--output", filepath.Join(t.TempDir(), "r.json"))
+	p.cmd = exec.Command(counterSuite.binary, append(suitetest.PoolFlags(), "--postgres-url", s.dsn, "--queue-backend", "redis",
+		"--redis", "managed", "--modes", "async-compact", "--requests", "2000", "--output", filepath.Join(t.TempDir(), "r.json"))...)
 	p.cmd.Env = append(os.Environ(), redisrun.CrashEnv+"=after-read")
 	p.cmd.Stderr = &p.stderr
 	if err := p.cmd.Start(); err != nil {
