@@ -1,5 +1,7 @@
 #!/bin/bash
 # split.sh NAME [KILLCONSUMER]: 2 producers + 2 consumers on a shared cluster
+# (env: REQ requests per producer, CAP --queue-capacity, EXTRA more flags for every process,
+# e.g. EXTRA="--queue-full block"; a PostgreSQL at 127.0.0.1:55432 and the binaries in /tmp/clbin)
 set -u
 NAME=$1; KILL=${2:-}
 cd /tmp/clacc
@@ -8,7 +10,7 @@ for i in $(seq 1 60); do [ -s seeds ] && break; sleep 1; done
 URL=$(cat seeds)
 B=/tmp/clbin/counter
 PG="postgres://postgres@127.0.0.1:55432/postgres"
-COMMON=(--postgres-url "$PG" --schema $NAME --redis-url "$URL" --queue-backend redis --stream-shards 6 --queue-capacity ${CAP:-65536} --modes async-compact --calibrate=false --progress-interval 0)
+COMMON=(--postgres-url "$PG" --schema $NAME --redis-url "$URL" --queue-backend redis --stream-shards 6 --queue-capacity ${CAP:-65536} --modes async-compact --calibrate=false --progress-interval 0 ${EXTRA:-})
 $B "${COMMON[@]}" --role producer --producer-id 0 --requests ${REQ:-60000} --concurrency 1000 --output $NAME-p0.json > $NAME-p0.log 2>&1 &
 P0=$!
 sleep 3
