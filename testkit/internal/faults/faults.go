@@ -248,6 +248,8 @@ type Path interface {
 	Delay(extra, window time.Duration) error
 	Blackhole(window time.Duration) error
 	Reset() int
+	// Heal ends a Delay's or a Blackhole's window at once.
+	Heal()
 }
 
 // Injector runs the timed faults of one run.
@@ -269,6 +271,7 @@ type Injector struct {
 
 	mu     sync.Mutex
 	events []results.FaultEvent
+	struck []Path // the paths a net-delay or net-blackhole struck: healed by Stop
 }
 
 // Start schedules faults relative to now; ctx ends every fault still waiting or in effect.
@@ -381,6 +384,11 @@ func (in *Injector) strikeNetwork(f Fault) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if f.Kind != NetReset {
+		in.mu.Lock()
+		in.struck = append(in.struck, p)
+		in.mu.Unlock()
+	}
 	switch f.Kind {
 	case NetDelay:
 		return fmt.Sprintf("%s more round trip to %s for %s", f.Extra, f.Target, f.For), p.Delay(f.Extra, f.For)
@@ -423,12 +431,17 @@ func (in *Injector) WaitPauses() {
 	in.pausing.Wait()
 }
 
-// Stop cancels faults that have not struck yet and returns what happened, in time order.
+// Stop cancels faults that have not struck yet, ends those still in effect (a pause, a
+// network fault's window: the run's faults end with it, and closing its connections does
+// not wait out a blackhole) and returns what happened, in time order.
 func (in *Injector) Stop() []results.FaultEvent {
 	in.cancel()
 	in.wg.Wait()
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	for _, p := range in.struck {
+		p.Heal()
+	}
 	slices.SortFunc(in.events, func(a, b results.FaultEvent) int { return cmp.Compare(a.AtMs, b.AtMs) })
 	return in.events
 }

@@ -1,7 +1,9 @@
 package faults
 
 import (
+	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -59,5 +61,63 @@ func TestRotation(t *testing.T) {
 	}
 	if Rotation(nil, time.Second, time.Minute) != nil || Rotation([]string{TerminateBackends}, 0, time.Minute) != nil {
 		t.Error("Rotation without kinds or interval is not empty")
+	}
+}
+
+// pathTarget is a run whose only part the network faults use is its path.
+type pathTarget struct {
+	Target // what network faults do not call: nil
+	path   *recordingPath
+}
+
+func (t pathTarget) Path(string) (Path, error) { return t.path, nil }
+func (t pathTarget) Mode() string              { return "sync" }
+
+// recordingPath counts what the faults did to it.
+type recordingPath struct {
+	mu                           sync.Mutex
+	delays, holes, resets, heals int
+}
+
+func (p *recordingPath) count(n *int) {
+	p.mu.Lock()
+	*n++
+	p.mu.Unlock()
+}
+func (p *recordingPath) Delay(time.Duration, time.Duration) error { p.count(&p.delays); return nil }
+func (p *recordingPath) Blackhole(time.Duration) error            { p.count(&p.holes); return nil }
+func (p *recordingPath) Reset() int                               { p.count(&p.resets); return 0 }
+func (p *recordingPath) Heal()                                    { p.count(&p.heals) }
+
+// TestStopEndsTheNetworkFaultsInForce: a run's network faults end with it. Stop heals every
+// path a windowed fault struck (an hour's blackhole and delay here), so that neither the
+// closing of the run's connections nor the next run waits it out; a reset has no window.
+func TestStopEndsTheNetworkFaultsInForce(t *testing.T) {
+	var faults []Fault
+	for _, s := range []string{"net-blackhole:pg@0s+1h", "net-delay:pg@0s+1h", "net-reset:pg@0s"} {
+		f, err := Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		faults = append(faults, f)
+	}
+	p := &recordingPath{}
+	in := Start(context.Background(), pathTarget{path: p}, faults)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p.mu.Lock()
+		struck := p.holes + p.delays + p.resets
+		p.mu.Unlock()
+		if struck == 3 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if p.heals != 0 {
+		t.Fatalf("healed %d times before Stop", p.heals)
+	}
+	events := in.Stop()
+	if len(events) != 3 || p.holes != 1 || p.delays != 1 || p.resets != 1 || p.heals != 2 {
+		t.Errorf("after Stop: %+v, events %+v; want each fault struck once and the two windows healed", p, events)
 	}
 }

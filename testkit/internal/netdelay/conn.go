@@ -311,15 +311,16 @@ func (c *conn) fail(err error) {
 }
 
 // hold waits until due and then out any blackhole (until its end plus half a round trip,
-// the retransmission's way across), or until ctx ends or the deadline dl (when not nil)
-// passes: os.ErrDeadlineExceeded, or the connection's end.
+// the retransmission's way across, or its Heal), or until ctx ends or the deadline dl (when
+// not nil) passes: os.ErrDeadlineExceeded, or the connection's end.
 func (c *conn) hold(ctx context.Context, dl *deadline, t **timing.Timer, due time.Time) error {
 	for {
 		now := time.Now()
 		until := due
+		var healed context.Context // the blackhole's end, when it sets until
 		if pa := c.p.path.Load(); pa.blackholed(now) {
 			if end := pa.blackholeUntil.Add(pa.rtt / 2); end.After(until) {
-				until = end
+				until, healed = end, pa.healed
 			}
 		}
 		if !until.After(now) {
@@ -335,11 +336,20 @@ func (c *conn) hold(ctx context.Context, dl *deadline, t **timing.Timer, due tim
 		if *t == nil {
 			*t = timing.NewTimer()
 		}
-		_ = (*t).SleepUntil(wctx, until)
+		if healed != nil { // a Heal ends the wait too (rare: only a blackhole's waits pay for it)
+			var stop context.CancelFunc
+			wctx, stop = context.WithCancel(wctx)
+			unhook := context.AfterFunc(healed, stop)
+			_ = (*t).SleepUntil(wctx, until)
+			unhook()
+			stop()
+		} else {
+			_ = (*t).SleepUntil(wctx, until)
+		}
 		if ctx.Err() != nil {
 			return c.endedErr()
 		}
-		// Woken at the deadline, or by a change of it, or at until: look again.
+		// Woken at the deadline, or by a change of it, by a Heal, or at until: look again.
 	}
 }
 

@@ -78,6 +78,7 @@ type Proxy struct {
 	mu     sync.Mutex // guards the fields below and the replacement of path
 	conns  map[*conn]struct{}
 	closed bool
+	heal   context.CancelFunc // ends path.healed: Heal
 	nextID int
 
 	dialed, dialFailed, resets atomic.Int64
@@ -91,8 +92,10 @@ type path struct {
 	// extra is added to the round trip of chunks read before extraUntil (Delay).
 	extra      time.Duration
 	extraUntil time.Time
-	// blackholeUntil: until then nothing is delivered either way (Blackhole).
+	// blackholeUntil: until then nothing is delivered either way (Blackhole); healed ends
+	// when Heal ends the blackhole early (the waits on it wake and look again).
 	blackholeUntil time.Time
+	healed         context.Context
 }
 
 // oneWay is the hold of a chunk read at now: half its round trip.
@@ -191,8 +194,27 @@ func (p *Proxy) Blackhole(window time.Duration) error {
 		if until.After(np.blackholeUntil) {
 			np.blackholeUntil = until
 		}
+		if np.healed == nil {
+			np.healed, p.heal = context.WithCancel(p.ctx)
+		}
 	})
 	return nil
+}
+
+// Heal ends at once the faults in force: a Blackhole (what it held is delivered, in order,
+// half a round trip later) and a Delay's window (bytes read from now on have the configured
+// round trip; those read before keep theirs, a second at most). A run's network faults end
+// with the run, so that closing its connections (pgx's cancel requests, which dial through
+// the proxy, among them) does not wait out a blackhole.
+func (p *Proxy) Heal() {
+	var wake context.CancelFunc
+	p.update(func(np *path) {
+		np.blackholeUntil, np.extraUntil, np.healed = time.Time{}, time.Time{}, nil
+		wake, p.heal = p.heal, nil
+	})
+	if wake != nil { // after the healed path is in place: the waits that wake see it
+		wake()
+	}
 }
 
 // SetRTT replaces the configured round trip and jitter (a rung of an RTT ladder): bytes read

@@ -399,6 +399,78 @@ func TestBlackholeHoldsThenDelivers(t *testing.T) {
 	}
 }
 
+// TestHealEndsTheFaultsAtOnce: Heal ends an hour's blackhole (what it held is delivered, in
+// order) and an hour's extra delay, and a pool whose query a blackhole cut off closes at once
+// after it: pgx closes a connection whose query's context ended by dialling a cancel request
+// and waiting up to 15 s for it, through the proxy (the fault injector heals the run's paths
+// before its pools close).
+func TestHealEndsTheFaultsAtOnce(t *testing.T) {
+	checkNoProxyLeft(t)
+	p := startProxy(t, Config{Upstream: echoServer(t), RTT: time.Millisecond})
+	c := dial(t, p)
+	trip := func(msg string) (string, time.Duration, error) {
+		start := time.Now()
+		if _, err := c.Write([]byte(msg)); err != nil {
+			return "", 0, err
+		}
+		b := make([]byte, len(msg))
+		_, err := io.ReadFull(c, b)
+		return string(b), time.Since(start), err
+	}
+	if err := p.Blackhole(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	answer := make(chan error, 1)
+	go func() {
+		got, _, err := trip("held")
+		if err == nil && got != "held" {
+			err = fmt.Errorf("answer %q", got)
+		}
+		answer <- err
+	}()
+	select {
+	case err := <-answer:
+		t.Fatalf("answered during the blackhole: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	p.Heal()
+	select {
+	case err := <-answer:
+		if err != nil {
+			t.Fatalf("after Heal: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer 10 s after Heal ended an hour's blackhole")
+	}
+	if err := p.Delay(MaxRTT, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	p.Heal()
+	if got, took, err := trip("quick"); err != nil || got != "quick" || took >= MaxRTT {
+		t.Errorf("after Heal ended a delay of %s: %q in %s, %v", MaxRTT, got, took, err)
+	}
+
+	pgp := startProxy(t, Config{Upstream: pgUpstream(t)})
+	pool := pgPool(t, pgp, 1)
+	if err := pool.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := pgp.Blackhole(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := pool.Exec(ctx, "SELECT 1"); err == nil {
+		t.Fatal("a query answered during the blackhole")
+	}
+	pgp.Heal()
+	start := time.Now()
+	pool.Close()
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the pool took %s to close after Heal (pgx waits up to 15 s for a cancel request)", took)
+	}
+}
+
 // TestResetClosesEveryConnection: Reset sends an RST on every live connection (the client
 // reads ECONNRESET, pooled PostgreSQL and Redis connections fail their next use), and new
 // connections work after it.

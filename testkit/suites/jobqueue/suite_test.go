@@ -169,22 +169,34 @@ func TestLostCommitsAreLookedUp(t *testing.T) {
 	suitetest.LostCommits(t, New(), "async-compact,river", 70, 10)
 }
 
-// The completions travel through a real Redis stream and complete every job once.
+// The completions travel through a real Redis stream and complete every job once: on a
+// redis-server and on a Redis Cluster (3 masters, the queue on 3 stream shards), each started
+// by the run and gone after it.
 func TestRedisCompletionQueue(t *testing.T) {
 	t.Parallel()
 	if _, err := redisserver.FindBinary(""); err != nil {
 		t.Fatalf("redis-server is needed: %v", err)
 	}
 	const jobs = 400
-	rep, _ := suitetest.Runs(t, New(), 2, args("--requests", strconv.Itoa(jobs), "--modes", "async,async-compact",
-		"--queue-backend", "redis", "--redis", "managed")...)
-	for _, r := range rep.Runs {
-		suitetest.Exact(t, r)
-		suitetest.Completed(t, r, jobs)
-		q := r.Queue
-		if q == nil || q.Backend != "redis" || q.Stream == nil || q.EnqueuedTotal != jobs || q.Stream.AckedTotal != jobs || q.Stream.Length != 0 {
-			t.Errorf("%s: want %d completions through the stream: %+v", r.Mode, jobs, q)
-		}
+	for _, where := range [][]string{{"--redis", "managed"}, {"--redis", "cluster", "--stream-shards", "3"}} {
+		t.Run(where[1], func(t *testing.T) {
+			rep, _ := suitetest.Runs(t, New(), 2, args(append([]string{"--requests", strconv.Itoa(jobs), "--modes", "async,async-compact",
+				"--queue-backend", "redis"}, where...)...)...)
+			if topo := rep.Environment.RedisTopology; topo == nil || topo.Cluster != (where[1] == "cluster") {
+				t.Errorf("environment: Redis topology %+v", topo)
+			}
+			for _, r := range rep.Runs {
+				suitetest.Exact(t, r)
+				suitetest.Completed(t, r, jobs)
+				q := r.Queue
+				if q == nil || q.Backend != "redis" || q.Stream == nil || q.EnqueuedTotal != jobs || q.Stream.AckedTotal != jobs || q.Stream.Length != 0 {
+					t.Errorf("%s: want %d completions through the stream: %+v", r.Mode, jobs, q)
+				}
+			}
+			if left := suitetest.RedisServers(os.Getpid()); len(left) > 0 {
+				t.Errorf("redis-server still running after the run: %v", left)
+			}
+		})
 	}
 }
 
