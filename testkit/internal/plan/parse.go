@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
@@ -83,10 +84,19 @@ func checkOutputWritable(path string) error {
 		paths = paths[:1]
 	}
 	for _, p := range paths {
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
+		st, statErr := os.Stat(p)
+		switch {
+		case statErr == nil && st.IsDir():
 			return fmt.Errorf("--output %s: is a directory", p)
+		case statErr == nil && st.Mode()&os.ModeNamedPipe != 0:
+			// Opening a named pipe waits for its reader, and closing it again would end the
+			// reader's input before the report came: ask the kernel instead. The report goes
+			// in when the run ends (its reader may come later).
+			if err := unix.Access(p, unix.W_OK); err != nil {
+				return fmt.Errorf("--output %s: cannot be written: %v", p, err)
+			}
+			continue
 		}
-		_, statErr := os.Stat(p)
 		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o644)
 		if err != nil {
 			return fmt.Errorf("--output %s: cannot be written: %v", p, unwrapPathError(err))
