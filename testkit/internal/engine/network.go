@@ -132,14 +132,21 @@ type probeSeries struct {
 }
 
 // startProbe starts the run's probes: SELECT 1 on a connection of the service's path (and,
-// when it is proxied, of the direct one), PING on the queue's Redis client.
+// when it is proxied, of the direct one), PING on the queue's Redis client. The PostgreSQL
+// probes' connections are opened before it returns, so before the load starts: a backend's
+// start costs the server tens of ms of CPU here (30–40 ms on a 2-core VM), which a short run
+// would otherwise pay inside its window — and a proxied run, probing two paths, twice.
 func (e *engine) startProbe(r *run) *probe {
 	ctx, cancel := context.WithCancel(e.hardCtx)
 	p := &probe{cancel: cancel, pg: probeSeries{h: hist.New()}}
-	p.wg.Go(func() { e.probePostgres(ctx, &p.pg, false) })
+	connect, cancelConnect := context.WithTimeout(e.hardCtx, firstProbeTimeout)
+	defer cancelConnect()
+	conn := e.probeConnect(connect, &p.pg, false)
+	p.wg.Go(func() { e.probePostgres(ctx, &p.pg, false, conn) })
 	if e.net.pg != nil {
 		p.direct = &probeSeries{h: hist.New()}
-		p.wg.Go(func() { e.probePostgres(ctx, p.direct, true) })
+		direct := e.probeConnect(connect, p.direct, true)
+		p.wg.Go(func() { e.probePostgres(ctx, p.direct, true, direct) })
 	}
 	if e.redis != nil && r.Backend != nil && r.Backend.Stream != nil {
 		p.redis = &probeSeries{h: hist.New()}
@@ -164,10 +171,30 @@ func (e *engine) startProbe(r *run) *probe {
 	return p
 }
 
-// probePostgres times SELECT 1 every probeInterval (the second of two: see probeInterval)
-// until ctx ends, reconnecting after a failure (a reset path).
-func (e *engine) probePostgres(ctx context.Context, s *probeSeries, direct bool) {
+// probeConnect opens a PostgreSQL probe's connection, of the service's path or the direct
+// one; nil when it failed (counted), and the probe connects again on its next round.
+func (e *engine) probeConnect(ctx context.Context, s *probeSeries, direct bool) *pgx.Conn {
 	var conn *pgx.Conn
+	var err error
+	if direct {
+		conn, err = e.target.ConnectDirect(ctx, "hotspotkit-probe")
+	} else {
+		conn, err = e.target.Connect(ctx, "hotspotkit-probe")
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			s.errors++
+		}
+		return nil
+	}
+	dbstats.Untrack(ctx, conn)
+	s.transactions++
+	return conn
+}
+
+// probePostgres times SELECT 1 every probeInterval (the second of two: see probeInterval)
+// on conn until ctx ends, connecting again after a failure (a reset path).
+func (e *engine) probePostgres(ctx context.Context, s *probeSeries, direct bool, conn *pgx.Conn) {
 	defer func() {
 		if conn != nil {
 			conn.Close(context.WithoutCancel(ctx))
@@ -175,21 +202,9 @@ func (e *engine) probePostgres(ctx context.Context, s *probeSeries, direct bool)
 	}()
 	every(ctx, e.hardCtx, func(ctx context.Context) {
 		if conn == nil {
-			var err error
-			if direct {
-				conn, err = e.target.ConnectDirect(ctx, "hotspotkit-probe")
-			} else {
-				conn, err = e.target.Connect(ctx, "hotspotkit-probe")
-			}
-			if err != nil {
-				if ctx.Err() == nil {
-					s.errors++
-				}
-				conn = nil
+			if conn = e.probeConnect(ctx, s, direct); conn == nil {
 				return
 			}
-			dbstats.Untrack(ctx, conn)
-			s.transactions++
 		}
 		_, err := conn.Exec(ctx, "SELECT 1", pgx.QueryExecModeSimpleProtocol) // wakes the path (probeInterval)
 		s.transactions++
