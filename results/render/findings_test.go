@@ -218,3 +218,23 @@ func TestRTTLadderSummary(t *testing.T) {
 		}
 	}
 }
+
+// A split run's consumer runs no load of its own: its summary's first line says so, instead
+// of the load flags' defaults ("2,000 requests × 100 workers") it was given.
+func TestConsumerSummaryNamesNoLoad(t *testing.T) {
+	for file, want := range map[string]string{
+		"../runs/cluster/acc6-c1.json": "a split run's consumer (its load is the producers')\n",
+		"../runs/cluster/acc6-c2.json": "a split run's consumer (its load is the producers'), verifying\n",
+		"../runs/cluster/acc6-p0.json": "60,000 requests × 1,000 workers\n",
+	} {
+		rep, err := results.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		Summary(&b, rep, SummaryOptions{Modes: allModes})
+		if !strings.Contains(b.String(), rep.Suite+": "+want) {
+			t.Errorf("%s: the summary does not begin %q:\n%s", file, want, b.String())
+		}
+	}
+}

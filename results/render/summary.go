@@ -89,6 +89,13 @@ func wideSummary(w io.Writer, rep *results.Report, modes []string) {
 func loadLine(rep *results.Report) string {
 	r := rep.Runs[0]
 	st := r.Config
+	if st.Role == "consumer" { // its load flags are the defaults: the load is the producers'
+		s := "a split run's consumer (its load is the producers')"
+		if st.Verify {
+			s += ", verifying"
+		}
+		return s
+	}
 	var s string
 	switch {
 	case st.Requests > 0:
