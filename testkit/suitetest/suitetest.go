@@ -309,6 +309,50 @@ func OnEveryRedis(t *testing.T, s testkit.Suite, requests, records int64, args .
 
 func onRedis(t *testing.T, s testkit.Suite, servers []string, requests, records int64, args ...string) {
 	t.Helper()
+	EachRedis(t, servers, func(t *testing.T, server string, where []string) *results.Report {
+		run := append([]string{"--requests", strconv.FormatInt(requests, 10), "--concurrency", "100",
+			"--modes", "async,async-compact", "--queue-backend", "redis"}, append(where, args...)...)
+		code, rep, stderr := RunShared(t, s, run...)
+		if code != 0 || len(rep.Runs) != 2 {
+			t.Fatalf("exit %d, %d runs (want 2)\n%s", code, len(rep.Runs), stderr)
+		}
+		if rep.Environment.QueueBackend != "redis" || rep.Environment.RedisMode != server || rep.Environment.RedisVersion == "" {
+			t.Errorf("environment: backend %q mode %q (want %s) version %q", rep.Environment.QueueBackend,
+				rep.Environment.RedisMode, server, rep.Environment.RedisVersion)
+		}
+		for _, r := range rep.Runs {
+			Verified(t, r)
+			Completed(t, r, requests)
+			q := r.Queue
+			if q == nil || q.Backend != "redis" || q.Stream == nil {
+				t.Fatalf("%s: no Redis queue in the report: %+v", r.Mode, q)
+			}
+			switch {
+			case q.EnqueuedTotal != records || q.Stream.Length != 0 || q.PendingDepth != 0:
+				t.Errorf("%s: %d records: queue %+v stream %+v", r.Mode, records, q.QueueMetrics, *q.Stream)
+			case q.Stream.RedeliveredTotal > 0:
+				// A shard's lease ran out on a busy machine and another consumer took it
+				// over: entries were delivered again (the database checks above found
+				// nothing applied twice), and the flush counters count them twice.
+				t.Logf("%s: %d entries redelivered after a takeover: queue %+v stream %+v", r.Mode, q.Stream.RedeliveredTotal, q.QueueMetrics, *q.Stream)
+			case q.FlushedTotal+q.SyncFallbackTotal != records || q.Stream.AckedTotal != records || q.PersistLagMs.Count != records:
+				t.Errorf("%s: %d records: queue %+v stream %+v", r.Mode, records, q.QueueMetrics, *q.Stream)
+			}
+			if r.Mode == testkit.AsyncCompact.String() {
+				Compacted(t, r, records)
+			}
+		}
+		return rep
+	})
+}
+
+// EachRedis calls run once per entry of servers (names of RedisModes), each a subtest, with
+// the flags that reach that Redis (for "url" a redis-server the test starts, for "cluster"
+// the queue on 3 stream shards), and fails the subtest unless the report run returns says
+// it ran on that topology (a cluster: 3 masters, 3 shards) and no redis-server the run
+// started is left behind. It needs redis-server installed.
+func EachRedis(t *testing.T, servers []string, run func(t *testing.T, server string, where []string) *results.Report) {
+	t.Helper()
 	if _, err := redisserver.FindBinary(""); err != nil {
 		t.Fatalf("redis-server is needed for the managed and --redis-url runs: %v", err)
 	}
@@ -328,40 +372,9 @@ func onRedis(t *testing.T, s testkit.Suite, servers []string, requests, records 
 			if server == "cluster" {
 				where = append(where, "--stream-shards", "3")
 			}
-			run := append([]string{"--requests", strconv.FormatInt(requests, 10), "--concurrency", "100",
-				"--modes", "async,async-compact", "--queue-backend", "redis"}, append(where, args...)...)
-			code, rep, stderr := RunShared(t, s, run...)
-			if code != 0 || len(rep.Runs) != 2 {
-				t.Fatalf("exit %d, %d runs (want 2)\n%s", code, len(rep.Runs), stderr)
-			}
-			if rep.Environment.QueueBackend != "redis" || rep.Environment.RedisMode != server || rep.Environment.RedisVersion == "" {
-				t.Errorf("environment: backend %q mode %q (want %s) version %q", rep.Environment.QueueBackend,
-					rep.Environment.RedisMode, server, rep.Environment.RedisVersion)
-			}
+			rep := run(t, server, where)
 			if topo := rep.Environment.RedisTopology; topo == nil || topo.Cluster != (server == "cluster") || server == "cluster" && (topo.Masters != 3 || topo.StreamShards != 3) {
 				t.Errorf("environment: Redis topology %+v", topo)
-			}
-			for _, r := range rep.Runs {
-				Verified(t, r)
-				Completed(t, r, requests)
-				q := r.Queue
-				if q == nil || q.Backend != "redis" || q.Stream == nil {
-					t.Fatalf("%s: no Redis queue in the report: %+v", r.Mode, q)
-				}
-				switch {
-				case q.EnqueuedTotal != records || q.Stream.Length != 0 || q.PendingDepth != 0:
-					t.Errorf("%s: %d records: queue %+v stream %+v", r.Mode, records, q.QueueMetrics, *q.Stream)
-				case q.Stream.RedeliveredTotal > 0:
-					// A shard's lease ran out on a busy machine and another consumer took it
-					// over: entries were delivered again (the database checks above found
-					// nothing applied twice), and the flush counters count them twice.
-					t.Logf("%s: %d entries redelivered after a takeover: queue %+v stream %+v", r.Mode, q.Stream.RedeliveredTotal, q.QueueMetrics, *q.Stream)
-				case q.FlushedTotal+q.SyncFallbackTotal != records || q.Stream.AckedTotal != records || q.PersistLagMs.Count != records:
-					t.Errorf("%s: %d records: queue %+v stream %+v", r.Mode, records, q.QueueMetrics, *q.Stream)
-				}
-				if r.Mode == testkit.AsyncCompact.String() {
-					Compacted(t, r, records)
-				}
 			}
 			for pid := range RedisServers(os.Getpid()) {
 				if pid != ours {

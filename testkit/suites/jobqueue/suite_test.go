@@ -15,7 +15,6 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
-	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
@@ -174,31 +173,20 @@ func TestLostCommitsAreLookedUp(t *testing.T) {
 // by the run and gone after it.
 func TestRedisCompletionQueue(t *testing.T) {
 	t.Parallel()
-	if _, err := redisserver.FindBinary(""); err != nil {
-		t.Fatalf("redis-server is needed: %v", err)
-	}
 	const jobs = 400
-	for _, where := range [][]string{{"--redis", "managed"}, {"--redis", "cluster", "--stream-shards", "3"}} {
-		t.Run(where[1], func(t *testing.T) {
-			rep, _ := suitetest.Runs(t, New(), 2, args(append([]string{"--requests", strconv.Itoa(jobs), "--modes", "async,async-compact",
-				"--queue-backend", "redis"}, where...)...)...)
-			if topo := rep.Environment.RedisTopology; topo == nil || topo.Cluster != (where[1] == "cluster") ||
-				where[1] == "cluster" && (topo.Masters != 3 || topo.StreamShards != 3) {
-				t.Errorf("environment: Redis topology %+v", topo)
+	suitetest.EachRedis(t, []string{"managed", "cluster"}, func(t *testing.T, _ string, where []string) *results.Report {
+		rep, _ := suitetest.Runs(t, New(), 2, args(append([]string{"--requests", strconv.Itoa(jobs), "--modes", "async,async-compact",
+			"--queue-backend", "redis"}, where...)...)...)
+		for _, r := range rep.Runs {
+			suitetest.Exact(t, r)
+			suitetest.Completed(t, r, jobs)
+			q := r.Queue
+			if q == nil || q.Backend != "redis" || q.Stream == nil || q.EnqueuedTotal != jobs || q.Stream.AckedTotal != jobs || q.Stream.Length != 0 {
+				t.Errorf("%s: want %d completions through the stream: %+v", r.Mode, jobs, q)
 			}
-			for _, r := range rep.Runs {
-				suitetest.Exact(t, r)
-				suitetest.Completed(t, r, jobs)
-				q := r.Queue
-				if q == nil || q.Backend != "redis" || q.Stream == nil || q.EnqueuedTotal != jobs || q.Stream.AckedTotal != jobs || q.Stream.Length != 0 {
-					t.Errorf("%s: want %d completions through the stream: %+v", r.Mode, jobs, q)
-				}
-			}
-			if left := suitetest.RedisServers(os.Getpid()); len(left) > 0 {
-				t.Errorf("redis-server still running after the run: %v", left)
-			}
-		})
-	}
+		}
+		return rep
+	})
 }
 
 // Cut off, restarted and crashed, the server loses no job and completes none twice, in every
