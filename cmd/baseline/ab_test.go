@@ -18,6 +18,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/settlement"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
+	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
 // asSuiteEnv makes this test binary, started under a suite's name, run as that suite: baseline
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 			os.Exit(cli.Execute(s, os.Args[1:], os.Stdout, os.Stderr))
 		}
 	}
-	os.Exit(m.Run())
+	os.Exit(testdb.Main(m))
 }
 
 // suiteBinary is this test binary under the name of a suite (a symlink), run as that suite.
@@ -257,16 +258,17 @@ func TestABInterrupted(t *testing.T) {
 	}
 }
 
-// Real suite binaries on their own temporary servers: B with --flush-batch-size 10 makes
-// about 100× the statements per request in async-compact: worse, exit 1.
+// Real suite binaries, each invocation on the test binary's shared server (--postgres-url, a
+// fresh schema each): B with --flush-batch-size 10 makes about 100× the statements per
+// request in async-compact: worse, exit 1.
 func TestABRealSuite(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs 8 invocations of a suite, each on its own temporary server")
+		t.Skip("runs 8 invocations of a suite")
 	}
 	counter := suiteBinary(t, "usage_counter_hotspot_baseline")
 	dir := filepath.Join(t.TempDir(), "ab")
 	code, stdout, stderr := runABCommand(t, counter, counter, "--runs", "4", "--dir", dir, "--b-args", "--flush-batch-size 10",
-		"--", "--requests", "400", "--concurrency", "20", "--modes", "async-compact")
+		"--", "--postgres-url", testdb.Server(t).DSN(), "--requests", "400", "--concurrency", "20", "--modes", "async-compact")
 	if code != exitRegression {
 		t.Fatalf("exit %d, want 1\n%s%s", code, stdout, stderr)
 	}

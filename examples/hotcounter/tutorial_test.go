@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +17,8 @@ import (
 // block marked <!-- step -->, in order, at the repository's root, as on a fresh clone: the new
 // suite is a package of the module (examples/mycounter, removed again afterwards, and before
 // if an interrupted run left it). A command written "! cmd" must fail; every other must
-// succeed.
+// succeed. Its first run's report then reads as plain JSON (every request of both modes
+// completed and verified), and a fault the suite does not declare is refused with exit 2.
 func TestTutorialSteps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the tutorial's suite")
@@ -53,6 +55,51 @@ func TestTutorialSteps(t *testing.T) {
 			t.Fatalf("%s: %v\n%s", step, err, out.String())
 		}
 		t.Logf("%s: ok", step)
+	}
+	readAsJSON(t, filepath.Join(tmp, "mycounter.json"))
+	// A fault the suite does not declare is refused before any server starts.
+	cmd := exec.Command("go", "run", "./examples/mycounter", "--fault", "restart-postgres@1s")
+	cmd.Dir, cmd.Env = repo, racebuild.Env(os.Environ())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	// go run exits 1 and names the program's own exit status.
+	if err := cmd.Run(); err == nil || !strings.Contains(stderr.String(), "exit status 2") ||
+		!strings.Contains(stderr.String(), "mycounter cannot take restart-postgres") {
+		t.Errorf("undeclared fault: %v\n%s", err, stderr.String())
+	}
+}
+
+// readAsJSON reads the tutorial's first report as any outside tool would, as plain JSON: its
+// two modes, every request completed, each verified.
+func readAsJSON(t *testing.T, path string) {
+	t.Helper()
+	var rep struct {
+		Runs []struct {
+			Mode string `json:"mode"`
+			Load struct {
+				Completed int64 `json:"completed_requests"`
+			} `json:"load"`
+			Verification struct {
+				Passed bool `json:"passed"`
+			} `json:"verification"`
+		} `json:"runs"`
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	var modes []string
+	for _, r := range rep.Runs {
+		modes = append(modes, r.Mode)
+		if !r.Verification.Passed || r.Load.Completed != 2000 {
+			t.Errorf("%s: verified %v, completed %d of 2000", r.Mode, r.Verification.Passed, r.Load.Completed)
+		}
+	}
+	if strings.Join(modes, ",") != "sync,async-compact" {
+		t.Errorf("runs %v, want sync and async-compact", modes)
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 // Requests are all there or not at all, and counted once, when connections and
 // servers die in the middle of them, with and without retries.
 func TestRequestsAtomicUnderFaults(t *testing.T) {
-	suitetest.AtomicUnderFaults(t, usagecounter.New(), "sync,outbox", 2000, 200)
+	suitetest.AtomicUnderFaults(t, usagecounter.New(), "sync,outbox", 1000, 200)
 }
 
 // Faults: each run completes, failures are counted by class, the async queue persists
@@ -37,11 +37,11 @@ func TestFaults(t *testing.T) {
 	}{
 		{"terminate-backends sync", append(shared, "--modes", "sync", "--requests", "0", "--duration", "2s",
 			"--concurrency", "40", "--fault", "terminate-backends@700ms"), "terminate-backends", true},
-		{"terminate-backends async-compact", append(shared, "--modes", "async-compact", "--requests", "20000",
+		{"terminate-backends async-compact", append(shared, "--modes", "async-compact", "--requests", "10000",
 			"--concurrency", "200", "--flush-batch-size", "200", "--fault", "terminate-backends@30ms"), "terminate-backends", false},
 		{"terminate-backends outbox", append(shared, "--modes", "outbox", "--requests", "0", "--duration", "2s",
 			"--concurrency", "40", "--fault", "terminate-backends@700ms"), "terminate-backends", true},
-		{"restart-postgres async-compact", []string{"--modes", "async-compact", "--requests", "20000",
+		{"restart-postgres async-compact", []string{"--modes", "async-compact", "--requests", "10000",
 			"--concurrency", "200", "--flush-batch-size", "200", "--fault", "restart-postgres@30ms"}, "restart-postgres", false},
 		{"kill-flusher async-compact", append(shared, "--modes", "async-compact", "--requests", "5000",
 			"--concurrency", "100", "--flush-batch-size", "200", "--fault", "kill-flusher@10ms"), "kill-flusher", false},
@@ -49,9 +49,9 @@ func TestFaults(t *testing.T) {
 			"--concurrency", "100", "--queue-capacity", "1000", "--fault", "pause-flush@10ms+500ms"), "pause-flush", false},
 		{"pause-flush outbox", append(shared, "--modes", "outbox", "--requests", "1000", "--concurrency", "50",
 			"--fault", "pause-flush@10ms+500ms"), "pause-flush", false},
-		{"lock-timeout sync", append(shared, "--modes", "sync", "--requests", "1500", "--concurrency", "150",
+		{"lock-timeout sync", append(shared, "--modes", "sync", "--requests", "600", "--concurrency", "150",
 			"--fault", "lock-timeout=5"), "lock-timeout", true},
-		{"statement-timeout sync", append(shared, "--modes", "sync", "--requests", "1500", "--concurrency", "150",
+		{"statement-timeout sync", append(shared, "--modes", "sync", "--requests", "600", "--concurrency", "150",
 			"--fault", "statement-timeout=5"), "statement-timeout", true},
 	}
 	for _, c := range cases {

@@ -449,7 +449,7 @@ func (s *scraper) max(series string) (float64, bool) {
 // scraped while they run; each shows its part of the run under its role, and counters never
 // go down.
 func TestSplitRunScrapedWhole(t *testing.T) {
-	const requests = 20000
+	const requests = 5000
 	s := newSplitRun(t, counterSuite, "redis://"+miniredis.RunT(t).Addr()+"/0")
 	producer := s.start("producer", nil, "--role", "producer", "--requests", strconv.Itoa(requests),
 		"--concurrency", "100", "--metrics-addr", "127.0.0.1:0")
