@@ -52,7 +52,7 @@ func TestMetricsEndpointFollowsTheRun(t *testing.T) {
 	defer restore()
 
 	out := filepath.Join(t.TempDir(), "report.json")
-	args := suitetest.Shared(t, append(suitetest.PoolFlags(), "--requests", "1500", "--concurrency", "100",
+	args := suitetest.Shared(t, append(suitetest.PoolFlags(), "--requests", "1000", "--concurrency", "100",
 		"--modes", "sync,outbox,async-compact", "--monitor-interval-ms", "20", "--metrics-addr", "127.0.0.1:0", "--output", out)...)
 	stderr := &suitetest.Output{}
 	done := make(chan int)
@@ -68,7 +68,7 @@ scraping:
 		select {
 		case code = <-done:
 			break scraping
-		case <-time.After(10 * time.Millisecond):
+		case <-time.After(25 * time.Millisecond):
 		}
 		s, err := metricstest.Get(url)
 		if err != nil {

@@ -27,7 +27,7 @@ func TestNetworkFaultsKeepRunsExact(t *testing.T) {
 	} {
 		t.Run(c.fault, func(t *testing.T) {
 			kind, _, _ := strings.Cut(c.fault, ":")
-			rep, _ := suitetest.Runs(t, New(), 1, append([]string{"--duration", "1200ms", "--requests", "0", "--concurrency", "8",
+			rep, _ := suitetest.Runs(t, New(), 1, append([]string{"--duration", "1200ms", "--requests", "0", "--rate", "400", "--concurrency", "8",
 				"--fault", c.fault}, c.args...)...)
 			r := rep.Runs[0]
 			if !suitetest.Fired(r, kind) {
