@@ -355,7 +355,7 @@ func TestProducerAndTwoConsumers(t *testing.T) {
 }
 
 func producerAndTwoConsumers(t *testing.T, su *suite, url string) {
-	const requests = 6000
+	const requests = 3000
 	s := newSplitRun(t, su, url)
 	producer := s.start("producer", nil, "--role", "producer", "--requests", strconv.Itoa(requests), "--concurrency", "300")
 	s.registered(producer) // the producer sets the run up; the consumers join after
