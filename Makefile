@@ -72,11 +72,17 @@ SLOW_TESTS := ./testkit/internal/engine ./testkit/suites/usagecounter ./testkit/
 TEST_TMPDIR ?= $(shell f=/dev/shm/.hotspotkit-exec-$$$$; cp /bin/true $$f 2>/dev/null && $$f && echo /dev/shm; rm -f $$f)
 TEST_ENV := $(if $(TEST_TMPDIR),GOTMPDIR=$${GOTMPDIR:-$${TMPDIR:-/tmp}} TMPDIR=$(TEST_TMPDIR))
 
+# The tests' temporary PostgreSQL servers (about fifty) start from a copy of one initialised
+# data directory instead of each running initdb (testkit/internal/pgserver, TemplateDirEnv):
+# about a second of CPU saved per server. The directory is made here and removed afterwards.
+TEST_TEMPLATES = tpl=$$(mktemp -d -p "$(or $(TEST_TMPDIR),$${TMPDIR:-/tmp})" hotspotkit-pg-templates-XXXXXX) && \
+	chmod 755 "$$tpl" && trap 'rm -rf "$$tpl"' EXIT && HOTSPOTKIT_PG_TEMPLATE_DIR=$$tpl
+
 test: setup-test
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet -race ./...
-	$(TEST_ENV) $(GO) test -p $(TEST_P) -vet=off -race -timeout 25m $$($(GO) list $(SLOW_TESTS); $(GO) list ./... | grep -vxF "$$($(GO) list $(SLOW_TESTS))")
+	$(TEST_TEMPLATES) $(TEST_ENV) $(GO) test -p $(TEST_P) -vet=off -race -timeout 25m $$($(GO) list $(SLOW_TESTS); $(GO) list ./... | grep -vxF "$$($(GO) list $(SLOW_TESTS))")
 
 # Micro-benchmarks (queue enqueue/merge/flush, load engine); recorded, never asserted.
 bench:

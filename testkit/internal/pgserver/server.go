@@ -59,6 +59,8 @@ type Config struct {
 	StartTimeout time.Duration
 	// Port to try first; when it is taken (or 0) a free loopback port is picked instead.
 	Port int
+
+	noTemplate bool // initialise the server even when TemplateDirEnv is set (the template's own)
 }
 
 // Server is a running temporary PostgreSQL.
@@ -117,6 +119,12 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	live.Add(s)
 	t0 := time.Now()
+	if dir := os.Getenv(TemplateDirEnv); dir != "" && !cfg.noTemplate {
+		if err := s.fromTemplate(ctx, dir); err != nil {
+			stopErr := s.Stop()
+			return nil, errors.Join(fmt.Errorf("starting PostgreSQL from the template in %s (%s): %w", dir, TemplateDirEnv, err), stopErr)
+		}
+	}
 	if err := s.startWithRetry(ctx, true); err != nil {
 		stopErr := s.Stop()
 		return nil, errors.Join(err, stopErr)
