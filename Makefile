@@ -76,7 +76,7 @@ TEST_ENV := $(if $(TEST_TMPDIR),GOTMPDIR=$${GOTMPDIR:-$${TMPDIR:-/tmp}} TMPDIR=$
 # data directory instead of each running initdb (testkit/internal/pgserver, TemplateDirEnv):
 # about a second of CPU saved per server. The directory is made here and removed afterwards.
 TEST_TEMPLATES = tpl=$$(mktemp -d -p "$(or $(TEST_TMPDIR),$${TMPDIR:-/tmp})" hotspotkit-pg-templates-XXXXXX) && \
-	chmod 755 "$$tpl" && trap 'rm -rf "$$tpl"' EXIT && HOTSPOTKIT_PG_TEMPLATE_DIR=$$tpl
+	chmod 755 "$$tpl" && trap 'rm -rf "$$tpl"' EXIT && trap 'exit 130' INT TERM && HOTSPOTKIT_PG_TEMPLATE_DIR=$$tpl
 
 test: setup-test
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
