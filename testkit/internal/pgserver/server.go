@@ -2,7 +2,9 @@
 // starting a private server through embedded-postgres on a free loopback port with a random
 // password, running it as an unprivileged user when we are root, restarting it in place, and
 // making sure that after Stop (or StopAll, from a signal handler) no postgres process and no
-// runtime directory is left. It knows nothing about schemas, suites or load.
+// runtime directory is left; for test runs, starting servers from a copy of one initialised
+// data directory instead of initdb (TemplateDirEnv). It knows nothing about schemas, suites or
+// load.
 //
 // Running as root: initdb and postgres refuse to run as uid 0, and embedded-postgres execs
 // <BinariesPath>/bin/initdb and <BinariesPath>/bin/pg_ctl with no hook for credentials. So
