@@ -40,33 +40,35 @@ func TestTutorialSteps(t *testing.T) {
 		cmdline := strings.ReplaceAll(step, "/tmp/", tmp+"/")
 		mustFail := strings.HasPrefix(cmdline, "! ")
 		cmdline = strings.TrimPrefix(cmdline, "! ")
-		cmd := exec.Command("bash", "-c", cmdline)
-		cmd.Dir = repo
-		// The go commands build as this test was built (racebuild): the same packages, from
-		// the build cache, instead of the module compiled a second time.
-		cmd.Env = racebuild.Env(os.Environ())
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
+		out, err := runStep(repo, cmdline)
 		switch {
 		case mustFail && err == nil:
-			t.Fatalf("%s: succeeded, the tutorial says it fails\n%s", step, out.String())
+			t.Fatalf("%s: succeeded, the tutorial says it fails\n%s", step, out)
 		case !mustFail && err != nil:
-			t.Fatalf("%s: %v\n%s", step, err, out.String())
+			t.Fatalf("%s: %v\n%s", step, err, out)
 		}
 		t.Logf("%s: ok", step)
 	}
 	readAsJSON(t, filepath.Join(tmp, "mycounter.json"))
-	// A fault the suite does not declare is refused before any server starts.
-	cmd := exec.Command("go", "run", "./examples/mycounter", "--fault", "restart-postgres@1s")
-	cmd.Dir, cmd.Env = repo, racebuild.Env(os.Environ())
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	// go run exits 1 and names the program's own exit status.
-	if err := cmd.Run(); err == nil || !strings.Contains(stderr.String(), "exit status 2") ||
-		!strings.Contains(stderr.String(), "mycounter cannot take restart-postgres") {
-		t.Errorf("undeclared fault: %v\n%s", err, stderr.String())
+	// A fault the suite does not declare is refused before any server starts; go run exits 1
+	// and names the program's own exit status.
+	if out, err := runStep(repo, "go run ./examples/mycounter --fault restart-postgres@1s"); err == nil ||
+		!strings.Contains(out, "exit status 2") || !strings.Contains(out, "mycounter cannot take restart-postgres") {
+		t.Errorf("undeclared fault: %v\n%s", err, out)
 	}
+}
+
+// runStep runs cmdline with bash in dir and returns its output, stdout and stderr together.
+// The go commands build as this test was built (racebuild): the same packages, from the build
+// cache, instead of the module compiled a second time.
+func runStep(dir, cmdline string) (string, error) {
+	cmd := exec.Command("bash", "-c", cmdline)
+	cmd.Dir = dir
+	cmd.Env = racebuild.Env(os.Environ())
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
 }
 
 // readAsJSON reads the tutorial's first report as any outside tool would, as plain JSON: its

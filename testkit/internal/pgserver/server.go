@@ -120,21 +120,19 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	live.Add(s)
+	fail := func(err error) (*Server, error) { return nil, errors.Join(err, s.Stop()) }
 	t0 := time.Now()
 	if dir := os.Getenv(TemplateDirEnv); dir != "" && !cfg.noTemplate {
 		if err := s.fromTemplate(ctx, dir); err != nil {
-			stopErr := s.Stop()
-			return nil, errors.Join(fmt.Errorf("starting PostgreSQL from the template in %s (%s): %w", dir, TemplateDirEnv, err), stopErr)
+			return fail(fmt.Errorf("starting PostgreSQL from the template in %s (%s): %w", dir, TemplateDirEnv, err))
 		}
 	}
 	if err := s.startWithRetry(ctx, true); err != nil {
-		stopErr := s.Stop()
-		return nil, errors.Join(err, stopErr)
+		return fail(err)
 	}
 	s.started = time.Since(t0)
 	if err := s.startWatchdog(); err != nil {
-		stopErr := s.Stop()
-		return nil, errors.Join(err, stopErr)
+		return fail(err)
 	}
 	return s, nil
 }
