@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hotspotkit/hotspotkit/internal/racebuild"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/render"
 	"github.com/hotspotkit/hotspotkit/results/verdict"
@@ -77,6 +78,9 @@ func runABCommand(t *testing.T, args ...string) (code int, stdout, stderr string
 		t.Fatal(err)
 	}
 	t.Setenv("TMPDIR", tmp)
+	// The revisions are built as this test binary was (racebuild): the standard library and
+	// every dependency come from the tests' build cache, not compiled again.
+	t.Setenv("GOFLAGS", racebuild.GOFLAGS())
 	var out, errb bytes.Buffer
 	code = run(append([]string{"ab"}, args...), &out, &errb)
 	if left, _ := os.ReadDir(tmp); len(left) > 0 {

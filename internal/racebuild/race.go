@@ -1,6 +1,0 @@
-//go:build race
-
-package racebuild
-
-// Enabled: this binary was built with -race.
-const Enabled = true
