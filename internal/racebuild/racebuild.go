@@ -8,6 +8,7 @@ package racebuild
 import (
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 )
 
@@ -24,10 +25,8 @@ func GoFlags() []string {
 	}
 	var flags []string
 	for _, s := range bi.Settings {
-		for _, m := range matched {
-			if s.Key == m && s.Value == "true" {
-				flags = append(flags, m)
-			}
+		if slices.Contains(matched, s.Key) && s.Value == "true" {
+			flags = append(flags, s.Key)
 		}
 	}
 	return flags

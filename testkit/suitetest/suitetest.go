@@ -548,9 +548,9 @@ func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, co
 		"--queue-capacity", "16", "--queue-workers", "1", "--queue-full", "sync"}, terminateFaults,
 		[]string{"--fault", "terminate-backends@400ms", "--fault", "terminate-backends@800ms", "--fault", "terminate-backends@1600ms"})...)
 	runFaultCases(t, s, []faultCase{
-		// Open loop for 5 s with the restart at 1 s: closed-loop requests that fail at once on a
-		// server that is down ran all 1,000 of the outbox mode's out in 0.7 s, before the server
-		// was back and after nothing had completed (its verification requires some).
+		// Open loop for 5 s with the restart at 1 s: closed loop, the outbox mode's 1,000
+		// requests, each failing at once on the server that was down, were all spent in 0.7 s,
+		// before it was back, and none completed (its verification requires some).
 		{"restart-postgres, one try", "restart-postgres", []string{"--modes", modes, "--requests", "0", "--duration", "5s",
 			"--concurrency", strconv.Itoa(concurrency), "--rate", "300", "--max-tries", "1", "--fault", "restart-postgres@1s"}, func(t *testing.T, r results.Run) {
 			if r.Load.FailedRequests == 0 {

@@ -1,0 +1,5 @@
+//go:build race
+
+package racebuild
+
+const raceOn = true
