@@ -11,9 +11,8 @@ import (
 // packages, and on no report rendering.
 func TestLeafDependencies(t *testing.T) {
 	const module = "github.com/hotspotkit/hotspotkit/"
-	goCmd := "go" // go test puts the go command that runs it first on the PATH (a -trimpath build has no runtime.GOROOT)
 	for _, pkg := range []string{"queue", "queue/redisq", "queue/redisq/redisqtest"} {
-		out, err := exec.Command(goCmd, "list", "-deps", module+pkg).CombinedOutput()
+		out, err := exec.Command("go", "list", "-deps", module+pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
 		}

@@ -11,8 +11,7 @@ import (
 // report without pulling in the rendering (results/render, go-echarts) or anything else.
 func TestPlainReportTypes(t *testing.T) {
 	const pkg = "github.com/hotspotkit/hotspotkit/results"
-	goCmd := "go" // go test puts the go command that runs it first on the PATH (a -trimpath build has no runtime.GOROOT)
-	out, err := exec.Command(goCmd, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg).CombinedOutput()
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list -deps: %v\n%s", err, out)
 	}

@@ -9,12 +9,11 @@ import (
 // TestLoadNeedsNoRenderer: the load engine's progress line writes its figures through this
 // package, which depends on the standard library only, and so the load engine links no renderer.
 func TestLoadNeedsNoRenderer(t *testing.T) {
-	goCmd := "go" // go test puts the go command that runs it first on the PATH (a -trimpath build has no runtime.GOROOT)
 	for pkg, banned := range map[string]string{
 		"github.com/hotspotkit/hotspotkit/results/units":         "github.com/hotspotkit/hotspotkit/",
 		"github.com/hotspotkit/hotspotkit/testkit/internal/load": "github.com/hotspotkit/hotspotkit/results/render",
 	} {
-		out, err := exec.Command(goCmd, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg).CombinedOutput()
+		out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
 		}

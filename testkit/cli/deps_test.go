@@ -11,10 +11,9 @@ import (
 // cli — the engine, the summary table of results/render — must not need it. Only the baseline
 // tool draws.
 func TestSuiteBinariesDoNotLinkPlots(t *testing.T) {
-	goCmd := "go" // go test puts the go command that runs it first on the PATH (a -trimpath build has no runtime.GOROOT)
 	list := func(args ...string) []string {
 		t.Helper()
-		out, err := exec.Command(goCmd, append([]string{"list"}, args...)...).CombinedOutput()
+		out, err := exec.Command("go", append([]string{"list"}, args...)...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
