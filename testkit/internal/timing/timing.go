@@ -7,9 +7,16 @@
 // (a timerfd, an hrtimer with no slack) and parks its goroutine on that descriptor in Go's
 // network poller: the thread the poller sleeps in wakes when the kernel timer fires, a few
 // tens of microseconds after it, and no thread is held or spun meanwhile. The Timer learns
-// that wake-up latency and sets the kernel timer that much early (at most 50 µs), then
-// yields the processor (runtime.Gosched) through the last few µs. Waits shorter than 30 µs,
-// where a kernel round trip would cost more than it saves, are yielded through whole.
+// that wake-up latency and sets the kernel timer that much early, then yields the processor
+// (runtime.Gosched) through the last few µs. Waits shorter than 30 µs, where a kernel round
+// trip would cost more than it saves, are yielded through whole.
+//
+// How early is bounded by what the yielding costs: at most 50 µs, or 1% of a longer wait
+// (up to 1 ms). Short waits (a busy open loop, a proxy's round trips) follow the median
+// wake-up latency, a few tens of µs on a machine awake anyway. Long waits (an open loop at
+// 10 or 100 a second) wake a machine whose processors went to sleep, which here takes
+// 0.15–0.4 ms; they follow the latency's 98th percentile instead, so nearly every one of
+// them wakes before its deadline and yields the rest, at under 1% of a core.
 //
 // Where Go looks at its poller bounds the precision: when every processor of the process
 // is busy and its run queues never empty, Go polls only from its monitor thread (after 10 ms
@@ -35,12 +42,33 @@ import (
 const spinBelow = 30 * time.Microsecond
 
 // maxEarly caps how long before a deadline a Timer has its kernel timer fire, to yield the
-// rest: it learns its wake-up latency (about 20–60 µs on an idle machine) and wakes that
-// much early, so a wait ends within a few µs of its deadline, at a cost of a few µs of
+// rest: it learns its wake-up latency (about 20–60 µs on a machine awake anyway) and wakes
+// that much early, so a wait ends within a few µs of its deadline, at a cost of a few µs of
 // yielding per wait. A var so a benchmark can turn it off.
 var maxEarly = 50 * time.Microsecond
 
-const earlyStep = 2 * time.Microsecond
+// A wait longer than earlyShare × maxEarly may wake up to 1/earlyShare of itself early, up
+// to maxEarlyLong: what yielding may cost it, 1% of its time.
+const (
+	earlyShare   = 100
+	maxEarlyLong = time.Millisecond
+)
+
+// earlyStep is the step of the learning of the early wake-up (see learn); a long wait's
+// step up is longStepsUp of them.
+const (
+	earlyStep   = 2 * time.Microsecond
+	longStepsUp = 49
+)
+
+// earlyCap is how early a wait of the given length may wake: maxEarly, or its share of a
+// longer one.
+func earlyCap(wait time.Duration) time.Duration {
+	if maxEarly == 0 {
+		return 0
+	}
+	return max(maxEarly, min(wait/earlyShare, maxEarlyLong))
+}
 
 // SleepUntil waits until deadline, or until ctx is done (then it returns ctx.Err()). A
 // deadline in the past returns at once. It borrows a Timer from a pool; a goroutine that
@@ -71,8 +99,11 @@ type Timer struct {
 	// A Timer waited on under one context again and again registers with it once.
 	bound context.Context
 	stop  func() bool
-	// early is how long before the deadline the kernel timer is set to fire (see learn).
-	early time.Duration
+	// early is how long before the deadline the kernel timer is set to fire (see learn);
+	// learning: it has been set. A Timer starts as early as its first wait allows and
+	// learns down: its first waits are on time, at the price of a few more µs yielded.
+	early    time.Duration
+	learning bool
 	// coarse: a Timer on Go's timers alone (NewCoarseTimer), which never yields through a wait.
 	coarse bool
 }
@@ -94,20 +125,27 @@ func NewCoarseTimer() *Timer {
 
 // SleepUntil waits until deadline, or until ctx is done (then it returns ctx.Err()).
 func (t *Timer) SleepUntil(ctx context.Context, deadline time.Time) error {
+	// The cap of the early wake-up is the whole wait's: after an early wake-up the rest is
+	// yielded, not slept again.
+	limit := earlyCap(time.Until(deadline))
+	if !t.learning {
+		t.early, t.learning = limit, true
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		wait := time.Until(deadline)
+		early := min(t.early, limit)
 		switch {
 		case wait <= 0:
 			return nil
-		case !t.coarse && (wait < spinBelow || wait <= t.early):
+		case !t.coarse && (wait < spinBelow || wait <= early):
 			runtime.Gosched()
 			continue
 		}
 		t.bind(ctx)
-		sleep := wait - t.early
+		sleep := wait - early
 		t.k.arm(sleep)
 		// A cancellation that came before arm re-armed the timer is seen here; one after it
 		// fires the timer (see bind), so the wait cannot miss it.
@@ -116,17 +154,25 @@ func (t *Timer) SleepUntil(ctx context.Context, deadline time.Time) error {
 		}
 		fires := time.Now().Add(sleep)
 		t.k.wait()
-		t.learn(time.Since(fires))
+		t.learn(time.Since(fires), limit)
 	}
 }
 
-// learn moves the timer's early wake-up a step towards the median of its wake-up latency
-// (a stochastic median, deaf to the outliers of a busy machine): half the wakes then come a
-// few µs before the deadline and yield the rest, half a few µs after it.
-func (t *Timer) learn(latency time.Duration) {
+// learn moves the timer's early wake-up towards a quantile of its wake-up latency (a
+// stochastic quantile, deaf to the size of a busy machine's outliers), within limit, the
+// cap of the wait that measured it. A short wait moves it a step either way, towards the
+// median: half the wakes then come a few µs before the deadline and yield the rest, half a
+// few µs after it. A long wait (a cap above maxEarly) steps up longStepsUp times as far as
+// down, towards the 98th percentile: it can afford to yield, and on a sleeping machine the
+// median wake-up alone would leave half the waits late by the latency's spread.
+func (t *Timer) learn(latency, limit time.Duration) {
+	up := earlyStep
+	if limit > maxEarly {
+		up *= longStepsUp
+	}
 	switch {
-	case latency > t.early && t.early < maxEarly:
-		t.early = min(t.early+earlyStep, maxEarly)
+	case latency > t.early && t.early < limit:
+		t.early = min(t.early+up, limit)
 	case latency < t.early:
 		t.early = max(t.early-earlyStep, 0)
 	}

@@ -180,3 +180,40 @@ func TestCoarseTimerFollowsAFakeClock(t *testing.T) {
 		}
 	})
 }
+
+// TestEarlyWakeUpLearnsItsQuantile feeds a Timer's learning wake-up latencies spread evenly
+// over 0–400 µs: a short wait's early wake-up settles near their median (capped at
+// maxEarly), a long wait's near their 98th percentile (392 µs, give or take its step up of
+// 98 µs; within its cap, 1% of the wait); a Timer that learned on long waits then follows
+// short ones down to their median.
+func TestEarlyWakeUpLearnsItsQuantile(t *testing.T) {
+	latencies := func(i int) time.Duration { return time.Duration(i*7919%401) * time.Microsecond }
+	for _, c := range []struct {
+		name     string
+		wait     time.Duration
+		min, max time.Duration
+	}{
+		{"short wait", time.Millisecond, maxEarly, maxEarly},
+		{"long wait", 100 * time.Millisecond, 300 * time.Microsecond, 500 * time.Microsecond},
+		{"long wait, capped", 20 * time.Millisecond, 200 * time.Microsecond, 200 * time.Microsecond},
+	} {
+		var tm Timer
+		limit := earlyCap(c.wait)
+		for i := range 5000 {
+			tm.learn(latencies(i), limit)
+		}
+		if tm.early < c.min || tm.early > c.max {
+			t.Errorf("%s: learned %s early, want %s–%s", c.name, tm.early, c.min, c.max)
+		}
+	}
+	var tm Timer
+	for i := range 5000 {
+		tm.learn(latencies(i), earlyCap(100*time.Millisecond))
+	}
+	for i := range 1000 {
+		tm.learn(latencies(i)/10, earlyCap(time.Millisecond))
+	}
+	if tm.early > 30*time.Microsecond {
+		t.Errorf("short waits after long ones: learned %s early, want their median (about 20 µs)", tm.early)
+	}
+}
