@@ -100,10 +100,10 @@ type Timer struct {
 	bound context.Context
 	stop  func() bool
 	// early is how long before the deadline the kernel timer is set to fire (see learn);
-	// learning: it has been set. A Timer starts as early as its first wait allows and
-	// learns down: its first waits are on time, at the price of a few more µs yielded.
-	early    time.Duration
-	learning bool
+	// primed: it has been set. A Timer starts as early as its first wait allows and learns
+	// down from there: its first waits are on time, at the price of a few more µs yielded.
+	early  time.Duration
+	primed bool
 	// coarse: a Timer on Go's timers alone (NewCoarseTimer), which never yields through a wait.
 	coarse bool
 }
@@ -126,10 +126,13 @@ func NewCoarseTimer() *Timer {
 // SleepUntil waits until deadline, or until ctx is done (then it returns ctx.Err()).
 func (t *Timer) SleepUntil(ctx context.Context, deadline time.Time) error {
 	// The cap of the early wake-up is the whole wait's: after an early wake-up the rest is
-	// yielded, not slept again.
+	// yielded, not slept again. A coarse Timer never yields, so it never wakes early.
 	limit := earlyCap(time.Until(deadline))
-	if !t.learning {
-		t.early, t.learning = limit, true
+	if t.coarse {
+		limit = 0
+	}
+	if !t.primed {
+		t.early, t.primed = limit, true
 	}
 	for {
 		if err := ctx.Err(); err != nil {
