@@ -409,7 +409,8 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	if err := e.warmPools(ctx, r); err != nil { // before the window, as pgbench (warm.go)
 		return fail(err)
 	}
-	cost := e.beginCost(ctx, prior) // the database's counters before the load (dbcost.go)
+	warmHeap(heapWant(r.concurrency, r.Requests)) // the process's own first touches, out of the window (warm.go)
+	cost := e.beginCost(ctx, prior)               // the database's counters before the load (dbcost.go)
 	mon, err := monitor.Start(ctx, e.monitorConnect(cost), mcfg)
 	if err != nil {
 		return fail(err)
