@@ -60,7 +60,7 @@ func warm(ctx context.Context, pool *pgxpool.Pool, n int) error {
 // touch of each page is a page fault: on a virtual machine a dear one (11 µs a page measured
 // here), paid by the load's and the queue's goroutines inside the window, on processors the
 // database needs too. A process's first run of async-compact at 20,000 × 1,000 persisted
-// 62k records/s at the median against 90k with its heap touched beforehand (six runs each,
+// 70.5k records/s at the median without this and 95.3k with it (eight runs each,
 // docs/overhead.md). A service that has been running has its heap; the kit's figures should
 // not carry its first-run cost. The memory touched is let go at once (a garbage collection
 // before the window frees it), and the run's allocations reuse it. The first run of a process
