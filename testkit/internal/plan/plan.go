@@ -199,7 +199,7 @@ func (c *parser) register() {
 	_ = fs.MarkHidden("debug-break-expectations")
 	fs.Int64Var(&c.LoseCommitEvery, "debug-lose-commit-every", 0, "sync and outbox: every Nth request's first COMMIT succeeds but reports its outcome unknown, as when the reply is lost (tests exactly-once retries)")
 	_ = fs.MarkHidden("debug-lose-commit-every")
-	fs.IntVar(&c.SlowFlushPct, "debug-slow-flush-pct", 0, "async modes, memory queue: every flush waits this percentage of its own duration after it commits (a build slower by a known amount, for baseline ab)")
+	fs.IntVar(&c.SlowFlushPct, "debug-slow-flush-pct", 0, "async modes, memory queue: every flush takes this percentage of its own duration longer, in processor work (a build slower by a known amount, for baseline ab)")
 	_ = fs.MarkHidden("debug-slow-flush-pct")
 }
 
