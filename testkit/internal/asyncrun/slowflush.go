@@ -2,7 +2,10 @@ package asyncrun
 
 import (
 	"context"
+	"runtime"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/hotspotkit/hotspotkit/queue"
 )
@@ -51,11 +54,30 @@ func (s slowStagedFlusher[T]) Stage(ctx context.Context, records []T) (queue.Sta
 	return st, nil
 }
 
-// spend keeps the calling goroutine's processor busy for d, or until ctx ends: reading the
-// clock over and over is the work.
+// spend does d of processor work on the calling goroutine's thread, or stops when ctx ends:
+// d of the thread's own CPU time, so that a busy machine, which gives the thread less of each
+// second, makes it take longer, as it would a slower build's flush. Reading the clock over and
+// over is the work.
 func spend(ctx context.Context, d time.Duration) {
-	for end := time.Now().Add(d); time.Now().Before(end) && ctx.Err() == nil; {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	start, ok := threadCPU()
+	if !ok { // no thread clock: d of the wall clock instead
+		for end := time.Now().Add(d); time.Now().Before(end) && ctx.Err() == nil; {
+		}
+		return
 	}
+	for now := start; now-start < d && ctx.Err() == nil; now, _ = threadCPU() {
+	}
+}
+
+// threadCPU is the processor time the calling thread has taken.
+func threadCPU() (time.Duration, bool) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0, false
+	}
+	return time.Duration(ts.Nano()), true
 }
 
 func (s slowFlusher[T]) Flush(ctx context.Context, records []T) (queue.FlushResult, error) {
