@@ -362,6 +362,10 @@ func abInvoke(index int, side abSide, name string, o abOptions, sigs *abSignals)
 		run.ExitCode = exitRegression
 		return run, nil, fmt.Errorf("run %d (%s): %w", index, name, werr)
 	}
+	if crash := crashLine(run.Log); crash != "" { // a Go program that panics exits 2 too
+		run.ExitCode = exitRegression
+		return run, nil, fmt.Errorf("run %d (%s) crashed (exit %d): %s; its output: %s", index, name, cmd.ProcessState.ExitCode(), crash, run.Log)
+	}
 	if run.ExitCode == exitUsage {
 		return run, nil, fmt.Errorf("run %d (%s): the suite refused its arguments: %s", index, name, lastLine(run.Log, side.binary))
 	}
@@ -406,6 +410,18 @@ func lastLine(path, binary string) string {
 		}
 	}
 	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// crashLine is the line a Go program's crash begins with in a log ("panic: ...", "fatal
+// error: ..."), or "" when there is none.
+func crashLine(path string) string {
+	data, _ := os.ReadFile(path)
+	for line := range strings.Lines(string(data)) {
+		if strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ") {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
 }
 
 func makeEmptyDir(dir string) error {

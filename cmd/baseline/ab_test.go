@@ -122,6 +122,22 @@ func TestABBadInput(t *testing.T) {
 	}
 }
 
+// A suite that crashes exits 2, as a Go program's panic does, and is told apart from one that
+// refused its arguments (also exit 2): the A/B ends with exit 1 and names the crash.
+func TestABCrashedRun(t *testing.T) {
+	crashing := script(t, `for a in "$@"; do
+  [ "$a" = --help ] && { printf 'fake_baseline — a stand-in suite\n\nFlags:\n  --output string\n  --modes strings\n'; exit 0; }
+done
+echo 'async-compact  20,000/20,000'
+echo 'panic: runtime error: invalid memory address or nil pointer dereference' >&2
+printf '\ngoroutine 1 [running]:\n' >&2
+exit 2`)
+	code, stdout, stderr := runABCommand(t, crashing, crashing, "--runs", "4", "--dir", filepath.Join(t.TempDir(), "ab"))
+	if code != exitRegression || !strings.Contains(stderr, "run 1 (A) crashed (exit 2): panic: runtime error: invalid memory address") || strings.Contains(stderr, "refused") {
+		t.Errorf("exit %d, stderr %q (stdout %q); want exit 1 and the crash named", code, stderr, stdout)
+	}
+}
+
 // fakeSuite is the main.go of a stand-in suite for the build tests (a real suite would take
 // minutes to build in a fresh module): it answers --help as a suite does and writes a report
 // whose async-compact throughput is rps, varied by the run number in its --output name.
