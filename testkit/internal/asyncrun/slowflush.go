@@ -68,7 +68,10 @@ func spend(ctx context.Context, d time.Duration) {
 		}
 		return
 	}
-	for now := start; now-start < d && ctx.Err() == nil; now, _ = threadCPU() {
+	for ctx.Err() == nil {
+		if now, ok := threadCPU(); !ok || now-start >= d {
+			return
+		}
 	}
 }
 
