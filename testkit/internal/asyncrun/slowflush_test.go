@@ -2,11 +2,11 @@ package asyncrun
 
 import (
 	"context"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/timing"
 )
 
 // A slowed flush returns what the flush returned, after waiting at least pct% of its duration
@@ -54,24 +54,15 @@ func TestSlowStagedFlushesWorkBeforeTheyReturn(t *testing.T) {
 	if !ok {
 		t.Fatal("a slowed StagedFlusher is not one")
 	}
-	cpu0, start := processCPU(t), time.Now()
+	cpu0, start := timing.CPUTime(), time.Now()
 	st, err := f.Stage(context.Background(), []int{1})
 	if took := time.Since(start); err != nil || took < 30*time.Millisecond {
 		t.Fatalf("a 20 ms stage slowed by 50%% returned after %v (%v), want ≥ 30 ms", took, err)
 	}
-	if cpu := processCPU(t) - cpu0; cpu < 8*time.Millisecond {
+	if cpu := timing.CPUTime() - cpu0; cpu < 8*time.Millisecond {
 		t.Errorf("a 20 ms stage slowed by 50%% took %v of processor time, want ≥ 8 ms (10 ms of work)", cpu)
 	}
 	if res, err := st.Commit(context.Background()); err != nil || res.SQLOps != 1 {
 		t.Errorf("commit: %+v, %v; want the inner result", res, err)
 	}
-}
-
-// processCPU is the processor time the test process has taken, user and system.
-func processCPU(t *testing.T) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		t.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -29,7 +29,6 @@ package timing
 import (
 	"context"
 	"runtime"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -69,26 +68,6 @@ func earlyCap(wait time.Duration) time.Duration {
 	}
 	return max(maxEarly, min(wait/earlyShare, maxEarlyLong))
 }
-
-// SleepUntil waits until deadline, or until ctx is done (then it returns ctx.Err()). A
-// deadline in the past returns at once. It borrows a Timer from a pool; a goroutine that
-// waits many times should keep its own Timer.
-func SleepUntil(ctx context.Context, deadline time.Time) error {
-	t := timers.Get().(*Timer)
-	err := t.SleepUntil(ctx, deadline)
-	t.unbind()
-	timers.Put(t)
-	return err
-}
-
-// Sleep waits for d, or until ctx is done; see SleepUntil.
-func Sleep(ctx context.Context, d time.Duration) error {
-	return SleepUntil(ctx, time.Now().Add(d))
-}
-
-// timers are the Timers SleepUntil borrows. A Timer the pool drops is closed by its file's
-// cleanup when it is collected.
-var timers = sync.Pool{New: func() any { return NewTimer() }}
 
 // Timer is one goroutine's precise wait, reusable without allocation: the dispatcher of an
 // open loop or one direction of a delaying proxy holds one for its life. One goroutine

@@ -79,10 +79,12 @@ func TestShortWaitsNeverHang(t *testing.T) {
 func TestCancelledContextReturnsAtOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := SleepUntil(ctx, time.Now().Add(time.Hour)); !errors.Is(err, context.Canceled) {
+	tm := NewTimer()
+	defer tm.Close()
+	if err := tm.SleepUntil(ctx, time.Now().Add(time.Hour)); !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
-	if err := SleepUntil(ctx, time.Now().Add(-time.Second)); !errors.Is(err, context.Canceled) {
+	if err := tm.SleepUntil(ctx, time.Now().Add(-time.Second)); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a past deadline under a cancelled context: got %v, want context.Canceled", err)
 	}
 }
@@ -95,8 +97,10 @@ func TestManyWaitersAtOnce(t *testing.T) {
 	early := make(chan time.Duration, 200)
 	for i := range 200 {
 		wg.Go(func() {
+			tm := NewTimer()
+			defer tm.Close()
 			deadline := time.Now().Add(time.Duration(i%20) * 100 * time.Microsecond)
-			if err := SleepUntil(ctx, deadline); err != nil {
+			if err := tm.SleepUntil(ctx, deadline); err != nil {
 				t.Error(err)
 			}
 			if d := time.Until(deadline); d > 0 {
