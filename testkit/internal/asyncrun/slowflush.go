@@ -25,7 +25,7 @@ import (
 // the processor to itself and wrote faster. Measured on two cores (docs/baselines.md), a 20%
 // wait moved the persisted rate of the counter suite's async-compact at 20,000 × 1,000 by
 // ×0.80–0.97 (B/A, three A/Bs of 8 runs a side, one worse), the flushes' own statement times
-// not at all; 20% of work moved it by ×0.74–0.80 (worse in each of three), about the share of
+// not at all; 20% of work moved it by ×0.74–0.83 (worse in five of six), about the share of
 // the machine it takes.
 type slowFlusher[T any] struct {
 	queue.Flusher[T]
