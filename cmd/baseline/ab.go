@@ -362,11 +362,11 @@ func abInvoke(index int, side abSide, name string, o abOptions, sigs *abSignals)
 		run.ExitCode = exitRegression
 		return run, nil, fmt.Errorf("run %d (%s): %w", index, name, werr)
 	}
-	if crash := crashLine(run.Log); crash != "" { // a Go program that panics exits 2 too
-		run.ExitCode = exitRegression
-		return run, nil, fmt.Errorf("run %d (%s) crashed (exit %d): %s; its output: %s", index, name, cmd.ProcessState.ExitCode(), crash, run.Log)
-	}
 	if run.ExitCode == exitUsage {
+		if crash := crashLine(run.Log); crash != "" { // a Go program that panics exits 2 too
+			run.ExitCode = exitRegression
+			return run, nil, fmt.Errorf("run %d (%s) crashed (exit 2): %s; its output: %s", index, name, crash, run.Log)
+		}
 		return run, nil, fmt.Errorf("run %d (%s): the suite refused its arguments: %s", index, name, lastLine(run.Log, side.binary))
 	}
 	rep, rerr := results.ReadFile(run.Report)
