@@ -63,9 +63,10 @@ func warm(ctx context.Context, pool *pgxpool.Pool, n int) error {
 // 70.5k records/s at the median without this and 95.3k with it (eight runs each,
 // docs/overhead.md). A service that has been running has its heap; the kit's figures should
 // not carry its first-run cost. The memory touched is let go at once (a garbage collection
-// before the window frees it), and the run's allocations reuse it. The first run of a process
-// gains the most; a later one finds most of it still held, unless the runtime returned it to
-// the system meanwhile.
+// before the window frees it) and the process keeps it: its peak resident memory rises by
+// about what was touched, not by what the run would have faulted in itself (docs/overhead.md).
+// The first run of a process gains the most; a later one finds most of it still held, unless
+// the runtime returned it to the system meanwhile.
 func warmHeap(want uint64) (touched uint64) {
 	have := heapBacked()
 	if have >= want {
@@ -81,8 +82,7 @@ func warmHeap(want uint64) (touched uint64) {
 		chunks = append(chunks, b)
 		touched += heapChunk
 	}
-	runtime.KeepAlive(chunks)
-	chunks = nil
+	runtime.KeepAlive(chunks) // held until every chunk is touched, so that the heap grows by all of them
 	runtime.GC()
 	return touched
 }
@@ -114,13 +114,14 @@ func heapBacked() uint64 {
 // (docs/overhead.md): at 20,000 requests × 1,000 workers 40 MB touched beforehand changed
 // nothing, 80 MB raised the persisted rate's median from 62–68k to 95k records/s; at 60,000 ×
 // 6,000, 80 MB raised it from 91k to 105k (100–200 MB no further). This asks for 79 MB at
-// 20,000 × 1,000, the cap above, and 17 MB (nothing a process does not hold anyway) at 200 ×
-// 20. A run bounded by time counts its workers only.
+// 20,000 × 1,000, maxHeapWant above it, and 17 MB (nothing a process does not hold anyway) at
+// 200 × 20. A run bounded by time counts its workers only.
 func heapWant(concurrency int, requests int64) uint64 {
 	want := 16<<20 + uint64(max(requests, 0))*3<<10 + uint64(max(concurrency, 0))<<12
 	return min(want, maxHeapWant)
 }
 
-// maxHeapWant caps heapWant: what it touches the process holds (its resident memory at
-// 60,000 × 6,000 rose from 77–84 MB to 108 MB), and beyond it a run gained no more.
+// maxHeapWant caps heapWant: what it touches the process holds (its peak resident memory at
+// 60,000 × 6,000 rose from 78–87 MB to 106–112 MB; a cap of 48 MB held as much), and beyond it
+// a run gained no more.
 const maxHeapWant = 80 << 20
