@@ -13,13 +13,17 @@ import (
 func TestSleepUntilNeverReturnsEarly(t *testing.T) {
 	tm := NewTimer()
 	defer tm.Close()
-	for _, wait := range []time.Duration{-time.Second, 0, time.Microsecond, 20 * time.Microsecond, 200 * time.Microsecond, 2 * time.Millisecond, 20 * time.Millisecond} {
-		deadline := time.Now().Add(wait)
-		if err := tm.SleepUntil(context.Background(), deadline); err != nil {
-			t.Fatalf("wait %s: %v", wait, err)
-		}
-		if now := time.Now(); now.Before(deadline) {
-			t.Errorf("wait %s returned %s before its deadline", wait, deadline.Sub(now))
+	// busy: the waits have Go's timer as their backstop, as in a busy process (busyAbove).
+	for _, busy := range []int{0, 1 << 30} {
+		for _, wait := range []time.Duration{-time.Second, 0, time.Microsecond, 20 * time.Microsecond, 200 * time.Microsecond, 2 * time.Millisecond, 20 * time.Millisecond} {
+			tm.busy = busy
+			deadline := time.Now().Add(wait)
+			if err := tm.SleepUntil(context.Background(), deadline); err != nil {
+				t.Fatalf("wait %s: %v", wait, err)
+			}
+			if now := time.Now(); now.Before(deadline) {
+				t.Errorf("wait %s (busy %d) returned %s before its deadline", wait, busy, deadline.Sub(now))
+			}
 		}
 	}
 }
