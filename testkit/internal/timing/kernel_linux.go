@@ -1,6 +1,7 @@
 package timing
 
 import (
+	"errors"
 	"os"
 	"sync"
 	"syscall"
@@ -74,9 +75,10 @@ func (k *timerfd) set(d time.Duration) {
 }
 
 // wait blocks until the timer fires or fireNow is called (true), or the backstop passes
-// (false).
+// (false). A descriptor closed under it (a Timer waited on after Close) ends the wait too,
+// as a firing.
 func (k *timerfd) wait() bool {
-	return k.rc.Read(k.read) == nil
+	return !errors.Is(k.rc.Read(k.read), os.ErrDeadlineExceeded)
 }
 
 func (k *timerfd) fireNow() {
