@@ -363,11 +363,13 @@ func abInvoke(index int, side abSide, name string, o abOptions, sigs *abSignals)
 		return run, nil, fmt.Errorf("run %d (%s): %w", index, name, werr)
 	}
 	if run.ExitCode == exitUsage {
-		if crash := crashLine(run.Log); crash != "" { // a Go program that panics exits 2 too
+		data, _ := os.ReadFile(run.Log)
+		log := string(data)
+		if crash := crashLine(log); crash != "" { // a Go program that panics exits 2 too
 			run.ExitCode = exitRegression
 			return run, nil, fmt.Errorf("run %d (%s) crashed (exit 2): %s; its output: %s", index, name, crash, run.Log)
 		}
-		return run, nil, fmt.Errorf("run %d (%s): the suite refused its arguments: %s", index, name, lastLine(run.Log, side.binary))
+		return run, nil, fmt.Errorf("run %d (%s): the suite refused its arguments: %s", index, name, lastLine(log, side.binary))
 	}
 	rep, rerr := results.ReadFile(run.Report)
 	if rerr != nil {
@@ -400,9 +402,8 @@ const exitRegression = 1
 
 // lastLine is the suite's error line in a log: the last line that names the binary, else the
 // last non-empty line.
-func lastLine(path, binary string) string {
-	data, _ := os.ReadFile(path)
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+func lastLine(log, binary string) string {
+	lines := strings.Split(strings.TrimSpace(log), "\n")
 	name := filepath.Base(binary) + ":"
 	for i := len(lines) - 1; i > 0; i-- {
 		if strings.HasPrefix(lines[i], name) {
@@ -414,9 +415,8 @@ func lastLine(path, binary string) string {
 
 // crashLine is the line a Go program's crash begins with in a log ("panic: ...", "fatal
 // error: ..."), or "" when there is none.
-func crashLine(path string) string {
-	data, _ := os.ReadFile(path)
-	for line := range strings.Lines(string(data)) {
+func crashLine(log string) string {
+	for line := range strings.Lines(log) {
 		if strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ") {
 			return strings.TrimSpace(line)
 		}
