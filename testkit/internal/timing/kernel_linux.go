@@ -15,13 +15,8 @@ import (
 // deadline; the poller's thread, asleep in epoll, wakes on it and runs the waiting
 // goroutine. Nothing spins and no thread is held while it waits.
 //
-// Its backstop is the descriptor's read deadline, a timer of Go's own: Go checks its timers
-// every time it schedules a goroutine, but looks at its poller, and so at the kernel timer,
-// only when a processor has nothing to run (or from its monitor thread, every 10 ms at
-// worst). So an idle process wakes on the kernel timer, on time where Go's timer would be
-// up to a millisecond late, and a process whose processors are all busy wakes on Go's, on
-// time where the kernel timer would wait for the poller (BenchmarkSleepUntilBusy: 1.8 ms
-// late at the median without the backstop).
+// Its backstop (arm's at) is the descriptor's read deadline, a timer of Go's own, for the
+// waits of a process too busy for Go to look at its poller (package comment, busyAbove).
 type timerfd struct {
 	fd   int
 	file *os.File
