@@ -6,13 +6,12 @@ import (
 	"os"
 	"runtime"
 	"runtime/metrics"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/monitor"
 )
 
 // warmPools opens, before the run's measured window and its database figures begin, the
@@ -95,37 +94,17 @@ const heapChunk = 1 << 20
 
 // heapTouched is how much of its heap the process holds with its pages touched: what the
 // runtime counts as backed (heapBacked), but no more than the process's resident anonymous
-// memory. The runtime counts an object's pages as backed from its allocation, and a large
-// object's fresh pages are not touched until written: a delaying proxy's histograms
-// (testkit/internal/netdelay: 64 of them, 12 MB, mostly zeros) made a run at --db-rtt 0 touch
-// 12 MB less beforehand, and pay for them in its window (docs/overhead.md).
+// memory (monitor.Resident). The runtime counts an object's pages as backed from its
+// allocation, and a large object's fresh pages are not touched until written: a delaying
+// proxy's histograms (testkit/internal/netdelay: 64 of them, 12 MB, mostly zeros) made a run
+// at --db-rtt 0 touch 12 MB less beforehand, and pay for them in its window
+// (docs/overhead.md).
 func heapTouched() uint64 {
 	backed := heapBacked()
-	if rss, ok := residentAnon(); ok && rss < backed {
-		return rss
+	if _, anon, ok := monitor.Resident(); ok && uint64(anon) < backed {
+		return uint64(anon)
 	}
 	return backed
-}
-
-// residentAnon is the process's resident anonymous memory (RssAnon of /proc/self/status):
-// its heap's touched pages, its stacks and the runtime's own. ok is false where it cannot be
-// read.
-func residentAnon() (bytes uint64, ok bool) {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, false
-	}
-	for line := range strings.Lines(string(b)) {
-		if rest, found := strings.CutPrefix(line, "RssAnon:"); found {
-			f := strings.Fields(rest)
-			if len(f) != 2 || f[1] != "kB" {
-				return 0, false
-			}
-			kb, err := strconv.ParseUint(f[0], 10, 64)
-			return kb << 10, err == nil
-		}
-	}
-	return 0, false
 }
 
 // heapBacked is the heap memory the runtime counts as backed: its objects, the unused room in

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"runtime"
 	"testing"
+
+	"github.com/hotspotkit/hotspotkit/testkit/internal/monitor"
 )
 
 // TestWarmHeapTouchesWhatIsMissing: warmHeap touches the heap a run is to find held, and
@@ -37,12 +39,14 @@ func TestWarmHeapCountsOnlyTouchedPages(t *testing.T) {
 		}
 		return
 	}
-	rss0, ok := residentAnon()
+	_, anon0, ok := monitor.Resident()
 	if !ok {
-		t.Skip("no RssAnon in /proc/self/status")
+		t.Skip("no /proc/self/statm")
 	}
+	rss0 := uint64(anon0)
 	untouched := make([]byte, 256<<20)
-	rss, _ := residentAnon()
+	_, anon, _ := monitor.Resident()
+	rss := uint64(anon)
 	if rss > rss0+64<<20 {
 		t.Skipf("the runtime zeroed the allocation (resident memory %d → %d MB): nothing untouched to test with", rss0>>20, rss>>20)
 	}

@@ -23,17 +23,32 @@ type Point struct {
 
 var pageSize = int64(os.Getpagesize())
 
-// processStats reads this process's resident memory (/proc/self/statm), goroutines and open
-// TCP sockets (openTCPSockets); what cannot be read stays 0.
+// processStats reads this process's resident memory (Resident), goroutines and open TCP
+// sockets (openTCPSockets); what cannot be read stays 0.
 func processStats() (rss int64, goroutines, conns int) {
 	goroutines, conns = Held()
-	if b, err := os.ReadFile("/proc/self/statm"); err == nil {
-		if f := strings.Fields(string(b)); len(f) > 1 {
-			pages, _ := strconv.ParseInt(f[1], 10, 64)
-			rss = pages * pageSize
-		}
-	}
+	rss, _, _ = Resident()
 	return rss, goroutines, conns
+}
+
+// Resident is this process's resident memory (/proc/self/statm): all of it, and its
+// anonymous part (resident less shared: the heap's touched pages, the stacks, the runtime's
+// own). ok is false where it cannot be read.
+func Resident() (total, anon int64, ok bool) {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return 0, 0, false
+	}
+	resident, err1 := strconv.ParseInt(f[1], 10, 64)
+	shared, err2 := strconv.ParseInt(f[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return resident * pageSize, (resident - shared) * pageSize, true
 }
 
 // Held is what the process holds now: its goroutines and open TCP sockets.
