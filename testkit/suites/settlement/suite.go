@@ -226,10 +226,12 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 }
 
 // settleAll is settle's pipelined form (counters.Declaration.ClaimAll), for a batch of pending
-// usages, as every batch but a retried or redelivered one is: mark them settled, then write
-// their snapshots from them. A usage settled before is left alone by the first (fewer rows),
-// one with a snapshot fails the second: either sends the batch through settle. The UPDATE
-// locks the rows in request_id order (an index scan of = ANY reads its array sorted), as
+// usages, as every batch but a retried or redelivered one is: one statement marks them settled
+// and writes their snapshots from the rows the UPDATE returns, so each usage is looked up once
+// (as two statements, the INSERT looked them up again: 15% more of the server's time per batch
+// at 60,000 × 6,000). A usage settled before is left alone by the UPDATE (fewer rows), one
+// with a snapshot fails the INSERT on its key: either sends the batch through settle. The
+// UPDATE locks the rows in request_id order (an index scan of = ANY reads its array sorted), as
 // settle's FOR UPDATE does.
 func settleAll(batch []counters.Source) []counters.Statement {
 	ids := make([]string, len(batch))
@@ -237,12 +239,12 @@ func settleAll(batch []counters.Source) []counters.Statement {
 		ids[k] = counters.RequestID(src.Request)
 	}
 	n := int64(len(batch))
-	return []counters.Statement{
-		{SQL: `UPDATE usage SET billing_status = 'settled', finalized_at = now()
-			WHERE request_id = ANY($1) AND billing_status = 'pending'`, Args: []any{ids}, Rows: n},
-		{SQL: `INSERT INTO usage_settlement_snapshots (request_id, user_id, api_key_id, provider_id, cost)
-			SELECT request_id, user_id, api_key_id, provider_id, cost FROM usage WHERE request_id = ANY($1)`, Args: []any{ids}, Rows: n},
-	}
+	return []counters.Statement{{SQL: `WITH settled AS (
+			UPDATE usage SET billing_status = 'settled', finalized_at = now()
+			WHERE request_id = ANY($1) AND billing_status = 'pending'
+			RETURNING request_id, user_id, api_key_id, provider_id, cost)
+		INSERT INTO usage_settlement_snapshots (request_id, user_id, api_key_id, provider_id, cost)
+		SELECT request_id, user_id, api_key_id, provider_id, cost FROM settled`, Args: []any{ids}, Rows: n}}
 }
 
 // settle is the claim: it settles the usages of batch's requests (repeats allowed) and returns
