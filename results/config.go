@@ -164,6 +164,9 @@ type RunConfig struct {
 	PostgresURL string `json:"postgres_url,omitempty" shapes:"no"`
 	// PgBinDir is where the PostgreSQL binaries were found (the environment records the version).
 	PgBinDir string `json:"pg_bin_dir,omitempty" shapes:"no"`
+	// PgDir is the --pg-dir the temporary server's directory was made in (the environment
+	// records its filesystem).
+	PgDir string `json:"pg_dir,omitempty" shapes:"no"`
 	// PgUser is the OS user that ran the temporary server.
 	PgUser string `json:"pg_user,omitempty" shapes:"no"`
 	// PgDownloadCache, PgDownloadURL and PgDownloadVersion say where PostgreSQL binaries would

@@ -52,7 +52,10 @@ import (
 //  12. How often autovacuum ran on the database in a run's window (database.autovacuums):
 //     its transactions are in xact_commit, and this says when. Only an addition: absent, it
 //     was not recorded.
-const SchemaVersion = 12
+//  13. The filesystem a temporary server's data directory was on
+//     (environment.postgres_data_fs): on tmpfs an fsync costs nothing, so durability "on"
+//     does not cost what it would on a disk. Only an addition: absent, it was not recorded.
+const SchemaVersion = 13
 
 // Report is one invocation of one suite binary.
 type Report struct {
@@ -123,10 +126,15 @@ type Environment struct {
 	PostgresURL string `json:"postgres_url,omitempty"`
 	Schema      string `json:"schema"`
 	// Durability is "on" (fsync and synchronous_commit on) or "unsafe".
-	Durability   string `json:"durability"`
-	QueueBackend string `json:"queue_backend,omitempty"`
-	RedisMode    string `json:"redis_mode,omitempty"`
-	RedisVersion string `json:"redis_version,omitempty"`
+	Durability string `json:"durability"`
+	// PostgresDataFS is the filesystem a temporary server's data directory was on ("ext4",
+	// "tmpfs", …; version 13). Empty on --postgres-url, whose disk this process cannot see.
+	// On tmpfs (DataInMemory) an fsync writes nothing to a disk: commits cost far less than
+	// on the disk a production server has.
+	PostgresDataFS string `json:"postgres_data_fs,omitempty"`
+	QueueBackend   string `json:"queue_backend,omitempty"`
+	RedisMode      string `json:"redis_mode,omitempty"`
+	RedisVersion   string `json:"redis_version,omitempty"`
 	// RedisTopology is the Redis the queue ran on: one server or a cluster, and the streams
 	// each run's queue was spread over (version 8; absent: one server, one stream).
 	RedisTopology *RedisTopology `json:"redis_topology,omitempty"`
@@ -141,6 +149,21 @@ type Environment struct {
 	// above hold what every process agreed on and are empty where they differed; each
 	// process's own environment is in Report.Processes (version 8).
 	Merged bool `json:"merged,omitempty"`
+}
+
+// DataInMemory reports whether the temporary server's data directory was on a filesystem
+// kept in memory (tmpfs, ramfs), where durability "on" costs no disk write.
+func (e Environment) DataInMemory() bool {
+	return e.PostgresDataFS == "tmpfs" || e.PostgresDataFS == "ramfs"
+}
+
+// DurabilityText is the durability as a summary states it: "on", "unsafe", or "on (data on
+// tmpfs: fsync costs nothing)".
+func (e Environment) DurabilityText() string {
+	if e.Durability == "on" && e.DataInMemory() {
+		return "on (data on " + e.PostgresDataFS + ": fsync costs nothing)"
+	}
+	return e.Durability
 }
 
 // RedisTopology is the shape of the Redis a run's queue ran on.

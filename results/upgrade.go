@@ -26,6 +26,7 @@ var upgrades = [SchemaVersion]func(doc map[string]any) error{
 	9:  upgradeV9,
 	10: upgradeV10,
 	11: upgradeV11,
+	12: upgradeV12,
 }
 
 // upgradeV3 is version 3 → 4: version 4 only added fields (the network's and rtt_ladders),
@@ -68,6 +69,10 @@ func upgradeV10(map[string]any) error { return nil }
 // upgradeV11 is version 11 → 12: version 12 added database.autovacuums, whose absence means
 // it was not recorded. Nothing to convert.
 func upgradeV11(map[string]any) error { return nil }
+
+// upgradeV12 is version 12 → 13: version 13 added environment.postgres_data_fs, whose
+// absence means it was not recorded. Nothing to convert.
+func upgradeV12(map[string]any) error { return nil }
 
 // upgrade returns the report doc of version from as a document of SchemaVersion.
 func upgrade(raw []byte, from int) ([]byte, error) {

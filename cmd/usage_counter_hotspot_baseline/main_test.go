@@ -108,6 +108,8 @@ func TestBadInput(t *testing.T) {
 		{"output not writable", []string{"--output", "/nonexistent-dir/report.json"}, []string{"--output", "cannot be written"}},
 		{"output in a read-only dir", []string{"--output", filepath.Join(readOnly, "r.json")}, []string{"cannot be written"}},
 		{"pg-bin-dir without binaries", []string{"--pg-bin-dir", emptyDir}, []string{"--pg-bin-dir", "no PostgreSQL binaries"}},
+		{"pg-dir that is no directory", []string{"--pg-dir", "/nonexistent-dir"}, []string{"--pg-dir /nonexistent-dir: not a directory"}},
+		{"pg-dir with a given server", []string{"--postgres-url", good, "--pg-dir", emptyDir}, []string{"--pg-dir", "with --postgres-url there is none"}},
 		{"unreachable server", []string{"--postgres-url", "postgres://u:secret@127.0.0.1:1/db"}, []string{"connecting to", "connection refused"}},
 		{"wrong password", []string{"--postgres-url", wrongPassword}, []string{"password authentication failed"}},
 		{"schema left by an interrupted run", []string{"--postgres-url", good, "--schema", taken}, []string{"already exists", "DROP SCHEMA"}},

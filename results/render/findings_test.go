@@ -170,6 +170,30 @@ func TestSummaryFitsAndWide(t *testing.T) {
 	}
 }
 
+// A summary says when the temporary server's data was on tmpfs, where durability "on" costs no
+// disk write, and says nothing more on a disk.
+func TestSummarySaysDataInMemory(t *testing.T) {
+	rep, err := results.ReadFile(committedReports(t)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.Environment.Durability = "on"
+	for fs, want := range map[string]string{
+		"tmpfs": "durability on (data on tmpfs: fsync costs nothing),",
+		"ext4":  "durability on, ",
+		"":      "durability on, ",
+	} {
+		rep.Environment.PostgresDataFS = fs
+		for _, wide := range []bool{false, true} {
+			var out bytes.Buffer
+			Summary(&out, rep, SummaryOptions{Modes: allModes, Wide: wide})
+			if got := out.String(); !strings.Contains(got, want) {
+				t.Errorf("data on %q, wide %v: want %q in\n%s", fs, wide, want, got)
+			}
+		}
+	}
+}
+
 func TestAdaptingUnits(t *testing.T) {
 	for _, tt := range []struct{ got, want string }{
 		{FormatDuration(0), "<1 µs"}, {FormatDuration(0.001), "1 µs"}, {FormatDuration(0.013), "13 µs"},

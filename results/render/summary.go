@@ -43,7 +43,7 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%s: %s\n", rep.Suite, loadLine(rep))
 	fmt.Fprintf(&b, "  PostgreSQL %s, durability %s, %s\n", shortVersion(rep.Environment.PostgresVersion),
-		rep.Environment.Durability, rep.Environment.MachineClass)
+		rep.Environment.DurabilityText(), rep.Environment.MachineClass)
 	printNetwork(&b, rep)
 	var out strings.Builder
 	out.WriteString(wrap(b.String(), SummaryWidth))
@@ -69,7 +69,7 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 // wideSummary is the summary as it was before the short one: the full table, the calibration,
 // what went wrong, the open-loop rates and the warnings.
 func wideSummary(w io.Writer, rep *results.Report, modes []string) {
-	fmt.Fprintf(w, "\n%s  (PostgreSQL %s, durability %s, %s)\n", rep.Suite, rep.Environment.PostgresVersion, rep.Environment.Durability, rep.Environment.MachineClass)
+	fmt.Fprintf(w, "\n%s  (PostgreSQL %s, durability %s, %s)\n", rep.Suite, rep.Environment.PostgresVersion, rep.Environment.DurabilityText(), rep.Environment.MachineClass)
 	printNetwork(w, rep)
 	// One row per run, or with repetitions the medians with their min–max spread, one row per
 	// mode (and level).

@@ -240,7 +240,10 @@ func environmentLine(rep *results.Report) string {
 	}
 	add("", e.CPUModel)
 	add("PostgreSQL ", e.PostgresVersion)
-	add("durability ", e.Durability)
+	add("durability ", e.DurabilityText())
+	if !e.DataInMemory() {
+		add("data on ", e.PostgresDataFS)
+	}
 	add("queue ", e.QueueBackend)
 	add("", e.GoVersion)
 	if c := e.Calibration; c != nil && !c.Skipped {

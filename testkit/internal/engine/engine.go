@@ -220,6 +220,7 @@ func (e *engine) runAll() error {
 		SQL:         e.info.SQL,
 		Server: pgserver.Config{
 			User:           c.PgUser,
+			TempDir:        c.PgDir,
 			MaxConnections: c.MaxConnections + c.QueueWorkers + 2 + suiteConns(e.suite) + extraConns + serverMargin,
 			Unsafe:         c.UnsafeFsync,
 		},

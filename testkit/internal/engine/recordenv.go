@@ -27,6 +27,7 @@ func (e *engine) captureEnvironment(ctx context.Context) error {
 	}
 	if e.target.Managed() {
 		env.PostgresStartMs = ms(e.target.Server.StartDuration())
+		env.PostgresDataFS = hostenv.FSType(e.target.Server.Dir())
 	} else {
 		env.PostgresURL = e.target.RedactedURL()
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,6 +46,8 @@ type Plan struct {
 	PostgresURL string
 	PgBinDir    string
 	PgUser      string
+	// PgDir is where the temporary server's working directory is made (--pg-dir; "": $TMPDIR).
+	PgDir       string
 	PgDownload  pgserver.DownloadConfig
 	UnsafeFsync bool
 	Schema      string
@@ -164,6 +167,7 @@ func (c *parser) register() {
 	fs.StringVar(&c.PgDownload.CachePath, "pg-download-cache", "", "last resort when no local PostgreSQL is found: embedded-postgres downloads binaries into this cache (default ~/.embedded-postgres-go)")
 	fs.StringVar(&c.PgDownload.RepositoryURL, "pg-download-url", "", "Maven repository embedded-postgres downloads from (default its own, repo1.maven.org)")
 	fs.IntVar(&c.PgDownload.Major, "pg-download-version", 16, "PostgreSQL major version to download when no local one is found")
+	fs.StringVar(&c.PgDir, "pg-dir", "", "directory the temporary server's data directory is made in (default $TMPDIR, else /tmp); its filesystem is recorded: on tmpfs an fsync costs nothing")
 	fs.StringVar(&c.PgUser, "pg-user", "", "OS user that runs the temporary server when we are root (default: postgres, else nobody)")
 	fs.BoolVar(&c.UnsafeFsync, "unsafe-no-fsync", false, "temporary server with fsync, synchronous_commit and full_page_writes off (fast, not durable; recorded in the report)")
 	fs.StringVar(&c.Schema, "schema", "", "schema for the run's tables (default: hotspot_<random>)")
@@ -325,6 +329,14 @@ func (c *parser) validate() error {
 	if c.Schema != "" {
 		if err := database.ValidateSchemaName(c.Schema); err != nil {
 			bad("--schema: %v", err)
+		}
+	}
+	switch {
+	case c.PgDir != "" && c.PostgresURL != "":
+		bad("--pg-dir is where the temporary server is made; with --postgres-url there is none")
+	case c.PgDir != "":
+		if st, err := os.Stat(c.PgDir); err != nil || !st.IsDir() {
+			bad("--pg-dir %s: not a directory", c.PgDir)
 		}
 	}
 	if c.PostgresURL == "" && c.PgBinDir != "" {

@@ -40,7 +40,7 @@ func (c *parser) record(own map[string]bool) {
 		RTTLevelsMs: rttLevelsMs(p.RTTLevels),
 
 		ManagedPostgres: p.PostgresURL == "", UnsafeNoFsync: p.UnsafeFsync,
-		PostgresURL: database.RedactURL(p.PostgresURL), PgBinDir: p.PgBinDir, PgUser: p.PgUser,
+		PostgresURL: database.RedactURL(p.PostgresURL), PgBinDir: p.PgBinDir, PgUser: p.PgUser, PgDir: p.PgDir,
 		PgDownloadCache: p.PgDownload.CachePath, PgDownloadURL: p.PgDownload.RepositoryURL,
 		PgDownloadVersion: p.PgDownload.Major,
 		Schema:            p.Schema, KeepSchema: p.KeepSchema, ReuseSchema: p.ReuseSchema,

@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/hotspotkit/hotspotkit/testkit/internal/hostenv"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
@@ -33,6 +34,10 @@ func TestManagedServerRunAndBrokenExpectationExitsOne(t *testing.T) {
 	rep := suitetest.BrokenExpectations(t, New(), "--requests", "300", "--concurrency", "30", "--modes", "sync")
 	if !rep.Environment.ManagedPostgres || rep.Environment.PostgresStartMs <= 0 || rep.Environment.Durability != "on" {
 		t.Errorf("managed server not recorded: %+v", rep.Environment)
+	}
+	// The server was made under $TMPDIR: its filesystem is the one recorded.
+	if fs := hostenv.FSType(os.TempDir()); rep.Environment.PostgresDataFS != fs || fs == "" {
+		t.Errorf("data directory's filesystem recorded as %q, $TMPDIR is on %q", rep.Environment.PostgresDataFS, fs)
 	}
 }
 
