@@ -1,7 +1,8 @@
 // Package hostenv describes the machine and build a report was measured on: CPU model and
-// count, memory, OS, Go version, git revision, and the machine class baselines are filed
-// under. It probes the host (/proc, the build info, git) and knows nothing of databases or runs;
-// the engine adds the database's side of the environment.
+// count, memory, OS, Go version, git revision, the machine class baselines are filed under,
+// and the filesystem a directory is on (a temporary server's data: tmpfs or a disk). It
+// probes the host (/proc, statfs, the build info, git) and knows nothing of databases or
+// runs; the engine adds the database's side of the environment.
 package hostenv
 
 import (
