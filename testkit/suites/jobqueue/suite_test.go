@@ -58,8 +58,12 @@ func TestEveryModeCompletesEveryJobOnce(t *testing.T) {
 				t.Errorf("%s: figure %s is %v", r.Mode, name, figure(t, r, name))
 			}
 		}
-		if figure(t, r, FigReruns) != 0 || figure(t, r, FigDeadAfter) < jobs {
-			t.Errorf("%s: %v re-runs, %v dead tuples after %d jobs", r.Mode, figure(t, r, FigReruns), figure(t, r, FigDeadAfter), jobs)
+		// Every job leaves a dead tuple at least, unless autovacuum came by during the run: on
+		// the tests' shared server it may (a loaded CI once read 0 after sync's 600 jobs).
+		vacuumed := figure(t, r, FigAutovacuums) > 0
+		if figure(t, r, FigReruns) != 0 || figure(t, r, FigDeadAfter) < jobs && !vacuumed {
+			t.Errorf("%s: %v re-runs, %v dead tuples after %d jobs (autovacuum ran %v times)", r.Mode,
+				figure(t, r, FigReruns), figure(t, r, FigDeadAfter), jobs, figure(t, r, FigAutovacuums))
 		}
 		if r.Database == nil {
 			t.Fatalf("%s: no database figures", r.Mode)
