@@ -88,6 +88,11 @@ func TestBadInput(t *testing.T) {
 	if err := os.Mkdir(readOnly, 0o500); err != nil {
 		t.Fatal(err)
 	}
+	// A directory under the test's own (mode 0700, root's): the server's user cannot reach it.
+	unreachable := filepath.Join(t.TempDir(), "pg")
+	if err := os.Mkdir(unreachable, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -110,6 +115,8 @@ func TestBadInput(t *testing.T) {
 		{"pg-bin-dir without binaries", []string{"--pg-bin-dir", emptyDir}, []string{"--pg-bin-dir", "no PostgreSQL binaries"}},
 		{"pg-dir that is no directory", []string{"--pg-dir", "/nonexistent-dir"}, []string{"--pg-dir /nonexistent-dir: not a directory"}},
 		{"pg-dir with a given server", []string{"--postgres-url", good, "--pg-dir", emptyDir}, []string{"--pg-dir", "with --postgres-url there is none"}},
+		{"pg-dir the server's user cannot reach", []string{"--pg-dir", unreachable}, []string{"cannot reach " + unreachable, "give --pg-dir a directory it can reach"}},
+		{"pg-user that does not exist", []string{"--pg-user", "no-such-user-hotspotkit"}, []string{`user "no-such-user-hotspotkit" does not exist`}},
 		{"unreachable server", []string{"--postgres-url", "postgres://u:secret@127.0.0.1:1/db"}, []string{"connecting to", "connection refused"}},
 		{"wrong password", []string{"--postgres-url", wrongPassword}, []string{"password authentication failed"}},
 		{"schema left by an interrupted run", []string{"--postgres-url", good, "--schema", taken}, []string{"already exists", "DROP SCHEMA"}},
@@ -152,6 +159,9 @@ func TestBadInput(t *testing.T) {
 			t.Parallel() // each case is a process of its own, refused before any work
 			if c.name == "output in a read-only dir" && os.Geteuid() == 0 {
 				t.Skip("root writes anywhere; a read-only directory does not stop it")
+			}
+			if strings.HasPrefix(c.name, "pg-") && strings.Contains(c.name, "user") && os.Geteuid() != 0 {
+				t.Skip("only root hands the server to another user")
 			}
 			r := runBinary(t, nil, c.args...)
 			if r.code != 2 {

@@ -150,7 +150,20 @@ func (s *Server) startWatchdog() error {
 }
 
 func (s *Server) resolveUser() error {
-	name := s.cfg.User
+	name, uid, gid, err := serverUser(s.cfg.User)
+	if err != nil {
+		return err
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		return fmt.Errorf("running as root: setpriv (util-linux) is needed to start PostgreSQL as %q: %w", name, err)
+	}
+	s.uid, s.gid, s.asUser = uid, gid, name
+	return nil
+}
+
+// serverUser is the unprivileged user a server started by root runs as: name (--pg-user), or
+// postgres, or nobody.
+func serverUser(name string) (string, int, int, error) {
 	if name == "" {
 		name = "postgres"
 		if _, err := user.Lookup(name); err != nil {
@@ -159,18 +172,31 @@ func (s *Server) resolveUser() error {
 	}
 	u, err := user.Lookup(name)
 	if err != nil {
-		return fmt.Errorf("running as root: the server must run as an unprivileged user, and user %q does not exist (choose one with --pg-user)", name)
+		return name, 0, 0, fmt.Errorf("running as root: the server must run as an unprivileged user, and user %q does not exist (choose one with --pg-user)", name)
 	}
 	if u.Uid == "0" {
-		return fmt.Errorf("running as root: --pg-user %q is root; PostgreSQL refuses to run as root", name)
+		return name, 0, 0, fmt.Errorf("running as root: --pg-user %q is root; PostgreSQL refuses to run as root", name)
 	}
-	if _, err := exec.LookPath("setpriv"); err != nil {
-		return fmt.Errorf("running as root: setpriv (util-linux) is needed to start PostgreSQL as %q: %w", name, err)
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return name, uid, gid, nil
+}
+
+// CheckDir says, before anything starts, whether a server could be made in dir (Config.TempDir;
+// "": os.TempDir()) by this process for pgUser (Config.User): as root, the server's user must
+// exist and reach dir. Not as root it checks nothing: the server runs as this process's user.
+func CheckDir(dir, pgUser string) error {
+	if os.Geteuid() != 0 {
+		return nil
 	}
-	s.uid, _ = strconv.Atoi(u.Uid)
-	s.gid, _ = strconv.Atoi(u.Gid)
-	s.asUser = name
-	return nil
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	name, uid, _, err := serverUser(pgUser)
+	if err != nil {
+		return err
+	}
+	return checkReachable(dir, uid, name)
 }
 
 func (s *Server) prepareDir() error {
@@ -195,8 +221,8 @@ func (s *Server) prepareDir() error {
 		if err := os.Chown(dir, s.uid, s.gid); err != nil {
 			return fail(err)
 		}
-		if err := checkReachable(parent, s.uid); err != nil {
-			return fail(fmt.Errorf("%w (user %s cannot reach %s; point TMPDIR at a directory it can reach, e.g. /tmp)", err, s.asUser, parent))
+		if err := checkReachable(parent, s.uid, s.asUser); err != nil {
+			return fail(err)
 		}
 	}
 	wrapDir := filepath.Join(dir, "wrap", "bin")
@@ -222,16 +248,17 @@ func (s *Server) prepareDir() error {
 	return nil
 }
 
-// checkReachable fails when some directory on the way to dir is not searchable by others
-// (a cheap check for the common /root/tmp case; group permissions are not considered).
-func checkReachable(dir string, uid int) error {
+// checkReachable fails when some directory on the way to dir is not searchable by others,
+// so that user (uid) cannot reach it (a cheap check for the common /root/tmp case; group
+// permissions are not considered).
+func checkReachable(dir string, uid int, user string) error {
 	for d := dir; ; d = filepath.Dir(d) {
 		st, err := os.Stat(d)
 		if err != nil {
 			return err
 		}
 		if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != uid && st.Mode().Perm()&0o001 == 0 {
-			return fmt.Errorf("directory %s is not searchable by others", d)
+			return fmt.Errorf("directory %s is not searchable by others: user %s, who runs the server, cannot reach %s (give --pg-dir a directory it can reach, e.g. /tmp)", d, user, dir)
 		}
 		if d == filepath.Dir(d) {
 			return nil

@@ -334,9 +334,11 @@ func (c *parser) validate() error {
 	switch {
 	case c.PgDir != "" && c.PostgresURL != "":
 		bad("--pg-dir is where the temporary server is made; with --postgres-url there is none")
-	case c.PgDir != "":
-		if st, err := os.Stat(c.PgDir); err != nil || !st.IsDir() {
+	case c.PostgresURL == "":
+		if st, err := os.Stat(c.PgDir); c.PgDir != "" && (err != nil || !st.IsDir()) {
 			bad("--pg-dir %s: not a directory", c.PgDir)
+		} else if err := pgserver.CheckDir(c.PgDir, c.PgUser); err != nil {
+			bad("%v", err)
 		}
 	}
 	if c.PostgresURL == "" && c.PgBinDir != "" {
