@@ -208,6 +208,12 @@ func (c *parser) register() {
 }
 
 // validate checks the common flags; it runs before anything starts.
+// isDir reports whether path is a directory.
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
 func (c *parser) validate() error {
 	info := c.info
 	var errs []string
@@ -334,10 +340,10 @@ func (c *parser) validate() error {
 	switch {
 	case c.PgDir != "" && c.PostgresURL != "":
 		bad("--pg-dir is where the temporary server is made; with --postgres-url there is none")
+	case c.PostgresURL == "" && c.PgDir != "" && !isDir(c.PgDir):
+		bad("--pg-dir %s: not a directory", c.PgDir)
 	case c.PostgresURL == "":
-		if st, err := os.Stat(c.PgDir); c.PgDir != "" && (err != nil || !st.IsDir()) {
-			bad("--pg-dir %s: not a directory", c.PgDir)
-		} else if err := pgserver.CheckDir(c.PgDir, c.PgUser); err != nil {
+		if err := pgserver.CheckDir(c.PgDir, c.PgUser); err != nil {
 			bad("%v", err)
 		}
 	}
