@@ -207,13 +207,13 @@ func (c *parser) register() {
 	_ = fs.MarkHidden("debug-slow-flush-pct")
 }
 
-// validate checks the common flags; it runs before anything starts.
 // isDir reports whether path is a directory.
 func isDir(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.IsDir()
 }
 
+// validate checks the common flags; it runs before anything starts.
 func (c *parser) validate() error {
 	info := c.info
 	var errs []string
