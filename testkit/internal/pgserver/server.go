@@ -189,24 +189,27 @@ func CheckDir(dir, pgUser string) error {
 	if os.Geteuid() != 0 {
 		return nil
 	}
-	if dir == "" {
-		dir = os.TempDir()
-	}
 	name, uid, _, err := serverUser(pgUser)
 	if err != nil {
 		return err
 	}
-	return checkReachable(dir, uid, name)
+	return checkReachable(parentDir(dir), uid, name)
+}
+
+// parentDir is the directory a server's working directory is made in: dir (Config.TempDir),
+// or os.TempDir() when it is empty. CheckDir checks the one prepareDir uses.
+func parentDir(dir string) string {
+	if dir == "" {
+		return os.TempDir()
+	}
+	return dir
 }
 
 func (s *Server) prepareDir() error {
 	if _, err := exec.LookPath("setsid"); err != nil {
 		return fmt.Errorf("setsid (util-linux) is needed to start PostgreSQL in its own session: %w", err)
 	}
-	parent := s.cfg.TempDir
-	if parent == "" {
-		parent = os.TempDir()
-	}
+	parent := parentDir(s.cfg.TempDir)
 	dir, err := os.MkdirTemp(parent, "hotspotkit-pg-")
 	if err != nil {
 		return fmt.Errorf("creating the server's working directory: %w", err)
