@@ -64,29 +64,47 @@ func ShellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // runs a cleanup script. Disarm it when the server is stopped in order; it only acts when
 // this process died without stopping the server (SIGKILL, a crash in another goroutine), so
 // that even then nothing is left running or on disk.
-type Watchdog struct{ cmd *exec.Cmd }
+//
+// It learns of the end without polling: its standard input is a pipe whose only writer is
+// this process, and the kernel closes that end when the process ends, however it ends; the
+// shell's read then returns. (It used to ask every second whether the process was alive: a
+// sleep forked and executed once a second for each server, 4.4 ms of CPU each on a 2-core
+// virtual machine, inside every measured window.)
+type Watchdog struct {
+	cmd *exec.Cmd
+	w   *os.File // the pipe's write end, held open until Disarm
+}
 
 // StartWatchdog arms a watchdog that runs cleanup, a /bin/sh script, once this process has
 // ended.
 func StartWatchdog(cleanup string) (*Watchdog, error) {
-	script := fmt.Sprintf("while kill -0 %d 2>/dev/null; do sleep 1; done\n%s", os.Getpid(), cleanup)
-	cmd := exec.Command("/bin/sh", "-c", script)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	r, w, err := os.Pipe() // close-on-exec: no other child of this process holds the write end
+	if err != nil {
 		return nil, err
 	}
-	return &Watchdog{cmd: cmd}, nil
+	cmd := exec.Command("/bin/sh", "-c", "read _ 2>/dev/null\n"+cleanup)
+	cmd.Stdin = r
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = cmd.Start()
+	r.Close()
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	return &Watchdog{cmd: cmd, w: w}, nil
 }
 
-// Disarm stops the watchdog without running its cleanup. It is idempotent; a nil Watchdog
-// is already disarmed. It is not safe for concurrent use: the server's Stop holds its lock.
+// Disarm stops the watchdog without running its cleanup: the shell is killed before the
+// pipe's write end is closed, which would set it off. It is idempotent; a nil Watchdog is
+// already disarmed. It is not safe for concurrent use: the server's Stop holds its lock.
 func (w *Watchdog) Disarm() {
 	if w == nil || w.cmd == nil {
 		return
 	}
 	_ = w.cmd.Process.Kill()
 	_ = w.cmd.Wait()
-	w.cmd = nil
+	_ = w.w.Close()
+	w.cmd, w.w = nil, nil
 }
 
 // Stopper is a server that can be stopped (its pointer, usually); Stop must be idempotent.

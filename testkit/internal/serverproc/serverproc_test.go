@@ -81,20 +81,41 @@ func TestRegistryStopsWhatIsLive(t *testing.T) {
 	}
 }
 
-// Disarm ends the watchdog's shell (the owner's death itself is simulated by the watchdog
-// tests of pgserver and redisserver, which kill a real owner).
-func TestDisarmEndsTheWatchdog(t *testing.T) {
-	w, err := StartWatchdog("true")
-	if err != nil {
-		t.Fatal(err)
+// The watchdog waits while its owner lives, Disarm ends it without its cleanup, and the end
+// of the owner's hold on the pipe (here closed by hand; the kernel closes it when the owner
+// dies, which the watchdog tests of pgserver and redisserver do with a real owner) sets the
+// cleanup off at once.
+func TestWatchdogFiresOnlyWhenTheOwnerEnds(t *testing.T) {
+	dir := t.TempDir()
+	start := func(name string) (*Watchdog, string) {
+		mark := dir + "/" + name
+		w, err := StartWatchdog("touch " + ShellQuote(mark))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !Alive(w.cmd.Process.Pid) {
+			t.Fatalf("watchdog %d not running", w.cmd.Process.Pid)
+		}
+		return w, mark
 	}
-	pid := w.cmd.Process.Pid
-	if !Alive(pid) {
-		t.Fatalf("watchdog %d not running", pid)
-	}
-	w.Disarm()
+	disarmed, mark := start("disarmed")
+	time.Sleep(200 * time.Millisecond)
+	pid := disarmed.cmd.Process.Pid
+	disarmed.Disarm()
 	if Alive(pid) {
 		t.Errorf("watchdog %d still running after Disarm", pid)
 	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Error("the watchdog ran its cleanup while its owner lived, or on Disarm")
+	}
 	(*Watchdog)(nil).Disarm()
+
+	fired, mark := start("fired")
+	_ = fired.w.Close()
+	if err := fired.cmd.Wait(); err != nil {
+		t.Fatalf("watchdog: %v", err)
+	}
+	if _, err := os.Stat(mark); err != nil {
+		t.Errorf("the pipe's end did not set the cleanup off: %v", err)
+	}
 }
