@@ -421,8 +421,23 @@ func countLogs(dir string) int {
 	return len(m)
 }
 
+// hasPgStatStatements says whether the server's installation has pg_stat_statements, asked
+// of its pg_config once per process and bin directory (10 ms of CPU an exec on a 2-core
+// virtual machine; a test binary starts dozens of servers from one installation).
 func (s *Server) hasPgStatStatements() bool {
-	pgConfig := filepath.Join(s.bins.BinDir, "pg_config")
+	if has, ok := pgStatStatements.Load(s.bins.BinDir); ok {
+		return has.(bool)
+	}
+	has := findPgStatStatements(s.bins.BinDir)
+	pgStatStatements.Store(s.bins.BinDir, has)
+	return has
+}
+
+// pgStatStatements holds hasPgStatStatements' answers by bin directory.
+var pgStatStatements sync.Map
+
+func findPgStatStatements(binDir string) bool {
+	pgConfig := filepath.Join(binDir, "pg_config")
 	out, err := exec.Command(pgConfig, "--sharedir", "--pkglibdir").Output()
 	if err != nil {
 		return false
