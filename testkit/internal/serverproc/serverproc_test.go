@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -88,7 +89,7 @@ func TestRegistryStopsWhatIsLive(t *testing.T) {
 func TestWatchdogFiresOnlyWhenTheOwnerEnds(t *testing.T) {
 	dir := t.TempDir()
 	start := func(name string) (*Watchdog, string) {
-		mark := dir + "/" + name
+		mark := filepath.Join(dir, name)
 		w, err := StartWatchdog("touch " + ShellQuote(mark))
 		if err != nil {
 			t.Fatal(err)
