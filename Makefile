@@ -44,7 +44,10 @@ setup-test:
 # builds revisions with it (a worktree's path would otherwise make every package new to the
 # build cache), and its test's builds then take the standard library from the tests' build
 # instead of compiling it again (30 s of a fresh CI). go test's own vet pass is off
-# (-vet=off): go vet has just run every check it would.
+# (-vet=off): go vet has just run every check it would. The test binaries are linked without
+# DWARF (-ldflags=-w): nothing reads it (a panic's trace comes from the symbol and line
+# tables, which stay), and each of the ~40 race-instrumented links then takes 0.4-1.3
+# CPU-seconds less.
 #
 # TEST_P: how many test packages run at once. go test's default is one per core, but a
 # package's tests spend part of their time waiting (servers restarting, faults' windows, runs
@@ -85,7 +88,7 @@ test: setup-test
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet -race -trimpath ./...
-	$(TEST_TEMPLATES) $(TEST_ENV) $(GO) test -p $(TEST_P) -vet=off -race -trimpath -timeout 25m $$($(GO) list $(SLOW_TESTS); $(GO) list ./... | grep -vxF "$$($(GO) list $(SLOW_TESTS))")
+	$(TEST_TEMPLATES) $(TEST_ENV) $(GO) test -p $(TEST_P) -vet=off -race -trimpath -ldflags=-w -timeout 25m $$($(GO) list $(SLOW_TESTS); $(GO) list ./... | grep -vxF "$$($(GO) list $(SLOW_TESTS))")
 
 # Micro-benchmarks (queue enqueue/merge/flush, load engine); recorded, never asserted.
 bench:

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/settlement"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
+	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
@@ -288,7 +290,8 @@ func TestABRealSuite(t *testing.T) {
 	counter := suiteBinary(t, "usage_counter_hotspot_baseline")
 	dir := filepath.Join(t.TempDir(), "ab")
 	code, stdout, stderr := runABCommand(t, counter, counter, "--runs", "4", "--dir", dir, "--b-args", "--flush-batch-size 10",
-		"--", "--postgres-url", testdb.Server(t).DSN(), "--requests", "400", "--concurrency", "20", "--modes", "async-compact")
+		"--", "--postgres-url", testdb.Server(t).DSN(), "--max-connections", strconv.Itoa(suitetest.TestPoolConns),
+		"--requests", "400", "--concurrency", "20", "--modes", "async-compact")
 	if code != exitRegression {
 		t.Fatalf("exit %d, want 1\n%s%s", code, stdout, stderr)
 	}
