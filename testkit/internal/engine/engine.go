@@ -27,6 +27,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/dbstats"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/heapmem"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/monitor"
@@ -130,7 +131,7 @@ func (e *engine) execute(stdout io.Writer) (code int) {
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	if e.cfg.MemProfile != "" {
-		stop, err := profilePeakHeap(e.cfg.MemProfile)
+		stop, err := heapmem.ProfilePeak(e.cfg.MemProfile)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "%s: --mem-profile: %v\n", e.info.Name, err)
 			return ExitUsage
@@ -410,8 +411,8 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	if err := e.warmPools(ctx, r); err != nil { // before the window, as pgbench (warm.go)
 		return fail(err)
 	}
-	warmHeap(heapWant(r.concurrency, r.Requests)) // the process's own first touches, out of the window (warm.go)
-	cost := e.beginCost(ctx, prior)               // the database's counters before the load (dbcost.go)
+	heapmem.Warm(heapmem.Want(r.concurrency, r.Requests)) // the process's own first touches, out of the window
+	cost := e.beginCost(ctx, prior)                       // the database's counters before the load (dbcost.go)
 	mon, err := monitor.Start(ctx, e.monitorConnect(cost), mcfg)
 	if err != nil {
 		return fail(err)

@@ -1,4 +1,4 @@
-package engine
+package heapmem
 
 import (
 	"bytes"
@@ -10,20 +10,20 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/internal/monitor"
 )
 
-// TestWarmHeapTouchesWhatIsMissing: warmHeap touches the heap a run is to find held, and
+// TestWarmHeapTouchesWhatIsMissing: Warm touches the heap a run is to find held, and
 // nothing when the process holds that much already.
 func TestWarmHeapTouchesWhatIsMissing(t *testing.T) {
-	want := heapBacked() + 32<<20
-	if got := warmHeap(want); got < 32<<20 {
+	want := backed() + 32<<20
+	if got := Warm(want); got < 32<<20 {
 		t.Errorf("touched %d MB to hold 32 MB more, want at least 32", got>>20)
 	}
-	if got := warmHeap(heapTouched() / 2); got != 0 {
+	if got := Warm(touched() / 2); got != 0 {
 		t.Errorf("touched %d MB when the process held enough", got>>20)
 	}
 }
 
 // TestWarmHeapCountsOnlyTouchedPages: a large object the process has not written to is
-// counted by the runtime as backed heap but is not resident; warmHeap does not take it for
+// counted by the runtime as backed heap but is not resident; Warm does not take it for
 // touched memory (a proxy's histograms did that). It runs in a process of its own: in one
 // whose heap has grown and shrunk, the runtime zeroes a new large object, which touches it.
 func TestWarmHeapCountsOnlyTouchedPages(t *testing.T) {
@@ -50,7 +50,7 @@ func TestWarmHeapCountsOnlyTouchedPages(t *testing.T) {
 	if rss > rss0+64<<20 {
 		t.Skipf("the runtime zeroed the allocation (resident memory %d → %d MB): nothing untouched to test with", rss0>>20, rss>>20)
 	}
-	if got := warmHeap(rss + 32<<20); got < 30<<20 {
+	if got := Warm(rss + 32<<20); got < 30<<20 {
 		t.Errorf("touched %d MB to hold 32 MB more than is resident, beside 256 MB allocated and never written; want at least 30", got>>20)
 	}
 	runtime.KeepAlive(untouched)
@@ -67,10 +67,10 @@ func TestHeapWantFollowsTheRunsShape(t *testing.T) {
 	}{
 		{20, 200, 16 << 20, 20 << 20},
 		{1000, 20000, 70 << 20, 80 << 20},
-		{6000, 60000, maxHeapWant, maxHeapWant},
+		{6000, 60000, maxWant, maxWant},
 		{64, 0, 16 << 20, 20 << 20}, // bounded by time
 	} {
-		if got := heapWant(c.concurrency, c.requests); got < c.min || got > c.max {
+		if got := Want(c.concurrency, c.requests); got < c.min || got > c.max {
 			t.Errorf("%d requests × %d workers: %d MB, want %d–%d", c.requests, c.concurrency, got>>20, c.min>>20, c.max>>20)
 		}
 	}

@@ -1,4 +1,4 @@
-package engine
+package heapmem
 
 import (
 	"bytes"
@@ -7,12 +7,12 @@ import (
 	"testing"
 )
 
-func TestProfilePeakHeap(t *testing.T) {
-	if _, err := profilePeakHeap(filepath.Join(t.TempDir(), "missing", "heap.pprof")); err == nil {
+func TestProfilePeak(t *testing.T) {
+	if _, err := ProfilePeak(filepath.Join(t.TempDir(), "missing", "heap.pprof")); err == nil {
 		t.Error("a path in a missing directory was accepted")
 	}
 	path := filepath.Join(t.TempDir(), "heap.pprof")
-	stop, err := profilePeakHeap(path)
+	stop, err := ProfilePeak(path)
 	if err != nil {
 		t.Fatal(err)
 	}

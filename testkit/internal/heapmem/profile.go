@@ -1,4 +1,4 @@
-package engine
+package heapmem
 
 import (
 	"bytes"
@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// profilePeakHeap keeps the heap profile taken when the live heap was largest, sampled every
+// ProfilePeak keeps the heap profile taken when the live heap was largest, sampled every
 // 200 ms, and writes it to path when stop is called (--mem-profile). The file is created at
 // once, so a bad path fails before any work starts.
-func profilePeakHeap(path string) (stop func() error, err error) {
+func ProfilePeak(path string) (stop func() error, err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err

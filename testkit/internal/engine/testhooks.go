@@ -7,6 +7,10 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/internal/plan"
 )
 
+// The hooks below are for the package's tests, which are all in package engine_test: a file of
+// package engine among them would have go test compile the engine, and the packages between
+// it and its tests (cli, suitetest), a second time with it.
+
 // SetAfterInvocation makes every Execute call f with the metrics endpoint's URL once its
 // report is written, before the endpoint closes; restore undoes it.
 func SetAfterInvocation(f func(metricsURL string)) (restore func()) {
