@@ -46,8 +46,8 @@ setup-test:
 # instead of compiling it again (30 s of a fresh CI). go test's own vet pass is off
 # (-vet=off): go vet has just run every check it would. The test binaries are linked without
 # DWARF (-ldflags=-w): nothing reads it (a panic's trace comes from the symbol and line
-# tables, which stay), and each of the ~40 race-instrumented links then takes 0.4-1.3
-# CPU-seconds less.
+# tables, which stay), and each of the ~40 race-instrumented links then takes about a
+# CPU-second less (docs/testing.md).
 #
 # TEST_P: how many test packages run at once. go test's default is one per core, but a
 # package's tests spend part of their time waiting (servers restarting, faults' windows, runs

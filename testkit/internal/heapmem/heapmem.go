@@ -57,11 +57,11 @@ const chunk = 1 << 20
 // at --db-rtt 0 touch 12 MB less beforehand, and pay for them in its window
 // (docs/overhead.md).
 func touched() uint64 {
-	backed := backed()
-	if _, anon, ok := monitor.Resident(); ok && uint64(anon) < backed {
+	n := backed()
+	if _, anon, ok := monitor.Resident(); ok && uint64(anon) < n {
 		return uint64(anon)
 	}
-	return backed
+	return n
 }
 
 // backed is the heap memory the runtime counts as backed: its objects, the unused room in
