@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	embeddedpostgres "github.com/fergusstrange/embedded-postgres"
 
@@ -112,7 +113,44 @@ func isExecutable(path string) bool {
 
 var versionRe = regexp.MustCompile(`\(PostgreSQL\) (\d+)(\.\d+)?`)
 
+// postgresVersion is what the postgres program says its version is, asked once per process
+// and program (installationFact): a process finds its binaries more than once (the plan's
+// check, then the engine's server).
 func postgresVersion(postgres string) (string, int, error) {
+	v := versions.of(postgres)
+	return v.version, v.major, v.err
+}
+
+type versionAnswer struct {
+	version string
+	major   int
+	err     error
+}
+
+var versions = installationFact[versionAnswer]{find: func(postgres string) versionAnswer {
+	version, major, err := askVersion(postgres)
+	return versionAnswer{version, major, err}
+}}
+
+// installationFact is a fact of a PostgreSQL installation found by running one of its
+// programs, kept by path for the rest of the process: an exec costs 10 ms of CPU and more on a
+// 2-core virtual machine, a test binary starts dozens of servers from one installation, and
+// the installation does not change under a running process.
+type installationFact[T any] struct {
+	find    func(path string) T
+	answers sync.Map // path → T
+}
+
+func (f *installationFact[T]) of(path string) T {
+	if v, ok := f.answers.Load(path); ok {
+		return v.(T)
+	}
+	v := f.find(path)
+	f.answers.Store(path, v)
+	return v
+}
+
+func askVersion(postgres string) (string, int, error) {
 	var out bytes.Buffer
 	cmd := exec.Command(postgres, "--version")
 	cmd.Stdout = &out

@@ -422,19 +422,10 @@ func countLogs(dir string) int {
 }
 
 // hasPgStatStatements says whether the server's installation has pg_stat_statements, asked
-// of its pg_config once per process and bin directory (10 ms of CPU an exec on a 2-core
-// virtual machine; a test binary starts dozens of servers from one installation).
-func (s *Server) hasPgStatStatements() bool {
-	if has, ok := pgStatStatements.Load(s.bins.BinDir); ok {
-		return has.(bool)
-	}
-	has := findPgStatStatements(s.bins.BinDir)
-	pgStatStatements.Store(s.bins.BinDir, has)
-	return has
-}
+// of its pg_config once per process and bin directory (installationFact).
+func (s *Server) hasPgStatStatements() bool { return pgStatStatements.of(s.bins.BinDir) }
 
-// pgStatStatements holds hasPgStatStatements' answers by bin directory.
-var pgStatStatements sync.Map
+var pgStatStatements = installationFact[bool]{find: findPgStatStatements}
 
 func findPgStatStatements(binDir string) bool {
 	pgConfig := filepath.Join(binDir, "pg_config")
