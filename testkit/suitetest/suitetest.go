@@ -76,6 +76,14 @@ func RunShared(t *testing.T, s testkit.Suite, args ...string) (int, *results.Rep
 	return Run(t, s, Shared(t, args...)...)
 }
 
+// SharedArgs are the arguments RunShared would execute s with (Defaults, the shared server,
+// args), for a test that executes the suite itself (to watch it while it runs): without
+// Defaults its runs would calibrate, on the binary's pool of 64.
+func SharedArgs(t *testing.T, args ...string) []string {
+	t.Helper()
+	return append(Defaults(), Shared(t, args...)...)
+}
+
 // Shared returns the flags that point a run at the shared test server (a schema of its own),
 // followed by args.
 func Shared(t *testing.T, args ...string) []string {

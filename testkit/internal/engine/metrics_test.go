@@ -52,8 +52,8 @@ func TestMetricsEndpointFollowsTheRun(t *testing.T) {
 	defer restore()
 
 	out := filepath.Join(t.TempDir(), "report.json")
-	args := suitetest.Shared(t, append(suitetest.Defaults(), "--requests", "1000", "--concurrency", "100",
-		"--modes", "sync,outbox,async-compact", "--monitor-interval-ms", "20", "--metrics-addr", "127.0.0.1:0", "--output", out)...)
+	args := suitetest.SharedArgs(t, "--requests", "1000", "--concurrency", "100",
+		"--modes", "sync,outbox,async-compact", "--monitor-interval-ms", "20", "--metrics-addr", "127.0.0.1:0", "--output", out)
 	stderr := &suitetest.Output{}
 	done := make(chan int)
 	go func() { done <- cli.Execute(suite, args, &bytes.Buffer{}, stderr) }()
@@ -179,8 +179,8 @@ scraping:
 func TestMetricsLingerServesTheFinalValues(t *testing.T) {
 	suite := usagecounter.New()
 	out := filepath.Join(t.TempDir(), "report.json")
-	args := suitetest.Shared(t, append(suitetest.Defaults(), "--requests", "300", "--concurrency", "30", "--modes", "sync",
-		"--metrics-addr", "127.0.0.1:0", "--metrics-linger", "3s", "--output", out)...)
+	args := suitetest.SharedArgs(t, "--requests", "300", "--concurrency", "30", "--modes", "sync",
+		"--metrics-addr", "127.0.0.1:0", "--metrics-linger", "3s", "--output", out)
 	stderr := &suitetest.Output{}
 	done := make(chan int, 1)
 	go func() { done <- cli.Execute(suite, args, &bytes.Buffer{}, stderr) }()
