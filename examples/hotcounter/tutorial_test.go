@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hotspotkit/hotspotkit/internal/racebuild"
+	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
 // TestTutorialSteps follows docs/writing-a-suite.md as a reader would: every command of a
@@ -19,6 +20,12 @@ import (
 // if an interrupted run left it). A command written "! cmd" must fail; every other must
 // succeed. Its first run's report then reads as plain JSON (every request of both modes
 // completed and verified), and a fault the suite does not declare is refused with exit 2.
+//
+// The suite's runs take the tests' defaults (suitetest.Defaults: no calibration, the tests'
+// pool), as every suite test's runs do: the tutorial's first run as written calibrates and
+// opens the binary's pool of 64, 18.5 CPU-seconds against 4.8 with the defaults (race build,
+// two cores), and what the test proves (each step works as the tutorial says) is not the
+// pool's or the calibration's, which the suites' tests cover.
 func TestTutorialSteps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the tutorial's suite")
@@ -37,7 +44,7 @@ func TestTutorialSteps(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(mine) })
 	tmp := t.TempDir() // the tutorial writes its reports to /tmp: keep them in the test's own
 	for _, step := range steps {
-		cmdline := strings.ReplaceAll(step, "/tmp/", tmp+"/")
+		cmdline := withTestDefaults(strings.ReplaceAll(step, "/tmp/", tmp+"/"))
 		mustFail := strings.HasPrefix(cmdline, "! ")
 		cmdline = strings.TrimPrefix(cmdline, "! ")
 		out, err := runStep(repo, cmdline)
@@ -56,6 +63,14 @@ func TestTutorialSteps(t *testing.T) {
 		!strings.Contains(out, "exit status 2") || !strings.Contains(out, "mycounter cannot take restart-postgres") {
 		t.Errorf("undeclared fault: %v\n%s", err, out)
 	}
+}
+
+// withTestDefaults adds suitetest.Defaults to every run of the tutorial's suite in cmdline,
+// right after its package (a flag given twice: the last wins, so a step's own
+// --calibrate=false stays as written).
+func withTestDefaults(cmdline string) string {
+	const run = "go run ./examples/mycounter"
+	return strings.ReplaceAll(cmdline, run, run+" "+strings.Join(suitetest.Defaults(), " "))
 }
 
 // runStep runs cmdline with bash in dir and returns its output, stdout and stderr together.
