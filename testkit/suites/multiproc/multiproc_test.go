@@ -72,13 +72,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// redises runs f against a miniredis served by this test process and, when installed, a
-// real redis-server; the binary's processes reach either through --redis-url.
-func redises(t *testing.T, f func(t *testing.T, url string)) {
-	t.Run("miniredis", func(t *testing.T) { onMiniredis(t, f) })
-	t.Run("redis-server", func(t *testing.T) { onRedisServer(t, f) })
-}
-
 // realestRedis runs f against a real redis-server where one is installed, otherwise against a
 // miniredis.
 func realestRedis(t *testing.T, f func(t *testing.T, url string)) {
@@ -343,11 +336,14 @@ func consumerKilledMidBatch(t *testing.T, su *suite) {
 }
 
 // TestProducerAndTwoConsumers: three processes finish one run; the verifying consumer checks
-// it against what the producer recorded. The counter suite (its hand-written codec) runs on
-// both Redises, the settlement suite (the default JSON codec) on a real redis-server.
+// it against what the producer recorded. The counter suite (its hand-written codec) and the
+// settlement suite (the default JSON codec) run on a real redis-server (the counter suite on
+// a miniredis where none is installed). The counter suite's processes on a miniredis are
+// TestSplitRunMerged's, and two consumers sharing a run's streams on both servers queue/redisq's
+// (TestShardsKeepAKeyOnOneShardInOrder).
 func TestProducerAndTwoConsumers(t *testing.T) {
 	t.Run(counterSuite.name, func(t *testing.T) {
-		redises(t, func(t *testing.T, url string) { producerAndTwoConsumers(t, counterSuite, url) })
+		realestRedis(t, func(t *testing.T, url string) { producerAndTwoConsumers(t, counterSuite, url) })
 	})
 	t.Run(settlementSuite.name, func(t *testing.T) {
 		onRedisServer(t, func(t *testing.T, url string) { producerAndTwoConsumers(t, settlementSuite, url) })
@@ -381,7 +377,7 @@ func TestManagedRedisGoneAfterOwnerIsKilled(t *testing.T) {
 	}
 	s := &splitRun{t: t, dsn: testdb.Server(t).DSN()}
 	p := &proc{t: t, name: "owner", done: make(chan struct{})}
-	p.cmd = exec.Command(counterSuite.binary, append(suitetest.PoolFlags(), "--postgres-url", s.dsn, "--queue-backend", "redis",
+	p.cmd = exec.Command(counterSuite.binary, append(suitetest.Defaults(), "--postgres-url", s.dsn, "--queue-backend", "redis",
 		"--redis", "managed", "--modes", "async-compact", "--requests", "2000", "--output", filepath.Join(t.TempDir(), "r.json"))...)
 	p.cmd.Env = append(os.Environ(), redisrun.CrashEnv+"=after-read")
 	p.cmd.Stderr = &p.stderr
@@ -445,69 +441,34 @@ func (s *scraper) max(series string) (float64, bool) {
 	return best, seen
 }
 
-// TestSplitRunScrapedWhole: a producer and a consumer, each with its own --metrics-addr, are
-// scraped while they run; each shows its part of the run under its role, and counters never
-// go down.
-func TestSplitRunScrapedWhole(t *testing.T) {
-	const requests = 5000
-	s := newSplitRun(t, counterSuite, "redis://"+miniredis.RunT(t).Addr()+"/0")
-	producer := s.start("producer", nil, "--role", "producer", "--requests", strconv.Itoa(requests),
-		"--concurrency", "100", "--metrics-addr", "127.0.0.1:0")
-	ps := producer.scrapeUntilExit()
-	s.registered(producer)
-	consumer := s.start("consumer", nil, "--role", "consumer", "--reuse-schema", "--verify", "--metrics-addr", "127.0.0.1:0")
-	cs := consumer.scrapeUntilExit()
-	passed(t, "producer", producer.mustSucceed(2*time.Minute))
-	q := passed(t, "consumer", consumer.mustSucceed(2*time.Minute))
-
-	labels := func(role string) []string {
-		return []string{"suite=" + counterSuite.name, "mode=async-compact", "role=" + role, "run=0", "level=0"}
-	}
-	for _, c := range []struct {
-		sc     *scraper
-		role   string
-		series []string // each must show, and the first must grow above 0
-	}{
-		{ps, "producer", []string{metrics.RequestsCompleted, metrics.QueueEnqueued, metrics.StreamLength}},
-		{cs, "consumer", []string{metrics.QueueFlushed, metrics.StreamLength, metrics.StreamPending, metrics.PersistLag}},
-	} {
-		for i, name := range c.series {
-			v, ok := c.sc.max(metricstest.Series(name, labels(c.role)...))
-			if !ok || (i == 0 && v == 0) {
-				t.Errorf("%s: %s seen %v, at most %v in %d scrapes", c.role, name, ok, v, len(c.sc.scrapes))
-			}
-		}
-		for i := 1; i < len(c.sc.scrapes); i++ {
-			for _, d := range metricstest.Decreased(c.sc.scrapes[i-1], c.sc.scrapes[i]) {
-				t.Errorf("%s: %s", c.role, d)
-			}
-		}
-	}
-	if v, _ := cs.max(metricstest.Series(metrics.QueueFlushed, labels("consumer")...)); v > float64(q.FlushedTotal) {
-		t.Errorf("consumer: %v flushed on the endpoint, more than the report's %d", v, q.FlushedTotal)
-	}
-	s.exact(requests)
-}
-
 // TestSplitRunMerged: two producers and the verifying consumer each write their report, and
 // baseline merge makes them one report of the run: every request, the union of the
-// producers' latencies, the consumer's persist lag and verification, three processes.
+// producers' latencies, the consumer's persist lag and verification, three processes. A
+// producer and the consumer serve --metrics-addr and are scraped while they run: each shows
+// its part of the run under its role (scrapedWhole).
 func TestSplitRunMerged(t *testing.T) {
 	const requests = 2000
 	s := newSplitRun(t, counterSuite, "redis://"+miniredis.RunT(t).Addr()+"/0")
 	role := func(id int) []string {
 		return []string{"--role", "producer", "--producer-id", strconv.Itoa(id), "--requests", strconv.Itoa(requests), "--concurrency", "50"}
 	}
-	p0 := s.start("producer-0", nil, role(0)...)
+	scraped := []string{"--metrics-addr", "127.0.0.1:0"}
+	p0 := s.start("producer-0", nil, append(role(0), scraped...)...)
+	ps := p0.scrapeUntilExit()
 	s.registered(p0) // it sets the run up; the others join after
 	p1 := s.start("producer-1", nil, append(role(1), "--reuse-schema")...)
-	c := s.start("consumer", nil, "--role", "consumer", "--reuse-schema", "--verify", "--expect-producers", "2")
+	c := s.start("consumer", nil, append([]string{"--role", "consumer", "--reuse-schema", "--verify", "--expect-producers", "2"}, scraped...)...)
+	cs := c.scrapeUntilExit()
 	var inputs []merge.Input
+	var consumed *results.Queue
 	for _, p := range []*proc{p0, p1, c} {
 		rep := p.mustSucceed(2 * time.Minute)
-		passed(t, p.name, rep)
+		if q := passed(t, p.name, rep); p == c {
+			consumed = q
+		}
 		inputs = append(inputs, merge.Input{Path: p.report, Report: rep})
 	}
+	scrapedWhole(t, ps, cs, consumed)
 	m, err := merge.Merge(inputs)
 	if err != nil {
 		t.Fatal(err)
@@ -543,4 +504,37 @@ func TestSplitRunMerged(t *testing.T) {
 		inputs[0].Report.Runs[0].Load.LatencyMs.P99, inputs[1].Report.Runs[0].Load.LatencyMs.P99, run.Load.LatencyMs.P99,
 		run.Load.ThroughputRPS, run.Load.DurationMs)
 	s.exact(2 * requests)
+}
+
+// scrapedWhole checks the scrapes of a producer (ps) and of the consumer (cs) of a split run:
+// each shows its part of the run under its role, counters never go down, and the consumer
+// never showed more flushed than its report (consumed) counts.
+func scrapedWhole(t *testing.T, ps, cs *scraper, consumed *results.Queue) {
+	t.Helper()
+	labels := func(role string) []string {
+		return []string{"suite=" + counterSuite.name, "mode=async-compact", "role=" + role, "run=0", "level=0"}
+	}
+	for _, c := range []struct {
+		sc     *scraper
+		role   string
+		series []string // each must show, and the first must grow above 0
+	}{
+		{ps, "producer", []string{metrics.RequestsCompleted, metrics.QueueEnqueued, metrics.StreamLength}},
+		{cs, "consumer", []string{metrics.QueueFlushed, metrics.StreamLength, metrics.StreamPending, metrics.PersistLag}},
+	} {
+		for i, name := range c.series {
+			v, ok := c.sc.max(metricstest.Series(name, labels(c.role)...))
+			if !ok || (i == 0 && v == 0) {
+				t.Errorf("%s: %s seen %v, at most %v in %d scrapes", c.role, name, ok, v, len(c.sc.scrapes))
+			}
+		}
+		for i := 1; i < len(c.sc.scrapes); i++ {
+			for _, d := range metricstest.Decreased(c.sc.scrapes[i-1], c.sc.scrapes[i]) {
+				t.Errorf("%s: %s", c.role, d)
+			}
+		}
+	}
+	if v, _ := cs.max(metricstest.Series(metrics.QueueFlushed, labels("consumer")...)); v > float64(consumed.FlushedTotal) {
+		t.Errorf("consumer: %v flushed on the endpoint, more than the report's %d", v, consumed.FlushedTotal)
+	}
 }
