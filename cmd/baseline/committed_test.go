@@ -27,7 +27,7 @@ import (
 // its own temporary server (as `make baseline` does), with the committed baseline's modes and
 // every other flag at today's default, but at 200 requests × 8 workers (a run opens its pool
 // of the default 64 only as far as its workers can hold at once: 8 connections a mode instead
-// of 64, and --max-connections stays the default it pairs on). The comparison then passes
+// of 20 at 20 workers, and --max-connections stays the default it pairs on). The comparison then passes
 // --across requests,concurrency, which only lets those two keys differ: every other key
 // today's engine records (new flags included) must pair with the committed runs under the
 // normal rules, and every committed run group must find its partner.
