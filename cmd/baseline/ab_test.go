@@ -6,7 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -289,9 +289,9 @@ func TestABRealSuite(t *testing.T) {
 	}
 	counter := suiteBinary(t, "usage_counter_hotspot_baseline")
 	dir := filepath.Join(t.TempDir(), "ab")
-	code, stdout, stderr := runABCommand(t, counter, counter, "--runs", "4", "--dir", dir, "--b-args", "--flush-batch-size 10",
-		"--", "--postgres-url", testdb.Server(t).DSN(), "--max-connections", strconv.Itoa(suitetest.TestPoolConns),
-		"--requests", "400", "--concurrency", "20", "--modes", "async-compact")
+	code, stdout, stderr := runABCommand(t, slices.Concat([]string{counter, counter, "--runs", "4", "--dir", dir, "--b-args", "--flush-batch-size 10",
+		"--", "--postgres-url", testdb.Server(t).DSN()}, suitetest.PoolFlags(),
+		[]string{"--requests", "400", "--concurrency", "20", "--modes", "async-compact"})...)
 	if code != exitRegression {
 		t.Fatalf("exit %d, want 1\n%s%s", code, stdout, stderr)
 	}
