@@ -592,26 +592,20 @@ func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, co
 	})
 }
 
-// Slotted runs s, a suite whose hot rows can be split into slots (Info.Slots), in every mode
-// with requests and concurrency workers on --slots 4 (slots picked by a hash of the request
-// id), and fails the test unless every run is exact (each logical total, summed over its
-// slots, is the expected total; nothing lost or applied twice) and every logical row has
-// exactly its slots.
-func Slotted(t *testing.T, s testkit.Suite, requests, concurrency int) {
-	t.Helper()
-	slotted(t, s, requests, concurrency, []slotCase{{"hash", "", 4, []string{"--slots", "4"}, nil}})
-}
-
-// SlottedOverNetwork is Slotted and OverNetwork in one invocation: every mode on --slots 4
-// with a 1 ms round trip added to the service's connections, and both sets of checks on each
-// run (slotted rows exact, the round trip measured through the proxy). A counter suite's
-// conformance runs it instead of the two, an invocation of every mode fewer.
+// SlottedOverNetwork runs s, a suite whose hot rows can be split into slots (Info.Slots), in
+// every mode with requests and concurrency workers on --slots 4 (slots picked by a hash of
+// the request id) and a 1 ms round trip added to the service's connections (--db-rtt 1ms),
+// and fails the test unless every run is exact (each logical total, summed over its slots, is
+// the expected total; nothing lost or applied twice), every logical row has exactly its
+// slots, and the run measured the round trip through the proxy (OverNetwork's check). A
+// counter suite's conformance runs it: one invocation of every mode for both.
 func SlottedOverNetwork(t *testing.T, s testkit.Suite, requests, concurrency int) {
 	t.Helper()
 	slotted(t, s, requests, concurrency, []slotCase{{"hash, 1 ms round trip", "", 4, []string{"--slots", "4", "--db-rtt", "1ms"}, overNetwork}})
 }
 
-// SlottedUnderFaults is Slotted under the faults a slot pick must survive, each a subtest:
+// SlottedUnderFaults is SlottedOverNetwork's slot checks (without the added round trip)
+// under the faults a slot pick must survive, each a subtest:
 //   - --slots 3 --slot-pick session under terminate-backends (four times; a retry, on another
 //     session, writes another slot; a replacement session takes its predecessor's seat), with
 //     --max-tries 30 as for restart-postgres: each termination leaves the pool's idle
@@ -695,9 +689,8 @@ type CounterSuite interface {
 // CounterConformance is what every counter suite (package counters) proves of its own write
 // path, each a subtest at the sizes they all share: a lost COMMIT reply in sync and outbox
 // looked up and never applied twice (LostCommits), a batch delivered again applied once
-// (Replayed), and every mode verified on slotted rows over a 1 ms network (Slotted and
-// OverNetwork, one invocation: SlottedOverNetwork). A suite's tests call it once beside its
-// own.
+// (Replayed), and every mode exact on slotted rows over a 1 ms network (SlottedOverNetwork).
+// A suite's tests call it once beside its own.
 func CounterConformance(t *testing.T, s CounterSuite) {
 	t.Helper()
 	t.Run("lost commits", func(t *testing.T) { LostCommits(t, s, "sync,outbox", 350, 50) })
