@@ -74,13 +74,18 @@ type engine struct {
 // Execute runs suite s's plan p and returns the exit code: 0 ok, 1 verification failed or the
 // run broke, 2 bad input found before anything started, 130/143 interrupted by SIGINT/SIGTERM.
 func Execute(s testkit.Suite, p *plan.Plan, stdout, stderr io.Writer) int {
-	e := &engine{suite: s, info: s.Info(), cfg: p, stderr: stderr}
+	e := newEngine(s, p, stderr)
 	if err := e.serveMetrics(stderr); err != nil {
 		fmt.Fprintf(stderr, "%s: %s\n", e.info.Name, oneLine(err.Error()))
 		return ExitUsage
 	}
 	defer e.closeMetrics()
 	return e.execute(stdout)
+}
+
+// newEngine is the engine of one invocation of s on plan p, its lines on stderr.
+func newEngine(s testkit.Suite, p *plan.Plan, stderr io.Writer) *engine {
+	return &engine{suite: s, info: s.Info(), cfg: p, stderr: stderr}
 }
 
 func (e *engine) execute(stdout io.Writer) (code int) {

@@ -30,7 +30,6 @@ func ExecuteChecked(s testkit.Suite, args []string, stdout, stderr io.Writer) (c
 	if err != nil {
 		return ExitUsage, plan.Plan{}, plan.Plan{}
 	}
-	e := &engine{suite: s, info: s.Info(), cfg: p, stderr: stderr}
-	code = e.execute(stdout)
+	code = newEngine(s, p, stderr).execute(stdout)
 	return code, *p, *copied
 }
