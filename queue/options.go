@@ -179,6 +179,11 @@ type Options[K comparable, T any] struct {
 	// needs a StagedFlusher (PgFlusher is one) and two connections per worker. The in-memory
 	// Queue only.
 	Pipeline bool
+	// FlushTimeout bounds each call to the Flusher (a batch's transaction; with Pipeline its
+	// writing and its COMMIT each) and each inline write: a flush whose database stops
+	// answering is cancelled after it, counts as a failed attempt and is retried like any
+	// other (its outcome may be unknown: writers must be idempotent). 0: no bound.
+	FlushTimeout time.Duration
 }
 
 // withDefaults validates o and returns a copy with defaults filled in.

@@ -197,7 +197,9 @@ func (w *worker[K, T]) flush() {
 	began := time.Now()
 	recs := w.records(w.batch)
 	staging := since(&q.clock.build, began)
-	st, err := w.stager.Stage(q.life.Ctx(), recs)
+	sctx, cancel := q.opts.shared().FlushContext(q.life.Ctx())
+	st, err := w.stager.Stage(sctx, recs)
+	cancel()
 	staged := time.Since(staging)
 	failed, prevErr := w.awaitPrev()
 	if err != nil || failed != nil {
@@ -232,7 +234,9 @@ type inflight[T any] struct {
 // commit commits p and counts it when it committed.
 func (w *worker[K, T]) commit(p *inflight[T]) {
 	t := time.Now()
-	res, err := p.staged.Commit(w.q.life.Ctx())
+	ctx, cancel := w.q.opts.shared().FlushContext(w.q.life.Ctx())
+	res, err := p.staged.Commit(ctx)
+	cancel()
 	if err == nil {
 		w.committed(p.batch, res, len(p.batch), p.sqlRecords, p.stageTime+time.Since(t))
 	}
@@ -282,7 +286,9 @@ func (w *worker[K, T]) write(batch []entry[T], firstErr error) []entry[T] {
 			return err
 		}
 		t := time.Now()
-		res, err = q.flusher.Flush(q.life.Ctx(), recs)
+		ctx, cancel := q.opts.shared().FlushContext(q.life.Ctx())
+		res, err = q.flusher.Flush(ctx, recs)
+		cancel()
 		last = time.Since(t)
 		return err
 	}
@@ -362,7 +368,10 @@ func (w *worker[K, T]) fallback(batch []entry[T]) {
 				}
 				tried[i] = true
 				w.one[0] = batch[i].rec
-				if _, err := q.flusher.Flush(q.life.Ctx(), w.one); err == nil {
+				ctx, cancel := q.opts.shared().FlushContext(q.life.Ctx())
+				_, err := q.flusher.Flush(ctx, w.one)
+				cancel()
+				if err == nil {
 					q.c.SyncFallback.Add(1)
 					q.c.Pending.Add(-1)
 					w.recordLag(q.now() - batch[i].at)

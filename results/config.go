@@ -110,6 +110,12 @@ type RunConfig struct {
 	QueueRetryBackoffMs int `json:"queue_retry_backoff_ms" shapes:"yes" split:"consumer"`
 	// DrainTimeoutMs is the longest the outbox or queue may take to drain after the load.
 	DrainTimeoutMs float64 `json:"drain_timeout_ms" flag:"drain-timeout" shapes:"yes" split:"consumer"`
+	// RequestTimeoutMs bounds one try of a request (and one flush); ReconcileTimeoutMs is how
+	// long verification waits for an unreachable server; ShutdownTimeoutMs how long what is in
+	// flight may finish after a signal. They bound waits that a healthy run never reaches.
+	RequestTimeoutMs   float64 `json:"request_timeout_ms,omitempty" flag:"request-timeout" shapes:"no"`
+	ReconcileTimeoutMs float64 `json:"reconcile_timeout_ms,omitempty" flag:"reconcile-timeout" shapes:"no"`
+	ShutdownTimeoutMs  float64 `json:"shutdown_timeout_ms,omitempty" flag:"shutdown-timeout" shapes:"no"`
 	// QueueBackend is memory or redis.
 	QueueBackend string `json:"queue_backend" shapes:"yes"`
 	// Redis is embedded or managed (for the redis backend).

@@ -635,6 +635,22 @@ type Stream struct {
 type Verification struct {
 	Passed bool    `json:"passed"`
 	Checks []Check `json:"checks"`
+	// Unverified is set when the run could not be verified, or not to the end: a server it
+	// needs was unreachable after the load, or its drain gave up with writes still held.
+	// Passed is then false, and what the checks could see is in Checks.
+	Unverified *Unverified `json:"unverified,omitempty"`
+}
+
+// Unverified says why a run was not verified and what its load knows of its requests: how
+// many succeeded, failed and ended with an unknown outcome (a timed-out or cut-off try), and how
+// many accepted writes were not persisted when the run ended (held in the outbox or a stream,
+// or abandoned by the in-memory queue).
+type Unverified struct {
+	Reason    string `json:"reason"`
+	Succeeded int64  `json:"succeeded"`
+	Failed    int64  `json:"failed"`
+	Unknown   int64  `json:"unknown"`
+	Held      int64  `json:"held,omitempty"`
 }
 
 // Figure is one of a suite's own measurements of a run: what it measured (Name, stable across

@@ -36,6 +36,9 @@ type Config struct {
 	// longest a partial batch waits (--flush-interval-ms).
 	FlushBatchSize int
 	FlushInterval  time.Duration
+	// RequestTimeout is --request-timeout: a flush loop bounds each of its flushes by it, as the
+	// engine bounds each try of a request.
+	RequestTimeout time.Duration
 	// SlotPick is --slot-pick (SlotPickHash, ...) for a suite with slots (Info.Slots).
 	SlotPick string
 	// Modes are the modes the invocation runs (--modes), in order.

@@ -302,7 +302,8 @@ func (c *consumer[K, T]) keepAlive(batch []entry[T]) (stop func()) {
 // each entry's kind. A batch flush (asBatch) is counted in the batch counters.
 func (c *consumer[K, T]) flushTx(batch []entry[T], asBatch bool) (err error) {
 	q := c.q
-	ctx := q.life.Ctx()
+	ctx, cancel := q.o.shared().FlushContext(q.life.Ctx())
+	defer cancel()
 	tx, err := q.o.DB.Begin(ctx)
 	if err != nil {
 		return err
@@ -467,12 +468,14 @@ func (c *consumer[K, T]) retire(overdue []entry[T]) {
 // alreadyApplied returns which of ids are in the applied-ids table.
 func (c *consumer[K, T]) alreadyApplied(ids []string) ([]string, error) {
 	q := c.q
-	tx, err := q.o.DB.Begin(q.life.Ctx())
+	ctx, cancel := q.o.shared().FlushContext(q.life.Ctx())
+	defer cancel()
+	tx, err := q.o.DB.Begin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(q.life.Ctx())) }() // read only
-	rows, err := tx.Query(q.life.Ctx(), q.sql.query, c.sh.keys.stream, ids)
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // read only
+	rows, err := tx.Query(ctx, q.sql.query, c.sh.keys.stream, ids)
 	if err != nil {
 		return nil, err
 	}

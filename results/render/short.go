@@ -40,8 +40,11 @@ func shortCells(row TableRow, hotTables []string) []string {
 		return missingValue
 	}
 	verified := unverifiedMark
-	if row.Verified {
+	switch {
+	case row.Verified:
 		verified = verifiedMark
+	case row.Unverified:
+		verified = notVerifiedMark
 	}
 	return []string{
 		shortModeLabel(row),

@@ -226,6 +226,10 @@ func printProblems(w io.Writer, rep *results.Report) {
 		if r.Error != "" { // redacted by the engine, as the report holds it
 			fmt.Fprintf(w, "  %s: %s\n", r.Mode, r.Error)
 		}
+		if u := r.Verification.Unverified; u != nil {
+			fmt.Fprintf(w, "  %s: UNVERIFIED: %s; requests: %s succeeded, %s failed, %s of unknown outcome%s\n", r.Mode, u.Reason,
+				formatCount(float64(u.Succeeded)), formatCount(float64(u.Failed)), formatCount(float64(u.Unknown)), heldText(u.Held))
+		}
 		for _, c := range r.Verification.Checks {
 			if !c.OK {
 				fmt.Fprintf(w, "  %s: check %q failed: expected %v, got %v\n", r.Mode, c.Name, c.Expected, c.Actual)
@@ -341,3 +345,11 @@ func printOpenLoop(w io.Writer, rep *results.Report, warn bool) {
 }
 
 func formatRate(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// heldText says how many accepted writes a run left unpersisted ("" for none).
+func heldText(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return "; " + formatCount(float64(n)) + " accepted writes not persisted"
+}

@@ -58,6 +58,8 @@ const (
 	spreadSep      = "–" // en dash between min and max
 	verifiedMark   = "✓"
 	unverifiedMark = "✗"
+	// notVerifiedMark: the run could not be verified (a server unreachable after it).
+	notVerifiedMark = "unverified"
 )
 
 // TableColumns is the column order of every table; it only ever grows at the end.
@@ -111,6 +113,9 @@ type TableRow struct {
 	// MaxAtSLO marks the rate of a rate ladder named max_rate_at_slo.
 	MaxAtSLO bool `json:"max_at_slo,omitempty"`
 	Verified bool `json:"verified"`
+	// Unverified: a run of the row could not be verified (results.Unverified), which is not
+	// the same as a check that failed.
+	Unverified bool `json:"unverified,omitempty"`
 	// Metrics holds every metric of the row by Metric name; a run row has Min = Median = Max.
 	Metrics map[string]results.Spread `json:"metrics"`
 	Cells   []string                  `json:"-"`
@@ -169,7 +174,8 @@ func reportRows(rep *results.Report) []TableRow {
 			continue
 		}
 		row := TableRow{Suite: rep.Suite, Mode: r.Mode, Level: r.Level, Slots: r.Slots, Rate: r.Rate, Repetition: r.Repetition,
-			RTT: rttText(r), Verified: r.Verification.Passed, Metrics: results.RunSpreads(r)}
+			RTT: rttText(r), Verified: r.Verification.Passed, Unverified: r.Verification.Unverified != nil,
+			Metrics: results.RunSpreads(r)}
 		marks(&row)
 		row.Cells = formatRow(row, r)
 		rows = append(rows, row)
@@ -251,9 +257,13 @@ func formatRow(row TableRow, cfg results.Run) []string {
 				v = formatCount(m[pair[0]].Median) + " / " + formatCount(m[pair[1]].Median)
 			}
 		case ColVerified:
-			v = unverifiedMark
-			if row.Verified {
+			switch {
+			case row.Verified:
 				v = verifiedMark
+			case row.Unverified:
+				v = notVerifiedMark
+			default:
+				v = unverifiedMark
 			}
 		case ColMaxTries:
 			v = missingValue // a report from before --max-tries

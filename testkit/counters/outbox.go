@@ -48,6 +48,11 @@ const OutboxPendingSQL = `SELECT count(*) FROM usage_counter_deltas WHERE proces
 // behind the load for a pooled connection; when that connection is lost (a terminated backend,
 // a restarted server) the next flush opens a new one.
 type OutboxFlusher struct {
+	// FlushTimeout bounds one flush, from taking the connection to COMMIT (0: no bound): a flush
+	// whose server stops answering is cancelled, its connection dropped, and the next flush
+	// opens another.
+	FlushTimeout time.Duration
+
 	connect   func(context.Context) (*pgx.Conn, error)
 	conn      *pgx.Conn
 	batchSize int
@@ -157,7 +162,7 @@ func (o *OutboxFlusher) Start(ctx context.Context) {
 	}()
 }
 
-// Stop ends the loop (a flush in progress completes).
+// Stop ends the loop (a flush in progress completes, within FlushTimeout).
 func (o *OutboxFlusher) Stop() {
 	if o.stop != nil {
 		close(o.stop)
@@ -170,6 +175,11 @@ func (o *OutboxFlusher) Stop() {
 func (o *OutboxFlusher) FlushOnce(ctx context.Context) (int, error) {
 	if err := o.waitResumed(ctx); err != nil {
 		return 0, err
+	}
+	if o.FlushTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.FlushTimeout)
+		defer cancel()
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()

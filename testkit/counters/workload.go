@@ -27,6 +27,7 @@ func OutboxWorkload(ctx context.Context, r *testkit.Run, op testkit.Op) (*testki
 	}
 	_ = probe.Close(ctx)
 	o := NewOutbox(connect, r.Config().FlushBatchSize, r.Config().FlushInterval)
+	o.FlushTimeout = r.Config().RequestTimeout
 	o.Start(r.Context())
 	return &testkit.Workload{
 		Op:         op,

@@ -64,6 +64,8 @@ type Target struct {
 	sessions []uint32
 	// pings counts the liveness pings of NewPool's pools (Pings).
 	pings atomic.Int64
+	// sockets are the live sockets of the connections opened for the service (CutSockets).
+	sockets sockets
 }
 
 // adminApp is the application_name of the target's own connection.
@@ -202,9 +204,16 @@ func (t *Target) connConfig(appName string, direct bool) (*pgx.ConnConfig, error
 	cfg.ConnectTimeout = t.opts.ConnectTimeout
 	cfg.RuntimeParams["application_name"] = appName
 	cfg.RuntimeParams["search_path"] = t.schema
-	if route := t.Routed(); route != nil && !direct {
+	var route DialFunc
+	if !direct {
+		route = t.Routed()
+	}
+	if route != nil {
 		// The host, port and TLS settings stay the server's: the route only carries bytes.
-		cfg.DialFunc, cfg.Fallbacks = route, nil
+		routeConfig(cfg, route)
+	}
+	if appName != adminApp {
+		cfg.DialFunc = t.sockets.dial(cfg.DialFunc)
 	}
 	return cfg, nil
 }
@@ -385,7 +394,7 @@ func (t *Target) EnsureAdmin(ctx context.Context) error {
 		}
 		_ = t.admin.Close(ctx)
 	}
-	conn, err := t.Connect(ctx, adminApp)
+	conn, err := t.connect(ctx, adminApp, true) // the admin observes: never through the Route
 	if err != nil {
 		return fmt.Errorf("reconnecting: %w", err)
 	}
@@ -419,13 +428,18 @@ func (t *Target) Info(ctx context.Context) (ServerInfo, error) {
 
 // Close drops the schema (unless kept, or not created by this process), closes the admin
 // connection and stops a managed server. It is safe to call more than once.
-func (t *Target) Close() error {
+func (t *Target) Close() error { return t.CloseWithin(30 * time.Second) }
+
+// CloseWithin is Close with the schema's drop and the admin connection's goodbye bounded by d:
+// a server that no longer answers leaves the schema behind, and the error says how to drop it.
+func (t *Target) CloseWithin(d time.Duration) error {
 	var err error
 	if t.admin != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), d)
 		if t.Server == nil && t.createdBy && !t.opts.KeepSchema {
 			if _, e := t.admin.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{t.schema}.Sanitize()+" CASCADE"); e != nil {
-				err = errors.Join(err, fmt.Errorf("dropping schema %s: %w", t.schema, e))
+				err = errors.Join(err, fmt.Errorf("dropping schema %s (left on the server: DROP SCHEMA %s CASCADE): %w",
+					t.schema, pgx.Identifier{t.schema}.Sanitize(), e))
 			}
 		}
 		_ = t.admin.Close(ctx)

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -45,6 +46,16 @@ type Options[K comparable, T any, P Policy, F any] struct {
 	MaxRetries    int
 	RetryBackoff  time.Duration
 	Pipeline      bool
+	FlushTimeout  time.Duration
+}
+
+// FlushContext is the context of one flush (Options.FlushTimeout): parent, bounded when a
+// timeout is set.
+func (o *Options[K, T, P, F]) FlushContext(parent context.Context) (context.Context, context.CancelFunc) {
+	if o.FlushTimeout <= 0 {
+		return parent, func() {}
+	}
+	return context.WithTimeout(parent, o.FlushTimeout)
 }
 
 // Check returns what is wrong with the options every backend reads the same way: Merge
@@ -61,7 +72,7 @@ func (o *Options[K, T, P, F]) Check() []error {
 	return append(errs, NonNegative(
 		Field{"Capacity", int64(o.Capacity)}, Field{"BatchSize", int64(o.BatchSize)},
 		Field{"FlushInterval", int64(o.FlushInterval)}, Field{"Workers", int64(o.Workers)},
-		Field{"RetryBackoff", int64(o.RetryBackoff)})...)
+		Field{"RetryBackoff", int64(o.RetryBackoff)}, Field{"FlushTimeout", int64(o.FlushTimeout)})...)
 }
 
 // Defaults fills in the defaults every backend shares: BatchSize, FlushInterval, Workers

@@ -127,7 +127,7 @@ func options[K comparable, T any](env *runenv.Env, spec Spec[K, T]) queue.Option
 	c, o := env.Queue, spec.Keys
 	o.Capacity, o.BatchSize, o.FlushInterval, o.Workers = c.Capacity, c.BatchSize, c.FlushInterval, c.Workers
 	o.FullPolicy, o.Compaction, o.Inline = c.FullPolicy, spec.Compact, queue.PgFlusher(env.Pool, spec.Writer)
-	o.MaxRetries, o.RetryBackoff = c.Retries, c.RetryBackoff
+	o.MaxRetries, o.RetryBackoff, o.FlushTimeout = c.Retries, c.RetryBackoff, c.FlushTimeout
 	return o
 }
 

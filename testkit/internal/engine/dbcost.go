@@ -93,16 +93,9 @@ func (e *engine) beginCost(ctx context.Context, prior []uint32) *costWindow {
 // exit; the pools stay usable for verification — and returns what the run cost the database
 // between the start reading and now, with every statement's server time (dbstats.ServerTimes).
 func (e *engine) endCost(ctx context.Context, w *costWindow, pool *pgxpool.Pool, r *run, wl *testkit.Workload, mon *monitor.Monitor, res *load.Result) (*results.Database, map[string]dbstats.Timed) {
+	releaseConns(ctx, pool, r, wl)
 	if w == nil {
 		return nil, nil
-	}
-	pool.Reset()
-	if q := r.Backend; q != nil && q.FlushPool != nil {
-		q.FlushPool.Reset()
-	}
-	if o := wl.Flusher; o != nil {
-		o.Stop()
-		_ = o.Close(ctx)
 	}
 	admin := e.target.Admin()
 	end, err := w.reader.Take(ctx, admin, e.target.TakeSessions(), sessionExitDeadline)
@@ -118,4 +111,17 @@ func (e *engine) endCost(ctx context.Context, w *costWindow, pool *pgxpool.Pool,
 		ObserverTransactions: mon.Statements() + w.untracks.Load() + e.target.Pings() - w.pings,
 		Shared:               !e.target.Managed(),
 	}), dbstats.ServerTimes(w.start, end)
+}
+
+// releaseConns closes the run's connections (the load's pool, the queue's, the outbox
+// flusher's) so that their backends exit before the database's figures are read.
+func releaseConns(ctx context.Context, pool *pgxpool.Pool, r *run, wl *testkit.Workload) {
+	pool.Reset()
+	if q := r.Backend; q != nil && q.FlushPool != nil {
+		q.FlushPool.Reset()
+	}
+	if o := wl.Flusher; o != nil {
+		o.Stop()
+		_ = o.Close(ctx)
+	}
 }

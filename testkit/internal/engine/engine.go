@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -65,10 +66,15 @@ type engine struct {
 	redis   *redisrun.Target // --queue-backend redis (redisbackend.go)
 	net     *network         // the proxies and probes (network.go)
 
-	// stopCtx ends on the first signal (no new requests); hardCtx on the second (abort the drain).
-	stopCtx    context.Context
-	hardCtx    context.Context
-	signalName string
+	// stopCtx ends on the first signal (no new requests); hardCtx on the second, or
+	// --shutdown-timeout after the first (abort what is in flight). signal is the first
+	// signal's name (bounds.go).
+	stopCtx context.Context
+	hardCtx context.Context
+	signal  atomic.Pointer[string]
+	// unreachable: a run ended with a server that did not answer (bounds.go): the cleanup
+	// does not wait long for it either.
+	unreachable bool
 }
 
 // Execute runs suite s's plan p and returns the exit code: 0 ok, 1 verification failed or the
@@ -96,26 +102,8 @@ func (e *engine) execute(stdout io.Writer) (code int) {
 	e.stopCtx, e.hardCtx = stopCtx, hardCtx
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		n := 0
-		for sig := range sigs {
-			n++
-			if n == 1 {
-				e.signalName = sig.String()
-				if sig == syscall.SIGTERM {
-					e.signalName = "SIGTERM"
-				} else {
-					e.signalName = "SIGINT"
-				}
-				fmt.Fprintf(e.stderr, "\n%s: %s: no new requests; draining what was accepted (again to abort the drain)\n", e.info.Name, e.signalName)
-				stop()
-			} else {
-				fmt.Fprintf(e.stderr, "\n%s: second signal: aborting the drain; stopping servers\n", e.info.Name)
-				hard()
-			}
-		}
-	}()
+	defer func() { signal.Stop(sigs); close(sigs) }()
+	go e.handleSignals(sigs, stop, hard) // bounds.go
 	defer func() {
 		if p := recover(); p != nil {
 			_ = pgserver.StopAll()
@@ -159,7 +147,8 @@ func (e *engine) execute(stdout io.Writer) (code int) {
 		return ExitUsage
 	}
 	e.report.FinishedAt = time.Now().UTC()
-	e.report.Interrupted = e.signalName != ""
+	sigName := e.signalName()
+	e.report.Interrupted = sigName != ""
 	if err != nil {
 		e.report.Error = database.Redact(err.Error())
 	}
@@ -182,9 +171,9 @@ func (e *engine) execute(stdout io.Writer) (code int) {
 	}
 
 	switch {
-	case e.signalName == "SIGINT":
+	case sigName == "SIGINT":
 		return ExitSIGINT
-	case e.signalName == "SIGTERM":
+	case sigName == "SIGTERM":
 		return ExitSIGTERM
 	case err != nil:
 		fmt.Fprintf(e.stderr, "%s: %s\n", e.info.Name, database.Redact(err.Error()))
@@ -294,6 +283,7 @@ func (e *engine) runAll() error {
 				run.Leftover = monitor.Leftover(goroutines, conns, time.Second)
 				e.report.Runs = append(e.report.Runs, run)
 				if err != nil {
+					e.unreachable = errors.Is(err, errUnreachable)
 					return fmt.Errorf("%s run: %w", mode, err)
 				}
 				index++
@@ -350,7 +340,7 @@ func (e *engine) queueConfig() runenv.Queue {
 		RetryBackoff: time.Duration(c.QueueRetryBackoffMs) * time.Millisecond, Settings: faults.SessionSettings(c.Faults),
 		ReclaimIdle: time.Duration(c.ReclaimIdleMs) * time.Millisecond, MaxDeliveries: c.MaxDeliveries, Shards: c.StreamShards, Role: c.Role,
 		ProducerID: c.ProducerID, ExpectProducers: c.ExpectProducers, Fresh: e.target == nil || !c.Joining(e.target),
-		SlowFlushPct: c.SlowFlushPct}
+		SlowFlushPct: c.SlowFlushPct, FlushTimeout: c.RequestTimeout}
 	if q.Retries == 0 { // --queue-retries 0 is none; queue.Options.MaxRetries 0 is the default
 		q.Retries = -1
 	}
@@ -434,47 +424,62 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 		OpContext:        e.hardCtx,
 		Live:             live,
 		Retry:            c.RetryPolicy(),
+		RequestTimeout:   c.RequestTimeout,
 	}
 	c.OpenLoop.LoadConfig(&lcfg, r.rate, c.Seed)
 	probe := e.startProbe(r) // the round trips, until the drain is over (network.go)
 	injector := e.startFaults(r, wl)
+	defer injector.Lift() // a blackhole without an end lasts until the run is accounted for
 	gc0 := gcPauses()
 	res, err := e.runLoad(r, lcfg, wl) // load.Run, in this process's --role (redisbackend.go)
 	gcPause := gcPauses() - gc0
 	if err != nil {
 		injector.Stop()
 		e.stopProbe(probe, r, nil)
-		mon.Stop()
+		mon.Stop(ctx)
 		return fail(err)
 	}
 	var drainErr error
+	var stalled bool
 	drainEnd := res.End
+	progress := drainProgress(r, wl, mon)
 	if wl.Drain != nil {
 		injector.WaitPauses()
-		dctx, cancel := context.WithTimeout(e.hardCtx, c.DrainTimeout)
-		stopLine := e.showDrain(r, wl, mon) // watch.go
-		drainErr = wl.Drain(dctx)
+		dctx, cancelDrain := context.WithTimeout(e.hardCtx, c.DrainTimeout)
+		sctx, stall := context.WithCancelCause(dctx)
+		stopWatch := watchStall(stall, progress, c.RequestTimeout) // bounds.go
+		stopLine := e.showDrain(r, progress)                       // watch.go
+		drainErr = wl.Drain(sctx)
+		stalled = stopWatch()
 		stopLine(drainErr == nil)
-		cancel()
+		stall(nil)
+		cancelDrain()
 		drainEnd = time.Now()
 	}
+	// From here on the run is accounted for, even after a second signal aborted the drain,
+	// within the bounds of postLoad (bounds.go).
+	post, cancelPost := e.postLoad()
+	defer cancelPost()
 	out.Faults = injector.Stop()
 	out.Network = e.stopProbe(probe, r, cost)
 	out.FaultOutcome = faultOutcome(out.Faults, res)
-	out.LockMonitor, out.Pool = mon.Stop()
+	out.LockMonitor, out.Pool = mon.Stop(post)
 	out.Soak = e.soakFigures(injector, out.Faults, mon, res.End)
-	// From here on the run is accounted for, even after a second signal aborted the drain:
-	// the context of the bookkeeping is not cancelled with it.
-	post, cancelPost := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-	defer cancelPost()
-	// A fault may have broken the engine's own connection (restart-postgres): verification
-	// needs a live one.
-	if err := e.target.EnsureAdmin(post); err != nil {
-		return fail(err)
+	out.Load = e.loadStats(res, drainEnd, r)
+	out.Interrupted = res.Stopped
+	if drainErr != nil {
+		out.Error = database.Redact("drain: " + drainErr.Error())
+	}
+	// A fault may have broken the engine's own connection (restart-postgres), or the path to a
+	// server may not have come back: wait for it, at most --reconcile-timeout.
+	if err := e.awaitPaths(post, r); err != nil {
+		e.target.CutSockets()           // what waits on them fails at once, closing them does not wait
+		releaseConns(post, pool, r, wl) // dbcost.go
+		out.Verification = unverified(err.(*unreachableError).reason(), res, held(progress))
+		return out, err
 	}
 	var server map[string]dbstats.Timed
 	out.Database, server = e.endCost(post, cost, pool, r, wl, mon, res)
-	out.Load = e.loadStats(res, drainEnd, r)
 	out.RequestTime = requestTime(tracer, server, res, gcPause)
 	if wl.Flusher != nil {
 		f := wl.Flusher.Stats()
@@ -487,23 +492,45 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 		}
 	}
 	out.Efficiency, out.EfficiencyBasis = results.Efficiency(out, e.report.Environment.Calibration)
-	out.Interrupted = res.Stopped
-	if drainErr != nil {
-		out.Error = database.Redact("drain: " + drainErr.Error())
-	}
 	// Verification runs even after a failed drain: it then shows exactly what is missing.
-	vctx := post
-	// Who verifies what, against which requests, with which role and stream checks (redisbackend.go).
-	suite, vres, roleChecks, verr := e.verification(vctx, r, res)
+	out.Verification = e.verify(post, r, res)
+	if drainErr != nil {
+		out.Verification.Passed = false
+	}
+	if stalled || drainErr != nil && out.Verification.Unverified == nil {
+		why := "the drain did not finish: " + oneLine(database.Redact(drainErr.Error()))
+		u := unverified(why, res, held(progress)).Unverified
+		out.Verification.Unverified = u
+	}
+	out.Figures = e.suiteFigures(post, r)
+	return out, nil
+}
+
+// held is how many accepted writes a drain left unpersisted (0 when it cannot tell).
+func held(progress func() load.DrainStatus) int64 {
+	if progress == nil {
+		return 0
+	}
+	st := progress()
+	if st.Accepted > 0 {
+		return max(st.Accepted-st.Persisted, 0)
+	}
+	return st.Waiting
+}
+
+// verify runs the run's verification: who verifies what (redisbackend.go), the reconciliation
+// of every request, the suite's checks; a query that fails is a failed check, a context that
+// ran out an unverified run.
+func (e *engine) verify(ctx context.Context, r *run, res *load.Result) results.Verification {
+	suite, vres, roleChecks, verr := e.verification(ctx, r, res)
 	var recon *results.Reconciliation
 	var must testkit.Result
 	if verr == nil {
-		recon, must, verr = reconcile(vctx, suite, r.suite, vres)
+		recon, must, verr = reconcile(ctx, suite, r.suite, vres)
 	}
-	out.Reconciliation = recon
 	var checks []results.Check
 	if verr == nil {
-		checks, verr = suite.Verify(vctx, r.suite, must)
+		checks, verr = suite.Verify(ctx, r.suite, must)
 		checks = append(checks, roleChecks...)
 	}
 	if recon != nil {
@@ -516,20 +543,21 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 		// nothing and must not read as verified.
 		checks = append(checks, results.Check{Name: "requests completed", Expected: "> 0", Actual: 0, OK: false})
 	}
-	out.Verification = results.Verification{Checks: checks, Passed: verr == nil && len(checks) > 0}
+	v := results.Verification{Checks: checks, Passed: verr == nil && len(checks) > 0}
 	for _, ch := range checks {
 		if !ch.OK {
-			out.Verification.Passed = false
+			v.Passed = false
 		}
 	}
-	if drainErr != nil {
-		out.Verification.Passed = false
-	}
 	if verr != nil {
-		out.Verification.Checks = append(out.Verification.Checks, results.Check{Name: "verification query", Expected: "no error", Actual: database.Redact(verr.Error()), OK: false})
+		if ctx.Err() != nil {
+			u := unverified("verification did not finish: "+oneLine(database.Redact(verr.Error())), res, 0)
+			u.Checks = checks
+			return u
+		}
+		v.Checks = append(v.Checks, results.Check{Name: "verification query", Expected: "no error", Actual: database.Redact(verr.Error()), OK: false})
 	}
-	out.Figures = e.suiteFigures(post, r)
-	return out, nil
+	return v
 }
 
 // suiteFigures are the suite's own figures of the run (testkit.FigureReporter), read once it is
@@ -621,7 +649,14 @@ func (e *engine) close() error {
 		err = errors.Join(err, e.samples.Close())
 	}
 	if e.target != nil {
-		err = errors.Join(err, e.target.Close())
+		bound := 30 * time.Second
+		switch {
+		case e.hardCtx.Err() != nil:
+			bound = abortedBound
+		case e.unreachable:
+			bound = attemptBound
+		}
+		err = errors.Join(err, e.target.CloseWithin(bound))
 	}
 	err = errors.Join(err, e.closeRedis())
 	return errors.Join(err, e.closeNetwork())

@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/monitor"
@@ -45,7 +44,7 @@ func (e *engine) closeMetrics() {
 	if e.metrics == nil {
 		return
 	}
-	if d := e.cfg.MetricsLinger; d > 0 && e.signalName == "" {
+	if d := e.cfg.MetricsLinger; d > 0 && e.signalName() == "" {
 		sigs := make(chan os.Signal, 1)
 		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 		fmt.Fprintf(e.stderr, "%s: the final values stay on %s for %s (Ctrl-C to stop now)\n", e.info.Name, e.metrics.URL(), d)
@@ -89,33 +88,20 @@ func (e *engine) watch(r *run, live *load.Live, mon *monitor.Monitor, pool *pgxp
 	return e.metrics.Watch(src)
 }
 
-// showDrain follows the drain on the terminal: records persisted of those accepted, records
-// still waiting and the current persist lag. The returned stop draws the final line; drained
-// says the drain ended with nothing left.
-func (e *engine) showDrain(r *run, wl *testkit.Workload, mon *monitor.Monitor) (stop func(drained bool)) {
-	var status func() load.DrainStatus
-	var drained atomic.Bool
-	switch {
-	case r.Backend != nil:
-		q := r.Backend
-		status = func() load.DrainStatus {
-			m := q.Metrics()
-			return load.DrainStatus{Persisted: m.FlushedTotal + m.SyncFallbackTotal,
-				Accepted: m.EnqueuedTotal - m.DroppedTotal - m.RejectedTotal, Waiting: m.PendingDepth, Lag: q.PersistLag()}
-		}
-	case wl.Flusher != nil:
-		o := wl.Flusher
-		status = func() load.DrainStatus {
-			st := load.DrainStatus{Persisted: o.Stats().RowsClaimed}
-			if drained.Load() {
-				st.Accepted = st.Persisted
-			} else if p := mon.Last().OutboxPending; p != nil {
-				st.Waiting = *p // counted by the monitor every second: up to a second old
-			}
-			return st
-		}
-	default:
+// showDrain follows the drain on the terminal from progress (drainProgress): records persisted
+// of those accepted, records still waiting and the current persist lag. The returned stop
+// draws the final line; drained says the drain ended with nothing left.
+func (e *engine) showDrain(r *run, progress func() load.DrainStatus) (stop func(drained bool)) {
+	if progress == nil {
 		return func(bool) {}
+	}
+	var drained atomic.Bool
+	status := func() load.DrainStatus {
+		st := progress()
+		if drained.Load() && st.Accepted == 0 { // the outbox knows what it accepted once it is empty
+			st.Accepted, st.Waiting = st.Persisted, 0
+		}
+		return st
 	}
 	end := load.ShowDrain(e.stderr, e.cfg.ProgressInterval, r.Mode, status)
 	return func(ok bool) {

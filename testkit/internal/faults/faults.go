@@ -42,7 +42,7 @@ const (
 	// The network faults strike the path of one target (NetPostgres or NetRedis), through the
 	// in-process proxy the service's connections then take (testkit/internal/netdelay).
 	NetDelay     = "net-delay"     // KIND:TARGET@T+D[=EXTRA]: EXTRA more round trip for D
-	NetBlackhole = "net-blackhole" // KIND:TARGET@T+D: bytes held both ways for D, nothing answered, no RST
+	NetBlackhole = "net-blackhole" // KIND:TARGET@T[+D]: bytes held both ways for D (no D: until the run ends), nothing answered, no RST
 	NetReset     = "net-reset"     // KIND:TARGET@T: every connection on the path reset at once
 )
 
@@ -150,7 +150,7 @@ func Parse(s string) (Fault, error) {
 // parseNetwork reads a network fault: KIND:TARGET@T[+D][=EXTRA].
 func parseNetwork(s string) (Fault, error) {
 	f := Fault{raw: s}
-	syntax := fmt.Errorf("--fault %q: want net-delay:TARGET@T+D[=EXTRA], net-blackhole:TARGET@T+D or net-reset:TARGET@T, TARGET pg or redis", s)
+	syntax := fmt.Errorf("--fault %q: want net-delay:TARGET@T+D[=EXTRA], net-blackhole:TARGET@T[+D] or net-reset:TARGET@T, TARGET pg or redis", s)
 	head, when, ok := strings.Cut(s, "@")
 	if !ok {
 		return f, syntax
@@ -172,7 +172,7 @@ func parseNetwork(s string) (Fault, error) {
 	switch {
 	case kind == NetReset && (hasDur || hasExtra):
 		return f, fmt.Errorf("--fault %q: net-reset strikes at once: it takes @T only", s)
-	case kind != NetReset && !hasDur:
+	case kind == NetDelay && !hasDur:
 		return f, fmt.Errorf("--fault %q: %s lasts a window: want %s:%s@T+D, e.g. %s:%s@2s+3s", s, kind, kind, target, kind, target)
 	case hasExtra && kind != NetDelay:
 		return f, fmt.Errorf("--fault %q: only net-delay takes =EXTRA", s)
@@ -269,9 +269,10 @@ type Injector struct {
 	// a restart is still under way strikes once the server is back.
 	striking sync.Mutex
 
-	mu     sync.Mutex
-	events []results.FaultEvent
-	struck []Path // the paths a net-delay or net-blackhole struck: healed by Stop
+	mu      sync.Mutex
+	events  []results.FaultEvent
+	struck  []Path // the paths a net-delay or net-blackhole struck: healed by Stop
+	lasting []Path // the paths a blackhole without an end struck: healed by Lift
 }
 
 // Start schedules faults relative to now; ctx ends every fault still waiting or in effect.
@@ -386,13 +387,19 @@ func (in *Injector) strikeNetwork(f Fault) (string, error) {
 	}
 	if f.Kind != NetReset {
 		in.mu.Lock()
-		in.struck = append(in.struck, p)
+		if f.Lasting() {
+			in.lasting = append(in.lasting, p)
+		} else {
+			in.struck = append(in.struck, p)
+		}
 		in.mu.Unlock()
 	}
-	switch f.Kind {
-	case NetDelay:
+	switch {
+	case f.Kind == NetDelay:
 		return fmt.Sprintf("%s more round trip to %s for %s", f.Extra, f.Target, f.For), p.Delay(f.Extra, f.For)
-	case NetBlackhole:
+	case f.Lasting():
+		return fmt.Sprintf("every byte to and from %s held until the run ends: nothing answered, no RST", f.Target), p.Blackhole(untilTheEnd)
+	case f.Kind == NetBlackhole:
 		return fmt.Sprintf("every byte to and from %s held for %s: nothing answered, no RST; delivered in order after", f.Target, f.For), p.Blackhole(f.For)
 	}
 	return fmt.Sprintf("%d connections to %s reset (RST both ways)", p.Reset(), f.Target), nil
@@ -431,9 +438,27 @@ func (in *Injector) WaitPauses() {
 	in.pausing.Wait()
 }
 
-// Stop cancels faults that have not struck yet, ends those still in effect (a pause, a
-// network fault's window: the run's faults end with it, and closing its connections does
-// not wait out a blackhole) and returns what happened, in time order.
+// untilTheEnd is the window of a blackhole without an end: Lift ends it.
+const untilTheEnd = 100 * 365 * 24 * time.Hour
+
+// Lasting reports whether f lasts until the run ends (a net-blackhole without +D): Stop leaves
+// it in force, through the drain and the wait for the path before verification; Lift ends it.
+func (f Fault) Lasting() bool { return f.Kind == NetBlackhole && f.For == 0 }
+
+// Lift ends the faults that last until the run ends (Lasting), once the run is accounted for.
+func (in *Injector) Lift() {
+	in.mu.Lock()
+	lasting := in.lasting
+	in.lasting = nil
+	in.mu.Unlock()
+	for _, p := range lasting {
+		p.Heal()
+	}
+}
+
+// Stop cancels faults that have not struck yet, ends those still in effect but the lasting
+// ones (a pause, a network fault's window: the run's faults end with it, and closing its
+// connections does not wait out a blackhole) and returns what happened, in time order.
 func (in *Injector) Stop() []results.FaultEvent {
 	in.cancel()
 	in.wg.Wait()

@@ -60,6 +60,10 @@ type Config struct {
 	Live *Live
 	// Retry is the policy of Request.Try (nil: every unit is tried once).
 	Retry *Retry
+	// RequestTimeout bounds each try of a request (each Request.Try call's unit, or the whole
+	// operation when it does not call Try): its context is cancelled once the try has run this
+	// long, and its failure is of class request_timeout, an unknown outcome. 0: no bound.
+	RequestTimeout time.Duration
 
 	// Rate > 0 makes the run open-loop (openloop.go): requests arrive at Rate per second on
 	// a schedule of Arrivals drawn from Seed, Concurrency workers serve them, and a request's
@@ -89,6 +93,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("load: warm-up must not be negative, got %s", c.Warmup)
 	case c.Duration > 0 && c.Warmup >= c.Duration:
 		return fmt.Errorf("load: warm-up (%s) must be shorter than duration (%s), or nothing is measured", c.Warmup, c.Duration)
+	case c.RequestTimeout < 0:
+		return fmt.Errorf("load: request timeout must not be negative, got %s", c.RequestTimeout)
 	case c.Shards < 0:
 		return fmt.Errorf("load: shards must not be negative, got %d", c.Shards)
 	case c.Retry != nil && (c.Retry.MaxTries < 0 || c.Retry.Backoff < 0 || c.Retry.BackoffCap < 0):
@@ -213,7 +219,7 @@ func newRunner(cfg Config, op Op) *runner {
 	r.live.reset(cfg.Requests, r.latency, r.acquire)
 	for i := range r.workers {
 		w := &r.workers[i]
-		w.req = Request{Worker: i, shard: i % shards, retry: cfg.Retry, stats: &w.retries}
+		w.req = Request{Worker: i, shard: i % shards, retry: cfg.Retry, stats: &w.retries, timeout: cfg.RequestTimeout, opCtx: r.opCtx}
 	}
 	return r
 }
@@ -222,6 +228,21 @@ func (r *runner) run(ctx context.Context) *Result {
 	r.start = time.Now()
 	r.measureStart = r.start.Add(r.measureFrom())
 	r.deadline = r.cfg.Duration
+	for i := range r.workers {
+		r.workers[i].req.start = r.start
+	}
+	if r.cfg.RequestTimeout > 0 {
+		stop := make(chan struct{})
+		watched := make(chan struct{})
+		go func() { r.watchdog(r.cfg.RequestTimeout, stop); close(watched) }()
+		defer func() {
+			close(stop)
+			<-watched
+			for i := range r.workers {
+				r.workers[i].req.attempt.release()
+			}
+		}()
+	}
 	prog := startProgress(r)
 	done := ctx.Done()
 	if r.open != nil {
@@ -296,7 +317,7 @@ func (r *runner) serve(w *worker, i int64, began, intended time.Duration, measur
 	req.acquireWait, req.acquired = 0, false
 	req.retries, req.unknown, req.outOfTries = 0, false, false
 
-	err := call(r.opCtx, r.op, req)
+	err := req.endTry(call(req.beginTry(r.opCtx), r.op, req))
 	ended := time.Since(r.start)
 	w.lastEnd = ended
 	w.longest = max(w.longest, ended-intended)

@@ -26,6 +26,33 @@ type Request struct {
 	retries    int
 	unknown    bool
 	outOfTries bool
+
+	// The request timeout (Config.RequestTimeout; 0: none), the run's context and start, and
+	// the try the watchdog times (timeout.go).
+	timeout time.Duration
+	opCtx   context.Context
+	start   time.Time
+	attempt attempt
+}
+
+// beginTry starts timing a try under the request timeout and returns the context it runs
+// under: ctx itself when the run has no timeout.
+func (r *Request) beginTry(ctx context.Context) context.Context {
+	if r.timeout == 0 {
+		return ctx
+	}
+	ctx = r.attempt.context(r.opCtx)
+	r.attempt.begin(time.Since(r.start))
+	return ctx
+}
+
+// endTry ends the timing of a try and returns err as a request timeout's when the watchdog
+// cancelled the try and it failed (a try that succeeded as it was cancelled succeeded).
+func (r *Request) endTry(err error) error {
+	if r.timeout == 0 || !r.attempt.end() || err == nil {
+		return err
+	}
+	return &timeoutError{after: r.timeout, err: Unknown(err)}
 }
 
 // Acquire takes a connection from pool and records the time spent waiting for it (also when

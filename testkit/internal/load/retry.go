@@ -17,10 +17,10 @@ import (
 var DefaultRetryClasses = []string{ClassConnClosed, ClassConnError, "57P01", "57P03", "40001", "40P01", "55P03"}
 
 // retryableNames are the classes other than SQLSTATEs that a retry set may name.
-var retryableNames = []string{ClassConnClosed, ClassConnError, ClassDeadlineExceeded}
+var retryableNames = []string{ClassConnClosed, ClassConnError, ClassDeadlineExceeded, ClassRequestTimeout}
 
 // ValidateRetryClass accepts a class that a retry set may name: a SQLSTATE (five digits or
-// capital letters, e.g. 40P01) or one of conn_closed, conn_error, deadline_exceeded.
+// capital letters, e.g. 40P01) or one of conn_closed, conn_error, deadline_exceeded, request_timeout.
 func ValidateRetryClass(class string) error {
 	if slices.Contains(retryableNames, class) || isSQLState(class) {
 		return nil
@@ -58,13 +58,15 @@ type Retry struct {
 
 func (p *Retry) maxTries() int { return max(p.MaxTries, 1) }
 
-// retryable reports whether err may be tried again under p.
+// retryable reports whether err may be tried again under p: by its own class, or for an
+// unknown outcome by the class of the error behind it.
 func (p *Retry) retryable(err error) bool {
+	class := Classify(err)
 	var u *unknownError
-	if errors.As(err, &u) {
-		err = u.err
+	if class == ClassUnknownOutcome && errors.As(err, &u) {
+		class = Classify(u.err)
 	}
-	return slices.Contains(p.Classes, Classify(err))
+	return slices.Contains(p.Classes, class)
 }
 
 // backoff is the wait before retry number n (1 for the first retry) of request index.
@@ -99,15 +101,25 @@ func splitmix(x uint64) uint64 {
 // whose outcome was unknown may have taken effect. The request's latency includes every try
 // and wait. Try returns fn's last error; the request is recorded as of unknown outcome when
 // any try's outcome was unknown and none succeeded after it.
+//
+// Under a request timeout (Config.RequestTimeout) each try has its own: fn's context is
+// cancelled when the try runs longer, fn's error is then of class request_timeout and an
+// unknown outcome, and the next try (when the policy names the class) runs under a fresh
+// context of the run's, not under ctx.
 func (r *Request) Try(ctx context.Context, fn func(ctx context.Context) error) error {
 	p := r.retry
 	for try := 1; ; try++ {
-		err := fn(ctx)
+		tctx := r.beginTry(ctx)
+		err := r.endTry(fn(tctx))
 		if err == nil {
 			return nil
 		}
 		if IsUnknown(err) {
 			r.unknown = true
+		}
+		timedOut := IsRequestTimeout(err)
+		if timedOut {
+			ctx = r.opCtx // the timed-out try's context is cancelled; the run's is not
 		}
 		if p == nil || !p.retryable(err) || ctx.Err() != nil {
 			return err

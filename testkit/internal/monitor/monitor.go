@@ -591,13 +591,13 @@ func (m *Monitor) reconnect(ctx context.Context) error {
 	return nil
 }
 
-// Stop ends sampling, takes one last sample, closes the connection and returns the run's lock
-// and pool summaries.
-func (m *Monitor) Stop() (results.LockMonitor, results.Pool) {
+// Stop ends sampling, takes one last sample (within ctx, and the sample's own bound), closes
+// the connection and returns the run's lock and pool summaries.
+func (m *Monitor) Stop(ctx context.Context) (results.LockMonitor, results.Pool) {
 	m.cancel()
 	<-m.done
-	m.sample(context.Background(), time.Now(), true)
-	_ = m.conn.Close(context.Background())
+	m.sample(ctx, time.Now(), true)
+	_ = m.conn.Close(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	pool := m.pool

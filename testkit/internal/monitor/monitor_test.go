@@ -97,7 +97,7 @@ func TestWaitersAreAttributedToTheHotTable(t *testing.T) {
 		return l.MaxWaitersByRelation["api_keys"] >= waiters && l.MaxBlockedSessions >= waiters
 	})
 	var locks results.LockMonitor
-	locks, _ = m.Stop()
+	locks, _ = m.Stop(context.Background())
 	release()
 	if err := sw.Close(); err != nil {
 		t.Fatal(err)
@@ -148,7 +148,7 @@ func TestNoWaitersWhenNothingContends(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitForSamples(t, m, "two samples", func(l results.LockMonitor) bool { return l.Samples >= 2 })
-	locks, _ := m.Stop()
+	locks, _ := m.Stop(context.Background())
 	if locks.Samples < 2 || locks.MaxLockWaiters != 0 || locks.MaxWaitersByRelation["api_keys"] != 0 {
 		t.Errorf("got %+v", locks)
 	}
@@ -183,7 +183,7 @@ func TestMonitorReconnects(t *testing.T) {
 	waitForSamples(t, m, "a successful sample after the termination", func(l results.LockMonitor) bool {
 		return l.Samples >= before+2
 	})
-	m.Stop()
+	m.Stop(context.Background())
 }
 
 // waitForSamples polls the monitor's running summary (cond runs under its lock: the maps are
@@ -198,7 +198,7 @@ func waitForSamples(t *testing.T, m *Monitor, what string, cond func(results.Loc
 			return
 		}
 		if time.Now().After(deadline) {
-			locks, _ := m.Stop()
+			locks, _ := m.Stop(context.Background())
 			t.Fatalf("after 10s, still waiting for %s (%+v)", what, locks)
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -230,7 +230,7 @@ func TestWaitersPerPhysicalRow(t *testing.T) {
 	waitForSamples(t, m, "every waiter seen queued", func(l results.LockMonitor) bool {
 		return l.MaxWaitersByRelation["api_keys"] >= 5
 	})
-	locks, _ := m.Stop()
+	locks, _ := m.Stop(context.Background())
 	releaseA()
 	releaseB()
 	if got := locks.MaxWaitersByRelation["api_keys"]; got != 5 {

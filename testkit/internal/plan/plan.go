@@ -61,6 +61,11 @@ type Plan struct {
 	QueueRetryBackoffMs int
 	DrainTimeout        time.Duration
 
+	// The bounds of a run's waits (docs/faults-and-soak.md, "What ends a hung run").
+	RequestTimeout   time.Duration
+	ReconcileTimeout time.Duration
+	ShutdownTimeout  time.Duration
+
 	// StreamConfig: --queue-backend, --redis*, --role and friends (package redisrun).
 	redisrun.StreamConfig
 	// OpenLoop: --rate, --rates and friends (openloop.go).
@@ -125,6 +130,15 @@ type Plan struct {
 	suiteFlags map[string]any
 }
 
+// The defaults of the bounds of a run's waits. A request at the default flags (100 workers on
+// 64 connections) takes milliseconds, and the slowest request of the 6,000-worker baselines
+// about 10 s; the request timeout is far above both and below a minute-long partition.
+const (
+	DefaultRequestTimeout   = 30 * time.Second
+	DefaultReconcileTimeout = 30 * time.Second
+	DefaultShutdownTimeout  = 5 * time.Second
+)
+
 // DefaultProgressInterval is --progress-interval's default: a CI log or a `| tee` shows the
 // run advancing without drowning in lines.
 const DefaultProgressInterval = 5 * time.Second
@@ -179,12 +193,15 @@ func (c *parser) register() {
 	fs.Var(&c.QueueFull, "queue-full", "what Enqueue does when the queue is full: drop, sync (write inline) or block")
 	fs.IntVar(&c.QueueRetries, "queue-retries", queue.DefaultMaxRetries, "flush retries before records fall back to one-by-one writes")
 	fs.IntVar(&c.QueueRetryBackoffMs, "queue-retry-backoff-ms", int(queue.DefaultRetryBackoff/time.Millisecond), "first retry backoff in ms (doubles per attempt)")
-	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 5*time.Minute, "longest the outbox or queue may take to drain after the load")
+	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 5*time.Minute, "longest the outbox or queue may take to drain after the load; a drain that commits nothing for --request-timeout ends sooner")
+	fs.DurationVar(&c.RequestTimeout, "request-timeout", DefaultRequestTimeout, "longest one try of a request may take, waiting for a connection included (and one flush of the queue or outbox); a try cut off is an unknown outcome (class request_timeout), looked up at the end")
+	fs.DurationVar(&c.ReconcileTimeout, "reconcile-timeout", DefaultReconcileTimeout, "after the load, how long verification waits for an unreachable PostgreSQL (or Redis) to answer again before it reports the run unverified; 0: not at all")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", DefaultShutdownTimeout, "after SIGINT or SIGTERM, how long what is in flight may finish before it is aborted (a second signal aborts at once)")
 	c.StreamConfig.Register(fs)
 
 	fs.IntVar(&c.MaxTries, "max-tries", 1, "tries per request (as pgbench's --max-tries): a request that fails with a --retry-classes error is tried again, its latency counted from the first try")
 	fs.IntVar(&c.RetryBackoffMs, "retry-backoff-ms", 0, "wait before a request's first retry in ms; doubles per retry up to 32×, jittered from --seed")
-	fs.StringSliceVar(&c.retryClassesRaw, "retry-classes", nil, "error classes a request is retried for (SQLSTATEs, conn_closed, conn_error, deadline_exceeded); default "+strings.Join(load.DefaultRetryClasses, ",")+", and 57014 with --fault statement-timeout")
+	fs.StringSliceVar(&c.retryClassesRaw, "retry-classes", nil, "error classes a request is retried for (SQLSTATEs, conn_closed, conn_error, deadline_exceeded, request_timeout); default "+strings.Join(load.DefaultRetryClasses, ",")+", and 57014 with --fault statement-timeout")
 	fs.IntVar(&c.Repeat, "repeat", 1, "run each mode this many times on fresh state; the report adds median/min/max")
 	fs.StringVar(&c.levelsRaw, "levels", "", "concurrency ladder, e.g. 1,2,4,8,64 (one run per level, each for --duration)")
 	c.registerOpenLoop() // openloop.go
@@ -250,6 +267,15 @@ func (c *parser) validate() error {
 	}
 	if c.DrainTimeout <= 0 {
 		bad("--drain-timeout must be positive")
+	}
+	if c.RequestTimeout <= 0 {
+		bad("--request-timeout must be positive, got %s", c.RequestTimeout)
+	}
+	if c.ReconcileTimeout < 0 {
+		bad("--reconcile-timeout must not be negative, got %s", c.ReconcileTimeout)
+	}
+	if c.ShutdownTimeout <= 0 {
+		bad("--shutdown-timeout must be positive, got %s", c.ShutdownTimeout)
 	}
 	if c.MaxTries < 1 {
 		bad("--max-tries must be at least 1 (1: no retries)")
@@ -543,8 +569,9 @@ func flagValue(f *pflag.Flag) any {
 // Config is what a suite reads of the plan (Run.Config, Validator).
 func (c *Plan) Config() testkit.Config {
 	return testkit.Config{Requests: c.Requests, Duration: c.Duration, Concurrency: c.Concurrency, HotKeys: c.HotKeys,
-		Seed: c.Seed, FlushBatchSize: c.FlushBatchSize, FlushInterval: c.FlushInterval(), SlotPick: c.SlotPick,
-		Modes: slices.Clone(c.Modes), SplitRun: c.Role != redisq.RoleBoth}
+		Seed: c.Seed, FlushBatchSize: c.FlushBatchSize, FlushInterval: c.FlushInterval(), RequestTimeout: c.RequestTimeout,
+		SlotPick: c.SlotPick,
+		Modes:    slices.Clone(c.Modes), SplitRun: c.Role != redisq.RoleBoth}
 }
 
 // FlushInterval is --flush-interval-ms.

@@ -27,8 +27,10 @@ func (c *parser) record(own map[string]bool) {
 		FlushBatchSize: p.FlushBatchSize, FlushIntervalMs: p.FlushIntervalMs,
 		QueueCapacity: p.QueueCapacity, QueueWorkers: p.QueueWorkers, QueueFull: p.QueueFull.String(),
 		QueueRetries: p.QueueRetries, QueueRetryBackoffMs: p.QueueRetryBackoffMs,
-		DrainTimeoutMs: results.Milliseconds(p.DrainTimeout),
-		QueueBackend:   p.QueueBackend, Redis: p.RedisMode, RedisURL: database.RedactURL(p.RedisURL),
+		DrainTimeoutMs:   results.Milliseconds(p.DrainTimeout),
+		RequestTimeoutMs: results.Milliseconds(p.RequestTimeout), ReconcileTimeoutMs: results.Milliseconds(p.ReconcileTimeout),
+		ShutdownTimeoutMs: results.Milliseconds(p.ShutdownTimeout),
+		QueueBackend:      p.QueueBackend, Redis: p.RedisMode, RedisURL: database.RedactURL(p.RedisURL),
 		RedisPersist: p.RedisPersist, RedisReplicas: p.RedisReplicas, StreamShards: p.StreamShards, ReclaimIdleMs: p.ReclaimIdleMs, MaxDeliveries: p.MaxDeliveries,
 		Role: p.RoleName, ProducerID: p.ProducerID, Verify: p.Verify, ExpectProducers: p.ExpectProducers,
 

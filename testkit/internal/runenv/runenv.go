@@ -58,6 +58,8 @@ type Queue struct {
 	// Retries is queue.Options.MaxRetries (0: the default, < 0: none); RetryBackoff its first wait.
 	Retries      int
 	RetryBackoff time.Duration
+	// FlushTimeout bounds one flush (queue.Options.FlushTimeout): --request-timeout.
+	FlushTimeout time.Duration
 	// Settings are the session settings of the flushers' connections (the *-timeout faults').
 	Settings map[string]string
 	// SlowFlushPct slows every in-memory queue flush by this percentage of its own duration
