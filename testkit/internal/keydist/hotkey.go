@@ -8,7 +8,8 @@ import (
 )
 
 // HotKeyDist is the built-in suites' --hot-key-dist over --hot-keys keys: which hot key set a
-// request writes, rank 0 the hottest. It is immutable and safe for concurrent use.
+// request writes, rank 0 the hottest. ParseHotKeyDist makes one (the zero value is not
+// usable); it is immutable and safe for concurrent use.
 type HotKeyDist struct {
 	kind      hotKeyKind
 	parameter float64

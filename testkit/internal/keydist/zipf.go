@@ -137,12 +137,3 @@ func zipfNormalizer(n int64, s float64) float64 {
 	}
 	return sum + integral + (f(b)-f(a))/2 + (d1(b)-d1(a))/12 - (d3(b)-d3(a))/720
 }
-
-// Probability is the exact probability of rank k in [1, n] (0 outside). It sums the
-// normaliser, O(min(n, 65536)): for reports and tests, not for draws.
-func (z *Zipf) Probability(k int64) float64 {
-	if k < 1 || k > z.n {
-		return 0
-	}
-	return math.Pow(float64(k), -z.s) / zipfNormalizer(z.n, z.s)
-}

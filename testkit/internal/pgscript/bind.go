@@ -64,7 +64,6 @@ type Env struct {
 type Program struct {
 	script  *Script
 	steps   []step
-	names   []string // variable names by slot
 	slotOf  map[string]int
 	initial []Value // each request's variables before its first command
 	// clientSlot and requestSlot get :client_id and :request_id per request, -1 when a -D
@@ -125,10 +124,9 @@ func (s *Script) Bind(env Env) (*Program, error) {
 		if i, ok := p.slotOf[name]; ok {
 			return i
 		}
-		p.slotOf[name] = len(p.names)
-		p.names = append(p.names, name)
+		p.slotOf[name] = len(p.initial)
 		p.initial = append(p.initial, Value{})
-		return len(p.names) - 1
+		return len(p.initial) - 1
 	}
 	defined := map[string]bool{}
 	for _, d := range env.Defines {
@@ -139,10 +137,12 @@ func (s *Script) Bind(env Env) (*Program, error) {
 		p.initial[slot(d.Name)] = v
 		defined[d.Name] = true
 	}
-	builtins := map[string]Value{VarRandomSeed: intValue(env.Seed), VarDefaultSeed: intValue(defaultSeed(env.Seed))}
-	for name, v := range builtins {
-		if !defined[name] {
-			p.initial[slot(name)] = v
+	for _, b := range []struct {
+		name  string
+		value Value
+	}{{VarRandomSeed, intValue(env.Seed)}, {VarDefaultSeed, intValue(defaultSeed(env.Seed))}} {
+		if !defined[b.name] {
+			p.initial[slot(b.name)] = b.value
 		}
 	}
 	if !defined[VarClientID] && s.Uses(VarClientID) {
@@ -151,8 +151,10 @@ func (s *Script) Bind(env Env) (*Program, error) {
 	if !defined[VarRequestID] && s.Uses(VarRequestID) {
 		p.requestSlot = slot(VarRequestID)
 	}
-	for name := range s.sets {
-		slot(name)
+	for _, cmd := range s.commands {
+		if cmd.sql == nil && cmd.meta == metaSet {
+			slot(cmd.name)
+		}
 	}
 	if err := s.checkDefinite(p); err != nil {
 		return nil, err

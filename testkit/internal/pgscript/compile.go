@@ -1,5 +1,7 @@
 package pgscript
 
+import "math"
+
 // compiler turns a checked script's commands into a Program's steps.
 type compiler struct {
 	p *Program
@@ -130,7 +132,7 @@ func (c *compiler) node(e expr, line int) (node, error) {
 	case fnLeast, fnGreatest:
 		n = &extremumNode{greatest: call.fn == fnGreatest, args: args}
 	case fnPi:
-		n = &constNode{doubleValue(3.14159265358979323846)}
+		n = &constNode{doubleValue(math.Pi)}
 	case fnDebug:
 		return &debugNode{x: args[0], line: line}, nil
 	case fnRandom:

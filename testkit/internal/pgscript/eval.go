@@ -239,10 +239,10 @@ func (n *randomNode) eval(m *machine) (Value, error) {
 		return Value{}, err
 	}
 	if lb > ub {
-		return Value{}, fmt.Errorf("empty range given to %s: [%d, %d]", functionNames[n.fn], lb, ub)
+		return Value{}, fmt.Errorf("empty range given to %s: [%d, %d]", randomNames[n.fn], lb, ub)
 	}
 	if width := ub - lb; width < 0 || width == math.MaxInt64 {
-		return Value{}, fmt.Errorf("%s range is too large: [%d, %d]", functionNames[n.fn], lb, ub)
+		return Value{}, fmt.Errorf("%s range is too large: [%d, %d]", randomNames[n.fn], lb, ub)
 	}
 	var param float64
 	if n.param != nil {
@@ -265,7 +265,7 @@ func (n *randomNode) eval(m *machine) (Value, error) {
 		}
 	}
 	if err != nil {
-		return Value{}, fmt.Errorf("%s: %w", functionNames[n.fn], err)
+		return Value{}, fmt.Errorf("%s: %w", randomNames[n.fn], err)
 	}
 	return intValue(drawn), nil
 }

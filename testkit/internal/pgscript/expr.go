@@ -55,13 +55,13 @@ const (
 type arity int
 
 const (
-	atLeastOne    arity = -1
-	withSeedOf1   arity = -2 // one argument, then an optional seed
-	withSeedOf2   arity = -3 // two arguments, then an optional seed
-	noArguments   arity = 0
-	oneArgument   arity = 1
-	twoArguments  arity = 2
-	threeArgument arity = 3
+	atLeastOne     arity = -1
+	withSeedOf1    arity = -2 // one argument, then an optional seed
+	withSeedOf2    arity = -3 // two arguments, then an optional seed
+	noArguments    arity = 0
+	oneArgument    arity = 1
+	twoArguments   arity = 2
+	threeArguments arity = 3
 )
 
 type function struct {
@@ -75,22 +75,17 @@ var functions = map[string]function{
 	"debug": {fnDebug, oneArgument}, "pi": {fnPi, noArguments}, "sqrt": {fnSqrt, oneArgument},
 	"ln": {fnLn, oneArgument}, "exp": {fnExp, oneArgument}, "int": {fnInt, oneArgument},
 	"double": {fnDouble, oneArgument}, "random": {fnRandom, twoArguments},
-	"random_gaussian": {fnRandomGaussian, threeArgument}, "random_exponential": {fnRandomExponential, threeArgument},
-	"random_zipfian": {fnRandomZipfian, threeArgument}, "pow": {fnPow, twoArguments},
+	"random_gaussian": {fnRandomGaussian, threeArguments}, "random_exponential": {fnRandomExponential, threeArguments},
+	"random_zipfian": {fnRandomZipfian, threeArguments}, "pow": {fnPow, twoArguments},
 	"power": {fnPow, twoArguments}, "mod": {fnMod, twoArguments},
 	"hash": {fnHashMurmur2, withSeedOf1}, "hash_murmur2": {fnHashMurmur2, withSeedOf1},
 	"hash_fnv1a": {fnHashFnv1a, withSeedOf1}, "permute": {fnPermute, withSeedOf2},
 }
 
-// functionNames name operators and functions in messages.
-var functionNames = map[funcID]string{
-	fnAdd: "+", fnSub: "-", fnMul: "*", fnDiv: "/", fnMod: "%", fnAbs: "abs", fnLeast: "least",
-	fnGreatest: "greatest", fnDebug: "debug", fnPi: "pi", fnSqrt: "sqrt", fnLn: "ln", fnExp: "exp",
-	fnInt: "int", fnDouble: "double", fnRandom: "random", fnRandomGaussian: "random_gaussian",
-	fnRandomExponential: "random_exponential", fnRandomZipfian: "random_zipfian", fnPow: "pow",
-	fnAnd: "AND", fnOr: "OR", fnNot: "NOT", fnBitAnd: "&", fnBitOr: "|", fnBitXor: "#",
-	fnLShift: "<<", fnRShift: ">>", fnEq: "=", fnNe: "<>", fnLe: "<=", fnLt: "<", fnIs: "IS",
-	fnCase: "CASE", fnHashMurmur2: "hash", fnHashFnv1a: "hash_fnv1a", fnPermute: "permute",
+// randomNames name the random functions in their errors.
+var randomNames = map[funcID]string{
+	fnRandom: "random", fnRandomGaussian: "random_gaussian", fnRandomExponential: "random_exponential",
+	fnRandomZipfian: "random_zipfian",
 }
 
 // expr is a parsed expression: a constant, a variable or a call.

@@ -21,6 +21,8 @@ func errorAt(line int, format string, args ...any) *Error {
 
 // Command is one SQL command of a script.
 type Command struct {
+	// Index is the command's position in Script.Commands().
+	Index int
 	// Line is the line (1-based) of the command's first character.
 	Line int
 	// Text is the command as written: from its first character, leading comments and
@@ -343,7 +345,7 @@ func (sc *scanner) endSQL(end int) error {
 	if text == "" {
 		return nil
 	}
-	cmd := &Command{Line: sc.startLine, Text: text, Conditional: len(sc.ifs) > 0, quoted: sc.quoted}
+	cmd := &Command{Index: len(sc.script.sql), Line: sc.startLine, Text: text, Conditional: len(sc.ifs) > 0, quoted: sc.quoted}
 	var sql strings.Builder
 	prev := start
 	for k, r := range sc.refs {

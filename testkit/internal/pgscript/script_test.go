@@ -52,7 +52,7 @@ func TestBuiltinScriptsParseUnchanged(t *testing.T) {
 		}
 		for i, w := range commands {
 			c := got[i]
-			if c.Line != w.line || c.SQL != w.sql || !reflect.DeepEqual(c.Params, w.params) || c.Conditional {
+			if c.Index != i || c.Line != w.line || c.SQL != w.sql || !reflect.DeepEqual(c.Params, w.params) || c.Conditional {
 				t.Errorf("%s command %d: line %d %q %v, want line %d %q %v", name, i, c.Line, c.SQL, c.Params, w.line, w.sql, w.params)
 			}
 			if c.Text+";" != lines[c.Line-1] {
