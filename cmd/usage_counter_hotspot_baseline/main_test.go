@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"context"
 	"encoding/json"
 	"net"
@@ -27,6 +28,10 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	if upstream := os.Getenv(proxyEnv); upstream != "" { // this binary, re-run as a proxy
+		serveProxy(upstream)
+		return
+	}
 	dir, err := os.MkdirTemp("", "hotspotkit-bin-")
 	if err != nil {
 		panic(err)
@@ -153,6 +158,9 @@ func TestBadInput(t *testing.T) {
 		{"slot ladder above the cap", []string{"--slots-levels", "1,4096"}, []string{"--slots-levels: 4096 is above 1024"}},
 		{"slots with a slot ladder", []string{"--slots", "4", "--slots-levels", "1,4"}, []string{"--slots and --slots-levels exclude each other"}},
 		{"metrics port in use", []string{"--metrics-addr", busy.Addr().String()}, []string{"--metrics-addr", "address already in use"}},
+		{"zero request timeout", []string{"--request-timeout", "0"}, []string{"--request-timeout must be positive"}},
+		{"negative request timeout", []string{"--request-timeout", "-5s"}, []string{"--request-timeout must be positive"}},
+		{"negative reconcile timeout", []string{"--reconcile-timeout", "-1s"}, []string{"--reconcile-timeout must not be negative"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -262,9 +270,21 @@ type running struct {
 	stderr *suitetest.Output
 }
 
-// startRun starts the binary with args (plus --output) and returns once its first run has
-// acknowledged requests.
+// startRun starts the binary with args (plus --output) and returns once its temporary server
+// runs and its first run has acknowledged requests.
 func startRun(t *testing.T, args ...string) running {
+	t.Helper()
+	return startRunUntil(t, hasServer, args...)
+}
+
+// startRunOn is startRun for a run on a server of its own (--postgres-url): it returns once
+// the first run has acknowledged requests.
+func startRunOn(t *testing.T, args ...string) running {
+	t.Helper()
+	return startRunUntil(t, func(string) bool { return true }, args...)
+}
+
+func startRunUntil(t *testing.T, serverUp func(tmp string) bool, args ...string) running {
 	t.Helper()
 	// The server runs as an unprivileged user when we are root: its TMPDIR must be
 	// reachable by it (t.TempDir's parents are not).
@@ -283,7 +303,13 @@ func startRun(t *testing.T, args ...string) running {
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 2*time.Minute, "the first run's acknowledged requests", func() bool { return hasServer(tmp) && acknowledged(r.out) })
+	pid := r.cmd.Process.Pid
+	waitFor(t, 2*time.Minute, "the first run's acknowledged requests", func() bool {
+		if exited(pid) {
+			t.Fatalf("the binary exited before its first run acknowledged requests:\n%s", r.stderr.String())
+		}
+		return serverUp(tmp) && acknowledged(r.out)
+	})
 	return r
 }
 
@@ -301,6 +327,16 @@ func acknowledged(out string) bool {
 		}
 	}
 	return false
+}
+
+// exited says whether process pid has ended (a zombie not yet waited for).
+func exited(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	_, after, _ := bytes.Cut(b, []byte(") "))
+	return len(after) > 0 && after[0] == 'Z'
 }
 
 func hasServer(tmp string) bool {
@@ -344,7 +380,7 @@ func TestSecondSignalSkipsTheDrain(t *testing.T) {
 		"--fault", "net-blackhole:pg@0s+10m")
 	_ = r.cmd.Process.Signal(syscall.SIGINT)
 	waitFor(t, time.Minute, "the first signal's drain", func() bool {
-		return strings.Contains(r.stderr.String(), "draining what was accepted")
+		return strings.Contains(r.stderr.String(), "what is in flight has")
 	})
 	second := time.Now()
 	_ = r.cmd.Process.Signal(syscall.SIGINT)

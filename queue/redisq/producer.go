@@ -265,9 +265,20 @@ func (q *Queue[K, T]) send(sh *shard, name string) {
 			}
 		}
 		calls++
+		if q.aborted() { // Close gave up: what is left is not sent, and its callers are told
+			for _, r := range batch {
+				r.err = errNotSent
+				r.done <- struct{}{}
+			}
+			continue
+		}
 		args = q.sendBatch(sh, batch, args, name, strconv.Itoa(calls))
 	}
 }
+
+// errNotSent fails the groups a sender had not sent when Close gave up the drain: none of their
+// records reached the stream.
+var errNotSent = errors.New("redisq: not sent: the queue's close gave up before it was sent")
 
 func (q *Queue[K, T]) sendBatch(sh *shard, batch []*addReq, args []any, name, token string) []any {
 	args = args[:0]

@@ -274,11 +274,11 @@ func (o *OutboxFlusher) Drain(ctx context.Context) error {
 		if err != nil {
 			lastErr = err
 			if ctx.Err() != nil {
-				return errors.Join(ctx.Err(), lastErr)
+				return errors.Join(context.Cause(ctx), lastErr)
 			}
 			select {
 			case <-ctx.Done():
-				return errors.Join(ctx.Err(), lastErr)
+				return errors.Join(context.Cause(ctx), lastErr)
 			case <-time.After(50 * time.Millisecond):
 			}
 			continue
@@ -297,7 +297,7 @@ func (o *OutboxFlusher) Drain(ctx context.Context) error {
 			lastErr = err
 			select {
 			case <-ctx.Done():
-				return errors.Join(ctx.Err(), lastErr)
+				return errors.Join(context.Cause(ctx), lastErr)
 			case <-time.After(50 * time.Millisecond):
 			}
 			continue
@@ -308,7 +308,7 @@ func (o *OutboxFlusher) Drain(ctx context.Context) error {
 		// Rows exist but were locked by an unfinished request transaction: wait for it.
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("outbox not drained: %d deltas pending: %w", pending, ctx.Err())
+			return fmt.Errorf("outbox not drained: %d deltas pending: %w", pending, context.Cause(ctx))
 		case <-time.After(10 * time.Millisecond):
 		}
 	}

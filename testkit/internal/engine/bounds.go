@@ -94,10 +94,11 @@ func (e *engine) postLoad() (context.Context, context.CancelFunc) {
 var errUnreachable = errors.New("unreachable")
 
 // awaitPaths waits until the database (and the run's Redis, when it has one) answers, for at
-// most --reconcile-timeout (and ctx), one bounded attempt after another. It returns an error
-// wrapping errUnreachable that names the server and the last failure when they do not.
-func (e *engine) awaitPaths(ctx context.Context, r *run) error {
-	deadline := time.Now().Add(e.cfg.ReconcileTimeout)
+// most wait (--reconcile-timeout, or 0 after a drain that waited for them already) and ctx,
+// one bounded attempt after another. It returns an *unreachableError that names the server
+// and the last failure when they do not.
+func (e *engine) awaitPaths(ctx context.Context, r *run, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
 	reach := []struct {
 		name string
 		try  func(context.Context) error
@@ -125,7 +126,7 @@ func (e *engine) awaitPaths(ctx context.Context, r *run) error {
 			wait.Stop()
 		}
 		if err != nil {
-			return &unreachableError{server: p.name, waited: e.cfg.ReconcileTimeout, err: err}
+			return &unreachableError{server: p.name, waited: wait, err: err}
 		}
 	}
 	return nil
@@ -146,8 +147,11 @@ func (u *unreachableError) Unwrap() error { return errUnreachable }
 
 // reason is the whole story, for the report's Unverified.Reason.
 func (u *unreachableError) reason() string {
-	return fmt.Sprintf("%s did not answer for %s after the run (--reconcile-timeout): %s", u.server, u.waited,
-		oneLine(database.Redact(u.err.Error())))
+	waited := fmt.Sprintf("for %s after the run (--reconcile-timeout)", u.waited)
+	if u.waited == 0 {
+		waited = "after the drain had waited for it"
+	}
+	return fmt.Sprintf("%s did not answer %s: %s", u.server, waited, oneLine(database.Redact(u.err.Error())))
 }
 
 // unverified is a run's verification when it could not run, or could not finish: why, and
@@ -186,10 +190,11 @@ func drainProgress(r *run, wl *testkit.Workload, mon *monitor.Monitor) func() lo
 	return nil
 }
 
-// errDrainStalled ends a drain that persisted nothing for --request-timeout: its server is not
-// answering, and what it holds stays where it is (the outbox, the stream) or is abandoned
-// (the in-memory queue).
-var errDrainStalled = errors.New("the drain persisted nothing for --request-timeout")
+// errDrainStalled ends a drain that persisted nothing for --request-timeout plus
+// --reconcile-timeout: its server did not answer (a flush is cut off after the first, and the
+// second is the wait for the path to return, as verification's), and what the drain holds
+// stays where it is (the outbox, the stream) or is abandoned (the in-memory queue).
+var errDrainStalled = errors.New("the drain persisted nothing for --request-timeout plus --reconcile-timeout")
 
 // watchStall cancels the drain's context (cause errDrainStalled) once progress has not moved
 // for stall; the returned stop ends the watch and says whether it did.
@@ -223,4 +228,16 @@ func watchStall(cancel context.CancelCauseFunc, progress func() load.DrainStatus
 		close(done)
 		return <-stalled
 	}
+}
+
+// abortRedis closes the run's Redis client once the invocation is aborted, so that what waits
+// on a Redis that does not answer fails at once: go-redis bounds a read by its deadline, not by
+// a cancelled context. The returned stop ends the watch.
+func (e *engine) abortRedis(r *run) (stop func()) {
+	if e.redis == nil || r.Backend == nil || r.Backend.Stream == nil {
+		return func() {}
+	}
+	client := e.redis.Client // the run's (Recycle replaces it after the run)
+	unwatch := context.AfterFunc(e.hardCtx, func() { _ = client.Close() })
+	return func() { unwatch() }
 }

@@ -430,6 +430,7 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	probe := e.startProbe(r) // the round trips, until the drain is over (network.go)
 	injector := e.startFaults(r, wl)
 	defer injector.Lift() // a blackhole without an end lasts until the run is accounted for
+	defer e.abortRedis(r)()
 	gc0 := gcPauses()
 	res, err := e.runLoad(r, lcfg, wl) // load.Run, in this process's --role (redisbackend.go)
 	gcPause := gcPauses() - gc0
@@ -447,7 +448,7 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 		injector.WaitPauses()
 		dctx, cancelDrain := context.WithTimeout(e.hardCtx, c.DrainTimeout)
 		sctx, stall := context.WithCancelCause(dctx)
-		stopWatch := watchStall(stall, progress, c.RequestTimeout) // bounds.go
+		stopWatch := watchStall(stall, progress, c.RequestTimeout+c.ReconcileTimeout) // bounds.go
 		stopLine := e.showDrain(r, progress)                       // watch.go
 		drainErr = wl.Drain(sctx)
 		stalled = stopWatch()
@@ -472,7 +473,11 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	}
 	// A fault may have broken the engine's own connection (restart-postgres), or the path to a
 	// server may not have come back: wait for it, at most --reconcile-timeout.
-	if err := e.awaitPaths(post, r); err != nil {
+	wait := c.ReconcileTimeout
+	if stalled { // the drain has waited for the path already
+		wait = 0
+	}
+	if err := e.awaitPaths(post, r, wait); err != nil {
 		e.target.CutSockets()           // what waits on them fails at once, closing them does not wait
 		releaseConns(post, pool, r, wl) // dbcost.go
 		out.Verification = unverified(err.(*unreachableError).reason(), res, held(progress))
@@ -493,7 +498,7 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	}
 	out.Efficiency, out.EfficiencyBasis = results.Efficiency(out, e.report.Environment.Calibration)
 	// Verification runs even after a failed drain: it then shows exactly what is missing.
-	out.Verification = e.verify(post, r, res)
+	out.Verification, out.Reconciliation = e.verify(post, r, res)
 	if drainErr != nil {
 		out.Verification.Passed = false
 	}
@@ -521,7 +526,7 @@ func held(progress func() load.DrainStatus) int64 {
 // verify runs the run's verification: who verifies what (redisbackend.go), the reconciliation
 // of every request, the suite's checks; a query that fails is a failed check, a context that
 // ran out an unverified run.
-func (e *engine) verify(ctx context.Context, r *run, res *load.Result) results.Verification {
+func (e *engine) verify(ctx context.Context, r *run, res *load.Result) (results.Verification, *results.Reconciliation) {
 	suite, vres, roleChecks, verr := e.verification(ctx, r, res)
 	var recon *results.Reconciliation
 	var must testkit.Result
@@ -553,11 +558,11 @@ func (e *engine) verify(ctx context.Context, r *run, res *load.Result) results.V
 		if ctx.Err() != nil {
 			u := unverified("verification did not finish: "+oneLine(database.Redact(verr.Error())), res, 0)
 			u.Checks = checks
-			return u
+			return u, recon
 		}
 		v.Checks = append(v.Checks, results.Check{Name: "verification query", Expected: "no error", Actual: database.Redact(verr.Error()), OK: false})
 	}
-	return v
+	return v, recon
 }
 
 // suiteFigures are the suite's own figures of the run (testkit.FigureReporter), read once it is

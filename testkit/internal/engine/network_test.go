@@ -24,7 +24,7 @@ func TestNetworkFlagsAreUsageErrors(t *testing.T) {
 		"--rtt-levels 0,1ms --db-rtt 1ms":               "--db-rtt and --rtt-levels exclude each other",
 		"--rtt-levels 0,1ms --levels 1,2 --duration 1s": "one ladder per invocation",
 		"--fault net-blackhole:redis@1s+1s":             "needs --queue-backend redis and an async mode",
-		"--fault net-blackhole:pg@1s":                   "net-blackhole lasts a window",
+		"--fault net-delay:pg@1s":                       "net-delay lasts a window",
 		"--fault net-reset:pg@1s+1s":                    "net-reset strikes at once",
 		"--fault net-delay:mysql@1s+1s":                 "wants a target, pg or redis",
 		"--fault net-delay:pg@1s+1s=5s":                 "at most 1s",

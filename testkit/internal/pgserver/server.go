@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -61,6 +62,9 @@ type Config struct {
 	StartTimeout time.Duration
 	// Port to try first; when it is taken (or 0) a free loopback port is picked instead.
 	Port int
+	// TLS starts the server with TLS on, with a self-signed certificate it makes (CAFile):
+	// clients may connect with sslmode=require or verify-full. DSN still says sslmode=disable.
+	TLS bool
 
 	noTemplate bool // initialise the server even when TemplateDirEnv is set (the template's own)
 }
@@ -81,6 +85,7 @@ type Server struct {
 	settings map[string]string
 
 	watchdog *serverproc.Watchdog
+	caFile   string // Config.TLS's certificate (tls.go)
 
 	mu      sync.Mutex
 	running bool
@@ -246,6 +251,17 @@ func (s *Server) prepareDir() error {
 		}); err != nil {
 			return fail(err)
 		}
+	}
+	if s.cfg.TLS {
+		settings, err := s.makeCertificate(dir)
+		if err != nil {
+			return fail(err)
+		}
+		s.cfg.Settings = maps.Clone(s.cfg.Settings)
+		if s.cfg.Settings == nil {
+			s.cfg.Settings = map[string]string{}
+		}
+		maps.Copy(s.cfg.Settings, settings)
 	}
 	s.password = serverproc.RandomHex(16)
 	return nil

@@ -132,10 +132,11 @@ type Plan struct {
 
 // The defaults of the bounds of a run's waits. A request at the default flags (100 workers on
 // 64 connections) takes milliseconds, and the slowest request of the 6,000-worker baselines
-// about 10 s; the request timeout is far above both and below a minute-long partition.
+// about 10 s: the request timeout is far above both. A path that comes back within the
+// reconcile timeout after the requests gave up on it is verified as usual.
 const (
 	DefaultRequestTimeout   = 30 * time.Second
-	DefaultReconcileTimeout = 30 * time.Second
+	DefaultReconcileTimeout = time.Minute
 	DefaultShutdownTimeout  = 5 * time.Second
 )
 
@@ -193,7 +194,7 @@ func (c *parser) register() {
 	fs.Var(&c.QueueFull, "queue-full", "what Enqueue does when the queue is full: drop, sync (write inline) or block")
 	fs.IntVar(&c.QueueRetries, "queue-retries", queue.DefaultMaxRetries, "flush retries before records fall back to one-by-one writes")
 	fs.IntVar(&c.QueueRetryBackoffMs, "queue-retry-backoff-ms", int(queue.DefaultRetryBackoff/time.Millisecond), "first retry backoff in ms (doubles per attempt)")
-	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 5*time.Minute, "longest the outbox or queue may take to drain after the load; a drain that commits nothing for --request-timeout ends sooner")
+	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 5*time.Minute, "longest the outbox or queue may take to drain after the load; a drain that persists nothing for --request-timeout plus --reconcile-timeout ends sooner")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", DefaultRequestTimeout, "longest one try of a request may take, waiting for a connection included (and one flush of the queue or outbox); a try cut off is an unknown outcome (class request_timeout), looked up at the end")
 	fs.DurationVar(&c.ReconcileTimeout, "reconcile-timeout", DefaultReconcileTimeout, "after the load, how long verification waits for an unreachable PostgreSQL (or Redis) to answer again before it reports the run unverified; 0: not at all")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", DefaultShutdownTimeout, "after SIGINT or SIGTERM, how long what is in flight may finish before it is aborted (a second signal aborts at once)")

@@ -101,11 +101,14 @@ func Open(ctx context.Context, c StreamConfig, workers int, route Route) (*Targe
 		}
 		o := t.clusterOpts
 		o.MaxRetries = -1
+		o.ContextTimeoutEnabled = true // a context's deadline bounds a command's reply
 		o.PoolSize = max(o.PoolSize, workers+redisq.DefaultSenders+16)
 		t.Client = redis.NewClusterClient(o)
 	} else {
-		// No go-redis retries: a retried XADD would add a record twice (redisq's doc).
+		// No go-redis retries: a retried XADD would add a record twice (redisq's doc). A
+		// context's deadline bounds a command's reply, not only go-redis's read timeout.
 		opts.MaxRetries = -1
+		opts.ContextTimeoutEnabled = true
 		opts.PoolSize = max(opts.PoolSize, workers+redisq.DefaultSenders+16)
 		direct := *opts
 		direct.PoolSize = 2
@@ -219,7 +222,10 @@ func (t *Target) Recycle() error {
 	} else {
 		t.Client = redis.NewClient(t.opts)
 	}
-	return old.Close()
+	if err := old.Close(); err != nil && !errors.Is(err, redis.ErrClosed) { // an aborted run's is closed
+		return err
+	}
+	return nil
 }
 
 // Close closes the client and stops the server this process started.
