@@ -449,7 +449,7 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 		dctx, cancelDrain := context.WithTimeout(e.hardCtx, c.DrainTimeout)
 		sctx, stall := context.WithCancelCause(dctx)
 		stopWatch := watchStall(stall, progress, c.RequestTimeout+c.ReconcileTimeout) // bounds.go
-		stopLine := e.showDrain(r, progress)                       // watch.go
+		stopLine := e.showDrain(r, progress)                                          // watch.go
 		drainErr = wl.Drain(sctx)
 		stalled = stopWatch()
 		stopLine(drainErr == nil)
