@@ -167,12 +167,11 @@ func Analyze(in Input, cat *Catalog) (*Statement, error) {
 	}
 	a := &analysis{in: in, cat: cat, r: renderer{params: in.Params, version: tree.Version}}
 	a.st = &Statement{Line: in.Line, SQL: in.SQL, Text: a.r.statement(tree, in.SQL)}
-	a.short = short(a.st.Text, "", "")
+	a.st.short = short(a.st.Text, "", "")
 	if len(tree.Stmts) > 1 {
 		a.st.Tag = "several statements"
 		a.refuse(Compound, "one command holds %d statements (pgbench's \\;): the kit defers one statement per command",
 			len(tree.Stmts))
-		a.st.short = a.short
 		return a.st, nil
 	}
 	node := tree.Stmts[0].Stmt
@@ -205,27 +204,26 @@ func Analyze(in Input, cat *Catalog) (*Statement, error) {
 				"and INSERTs, and runs SELECTs at request time)", a.st.Tag)
 		}
 	}
-	a.st.short = a.short
 	return a.st, nil
 }
 
 // analysis is the state of one Analyze call.
 type analysis struct {
-	in    Input
-	cat   *Catalog
-	r     renderer
-	st    *Statement
-	short string // the statement's head for messages
+	in  Input
+	cat *Catalog
+	r   renderer
+	st  *Statement
 }
 
 func (a *analysis) refuse(kind RefusalKind, format string, args ...any) {
-	a.st.Refusals = append(a.st.Refusals, Refusal{Line: a.in.Line, Kind: kind, Statement: a.short,
+	a.st.Refusals = append(a.st.Refusals, Refusal{Line: a.in.Line, Kind: kind, Statement: a.st.short,
 		Reason: fmt.Sprintf(format, args...)})
 }
 
 // table resolves the relation a write names, refusing what the kit cannot defer
-// writes to; nil when the catalog does not have it.
-func (a *analysis) table(rv *pg.RangeVar) *Table {
+// writes to (keyed: an UPDATE, which names its row by the table's key); nil when the
+// catalog does not have it.
+func (a *analysis) table(rv *pg.RangeVar, keyed bool) *Table {
 	if rv.Catalogname != "" {
 		a.refuse(UnsupportedTable, "it names database %s: the kit writes to its own", rv.Catalogname)
 		return nil
@@ -246,7 +244,7 @@ func (a *analysis) table(rv *pg.RangeVar) *Table {
 	if t.Kind != Ordinary {
 		a.refuse(UnsupportedTable, "%s is a %s: the kit defers writes to plain tables only", t.Name, t.Kind)
 	}
-	if t.HasChildren && a.st.Tag == "UPDATE" {
+	if t.HasChildren && keyed {
 		a.refuse(UnsupportedTable, "%s has inheritance children: its key does not name one row of them all", t.Name)
 	}
 	for _, rule := range t.Rules {

@@ -63,7 +63,7 @@ func (ins *RowInsert) Values(params []Value) ([][]Value, error) {
 
 func (a *analysis) insert(ins *pg.InsertStmt) {
 	a.st.Tag, a.st.Target = "INSERT", ins.Relation.Relname
-	a.short = short(a.st.Text, "INSERT INTO "+ins.Relation.Relname, "")
+	a.st.short = short(a.st.Text, "INSERT INTO "+ins.Relation.Relname, "")
 
 	shaped := true
 	if ins.WithClause != nil {
@@ -93,7 +93,7 @@ func (a *analysis) insert(ins *pg.InsertStmt) {
 		}
 		lists = sel.ValuesLists
 	}
-	t := a.table(ins.Relation)
+	t := a.table(ins.Relation, false)
 	if t == nil {
 		return
 	}

@@ -134,7 +134,7 @@ func (s SetItem) Eval(params []Value) (Value, error) {
 func (a *analysis) update(u *pg.UpdateStmt) {
 	a.st.Tag, a.st.Target = "UPDATE", u.Relation.Relname
 	if u.WhereClause != nil {
-		a.short = short(a.st.Text, "UPDATE "+u.Relation.Relname, a.r.expr(u.WhereClause))
+		a.st.short = short(a.st.Text, "UPDATE "+u.Relation.Relname, a.r.expr(u.WhereClause))
 	}
 	shaped := true // the statement's form is a keyed update, whatever the catalog says of it
 	if u.WithClause != nil {
@@ -149,7 +149,7 @@ func (a *analysis) update(u *pg.UpdateStmt) {
 		shaped = false
 		a.refuse(Returning, "RETURNING: a deferred write cannot return its values at request time")
 	}
-	t := a.table(u.Relation)
+	t := a.table(u.Relation, true)
 	if t == nil {
 		return
 	}
