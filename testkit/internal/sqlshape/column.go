@@ -98,7 +98,7 @@ func (c *Column) keyable() string {
 		return ""
 	case oidText, oidVarchar:
 		if !c.DeterministicCollation {
-			return fmt.Sprintf("has a nondeterministic collation: strings the kit tells apart can be equal to PostgreSQL")
+			return "has a nondeterministic collation: strings the kit tells apart can be equal to PostgreSQL"
 		}
 		return ""
 	}

@@ -48,6 +48,9 @@ CREATE TABLE child () INHERITS (parent);
 CREATE TABLE ruled (id int PRIMARY KEY, n int NOT NULL DEFAULT 0);
 CREATE RULE ruled_nothing AS ON DELETE TO ruled DO INSTEAD NOTHING;
 CREATE TABLE counters (id int PRIMARY KEY, hits bigint NOT NULL DEFAULT 0, bytes bigint NOT NULL DEFAULT 0);
+CREATE TABLE secured (id int PRIMARY KEY, n int NOT NULL DEFAULT 0);
+ALTER TABLE secured ENABLE ROW LEVEL SECURITY;
+CREATE TABLE booking (id int PRIMARY KEY, during tsrange, EXCLUDE USING gist (during WITH &&));
 `
 
 // fixture is a fresh schema holding fixtureSQL's tables and pgbench's (made by

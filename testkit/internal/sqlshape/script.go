@@ -13,12 +13,14 @@ type Script struct {
 	// The queue modes can run the script only when there are none; sync runs it
 	// regardless.
 	Refusals []Refusal
+
+	cat *Catalog
 }
 
 // Plan analyses every command of a script. A command PostgreSQL's grammar rejects
 // is an error (the first, by the order given): one line, naming its line.
 func Plan(inputs []Input, cat *Catalog) (*Script, error) {
-	s := &Script{}
+	s := &Script{cat: cat}
 	for _, in := range inputs {
 		st, err := Analyze(in, cat)
 		if err != nil {
@@ -125,7 +127,7 @@ type SlotVerdict struct {
 func (v SlotVerdict) Allowed() bool { return v.Reason == "" }
 
 // Slots judges every table the script writes, by name.
-func (s *Script) Slots(cat *Catalog) []SlotVerdict {
+func (s *Script) Slots() []SlotVerdict {
 	var tables []string
 	for _, st := range s.Statements {
 		if st.Target != "" && !slices.Contains(tables, st.Target) {
@@ -135,7 +137,7 @@ func (s *Script) Slots(cat *Catalog) []SlotVerdict {
 	sort.Strings(tables)
 	verdicts := make([]SlotVerdict, 0, len(tables))
 	for _, name := range tables {
-		v := SlotVerdict{Table: name, Reason: s.slotReason(name, cat.Table(name))}
+		v := SlotVerdict{Table: name, Reason: s.slotReason(name, s.cat.Table(name))}
 		for _, st := range s.Statements {
 			if slices.Contains(st.Reads, name) {
 				v.ReadBy = append(v.ReadBy, st.Line)

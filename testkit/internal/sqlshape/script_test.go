@@ -14,9 +14,9 @@ func classes(s *Script) []Class {
 	return out
 }
 
-func verdicts(s *Script, cat *Catalog) map[string]SlotVerdict {
+func verdicts(s *Script) map[string]SlotVerdict {
 	out := map[string]SlotVerdict{}
-	for _, v := range s.Slots(cat) {
+	for _, v := range s.Slots() {
 		out[v.Table] = v
 	}
 	return out
@@ -60,7 +60,7 @@ func TestPgbenchScripts(t *testing.T) {
 		t.Errorf("the SELECT reads %v", got)
 	}
 
-	slots := verdicts(tpcb, f.cat)
+	slots := verdicts(tpcb)
 	for _, name := range []string{"pgbench_accounts", "pgbench_tellers", "pgbench_branches"} {
 		if !slots[name].Allowed() {
 			t.Errorf("%s: slots refused: %s", name, slots[name].Reason)
@@ -98,12 +98,12 @@ func TestPgbenchScripts(t *testing.T) {
 	if !tpcb.Deferrable() {
 		t.Fatalf("tpcb-like with foreign keys refused: %v", tpcb.Refusals)
 	}
-	for name, v := range verdicts(tpcb, f.cat) {
+	for name, v := range verdicts(tpcb) {
 		if v.Allowed() {
 			t.Errorf("%s: slots allowed with pgbench's foreign keys", name)
 		}
 	}
-	if v := verdicts(tpcb, f.cat)["pgbench_branches"]; !strings.Contains(v.Reason, "foreign key") {
+	if v := verdicts(tpcb)["pgbench_branches"]; !strings.Contains(v.Reason, "foreign key") {
 		t.Errorf("pgbench_branches: %q", v.Reason)
 	}
 }
@@ -148,7 +148,7 @@ func TestWalletDebit(t *testing.T) {
 	}
 	// user_wallets may not be slotted: ledger's foreign key references it, and
 	// last_debit_at is a server time.
-	if v := verdicts(s, f.cat)["user_wallets"]; v.Allowed() || !strings.Contains(v.Reason, "last_debit_at is set to the server time") {
+	if v := verdicts(s)["user_wallets"]; v.Allowed() || !strings.Contains(v.Reason, "last_debit_at is set to the server time") {
 		t.Errorf("user_wallets' slots: %q", v.Reason)
 	}
 }
@@ -176,7 +176,7 @@ func TestInventoryUnderCheck(t *testing.T) {
 	if !slices.Equal(lines, want) {
 		t.Errorf("refusals\n %s\nwant\n %s", strings.Join(lines, "\n "), strings.Join(want, "\n "))
 	}
-	if v := verdicts(s, f.cat)["inventory"]; v.Allowed() {
+	if v := verdicts(s)["inventory"]; v.Allowed() {
 		t.Errorf("inventory may be slotted")
 	}
 	// Without the further condition the statement is a keyed update, still refused
@@ -188,7 +188,7 @@ func TestInventoryUnderCheck(t *testing.T) {
 	if s.Statements[0].Class != Update || len(s.Refusals) != 1 || s.Refusals[0].Kind != CheckedColumn {
 		t.Errorf("class %v, refusals %v", s.Statements[0].Class, s.Refusals)
 	}
-	if v := verdicts(s, f.cat)["inventory"]; !strings.Contains(v.Reason, "CHECK constraint inventory_qty_check") {
+	if v := verdicts(s)["inventory"]; !strings.Contains(v.Reason, "CHECK constraint inventory_qty_check") {
 		t.Errorf("inventory's slots: %q", v.Reason)
 	}
 }
@@ -296,7 +296,7 @@ func TestSlotRule(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := s.Slots(f.cat)
+			v := s.Slots()
 			if len(v) != 1 || v[0].Table != tc.table || !slices.Equal(v[0].ReadBy, []int{2}) {
 				t.Fatalf("verdicts %+v", v)
 			}

@@ -109,6 +109,26 @@ func TestColumnCompare(t *testing.T) {
 	}
 }
 
+func TestKeyable(t *testing.T) {
+	cases := []struct {
+		col  Column
+		want string
+	}{
+		{Column{BaseTypeOID: oidInt4}, ""},
+		{Column{BaseTypeOID: oidUUID}, ""},
+		{Column{BaseTypeOID: oidText, DeterministicCollation: true}, ""},
+		{Column{BaseTypeOID: oidVarchar, DeterministicCollation: false}, "has a nondeterministic collation"},
+		{Column{BaseTypeOID: oidBpchar, TypeName: "character(8)", DeterministicCollation: true}, "is character(8)"},
+		{Column{BaseTypeOID: oidFloat8, TypeName: "double precision"}, "is double precision"},
+	}
+	for _, tc := range cases {
+		got := tc.col.keyable()
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("keyable(%d): %q, want %q", tc.col.BaseTypeOID, got, tc.want)
+		}
+	}
+}
+
 func TestSetItemEval(t *testing.T) {
 	int4 := &Column{Name: "n", TypeName: "integer", BaseTypeOID: oidInt4, BaseTypmod: -1, NotNull: true}
 	cases := []struct {
