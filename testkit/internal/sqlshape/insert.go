@@ -64,7 +64,6 @@ func (ins *RowInsert) Values(params []Value) ([][]Value, error) {
 func (a *analysis) insert(ins *pg.InsertStmt) {
 	a.st.Tag, a.st.Target = "INSERT", ins.Relation.Relname
 	a.st.short = short(a.st.Text, "INSERT INTO "+ins.Relation.Relname, "")
-
 	shaped := true
 	if ins.WithClause != nil {
 		shaped = false
@@ -107,7 +106,8 @@ func (a *analysis) insert(ins *pg.InsertStmt) {
 		items := list.GetList().GetItems()
 		if len(ins.Cols) == 0 && out.Columns == nil {
 			if len(items) > len(t.Columns) {
-				a.refuse(UnsupportedForm, "VALUES has %d values, %s %d columns", len(items), t.Name, len(t.Columns))
+				a.refuse(UnsupportedForm, "VALUES has %d values, and %s has %d columns", len(items), t.Name,
+					len(t.Columns))
 				return
 			}
 			out.Columns = t.Columns[:len(items)]
