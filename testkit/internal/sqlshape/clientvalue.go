@@ -1,0 +1,224 @@
+package sqlshape
+
+import (
+	"strconv"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+)
+
+// notClient says why an expression is not a client value: the innermost part that is
+// not (a function, a column, a fraction, …) and why.
+type notClient struct {
+	node   *pg.Node
+	why    string
+	column bool // it reads a column
+}
+
+// clientValue converts an expression of the statement into an Expr, or says which
+// part of it the kit cannot evaluate exactly.
+func clientValue(n *pg.Node) (Expr, *notClient) {
+	switch v := n.Node.(type) {
+	case *pg.Node_ParamRef:
+		return Param{Index: int(v.ParamRef.Number)}, nil
+	case *pg.Node_AConst:
+		return constant(n, v.AConst)
+	case *pg.Node_TypeCast:
+		x, bad := clientValue(v.TypeCast.Arg)
+		if bad != nil {
+			return nil, bad
+		}
+		class, typ, why := castClass(v.TypeCast.TypeName)
+		if why != "" {
+			return nil, &notClient{node: n, why: why}
+		}
+		return Cast{X: x, To: class, Type: typ}, nil
+	case *pg.Node_AExpr:
+		e := v.AExpr
+		op := operatorName(e)
+		if e.Kind != pg.A_Expr_Kind_AEXPR_OP || (op != "+" && op != "-" && op != "*") {
+			return nil, &notClient{node: n, why: "uses an operator the kit does not evaluate (it evaluates + - * of integers)"}
+		}
+		r, bad := clientValue(e.Rexpr)
+		if bad != nil {
+			return nil, bad
+		}
+		if e.Lexpr == nil {
+			if op == "*" {
+				return nil, &notClient{node: n, why: "is not an expression the kit evaluates"}
+			}
+			if op == "+" {
+				return r, nil
+			}
+			return Neg{X: r}, nil
+		}
+		l, bad := clientValue(e.Lexpr)
+		if bad != nil {
+			return nil, bad
+		}
+		return Arith{Op: op[0], L: l, R: r}, nil
+	case *pg.Node_ColumnRef:
+		name := ""
+		for _, f := range v.ColumnRef.Fields {
+			if s, ok := f.Node.(*pg.Node_String_); ok {
+				name = s.String_.Sval
+			}
+		}
+		return nil, &notClient{node: n, column: true,
+			why: "reads column " + name + ", which only the server knows when the write lands"}
+	case *pg.Node_FuncCall, *pg.Node_SqlvalueFunction:
+		return nil, &notClient{node: n, why: "is a function the kit cannot evaluate"}
+	case *pg.Node_SubLink:
+		return nil, &notClient{node: n, why: "is a sub-select, which reads the database when the write lands"}
+	}
+	return nil, &notClient{node: n, why: "is not a value the kit can evaluate"}
+}
+
+func constant(n *pg.Node, c *pg.A_Const) (Expr, *notClient) {
+	if c.Isnull {
+		return Const{Value: Null}, nil
+	}
+	switch val := c.Val.(type) {
+	case *pg.A_Const_Ival:
+		return Const{Value: Int(int64(val.Ival.Ival))}, nil
+	case *pg.A_Const_Fval:
+		// PostgreSQL's scanner hands integers beyond 32 bits over as "float" strings.
+		text := val.Fval.Fval
+		if i, err := strconv.ParseInt(text, 10, 64); err == nil {
+			return Const{Value: Int(i)}, nil
+		}
+		if strings.ContainsAny(text, ".eE") {
+			return nil, &notClient{node: n, why: "is a decimal fraction: the kit evaluates integers exactly, not fractions"}
+		}
+		return nil, &notClient{node: n, why: "is beyond 64-bit integers"}
+	case *pg.A_Const_Sval:
+		return Const{Value: String(val.Sval.Sval)}, nil
+	case *pg.A_Const_Boolval:
+		return Const{Value: Bool(val.Boolval.Boolval)}, nil
+	}
+	return nil, &notClient{node: n, why: "is a bit string"}
+}
+
+// castClass says how the kit evaluates a cast to the named type: the integer types,
+// numeric and the text types exactly, others passed through for PostgreSQL to convert;
+// floats and length-limited text are refused (why says so).
+func castClass(t *pg.TypeName) (class CastClass, typ string, why string) {
+	name := typeName(t)
+	typ = name
+	if len(t.Typmods) > 0 {
+		typ = name + "(…)"
+	}
+	if len(t.ArrayBounds) > 0 || t.Setof || t.PctType {
+		return CastOpaque, typ, "is a cast to " + typ + "[], which the kit does not evaluate"
+	}
+	switch name {
+	case "int2":
+		return CastInt2, name, ""
+	case "int4":
+		return CastInt4, name, ""
+	case "int8":
+		return CastInt8, name, ""
+	case "numeric":
+		return CastNumeric, typ, ""
+	case "float4", "float8":
+		return CastOpaque, typ, "is a float: sums of floats taken in another order may differ"
+	case "text", "varchar", "bpchar":
+		if len(t.Typmods) > 0 || name == "bpchar" {
+			return CastOpaque, typ, "is a cast to " + typ + ", which pads or cuts the string"
+		}
+		return CastText, name, ""
+	case "bool":
+		return CastBool, name, ""
+	}
+	return CastOpaque, typ, ""
+}
+
+// typeName is a cast's type as one name, pg_catalog's qualification dropped: the
+// grammar already spells the SQL standard's names as PostgreSQL's (int4, float8,
+// varchar).
+func typeName(t *pg.TypeName) string {
+	var parts []string
+	for _, n := range t.Names {
+		if s, ok := n.Node.(*pg.Node_String_); ok {
+			parts = append(parts, s.String_.Sval)
+		}
+	}
+	if len(parts) == 2 && parts[0] == "pg_catalog" {
+		parts = parts[1:]
+	}
+	return strings.Join(parts, ".")
+}
+
+func operatorName(e *pg.A_Expr) string {
+	if len(e.Name) != 1 {
+		return ""
+	}
+	if s, ok := e.Name[0].Node.(*pg.Node_String_); ok {
+		return s.String_.Sval
+	}
+	return ""
+}
+
+// integerOnly returns the part of a client value that keeps it from being an integer
+// expression, or nil: increments and greatest/least bounds are added and compared as
+// integers, so a NULL, a boolean or a cast to another type would change what they mean.
+func integerOnly(e Expr) Expr {
+	switch v := e.(type) {
+	case Const:
+		if v.Value.Kind == NullValue || v.Value.Kind == BoolValue {
+			return v
+		}
+	case Neg:
+		return integerOnly(v.X)
+	case Arith:
+		if bad := integerOnly(v.L); bad != nil {
+			return bad
+		}
+		return integerOnly(v.R)
+	case Cast:
+		if v.To != CastInt2 && v.To != CastInt4 && v.To != CastInt8 && v.To != CastNumeric {
+			return v
+		}
+		return integerOnly(v.X)
+	}
+	return nil
+}
+
+// serverTime says whether n is the server's clock: now(), CURRENT_TIMESTAMP and their
+// kin, possibly cast (now()::date).
+func serverTime(n *pg.Node) bool {
+	switch v := n.Node.(type) {
+	case *pg.Node_SqlvalueFunction:
+		switch v.SqlvalueFunction.Op {
+		case pg.SQLValueFunctionOp_SVFOP_CURRENT_DATE,
+			pg.SQLValueFunctionOp_SVFOP_CURRENT_TIME, pg.SQLValueFunctionOp_SVFOP_CURRENT_TIME_N,
+			pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP, pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N,
+			pg.SQLValueFunctionOp_SVFOP_LOCALTIME, pg.SQLValueFunctionOp_SVFOP_LOCALTIME_N,
+			pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP, pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
+			return true
+		}
+	case *pg.Node_FuncCall:
+		f := v.FuncCall
+		if len(f.Args) > 0 || f.AggStar || f.Over != nil || f.AggFilter != nil {
+			return false
+		}
+		var parts []string
+		for _, p := range f.Funcname {
+			if s, ok := p.Node.(*pg.Node_String_); ok {
+				parts = append(parts, s.String_.Sval)
+			}
+		}
+		if len(parts) == 2 && parts[0] == "pg_catalog" {
+			parts = parts[1:]
+		}
+		if len(parts) == 1 {
+			switch parts[0] {
+			case "now", "clock_timestamp", "transaction_timestamp", "statement_timestamp":
+				return true
+			}
+		}
+	case *pg.Node_TypeCast:
+		return serverTime(v.TypeCast.Arg)
+	}
+	return false
+}

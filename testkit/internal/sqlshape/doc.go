@@ -1,0 +1,107 @@
+// Package sqlshape recognises the SQL statements of a script with PostgreSQL's own
+// grammar (pganalyze's pg_query_go, which embeds the server's parser) and decides,
+// against a catalog read from the live database, how each can be deferred by the
+// queue modes (outbox, async, async-compact): an UPDATE of one row by its whole primary
+// key becomes mergeable writes per column, an INSERT … VALUES appended rows, a SELECT
+// runs at request time. Sync runs every statement as written; the analysis only
+// refuses the queue modes, each refusal one line naming the statement's line and the
+// reason.
+//
+// It owns the parse, the classification, the refusals, the client-value expressions
+// (Expr) with their exact evaluation, and the slot rule. It must not run a statement,
+// parse the pgbench script language (its caller hands over each SQL command with its
+// variables already replaced by $1, $2, …), or know the engine, the modes' flags or a
+// suite.
+//
+// # Statements
+//
+//   - Update: UPDATE t [AS a] SET … WHERE pk1 = e1 AND … — the WHERE exactly an
+//     equality of every primary-key column (each once, either side of =) with a client
+//     value, nothing more; no FROM, WITH, RETURNING or sub-select. Each SET item is an
+//     Increment (c = c + e, c = e + c, c = c - e, longer sums naming c once), an Assign
+//     (c = e: the last write in request order wins), Greatest / Least (c =
+//     greatest(c, e), least(e, c)) or a ServerTime (now(), CURRENT_TIMESTAMP,
+//     LOCALTIMESTAMP, clock_timestamp(), transaction_timestamp(),
+//     statement_timestamp(), CURRENT_DATE, possibly cast: taken when the write lands,
+//     so verification checks it for presence only). greatest/least of the column and a
+//     server time (last_used = greatest(last_used, now())) is a Greatest / Least with a
+//     ServerFunc.
+//   - Insert: INSERT INTO t [(cols)] VALUES (…)[, (…)] or DEFAULT VALUES, every value
+//     a client value, a server time or DEFAULT; no ON CONFLICT, RETURNING, SELECT
+//     source, WITH or OVERRIDING. Several rows are supported: each is appended.
+//   - Select: any SELECT without a locking clause, a write inside WITH or INTO. In the
+//     queue modes it reads committed state, not the request's own deferred writes.
+//     Functions with side effects (nextval, advisory locks) are not detected.
+//   - LockingRead: SELECT … FOR UPDATE / NO KEY UPDATE / SHARE / KEY SHARE, anywhere in
+//     the statement. Refused: the writes it locks rows for no longer happen under its
+//     lock.
+//   - TxControl: BEGIN, START TRANSACTION, COMMIT, END (the kit wraps each request in a
+//     transaction of its own); ROLLBACK, and BEGIN with options other than READ
+//     COMMITTED / READ WRITE, are refused.
+//   - Other: everything else — DELETE, TRUNCATE, DDL, MERGE, COPY, SET, CALL, DO, an
+//     UPDATE or INSERT of another shape, several statements in one command.
+//
+// # Client values
+//
+// A client value is what the kit evaluates itself, exactly, from a request's
+// parameters: $n, an integer, string, boolean or NULL literal, a cast of one, unary
+// minus, and + - * between them in int64 arithmetic with overflow an error. Casts to
+// int2/int4/int8 are range-checked, numeric keeps integers exact, text and bool
+// convert; a cast to another type (uuid, date, …) passes the value through for
+// PostgreSQL to convert and cannot be added or compared. Refused as inexact: columns
+// (c = c * 2, c = c + $1 * c), functions (random()), sub-selects, other operators (/,
+// %, ||), decimal fractions (1.5: the kit sums integers, not decimals), casts to
+// float4/float8 and to char(n)/varchar(n) (which pad or cut). PostgreSQL may evaluate a
+// sub-expression in int4 and fail where the kit's int64 does not; the caller's
+// verification is the backstop.
+//
+// Increments are exact on int2, int4, int8 and numeric columns (integer deltas; not a
+// numeric with a negative scale, which rounds every write). A float4/float8 column is
+// refused: sums of floats taken in another order may differ. Greatest/least with a
+// client value take integer and numeric columns only. An assigned value may go to a
+// column of any type.
+//
+// # Row identity
+//
+// An UPDATE is deferred only when it names one row by its whole primary key: the kit
+// merges writes per key, so two requests must name the same row exactly when their
+// keys are equal. A unique constraint does not stand in for a missing primary key: its
+// columns may be NULL, deferrable, or assigned by another statement of the script (the
+// row's identity would move under the merge), and the slots and claims of the caller
+// need one identity per table. Key columns must be of a type whose equality the kit
+// reproduces (Column.Compare): integers, numeric (integers), text and varchar under a
+// deterministic collation, uuid (canonicalised).
+//
+// # What can fail differently
+//
+// A deferred UPDATE is refused where merged or reordered writes could pass or fail
+// differently from the writes one by one, or fire something differently: a written
+// column under a CHECK (the table's or its domain's; qty >= 0 lets a sync request fail
+// that a merged sum lets through), a unique index or exclusion constraint, or a
+// foreign key; a table with a trigger or a rule, row-level security, inheritance
+// children, or that is partitioned, a view or foreign. An INSERT is refused for the
+// table-level reasons only: its CHECKs, unique and foreign keys decide on the row's
+// own values, whatever the order (a row failing them fails its batch loudly). The
+// ranges of integer types act as a CHECK the analysis cannot see (an int4 sum near its
+// bound); SetItem.Eval refuses a single out-of-range delta.
+//
+// A script's statements are also judged together (ConflictingWrites): a column takes
+// one kind of write across the script (incremented at one line and assigned at another
+// cannot merge into one write), and a table is either inserted into or updated.
+//
+// # Slots
+//
+// A table may be split into slots (--slots N: N physical rows per logical row, each
+// write adding to one, reads summing them) only if every statement of the script that
+// writes it is an Update whose every SET item on it is an Increment — sums split across
+// rows add back up, while an assignment, greatest/least or server time on one slot's
+// row is not the logical row's — and the table has no CHECK (table or domain: it
+// would hold for each slot's part, not the total), no trigger or rule, no unique index
+// besides the primary key (each slot repeats the row's values), no foreign key of
+// another table referencing it (the referenced key would no longer be unique), and is a
+// plain table without inheritance children or row-level security. The SELECTs that
+// read such a table (SlotVerdict.ReadBy) read one slot's part unless they read the sum.
+//
+// The grammar is that of pg_query_go v6 (PostgreSQL 17's parser); it accepts some
+// syntax older servers reject, which sync then reports as the server's error.
+package sqlshape

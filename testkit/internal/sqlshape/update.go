@@ -1,0 +1,503 @@
+package sqlshape
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// WriteOp is how one SET item of an UPDATE merges with the same column's earlier
+// writes to the same row.
+type WriteOp uint8
+
+const (
+	// Increment: c = c + e, c = e + c, c = c - e (Value is then -e), and longer sums
+	// with c once: the deltas add up, in any order.
+	Increment WriteOp = iota + 1
+	// Assign: c = e; the last write, in request order, wins.
+	Assign
+	// Greatest and Least: c = greatest(c, e) / least(c, e), either argument order: the
+	// extreme of all writes wins, in any order.
+	Greatest
+	Least
+	// ServerTime: c = now(), CURRENT_TIMESTAMP and their kin: taken when the write lands,
+	// so verification checks the column for presence only.
+	ServerTime
+)
+
+func (op WriteOp) String() string {
+	switch op {
+	case Increment:
+		return "increment"
+	case Assign:
+		return "assign"
+	case Greatest:
+		return "greatest"
+	case Least:
+		return "least"
+	case ServerTime:
+		return "server time"
+	}
+	return fmt.Sprintf("WriteOp(%d)", op)
+}
+
+// KeyedUpdate is an UPDATE of one row named by its whole primary key.
+type KeyedUpdate struct {
+	Table *Table
+	Key   []KeyTerm // one per primary-key column, in key order
+	Set   []SetItem // in the statement's order
+}
+
+// KeyTerm is one primary-key column and the client value the WHERE equates it with.
+type KeyTerm struct {
+	Column *Column
+	Value  Expr
+}
+
+// SetItem is one mergeable SET item.
+type SetItem struct {
+	Column *Column
+	Op     WriteOp
+	// Value: the delta (Increment), the value (Assign), the bound (Greatest, Least);
+	// nil when ServerFunc is set.
+	Value Expr
+	// ServerFunc is the server-side value, as SQL to write at flush time: "now()",
+	// "CURRENT_TIMESTAMP", "now()::date". Set for ServerTime, and for greatest/least
+	// of the column and a server time (c = greatest(c, now())).
+	ServerFunc string
+	Text       string // the item as written, for messages: "bbalance = bbalance + :delta"
+}
+
+// KeyValues evaluates the row's primary key for the given parameters, each value in the
+// form PostgreSQL compares it in (Column.Compare), so that two requests name the same
+// row exactly when their keys are equal.
+func (u *KeyedUpdate) KeyValues(params []Value) ([]Value, error) {
+	key := make([]Value, len(u.Key))
+	for i, term := range u.Key {
+		v, err := term.Value.Eval(params)
+		if err != nil {
+			return nil, fmt.Errorf("key %s: %w", term.Column.Name, err)
+		}
+		if v.IsNull() {
+			return nil, fmt.Errorf("key %s is NULL: the UPDATE names no row", term.Column.Name)
+		}
+		if key[i], err = term.Column.Compare(v); err != nil {
+			return nil, fmt.Errorf("key %s: %w", term.Column.Name, err)
+		}
+	}
+	return key, nil
+}
+
+// Eval computes the item's value for the given parameters, refusing what would not
+// merge the way the statement runs one by one: a NULL or out-of-range increment, a
+// NULL assigned to a NOT NULL column (each an error PostgreSQL would raise for that
+// request alone, or a NULL that would wipe the column). A NULL greatest/least bound is
+// returned as NULL: PostgreSQL's greatest and least ignore it. ServerFunc items have
+// no client value: an error.
+func (s SetItem) Eval(params []Value) (Value, error) {
+	if s.Value == nil {
+		return Null, fmt.Errorf("%s: the server computes this value", s.Text)
+	}
+	v, err := s.Value.Eval(params)
+	if err != nil {
+		return Null, fmt.Errorf("%s: %w", s.Text, err)
+	}
+	switch s.Op {
+	case Increment, Greatest, Least:
+		if v.IsNull() {
+			if s.Op != Increment {
+				return Null, nil
+			}
+			return Null, fmt.Errorf("%s: the increment is NULL, which would make %s NULL", s.Text, s.Column.Name)
+		}
+		i, err := v.asInt()
+		if err != nil {
+			return Null, fmt.Errorf("%s: %w", s.Text, err)
+		}
+		if !s.Column.holds(i) {
+			return Null, fmt.Errorf("%s: %d is out of range for %s", s.Text, i, s.Column.TypeName)
+		}
+		return Int(i), nil
+	}
+	if v.IsNull() {
+		if s.Column.NotNull {
+			return Null, fmt.Errorf("%s: NULL into NOT NULL column %s", s.Text, s.Column.Name)
+		}
+		return Null, nil
+	}
+	return s.Column.Compare(v)
+}
+
+func (a *analysis) update(u *pg.UpdateStmt) {
+	a.st.Tag, a.st.Target = "UPDATE", u.Relation.Relname
+	if u.WhereClause != nil {
+		a.st.short = short(a.st.Text, "UPDATE "+u.Relation.Relname, a.r.expr(u.WhereClause))
+	}
+	shaped := true // the statement's form is a keyed update, whatever the catalog says of it
+	if u.WithClause != nil {
+		shaped = false
+		a.refuse(UnsupportedForm, "WITH: the kit defers an UPDATE that names its row itself")
+	}
+	if len(u.FromClause) > 0 {
+		shaped = false
+		a.refuse(UnsupportedForm, "UPDATE … FROM joins other rows, which only the server knows when the write lands")
+	}
+	if len(u.ReturningList) > 0 {
+		shaped = false
+		a.refuse(Returning, "RETURNING: a deferred write cannot return its values at request time")
+	}
+	t := a.table(u.Relation, true)
+	if t == nil {
+		return
+	}
+	alias := u.Relation.GetAlias().GetAliasname()
+	key, ok := a.updateKey(u.WhereClause, t, alias)
+	shaped = shaped && ok
+	set, ok := a.setItems(u.TargetList, t, alias)
+	shaped = shaped && ok
+	if shaped {
+		a.st.Class = Update
+		a.st.Update = &KeyedUpdate{Table: t, Key: key, Set: set}
+	}
+}
+
+// updateKey reads the WHERE as the equality of every primary-key column with a
+// client value, and nothing more.
+func (a *analysis) updateKey(where *pg.Node, t *Table, alias string) ([]KeyTerm, bool) {
+	if len(t.PrimaryKey) == 0 {
+		a.refuse(NoPrimaryKey, "%s has no primary key: an UPDATE cannot name one row of it", t.Name)
+		return nil, false
+	}
+	keyList := strings.Join(t.PrimaryKey, ", ")
+	if where == nil {
+		a.refuse(NotFullKey, "no WHERE: it writes every row of %s, not one row by its primary key (%s)", t.Name, keyList)
+		return nil, false
+	}
+	if _, ok := where.Node.(*pg.Node_CurrentOfExpr); ok {
+		a.refuse(UnsupportedForm, "WHERE CURRENT OF: a cursor's row is known only at request time")
+		return nil, false
+	}
+	values := map[string]Expr{}
+	var further []string
+	ok := true
+	for _, cond := range conjuncts(where) {
+		col, value := a.keyEquality(cond, t, alias)
+		if col == "" {
+			further = append(further, a.r.expr(cond))
+			continue
+		}
+		if _, seen := values[col]; seen {
+			further = append(further, a.r.expr(cond))
+			continue
+		}
+		e, bad := clientValue(value)
+		if bad != nil {
+			a.refuse(Inexact, "%s: %s", a.r.expr(cond), a.notClientWhy(value, bad))
+			ok = false
+			values[col] = nil
+			continue
+		}
+		if c, isConst := e.(Const); isConst && c.Value.IsNull() {
+			a.refuse(NotFullKey, "%s = NULL matches no row", col)
+			ok = false
+		}
+		values[col] = e
+	}
+	var missing []string
+	for _, k := range t.PrimaryKey {
+		if _, found := values[k]; !found {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		a.refuse(NotFullKey, "the WHERE is not the full primary key of %s (%s; %s not named): "+
+			"the kit merges writes per row, so an UPDATE must name one row by its whole key",
+			t.Name, keyList, strings.Join(missing, ", "))
+		return nil, false
+	}
+	if len(further) > 0 {
+		what := "a further condition (" + further[0] + ") decides"
+		if len(further) > 1 {
+			what = "further conditions (" + strings.Join(further, ", ") + ") decide"
+		}
+		a.refuse(FurtherCondition, "%s which writes apply; deferring could change which fail", what)
+		return nil, false
+	}
+	var key []KeyTerm
+	for _, k := range t.PrimaryKey {
+		c := t.Column(k)
+		if why := c.keyable(); why != "" {
+			a.refuse(KeyType, "key column %s %s", k, why)
+		}
+		key = append(key, KeyTerm{Column: c, Value: values[k]})
+	}
+	return key, ok
+}
+
+// conjuncts flattens a tree of ANDs into its conditions.
+func conjuncts(n *pg.Node) []*pg.Node {
+	if b, ok := n.Node.(*pg.Node_BoolExpr); ok && b.BoolExpr.Boolop == pg.BoolExprType_AND_EXPR {
+		var out []*pg.Node
+		for _, arg := range b.BoolExpr.Args {
+			out = append(out, conjuncts(arg)...)
+		}
+		return out
+	}
+	return []*pg.Node{n}
+}
+
+// keyEquality reads cond as "key column = value" (either side): the column and the
+// value's expression, or "" when cond is anything else.
+func (a *analysis) keyEquality(cond *pg.Node, t *Table, alias string) (string, *pg.Node) {
+	e, ok := cond.Node.(*pg.Node_AExpr)
+	if !ok || e.AExpr.Kind != pg.A_Expr_Kind_AEXPR_OP || operatorName(e.AExpr) != "=" {
+		return "", nil
+	}
+	sides := [2]*pg.Node{e.AExpr.Lexpr, e.AExpr.Rexpr}
+	for i, side := range sides {
+		col := columnName(side, t.Name, alias)
+		if col == "" || !t.IsKey(col) {
+			continue
+		}
+		other := sides[1-i]
+		if _, isColumn := other.Node.(*pg.Node_ColumnRef); isColumn {
+			return "", nil
+		}
+		return col, other
+	}
+	return "", nil
+}
+
+// setItems reads every SET item as a mergeable write, refusing the ones that are not
+// and the columns a merged write could break a constraint of.
+func (a *analysis) setItems(targets []*pg.Node, t *Table, alias string) ([]SetItem, bool) {
+	var items []SetItem
+	ok := true
+	seen := map[string]bool{}
+	multiAssign := false
+	for _, n := range targets {
+		rt := n.GetResTarget()
+		if rt == nil {
+			ok = false
+			continue
+		}
+		if _, multi := rt.Val.GetNode().(*pg.Node_MultiAssignRef); multi {
+			if !multiAssign {
+				a.refuse(UnsupportedForm, "SET (…) = (…): the kit reads one column per SET item")
+			}
+			multiAssign = true
+			ok = false
+			continue
+		}
+		text := rt.Name + " = " + a.r.expr(rt.Val)
+		if len(rt.Indirection) > 0 {
+			a.refuse(UnsupportedForm, "SET %s…: the kit writes whole columns, not elements or fields", rt.Name)
+			ok = false
+			continue
+		}
+		c := t.Column(rt.Name)
+		switch {
+		case c == nil:
+			a.refuse(UnknownName, "%s has no column %s", t.Name, rt.Name)
+			ok = false
+			continue
+		case t.IsKey(c.Name):
+			a.refuse(KeyWritten, "it writes primary-key column %s: the row it names would move", c.Name)
+			ok = false
+			continue
+		case c.Generated:
+			a.refuse(UnsupportedForm, "%s is a generated column", c.Name)
+			ok = false
+			continue
+		case seen[c.Name]:
+			a.refuse(UnsupportedForm, "%s is set twice", c.Name)
+			ok = false
+			continue
+		}
+		seen[c.Name] = true
+		item, why := a.setItem(rt.Val, c, t, alias)
+		if why != "" {
+			a.refuse(Inexact, "%s: %s", text, why)
+			ok = false
+			continue
+		}
+		item.Column, item.Text = c, text
+		items = append(items, item)
+		a.constrained(t, c)
+	}
+	return items, ok
+}
+
+// setItem reads one SET value as a write op on column c; why says what it is not.
+func (a *analysis) setItem(val *pg.Node, c *Column, t *Table, alias string) (SetItem, string) {
+	isSelf := func(n *pg.Node) bool { return columnName(n, t.Name, alias) == c.Name }
+	if _, ok := val.Node.(*pg.Node_SetToDefault); ok {
+		return SetItem{}, "DEFAULT is the server's value, not one the kit can evaluate"
+	}
+	if serverTime(val) {
+		return SetItem{Op: ServerTime, ServerFunc: a.r.expr(val)}, ""
+	}
+	if mm, ok := val.Node.(*pg.Node_MinMaxExpr); ok {
+		op, name := Greatest, "greatest"
+		if mm.MinMaxExpr.Op == pg.MinMaxOp_IS_LEAST {
+			op, name = Least, "least"
+		}
+		args := mm.MinMaxExpr.Args
+		if len(args) != 2 || isSelf(args[0]) == isSelf(args[1]) {
+			return SetItem{}, fmt.Sprintf("the kit merges %s(%s, e) of the column and one value only", name, c.Name)
+		}
+		bound := args[1]
+		if isSelf(args[1]) {
+			bound = args[0]
+		}
+		if serverTime(bound) {
+			return SetItem{Op: op, ServerFunc: a.r.expr(bound)}, ""
+		}
+		e, bad := clientValue(bound)
+		if bad != nil {
+			return SetItem{}, a.notClientWhy(bound, bad)
+		}
+		if why := c.exactCompare(); why != "" {
+			return SetItem{}, why
+		}
+		if bad := integerOnly(e); bad != nil {
+			return SetItem{}, fmt.Sprintf("%s is not an integer, which the kit compares exactly", a.r.clientExpr(bad))
+		}
+		return SetItem{Op: op, Value: e}, ""
+	}
+	terms, isSum := sumTerms(val, false)
+	if isSum {
+		var delta Expr
+		self := 0
+		for _, term := range terms {
+			if isSelf(term.node) {
+				if term.negative {
+					return SetItem{}, fmt.Sprintf("%s is subtracted: the kit merges %s = %s + e", c.Name, c.Name, c.Name)
+				}
+				self++
+				continue
+			}
+			e, bad := clientValue(term.node)
+			if bad != nil {
+				return SetItem{}, a.notClientWhy(term.node, bad)
+			}
+			switch {
+			case delta == nil && term.negative:
+				delta = Neg{X: e}
+			case delta == nil:
+				delta = e
+			case term.negative:
+				delta = Arith{Op: '-', L: delta, R: e}
+			default:
+				delta = Arith{Op: '+', L: delta, R: e}
+			}
+		}
+		switch {
+		case self == 1 && delta != nil:
+			if why := c.exactSum(); why != "" {
+				return SetItem{}, why
+			}
+			if bad := integerOnly(delta); bad != nil {
+				return SetItem{}, fmt.Sprintf("%s is not an integer, which the kit adds exactly", a.r.clientExpr(bad))
+			}
+			return SetItem{Op: Increment, Value: delta}, ""
+		case self > 1:
+			return SetItem{}, fmt.Sprintf("%s appears %d times: the kit merges %s = %s + e", c.Name, self, c.Name, c.Name)
+		}
+	}
+	e, bad := clientValue(val)
+	if bad != nil {
+		if contains(val, func(m protoreflect.Message) bool { return isSelf(asNode(m)) }) {
+			return SetItem{}, "none of the writes the kit merges (c = c + e, c = e, greatest/least(c, e), a server time)"
+		}
+		return SetItem{}, a.notClientWhy(val, bad)
+	}
+	return SetItem{Op: Assign, Value: e}, ""
+}
+
+// term is one operand of a sum, and whether it is subtracted.
+type term struct {
+	node     *pg.Node
+	negative bool
+}
+
+// sumTerms flattens a chain of binary + and - (and unary minus inside it) into its
+// signed terms; isSum is false when n is not a sum at all.
+func sumTerms(n *pg.Node, negative bool) (terms []term, isSum bool) {
+	e, ok := n.Node.(*pg.Node_AExpr)
+	if !ok || e.AExpr.Kind != pg.A_Expr_Kind_AEXPR_OP {
+		return []term{{node: n, negative: negative}}, false
+	}
+	switch op := operatorName(e.AExpr); {
+	case (op == "+" || op == "-") && e.AExpr.Lexpr != nil:
+		left, _ := sumTerms(e.AExpr.Lexpr, negative)
+		right, _ := sumTerms(e.AExpr.Rexpr, negative != (op == "-"))
+		return append(left, right...), true
+	case op == "-":
+		inner, isSum := sumTerms(e.AExpr.Rexpr, !negative)
+		return inner, isSum
+	}
+	return []term{{node: n, negative: negative}}, false
+}
+
+// notClientWhy says why part of an expression is not a client value: the part and
+// why, or for a column read the whole operand that reads it ("$1 * c reads column c").
+func (a *analysis) notClientWhy(operand *pg.Node, bad *notClient) string {
+	if bad.column {
+		return a.r.expr(operand) + " " + bad.why
+	}
+	return a.r.expr(bad.node) + " " + bad.why
+}
+
+func asNode(m protoreflect.Message) *pg.Node {
+	n, _ := m.Interface().(*pg.Node)
+	return n
+}
+
+// constrained refuses a written column under a constraint that merged or reordered
+// writes could pass or fail differently from the writes one by one: a CHECK (the
+// table's or its domain's), a unique index or exclusion constraint, a foreign key.
+func (a *analysis) constrained(t *Table, c *Column) {
+	for _, ch := range t.Checks {
+		if slices.Contains(ch.Columns, c.Name) {
+			a.refuse(CheckedColumn, "%s is under CHECK constraint %s %s: compacting could change which writes fail",
+				c.Name, ch.Name, checkBody(ch.Definition))
+		}
+	}
+	for _, ch := range c.DomainCheck {
+		a.refuse(CheckedColumn, "%s is of domain %s, under CHECK constraint %s %s: compacting could change "+
+			"which writes fail", c.Name, ch.Domain, ch.Name, checkBody(ch.Definition))
+	}
+	for _, k := range t.UniqueKeys {
+		if k.Primary || !slices.Contains(k.References, c.Name) {
+			continue
+		}
+		what := "unique index"
+		if k.Exclusion {
+			what = "exclusion constraint"
+		}
+		a.refuse(UniqueColumn, "%s is under %s %s: merged writes could pass or fail it differently "+
+			"from the writes one by one", c.Name, what, k.Name)
+	}
+	for _, fk := range t.ForeignKeys {
+		if slices.Contains(fk.Columns, c.Name) {
+			a.refuse(ForeignKeyColumn, "%s is in foreign key %s to %s: merged writes could pass or fail it "+
+				"differently from the writes one by one", c.Name, fk.Name, fk.RefTable)
+		}
+	}
+}
+
+// checkBody is a CHECK constraint's condition as pg_get_constraintdef writes it,
+// without the keyword and the outer parentheses: "(qty >= 0)".
+func checkBody(def string) string {
+	body := strings.TrimPrefix(def, "CHECK ")
+	if strings.HasPrefix(body, "((") {
+		if end := strings.LastIndex(body, "))"); end > 0 {
+			body = body[1:end+1] + body[end+2:]
+		}
+	}
+	return body
+}
