@@ -14,5 +14,9 @@
 // and what would read state from outside (\setshell, \shell, \gset, \aset) is refused, as
 // are pipelines. Variables are bound as parameters, never pasted into the SQL text.
 //
+// It also reads the init file that creates a script's tables (ParseInit): plain SQL, split
+// into statements where a script's SQL is split, its variables replaced as text as psql's -v
+// replaces them.
+//
 // The package executes no SQL and knows nothing of suites, modes or the engine.
 package pgscript

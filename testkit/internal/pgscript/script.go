@@ -96,7 +96,7 @@ func (s *Script) Uses(name string) bool { return s.uses[name] }
 // \syncpipeline, \endpipeline, \; (several statements in one command), and any unknown meta
 // command.
 func Parse(text string) (*Script, error) {
-	sc := &scanner{src: text, line: 1, script: &Script{uses: map[string]bool{}, sets: map[string]bool{}}}
+	sc := newScanner(text)
 	if err := sc.run(); err != nil {
 		return nil, err
 	}
@@ -106,10 +106,12 @@ func Parse(text string) (*Script, error) {
 	return sc.script, nil
 }
 
-// sqlRef is a :variable in an SQL command, at src[start:end].
+// sqlRef is a :variable in an SQL command, at src[start:end]. quote is ' or " for an init
+// file's :'name' and :"name", 0 for :name.
 type sqlRef struct {
 	start, end int
 	name       string
+	quote      byte
 }
 
 type scanner struct {
@@ -117,6 +119,11 @@ type scanner struct {
 	i      int
 	line   int
 	script *Script
+
+	// initFile makes the scanner read an init file (ParseInit): plain SQL, in which a
+	// backslash command is an error and each variable is replaced by its value from vars.
+	initFile bool
+	vars     map[string]string
 
 	// The SQL command being read: start is -1 when none.
 	start, startLine, depth int
@@ -133,6 +140,10 @@ type scanner struct {
 type openIf struct {
 	line    int
 	hadElse bool
+}
+
+func newScanner(text string) *scanner {
+	return &scanner{src: text, line: 1, script: &Script{uses: map[string]bool{}, sets: map[string]bool{}}}
 }
 
 func (sc *scanner) run() error {
@@ -268,6 +279,11 @@ func (sc *scanner) token() error {
 				j++
 			}
 			sc.refs = append(sc.refs, sqlRef{start: i, end: j, name: src[i+1 : j]})
+		} else if sc.initFile && j < len(src) && (src[j] == '\'' || src[j] == '"') {
+			if ref, ok := quotedRef(src, i); ok {
+				sc.refs = append(sc.refs, ref)
+				j = ref.end
+			}
 		}
 		sc.i = j
 	case c == '(':
@@ -350,7 +366,15 @@ func (sc *scanner) endSQL(end int) error {
 	prev := start
 	for k, r := range sc.refs {
 		sql.WriteString(sc.src[prev:r.start])
-		sql.WriteString("$" + strconv.Itoa(k+1))
+		if sc.initFile {
+			value, err := initValue(sc.src, r, sc.vars)
+			if err != nil {
+				return errorAt(sc.startLine+strings.Count(sc.src[start:r.start], "\n"), "%v", err)
+			}
+			sql.WriteString(value)
+		} else {
+			sql.WriteString("$" + strconv.Itoa(k+1))
+		}
 		prev = r.end
 		cmd.Params = append(cmd.Params, r.name)
 		sc.script.uses[r.name] = true
@@ -366,6 +390,14 @@ func (sc *scanner) endSQL(end int) error {
 // command to the end of the line.
 func (sc *scanner) backslash() error {
 	line := sc.line
+	if sc.initFile {
+		rest := sc.src[sc.i+1:]
+		if end := strings.IndexByte(rest, '\n'); end >= 0 {
+			rest = rest[:end]
+		}
+		name, _ := nextWord(rest)
+		return errorAt(line, `\%s: an init file is plain SQL; backslash commands (psql's or pgbench's) are not run`, name)
+	}
 	if sc.peekIs(1, ';') {
 		return errorAt(line, `"\;" (several statements in one command) is not supported: end each statement with ";"`)
 	}
