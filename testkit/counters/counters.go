@@ -104,11 +104,11 @@ func (d *Delta) Merge(n Delta) {
 	var nWins uint64
 	for k, col := range c.valued {
 		np := n.Change.pos[col]
-		if np < 0 || d.Values[k].typ == 0 {
+		if np < 0 {
 			continue
 		}
 		if op := t.spec.Columns[col].Op; op == Greatest || op == Least || op == Assign {
-			if later(d.Values[k], d.ords[k], n.Values[np], n.ord(np), op) {
+			if d.Values[k].typ == 0 || later(d.Values[k], d.ords[k], n.Values[np], n.ord(np), op) {
 				nWins |= 1 << col
 			}
 		}

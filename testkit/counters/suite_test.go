@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,6 +55,50 @@ func declared(pipelined bool) *counters.Suite {
 	return counters.New(d)
 }
 
+// requests are the indexes from..to-1.
+func requests(from, to int64) []int64 {
+	var ids []int64
+	for i := from; i < to; i++ {
+		ids = append(ids, i)
+	}
+	return ids
+}
+
+// writeCompacted writes the records of requests ids through s's compacting writer, in one
+// transaction, and returns the statements it sent.
+func writeCompacted(t *testing.T, s *counters.Suite, r *testkit.Run, ids ...int64) int {
+	t.Helper()
+	var ops int
+	if err := pgx.BeginFunc(t.Context(), r.Admin(), func(tx pgx.Tx) error {
+		var batch []counters.Record
+		for _, i := range ids {
+			batch = append(batch, s.Records(r, nil, i)...)
+		}
+		var err error
+		ops, err = s.Writer(r, true).WriteBatch(t.Context(), tx, batch)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return ops
+}
+
+// failedChecks are the checks of s's Verify of res that failed, each with its figures.
+func failedChecks(t *testing.T, s *counters.Suite, r *testkit.Run, res testkit.Result) []string {
+	t.Helper()
+	checks, err := s.Verify(t.Context(), r, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range checks {
+		if !c.OK {
+			names = append(names, fmt.Sprintf("%s: expected %v, got %v", c.Name, c.Expected, c.Actual))
+		}
+	}
+	return names
+}
+
 // applied is a testkit.Result: requests 0..n-1, of which those in skip did not apply.
 type applied struct {
 	n    int64
@@ -75,31 +120,9 @@ func TestVerifyIsExactAndCatchesEveryColumn(t *testing.T) {
 	const n, hot = 40, 3
 	r := suitetest.Seeded(t, s, hot, n)
 	for range 2 {
-		if err := pgx.BeginFunc(ctx, r.Admin(), func(tx pgx.Tx) error {
-			var batch []counters.Record
-			for i := range int64(n) {
-				batch = append(batch, s.Records(r, nil, i)...)
-			}
-			_, err := s.Writer(r, true).WriteBatch(ctx, tx, batch)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		writeCompacted(t, s, r, requests(0, n)...)
 	}
-	failed := func(res testkit.Result) []string {
-		t.Helper()
-		checks, err := s.Verify(ctx, r, res)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, c := range checks {
-			if !c.OK {
-				names = append(names, fmt.Sprintf("%s: expected %v, got %v", c.Name, c.Expected, c.Actual))
-			}
-		}
-		return names
-	}
+	failed := func(res testkit.Result) []string { return failedChecks(t, s, r, res) }
 	all := applied{n: n}
 	if f := failed(all); len(f) != 0 {
 		t.Fatalf("checks failed on exact rows: %v", f)
@@ -148,30 +171,11 @@ func TestVerifyIsExactAndCatchesEveryColumn(t *testing.T) {
 // replayed one, and one that repeats a request, fail that claim, roll back to its savepoint and
 // go through Claim, and every request is applied exactly once.
 func TestPipelinedClaimFallsBackOnARepeat(t *testing.T) {
-	ctx := context.Background()
 	s := declared(true)
 	const n, hot = 40, 3
 	r := suitetest.Seeded(t, s, hot, n)
-	write := func(ids ...int64) int {
-		t.Helper()
-		var ops int
-		if err := pgx.BeginFunc(ctx, r.Admin(), func(tx pgx.Tx) error {
-			var batch []counters.Record
-			for _, i := range ids {
-				batch = append(batch, s.Records(r, nil, i)...)
-			}
-			var err error
-			ops, err = s.Writer(r, true).WriteBatch(ctx, tx, batch)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return ops
-	}
-	var first []int64
-	for i := range int64(n / 2) {
-		first = append(first, i)
-	}
+	write := func(ids ...int64) int { return writeCompacted(t, s, r, ids...) }
+	first := requests(0, n/2)
 	// One claim and one UPDATE per table.
 	if ops := write(first...); ops != 3 {
 		t.Errorf("a fresh batch sent %d statements, want 3 (claim, two UPDATEs)", ops)
@@ -184,14 +188,8 @@ func TestPipelinedClaimFallsBackOnARepeat(t *testing.T) {
 		rest = append(rest, i, i) // every request twice in the batch
 	}
 	write(rest...)
-	checks, err := s.Verify(ctx, r, applied{n: n})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range checks {
-		if !c.OK {
-			t.Errorf("%s: expected %v, got %v", c.Name, c.Expected, c.Actual)
-		}
+	if f := failedChecks(t, s, r, applied{n: n}); len(f) != 0 {
+		t.Errorf("checks failed: %v", f)
 	}
 }
 
@@ -267,16 +265,7 @@ func TestRunTimeDeclaration(t *testing.T) {
 	s := counters.New(d)
 	const n, hot = 50, 3
 	r := suitetest.Seeded(t, s, hot, n)
-	if err := pgx.BeginFunc(ctx, r.Admin(), func(tx pgx.Tx) error {
-		var batch []counters.Record
-		for i := range int64(n) {
-			batch = append(batch, s.Records(r, nil, i)...)
-		}
-		_, err := s.Writer(r, true).WriteBatch(ctx, tx, batch)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	writeCompacted(t, s, r, requests(0, n)...)
 	var set0 int64
 	if err := r.Admin().QueryRow(ctx, `SELECT balance FROM tellers WHERE tid = 0`).Scan(&set0); err != nil {
 		t.Fatal(err)
@@ -284,23 +273,13 @@ func TestRunTimeDeclaration(t *testing.T) {
 	if want := int64(n*(n-1)/2 - (0 + 5 + 10 + 15 + 20 + 25 + 30 + 35 + 40 + 45)); set0 != want {
 		t.Errorf("hot set 0 holds %d, want %d (every request not a multiple of 5)", set0, want)
 	}
-	checks, err := s.Verify(ctx, r, applied{n: n})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range checks {
-		if !c.OK {
-			t.Errorf("%s: expected %v, got %v", c.Name, c.Expected, c.Actual)
-		}
+	if f := failedChecks(t, s, r, applied{n: n}); len(f) != 0 {
+		t.Errorf("checks failed: %v", f)
 	}
 	if _, err := r.Admin().Exec(ctx, `UPDATE tellers SET note = '1' WHERE tid = 2`); err != nil {
 		t.Fatal(err)
 	}
-	checks, err = s.Verify(ctx, r, applied{n: n})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if hasCheck(checks, "hot row sets whose every counter is exact") {
-		t.Error("a note no request of the row wrote passed")
+	if f := failedChecks(t, s, r, applied{n: n}); len(f) != 1 || !strings.HasPrefix(f[0], "hot row sets whose every counter is exact") {
+		t.Errorf("a note no request of the row wrote: failed %v, want the hot sets' check alone", f)
 	}
 }
