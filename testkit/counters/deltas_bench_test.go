@@ -8,8 +8,8 @@ import (
 
 // BenchmarkDeltas builds the deltas of a flush batch of 1,000 requests (compacted into 10
 // records of 100), each request one part of four deltas shaped as the usage-counter suite's
-// are — 4, 1, 6 and 1 values on four tables keyed by text (B/op is the flush path's
-// allocation per batch).
+// are — 4, 1, 6 and 1 values on four tables keyed by text, built as that suite builds them (a
+// Part) — (B/op is the flush path's allocation per batch).
 func BenchmarkDeltas(b *testing.B) {
 	table := func(name string, cols ...Column) *Table {
 		return MustTable(TableSpec{Name: name, Key: []Column{{Name: "id", Type: "text"}}, Slotted: true, Columns: cols})
@@ -25,12 +25,12 @@ func BenchmarkDeltas(b *testing.B) {
 	s := New(Declaration{Request: func(i int64, h int) [][]Delta {
 		target := strconv.Itoa(h)
 		one, tokens, cost := Int(1), Int(30), Amount(100_000)
-		return [][]Delta{{
-			usage.Delta(usage.Table().Row(Text(target)), one, tokens, cost, Time(epoch.Add(time.Duration(i)*time.Millisecond))),
-			model.Delta(model.Table().Row(Text(target)), one),
-			pkey.Delta(pkey.Table().Row(Text(target)), one, one, Int(0), tokens, cost, Int(50+i%100)),
-			monthly.Delta(monthly.Table().Row(Text(target)), cost),
-		}}
+		p := NewPart(4, 12)
+		p.Add(usage, usage.Table().Row(Text(target)), one, tokens, cost, Time(epoch.Add(time.Duration(i)*time.Millisecond)))
+		p.Add(model, model.Table().Row(Text(target)), one)
+		p.Add(pkey, pkey.Table().Row(Text(target)), one, one, Int(0), tokens, cost, Int(50+i%100))
+		p.Add(monthly, monthly.Table().Row(Text(target)), cost)
+		return [][]Delta{p.Deltas()}
 	}})
 	batch := make([]Record, 10)
 	var sources []Source

@@ -188,11 +188,11 @@ var (
 // is where concurrent settlements queue, and the rows after it are then reached one at a time.
 func request(i int64, h int) [][]counters.Delta {
 	cost := counters.Amount(costOf(i))
-	return [][]counters.Delta{{
-		walletDebit.Delta(gateway.Row(gateway.Wallets, userID(h)), counters.Amount(-costOf(i))),
-		apiKeyQuota.Delta(gateway.Row(gateway.APIKeys, apiKeyID(h)), cost),
-		gateway.ProviderMonthly.Delta(gateway.Row(gateway.Providers, providerID(h)), cost),
-	}}
+	p := counters.NewPart(3, 3)
+	p.Add(walletDebit, gateway.Row(gateway.Wallets, userID(h)), counters.Amount(-costOf(i)))
+	p.Add(apiKeyQuota, gateway.Row(gateway.APIKeys, apiKeyID(h)), cost)
+	p.Add(gateway.ProviderMonthly, gateway.Row(gateway.Providers, providerID(h)), cost)
+	return [][]counters.Delta{p.Deltas()}
 }
 
 // Seed creates the hot rows (counters) and then the pending usages: one per request, each

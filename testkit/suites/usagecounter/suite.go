@@ -91,13 +91,13 @@ var (
 // request is request i's usage, one part: its four counter increments, in key order.
 func request(i int64, h int) [][]counters.Delta {
 	one, tokens, amount := counters.Int(1), counters.Int(totalTokens), counters.Amount(cost)
-	return [][]counters.Delta{{
-		apiKeyUsage.Delta(gateway.Row(gateway.APIKeys, apiKeyID(h)), one, tokens, amount, counters.Time(usedAt(i))),
-		modelUsage.Delta(gateway.Row(gateway.GlobalModels, modelID(h)), one),
-		providerKeyUsage.Delta(gateway.Row(gateway.ProviderAPIKeys, providerKeyID(h)), one, one, counters.Int(0), tokens, amount,
-			counters.Int(int64(responseMs(i)))),
-		gateway.ProviderMonthly.Delta(gateway.Row(gateway.Providers, providerID(h)), amount),
-	}}
+	p := counters.NewPart(4, 12)
+	p.Add(apiKeyUsage, gateway.Row(gateway.APIKeys, apiKeyID(h)), one, tokens, amount, counters.Time(usedAt(i)))
+	p.Add(modelUsage, gateway.Row(gateway.GlobalModels, modelID(h)), one)
+	p.Add(providerKeyUsage, gateway.Row(gateway.ProviderAPIKeys, providerKeyID(h)), one, one, counters.Int(0), tokens, amount,
+		counters.Int(int64(responseMs(i))))
+	p.Add(gateway.ProviderMonthly, gateway.Row(gateway.Providers, providerID(h)), amount)
+	return [][]counters.Delta{p.Deltas()}
 }
 
 // usageColumns are the columns a usage row is written with.
