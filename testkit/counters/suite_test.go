@@ -279,7 +279,8 @@ func TestRunTimeDeclaration(t *testing.T) {
 	if _, err := r.Admin().Exec(ctx, `UPDATE tellers SET note = '1' WHERE tid = 2`); err != nil {
 		t.Fatal(err)
 	}
-	if f := failedChecks(t, s, r, applied{n: n}); len(f) != 1 || !strings.HasPrefix(f[0], "hot row sets whose every counter is exact") {
-		t.Errorf("a note no request of the row wrote: failed %v, want the hot sets' check alone", f)
+	if f := failedChecks(t, s, r, applied{n: n}); len(f) != 2 || !strings.HasPrefix(f[0], "tellers.note rows holding a value a succeeded request wrote") ||
+		!strings.HasPrefix(f[1], "hot row sets whose every counter is exact") {
+		t.Errorf("a note no request of the row wrote: failed %v, want the note's check and the hot sets'", f)
 	}
 }
