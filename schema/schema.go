@@ -1,6 +1,6 @@
 // Package schema owns the SQL that defines hotspotkit's shared tables — the core gateway rows
-// and counter tables (package counters), the outbox, and the registry of a run split over
-// several processes (the Redis backend's applied ids are queue/redisq's own table) —
+// and counter tables, package counters' own outbox, claims and openings, and the registry of a
+// run split over several processes (the Redis backend's applied ids are queue/redisq's own table) —
 // and applies them, then the files a suite names (testkit.Info.SQL: each suite package embeds
 // its own tables), each idempotent, in name order, into whatever schema is first on the
 // connection's search_path. It must not seed data or know about any one suite.

@@ -59,8 +59,8 @@ func TestTutorialSteps(t *testing.T) {
 	readAsJSON(t, filepath.Join(tmp, "mycounter.json"))
 	// A fault the suite does not declare is refused before any server starts; go run exits 1
 	// and names the program's own exit status.
-	if out, err := runStep(repo, "go run ./examples/mycounter --fault restart-postgres@1s"); err == nil ||
-		!strings.Contains(out, "exit status 2") || !strings.Contains(out, "mycounter cannot take restart-postgres") {
+	if out, err := runStep(repo, "go run ./examples/mycounter --fault kill-worker@1s"); err == nil ||
+		!strings.Contains(out, "exit status 2") || !strings.Contains(out, "mycounter cannot take kill-worker") {
 		t.Errorf("undeclared fault: %v\n%s", err, out)
 	}
 }

@@ -73,31 +73,6 @@ CREATE TABLE IF NOT EXISTS usage (
     finalized_at        timestamptz
 );
 
--- The outbox: one row per counter delta, claimed and aggregated by the flush loop.
--- kind names the target table; the delta columns that do not apply to a kind stay 0/NULL.
-CREATE TABLE IF NOT EXISTS usage_counter_deltas (
-    id               bigserial PRIMARY KEY,
-    request_id       text,
-    kind             text NOT NULL,
-    target_id        text NOT NULL,
-    target_slot      smallint NOT NULL DEFAULT 0,
-    requests         bigint NOT NULL DEFAULT 0,
-    successes        bigint NOT NULL DEFAULT 0,
-    failures         bigint NOT NULL DEFAULT 0,
-    tokens           bigint NOT NULL DEFAULT 0,
-    cost             numeric(20, 8) NOT NULL DEFAULT 0,
-    response_time_ms bigint NOT NULL DEFAULT 0,
-    dns_failures     bigint NOT NULL DEFAULT 0,
-    stream_errors    bigint NOT NULL DEFAULT 0,
-    last_used_at     timestamptz,
-    last_ip          text,
-    created_at       timestamptz NOT NULL DEFAULT clock_timestamp(),
-    processed_at     timestamptz
-);
-
-CREATE INDEX IF NOT EXISTS usage_counter_deltas_pending
-    ON usage_counter_deltas (id) WHERE processed_at IS NULL;
-
 -- The logical hot rows: each counter summed over its slots, timestamps at their newest. Reads
 -- and verification go through these; with one slot per row they are the table itself.
 CREATE OR REPLACE VIEW api_keys_totals AS

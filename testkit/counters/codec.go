@@ -9,23 +9,23 @@ import (
 )
 
 // RecordCodec stores a Record in a Redis stream entry (--queue-backend redis): a version
-// byte, the row's kind and target (length-prefixed), its slot, the part, the number of
-// requests and each request's index, as varints. An enqueued record holds one request; merged
+// byte, the row's table and key values (Key.Row, length-prefixed), its slot, the part, the
+// number of requests and each request's index, as varints: a record of any declared table. An enqueued record holds one request; merged
 // records are never stored, but the format allows them. It stands in for the default JSON codec
 // where it pays: BenchmarkRecordCodec measures it against JSON.
 func RecordCodec() testkit.Codec[Record] { return recordCodec{} }
 
 type recordCodec struct{}
 
-const recordCodecVersion = 3 // 3: a counters record (2 was the usage-counter suite's own event)
+const recordCodecVersion = 4 // 4: a declared table's row (3 was a gateway kind's)
 
 func (recordCodec) Encode(rec Record) ([]byte, error) {
-	b := make([]byte, 0, 16+len(rec.Key.Kind)+len(rec.Key.Target)+4*len(rec.Requests))
+	b := make([]byte, 0, 16+len(rec.Key.Table)+len(rec.Key.Row)+4*len(rec.Requests))
 	b = append(b, recordCodecVersion)
-	b = binary.AppendUvarint(b, uint64(len(rec.Key.Kind)))
-	b = append(b, rec.Key.Kind...)
-	b = binary.AppendUvarint(b, uint64(len(rec.Key.Target)))
-	b = append(b, rec.Key.Target...)
+	b = binary.AppendUvarint(b, uint64(len(rec.Key.Table)))
+	b = append(b, rec.Key.Table...)
+	b = binary.AppendUvarint(b, uint64(len(rec.Key.Row)))
+	b = append(b, rec.Key.Row...)
 	b = binary.AppendUvarint(b, uint64(rec.Key.Slot))
 	b = binary.AppendUvarint(b, uint64(rec.Part))
 	b = binary.AppendUvarint(b, uint64(len(rec.Requests)))
@@ -41,8 +41,8 @@ func (recordCodec) Decode(b []byte) (Record, error) {
 		return rec, errors.New("counters record: unknown encoding")
 	}
 	d := decoder{b: b[1:]}
-	rec.Key.Kind = Kind(d.string())
-	rec.Key.Target = d.string()
+	rec.Key.Table = d.string()
+	rec.Key.Row = d.string()
 	rec.Key.Slot = int(d.uvarint())
 	rec.Part = int(d.uvarint())
 	n := d.uvarint()

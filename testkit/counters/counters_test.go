@@ -3,6 +3,7 @@ package counters
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -43,33 +44,106 @@ func TestMoney(t *testing.T) {
 	}
 }
 
+// at is a time some seconds after a fixed start.
+func at(seconds int) time.Time { return time.Date(2026, 1, 1, 0, 0, seconds, 0, time.UTC) }
+
+var (
+	tellerAll    = Tellers.MustChange("balance", "highest", "lowest", "note", "changed")
+	tellerNote   = Tellers.MustChange("note")
+	tellerAdd    = Tellers.MustChange("balance", "changed")
+	deviceUse    = Devices.MustChange("uses", "spent", "seen_at", "seen_from", "touched")
+	deviceCount  = Devices.MustChange("uses")
+	teller12     = Tellers.Row(Int(1), Int(2))
+	deviceLaptop = Devices.Row(Text("laptop"))
+)
+
+// merged folds ds into the first, in the order given.
+func merged(ds ...Delta) Delta {
+	d := ds[0]
+	for _, n := range ds[1:] {
+		d.Merge(n)
+	}
+	return d
+}
+
+// value is the merged delta's value of column name.
+func value(t *testing.T, d Delta, name string) Value {
+	t.Helper()
+	p := d.Change.pos[d.Change.table.index[name]]
+	if p < 0 {
+		t.Fatalf("merged delta leaves out %s", name)
+	}
+	return d.Values[p]
+}
+
+// TestMergeRules: Add sums, Greatest and Least keep the extreme, Assign keeps the later
+// request's value (within a request the later position's) whatever order the deltas merge in,
+// FollowsNewest follows its column (on a tie, the later delta), deltas of different columns
+// of a row merge into one that writes both, and the deltas merged from are left as they were.
 func TestMergeRules(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	k := Key{Kind: ManagementToken, Target: "tok"}
-	d := Delta{Key: k, Requests: 1, LastUsedAt: t0.Add(2 * time.Second), LastIP: "10.0.0.2"}
-	d.Merge(Delta{Key: k, Requests: 1, LastUsedAt: t0.Add(time.Second), LastIP: "10.0.0.1"}) // older: IP kept
-	d.Merge(Delta{Key: k, Requests: 1, Cost: 5, DNSFailures: 2})
-	if d.Requests != 3 || d.Cost != 5 || d.DNSFailures != 2 {
-		t.Errorf("sums wrong: %+v", d)
+	a := tellerAll.Delta(teller12, Int(5), Int(10), Int(10), Text("request 7, second"))
+	a.Order = Stamp(7, 1)
+	b := tellerAll.Delta(teller12, Int(-2), Int(30), Int(3), Text("request 9"))
+	b.Order = Stamp(9, 0)
+	c := tellerAll.Delta(teller12, Int(1), Int(20), Int(-4), Text("request 7, first"))
+	c.Order = Stamp(7, 0)
+	note := tellerNote.Delta(teller12, Text("request 8"))
+	note.Order = Stamp(8, 0)
+	for _, order := range [][]Delta{{a, b, c, note}, {c, note, a, b}, {b, a, note, c}, {note, c, b, a}} {
+		d := merged(order...)
+		if got := value(t, d, "balance").Int64(); got != 4 {
+			t.Errorf("balance %d, want 4", got)
+		}
+		if hi, lo := value(t, d, "highest").Int64(), value(t, d, "lowest").Int64(); hi != 30 || lo != -4 {
+			t.Errorf("highest %d lowest %d, want 30 and -4", hi, lo)
+		}
+		if got := value(t, d, "note").String(); got != "request 9" {
+			t.Errorf("merged in the order %v: note %q, want request 9's", []string{order[0].Values[len(order[0].Values)-1].String()}, got)
+		}
+		if d.Change != tellerAll {
+			t.Errorf("merged change writes %v", d.Change.Columns())
+		}
 	}
-	if !d.LastUsedAt.Equal(t0.Add(2*time.Second)) || d.LastIP != "10.0.0.2" {
-		t.Errorf("latest wins broken: %v %s", d.LastUsedAt, d.LastIP)
+	if got := value(t, merged(c, a), "note").String(); got != "request 7, second" {
+		t.Errorf("within request 7: note %q, want the later statement's", got)
 	}
-	d.Merge(Delta{Key: k, LastUsedAt: t0.Add(2 * time.Second), LastIP: "10.0.0.9"}) // tie: newer wins
-	if d.LastIP != "10.0.0.9" {
-		t.Errorf("tie: IP %s, want the newer 10.0.0.9", d.LastIP)
+	if got := value(t, merged(a, c), "note").String(); got != "request 7, second" {
+		t.Errorf("within request 7, merged backwards: note %q, want the later statement's", got)
+	}
+	if a.Values[0].Int64() != 5 || c.Values[0].Int64() != 1 {
+		t.Errorf("merging changed the deltas merged from: %v %v", a.Values, c.Values)
+	}
+
+	// FollowsNewest: the address of the newest use; on a tie the later delta's.
+	use := func(n, seconds int, from string) Delta {
+		d := deviceUse.Delta(deviceLaptop, Int(1), Amount(Money(n)), Time(at(seconds)), Text(from))
+		d.Order = Stamp(int64(n), 0)
+		return d
+	}
+	d := merged(use(1, 2, "10.0.0.2"), use(2, 1, "10.0.0.1"), deviceCount.Delta(deviceLaptop, Int(1)))
+	if value(t, d, "uses").Int64() != 3 || value(t, d, "spent").Money() != 3 || !value(t, d, "seen_at").Time().Equal(at(2)) ||
+		value(t, d, "seen_from").String() != "10.0.0.2" {
+		t.Errorf("newest wins broken: %v", d.Values)
+	}
+	d.Merge(use(3, 2, "10.0.0.9"))
+	if got := value(t, d, "seen_from").String(); got != "10.0.0.9" {
+		t.Errorf("tie: address %s, want the later 10.0.0.9", got)
+	}
+	if got := value(t, merged(use(4, 2, "later"), use(3, 2, "earlier")), "seen_from").String(); got != "later" {
+		t.Errorf("tie merged backwards: address %s, want the later request's", got)
 	}
 }
 
 func TestCompactSortsAndMerges(t *testing.T) {
 	in := []Delta{
-		{Key: Key{Kind: ProviderMonthly, Target: "p"}, Cost: 1},
-		{Key: Key{Kind: APIKeyUsage, Target: "b"}, Requests: 1},
-		{Key: Key{Kind: APIKeyUsage, Target: "a"}, Requests: 1},
-		{Key: Key{Kind: APIKeyUsage, Target: "b"}, Requests: 2},
+		deviceCount.Delta(deviceLaptop, Int(1)),
+		tellerAdd.Delta(Tellers.Row(Int(2), Int(1)), Int(1)),
+		tellerAdd.Delta(Tellers.Row(Int(1), Int(2)), Int(1)),
+		tellerAdd.Delta(Tellers.Row(Int(2), Int(1)), Int(2)),
 	}
 	out := Compact(in)
-	if len(out) != 3 || out[0].Target != "a" || out[1].Target != "b" || out[1].Requests != 3 || out[2].Kind != ProviderMonthly {
+	if len(out) != 3 || out[0].Table != "devices" || out[1].Key != Tellers.Row(Int(1), Int(2)) || out[2].Key != Tellers.Row(Int(2), Int(1)) ||
+		out[2].Values[0].Int64() != 3 {
 		t.Errorf("Compact = %+v", out)
 	}
 }
@@ -77,62 +151,63 @@ func TestCompactSortsAndMerges(t *testing.T) {
 func seed(t *testing.T, conn *pgx.Conn) {
 	t.Helper()
 	_, err := conn.Exec(context.Background(), `
-		INSERT INTO api_keys (id, user_id) VALUES ('k1', 'u'), ('k2', 'u');
-		INSERT INTO providers (id, name) VALUES ('p', 'p');
-		INSERT INTO management_tokens (id) VALUES ('tok');`)
+		INSERT INTO tellers (bid, tid) VALUES (1, 1), (1, 2), (2, 1);
+		INSERT INTO devices (name, owner) VALUES ('laptop', 'o'), ('phone', 'o');`)
 	if err != nil {
 		t.Fatal(err)
 	}
 }
 
+// deltasFor are n requests' deltas: each adds to a teller, assigns it a note, and records a
+// device's use; every 4th request also notes the other teller alone (a second shape of the
+// table in one batch).
 func deltasFor(n int) []Delta {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var ds []Delta
 	for i := 0; i < n; i++ {
-		k := "k1"
+		teller := Tellers.Row(Int(1), Int(int64(1+i%2)))
+		device := "laptop"
 		if i%3 == 0 {
-			k = "k2"
+			device = "phone"
 		}
-		ds = append(ds,
-			Delta{Key: Key{Kind: APIKeyUsage, Target: k}, Requests: 1, Tokens: 30, Cost: 100000, LastUsedAt: t0.Add(time.Duration(i) * time.Second)},
-			Delta{Key: Key{Kind: ProviderMonthly, Target: "p"}, Cost: 100000},
-			Delta{Key: Key{Kind: ManagementToken, Target: "tok"}, Requests: 1, LastUsedAt: t0.Add(time.Duration(i) * time.Second), LastIP: "10.0.0." + string(rune('0'+i%10))},
-		)
+		part := []Delta{
+			tellerAll.Delta(teller, Int(int64(i%7-3)), Int(int64(i*5%11)), Int(int64(i*3%13)), Text(fmt.Sprint("note ", i))),
+			deviceUse.Delta(Devices.Row(Text(device)), Int(1), Amount(100000), Time(at(i)), Text(fmt.Sprint("10.0.0.", i%10))),
+		}
+		if i%4 == 0 {
+			part = append(part, tellerNote.Delta(Tellers.Row(Int(2), Int(1)), Text(fmt.Sprint("alone ", i))))
+		}
+		for k := range part {
+			part[k].Order = Stamp(int64(i), k)
+		}
+		ds = append(ds, part...)
 	}
 	return ds
 }
 
-type totals struct {
-	k1Req, k2Req, k1Tok int64
-	k1Cost, pCost, ip   string
-	tokUsage            int64
-	tokLast             time.Time
-}
-
-func readTotals(t *testing.T, conn *pgx.Conn) totals {
+// tableText is every row of the test tables as text, in key order (changed and touched:
+// whether set).
+func tableText(t *testing.T, conn *pgx.Conn) string {
 	t.Helper()
-	var r totals
-	err := conn.QueryRow(context.Background(), `
-		SELECT (SELECT total_requests FROM api_keys WHERE id='k1'), (SELECT total_requests FROM api_keys WHERE id='k2'),
-		       (SELECT total_tokens FROM api_keys WHERE id='k1'), (SELECT total_cost::text FROM api_keys WHERE id='k1'),
-		       (SELECT monthly_used::text FROM providers WHERE id='p'), (SELECT last_used_ip FROM management_tokens),
-		       (SELECT usage_count FROM management_tokens), (SELECT last_used_at FROM management_tokens)`).
-		Scan(&r.k1Req, &r.k2Req, &r.k1Tok, &r.k1Cost, &r.pCost, &r.ip, &r.tokUsage, &r.tokLast)
+	var s string
+	err := conn.QueryRow(context.Background(), `SELECT
+		(SELECT string_agg(concat_ws(' ', bid, tid, balance, highest, lowest, note, changed IS NOT NULL), '; ' ORDER BY bid, tid) FROM tellers)
+		|| ' | ' ||
+		(SELECT string_agg(concat_ws(' ', name, slot, uses, spent, extract(epoch FROM seen_at)::int8, seen_from, touched IS NOT NULL), '; ' ORDER BY name, slot) FROM devices)`).Scan(&s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r
+	return s
 }
 
 // Apply (compacted) and ApplyEach (one UPDATE per delta) must leave identical rows, and the
-// outbox path must too.
+// outbox path must too, with every column's Op as declared.
 func TestApplyApplyEachAndOutboxAgree(t *testing.T) {
 	ctx := context.Background()
 	const n = 30
 	ds := deltasFor(n)
-	var got []totals
+	var got []string
 	for _, path := range []string{"apply", "each", "outbox"} {
-		target := testdb.New(t)
+		target := testdb.New(t, TestSQL)
 		conn := target.Admin()
 		seed(t, conn)
 		tx, err := conn.Begin(ctx)
@@ -143,8 +218,8 @@ func TestApplyApplyEachAndOutboxAgree(t *testing.T) {
 		switch path {
 		case "apply":
 			ops, err = Apply(ctx, tx, ds)
-			if err == nil && ops != 3 {
-				t.Errorf("Apply sent %d statements, want 3 (one per kind)", ops)
+			if err == nil && ops != 2 {
+				t.Errorf("Apply sent %d statements, want 2 (one per table)", ops)
 			}
 		case "each":
 			ops, err = ApplyEach(ctx, tx, ds)
@@ -152,10 +227,8 @@ func TestApplyApplyEachAndOutboxAgree(t *testing.T) {
 				t.Errorf("ApplyEach sent %d statements, want %d", ops, len(ds))
 			}
 		case "outbox":
-			for i := 0; i < n; i++ {
-				if err = InsertOutbox(ctx, tx, "r"+string(rune('a'+i)), ds[i*3:i*3+3]); err != nil {
-					break
-				}
+			for i := 0; i < len(ds) && err == nil; i += 5 {
+				err = InsertOutbox(ctx, tx, ds[i:min(i+5, len(ds))])
 			}
 		}
 		if err != nil {
@@ -166,7 +239,7 @@ func TestApplyApplyEachAndOutboxAgree(t *testing.T) {
 		}
 		if path == "outbox" {
 			connect := func(ctx context.Context) (*pgx.Conn, error) { return target.Connect(ctx, "hotspotkit-flush") }
-			o := NewOutbox(connect, 7, 5*time.Millisecond)
+			o := NewOutbox(connect, []*Table{Tellers, Devices}, 7, 5*time.Millisecond)
 			o.Pause() // a paused outbox claims nothing until Resume
 			paused, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 			if n, err := o.FlushOnce(paused); n != 0 || !errors.Is(err, context.DeadlineExceeded) {
@@ -192,58 +265,91 @@ func TestApplyApplyEachAndOutboxAgree(t *testing.T) {
 			}
 			o.Close(ctx)
 		}
-		got = append(got, readTotals(t, conn))
+		got = append(got, tableText(t, conn))
 	}
-	want := totals{k1Req: 20, k2Req: 10, k1Tok: 600, k1Cost: "0.02000000", pCost: "0.03000000", ip: "10.0.0.9", tokUsage: n,
-		tokLast: time.Date(2026, 1, 1, 0, 0, n-1, 0, time.UTC)}
+	// By hand: teller (1,1) takes the even requests, (1,2) the odd ones; (2,1) only notes.
+	want := "1 1 -3 10 0 note 28 t; 1 2 -2 10 0 note 29 t; 2 1 0 alone 28 f | " +
+		"laptop 0 20 0.02000000 1767225629 10.0.0.9 t; phone 0 10 0.01000000 1767225627 10.0.0.7 t"
 	for i, g := range got {
-		if g.k1Req != want.k1Req || g.k2Req != want.k2Req || g.k1Tok != want.k1Tok || g.k1Cost != want.k1Cost ||
-			g.pCost != want.pCost || g.ip != want.ip || g.tokUsage != want.tokUsage || !g.tokLast.Equal(want.tokLast) {
-			t.Errorf("path %d: got %+v, want %+v", i, g, want)
+		if g != want {
+			t.Errorf("path %d:\n got %s\nwant %s", i, g, want)
 		}
 	}
 }
 
 func TestApplyRejectsMissingRow(t *testing.T) {
 	ctx := context.Background()
-	target := testdb.New(t)
-	tx, err := target.Admin().Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := Apply(ctx, tx, []Delta{{Key: Key{Kind: APIKeyUsage, Target: "missing"}, Requests: 1}}); err == nil {
-		t.Fatal("a delta for a row that does not exist was applied silently")
+	target := testdb.New(t, TestSQL)
+	for name, apply := range map[string]func(context.Context, pgx.Tx, []Delta) (int, error){"Apply": Apply, "ApplyEach": ApplyEach} {
+		tx, err := target.Admin().Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := apply(ctx, tx, []Delta{tellerAdd.Delta(Tellers.Row(Int(9), Int(9)), Int(1))}); err == nil {
+			t.Errorf("%s: a delta for a row that does not exist was applied silently", name)
+		}
+		_ = tx.Rollback(ctx)
 	}
 }
 
-// Every kind's UPDATE must find its row by that table's key (wallets are keyed by user_id),
-// through both write paths.
-func TestEveryKindReachesItsRow(t *testing.T) {
+// TestNewTableRefuses: declarations that cannot be applied or verified are refused.
+func TestNewTableRefuses(t *testing.T) {
+	key := []Column{{Name: "id", Type: "text"}}
+	for name, spec := range map[string]TableSpec{
+		"no key":               {Name: "t", Columns: []Column{{Name: "n", Type: "bigint", Op: Add}}},
+		"a float":              {Name: "t", Key: key, Columns: []Column{{Name: "n", Type: "double precision", Op: Add}}},
+		"no op":                {Name: "t", Key: key, Columns: []Column{{Name: "n", Type: "bigint"}}},
+		"adding text":          {Name: "t", Key: key, Columns: []Column{{Name: "n", Type: "text", Op: Add}}},
+		"assign in slots":      {Name: "t", Key: key, Slotted: true, Columns: []Column{{Name: "n", Type: "text", Op: Assign}}},
+		"following an add":     {Name: "t", Key: key, Columns: []Column{{Name: "n", Type: "bigint", Op: Add}, {Name: "ip", Type: "text", Op: FollowsNewest, Follows: "n"}}},
+		"a column named slot":  {Name: "t", Key: key, Columns: []Column{{Name: "slot", Type: "bigint", Op: Add}}},
+		"a timestamp key":      {Name: "t", Key: []Column{{Name: "at", Type: "timestamptz"}}, Columns: []Column{{Name: "n", Type: "bigint", Op: Add}}},
+		"server time not time": {Name: "t", Key: key, Columns: []Column{{Name: "n", Type: "bigint", Op: ServerTime}}},
+	} {
+		if _, err := NewTable(spec); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := Devices.Change("seen_from"); err == nil {
+		t.Error("a change writing a FollowsNewest column without the one it follows was accepted")
+	}
+}
+
+// TestDescribe declares a table from the catalog, at run time, as a script suite would: its
+// key in primary-key order and types, its slot, its other columns, and its slot copies.
+func TestDescribe(t *testing.T) {
 	ctx := context.Background()
-	conn := testdb.New(t).Admin()
-	if _, err := conn.Exec(ctx, `
-		INSERT INTO api_keys (id, user_id) VALUES ('x', 'x');
-		INSERT INTO provider_api_keys (id, provider_id) VALUES ('x', 'x');
-		INSERT INTO global_models (id, name) VALUES ('x', 'x');
-		INSERT INTO providers (id, name) VALUES ('x', 'x');
-		INSERT INTO wallets (user_id) VALUES ('x');
-		INSERT INTO proxy_nodes (id) VALUES ('x');
-		INSERT INTO management_tokens (id) VALUES ('x');`); err != nil {
+	conn := testdb.New(t, TestSQL).Admin()
+	spec, err := Describe(ctx, conn, "tellers")
+	if err != nil {
 		t.Fatal(err)
 	}
-	paths := map[string]func(context.Context, pgx.Tx, []Delta) (int, error){"Apply": Apply, "ApplyEach": ApplyEach}
-	for _, k := range Kinds() {
-		for name, apply := range paths {
-			tx, err := conn.Begin(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := apply(ctx, tx, []Delta{{Key: Key{Kind: k, Target: "x"}, Requests: 1, Cost: 1}}); err != nil {
-				t.Errorf("%s of a %s delta: %v", name, k, err)
-			}
-			_ = tx.Rollback(ctx)
-		}
+	if len(spec.Key) != 2 || spec.Key[0] != (Column{Name: "bid", Type: "integer"}) || spec.Key[1] != (Column{Name: "tid", Type: "integer"}) ||
+		spec.Slotted || len(spec.Columns) != 6 || spec.Columns[4] != (Column{Name: "changed", Type: "timestamp with time zone"}) {
+		t.Errorf("tellers: %+v", spec)
+	}
+	devices, err := Describe(ctx, conn, "devices")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !devices.Slotted || fmt.Sprint(devices.SlotCopies) != "[owner]" || devices.Key[0].Name != "name" {
+		t.Errorf("devices: %+v", devices)
+	}
+	hot, err := spec.Writing(Column{Name: "balance", Op: Add}, Column{Name: "note", Op: Assign})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewTable(hot); err != nil {
+		t.Errorf("the described table: %v", err)
+	}
+	if _, err := spec.Writing(Column{Name: "bid", Op: Add}); err == nil {
+		t.Error("a key column taken as a hot column")
+	}
+	if _, err := conn.Exec(ctx, `CREATE TABLE history (tid int4, delta int4)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Describe(ctx, conn, "history"); err == nil {
+		t.Error("a table without a primary key was described")
 	}
 }
 
@@ -281,7 +387,7 @@ func TestSlotsPickAndWorker(t *testing.T) {
 	worker := hash.Worker()
 	workers := map[int]bool{}
 	for s := 1; s <= 4; s++ {
-		workers[worker(Key{Kind: APIKeyUsage, Target: "key-hot-0", Slot: s}, 4)] = true
+		workers[worker(Key{Table: "devices", Row: "laptop", Slot: s}, 4)] = true
 	}
 	if len(workers) != 4 {
 		t.Errorf("4 slots of one row on 4 workers went to %d workers, want 4", len(workers))

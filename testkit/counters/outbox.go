@@ -9,30 +9,34 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/hotspotkit/hotspotkit/results"
 )
 
-// InsertOutbox records deltas in the outbox (usage_counter_deltas) inside the request's
-// transaction, as one statement. The hot rows themselves are not touched.
-func InsertOutbox(ctx context.Context, tx pgx.Tx, requestID string, deltas []Delta) error {
-	args := deltaArrays(deltas)
-	kinds := make([]string, len(deltas))
-	slots := make([]int16, len(deltas))
+// InsertOutbox records deltas in the outbox (counter_outbox) inside the request's
+// transaction, as one statement: a row per delta, with its place in the requests' order
+// (Delta.Order), its row, and the values of its columns as text. The hot rows themselves are
+// not touched.
+func InsertOutbox(ctx context.Context, tx pgx.Tx, deltas []Delta) error {
+	n := len(deltas)
+	requests, positions, lo, hi := make([]int64, n), make([]int32, n), make([]int32, n), make([]int32, n)
+	tables, rows, masks, slots := make([]string, n), make([]string, n), make([]int64, n), make([]int16, n)
+	var vals []string
 	for i, d := range deltas {
-		kinds[i], slots[i] = string(d.Kind), int16(d.Slot)
+		requests[i], positions[i] = d.Order>>16, int32(d.Order&(maxPositions-1))
+		tables[i], rows[i], masks[i], slots[i] = d.Table, d.Row, int64(d.Change.mask), int16(d.Slot)
+		lo[i] = int32(len(vals) + 1)
+		for _, v := range d.Values {
+			vals = append(vals, v.encode())
+		}
+		hi[i] = int32(len(vals))
 	}
 	_, err := tx.Exec(ctx, `
-		INSERT INTO usage_counter_deltas (request_id, kind, target_id, target_slot, requests, successes, failures,
-			tokens, cost, response_time_ms, dns_failures, stream_errors, last_used_at, last_ip)
-		SELECT $12, d.kind, d.id, d.slot, d.requests, d.successes, d.failures, d.tokens, d.cost,
-			d.response_time_ms, d.dns_failures, d.stream_errors, d.last_used_at, d.last_ip
-		FROM unnest($1::text[], $2::int8[], $3::int8[], $4::int8[], $5::int8[], $6::numeric[], $7::int8[],
-		            $8::int8[], $9::int8[], $10::timestamptz[], $11::text[], $13::text[], $14::int2[])
-		     AS d(id, requests, successes, failures, tokens, cost, response_time_ms, dns_failures,
-		          stream_errors, last_used_at, last_ip, kind, slot)`,
-		append(args, requestID, kinds, slots)...)
+		INSERT INTO counter_outbox (request_index, position, table_name, row_key, slot, columns, vals)
+		SELECT d.request_index, d.position, d.table_name, d.row_key, d.slot, d.columns, ($7::text[])[d.lo:d.hi]
+		FROM unnest($1::int8[], $2::int4[], $3::text[], $4::text[], $5::int2[], $6::int8[], $8::int4[], $9::int4[])
+		     AS d(request_index, position, table_name, row_key, slot, columns, lo, hi)`,
+		requests, positions, tables, rows, slots, masks, vals, lo, hi)
 	if err != nil {
 		return fmt.Errorf("outbox insert: %w", err)
 	}
@@ -40,7 +44,7 @@ func InsertOutbox(ctx context.Context, tx pgx.Tx, requestID string, deltas []Del
 }
 
 // OutboxPendingSQL counts the deltas not yet applied.
-const OutboxPendingSQL = `SELECT count(*) FROM usage_counter_deltas WHERE processed_at IS NULL`
+const OutboxPendingSQL = `SELECT count(*) FROM counter_outbox WHERE processed_at IS NULL`
 
 // OutboxFlusher is the delayed-aggregation flush loop: it claims pending deltas with FOR UPDATE
 // SKIP LOCKED, merges them per hot row and applies one UPDATE per table per batch, then marks
@@ -54,6 +58,7 @@ type OutboxFlusher struct {
 	FlushTimeout time.Duration
 
 	connect   func(context.Context) (*pgx.Conn, error)
+	tables    map[string]*Table
 	conn      *pgx.Conn
 	batchSize int
 	interval  time.Duration
@@ -71,9 +76,14 @@ type OutboxFlusher struct {
 	done chan struct{}
 }
 
-// NewOutbox returns a flusher that uses connections from connect exclusively, one at a time.
-func NewOutbox(connect func(context.Context) (*pgx.Conn, error), batchSize int, interval time.Duration) *OutboxFlusher {
-	return &OutboxFlusher{connect: connect, batchSize: batchSize, interval: interval}
+// NewOutbox returns a flusher of the deltas of tables that uses connections from connect
+// exclusively, one at a time.
+func NewOutbox(connect func(context.Context) (*pgx.Conn, error), tables []*Table, batchSize int, interval time.Duration) *OutboxFlusher {
+	byName := make(map[string]*Table, len(tables))
+	for _, t := range tables {
+		byName[t.Name()] = t
+	}
+	return &OutboxFlusher{connect: connect, tables: byName, batchSize: batchSize, interval: interval}
 }
 
 // Pause stops flushing (a flush in progress completes) until Resume.
@@ -207,9 +217,8 @@ func (o *OutboxFlusher) flush(ctx context.Context, conn *pgx.Conn) (claimed, tar
 	}
 	defer tx.Rollback(ctx)
 	rows, err := tx.Query(ctx, `
-		SELECT id, kind, target_id, target_slot, requests, successes, failures, tokens, cost, response_time_ms,
-		       dns_failures, stream_errors, last_used_at, last_ip
-		FROM usage_counter_deltas
+		SELECT id, request_index, position, table_name, row_key, slot, columns, vals
+		FROM counter_outbox
 		WHERE processed_at IS NULL
 		ORDER BY id
 		LIMIT $1
@@ -219,35 +228,17 @@ func (o *OutboxFlusher) flush(ctx context.Context, conn *pgx.Conn) (claimed, tar
 	}
 	var ids []int64
 	var deltas []Delta
-	for rows.Next() {
-		var id int64
-		var d Delta
-		var kind string
-		var slot int16
-		var cost pgtype.Numeric
-		var last pgtype.Timestamptz
-		var ip pgtype.Text
-		if err := rows.Scan(&id, &kind, &d.Target, &slot, &d.Requests, &d.Successes, &d.Failures, &d.Tokens, &cost,
-			&d.ResponseTimeMs, &d.DNSFailures, &d.StreamErrors, &last, &ip); err != nil {
-			rows.Close()
-			return 0, 0, err
+	var row outboxRow
+	_, err = pgx.ForEachRow(rows, []any{&row.id, &row.request, &row.position, &row.table, &row.key, &row.slot, &row.columns, &row.vals}, func() error {
+		d, err := o.delta(row)
+		if err != nil {
+			return fmt.Errorf("outbox row %d: %w", row.id, err)
 		}
-		d.Kind, d.Slot = Kind(kind), int(slot)
-		if d.Cost, err = moneyFromNumeric(cost); err != nil {
-			rows.Close()
-			return 0, 0, fmt.Errorf("outbox row %d: %w", id, err)
-		}
-		if last.Valid {
-			d.LastUsedAt = last.Time
-		}
-		if ip.Valid {
-			d.LastIP = ip.String
-		}
-		ids = append(ids, id)
+		ids = append(ids, row.id)
 		deltas = append(deltas, d)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return 0, 0, err
 	}
 	if len(ids) == 0 {
@@ -257,7 +248,7 @@ func (o *OutboxFlusher) flush(ctx context.Context, conn *pgx.Conn) (claimed, tar
 	if _, err := Apply(ctx, tx, merged); err != nil {
 		return 0, 0, err
 	}
-	if _, err := tx.Exec(ctx, `UPDATE usage_counter_deltas SET processed_at = now() WHERE id = ANY($1)`, ids); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE counter_outbox SET processed_at = now() WHERE id = ANY($1)`, ids); err != nil {
 		return 0, 0, err
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -319,19 +310,38 @@ func (o *OutboxFlusher) Stats() results.Flush {
 	return results.Flush{Calls: o.calls.Load(), RowsClaimed: o.claimed.Load(), Targets: o.targets.Load(), Errors: o.errCount.Load()}
 }
 
-func moneyFromNumeric(n pgtype.Numeric) (Money, error) {
-	if !n.Valid || n.NaN || n.InfinityModifier != pgtype.Finite {
-		return 0, errors.New("cost is not a finite number")
+// outboxRow is a row of counter_outbox as the flush loop reads it.
+type outboxRow struct {
+	id, request int64
+	position    int32
+	table, key  string
+	slot        int16
+	columns     int64
+	vals        []string
+}
+
+// delta is the delta an outbox row records.
+func (o *OutboxFlusher) delta(row outboxRow) (Delta, error) {
+	t := o.tables[row.table]
+	if t == nil {
+		return Delta{}, fmt.Errorf("no declared table %q", row.table)
 	}
-	v := n.Int.Int64()
-	for e := n.Exp; e < -MoneyScale; e++ {
-		if v%10 != 0 {
-			return 0, fmt.Errorf("cost has more than %d decimals", MoneyScale)
+	mask := uint64(row.columns)
+	if mask == 0 || mask>>len(t.spec.Columns) != 0 {
+		return Delta{}, fmt.Errorf("columns %b are not %s's", mask, t.Name())
+	}
+	c := t.changeOf(mask)
+	if len(row.vals) != len(c.valued) {
+		return Delta{}, fmt.Errorf("%d values for %d columns", len(row.vals), len(c.valued))
+	}
+	vals := make([]Value, len(row.vals))
+	for k, s := range row.vals {
+		v, err := parseValue(t.types[c.valued[k]], s)
+		if err != nil {
+			return Delta{}, fmt.Errorf("%s.%s: %w", t.Name(), t.spec.Columns[c.valued[k]].Name, err)
 		}
-		v /= 10
+		vals[k] = v
 	}
-	for e := n.Exp; e > -MoneyScale; e-- {
-		v *= 10
-	}
-	return Money(v), nil
+	return Delta{Key: Key{Table: row.table, Row: row.key, Slot: int(row.slot)}, Change: c, Values: vals,
+		Order: Stamp(row.request, int(row.position))}, nil
 }

@@ -68,47 +68,46 @@ func (s Slots) For(tx pgx.Tx, index int64, requestID string) int {
 	return s.InTx(tx, s.Of(index, requestID))
 }
 
-// InSlot sets slot on every delta and returns them.
+// InSlot sets slot on every delta of a slotted table and returns them (the deltas of other
+// tables stay on their one row, slot 0).
 func InSlot(deltas []Delta, slot int) []Delta {
 	for i := range deltas {
-		deltas[i].Slot = slot
+		if deltas[i].Change.table.Slotted() {
+			deltas[i].Slot = slot
+		}
 	}
 	return deltas
 }
 
-// slottedTables are the hot tables, each with its key and the columns a new slot copies from
-// the seeded row (the counters start at their defaults, so a wallet's balance stays on slot 1).
-var slottedTables = []struct {
-	table, key string
-	copied     []string
-}{
-	{"api_keys", "id", []string{"user_id"}},
-	{"provider_api_keys", "id", []string{"provider_id"}},
-	{"global_models", "id", []string{"name"}},
-	{"providers", "id", []string{"name"}},
-	{"wallets", "user_id", nil},
-	{"proxy_nodes", "id", nil},
-	{"management_tokens", "id", nil},
-}
-
-// SeedSlots splits every seeded hot row into n slots: the seeded row becomes slot 1 and slots
-// 2..n are added with zero counters. A suite calls it at the end of its Seed (a declared one
-// does); with n ≤ 1 it does nothing.
+// SeedSlots splits every seeded row of the slotted tables into n slots: the seeded row becomes
+// slot 1 and slots 2..n are added, copying the table's SlotCopies and leaving every other
+// column at its default (so a seeded balance stays on slot 1). A suite calls it at the end of
+// its Seed (a declared one does); with n ≤ 1 it does nothing.
 func SeedSlots(ctx context.Context, conn interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-}, n int) error {
+}, n int, tables ...*Table) error {
 	if n <= 1 {
 		return nil
 	}
-	for _, t := range slottedTables {
-		table := pgx.Identifier{t.table}.Sanitize()
-		cols := strings.Join(append([]string{t.key}, t.copied...), ", ")
-		if _, err := conn.Exec(ctx, `UPDATE `+table+` SET slot = 1 WHERE slot = 0`); err != nil {
-			return fmt.Errorf("slotting %s: %w", t.table, err)
+	for _, t := range tables {
+		if !t.Slotted() {
+			continue
 		}
-		if _, err := conn.Exec(ctx, `INSERT INTO `+table+` (`+cols+`, slot)
-			SELECT `+cols+`, s FROM `+table+`, generate_series(2, $1::int) s WHERE slot = 1`, n); err != nil {
-			return fmt.Errorf("slotting %s: %w", t.table, err)
+		table := ident(t.Name())
+		var cols []string
+		for _, k := range t.spec.Key {
+			cols = append(cols, ident(k.Name))
+		}
+		for _, c := range t.spec.SlotCopies {
+			cols = append(cols, ident(c))
+		}
+		list := strings.Join(cols, ", ")
+		if _, err := conn.Exec(ctx, `UPDATE `+table+` SET slot = 1 WHERE slot = 0`); err != nil {
+			return fmt.Errorf("slotting %s: %w", t.Name(), err)
+		}
+		if _, err := conn.Exec(ctx, `INSERT INTO `+table+` (`+list+`, slot)
+			SELECT `+list+`, s FROM `+table+`, generate_series(2, $1::int) s WHERE slot = 1`, n); err != nil {
+			return fmt.Errorf("slotting %s: %w", t.Name(), err)
 		}
 	}
 	return nil
@@ -123,9 +122,9 @@ func (s Slots) Worker() func(k Key, workers int) int {
 	}
 	return func(k Key, workers int) int {
 		h := fnv.New32a()
-		h.Write([]byte(k.Kind))
+		h.Write([]byte(k.Table))
 		h.Write([]byte{0})
-		h.Write([]byte(k.Target))
+		h.Write([]byte(k.Row))
 		return int((uint64(h.Sum32()) + uint64(k.Slot)) % uint64(workers))
 	}
 }

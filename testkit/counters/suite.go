@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
@@ -21,17 +22,30 @@ type Declaration struct {
 	// both queue backends, Slots, and a --queue-capacity default that holds as many requests as
 	// a one-record suite's when a request makes several records.
 	Info testkit.Info
+	// Tables are the hot tables the deltas write (NewTable, or Describe at run time); New adds
+	// those of request 0's deltas.
+	Tables []*Table
 	// SeedSQL creates the hot rows of --hot-keys sets: each statement runs with $1 = --hot-keys,
-	// in order, in one transaction; the rows are then split into --slots (SeedSlots).
+	// in order, in one transaction; the rows of slotted tables are then split into --slots
+	// (SeedSlots), and every declared table's rows recorded as their openings (Snapshot).
 	SeedSQL []string
-	// Request is what request i, of hot set h (i mod --hot-keys), adds to the hot rows: its
-	// parts, in the order they are written, each a list of deltas that travels as one queue
-	// record keyed by its first delta's row. Which rows a request adds to depends on h alone.
+	// Request is what request i, of hot set h (HotSet), adds to the hot rows: its parts, in the
+	// order they are written, each a list of deltas (fresh ones: the package stamps their
+	// Order) that travels as one queue record keyed by RecordKey.
 	Request func(i int64, h int) [][]Delta
+	// HotSet (optional) picks the hot set of each request of run r: it returns, once per run,
+	// a function of the request index that must give the same set for an index every time, in
+	// every process (nil: i mod --hot-keys).
+	HotSet func(r *testkit.Run) func(i int64) int
+	// RecordKey (optional) is the row part of request i (of hot set h) is queued by: records of
+	// one key go to one queue worker in order and merge under compaction, so records of two
+	// different parts must never share one. Nil: the part's first row, which must then depend
+	// on the hot set alone (it is worked out once per run and hot set).
+	RecordKey func(i int64, h, part int) Key
 	// Claim is the step that makes a write count once. In the writing transaction it records
 	// every source of batch (a part of a request; one may repeat) and returns those no
 	// transaction recorded before, each once, in batch order, with the statements it sent.
-	// Only the deltas of those are applied.
+	// Only the deltas of those are applied. ClaimParts is one on the package's own table.
 	Claim func(ctx context.Context, tx pgx.Tx, batch []Source) (fresh []Source, statements int, err error)
 	// ClaimAll (optional) is Claim's fast path for a compacted queue batch: statements that
 	// record every source of batch, each affecting exactly Rows rows when every source is
@@ -43,9 +57,6 @@ type Declaration struct {
 	// ClaimTable is the table Claim writes a row per source to, and ClaimIndex the SQL
 	// expression of a row's request index: Persisted finds the requests there.
 	ClaimTable, ClaimIndex string
-	// Opening is what the seed leaves in a hot row of a kind, as the delta that would bring a
-	// zeroed row there (a wallet seeded with balance B: a debit of −B); other rows start at zero.
-	Opening map[Kind]Delta
 	// Deliveries (optional) is how many times request i is delivered, as an at-least-once queue
 	// would (1 when nil); every delivery after the first must change nothing.
 	Deliveries func(i int64) int
@@ -82,9 +93,15 @@ func (rec *Record) Merge(newer Record) { rec.Requests = append(rec.Requests, new
 // Suite is a declared counter suite (New): a testkit.Suite and testkit.Reconciler. A suite that
 // needs more (flags, seed rows, checks) embeds it and adds its own methods.
 type Suite struct {
-	d     Declaration
-	info  testkit.Info
-	parts int
+	d       Declaration
+	info    testkit.Info
+	parts   int
+	tables  []*Table
+	ordered bool // some table has an Assign column: a row's writes go to one worker, in order
+
+	mu        sync.Mutex
+	run       *testkit.Run    // the run runHotSet is of
+	runHotSet func(int64) int // hotSet's
 }
 
 var (
@@ -92,9 +109,32 @@ var (
 	_ testkit.Reconciler = (*Suite)(nil)
 )
 
-// New is the suite d declares.
+// New is the suite d declares. It panics when two parts of request 0 share their first row
+// and no RecordKey tells them apart.
 func New(d Declaration) *Suite {
-	s := &Suite{d: d, info: d.Info, parts: len(d.Request(0, 0))}
+	first := d.Request(0, 0)
+	s := &Suite{d: d, info: d.Info, parts: len(first)}
+	seen := map[*Table]bool{}
+	firstRows := map[Key]bool{}
+	addTable := func(t *Table) {
+		if !seen[t] {
+			seen[t] = true
+			s.tables = append(s.tables, t)
+			s.ordered = s.ordered || t.assigns
+		}
+	}
+	for _, t := range d.Tables {
+		addTable(t)
+	}
+	for p, part := range first {
+		for _, delta := range part {
+			addTable(delta.Change.table)
+		}
+		if d.RecordKey == nil && firstRows[part[0].Key] {
+			panic(fmt.Sprintf("counters: %s: part %d of a request starts at the row of an earlier part: records of two parts would merge (declare RecordKey)", d.Info.Name, p))
+		}
+		firstRows[part[0].Key] = true
+	}
 	if s.info.Modes == nil {
 		s.info.Modes = Modes
 	}
@@ -125,7 +165,10 @@ func (s *Suite) Seed(ctx context.Context, r *testkit.Run) error {
 				return fmt.Errorf("%s: %w", sql, err)
 			}
 		}
-		return SeedSlots(ctx, tx, r.Slots())
+		if err := SeedSlots(ctx, tx, r.Slots(), s.tables...); err != nil {
+			return err
+		}
+		return Snapshot(ctx, tx, s.tables)
 	})
 }
 
@@ -143,7 +186,7 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 			return err
 		}))}, nil
 	case Outbox:
-		return OutboxWorkload(ctx, r, s.deliver(r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
+		return OutboxWorkload(ctx, r, s.tables, s.deliver(r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
 			return s.WriteOutbox(ctx, tx, r, rc.records(tx, i))
 		})))
 	case testkit.Async, testkit.AsyncCompact:
@@ -157,10 +200,11 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 			},
 			Key:    func(rec Record) Key { return rec.Key },
 			Worker: SlotsOf(r).Worker(),
-			// Counters add up and last_used_at keeps the newest: the order of a hot row's
-			// writes does not matter, so an unslotted hot row's records go to every worker
-			// (slots are dealt out to workers instead: they are rows of their own).
-			Spread:  SlotsOf(r).N <= 1,
+			// Counters add up and Greatest, Least and FollowsNewest keep the extreme: unless
+			// a column is last write wins, the order of a hot row's writes does not matter, so
+			// an unslotted hot row's records go to every worker (slots are dealt out to
+			// workers instead: they are rows of their own).
+			Spread:  SlotsOf(r).N <= 1 && !s.ordered,
 			Merge:   (*Record).Merge,
 			Compare: CompareKeys,
 			Writer:  func(compact bool) testkit.TxWriter[Record] { return s.Writer(r, compact) },
@@ -198,22 +242,29 @@ func (s *Suite) Records(r *testkit.Run, tx pgx.Tx, i int64) []Record {
 	return s.recorder(r).records(tx, i)
 }
 
-// recorder makes a run's records: the rows the parts of a request of each hot set are keyed by
-// depend on the set alone (Declaration.Request), so they are worked out once per run, and a
-// request's records cost what the queue's record of a hand-written suite costs.
+// recorder makes a run's records: without a RecordKey, the rows the parts of a request of
+// each hot set are keyed by depend on the set alone, so they are worked out once per run, and
+// a request's records cost what the queue's record of a hand-written suite costs.
 type recorder struct {
-	keys  [][]Key // by hot set, by part
-	slots Slots
+	keys      [][]Key // by hot set, by part (nil with a RecordKey)
+	recordKey func(i int64, h, part int) Key
+	hotSet    func(i int64) int
+	parts     int
+	slots     Slots
 }
 
 func (s *Suite) recorder(r *testkit.Run) recorder {
-	keys := make([][]Key, r.Config().HotKeys)
-	for h := range keys {
+	rc := recorder{recordKey: s.d.RecordKey, hotSet: s.hotSet(r), parts: s.parts, slots: SlotsOf(r)}
+	if rc.recordKey != nil {
+		return rc
+	}
+	rc.keys = make([][]Key, r.Config().HotKeys)
+	for h := range rc.keys {
 		for _, part := range s.d.Request(int64(h), h) {
-			keys[h] = append(keys[h], part[0].Key)
+			rc.keys[h] = append(rc.keys[h], part[0].Key)
 		}
 	}
-	return recorder{keys: keys, slots: SlotsOf(r)}
+	return rc
 }
 
 func (rc recorder) records(tx pgx.Tx, i int64) []Record {
@@ -221,13 +272,62 @@ func (rc recorder) records(tx pgx.Tx, i int64) []Record {
 	if rc.slots.N > 1 { // unslotted, every write is to slot 0: no request id to hash
 		slot = rc.slots.For(tx, i, RequestID(i))
 	}
-	keys := rc.keys[i%int64(len(rc.keys))]
-	recs := make([]Record, len(keys))
-	for p, k := range keys {
+	h := rc.hotSet(i)
+	recs := make([]Record, rc.parts)
+	for p := range recs {
+		var k Key
+		if rc.recordKey != nil {
+			k = rc.recordKey(i, h, p)
+		} else {
+			k = rc.keys[h][p]
+		}
 		k.Slot = slot
 		recs[p] = Record{Key: k, Part: p, Requests: []int64{i}}
 	}
 	return recs
+}
+
+// hotSet is the hot set of each request of run r (Declaration.HotSet), made once per run.
+func (s *Suite) hotSet(r *testkit.Run) func(i int64) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.run == r {
+		return s.runHotSet
+	}
+	if s.d.HotSet != nil {
+		s.runHotSet = s.d.HotSet(r)
+	} else {
+		hot := int64(r.Config().HotKeys)
+		s.runHotSet = func(i int64) int { return int(i % hot) }
+	}
+	s.run = r
+	return s.runHotSet
+}
+
+// parts are request i's parts, of hot set h, each delta stamped with its place in the
+// request (Delta.Order).
+func (s *Suite) request(i int64, h int) [][]Delta {
+	parts := s.d.Request(i, h)
+	pos := 0
+	for _, part := range parts {
+		for k := range part {
+			part[k].Order = Stamp(i, pos)
+			pos++
+		}
+	}
+	if pos > maxPositions {
+		panic(fmt.Sprintf("counters: request %d makes %d deltas (at most %d)", i, pos, maxPositions))
+	}
+	return parts
+}
+
+// stamped are request i's deltas (request), all parts together.
+func (s *Suite) stamped(i int64, h int) []Delta {
+	var out []Delta
+	for _, part := range s.request(i, h) {
+		out = append(out, part...)
+	}
+	return out
 }
 
 // Writer writes a batch of records in the queue's transaction (and a sync request's records in
@@ -278,10 +378,7 @@ func (w batchWriter) writePipelined(ctx context.Context, tx pgx.Tx, batch []Reco
 	for _, c := range claims {
 		b.Queue(c.SQL, c.Args...)
 	}
-	groups, err := queueApply(&b, w.s.deltas(batch, sources, nil))
-	if err != nil {
-		return 0, false, err
-	}
+	groups := queueApply(&b, w.s.deltas(batch, sources, nil))
 	ops = len(claims) + len(groups)
 	br := tx.SendBatch(ctx, &b)
 	repeat, err := readClaims(br, claims)
@@ -332,16 +429,16 @@ func (s *Suite) WriteOutbox(ctx context.Context, tx pgx.Tx, r *testkit.Run, recs
 	if err != nil || len(deltas) == 0 {
 		return err
 	}
-	return InsertOutbox(ctx, tx, RequestID(recs[0].Requests[0]), deltas)
+	return InsertOutbox(ctx, tx, deltas)
 }
 
 // sources are the sources of batch's records, in batch order.
 func (s *Suite) sources(r *testkit.Run, batch []Record) []Source {
-	hot := int64(r.Config().HotKeys)
+	hotSet := s.hotSet(r)
 	sources := make([]Source, 0, len(batch))
 	for _, rec := range batch {
 		for _, i := range rec.Requests {
-			sources = append(sources, Source{Request: i, Hot: int(i % hot), Part: rec.Part})
+			sources = append(sources, Source{Request: i, Hot: hotSet(i), Part: rec.Part})
 		}
 	}
 	return sources
@@ -380,7 +477,7 @@ func (s *Suite) deltas(batch []Record, sources []Source, isNew map[Source]bool) 
 				}
 				delete(isNew, src) // a source repeated in the batch is applied once
 			}
-			part := InSlot(s.d.Request(src.Request, src.Hot)[src.Part], rec.Key.Slot)
+			part := InSlot(s.request(src.Request, src.Hot)[src.Part], rec.Key.Slot)
 			if deltas == nil {
 				// Room for every source left at this part's size: a source has several deltas
 				// (four in the usage-counter suite), and a slice sized for one a source grew

@@ -4,64 +4,99 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
+	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
-// declared is a counter suite of two parts per request over three kinds — a count, an amount
-// with an opening (a wallet), the newest time and its IP — claimed in a table of its own, row by
-// row or, pipelined, in one INSERT (ClaimAll).
+// Changes of the test tables a declared request makes.
+var (
+	tellerChange = counters.Tellers.MustChange("balance", "highest", "lowest", "note", "changed")
+	deviceChange = counters.Devices.MustChange("uses", "spent", "seen_at", "seen_from", "touched")
+)
+
+// declared is a counter suite of two parts per request over the package's test tables — a
+// teller keyed by two integers (an Add from a seeded balance, Greatest, Least, Assign, the
+// server's time) and a slotted device (a count, an amount, the newest time and its address,
+// the server's time) — claimed in the package's own claim table, row by row or, pipelined, in
+// one INSERT (ClaimAll). One teller row is seeded beyond the hot sets' and no request touches it.
 func declared(pipelined bool) *counters.Suite {
-	var claimAll func([]counters.Source) []counters.Statement
-	if pipelined {
-		claimAll = func(batch []counters.Source) []counters.Statement {
-			requests, parts := make([]int64, len(batch)), make([]int32, len(batch))
-			for k, src := range batch {
-				requests[k], parts[k] = src.Request, int32(src.Part)
-			}
-			return []counters.Statement{{SQL: `INSERT INTO claims SELECT * FROM unnest($1::int8[], $2::int4[])`,
-				Args: []any{requests, parts}, Rows: int64(len(batch))}}
-		}
+	at := func(i int64) time.Time {
+		return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Microsecond)
 	}
-	at := func(i int64) time.Time { return time.Date(2026, 1, 1, 0, 0, 0, int(i)*1000, time.UTC) }
-	return counters.New(counters.Declaration{
-		Info: testkit.Info{Name: "declared", Summary: "a declared counter suite", Example: "declared",
-			SQL: fstest.MapFS{"claims.sql": {Data: []byte(`CREATE TABLE IF NOT EXISTS claims (request bigint, part int, PRIMARY KEY (request, part));`)}}},
+	d := counters.Declaration{
+		Info: testkit.Info{Name: "declared", Summary: "a declared counter suite", Example: "declared", SQL: counters.TestSQL},
 		SeedSQL: []string{
-			`INSERT INTO wallets (user_id, balance) SELECT 'u' || h, 10 FROM generate_series(0, $1 - 1) h`,
-			`INSERT INTO management_tokens (id) SELECT 't' || h FROM generate_series(0, $1 - 1) h`,
+			`INSERT INTO tellers (bid, tid, balance) SELECT h / 2, h, 100 + h FROM generate_series(0, $1 - 1) h`,
+			`INSERT INTO tellers (bid, tid, balance, note) SELECT -1, -1, 5, 'untouched' WHERE $1 > 0`,
+			`INSERT INTO devices (name, owner) SELECT 'd' || h, 'o' FROM generate_series(0, $1 - 1) h`,
 		},
 		Request: func(i int64, h int) [][]counters.Delta {
-			set := strconv.Itoa(h)
 			return [][]counters.Delta{
-				{{Key: counters.Key{Kind: counters.WalletDebit, Target: "u" + set}, Cost: counters.Money(i + 1)}},
-				{{Key: counters.Key{Kind: counters.ManagementToken, Target: "t" + set}, Requests: 1, LastUsedAt: at(i), LastIP: fmt.Sprint("ip", i)}},
+				{tellerChange.Delta(counters.Tellers.Row(counters.Int(int64(h/2)), counters.Int(int64(h))),
+					counters.Int(i%5-2), counters.Int(i*7%101), counters.Int(i*3%37), counters.Text(fmt.Sprint("note ", i)))},
+				{deviceChange.Delta(counters.Devices.Row(counters.Text(fmt.Sprint("d", h))),
+					counters.Int(1), counters.Amount(counters.Money(i+1)), counters.Time(at(i)), counters.Text(fmt.Sprint("ip", i)))},
 			}
 		},
-		Claim: func(ctx context.Context, tx pgx.Tx, batch []counters.Source) ([]counters.Source, int, error) {
-			var fresh []counters.Source
-			for _, src := range batch {
-				tag, err := tx.Exec(ctx, `INSERT INTO claims VALUES ($1, $2) ON CONFLICT DO NOTHING`, src.Request, src.Part)
-				if err != nil {
-					return nil, len(batch), err
-				}
-				if tag.RowsAffected() == 1 {
-					fresh = append(fresh, src)
-				}
-			}
-			return fresh, len(batch), nil
-		},
-		ClaimAll:   claimAll,
-		ClaimTable: "claims", ClaimIndex: "request",
-		Opening: map[counters.Kind]counters.Delta{counters.WalletDebit: {Cost: -10 * counters.Unit}},
-	})
+	}
+	counters.KitClaim().Declare(&d)
+	if !pipelined {
+		d.ClaimAll = nil
+	}
+	return counters.New(d)
+}
+
+// requests are the indexes from..to-1.
+func requests(from, to int64) []int64 {
+	var ids []int64
+	for i := from; i < to; i++ {
+		ids = append(ids, i)
+	}
+	return ids
+}
+
+// writeCompacted writes the records of requests ids through s's compacting writer, in one
+// transaction, and returns the statements it sent.
+func writeCompacted(t *testing.T, s *counters.Suite, r *testkit.Run, ids ...int64) int {
+	t.Helper()
+	var ops int
+	if err := pgx.BeginFunc(t.Context(), r.Admin(), func(tx pgx.Tx) error {
+		var batch []counters.Record
+		for _, i := range ids {
+			batch = append(batch, s.Records(r, nil, i)...)
+		}
+		var err error
+		ops, err = s.Writer(r, true).WriteBatch(t.Context(), tx, batch)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return ops
+}
+
+// failedChecks are the checks of s's Verify of res that failed, each with its figures.
+func failedChecks(t *testing.T, s *counters.Suite, r *testkit.Run, res testkit.Result) []string {
+	t.Helper()
+	checks, err := s.Verify(t.Context(), r, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range checks {
+		if !c.OK {
+			names = append(names, fmt.Sprintf("%s: expected %v, got %v", c.Name, c.Expected, c.Actual))
+		}
+	}
+	return names
 }
 
 // applied is a testkit.Result: requests 0..n-1, of which those in skip did not apply.
@@ -85,31 +120,9 @@ func TestVerifyIsExactAndCatchesEveryColumn(t *testing.T) {
 	const n, hot = 40, 3
 	r := suitetest.Seeded(t, s, hot, n)
 	for range 2 {
-		if err := pgx.BeginFunc(ctx, r.Admin(), func(tx pgx.Tx) error {
-			var batch []counters.Record
-			for i := range int64(n) {
-				batch = append(batch, s.Records(r, nil, i)...)
-			}
-			_, err := s.Writer(r, true).WriteBatch(ctx, tx, batch)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		writeCompacted(t, s, r, requests(0, n)...)
 	}
-	failed := func(res testkit.Result) []string {
-		t.Helper()
-		checks, err := s.Verify(ctx, r, res)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, c := range checks {
-			if !c.OK {
-				names = append(names, fmt.Sprintf("%s: expected %v, got %v", c.Name, c.Expected, c.Actual))
-			}
-		}
-		return names
-	}
+	failed := func(res testkit.Result) []string { return failedChecks(t, s, r, res) }
 	all := applied{n: n}
 	if f := failed(all); len(f) != 0 {
 		t.Fatalf("checks failed on exact rows: %v", f)
@@ -121,12 +134,20 @@ func TestVerifyIsExactAndCatchesEveryColumn(t *testing.T) {
 		t.Error("a request that was never written passed as applied")
 	}
 	for _, tamper := range []string{
-		`UPDATE wallets SET balance = balance + 0.00000001 WHERE user_id = 'u1'`,
-		`UPDATE management_tokens SET usage_count = usage_count + 1 WHERE id = 't2'`,
-		`UPDATE management_tokens SET last_used_at = last_used_at - interval '1 hour' WHERE id = 't0'`,
-		`UPDATE management_tokens SET last_used_ip = 'elsewhere' WHERE id = 't0'`,
-		`INSERT INTO wallets (user_id, slot) VALUES ('u1', 7)`,
-		`DELETE FROM claims WHERE request = 5`,
+		`UPDATE tellers SET balance = balance + 1 WHERE bid = 0 AND tid = 1`,
+		`UPDATE tellers SET highest = highest + 1 WHERE tid = 2`,
+		`UPDATE tellers SET lowest = lowest - 1 WHERE tid = 2`,
+		`UPDATE tellers SET note = 'note 99' WHERE tid = 0`, // a note, but no request of this row's
+		`UPDATE tellers SET changed = NULL WHERE tid = 1`,
+		`UPDATE tellers SET balance = 6 WHERE tid = -1`, // the row no request touched
+		`INSERT INTO tellers (bid, tid) VALUES (7, 7)`,  // a row no one seeded
+		`UPDATE devices SET uses = uses + 1 WHERE name = 'd2'`,
+		`UPDATE devices SET spent = spent + 0.00000001 WHERE name = 'd1'`,
+		`UPDATE devices SET seen_at = seen_at - interval '1 hour' WHERE name = 'd0'`,
+		`UPDATE devices SET seen_from = 'elsewhere' WHERE name = 'd0'`,
+		`UPDATE devices SET touched = NULL WHERE name = 'd0'`,
+		`INSERT INTO devices (name, owner, slot) VALUES ('d1', 'o', 7)`,
+		`DELETE FROM counter_claims WHERE request_index = 5`,
 	} {
 		t.Run(tamper, func(t *testing.T) {
 			tx, err := r.Admin().Begin(ctx)
@@ -150,49 +171,116 @@ func TestVerifyIsExactAndCatchesEveryColumn(t *testing.T) {
 // replayed one, and one that repeats a request, fail that claim, roll back to its savepoint and
 // go through Claim, and every request is applied exactly once.
 func TestPipelinedClaimFallsBackOnARepeat(t *testing.T) {
-	ctx := context.Background()
 	s := declared(true)
 	const n, hot = 40, 3
 	r := suitetest.Seeded(t, s, hot, n)
-	write := func(ids ...int64) int {
-		t.Helper()
-		var ops int
-		if err := pgx.BeginFunc(ctx, r.Admin(), func(tx pgx.Tx) error {
-			var batch []counters.Record
-			for _, i := range ids {
-				batch = append(batch, s.Records(r, nil, i)...)
-			}
-			var err error
-			ops, err = s.Writer(r, true).WriteBatch(ctx, tx, batch)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return ops
-	}
-	var first []int64
-	for i := range int64(n / 2) {
-		first = append(first, i)
-	}
-	// One claim and one UPDATE per kind (wallets, management tokens).
+	write := func(ids ...int64) int { return writeCompacted(t, s, r, ids...) }
+	first := requests(0, n/2)
+	// One claim and one UPDATE per table.
 	if ops := write(first...); ops != 3 {
 		t.Errorf("a fresh batch sent %d statements, want 3 (claim, two UPDATEs)", ops)
 	}
-	if ops := write(first...); ops <= 3 {
-		t.Errorf("a replayed batch sent %d statements: it did not fall back to Claim", ops)
+	if ops := write(first...); ops != 1 {
+		t.Errorf("a replayed batch sent %d statements, want 1: the claim (through Claim) that found every part claimed", ops)
 	}
 	var rest []int64
 	for i := int64(n / 2); i < n; i++ {
 		rest = append(rest, i, i) // every request twice in the batch
 	}
 	write(rest...)
-	checks, err := s.Verify(ctx, r, applied{n: n})
+	if f := failedChecks(t, s, r, applied{n: n}); len(f) != 0 {
+		t.Errorf("checks failed: %v", f)
+	}
+}
+
+// TestEveryModeOnDeclaredTables runs every mode of the declared suite, verified: the generic
+// outbox, the queues, and Assign columns under sync's commit order.
+func TestEveryModeOnDeclaredTables(t *testing.T) {
+	modes := "sync,outbox,async,async-compact"
+	rep, stderr := suitetest.Runs(t, declared(false), 4, "--modes", modes, "--requests", "400", "--concurrency", "40", "--hot-keys", "3")
+	for _, r := range rep.Runs {
+		suitetest.Exact(t, r)
+		suitetest.Completed(t, r, 400)
+		for _, name := range []string{
+			"tellers.note rows holding a value a succeeded request wrote there (last write wins: which one depends on the commit order)",
+			"tellers.changed set where a request wrote it (the server's time: presence only)",
+			"rows of no hot set whose every counter is exact (untouched: as seeded)",
+		} {
+			if !hasCheck(r.Verification.Checks, name) {
+				t.Errorf("%s: no check %q\n%s", r.Mode, name, stderr)
+			}
+		}
+	}
+}
+
+func hasCheck(checks []results.Check, name string) bool {
+	for _, c := range checks {
+		if c.Name == name {
+			return c.OK
+		}
+	}
+	return false
+}
+
+// TestRunTimeDeclaration declares the suite from the database's catalog after its tables
+// exist, as a script suite does after its init file ran, with a hot set function of its own
+// (every request but each 5th on set 0), and checks that the requests written through its
+// writer verify exactly and a tampered row does not.
+func TestRunTimeDeclaration(t *testing.T) {
+	ctx := t.Context()
+	target := testdb.New(t, counters.TestSQL)
+	spec, err := counters.Describe(ctx, target.Admin(), "tellers")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range checks {
-		if !c.OK {
-			t.Errorf("%s: expected %v, got %v", c.Name, c.Expected, c.Actual)
-		}
+	spec, err = spec.Writing(counters.Column{Name: "balance", Op: counters.Add}, counters.Column{Name: "note", Op: counters.Assign})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tellers, err := counters.NewTable(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	change, err := tellers.Change("balance", "note")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := counters.Declaration{
+		Info:    testkit.Info{Name: "runtime", Summary: "declared at run time", Example: "runtime", SQL: counters.TestSQL},
+		SeedSQL: []string{`INSERT INTO tellers (bid, tid) SELECT 1, h FROM generate_series(0, $1 - 1) h`},
+		Request: func(i int64, h int) [][]counters.Delta {
+			return [][]counters.Delta{{change.Delta(tellers.Row(counters.Int(1), counters.Int(int64(h))), counters.Int(i), counters.Text(fmt.Sprint(i)))}}
+		},
+		HotSet: func(r *testkit.Run) func(int64) int {
+			hot := int64(r.Config().HotKeys)
+			return func(i int64) int {
+				if i%5 == 0 {
+					return int(i/5%(hot-1)) + 1
+				}
+				return 0
+			}
+		},
+	}
+	counters.KitClaim().Declare(&d)
+	s := counters.New(d)
+	const n, hot = 50, 3
+	r := suitetest.Seeded(t, s, hot, n)
+	writeCompacted(t, s, r, requests(0, n)...)
+	var set0 int64
+	if err := r.Admin().QueryRow(ctx, `SELECT balance FROM tellers WHERE tid = 0`).Scan(&set0); err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(n*(n-1)/2 - (0 + 5 + 10 + 15 + 20 + 25 + 30 + 35 + 40 + 45)); set0 != want {
+		t.Errorf("hot set 0 holds %d, want %d (every request not a multiple of 5)", set0, want)
+	}
+	if f := failedChecks(t, s, r, applied{n: n}); len(f) != 0 {
+		t.Errorf("checks failed: %v", f)
+	}
+	if _, err := r.Admin().Exec(ctx, `UPDATE tellers SET note = '1' WHERE tid = 2`); err != nil {
+		t.Fatal(err)
+	}
+	if f := failedChecks(t, s, r, applied{n: n}); len(f) != 2 || !strings.HasPrefix(f[0], "tellers.note rows holding a value a succeeded request wrote") ||
+		!strings.HasPrefix(f[1], "hot row sets whose every counter is exact") {
+		t.Errorf("a note no request of the row wrote: failed %v, want the note's check and the hot sets'", f)
 	}
 }

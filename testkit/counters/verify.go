@@ -5,16 +5,18 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/hotspotkit/hotspotkit/testkit"
 )
 
-// Verify checks every hot row exactly against the requests whose writes must be there: what
-// the declared deltas of those requests add up to (with the seed's Opening), column by column,
+// Verify checks every hot row exactly against the requests whose writes must be there: its
+// opening (what the seed left, read back then: Snapshot) with the declared deltas of those
+// requests applied, column by column as each column's Op says — Add, Greatest, Least and
+// FollowsNewest exactly; Assign as a value one of those requests wrote to the row (which one
+// last depends on the order the writes committed), ServerTime as set where one wrote it —
 // summed over all hot rows and row by row (summed over each row's slots), each logical row's
 // slot count, the claim rows, and the outbox left empty (and, in the outbox mode, every delta
 // of those requests processed).
@@ -26,29 +28,48 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 	for h := range exactSets {
 		exactSets[h] = true
 	}
+	var others, otherExact int64 // rows of no hot set's (a script's random rows, untouched rows)
 	for _, t := range want.tables {
-		got, err := readTable(ctx, r.Admin(), t)
+		open, err := readRows(ctx, r.Admin(), t.table, openingsSQL, t.table.Name())
 		if err != nil {
 			return nil, err
 		}
-		for _, col := range t.columns {
-			var sumWant, sumGot value
-			for _, row := range t.rows {
-				sumWant = col.add(sumWant, row.want[col.name])
-				sumGot = col.add(sumGot, got.values[row.target][col.name])
-			}
-			sumCheck(c, t.table+"."+col.name, col, sumWant, sumGot)
+		got, err := readRows(ctx, r.Admin(), t.table, t.table.logicalRowsSQL())
+		if err != nil {
+			return nil, err
 		}
-		for _, row := range t.rows {
-			g, ok := got.values[row.target]
-			for _, col := range t.columns {
-				if !ok || !col.equal(g[col.name], row.want[col.name]) {
-					exactSets[row.hot] = false
+		rows := t.rows(open, got)
+		exact := make(map[string]bool, len(rows))
+		wants := make(map[string]logicalRow, len(rows))
+		for _, row := range rows {
+			exact[row], wants[row] = true, t.wantRow(row, open[row])
+		}
+		for _, col := range t.columns() {
+			checkColumn(c, t, col, rows, wants, got, exact)
+		}
+		for _, row := range rows {
+			h, inSet := t.sets[row]
+			switch {
+			case inSet && !exact[row]:
+				exactSets[h] = false
+			case !inSet:
+				others++
+				if exact[row] {
+					otherExact++
 				}
 			}
 		}
-		slots := int64(max(r.Slots(), 1))
-		c.Int(fmt.Sprintf("%s rows with %d slots each", t.table, slots), got.rows, got.slots[slots])
+		slots := int64(1)
+		if t.table.Slotted() {
+			slots = int64(max(r.Slots(), 1))
+		}
+		var inLayout int64
+		for _, g := range got {
+			if g.slots == slots {
+				inLayout++
+			}
+		}
+		c.Int(fmt.Sprintf("%s rows with %d slots each", t.table.Name(), slots), int64(len(got)), inLayout)
 	}
 	exact := int64(0)
 	for _, ok := range exactSets {
@@ -57,11 +78,14 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 		}
 	}
 	c.Int("hot row sets whose every counter is exact", int64(hot), exact)
+	if others > 0 {
+		c.Int("rows of no hot set whose every counter is exact (untouched: as seeded)", others, otherExact)
+	}
 
 	var claims, pending, processed int64
 	if err := r.Admin().QueryRow(ctx, `SELECT (SELECT count(*) FROM `+pgx.Identifier{s.d.ClaimTable}.Sanitize()+`),
-		       (SELECT count(*) FROM usage_counter_deltas WHERE processed_at IS NULL),
-		       (SELECT count(*) FROM usage_counter_deltas WHERE processed_at IS NOT NULL)`).Scan(&claims, &pending, &processed); err != nil {
+		       (SELECT count(*) FROM counter_outbox WHERE processed_at IS NULL),
+		       (SELECT count(*) FROM counter_outbox WHERE processed_at IS NOT NULL)`).Scan(&claims, &pending, &processed); err != nil {
 		return nil, fmt.Errorf("counting the claims and the outbox: %w", err)
 	}
 	c.Int(fmt.Sprintf("%s rows = %d × applied requests", s.d.ClaimTable, s.parts), int64(s.parts)*want.applied, claims)
@@ -74,33 +98,128 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 	return c.List(), nil
 }
 
-// sumCheck compares a column over all hot rows: counts and amounts summed, times and IPs the
-// newest.
-func sumCheck(c *testkit.Checks, name string, col column, want, got value) {
-	switch {
-	case col.count != nil:
-		c.Int(name+" (all hot rows)", want.n, got.n)
-	case col.money != nil:
-		c.Money(name+" (all hot rows)", want.m, got.m.String())
-	case col.newest:
-		c.Text(name+" = the newest applied request's", timeText(want.at), timeText(got.at))
-	default:
-		c.Text(name+" = the newest applied request's", textOrNull(want.s), textOrNull(got.s))
+// checkColumn compares column col of every row: each row's value with what it must hold
+// (a mismatch clears the row in exact), and the column over all rows.
+func checkColumn(c *testkit.Checks, t *expectedTable, col int, rows []string, wants, got map[string]logicalRow, exact map[string]bool) {
+	spec := t.table.spec.Columns[col]
+	name := t.table.Name() + "." + spec.Name
+	var sumWant, sumGot Value            // Add: the sums
+	var extWant, extGot cell             // Greatest, Least: the extremes
+	var newestWant, newestGot logicalRow // FollowsNewest: the rows of the newest followed value
+	var written, holding int64           // Assign, ServerTime: rows a request wrote, and of them those right
+	for _, row := range rows {
+		w, g := wants[row].vals[col], got[row].cell(col)
+		ok := w.matches(g)
+		switch spec.Op {
+		case Add:
+			sumWant.n, sumGot.n = sumWant.n+w.value.n, sumGot.n+g.value.n
+		case Greatest, Least:
+			extWant, extGot = extreme(spec.Op, extWant, w), extreme(spec.Op, extGot, g)
+		case FollowsNewest:
+			f := t.table.follows[col]
+			newestWant = newer(newestWant, wants[row], f)
+			newestGot = newer(newestGot, got[row], f)
+		case Assign:
+			if ws := t.assigned[row][col]; len(ws) > 0 {
+				ok = false
+				for _, v := range ws {
+					ok = ok || (g.present && v.same(g.value))
+				}
+				written++
+				if ok {
+					holding++
+				}
+			}
+		case ServerTime:
+			ok = true
+			if w.present {
+				written++
+				if g.present {
+					holding++
+				} else {
+					ok = false
+				}
+			}
+		}
+		if !ok {
+			exact[row] = false
+		}
+	}
+	switch spec.Op {
+	case Add:
+		if t.table.types[col] == TypeNumeric {
+			c.Money(name+" (all hot rows)", Money(sumWant.n), Money(sumGot.n).String())
+		} else {
+			c.Int(name+" (all hot rows)", sumWant.n, sumGot.n)
+		}
+	case Greatest, Least:
+		what := map[Op]string{Greatest: "the greatest written", Least: "the least written"}[spec.Op]
+		if spec.Op == Greatest && t.table.types[col] == TypeTimestamptz {
+			what = "the newest applied request's"
+		}
+		c.Text(name+" = "+what, extWant.text(), extGot.text())
+	case FollowsNewest:
+		c.Text(name+" = the newest applied request's", newestWant.cell(col).text(), newestGot.cell(col).text())
+	case Assign:
+		c.Int(name+" rows holding a value a succeeded request wrote there (last write wins: which one depends on the commit order)", written, holding)
+	case ServerTime:
+		c.Int(name+" set where a request wrote it (the server's time: presence only)", written, holding)
 	}
 }
 
-func timeText(t time.Time) string {
-	if t.IsZero() {
-		return "NULL"
+// extreme folds v into acc, a column's greatest or least value over rows (absent: NULL).
+func extreme(op Op, acc, v cell) cell {
+	if !v.present {
+		return acc
 	}
-	return t.UTC().Format(time.RFC3339Nano)
+	if !acc.present || (op == Greatest && v.value.compare(acc.value) > 0) || (op == Least && v.value.compare(acc.value) < 0) {
+		return v
+	}
+	return acc
 }
 
-func textOrNull(s string) string {
-	if s == "" {
+// newer is whichever of acc and row holds the newer value of column f (row on a tie).
+func newer(acc, row logicalRow, f int) logicalRow {
+	v := row.cell(f)
+	if !v.present {
+		return acc
+	}
+	if !acc.cell(f).present || v.value.compare(acc.vals[f].value) >= 0 {
+		return row
+	}
+	return acc
+}
+
+// cell is a column's value in a row, or NULL.
+type cell struct {
+	value   Value
+	present bool
+}
+
+func (v cell) matches(g cell) bool {
+	return v.present == g.present && (!v.present || v.value.same(g.value))
+}
+
+func (v cell) text() string {
+	if !v.present {
 		return "NULL"
 	}
-	return s
+	return v.value.String()
+}
+
+// logicalRow is a hot row summed over its slots, or its opening: its declared columns' values
+// (by column index) and its number of slots.
+type logicalRow struct {
+	vals  []cell
+	slots int64
+}
+
+// cell is column col of the row (NULL for a row that is not there).
+func (r logicalRow) cell(col int) cell {
+	if r.vals == nil {
+		return cell{}
+	}
+	return r.vals[col]
 }
 
 // expectation is what the applied requests leave in the hot tables.
@@ -109,155 +228,236 @@ type expectation struct {
 	applied, deltas int64 // applied requests, and their deltas
 }
 
-// expectedTable is one hot table: its columns the suite's kinds change and its hot rows.
+// expectedTable is what the applied requests wrote to one hot table.
 type expectedTable struct {
-	table, key string
-	columns    []column
-	rows       []*expectedRow
+	table    *Table
+	written  uint64            // the columns some delta writes
+	sets     map[string]int    // a hot set's rows (by Key.Row) → the set
+	setRows  []string          // the hot sets' rows, in the order met
+	merged   map[string]*Delta // by row: the applied requests' deltas, merged
+	assigned map[string]map[int][]Value
 }
 
-type expectedRow struct {
-	target string
-	hot    int
-	want   map[string]value // by column
+// columns are the columns the table's deltas write, in the table's order.
+func (t *expectedTable) columns() []int {
+	var cols []int
+	for i := range t.table.spec.Columns {
+		if t.written&(1<<i) != 0 {
+			cols = append(cols, i)
+		}
+	}
+	return cols
 }
 
-// expected adds up, per logical hot row, the deltas of the requests that must be there, from
-// the seed's Opening.
+// rows are the rows to check: the hot sets' (in the order met), then those only the requests,
+// the seed or the table itself have, sorted.
+func (t *expectedTable) rows(open, got map[string]logicalRow) []string {
+	rows := append([]string(nil), t.setRows...)
+	var rest []string
+	for row := range t.merged {
+		if _, ok := t.sets[row]; !ok {
+			rest = append(rest, row)
+		}
+	}
+	for row := range open {
+		if _, ok := t.sets[row]; !ok && t.merged[row] == nil {
+			rest = append(rest, row)
+		}
+	}
+	for row := range got {
+		if _, ok := t.sets[row]; !ok && t.merged[row] == nil {
+			if _, seeded := open[row]; !seeded {
+				rest = append(rest, row)
+			}
+		}
+	}
+	slices.Sort(rest)
+	return append(rows, rest...)
+}
+
+// wantRow is what row must hold: its opening with the merged deltas applied.
+func (t *expectedTable) wantRow(row string, open logicalRow) logicalRow {
+	var mask uint64
+	vals := make([]Value, 0, len(t.table.spec.Columns))
+	for i, v := range open.vals {
+		if v.present && t.table.spec.Columns[i].Op != ServerTime {
+			mask |= 1 << i
+			vals = append(vals, v.value)
+		}
+	}
+	start := Delta{Change: t.table.changeOf(mask), Values: vals, Order: -1}
+	if m := t.merged[row]; m != nil {
+		start.Merge(*m)
+	}
+	out := logicalRow{vals: make([]cell, len(t.table.spec.Columns))}
+	for i := range out.vals {
+		if start.Change.mask&(1<<i) == 0 {
+			continue
+		}
+		out.vals[i].present = true
+		if p := start.Change.pos[i]; p >= 0 {
+			out.vals[i].value = start.Values[p]
+		}
+	}
+	return out
+}
+
+// expected merges, per logical hot row, the deltas of the requests that must be there.
 func (s *Suite) expected(r *testkit.Run, res testkit.Result) expectation {
-	hot := r.Config().HotKeys
 	var e expectation
-	merged := map[Key]*Delta{} // per logical row (slot 0)
-	var keys []Key
 	tables := map[string]*expectedTable{}
-	for h := range hot {
+	table := func(d Delta) *expectedTable {
+		t := tables[d.Table]
+		if t == nil {
+			t = &expectedTable{table: d.Change.table, sets: map[string]int{}, merged: map[string]*Delta{},
+				assigned: map[string]map[int][]Value{}}
+			tables[d.Table] = t
+			e.tables = append(e.tables, t)
+		}
+		t.written |= d.Change.mask
+		return t
+	}
+	for h := range r.Config().HotKeys {
 		for _, part := range s.d.Request(int64(h), h) {
 			for _, d := range part {
-				k := Key{Kind: d.Kind, Target: d.Target}
-				if merged[k] != nil {
-					continue
-				}
-				opening := s.d.Opening[d.Kind]
-				opening.Key = k
-				merged[k] = &opening
-				keys = append(keys, k)
-				kd := kinds[d.Kind]
-				t := tables[kd.table]
-				if t == nil {
-					t = &expectedTable{table: kd.table, key: kd.keyColumn()}
-					tables[kd.table] = t
-					e.tables = append(e.tables, t)
-				}
-				for _, col := range kd.columns {
-					if !slices.ContainsFunc(t.columns, func(c column) bool { return c.name == col.name }) {
-						t.columns = append(t.columns, col)
-					}
-				}
-				if !slices.ContainsFunc(t.rows, func(row *expectedRow) bool { return row.target == d.Target }) {
-					t.rows = append(t.rows, &expectedRow{target: d.Target, hot: h, want: map[string]value{}})
+				t := table(d)
+				if _, ok := t.sets[d.Row]; !ok {
+					t.sets[d.Row] = h
+					t.setRows = append(t.setRows, d.Row)
 				}
 			}
 		}
 	}
+	hotSet := s.hotSet(r)
 	for i := range res.Len() {
 		if !res.Applied(i) {
 			continue
 		}
 		e.applied++
-		for _, part := range s.d.Request(i, int(i%int64(hot))) {
-			for _, d := range part {
-				merged[Key{Kind: d.Kind, Target: d.Target}].Merge(d)
-				e.deltas++
+		for _, d := range s.stamped(i, hotSet(i)) {
+			e.deltas++
+			t := table(d)
+			if m := t.merged[d.Row]; m != nil {
+				m.Merge(d)
+			} else {
+				d.Key.Slot = 0
+				t.merged[d.Row] = &d
 			}
-		}
-	}
-	for _, k := range keys {
-		kd := kinds[k.Kind]
-		t := tables[kd.table]
-		row := t.rows[slices.IndexFunc(t.rows, func(row *expectedRow) bool { return row.target == k.Target })]
-		for _, col := range kd.columns {
-			row.want[col.name] = col.add(row.want[col.name], col.of(*merged[k]))
+			for k, col := range d.Change.valued {
+				if t.table.spec.Columns[col].Op == Assign {
+					if t.assigned[d.Row] == nil {
+						t.assigned[d.Row] = map[int][]Value{}
+					}
+					t.assigned[d.Row][col] = append(t.assigned[d.Row][col], d.Values[k])
+				}
+			}
 		}
 	}
 	return e
 }
 
-// gotTable is what a hot table's logical rows hold (its *_totals view).
-type gotTable struct {
-	values map[string]map[string]value // by target, by column
-	rows   int64                       // logical rows
-	slots  map[int64]int64             // logical rows by their number of slots
+// logicalRowsSQL reads every logical row of t (its slots summed, as each column's Op folds
+// them) as readRows scans it: the key columns' texts, the declared columns' texts (encode's
+// form), and the number of slots.
+func (t *Table) logicalRowsSQL() string {
+	keys := make([]string, len(t.spec.Key))
+	for i, k := range t.spec.Key {
+		keys[i] = ident(k.Name)
+	}
+	vals := make([]string, len(t.spec.Columns))
+	for i, c := range t.spec.Columns {
+		col := ident(c.Name)
+		switch c.Op {
+		case Add:
+			vals[i] = asText("sum("+col+")", t.types[i])
+		case Greatest:
+			vals[i] = asText("max("+col+")", t.types[i])
+		case Least, Assign: // Assign: an unslotted table's one row
+			vals[i] = asText("min("+col+")", t.types[i])
+		case FollowsNewest:
+			vals[i] = "(array_agg(" + asText(col, t.types[i]) + " ORDER BY " + ident(t.spec.Columns[t.follows[i]].Name) + " DESC NULLS LAST))[1]"
+		case ServerTime:
+			vals[i] = "CASE WHEN count(" + col + ") > 0 THEN '0' END"
+		}
+	}
+	k := strings.Join(keys, ", ")
+	return "SELECT ARRAY[" + strings.Join(prefixed(keys, "", "::text"), ", ") + "], ARRAY[" + strings.Join(vals, ", ") + "]::text[], count(*)" +
+		" FROM " + ident(t.spec.Name) + " GROUP BY " + k
 }
 
-// readTable reads every logical row of t from its totals view.
-func readTable(ctx context.Context, conn *pgx.Conn, t *expectedTable) (gotTable, error) {
-	cols := make([]string, len(t.columns))
-	for k, col := range t.columns {
-		cols[k] = pgx.Identifier{col.name}.Sanitize()
-		switch {
-		case col.count != nil:
-			cols[k] += "::int8"
-		case col.money != nil:
-			cols[k] += "::text"
-		}
+// openingsSQL reads the openings Snapshot wrote for a table ($1), as logicalRowsSQL reads
+// its rows.
+const openingsSQL = `SELECT key_values, vals, 1::int8 FROM counter_openings WHERE table_name = $1`
+
+func prefixed(s []string, before, after string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[i] = before + v + after
 	}
-	rows, err := conn.Query(ctx, `SELECT `+pgx.Identifier{t.key}.Sanitize()+`, `+strings.Join(cols, ", ")+`, slots FROM `+
-		pgx.Identifier{t.table + "_totals"}.Sanitize())
+	return out
+}
+
+// asText is the SQL of expr, of type typ, as encode writes a value.
+func asText(expr string, typ Type) string {
+	switch typ {
+	case TypeInteger:
+		return expr + "::int8::text"
+	case TypeTimestamptz:
+		return "(extract(epoch FROM " + expr + ") * 1000000)::int8::text"
+	}
+	return expr + "::text"
+}
+
+// readRows reads a table's logical rows with sql (logicalRowsSQL or openingsSQL), by Key.Row.
+func readRows(ctx context.Context, conn *pgx.Conn, t *Table, sql string, args ...any) (map[string]logicalRow, error) {
+	rows, err := conn.Query(ctx, sql, args...)
 	if err != nil {
-		return gotTable{}, fmt.Errorf("reading %s: %w", t.table, err)
+		return nil, fmt.Errorf("reading %s: %w", t.Name(), err)
 	}
-	defer rows.Close()
-	got := gotTable{values: map[string]map[string]value{}, slots: map[int64]int64{}}
-	for rows.Next() {
-		var target string
-		var slots int64
-		scans := make([]any, len(t.columns))
-		for k, col := range t.columns {
-			switch {
-			case col.count != nil:
-				scans[k] = new(int64)
-			case col.money != nil:
-				scans[k] = new(string)
-			case col.newest:
-				scans[k] = new(pgtype.Timestamptz)
-			default:
-				scans[k] = new(pgtype.Text)
+	out := map[string]logicalRow{}
+	var keys []string
+	var vals []*string
+	var slots int64
+	_, err = pgx.ForEachRow(rows, []any{&keys, &vals, &slots}, func() error {
+		key, err := t.RowOf(keys)
+		if err != nil {
+			return err
+		}
+		if len(vals) != len(t.spec.Columns) {
+			return fmt.Errorf("%d values for %d columns", len(vals), len(t.spec.Columns))
+		}
+		row := logicalRow{vals: make([]cell, len(vals)), slots: slots}
+		for i, s := range vals {
+			if s == nil {
+				continue
+			}
+			row.vals[i].present = true
+			if t.spec.Columns[i].Op == ServerTime {
+				continue
+			}
+			if row.vals[i].value, err = parseValue(t.types[i], *s); err != nil {
+				return fmt.Errorf("%s.%s of %s: %w", t.Name(), t.spec.Columns[i].Name, t.FormatKey(key), err)
 			}
 		}
-		if err := rows.Scan(append(append([]any{&target}, scans...), &slots)...); err != nil {
-			return gotTable{}, fmt.Errorf("reading %s: %w", t.table, err)
-		}
-		row := map[string]value{}
-		for k, col := range t.columns {
-			var v value
-			switch p := scans[k].(type) {
-			case *int64:
-				v.n = *p
-			case *string:
-				if v.m, err = ParseMoney(*p); err != nil {
-					return gotTable{}, fmt.Errorf("%s.%s of %s: %w", t.table, col.name, target, err)
-				}
-			case *pgtype.Timestamptz:
-				v.at = p.Time
-			case *pgtype.Text:
-				v.s = p.String
-			}
-			row[col.name] = v
-		}
-		for _, col := range t.columns { // an IP is the newest use's: it carries that use's time
-			if col.ip {
-				for _, at := range t.columns {
-					if at.newest {
-						v := row[col.name]
-						v.at = row[at.name].at
-						row[col.name] = v
-					}
-				}
-			}
-		}
-		got.values[target] = row
-		got.rows++
-		got.slots[slots]++
+		out[key.Row] = row
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", t.Name(), err)
 	}
-	return got, rows.Err()
+	return out, nil
+}
+
+// Snapshot records the opening of every logical row of tables, as the seed left them, in
+// counter_openings (Verify's starting point). A declared suite's Seed calls it last.
+func Snapshot(ctx context.Context, conn interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}, tables []*Table) error {
+	for _, t := range tables {
+		if _, err := conn.Exec(ctx, `INSERT INTO counter_openings (table_name, key_values, vals)
+			SELECT $1, q.k, q.v FROM (`+t.logicalRowsSQL()+`) AS q(k, v, slots)`, t.Name()); err != nil {
+			return fmt.Errorf("recording the openings of %s: %w", t.Name(), err)
+		}
+	}
+	return nil
 }

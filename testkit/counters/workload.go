@@ -18,15 +18,15 @@ var Modes = []testkit.Mode{testkit.Sync, Outbox, testkit.Async, testkit.AsyncCom
 
 // OutboxWorkload is the outbox mode of a suite built on counters: op writes the request and
 // its outbox rows (InsertOutbox) in one transaction, and the outbox flush loop, on its own
-// connection, applies them. Drain returns when the outbox is empty.
-func OutboxWorkload(ctx context.Context, r *testkit.Run, op testkit.Op) (*testkit.Workload, error) {
+// connection, applies them to tables. Drain returns when the outbox is empty.
+func OutboxWorkload(ctx context.Context, r *testkit.Run, tables []*Table, op testkit.Op) (*testkit.Workload, error) {
 	connect := func(ctx context.Context) (*pgx.Conn, error) { return r.Connect(ctx, "hotspotkit-flush") }
 	probe, err := connect(ctx) // fail before the load if the flusher cannot connect
 	if err != nil {
 		return nil, fmt.Errorf("outbox flusher connection: %w", err)
 	}
 	_ = probe.Close(ctx)
-	o := NewOutbox(connect, r.Config().FlushBatchSize, r.Config().FlushInterval)
+	o := NewOutbox(connect, tables, r.Config().FlushBatchSize, r.Config().FlushInterval)
 	o.FlushTimeout = r.Config().RequestTimeout
 	o.Start(r.Context())
 	return &testkit.Workload{

@@ -38,16 +38,14 @@
 package auxcounter
 
 import (
-	"context"
 	"embed"
 	"fmt"
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
+	"github.com/hotspotkit/hotspotkit/testkit/suites/gateway"
 )
 
 // sqlFiles are the suite's own tables (aux_guard.sql); package schema creates the shared ones.
@@ -60,7 +58,7 @@ const Name = "usage_aux_counter_hotspot_baseline"
 
 // New returns the suite.
 func New() *counters.Suite {
-	return counters.New(counters.Declaration{
+	d := counters.Declaration{
 		Info: testkit.Info{
 			Name:    Name,
 			Summary: "auxiliary writes onto hot proxy node / management token / api key last-used rows",
@@ -89,16 +87,23 @@ checked exactly, per hot row, against the requests that succeeded.`,
 			`INSERT INTO management_tokens (id) SELECT 'token-hot-' || h FROM generate_series(0, $1 - 1) h`,
 			`INSERT INTO api_keys (id, user_id) SELECT 'key-hot-' || h, 'user-hot-' || h FROM generate_series(0, $1 - 1) h`,
 		},
-		Request:    request,
-		Claim:      guard,
-		ClaimAll:   guardAll,
-		ClaimTable: "aux_applied_records",
-		ClaimIndex: "request_index",
-	})
+		Request: request,
+	}
+	guard.Declare(&d)
+	return counters.New(d)
 }
 
-// parts are the rows a request writes, in order, one part (and queue record) each.
-var parts = []counters.Kind{counters.ProxyNode, counters.ManagementToken, counters.APIKeyLastUsed}
+// guard is the claim: a guard row per part of a request, (request, kind), in the suite's own
+// table; kind names the part's row (its kind among the gateway's counter rows).
+var guard = counters.PartClaim{Table: "aux_applied_records", RequestColumn: "request_index", PartColumn: "kind",
+	PartLabels: []string{"proxy_node", "management_token", "api_key_last_used"}}
+
+// What a request writes to each of its rows, one part (and queue record) each, in order.
+var (
+	proxyUse   = gateway.ProxyNodes.MustChange("total_requests", "failed_requests", "dns_failures", "stream_errors")
+	tokenUse   = gateway.ManagementTokens.MustChange("usage_count", "last_used_at", "last_used_ip")
+	apiKeyUsed = gateway.APIKeys.MustChange("last_used_at")
+)
 
 // epoch anchors last_used_at so that it is deterministic per request index.
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -119,65 +124,11 @@ func one(i, n int64) int64 {
 // every 10th, 25th and 40th request), the management token's use and the api key's last use.
 func request(i int64, h int) [][]counters.Delta {
 	set := strconv.Itoa(h)
+	at := counters.Time(usedAt(i))
 	return [][]counters.Delta{
-		{{Key: counters.Key{Kind: parts[0], Target: "proxy-hot-" + set}, Requests: 1, Failures: one(i, 10), DNSFailures: one(i, 25),
-			StreamErrors: one(i, 40)}},
-		{{Key: counters.Key{Kind: parts[1], Target: "token-hot-" + set}, Requests: 1, LastUsedAt: usedAt(i), LastIP: clientIP(i)}},
-		{{Key: counters.Key{Kind: parts[2], Target: "key-hot-" + set}, LastUsedAt: usedAt(i)}},
+		{proxyUse.Delta(gateway.Row(gateway.ProxyNodes, "proxy-hot-"+set), counters.Int(1), counters.Int(one(i, 10)),
+			counters.Int(one(i, 25)), counters.Int(one(i, 40)))},
+		{tokenUse.Delta(gateway.Row(gateway.ManagementTokens, "token-hot-"+set), counters.Int(1), at, counters.Text(clientIP(i)))},
+		{apiKeyUsed.Delta(gateway.Row(gateway.APIKeys, "key-hot-"+set), at)},
 	}
-}
-
-// guardSQL records applied parts from the arrays of guardArrays.
-const guardSQL = `
-		INSERT INTO aux_applied_records (request_index, kind)
-		SELECT * FROM unnest($1::int8[], $2::text[])`
-
-func guardArrays(batch []counters.Source) ([]int64, []string) {
-	requests, kinds := make([]int64, len(batch)), make([]string, len(batch))
-	for k, src := range batch {
-		requests[k], kinds[k] = src.Request, string(parts[src.Part])
-	}
-	return requests, kinds
-}
-
-// guardAll is guard's pipelined form (counters.Declaration.ClaimAll): one INSERT, which fails
-// on a part recorded before.
-func guardAll(batch []counters.Source) []counters.Statement {
-	requests, kinds := guardArrays(batch)
-	return []counters.Statement{{SQL: guardSQL, Args: []any{requests, kinds}, Rows: int64(len(batch))}}
-}
-
-// guard is the claim: it inserts a guard row for every source of batch, (request, kind), and
-// returns those no transaction inserted before, in one statement.
-func guard(ctx context.Context, tx pgx.Tx, batch []counters.Source) ([]counters.Source, int, error) {
-	requests, kinds := guardArrays(batch)
-	rows, err := tx.Query(ctx, guardSQL+`
-		ON CONFLICT DO NOTHING
-		RETURNING request_index, kind`, requests, kinds)
-	if err != nil {
-		return nil, 1, fmt.Errorf("guarding the batch: %w", err)
-	}
-	type guardRow struct {
-		request int64
-		kind    string
-	}
-	isNew := make(map[guardRow]bool, len(batch))
-	var g guardRow
-	if _, err := pgx.ForEachRow(rows, []any{&g.request, &g.kind}, func() error {
-		isNew[g] = true
-		return nil
-	}); err != nil {
-		return nil, 1, fmt.Errorf("guarding the batch: %w", err)
-	}
-	if len(isNew) == len(batch) {
-		return batch, 1, nil
-	}
-	fresh := make([]counters.Source, 0, len(isNew))
-	for k, src := range batch {
-		if g := (guardRow{requests[k], kinds[k]}); isNew[g] {
-			delete(isNew, g) // a source repeated in the batch is claimed once
-			fresh = append(fresh, src)
-		}
-	}
-	return fresh, 1, nil
 }

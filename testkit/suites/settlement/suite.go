@@ -47,6 +47,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
+	"github.com/hotspotkit/hotspotkit/testkit/suites/gateway"
 )
 
 // sqlFiles are the suite's own tables (settlement_snapshots.sql); package schema creates the shared ones.
@@ -129,7 +130,6 @@ checked settled exactly once with its snapshot, and every other usage still pend
 		ClaimAll:   settleAll,
 		ClaimTable: "usage_settlement_snapshots",
 		ClaimIndex: "split_part(request_id, '-', 2)::int8",
-		Opening:    map[counters.Kind]counters.Delta{counters.WalletDebit: {Cost: -initialBalance}},
 		Deliveries: func(i int64) int {
 			if s.redeliverEvery > 0 && i%s.redeliverEvery == 0 {
 				return 2
@@ -177,14 +177,22 @@ func userID(h int) string     { return "user-hot-" + strconv.Itoa(h) }
 func apiKeyID(h int) string   { return "key-hot-" + strconv.Itoa(h) }
 func providerID(h int) string { return "provider-hot-" + strconv.Itoa(h) }
 
+// What a settlement changes in each of its hot rows: the wallet's balance goes down by the
+// cost (an Add of its negative), the key's quota used and the provider's month up.
+var (
+	walletDebit = gateway.Wallets.MustChange("balance", "updated_at")
+	apiKeyQuota = gateway.APIKeys.MustChange("quota_used")
+)
+
 // request is what settling request i's usage debits, wallet first: in sync mode the wallet row
 // is where concurrent settlements queue, and the rows after it are then reached one at a time.
 func request(i int64, h int) [][]counters.Delta {
-	return [][]counters.Delta{{
-		{Key: counters.Key{Kind: counters.WalletDebit, Target: userID(h)}, Cost: costOf(i)},
-		{Key: counters.Key{Kind: counters.APIKeyQuota, Target: apiKeyID(h)}, Cost: costOf(i)},
-		{Key: counters.Key{Kind: counters.ProviderMonthly, Target: providerID(h)}, Cost: costOf(i)},
-	}}
+	cost := counters.Amount(costOf(i))
+	p := counters.NewPart(3, 3)
+	p.Add(walletDebit, gateway.Row(gateway.Wallets, userID(h)), counters.Amount(-costOf(i)))
+	p.Add(apiKeyQuota, gateway.Row(gateway.APIKeys, apiKeyID(h)), cost)
+	p.Add(gateway.ProviderMonthly, gateway.Row(gateway.Providers, providerID(h)), cost)
+	return [][]counters.Delta{p.Deltas()}
 }
 
 // Seed creates the hot rows (counters) and then the pending usages: one per request, each

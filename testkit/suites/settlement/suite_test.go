@@ -110,7 +110,7 @@ func TestSettlingTwiceDebitsOnce(t *testing.T) {
 			}
 			if name == "outbox" { // the debits wait in the outbox: three per settlement
 				var deltas int64
-				if err := conn.QueryRow(ctx, `SELECT count(*) FROM usage_counter_deltas`).Scan(&deltas); err != nil || deltas != 3*n {
+				if err := conn.QueryRow(ctx, `SELECT count(*) FROM counter_outbox`).Scan(&deltas); err != nil || deltas != 3*n {
 					t.Errorf("outbox holds %d deltas, want %d (%v)", deltas, 3*n, err)
 				}
 				want = [hot]counters.Money{}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
+	"github.com/hotspotkit/hotspotkit/testkit/suites/gateway"
 )
 
 // Name is the suite's (and binary's) name.
@@ -76,19 +77,27 @@ func providerID(h int) string    { return "provider-hot-" + strconv.Itoa(h) }
 // epoch anchors last_used_at so that it is deterministic per request index.
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func usedAt(i int64) time.Time                    { return epoch.Add(time.Duration(i) * time.Millisecond) }
-func responseMs(i int64) int32                    { return int32(50 + i%100) }
-func key(k counters.Kind, id string) counters.Key { return counters.Key{Kind: k, Target: id} }
+func usedAt(i int64) time.Time { return epoch.Add(time.Duration(i) * time.Millisecond) }
+func responseMs(i int64) int32 { return int32(50 + i%100) }
+
+// What a usage adds to each of its hot rows.
+var (
+	apiKeyUsage      = gateway.APIKeys.MustChange("total_requests", "total_tokens", "total_cost", "last_used_at")
+	modelUsage       = gateway.GlobalModels.MustChange("usage_count")
+	providerKeyUsage = gateway.ProviderAPIKeys.MustChange("request_count", "success_count", "error_count", "total_tokens",
+		"total_cost", "total_response_time_ms")
+)
 
 // request is request i's usage, one part: its four counter increments, in key order.
 func request(i int64, h int) [][]counters.Delta {
-	return [][]counters.Delta{{
-		{Key: key(counters.APIKeyUsage, apiKeyID(h)), Requests: 1, Tokens: totalTokens, Cost: cost, LastUsedAt: usedAt(i)},
-		{Key: key(counters.ModelUsage, modelID(h)), Requests: 1},
-		{Key: key(counters.ProviderKeyUsage, providerKeyID(h)), Requests: 1, Successes: 1, Tokens: totalTokens, Cost: cost,
-			ResponseTimeMs: int64(responseMs(i))},
-		{Key: key(counters.ProviderMonthly, providerID(h)), Cost: cost},
-	}}
+	one, tokens, amount := counters.Int(1), counters.Int(totalTokens), counters.Amount(cost)
+	p := counters.NewPart(4, 12)
+	p.Add(apiKeyUsage, gateway.Row(gateway.APIKeys, apiKeyID(h)), one, tokens, amount, counters.Time(usedAt(i)))
+	p.Add(modelUsage, gateway.Row(gateway.GlobalModels, modelID(h)), one)
+	p.Add(providerKeyUsage, gateway.Row(gateway.ProviderAPIKeys, providerKeyID(h)), one, one, counters.Int(0), tokens, amount,
+		counters.Int(int64(responseMs(i))))
+	p.Add(gateway.ProviderMonthly, gateway.Row(gateway.Providers, providerID(h)), amount)
+	return [][]counters.Delta{p.Deltas()}
 }
 
 // usageColumns are the columns a usage row is written with.

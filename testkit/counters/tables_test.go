@@ -1,0 +1,44 @@
+package counters
+
+import "testing/fstest"
+
+// The tables the package's tests declare, as a suite would (TestSQL creates them): Tellers,
+// keyed by two integers like pgbench's, unslotted, with a column of every Op but
+// FollowsNewest; Devices, keyed by text and slotted, with a count, an amount, the newest use
+// and its address (FollowsNewest), and the server's time.
+var (
+	TestSQL = fstest.MapFS{"tables.sql": {Data: []byte(`
+		CREATE TABLE IF NOT EXISTS tellers (
+			bid     int4 NOT NULL,
+			tid     int4 NOT NULL,
+			balance int4 NOT NULL DEFAULT 0,
+			highest int8,
+			lowest  int8,
+			note    text,
+			changed timestamptz,
+			filler  char(84),
+			PRIMARY KEY (bid, tid)
+		);
+		CREATE TABLE IF NOT EXISTS devices (
+			name      text NOT NULL,
+			slot      smallint NOT NULL DEFAULT 0,
+			owner     text NOT NULL,
+			uses      bigint NOT NULL DEFAULT 0,
+			spent     numeric(20, 8) NOT NULL DEFAULT 0,
+			seen_at   timestamptz,
+			seen_from text,
+			touched   timestamptz,
+			PRIMARY KEY (name, slot)
+		);`)}}
+
+	Tellers = MustTable(TableSpec{Name: "tellers", Key: []Column{{Name: "bid", Type: "int4"}, {Name: "tid", Type: "integer"}},
+		Columns: []Column{{Name: "balance", Type: "int4", Op: Add}, {Name: "highest", Type: "int8", Op: Greatest},
+			{Name: "lowest", Type: "int8", Op: Least}, {Name: "note", Type: "text", Op: Assign},
+			{Name: "changed", Type: "timestamptz", Op: ServerTime}}})
+	Devices = MustTable(TableSpec{Name: "devices", Key: []Column{{Name: "name", Type: "text"}}, Slotted: true,
+		SlotCopies: []string{"owner"},
+		Columns: []Column{{Name: "uses", Type: "bigint", Op: Add}, {Name: "spent", Type: "numeric(20,8)", Op: Add},
+			{Name: "seen_at", Type: "timestamptz", Op: Greatest},
+			{Name: "seen_from", Type: "text", Op: FollowsNewest, Follows: "seen_at"},
+			{Name: "touched", Type: "timestamptz", Op: ServerTime}}})
+)
