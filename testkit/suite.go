@@ -21,6 +21,7 @@ import (
 	"io"
 	"io/fs"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/spf13/pflag"
 
 	"github.com/hotspotkit/hotspotkit/results"
@@ -151,6 +152,25 @@ type ConnectionUser interface {
 // given. A figure that cannot be measured is left out rather than reported as 0.
 type FigureReporter interface {
 	Figures(ctx context.Context, r *Run) ([]Figure, error)
+}
+
+// Preparer is a suite that needs the database before its first run: to create what its flags
+// describe (a script suite's init file) and to check its flags against what is there (which of
+// a script's statements the modes can take). Prepare runs once per invocation, after the
+// database is open and before anything is measured; its error is bad input, reported in one
+// line with exit 2, since nothing has run.
+type Preparer interface {
+	Prepare(ctx context.Context, p PrepareEnv) error
+}
+
+// PrepareEnv is what Prepare works with: the engine's own connection to the run's schema, the
+// invocation's flags, and whether this process joins a run another process set up (a split
+// run's consumer: the tables are there already).
+type PrepareEnv struct {
+	Admin   *pgx.Conn
+	Schema  string
+	Config  Config
+	Joining bool
 }
 
 // Reconciler is a suite whose writes can be found per request in the database.

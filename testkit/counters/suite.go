@@ -42,6 +42,9 @@ type Declaration struct {
 	// different parts must never share one. Nil: the part's first row, which must then depend
 	// on the hot set alone (it is worked out once per run and hot set).
 	RecordKey func(i int64, h, part int) Key
+	// RecordKeys (optional) is RecordKey for every part of request i at once, for a declaration
+	// whose keys cost a computation per request (a script's, evaluated once for all its parts).
+	RecordKeys func(i int64, h int) []Key
 	// Claim is the step that makes a write count once. In the writing transaction it records
 	// every source of batch (a part of a request; one may repeat) and returns those no
 	// transaction recorded before, each once, in batch order, with the statements it sent.
@@ -130,7 +133,13 @@ func New(d Declaration) *Suite {
 		for _, delta := range part {
 			addTable(delta.Change.table)
 		}
-		if d.RecordKey == nil && firstRows[part[0].Key] {
+		if d.RecordKey != nil || d.RecordKeys != nil {
+			continue // parts are keyed by the declaration; one may write no hot row (an appended row)
+		}
+		if len(part) == 0 {
+			panic(fmt.Sprintf("counters: %s: part %d of a request writes no hot row and no RecordKey keys it", d.Info.Name, p))
+		}
+		if firstRows[part[0].Key] {
 			panic(fmt.Sprintf("counters: %s: part %d of a request starts at the row of an earlier part: records of two parts would merge (declare RecordKey)", d.Info.Name, p))
 		}
 		firstRows[part[0].Key] = true
@@ -246,16 +255,17 @@ func (s *Suite) Records(r *testkit.Run, tx pgx.Tx, i int64) []Record {
 // each hot set are keyed by depend on the set alone, so they are worked out once per run, and
 // a request's records cost what the queue's record of a hand-written suite costs.
 type recorder struct {
-	keys      [][]Key // by hot set, by part (nil with a RecordKey)
-	recordKey func(i int64, h, part int) Key
+	keys       [][]Key // by hot set, by part (nil with a RecordKey)
+	recordKey  func(i int64, h, part int) Key
+	recordKeys func(i int64, h int) []Key
 	hotSet    func(i int64) int
 	parts     int
 	slots     Slots
 }
 
 func (s *Suite) recorder(r *testkit.Run) recorder {
-	rc := recorder{recordKey: s.d.RecordKey, hotSet: s.hotSet(r), parts: s.parts, slots: SlotsOf(r)}
-	if rc.recordKey != nil {
+	rc := recorder{recordKey: s.d.RecordKey, recordKeys: s.d.RecordKeys, hotSet: s.hotSet(r), parts: s.parts, slots: SlotsOf(r)}
+	if rc.recordKey != nil || rc.recordKeys != nil {
 		return rc
 	}
 	rc.keys = make([][]Key, r.Config().HotKeys)
@@ -274,11 +284,18 @@ func (rc recorder) records(tx pgx.Tx, i int64) []Record {
 	}
 	h := rc.hotSet(i)
 	recs := make([]Record, rc.parts)
+	var keys []Key
+	if rc.recordKeys != nil {
+		keys = rc.recordKeys(i, h)
+	}
 	for p := range recs {
 		var k Key
-		if rc.recordKey != nil {
+		switch {
+		case keys != nil:
+			k = keys[p]
+		case rc.recordKey != nil:
 			k = rc.recordKey(i, h, p)
-		} else {
+		default:
 			k = rc.keys[h][p]
 		}
 		k.Slot = slot

@@ -3,6 +3,7 @@ package counters
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -245,6 +246,18 @@ func (t *Table) Name() string { return t.spec.Name }
 
 // Spec is the table's declaration.
 func (t *Table) Spec() TableSpec { return t.spec }
+
+// KeyTypes are the classes of the key columns, in key order: what Row takes.
+func (t *Table) KeyTypes() []Type { return slices.Clone(t.keyTypes) }
+
+// ColumnType is the class of hot column name: what its deltas' values are.
+func (t *Table) ColumnType(name string) (Type, bool) {
+	i, ok := t.index[name]
+	if !ok {
+		return 0, false
+	}
+	return t.types[i], true
+}
 
 // Slotted says whether --slots splits the table's rows.
 func (t *Table) Slotted() bool { return t.spec.Slotted }

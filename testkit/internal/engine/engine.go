@@ -251,6 +251,12 @@ func (e *engine) runAll() error {
 	if err := e.captureEnvironment(ctx); err != nil {
 		return err
 	}
+	if p, ok := e.suite.(testkit.Preparer); ok { // a script's init file, and its statements checked
+		env := testkit.PrepareEnv{Admin: e.target.Admin(), Schema: e.target.Schema(), Config: c.Config(), Joining: c.Joining(e.target)}
+		if err := p.Prepare(ctx, env); err != nil {
+			return usageError{err}
+		}
+	}
 	if err := e.openRedis(ctx); err != nil { // --queue-backend redis (redisbackend.go)
 		return err
 	}

@@ -83,6 +83,16 @@ type Script struct {
 // Commands are the script's SQL commands, in order.
 func (s *Script) Commands() []*Command { return s.sql }
 
+// Sleeps reports whether the script has a \sleep: a request takes its time.
+func (s *Script) Sleeps() bool {
+	for _, c := range s.commands {
+		if c.meta == metaSleep {
+			return true
+		}
+	}
+	return false
+}
+
 // Uses reports whether the script reads the variable: in an expression (hash and permute
 // without a seed read default_seed), as an SQL parameter or as a \sleep amount. A caller
 // gives :scale with -D when the script uses it; pgbench would count pgbench_branches.

@@ -1,0 +1,216 @@
+// Package script is the suite of a write path the user brings as a pgbench script (-f FILE):
+// each request runs the script once, its variables drawn from --seed and the request's index
+// (package pgscript), on tables an init file creates (--init-file, run once per run on the
+// run's schema). In sync the script runs as written, in one transaction per request. In the
+// queue modes its writes are deferred as package sqlshape classifies them against the live
+// catalog: an UPDATE of one row by its whole primary key becomes a delta of package counters
+// (merged per row under compaction), an INSERT … VALUES an appended row written with the
+// batch's claim, a SELECT runs at request time and reads committed state. What cannot be
+// deferred without changing what the transaction means is refused for the queue modes before
+// anything runs (exit 2), naming the statement's line and the reason.
+//
+// Every request's parts (one per write statement) are claimed once in the kit's claim table,
+// in the transaction that writes them, so a retried or redelivered write counts once; the
+// verification recomputes every request from its index and checks every declared row
+// exactly (package counters), the appended rows exactly once, and the script's other tables
+// unchanged.
+//
+// It owns the mapping from a script to a counters declaration, the sync path as written, and
+// the checks of appended rows; the script language is pgscript's, the statements' meaning
+// sqlshape's, merging and verifying rows counters', and the lifecycle the engine's.
+package script
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/counters"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/pgscript"
+)
+
+// Name is the suite's (and binary's) name.
+const Name = "script_hotspot_baseline"
+
+// Suite is the script suite: New, then flags, then Prepare on the run's database.
+type Suite struct {
+	file, initFile string
+	sets           []string
+
+	script  *pgscript.Script // parsed by Validate
+	defines []pgscript.Define
+	init    string // the init file's text
+	updated []string
+
+	p *prepared // Prepare's
+}
+
+var (
+	_ testkit.Suite      = (*Suite)(nil)
+	_ testkit.Flagger    = (*Suite)(nil)
+	_ testkit.Validator  = (*Suite)(nil)
+	_ testkit.Preparer   = (*Suite)(nil)
+	_ testkit.Reconciler = (*Suite)(nil)
+)
+
+// New returns the suite; its flags say which script it runs.
+func New() *Suite { return &Suite{} }
+
+// Info describes the suite. Once Validate has read the script, the tables it updates are the
+// hot tables whose lock waiters every report lists.
+func (s *Suite) Info() testkit.Info {
+	return testkit.Info{
+		Name:    Name,
+		Summary: "your own hot write path, written as a pgbench script (-f), on tables your init file creates",
+		Description: `Each request runs the script (-f FILE, pgbench's language: \set with its expressions and
+random functions, :variables, -D/--set NAME=VALUE, :client_id = request index mod --concurrency,
+:request_id = the request index) once; the init file (--init-file) creates and seeds its tables on
+the run's schema before every run. Every variable is drawn from --seed and the request index, so
+the kit recomputes every request to verify it.
+  sync           the script as written, one transaction per request (its BEGIN/END are the
+                 kit's), plus a claim row per write statement in that transaction
+  outbox         SELECTs run at request time; the writes' deltas go to the outbox in the
+                 request's transaction, a flush loop merges them per row and applies them
+  async          SELECTs run at request time; the writes are queued and written in batches,
+                 every UPDATE on its own
+  async-compact  as async, with the UPDATEs of one row merged first: one UPDATE per row per batch
+The queue modes defer an UPDATE t SET c = c + e, c = e, greatest(c, e), least(c, e), now() WHERE
+<every primary-key column> = e and an INSERT … VALUES; a SELECT there reads committed state, not
+the request's own deferred writes. What would change meaning deferred (a WHERE beyond the key, a
+CHECK or trigger on a written column, DELETE, DDL, an inexact expression) is refused for them
+before anything runs, with its line; it still runs in sync. Every row the script updates is then
+checked exactly, every inserted row exactly once, and its other tables unchanged.`,
+		Example: Name + " -f examples/scripts/tpcb-like.sql --init-file examples/scripts/tpcb-init.sql --set scale=1 --concurrency 64 --requests 20000 --output /tmp/tpcb.json",
+		Modes:   counters.Modes, DefaultModes: counters.Modes, HotTables: s.updated,
+		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis},
+	}
+}
+
+// Flags are the script, its init file and its variables.
+func (s *Suite) Flags(fs *pflag.FlagSet) {
+	fs.StringVarP(&s.file, "file", "f", "", "the pgbench script each request runs (required)")
+	fs.StringVar(&s.initFile, "init-file", "", "SQL run on the run's schema before every run: the script's tables and seed rows (:NAME is --set's NAME, as psql -v)")
+	fs.StringArrayVarP(&s.sets, "set", "D", nil, "NAME=VALUE: a variable of the script and the init file, as pgbench's -D (repeatable)")
+}
+
+// Validate reads the script and the init file: a missing file, a script pgbench's language
+// refuses, a malformed --set is bad input, found before anything starts.
+func (s *Suite) Validate(c testkit.Config) error {
+	if s.file == "" {
+		return errors.New("-f/--file is required: the pgbench script each request runs")
+	}
+	text, err := os.ReadFile(s.file)
+	if err != nil {
+		return fmt.Errorf("-f: %w", err)
+	}
+	if s.script, err = pgscript.Parse(string(text)); err != nil {
+		return fmt.Errorf("%s: %w", s.file, err)
+	}
+	s.defines = s.defines[:0]
+	for _, arg := range s.sets {
+		d, err := pgscript.ParseDefine(arg)
+		if err != nil {
+			return fmt.Errorf("--set %w", err)
+		}
+		s.defines = append(s.defines, d)
+	}
+	defines := s.defines
+	if s.script.Uses(pgscript.VarScale) && s.vars()[pgscript.VarScale] == "" {
+		defines = append(slices.Clone(defines), pgscript.Define{Name: pgscript.VarScale, Value: "1"}) // Prepare counts it, as pgbench
+	}
+	if _, err := s.script.Bind(pgscript.Env{Seed: c.Seed, Clients: max(c.Concurrency, 1), Defines: defines}); err != nil {
+		return fmt.Errorf("%s: %w", s.file, err)
+	}
+	if s.initFile != "" {
+		b, err := os.ReadFile(s.initFile)
+		if err != nil {
+			return fmt.Errorf("--init-file: %w", err)
+		}
+		s.init = string(b)
+		if _, err := pgscript.ParseInit(s.init, s.vars()); err != nil {
+			return fmt.Errorf("%s: %w", s.initFile, err)
+		}
+	}
+	s.updated = updatedTables(s.script)
+	return nil
+}
+
+// vars are the --set values, as the init file takes them (a later one wins).
+func (s *Suite) vars() map[string]string {
+	out := map[string]string{}
+	for _, d := range s.defines {
+		out[d.Name] = d.Value
+	}
+	return out
+}
+
+var updateTarget = regexp.MustCompile(`(?is)^\s*update\s+(?:only\s+)?("(?:[^"]|"")+"|[a-z_][a-z0-9_$]*)(?:\s*\.\s*("(?:[^"]|"")+"|[a-z_][a-z0-9_$]*))?`)
+
+// updatedTables are the tables the script's UPDATEs name, for the report's lock waiters (the
+// classification proper is Prepare's, on the live catalog).
+func updatedTables(sc *pgscript.Script) []string {
+	var out []string
+	for _, c := range sc.Commands() {
+		m := updateTarget.FindStringSubmatch(c.Text)
+		if m == nil {
+			continue
+		}
+		name := m[1]
+		if m[2] != "" {
+			name = m[2]
+		}
+		if strings.HasPrefix(name, `"`) {
+			name = strings.ReplaceAll(name[1:len(name)-1], `""`, `"`)
+		} else {
+			name = strings.ToLower(name)
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Prepare runs the init file on the run's schema, reads the catalog, classifies the script's
+// statements and refuses, for the queue modes among --modes, what they cannot take.
+func (s *Suite) Prepare(ctx context.Context, env testkit.PrepareEnv) error {
+	p, err := prepare(ctx, s, env)
+	if err != nil {
+		return err
+	}
+	s.p = p
+	return nil
+}
+
+// Seed recreates the script's tables from the init file (the engine has emptied the schema's
+// tables; the init file's CREATE statements need them gone) and records what the run starts
+// from.
+func (s *Suite) Seed(ctx context.Context, r *testkit.Run) error {
+	return s.p.seed(ctx, r)
+}
+
+// Workload is one request in r.Mode: the script as written (sync), or its deferred writes.
+func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, error) {
+	if r.Mode() == testkit.Sync {
+		return s.p.syncWorkload(r), nil
+	}
+	return s.p.queueWorkload(ctx, r)
+}
+
+// Verify checks what the applied requests wrote (verify.go).
+func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) ([]results.Check, error) {
+	return s.p.verify(ctx, r, res)
+}
+
+// Persisted counts every request's claim rows (counters' claim table).
+func (s *Suite) Persisted(ctx context.Context, r *testkit.Run, n int64) ([]int32, error) {
+	return s.p.persisted(ctx, r, n)
+}

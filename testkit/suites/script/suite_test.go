@@ -1,0 +1,192 @@
+package script_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hotspotkit/hotspotkit/examples/scripts"
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/cli"
+	"github.com/hotspotkit/hotspotkit/testkit/suites/script"
+	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
+	"github.com/hotspotkit/hotspotkit/testkit/testdb"
+)
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+
+// example are the flags that run the shipped example named name: its script, its init file
+// and its documented variables, from the files a user copies.
+func example(t *testing.T, name string) []string {
+	t.Helper()
+	for _, ex := range scripts.List() {
+		if ex.Script != name {
+			continue
+		}
+		dir := t.TempDir()
+		write := func(f string) string {
+			b, err := scripts.Files.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(dir, f)
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		args := []string{"-f", write(ex.Script), "--init-file", write(ex.Init)}
+		for _, s := range ex.Set {
+			args = append(args, "--set", s)
+		}
+		return args
+	}
+	t.Fatalf("no example %s", name)
+	return nil
+}
+
+// verifiedEveryMode runs args in every mode and wants each run verified, every request found
+// exactly once.
+func verifiedEveryMode(t *testing.T, args ...string) *results.Report {
+	t.Helper()
+	code, rep, stderr := suitetest.RunShared(t, script.New(), args...)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if len(rep.Runs) != 4 {
+		t.Fatalf("%d runs, want one per mode", len(rep.Runs))
+	}
+	for _, r := range rep.Runs {
+		suitetest.Verified(t, r)
+		if rc := r.Reconciliation; rc == nil || rc.Lost != 0 || rc.Duplicated != 0 || rc.Persisted != rc.Acknowledged {
+			t.Errorf("%s: reconciliation %+v", r.Mode, rc)
+		}
+	}
+	return rep
+}
+
+// TestTPCB: pgbench's own tpcb-like script, unchanged, on the shipped init file at scale 1:
+// every mode verified — every account, teller and branch balance exact, the history rows
+// exactly the applied transactions'.
+func TestTPCB(t *testing.T) {
+	rep := verifiedEveryMode(t, append(example(t, "tpcb-like.sql"), "--requests", "600", "--concurrency", "16")...)
+	for _, r := range rep.Runs {
+		for _, want := range []string{"pgbench_history: rows inserted = the applied requests' rows", "pgbench_branches.bbalance"} {
+			if !hasCheck(r, want) {
+				t.Errorf("%s: no check %q among %v", r.Mode, want, checkNames(r))
+			}
+		}
+	}
+	compacted := rep.Runs[3]
+	if compacted.Mode != "async-compact" || compacted.Queue == nil || compacted.Queue.CompactedTotal == 0 {
+		t.Errorf("async-compact merged nothing: %+v", compacted.Queue)
+	}
+}
+
+// TestExamplesVerifiedInEveryMode: the other shipped examples the queue modes take.
+func TestExamplesVerifiedInEveryMode(t *testing.T) {
+	for _, name := range []string{"simple-update.sql", "wallet-debit.sql", "usage-counter.sql"} {
+		t.Run(name, func(t *testing.T) {
+			verifiedEveryMode(t, append(example(t, name), "--requests", "400", "--concurrency", "16")...)
+		})
+	}
+}
+
+// TestRefusals: each statement the queue modes cannot take is refused before anything runs,
+// exit 2, one line naming the statement's line and the reason; the same script runs in sync.
+func TestRefusals(t *testing.T) {
+	init := `CREATE TABLE inventory (sku int PRIMARY KEY, qty int NOT NULL CHECK (qty >= 0), note text);
+		INSERT INTO inventory SELECT g, 100, '' FROM generate_series(1, 50) g;
+		CREATE TABLE audit (id int PRIMARY KEY, n int);
+		INSERT INTO audit SELECT g, 0 FROM generate_series(1, 50) g;
+		CREATE TABLE noisy (id int PRIMARY KEY, n int NOT NULL DEFAULT 0);
+		INSERT INTO noisy SELECT g, 0 FROM generate_series(1, 50) g;
+		CREATE FUNCTION noisy_touch() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
+		CREATE TRIGGER noisy_touch BEFORE UPDATE ON noisy FOR EACH ROW EXECUTE FUNCTION noisy_touch();`
+	head := "\\set sku random(1, 50)\n\\set n random(1, 3)\n"
+	for _, c := range []struct {
+		name, body, want string
+	}{
+		{"a WHERE beyond the key", "UPDATE audit SET n = n + :n WHERE id = :sku AND n >= 0;", "line 3"},
+		{"a CHECK on a written column", "UPDATE inventory SET qty = qty - :n WHERE sku = :sku;", "CHECK"},
+		{"a trigger", "UPDATE noisy SET n = n + :n WHERE id = :sku;", "trigger"},
+		{"DELETE", "DELETE FROM audit WHERE id = :sku;", "line 3"},
+		{"DDL", "CREATE TABLE IF NOT EXISTS x (a int);", "line 3"},
+		{"an inexact expression", "UPDATE audit SET n = n * 2 WHERE id = :sku;", "line 3"},
+		{"the key not whole", "UPDATE audit SET n = n + 1 WHERE n = :sku;", "line 3"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			scriptFile, initFile := filepath.Join(dir, "s.sql"), filepath.Join(dir, "init.sql")
+			if err := os.WriteFile(scriptFile, []byte(head+c.body+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(initFile, []byte(init), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"-f", scriptFile, "--init-file", initFile, "--requests", "60", "--concurrency", "4"}
+			var stdout, refused strings.Builder
+			code := cli.Execute(script.New(), suitetest.SharedArgs(t, append(args, "--modes", "sync,async-compact")...), &stdout, &refused)
+			first, rest, _ := strings.Cut(strings.TrimSpace(refused.String()), "\n")
+			if code != cli.ExitUsage || rest != "" || !strings.Contains(first, c.want) || !strings.Contains(first, "async-compact") {
+				t.Fatalf("exit %d; want exit 2 and one line naming %q:\n%s", code, c.want, refused.String())
+			}
+			// One worker: the script's DDL, run as written, is not safe to run concurrently.
+			code, rep, stderr := suitetest.RunShared(t, script.New(), append(args, "--modes", "sync", "--concurrency", "1")...)
+			if code != cli.ExitOK || len(rep.Runs) != 1 || rep.Runs[0].Load.CompletedRequests != 60 {
+				t.Fatalf("sync: exit %d\n%s", code, stderr)
+			}
+			suitetest.Verified(t, rep.Runs[0])
+		})
+	}
+}
+
+// TestBadScripts: a script or init file pgbench's language refuses, a missing file, an unset
+// variable: one line, exit 2, nothing started.
+func TestBadScripts(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := file("good.sql", "SELECT 1;\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "-f/--file is required"},
+		{[]string{"-f", filepath.Join(dir, "missing.sql")}, "no such file"},
+		{[]string{"-f", file("shell.sql", "\\shell echo hi\n")}, "line 1"},
+		{[]string{"-f", file("unset.sql", "SELECT :nope;\n")}, ":nope"},
+		{[]string{"-f", good, "--init-file", file("init.sql", "CREATE TABLE t (a int CHECK (a < :limit));")}, ":limit"},
+		{[]string{"-f", good, "--set", "noequals"}, "NAME=VALUE"},
+	} {
+		var stdout, stderr strings.Builder
+		code := cli.Execute(script.New(), c.args, &stdout, &stderr)
+		first, _, _ := strings.Cut(stderr.String(), "\n")
+		if code != cli.ExitUsage || !strings.Contains(first, c.want) {
+			t.Errorf("%v: exit %d, first line %q; want 2 and %q", c.args, code, first, c.want)
+		}
+	}
+}
+
+func hasCheck(r results.Run, prefix string) bool {
+	for _, c := range r.Verification.Checks {
+		if strings.HasPrefix(c.Name, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func checkNames(r results.Run) []string {
+	var out []string
+	for _, c := range r.Verification.Checks {
+		out = append(out, c.Name)
+	}
+	return out
+}

@@ -1,0 +1,210 @@
+package script
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/pgscript"
+)
+
+// verify checks a run against the requests whose writes must be there: every row the script
+// updates exactly (package counters: the seed's values plus the applied requests' deltas), the
+// rows it appends exactly once, its other tables unchanged. A script the queue modes cannot
+// take is not recomputable (its writes depend on what it reads, or on constraints): its run is
+// checked for every request written once and its other tables unchanged, and a check says so.
+func (p *prepared) verify(ctx context.Context, r *testkit.Run, res testkit.Result) ([]results.Check, error) {
+	var checks []results.Check
+	c := r.NewChecks()
+	if p.core != nil {
+		cs, err := p.core.Verify(ctx, r, res)
+		if err != nil {
+			return nil, err
+		}
+		checks = append(checks, cs...)
+		for k, t := range p.inserted {
+			if err := p.checkAppended(ctx, r.Admin(), c, res, k, t); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		var applied, claims int64
+		for i := range res.Len() {
+			if res.Applied(i) {
+				applied++
+			}
+		}
+		if err := r.Admin().QueryRow(ctx, `SELECT count(*) FROM counter_claims`).Scan(&claims); err != nil {
+			return nil, fmt.Errorf("counting the claims: %w", err)
+		}
+		parts := int64(max(len(p.writes), 1))
+		c.Int(fmt.Sprintf("counter_claims rows = %d × applied requests", parts), parts*applied, claims)
+		c.Text("what the requests wrote (not recomputable, so not checked: "+p.deferral+")", "not checked", "not checked")
+	}
+	for _, t := range p.unchanged {
+		sum, err := checksum(ctx, r.Admin(), t)
+		if err != nil {
+			return nil, err
+		}
+		c.Text(t+" unchanged (no statement writes it)", p.sums[t], sum)
+	}
+	return append(checks, c.List()...), nil
+}
+
+// checkAppended checks table t (the k-th the script inserts into): its rows are the seed's and
+// exactly those the applied requests' INSERTs append, each once, compared on the columns the
+// INSERTs give client values; the columns they give a server time are checked for presence.
+func (p *prepared) checkAppended(ctx context.Context, conn *pgx.Conn, c *testkit.Checks, res testkit.Result, k int, t string) error {
+	var ws []*write
+	for i := range p.writes {
+		if w := &p.writes[i]; w.insert != nil && w.insert.Table.Name == t {
+			ws = append(ws, w)
+		}
+	}
+	cols := colsWithParams(ws[0].appendCols)
+	for _, w := range ws[1:] {
+		if !sameColumns(cols, colsWithParams(w.appendCols)) {
+			c.Text(t+": rows appended by INSERTs of different columns (not compared)", "", "")
+			return nil
+		}
+	}
+	names := make([]string, len(cols))
+	typed := make([]string, len(cols))
+	for n, col := range cols {
+		names[n] = pgx.Identifier{col.col.Name}.Sanitize()
+		typed[n] = "e.c" + strconv.Itoa(n) + "::" + col.col.TypeName
+	}
+	// The expected rows, as text, into a temporary table of this transaction.
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	defs := make([]string, len(cols))
+	copyCols := make([]string, len(cols))
+	for n := range cols {
+		defs[n] = "c" + strconv.Itoa(n) + " text"
+		copyCols[n] = "c" + strconv.Itoa(n)
+	}
+	if _, err := tx.Exec(ctx, "CREATE TEMP TABLE script_expected ("+strings.Join(defs, ", ")+") ON COMMIT DROP"); err != nil {
+		return err
+	}
+	var rows [][]any
+	x := p.execs.Get().(*pgscript.Execution)
+	defer p.execs.Put(x)
+	for i := range res.Len() {
+		if !res.Applied(i) {
+			continue
+		}
+		if err := p.eval(i, x); err != nil {
+			return err
+		}
+		for _, w := range ws {
+			st := statement(x, w.cmd)
+			if st == nil {
+				continue
+			}
+			values, err := w.insert.Values(params(st.Args))
+			if err != nil {
+				return fmt.Errorf("request %d: line %d: %w", i, w.line, err)
+			}
+			for _, v := range values {
+				row := make([]any, len(cols))
+				for n, col := range colsWithParams(w.appendCols) {
+					if s := text(v[col.pos]); s != nil {
+						row[n] = *s
+					}
+				}
+				rows = append(rows, row)
+			}
+		}
+	}
+	if len(cols) > 0 {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"script_expected"}, copyCols, pgx.CopyFromRows(rows)); err != nil {
+			return fmt.Errorf("loading %s's expected rows: %w", t, err)
+		}
+	}
+	list := strings.Join(names, ", ")
+	id := pgx.Identifier{t}.Sanitize()
+	seed := seedPrefix + strconv.Itoa(k)
+	expected := "SELECT " + list + " FROM " + seed
+	if len(cols) > 0 {
+		expected += " UNION ALL SELECT " + strings.Join(typed, ", ") + " FROM script_expected e"
+	}
+	var got, extra, missing int64
+	if len(cols) == 0 { // nothing but server values and defaults: the count is what can be checked
+		err = tx.QueryRow(ctx, "SELECT (SELECT count(*) FROM "+id+") - (SELECT count(*) FROM "+seed+")").Scan(&got)
+		c.Int(t+": rows the applied requests inserted", int64(len(rows)), got)
+		return err
+	}
+	err = tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+id+`) - (SELECT count(*) FROM `+seed+`),
+		(SELECT count(*) FROM (SELECT `+list+` FROM `+id+` EXCEPT ALL (`+expected+`)) x),
+		(SELECT count(*) FROM ((`+expected+`) EXCEPT ALL SELECT `+list+` FROM `+id+`) x)`).Scan(&got, &extra, &missing)
+	if err != nil {
+		return fmt.Errorf("comparing %s's rows: %w", t, err)
+	}
+	c.Int(t+": rows inserted = the applied requests' rows", int64(len(rows)), got)
+	c.Int(t+": rows no applied request inserted (a duplicate, or another's)", 0, extra)
+	c.Int(t+": applied requests' rows missing", 0, missing)
+	for _, col := range serverColumns(ws) {
+		var nulls, seedNulls int64
+		cid := pgx.Identifier{col}.Sanitize()
+		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+id+` WHERE `+cid+` IS NULL), (SELECT count(*) FROM `+seed+` WHERE `+cid+` IS NULL)`).Scan(&nulls, &seedNulls); err != nil {
+			return err
+		}
+		c.Int(t+"."+col+" set on every inserted row (the server's value: checked for presence only)", seedNulls, nulls)
+	}
+	return nil
+}
+
+func sameColumns(a, b []appendColumn) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if a[k].col.Name != b[k].col.Name {
+			return false
+		}
+	}
+	return true
+}
+
+// serverColumns are the columns the INSERTs ws give a server time.
+func serverColumns(ws []*write) []string {
+	var out []string
+	for _, w := range ws {
+		for _, c := range w.appendCols {
+			if c.param == 0 {
+				out = append(out, c.col.Name)
+			}
+		}
+	}
+	return out
+}
+
+// persisted counts every request's claim rows: a request whose parts are all claimed once is
+// persisted once.
+func (p *prepared) persisted(ctx context.Context, r *testkit.Run, n int64) ([]int32, error) {
+	if p.core != nil {
+		return p.core.Persisted(ctx, r, n)
+	}
+	rows, err := r.Admin().Query(ctx, `SELECT request_index, count(*) FROM counter_claims GROUP BY 1`)
+	if err != nil {
+		return nil, err
+	}
+	parts := int64(max(len(p.writes), 1))
+	counts := make([]int32, n)
+	var i, claims int64
+	_, err = pgx.ForEachRow(rows, []any{&i, &claims}, func() error {
+		if i >= 0 && i < n {
+			counts[i] = int32(claims / parts)
+		}
+		return nil
+	})
+	return counts, err
+}

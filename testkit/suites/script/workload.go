@@ -1,0 +1,152 @@
+package script
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/pgscript"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/sqlshape"
+)
+
+// syncWorkload runs the script as written: one transaction per request (the kit's: the
+// script's own BEGIN and END are left out), which first claims every part of the request —
+// one statement, before the script's first write takes a lock — so that a try after a COMMIT
+// whose outcome was lost writes nothing twice (Run.SyncTx's contract).
+func (p *prepared) syncWorkload(r *testkit.Run) *testkit.Workload {
+	claim := p.syncClaim()
+	return &testkit.Workload{Op: r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
+		x := p.execs.Get().(*pgscript.Execution)
+		defer p.execs.Put(x)
+		if err := p.eval(i, x); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, claim, i)
+		if err != nil {
+			return fmt.Errorf("claiming request %d: %w", i, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return nil // an earlier try committed it
+		}
+		for k := range x.Statements {
+			st := &x.Statements[k]
+			sleep(ctx, st.SleepBefore)
+			if p.stmts[st.Command.Index].Class == sqlshape.TxControl {
+				continue
+			}
+			if err := run(ctx, tx, st); err != nil {
+				return fmt.Errorf("line %d: %w", st.Command.Line, err)
+			}
+		}
+		sleep(ctx, x.SleepAfter)
+		return nil
+	})}
+}
+
+// syncClaim is the claim of every part of request $1, in one statement: it inserts nothing
+// when the request was claimed before.
+func (p *prepared) syncClaim() string {
+	parts := max(len(p.writes), 1)
+	return `INSERT INTO counter_claims (request_index, part) SELECT $1::int8, generate_series(0, ` +
+		strconv.Itoa(parts-1) + `) ON CONFLICT DO NOTHING`
+}
+
+// run sends one statement of the script with its arguments and reads what it returns.
+func run(ctx context.Context, q interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}, st *pgscript.Statement) error {
+	args := make([]any, len(st.Args))
+	for k, a := range st.Args {
+		args[k] = a.Any()
+	}
+	rows, err := q.Query(ctx, st.Command.SQL, args...)
+	if err != nil {
+		return err
+	}
+	rows.Close()
+	return rows.Err()
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// queueWorkload is a queue mode's request: its SELECTs (and sleeps) at request time, then its
+// writes deferred by package counters. A request the script cannot be evaluated for fails
+// before anything of it is queued.
+func (p *prepared) queueWorkload(ctx context.Context, r *testkit.Run) (*testkit.Workload, error) {
+	wl, err := p.core.Workload(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	write := wl.Op
+	pool := r.Pool()
+	wl.Op = func(ctx context.Context, req *testkit.Request) error {
+		if _, err := p.parts(req.Index); err != nil {
+			return err
+		}
+		if len(p.selects) > 0 || p.sleeps {
+			x := p.execs.Get().(*pgscript.Execution)
+			err := p.eval(req.Index, x)
+			if err == nil {
+				err = p.reads(ctx, req, pool, x)
+			}
+			p.execs.Put(x)
+			if err != nil {
+				return err
+			}
+		}
+		return write(ctx, req)
+	}
+	return wl, nil
+}
+
+// reads runs a request's SELECTs at request time, on a connection of the load's pool (they
+// read committed state: the request's writes are deferred), with its sleeps.
+func (p *prepared) reads(ctx context.Context, req *testkit.Request, pool *pgxpool.Pool, x *pgscript.Execution) error {
+	var conn *pgxpool.Conn
+	defer func() {
+		if conn != nil {
+			conn.Release()
+		}
+	}()
+	for k := range x.Statements {
+		st := &x.Statements[k]
+		sleep(ctx, st.SleepBefore)
+		if p.stmts[st.Command.Index].Class != sqlshape.Select {
+			continue
+		}
+		err := req.Try(ctx, func(ctx context.Context) error {
+			if conn == nil {
+				var err error
+				if conn, err = req.Acquire(ctx, pool); err != nil {
+					return err
+				}
+			}
+			err := run(ctx, conn, st)
+			if err != nil && conn.Conn().IsClosed() {
+				conn.Release()
+				conn = nil
+			}
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("line %d: %w", st.Command.Line, err)
+		}
+	}
+	sleep(ctx, x.SleepAfter)
+	return nil
+}
