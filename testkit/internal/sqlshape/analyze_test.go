@@ -29,6 +29,7 @@ func TestDeferrableStatements(t *testing.T) {
 		params []Value // evaluated with these
 		want   Value   // the item's value; ServerFunc items: server names the SQL
 		server string
+		err    string // Eval's error instead of want
 	}
 	cases := []struct {
 		sql       string
@@ -89,6 +90,45 @@ func TestDeferrableStatements(t *testing.T) {
 			keyWant: []Value{String("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")},
 			items:   []item{{column: "n", op: Increment, params: []Value{Null, Int(3)}, want: Int(3)}},
 		},
+		{
+			// Decimals in numeric columns: literals, strings read as the column's type (in a
+			// sum, every term is added to the column: $2 + 1 is a decimal), products.
+			sql: `UPDATE costs SET total = total + 0.001, cents = cents - $1, free = free + $2 + 1, n = n + 1,
+			        small = least(small, 2.5) WHERE id = $3`,
+			class: Update, key: []string{"id"}, keyParams: []Value{Null, Null, Int(4)}, keyWant: []Value{Int(4)},
+			items: []item{
+				{column: "total", op: Increment, want: Dec(100_000, 3)},
+				{column: "cents", op: Increment, params: []Value{String("0.25")}, want: Dec(-25_000_000, 2)},
+				{column: "free", op: Increment, params: []Value{Null, String("0.000000015")}, err: "more than 8 decimal places"},
+				{column: "free", op: Increment, params: []Value{Null, String(" 1e-8 ")}, want: Dec(100_000_001, 8)},
+				{column: "n", op: Increment, want: Int(1)},
+				{column: "small", op: Least, want: Dec(250_000_000, 1)},
+			},
+		},
+		{
+			sql:   "UPDATE costs SET total = total + $1 * 0.001, cents = greatest(cents, $2), note = 2.50 WHERE id = $3",
+			class: Update, key: []string{"id"}, keyParams: []Value{Null, Null, String("8")}, keyWant: []Value{Int(8)},
+			items: []item{
+				{column: "total", op: Increment, params: []Value{Int(30)}, want: Dec(3_000_000, 2)},
+				{column: "total", op: Increment, params: []Value{String("0.5")}, want: Dec(50_000, 4)},
+				{column: "total", op: Increment, params: []Value{String("0.00000001")}, err: "the result has more than 8 decimal places"},
+				{column: "total", op: Increment, params: []Value{Int(1 << 60)}, err: "out of the kit's decimal range"},
+				{column: "cents", op: Greatest, params: []Value{Null, String("12.50")}, want: Dec(1_250_000_000, 1)},
+				{column: "cents", op: Greatest, params: []Value{Null, String("12.005")}, err: "more decimal places than numeric(12,2) keeps"},
+				{column: "cents", op: Greatest, params: []Value{Null, String("12.00")}, want: Int(12)},
+				{column: "note", op: Assign, want: String("2.50")},
+			},
+		},
+		{
+			// A numeric key: equal numbers are equal keys, whatever their display scale.
+			sql: "UPDATE rates SET n = n + $2 WHERE rate = $1", class: Update,
+			key: []string{"rate"}, keyParams: []Value{String("1.50")}, keyWant: []Value{Dec(150_000_000, 1)},
+			items: []item{
+				{column: "n", op: Increment, params: []Value{Null, String("0.5")}, err: "'0.5' is not an integer"},
+				{column: "n", op: Increment, params: []Value{Null, Dec(50_000_000, 1)}, err: "0.5 is a decimal, which integer would round"},
+				{column: "n", op: Increment, params: []Value{Null, Dec(200_000_000, 2)}, want: Int(2)},
+			},
+		},
 		{sql: "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)", class: Insert},
 		{sql: "SELECT abalance FROM pgbench_accounts WHERE aid = $1", class: Select},
 		{sql: "WITH t AS (SELECT * FROM user_wallets) SELECT count(*) FROM t JOIN ledger USING (user_id)", class: Select},
@@ -133,11 +173,26 @@ func TestDeferrableStatements(t *testing.T) {
 			if got, err := u.KeyValues(tc.keyParams); err != nil || !slices.Equal(got, tc.keyWant) {
 				t.Errorf("key values %v (%v), want %v", got, err, tc.keyWant)
 			}
-			if len(u.Set) != len(tc.items) {
-				t.Fatalf("%d SET items, want %d", len(u.Set), len(tc.items))
+			columns := map[string]SetItem{}
+			for _, item := range u.Set {
+				columns[item.Column.Name] = item
+			}
+			var names []string
+			for _, want := range tc.items {
+				if !slices.Contains(names, want.column) {
+					names = append(names, want.column)
+				}
+			}
+			if len(u.Set) != len(names) {
+				t.Fatalf("%d SET items, want %d", len(u.Set), len(names))
+			}
+			for i, name := range names {
+				if u.Set[i].Column.Name != name {
+					t.Errorf("item %d is %s, want %s", i, u.Set[i].Column.Name, name)
+				}
 			}
 			for i, want := range tc.items {
-				got := u.Set[i]
+				got := columns[want.column]
 				if got.Column.Name != want.column || got.Op != want.op || got.ServerFunc != want.server {
 					t.Errorf("item %d: %s %v %q, want %s %v %q", i, got.Column.Name, got.Op, got.ServerFunc,
 						want.column, want.op, want.server)
@@ -149,8 +204,12 @@ func TestDeferrableStatements(t *testing.T) {
 					}
 					continue
 				}
-				if v, err := got.Eval(want.params); err != nil || v != want.want {
-					t.Errorf("item %d (%s): %v (%v), want %v", i, got.Text, v, err, want.want)
+				v, err := got.Eval(want.params)
+				switch {
+				case want.err != "" && (err == nil || !strings.Contains(err.Error(), want.err)):
+					t.Errorf("item %d (%s) with %v: %v (%v), want an error with %q", i, got.Text, want.params, v, err, want.err)
+				case want.err == "" && (err != nil || v != want.want):
+					t.Errorf("item %d (%s) with %v: %v (%v), want %v", i, got.Text, want.params, v, err, want.want)
 				}
 			}
 		})
@@ -190,6 +249,14 @@ func TestInsert(t *testing.T) {
 		{
 			sql: "INSERT INTO nokey DEFAULT VALUES", columns: nil, defaulted: []string{"a", "b"},
 			rows: [][]Value{{}},
+		},
+		{
+			// Decimals: into numeric columns at their fewest places, into text with their
+			// display scale; a string read as its column's type.
+			sql:     "INSERT INTO costs (id, total, cents, free, note) VALUES ($1, 0.001, $2, $2 * -0.5, 2.50)",
+			columns: []string{"id", "total", "cents", "free", "note"}, defaulted: []string{"small", "n"},
+			claim: "costs_pkey", params: []Value{Int(3), String("12.50")},
+			rows: [][]Value{{Int(3), Dec(100_000, 3), Dec(1_250_000_000, 1), Dec(-625_000_000, 2), String("2.50")}},
 		},
 		{
 			// The unique key's value is NULL in one row: no claim.
@@ -373,15 +440,75 @@ func TestRefusals(t *testing.T) {
 		},
 		{
 			sql: "UPDATE measures SET count = count + 1.5 WHERE id = $1", class: Other, kinds: []RefusalKind{Inexact},
-			reason: "1.5 is a decimal fraction",
+			reason: "count = count + 1.5: 1.5 is a decimal, which count (integer) would round: the kit writes decimals to numeric columns only",
 		},
+		{
+			sql: "UPDATE costs SET total = total + 0.000000001 WHERE id = $1", class: Other, kinds: []RefusalKind{Inexact},
+			message: "line 7: UPDATE costs … WHERE id = $1: total = total + 0.000000001: 0.000000001 has more than 8 " +
+				"decimal places: the kit adds numerics exactly to 10⁻⁸",
+		},
+		{
+			sql: "UPDATE costs SET free = free + 1.000000000 WHERE id = $1", class: Other, kinds: []RefusalKind{Inexact},
+			reason: "1.000000000 has more than 8 decimal places",
+		},
+		{
+			sql: "UPDATE costs SET n = n + $1 * 0.5 WHERE id = $2", class: Other, kinds: []RefusalKind{Inexact},
+			reason: "n = n + ($1 * 0.5): 0.5 is a decimal, which n (integer) would round: the kit writes decimals to numeric columns only",
+		},
+		{
+			sql: "UPDATE costs SET n = greatest(n, -0.5) WHERE id = $1", class: Other, kinds: []RefusalKind{Inexact},
+			reason: "-0.5 is a decimal, which n (integer) would round",
+		},
+		{
+			sql: "UPDATE costs SET n = 2.5 WHERE id = $1", class: Other, kinds: []RefusalKind{Inexact},
+			reason: "n = 2.5: 2.5 is a decimal, which n (integer) would round",
+		},
+		{
+			sql: "UPDATE costs SET cents = cents + 0.001 WHERE id = $1", class: Other, kinds: []RefusalKind{Inexact},
+			reason: "cents = cents + 0.001: 0.001 has more decimal places than cents (numeric(12,2)) keeps: each write would round",
+		},
+		{
+			sql: "UPDATE costs SET cents = cents + 0.001::numeric(10,2) WHERE id = $1", class: Other, kinds: []RefusalKind{Inexact},
+			reason: "0.001::numeric(10,2): 0.001 has more decimal places than numeric(10,2) keeps: it would round",
+		},
+		{
+			sql: "UPDATE costs SET total = total + $1::numeric(30,10) WHERE id = $2", class: Other, kinds: []RefusalKind{Inexact},
+			reason: "$1::numeric(30, 10) is a cast to numeric(30,10), which keeps more than 8 decimal places",
+		},
+		{
+			sql: "UPDATE costs SET total = total + 0.00001 * 0.0001 WHERE id = $1", class: Other, kinds: []RefusalKind{Inexact},
+			reason: "total = total + (0.00001 * 0.0001): 0.00001 * 0.0001 with 0.00001 and 0.0001: the result has more than 8 decimal places",
+		},
+		{
+			sql: "UPDATE costs SET total = total + 92233720368.5 + 1 WHERE id = $1", class: Other, kinds: []RefusalKind{Inexact},
+			reason: "the result is out of the kit's decimal range (±92233720368.54775807)",
+		},
+		{
+			sql: "UPDATE costs SET free = free + 100000000000.0 WHERE id = $1", class: Other, kinds: []RefusalKind{Inexact},
+			reason: "100000000000.0 is out of the kit's decimal range",
+		},
+		{
+			sql: "UPDATE costs SET small = small + 100 WHERE id = $1", class: Other, kinds: []RefusalKind{Inexact},
+			reason: "small = small + 100: 100 is out of range for numeric(4,2)",
+		},
+		{
+			sql: "UPDATE measures SET total = total + 0.001 WHERE id = $1", class: Other, kinds: []RefusalKind{Inexact},
+			reason: "total is double precision: sums of floats taken in another order may differ",
+		},
+		{
+			sql: "UPDATE rates SET n = n + 1 WHERE rate = 0.0005", class: Other, kinds: []RefusalKind{Inexact},
+			reason: "rate = 0.0005: 0.0005 is not a value of rate (numeric(6,3)), so the UPDATE names no row",
+		},
+		{sql: "INSERT INTO costs (id, n) VALUES ($1, 0.5)", class: Other, kinds: []RefusalKind{Inexact},
+			message: "line 7: INSERT INTO costs (id, n) VALUES ($1, 0.5): n: 0.5 is a decimal, which n (integer) would round: " +
+				"the kit writes decimals to numeric columns only"},
 		{
 			sql: "UPDATE measures SET hundreds = hundreds + 100 WHERE id = $1", class: Other, kinds: []RefusalKind{Inexact},
 			reason: "hundreds is numeric(10,-2), which rounds every write",
 		},
 		{
 			sql: "UPDATE measures SET seen_at = seen_at + interval '1 day' WHERE id = $1", class: Other,
-			kinds: []RefusalKind{Inexact}, reason: "seen_at is timestamp with time zone: the kit adds integers",
+			kinds: []RefusalKind{Inexact}, reason: "seen_at is timestamp with time zone: the kit adds to integer and numeric columns only",
 		},
 		{
 			sql: "UPDATE measures SET count = count + $1 / 2 WHERE id = $2", class: Other, kinds: []RefusalKind{Inexact},
@@ -389,7 +516,7 @@ func TestRefusals(t *testing.T) {
 		},
 		{
 			sql: "UPDATE measures SET count = count + NULL WHERE id = $1", class: Other, kinds: []RefusalKind{Inexact},
-			reason: "NULL is not an integer",
+			reason: "NULL is not a number",
 		},
 		{
 			sql: "UPDATE measures SET count = greatest(count, $1, $2) WHERE id = $3", class: Other, kinds: []RefusalKind{Inexact},
@@ -397,7 +524,7 @@ func TestRefusals(t *testing.T) {
 		},
 		{
 			sql: "UPDATE measures SET total = greatest(total, $1) WHERE id = $2", class: Other, kinds: []RefusalKind{Inexact},
-			reason: "total is double precision: the kit compares integers",
+			reason: "total is double precision: the kit compares numbers",
 		},
 		{
 			sql: "UPDATE counters SET hits = DEFAULT WHERE id = $1", class: Other, kinds: []RefusalKind{Inexact},

@@ -1,6 +1,7 @@
 package sqlshape
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -8,11 +9,12 @@ import (
 )
 
 // notClient says why an expression is not a client value: the innermost part that is
-// not (a function, a column, a fraction, …) and why.
+// not (a function, a column, a decimal of too many places, …) and why.
 type notClient struct {
-	node   *pg.Node
-	why    string
-	column bool // it reads a column
+	node      *pg.Node
+	why       string
+	column    bool // it reads a column
+	evaluated bool // why is the error of evaluating it, which names it
 }
 
 // clientValue converts an expression of the statement into an Expr, or says which
@@ -28,16 +30,17 @@ func clientValue(n *pg.Node) (Expr, *notClient) {
 		if bad != nil {
 			return nil, bad
 		}
-		class, typ, why := castClass(v.TypeCast.TypeName)
+		c, why := castOf(v.TypeCast.TypeName)
 		if why != "" {
 			return nil, &notClient{node: n, why: why}
 		}
-		return Cast{X: x, To: class, Type: typ}, nil
+		c.X = x
+		return folded(n, c)
 	case *pg.Node_AExpr:
 		e := v.AExpr
 		op := operatorName(e)
 		if e.Kind != pg.A_Expr_Kind_AEXPR_OP || (op != "+" && op != "-" && op != "*") {
-			return nil, &notClient{node: n, why: "uses an operator the kit does not evaluate (it evaluates + - * of integers)"}
+			return nil, &notClient{node: n, why: "uses an operator the kit does not evaluate (it evaluates + - * of integers and decimals)"}
 		}
 		r, bad := clientValue(e.Rexpr)
 		if bad != nil {
@@ -50,13 +53,13 @@ func clientValue(n *pg.Node) (Expr, *notClient) {
 			if op == "+" {
 				return r, nil
 			}
-			return Neg{X: r}, nil
+			return folded(n, Neg{X: r})
 		}
 		l, bad := clientValue(e.Lexpr)
 		if bad != nil {
 			return nil, bad
 		}
-		return Arith{Op: op[0], L: l, R: r}, nil
+		return folded(n, Arith{Op: op[0], L: l, R: r})
 	case *pg.Node_ColumnRef:
 		name := ""
 		for _, f := range v.ColumnRef.Fields {
@@ -74,6 +77,33 @@ func clientValue(n *pg.Node) (Expr, *notClient) {
 	return nil, &notClient{node: n, why: "is not a value the kit can evaluate"}
 }
 
+// folded refuses an expression without parameters whose evaluation fails (an overflow, a
+// product of too many decimal places, a cast that would round): it would fail for every
+// request.
+func folded(n *pg.Node, e Expr) (Expr, *notClient) {
+	if hasParam(e) {
+		return e, nil
+	}
+	if _, err := e.Eval(nil); err != nil {
+		return nil, &notClient{node: n, why: err.Error(), evaluated: true}
+	}
+	return e, nil
+}
+
+func hasParam(e Expr) bool {
+	switch v := e.(type) {
+	case Param:
+		return true
+	case Neg:
+		return hasParam(v.X)
+	case Arith:
+		return hasParam(v.L) || hasParam(v.R)
+	case Cast:
+		return hasParam(v.X)
+	}
+	return false
+}
+
 func constant(n *pg.Node, c *pg.A_Const) (Expr, *notClient) {
 	if c.Isnull {
 		return Const{Value: Null}, nil
@@ -88,7 +118,11 @@ func constant(n *pg.Node, c *pg.A_Const) (Expr, *notClient) {
 			return Const{Value: Int(i)}, nil
 		}
 		if strings.ContainsAny(text, ".eE") {
-			return nil, &notClient{node: n, why: "is a decimal fraction: the kit evaluates integers exactly, not fractions"}
+			d, err := parseDecimal(text)
+			if err != nil {
+				return nil, &notClient{node: n, why: err.Error()}
+			}
+			return Const{Value: d}, nil
 		}
 		return nil, &notClient{node: n, why: "is beyond 64-bit integers"}
 	case *pg.A_Const_Sval:
@@ -99,38 +133,73 @@ func constant(n *pg.Node, c *pg.A_Const) (Expr, *notClient) {
 	return nil, &notClient{node: n, why: "is a bit string"}
 }
 
-// castClass says how the kit evaluates a cast to the named type: the integer types,
-// numeric and the text types exactly, others passed through for PostgreSQL to convert;
-// floats and length-limited text are refused (why says so).
-func castClass(t *pg.TypeName) (class CastClass, typ string, why string) {
+// castOf says how the kit evaluates a cast to the named type (the Cast without its X):
+// the integer types, numeric (with a typmod of at most DecimalPlaces places) and the text
+// types exactly, others passed through for PostgreSQL to convert; floats, length-limited
+// text and numerics of more places or a negative scale are refused (why says so).
+func castOf(t *pg.TypeName) (c Cast, why string) {
 	name := typeName(t)
-	typ = name
+	c.Type = name
 	if len(t.Typmods) > 0 {
-		typ = name + "(…)"
+		c.Type = name + "(…)"
 	}
 	if len(t.ArrayBounds) > 0 || t.Setof || t.PctType {
-		return CastOpaque, typ, "is a cast to " + typ + "[], which the kit does not evaluate"
+		return c, "is a cast to " + c.Type + "[], which the kit does not evaluate"
 	}
 	switch name {
 	case "int2":
-		return CastInt2, name, ""
+		c.To, c.Type = CastInt2, name
 	case "int4":
-		return CastInt4, name, ""
+		c.To, c.Type = CastInt4, name
 	case "int8":
-		return CastInt8, name, ""
+		c.To, c.Type = CastInt8, name
 	case "numeric":
-		return CastNumeric, typ, ""
+		c.To = CastNumeric
+		return c, numericTypmod(&c, t.Typmods)
 	case "float4", "float8":
-		return CastOpaque, typ, "is a float: sums of floats taken in another order may differ"
+		return c, "is a float: sums of floats taken in another order may differ"
 	case "text", "varchar", "bpchar":
 		if len(t.Typmods) > 0 || name == "bpchar" {
-			return CastOpaque, typ, "is a cast to " + typ + ", which pads or cuts the string"
+			return c, "is a cast to " + c.Type + ", which pads or cuts the string"
 		}
-		return CastText, name, ""
+		c.To = CastText
 	case "bool":
-		return CastBool, name, ""
+		c.To, c.Type = CastBool, name
 	}
-	return CastOpaque, typ, ""
+	return c, ""
+}
+
+// numericTypmod reads numeric(p) or numeric(p, s) into c; why says what the kit cannot
+// keep exactly.
+func numericTypmod(c *Cast, typmods []*pg.Node) (why string) {
+	if len(typmods) == 0 {
+		return ""
+	}
+	var mods []int
+	for _, m := range typmods {
+		k, ok := m.Node.(*pg.Node_AConst)
+		if !ok || k.AConst.GetIval() == nil {
+			return "is a cast to " + c.Type + ", whose typmod the kit does not read"
+		}
+		mods = append(mods, int(k.AConst.GetIval().Ival))
+	}
+	if len(mods) > 2 || mods[0] < 1 {
+		return "is a cast to " + c.Type + ", whose typmod the kit does not read"
+	}
+	c.Precision = mods[0]
+	c.Type = fmt.Sprintf("numeric(%d)", c.Precision)
+	if len(mods) == 2 {
+		c.Scale = mods[1]
+		c.Type = fmt.Sprintf("numeric(%d,%d)", c.Precision, c.Scale)
+	}
+	switch {
+	case c.Scale > DecimalPlaces:
+		return fmt.Sprintf("is a cast to %s, which keeps more than %d decimal places: the kit adds numerics "+
+			"exactly to 10⁻⁸", c.Type, DecimalPlaces)
+	case c.Scale < 0:
+		return "is a cast to " + c.Type + ", which rounds to tens or more"
+	}
+	return ""
 }
 
 // typeName is a cast's type as one name, pg_catalog's qualification dropped: the
@@ -159,27 +228,28 @@ func operatorName(e *pg.A_Expr) string {
 	return ""
 }
 
-// integerOnly returns the part of a client value that keeps it from being an integer
-// expression, or nil: increments and greatest/least bounds are added and compared as
-// integers, so a NULL, a boolean or a cast to another type would change what they mean.
-func integerOnly(e Expr) Expr {
+// numberOnly returns the part of a client value that keeps it from being a number
+// (an integer or a decimal), or nil: increments and greatest/least bounds are added and
+// compared as numbers, so a NULL, a boolean or a cast to another type would change what
+// they mean.
+func numberOnly(e Expr) Expr {
 	switch v := e.(type) {
 	case Const:
 		if v.Value.Kind == NullValue || v.Value.Kind == BoolValue {
 			return v
 		}
 	case Neg:
-		return integerOnly(v.X)
+		return numberOnly(v.X)
 	case Arith:
-		if bad := integerOnly(v.L); bad != nil {
+		if bad := numberOnly(v.L); bad != nil {
 			return bad
 		}
-		return integerOnly(v.R)
+		return numberOnly(v.R)
 	case Cast:
 		if v.To != CastInt2 && v.To != CastInt4 && v.To != CastInt8 && v.To != CastNumeric {
 			return v
 		}
-		return integerOnly(v.X)
+		return numberOnly(v.X)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package sqlshape
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 )
 
@@ -46,23 +45,39 @@ func (c *Column) numericDigits() (precision, scale int, ok bool) {
 	return precision, scale, true
 }
 
-// holds says whether the column's type can store the integer i.
-func (c *Column) holds(i int64) bool {
+// number reads v as the column's integer or numeric type reads it (a string as that
+// type's input, a decimal into an integer type only when it is an integer) and returns it
+// in its canonical form (an IntValue when an integer, otherwise a DecimalValue at its
+// fewest places), refusing what the column would round or cannot hold.
+func (c *Column) number(v Value) (Value, error) {
+	numeric := c.BaseTypeOID == oidNumeric
+	n, err := readNumber(v, numeric)
+	if err != nil {
+		return Null, err
+	}
+	n = canonical(n)
+	_, scale, typmod := c.numericDigits()
+	switch {
+	case n.Kind == DecimalValue && !numeric:
+		return Null, fmt.Errorf("%s is a decimal, which %s would round", n, c.TypeName)
+	case n.Kind == DecimalValue && typmod && n.Dec.Places() > scale:
+		return Null, fmt.Errorf("%s has more decimal places than %s keeps: it would round", n, c.TypeName)
+	case !c.holds(n):
+		return Null, fmt.Errorf("%s is out of range for %s", n, c.TypeName)
+	}
+	return n, nil
+}
+
+// holds says whether the column's type can store the number n.
+func (c *Column) holds(n Value) bool {
 	switch c.BaseTypeOID {
 	case oidInt2:
-		return i >= math.MinInt16 && i <= math.MaxInt16
+		return n.Int >= math.MinInt16 && n.Int <= math.MaxInt16
 	case oidInt4:
-		return i >= math.MinInt32 && i <= math.MaxInt32
+		return n.Int >= math.MinInt32 && n.Int <= math.MaxInt32
 	}
 	precision, scale, ok := c.numericDigits()
-	if !ok || scale < 0 {
-		return true
-	}
-	digits := len(strconv.FormatUint(uint64(max(i, -i)), 10))
-	if i == math.MinInt64 {
-		digits = 19
-	}
-	return i == 0 || digits <= precision-scale
+	return !ok || fitsDigits(n, precision, scale)
 }
 
 // exactSum says why increments of the column would not add up exactly, or "".
@@ -78,7 +93,7 @@ func (c *Column) exactSum() string {
 	case c.BaseTypeOID == oidFloat4 || c.BaseTypeOID == oidFloat8:
 		return fmt.Sprintf("%s is %s: sums of floats taken in another order may differ", c.Name, c.TypeName)
 	}
-	return fmt.Sprintf("%s is %s: the kit adds integers to integer and numeric columns only", c.Name, c.TypeName)
+	return fmt.Sprintf("%s is %s: the kit adds to integer and numeric columns only", c.Name, c.TypeName)
 }
 
 // exactCompare says why greatest/least of the column would not be computed exactly
@@ -87,7 +102,70 @@ func (c *Column) exactCompare() string {
 	if c.integer() || c.BaseTypeOID == oidNumeric {
 		return ""
 	}
-	return fmt.Sprintf("%s is %s: the kit compares integers, in integer and numeric columns only", c.Name, c.TypeName)
+	return fmt.Sprintf("%s is %s: the kit compares numbers, in integer and numeric columns only", c.Name, c.TypeName)
+}
+
+// fits says why writing the client value e to the column would not write what
+// PostgreSQL writes, or "": a decimal literal in e that the column would round (any
+// fraction, in an integer column; more places than its scale, in a numeric one), or, for
+// an e without parameters, a value the column cannot take. sum says e is the delta of an
+// increment (Expr's eval). Columns of other types take what e evaluates to as it is.
+func (c *Column) fits(e Expr, sum bool) string {
+	if !c.integer() && c.BaseTypeOID != oidNumeric {
+		return ""
+	}
+	if why := c.roundedLiteral(e); why != "" {
+		return why
+	}
+	if hasParam(e) {
+		return ""
+	}
+	v, err := e.eval(nil, sum)
+	if err != nil {
+		return err.Error() // it names e
+	}
+	if v.IsNull() {
+		return ""
+	}
+	if _, err := c.number(v); err != nil {
+		if _, isConst := e.(Const); isConst {
+			return err.Error()
+		}
+		return fmt.Sprintf("%s: %v", e, err)
+	}
+	return ""
+}
+
+// roundedLiteral says which decimal literal of e the column would round, or "".
+func (c *Column) roundedLiteral(e Expr) string {
+	switch v := e.(type) {
+	case Const:
+		if v.Value.Kind != DecimalValue {
+			return ""
+		}
+		places := v.Value.Dec.Places()
+		_, scale, typmod := c.numericDigits()
+		switch {
+		case c.integer() && places > 0:
+			return fmt.Sprintf("%s is a decimal, which %s (%s) would round: the kit writes decimals to numeric "+
+				"columns only", v, c.Name, c.TypeName)
+		case typmod && places > scale:
+			return fmt.Sprintf("%s has more decimal places than %s (%s) keeps: each write would round",
+				v, c.Name, c.TypeName)
+		}
+	case Neg:
+		return c.roundedLiteral(v.X)
+	case Arith:
+		if why := c.roundedLiteral(v.L); why != "" {
+			return why
+		}
+		return c.roundedLiteral(v.R)
+	case Cast:
+		if v.To == CastNumeric && v.Precision == 0 {
+			return c.roundedLiteral(v.X)
+		}
+	}
+	return ""
 }
 
 // keyable says why the kit could not tell the column's values apart the way
@@ -102,35 +180,34 @@ func (c *Column) keyable() string {
 		}
 		return ""
 	}
-	return fmt.Sprintf("is %s: the kit keys rows by integers, text and uuid, whose equality it reproduces exactly",
+	return fmt.Sprintf("is %s: the kit keys rows by numbers, text and uuid, whose equality it reproduces exactly",
 		c.TypeName)
 }
 
 // Compare converts v to the form in which PostgreSQL compares it with the column's
 // values, so that two values are equal in the column exactly when their Compare
-// results are equal: integers (integer and numeric columns: an integer in range),
-// text (an integer in its decimal form), a uuid in its canonical lower-case form, a
-// boolean. Other types' values are returned as they are. NULL stays NULL.
+// results are equal: for integer columns an IntValue in range; for numeric columns an
+// IntValue when the number is an integer, otherwise a DecimalValue at its fewest places
+// (2.50 is 2.5: its display scale is dropped), within the column's precision and scale
+// (a value the column would round is an error, as is a decimal into an integer column; a
+// string is read as the column's type reads it); text (a number in its decimal form,
+// decimals with their display scale: 2.50 is '2.50'), a uuid in its canonical lower-case
+// form, a boolean. Other types' values are returned as they are. NULL stays NULL.
 func (c *Column) Compare(v Value) (Value, error) {
 	if v.IsNull() {
 		return v, nil
 	}
 	switch c.BaseTypeOID {
 	case oidInt2, oidInt4, oidInt8, oidNumeric:
-		i, err := v.asInt()
+		n, err := c.number(v)
 		if err != nil {
-			return Null, fmt.Errorf("%s (%s): %w", c.Name, c.TypeName, err)
+			return Null, fmt.Errorf("%s: %w", c.Name, err)
 		}
-		if !c.holds(i) {
-			return Null, fmt.Errorf("%s (%s): %d: %w", c.Name, c.TypeName, i, errOverflow)
-		}
-		return Int(i), nil
+		return n, nil
 	case oidText, oidVarchar:
 		switch v.Kind {
-		case IntValue:
-			return String(strconv.FormatInt(v.Int, 10)), nil
-		case BoolValue:
-			return String(strconv.FormatBool(v.Bool)), nil
+		case IntValue, DecimalValue, BoolValue:
+			return Cast{X: Const{Value: v}, To: CastText, Type: "text"}.Eval(nil)
 		}
 		return v, nil
 	case oidUUID:

@@ -44,22 +44,50 @@
 // # Client values
 //
 // A client value is what the kit evaluates itself, exactly, from a request's
-// parameters: $n, an integer, string, boolean or NULL literal, a cast of one, unary
-// minus, and + - * between them in int64 arithmetic with overflow an error. Casts to
-// int2/int4/int8 are range-checked, numeric keeps integers exact, text and bool
-// convert; a cast to another type (uuid, date, …) passes the value through for
-// PostgreSQL to convert and cannot be added or compared. Refused as inexact: columns
-// (c = c * 2, c = c + $1 * c), functions (random()), sub-selects, other operators (/,
-// %, ||), decimal fractions (1.5: the kit sums integers, not decimals), casts to
-// float4/float8 and to char(n)/varchar(n) (which pad or cut). PostgreSQL may evaluate a
-// sub-expression in int4 and fail where the kit's int64 does not; the caller's
-// verification is the backstop.
+// parameters: $n, an integer, decimal, string, boolean or NULL literal, a cast of one,
+// unary minus, and + - * between them. An expression without parameters is evaluated
+// once, at analysis, and refused if it fails: it would fail for every request.
 //
-// Increments are exact on int2, int4, int8 and numeric columns (integer deltas; not a
-// numeric with a negative scale, which rounds every write). A float4/float8 column is
-// refused: sums of floats taken in another order may differ. Greatest/least with a
-// client value take integer and numeric columns only. An assigned value may go to a
-// column of any type.
+// Integers are int64, an overflow an error. A decimal literal (0.001, -2.50, 1e-3:
+// PostgreSQL's grammar makes each a numeric constant) is a Decimal: an int64 in units of
+// 10⁻⁸, as testkit/counters' Money, with the display scale PostgreSQL keeps for its text
+// (2.50 shows two places). More than 8 places, trailing zeros counted as PostgreSQL
+// counts them, is refused ("0.000000001 has more than 8 decimal places: the kit adds
+// numerics exactly to 10⁻⁸"). + and - of decimals and integers are exact, beyond
+// ±92233720368.54775807 an error; a product is exact when its places (the sum of its
+// factors' display scales, as PostgreSQL's exact product has) are at most 8 (0.5 *
+// 0.25), an error otherwise (0.00001 * 0.0001).
+//
+// A string operand (a parameter or a quoted literal, of no type of its own) takes its
+// type as PostgreSQL gives it, the other operand's: an integer beside an integer ($1 + 1
+// with '4.5' is an error), a decimal beside a decimal. In an increment of a numeric
+// column each term of the sum is added to the column, so c = c + $1 + 1 reads $1 as a
+// decimal. A string standing alone is read by the column it goes to, as PostgreSQL's
+// input for that type reads it: '0.001' is a decimal in a numeric column, an error in an
+// integer one (a caller passes a pgbench double as its shortest decimal text).
+//
+// Casts to int2/int4/int8 are range-checked (a decimal rounds half away from zero, as
+// PostgreSQL's casts round it); numeric keeps integers and decimals exact, and
+// numeric(p,s) refuses a value it would round or that overflows it (a scale above 8 or
+// below 0 is refused outright); text and bool convert; a cast to another type (uuid,
+// date, …) passes the value through for PostgreSQL to convert and cannot be added or
+// compared. Refused as inexact: columns (c = c * 2, c = c + $1 * c), functions
+// (random()), sub-selects, other operators (/, %, ||), casts to float4/float8 and to
+// char(n)/varchar(n) (which pad or cut). PostgreSQL may evaluate a sub-expression in
+// int4 and fail where the kit's int64 does not, and it cannot type a sum whose first two
+// terms are untyped (c = $1 - $2 + c), which the kit reads as decimals; sync and the
+// caller's verification are the backstop.
+//
+// Increments are exact on int2, int4, int8 and numeric columns (not a numeric with a
+// negative scale, which rounds every write). A float4/float8 column is refused: sums of
+// floats taken in another order may differ. Greatest/least with a client value take
+// integer and numeric columns only. Decimals go to numeric columns whose scale keeps
+// their places (or with no typmod): a decimal literal with more places than a numeric
+// column's scale, or any fraction for an integer column, is refused in an increment,
+// greatest/least, assignment or insert (each write would round, and a merged write
+// rounds once); a parameter that evaluates to one fails its request (SetItem.Eval,
+// RowInsert.Values). An assigned value may otherwise go to a column of any type. A key
+// value its column cannot hold (a fraction for an integer key) names no row: refused.
 //
 // # Row identity
 //
@@ -69,8 +97,8 @@
 // columns may be NULL, deferrable, or assigned by another statement of the script (the
 // row's identity would move under the merge), and the slots and claims of the caller
 // need one identity per table. Key columns must be of a type whose equality the kit
-// reproduces (Column.Compare): integers, numeric (integers), text and varchar under a
-// deterministic collation, uuid (canonicalised).
+// reproduces (Column.Compare): integers, numeric (to 8 places, display scale aside),
+// text and varchar under a deterministic collation, uuid (canonicalised).
 //
 // # What can fail differently
 //

@@ -51,6 +51,9 @@ CREATE TABLE counters (id int PRIMARY KEY, hits bigint NOT NULL DEFAULT 0, bytes
 CREATE TABLE secured (id int PRIMARY KEY, n int NOT NULL DEFAULT 0);
 ALTER TABLE secured ENABLE ROW LEVEL SECURITY;
 CREATE TABLE booking (id int PRIMARY KEY, during tsrange, EXCLUDE USING gist (during WITH &&));
+CREATE TABLE costs (id int PRIMARY KEY, total numeric(20,8) NOT NULL DEFAULT 0, cents numeric(12,2) NOT NULL DEFAULT 0,
+  free numeric, small numeric(4,2), n int NOT NULL DEFAULT 0, note text);
+CREATE TABLE rates (rate numeric(6,3) PRIMARY KEY, n int NOT NULL DEFAULT 0);
 `
 
 // fixture is a fresh schema holding fixtureSQL's tables and pgbench's (made by

@@ -140,6 +140,11 @@ func (a *analysis) insert(ins *pg.InsertStmt) {
 				shaped = false
 				continue
 			}
+			if why := col.fits(e, false); why != "" {
+				a.refuse(Inexact, "%s: %s", col.Name, why)
+				shaped = false
+				continue
+			}
 			row[i].Value = e
 		}
 		out.Rows = append(out.Rows, row)

@@ -91,17 +91,22 @@ func (u *KeyedUpdate) KeyValues(params []Value) ([]Value, error) {
 	return key, nil
 }
 
-// Eval computes the item's value for the given parameters, refusing what would not
-// merge the way the statement runs one by one: a NULL or out-of-range increment, a
-// NULL assigned to a NOT NULL column (each an error PostgreSQL would raise for that
-// request alone, or a NULL that would wipe the column). A NULL greatest/least bound is
-// returned as NULL: PostgreSQL's greatest and least ignore it. ServerFunc items have
-// no client value: an error.
+// Eval computes the item's value for the given parameters, in the form Column.Compare
+// gives (an IntValue for an integer, a DecimalValue for a fraction, in a numeric
+// column), refusing what would not merge the way the statement runs one by one: a NULL
+// or out-of-range increment, a value the column would round (a decimal into an integer
+// column, more places than a numeric column's scale), a NULL assigned to a NOT NULL
+// column (each an error PostgreSQL would raise for that request alone, a write it would
+// round, or a NULL that would wipe the column). A string parameter is read as the
+// column's type reads it: '0.001' is a decimal in a numeric column, an error in an
+// integer one. A NULL greatest/least bound is returned as NULL: PostgreSQL's greatest
+// and least ignore it. ServerFunc items have no client value: an error.
 func (s SetItem) Eval(params []Value) (Value, error) {
 	if s.Value == nil {
 		return Null, fmt.Errorf("%s: the server computes this value", s.Text)
 	}
-	v, err := s.Value.Eval(params)
+	sum := s.Op == Increment && s.Column.BaseTypeOID == oidNumeric
+	v, err := s.Value.eval(params, sum)
 	if err != nil {
 		return Null, fmt.Errorf("%s: %w", s.Text, err)
 	}
@@ -113,14 +118,11 @@ func (s SetItem) Eval(params []Value) (Value, error) {
 			}
 			return Null, fmt.Errorf("%s: the increment is NULL, which would make %s NULL", s.Text, s.Column.Name)
 		}
-		i, err := v.asInt()
+		n, err := s.Column.number(v)
 		if err != nil {
 			return Null, fmt.Errorf("%s: %w", s.Text, err)
 		}
-		if !s.Column.holds(i) {
-			return Null, fmt.Errorf("%s: %d is out of range for %s", s.Text, i, s.Column.TypeName)
-		}
-		return Int(i), nil
+		return n, nil
 	}
 	if v.IsNull() {
 		if s.Column.NotNull {
@@ -202,6 +204,10 @@ func (a *analysis) updateKey(where *pg.Node, t *Table, alias string) ([]KeyTerm,
 		}
 		if c, isConst := e.(Const); isConst && c.Value.IsNull() {
 			a.refuse(NotFullKey, "%s = NULL matches no row", col)
+			ok = false
+		} else if c := t.Column(col); c.fits(e, false) != "" {
+			a.refuse(Inexact, "%s: %s is not a value of %s (%s), so the UPDATE names no row", a.r.expr(cond),
+				a.r.expr(value), c.Name, c.TypeName)
 			ok = false
 		}
 		values[col] = e
@@ -363,8 +369,11 @@ func (a *analysis) setItem(val *pg.Node, c *Column, t *Table, alias string) (Set
 		if why := c.exactCompare(); why != "" {
 			return SetItem{}, why
 		}
-		if bad := integerOnly(e); bad != nil {
-			return SetItem{}, fmt.Sprintf("%s is not an integer, which the kit compares exactly", a.r.clientExpr(bad))
+		if bad := numberOnly(e); bad != nil {
+			return SetItem{}, fmt.Sprintf("%s is not a number, which the kit compares exactly", a.r.clientExpr(bad))
+		}
+		if why := c.fits(e, false); why != "" {
+			return SetItem{}, why
 		}
 		return SetItem{Op: op, Value: e}, ""
 	}
@@ -400,8 +409,11 @@ func (a *analysis) setItem(val *pg.Node, c *Column, t *Table, alias string) (Set
 			if why := c.exactSum(); why != "" {
 				return SetItem{}, why
 			}
-			if bad := integerOnly(delta); bad != nil {
-				return SetItem{}, fmt.Sprintf("%s is not an integer, which the kit adds exactly", a.r.clientExpr(bad))
+			if bad := numberOnly(delta); bad != nil {
+				return SetItem{}, fmt.Sprintf("%s is not a number, which the kit adds exactly", a.r.clientExpr(bad))
+			}
+			if why := c.fits(delta, c.BaseTypeOID == oidNumeric); why != "" {
+				return SetItem{}, why
 			}
 			return SetItem{Op: Increment, Value: delta}, ""
 		case self > 1:
@@ -414,6 +426,9 @@ func (a *analysis) setItem(val *pg.Node, c *Column, t *Table, alias string) (Set
 			return SetItem{}, "none of the writes the kit merges (c = c + e, c = e, greatest/least(c, e), a server time)"
 		}
 		return SetItem{}, a.notClientWhy(val, bad)
+	}
+	if why := c.fits(e, false); why != "" {
+		return SetItem{}, why
 	}
 	return SetItem{Op: Assign, Value: e}, ""
 }
@@ -446,6 +461,9 @@ func sumTerms(n *pg.Node, negative bool) (terms []term, isSum bool) {
 // notClientWhy says why part of an expression is not a client value: the part and
 // why, or for a column read the whole operand that reads it ("$1 * c reads column c").
 func (a *analysis) notClientWhy(operand *pg.Node, bad *notClient) string {
+	if bad.evaluated {
+		return bad.why
+	}
 	if bad.column {
 		return a.r.expr(operand) + " " + bad.why
 	}

@@ -16,6 +16,8 @@ const (
 	IntValue
 	StringValue
 	BoolValue
+	// DecimalValue: an exact decimal, Dec, shown with Scale places (a numeric).
+	DecimalValue
 )
 
 // Value is a client value: what a parameter holds, and what an Expr evaluates to.
@@ -25,12 +27,23 @@ type Value struct {
 	Int  int64
 	Str  string
 	Bool bool
+	Dec  Decimal
+	// Scale is a decimal's display scale: the places PostgreSQL shows (2.50 shows 2),
+	// which only its text form depends on; at least Dec's own places, at most
+	// DecimalPlaces.
+	Scale uint8
 }
 
 // Int, String and Bool make Values; Null is the zero Value.
 func Int(v int64) Value     { return Value{Kind: IntValue, Int: v} }
 func String(s string) Value { return Value{Kind: StringValue, Str: s} }
 func Bool(b bool) Value     { return Value{Kind: BoolValue, Bool: b} }
+
+// Dec makes a decimal Value shown with scale places (or d's own, when more; at most
+// DecimalPlaces).
+func Dec(d Decimal, scale uint8) Value {
+	return Value{Kind: DecimalValue, Dec: d, Scale: uint8(min(max(int(scale), d.Places()), DecimalPlaces))}
+}
 
 // Null is SQL NULL.
 var Null = Value{}
@@ -46,6 +59,8 @@ func (v Value) String() string {
 		return "'" + strings.ReplaceAll(v.Str, "'", "''") + "'"
 	case BoolValue:
 		return strconv.FormatBool(v.Bool)
+	case DecimalValue:
+		return v.Dec.format(int(v.Scale))
 	}
 	return "NULL"
 }
@@ -68,16 +83,20 @@ func (v Value) asInt() (int64, error) {
 }
 
 // Expr is a client value the kit evaluates itself, exactly: a parameter, an integer,
-// string, boolean or NULL literal, a cast of one, unary minus, and + - * between them
-// (int64 arithmetic; an overflow is an error, not a wrapped value). Statements hand
-// out their keys, deltas and assigned values as Exprs, so any process can recompute
-// a request's writes from its parameters.
+// decimal, string, boolean or NULL literal, a cast of one, unary minus, and + - * between
+// them (integers in int64, decimals in Decimal units; an overflow is an error, not a
+// wrapped value, and so is a product of decimals with more than DecimalPlaces places).
+// Statements hand out their keys, deltas and assigned values as Exprs, so any process can
+// recompute a request's writes from its parameters.
 type Expr interface {
 	// Eval computes the value given the parameters: params[0] is $1.
 	Eval(params []Value) (Value, error)
 	// String renders the expression as SQL, $n for parameters.
 	String() string
-	isExpr()
+	// eval is Eval where a string operand of + and - (a parameter or quoted literal, of
+	// no type of its own) is read as a decimal when sum says so: an increment of a
+	// numeric column, whose every term PostgreSQL adds to the column (c + $1 + 1).
+	eval(params []Value, sum bool) (Value, error)
 }
 
 // Param is the parameter $Index (1-based).
@@ -89,7 +108,10 @@ type Const struct{ Value Value }
 // Neg is unary minus.
 type Neg struct{ X Expr }
 
-// Arith is L Op R for Op one of '+', '-', '*'.
+// Arith is L Op R for Op one of '+', '-', '*'. A string operand (a parameter, a quoted
+// literal) is read as PostgreSQL types it, as the other operand's type: an integer
+// beside an integer, a decimal beside a decimal; two strings as integers, except as the
+// terms of a numeric column's increment (SetItem.Eval), where they are decimals.
 type Arith struct {
 	Op   byte
 	L, R Expr
@@ -101,7 +123,10 @@ type Arith struct {
 type Cast struct {
 	X    Expr
 	To   CastClass
-	Type string // the type as written, e.g. "int8", "uuid"
+	Type string // the type as written, e.g. "int8", "uuid", "numeric(20,8)"
+	// Precision and Scale are a CastNumeric's typmod, numeric(Precision, Scale);
+	// Precision is 0 for numeric without one.
+	Precision, Scale int
 }
 
 // CastClass is what a cast's target type means to the evaluator.
@@ -112,92 +137,95 @@ const (
 	CastInt2
 	CastInt4
 	CastInt8
-	CastNumeric // an integer stays exact; a fraction is refused
+	// CastNumeric: integers and decimals stay exact; a typmod's scale that would round
+	// the value, or its precision overflowed, is an error.
+	CastNumeric
 	CastText
 	CastBool
 )
 
-func (Param) isExpr() {}
-func (Const) isExpr() {}
-func (Neg) isExpr()   {}
-func (Arith) isExpr() {}
-func (Cast) isExpr()  {}
+func (p Param) Eval(params []Value) (Value, error) { return p.eval(params, false) }
+func (c Const) Eval(params []Value) (Value, error) { return c.eval(params, false) }
+func (n Neg) Eval(params []Value) (Value, error)   { return n.eval(params, false) }
+func (a Arith) Eval(params []Value) (Value, error) { return a.eval(params, false) }
+func (c Cast) Eval(params []Value) (Value, error)  { return c.eval(params, false) }
 
-func (p Param) Eval(params []Value) (Value, error) {
+func (p Param) eval(params []Value, _ bool) (Value, error) {
 	if p.Index < 1 || p.Index > len(params) {
 		return Null, fmt.Errorf("$%d has no value (%d given)", p.Index, len(params))
 	}
 	return params[p.Index-1], nil
 }
 
-func (c Const) Eval([]Value) (Value, error) { return c.Value, nil }
+func (c Const) eval([]Value, bool) (Value, error) { return c.Value, nil }
 
-func (n Neg) Eval(params []Value) (Value, error) {
-	v, err := n.X.Eval(params)
+func (n Neg) eval(params []Value, sum bool) (Value, error) {
+	v, err := n.X.eval(params, sum)
 	if err != nil || v.IsNull() {
 		return v, err
 	}
-	i, err := v.asInt()
+	if v, err = readNumber(v, sum); err != nil {
+		return Null, fmt.Errorf("-%s: %w", n.X, err)
+	}
+	res, err := negNumber(v)
 	if err != nil {
 		return Null, fmt.Errorf("-%s: %w", n.X, err)
 	}
-	if i == math.MinInt64 {
-		return Null, fmt.Errorf("-%s: %w", n.X, errOverflow)
-	}
-	return Int(-i), nil
+	return res, nil
 }
 
 var errOverflow = errors.New("integer out of range")
 
-func (a Arith) Eval(params []Value) (Value, error) {
-	l, err := a.L.Eval(params)
+func (a Arith) eval(params []Value, sum bool) (Value, error) {
+	// A product's operands are typed on their own, not as terms of the sum around it.
+	sum = sum && a.Op != '*'
+	l, err := a.L.eval(params, sum)
 	if err != nil {
 		return Null, err
 	}
-	r, err := a.R.Eval(params)
+	r, err := a.R.eval(params, sum)
 	if err != nil {
 		return Null, err
 	}
 	if l.IsNull() || r.IsNull() {
 		return Null, nil
 	}
-	li, err := l.asInt()
-	if err != nil {
+	decimal := sum || l.Kind == DecimalValue || r.Kind == DecimalValue
+	if l, err = readNumber(l, decimal); err != nil {
 		return Null, fmt.Errorf("%s: %w", a, err)
 	}
-	ri, err := r.asInt()
-	if err != nil {
+	if r, err = readNumber(r, decimal); err != nil {
 		return Null, fmt.Errorf("%s: %w", a, err)
 	}
-	var res int64
-	ok := true
+	var res Value
 	switch a.Op {
-	case '+':
-		res = li + ri
-		ok = (ri >= 0) == (res >= li)
-	case '-':
-		res = li - ri
-		ok = (ri >= 0) == (res <= li)
+	case '+', '-':
+		res, err = addNumbers(l, r, a.Op == '-')
 	case '*':
-		res = li * ri
-		ok = li == 0 || (res/li == ri && !(li == -1 && ri == math.MinInt64) && !(ri == -1 && li == math.MinInt64))
+		res, err = mulNumbers(l, r)
 	default:
 		return Null, fmt.Errorf("%s: operator %c", a, a.Op)
 	}
-	if !ok {
-		return Null, fmt.Errorf("%s with %s and %s: %w", a, l, r, errOverflow)
+	switch {
+	case errors.Is(err, errOverflow):
+		return Null, fmt.Errorf("%s with %s and %s: %w", a, l, r, err)
+	case err != nil:
+		return Null, fmt.Errorf("%s with %s and %s: the result %w", a, l, r, err)
 	}
-	return Int(res), nil
+	return res, nil
 }
 
-func (c Cast) Eval(params []Value) (Value, error) {
-	v, err := c.X.Eval(params)
+func (c Cast) eval(params []Value, _ bool) (Value, error) {
+	v, err := c.X.eval(params, false)
 	if err != nil || v.IsNull() {
 		return v, err
 	}
 	switch c.To {
-	case CastInt2, CastInt4, CastInt8, CastNumeric:
+	case CastInt2, CastInt4, CastInt8:
 		i, err := v.asInt()
+		if v.Kind == DecimalValue {
+			i, err = roundToInt(v.Dec), nil
+		}
 		if err != nil {
 			return Null, fmt.Errorf("%s: %w", c, err)
 		}
@@ -205,10 +233,18 @@ func (c Cast) Eval(params []Value) (Value, error) {
 			return Null, fmt.Errorf("%s: %d: %w", c, i, errOverflow)
 		}
 		return Int(i), nil
+	case CastNumeric:
+		n, err := readNumber(v, true)
+		if err != nil {
+			return Null, fmt.Errorf("%s: %w", c, err)
+		}
+		return c.numeric(n)
 	case CastText:
 		switch v.Kind {
 		case IntValue:
 			return String(strconv.FormatInt(v.Int, 10)), nil
+		case DecimalValue:
+			return String(v.Dec.format(int(v.Scale))), nil
 		case BoolValue:
 			return String(strconv.FormatBool(v.Bool)), nil
 		}
@@ -228,6 +264,32 @@ func (c Cast) Eval(params []Value) (Value, error) {
 		return Null, fmt.Errorf("%s: %s is not a boolean", c, v)
 	}
 	return v, nil
+}
+
+// numeric applies a numeric cast's typmod to n: with a scale, the value is shown with
+// that many places (5::numeric(10,2) is 5.00); a value it would round, or with more
+// integer digits than the precision leaves, is an error.
+func (c Cast) numeric(n Value) (Value, error) {
+	switch {
+	case c.Precision == 0:
+		return n, nil
+	case c.Scale < 0:
+		return Null, fmt.Errorf("%s: %s rounds to tens or more", c, c.Type)
+	}
+	if n.Kind == DecimalValue && n.Dec.Places() > c.Scale {
+		return Null, fmt.Errorf("%s: %s has more decimal places than %s keeps: it would round", c, n, c.Type)
+	}
+	if !fitsDigits(n, c.Precision, c.Scale) {
+		return Null, fmt.Errorf("%s: %s does not fit %s", c, n, c.Type)
+	}
+	if c.Scale == 0 {
+		return canonical(n), nil
+	}
+	d, err := n.Decimal()
+	if err != nil {
+		return Null, fmt.Errorf("%s: %w", c, err)
+	}
+	return Dec(d, uint8(c.Scale)), nil
 }
 
 func fitsInt(i int64, class CastClass) bool {
@@ -270,7 +332,8 @@ func operand(x Expr) string {
 	case Arith, Neg:
 		return "(" + x.String() + ")"
 	}
-	if c, ok := x.(Const); ok && c.Value.Kind == IntValue && c.Value.Int < 0 {
+	if c, ok := x.(Const); ok && ((c.Value.Kind == IntValue && c.Value.Int < 0) ||
+		(c.Value.Kind == DecimalValue && c.Value.Dec < 0)) {
 		return "(" + x.String() + ")"
 	}
 	return x.String()

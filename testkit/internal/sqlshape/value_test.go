@@ -46,7 +46,32 @@ func TestClientValues(t *testing.T) {
 		{expr: "$1::int4", params: []Value{String("-2147483648")}, want: Int(math.MinInt32)},
 		{expr: "$1::integer", params: []Value{Int(math.MaxInt32 + 1)}, err: "integer out of range", text: "$1::int4"},
 		{expr: "$1::bigint", params: []Value{String("12")}, want: Int(12), text: "$1::int8"},
-		{expr: "$1::numeric", params: []Value{String("1.5")}, err: "not an integer"},
+		{expr: "$1::numeric", params: []Value{String("1.5")}, want: Dec(150_000_000, 1)},
+		{expr: "$1::numeric", params: []Value{String("0.000000001")}, err: "'0.000000001' has more than 8 decimal places"},
+		{expr: "$1::numeric", params: []Value{String("NaN")}, err: "'NaN' is not a finite number"},
+		{expr: "$1::numeric", params: []Value{Bool(true)}, err: "true is not a number"},
+		{expr: "$1::numeric(10,2)", params: []Value{Int(5)}, want: Dec(500_000_000, 2), text: "$1::numeric(10,2)"},
+		{expr: "$1::numeric(10,2)", params: []Value{String("0.001")}, err: "0.001 has more decimal places than numeric(10,2) keeps"},
+		{expr: "$1::numeric(10,2)", params: []Value{String("123456789.5")}, err: "does not fit numeric(10,2)"},
+		{expr: "$1::numeric(4)", params: []Value{String("2.0")}, want: Int(2), text: "$1::numeric(4)"},
+		{expr: "0.001", want: Dec(100_000, 3)},
+		{expr: "-2.50", want: Dec(-250_000_000, 2)},
+		{expr: "1e-3", want: Dec(100_000, 3), text: "0.001"},
+		{expr: "1.50e1", want: Dec(1_500_000_000, 1), text: "15.0"},
+		{expr: "$1 + 0.001", params: []Value{Int(1)}, want: Dec(100_100_000, 3)},
+		{expr: "$1 + 0.001", params: []Value{String("0.5")}, want: Dec(50_100_000, 3)},
+		{expr: "$1 - 0.5", params: []Value{Dec(25_000_000, 2)}, want: Dec(-25_000_000, 2)},
+		{expr: "$1 * 0.001", params: []Value{Int(3)}, want: Dec(300_000, 3)},
+		{expr: "0.5 * 0.25", want: Dec(12_500_000, 3)},
+		{expr: "$1 * 0.0001", params: []Value{String("0.00001")}, err: "the result has more than 8 decimal places"},
+		{expr: "$1 * 0.5", params: []Value{Int(math.MaxInt64)}, err: "the result is out of the kit's decimal range"},
+		{expr: "$1 + 0.5", params: []Value{Int(92233720368)}, want: Dec(9_223_372_036_850_000_000, 1)},
+		{expr: "$1 + 0.5", params: []Value{Int(92233720369)}, err: "out of the kit's decimal range"},
+		{expr: "-$1", params: []Value{Dec(-5, 8)}, want: Dec(5, 8)},
+		{expr: "$1::int4", params: []Value{Dec(-250_000_000, 1)}, want: Int(-3)},
+		{expr: "$1::int2", params: []Value{Dec(49_999_999, 8)}, want: Int(0)},
+		{expr: "$1::text", params: []Value{Dec(250_000_000, 2)}, want: String("2.50")},
+		{expr: "'2.50'::numeric::text", want: String("2.50")},
 		{expr: "$1::text", params: []Value{Int(7)}, want: String("7")},
 		{expr: "$1::boolean", params: []Value{String("TRUE")}, want: Bool(true), text: "$1::bool"},
 		{expr: "$1::uuid", params: []Value{String("x")}, want: String("x")},
@@ -83,6 +108,7 @@ func TestColumnCompare(t *testing.T) {
 		return &Column{Name: "c", TypeName: "t", TypeOID: oid, BaseTypeOID: oid, BaseTypmod: typmod}
 	}
 	numeric52 := int32(5<<16|2) + 4
+	numeric208 := int32(20<<16|8) + 4
 	cases := []struct {
 		col  *Column
 		in   Value
@@ -99,6 +125,19 @@ func TestColumnCompare(t *testing.T) {
 		{col(oidUUID, -1), String("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1"), Null, "not a uuid"},
 		{col(oidUUID, -1), String("a0ee-bc99-9c0b-4ef8-bb6d-6bb9bd380a11-"), Null, "not a uuid"},
 		{col(oidBool, -1), String("f"), Bool(false), ""},
+		{col(oidNumeric, numeric208), String("0.001"), Dec(100_000, 3), ""},
+		{col(oidNumeric, numeric208), Dec(250_000_000, 2), Dec(250_000_000, 1), ""},
+		{col(oidNumeric, numeric208), String(" 2.00 "), Int(2), ""},
+		{col(oidNumeric, numeric208), String("0.000000001"), Null, "more than 8 decimal places"},
+		{col(oidNumeric, numeric208), String("1/3"), Null, "is not a number"},
+		{col(oidNumeric, numeric52), String("0.001"), Null, "0.001 has more decimal places than t keeps: it would round"},
+		{col(oidNumeric, numeric52), Dec(99_999_000_000, 2), Dec(99_999_000_000, 2), ""},
+		{col(oidNumeric, numeric52), Dec(-100_050_000_000, 1), Null, "out of range"},
+		{col(oidNumeric, -1), String("-1e-3"), Dec(-100_000, 3), ""},
+		{col(oidInt4, -1), Dec(50_000_000, 1), Null, "0.5 is a decimal, which t would round"},
+		{col(oidInt4, -1), Dec(200_000_000, 1), Int(2), ""},
+		{col(oidInt4, -1), String("0.5"), Null, "'0.5' is not an integer"},
+		{col(oidText, -1), Dec(250_000_000, 2), String("2.50"), ""},
 		{col(oidInt8, -1), Null, Null, ""},
 	}
 	for _, tc := range cases {
@@ -131,6 +170,11 @@ func TestKeyable(t *testing.T) {
 
 func TestSetItemEval(t *testing.T) {
 	int4 := &Column{Name: "n", TypeName: "integer", BaseTypeOID: oidInt4, BaseTypmod: -1, NotNull: true}
+	cost := &Column{Name: "c", TypeName: "numeric(20,8)", BaseTypeOID: oidNumeric, BaseTypmod: 20<<16 | 8 + 4}
+	// The deltas of c = c + $1 + 1 and c = c + $1 * 2 (one term: the product's operands
+	// are typed on their own).
+	sum := Arith{Op: '+', L: Param{1}, R: Const{Int(1)}}
+	product := Arith{Op: '*', L: Param{1}, R: Const{Int(2)}}
 	cases := []struct {
 		item   SetItem
 		params []Value
@@ -143,6 +187,19 @@ func TestSetItemEval(t *testing.T) {
 		{SetItem{Column: int4, Op: Assign, Value: Param{1}, Text: "n = $1"}, []Value{Null}, Null, "NULL into NOT NULL column n"},
 		{SetItem{Column: int4, Op: Assign, Value: Param{1}, Text: "n = $1"}, []Value{String("12")}, Int(12), ""},
 		{SetItem{Column: int4, Op: ServerTime, ServerFunc: "now()", Text: "n = now()"}, nil, Null, "the server computes"},
+		{SetItem{Column: int4, Op: Increment, Value: Param{1}, Text: "n = n + $1"}, []Value{String("0.5")}, Null, "'0.5' is not an integer"},
+		{SetItem{Column: int4, Op: Increment, Value: Param{1}, Text: "n = n + $1"}, []Value{Dec(50_000_000, 1)}, Null, "0.5 is a decimal, which integer would round"},
+		{SetItem{Column: int4, Op: Increment, Value: sum, Text: "n = n + $1 + 1"}, []Value{String("0.5")}, Null, "'0.5' is not an integer"},
+		{SetItem{Column: cost, Op: Increment, Value: Param{1}, Text: "c = c + $1"}, []Value{String("0.001")}, Dec(100_000, 3), ""},
+		{SetItem{Column: cost, Op: Increment, Value: Param{1}, Text: "c = c + $1"}, []Value{String("1e-05")}, Dec(1_000, 5), ""},
+		{SetItem{Column: cost, Op: Increment, Value: Param{1}, Text: "c = c + $1"}, []Value{String("1e-09")}, Null, "more than 8 decimal places"},
+		{SetItem{Column: cost, Op: Increment, Value: Param{1}, Text: "c = c + $1"}, []Value{Int(3)}, Int(3), ""},
+		{SetItem{Column: cost, Op: Increment, Value: sum, Text: "c = c + $1 + 1"}, []Value{String("0.5")}, Dec(150_000_000, 1), ""},
+		{SetItem{Column: cost, Op: Increment, Value: Neg{Param{1}}, Text: "c = c - $1"}, []Value{String("0.25")}, Dec(-25_000_000, 2), ""},
+		{SetItem{Column: cost, Op: Increment, Value: product, Text: "c = c + $1 * 2"}, []Value{String("0.5")}, Null, "'0.5' is not an integer"},
+		{SetItem{Column: cost, Op: Greatest, Value: sum, Text: "c = greatest(c, $1 + 1)"}, []Value{String("0.5")}, Null, "'0.5' is not an integer"},
+		{SetItem{Column: cost, Op: Greatest, Value: Param{1}, Text: "c = greatest(c, $1)"}, []Value{String("0.5")}, Dec(50_000_000, 1), ""},
+		{SetItem{Column: cost, Op: Assign, Value: Param{1}, Text: "c = $1"}, []Value{String("0.5")}, Dec(50_000_000, 1), ""},
 	}
 	for _, tc := range cases {
 		got, err := tc.item.Eval(tc.params)
