@@ -258,9 +258,9 @@ type recorder struct {
 	keys       [][]Key // by hot set, by part (nil with a RecordKey)
 	recordKey  func(i int64, h, part int) Key
 	recordKeys func(i int64, h int) []Key
-	hotSet    func(i int64) int
-	parts     int
-	slots     Slots
+	hotSet     func(i int64) int
+	parts      int
+	slots      Slots
 }
 
 func (s *Suite) recorder(r *testkit.Run) recorder {

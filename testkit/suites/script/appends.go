@@ -142,8 +142,10 @@ func text(v sqlshape.Value) *string {
 		s = strconv.FormatInt(v.Int, 10)
 	case sqlshape.BoolValue:
 		s = strconv.FormatBool(v.Bool)
-	default:
+	case sqlshape.StringValue:
 		s = v.Str
+	default:
+		s = v.String()
 	}
 	return &s
 }

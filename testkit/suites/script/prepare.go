@@ -53,6 +53,7 @@ type write struct {
 	table      *counters.Table
 	change     *counters.Change
 	items      []int // the SET items that take a value, in the change's value order
+	keys       []int // the WHERE's key terms in the table's key order (a slotted table's slot is the kit's)
 	insert     *sqlshape.RowInsert
 	sql        string         // the INSERT of appended rows (appends.go)
 	appendCols []appendColumn // the columns it fills
@@ -222,6 +223,14 @@ func (p *prepared) declare(ctx context.Context, admin *pgx.Conn, s *Suite) []str
 			continue
 		}
 		w.table = tables[w.update.Table.Name]
+		for _, kc := range w.table.Spec().Key {
+			i := slices.IndexFunc(w.update.Key, func(t sqlshape.KeyTerm) bool { return t.Column.Name == kc.Name })
+			if i < 0 {
+				refusals = append(refusals, fmt.Sprintf("line %d: the WHERE does not name key column %s", w.line, kc.Name))
+				break
+			}
+			w.keys = append(w.keys, i)
+		}
 		var names []string
 		for _, it := range w.update.Set {
 			names = append(names, it.Column.Name)
@@ -393,10 +402,10 @@ func (w *write) delta(params []sqlshape.Value) (counters.Delta, error) {
 		return counters.Delta{}, err
 	}
 	kt := w.table.KeyTypes()
-	key := make([]counters.Value, len(kv))
-	for k, v := range kv {
-		if key[k], err = coreValue(kt[k], v); err != nil {
-			return counters.Delta{}, fmt.Errorf("key %s: %w", w.update.Key[k].Column.Name, err)
+	key := make([]counters.Value, len(w.keys))
+	for k, term := range w.keys {
+		if key[k], err = coreValue(kt[k], kv[term]); err != nil {
+			return counters.Delta{}, fmt.Errorf("key %s: %w", w.update.Key[term].Column.Name, err)
 		}
 	}
 	values := make([]counters.Value, len(w.items))
@@ -424,29 +433,16 @@ func coreValue(typ counters.Type, v sqlshape.Value) (counters.Value, error) {
 		n, err := intOf(v)
 		return counters.Int(n), err
 	case counters.TypeNumeric:
-		if v.Kind == sqlshape.StringValue {
-			m, err := counters.ParseMoney(v.Str)
-			return counters.Amount(m), err
-		}
-		n, err := intOf(v)
-		if err != nil {
-			return counters.Value{}, err
-		}
-		if n > maxWhole || n < -maxWhole {
-			return counters.Value{}, fmt.Errorf("%d is beyond the %d the kit adds exactly in a numeric", n, maxWhole)
-		}
-		return counters.Amount(counters.Money(n) * counters.Unit), nil
+		d, err := v.Decimal() // units of 10⁻⁸, as Money's
+		return counters.Amount(counters.Money(d)), err
 	case counters.TypeText:
-		if v.Kind == sqlshape.IntValue {
-			return counters.Text(strconv.FormatInt(v.Int, 10)), nil
+		if v.Kind == sqlshape.StringValue {
+			return counters.Text(v.Str), nil
 		}
-		return counters.Text(v.Str), nil
+		return counters.Text(v.String()), nil
 	}
 	return counters.Value{}, fmt.Errorf("a client value of a %s column", typ)
 }
-
-// maxWhole is the largest whole number a Money holds.
-const maxWhole = int64(^uint64(0)>>1) / int64(counters.Unit)
 
 func intOf(v sqlshape.Value) (int64, error) {
 	switch v.Kind {

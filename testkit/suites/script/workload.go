@@ -56,13 +56,17 @@ func (p *prepared) syncClaim() string {
 		strconv.Itoa(parts-1) + `) ON CONFLICT DO NOTHING`
 }
 
-// run sends one statement of the script with its arguments and reads what it returns.
+// run sends one statement of the script with its arguments and reads what it returns. The
+// arguments go as text, as pgbench's extended and prepared modes send them: the server reads
+// each as its parameter's type (an integer variable into a text column is '7').
 func run(ctx context.Context, q interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }, st *pgscript.Statement) error {
 	args := make([]any, len(st.Args))
 	for k, a := range st.Args {
-		args[k] = a.Any()
+		if a.Kind() != pgscript.Null {
+			args[k] = a.Text()
+		}
 	}
 	rows, err := q.Query(ctx, st.Command.SQL, args...)
 	if err != nil {
