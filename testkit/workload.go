@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -42,6 +43,9 @@ func (r *Run) SyncTx(fn TxFunc) Op {
 			}
 			if err := fn(ctx, tx, req.Index); err != nil {
 				queue.Rollback(ctx, tx)
+				if errors.Is(err, ErrAlreadyWritten) {
+					return nil
+				}
 				return err
 			}
 			if err := tx.Commit(ctx); err != nil {
@@ -58,6 +62,10 @@ func (r *Run) SyncTx(fn TxFunc) Op {
 		})
 	}
 }
+
+// ErrAlreadyWritten is what a SyncTx function returns when it finds its request written by an
+// earlier try (whose COMMIT's reply was lost): the try rolls back, and the request succeeded.
+var ErrAlreadyWritten = errors.New("testkit: the request was written by an earlier try")
 
 // errCommitReplyLost is what --debug-lose-commit-every makes a committed request's first try
 // return: the connection broke before the COMMIT's reply arrived (a retryable class).

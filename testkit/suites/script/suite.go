@@ -64,6 +64,12 @@ var (
 // New returns the suite; its flags say which script it runs.
 func New() *Suite { return &Suite{} }
 
+// Of is the suite of one script: its file, its init file ("" for none) and its variables
+// (NAME=VALUE), as -f, --init-file and --set would give them (which still override them).
+func Of(file, initFile string, sets ...string) *Suite {
+	return &Suite{file: file, initFile: initFile, sets: sets}
+}
+
 // Info describes the suite. Once Validate has read the script, the tables it updates are the
 // hot tables whose lock waiters every report lists.
 func (s *Suite) Info() testkit.Info {
@@ -96,9 +102,9 @@ checked exactly, every inserted row exactly once, and its other tables unchanged
 
 // Flags are the script, its init file and its variables.
 func (s *Suite) Flags(fs *pflag.FlagSet) {
-	fs.StringVarP(&s.file, "file", "f", "", "the pgbench script each request runs (required)")
-	fs.StringVar(&s.initFile, "init-file", "", "SQL run on the run's schema before every run: the script's tables and seed rows (:NAME is --set's NAME, as psql -v)")
-	fs.StringArrayVarP(&s.sets, "set", "D", nil, "NAME=VALUE: a variable of the script and the init file, as pgbench's -D (repeatable)")
+	fs.StringVarP(&s.file, "file", "f", s.file, "the pgbench script each request runs (required)")
+	fs.StringVar(&s.initFile, "init-file", s.initFile, "SQL run on the run's schema before every run: the script's tables and seed rows (:NAME is --set's NAME, as psql -v)")
+	fs.StringArrayVarP(&s.sets, "set", "D", s.sets, "NAME=VALUE: a variable of the script and the init file, as pgbench's -D (repeatable)")
 }
 
 // Validate reads the script and the init file: a missing file, a script pgbench's language

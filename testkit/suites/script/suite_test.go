@@ -190,3 +190,47 @@ func checkNames(r results.Run) []string {
 	}
 	return out
 }
+
+// exampleSuite is the suite of the shipped example named name (Of), its files written out.
+func exampleSuite(t *testing.T, name string) *script.Suite {
+	t.Helper()
+	args := example(t, name)
+	var sets []string
+	for k := 4; k+1 < len(args); k += 2 {
+		sets = append(sets, args[k+1])
+	}
+	return script.Of(args[1], args[3], sets...)
+}
+
+// TestTPCBAtomicUnderFaults: TPC-B's writes are all there or not at all, and counted once, when
+// connections and servers die under them (terminated backends, a restarted and a crashed
+// server), with and without retries — the engine's fault cases of every suite.
+func TestTPCBAtomicUnderFaults(t *testing.T) {
+	suitetest.AtomicUnderFaults(t, exampleSuite(t, "tpcb-like.sql"), "sync,outbox", 600, 16)
+}
+
+// TestTPCBOnRedisUnderAKilledConsumer: on a Redis stream, a consumer killed mid-run leaves its
+// entries to the others; every write lands once.
+func TestTPCBOnRedisUnderAKilledConsumer(t *testing.T) {
+	suitetest.EachRedis(t, []string{"managed"}, func(t *testing.T, server string, where []string) *results.Report {
+		code, rep, stderr := suitetest.RunShared(t, exampleSuite(t, "tpcb-like.sql"), append(where, "--modes", "async-compact",
+			"--queue-backend", "redis", "--requests", "0", "--duration", "3s", "--concurrency", "16", "--rate", "300",
+			"--fault", "kill-consumer@1s", "--reclaim-idle-ms", "300")...)
+		if code != cli.ExitOK {
+			t.Fatalf("exit %d\n%s", code, stderr)
+		}
+		for _, r := range rep.Runs {
+			if !suitetest.Fired(r, "kill-consumer") {
+				t.Errorf("kill-consumer did not strike: %+v", r.Faults)
+			}
+			suitetest.Exact(t, r)
+		}
+		return rep
+	})
+}
+
+// TestTPCBLostCommits: a COMMIT whose reply is lost is tried again; the claim the retry finds
+// makes it write nothing twice, in the modes whose request commits (sync, outbox).
+func TestTPCBLostCommits(t *testing.T) {
+	suitetest.LostCommits(t, exampleSuite(t, "tpcb-like.sql"), "sync,outbox", 300, 8)
+}

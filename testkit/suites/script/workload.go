@@ -15,9 +15,10 @@ import (
 )
 
 // syncWorkload runs the script as written: one transaction per request (the kit's: the
-// script's own BEGIN and END are left out), which first claims every part of the request —
-// one statement, before the script's first write takes a lock — so that a try after a COMMIT
-// whose outcome was lost writes nothing twice (Run.SyncTx's contract).
+// script's own BEGIN and END are left out). The transaction also claims every part of the
+// request, in one statement sent with the script's first (no round trip of its own), so that a
+// try after a COMMIT whose outcome was lost finds its request written and writes nothing
+// twice (Run.SyncTx's contract).
 func (p *prepared) syncWorkload(r *testkit.Run) *testkit.Workload {
 	claim := p.syncClaim()
 	return &testkit.Workload{Op: r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
@@ -26,26 +27,66 @@ func (p *prepared) syncWorkload(r *testkit.Run) *testkit.Workload {
 		if err := p.eval(i, x); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, claim, i)
-		if err != nil {
-			return fmt.Errorf("claiming request %d: %w", i, err)
-		}
-		if tag.RowsAffected() == 0 {
-			return nil // an earlier try committed it
-		}
+		claimed := false
 		for k := range x.Statements {
 			st := &x.Statements[k]
 			sleep(ctx, st.SleepBefore)
 			if p.stmts[st.Command.Index].Class == sqlshape.TxControl {
 				continue
 			}
-			if err := run(ctx, tx, st); err != nil {
-				return fmt.Errorf("line %d: %w", st.Command.Line, err)
+			var err error
+			if !claimed {
+				claimed = true
+				err = claimWith(ctx, tx, claim, i, st)
+			} else {
+				err = run(ctx, tx, st)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if !claimed {
+			if err := claimWith(ctx, tx, claim, i, nil); err != nil {
+				return err
 			}
 		}
 		sleep(ctx, x.SleepAfter)
 		return nil
 	})}
+}
+
+// claimWith sends the claim of request i and statement st (nil: none) in one round trip; it
+// returns testkit.ErrAlreadyWritten when an earlier try claimed the request.
+func claimWith(ctx context.Context, tx pgx.Tx, claim string, i int64, st *pgscript.Statement) error {
+	var b pgx.Batch
+	b.Queue(claim, i)
+	if st != nil {
+		b.Queue(st.Command.SQL, args(st)...)
+	}
+	br := tx.SendBatch(ctx, &b)
+	tag, err := br.Exec()
+	if err != nil {
+		br.Close()
+		return fmt.Errorf("claiming request %d: %w", i, err)
+	}
+	if st != nil {
+		rows, err := br.Query()
+		if err == nil {
+			rows.Close()
+			err = rows.Err()
+		}
+		if err != nil {
+			br.Close()
+			return fmt.Errorf("line %d: %w", st.Command.Line, err)
+		}
+	}
+	if err := br.Close(); err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return testkit.ErrAlreadyWritten
+	}
+	return nil
 }
 
 // syncClaim is the claim of every part of request $1, in one statement: it inserts nothing
@@ -62,18 +103,26 @@ func (p *prepared) syncClaim() string {
 func run(ctx context.Context, q interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }, st *pgscript.Statement) error {
-	args := make([]any, len(st.Args))
+	rows, err := q.Query(ctx, st.Command.SQL, args(st)...)
+	if err == nil {
+		rows.Close()
+		err = rows.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("line %d: %w", st.Command.Line, err)
+	}
+	return nil
+}
+
+// args are st's arguments as text (nil: NULL).
+func args(st *pgscript.Statement) []any {
+	out := make([]any, len(st.Args))
 	for k, a := range st.Args {
 		if a.Kind() != pgscript.Null {
-			args[k] = a.Text()
+			out[k] = a.Text()
 		}
 	}
-	rows, err := q.Query(ctx, st.Command.SQL, args...)
-	if err != nil {
-		return err
-	}
-	rows.Close()
-	return rows.Err()
+	return out
 }
 
 func sleep(ctx context.Context, d time.Duration) {
@@ -148,7 +197,7 @@ func (p *prepared) reads(ctx context.Context, req *testkit.Request, pool *pgxpoo
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("line %d: %w", st.Command.Line, err)
+			return err
 		}
 	}
 	sleep(ctx, x.SleepAfter)
