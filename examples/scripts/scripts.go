@@ -28,6 +28,7 @@ func List() []Example {
 	return []Example{
 		{Script: "tpcb-like.sql", Init: "tpcb-init.sql", Set: []string{"scale=1"}},
 		{Script: "simple-update.sql", Init: "tpcb-init.sql", Set: []string{"scale=1"}},
+		{Script: "tpcb-skewed.sql", Init: "tpcb-init.sql", Set: []string{"scale=1", "theta=0.99"}},
 		{Script: "wallet-debit.sql", Init: "wallet-init.sql", Set: []string{"wallets=10000", "theta=0.99"}},
 		{Script: "inventory-decrement.sql", Init: "inventory-init.sql", Set: []string{"skus=1000", "stock=100"}, SyncOnly: true},
 		{Script: "usage-counter.sql", Init: "usage-counter-init.sql", Set: []string{"hot_keys=1"}},
