@@ -39,6 +39,9 @@ type Config struct {
 	// RequestTimeout is --request-timeout: a flush loop bounds each of its flushes by it, as the
 	// engine bounds each try of a request.
 	RequestTimeout time.Duration
+	// Slots is the most slots a run of the invocation splits a hot row into (--slots, or the
+	// largest of --slots-levels); 1 without slots.
+	Slots int
 	// SlotPick is --slot-pick (SlotPickHash, ...) for a suite with slots (Info.Slots).
 	SlotPick string
 	// Modes are the modes the invocation runs (--modes), in order.

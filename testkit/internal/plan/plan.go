@@ -571,7 +571,7 @@ func flagValue(f *pflag.Flag) any {
 func (c *Plan) Config() testkit.Config {
 	return testkit.Config{Requests: c.Requests, Duration: c.Duration, Concurrency: c.Concurrency, HotKeys: c.HotKeys,
 		Seed: c.Seed, FlushBatchSize: c.FlushBatchSize, FlushInterval: c.FlushInterval(), RequestTimeout: c.RequestTimeout,
-		SlotPick: c.SlotPick,
+		SlotPick: c.SlotPick, Slots: max(c.Slots, slices.Max(append([]int{1}, c.SlotsLevels...))),
 		Modes:    slices.Clone(c.Modes), SplitRun: c.Role != redisq.RoleBoth}
 }
 

@@ -105,7 +105,12 @@ func prepare(ctx context.Context, s *Suite, env testkit.PrepareEnv) (*prepared, 
 	p.stmts = plan.Statements
 	refusals := p.classify(cmds, plan)
 	if len(refusals) == 0 {
-		refusals = p.declare(ctx, env.Admin, s)
+		refusals = p.declare(ctx, env.Admin, s, env.Config.Slots)
+	}
+	if env.Config.Slots > 1 {
+		if err := p.checkSlots(env.Config); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.file, err)
+		}
 	}
 	if len(refusals) > 0 {
 		p.deferral = strings.Join(refusals, "; ")
@@ -160,7 +165,7 @@ func (p *prepared) classify(cmds []*pgscript.Command, plan *sqlshape.Script) []s
 
 // declare makes the counters tables of the UPDATEs and the declaration of the script; it
 // returns why the queue modes cannot take it when the core cannot hold a table or a value.
-func (p *prepared) declare(ctx context.Context, admin *pgx.Conn, s *Suite) []string {
+func (p *prepared) declare(ctx context.Context, admin *pgx.Conn, s *Suite, slots int) []string {
 	type hot struct {
 		cols []counters.Column
 		seen map[string]bool
@@ -196,6 +201,11 @@ func (p *prepared) declare(ctx context.Context, admin *pgx.Conn, s *Suite) []str
 		spec, err := counters.Describe(ctx, admin, name)
 		if err == nil {
 			spec, err = spec.Writing(byTable[name].cols...)
+		}
+		if slots <= 1 {
+			// Without --slots a table with a slot column holds slot 0 only: its rows are found
+			// by the rest of the key, and any write merges (last write wins included).
+			spec.Slotted = false
 		}
 		var t *counters.Table
 		if err == nil {
@@ -261,6 +271,45 @@ func (p *prepared) declare(ctx context.Context, admin *pgx.Conn, s *Suite) []str
 		Codec: counters.RecordCodec(),
 	}
 	p.core = counters.New(d)
+	return nil
+}
+
+// checkSlots refuses --slots where it cannot mean what it says. A table is split into slots
+// when its primary key ends with a slot smallint column (the init file declares it, as the
+// built-in suites' tables do) and the script only adds to it or keeps an extreme (no last
+// write wins); sync runs the script as written, on the rows it names, so it runs without
+// slots; a SELECT of a split table would read one slot of a row.
+func (p *prepared) checkSlots(c testkit.Config) error {
+	if err := slotsWithSync(c); err != nil {
+		return err
+	}
+	if p.core == nil {
+		return nil // the queue modes are refused anyway, with the reason
+	}
+	split := map[string]bool{}
+	for _, w := range p.writes {
+		if w.table != nil && w.table.Slotted() {
+			split[w.table.Name()] = true
+		}
+	}
+	if len(split) == 0 {
+		return errors.New("--slots: no table the script updates can be split: a table is split when its primary key ends with a slot smallint column, holding 0 (docs/scripts.md, --slots)")
+	}
+	for _, i := range p.selects {
+		for _, t := range p.stmts[i].Reads {
+			if split[t] {
+				return fmt.Errorf("--slots: line %d reads %s, which --slots splits into rows the SELECT does not sum", p.stmts[i].Line, t)
+			}
+		}
+	}
+	return nil
+}
+
+// slotsWithSync refuses --slots with sync, which runs the script as written.
+func slotsWithSync(c testkit.Config) error {
+	if c.Slots > 1 && slices.Contains(c.Modes, testkit.Sync) {
+		return errors.New("--slots: sync runs the script as written, on the rows it names, not on slots the kit splits them into (run the queue modes with --slots)")
+	}
 	return nil
 }
 

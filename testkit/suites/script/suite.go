@@ -97,6 +97,7 @@ checked exactly, every inserted row exactly once, and its other tables unchanged
 		Example: Name + " -f examples/scripts/tpcb-like.sql --init-file examples/scripts/tpcb-init.sql --set scale=1 --concurrency 64 --requests 20000 --output /tmp/tpcb.json",
 		Modes:   counters.Modes, DefaultModes: counters.Modes, HotTables: s.updated,
 		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis},
+		Slots:         true, // where a table allows it (Prepare)
 	}
 }
 
@@ -112,6 +113,9 @@ func (s *Suite) Flags(fs *pflag.FlagSet) {
 func (s *Suite) Validate(c testkit.Config) error {
 	if s.file == "" {
 		return errors.New("-f/--file is required: the pgbench script each request runs")
+	}
+	if err := slotsWithSync(c); err != nil {
+		return err
 	}
 	text, err := os.ReadFile(s.file)
 	if err != nil {

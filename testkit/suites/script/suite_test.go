@@ -234,3 +234,33 @@ func TestTPCBOnRedisUnderAKilledConsumer(t *testing.T) {
 func TestTPCBLostCommits(t *testing.T) {
 	suitetest.LostCommits(t, exampleSuite(t, "tpcb-like.sql"), "sync,outbox", 300, 8)
 }
+
+// TestSlots: a table whose primary key ends with a slot column is split by --slots in the
+// queue modes, every run verified; --slots with sync, or with no table to split, is refused.
+func TestSlots(t *testing.T) {
+	code, rep, stderr := suitetest.RunShared(t, exampleSuite(t, "usage-counter.sql"),
+		"--modes", "outbox,async-compact", "--slots", "4", "--requests", "300", "--concurrency", "8")
+	if code != cli.ExitOK || len(rep.Runs) != 2 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, r := range rep.Runs {
+		suitetest.Verified(t, r)
+		if r.Slots != 4 {
+			t.Errorf("%s: slots %d", r.Mode, r.Slots)
+		}
+	}
+	for _, c := range []struct {
+		suite *script.Suite
+		modes string
+		want  string
+	}{
+		{exampleSuite(t, "usage-counter.sql"), "sync,async-compact", "sync runs the script as written"},
+		{exampleSuite(t, "tpcb-like.sql"), "async-compact", "no table the script updates can be split"},
+	} {
+		var stdout, stderr strings.Builder
+		code := cli.Execute(c.suite, suitetest.SharedArgs(t, "--modes", c.modes, "--slots", "4"), &stdout, &stderr)
+		if first, _, _ := strings.Cut(stderr.String(), "\n"); code != cli.ExitUsage || !strings.Contains(first, c.want) {
+			t.Errorf("--modes %s --slots 4: exit %d, %q; want 2 and %q", c.modes, code, first, c.want)
+		}
+	}
+}
