@@ -9,14 +9,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/pgscript"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/sqlshape"
 )
 
-// The rows a script's INSERTs append are written with their part's claim (counters' claim
-// table, one row per request and part): in the transaction that claims the part, only for
-// parts that transaction claims first, so that a retried or redelivered batch appends them
-// once. A batch's rows of one INSERT go in one statement, the values as text arrays cast to
+// The rows a script's INSERTs append are written with their request's claim (counters' claim
+// table, one row per request): in the transaction that claims the request, only for requests
+// that transaction claims first, so that a retried or redelivered batch appends them once. A batch's rows of one INSERT go in one statement, the values as text arrays cast to
 // the columns' types, a server time (now()) taken as the batch lands.
 
 // appendColumn is a column an INSERT fills: from a client value (param: its array's place)
@@ -80,7 +78,7 @@ func (p *prepared) prepareAppend(w *write) string {
 	} else {
 		w.sql += "\n\tFROM generate_series(1, $1::int)" // every column a server time or default: one row per source row
 	}
-	w.appendCols = cols
+	w.appendCols, w.paramCols = cols, colsWithParams(cols)
 	return ""
 }
 
@@ -96,41 +94,26 @@ func colsWithParams(cols []appendColumn) []appendColumn {
 
 // appendArgs are the arguments of w's INSERT for the appended rows of requests.
 func (p *prepared) appendArgs(w *write, requests []int64) ([]any, int64, error) {
-	params := colsWithParams(w.appendCols)
-	arrays := make([][]*string, len(params))
-	var rows int64
-	x := p.execs.Get().(*pgscript.Execution)
-	defer p.execs.Put(x)
+	rows := make([][]*string, 0, len(requests)*len(w.insert.Rows))
 	for _, i := range requests {
-		if err := p.eval(i, x); err != nil {
+		var err error
+		if rows, err = p.insertRows(w, i, rows); err != nil {
 			return nil, 0, err
 		}
-		st := statement(x, w.cmd)
-		if st == nil {
-			return nil, 0, fmt.Errorf("%w: request %d skipped line %d", errEval, i, w.line)
-		}
-		values, err := w.insert.Values(paramsOf(st.Args))
-		if err != nil {
-			return nil, 0, fmt.Errorf("%w: request %d: line %d: %v", errEval, i, w.line, err)
-		}
-		for _, row := range values {
-			rows++
-			for k, c := range params {
-				arrays[k] = append(arrays[k], text(row[c.pos]))
-			}
-		}
 	}
-	if len(params) == 0 {
-		return []any{rows}, rows, nil
+	if len(w.paramCols) == 0 {
+		return []any{int64(len(rows))}, int64(len(rows)), nil
 	}
-	args := make([]any, len(arrays))
-	for k := range arrays {
-		args[k] = arrays[k]
+	args := make([]any, len(w.paramCols))
+	for n := range w.paramCols {
+		col := make([]*string, len(rows))
+		for r, row := range rows {
+			col[r] = row[n]
+		}
+		args[n] = col
 	}
-	return args, rows, nil
+	return args, int64(len(rows)), nil
 }
-
-func paramsOf(args []pgscript.Value) []sqlshape.Value { return params(args) }
 
 // text is v as PostgreSQL reads it back from text (nil: NULL).
 func text(v sqlshape.Value) *string {
@@ -150,30 +133,36 @@ func text(v sqlshape.Value) *string {
 	return &s
 }
 
-// appendRequests are, per INSERT write, the requests of sources whose part it is.
-func (p *prepared) appendRequests(sources []counters.Source) map[int][]int64 {
-	var out map[int][]int64
-	for _, src := range sources {
-		if p.writes[src.Part].insert == nil {
-			continue
-		}
-		if out == nil {
-			out = map[int][]int64{}
-		}
-		out[src.Part] = append(out[src.Part], src.Request)
+// appendRequests are the requests of sources: every INSERT of the script appends their rows.
+func appendRequests(sources []counters.Source) []int64 {
+	out := make([]int64, len(sources))
+	for k, src := range sources {
+		out[k] = src.Request
 	}
 	return out
 }
 
-// claim is Declaration.Claim: the kit's claim of every source, then the appended rows of the
-// fresh ones.
+// claim is Declaration.Claim: the request's claim — its own INSERT's row (claimBy) or the
+// kit's — then the appended rows of the fresh requests.
 func (p *prepared) claim(ctx context.Context, tx pgx.Tx, batch []counters.Source) ([]counters.Source, int, error) {
-	fresh, ops, err := counters.KitClaim().Claim(ctx, tx, batch)
+	var fresh []counters.Source
+	var ops int
+	var err error
+	if p.claimBy == nil {
+		fresh, ops, err = counters.KitClaim().Claim(ctx, tx, batch)
+	} else {
+		fresh, err = p.claimOwn(ctx, tx, batch)
+		ops = 1
+	}
 	if err != nil {
 		return nil, ops, err
 	}
-	for part, requests := range p.appendRequests(fresh) {
-		w := &p.writes[part]
+	requests := appendRequests(fresh)
+	for k := range p.writes {
+		w := &p.writes[k]
+		if w.insert == nil || len(requests) == 0 || p.claimBy != nil && w == p.claimBy.write {
+			continue
+		}
 		args, _, err := p.appendArgs(w, requests)
 		if err != nil {
 			return nil, ops, err
@@ -186,13 +175,55 @@ func (p *prepared) claim(ctx context.Context, tx pgx.Tx, batch []counters.Source
 	return fresh, ops, nil
 }
 
-// claimAll is Declaration.ClaimAll: the kit's claim of every source and the appended rows of
-// all of them, sent in one round trip; a repeated source fails the claim, and the writer then
-// claims through claim.
+// claimOwn inserts the claim INSERT's rows of batch, skipping those there already, and returns
+// the sources whose row it inserted, each once, in batch order.
+func (p *prepared) claimOwn(ctx context.Context, tx pgx.Tx, batch []counters.Source) ([]counters.Source, error) {
+	c := p.claimBy
+	args, _, err := p.appendArgs(c.write, appendRequests(batch))
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, len(c.key))
+	for k, col := range c.key {
+		keys[k] = pgx.Identifier{col}.Sanitize()
+	}
+	rows, err := tx.Query(ctx, c.sql+"\n\tON CONFLICT ("+strings.Join(keys, ", ")+") DO NOTHING RETURNING "+
+		pgx.Identifier{c.column}.Sanitize()+"::int8", args...)
+	if err != nil {
+		return nil, fmt.Errorf("claiming the batch with line %d's rows: %w", c.line, err)
+	}
+	inserted, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("claiming the batch with line %d's rows: %w", c.line, err)
+	}
+	isNew := make(map[int64]bool, len(inserted))
+	for _, i := range inserted {
+		isNew[i] = true
+	}
+	fresh := make([]counters.Source, 0, len(inserted))
+	for _, src := range batch {
+		if isNew[src.Request] {
+			delete(isNew, src.Request) // a request repeated in the batch is claimed once
+			fresh = append(fresh, src)
+		}
+	}
+	return fresh, nil
+}
+
+// claimAll is Declaration.ClaimAll: the claim of every request of the batch and the appended
+// rows of all of them, sent in one round trip; a repeated request fails the claim (its key is
+// there), and the writer then claims through claim.
 func (p *prepared) claimAll(batch []counters.Source) []counters.Statement {
-	st := counters.KitClaim().ClaimAll(batch)
-	for part, requests := range p.appendRequests(batch) {
-		w := &p.writes[part]
+	var st []counters.Statement
+	if p.claimBy == nil {
+		st = counters.KitClaim().ClaimAll(batch)
+	}
+	requests := appendRequests(batch)
+	for k := range p.writes {
+		w := &p.writes[k]
+		if w.insert == nil {
+			continue
+		}
 		args, rows, err := p.appendArgs(w, requests)
 		if err != nil {
 			panic(err) // deterministic: these requests evaluated when they were queued

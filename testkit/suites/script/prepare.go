@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 
@@ -24,12 +25,17 @@ type prepared struct {
 	init   []pgscript.InitStatement
 	schema string
 	stmts  []*sqlshape.Statement // by command index
-	writes []write               // the parts of a request: one per write statement, in order
+	writes []write               // the write statements, in order: together a request's one part
 	// core is the script declared on package counters; nil when the queue modes cannot take
 	// the script (deferral says why): sync then runs it, and its verification checks that
 	// every request was written once, not what it wrote.
 	core     *counters.Suite
 	deferral string
+	updates  int // how many of writes are UPDATEs
+	values   int // how many values their deltas take
+	// claimBy is the script's own INSERT that claims its request (ownClaim); nil: the kit's
+	// claim table does.
+	claimBy *ownClaim
 	// selects are the commands a queue mode runs at request time (SELECTs); sleeps says the
 	// script sleeps (\sleep), which a queue mode's request does too.
 	selects []int
@@ -42,6 +48,7 @@ type prepared struct {
 	sums      map[string]string // unchanged tables' checksums after the seed
 
 	execs sync.Pool // *pgscript.Execution
+	cache [cacheSize]atomic.Pointer[evaluated]
 }
 
 // write is one write statement of the script: an UPDATE declared as a change of a counters
@@ -57,6 +64,14 @@ type write struct {
 	insert     *sqlshape.RowInsert
 	sql        string         // the INSERT of appended rows (appends.go)
 	appendCols []appendColumn // the columns it fills
+	paramCols  []appendColumn // those of them from client values
+	// What does not vary from one request to the next, worked out once (fix): a SET item's
+	// value (by items' place), the key's types, an appended row's value (by paramCols' place,
+	// of a one-row INSERT).
+	fixed     []*counters.Value
+	keyTypes  []counters.Type
+	fixedText []*string
+	fixedSet  []bool
 }
 
 // prepare runs the init file (unless the process joins a run another set up), binds the
@@ -64,7 +79,7 @@ type write struct {
 // can take it; it refuses --modes that ask a queue mode of a script it cannot take.
 func prepare(ctx context.Context, s *Suite, env testkit.PrepareEnv) (*prepared, error) {
 	p := &prepared{schema: env.Schema}
-	p.execs.New = func() any { return new(pgscript.Execution) }
+	p.execs.New = func() any { return new(scratch) }
 	vars := s.vars()
 	var err error
 	if s.init != "" {
@@ -155,6 +170,9 @@ func (p *prepared) classify(cmds []*pgscript.Command, plan *sqlshape.Script) []s
 				refusals = append(refusals, fmt.Sprintf("line %d: a write inside \\if: the queue modes need the same writes in every request", st.Line))
 			}
 			p.writes = append(p.writes, write{cmd: i, line: st.Line, update: st.Update, insert: st.Insert})
+			if st.Update != nil {
+				p.updates++
+			}
 		case sqlshape.Select:
 			p.selects = append(p.selects, i)
 		}
@@ -260,6 +278,15 @@ func (p *prepared) declare(ctx context.Context, admin *pgx.Conn, s *Suite, slots
 	if len(refusals) > 0 {
 		return refusals
 	}
+	for k := range p.writes {
+		if err := p.writes[k].fix(); err != nil {
+			refusals = append(refusals, fmt.Sprintf("line %d: %v", p.writes[k].line, err))
+		}
+		p.values += len(p.writes[k].items)
+	}
+	if len(refusals) > 0 {
+		return refusals
+	}
 	d := counters.Declaration{
 		Info:       s.Info(),
 		Tables:     declared,
@@ -270,8 +297,55 @@ func (p *prepared) declare(ctx context.Context, admin *pgx.Conn, s *Suite, slots
 		Claim: p.claim, ClaimAll: p.claimAll,
 		Codec: counters.RecordCodec(),
 	}
+	if c := p.ownClaim(s.script.Commands()); c != nil {
+		p.claimBy = c
+		d.ClaimTable, d.ClaimIndex = c.insert.Table.Name, pgx.Identifier{c.column}.Sanitize()+"::int8"
+	}
 	p.core = counters.New(d)
 	return nil
+}
+
+// ownClaim is an INSERT of the script that can be its request's claim: it appends one row
+// whose unique key holds the request's index (:request_id), so no two requests insert the same
+// key and a repeat of the request fails on it.
+type ownClaim struct {
+	*write
+	key    []string // the unique key's columns
+	column string   // the one holding :request_id
+}
+
+// ownClaim finds the script's INSERT that claims its request, if it has one: one row, not
+// inside \if, a claimable unique key (sqlshape.RowInsert.Claim) one of whose columns the
+// statement fills with :request_id itself (possibly cast). Without one, the kit's claim table
+// claims the request.
+func (p *prepared) ownClaim(cmds []*pgscript.Command) *ownClaim {
+	for k := range p.writes {
+		w := &p.writes[k]
+		ins := w.insert
+		if ins == nil || ins.Claim == nil || len(ins.Rows) != 1 || cmds[w.cmd].Conditional {
+			continue
+		}
+		for n, col := range ins.Columns {
+			if !slices.Contains(ins.Claim.Columns, col.Name) {
+				continue
+			}
+			if isRequestID(ins.Rows[0][n].Value, cmds[w.cmd].Params) {
+				return &ownClaim{write: w, key: ins.Claim.Columns, column: col.Name}
+			}
+		}
+	}
+	return nil
+}
+
+// isRequestID says whether e is the :request_id variable, possibly cast.
+func isRequestID(e sqlshape.Expr, params []string) bool {
+	switch x := e.(type) {
+	case sqlshape.Param:
+		return x.Index >= 1 && x.Index <= len(params) && params[x.Index-1] == pgscript.VarRequestID
+	case sqlshape.Cast:
+		return isRequestID(x.X, params)
+	}
+	return false
 }
 
 // checkSlots refuses --slots where it cannot mean what it says. A table is split into slots
@@ -364,20 +438,22 @@ func (p *prepared) eval(i int64, x *pgscript.Execution) error {
 
 // params are a statement's arguments as sqlshape evaluates them: a pgbench double in its
 // shortest exact decimal form.
-func params(args []pgscript.Value) []sqlshape.Value {
-	out := make([]sqlshape.Value, len(args))
-	for k, a := range args {
+func params(args []pgscript.Value) []sqlshape.Value { return appendParams(nil, args) }
+
+// appendParams appends params(args) to out.
+func appendParams(out []sqlshape.Value, args []pgscript.Value) []sqlshape.Value {
+	for _, a := range args {
 		switch a.Kind() {
 		case pgscript.Int:
-			out[k] = sqlshape.Int(a.Int64())
+			out = append(out, sqlshape.Int(a.Int64()))
 		case pgscript.Double:
-			out[k] = sqlshape.String(strconv.FormatFloat(a.Float64(), 'g', -1, 64))
+			out = append(out, sqlshape.String(strconv.FormatFloat(a.Float64(), 'g', -1, 64)))
 		case pgscript.Bool:
-			out[k] = sqlshape.Bool(a.Bool())
+			out = append(out, sqlshape.Bool(a.Bool()))
 		case pgscript.String:
-			out[k] = sqlshape.String(a.Text())
+			out = append(out, sqlshape.String(a.Text()))
 		default:
-			out[k] = sqlshape.Null
+			out = append(out, sqlshape.Null)
 		}
 	}
 	return out
@@ -393,83 +469,275 @@ func statement(x *pgscript.Execution, cmd int) *pgscript.Statement {
 	return nil
 }
 
-// parts are request i's deltas, one part per write statement (an INSERT's part has none: its
-// row is written with the part's claim), or an error when the request cannot be evaluated.
-func (p *prepared) parts(i int64) ([][]counters.Delta, error) {
-	x := p.execs.Get().(*pgscript.Execution)
-	defer p.execs.Put(x)
-	if err := p.eval(i, x); err != nil {
+// evaluated is request i's deltas, one per UPDATE in the script's order.
+type evaluated struct {
+	i      int64
+	deltas []counters.Delta
+}
+
+// cacheSize is how many evaluated requests are kept (by index modulo it): a request is
+// evaluated when it is queued, and its deltas asked for again when its batch is written.
+const cacheSize = 1 << 16
+
+// scratch is what one evaluation works in, reused.
+type scratch struct {
+	x      pgscript.Execution
+	params []sqlshape.Value
+	key    []counters.Value
+	values []counters.Value
+}
+
+// evaluate is request i's deltas, or an error when the request cannot be evaluated (or an
+// INSERT's values be taken). The result is shared: callers must not change it.
+func (p *prepared) evaluate(i int64) (*evaluated, error) {
+	slot := &p.cache[i&(cacheSize-1)]
+	if e := slot.Load(); e != nil && e.i == i {
+		return e, nil
+	}
+	sc := p.execs.Get().(*scratch)
+	defer p.execs.Put(sc)
+	if err := p.eval(i, &sc.x); err != nil {
 		return nil, err
 	}
-	out := make([][]counters.Delta, len(p.writes))
-	for k, w := range p.writes {
-		if w.update == nil {
-			continue
-		}
-		st := statement(x, w.cmd)
+	part := counters.NewPart(p.updates, p.values)
+	for k := range p.writes {
+		w := &p.writes[k]
+		st := statement(&sc.x, w.cmd)
 		if st == nil {
 			return nil, fmt.Errorf("%w: request %d skipped line %d", errEval, i, w.line)
 		}
-		d, err := w.delta(params(st.Args))
+		sc.params = appendParams(sc.params[:0], st.Args)
+		var err error
+		if w.update != nil {
+			err = w.addDelta(&part, sc)
+		} else {
+			_, err = w.insertRow(nil, sc.params) // the values are taken when the batch is written
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: request %d: line %d: %v", errEval, i, w.line, err)
 		}
-		out[k] = []counters.Delta{d}
+	}
+	e := &evaluated{i: i, deltas: part.Deltas()}
+	slot.Store(e)
+	return e, nil
+}
+
+// insertRows appends request i's rows of INSERT w, as text (nil: NULL), to rows.
+func (p *prepared) insertRows(w *write, i int64, rows [][]*string) ([][]*string, error) {
+	sc := p.execs.Get().(*scratch)
+	defer p.execs.Put(sc)
+	if err := p.eval(i, &sc.x); err != nil {
+		return nil, err
+	}
+	st := statement(&sc.x, w.cmd)
+	if st == nil {
+		return nil, fmt.Errorf("%w: request %d skipped line %d", errEval, i, w.line)
+	}
+	sc.params = appendParams(sc.params[:0], st.Args)
+	for r := range w.insert.Rows {
+		row, err := w.insertRow(w.insert.Rows[r], sc.params)
+		if err != nil {
+			return nil, fmt.Errorf("%w: request %d: line %d: %v", errEval, i, w.line, err)
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// insertRow is one VALUES row of w for params, its client values as text (nil: NULL); with a
+// nil row it checks every row and keeps nothing.
+func (w *write) insertRow(row []sqlshape.InsertValue, params []sqlshape.Value) ([]*string, error) {
+	if row == nil {
+		for _, r := range w.insert.Rows {
+			for n, c := range w.paramCols {
+				if w.fixedSet[n] && len(w.insert.Rows) == 1 {
+					continue
+				}
+				if err := checkValue(c.col, r[c.pos].Value, params); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return nil, nil
+	}
+	out := make([]*string, len(w.paramCols))
+	for n, c := range w.paramCols {
+		if w.fixedSet[n] && len(w.insert.Rows) == 1 {
+			out[n] = w.fixedText[n]
+			continue
+		}
+		v, err := insertValue(c.col, row[c.pos].Value, params)
+		if err != nil {
+			return nil, err
+		}
+		out[n] = text(v)
 	}
 	return out, nil
 }
 
-// request is Declaration.Request: only requests that evaluate reach it (check rejected the
-// others before anything of them was queued).
+// deltas are request i's deltas, one per UPDATE, in the script's order: the request's one part
+// (its appended rows go with the part's claim). One part a request: a batch merges the writes
+// to a row whatever the record they came in (counters.Apply), and a request is claimed with
+// one row.
+func (p *prepared) deltas(i int64) ([]counters.Delta, error) {
+	e, err := p.evaluate(i)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(e.deltas), nil // the core stamps each delta's Order
+}
+
+// request is Declaration.Request: only requests that evaluate reach it (the queue modes' op
+// refused the others before anything of them was queued).
 func (p *prepared) request(i int64, _ int) [][]counters.Delta {
-	parts, err := p.parts(i)
+	deltas, err := p.deltas(i)
 	if err != nil {
-		panic(err) // deterministic: check saw this request evaluate
+		panic(err) // deterministic: this request evaluated when it was queued
 	}
-	return parts
+	return [][]counters.Delta{deltas}
 }
 
-// recordKeys is Declaration.RecordKeys: an UPDATE's part is queued by its row, so that the
-// writes to one row merge; an INSERT's by the request, so that it merges with nothing.
+// recordKeys is Declaration.RecordKeys: a request's record is queued by the row of its first
+// UPDATE (a script without one: by the request itself).
 func (p *prepared) recordKeys(i int64, _ int) []counters.Key {
-	parts := p.request(i, 0)
-	keys := make([]counters.Key, len(parts))
-	for k, part := range parts {
-		if len(part) > 0 {
-			keys[k] = part[0].Key
-		} else {
-			keys[k] = counters.Key{Table: p.writes[k].insert.Table.Name, Row: "#" + strconv.FormatInt(i, 10) + "/" + strconv.Itoa(k)}
-		}
+	e, err := p.evaluate(i)
+	if err != nil {
+		panic(err) // deterministic: the queue modes' op evaluated this request first
 	}
-	return keys
+	if len(e.deltas) > 0 {
+		return []counters.Key{e.deltas[0].Key}
+	}
+	return []counters.Key{{Table: p.writes[0].insert.Table.Name, Row: "#" + strconv.FormatInt(i, 10)}}
 }
 
-// delta is the write's delta for a request's parameters.
-func (w *write) delta(params []sqlshape.Value) (counters.Delta, error) {
-	kv, err := w.update.KeyValues(params)
-	if err != nil {
-		return counters.Delta{}, err
-	}
-	kt := w.table.KeyTypes()
-	key := make([]counters.Value, len(w.keys))
+// addDelta adds the write's delta for the parameters in sc to part.
+func (w *write) addDelta(part *counters.Part, sc *scratch) error {
+	sc.key = sc.key[:0]
 	for k, term := range w.keys {
-		if key[k], err = coreValue(kt[k], kv[term]); err != nil {
-			return counters.Delta{}, fmt.Errorf("key %s: %w", w.update.Key[term].Column.Name, err)
+		kt := w.update.Key[term]
+		v, err := kt.Value.Eval(sc.params)
+		if err == nil && v.IsNull() {
+			err = errors.New("NULL: the UPDATE names no row")
 		}
-	}
-	values := make([]counters.Value, len(w.items))
-	for k, idx := range w.items {
-		it := w.update.Set[idx]
-		v, err := it.Eval(params)
+		if err == nil {
+			v, err = kt.Column.Compare(v)
+		}
+		var cv counters.Value
+		if err == nil {
+			cv, err = coreValue(w.keyTypes[k], v)
+		}
 		if err != nil {
-			return counters.Delta{}, err
+			return fmt.Errorf("key %s: %w", kt.Column.Name, err)
+		}
+		sc.key = append(sc.key, cv)
+	}
+	sc.values = sc.values[:0]
+	for k, idx := range w.items {
+		if f := w.fixed[k]; f != nil {
+			sc.values = append(sc.values, *f)
+			continue
+		}
+		it := w.update.Set[idx]
+		v, err := it.Eval(sc.params)
+		if err != nil {
+			return err
 		}
 		typ, _ := w.table.ColumnType(it.Column.Name)
-		if values[k], err = coreValue(typ, v); err != nil {
-			return counters.Delta{}, fmt.Errorf("%s: %w", it.Text, err)
+		cv, err := coreValue(typ, v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", it.Text, err)
 		}
+		sc.values = append(sc.values, cv)
 	}
-	return w.change.Delta(w.table.Row(key...), values...), nil
+	part.Add(w.change, w.table.Row(sc.key...), sc.values...)
+	return nil
+}
+
+// fix works out once what does not vary from one request to the next: the values given by
+// constants (an increment by 1, a cost of 0.001), the key's types.
+func (w *write) fix() error {
+	if w.update != nil {
+		w.keyTypes = w.table.KeyTypes()
+		w.fixed = make([]*counters.Value, len(w.items))
+		for k, idx := range w.items {
+			it := w.update.Set[idx]
+			if !constant(it.Value) {
+				continue
+			}
+			v, err := it.Eval(nil)
+			if err != nil {
+				return err
+			}
+			typ, _ := w.table.ColumnType(it.Column.Name)
+			cv, err := coreValue(typ, v)
+			if err != nil {
+				return fmt.Errorf("%s: %w", it.Text, err)
+			}
+			w.fixed[k] = &cv
+		}
+		return nil
+	}
+	w.fixedText, w.fixedSet = make([]*string, len(w.paramCols)), make([]bool, len(w.paramCols))
+	if len(w.insert.Rows) != 1 {
+		return nil
+	}
+	for n, c := range w.paramCols {
+		iv := w.insert.Rows[0][c.pos]
+		if !constant(iv.Value) {
+			continue
+		}
+		v, err := insertValue(c.col, iv.Value, nil)
+		if err != nil {
+			return err
+		}
+		w.fixedText[n], w.fixedSet[n] = text(v), true
+	}
+	return nil
+}
+
+// constant says whether e takes no parameter: its value is the same for every request.
+func constant(e sqlshape.Expr) bool {
+	switch x := e.(type) {
+	case sqlshape.Param:
+		return false
+	case sqlshape.Const:
+		return true
+	case sqlshape.Neg:
+		return constant(x.X)
+	case sqlshape.Cast:
+		return constant(x.X)
+	case sqlshape.Arith:
+		return constant(x.L) && constant(x.R)
+	}
+	return false
+}
+
+// checkValue fails where insertValue would, without the text a text column keeps as it is.
+func checkValue(col *sqlshape.Column, e sqlshape.Expr, params []sqlshape.Value) error {
+	if col.TypeName != "text" && !strings.HasPrefix(col.TypeName, "character varying") {
+		_, err := insertValue(col, e, params)
+		return err
+	}
+	x, err := e.Eval(params)
+	if err != nil {
+		return fmt.Errorf("%s: %w", col.Name, err)
+	}
+	if x.IsNull() && col.NotNull {
+		return fmt.Errorf("NULL into NOT NULL column %s", col.Name)
+	}
+	return nil
+}
+
+// insertValue is e's value for column col, as RowInsert.Values gives it.
+func insertValue(col *sqlshape.Column, e sqlshape.Expr, params []sqlshape.Value) (sqlshape.Value, error) {
+	x, err := e.Eval(params)
+	if err != nil {
+		return sqlshape.Null, fmt.Errorf("%s: %w", col.Name, err)
+	}
+	if x.IsNull() && col.NotNull {
+		return sqlshape.Null, fmt.Errorf("NULL into NOT NULL column %s", col.Name)
+	}
+	return col.Compare(x)
 }
 
 // coreValue is v as counters holds a value of class typ.

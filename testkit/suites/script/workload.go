@@ -3,31 +3,33 @@ package script
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/pgscript"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/sqlshape"
 )
 
 // syncWorkload runs the script as written: one transaction per request (the kit's: the
-// script's own BEGIN and END are left out). The transaction also claims every part of the
-// request, in one statement sent with the script's first (no round trip of its own), so that a
+// script's own BEGIN and END are left out). The transaction also claims the request — by the
+// script's own INSERT where it claims (ownClaim), else in the kit's claim table with one
+// statement sent with the script's first (no round trip of its own) — so that a
 // try after a COMMIT whose outcome was lost finds its request written and writes nothing
 // twice (Run.SyncTx's contract).
 func (p *prepared) syncWorkload(r *testkit.Run) *testkit.Workload {
 	claim := p.syncClaim()
 	return &testkit.Workload{Op: r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
-		x := p.execs.Get().(*pgscript.Execution)
-		defer p.execs.Put(x)
+		sc := p.execs.Get().(*scratch)
+		defer p.execs.Put(sc)
+		x := &sc.x
 		if err := p.eval(i, x); err != nil {
 			return err
 		}
-		claimed := false
+		claimed := p.claimBy != nil // the script's own INSERT claims the request
 		for k := range x.Statements {
 			st := &x.Statements[k]
 			sleep(ctx, st.SleepBefore)
@@ -40,6 +42,9 @@ func (p *prepared) syncWorkload(r *testkit.Run) *testkit.Workload {
 				err = claimWith(ctx, tx, claim, i, st)
 			} else {
 				err = run(ctx, tx, st)
+			}
+			if err != nil && p.claimBy != nil && st.Command.Index == p.claimBy.cmd && counters.IsRepeat(err) {
+				return testkit.ErrAlreadyWritten // an earlier try inserted the request's claim row
 			}
 			if err != nil {
 				return err
@@ -89,12 +94,10 @@ func claimWith(ctx context.Context, tx pgx.Tx, claim string, i int64, st *pgscri
 	return nil
 }
 
-// syncClaim is the claim of every part of request $1, in one statement: it inserts nothing
-// when the request was claimed before.
+// syncClaim is the claim of request $1 (its one part): it inserts nothing when the request was
+// claimed before.
 func (p *prepared) syncClaim() string {
-	parts := max(len(p.writes), 1)
-	return `INSERT INTO counter_claims (request_index, part) SELECT $1::int8, generate_series(0, ` +
-		strconv.Itoa(parts-1) + `) ON CONFLICT DO NOTHING`
+	return `INSERT INTO counter_claims (request_index, part) VALUES ($1::int8, 0) ON CONFLICT DO NOTHING`
 }
 
 // run sends one statement of the script with its arguments and reads what it returns. The
@@ -148,16 +151,16 @@ func (p *prepared) queueWorkload(ctx context.Context, r *testkit.Run) (*testkit.
 	write := wl.Op
 	pool := r.Pool()
 	wl.Op = func(ctx context.Context, req *testkit.Request) error {
-		if _, err := p.parts(req.Index); err != nil {
+		if _, err := p.deltas(req.Index); err != nil {
 			return err
 		}
 		if len(p.selects) > 0 || p.sleeps {
-			x := p.execs.Get().(*pgscript.Execution)
-			err := p.eval(req.Index, x)
+			sc := p.execs.Get().(*scratch)
+			err := p.eval(req.Index, &sc.x)
 			if err == nil {
-				err = p.reads(ctx, req, pool, x)
+				err = p.reads(ctx, req, pool, &sc.x)
 			}
-			p.execs.Put(x)
+			p.execs.Put(sc)
 			if err != nil {
 				return err
 			}
