@@ -19,8 +19,9 @@ import (
 //
 // A setting that has no effect under the others is left out (Canonical): the retry settings
 // when max_tries is 1, the open-loop ones in a closed loop, slots and slot_pick with one slot,
-// and every setting that is off. A zero value read back therefore means the setting's off value (0, "",
-// false), which is what an engine without that setting ran as.
+// the hot key distribution when it is uniform or over one key, and every setting that is off.
+// A zero value read back therefore means the setting's off value (0, "", false), which is what
+// an engine without that setting ran as.
 //
 // A run split over processes (--role) is one run only when its processes agree on what shapes
 // the work, with the exceptions each field's `split` tag names: "producer", a setting of the
@@ -45,6 +46,10 @@ type RunConfig struct {
 	MaxConnections int `json:"max_connections" shapes:"yes"`
 	// HotKeys is the number of hot rows per hot table.
 	HotKeys int `json:"hot_keys" shapes:"yes"`
+	// HotKeyDist is how the requests spread over the hot keys (--hot-key-dist): zipf:θ or
+	// exponential:λ; absent: uniform (request i writes key i mod hot_keys), as with one hot
+	// key, and in a suite without hot key sets.
+	HotKeyDist string `json:"hot_key_dist,omitempty" shapes:"yes"`
 	// MonitorIntervalMs is the lock and pool sampling interval (the sampling queries load the
 	// server too).
 	MonitorIntervalMs int `json:"monitor_interval_ms" shapes:"yes"`
@@ -319,9 +324,12 @@ func canonicalJSON(v any) string {
 
 // Canonical is c with every setting that has no effect under the others left out: the retry
 // settings when a request is tried once (MaxTries ≤ 1), the open-loop settings of a closed
-// loop (Rate 0), the slot count and pick when there was one slot, and RedisPersist "off".
-// Empty lists become nil.
+// loop (Rate 0), the slot count and pick when there was one slot, HotKeyDist "uniform" and any
+// distribution over one hot key, and RedisPersist "off". Empty lists become nil.
 func (c RunConfig) Canonical() RunConfig {
+	if c.HotKeyDist == "uniform" || c.HotKeys <= 1 {
+		c.HotKeyDist = ""
+	}
 	if c.MaxTries <= 1 {
 		c.MaxTries, c.RetryBackoffMs, c.RetryClasses = 0, 0, nil
 	}

@@ -74,6 +74,10 @@ func TestShapingLeavesOutWhatHasNoEffect(t *testing.T) {
 		func(c *results.RunConfig) { c.Faults = []string{} },
 		func(c *results.RunConfig) { c.Seed, c.Schema, c.Repeat, c.Modes = 9, "hotspot_x", 3, []string{"sync"} },
 		func(c *results.RunConfig) { c.Suite = map[string]any{"pool_size": 32.0} }, // as read back from JSON
+		// A report from before --hot-key-dist ran uniform: so does one that names it.
+		func(c *results.RunConfig) { c.HotKeyDist = "uniform" },
+		// Over one hot key every distribution is the same work.
+		func(c *results.RunConfig) { c.HotKeyDist = "zipf:0.99" },
 	}
 	for i, set := range same {
 		c := base
@@ -97,6 +101,24 @@ func TestShapingLeavesOutWhatHasNoEffect(t *testing.T) {
 		if maps.Equal(c.Shaping(), base.Shaping()) {
 			t.Errorf("case %d: %+v shapes the work as %+v does", i, c, base)
 		}
+	}
+}
+
+// A run at another hot key distribution measured something else; uniform is what every run
+// before the setting did.
+func TestHotKeyDistShapesOverSeveralKeys(t *testing.T) {
+	old := results.RunConfig{Requests: 1000, HotKeys: 100}
+	for dist, pairs := range map[string]bool{"": true, "uniform": true, "zipf:0.99": false, "zipf:1.2": false, "exponential:3": false} {
+		c := old
+		c.HotKeyDist = dist
+		if got := maps.Equal(c.Shaping(), old.Shaping()); got != pairs {
+			t.Errorf("hot_key_dist %q over 100 keys pairs with a report without it: %v, want %v", dist, got, pairs)
+		}
+	}
+	a, b := old, old
+	a.HotKeyDist, b.HotKeyDist = "zipf:0.99", "zipf:1.2"
+	if maps.Equal(a.Shaping(), b.Shaping()) {
+		t.Error("zipf:0.99 and zipf:1.2 shape the work alike")
 	}
 }
 

@@ -55,7 +55,11 @@ import (
 //  13. The filesystem a temporary server's data directory was on
 //     (environment.postgres_data_fs): on tmpfs an fsync costs nothing, so durability "on"
 //     does not cost what it would on a disk. Only an addition: absent, it was not recorded.
-const SchemaVersion = 13
+//  14. Skewed hot keys: the config's hot_key_dist (absent: uniform), a run's hot_sets (how
+//     its applied requests spread over the hot key sets; absent: not recorded), and a
+//     queue's writes_per_update (queued writes per write sent after compaction, worked out
+//     from the queue's counters when an older report is read).
+const SchemaVersion = 14
 
 // Report is one invocation of one suite binary.
 type Report struct {
@@ -250,7 +254,11 @@ type Run struct {
 	Leftover *Leftover `json:"leftover,omitempty"`
 	// Figures are the suite's own measurements of the run, in the order it gave them
 	// (version 7; absent when the suite has none).
-	Figures     []Figure `json:"figures,omitempty"`
+	Figures []Figure `json:"figures,omitempty"`
+	// HotSets is how the run's applied requests spread over its hot key sets, for a suite whose
+	// requests each write one set (version 14; absent for any other suite, a run not verified,
+	// and before).
+	HotSets     *HotSets `json:"hot_sets,omitempty"`
 	Interrupted bool     `json:"interrupted,omitempty"`
 	Error       string   `json:"error,omitempty"`
 }
@@ -568,6 +576,40 @@ type Queue struct {
 	Stream              *Stream `json:"stream,omitempty"`
 	// FlushTime is where the in-memory queue's flushing time went (absent for the Redis one).
 	FlushTime *FlushTime `json:"flush_time,omitempty"`
+	// WritesPerUpdate is QueueMetrics.WritesPerUpdate, the queued writes merged into each
+	// write sent (version 14; 0: the queue wrote nothing).
+	WritesPerUpdate float64 `json:"writes_per_update,omitempty"`
+}
+
+// WritesPerUpdate is how many queued writes went into each write the queue's writer sent:
+// every source record written (flushed_total + sync_fallback_total) over the records the
+// writer was handed for them after compaction (flush_sql_records_total, and each record
+// written outside a batch alone). A counter suite's record is one hot row's write, so this is
+// the increments merged into each row's UPDATE: 1 without compaction, and as high as a batch
+// holds writes of one row with it. 0 when the queue wrote nothing.
+func (m QueueMetrics) WritesPerUpdate() float64 {
+	return writesPerUpdate(m.FlushedTotal, m.SyncFallbackTotal, m.FlushSQLRecordsTotal)
+}
+
+func writesPerUpdate(flushed, fallback, sqlRecords int64) float64 {
+	if sqlRecords+fallback <= 0 {
+		return 0
+	}
+	return roundTo(float64(flushed+fallback)/float64(sqlRecords+fallback), 3)
+}
+
+// HotSets is how a run's applied requests spread over its --hot-keys sets of hot rows (by
+// the config's hot_key_dist): the share of the run's writes its hottest rows took, measured,
+// beside the distribution's own.
+type HotSets struct {
+	// Requests is the applied requests counted: those whose writes must be in the database.
+	Requests int64 `json:"requests"`
+	// HottestShare is the share of Requests that wrote the set most of them wrote.
+	HottestShare float64 `json:"hottest_share"`
+	// ExpectedHottestShare is the distribution's share of its hottest set (rank 0): what
+	// HottestShare comes to as Requests grows (uniform's i mod hot_keys meets it exactly on
+	// every multiple of hot_keys; a random draw within its sampling noise).
+	ExpectedHottestShare float64 `json:"expected_hottest_share"`
 }
 
 // FlushTime says where a queue's flushing time went (queue.FlushTimes defines each phase), so

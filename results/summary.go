@@ -24,6 +24,10 @@ const (
 	MetricCompacted               = "compacted"     // runs with a queue only
 	MetricQueueInline             = "queue_inline"  // records written inline (sync fallback); queue runs only
 	MetricQueueDropped            = "queue_dropped" // records dropped by a full queue; queue runs only
+	// MetricWritesPerUpdate is Queue.WritesPerUpdate (queue runs that wrote only), and
+	// MetricHottestShare HotSets.HottestShare (runs of a suite with hot key sets only).
+	MetricWritesPerUpdate = "writes_per_update"
+	MetricHottestShare    = "hottest_share"
 	// The database's cost per completed request (runs with Database only; statements only when
 	// pg_stat_statements was loaded), efficiency (runs measured after a calibration only), and
 	// the reconciliation's lost and duplicated requests (runs with a reconciliation only).
@@ -90,6 +94,12 @@ func runMetrics(r Run) map[string]float64 {
 		m[MetricCompacted] = float64(q.CompactedTotal)
 		m[MetricQueueInline] = float64(q.SyncFallbackTotal)
 		m[MetricQueueDropped] = float64(q.DroppedTotal)
+		if q.WritesPerUpdate > 0 {
+			m[MetricWritesPerUpdate] = q.WritesPerUpdate
+		}
+	}
+	if h := r.HotSets; h != nil {
+		m[MetricHottestShare] = h.HottestShare
 	}
 	if d := r.Database; d != nil {
 		m[MetricWALBytesPerRequest] = d.PerRequest.WALBytes

@@ -27,6 +27,7 @@ var upgrades = [SchemaVersion]func(doc map[string]any) error{
 	10: upgradeV10,
 	11: upgradeV11,
 	12: upgradeV12,
+	13: upgradeV13,
 }
 
 // upgradeV3 is version 3 → 4: version 4 only added fields (the network's and rtt_ladders),
@@ -73,6 +74,33 @@ func upgradeV11(map[string]any) error { return nil }
 // upgradeV12 is version 12 → 13: version 13 added environment.postgres_data_fs, whose
 // absence means it was not recorded. Nothing to convert.
 func upgradeV12(map[string]any) error { return nil }
+
+// upgradeV13 is version 13 → 14: version 14 added the config's hot_key_dist, whose absence
+// means uniform, a run's hot_sets, whose absence means not recorded, and a queue's
+// writes_per_update, which a queue's counters give: it is worked out here where the report
+// has them (an early one may lack a counter; it is then left absent, not recorded).
+func upgradeV13(doc map[string]any) error {
+	runs, _ := doc["runs"].([]any)
+	for _, r := range runs {
+		run, _ := r.(map[string]any)
+		q, ok := run["queue"].(map[string]any)
+		if !ok {
+			continue
+		}
+		var counts [3]int64
+		recorded := true
+		for k, key := range []string{"flushed_total", "sync_fallback_total", "flush_sql_records_total"} {
+			n, ok := q[key].(json.Number)
+			v, err := n.Int64()
+			recorded = recorded && ok && err == nil
+			counts[k] = v
+		}
+		if v := writesPerUpdate(counts[0], counts[1], counts[2]); recorded && v > 0 {
+			q["writes_per_update"] = v
+		}
+	}
+	return nil
+}
 
 // upgrade returns the report doc of version from as a document of SchemaVersion.
 func upgrade(raw []byte, from int) ([]byte, error) {

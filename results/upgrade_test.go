@@ -101,3 +101,27 @@ func TestReadUpgradesVersion2Ladders(t *testing.T) {
 		}
 	}
 }
+
+// A version 13 report's queues get writes_per_update from their counters: a fallback record
+// is written alone, and a queue that wrote nothing, or a report without the counters, gets
+// none.
+func TestReadUpgradesVersion13WritesPerUpdate(t *testing.T) {
+	const v13 = `{"schema_version": 13, "suite": "s", "runs": [
+	 {"mode": "async-compact", "config": {"hot_keys": 100}, "queue": {"flushed_total": 9000, "sync_fallback_total": 1000, "flush_sql_records_total": 1000}},
+	 {"mode": "async", "config": {}, "queue": {"flushed_total": 500, "sync_fallback_total": 0, "flush_sql_records_total": 500}},
+	 {"mode": "async", "config": {}, "queue": {"flushed_total": 0, "sync_fallback_total": 0, "flush_sql_records_total": 0}},
+	 {"mode": "async", "config": {}, "queue": {"flushed_total": 10}},
+	 {"mode": "sync", "config": {}}]}`
+	rep, err := Read(strings.NewReader(v13))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []float64{5, 1, 0, 0} {
+		if got := rep.Runs[i].Queue.WritesPerUpdate; got != want {
+			t.Errorf("run %d: writes_per_update %v, want %v", i, got, want)
+		}
+	}
+	if rep.Runs[4].Queue != nil || rep.Runs[0].Config.HotKeyDist != "" || rep.Runs[0].HotSets != nil {
+		t.Errorf("the upgrade added what was not recorded: %+v", rep.Runs)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/keydist"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runenv"
 )
 
@@ -30,6 +31,9 @@ type Config struct {
 	Concurrency int
 	// HotKeys is --hot-keys: the number of hot rows per hot table.
 	HotKeys int
+	// HotKeyDist is --hot-key-dist: how a suite with hot sets (Info.HotSets) spreads its
+	// requests over the HotKeys sets (HotSet). The zero value is uniform.
+	HotKeyDist HotKeyDist
 	// Seed is --seed, for anything the suite draws at random.
 	Seed int64
 	// FlushBatchSize and FlushInterval bound a flush loop's batch (--flush-batch-size) and the
@@ -49,6 +53,21 @@ type Config struct {
 	// SplitRun is set when this process is one part of a run split over several (--role
 	// producer or consumer, on a Redis stream).
 	SplitRun bool
+}
+
+// HotKeyDist is a distribution of requests over hot sets: uniform, zipf:θ or exponential:λ
+// (--hot-key-dist, parsed by the engine). Pick(seed, i) is request i's set, rank 0 the hottest;
+// HottestShare is the share of the requests that set takes in theory; String is the spec.
+type HotKeyDist = keydist.HotKeyDist
+
+// HotSet is the hot set request i writes, 0..HotKeys-1: drawn by HotKeyDist from Seed and i
+// alone, so every process of a run picks the same set for a request; under uniform (and the
+// zero HotKeyDist) i mod HotKeys.
+func (c Config) HotSet(i int64) int {
+	if c.HotKeyDist.Keys() == 0 {
+		return int(i % int64(max(c.HotKeys, 1)))
+	}
+	return c.HotKeyDist.Pick(c.Seed, i)
 }
 
 func init() {

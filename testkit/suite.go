@@ -66,6 +66,10 @@ type Info struct {
 	// Slots says the suite's hot rows are package counters' and can be split into slots
 	// (--slots, --slot-pick, --slots-levels); without it those flags are refused.
 	Slots bool
+	// HotSets says each request writes one of --hot-keys sets of hot rows, the one
+	// Config.HotSet picks (--hot-key-dist): the report then records how the applied requests
+	// spread over the sets (results.HotSets). Without it --hot-key-dist is refused.
+	HotSets bool
 	// SQL holds the suite's own tables: every *.sql file at its root, applied in name order
 	// after the shared tables of package schema (typically the suite package's
 	// //go:embed *.sql). Only the shared tables and these exist in the run's schema.

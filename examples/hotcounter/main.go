@@ -37,8 +37,9 @@ var hotCounters = counters.MustTable(counters.TableSpec{
 // hit is what a request writes to its row: both columns.
 var hit = hotCounters.MustChange("hits", "amount")
 
-// request is what request i, of hot set h (i mod --hot-keys), adds: one hit and an amount of
-// 1 + i mod 7 to row h, in one part (one queue record).
+// request is what request i, of hot set h (--hot-key-dist over --hot-keys; uniform: i mod
+// --hot-keys), adds: one hit and an amount of 1 + i mod 7 to row h, in one part (one queue
+// record).
 func request(i int64, h int) [][]counters.Delta {
 	return [][]counters.Delta{{hit.Delta(hotCounters.Row(counters.Int(int64(h))), counters.Int(1), counters.Int(1+i%7))}}
 }
@@ -48,7 +49,8 @@ func suite() *counters.Suite {
 		Info: testkit.Info{
 			Name:    "hotcounter",
 			Summary: "example suite: every request adds to one of --hot-keys counter rows",
-			Description: `Request i adds one hit and an amount of 1 + i mod 7 to row i mod --hot-keys.
+			Description: `Request i adds one hit and an amount of 1 + i mod 7 to one of --hot-keys rows, picked by
+--hot-key-dist (uniform: row i mod --hot-keys).
   sync           one UPDATE per request in its own transaction (lock waits on the hot row)
   outbox         the request writes its increment to an outbox; a flush loop sums and applies them
   async          the request enqueues its increment; workers apply each one as its own UPDATE

@@ -214,7 +214,7 @@ func (m *merger) run(i int, cal *results.Calibration) (results.Run, error) {
 		nets[j] = r.Network
 	}
 	out.Network = m.network(nets)
-	out.Verification, out.Reconciliation, out.Figures = m.verification(runs)
+	out.Verification, out.Reconciliation, out.Figures, out.HotSets = m.verification(runs)
 	out.Database = m.database(runs, out.Load.CompletedRequests+out.Load.WarmupRequests)
 	out.Efficiency, out.EfficiencyBasis = results.Efficiency(out, cal)
 	return out, nil
@@ -567,6 +567,7 @@ func (m *merger) queue(runs []results.Run) (*results.Queue, error) {
 	if out == nil {
 		return nil, nil
 	}
+	out.WritesPerUpdate = out.QueueMetrics.WritesPerUpdate()
 	var err error
 	out.PersistLagMs, out.PersistLagHistogram, err = distribution("persist_lag_histogram", withQueue, func(r results.Run) (string, int64) {
 		return r.Queue.PersistLagHistogram, r.Queue.PersistLagMs.Count
@@ -575,19 +576,21 @@ func (m *merger) queue(runs []results.Run) (*results.Queue, error) {
 }
 
 // verification is the verifying consumer's verification (the run-wide one) with every other
-// process's own checks, each named by its process; its reconciliation and the suite's figures
-// are the run's. Without a verifying consumer the run is not verified, and says so.
-func (m *merger) verification(runs []results.Run) (results.Verification, *results.Reconciliation, []results.Figure) {
+// process's own checks, each named by its process; its reconciliation, the suite's figures and
+// the spread over the hot sets are the run's. Without a verifying consumer the run is not
+// verified, and says so.
+func (m *merger) verification(runs []results.Run) (results.Verification, *results.Reconciliation, []results.Figure, *results.HotSets) {
 	v := results.Verification{Passed: true}
 	var recon *results.Reconciliation
 	var figures []results.Figure
+	var hot *results.HotSets
 	verified := false
 	for j, r := range runs {
 		p := m.procs[j]
 		prefix := p.String() + ": "
 		if p.verify && !verified {
 			verified, prefix = true, ""
-			recon, figures = r.Reconciliation, r.Figures
+			recon, figures, hot = r.Reconciliation, r.Figures, r.HotSets
 		}
 		for _, c := range r.Verification.Checks {
 			c.Name = prefix + c.Name
@@ -599,7 +602,7 @@ func (m *merger) verification(runs []results.Run) (results.Verification, *result
 		v.Checks = append(v.Checks, results.Check{Name: "the run verified by a consumer with --verify", Expected: "its report merged", Actual: "none given", OK: false})
 		v.Passed = false
 	}
-	return v, recon, figures
+	return v, recon, figures, hot
 }
 
 // database: what PostgreSQL counted is server- and schema-wide over each process's window, so

@@ -138,6 +138,14 @@ func TestMergeSplitRun(t *testing.T) {
 	if q.EnqueuedTotal != 4000 || q.FlushedTotal != 4000 || q.Stream.AckedTotal != 4000 || q.MaxDepth != 2000 {
 		t.Errorf("queue %+v, stream %+v", q.QueueMetrics, *q.Stream)
 	}
+	// The run's writes per UPDATE are the summed counters': c2's 3,997 records and c1's 3 went
+	// into 4 and 1 writes (c2 alone: 999.25).
+	if q.WritesPerUpdate != q.QueueMetrics.WritesPerUpdate() || q.WritesPerUpdate != 800 {
+		t.Errorf("writes per update %v, want the summed counters' 800", q.WritesPerUpdate)
+	}
+	if h := run.HotSets; h == nil || *h != (results.HotSets{Requests: 4000, HottestShare: 1, ExpectedHottestShare: 1}) {
+		t.Errorf("hot sets %+v, want the verifying consumer's", h)
+	}
 	if inv := q.FlushedTotal + q.SyncFallbackTotal + q.DroppedTotal + q.RejectedTotal + q.AbandonedTotal; inv != q.EnqueuedTotal {
 		t.Errorf("the queue's invariant: %d enqueued, %d accounted for", q.EnqueuedTotal, inv)
 	}

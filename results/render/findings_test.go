@@ -262,3 +262,45 @@ func TestConsumerSummaryNamesNoLoad(t *testing.T) {
 		}
 	}
 }
+
+// A report of skewed hot keys says under either table which distribution, the share the
+// hottest set took beside the distribution's, and each queue mode's writes per UPDATE; a
+// report of uniform keys (every committed one) says nothing of it.
+func TestSummaryOfSkewedHotKeys(t *testing.T) {
+	rep := readReport(t, "baselines/linux-amd64-2cpu-24gib/usage_counter_hotspot_baseline.json")
+	for _, wide := range []bool{false, true} {
+		var out bytes.Buffer
+		Summary(&out, rep, SummaryOptions{Modes: allModes, HotTables: counterHotTables, Wide: wide})
+		if strings.Contains(out.String(), "hot keys") {
+			t.Errorf("a uniform report speaks of hot keys:\n%s", out.String())
+		}
+	}
+	for i := range rep.Runs {
+		r := &rep.Runs[i]
+		r.Config.HotKeys, r.Config.HotKeyDist = 100, "zipf:0.99"
+		r.HotSets = &results.HotSets{Requests: 60000, HottestShare: 0.1893, ExpectedHottestShare: 0.1918}
+	}
+	rep.Runs[0].HotSets.HottestShare = 0.1875 // a run cut short by --duration applied fewer
+	rows := reportRows(rep)
+	var merged []string
+	for _, row := range rows {
+		if v, ok := row.Metrics[results.MetricWritesPerUpdate]; ok {
+			merged = append(merged, row.Mode+" "+formatPerRequest(v.Median))
+		}
+	}
+	if len(merged) != 2 || !strings.HasPrefix(merged[0], "async ") || merged[0] != "async 1.00" {
+		t.Fatalf("the committed baseline's writes per UPDATE: %v, want async 1.00 and async-compact's", merged)
+	}
+	want := "hot keys zipf:0.99 over 100: the hottest took 18.8%–18.9% of the writes (the distribution: 19.2%); writes per UPDATE: " +
+		strings.Join(merged, ", ")
+	for _, wide := range []bool{false, true} {
+		var out bytes.Buffer
+		Summary(&out, rep, SummaryOptions{Modes: allModes, HotTables: counterHotTables, Wide: wide})
+		if got := strings.Join(strings.Fields(out.String()), " "); !strings.Contains(got, want) {
+			t.Errorf("wide %v: want %q in\n%s", wide, want, out.String())
+		}
+	}
+	if cell := cellsByTitle(t, Table([]*results.Report{rep}), 0)["hottest share"]; cell != "18.9% (18.8%–18.9%)" {
+		t.Errorf("hottest share cell %q", cell)
+	}
+}

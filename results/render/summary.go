@@ -50,6 +50,7 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	writeShortTable(&out, reportRows(rep), opt.HotTables)
 	b.Reset()
 	fmt.Fprintln(&b, "  (a queue mode's request is its enqueue; lag: enqueue → commit; --wide: every column)")
+	printHotKeys(&b, rep)
 	if findings := Findings(rep, opt.HotTables); len(findings) > 0 {
 		for _, f := range findings {
 			fmt.Fprintf(&b, "- %s\n", f)
@@ -74,6 +75,7 @@ func wideSummary(w io.Writer, rep *results.Report, modes []string) {
 	// One row per run, or with repetitions the medians with their min–max spread, one row per
 	// mode (and level).
 	_ = RenderMarkdown(w, Table([]*results.Report{rep}))
+	printHotKeys(w, rep)
 	printCalibration(w, rep.Environment.Calibration, true)
 	printFlushTime(w, rep)
 	printRequestTime(w, rep, true)
@@ -208,6 +210,44 @@ func printCalibration(w io.Writer, c *results.Calibration, wide bool) {
 			FormatDuration(c.DurationMs), formatRPS(c.HotRowUpdateRPS1.Median), formatRPS(c.HotRowUpdateRPSPool.Median), c.PoolConns,
 			formatRPS(c.BatchedWriteRowsPerSec.Median), c.BatchedWriteConns)
 	}
+}
+
+// printHotKeys says, for a report whose requests spread over their hot keys by a skewed
+// distribution (config.hot_key_dist), which one, the share of the writes the hottest set took
+// beside the distribution's, and per queue mode the queued writes that went into each UPDATE.
+func printHotKeys(w io.Writer, rep *results.Report) {
+	var dist string
+	var keys int
+	var lo, hi, expected float64
+	for _, r := range rep.Runs {
+		if r.Config.HotKeyDist == "" || r.HotSets == nil {
+			continue
+		}
+		if dist == "" {
+			lo, hi = r.HotSets.HottestShare, r.HotSets.HottestShare
+		}
+		dist, keys, expected = r.Config.HotKeyDist, r.Config.HotKeys, r.HotSets.ExpectedHottestShare
+		lo, hi = min(lo, r.HotSets.HottestShare), max(hi, r.HotSets.HottestShare)
+	}
+	if dist == "" {
+		return
+	}
+	share := formatShare(lo)
+	if hi := formatShare(hi); hi != share {
+		share += spreadSep + hi
+	}
+	line := fmt.Sprintf("  hot keys %s over %s: the hottest took %s of the writes (the distribution: %s)",
+		dist, formatCount(float64(keys)), share, formatShare(expected))
+	var merged []string
+	for _, row := range reportRows(rep) {
+		if v, ok := row.Metrics[results.MetricWritesPerUpdate]; ok {
+			merged = append(merged, shortModeLabel(row)+" "+formatPerRequest(v.Median))
+		}
+	}
+	if len(merged) > 0 {
+		line += "; writes per UPDATE: " + strings.Join(merged, ", ")
+	}
+	fmt.Fprintln(w, line)
 }
 
 // printProblems lists error classes, failed checks and ladder knees under the table.

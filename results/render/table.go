@@ -51,6 +51,10 @@ const (
 	ColInlineDropped = "queue_inline_dropped"
 	// ColTotalRead is the p99 of reading a hot row's total during the run (with slots, a sum).
 	ColTotalRead = "total_read_p99_ms"
+	// ColWritesPerUpdate is the queued writes a queue run merged into each write it sent.
+	ColWritesPerUpdate = "writes_per_update"
+	// ColHottestShare is the share of a run's applied requests its hottest hot key set took.
+	ColHottestShare = "hottest_share"
 )
 
 const (
@@ -83,6 +87,8 @@ var TableColumns = []Column{
 	{ColMaxTries, "max tries", true},
 	{ColInlineDropped, "inline / dropped", true},
 	{ColTotalRead, "read total p99 ms", true},
+	{ColWritesPerUpdate, "writes/UPDATE", true},
+	{ColHottestShare, "hottest share", true},
 }
 
 // TableData is the baseline table: one row per run, or per summary when a report has them.
@@ -213,6 +219,9 @@ var metricColumns = map[string]struct {
 	ColStatements: {results.MetricStatementsPerRequest, formatPerRequest},
 	ColEfficiency: {results.MetricEfficiency, formatRatio},
 	ColTotalRead:  {results.MetricTotalReadP99Ms, formatMs},
+
+	ColWritesPerUpdate: {results.MetricWritesPerUpdate, formatPerRequest},
+	ColHottestShare:    {results.MetricHottestShare, formatShare},
 }
 
 // queueCountPairs are the columns that show two counts of a queue run, "a / b" (medians).
@@ -301,6 +310,10 @@ func formatPerRequest(v float64) string {
 	}
 	return strconv.FormatFloat(v, 'f', 4, 64)
 }
+
+// formatShare writes a share as a percentage with about three significant digits: 18.9%,
+// 0.100%, 100%.
+func formatShare(v float64) string { return formatPerRequest(100*v) + "%" }
 
 // formatRatio writes an efficiency (a fraction of the calibrated rate) with two decimals, three
 // below 0.1.

@@ -28,7 +28,7 @@ func cellsByTitle(t *testing.T, td TableData, row int) map[string]string {
 func TestTableColumnOrder(t *testing.T) {
 	want := []string{"suite", "mode", "requests × conc", "rps", "failed", "p50 ms", "p95 ms", "p99 ms",
 		"lag p99 ms", "max waiters", "pool max %", "sql ops / compacted", "verified", "WAL B/req", "stmts/req", "efficiency", "max tries",
-		"inline / dropped", "read total p99 ms"}
+		"inline / dropped", "read total p99 ms", "writes/UPDATE", "hottest share"}
 	td := Table([]*results.Report{resultstest.SingleReport()})
 	if len(td.Columns) != len(want) {
 		t.Fatalf("got %d columns, want %d", len(td.Columns), len(want))
@@ -73,11 +73,14 @@ func TestTableRunRows(t *testing.T) {
 			"failed": "0", "p50 ms": "12.40", "p95 ms": "30.10", "p99 ms": "48.70", "lag p99 ms": "–",
 			"max waiters": "api_keys 12, providers 3", "pool max %": "100.0", "sql ops / compacted": "–",
 			"verified": "✓", "WAL B/req": "945", "stmts/req": "5.00", "efficiency": "1.00", "max tries": "–", "inline / dropped": "–",
+			"writes/UPDATE": "–", "hottest share": "–",
 		}},
 		{1, map[string]string{
 			"mode": "async-compact", "rps": "160,000", "p50 ms": "0.21", "p95 ms": "0.64", "p99 ms": "1.35",
 			"lag p99 ms": "85.30", "max waiters": "0", "pool max %": "25.0", "sql ops / compacted": "1,204 / 98,796",
 			"WAL B/req": "297", "stmts/req": "0.0050", "efficiency": "0.36", "inline / dropped": "0 / 0",
+			// 100,000 queued writes in 1,204 records written after compaction.
+			"writes/UPDATE": "83.1",
 		}},
 	}
 	for _, tt := range tests {
@@ -199,7 +202,7 @@ func TestRenderMarkdown(t *testing.T) {
 	if len(lines) != 4 {
 		t.Fatalf("got %d lines, want header + separator + 2 rows:\n%s", len(lines), buf.String())
 	}
-	if !strings.HasPrefix(lines[0], "| suite ") || !strings.HasSuffix(lines[0], "| max tries | inline / dropped | read total p99 ms |") {
+	if !strings.HasPrefix(lines[0], "| suite ") || !strings.HasSuffix(lines[0], "| max tries | inline / dropped | read total p99 ms | writes/UPDATE | hottest share |") {
 		t.Errorf("header = %q", lines[0])
 	}
 	if !strings.Contains(lines[1], "-: |") || !strings.HasPrefix(lines[1], "| ---") {

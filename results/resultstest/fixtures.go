@@ -87,8 +87,9 @@ func MakeRun(s RunSpec) results.Run {
 	if s.Queue {
 		r.Queue = &results.Queue{Backend: "memory", Compaction: s.Compacted > 0, FullPolicy: "block",
 			QueueMetrics: results.QueueMetrics{Capacity: 65536, EnqueuedTotal: int64(s.Requests), FlushedTotal: int64(s.Requests),
-				FlushSQLOpsTotal: s.SQLOps, CompactedTotal: s.Compacted},
+				FlushSQLOpsTotal: s.SQLOps, FlushSQLRecordsTotal: int64(s.Requests) - s.Compacted, CompactedTotal: s.Compacted},
 			PersistLagMs: results.Latency{P50: s.LagP99 / 3, P95: s.LagP99 * 0.8, P99: s.LagP99}}
+		r.Queue.WritesPerUpdate = r.Queue.QueueMetrics.WritesPerUpdate()
 	}
 	return r
 }

@@ -93,6 +93,7 @@ func SplitReport(p SplitProcess) *results.Report {
 		m := int64(len(p.Lags))
 		q.FlushedTotal, q.FlushBatchesTotal, q.FlushSQLOpsTotal, q.FlushSQLRecordsTotal = m, m/1000+1, 5*(m/1000+1), m/1000+1
 		q.CompactedTotal = m - q.FlushSQLRecordsTotal
+		q.WritesPerUpdate = q.QueueMetrics.WritesPerUpdate()
 		q.Stream.AckedTotal = m
 		run.Verification = results.Verification{Passed: true, Checks: []results.Check{
 			{Name: "producers finished (of those registered)", Expected: 2, Actual: 2, OK: true}}}
@@ -101,6 +102,7 @@ func SplitReport(p SplitProcess) *results.Report {
 				results.Check{Name: "usage rows", Expected: p.Total, Actual: p.Total, OK: true},
 				results.Check{Name: "lost", Expected: 0, Actual: 0, OK: true})
 			run.Reconciliation = &results.Reconciliation{Attempted: p.Total, Acknowledged: p.Total, Persisted: p.Total}
+			run.HotSets = &results.HotSets{Requests: p.Total, HottestShare: 1, ExpectedHottestShare: 1}
 			run.Database = &results.Database{WALBytes: 233 * p.Total, WALSource: "pg_stat_wal", XactCommit: p.Total / 1000,
 				Statements: &results.Statements{Calls: p.Total / 200}, Shared: true,
 				Tables:       map[string]results.TableStats{"usage": {Inserted: p.Total}, "api_keys": {Updated: p.Total / 1000, HotUpdated: p.Total / 1000}},

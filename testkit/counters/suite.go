@@ -19,8 +19,8 @@ import (
 // it — Seed (with --slots), every mode (Modes), Persisted and an exact Verify.
 type Declaration struct {
 	// Info describes the suite; New fills what it leaves out: Modes and DefaultModes (Modes),
-	// both queue backends, Slots, and a --queue-capacity default that holds as many requests as
-	// a one-record suite's when a request makes several records.
+	// both queue backends, Slots, HotSets (without a HotSet), and a --queue-capacity default
+	// that holds as many requests as a one-record suite's when a request makes several records.
 	Info testkit.Info
 	// Tables are the hot tables the deltas write (NewTable, or Describe at run time); New adds
 	// those of request 0's deltas.
@@ -35,7 +35,7 @@ type Declaration struct {
 	Request func(i int64, h int) [][]Delta
 	// HotSet (optional) picks the hot set of each request of run r: it returns, once per run,
 	// a function of the request index that must give the same set for an index every time, in
-	// every process (nil: i mod --hot-keys).
+	// every process. Nil: Config.HotSet, --hot-key-dist over --hot-keys (Info.HotSets).
 	HotSet func(r *testkit.Run) func(i int64) int
 	// RecordKey (optional) is the row part of request i (of hot set h) is queued by: records of
 	// one key go to one queue worker in order and merge under compaction, so records of two
@@ -157,6 +157,7 @@ func New(d Declaration) *Suite {
 		s.info.Defaults = map[string]string{"queue-capacity": strconv.Itoa(s.parts * testkit.DefaultQueueCapacity)}
 	}
 	s.info.Slots = true
+	s.info.HotSets = d.HotSet == nil
 	return s
 }
 
@@ -314,8 +315,7 @@ func (s *Suite) hotSet(r *testkit.Run) func(i int64) int {
 	if s.d.HotSet != nil {
 		s.runHotSet = s.d.HotSet(r)
 	} else {
-		hot := int64(r.Config().HotKeys)
-		s.runHotSet = func(i int64) int { return int(i % hot) }
+		s.runHotSet = r.Config().HotSet
 	}
 	s.run = r
 	return s.runHotSet

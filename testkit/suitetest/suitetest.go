@@ -13,6 +13,7 @@ package suitetest
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -178,6 +179,47 @@ func HotKeysSpread(t *testing.T, s testkit.Suite, modes, check string) {
 			t.Errorf("%s: per-set check %q missing or failed: %+v", r.Mode, check, r.Verification.Checks)
 		}
 	}
+}
+
+// SkewTolerance is how far the hottest hot set's share of SkewedRequests zipfian requests
+// may be from the distribution's (HotKeysSkewed). Over SkewedHotKeys sets at θ = 0.99 the
+// hottest set's share is about 0.19: the share of 2,000 independent draws has a standard
+// deviation of √(0.19 × 0.81 / 2,000) ≈ 0.009, so 0.05 is more than five of them, whatever the
+// seed; and the runner-up (about 0.096) would have to outdraw it by more still.
+const (
+	SkewTolerance  = 0.05
+	SkewedRequests = 2000
+	SkewedHotKeys  = 100
+)
+
+// HotKeysSkewed runs s, a suite with hot sets (testkit.Info.HotSets), on the shared server in
+// every mode it has with SkewedRequests requests over SkewedHotKeys sets drawn zipfian at YCSB's
+// θ = 0.99, and fails the test unless every run completed all its requests and verified, its
+// config records the distribution, and its hottest set took the distribution's share within
+// SkewTolerance (far from uniform's 1%). It returns the report.
+func HotKeysSkewed(t *testing.T, s testkit.Suite) *results.Report {
+	t.Helper()
+	modes := s.Info().Modes
+	code, rep, stderr := RunShared(t, s, "--requests", strconv.Itoa(SkewedRequests), "--concurrency", "50",
+		"--hot-keys", strconv.Itoa(SkewedHotKeys), "--hot-key-dist", "zipf:0.99", "--modes", strings.Join(testkit.ModeNames(modes), ","))
+	if code != 0 || len(rep.Runs) != len(modes) {
+		t.Fatalf("exit %d, %d runs (want %d)\n%s", code, len(rep.Runs), len(modes), stderr)
+	}
+	for _, r := range rep.Runs {
+		Verified(t, r)
+		Completed(t, r, SkewedRequests)
+		h := r.HotSets
+		switch {
+		case r.Config.HotKeyDist != "zipf:0.99":
+			t.Errorf("%s: config records hot_key_dist %q", r.Mode, r.Config.HotKeyDist)
+		case h == nil || h.Requests != SkewedRequests:
+			t.Errorf("%s: hot sets %+v, want the spread of all %d requests", r.Mode, h, SkewedRequests)
+		case h.ExpectedHottestShare < 0.15 || h.ExpectedHottestShare > 0.25 || math.Abs(h.HottestShare-h.ExpectedHottestShare) > SkewTolerance:
+			t.Errorf("%s: the hottest set took %.4f of the writes, the distribution gives it %.4f (tolerance %g)",
+				r.Mode, h.HottestShare, h.ExpectedHottestShare, SkewTolerance)
+		}
+	}
+	return rep
 }
 
 // BrokenExpectations runs s with args and --debug-break-expectations (one mode) and fails the

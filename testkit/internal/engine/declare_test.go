@@ -10,6 +10,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
+	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
@@ -43,6 +44,28 @@ func (declared) Verify(ctx context.Context, r *testkit.Run, _ testkit.Result) ([
 		c.Int("table "+table+" exists", want, n)
 	}
 	return c.List(), nil
+}
+
+// A bad --hot-key-dist, or one given to a suite without hot sets, is refused with one line and
+// exit 2 before any server starts.
+func TestBadHotKeyDistIsAUsageError(t *testing.T) {
+	for _, c := range []struct {
+		suite testkit.Suite
+		args  string
+		want  string
+	}{
+		{usagecounter.New(), "--hot-keys 100 --hot-key-dist zipf:0", "--hot-key-dist: zipf needs θ > 0, got 0"},
+		{usagecounter.New(), "--hot-keys 100 --hot-key-dist zipf:x", "--hot-key-dist: zipf needs θ > 0, got x"},
+		{usagecounter.New(), "--hot-keys 100 --hot-key-dist pareto:1", `--hot-key-dist: "pareto:1" is none of uniform, zipf:θ, exponential:λ`},
+		{declared{}, "--hot-key-dist zipf:1", "--hot-key-dist: declared has no hot sets to spread its requests over"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := cli.Execute(c.suite, strings.Fields(c.args), &stdout, &stderr)
+		first, _, _ := strings.Cut(stderr.String(), "\n") // then where --help is
+		if code != cli.ExitUsage || first != c.suite.Info().Name+": "+c.want {
+			t.Errorf("%s: exit %d, want %d and a line saying %q:\n%s", c.args, code, cli.ExitUsage, c.want, stderr.String())
+		}
+	}
 }
 
 // TestUndeclaredCombinationsAreUsageErrors: each is refused with one line and exit 2 before

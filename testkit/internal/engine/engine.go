@@ -504,7 +504,9 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	}
 	out.Efficiency, out.EfficiencyBasis = results.Efficiency(out, e.report.Environment.Calibration)
 	// Verification runs even after a failed drain: it then shows exactly what is missing.
-	out.Verification, out.Reconciliation = e.verify(post, r, res)
+	var applied testkit.Result
+	out.Verification, out.Reconciliation, applied = e.verify(post, r, res)
+	out.HotSets = hotSets(e.info, r.suite.Config(), applied)
 	if drainErr != nil {
 		out.Verification.Passed = false
 	}
@@ -531,8 +533,9 @@ func held(progress func() load.DrainStatus) int64 {
 
 // verify runs the run's verification: who verifies what (redisbackend.go), the reconciliation
 // of every request, the suite's checks; a query that fails is a failed check, a context that
-// ran out an unverified run.
-func (e *engine) verify(ctx context.Context, r *run, res *load.Result) (results.Verification, *results.Reconciliation) {
+// ran out an unverified run. applied is the run's requests whose writes must be there, when
+// this process verified the whole run (nil when it could not say, or verified its own part).
+func (e *engine) verify(ctx context.Context, r *run, res *load.Result) (_ results.Verification, _ *results.Reconciliation, applied testkit.Result) {
 	suite, vres, roleChecks, verr := e.verification(ctx, r, res)
 	var recon *results.Reconciliation
 	var must testkit.Result
@@ -543,6 +546,9 @@ func (e *engine) verify(ctx context.Context, r *run, res *load.Result) (results.
 	if verr == nil {
 		checks, verr = suite.Verify(ctx, r.suite, must)
 		checks = append(checks, roleChecks...)
+		if _, ownPart := suite.(ownPartOnly); !ownPart {
+			applied = must
+		}
 	}
 	if recon != nil {
 		rc := r.suite.NewChecks()
@@ -564,11 +570,11 @@ func (e *engine) verify(ctx context.Context, r *run, res *load.Result) (results.
 		if ctx.Err() != nil {
 			u := unverified("verification did not finish: "+oneLine(database.Redact(verr.Error())), res, 0)
 			u.Checks = checks
-			return u, recon
+			return u, recon, nil
 		}
 		v.Checks = append(v.Checks, results.Check{Name: "verification query", Expected: "no error", Actual: database.Redact(verr.Error()), OK: false})
 	}
-	return v, recon
+	return v, recon, applied
 }
 
 // suiteFigures are the suite's own figures of the run (testkit.FigureReporter), read once it is
@@ -647,6 +653,7 @@ func queueStats(q *runenv.Backend) *results.Queue {
 	if q.FlushTimes != nil {
 		out.FlushTime = flushTime(q.FlushTimes(), q.FlushDurations())
 	}
+	out.WritesPerUpdate = out.QueueMetrics.WritesPerUpdate()
 	return out
 }
 

@@ -129,7 +129,7 @@ func newParser(s testkit.Suite) (*parser, map[string]bool, error) {
 	fs := pflag.NewFlagSet(info.Name, pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
-	c := &parser{Plan: &Plan{Slotted: info.Slots}, info: info, fs: fs}
+	c := &parser{Plan: &Plan{Slotted: info.Slots, HotSets: info.HotSets}, info: info, fs: fs}
 	c.register()
 	engine := map[string]bool{}
 	c.engineDefaults = map[string]string{}

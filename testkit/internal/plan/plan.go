@@ -43,6 +43,11 @@ type Plan struct {
 	Seed              int64
 	Output            string
 
+	// HotKeyDist is --hot-key-dist over --hot-keys (hotkeys.go); HotSets says the suite's
+	// requests pick a hot set by it (Info.HotSets): without, the flag is refused.
+	HotKeyDist testkit.HotKeyDist
+	HotSets    bool
+
 	PostgresURL string
 	PgBinDir    string
 	PgUser      string
@@ -153,6 +158,7 @@ type parser struct {
 
 	modesRaw, faultsRaw, retryClassesRaw []string
 	levelsRaw, slotsLevelsRaw            string
+	hotKeyDistRaw                        string
 	arrivalsRaw, ratesRaw                string
 	rttLevelsRaw                         string
 	// engineDefaults are the shared flags' defaults before the suite's Info.Defaults.
@@ -171,6 +177,7 @@ func (c *parser) register() {
 	fs.IntVar(&c.FlushIntervalMs, "flush-interval-ms", 100, "longest a partial batch waits before it is flushed, in ms")
 	fs.IntVar(&c.MonitorIntervalMs, "monitor-interval-ms", 100, "lock and pool sampling interval, in ms")
 	fs.IntVar(&c.HotKeys, "hot-keys", 1, "number of hot rows per hot table (1: every request hits the same rows)")
+	c.registerHotKeyDist() // hotkeys.go
 	fs.Int64Var(&c.Seed, "seed", 1, "seed for anything the suite draws at random (reproducible runs)")
 	fs.StringVarP(&c.Output, "output", "o", "", "write the JSON report here (and samples to FILE.samples.ndjson); default: JSON on stdout")
 	fs.BoolVar(&c.Wide, "wide", false, "print the full table of `baseline table` on stderr instead of the short summary")
@@ -310,8 +317,9 @@ func (c *parser) validate() error {
 	}
 	c.Levels = ladderRungs(c.levelsRaw, "--levels", "a positive integer", positiveInt, bad)
 	c.needsDuration("--levels", "level", len(c.Levels), bad)
-	c.validateOpenLoop(bad) // openloop.go
-	c.validateSlots(bad)    // slots.go
+	c.validateOpenLoop(bad)   // openloop.go
+	c.validateSlots(bad)      // slots.go
+	c.validateHotKeyDist(bad) // hotkeys.go
 	c.Faults = nil
 	for _, raw := range c.faultsRaw {
 		f, err := faults.Parse(raw)
@@ -570,9 +578,9 @@ func flagValue(f *pflag.Flag) any {
 // Config is what a suite reads of the plan (Run.Config, Validator).
 func (c *Plan) Config() testkit.Config {
 	return testkit.Config{Requests: c.Requests, Duration: c.Duration, Concurrency: c.Concurrency, HotKeys: c.HotKeys,
-		Seed: c.Seed, FlushBatchSize: c.FlushBatchSize, FlushInterval: c.FlushInterval(), RequestTimeout: c.RequestTimeout,
-		SlotPick: c.SlotPick, Slots: max(c.Slots, slices.Max(append([]int{1}, c.SlotsLevels...))),
-		Modes:    slices.Clone(c.Modes), SplitRun: c.Role != redisq.RoleBoth}
+		HotKeyDist: c.HotKeyDist, Seed: c.Seed, FlushBatchSize: c.FlushBatchSize, FlushInterval: c.FlushInterval(),
+		RequestTimeout: c.RequestTimeout, SlotPick: c.SlotPick, Slots: max(c.Slots, slices.Max(append([]int{1}, c.SlotsLevels...))),
+		Modes: slices.Clone(c.Modes), SplitRun: c.Role != redisq.RoleBoth}
 }
 
 // FlushInterval is --flush-interval-ms.

@@ -47,6 +47,9 @@ func (c *parser) record(own map[string]bool) {
 		PgDownloadVersion: p.PgDownload.Major,
 		Schema:            p.Schema, KeepSchema: p.KeepSchema, ReuseSchema: p.ReuseSchema,
 	}
+	if p.HotSets {
+		p.recorded.HotKeyDist = p.HotKeyDist.String()
+	}
 	p.suiteFlags = map[string]any{}
 	c.fs.VisitAll(func(f *pflag.Flag) {
 		if own[f.Name] {

@@ -118,6 +118,12 @@ func TestHotKeysSpreadTheLoad(t *testing.T) {
 	suitetest.HotKeysSpread(t, New(), "sync,outbox,async,async-compact", "hot row sets whose every counter is exact")
 }
 
+// Zipfian hot keys (θ = 0.99 over 100 sets): every mode verifies, and the hottest set took the
+// distribution's share of the writes.
+func TestSkewedHotKeys(t *testing.T) {
+	suitetest.HotKeysSkewed(t, New())
+}
+
 func TestBrokenExpectationExitsOne(t *testing.T) {
 	suitetest.BrokenExpectations(t, New(), suitetest.Shared(t, "--requests", "300", "--concurrency", "30", "--modes", "async-compact")...)
 }

@@ -21,7 +21,7 @@
 // # Seed
 //
 // Each run seeds one pending usage per request (request i settles usage "req-i", which belongs
-// to hot set i % --hot-keys) with generate_series, so 60000 rows take a fraction of a second.
+// to the request's hot set) in one statement, so 60000 rows take a fraction of a second.
 // --duration with a --requests (given or the default) still stops at --requests, so that many
 // are seeded. A run bound by --duration alone (--requests 0, or a --levels ladder level
 // without --requests) cannot know its request count up front: it seeds --pending-usages rows,
@@ -196,22 +196,34 @@ func request(i int64, h int) [][]counters.Delta {
 }
 
 // Seed creates the hot rows (counters) and then the pending usages: one per request, each
-// belonging to hot set i % --hot-keys, with costOf(i).
+// belonging to the request's hot set (Config.HotSet: i mod --hot-keys under uniform), with
+// costOf(i).
 func (s *Suite) Seed(ctx context.Context, r *testkit.Run) error {
 	if err := s.Suite.Seed(ctx, r); err != nil {
 		return err
 	}
+	sets := hotSets(r, s.seeded(r))
 	_, err := r.Admin().Exec(ctx, `INSERT INTO usage (request_id, user_id, api_key_id, provider_api_key_id, provider_id, model_id,
 			input_tokens, output_tokens, total_tokens, cost)
-		  SELECT 'req-' || i, 'user-hot-' || i % $1, 'key-hot-' || i % $1, 'pkey-hot-' || i % $1,
-		         'provider-hot-' || i % $1, 'model-hot-' || i % $1, 10, 20, 30,
-		         ($3::int8 + (i * $4::int8 % $5::int8) * $6::int8) * 0.00000001
-		  FROM generate_series(0::int8, $2 - 1) i`,
-		r.Config().HotKeys, s.seeded(r), int64(costBase), costMul, costMod, int64(costStep))
+		  SELECT 'req-' || i, 'user-hot-' || h, 'key-hot-' || h, 'pkey-hot-' || h,
+		         'provider-hot-' || h, 'model-hot-' || h, 10, 20, 30,
+		         ($2::int8 + (i * $3::int8 % $4::int8) * $5::int8) * 0.00000001
+		  FROM unnest($1::int4[]) WITH ORDINALITY AS s(h, n), LATERAL (SELECT n - 1 AS i) AS r`,
+		sets, int64(costBase), costMul, costMod, int64(costStep))
 	if err != nil {
 		return fmt.Errorf("seeding usage: %w", err)
 	}
 	return nil
+}
+
+// hotSets are the hot sets of requests 0..n-1 (Config.HotSet), as the seed's array.
+func hotSets(r *testkit.Run, n int64) []int32 {
+	c := r.Config()
+	sets := make([]int32, n)
+	for i := range sets {
+		sets[i] = int32(c.HotSet(int64(i)))
+	}
+	return sets
 }
 
 // errNotSeeded fails a request of a duration-bound run that outran its seeded usages.
@@ -355,22 +367,25 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 			nApplied++
 		}
 	}
-	var settledOnce, stillPending, usages, settled int64
+	var settledOnce, stillPending, inSet, usages, settled int64
 	if err := r.Admin().QueryRow(ctx, `
 		SELECT count(*) FILTER (WHERE a.applied AND u.billing_status = 'settled' AND u.finalized_at IS NOT NULL
 		                          AND s.cost = u.cost AND s.user_id = u.user_id AND s.api_key_id = u.api_key_id
 		                          AND s.provider_id = u.provider_id),
 		       count(*) FILTER (WHERE NOT a.applied AND u.billing_status = 'pending' AND u.finalized_at IS NULL
 		                          AND s.request_id IS NULL),
+		       count(*) FILTER (WHERE u.user_id = 'user-hot-' || a.h AND u.api_key_id = 'key-hot-' || a.h
+		                          AND u.provider_id = 'provider-hot-' || a.h),
 		       (SELECT count(*) FROM usage), (SELECT count(*) FROM usage WHERE billing_status = 'settled')
-		FROM unnest($1::bool[]) WITH ORDINALITY AS a(applied, n)
+		FROM unnest($1::bool[], $2::int4[]) WITH ORDINALITY AS a(applied, h, n)
 		JOIN usage u ON u.request_id = 'req-' || (a.n - 1)
-		LEFT JOIN usage_settlement_snapshots s ON s.request_id = u.request_id`, applied).
-		Scan(&settledOnce, &stillPending, &usages, &settled); err != nil {
+		LEFT JOIN usage_settlement_snapshots s ON s.request_id = u.request_id`, applied, hotSets(r, seeded)).
+		Scan(&settledOnce, &stillPending, &inSet, &usages, &settled); err != nil {
 		return nil, fmt.Errorf("checking usages: %w", err)
 	}
 	c := r.NewChecks()
 	c.Int("applied requests whose usage is settled, with its snapshot", nApplied, settledOnce)
+	c.Int("seeded usages of their request's hot set (the rows its settlement debits)", seeded, inSet)
 	c.Int("other seeded usages still pending, without a snapshot", seeded-nApplied, stillPending)
 	c.Int("usage rows = seeded", seeded, usages)
 	c.Int("settled usages = applied requests", nApplied, settled)

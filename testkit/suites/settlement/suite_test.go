@@ -180,6 +180,18 @@ func TestHotKeysSpreadTheLoad(t *testing.T) {
 	suitetest.HotKeysSpread(t, New(), "sync,async-compact", "hot row sets whose every counter is exact")
 }
 
+// Zipfian hot keys (θ = 0.99 over 100 sets): every mode verifies, the hottest set took the
+// distribution's share of the writes, and every usage was seeded in the hot set of the
+// request that settles it (the wallet, key and provider it debits).
+func TestSkewedHotKeys(t *testing.T) {
+	rep := suitetest.HotKeysSkewed(t, New())
+	for _, r := range rep.Runs {
+		if !suitetest.CheckPassed(r, "seeded usages of their request's hot set (the rows its settlement debits)", suitetest.SkewedRequests) {
+			t.Errorf("%s: the usages' hot sets are not checked, or wrong: %+v", r.Mode, r.Verification.Checks)
+		}
+	}
+}
+
 // A run bound by --duration alone settles only the usages it seeded; requests past them fail,
 // and every usage no applied request settled is still pending.
 func TestDurationBoundRunSettlesOnlyItsSeed(t *testing.T) {
