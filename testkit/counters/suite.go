@@ -105,6 +105,8 @@ type Suite struct {
 	mu        sync.Mutex
 	run       *testkit.Run    // the run runHotSet is of
 	runHotSet func(int64) int // hotSet's
+
+	merges merges // the queue modes' writes per row UPDATE (Figures)
 }
 
 var (
@@ -187,6 +189,7 @@ func (s *Suite) Seed(ctx context.Context, r *testkit.Run) error {
 // records a batch writer claims and applies, each delta as its own UPDATE or compacted (the
 // async modes).
 func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, error) {
+	s.merges.reset()
 	rc := s.recorder(r)
 	switch r.Mode() {
 	case testkit.Sync:
@@ -375,6 +378,9 @@ func (w batchWriter) WriteBatch(ctx context.Context, tx pgx.Tx, batch []Record) 
 		apply = Apply
 	}
 	n, err := apply(ctx, tx, deltas)
+	if err == nil && w.r.Mode().Async() {
+		w.s.merges.add(deltas, w.compact)
+	}
 	return ops + n, err
 }
 
@@ -395,7 +401,8 @@ func (w batchWriter) writePipelined(ctx context.Context, tx pgx.Tx, batch []Reco
 	for _, c := range claims {
 		b.Queue(c.SQL, c.Args...)
 	}
-	groups := queueApply(&b, w.s.deltas(batch, sources, nil))
+	deltas := w.s.deltas(batch, sources, nil)
+	groups := queueApply(&b, deltas)
 	ops = len(claims) + len(groups)
 	br := tx.SendBatch(ctx, &b)
 	repeat, err := readClaims(br, claims)
@@ -404,6 +411,9 @@ func (w batchWriter) writePipelined(ctx context.Context, tx pgx.Tx, batch []Reco
 	}
 	if cerr := br.Close(); err == nil && !repeat {
 		err = cerr
+	}
+	if err == nil && !repeat {
+		w.s.merges.add(deltas, true)
 	}
 	if err != nil || !repeat {
 		return ops, err == nil, err

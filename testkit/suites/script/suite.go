@@ -54,11 +54,12 @@ type Suite struct {
 }
 
 var (
-	_ testkit.Suite      = (*Suite)(nil)
-	_ testkit.Flagger    = (*Suite)(nil)
-	_ testkit.Validator  = (*Suite)(nil)
-	_ testkit.Preparer   = (*Suite)(nil)
-	_ testkit.Reconciler = (*Suite)(nil)
+	_ testkit.Suite          = (*Suite)(nil)
+	_ testkit.Flagger        = (*Suite)(nil)
+	_ testkit.Validator      = (*Suite)(nil)
+	_ testkit.Preparer       = (*Suite)(nil)
+	_ testkit.Reconciler     = (*Suite)(nil)
+	_ testkit.FigureReporter = (*Suite)(nil)
 )
 
 // New returns the suite; its flags say which script it runs.
@@ -223,4 +224,12 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 // Persisted counts every request's claim rows (counters' claim table).
 func (s *Suite) Persisted(ctx context.Context, r *testkit.Run, n int64) ([]int32, error) {
 	return s.p.persisted(ctx, r, n)
+}
+
+// Figures are the queue modes' writes per row UPDATE, by table (counters' Figures).
+func (s *Suite) Figures(ctx context.Context, r *testkit.Run) ([]testkit.Figure, error) {
+	if s.p.core == nil {
+		return nil, nil
+	}
+	return s.p.core.Figures(ctx, r)
 }
