@@ -194,7 +194,7 @@ func drainProgress(r *run, wl *testkit.Workload, mon *monitor.Monitor) func() lo
 // --reconcile-timeout: its server did not answer (a flush is cut off after the first, and the
 // second is the wait for the path to return, as verification's), and what the drain holds
 // stays where it is (the outbox, the stream) or is abandoned (the in-memory queue).
-var errDrainStalled = errors.New("the drain persisted nothing for --request-timeout plus --reconcile-timeout")
+var errDrainStalled = errors.New("nothing persisted for --request-timeout plus --reconcile-timeout")
 
 // watchStall cancels the drain's context (cause errDrainStalled) once progress has not moved
 // for stall; the returned stop ends the watch and says whether it did.
