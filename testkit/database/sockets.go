@@ -2,6 +2,7 @@ package database
 
 import (
 	"context"
+	"errors"
 	"net"
 	"sync"
 
@@ -15,6 +16,9 @@ import (
 type sockets struct {
 	mu   sync.Mutex
 	live map[*trackedConn]struct{}
+	// cut: new dials fail (pgx dials a cancel request for every connection it closes after a
+	// failed query, and would wait 15 s for each on the peer that does not answer).
+	cut bool
 }
 
 type trackedConn struct {
@@ -35,6 +39,12 @@ func (c *trackedConn) Close() error {
 // dial wraps base (a config's DialFunc) so that what it opens is tracked.
 func (s *sockets) dial(base DialFunc) DialFunc {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		s.mu.Lock()
+		cut := s.cut
+		s.mu.Unlock()
+		if cut {
+			return nil, errCut
+		}
 		conn, err := base(ctx, network, addr)
 		if err != nil {
 			return nil, err
@@ -50,9 +60,14 @@ func (s *sockets) dial(base DialFunc) DialFunc {
 	}
 }
 
-// cut closes every live socket and returns how many it closed.
-func (s *sockets) cut() int {
+// errCut is a dial after CutSockets.
+var errCut = errors.New("the kit cut the connections to this server: it did not answer")
+
+// cutAll closes every live socket, refuses new dials until restore, and returns how many it
+// closed.
+func (s *sockets) cutAll() int {
 	s.mu.Lock()
+	s.cut = true
 	live := make([]*trackedConn, 0, len(s.live))
 	for c := range s.live {
 		live = append(live, c)
@@ -67,8 +82,16 @@ func (s *sockets) cut() int {
 // CutSockets closes, at the socket, every connection the target opened for the service or for
 // its observers (pools, Connect, ConnectDirect; not the admin connection), as a load balancer
 // that drops the flows would: what was waiting on them fails at once, and closing them no
-// longer waits for a peer that does not answer. It returns how many it cut.
-func (t *Target) CutSockets() int { return t.sockets.cut() }
+// longer waits for a peer that does not answer. Until RestoreSockets, new connections of
+// those kinds fail at once too. It returns how many it cut.
+func (t *Target) CutSockets() int { return t.sockets.cutAll() }
+
+// RestoreSockets lets connections be opened again after CutSockets.
+func (t *Target) RestoreSockets() {
+	t.sockets.mu.Lock()
+	t.sockets.cut = false
+	t.sockets.mu.Unlock()
+}
 
 // routeConfig points cfg's connections at dial and keeps the fallbacks that reach the same
 // server, so that sslmode=prefer (TLS, then plain text) and allow work through a route as
