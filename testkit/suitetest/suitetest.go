@@ -580,7 +580,8 @@ func LostCommits(t *testing.T, s testkit.Suite, modes string, requests, concurre
 //     try, for 5 s: committed requests are all there after the recovery, requests in flight
 //     failed or were looked up, nothing applied twice;
 //   - terminate-backends four times in async-compact with a queue far smaller than the
-//     requests in flight (--queue-capacity 16, --queue-full sync), one try: most requests
+//     requests in flight (--queue-capacity 16, --queue-full sync, batches of 16: a fast suite's requests
+//     otherwise all fit the one batch in hand), one try: most requests
 //     write their records inline, some of those writes are killed, and a request that failed
 //     left none of its records behind, queued or written (a request's records are enqueued
 //     as one unit).
@@ -603,7 +604,7 @@ func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, co
 	// The inline case must catch a write in flight: on a machine at a load average of 25 the four
 	// faults of the first 200 ms failed no request, so three more follow at 0.4, 0.8 and 1.6 s.
 	inline := Shared(t, slices.Concat([]string{"--modes", "async-compact"}, size, []string{"--max-tries", "1",
-		"--queue-capacity", "16", "--queue-workers", "1", "--queue-full", "sync"}, terminateFaults,
+		"--queue-capacity", "16", "--queue-workers", "1", "--flush-batch-size", "16", "--queue-full", "sync"}, terminateFaults,
 		[]string{"--fault", "terminate-backends@400ms", "--fault", "terminate-backends@800ms", "--fault", "terminate-backends@1600ms"})...)
 	runFaultCases(t, s, []faultCase{
 		// Open loop for 5 s with the restart at 1 s: closed loop, the outbox mode's 1,000

@@ -23,7 +23,8 @@ type appendColumn struct {
 	col    *sqlshape.Column
 	param  int // 1-based; 0 for a server time
 	server string
-	pos    int // its place in the VALUES row
+	pos    int  // its place in the VALUES row
+	text   bool // the column keeps a value's text as it is (isText)
 }
 
 // prepareAppend composes w's INSERT of appended rows; it says why when a column is DEFAULT in
@@ -44,7 +45,7 @@ func (p *prepared) prepareAppend(w *write) string {
 		case defaults > 0:
 			return fmt.Sprintf("column %s is DEFAULT in some VALUES rows and not in others", c.Name)
 		}
-		ac := appendColumn{col: c, pos: k}
+		ac := appendColumn{col: c, pos: k, text: isText(c)}
 		if f := ins.Rows[0][k].ServerFunc; f != "" {
 			for _, row := range ins.Rows {
 				if row[k].ServerFunc == "" {
@@ -117,20 +118,24 @@ func (p *prepared) appendArgs(w *write, requests []int64) ([]any, int64, error) 
 
 // text is v as PostgreSQL reads it back from text (nil: NULL).
 func text(v sqlshape.Value) *string {
-	var s string
-	switch v.Kind {
-	case sqlshape.NullValue:
+	if v.Kind == sqlshape.NullValue {
 		return nil
-	case sqlshape.IntValue:
-		s = strconv.FormatInt(v.Int, 10)
-	case sqlshape.BoolValue:
-		s = strconv.FormatBool(v.Bool)
-	case sqlshape.StringValue:
-		s = v.Str
-	default:
-		s = v.String()
 	}
+	s := plain(v)
 	return &s
+}
+
+// plain is a value that is not NULL as text.
+func plain(v sqlshape.Value) string {
+	switch v.Kind {
+	case sqlshape.IntValue:
+		return strconv.FormatInt(v.Int, 10)
+	case sqlshape.BoolValue:
+		return strconv.FormatBool(v.Bool)
+	case sqlshape.StringValue:
+		return v.Str
+	}
+	return v.String()
 }
 
 // appendRequests are the requests of sources: every INSERT of the script appends their rows.

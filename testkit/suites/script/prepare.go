@@ -507,13 +507,13 @@ func (p *prepared) evaluate(i int64) (*evaluated, error) {
 			return nil, fmt.Errorf("%w: request %d skipped line %d", errEval, i, w.line)
 		}
 		sc.params = appendParams(sc.params[:0], st.Args)
-		var err error
 		if w.update != nil {
-			err = w.addDelta(&part, sc)
-		} else {
-			_, err = w.insertRow(nil, sc.params) // the values are taken when the batch is written
+			if err := w.addDelta(&part, sc); err != nil {
+				return nil, fmt.Errorf("%w: request %d: line %d: %v", errEval, i, w.line, err)
+			}
+			continue
 		}
-		if err != nil {
+		if _, err := w.insertRow(nil, sc.params); err != nil { // the rows are taken as their batch is written
 			return nil, fmt.Errorf("%w: request %d: line %d: %v", errEval, i, w.line, err)
 		}
 	}
@@ -561,9 +561,22 @@ func (w *write) insertRow(row []sqlshape.InsertValue, params []sqlshape.Value) (
 		return nil, nil
 	}
 	out := make([]*string, len(w.paramCols))
+	texts := make([]string, len(w.paramCols))
 	for n, c := range w.paramCols {
 		if w.fixedSet[n] && len(w.insert.Rows) == 1 {
 			out[n] = w.fixedText[n]
+			continue
+		}
+		if c.text { // a text column takes the value's text as it is
+			x, err := row[c.pos].Value.Eval(params)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", c.col.Name, err)
+			}
+			if x.IsNull() {
+				continue
+			}
+			texts[n] = plain(x)
+			out[n] = &texts[n]
 			continue
 		}
 		v, err := insertValue(c.col, row[c.pos].Value, params)
@@ -714,7 +727,7 @@ func constant(e sqlshape.Expr) bool {
 
 // checkValue fails where insertValue would, without the text a text column keeps as it is.
 func checkValue(col *sqlshape.Column, e sqlshape.Expr, params []sqlshape.Value) error {
-	if col.TypeName != "text" && !strings.HasPrefix(col.TypeName, "character varying") {
+	if !isText(col) {
 		_, err := insertValue(col, e, params)
 		return err
 	}
@@ -726,6 +739,11 @@ func checkValue(col *sqlshape.Column, e sqlshape.Expr, params []sqlshape.Value) 
 		return fmt.Errorf("NULL into NOT NULL column %s", col.Name)
 	}
 	return nil
+}
+
+// isText says whether col keeps a value's text as it is (text, varchar without a length).
+func isText(col *sqlshape.Column) bool {
+	return col.TypeName == "text" || col.TypeName == "character varying"
 }
 
 // insertValue is e's value for column col, as RowInsert.Values gives it.

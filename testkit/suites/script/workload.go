@@ -151,7 +151,7 @@ func (p *prepared) queueWorkload(ctx context.Context, r *testkit.Run) (*testkit.
 	write := wl.Op
 	pool := r.Pool()
 	wl.Op = func(ctx context.Context, req *testkit.Request) error {
-		if _, err := p.deltas(req.Index); err != nil {
+		if _, err := p.evaluate(req.Index); err != nil {
 			return err
 		}
 		if len(p.selects) > 0 || p.sleeps {
