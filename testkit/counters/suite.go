@@ -65,6 +65,10 @@ type Declaration struct {
 	Deliveries func(i int64) int
 	// Codec stores the records on a Redis stream (nil: JSON; RecordCodec is compact).
 	Codec testkit.Codec[Record]
+	// HottestRows (optional) adds to every verified run's figures each table's hottest row's
+	// share of the applied requests' writes: for a workload that draws its rows itself
+	// (a script's random_zipfian) rather than by the hot sets, whose share the report has.
+	HottestRows bool
 }
 
 // Source is one part of one request: what a claim records.
@@ -106,7 +110,8 @@ type Suite struct {
 	run       *testkit.Run    // the run runHotSet is of
 	runHotSet func(int64) int // hotSet's
 
-	merges merges // the queue modes' writes per row UPDATE (Figures)
+	merges  merges           // the queue modes' writes per row UPDATE (Figures)
+	hottest []testkit.Figure // Verify's, with HottestRows (Figures)
 }
 
 var (
@@ -190,6 +195,9 @@ func (s *Suite) Seed(ctx context.Context, r *testkit.Run) error {
 // async modes).
 func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, error) {
 	s.merges.reset()
+	s.mu.Lock()
+	s.hottest = nil
+	s.mu.Unlock()
 	rc := s.recorder(r)
 	switch r.Mode() {
 	case testkit.Sync:

@@ -23,6 +23,9 @@ import (
 func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) ([]testkit.Check, error) {
 	hot := r.Config().HotKeys
 	want := s.expected(r, res)
+	if s.d.HottestRows {
+		s.noteHottest(want)
+	}
 	c := r.NewChecks()
 	exactSets := make([]bool, hot)
 	for h := range exactSets {
@@ -236,6 +239,8 @@ type expectedTable struct {
 	setRows  []string          // the hot sets' rows, in the order met
 	merged   map[string]*Delta // by row: the applied requests' deltas, merged
 	assigned map[string]map[int][]Value
+	writes   map[string]int64 // by row: the applied requests' writes
+	total    int64            // the applied requests' writes to the table
 }
 
 // columns are the columns the table's deltas write, in the table's order.
@@ -302,6 +307,25 @@ func (t *expectedTable) wantRow(row string, open logicalRow) logicalRow {
 	return out
 }
 
+// noteHottest keeps each table's hottest row's share of the applied requests' writes for
+// Figures, in the order the tables were met.
+func (s *Suite) noteHottest(want expectation) {
+	var figures []testkit.Figure
+	for _, t := range want.tables {
+		var most int64
+		for _, n := range t.writes {
+			most = max(most, n)
+		}
+		if t.total > 0 {
+			figures = append(figures, testkit.Figure{Name: "hottest row's share of writes: " + t.table.Name(),
+				Value: float64(int64(float64(most)/float64(t.total)*1e4+0.5)) / 1e4, Unit: "share"})
+		}
+	}
+	s.mu.Lock()
+	s.hottest = figures
+	s.mu.Unlock()
+}
+
 // expected merges, per logical hot row, the deltas of the requests that must be there.
 func (s *Suite) expected(r *testkit.Run, res testkit.Result) expectation {
 	var e expectation
@@ -310,7 +334,7 @@ func (s *Suite) expected(r *testkit.Run, res testkit.Result) expectation {
 		t := tables[d.Table]
 		if t == nil {
 			t = &expectedTable{table: d.Change.table, sets: map[string]int{}, merged: map[string]*Delta{},
-				assigned: map[string]map[int][]Value{}}
+				assigned: map[string]map[int][]Value{}, writes: map[string]int64{}}
 			tables[d.Table] = t
 			e.tables = append(e.tables, t)
 		}
@@ -337,6 +361,8 @@ func (s *Suite) expected(r *testkit.Run, res testkit.Result) expectation {
 		for _, d := range s.stamped(i, hotSet(i)) {
 			e.deltas++
 			t := table(d)
+			t.writes[d.Row]++
+			t.total++
 			if m := t.merged[d.Row]; m != nil {
 				m.Merge(d)
 			} else {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
+	"sync/atomic"
 	"testing"
 
 	"github.com/hotspotkit/hotspotkit/examples/scripts"
@@ -26,7 +28,7 @@ func BenchmarkEvaluate(b *testing.B) {
 	}
 }
 
-func preparedExample(b *testing.B, script, init string, sets ...string) *prepared {
+func preparedExample(b testing.TB, script, init string, sets ...string) *prepared {
 	dir := b.TempDir()
 	for _, f := range []string{script, init} {
 		data, err := scripts.Files.ReadFile(f)
@@ -48,4 +50,48 @@ func preparedExample(b *testing.B, script, init string, sets ...string) *prepare
 		b.Fatal(err)
 	}
 	return p
+}
+
+// TestDeltaMemo: a delta taken from the memo is the delta evaluated afresh (the usage counter,
+// whose UPDATEs bind 100 distinct tuples, hits it), and the memo switches itself off for
+// TPC-B's UPDATE of a random account by a random amount.
+func TestDeltaMemo(t *testing.T) {
+	p := preparedExample(t, "usage-counter.sql", "usage-counter-init.sql", "hot_keys=1")
+	const n = 3000
+	memoized := make([]*evaluated, n)
+	for i := range int64(n) {
+		e, err := p.evaluate(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		memoized[i] = e
+	}
+	for k := range p.writes {
+		if m := p.writes[k].memo; m != nil {
+			if m.hits.Load() < n/2 {
+				t.Errorf("line %d: %d memo hits in %d requests", p.writes[k].line, m.hits.Load(), n)
+			}
+			m.off.Store(true)
+		}
+	}
+	p.cache = [cacheSize]atomic.Pointer[evaluated]{}
+	for i := range int64(n) {
+		e, err := p.evaluate(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(e.deltas, memoized[i].deltas) {
+			t.Fatalf("request %d: memoized %+v, evaluated %+v", i, memoized[i].deltas, e.deltas)
+		}
+	}
+
+	tpcb := preparedExample(t, "tpcb-like.sql", "tpcb-init.sql", "scale=1")
+	for i := range int64(memoTrial + 10) {
+		if _, err := tpcb.evaluate(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m := tpcb.writes[0].memo; m == nil || !m.off.Load() {
+		t.Errorf("the memo of TPC-B's account UPDATE is still on")
+	}
 }

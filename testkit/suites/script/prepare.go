@@ -72,6 +72,7 @@ type write struct {
 	keyTypes  []counters.Type
 	fixedText []*string
 	fixedSet  []bool
+	memo      *deltaMemo // an UPDATE's deltas by its bound values
 }
 
 // prepare runs the init file (unless the process joins a run another set up), binds the
@@ -295,7 +296,8 @@ func (p *prepared) declare(ctx context.Context, admin *pgx.Conn, s *Suite, slots
 		RecordKeys: p.recordKeys,
 		ClaimTable: "counter_claims", ClaimIndex: "request_index",
 		Claim: p.claim, ClaimAll: p.claimAll,
-		Codec: counters.RecordCodec(),
+		Codec:       counters.RecordCodec(),
+		HottestRows: true,
 	}
 	if c := p.ownClaim(s.script.Commands()); c != nil {
 		p.claimBy = c
@@ -506,13 +508,20 @@ func (p *prepared) evaluate(i int64) (*evaluated, error) {
 		if st == nil {
 			return nil, fmt.Errorf("%w: request %d skipped line %d", errEval, i, w.line)
 		}
-		sc.params = appendParams(sc.params[:0], st.Args)
 		if w.update != nil {
+			d, ok, memoSlot := w.memo.get(st.Args)
+			if ok {
+				part.AddDelta(d)
+				continue
+			}
+			sc.params = appendParams(sc.params[:0], st.Args)
 			if err := w.addDelta(&part, sc); err != nil {
 				return nil, fmt.Errorf("%w: request %d: line %d: %v", errEval, i, w.line, err)
 			}
+			w.memo.put(memoSlot, st.Args, part.Deltas()[len(part.Deltas())-1])
 			continue
 		}
+		sc.params = appendParams(sc.params[:0], st.Args)
 		if _, err := w.insertRow(nil, sc.params); err != nil { // the rows are taken as their batch is written
 			return nil, fmt.Errorf("%w: request %d: line %d: %v", errEval, i, w.line, err)
 		}
@@ -670,6 +679,7 @@ func (w *write) addDelta(part *counters.Part, sc *scratch) error {
 // constants (an increment by 1, a cost of 0.001), the key's types.
 func (w *write) fix() error {
 	if w.update != nil {
+		w.memo = newDeltaMemo()
 		w.keyTypes = w.table.KeyTypes()
 		w.fixed = make([]*counters.Value, len(w.items))
 		for k, idx := range w.items {

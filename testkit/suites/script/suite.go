@@ -9,8 +9,10 @@
 // deferred without changing what the transaction means is refused for the queue modes before
 // anything runs (exit 2), naming the statement's line and the reason.
 //
-// Every request's parts (one per write statement) are claimed once in the kit's claim table,
-// in the transaction that writes them, so a retried or redelivered write counts once; the
+// A request is one part (a batch merges a row's writes whatever request they came in) and is
+// claimed with one row in the transaction that writes it — the script's own INSERT where its
+// unique key holds :request_id, else the kit's claim table — so a retried or redelivered
+// write counts once; the
 // verification recomputes every request from its index and checks every declared row
 // exactly (package counters), the appended rows exactly once, and the script's other tables
 // unchanged.

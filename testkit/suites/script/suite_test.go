@@ -1,8 +1,10 @@
 package script_test
 
 import (
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -81,6 +83,37 @@ func TestTPCB(t *testing.T) {
 	compacted := rep.Runs[3]
 	if compacted.Mode != "async-compact" || compacted.Queue == nil || compacted.Queue.CompactedTotal == 0 {
 		t.Errorf("async-compact merged nothing: %+v", compacted.Queue)
+	}
+}
+
+// TestSkewedAccounts: tpcb-skewed at θ = 1.2 (a zipfian account among 100,000): the report's
+// hottest account takes the share of the writes the law gives its first rank, 1/H(n, θ),
+// within 4 standard errors; the one branch takes them all; and async-compact merges the hot
+// accounts' writes (more than one a row UPDATE).
+func TestSkewedAccounts(t *testing.T) {
+	const requests, theta, accounts = 3000, 1.2, 100000
+	code, rep, stderr := suitetest.RunShared(t, script.New(), append(example(t, "tpcb-skewed.sql"),
+		"--set", "theta=1.2", "--modes", "sync,async-compact", "--requests", strconv.Itoa(requests), "--concurrency", "16")...)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var h float64
+	for k := 1; k <= accounts; k++ {
+		h += math.Pow(float64(k), -theta)
+	}
+	p := 1 / h
+	tolerance := 4 * math.Sqrt(p*(1-p)/requests)
+	for _, r := range rep.Runs {
+		suitetest.Verified(t, r)
+		if got, ok := r.Figure("hottest row's share of writes: pgbench_accounts"); !ok || math.Abs(got-p) > tolerance {
+			t.Errorf("%s: hottest account's share %v (reported: %v), want %.4f ± %.4f", r.Mode, got, ok, p, tolerance)
+		}
+		if got, ok := r.Figure("hottest row's share of writes: pgbench_branches"); !ok || got != 1 {
+			t.Errorf("%s: the one branch's share %v (reported: %v), want 1", r.Mode, got, ok)
+		}
+	}
+	if got, ok := rep.Runs[1].Figure("writes per UPDATE: pgbench_accounts"); !ok || got <= 1 {
+		t.Errorf("async-compact: writes per UPDATE of pgbench_accounts %v (reported: %v), want > 1", got, ok)
 	}
 }
 
