@@ -64,7 +64,7 @@ TEST_P ?= 3
 # cores idle; the last three are short but mostly wait (20-30 s each: servers started and
 # stopped, delays timed), and were the tail when go list's order put them last. Every other
 # package follows, in go list's order.
-SLOW_TESTS := ./testkit/internal/engine ./testkit/suites/usagecounter ./testkit/suites/multiproc \
+SLOW_TESTS := ./testkit/internal/engine ./testkit/suites/usagecounter ./testkit/suites/script ./testkit/suites/multiproc \
 	./testkit/suites/settlement ./queue/redisq ./cmd/baseline ./testkit/suites/auxcounter \
 	./testkit/suites/candidates ./testkit/suites/jobqueue ./examples/hotcounter \
 	./testkit/redisserver ./testkit/internal/netdelay ./testkit/internal/pgserver
