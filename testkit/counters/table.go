@@ -473,10 +473,6 @@ func (p *Part) Add(c *Change, row Key, values ...Value) {
 	p.deltas = append(p.deltas, Delta{Key: row, Change: c, Values: p.values[start:len(p.values):len(p.values)]})
 }
 
-// AddDelta adds d as it is (a delta of an earlier part, its Values shared: a Delta's Values
-// are never changed in place).
-func (p *Part) AddDelta(d Delta) { p.deltas = append(p.deltas, d) }
-
 // Deltas are the part's deltas, in the order added.
 func (p *Part) Deltas() []Delta { return p.deltas }
 

@@ -69,7 +69,7 @@ func (p *prepared) prepareAppend(w *write) string {
 		}
 		alias := "c" + strconv.Itoa(c.param)
 		sel[k] = "u." + alias + "::" + c.col.TypeName
-		arrays = append(arrays, "$"+strconv.Itoa(c.param)+"::text[]")
+		arrays = append(arrays, "$"+strconv.Itoa(c.param)+"::text::text[]")
 		aliases = append(aliases, alias)
 	}
 	w.sql = "INSERT INTO " + pgx.Identifier{ins.Table.Name}.Sanitize() + " (" + strings.Join(names, ", ") + ")\n\tSELECT " +
@@ -93,27 +93,64 @@ func colsWithParams(cols []appendColumn) []appendColumn {
 	return out
 }
 
-// appendArgs are the arguments of w's INSERT for the appended rows of requests.
+// appendArgs are the arguments of w's INSERT for the appended rows of requests: a column's
+// values as one array literal ('{"7","x",NULL}'), which the server reads as text[] and the
+// INSERT casts to the column's type. A batch's thousand rows are then a few strings built in
+// one pass, not an array of strings per column for pgx to encode element by element.
 func (p *prepared) appendArgs(w *write, requests []int64) ([]any, int64, error) {
-	rows := make([][]*string, 0, len(requests)*len(w.insert.Rows))
+	var rows int64
+	if len(w.paramCols) == 0 {
+		for _, i := range requests {
+			if err := p.eachInsertRow(w, i, func([]sqlshape.InsertValue, []sqlshape.Value) error { rows++; return nil }); err != nil {
+				return nil, 0, err
+			}
+		}
+		return []any{rows}, rows, nil
+	}
+	cols := make([][]byte, len(w.paramCols))
+	for n := range cols {
+		cols[n] = append(make([]byte, 0, 16*len(requests)), '{')
+	}
 	for _, i := range requests {
-		var err error
-		if rows, err = p.insertRows(w, i, rows); err != nil {
+		err := p.eachInsertRow(w, i, func(row []sqlshape.InsertValue, params []sqlshape.Value) error {
+			for n := range cols {
+				t, null, err := w.valueText(n, row, params)
+				if err != nil {
+					return err
+				}
+				if rows > 0 {
+					cols[n] = append(cols[n], ',')
+				}
+				cols[n] = appendElement(cols[n], t, null)
+			}
+			rows++
+			return nil
+		})
+		if err != nil {
 			return nil, 0, err
 		}
 	}
-	if len(w.paramCols) == 0 {
-		return []any{int64(len(rows))}, int64(len(rows)), nil
+	args := make([]any, len(cols))
+	for n := range cols {
+		args[n] = string(append(cols[n], '}'))
 	}
-	args := make([]any, len(w.paramCols))
-	for n := range w.paramCols {
-		col := make([]*string, len(rows))
-		for r, row := range rows {
-			col[r] = row[n]
+	return args, rows, nil
+}
+
+// appendElement appends an array literal's element: NULL, or t double-quoted with its quotes
+// and backslashes escaped (array_in's rules), so that any text comes back as it was.
+func appendElement(b []byte, t string, null bool) []byte {
+	if null {
+		return append(b, "NULL"...)
+	}
+	b = append(b, '"')
+	for k := 0; k < len(t); k++ {
+		if c := t[k]; c == '"' || c == '\\' {
+			b = append(b, '\\')
 		}
-		args[n] = col
+		b = append(b, t[k])
 	}
-	return args, int64(len(rows)), nil
+	return append(b, '"')
 }
 
 // text is v as PostgreSQL reads it back from text (nil: NULL).

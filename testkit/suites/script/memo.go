@@ -9,13 +9,14 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/internal/pgscript"
 )
 
-// deltaMemo remembers an UPDATE's delta by the values bound to the statement: a delta is a
+// deltaMemo remembers a request's deltas by the values bound to its UPDATEs: the deltas are a
 // function of them alone, and a hot-row script binds few distinct ones (the usage counter's
-// hot set and response time: 100 tuples in all), so most requests take the delta already
-// worked out instead of evaluating the SET list again. It is direct-mapped (a newer tuple
-// replaces the one in its place) and switches itself off when its first lookups mostly miss,
-// as for TPC-B's random account and amount, where it would only add a hash and an
-// allocation per UPDATE.
+// hot set and response time: 100 tuples in all), so most requests share deltas already
+// worked out (they are never changed: Delta.Merge copies before it folds, the core stamps a
+// copy) instead of evaluating the SET lists again and allocating their own. It is
+// direct-mapped (a newer tuple replaces the one in its place) and switches itself off when
+// its first lookups mostly miss, as for TPC-B's random account and amount, where it would
+// only add a hash and an allocation per request.
 type deltaMemo struct {
 	seed    maphash.Seed
 	entries [memoSize]atomic.Pointer[memoEntry]
@@ -25,8 +26,9 @@ type deltaMemo struct {
 }
 
 type memoEntry struct {
-	args  []pgscript.Value
-	delta counters.Delta // its Values are never changed (Delta.Merge copies before it folds)
+	args   []pgscript.Value
+	deltas []counters.Delta
+	keys   []counters.Key // the request's record key (prepared.recordKeys)
 }
 
 const (
@@ -47,11 +49,11 @@ func (m *deltaMemo) slot(args []pgscript.Value) *atomic.Pointer[memoEntry] {
 	return &m.entries[h.Sum64()&(memoSize-1)]
 }
 
-// get is the delta remembered for args, if any; slot is where put keeps one (nil when the
+// get is what is remembered for args, if anything; slot is where put keeps it (nil when the
 // memo is off).
-func (m *deltaMemo) get(args []pgscript.Value) (d counters.Delta, ok bool, slot *atomic.Pointer[memoEntry]) {
+func (m *deltaMemo) get(args []pgscript.Value) (e *memoEntry, slot *atomic.Pointer[memoEntry]) {
 	if m.off.Load() {
-		return d, false, nil
+		return nil, nil
 	}
 	slot = m.slot(args)
 	if n := m.lookups.Add(1); n == memoTrial && m.hits.Load() < memoTrial/4 {
@@ -59,14 +61,15 @@ func (m *deltaMemo) get(args []pgscript.Value) (d counters.Delta, ok bool, slot 
 	}
 	if e := slot.Load(); e != nil && slices.Equal(e.args, args) {
 		m.hits.Add(1)
-		return e.delta, true, slot
+		return e, slot
 	}
-	return d, false, slot
+	return nil, slot
 }
 
-// put remembers d for args in slot (get's).
-func (m *deltaMemo) put(slot *atomic.Pointer[memoEntry], args []pgscript.Value, d counters.Delta) {
+// put remembers e for args in slot (get's).
+func (m *deltaMemo) put(slot *atomic.Pointer[memoEntry], args []pgscript.Value, e *memoEntry) {
 	if slot != nil {
-		slot.Store(&memoEntry{args: slices.Clone(args), delta: d})
+		e.args = slices.Clone(args)
+		slot.Store(e)
 	}
 }

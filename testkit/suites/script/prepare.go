@@ -47,7 +47,8 @@ type prepared struct {
 	unchanged []string
 	sums      map[string]string // unchanged tables' checksums after the seed
 
-	execs sync.Pool // *pgscript.Execution
+	execs sync.Pool  // *scratch
+	memo  *deltaMemo // requests' deltas by their UPDATEs' bound values
 	cache [cacheSize]atomic.Pointer[evaluated]
 }
 
@@ -72,7 +73,6 @@ type write struct {
 	keyTypes  []counters.Type
 	fixedText []*string
 	fixedSet  []bool
-	memo      *deltaMemo // an UPDATE's deltas by its bound values
 }
 
 // prepare runs the init file (unless the process joins a run another set up), binds the
@@ -81,6 +81,7 @@ type write struct {
 func prepare(ctx context.Context, s *Suite, env testkit.PrepareEnv) (*prepared, error) {
 	p := &prepared{schema: env.Schema}
 	p.execs.New = func() any { return new(scratch) }
+	p.memo = newDeltaMemo()
 	vars := s.vars()
 	var err error
 	if s.init != "" {
@@ -474,7 +475,8 @@ func statement(x *pgscript.Execution, cmd int) *pgscript.Statement {
 // evaluated is request i's deltas, one per UPDATE in the script's order.
 type evaluated struct {
 	i      int64
-	deltas []counters.Delta
+	deltas []counters.Delta // shared: never changed
+	keys   []counters.Key   // its record key (recordKeys)
 }
 
 // cacheSize is how many evaluated requests are kept (by index modulo it): a request is
@@ -485,6 +487,7 @@ const cacheSize = 1 << 16
 type scratch struct {
 	x      pgscript.Execution
 	params []sqlshape.Value
+	bound  []pgscript.Value // the values bound to the UPDATEs, in order (the memo's key)
 	key    []counters.Value
 	values []counters.Value
 }
@@ -501,7 +504,7 @@ func (p *prepared) evaluate(i int64) (*evaluated, error) {
 	if err := p.eval(i, &sc.x); err != nil {
 		return nil, err
 	}
-	part := counters.NewPart(p.updates, p.values)
+	sc.bound = sc.bound[:0]
 	for k := range p.writes {
 		w := &p.writes[k]
 		st := statement(&sc.x, w.cmd)
@@ -509,16 +512,7 @@ func (p *prepared) evaluate(i int64) (*evaluated, error) {
 			return nil, fmt.Errorf("%w: request %d skipped line %d", errEval, i, w.line)
 		}
 		if w.update != nil {
-			d, ok, memoSlot := w.memo.get(st.Args)
-			if ok {
-				part.AddDelta(d)
-				continue
-			}
-			sc.params = appendParams(sc.params[:0], st.Args)
-			if err := w.addDelta(&part, sc); err != nil {
-				return nil, fmt.Errorf("%w: request %d: line %d: %v", errEval, i, w.line, err)
-			}
-			w.memo.put(memoSlot, st.Args, part.Deltas()[len(part.Deltas())-1])
+			sc.bound = append(sc.bound, st.Args...)
 			continue
 		}
 		sc.params = appendParams(sc.params[:0], st.Args)
@@ -526,31 +520,59 @@ func (p *prepared) evaluate(i int64) (*evaluated, error) {
 			return nil, fmt.Errorf("%w: request %d: line %d: %v", errEval, i, w.line, err)
 		}
 	}
-	e := &evaluated{i: i, deltas: part.Deltas()}
+	var m *memoEntry
+	var memoSlot *atomic.Pointer[memoEntry]
+	if p.updates > 0 { // without an UPDATE a request's record key is its own
+		m, memoSlot = p.memo.get(sc.bound)
+	}
+	if m == nil {
+		part := counters.NewPart(p.updates, p.values)
+		for k := range p.writes {
+			w := &p.writes[k]
+			if w.update == nil {
+				continue
+			}
+			sc.params = appendParams(sc.params[:0], statement(&sc.x, w.cmd).Args)
+			if err := w.addDelta(&part, sc); err != nil {
+				return nil, fmt.Errorf("%w: request %d: line %d: %v", errEval, i, w.line, err)
+			}
+		}
+		m = &memoEntry{deltas: part.Deltas(), keys: p.keysOf(i, part.Deltas())}
+		p.memo.put(memoSlot, sc.bound, m)
+	}
+	e := &evaluated{i: i, deltas: m.deltas, keys: m.keys}
 	slot.Store(e)
 	return e, nil
 }
 
 // insertRows appends request i's rows of INSERT w, as text (nil: NULL), to rows.
 func (p *prepared) insertRows(w *write, i int64, rows [][]*string) ([][]*string, error) {
+	err := p.eachInsertRow(w, i, func(row []sqlshape.InsertValue, params []sqlshape.Value) error {
+		r, err := w.insertRow(row, params)
+		rows = append(rows, r)
+		return err
+	})
+	return rows, err
+}
+
+// eachInsertRow calls f with every VALUES row of INSERT w and request i's bound values.
+func (p *prepared) eachInsertRow(w *write, i int64, f func(row []sqlshape.InsertValue, params []sqlshape.Value) error) error {
 	sc := p.execs.Get().(*scratch)
 	defer p.execs.Put(sc)
 	if err := p.eval(i, &sc.x); err != nil {
-		return nil, err
+		return err
 	}
 	st := statement(&sc.x, w.cmd)
 	if st == nil {
-		return nil, fmt.Errorf("%w: request %d skipped line %d", errEval, i, w.line)
+		return fmt.Errorf("%w: request %d skipped line %d", errEval, i, w.line)
 	}
 	sc.params = appendParams(sc.params[:0], st.Args)
 	for r := range w.insert.Rows {
-		row, err := w.insertRow(w.insert.Rows[r], sc.params)
-		if err != nil {
-			return nil, fmt.Errorf("%w: request %d: line %d: %v", errEval, i, w.line, err)
+		if err := f(w.insert.Rows[r], sc.params); err != nil {
+			return fmt.Errorf("%w: request %d: line %d: %v", errEval, i, w.line, err)
 		}
-		rows = append(rows, row)
 	}
-	return rows, nil
+	return nil
 }
 
 // insertRow is one VALUES row of w for params, its client values as text (nil: NULL); with a
@@ -570,31 +592,46 @@ func (w *write) insertRow(row []sqlshape.InsertValue, params []sqlshape.Value) (
 		return nil, nil
 	}
 	out := make([]*string, len(w.paramCols))
-	texts := make([]string, len(w.paramCols))
-	for n, c := range w.paramCols {
-		if w.fixedSet[n] && len(w.insert.Rows) == 1 {
-			out[n] = w.fixedText[n]
-			continue
-		}
-		if c.text { // a text column takes the value's text as it is
-			x, err := row[c.pos].Value.Eval(params)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", c.col.Name, err)
-			}
-			if x.IsNull() {
-				continue
-			}
-			texts[n] = plain(x)
-			out[n] = &texts[n]
-			continue
-		}
-		v, err := insertValue(c.col, row[c.pos].Value, params)
+	for n := range w.paramCols {
+		t, null, err := w.valueText(n, row, params)
 		if err != nil {
 			return nil, err
 		}
-		out[n] = text(v)
+		if !null {
+			out[n] = &t
+		}
 	}
 	return out, nil
+}
+
+// valueText is the text of w's client-valued column n (paramCols' place) in VALUES row row,
+// or null.
+func (w *write) valueText(n int, row []sqlshape.InsertValue, params []sqlshape.Value) (_ string, null bool, _ error) {
+	c := w.paramCols[n]
+	if w.fixedSet[n] && len(w.insert.Rows) == 1 {
+		if t := w.fixedText[n]; t != nil {
+			return *t, false, nil
+		}
+		return "", true, nil
+	}
+	if c.text { // a text column takes the value's text as it is
+		x, err := row[c.pos].Value.Eval(params)
+		if err != nil {
+			return "", false, fmt.Errorf("%s: %w", c.col.Name, err)
+		}
+		if x.IsNull() {
+			return "", true, nil
+		}
+		return plain(x), false, nil
+	}
+	v, err := insertValue(c.col, row[c.pos].Value, params)
+	if err != nil {
+		return "", false, err
+	}
+	if v.Kind == sqlshape.NullValue {
+		return "", true, nil
+	}
+	return plain(v), false, nil
 }
 
 // deltas are request i's deltas, one per UPDATE, in the script's order: the request's one part
@@ -626,8 +663,14 @@ func (p *prepared) recordKeys(i int64, _ int) []counters.Key {
 	if err != nil {
 		panic(err) // deterministic: the queue modes' op evaluated this request first
 	}
-	if len(e.deltas) > 0 {
-		return []counters.Key{e.deltas[0].Key}
+	return e.keys
+}
+
+// keysOf is request i's record key: the row of its first UPDATE, or for a script that only
+// appends, one of its own.
+func (p *prepared) keysOf(i int64, deltas []counters.Delta) []counters.Key {
+	if len(deltas) > 0 {
+		return []counters.Key{deltas[0].Key}
 	}
 	return []counters.Key{{Table: p.writes[0].insert.Table.Name, Row: "#" + strconv.FormatInt(i, 10)}}
 }
@@ -679,7 +722,6 @@ func (w *write) addDelta(part *counters.Part, sc *scratch) error {
 // constants (an increment by 1, a cost of 0.001), the key's types.
 func (w *write) fix() error {
 	if w.update != nil {
-		w.memo = newDeltaMemo()
 		w.keyTypes = w.table.KeyTypes()
 		w.fixed = make([]*counters.Value, len(w.items))
 		for k, idx := range w.items {
