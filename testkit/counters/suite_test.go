@@ -141,6 +141,7 @@ func TestVerifyIsExactAndCatchesEveryColumn(t *testing.T) {
 		`UPDATE tellers SET changed = NULL WHERE tid = 1`,
 		`UPDATE tellers SET balance = 6 WHERE tid = -1`, // the row no request touched
 		`INSERT INTO tellers (bid, tid) VALUES (7, 7)`,  // a row no one seeded
+		`DELETE FROM tellers WHERE tid = -1`,            // a seeded row no request touched, gone
 		`UPDATE devices SET uses = uses + 1 WHERE name = 'd2'`,
 		`UPDATE devices SET spent = spent + 0.00000001 WHERE name = 'd1'`,
 		`UPDATE devices SET seen_at = seen_at - interval '1 hour' WHERE name = 'd0'`,
