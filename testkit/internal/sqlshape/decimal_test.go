@@ -96,13 +96,7 @@ func TestDecimalText(t *testing.T) {
 // where the kit refuses what PostgreSQL computes (more than 8 places, beyond Decimal).
 func TestDecimalsAgreeWithPostgreSQL(t *testing.T) {
 	target := testdb.New(t)
-	cat := &Catalog{Schema: "s", Tables: map[string]*Table{"t": {
-		Name: "t", Kind: Ordinary, PrimaryKey: []string{"id"},
-		Columns: []*Column{
-			{Name: "id", TypeOID: oidInt8, BaseTypeOID: oidInt8, BaseTypmod: -1, DeterministicCollation: true},
-			{Name: "v", TypeOID: oidText, BaseTypeOID: oidText, BaseTypmod: -1, DeterministicCollation: true},
-		},
-	}}}
+	cat := idTextCatalog()
 	cases := []struct {
 		expr    string
 		params  []string

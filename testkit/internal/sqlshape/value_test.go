@@ -6,16 +6,22 @@ import (
 	"testing"
 )
 
-// TestClientValues parses each expression with PostgreSQL's grammar, as the SET value
-// of an UPDATE, and evaluates it: the tree the caller evaluates, and its errors.
-func TestClientValues(t *testing.T) {
-	cat := &Catalog{Schema: "s", Tables: map[string]*Table{"t": {
+// idTextCatalog is a catalog of one table t (id bigint PRIMARY KEY, v text), for parsing
+// expressions as the SET values of an UPDATE of it.
+func idTextCatalog() *Catalog {
+	return &Catalog{Schema: "s", Tables: map[string]*Table{"t": {
 		Name: "t", Kind: Ordinary, PrimaryKey: []string{"id"},
 		Columns: []*Column{
 			{Name: "id", TypeOID: oidInt8, BaseTypeOID: oidInt8, BaseTypmod: -1, DeterministicCollation: true},
 			{Name: "v", TypeOID: oidText, BaseTypeOID: oidText, BaseTypmod: -1, DeterministicCollation: true},
 		},
 	}}}
+}
+
+// TestClientValues parses each expression with PostgreSQL's grammar, as the SET value
+// of an UPDATE, and evaluates it: the tree the caller evaluates, and its errors.
+func TestClientValues(t *testing.T) {
+	cat := idTextCatalog()
 	cases := []struct {
 		expr   string
 		params []Value

@@ -702,20 +702,29 @@ func (w *write) addDelta(part *counters.Part, sc *scratch) error {
 			sc.values = append(sc.values, *f)
 			continue
 		}
-		it := w.update.Set[idx]
-		v, err := it.Eval(sc.params)
+		cv, err := w.itemValue(idx, sc.params)
 		if err != nil {
 			return err
-		}
-		typ, _ := w.table.ColumnType(it.Column.Name)
-		cv, err := coreValue(typ, v)
-		if err != nil {
-			return fmt.Errorf("%s: %w", it.Text, err)
 		}
 		sc.values = append(sc.values, cv)
 	}
 	part.Add(w.change, w.table.Row(sc.key...), sc.values...)
 	return nil
+}
+
+// itemValue is SET item idx's value for params, as the core takes it.
+func (w *write) itemValue(idx int, params []sqlshape.Value) (counters.Value, error) {
+	it := w.update.Set[idx]
+	v, err := it.Eval(params)
+	if err != nil {
+		return counters.Value{}, err
+	}
+	typ, _ := w.table.ColumnType(it.Column.Name)
+	cv, err := coreValue(typ, v)
+	if err != nil {
+		return counters.Value{}, fmt.Errorf("%s: %w", it.Text, err)
+	}
+	return cv, nil
 }
 
 // fix works out once what does not vary from one request to the next: the values given by
@@ -725,18 +734,12 @@ func (w *write) fix() error {
 		w.keyTypes = w.table.KeyTypes()
 		w.fixed = make([]*counters.Value, len(w.items))
 		for k, idx := range w.items {
-			it := w.update.Set[idx]
-			if !constant(it.Value) {
+			if !constant(w.update.Set[idx].Value) {
 				continue
 			}
-			v, err := it.Eval(nil)
+			cv, err := w.itemValue(idx, nil)
 			if err != nil {
 				return err
-			}
-			typ, _ := w.table.ColumnType(it.Column.Name)
-			cv, err := coreValue(typ, v)
-			if err != nil {
-				return fmt.Errorf("%s: %w", it.Text, err)
 			}
 			w.fixed[k] = &cv
 		}
