@@ -454,20 +454,16 @@ func (c *Change) check(values []Value) {
 type Part struct {
 	deltas []Delta
 	values []Value
-	room   int // values' capacity, allocated by the first Add
 }
 
 // NewPart is a part with room for deltas deltas of values values in all.
 func NewPart(deltas, values int) Part {
-	return Part{deltas: make([]Delta, 0, deltas), room: values}
+	return Part{deltas: make([]Delta, 0, deltas), values: make([]Value, 0, values)}
 }
 
 // Add adds c's delta of row writing values (as Change.Delta).
 func (p *Part) Add(c *Change, row Key, values ...Value) {
 	c.check(values)
-	if p.values == nil {
-		p.values = make([]Value, 0, max(p.room, len(values)))
-	}
 	start := len(p.values)
 	p.values = append(p.values, values...)
 	p.deltas = append(p.deltas, Delta{Key: row, Change: c, Values: p.values[start:len(p.values):len(p.values)]})
