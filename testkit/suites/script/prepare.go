@@ -504,6 +504,12 @@ func (p *prepared) evaluate(i int64) (*evaluated, error) {
 	if err := p.eval(i, &sc.x); err != nil {
 		return nil, err
 	}
+	return p.evaluateFrom(i, sc)
+}
+
+// evaluateFrom is evaluate for sc.x, request i's execution already worked out (by a caller
+// that needs it too: the queue modes' SELECTs).
+func (p *prepared) evaluateFrom(i int64, sc *scratch) (*evaluated, error) {
 	sc.bound = sc.bound[:0]
 	for k := range p.writes {
 		w := &p.writes[k]
@@ -541,7 +547,7 @@ func (p *prepared) evaluate(i int64) (*evaluated, error) {
 		p.memo.put(memoSlot, sc.bound, m)
 	}
 	e := &evaluated{i: i, deltas: m.deltas, keys: m.keys}
-	slot.Store(e)
+	p.cache[i&(cacheSize-1)].Store(e)
 	return e, nil
 }
 

@@ -151,19 +151,24 @@ func (p *prepared) queueWorkload(ctx context.Context, r *testkit.Run) (*testkit.
 	write := wl.Op
 	pool := r.Pool()
 	wl.Op = func(ctx context.Context, req *testkit.Request) error {
-		if _, err := p.evaluate(req.Index); err != nil {
-			return err
-		}
-		if len(p.selects) > 0 || p.sleeps {
-			sc := p.execs.Get().(*scratch)
-			err := p.eval(req.Index, &sc.x)
-			if err == nil {
-				err = p.reads(ctx, req, pool, &sc.x)
-			}
-			p.execs.Put(sc)
-			if err != nil {
+		if len(p.selects) == 0 && !p.sleeps {
+			if _, err := p.evaluate(req.Index); err != nil {
 				return err
 			}
+			return write(ctx, req)
+		}
+		// One execution of the script for both: the request's deltas, then its SELECTs.
+		sc := p.execs.Get().(*scratch)
+		err := p.eval(req.Index, &sc.x)
+		if err == nil {
+			_, err = p.evaluateFrom(req.Index, sc)
+		}
+		if err == nil {
+			err = p.reads(ctx, req, pool, &sc.x)
+		}
+		p.execs.Put(sc)
+		if err != nil {
+			return err
 		}
 		return write(ctx, req)
 	}
