@@ -522,7 +522,7 @@ func (p *prepared) evaluateFrom(i int64, sc *scratch) (*evaluated, error) {
 			continue
 		}
 		sc.params = appendParams(sc.params[:0], st.Args)
-		if _, err := w.insertRow(nil, sc.params); err != nil { // the rows are taken as their batch is written
+		if err := w.checkRows(sc.params); err != nil {
 			return nil, fmt.Errorf("%w: request %d: line %d: %v", errEval, i, w.line, err)
 		}
 	}
@@ -581,22 +581,24 @@ func (p *prepared) eachInsertRow(w *write, i int64, f func(row []sqlshape.Insert
 	return nil
 }
 
-// insertRow is one VALUES row of w for params, its client values as text (nil: NULL); with a
-// nil row it checks every row and keeps nothing.
-func (w *write) insertRow(row []sqlshape.InsertValue, params []sqlshape.Value) ([]*string, error) {
-	if row == nil {
-		for _, r := range w.insert.Rows {
-			for n, c := range w.paramCols {
-				if w.fixedSet[n] && len(w.insert.Rows) == 1 {
-					continue
-				}
-				if err := checkValue(c.col, r[c.pos].Value, params); err != nil {
-					return nil, err
-				}
+// checkRows checks that every VALUES row of w takes its values for params, keeping nothing:
+// the rows are built when their batch is written (appendArgs).
+func (w *write) checkRows(params []sqlshape.Value) error {
+	for _, r := range w.insert.Rows {
+		for n, c := range w.paramCols {
+			if w.fixedSet[n] && len(w.insert.Rows) == 1 {
+				continue
+			}
+			if err := checkValue(c.col, r[c.pos].Value, params); err != nil {
+				return err
 			}
 		}
-		return nil, nil
 	}
+	return nil
+}
+
+// insertRow is one VALUES row of w for params, its client values as text (nil: NULL).
+func (w *write) insertRow(row []sqlshape.InsertValue, params []sqlshape.Value) ([]*string, error) {
 	out := make([]*string, len(w.paramCols))
 	for n := range w.paramCols {
 		t, null, err := w.valueText(n, row, params)
