@@ -586,7 +586,7 @@ func (p *prepared) eachInsertRow(w *write, i int64, f func(row []sqlshape.Insert
 func (w *write) checkRows(params []sqlshape.Value) error {
 	for _, r := range w.insert.Rows {
 		for n, c := range w.paramCols {
-			if w.fixedSet[n] && len(w.insert.Rows) == 1 {
+			if w.fixedSet[n] {
 				continue
 			}
 			if err := checkValue(c.col, r[c.pos].Value, params); err != nil {
@@ -616,7 +616,7 @@ func (w *write) insertRow(row []sqlshape.InsertValue, params []sqlshape.Value) (
 // or null.
 func (w *write) valueText(n int, row []sqlshape.InsertValue, params []sqlshape.Value) (_ string, null bool, _ error) {
 	c := w.paramCols[n]
-	if w.fixedSet[n] && len(w.insert.Rows) == 1 {
+	if w.fixedSet[n] {
 		if t := w.fixedText[n]; t != nil {
 			return *t, false, nil
 		}
