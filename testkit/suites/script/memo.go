@@ -20,8 +20,8 @@ import (
 type deltaMemo struct {
 	seed    maphash.Seed
 	entries [memoSize]atomic.Pointer[memoEntry]
-	lookups atomic.Int64
-	hits    atomic.Int64
+	lookups atomic.Int64 // the first memoTrial lookups
+	hits    atomic.Int64 // of those, the hits
 	off     atomic.Bool
 }
 
@@ -56,11 +56,16 @@ func (m *deltaMemo) get(args []pgscript.Value) (e *memoEntry, slot *atomic.Point
 		return nil, nil
 	}
 	slot = m.slot(args)
-	if n := m.lookups.Add(1); n == memoTrial && m.hits.Load() < memoTrial/4 {
-		m.off.Store(true)
+	trial := m.lookups.Load() < memoTrial // counted only until the memo is judged
+	if trial {
+		if n := m.lookups.Add(1); n == memoTrial && m.hits.Load() < memoTrial/4 {
+			m.off.Store(true)
+		}
 	}
 	if e := slot.Load(); e != nil && slices.Equal(e.args, args) {
-		m.hits.Add(1)
+		if trial {
+			m.hits.Add(1)
+		}
 		return e, slot
 	}
 	return nil, slot
