@@ -1,5 +1,5 @@
-// Package database owns where a run's data lives: a managed temporary server
-// (testkit/internal/pgserver) or an existing one given by URL, the run's own schema inside it,
+// Package database owns where a run's data lives: a server this process started (the engine's
+// temporary one, handed in as a Server) or an existing one given by URL, the run's own schema inside it,
 // the pools and dedicated connections that load, flushers and observers use, and what the
 // report says about the server.
 // With --postgres-url nothing outside the run's schema is ever read or written: every connection
@@ -25,15 +25,22 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/schema"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/pgserver"
 )
+
+// Server is a server this process started (testkit/internal/pgserver's): the target connects
+// to its DSN and stops it at Close.
+type Server interface {
+	DSN() string
+	Stop() error
+}
 
 // Options says which server to use and how.
 type Options struct {
-	// URL of an existing server; empty starts a managed one.
+	// URL of an existing server; ignored with Server.
 	URL string
-	// Managed server options (ignored with URL).
-	Server pgserver.Config
+	// Server is a server this process started, which the target owns from Open on: it is
+	// stopped at Close, or when Open fails.
+	Server Server
 	// Schema is the run's schema; empty picks hotspot_<random>.
 	Schema string
 	// KeepSchema leaves the schema in place at Close (URL servers; a managed server goes away anyway).
@@ -50,7 +57,8 @@ type Options struct {
 // Target is an open database for a run.
 type Target struct {
 	opts      Options
-	Server    *pgserver.Server
+	server    Server
+	stopped   bool // server stopped (Close)
 	dsn       string
 	schema    string
 	createdBy bool
@@ -96,19 +104,12 @@ func Open(ctx context.Context, opts Options) (*Target, error) {
 	if opts.Schema == "" {
 		opts.Schema = SchemaPrefix + randomHex(4)
 	}
+	t := &Target{opts: opts, schema: opts.Schema, server: opts.Server, dsn: opts.URL}
 	if err := ValidateSchemaName(opts.Schema); err != nil {
-		return nil, err
+		return nil, errors.Join(err, t.Close())
 	}
-	t := &Target{opts: opts, schema: opts.Schema}
-	if opts.URL == "" {
-		srv, err := pgserver.Start(ctx, opts.Server)
-		if err != nil {
-			return nil, err
-		}
-		t.Server = srv
-		t.dsn = srv.DSN()
-	} else {
-		t.dsn = opts.URL
+	if t.server != nil {
+		t.dsn = t.server.DSN()
 	}
 	if err := t.open(ctx); err != nil {
 		return nil, errors.Join(err, t.Close())
@@ -146,7 +147,7 @@ func (t *Target) open(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "SET search_path TO "+pgx.Identifier{t.schema}.Sanitize()); err != nil {
 		return err
 	}
-	if t.Server != nil {
+	if t.server != nil {
 		// Diagnostics only; the run does not depend on it.
 		_, _ = conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements SCHEMA public")
 		_, _ = conn.Exec(ctx, "SET search_path TO "+pgx.Identifier{t.schema}.Sanitize())
@@ -158,7 +159,7 @@ func (t *Target) open(ctx context.Context) error {
 func (t *Target) Schema() string { return t.schema }
 
 // Managed reports whether the server was started by this process.
-func (t *Target) Managed() bool { return t.Server != nil }
+func (t *Target) Managed() bool { return t.server != nil }
 
 // DSN is the connection string (with password); never print it, use RedactedURL.
 func (t *Target) DSN() string { return t.dsn }
@@ -436,7 +437,7 @@ func (t *Target) CloseWithin(d time.Duration) error {
 	var err error
 	if t.admin != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), d)
-		if t.Server == nil && t.createdBy && !t.opts.KeepSchema {
+		if t.server == nil && t.createdBy && !t.opts.KeepSchema {
 			if _, e := t.admin.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{t.schema}.Sanitize()+" CASCADE"); e != nil {
 				err = errors.Join(err, fmt.Errorf("dropping schema %s (left on the server: DROP SCHEMA %s CASCADE): %w",
 					t.schema, pgx.Identifier{t.schema}.Sanitize(), e))
@@ -446,8 +447,9 @@ func (t *Target) CloseWithin(d time.Duration) error {
 		cancel()
 		t.admin = nil
 	}
-	if t.Server != nil {
-		err = errors.Join(err, t.Server.Stop())
+	if t.server != nil && !t.stopped {
+		t.stopped = true
+		err = errors.Join(err, t.server.Stop())
 	}
 	return err
 }

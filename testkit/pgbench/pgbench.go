@@ -87,8 +87,11 @@ func Run(ctx context.Context, suite testkit.Suite, o Options) (Result, error) {
 	if _, err := os.Stat(pgbench); err != nil {
 		return Result{}, fmt.Errorf("pgbench not found next to postgres: %w", err)
 	}
-	target, err := database.Open(ctx, database.Options{Server: pgserver.Config{
-		Binaries: bins, MaxConnections: o.Clients + 20, Unsafe: o.Unsafe}})
+	srv, err := pgserver.Start(ctx, pgserver.Config{Binaries: bins, MaxConnections: o.Clients + 20, Unsafe: o.Unsafe})
+	if err != nil {
+		return Result{}, err
+	}
+	target, err := database.Open(ctx, database.Options{Server: srv})
 	if err != nil {
 		return Result{}, err
 	}

@@ -60,6 +60,7 @@ type engine struct {
 	stderr io.Writer
 
 	target  *database.Target
+	pg      *pgserver.Server // the temporary server (nil with --postgres-url); target stops it
 	samples *monitor.SampleWriter
 	report  *results.Report
 	metrics *metrics.Server  // --metrics-addr (watch.go)
@@ -207,33 +208,13 @@ func allVerified(r *results.Report) bool {
 func (e *engine) runAll() error {
 	c := e.cfg
 	ctx := e.hardCtx
-	opts := database.Options{
-		URL:         c.PostgresURL,
-		Schema:      c.Schema,
-		KeepSchema:  c.KeepsSchema(),
-		ReuseSchema: c.ReuseSchema,
-		SQL:         e.info.SQL,
-		Server: pgserver.Config{
-			User:           c.PgUser,
-			TempDir:        c.PgDir,
-			MaxConnections: c.MaxConnections + c.QueueWorkers + 2 + suiteConns(e.suite) + extraConns + serverMargin,
-			Unsafe:         c.UnsafeFsync,
-		},
-	}
+	opts := database.Options{URL: c.PostgresURL, Schema: c.Schema, KeepSchema: c.KeepsSchema(), ReuseSchema: c.ReuseSchema, SQL: e.info.SQL}
 	if c.PostgresURL == "" {
-		bins, err := pgserver.FindBinaries(c.PgBinDir)
-		if errors.Is(err, pgserver.ErrNoLocalBinaries) {
-			fmt.Fprintf(e.stderr, "%s: no local PostgreSQL; trying embedded-postgres's download of PostgreSQL %d\n", e.info.Name, c.PgDownload.Major)
-			var derr error
-			if bins, derr = pgserver.Download(c.PgDownload, ""); derr != nil {
-				return fmt.Errorf("%w; and the download failed: %v", err, derr)
-			}
-			err = nil
-		}
+		srv, err := e.startServer(ctx)
 		if err != nil {
 			return err
 		}
-		opts.Server.Binaries = bins
+		e.pg, opts.Server = srv, srv
 	}
 	target, err := database.Open(ctx, opts)
 	if err != nil {
@@ -297,6 +278,25 @@ func (e *engine) runAll() error {
 		}
 	}
 	return nil
+}
+
+// startServer starts the temporary server: local binaries, else embedded-postgres's download.
+func (e *engine) startServer(ctx context.Context) (*pgserver.Server, error) {
+	c := e.cfg
+	bins, err := pgserver.FindBinaries(c.PgBinDir)
+	if errors.Is(err, pgserver.ErrNoLocalBinaries) {
+		fmt.Fprintf(e.stderr, "%s: no local PostgreSQL; trying embedded-postgres's download of PostgreSQL %d\n", e.info.Name, c.PgDownload.Major)
+		var derr error
+		if bins, derr = pgserver.Download(c.PgDownload, ""); derr != nil {
+			return nil, fmt.Errorf("%w; and the download failed: %v", err, derr)
+		}
+		err = nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return pgserver.Start(ctx, pgserver.Config{Binaries: bins, User: c.PgUser, TempDir: c.PgDir, Unsafe: c.UnsafeFsync,
+		MaxConnections: c.MaxConnections + c.QueueWorkers + 2 + suiteConns(e.suite) + extraConns + serverMargin})
 }
 
 // suiteConns is what the suite's own pools hold at most (testkit.ConnectionUser).

@@ -63,13 +63,13 @@ func struck(ctx context.Context) (context.Context, context.CancelFunc) {
 func (t faultTarget) RestartPostgres(ctx context.Context) error {
 	ctx, cancel := struck(ctx)
 	defer cancel()
-	return t.e.target.Server.Restart(ctx)
+	return t.e.pg.Restart(ctx)
 }
 
 func (t faultTarget) CrashPostgres(ctx context.Context) (string, error) {
 	ctx, cancel := struck(ctx)
 	defer cancel()
-	recovered, err := t.e.target.Server.Crash(ctx)
+	recovered, err := t.e.pg.Crash(ctx)
 	if err != nil {
 		return "", err
 	}

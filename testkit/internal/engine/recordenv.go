@@ -26,8 +26,8 @@ func (e *engine) captureEnvironment(ctx context.Context) error {
 		env.Durability = "unsafe"
 	}
 	if e.target.Managed() {
-		env.PostgresStartMs = ms(e.target.Server.StartDuration())
-		env.PostgresDataFS = hostenv.FSType(e.target.Server.Dir())
+		env.PostgresStartMs = ms(e.pg.StartDuration())
+		env.PostgresDataFS = hostenv.FSType(e.pg.Dir())
 	} else {
 		env.PostgresURL = e.target.RedactedURL()
 	}
