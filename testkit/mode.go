@@ -20,7 +20,7 @@ var (
 )
 
 // FlushMode is a mode of a suite's own in which the request writes what a flush loop of its
-// workload applies afterwards (Workload.Flusher, which a pause-flush fault pauses), as package
+// workload applies afterwards (Workload.FlushLoop, which a pause-flush fault pauses), as package
 // counters' outbox does.
 func FlushMode(name string) Mode { return Mode{name: name, flushes: true} }
 

@@ -70,10 +70,10 @@ func (c Config) HotSet(i int64) int {
 	return c.HotKeyDist.Pick(c.Seed, i)
 }
 
-func init() {
-	runenv.NewRun = func(env *runenv.Env, mode, cfg any) any {
-		return &Run{env: env, mode: mode.(Mode), cfg: cfg.(Config)}
-	}
+// NewRun is how the engine hands a suite one run of its invocation: env in mode, under the
+// common flags cfg. A suite never makes a Run (its environment is the engine's to set up).
+func NewRun(env *runenv.Env, mode Mode, cfg Config) *Run {
+	return &Run{env: env, mode: mode, cfg: cfg}
 }
 
 // Mode is the run's mode, one of the suite's Info.Modes.

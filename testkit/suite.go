@@ -25,14 +25,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
 )
 
 // Queue backends (--queue-backend) an async mode runs on: the queue in this process, or a
-// Redis stream (package redisrun sets the Redis up).
+// Redis stream.
 const (
-	BackendMemory = redisrun.BackendMemory
-	BackendRedis  = redisrun.BackendRedis
+	BackendMemory = "memory"
+	BackendRedis  = "redis"
 )
 
 // Info describes a suite to the engine and to --help.
@@ -76,14 +75,6 @@ type Info struct {
 	SQL fs.FS
 }
 
-// queueBackends is what Info.QueueBackends means when it is nil.
-func (i Info) queueBackends() []string {
-	if i.QueueBackends == nil {
-		return []string{BackendMemory}
-	}
-	return i.QueueBackends
-}
-
 // Suite is one hot write path.
 type Suite interface {
 	Info() Info
@@ -122,20 +113,20 @@ type Workload struct {
 	Drain func(ctx context.Context) error
 	// Close releases what the workload holds (always called).
 	Close func() error
-	// Flusher is set when a background loop applies what the requests wrote (the outbox mode
-	// of suites built on package counters: counters.OutboxWorkload).
-	Flusher Flusher
+	// FlushLoop is set when a background loop applies what the requests wrote (the outbox
+	// mode of suites built on package counters: counters.OutboxWorkload).
+	FlushLoop FlushLoop
 	// PendingSQL counts writes not yet applied; the monitor samples it (optional).
 	PendingSQL string
 	// Faults are the --fault kinds this workload can inject itself (e.g. kill-consumer).
 	Faults map[string]FaultHook
 }
 
-// Flusher is a workload's own flush loop (an outbox, or anything like one): a pause-flush
+// FlushLoop is a workload's own flush loop (an outbox, or anything like one): a pause-flush
 // fault pauses it, and its totals are the run's "flush" report. After the drain the engine
 // stops it and closes its connection, so that its backend hands its statistics to the
 // database before the run's cost is read.
-type Flusher interface {
+type FlushLoop interface {
 	Pause()
 	Resume()
 	Stats() results.Flush

@@ -126,7 +126,7 @@ func asyncSpec[K comparable, T any](r *Run, spec AsyncSpec[K, T]) (asyncrun.Spec
 // where AsyncWorkload's requests enqueue their own records: a job queue's workers hand it the
 // completion of each job they ran. The engine reports on it, and its faults strike it, as
 // AsyncWorkload's.
-type Queue[T any] struct{ q *asyncrun.Queue[T] }
+type Queue[T any] struct{ q *asyncrun.TypedQueue[T] }
 
 // OpenQueue builds the async queue for r.Mode (compaction when the mode compacts) over the
 // backend the flags choose, as AsyncWorkload does; spec.Records is not used. The suite
@@ -173,7 +173,7 @@ func (q *Queue[T]) Close() error { return q.q.Close() }
 
 // Faults are the fault hooks the queue takes (kill-flusher, kill-consumer), for the
 // Workload's Faults.
-func (q *Queue[T]) Faults() map[string]FaultHook { return q.q.Faults }
+func (q *Queue[T]) Faults() map[string]FaultHook { return q.q.Faults() }
 
 // TxWriter writes a batch of records inside the queue's transaction and returns the number of
 // statements it sent (queue.TxWriter).

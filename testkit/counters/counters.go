@@ -5,7 +5,7 @@
 // array-based UPDATE per table per batch, or one UPDATE per delta in order: statements.go,
 // composed once per table and shape), the outbox that defers them (counter_outbox, claimed
 // with SKIP LOCKED, aggregated per row and applied by a flush loop; Outbox is its mode, the
-// loop a testkit.Flusher the engine pauses and reports on), and slotted rows (slots.go:
+// loop a testkit.FlushLoop the engine pauses and reports on), and slotted rows (slots.go:
 // --slots splits each hot logical row of a slotted table into N physical rows, a write adds
 // to one, reads sum them).
 //

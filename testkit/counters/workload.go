@@ -31,7 +31,7 @@ func OutboxWorkload(ctx context.Context, r *testkit.Run, tables []*Table, op tes
 	o.Start(r.Context())
 	return &testkit.Workload{
 		Op:         op,
-		Flusher:    o,
+		FlushLoop:  o,
 		PendingSQL: OutboxPendingSQL,
 		Drain:      o.Drain,
 		Close: func() error {

@@ -1,29 +1,27 @@
-// Package asyncrun builds the async queue an async mode's workload writes through, from the
-// run's flags (runenv.Env): the queue in this process (package queue) or a Redis stream in
-// this process's role (package queue/redisq, redis.go), the op that enqueues a request's
-// records as one unit under --max-tries, and the kill-flusher and kill-consumer faults. It
-// registers the queue with the run (Env.Backend) for the engine to report on. It knows
-// nothing of suites: testkit.AsyncWorkload hands it the suite's records, keys and writer.
+// Package asyncrun is a suite's typed side of the run's async queue: it erases a suite's
+// record and key types into the Spec the run's backend opens a queue from (runenv.Backend:
+// the in-process queue or a Redis stream, chosen by the engine), and gives the opened queue
+// back typed — the op that enqueues a request's records as one unit under --max-tries, or a
+// Queue a suite's own background work enqueues into. It knows nothing of suites, backends or
+// Redis: testkit.AsyncWorkload hands it the suite's records, keys and writer.
 package asyncrun
 
 import (
 	"context"
 	"errors"
-	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/queue"
-	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runenv"
 )
 
 // Spec is a suite's async write path for one run (testkit.AsyncSpec with the run's
-// compaction chosen): its records, the queue options it sets (Key, Worker, Spread, Merge, Compare;
-// the flags set the rest), the batch writer and the Redis codec (nil: queue.DefaultCodec).
+// compaction chosen): its records, the queue options it sets (Key, Worker, Spread, Merge,
+// Compare; the flags set the rest), the batch writer and the Redis codec (nil:
+// queue.DefaultCodec).
 type Spec[K comparable, T any] struct {
 	Records func(i int64) []T
 	Keys    queue.Options[K, T]
@@ -42,105 +40,98 @@ type Workload struct {
 	Faults map[string]faults.Hook
 }
 
-// Queue is the run's queue as code of the run's own enqueues into it: the requests' op
-// (Open), or a suite's background work (testkit.OpenQueue).
-type Queue[T any] struct {
-	// Enqueue hands a group of records to the queue as one unit (queue.Backend.EnqueueAll); an
-	// enqueue to Redis whose reply was lost fails with an error load classes as an unknown
-	// outcome.
-	Enqueue func(ctx context.Context, recs []T) (queue.Outcome, error)
-	// Offset is the index of this process's first request: a producer's in a split run, else 0.
-	Offset int64
-	// Drain closes the queue, which writes everything it accepted; Close releases what it
-	// holds (idempotent, after Drain at once).
-	Drain  func(ctx context.Context) error
-	Close  func() error
-	Faults map[string]faults.Hook
-}
+// TypedQueue is the run's opened queue, typed, as code of the run's own enqueues into it: the
+// requests' op (Open), or a suite's background work (testkit.OpenQueue).
+type TypedQueue[T any] struct{ runenv.OpenedQueue }
 
-// Open builds the queue the flags choose for env's run, registers it as env.Backend, and
-// returns the op that enqueues request i's records (spec.Records).
+// Open opens the run's queue for spec on env's backend and returns the op that enqueues
+// request i's records (spec.Records).
 func Open[K comparable, T any](ctx context.Context, env *runenv.Env, spec Spec[K, T]) (*Workload, error) {
 	q, err := OpenQueue(ctx, env, spec)
 	if err != nil {
 		return nil, err
 	}
+	offset := q.Offset()
 	return &Workload{
 		Op: func(ctx context.Context, req *load.Request) error {
-			return enqueueAll(ctx, req, spec.Records(q.Offset+req.Index), q.Enqueue)
+			return enqueueAll(ctx, req, spec.Records(offset+req.Index), q.Enqueue)
 		},
-		Drain: q.Drain, Close: q.Close, Faults: q.Faults,
+		Drain: q.Drain, Close: q.Close, Faults: q.Faults(),
 	}, nil
 }
 
-// OpenQueue builds the queue the flags choose for env's run and registers it as env.Backend
-// (spec.Records is not used).
-func OpenQueue[K comparable, T any](ctx context.Context, env *runenv.Env, spec Spec[K, T]) (*Queue[T], error) {
-	if env.Queue.Backend == redisrun.BackendRedis {
-		return openRedis(ctx, env, spec) // redis.go
-	}
-	flushPool, err := newFlushPool(ctx, env)
+// OpenQueue opens the run's queue for spec on env's backend (spec.Records is not used).
+func OpenQueue[K comparable, T any](ctx context.Context, env *runenv.Env, spec Spec[K, T]) (*TypedQueue[T], error) {
+	q, err := env.Backend.OpenQueue(ctx, env, erase(spec))
 	if err != nil {
 		return nil, err
 	}
-	killer := &flushKiller[T]{TxWriter: spec.Writer, target: env.Target}               // --fault kill-flusher (killflusher.go)
-	flusher := slowFlushes(queue.PgFlusher(flushPool, killer), env.Queue.SlowFlushPct) // --debug-slow-flush-pct (slowflush.go)
-	o := options(env, spec)
-	o.Pipeline = true // a worker writes its next batch while the previous one commits
-	q, err := queue.New(flusher, o)
+	return &TypedQueue[T]{q}, nil
+}
+
+// Enqueue hands recs to the queue as one unit (runenv.OpenedQueue.EnqueueAll).
+func (q *TypedQueue[T]) Enqueue(ctx context.Context, recs []T) (queue.Outcome, error) {
+	boxed := make([]any, len(recs))
+	for i, r := range recs {
+		boxed[i] = r
+	}
+	return q.EnqueueAll(ctx, boxed)
+}
+
+// erase is spec with its record and key types erased. A record travels as a T in an any, so
+// a merge folds into a copy (the queue keeps a batch's source records apart from its compacted
+// ones, to write them one by one when the batch fails), as the typed queue's would.
+func erase[K comparable, T any](spec Spec[K, T]) runenv.Spec {
+	k := spec.Keys
+	s := runenv.Spec{Spread: k.Spread, Compact: spec.Compact, Writer: erasedWriter[T]{spec.Writer}}
+	if k.Key != nil {
+		s.Key = func(rec any) any { return k.Key(rec.(T)) }
+	}
+	if k.Worker != nil {
+		s.Worker = func(key any, workers int) int { return k.Worker(key.(K), workers) }
+	}
+	if k.Merge != nil {
+		s.Merge = func(pending *any, newer any) {
+			p := (*pending).(T)
+			k.Merge(&p, newer.(T))
+			*pending = p
+		}
+	}
+	if k.Compare != nil {
+		s.Compare = func(a, b any) int { return k.Compare(a.(K), b.(K)) }
+	}
+	codec := spec.Codec
+	if codec == nil {
+		codec, s.CodecErr = queue.DefaultCodec[T]()
+	}
+	if codec != nil {
+		s.Codec = erasedCodec[T]{codec}
+	}
+	return s
+}
+
+// erasedWriter is a suite's batch writer over records in anys.
+type erasedWriter[T any] struct{ w queue.TxWriter[T] }
+
+func (e erasedWriter[T]) WriteBatch(ctx context.Context, tx pgx.Tx, recs []any) (int, error) {
+	typed := make([]T, len(recs))
+	for i, r := range recs {
+		typed[i] = r.(T)
+	}
+	return e.w.WriteBatch(ctx, tx, typed)
+}
+
+// erasedCodec is a suite's Redis codec over records in anys.
+type erasedCodec[T any] struct{ c queue.Codec[T] }
+
+func (e erasedCodec[T]) Encode(rec any) ([]byte, error) { return e.c.Encode(rec.(T)) }
+
+func (e erasedCodec[T]) Decode(b []byte) (any, error) {
+	rec, err := e.c.Decode(b)
 	if err != nil {
-		flushPool.Close()
 		return nil, err
 	}
-	var backend queue.Backend[T] = q
-	env.Backend = &runenv.Backend{
-		Name:       redisrun.BackendMemory,
-		Compaction: spec.Compact,
-		FullPolicy: env.Queue.FullPolicy,
-		FlushPool:  flushPool,
-		Metrics:    backend.Metrics,
-		PersistLag: backend.PersistLag,
-		Pause:      backend.Pause,
-		Resume:     backend.Resume,
-
-		FlushTimes:     q.FlushTimes,
-		FlushDurations: q.FlushDurations,
-	}
-	return &Queue[T]{
-		Enqueue: backend.EnqueueAll,
-		Drain:   backend.Close,
-		Faults:  map[string]faults.Hook{faults.KillFlusher: killer.arm},
-		Close: func() error {
-			// Close is idempotent; after a drain it returns at once.
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			defer cancel()
-			_ = backend.Close(ctx)
-			flushPool.Close()
-			return nil
-		},
-	}, nil
-}
-
-// options are the options every queue backend reads the same way, from the run's flags:
-// records a caller writes itself (PolicySync, queue full) go through the request path's pool.
-func options[K comparable, T any](env *runenv.Env, spec Spec[K, T]) queue.Options[K, T] {
-	c, o := env.Queue, spec.Keys
-	o.Capacity, o.BatchSize, o.FlushInterval, o.Workers = c.Capacity, c.BatchSize, c.FlushInterval, c.Workers
-	o.FullPolicy, o.Compaction, o.Inline = c.FullPolicy, spec.Compact, queue.PgFlusher(env.Pool, spec.Writer)
-	o.MaxRetries, o.RetryBackoff, o.FlushTimeout = c.Retries, c.RetryBackoff, c.FlushTimeout
-	return o
-}
-
-// newFlushPool opens the queue workers' (or consumers') own pool: two connections per worker
-// (a pipelined worker's batch committing and its next one being written) and two for the
-// one-by-one fallback, so flushing never waits behind the request path for a connection. Requests that write inline (--queue-full sync) use the load's pool, as a
-// gateway's handlers would.
-func newFlushPool(ctx context.Context, env *runenv.Env) (*pgxpool.Pool, error) {
-	return env.Target.NewPool(ctx, database.PoolOptions{
-		MaxConns: int32(2*env.Queue.Workers + 2),
-		AppName:  "hotspotkit-flush",
-		Settings: env.Queue.Settings,
-	})
+	return rec, nil
 }
 
 // ErrDropped fails a request whose record the full queue dropped (--queue-full drop); it is
@@ -152,13 +143,12 @@ type droppedError struct{}
 func (droppedError) Error() string      { return "queue full: record dropped" }
 func (droppedError) ErrorClass() string { return "dropped" }
 
-// enqueueAll enqueues a request's records as one unit (queue.Backend.EnqueueAll: all
-// accepted, or none), tried again as a whole under --max-tries (load.Request.Try) when the
-// enqueue fails with a retryable class: in practice an inline write under --queue-full sync,
-// or the Redis producer's call. So a failed request leaves none of its records queued. Records
-// are idempotent by their request in every suite's writer, so a retry after an unknown
-// outcome counts nothing twice. A request the full queue dropped fails (ErrDropped, not
-// retried).
+// enqueueAll enqueues a request's records as one unit (all accepted, or none), tried again as
+// a whole under --max-tries (load.Request.Try) when the enqueue fails with a retryable class:
+// in practice an inline write under --queue-full sync, or the Redis producer's call. So a
+// failed request leaves none of its records queued. Records are idempotent by their request
+// in every suite's writer, so a retry after an unknown outcome counts nothing twice. A request
+// the full queue dropped fails (ErrDropped, not retried).
 func enqueueAll[T any](ctx context.Context, req *load.Request, recs []T, enqueue func(context.Context, []T) (queue.Outcome, error)) error {
 	return req.Try(ctx, func(ctx context.Context) error {
 		out, err := enqueue(ctx, recs)

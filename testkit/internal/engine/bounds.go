@@ -103,11 +103,11 @@ func (e *engine) awaitPaths(ctx context.Context, r *run, wait time.Duration) err
 		name string
 		try  func(context.Context) error
 	}{{"PostgreSQL", e.target.EnsureAdmin}}
-	if e.redis != nil && r.Backend != nil && r.Backend.Stream != nil {
+	if name, ping := r.backend.Server(); ping != nil {
 		reach = append(reach, struct {
 			name string
 			try  func(context.Context) error
-		}{"Redis", func(ctx context.Context) error { return e.redis.Client.Ping(ctx).Err() }})
+		}{name, ping})
 	}
 	for _, p := range reach {
 		var err error
@@ -170,15 +170,15 @@ func unverified(why string, res *load.Result, held int64) results.Verification {
 // accepted ones not yet persisted. Nil for a workload without a drain to follow.
 func drainProgress(r *run, wl *testkit.Workload, mon *monitor.Monitor) func() load.DrainStatus {
 	switch {
-	case r.Backend != nil:
-		q := r.Backend
+	case r.backend.Figures() != nil:
+		q := r.backend.Figures()
 		return func() load.DrainStatus {
 			m := q.Metrics()
 			return load.DrainStatus{Persisted: m.FlushedTotal + m.SyncFallbackTotal,
 				Accepted: m.EnqueuedTotal - m.DroppedTotal - m.RejectedTotal, Waiting: m.PendingDepth, Lag: q.PersistLag()}
 		}
-	case wl.Flusher != nil:
-		o := wl.Flusher
+	case wl.FlushLoop != nil:
+		o := wl.FlushLoop
 		return func() load.DrainStatus {
 			st := load.DrainStatus{Persisted: o.Stats().RowsClaimed}
 			if p := mon.Last().OutboxPending; p != nil {
@@ -228,16 +228,4 @@ func watchStall(cancel context.CancelCauseFunc, progress func() load.DrainStatus
 		close(done)
 		return <-stalled
 	}
-}
-
-// abortRedis closes the run's Redis client once the invocation is aborted, so that what waits
-// on a Redis that does not answer fails at once: go-redis bounds a read by its deadline, not by
-// a cancelled context. The returned stop ends the watch.
-func (e *engine) abortRedis(r *run) (stop func()) {
-	if e.redis == nil || r.Backend == nil || r.Backend.Stream == nil {
-		return func() {}
-	}
-	client := e.redis.Client // the run's (Recycle replaces it after the run)
-	unwatch := context.AfterFunc(e.hardCtx, func() { _ = client.Close() })
-	return func() { unwatch() }
 }

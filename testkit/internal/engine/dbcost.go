@@ -14,7 +14,6 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/calibrate"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/dbstats"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/monitor"
 )
 
@@ -92,8 +91,9 @@ func (e *engine) beginCost(ctx context.Context, prior []uint32) *costWindow {
 // endCost closes the run's write connections — their backends flush their statistics as they
 // exit; the pools stay usable for verification — and returns what the run cost the database
 // between the start reading and now, with every statement's server time (dbstats.ServerTimes).
-func (e *engine) endCost(ctx context.Context, w *costWindow, pool *pgxpool.Pool, r *run, wl *testkit.Workload, mon *monitor.Monitor, res *load.Result) (*results.Database, map[string]dbstats.Timed) {
-	releaseConns(ctx, pool, r, wl)
+func (e *engine) endCost(ctx context.Context, m *measured) (*results.Database, map[string]dbstats.Timed) {
+	releaseConns(ctx, m.pool, m.r, m.wl)
+	w, res, mon := m.cost, m.res, m.mon
 	if w == nil {
 		return nil, nil
 	}
@@ -117,10 +117,8 @@ func (e *engine) endCost(ctx context.Context, w *costWindow, pool *pgxpool.Pool,
 // flusher's) so that their backends exit before the database's figures are read.
 func releaseConns(ctx context.Context, pool *pgxpool.Pool, r *run, wl *testkit.Workload) {
 	pool.Reset()
-	if q := r.Backend; q != nil && q.FlushPool != nil {
-		q.FlushPool.Reset()
-	}
-	if o := wl.Flusher; o != nil {
+	r.backend.Release()
+	if o := wl.FlushLoop; o != nil {
 		o.Stop()
 		_ = o.Close(ctx)
 	}

@@ -22,10 +22,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/render"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/backend"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/dbstats"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/heapmem"
@@ -64,7 +67,7 @@ type engine struct {
 	samples *monitor.SampleWriter
 	report  *results.Report
 	metrics *metrics.Server  // --metrics-addr (watch.go)
-	redis   *redisrun.Target // --queue-backend redis (redisbackend.go)
+	queues  *redisrun.Queues // the backend of the runs' queues (queues.go)
 	net     *network         // the proxies and probes (network.go)
 
 	// stopCtx ends on the first signal (no new requests); hardCtx on the second, or
@@ -238,7 +241,7 @@ func (e *engine) runAll() error {
 			return usageError{err}
 		}
 	}
-	if err := e.openRedis(ctx); err != nil { // --queue-backend redis (redisbackend.go)
+	if err := e.openQueues(ctx); err != nil { // --queue-backend (queues.go)
 		return err
 	}
 	if err := e.calibrate(ctx); err != nil { // before the first run (dbcost.go)
@@ -264,8 +267,8 @@ func (e *engine) runAll() error {
 				}
 				goroutines, conns := monitor.Held()
 				run, err := e.runOne(r)
-				if rerr := e.redis.Recycle(); rerr != nil && err == nil { // its pool's connections are the run's
-					err = fmt.Errorf("closing the run's Redis connections: %w", rerr)
+				if rerr := e.queues.AfterRun(); rerr != nil && err == nil {
+					err = rerr
 				}
 				run.Leftover = monitor.Leftover(goroutines, conns, time.Second)
 				e.report.Runs = append(e.report.Runs, run)
@@ -308,10 +311,11 @@ func suiteConns(s testkit.Suite) int {
 }
 
 // run is one run as the engine keeps it: the environment it hands the suite (runenv.Env, in
-// the suite's read-only testkit.Run), and the rung and repetition it is.
+// the suite's read-only testkit.Run), its queue's backend, and the rung and repetition it is.
 type run struct {
 	*runenv.Env
 	suite       *testkit.Run
+	backend     backend.Backend
 	repetition  int
 	level       int
 	rate        float64
@@ -322,15 +326,19 @@ type run struct {
 // newRun sets up the index-th run of the invocation, in mode, at rung.
 func (e *engine) newRun(index int, mode testkit.Mode, rung plan.Rung) *run {
 	c := e.cfg
+	var b backend.Backend = backend.Inline{}
+	if mode.Async() {
+		b = e.queues.New()
+	}
 	env := &runenv.Env{Index: index, Mode: mode.String(), Slots: rung.Slots, Requests: c.Requests, Target: e.target,
-		Context: e.hardCtx, LoseCommitEvery: c.LoseCommitEvery, Queue: e.queueConfig(), Redis: e.redis}
+		Context: e.hardCtx, LoseCommitEvery: c.LoseCommitEvery, Queue: e.queueSettings(), Backend: b}
 	if c.ForDuration(rung) {
 		env.Requests = 0 // a ladder rung, or a run at a rate, runs for --duration
 	}
 	if c.BreakExpectations {
 		env.CheckSkew = 1
 	}
-	r := &run{Env: env, suite: runenv.NewRun(env, mode, c.Config()).(*testkit.Run), level: rung.Level,
+	r := &run{Env: env, suite: testkit.NewRun(env, mode, c.Config()), backend: b, level: rung.Level,
 		rate: rung.Rate, concurrency: c.Concurrency, rtt: rung.RTT}
 	if rung.Level > 0 {
 		r.concurrency = rung.Level
@@ -338,19 +346,132 @@ func (e *engine) newRun(index int, mode testkit.Mode, rung plan.Rung) *run {
 	return r
 }
 
-// queueConfig is what every run's async queue is built from.
-func (e *engine) queueConfig() runenv.Queue {
+// queueSettings is what every run's async queue is built from.
+func (e *engine) queueSettings() runenv.QueueSettings {
 	c := e.cfg
-	q := runenv.Queue{Backend: c.QueueBackend, Capacity: c.QueueCapacity, BatchSize: c.FlushBatchSize,
+	q := runenv.QueueSettings{Capacity: c.QueueCapacity, BatchSize: c.FlushBatchSize,
 		FlushInterval: c.FlushInterval(), Workers: c.QueueWorkers, FullPolicy: c.QueueFull, Retries: c.QueueRetries,
 		RetryBackoff: time.Duration(c.QueueRetryBackoffMs) * time.Millisecond, Settings: faults.SessionSettings(c.Faults),
-		ReclaimIdle: time.Duration(c.ReclaimIdleMs) * time.Millisecond, MaxDeliveries: c.MaxDeliveries, Shards: c.StreamShards, Role: c.Role,
-		ProducerID: c.ProducerID, ExpectProducers: c.ExpectProducers, Fresh: e.target == nil || !c.Joining(e.target),
 		SlowFlushPct: c.SlowFlushPct, FlushTimeout: c.RequestTimeout}
 	if q.Retries == 0 { // --queue-retries 0 is none; queue.Options.MaxRetries 0 is the default
 		q.Retries = -1
 	}
 	return q
+}
+
+// measured is what a run's instruments measure while its load runs, and what its phases read
+// once it is over.
+type measured struct {
+	r      *run
+	wl     *testkit.Workload
+	pool   *pgxpool.Pool
+	tracer *stmttime.Tracer
+	prior  []uint32
+	live   load.Live
+
+	cost     *costWindow
+	mon      *monitor.Monitor
+	probe    *probe
+	injector *faults.Injector
+	res      *load.Result // nil when the load failed
+	drainEnd time.Time
+	// server is every statement's server time (endCost); unreachable why the run could not
+	// be verified.
+	server      map[string]dbstats.Timed
+	unreachable error
+	wait        time.Duration // how long the cost's end waits for the servers (--reconcile-timeout)
+	progress    func() load.DrainStatus
+	// atEnd runs, in reverse order, when the run is over (its report made): what lasts
+	// beyond the phases' ends.
+	atEnd []func()
+}
+
+// phase is one of a run's instruments: begun before the load, in order, and ended after the
+// drain, in reverse order, into the run's report (end nil: it lasts until the run is over,
+// measured.atEnd).
+type phase struct {
+	name  string
+	begin func(m *measured) error
+	end   func(post context.Context, m *measured, out *results.Run)
+}
+
+// phases are the run's instruments. The database's counters are read first and last (the
+// others' sessions are left out of them); the fault injector starts last, when everything
+// that watches the run is in place, and the abort watch on the backend's server is the
+// innermost.
+func (e *engine) phases() []phase {
+	return []phase{
+		{"the database's figures", func(m *measured) error {
+			m.cost = e.beginCost(e.hardCtx, m.prior) // dbcost.go
+			return nil
+		}, func(post context.Context, m *measured, out *results.Run) {
+			if m.res == nil {
+				return
+			}
+			// A fault may have broken the engine's own connection (restart-postgres), or the
+			// path to a server may not have come back: wait for it, at most
+			// --reconcile-timeout (bounds.go).
+			if err := e.awaitPaths(post, m.r, m.wait); err != nil {
+				e.target.CutSockets() // what waits on them fails at once, closing them does not wait
+				releaseConns(post, m.pool, m.r, m.wl)
+				m.unreachable = err
+				return
+			}
+			out.Database, m.server = e.endCost(post, m)
+		}},
+		{"the monitor", func(m *measured) error {
+			var err error
+			m.mon, err = monitor.Start(e.hardCtx, e.monitorConnect(m.cost), e.monitorConfig(m))
+			return err
+		}, func(post context.Context, m *measured, out *results.Run) {
+			out.LockMonitor, out.Pool = m.mon.Stop(post)
+		}},
+		{"the metrics endpoint", func(m *measured) error {
+			m.atEnd = append(m.atEnd, e.watch(m.r, &m.live, m.mon, m.pool).Finish) // watch.go
+			return nil
+		}, nil},
+		{"the probes", func(m *measured) error {
+			m.probe = e.startProbe(m.r) // network.go
+			return nil
+		}, func(post context.Context, m *measured, out *results.Run) {
+			out.Network = e.stopProbe(m.probe, m.r, m.cost)
+		}},
+		{"the faults", func(m *measured) error {
+			m.injector = e.startFaults(m.r, m.wl)      // faults.go
+			m.atEnd = append(m.atEnd, m.injector.Lift) // a blackhole without an end lasts until the run is accounted for
+			return nil
+		}, func(post context.Context, m *measured, out *results.Run) {
+			out.Faults = m.injector.Stop()
+			if m.res != nil {
+				out.FaultOutcome = faultOutcome(out.Faults, m.res)
+				out.Soak = e.soakFigures(m.injector, out.Faults, m.mon, m.res.End)
+			}
+		}},
+		{"the abort watch", func(m *measured) error {
+			m.atEnd = append(m.atEnd, m.r.backend.AbortOn(e.hardCtx))
+			return nil
+		}, nil},
+	}
+}
+
+// monitorConfig is the monitor of run m.r.
+func (e *engine) monitorConfig(m *measured) monitor.Config {
+	c := e.cfg
+	mcfg := monitor.Config{
+		Interval:   time.Duration(c.MonitorIntervalMs) * time.Millisecond,
+		HotTables:  e.info.HotTables,
+		Pool:       m.pool,
+		PendingSQL: m.wl.PendingSQL,
+		TotalSQL:   e.info.TotalSQL,
+		Progress:   func() (int64, int64) { return m.live.Completed(), m.live.Failed() },
+		Samples:    e.samples,
+		Process:    e.samples != nil || c.FaultEvery > 0, // the samples file, soakFigures
+		Label:      results.Sample{Run: m.r.Index, Mode: m.r.Mode, Repetition: m.r.repetition, Level: m.r.level},
+	}
+	if q := m.r.backend.Figures(); q != nil {
+		mcfg.Queue = func() (int64, int64) { m := q.Metrics(); return m.Depth, m.PendingDepth }
+	}
+	return mcfg
 }
 
 // runOne runs one mode once on freshly reset state. The returned Run is filled as far as the
@@ -366,7 +487,7 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 		out.Error = database.Redact(err.Error())
 		return out, err
 	}
-	if !c.Joining(e.target) { // a process joining a split run (redisbackend.go) finds it set up
+	if !c.Joining(e.target) { // a process joining a split run finds it set up
 		if err := e.target.Reset(ctx); err != nil {
 			return fail(fmt.Errorf("resetting tables: %w", err))
 		}
@@ -377,127 +498,84 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	if err := e.setRunRTT(r); err != nil {
 		return fail(err)
 	}
-	prior := e.target.TakeSessions() // closed before this run: beginCost waits for them to exit
-	tracer := stmttime.New()         // the request path's statements, as the client sees them (requesttime.go)
+	m := &measured{r: r, prior: e.target.TakeSessions(), // closed before this run: the cost's start waits for them to exit
+		tracer: stmttime.New(), wait: c.ReconcileTimeout} // the request path's statements, as the client sees them (requesttime.go)
 	pool, err := e.target.NewPool(ctx, database.PoolOptions{MaxConns: int32(c.MaxConnections), AppName: "hotspotkit-load",
-		Settings: faults.SessionSettings(c.Faults), Tracer: tracer})
+		Settings: faults.SessionSettings(c.Faults), Tracer: m.tracer})
 	if err != nil {
 		return fail(err)
 	}
 	defer pool.Close()
-	r.Pool = pool
+	r.Pool, m.pool = pool, pool
 	wl, err := e.suite.Workload(ctx, r.suite)
 	if err != nil {
 		return fail(fmt.Errorf("preparing the %s workload: %w", r.Mode, err))
 	}
+	m.wl = wl
 	if wl.Close != nil {
 		defer wl.Close()
 	}
-
-	live := &load.Live{}
-	mcfg := monitor.Config{
-		Interval:   time.Duration(c.MonitorIntervalMs) * time.Millisecond,
-		HotTables:  e.info.HotTables,
-		Pool:       pool,
-		PendingSQL: wl.PendingSQL,
-		TotalSQL:   e.info.TotalSQL,
-		Progress:   func() (int64, int64) { return live.Completed(), live.Failed() },
-		Samples:    e.samples,
-		Process:    e.samples != nil || c.FaultEvery > 0, // the samples file, soakFigures
-		Label:      results.Sample{Run: r.Index, Mode: r.Mode, Repetition: r.repetition, Level: r.level},
-	}
-	if q := r.Backend; q != nil {
-		mcfg.Queue = func() (int64, int64) { m := q.Metrics(); return m.Depth, m.PendingDepth }
-	}
-	if err := e.warmPools(ctx, r); err != nil { // before the window, as pgbench (warm.go)
+	if err := r.backend.Warm(ctx, pool, r.concurrency); err != nil { // before the window, as pgbench
 		return fail(err)
 	}
 	heapmem.Warm(heapmem.Want(r.concurrency, r.Requests)) // the process's own first touches, out of the window
-	cost := e.beginCost(ctx, prior)                       // the database's counters before the load (dbcost.go)
-	mon, err := monitor.Start(ctx, e.monitorConnect(cost), mcfg)
-	if err != nil {
-		return fail(err)
+
+	defer func() {
+		for i := len(m.atEnd) - 1; i >= 0; i-- {
+			m.atEnd[i]()
+		}
+	}()
+	phases := e.phases()
+	begun := 0
+	endPhases := func(post context.Context) {
+		for i := begun - 1; i >= 0; i-- {
+			if end := phases[i].end; end != nil {
+				end(post, m, &out)
+			}
+		}
 	}
-	defer e.watch(r, live, mon, pool).Finish() // after the drain, before the pool closes
-	lcfg := load.Config{
-		Concurrency:      r.concurrency,
-		Requests:         r.Requests,
-		Duration:         c.Duration,
-		Warmup:           c.Warmup,
-		Progress:         e.stderr,
-		ProgressLabel:    render.ModeLabel(r.Mode, r.Slots, c.SlotPick),
-		ProgressInterval: c.ProgressInterval,
-		OpContext:        e.hardCtx,
-		Live:             live,
-		Retry:            c.RetryPolicy(),
-		RequestTimeout:   c.RequestTimeout,
+	for _, p := range phases {
+		if err := p.begin(m); err != nil {
+			endPhases(ctx)
+			return fail(fmt.Errorf("starting %s: %w", p.name, err))
+		}
+		begun++
 	}
-	c.OpenLoop.LoadConfig(&lcfg, r.rate, c.Seed)
-	probe := e.startProbe(r) // the round trips, until the drain is over (network.go)
-	injector := e.startFaults(r, wl)
-	defer injector.Lift() // a blackhole without an end lasts until the run is accounted for
-	defer e.abortRedis(r)()
 	gc0 := gcPauses()
-	res, err := e.runLoad(r, lcfg, wl) // load.Run, in this process's --role (redisbackend.go)
+	res, err := r.backend.RunLoad(ctx, pool, func() (*load.Result, error) { // in this process's role
+		return load.Run(e.stopCtx, e.loadConfig(r, &m.live), wl.Op)
+	})
 	gcPause := gcPauses() - gc0
 	if err != nil {
-		injector.Stop()
-		e.stopProbe(probe, r, nil)
-		mon.Stop(ctx)
+		endPhases(ctx)
 		return fail(err)
 	}
-	var drainErr error
-	var stalled bool
-	drainEnd := res.End
-	progress := drainProgress(r, wl, mon)
-	if wl.Drain != nil {
-		injector.WaitPauses()
-		dctx, cancelDrain := context.WithTimeout(e.hardCtx, c.DrainTimeout)
-		sctx, stall := context.WithCancelCause(dctx)
-		stopWatch := watchStall(stall, progress, c.RequestTimeout+c.ReconcileTimeout) // bounds.go
-		stopLine := e.showDrain(r, progress)                                          // watch.go
-		drainErr = wl.Drain(sctx)
-		stalled = stopWatch()
-		stopLine(drainErr == nil)
-		stall(nil)
-		cancelDrain()
-		drainEnd = time.Now()
-	}
+	stalled, drainErr := e.drain(r, m, res)
 	// From here on the run is accounted for, even after a second signal aborted the drain,
 	// within the bounds of postLoad (bounds.go).
 	post, cancelPost := e.postLoad()
 	defer cancelPost()
-	out.Faults = injector.Stop()
-	out.Network = e.stopProbe(probe, r, cost)
-	out.FaultOutcome = faultOutcome(out.Faults, res)
-	out.LockMonitor, out.Pool = mon.Stop(post)
-	out.Soak = e.soakFigures(injector, out.Faults, mon, res.End)
-	out.Load = e.loadStats(res, drainEnd, r)
+	m.res = res
+	if stalled { // the drain has waited for the paths already
+		m.wait = 0
+	}
+	endPhases(post)
+	out.Load = e.loadStats(res, m.drainEnd, r)
 	out.Interrupted = res.Stopped
 	if drainErr != nil {
 		out.Error = database.Redact("drain: " + drainErr.Error())
 	}
-	// A fault may have broken the engine's own connection (restart-postgres), or the path to a
-	// server may not have come back: wait for it, at most --reconcile-timeout.
-	wait := c.ReconcileTimeout
-	if stalled { // the drain has waited for the path already
-		wait = 0
+	if m.unreachable != nil {
+		out.Verification = unverified(m.unreachable.(*unreachableError).reason(), res, held(m.progress))
+		return out, m.unreachable
 	}
-	if err := e.awaitPaths(post, r, wait); err != nil {
-		e.target.CutSockets()           // what waits on them fails at once, closing them does not wait
-		releaseConns(post, pool, r, wl) // dbcost.go
-		out.Verification = unverified(err.(*unreachableError).reason(), res, held(progress))
-		return out, err
-	}
-	var server map[string]dbstats.Timed
-	out.Database, server = e.endCost(post, cost, pool, r, wl, mon, res)
-	out.RequestTime = requestTime(tracer, server, res, gcPause)
-	if wl.Flusher != nil {
-		f := wl.Flusher.Stats()
+	out.RequestTime = requestTime(m.tracer, m.server, res, gcPause)
+	if wl.FlushLoop != nil {
+		f := wl.FlushLoop.Stats()
 		out.Flush = &f
 	}
-	if r.Backend != nil {
-		out.Queue = queueStats(r.Backend)
+	if q := r.backend.Figures(); q != nil {
+		out.Queue = q.Report()
 		if out.Load.IntakeMs > 0 {
 			out.Load.AcceptRPS = round1(float64(res.Completed) / (out.Load.IntakeMs / 1000))
 		}
@@ -512,11 +590,54 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	}
 	if stalled || drainErr != nil && out.Verification.Unverified == nil {
 		why := "the drain did not finish: " + oneLine(database.Redact(drainErr.Error()))
-		u := unverified(why, res, held(progress)).Unverified
+		u := unverified(why, res, held(m.progress)).Unverified
 		out.Verification.Unverified = u
 	}
 	out.Figures = e.suiteFigures(post, r)
 	return out, nil
+}
+
+// loadConfig is the load of run r.
+func (e *engine) loadConfig(r *run, live *load.Live) load.Config {
+	c := e.cfg
+	lcfg := load.Config{
+		Concurrency:      r.concurrency,
+		Requests:         r.Requests,
+		Duration:         c.Duration,
+		Warmup:           c.Warmup,
+		Progress:         e.stderr,
+		ProgressLabel:    render.ModeLabel(r.Mode, r.Slots, c.SlotPick),
+		ProgressInterval: c.ProgressInterval,
+		OpContext:        e.hardCtx,
+		Live:             live,
+		Retry:            c.RetryPolicy(),
+		RequestTimeout:   c.RequestTimeout,
+	}
+	c.OpenLoop.LoadConfig(&lcfg, r.rate, c.Seed)
+	return lcfg
+}
+
+// drain waits for the workload's drain (nil: nothing to wait for), bounded by --drain-timeout
+// and by a stall (bounds.go); stalled says the stall ended it.
+func (e *engine) drain(r *run, m *measured, res *load.Result) (stalled bool, err error) {
+	c := e.cfg
+	m.drainEnd = res.End
+	m.progress = drainProgress(r, m.wl, m.mon)
+	if m.wl.Drain == nil {
+		return false, nil
+	}
+	m.injector.WaitPauses()
+	dctx, cancelDrain := context.WithTimeout(e.hardCtx, c.DrainTimeout)
+	defer cancelDrain()
+	sctx, stall := context.WithCancelCause(dctx)
+	defer stall(nil)
+	stopWatch := watchStall(stall, m.progress, c.RequestTimeout+c.ReconcileTimeout) // bounds.go
+	stopLine := e.showDrain(r, m.progress)                                          // watch.go
+	err = m.wl.Drain(sctx)
+	stalled = stopWatch()
+	stopLine(err == nil)
+	m.drainEnd = time.Now()
+	return stalled, err
 }
 
 // held is how many accepted writes a drain left unpersisted (0 when it cannot tell).
@@ -632,31 +753,6 @@ func (e *engine) loadStats(res *load.Result, drainEnd time.Time, r *run) results
 	return l
 }
 
-// queueStats converts what the queue backend counted into the report's types. The queue owns
-// its metrics and knows nothing of reports; the conversions below keep the two field for
-// field the same (they do not compile otherwise).
-func queueStats(q *runenv.Backend) *results.Queue {
-	var stream *results.Stream
-	if q.StreamMetrics != nil {
-		s := results.Stream(q.StreamMetrics())
-		stream = &s
-	}
-	lag := q.PersistLag()
-	out := &results.Queue{
-		Backend: q.Name, Compaction: q.Compaction, FullPolicy: q.FullPolicy.String(),
-		QueueMetrics: results.QueueMetrics(q.Metrics()),
-		PersistLagMs: results.Latency(lag.Summary()), Stream: stream,
-	}
-	if enc, err := lag.Encode(); err == nil {
-		out.PersistLagHistogram = enc
-	}
-	if q.FlushTimes != nil {
-		out.FlushTime = flushTime(q.FlushTimes(), q.FlushDurations())
-	}
-	out.WritesPerUpdate = out.QueueMetrics.WritesPerUpdate()
-	return out
-}
-
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
@@ -676,7 +772,7 @@ func (e *engine) close() error {
 		}
 		err = errors.Join(err, e.target.CloseWithin(bound))
 	}
-	err = errors.Join(err, e.closeRedis())
+	err = errors.Join(err, e.queues.Close())
 	return errors.Join(err, e.closeNetwork())
 }
 

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/monitor"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/soak"
 )
 
@@ -79,58 +77,24 @@ func (t faultTarget) CrashPostgres(ctx context.Context) (string, error) {
 	return "server killed without a checkpoint (immediate stop), started again on the same port and data; crash recovery ran", nil
 }
 
-// CrashRedis kills the managed redis-server. Just before, it counts the entries the stream
-// holds not yet acknowledged, exactly: the consumers are paused (none holds a batch read but
-// not acknowledged), every write command is held by CLIENT PAUSE WRITE (no entry added or
-// acknowledged from then on), the count is read, and the consumers resumed — their next
-// command waits on the paused server and dies with it.
 func (t faultTarget) CrashRedis(ctx context.Context, down time.Duration) (string, error) {
-	rt := t.e.redis
-	if !rt.Managed() { // before pausing the consumers of a server it cannot crash
-		return "", redisrun.ErrNotManaged
-	}
-	held := "an unknown number of"
-	if q := t.r.Backend; q != nil && q.Stream != nil {
-		q.Pause()
-		n, err := rt.FreezeAndCount(ctx, q.Stream.Streams)
-		q.Resume()
-		if err == nil {
-			held = fmt.Sprint(n)
-		}
-	}
-	if err := rt.Crash(ctx, down); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("redis-server SIGKILLed holding %s entries not yet acknowledged, started again after %s on the same port and data (appendonly %s)",
-		held, down, t.e.cfg.RedisPersist), nil
+	return t.r.backend.CrashRedis(ctx, down)
 }
 
-// FailoverRedis kills a master of the managed cluster, counting what it held as CrashRedis
-// does (redisrun.Target.Failover).
 func (t faultTarget) FailoverRedis(ctx context.Context) (string, time.Duration, error) {
-	ctx, cancel := struck(ctx)
-	defer cancel()
-	var hold, release func()
-	base := ""
-	if q := t.r.Backend; q != nil && q.Stream != nil {
-		hold, release, base = q.Pause, q.Resume, q.Stream.Key
-	}
-	return t.e.redis.Failover(ctx, base, hold, release)
+	return t.r.backend.FailoverRedis(ctx)
 }
 
-// ReshardRedis moves the slots the queue uses on a master of the managed cluster to another.
 func (t faultTarget) ReshardRedis(ctx context.Context) (string, time.Duration, error) {
-	ctx, cancel := struck(ctx)
-	defer cancel()
-	return t.e.redis.Reshard(ctx)
+	return t.r.backend.ReshardRedis(ctx)
 }
 
 func (t faultTarget) Flushers() (pause, resume func(), ok bool) {
-	switch {
-	case t.r.Backend != nil && t.r.Backend.Pause != nil:
-		return t.r.Backend.Pause, t.r.Backend.Resume, true
-	case t.wl.Flusher != nil:
-		return t.wl.Flusher.Pause, t.wl.Flusher.Resume, true
+	if pause, resume, ok := t.r.backend.Flushers(); ok {
+		return pause, resume, true
+	}
+	if f := t.wl.FlushLoop; f != nil {
+		return f.Pause, f.Resume, true
 	}
 	return nil, nil, false
 }

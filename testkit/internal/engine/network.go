@@ -148,15 +148,14 @@ func (e *engine) startProbe(r *run) *probe {
 		direct := e.probeConnect(connect, p.direct, true)
 		p.wg.Go(func() { e.probePostgres(ctx, p.direct, true, direct) })
 	}
-	if e.redis != nil && r.Backend != nil && r.Backend.Stream != nil {
+	if _, ping := r.backend.Server(); ping != nil {
 		p.redis = &probeSeries{h: hist.New()}
-		client := e.redis.Client
 		p.wg.Go(func() {
 			every(ctx, e.hardCtx, func(ctx context.Context) {
-				err := client.Ping(ctx).Err() // wakes the path (probeInterval)
+				err := ping(ctx) // wakes the path (probeInterval)
 				t0 := time.Now()
 				if err == nil {
-					err = client.Ping(ctx).Err()
+					err = ping(ctx)
 				}
 				if err != nil {
 					if ctx.Err() == nil {

@@ -5,12 +5,13 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/backend"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runenv"
 )
 
 // Standalone is a run outside an invocation, on target: for what seeds or writes through a
 // suite without running its load (package pgbench seeds its server through one; suitetest
-// hands one to a suite's own tests). It has no pool and no queue.
+// hands one to a suite's own tests). It has no pool and no queue: its backend is Inline.
 type Standalone struct {
 	Mode     testkit.Mode
 	Config   testkit.Config
@@ -20,6 +21,6 @@ type Standalone struct {
 
 // Run is s's run on target.
 func (s Standalone) Run(ctx context.Context, target *database.Target) *testkit.Run {
-	env := &runenv.Env{Mode: s.Mode.String(), Slots: s.Slots, Requests: s.Requests, Target: target, Context: ctx}
-	return runenv.NewRun(env, s.Mode, s.Config).(*testkit.Run)
+	env := &runenv.Env{Mode: s.Mode.String(), Slots: s.Slots, Requests: s.Requests, Target: target, Context: ctx, Backend: backend.Inline{}}
+	return testkit.NewRun(env, s.Mode, s.Config)
 }

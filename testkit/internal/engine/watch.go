@@ -78,11 +78,11 @@ func (e *engine) watch(r *run, live *load.Live, mon *monitor.Monitor, pool *pgxp
 			return metrics.Pool{Acquired: st.AcquiredConns(), Idle: st.IdleConns(), Max: st.MaxConns()}
 		},
 	}
-	if q := r.Backend; q != nil {
+	if q := r.backend.Figures(); q != nil {
 		src.Queue = func() results.QueueMetrics { return results.QueueMetrics(q.Metrics()) }
 		src.PersistLag = q.PersistLag
-		if q.StreamMetrics != nil {
-			src.Stream = func() *results.Stream { s := results.Stream(q.StreamMetrics()); return &s }
+		if q.Stream() != nil {
+			src.Stream = q.Stream
 		}
 	}
 	return e.metrics.Watch(src)

@@ -74,7 +74,7 @@ func (c *parser) validateNetwork(bad func(string, ...any)) {
 			bad("--role %s cannot be combined with --rtt-levels (every process of a split run must have the same network)", c.RoleName)
 		}
 	}
-	redisUsed := c.QueueBackend == redisrun.BackendRedis && slices.ContainsFunc(c.Modes, testkit.Mode.Async)
+	redisUsed := c.QueueBackend == testkit.BackendRedis && slices.ContainsFunc(c.Modes, testkit.Mode.Async)
 	if (changed("redis-rtt") || changed("redis-rtt-jitter")) && !redisUsed {
 		bad("--redis-rtt needs --queue-backend redis and an async mode in --modes (this run does not use Redis)")
 	}

@@ -294,7 +294,7 @@ func (c *parser) validate() error {
 	if c.LoseCommitEvery < 0 {
 		bad("--debug-lose-commit-every must not be negative")
 	}
-	if c.SlowFlushPct < 0 || c.SlowFlushPct > 0 && c.QueueBackend == redisrun.BackendRedis {
+	if c.SlowFlushPct < 0 || c.SlowFlushPct > 0 && c.QueueBackend == testkit.BackendRedis {
 		bad("--debug-slow-flush-pct must not be negative, and needs --queue-backend memory")
 	}
 	c.Modes = nil
@@ -402,7 +402,7 @@ func (c *parser) validate() error {
 // queueBackends is what Info.QueueBackends means: nil is the memory queue only.
 func queueBackends(info testkit.Info) []string {
 	if info.QueueBackends == nil {
-		return []string{redisrun.BackendMemory}
+		return []string{testkit.BackendMemory}
 	}
 	return info.QueueBackends
 }
@@ -495,15 +495,15 @@ func (c *Plan) faultNeeds(kind string) string {
 	switch {
 	case (kind == faults.RestartPostgres || kind == faults.CrashPostgres) && c.PostgresURL != "":
 		return "needs the temporary server (it cannot restart a --postgres-url server)"
-	case kind == faults.KillConsumer && c.QueueBackend != redisrun.BackendRedis:
+	case kind == faults.KillConsumer && c.QueueBackend != testkit.BackendRedis:
 		return "needs --queue-backend redis (the memory queue has no consumer process)"
-	case kind == faults.CrashRedis && (c.QueueBackend != redisrun.BackendRedis || !c.ManagedRedis()):
+	case kind == faults.CrashRedis && (c.QueueBackend != testkit.BackendRedis || !c.ManagedRedis()):
 		return "needs --queue-backend redis --redis managed (a redis-server this run starts, kills and starts again)"
-	case kind == faults.RedisFailover && (c.QueueBackend != redisrun.BackendRedis || !c.ManagedCluster() || c.RedisReplicas < 1):
+	case kind == faults.RedisFailover && (c.QueueBackend != testkit.BackendRedis || !c.ManagedCluster() || c.RedisReplicas < 1):
 		return "needs --queue-backend redis --redis cluster --redis-replicas 1 (a master of a cluster this run starts is killed, and its replica takes over)"
-	case kind == faults.RedisReshard && (c.QueueBackend != redisrun.BackendRedis || !c.ManagedCluster()):
+	case kind == faults.RedisReshard && (c.QueueBackend != testkit.BackendRedis || !c.ManagedCluster()):
 		return "needs --queue-backend redis --redis cluster (slots of a cluster this run starts are moved)"
-	case kind == faults.KillFlusher && c.QueueBackend != redisrun.BackendMemory:
+	case kind == faults.KillFlusher && c.QueueBackend != testkit.BackendMemory:
 		return "needs --queue-backend memory (the queue's own flush workers)"
 	}
 	return ""

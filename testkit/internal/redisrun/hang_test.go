@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hotspotkit/hotspotkit/testkit/internal/backend"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/netdelay"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
 )
@@ -23,7 +24,7 @@ func TestDeadlineReachesTheSocket(t *testing.T) {
 		return p.DialContext, err
 	}
 	ctx := context.Background()
-	target, err := redisrun.Open(ctx, redisrun.StreamConfig{QueueBackend: redisrun.BackendRedis, RedisMode: redisrun.Embedded}, 2, route)
+	target, err := redisrun.Open(ctx, redisrun.StreamConfig{QueueBackend: backend.NameRedis, RedisMode: redisrun.Embedded}, 2, route)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,14 +15,12 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/backend"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 )
 
 // Queue backends (--queue-backend) and Redis servers (--redis).
 const (
-	BackendMemory = "memory"
-	BackendRedis  = "redis"
-
 	Embedded = "embedded" // miniredis, in this process
 	Managed  = "managed"  // a redis-server we start and stop
 	Cluster  = "cluster"  // a Redis Cluster we start and stop (3 masters, --redis-replicas each)
@@ -61,7 +59,7 @@ func (c *StreamConfig) ManagedCluster() bool { return c.RedisURL == "" && c.Redi
 const ClusterMasters = 3
 
 func (c *StreamConfig) Register(fs *pflag.FlagSet) {
-	fs.StringVar(&c.QueueBackend, "queue-backend", BackendMemory, "async queue backend: memory (in this process) or redis (a Redis stream: durable, shared by processes)")
+	fs.StringVar(&c.QueueBackend, "queue-backend", backend.NameMemory, "async queue backend: memory (in this process) or redis (a Redis stream: durable, shared by processes)")
 	fs.StringVar(&c.RedisMode, "redis", Embedded, "Redis for --queue-backend redis: embedded (miniredis in this process), managed (a temporary redis-server from PATH) or cluster (a temporary Redis Cluster of 3 masters from PATH)")
 	fs.StringVar(&c.RedisURL, "redis-url", "", "use this existing Redis instead (redis://[:password@]host:port/db), or a Redis Cluster by its seeds (redis://:password@host1:port1,host2:port2 or URLs separated by commas); required with --role")
 	fs.StringVar(&c.RedisPersist, "redis-persist", redisserver.PersistOff, "with --redis managed or cluster: the append-only file: off, everysec or always (its appendfsync)")
@@ -98,11 +96,11 @@ func (c *StreamConfig) Validate(fs *pflag.FlagSet, common Common, bad func(forma
 		return out
 	}
 	switch c.QueueBackend {
-	case BackendMemory:
+	case backend.NameMemory:
 		if set := changed("redis", "redis-url", "redis-persist", "redis-replicas", "stream-shards", "reclaim-idle-ms", "max-deliveries"); len(set) > 0 {
 			bad("%s only apply to --queue-backend redis", strings.Join(set, ", "))
 		}
-	case BackendRedis:
+	case backend.NameRedis:
 		if common.AsyncModes == 0 && common.Modes > 0 {
 			bad("--queue-backend redis needs an async mode (async, async-compact) in --modes")
 		}
@@ -117,7 +115,7 @@ func (c *StreamConfig) Validate(fs *pflag.FlagSet, common Common, bad func(forma
 			bad("--redis-url: %s", database.Redact(err.Error()))
 		}
 	case c.RedisMode == Managed || c.RedisMode == Cluster:
-		if c.QueueBackend == BackendRedis {
+		if c.QueueBackend == backend.NameRedis {
 			if _, err := redisserver.FindBinary(""); err != nil {
 				bad("--redis %s: %v", c.RedisMode, err)
 			}
@@ -160,7 +158,7 @@ func (c *StreamConfig) Validate(fs *pflag.FlagSet, common Common, bad func(forma
 		return role
 	}
 	// A run split over processes: everyone must find the same database, schema, stream.
-	if c.QueueBackend != BackendRedis || c.RedisURL == "" || common.PostgresURL == "" || common.Schema == "" {
+	if c.QueueBackend != backend.NameRedis || c.RedisURL == "" || common.PostgresURL == "" || common.Schema == "" {
 		bad("--role %s needs --queue-backend redis, --redis-url, --postgres-url and --schema (every process of the run uses the same)", role)
 	}
 	if common.Modes != 1 || common.AsyncModes != 1 {

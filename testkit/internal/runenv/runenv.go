@@ -1,11 +1,10 @@
 // Package runenv is what the engine hands one run of a suite: its place in the invocation, the
-// database, pools and Redis it runs on, and the flags its write paths are built from (Env);
-// and what the run's async workload hands back, the queue the engine reports on and faults
-// strike (Backend). Package testkit wraps an Env in the read-only Run a suite sees.
-//
-// The engine imports testkit, so testkit cannot import the engine; NewRun, which testkit sets
-// when it is initialised, is how the engine makes a testkit.Run all the same. Nothing here
-// knows suites or modes beyond their names.
+// database and pools it runs on, the flags its write paths are built from (Env), and the
+// backend its async queue is opened on (Backend: the in-process queue or a Redis stream, in
+// this process's role, chosen by the engine). Records cross the Backend with their types
+// erased (Spec, OpenedQueue); package asyncrun turns a suite's typed queue into them and back.
+// Package testkit wraps an Env in the read-only Run a suite sees (testkit.NewRun). Nothing here
+// knows suites, modes beyond their names, or Redis.
 package runenv
 
 import (
@@ -14,11 +13,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/queue"
-	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
 )
 
 // Env is one run as the engine set it up.
@@ -39,17 +36,14 @@ type Env struct {
 	// LoseCommitEvery loses the first COMMIT reply of every Nth sync request
 	// (--debug-lose-commit-every).
 	CheckSkew, LoseCommitEvery int64
-	Queue                      Queue
-	// Redis is the invocation's Redis when the Redis backend runs.
-	Redis *redisrun.Target
-	// Backend is set by the run's async workload: the queue its records go through.
-	Backend *Backend
+	Queue                      QueueSettings
+	// Backend opens the run's async queue.
+	Backend Backend
 }
 
-// Queue is what the async queue of a run is built from (the --queue-* and --flush-* flags, the
-// Redis stream's).
-type Queue struct {
-	Backend       string // redisrun.BackendMemory or BackendRedis
+// QueueSettings are what every backend builds a run's async queue from (the --queue-* and
+// --flush-* flags).
+type QueueSettings struct {
 	Capacity      int
 	BatchSize     int
 	FlushInterval time.Duration
@@ -65,49 +59,40 @@ type Queue struct {
 	// SlowFlushPct slows every in-memory queue flush by this percentage of its own duration
 	// (the hidden --debug-slow-flush-pct).
 	SlowFlushPct int
-
-	// The Redis stream's: how long an entry stays with a consumer, how often it is delivered,
-	// this process's role and producer id, how many producers a consumer waits for, and
-	// whether the stream is this process's to start afresh (it did not join a split run).
-	ReclaimIdle     time.Duration
-	MaxDeliveries   int
-	Shards          int // streams the records are spread over (redisq.Options.Shards)
-	Role            redisq.Role
-	ProducerID      int
-	ExpectProducers int
-	Fresh           bool
 }
 
-// Backend is the queue a run's async workload writes through, as the engine reports on it.
-type Backend struct {
-	Name       string // memory or redis
-	Compaction bool
-	FullPolicy queue.FullPolicy
-	Metrics    func() queue.Metrics
-	PersistLag func() *hist.Histogram
-	Pause      func()
-	Resume     func()
-	// StreamMetrics are the Redis stream's own counters and Stream the run's role in it (nil
-	// for the memory queue).
-	StreamMetrics func() redisq.StreamMetrics
-	Stream        *redisrun.Stream
-	// FlushTimes and FlushDurations say where the in-memory queue's flushing time went (nil
-	// for the Redis one).
-	FlushTimes     func() queue.FlushTimes
-	FlushDurations func() *hist.Histogram
-	// FlushPool is the workers' own pool; its connections are closed after the drain so that
-	// their backends report their statistics.
-	FlushPool *pgxpool.Pool
+// Backend is where a run's async queue lives: OpenQueue opens it for a suite's write path.
+type Backend interface {
+	OpenQueue(ctx context.Context, env *Env, spec Spec) (OpenedQueue, error)
 }
 
-// StreamOf is the run's role on the Redis stream (nil: not on Redis, or no queue).
-func (b *Backend) StreamOf() *redisrun.Stream {
-	if b == nil {
-		return nil
-	}
-	return b.Stream
+// Spec is a suite's async write path with its types erased: a record is a value of the
+// suite's record type T in an any, a slot key a value of its key type K in an any.
+type Spec struct {
+	Key     func(rec any) any
+	Worker  func(key any, workers int) int // nil: the queue deals slots out itself
+	Spread  bool
+	Merge   func(pending *any, newer any)
+	Compare func(a, b any) int // nil: no order
+	Writer  queue.TxWriter[any]
+	// Codec stores a record in a Redis stream entry; CodecErr says why there is none (T's
+	// fields are not exported and the suite wrote no codec).
+	Codec    queue.Codec[any]
+	CodecErr error
+	Compact  bool
 }
 
-// NewRun returns a *testkit.Run of env in mode (a testkit.Mode) with cfg (a testkit.Config);
-// package testkit sets it.
-var NewRun func(env *Env, mode, cfg any) any
+// OpenedQueue is a run's opened queue as the code that enqueues into it sees it.
+type OpenedQueue interface {
+	// EnqueueAll hands a request's records to the queue as one unit; an enqueue whose reply
+	// was lost fails with an error package load classes as an unknown outcome.
+	EnqueueAll(ctx context.Context, recs []any) (queue.Outcome, error)
+	// Offset is the index of this process's first request: a producer's in a split run, else 0.
+	Offset() int64
+	// Drain closes the queue, which writes everything it accepted; Close releases what it
+	// holds (idempotent, after Drain at once).
+	Drain(ctx context.Context) error
+	Close() error
+	// Faults are the fault kinds the queue injects itself (kill-flusher, kill-consumer).
+	Faults() map[string]faults.Hook
+}

@@ -1,4 +1,4 @@
-package engine
+package backend
 
 import (
 	"github.com/hotspotkit/hotspotkit/hist"

@@ -1,4 +1,4 @@
-package asyncrun
+package backend
 
 import (
 	"context"
