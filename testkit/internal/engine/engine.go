@@ -89,8 +89,28 @@ func Execute(s testkit.Suite, p *plan.Plan, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %s\n", e.info.Name, oneLine(err.Error()))
 		return ExitUsage
 	}
+	defer e.listenForSignals()() // until the metrics endpoint has closed: a signal cuts its linger short
 	defer e.closeMetrics()
 	return e.execute(stdout)
+}
+
+// listenForSignals sets up the invocation's contexts and hands SIGINT and SIGTERM to
+// handleSignals (bounds.go) until the returned stop.
+func (e *engine) listenForSignals() (stop func()) {
+	stopCtx, stopNew := context.WithCancel(context.Background())
+	hardCtx, hard := context.WithCancel(context.Background())
+	e.stopCtx, e.hardCtx = stopCtx, hardCtx
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { e.handleSignals(sigs, stopNew, hard); close(done) }()
+	return func() {
+		signal.Stop(sigs)
+		close(sigs)
+		<-done
+		stopNew()
+		hard()
+	}
 }
 
 // newEngine is the engine of one invocation of s on plan p, its lines on stderr.
@@ -99,15 +119,6 @@ func newEngine(s testkit.Suite, p *plan.Plan, stderr io.Writer) *engine {
 }
 
 func (e *engine) execute(stdout io.Writer) (code int) {
-	stopCtx, stop := context.WithCancel(context.Background())
-	hardCtx, hard := context.WithCancel(context.Background())
-	defer stop()
-	defer hard()
-	e.stopCtx, e.hardCtx = stopCtx, hardCtx
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer func() { signal.Stop(sigs); close(sigs) }()
-	go e.handleSignals(sigs, stop, hard) // bounds.go
 	defer func() {
 		if p := recover(); p != nil {
 			_ = pgserver.StopAll()

@@ -5,10 +5,7 @@ package engine
 import (
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -45,16 +42,13 @@ func (e *engine) closeMetrics() {
 		return
 	}
 	if d := e.cfg.MetricsLinger; d > 0 && e.signalName() == "" {
-		sigs := make(chan os.Signal, 1)
-		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 		fmt.Fprintf(e.stderr, "%s: the final values stay on %s for %s (Ctrl-C to stop now)\n", e.info.Name, e.metrics.URL(), d)
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:
-		case <-sigs:
+		case <-e.stopCtx.Done(): // a signal (handleSignals)
 			t.Stop()
 		}
-		signal.Stop(sigs)
 	}
 	if afterInvocation != nil {
 		afterInvocation(e.metrics.URL())
