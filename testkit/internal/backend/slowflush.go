@@ -22,11 +22,7 @@ import (
 // The extra time is work, a processor kept busy (spend), not a wait. A slower build spends
 // more processor time per flush, and on a machine whose processors the database and the
 // queue share a wait is no such build: while one worker slept, the other worker's backend had
-// the processor to itself and wrote faster. Measured on two cores (docs/baselines.md), a 20%
-// wait moved the persisted rate of the counter suite's async-compact at 20,000 × 1,000 by
-// ×0.80–0.97 (B/A, three A/Bs of 8 runs a side, one worse), the flushes' own statement times
-// not at all; 20% of work moved it by ×0.74–0.83 (worse in five of six), about the share of
-// the machine it takes.
+// the processor to itself and wrote faster (docs/baselines.md has the A/Bs that show it).
 type slowFlusher[T any] struct {
 	queue.Flusher[T]
 	pct int

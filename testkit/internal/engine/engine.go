@@ -3,9 +3,9 @@
 // monitor, the load, faults, the drain, verification and reconciliation, the database's cost,
 // the JSON report, the NDJSON samples, the metrics endpoint and the stderr summary. What is
 // not lifecycle has a package of its own, which the engine drives through small explicit
-// calls: plan (the validated flags), runenv (what a run hands the suite), asyncrun (the async
-// queue), redisrun (the Redis a run uses and the producer/consumer protocol of a split run),
-// hostenv (the machine a report was measured on), results/render (the summary table, the same
+// calls: plan (the validated flags), runenv (what a run hands the suite), backend (a run's
+// queue, as a Backend value: Inline, Memory, or redisrun's Redis stream in this process's
+// role, chosen once by redisrun.Choose), hostenv (the machine a report was measured on), results/render (the summary table, the same
 // as `baseline table`). It knows suites only through package testkit's interfaces.
 package engine
 

@@ -29,8 +29,7 @@ import (
 // probeInterval is how often a probe measures a round trip while a run goes on. Each probe
 // is two round trips back to back, and the second is timed: the first wakes the server's
 // process and the probe's own from their idle wait, which on a virtual machine takes longer
-// than the network it measures (a local SELECT 1 after 20 ms idle: 0.37 ms p50; the one right
-// after it: 0.05 ms).
+// than the network it measures.
 const probeInterval = 20 * time.Millisecond
 
 // network is the invocation's paths: a proxy per server the flags put one on, and every
@@ -134,8 +133,8 @@ type probeSeries struct {
 // startProbe starts the run's probes: SELECT 1 on a connection of the service's path (and,
 // when it is proxied, of the direct one), PING on the queue's Redis client. The PostgreSQL
 // probes' connections are opened before it returns, so before the load starts: a backend's
-// start costs the server tens of ms of CPU here (30–40 ms on a 2-core VM), which a short run
-// would otherwise pay inside its window — and a proxied run, probing two paths, twice.
+// start costs the server tens of ms of CPU, which a short run would otherwise pay inside its
+// window — and a proxied run, probing two paths, twice.
 func (e *engine) startProbe(r *run) *probe {
 	ctx, cancel := context.WithCancel(e.hardCtx)
 	p := &probe{cancel: cancel, pg: probeSeries{h: hist.New()}}

@@ -1,10 +1,12 @@
-// Package redisrun owns what a run on the Redis-streams queue backend needs beside the queue
-// itself (package queue/redisq): the flags of the backend and of runs split over processes
-// (StreamConfig), the Redis those runs share (Target: miniredis in this process, a managed
-// redis-server, or --redis-url), and the protocol by which the producer and consumer processes
-// of one run meet in PostgreSQL (Stream: registration, recorded outcomes, run-wide counters).
-// The engine (testkit/internal/engine) drives it through these types; it knows nothing of
-// suites, modes or reports, and keeps no state between calls but what its values hold.
+// Package redisrun is the Redis-streams queue backend, everything of Redis a run needs beside
+// the queue itself (package queue/redisq) and the servers (package testkit/redisserver): the
+// choice of the invocation's backend (Choose, Queues), a run's queue on a stream in this
+// process's role (Backend, a backend.Backend: both, producer or consumer), the flags of the
+// backend and of runs split over processes (StreamConfig), the Redis those runs share (Target:
+// miniredis in this process, a managed redis-server or cluster, or --redis-url) with its
+// faults, and the protocol by which the producer and consumer processes of one run meet in
+// PostgreSQL (Stream: registration, recorded outcomes, run-wide counters). It knows nothing of
+// suites or modes.
 package redisrun
 
 import (
