@@ -3,6 +3,7 @@ package results
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -383,5 +384,8 @@ func NewRunConfig(c RunConfig, suiteFlags map[string]any) RunConfig {
 // Milliseconds is d in the milliseconds of a RunConfig duration.
 func Milliseconds(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// Duration is a RunConfig duration in milliseconds as a time.Duration.
-func Duration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+// Duration is a RunConfig duration in milliseconds as a time.Duration, to the nearest
+// nanosecond: Duration(Milliseconds(d)) is d for any d under 26 days.
+func Duration(ms float64) time.Duration {
+	return time.Duration(math.Round(ms * float64(time.Millisecond)))
+}
