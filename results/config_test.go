@@ -2,6 +2,7 @@ package results_test
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -132,5 +133,20 @@ func TestNewRunConfig(t *testing.T) {
 	}
 	if d := results.Duration(c.DurationMs); d != 90*time.Second {
 		t.Errorf("Duration(%g) = %s", c.DurationMs, d)
+	}
+}
+
+// baseline merge takes the consumers' side of a split run from a consumer: every setting tagged
+// split:"consumer", and nothing else.
+func TestTakeSplit(t *testing.T) {
+	producer := results.RunConfig{Requests: 500, FlushBatchSize: 1000, QueueWorkers: 2, QueueCapacity: 100, DrainTimeoutMs: 1000}
+	consumer := results.RunConfig{Requests: 0, FlushBatchSize: 50, QueueWorkers: 8, QueueCapacity: 100, DrainTimeoutMs: 9000,
+		DebugSlowFlushPct: 20, ReclaimIdleMs: 300, Role: "consumer", MaxTries: 3}
+	c := producer
+	c.TakeSplit(results.SplitConsumer, consumer)
+	want := producer
+	want.FlushBatchSize, want.QueueWorkers, want.DrainTimeoutMs, want.DebugSlowFlushPct, want.ReclaimIdleMs = 50, 8, 9000, 20, 300
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("TakeSplit = %+v, want %+v", c, want)
 	}
 }

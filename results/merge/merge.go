@@ -221,7 +221,7 @@ func (m *merger) run(i int, cal *results.Calibration) (results.Run, error) {
 }
 
 // config is the merged run's config: a producer's, with the consumers' settings of their
-// side, role "merged", requests and concurrency summed over the producers (the run's), and
+// side (those RunConfig tags split:"consumer") taken from a consumer, role "merged", requests and concurrency summed over the producers (the run's), and
 // the faults of every process.
 func (m *merger) config(runs []results.Run) results.RunConfig {
 	c := runs[0].Config // a producer's: producers come first
@@ -247,10 +247,7 @@ func (m *merger) config(runs []results.Run) results.RunConfig {
 		}
 	}
 	if consumer != nil {
-		cc := *consumer
-		c.FlushBatchSize, c.FlushIntervalMs, c.QueueWorkers = cc.FlushBatchSize, cc.FlushIntervalMs, cc.QueueWorkers
-		c.QueueRetries, c.QueueRetryBackoffMs, c.DrainTimeoutMs = cc.QueueRetries, cc.QueueRetryBackoffMs, cc.DrainTimeoutMs
-		c.ReclaimIdleMs, c.MaxDeliveries, c.DebugSlowFlushPct = cc.ReclaimIdleMs, cc.MaxDeliveries, cc.DebugSlowFlushPct
+		c.TakeSplit(results.SplitConsumer, *consumer)
 	}
 	c.Role, c.ProducerID, c.Verify, c.ExpectProducers = RoleMerged, 0, verify, producers
 	c.Requests, c.Concurrency, c.Faults = requests, concurrency, faults

@@ -7,8 +7,9 @@ import "github.com/hotspotkit/hotspotkit/testkit/internal/keydist"
 // plan only parses, validates and records it; the suite picks each request's set
 // (testkit.Config.HotSet).
 
-func (c *parser) registerHotKeyDist() {
-	c.fs.StringVar(&c.hotKeyDistRaw, "hot-key-dist", "uniform", "counter suites: how requests spread over the --hot-keys sets of hot rows: uniform (request i writes set i mod --hot-keys), zipf:θ (rank r with probability ∝ 1/(r+1)^θ; YCSB's θ is 0.99) or exponential:λ (pgbench's random_exponential; the larger λ, the more on the first sets)")
+// hideHotKeyDist hides --hot-key-dist (a setting of RunConfig's, settings.go) from a suite
+// without hot sets.
+func (c *parser) hideHotKeyDist() {
 	if !c.HotSets {
 		_ = c.fs.MarkHidden("hot-key-dist")
 	}
@@ -23,10 +24,10 @@ func (c *parser) validateHotKeyDist(bad func(string, ...any)) {
 	if c.HotKeys < 1 {
 		return
 	}
-	d, err := keydist.ParseHotKeyDist(c.hotKeyDistRaw, c.HotKeys)
+	d, err := keydist.ParseHotKeyDist(c.Settings.HotKeyDist, c.HotKeys)
 	if err != nil {
 		bad("%v", err)
 		return
 	}
-	c.HotKeyDist = d
+	c.HotKeyDist, c.Settings.HotKeyDist = d, d.String()
 }

@@ -19,10 +19,7 @@ func TestHotKeyDist(t *testing.T) {
 		"--hot-keys 10 --hot-key-dist exponential": "--hot-key-dist: exponential needs λ > 0, as exponential:1.5",
 		"--hot-keys 0 --hot-key-dist zipf:1":       "--hot-keys must be at least 1",
 	} {
-		_, err := Parse(usagecounter.New(), strings.Fields(args), io.Discard)
-		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%s: error %v, want one line saying %q", args, err, want)
-		}
+		refused(t, usagecounter.New(), args, want) // settings_test.go
 	}
 	if _, err := Parse(candidates.New(), strings.Fields("--hot-keys 10 --hot-key-dist zipf:1"), io.Discard); err == nil ||
 		err.Error() != "--hot-key-dist: request_candidate_persistence_baseline has no hot sets to spread its requests over" {

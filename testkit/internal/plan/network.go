@@ -11,10 +11,11 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
 )
 
-// Network holds the flags of production's network in the loop: a round trip added to every
-// connection of the service to PostgreSQL (--db-rtt) and to Redis (--redis-rtt), each with
-// jitter, and the RTT ladder (--rtt-levels). The engine puts an in-process delaying proxy
-// (testkit/internal/netdelay) on a path when these flags or a network fault on it ask for one.
+// Network is production's network in the loop, typed: a round trip added to every connection
+// of the service to PostgreSQL (--db-rtt) and to Redis (--redis-rtt), each with jitter
+// (settings of RunConfig's, settings.go), and the RTT ladder (--rtt-levels). The engine puts an
+// in-process delaying proxy (testkit/internal/netdelay) on a path when these flags or a network
+// fault on it ask for one.
 type Network struct {
 	DBRTT, DBRTTJitter       time.Duration
 	RedisRTT, RedisRTTJitter time.Duration
@@ -25,12 +26,7 @@ type Network struct {
 }
 
 func (c *parser) registerNetwork() {
-	fs, n := c.fs, &c.Network
-	fs.DurationVar(&n.DBRTT, "db-rtt", 0, "round trip added to every connection of the load, flushers, outbox and consumers to PostgreSQL, e.g. 200us or 1ms (half each way, through an in-process proxy; at most 1s); the monitor and calibration connect directly")
-	fs.DurationVar(&n.DBRTTJitter, "db-rtt-jitter", 0, "with --db-rtt: spread each round trip uniformly over ±this (at most --db-rtt; bytes keep their order)")
-	fs.DurationVar(&n.RedisRTT, "redis-rtt", 0, "round trip added to the queue's connections to Redis (--queue-backend redis, any --redis), as --db-rtt")
-	fs.DurationVar(&n.RedisRTTJitter, "redis-rtt-jitter", 0, "with --redis-rtt: spread each round trip over ±this (at most --redis-rtt)")
-	fs.StringVar(&c.rttLevelsRaw, "rtt-levels", "", "RTT ladder to PostgreSQL, e.g. 0,200us,1ms,2ms: one run per mode and round trip, each on fresh state")
+	c.fs.StringVar(&c.rttLevelsRaw, "rtt-levels", "", "RTT ladder to PostgreSQL, e.g. 0,200us,1ms,2ms: one run per mode and round trip, each on fresh state")
 }
 
 // validateNetwork checks the network flags; it runs after the faults and the stream flags

@@ -8,34 +8,25 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 )
 
-// OpenLoop holds the open-loop flags: --rate (or the --rates ladder), --arrivals, --ramp,
-// --max-lag and --slo-p99-ms. Without --rate or --rates a run is closed-loop, as always.
+// OpenLoop is the open loop's settings typed: --arrivals, --ramp and --max-lag, which with
+// --rate (or the --rates ladder) and --slo-p99-ms are settings of RunConfig's (settings.go).
+// Without --rate or --rates a run is closed-loop, as always.
 type OpenLoop struct {
-	// Rate is --rate, requests per second for the whole invocation (0: closed loop).
-	Rate     float64
 	Arrivals load.Arrivals
 	Ramp     time.Duration
 	MaxLag   time.Duration
-	// Rates is the rate ladder (--rates), in increasing order; SLOP99Ms its objective.
-	Rates    []float64
-	SLOP99Ms float64
 }
 
-func (c *parser) registerOpenLoop() {
-	fs, o := c.fs, &c.OpenLoop
-	fs.Float64Var(&o.Rate, "rate", 0, "open loop: requests per second for the whole invocation, arriving on a schedule whatever the database does; latency counts from each request's intended start, --concurrency caps the requests in flight (default: closed loop)")
-	fs.StringVar(&c.arrivalsRaw, "arrivals", string(load.Poisson), "open loop: how arrivals are spaced, poisson (independent clients) or uniform (evenly), drawn from --seed")
-	fs.DurationVar(&o.Ramp, "ramp", 0, "open loop: climb linearly from 0 to the rate over this long first; left out of the statistics like --warmup")
-	fs.DurationVar(&o.MaxLag, "max-lag", 0, "open loop: a request whose turn comes more than this after its intended start is counted skipped and not sent (pgbench's --latency-limit skipping)")
-	fs.StringVar(&c.ratesRaw, "rates", "", "open-loop rate ladder, requests per second, e.g. 100,200,400,800 (one run per mode and rate, each for --duration)")
-	fs.Float64Var(&o.SLOP99Ms, "slo-p99-ms", 0, "with --rates: the latency objective; the ladder names each mode's highest rate with p99 within it and ≥ 95% of its arrivals sent (max_rate_at_slo)")
+// registerRates registers --rates, the rate ladder, in increasing order.
+func (c *parser) registerRates() {
+	c.fs.StringVar(&c.ratesRaw, "rates", "", "open-loop rate ladder, requests per second, e.g. 100,200,400,800 (one run per mode and rate, each for --duration)")
 }
 
 // validateOpenLoop checks the open-loop flags against each other and against the closed
 // loop's.
 func (c *parser) validateOpenLoop(bad func(string, ...any)) {
 	changed, o := c.fs.Changed, &c.OpenLoop
-	if changed("rate") && o.Rate <= 0 {
+	if changed("rate") && c.Rate <= 0 {
 		bad("--rate must be positive (requests per second)")
 	}
 	open := changed("rate") || c.ratesRaw != ""
@@ -46,7 +37,7 @@ func (c *parser) validateOpenLoop(bad func(string, ...any)) {
 	}
 	if changed("slo-p99-ms") && c.ratesRaw == "" {
 		bad("--slo-p99-ms needs --rates (it judges a rate ladder)")
-	} else if changed("slo-p99-ms") && o.SLOP99Ms <= 0 {
+	} else if changed("slo-p99-ms") && c.SLOP99Ms <= 0 {
 		bad("--slo-p99-ms must be positive")
 	}
 	if open && (c.levelsRaw != "") {
@@ -58,22 +49,22 @@ func (c *parser) validateOpenLoop(bad func(string, ...any)) {
 	if changed("rate") && c.ratesRaw != "" {
 		bad("--rate and --rates cannot be combined (--rates runs each rate in turn)")
 	}
-	a, err := load.ParseArrivals(c.arrivalsRaw)
+	a, err := load.ParseArrivals(c.Settings.Arrivals)
 	if err != nil {
 		bad("--arrivals: %v", err)
 	}
-	o.Arrivals = a
+	o.Arrivals, c.Settings.Arrivals = a, string(a)
 	if o.Ramp < 0 || o.MaxLag < 0 {
 		bad("--ramp and --max-lag must not be negative")
 	}
 	if c.Duration > 0 && o.Ramp >= c.Duration {
 		bad("--ramp must be shorter than --duration")
 	}
-	o.Rates = ladderRungs(c.ratesRaw, "--rates", "a positive rate (requests per second)", func(s string) (float64, bool) {
+	c.Rates = ladderRungs(c.ratesRaw, "--rates", "a positive rate (requests per second)", func(s string) (float64, bool) {
 		v, err := strconv.ParseFloat(s, 64)
 		return v, err == nil && v > 0 && !math.IsInf(v, 0)
 	}, bad)
-	c.needsDuration("--rates", "rate", len(o.Rates), bad)
+	c.needsDuration("--rates", "rate", len(c.Rates), bad)
 }
 
 // LoadConfig sets the open loop of a run at rate (0: closed loop, nothing set).

@@ -30,71 +30,45 @@ import (
 // opens at run time (the database target, Redis) belongs to the engine, never to the Plan
 // (TestPlanIsReadOnly).
 type Plan struct {
-	Requests          int64
-	Concurrency       int
-	Duration          time.Duration
-	Warmup            time.Duration
-	MaxConnections    int
-	Modes             []testkit.Mode
-	FlushBatchSize    int
-	FlushIntervalMs   int
-	MonitorIntervalMs int
-	HotKeys           int
-	Seed              int64
-	Output            string
+	// Settings are the flags results.RunConfig declares, bound to the RunConfig the report
+	// records (settings.go): c.QueueWorkers is --queue-workers.
+	Settings
 
-	// HotKeyDist is --hot-key-dist over --hot-keys (hotkeys.go); HotSets says the suite's
-	// requests pick a hot set by it (Info.HotSets): without, the flag is refused.
+	// Modes is --modes, parsed.
+	Modes  []testkit.Mode
+	Output string
+
+	// HotKeyDist is --hot-key-dist parsed over --hot-keys (hotkeys.go); HotSets says the
+	// suite's requests pick a hot set by it (Info.HotSets): without, the flag is refused.
 	HotKeyDist testkit.HotKeyDist
 	HotSets    bool
 
-	PostgresURL string
-	PgBinDir    string
-	PgUser      string
-	// PgDir is where the temporary server's working directory is made (--pg-dir; "": $TMPDIR).
-	PgDir       string
-	PgDownload  pgserver.DownloadConfig
-	UnsafeFsync bool
-	Schema      string
-	KeepSchema  bool
-	ReuseSchema bool
-
-	QueueCapacity       int
-	QueueWorkers        int
-	QueueFull           queue.FullPolicy
-	QueueRetries        int
-	QueueRetryBackoffMs int
-	DrainTimeout        time.Duration
-
+	// Views of settings, typed as the engine reads them, under the names it knows (views,
+	// settings.go): each is its setting converted, and nothing else sets it.
+	Duration, Warmup time.Duration
+	DrainTimeout     time.Duration
 	// The bounds of a run's waits (docs/faults-and-soak.md, "What ends a hung run").
-	RequestTimeout   time.Duration
-	ReconcileTimeout time.Duration
-	ShutdownTimeout  time.Duration
+	RequestTimeout, ReconcileTimeout, ShutdownTimeout time.Duration
+	// FaultEvery is --fault-every: a soak's rotating faults (0: none).
+	FaultEvery time.Duration
+	QueueFull  queue.FullPolicy
+	PgDownload pgserver.DownloadConfig
+	// UnsafeFsync is --unsafe-no-fsync; LoseCommitEvery and SlowFlushPct the hidden
+	// --debug-lose-commit-every and --debug-slow-flush-pct (asyncrun's slowflush.go).
+	UnsafeFsync     bool
+	LoseCommitEvery int64
+	SlowFlushPct    int
 
 	// StreamConfig: --queue-backend, --redis*, --role and friends (package redisrun).
 	redisrun.StreamConfig
-	// OpenLoop: --rate, --rates and friends (openloop.go).
+	// OpenLoop: --rate, --rates and friends typed (openloop.go).
 	OpenLoop
-	// Network: --db-rtt, --redis-rtt, --rtt-levels (network.go).
+	// Network: --db-rtt, --redis-rtt, --rtt-levels typed (network.go).
 	Network
 
-	// MaxTries, RetryBackoffMs and RetryClasses: --max-tries and friends; retryClasses is the
-	// set a request is retried for, validated (and widened with 57014 under a statement timeout).
-	MaxTries       int
-	RetryBackoffMs int
-	RetryClasses   []string
-
-	Repeat int
-	Levels []int
-
-	// Slots splits each hot logical row into this many physical rows (--slots, slots.go);
-	// SlotsLevels compares slot counts in one invocation (--slots-levels); SlotPick is how a
-	// write picks its slot (testkit.SlotPicks). Slotted says the suite has slots (Info.Slots):
-	// without, the three are refused and every run has 0 slots.
-	Slots       int
-	SlotsLevels []int
-	SlotPick    string
-	Slotted     bool
+	// Slotted says the suite has slots (Info.Slots, slots.go): without, --slots, --slot-pick
+	// and --slots-levels are refused and every run has 0 slots.
+	Slotted bool
 
 	CPUProfile  string
 	MemProfile  string
@@ -115,17 +89,12 @@ type Plan struct {
 	HTML     string
 	HTMLTool string
 
-	// FaultEvery is --fault-every: a soak's rotating faults (0: none); Faults are --fault's.
-	FaultEvery time.Duration
-	Faults     []faults.Fault
-	Role       redisq.Role // --role, parsed
+	// Faults are --fault's, parsed.
+	Faults []faults.Fault
+	Role   redisq.Role // --role, parsed
 
-	// BreakExpectations and LoseCommitEvery are the hidden --debug-break-expectations and
-	// --debug-lose-commit-every.
+	// BreakExpectations is the hidden --debug-break-expectations.
 	BreakExpectations bool
-	LoseCommitEvery   int64
-	// SlowFlushPct is the hidden --debug-slow-flush-pct (asyncrun's slowflush.go).
-	SlowFlushPct int
 	// RequestsGiven says --requests was on the command line: a ladder rung, or a run at a
 	// rate, then stops at it too.
 	RequestsGiven bool
@@ -158,66 +127,41 @@ type parser struct {
 
 	modesRaw, faultsRaw, retryClassesRaw []string
 	levelsRaw, slotsLevelsRaw            string
-	hotKeyDistRaw                        string
-	arrivalsRaw, ratesRaw                string
+	ratesRaw                             string
 	rttLevelsRaw                         string
 	// engineDefaults are the shared flags' defaults before the suite's Info.Defaults.
 	engineDefaults map[string]string
+	// registered counts the settings of RunConfig registerSettings went through.
+	registered int
 }
 
+// register registers the flags every suite shares: RunConfig's settings (registerSettings,
+// settings.go) and, between them where --help lists them, the flags declared here.
 func (c *parser) register() {
 	fs, info := c.fs, c.info
-	fs.Int64Var(&c.Requests, "requests", 2000, "total requests per run (warm-up included)")
-	fs.IntVar(&c.Concurrency, "concurrency", 100, "concurrent workers (closed loop); thousands are fine, they share the pool")
-	fs.DurationVar(&c.Duration, "duration", 0, "stop starting requests after this long (e.g. 30s); with --requests, whichever comes first")
-	fs.DurationVar(&c.Warmup, "warmup", 0, "requests started in this first stretch run but are left out of the statistics")
-	fs.IntVar(&c.MaxConnections, "max-connections", 64, "size of the load's connection pool")
+	c.registerSettings("max-connections") // --requests through --max-connections
 	fs.StringSliceVar(&c.modesRaw, "modes", testkit.ModeNames(info.DefaultModes), "comma-separated write modes to run, each on freshly reset state: "+strings.Join(testkit.ModeNames(info.Modes), ", "))
-	fs.IntVar(&c.FlushBatchSize, "flush-batch-size", 1000, "records per flush (outbox claim size, queue batch size)")
-	fs.IntVar(&c.FlushIntervalMs, "flush-interval-ms", 100, "longest a partial batch waits before it is flushed, in ms")
-	fs.IntVar(&c.MonitorIntervalMs, "monitor-interval-ms", 100, "lock and pool sampling interval, in ms")
-	fs.IntVar(&c.HotKeys, "hot-keys", 1, "number of hot rows per hot table (1: every request hits the same rows)")
-	c.registerHotKeyDist() // hotkeys.go
-	fs.Int64Var(&c.Seed, "seed", 1, "seed for anything the suite draws at random (reproducible runs)")
+	c.registerSettings("seed") // --flush-batch-size through --seed
+	c.hideHotKeyDist()         // hotkeys.go
 	fs.StringVarP(&c.Output, "output", "o", "", "write the JSON report here (and samples to FILE.samples.ndjson); default: JSON on stdout")
 	fs.BoolVar(&c.Wide, "wide", false, "print the full table of `baseline table` on stderr instead of the short summary")
 	fs.DurationVar(&c.ProgressInterval, "progress-interval", DefaultProgressInterval, "when stderr is not a terminal, a progress line this often (as pgbench -P); 0: none (a terminal always gets its live line)")
 	fs.StringVar(&c.HTML, "html", "", "with --output: also write the report's `baseline plot` page here (runs the baseline tool found beside this binary or on PATH)")
-
-	fs.StringVar(&c.PostgresURL, "postgres-url", "", "use this existing server instead of a temporary one (the run stays inside its own schema)")
-	fs.StringVar(&c.PgBinDir, "pg-bin-dir", "", "PostgreSQL bin directory for the temporary server (default: $"+pgserver.BinDirEnv+", pg_config, PATH, /usr/lib/postgresql/*/bin)")
-	fs.StringVar(&c.PgDownload.CachePath, "pg-download-cache", "", "last resort when no local PostgreSQL is found: embedded-postgres downloads binaries into this cache (default ~/.embedded-postgres-go)")
-	fs.StringVar(&c.PgDownload.RepositoryURL, "pg-download-url", "", "Maven repository embedded-postgres downloads from (default its own, repo1.maven.org)")
-	fs.IntVar(&c.PgDownload.Major, "pg-download-version", 16, "PostgreSQL major version to download when no local one is found")
-	fs.StringVar(&c.PgDir, "pg-dir", "", "directory the temporary server's data directory is made in (default $TMPDIR, else /tmp); its filesystem is recorded: on tmpfs an fsync costs nothing")
-	fs.StringVar(&c.PgUser, "pg-user", "", "OS user that runs the temporary server when we are root (default: postgres, else nobody)")
-	fs.BoolVar(&c.UnsafeFsync, "unsafe-no-fsync", false, "temporary server with fsync, synchronous_commit and full_page_writes off (fast, not durable; recorded in the report)")
-	fs.StringVar(&c.Schema, "schema", "", "schema for the run's tables (default: hotspot_<random>)")
-	fs.BoolVar(&c.KeepSchema, "keep-schema", false, "with --postgres-url, leave the run's schema in place afterwards")
-	fs.BoolVar(&c.ReuseSchema, "reuse-schema", false, "accept an existing --schema instead of refusing it")
-
-	fs.IntVar(&c.QueueCapacity, "queue-capacity", queue.DefaultCapacity, "async queue capacity (records, all workers together; redis: entries in the stream not yet acknowledged)")
-	fs.IntVar(&c.QueueWorkers, "queue-workers", queue.DefaultWorkers, "async queue flush workers")
-	fs.Var(&c.QueueFull, "queue-full", "what Enqueue does when the queue is full: drop, sync (write inline) or block")
-	fs.IntVar(&c.QueueRetries, "queue-retries", queue.DefaultMaxRetries, "flush retries before records fall back to one-by-one writes")
-	fs.IntVar(&c.QueueRetryBackoffMs, "queue-retry-backoff-ms", int(queue.DefaultRetryBackoff/time.Millisecond), "first retry backoff in ms (doubles per attempt)")
-	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 5*time.Minute, "longest the outbox or queue may take to drain after the load; a drain that persists nothing for --request-timeout plus --reconcile-timeout ends sooner")
-	fs.DurationVar(&c.RequestTimeout, "request-timeout", DefaultRequestTimeout, "longest one try of a request may take, waiting for a connection included (and one flush of the queue or outbox); a try cut off is an unknown outcome (class request_timeout), looked up at the end")
-	fs.DurationVar(&c.ReconcileTimeout, "reconcile-timeout", DefaultReconcileTimeout, "after the load, how long verification waits for an unreachable PostgreSQL (or Redis) to answer again before it reports the run unverified; 0: not at all")
-	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", DefaultShutdownTimeout, "after SIGINT or SIGTERM, how long what is in flight may finish before it is aborted (a second signal aborts at once)")
+	c.registerSettings("shutdown-timeout") // --postgres-url through --shutdown-timeout
 	c.StreamConfig.Register(fs)
-
-	fs.IntVar(&c.MaxTries, "max-tries", 1, "tries per request (as pgbench's --max-tries): a request that fails with a --retry-classes error is tried again, its latency counted from the first try")
-	fs.IntVar(&c.RetryBackoffMs, "retry-backoff-ms", 0, "wait before a request's first retry in ms; doubles per retry up to 32×, jittered from --seed")
+	c.registerSettings("retry-backoff-ms") // --max-tries, --retry-backoff-ms
 	fs.StringSliceVar(&c.retryClassesRaw, "retry-classes", nil, "error classes a request is retried for (SQLSTATEs, conn_closed, conn_error, deadline_exceeded, request_timeout); default "+strings.Join(load.DefaultRetryClasses, ",")+", and 57014 with --fault statement-timeout")
-	fs.IntVar(&c.Repeat, "repeat", 1, "run each mode this many times on fresh state; the report adds median/min/max")
+	c.registerSettings("repeat")
 	fs.StringVar(&c.levelsRaw, "levels", "", "concurrency ladder, e.g. 1,2,4,8,64 (one run per level, each for --duration)")
-	c.registerOpenLoop() // openloop.go
-	c.registerSlots()    // slots.go
-	c.registerNetwork()  // network.go
+	c.registerSettings("max-lag")          // --rate through --max-lag
+	c.registerRates()                      // openloop.go
+	c.registerSettings("slot-pick")        // --slo-p99-ms through --slot-pick
+	c.registerSlots()                      // slots.go
+	c.registerSettings("redis-rtt-jitter") // --db-rtt through --redis-rtt-jitter
+	c.registerNetwork()                    // network.go
 
 	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, crash-postgres@T, pause-flush@T+D, kill-flusher@T, kill-consumer@T, crash-redis@T[+D], redis-failover@T, redis-reshard@T (--redis cluster), kill-worker@T (a suite's own workers, where it has them), statement-timeout=MS, lock-timeout=MS; on the network to pg or redis: net-delay:TARGET@T+D[=EXTRA], net-blackhole:TARGET@T[+D] (no +D: until the run ends), net-reset:TARGET@T")
-	fs.DurationVar(&c.FaultEvery, "fault-every", 0, "soak: with --duration, strike a fault this often (e.g. 30s), rotating through every timed fault the suite, mode and flags allow; the report adds RSS and goroutine growth after the first minute and each fault's recovery time")
+	c.registerSettings("fault-every")
 	fs.BoolVar(&c.Calibrate, "calibrate", true, "measure this machine's PostgreSQL first (a few seconds: hot-row UPDATE rate, batched-write ceiling) so throughput compares across machines as efficiency; --calibrate=false skips it")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile of the whole invocation here (go tool pprof)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve Prometheus/OpenMetrics metrics of every run at http://HOST:PORT/metrics for the whole invocation (port 0: a free one, printed)")
@@ -226,10 +170,7 @@ func (c *parser) register() {
 
 	fs.BoolVar(&c.BreakExpectations, "debug-break-expectations", false, "make every verification expectation off by one (tests the exit code)")
 	_ = fs.MarkHidden("debug-break-expectations")
-	fs.Int64Var(&c.LoseCommitEvery, "debug-lose-commit-every", 0, "sync and outbox: every Nth request's first COMMIT succeeds but reports its outcome unknown, as when the reply is lost (tests exactly-once retries)")
-	_ = fs.MarkHidden("debug-lose-commit-every")
-	fs.IntVar(&c.SlowFlushPct, "debug-slow-flush-pct", 0, "async modes, memory queue: every flush takes this percentage of its own duration longer, in processor work (a build slower by a known amount, for baseline ab)")
-	_ = fs.MarkHidden("debug-slow-flush-pct")
+	c.registerSettings("") // the rest: --debug-lose-commit-every, --debug-slow-flush-pct and any declared after
 }
 
 // isDir reports whether path is a directory.
@@ -243,11 +184,10 @@ func (c *parser) validate() error {
 	info := c.info
 	var errs []string
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+	c.checkSettings(bad) // settings.go: the bounds their tags give
+	c.views()
 	if c.Requests < 0 || (c.Requests == 0 && c.Duration == 0) {
 		bad("--requests must be positive (or 0 with --duration)")
-	}
-	if c.Concurrency < 1 {
-		bad("--concurrency must be at least 1")
 	}
 	if c.Duration < 0 || c.Warmup < 0 {
 		bad("--duration and --warmup must not be negative")
@@ -255,23 +195,8 @@ func (c *parser) validate() error {
 	if c.Duration > 0 && c.Warmup >= c.Duration {
 		bad("--warmup must be shorter than --duration")
 	}
-	for _, f := range []struct {
-		flag  string
-		value int
-	}{
-		{"--max-connections", c.MaxConnections}, {"--flush-batch-size", c.FlushBatchSize},
-		{"--flush-interval-ms", c.FlushIntervalMs}, {"--monitor-interval-ms", c.MonitorIntervalMs},
-		{"--hot-keys", c.HotKeys}, {"--repeat", c.Repeat},
-	} {
-		if f.value < 1 {
-			bad("%s must be at least 1", f.flag)
-		}
-	}
-	if c.QueueCapacity < 1 || c.QueueWorkers < 1 || c.QueueWorkers > queue.MaxWorkers || c.QueueCapacity < c.QueueWorkers {
-		bad("--queue-capacity must be at least --queue-workers, which must be 1..%d", queue.MaxWorkers)
-	}
-	if c.QueueRetries < 0 || c.QueueRetryBackoffMs < 0 {
-		bad("--queue-retries and --queue-retry-backoff-ms must not be negative")
+	if c.QueueCapacity < c.QueueWorkers {
+		bad("--queue-capacity must be at least --queue-workers")
 	}
 	if c.DrainTimeout <= 0 {
 		bad("--drain-timeout must be positive")
@@ -285,17 +210,8 @@ func (c *parser) validate() error {
 	if c.ShutdownTimeout <= 0 {
 		bad("--shutdown-timeout must be positive, got %s", c.ShutdownTimeout)
 	}
-	if c.MaxTries < 1 {
-		bad("--max-tries must be at least 1 (1: no retries)")
-	}
-	if c.RetryBackoffMs < 0 {
-		bad("--retry-backoff-ms must not be negative")
-	}
-	if c.LoseCommitEvery < 0 {
-		bad("--debug-lose-commit-every must not be negative")
-	}
-	if c.SlowFlushPct < 0 || c.SlowFlushPct > 0 && c.QueueBackend == testkit.BackendRedis {
-		bad("--debug-slow-flush-pct must not be negative, and needs --queue-backend memory")
+	if c.SlowFlushPct > 0 && c.QueueBackend == testkit.BackendRedis {
+		bad("--debug-slow-flush-pct needs --queue-backend memory")
 	}
 	c.Modes = nil
 	for _, m := range c.modesRaw {

@@ -12,16 +12,16 @@ import (
 // once per slot count. The plan only validates, records and lists the counts; the suite owns
 // the rows.
 
-// MaxSlots caps --slots: past it the read of a total (a sum over the slots) costs more than
+// MaxSlots caps --slots (its max tag): past it the read of a total (a sum over the slots) costs more than
 // any contention it could spare, and slots are a smallint.
 const MaxSlots = 1024
 
 var slotFlags = []string{"slots", "slot-pick", "slots-levels"}
 
+// registerSlots registers --slots-levels, after --slots and --slot-pick (settings of
+// RunConfig's, settings.go), and hides the three from a suite without slots.
 func (c *parser) registerSlots() {
 	fs := c.fs
-	fs.IntVar(&c.Slots, "slots", 1, "split each hot counter row into this many physical rows (slots, 1..1024); a write adds to one, a read sums them (1: one row, as without slots)")
-	fs.StringVar(&c.SlotPick, "slot-pick", testkit.SlotPickHash, "how a write picks its slot: hash (of the request id), random, round-robin (request index mod N), or session (the writing connection's seat in the pool mod N)")
 	fs.StringVar(&c.slotsLevelsRaw, "slots-levels", "", "compare slot counts in one invocation, e.g. 1,4,16,64 (one run per mode and count)")
 	if !c.Slotted {
 		for _, name := range slotFlags {
@@ -39,9 +39,6 @@ func (c *parser) validateSlots(bad func(string, ...any)) {
 			}
 		}
 		return
-	}
-	if c.Slots < 1 || c.Slots > MaxSlots {
-		bad("--slots must be 1..%d", MaxSlots)
 	}
 	if !slices.Contains(testkit.SlotPicks, c.SlotPick) {
 		picks := testkit.SlotPicks
