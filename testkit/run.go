@@ -119,7 +119,7 @@ type PoolOptions struct {
 // work is done: the run's database figures are read when its sessions have exited.
 func (r *Run) NewPool(ctx context.Context, o PoolOptions) (*pgxpool.Pool, error) {
 	return r.env.Target.NewPool(ctx, database.PoolOptions{MaxConns: int32(o.MaxConns), AppName: faults.WorkersApp,
-		Settings: r.env.Queue.Settings, Tracer: o.Tracer})
+		Settings: r.env.SessionSettings, Tracer: o.Tracer})
 }
 
 // Context ends when the invocation is aborted (a second signal): background work the workload

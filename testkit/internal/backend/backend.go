@@ -112,11 +112,23 @@ func (Inline) ReshardRedis(context.Context) (string, time.Duration, error) {
 // Options are the queue options every backend reads the same way, from the run's flags:
 // records a caller writes itself (PolicySync, queue full) go through the request path's pool.
 func Options(env *runenv.Env, spec runenv.Spec) queue.Options[any, any] {
-	c := env.Queue
+	c := &env.Config
+	retries := c.QueueRetries
+	if retries == 0 { // --queue-retries 0 is none; queue.Options.MaxRetries 0 is the default
+		retries = -1
+	}
 	return queue.Options[any, any]{Key: spec.Key, Worker: spec.Worker, Spread: spec.Spread, Merge: spec.Merge, Compare: spec.Compare,
-		Capacity: c.Capacity, BatchSize: c.BatchSize, FlushInterval: c.FlushInterval, Workers: c.Workers,
-		FullPolicy: c.FullPolicy, Compaction: spec.Compact, Inline: queue.PgFlusher(env.Pool, spec.Writer),
-		MaxRetries: c.Retries, RetryBackoff: c.RetryBackoff, FlushTimeout: c.FlushTimeout}
+		Capacity: c.QueueCapacity, BatchSize: c.FlushBatchSize, Workers: c.QueueWorkers,
+		FlushInterval: time.Duration(c.FlushIntervalMs) * time.Millisecond, FullPolicy: FullPolicy(env),
+		Compaction: spec.Compact, Inline: queue.PgFlusher(env.Pool, spec.Writer), MaxRetries: retries,
+		RetryBackoff: time.Duration(c.QueueRetryBackoffMs) * time.Millisecond,
+		FlushTimeout: results.Duration(c.RequestTimeoutMs)} // a flush is bounded as a request's try is
+}
+
+// FullPolicy is --queue-full (validated by the plan).
+func FullPolicy(env *runenv.Env) queue.FullPolicy {
+	p, _ := queue.ParseFullPolicy(env.Config.QueueFull)
+	return p
 }
 
 // FlushPool opens the queue workers' (or consumers') own pool: two connections per worker
@@ -126,9 +138,9 @@ func Options(env *runenv.Env, spec runenv.Spec) queue.Options[any, any] {
 // would.
 func FlushPool(ctx context.Context, env *runenv.Env) (*pgxpool.Pool, error) {
 	return env.Target.NewPool(ctx, database.PoolOptions{
-		MaxConns: int32(2*env.Queue.Workers + 2),
+		MaxConns: int32(2*env.Config.QueueWorkers + 2),
 		AppName:  "hotspotkit-flush",
-		Settings: env.Queue.Settings,
+		Settings: env.SessionSettings,
 	})
 }
 

@@ -48,7 +48,7 @@ func (m *Memory) OpenQueue(ctx context.Context, env *runenv.Env, spec runenv.Spe
 		return nil, err
 	}
 	killer := &flushKiller{TxWriter: spec.Writer, target: env.Target}                  // --fault kill-flusher (killflusher.go)
-	flusher := slowFlushes(queue.PgFlusher(flushPool, killer), env.Queue.SlowFlushPct) // --debug-slow-flush-pct (slowflush.go)
+	flusher := slowFlushes(queue.PgFlusher(flushPool, killer), env.Config.DebugSlowFlushPct) // --debug-slow-flush-pct (slowflush.go)
 	o := Options(env, spec)
 	o.Pipeline = true // a worker writes its next batch while the previous one commits
 	q, err := queue.New(flusher, o)
@@ -56,7 +56,7 @@ func (m *Memory) OpenQueue(ctx context.Context, env *runenv.Env, spec runenv.Spe
 		flushPool.Close()
 		return nil, err
 	}
-	m.q, m.compact, m.policy, m.flushPool = q, spec.Compact, env.Queue.FullPolicy, flushPool
+	m.q, m.compact, m.policy, m.flushPool = q, spec.Compact, FullPolicy(env), flushPool
 	return &memoryQueue{q: q, flushPool: flushPool, killer: killer}, nil
 }
 

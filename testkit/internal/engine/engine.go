@@ -342,32 +342,21 @@ func (e *engine) newRun(index int, mode testkit.Mode, rung plan.Rung) *run {
 		b = e.queues.New()
 	}
 	env := &runenv.Env{Index: index, Mode: mode.String(), Slots: rung.Slots, Requests: c.Requests, Target: e.target,
-		Context: e.hardCtx, LoseCommitEvery: c.LoseCommitEvery, Queue: e.queueSettings(), Backend: b}
+		Context: e.hardCtx, LoseCommitEvery: c.LoseCommitEvery, SessionSettings: faults.SessionSettings(c.Faults), Backend: b}
 	if c.ForDuration(rung) {
 		env.Requests = 0 // a ladder rung, or a run at a rate, runs for --duration
 	}
+	concurrency := c.Concurrency
+	if rung.Level > 0 {
+		concurrency = rung.Level
+	}
+	env.Config = c.RunConfig(rung.Rate, concurrency, env.Requests, rung.Slots)
+	env.Config.DBRTTMs = results.Milliseconds(rung.RTT) // the rung's, in an RTT ladder
 	if c.BreakExpectations {
 		env.CheckSkew = 1
 	}
-	r := &run{Env: env, suite: testkit.NewRun(env, mode, c.Config()), backend: b, level: rung.Level,
-		rate: rung.Rate, concurrency: c.Concurrency, rtt: rung.RTT}
-	if rung.Level > 0 {
-		r.concurrency = rung.Level
-	}
-	return r
-}
-
-// queueSettings is what every run's async queue is built from.
-func (e *engine) queueSettings() runenv.QueueSettings {
-	c := e.cfg
-	q := runenv.QueueSettings{Capacity: c.QueueCapacity, BatchSize: c.FlushBatchSize,
-		FlushInterval: c.FlushInterval(), Workers: c.QueueWorkers, FullPolicy: c.QueueFull, Retries: c.QueueRetries,
-		RetryBackoff: time.Duration(c.QueueRetryBackoffMs) * time.Millisecond, Settings: faults.SessionSettings(c.Faults),
-		SlowFlushPct: c.SlowFlushPct, FlushTimeout: c.RequestTimeout}
-	if q.Retries == 0 { // --queue-retries 0 is none; queue.Options.MaxRetries 0 is the default
-		q.Retries = -1
-	}
-	return q
+	return &run{Env: env, suite: testkit.NewRun(env, mode, c.Config()), backend: b, level: rung.Level,
+		rate: rung.Rate, concurrency: concurrency, rtt: rung.RTT}
 }
 
 // measured is what a run's instruments measure while its load runs, and what its phases read
@@ -491,8 +480,7 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	ctx := e.hardCtx
 	c := e.cfg
 	out := results.Run{Mode: r.Mode, Repetition: r.repetition, Level: r.level, Rate: r.rate, Slots: r.Slots,
-		Config: c.RunConfig(r.rate, r.concurrency, r.Requests, r.Slots), StartedAt: time.Now().UTC()}
-	out.Config.DBRTTMs = results.Milliseconds(r.rtt) // the rung's, in an RTT ladder
+		Config: r.Config, StartedAt: time.Now().UTC()}
 	out.RTTMs = ms(r.rtt)
 	fail := func(err error) (results.Run, error) {
 		out.Error = database.Redact(err.Error())

@@ -144,7 +144,7 @@ func (b *Backend) OpenQueue(ctx context.Context, env *runenv.Env, spec runenv.Sp
 	if b.role == redisq.RoleProducer {
 		sr.ProducerID, sr.Offset, sr.Requests = b.cfg.ProducerID, int64(b.cfg.ProducerID)*env.Requests, env.Requests
 	}
-	b.q, b.stream, b.compact, b.policy, b.flushPool = q, sr, spec.Compact, env.Queue.FullPolicy, flushPool
+	b.q, b.stream, b.compact, b.policy, b.flushPool = q, sr, spec.Compact, backend.FullPolicy(env), flushPool
 	client := b.t.Client // the run's (Recycle replaces it after the run)
 	b.ping = func(ctx context.Context) error { return client.Ping(ctx).Err() }
 	sq := &streamQueue{b: b, env: env, drain: q.Close}

@@ -9,11 +9,11 @@ package runenv
 
 import (
 	"context"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
 )
@@ -36,29 +36,14 @@ type Env struct {
 	// LoseCommitEvery loses the first COMMIT reply of every Nth sync request
 	// (--debug-lose-commit-every).
 	CheckSkew, LoseCommitEvery int64
-	Queue                      QueueSettings
+	// Config is the run's settings as its report records them (results.RunConfig declares
+	// each one): what the backends build the queue from (the --queue-* and --flush-* flags).
+	Config results.RunConfig
+	// SessionSettings are the session settings of the service's connections (the *-timeout
+	// faults').
+	SessionSettings map[string]string
 	// Backend opens the run's async queue.
 	Backend Backend
-}
-
-// QueueSettings are what every backend builds a run's async queue from (the --queue-* and
-// --flush-* flags).
-type QueueSettings struct {
-	Capacity      int
-	BatchSize     int
-	FlushInterval time.Duration
-	Workers       int
-	FullPolicy    queue.FullPolicy
-	// Retries is queue.Options.MaxRetries (0: the default, < 0: none); RetryBackoff its first wait.
-	Retries      int
-	RetryBackoff time.Duration
-	// FlushTimeout bounds one flush (queue.Options.FlushTimeout): --request-timeout.
-	FlushTimeout time.Duration
-	// Settings are the session settings of the flushers' connections (the *-timeout faults').
-	Settings map[string]string
-	// SlowFlushPct slows every in-memory queue flush by this percentage of its own duration
-	// (the hidden --debug-slow-flush-pct).
-	SlowFlushPct int
 }
 
 // Backend is where a run's async queue lives: OpenQueue opens it for a suite's write path.
