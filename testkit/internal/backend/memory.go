@@ -47,7 +47,7 @@ func (m *Memory) OpenQueue(ctx context.Context, env *runenv.Env, spec runenv.Spe
 	if err != nil {
 		return nil, err
 	}
-	killer := &flushKiller{TxWriter: spec.Writer, target: env.Target}                  // --fault kill-flusher (killflusher.go)
+	killer := &flushKiller{TxWriter: spec.Writer, target: env.Target}                        // --fault kill-flusher (killflusher.go)
 	flusher := slowFlushes(queue.PgFlusher(flushPool, killer), env.Config.DebugSlowFlushPct) // --debug-slow-flush-pct (slowflush.go)
 	o := Options(env, spec)
 	o.Pipeline = true // a worker writes its next batch while the previous one commits
