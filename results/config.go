@@ -127,31 +127,31 @@ type RunConfig struct {
 	ShutdownTimeoutMs  float64 `json:"shutdown_timeout_ms,omitempty" flag:"shutdown-timeout" unit:"ms" default:"5s" usage:"after SIGINT or SIGTERM, how long what is in flight may finish before it is aborted (a second signal aborts at once)" shapes:"no"`
 
 	// QueueBackend is memory or redis.
-	QueueBackend string `json:"queue_backend" shapes:"yes"`
+	QueueBackend string `json:"queue_backend" default:"memory" usage:"async queue backend: memory (in this process) or redis (a Redis stream: durable, shared by processes)" shapes:"yes"`
 	// Redis is embedded or managed (for the redis backend).
-	Redis string `json:"redis" shapes:"yes"`
+	Redis string `json:"redis" default:"embedded" usage:"Redis for --queue-backend redis: embedded (miniredis in this process), managed (a temporary redis-server from PATH) or cluster (a temporary Redis Cluster of 3 masters from PATH)" shapes:"yes"`
 	// RedisURL is the existing Redis used instead, password redacted: which Redis, not what
 	// it did.
-	RedisURL string `json:"redis_url,omitempty" shapes:"no"`
+	RedisURL string `json:"redis_url,omitempty" usage:"use this existing Redis instead (redis://[:password@]host:port/db), or a Redis Cluster by its seeds (redis://:password@host1:port1,host2:port2 or URLs separated by commas); required with --role" shapes:"no"`
 	// RedisPersist is a managed redis-server's append-only file, everysec or always; absent: off.
-	RedisPersist string `json:"redis_persist,omitempty" shapes:"yes"`
+	RedisPersist string `json:"redis_persist,omitempty" default:"off" usage:"with --redis managed or cluster: the append-only file: off, everysec or always (its appendfsync)" shapes:"yes"`
 	// RedisReplicas is a managed cluster's replicas per master (--redis cluster).
-	RedisReplicas int `json:"redis_replicas,omitempty" shapes:"yes"`
+	RedisReplicas int `json:"redis_replicas,omitempty" usage:"with --redis cluster: replicas per master (redis-failover needs 1)" shapes:"yes"`
 	// StreamShards is the streams a run's queue was spread over; absent: 1.
-	StreamShards int `json:"stream_shards,omitempty" shapes:"yes"`
+	StreamShards int `json:"stream_shards,omitempty" default:"1" usage:"redis backend: spread each run's queue over this many streams (a record's key picks its shard; on a cluster each shard in a hash slot of its own)" shapes:"yes"`
 	// ReclaimIdleMs is how long an unacknowledged stream entry waits before another consumer
 	// takes it over.
-	ReclaimIdleMs int `json:"reclaim_idle_ms" shapes:"yes" split:"consumer"`
+	ReclaimIdleMs int `json:"reclaim_idle_ms" default:"10000" usage:"redis backend: entries unacknowledged this long (ms) are taken over by another consumer" shapes:"yes" split:"consumer"`
 	// MaxDeliveries is how often an entry is delivered before it is dead-lettered.
-	MaxDeliveries int `json:"max_deliveries" shapes:"yes" split:"consumer"`
+	MaxDeliveries int `json:"max_deliveries" default:"5" usage:"redis backend: an entry delivered more often goes to the dead-letter stream" shapes:"yes" split:"consumer"`
 	// Role is both, producer or consumer (a run split over processes).
-	Role string `json:"role" shapes:"yes" split:"process"`
+	Role string `json:"role" default:"both" usage:"both, or split a run over processes: producer (runs the load, enqueues) or consumer (writes what producers enqueued)" shapes:"yes" split:"process"`
 	// ProducerID is a producer's number in a split run.
-	ProducerID int `json:"producer_id" shapes:"yes" split:"process"`
+	ProducerID int `json:"producer_id" usage:"--role producer: this producer's number; its requests are indexes [id×requests, (id+1)×requests)" shapes:"yes" split:"process"`
 	// Verify is a consumer's verification of the whole split run.
-	Verify bool `json:"verify" shapes:"yes" split:"process"`
+	Verify bool `json:"verify" usage:"--role consumer: once the run is over, verify the database against every producer's accepted requests" shapes:"yes" split:"process"`
 	// ExpectProducers is the producers a consumer waits for.
-	ExpectProducers int `json:"expect_producers" shapes:"yes" split:"process"`
+	ExpectProducers int `json:"expect_producers" default:"1" usage:"--role consumer: the run is over only once this many producers have registered and finished" shapes:"yes" split:"process"`
 
 	// MaxTries is the tries per request; absent: 1 (no retries), and the retry settings below
 	// are left out with it.

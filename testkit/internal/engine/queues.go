@@ -18,7 +18,7 @@ import (
 // environment.
 func (e *engine) openQueues(ctx context.Context) error {
 	c := e.cfg
-	qs, err := redisrun.Choose(ctx, c.StreamConfig, c.Role, slices.ContainsFunc(c.Modes, testkit.Mode.Async),
+	qs, err := redisrun.Choose(ctx, c.Streams(), c.Role, slices.ContainsFunc(c.Modes, testkit.Mode.Async),
 		!c.Joining(e.target), c.QueueWorkers, e.redisRoute(), &e.report.Environment)
 	if err != nil {
 		if c.RedisURL != "" {

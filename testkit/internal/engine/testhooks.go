@@ -30,6 +30,8 @@ func ExecuteChecked(s testkit.Suite, args []string, stdout, stderr io.Writer) (c
 	if err != nil {
 		return ExitUsage, plan.Plan{}, plan.Plan{}
 	}
-	code = newEngine(s, p, stderr).execute(stdout)
+	e := newEngine(s, p, stderr)
+	defer e.listenForSignals()()
+	code = e.execute(stdout)
 	return code, *p, *copied
 }

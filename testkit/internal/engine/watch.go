@@ -63,7 +63,7 @@ func (e *engine) watch(r *run, live *load.Live, mon *monitor.Monitor, pool *pgxp
 		return nil
 	}
 	src := metrics.Source{
-		Labels:    metrics.Labels{Suite: e.info.Name, Mode: r.Mode, Role: e.cfg.RoleName, Run: r.Index, Level: r.level},
+		Labels:    metrics.Labels{Suite: e.info.Name, Mode: r.Mode, Role: e.cfg.Settings.Role, Run: r.Index, Level: r.level},
 		Live:      live,
 		Monitor:   mon.Last,
 		HotTables: e.info.HotTables,

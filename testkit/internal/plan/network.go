@@ -66,8 +66,8 @@ func (c *parser) validateNetwork(bad func(string, ...any)) {
 			bad("--db-rtt and --rtt-levels exclude each other (--rtt-levels runs each round trip in turn)")
 		case len(c.Levels) > 0 || len(c.SlotsLevels) > 0 || c.ratesRaw != "":
 			bad("--rtt-levels cannot be combined with --levels, --slots-levels or --rates (one ladder per invocation)")
-		case c.RoleName != "" && c.RoleName != "both":
-			bad("--role %s cannot be combined with --rtt-levels (every process of a split run must have the same network)", c.RoleName)
+		case c.Settings.Role != "" && c.Settings.Role != "both":
+			bad("--role %s cannot be combined with --rtt-levels (every process of a split run must have the same network)", c.Settings.Role)
 		}
 	}
 	redisUsed := c.QueueBackend == testkit.BackendRedis && slices.ContainsFunc(c.Modes, testkit.Mode.Async)
@@ -87,7 +87,7 @@ func (c *parser) validateNetwork(bad func(string, ...any)) {
 			n.proxyDB = true
 		}
 	}
-	if n.proxyRedis && c.ManagedCluster() {
+	if n.proxyRedis && c.Streams().ManagedCluster() {
 		bad("%v", redisrun.ErrClusterRoute)
 	}
 }

@@ -43,8 +43,8 @@ func (c *parser) validateOpenLoop(bad func(string, ...any)) {
 	if open && (c.levelsRaw != "") {
 		bad("--rate and --rates cannot be combined with --levels (a ladder is over concurrency or over rate)")
 	}
-	if c.ratesRaw != "" && c.RoleName != "" && c.RoleName != "both" {
-		bad("--role %s cannot be combined with --rates", c.RoleName)
+	if c.ratesRaw != "" && c.Settings.Role != "" && c.Settings.Role != "both" {
+		bad("--role %s cannot be combined with --rates", c.Settings.Role)
 	}
 	if changed("rate") && c.ratesRaw != "" {
 		bad("--rate and --rates cannot be combined (--rates runs each rate in turn)")

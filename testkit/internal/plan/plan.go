@@ -59,8 +59,6 @@ type Plan struct {
 	LoseCommitEvery int64
 	SlowFlushPct    int
 
-	// StreamConfig: --queue-backend, --redis*, --role and friends (package redisrun).
-	redisrun.StreamConfig
 	// OpenLoop: --rate, --rates and friends typed (openloop.go).
 	OpenLoop
 	// Network: --db-rtt, --redis-rtt, --rtt-levels typed (network.go).
@@ -148,7 +146,6 @@ func (c *parser) register() {
 	fs.DurationVar(&c.ProgressInterval, "progress-interval", DefaultProgressInterval, "when stderr is not a terminal, a progress line this often (as pgbench -P); 0: none (a terminal always gets its live line)")
 	fs.StringVar(&c.HTML, "html", "", "with --output: also write the report's `baseline plot` page here (runs the baseline tool found beside this binary or on PATH)")
 	c.registerSettings("shutdown-timeout") // --postgres-url through --shutdown-timeout
-	c.StreamConfig.Register(fs)
 	c.registerSettings("retry-backoff-ms") // --max-tries, --retry-backoff-ms
 	fs.StringSliceVar(&c.retryClassesRaw, "retry-classes", nil, "error classes a request is retried for (SQLSTATEs, conn_closed, conn_error, deadline_exceeded, request_timeout); default "+strings.Join(load.DefaultRetryClasses, ",")+", and 57014 with --fault statement-timeout")
 	c.registerSettings("repeat")
@@ -303,7 +300,7 @@ func (c *parser) validate() error {
 			bad("%v", err)
 		}
 	}
-	c.Role = c.StreamConfig.Validate(c.fs, redisrun.Common{Modes: len(c.Modes), AsyncModes: countFunc(c.Modes, testkit.Mode.Async),
+	c.Role = c.Streams().Validate(c.fs, redisrun.Common{Modes: len(c.Modes), AsyncModes: countFunc(c.Modes, testkit.Mode.Async),
 		PostgresURL: c.PostgresURL, Schema: c.Schema, Repeat: c.Repeat, Ladder: len(c.Levels) > 0 || len(c.SlotsLevels) > 0, Requests: c.Requests}, bad)
 	c.validateNetwork(bad) // network.go
 	if backends := queueBackends(info); c.QueueBackend != "" && !slices.Contains(backends, c.QueueBackend) {
@@ -322,6 +319,10 @@ func queueBackends(info testkit.Info) []string {
 	}
 	return info.QueueBackends
 }
+
+// Streams is the settings of the durable queue backend and of split runs, as package
+// redisrun reads them.
+func (c *Plan) Streams() redisrun.StreamConfig { return redisrun.StreamConfig{RunConfig: &c.Settings.RunConfig} }
 
 // Joining reports whether this process joins a run another process set up (its tables and
 // seed rows, its stream): a producer or consumer that did not create the schema.
@@ -413,11 +414,11 @@ func (c *Plan) faultNeeds(kind string) string {
 		return "needs the temporary server (it cannot restart a --postgres-url server)"
 	case kind == faults.KillConsumer && c.QueueBackend != testkit.BackendRedis:
 		return "needs --queue-backend redis (the memory queue has no consumer process)"
-	case kind == faults.CrashRedis && (c.QueueBackend != testkit.BackendRedis || !c.ManagedRedis()):
+	case kind == faults.CrashRedis && (c.QueueBackend != testkit.BackendRedis || !c.Streams().ManagedRedis()):
 		return "needs --queue-backend redis --redis managed (a redis-server this run starts, kills and starts again)"
-	case kind == faults.RedisFailover && (c.QueueBackend != testkit.BackendRedis || !c.ManagedCluster() || c.RedisReplicas < 1):
+	case kind == faults.RedisFailover && (c.QueueBackend != testkit.BackendRedis || !c.Streams().ManagedCluster() || c.RedisReplicas < 1):
 		return "needs --queue-backend redis --redis cluster --redis-replicas 1 (a master of a cluster this run starts is killed, and its replica takes over)"
-	case kind == faults.RedisReshard && (c.QueueBackend != testkit.BackendRedis || !c.ManagedCluster()):
+	case kind == faults.RedisReshard && (c.QueueBackend != testkit.BackendRedis || !c.Streams().ManagedCluster()):
 		return "needs --queue-backend redis --redis cluster (slots of a cluster this run starts are moved)"
 	case kind == faults.KillFlusher && c.QueueBackend != testkit.BackendMemory:
 		return "needs --queue-backend memory (the queue's own flush workers)"

@@ -18,11 +18,7 @@ func (c *parser) record(own map[string]bool) {
 	rc := p.Settings.RunConfig
 	rc.Modes, rc.Faults, rc.RTTLevelsMs = testkit.ModeNames(p.Modes), c.faultsRaw, rttLevelsMs(p.RTTLevels)
 	rc.ManagedPostgres, rc.PostgresURL = p.PostgresURL == "", database.RedactURL(p.PostgresURL)
-	// The flags of redisrun's StreamConfig, which RunConfig does not declare (yet).
-	rc.QueueBackend, rc.Redis, rc.RedisURL = p.QueueBackend, p.RedisMode, database.RedactURL(p.RedisURL)
-	rc.RedisPersist, rc.RedisReplicas, rc.StreamShards = p.RedisPersist, p.RedisReplicas, p.StreamShards
-	rc.ReclaimIdleMs, rc.MaxDeliveries = p.ReclaimIdleMs, p.MaxDeliveries
-	rc.Role, rc.ProducerID, rc.Verify, rc.ExpectProducers = p.RoleName, p.ProducerID, p.Verify, p.ExpectProducers
+	rc.RedisURL = database.RedactURL(p.RedisURL)
 	p.recorded = rc
 	p.suiteFlags = map[string]any{}
 	c.fs.VisitAll(func(f *pflag.Flag) {

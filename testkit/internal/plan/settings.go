@@ -20,8 +20,8 @@ import (
 // Settings is the report's RunConfig as the flags set it. It is a struct of its own, embedded
 // in Plan, so that the Plan's RunConfig method stays and the settings are the Plan's fields one
 // level below its own and its other embedded structs': where one of those has a setting's name
-// (a typed view, as QueueFull, HotKeyDist and OpenLoop's Arrivals; a flag of redisrun's
-// StreamConfig, as QueueBackend), it comes first, and the setting is c.Settings.Name.
+// (a typed view, as QueueFull, Role, HotKeyDist and OpenLoop's Arrivals), it comes first, and
+// the setting is c.Settings.Name.
 type Settings struct{ results.RunConfig }
 
 // registerSettings registers the settings not registered yet, in RunConfig's field order,

@@ -11,10 +11,13 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/pgserver"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
+	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
 )
 
@@ -65,14 +68,14 @@ func TestEverySettingIsAFlag(t *testing.T) {
 			d, _ := time.ParseDuration(v)
 			v = strconv.FormatFloat(results.Milliseconds(d), 'g', -1, 64)
 		}
-		if s.Key != "postgres_url" && fmt.Sprint(got) != v { // postgres_url is recorded redacted (TestRunConfigRecordsWhatShapesTheRun)
+		if s.Key != "postgres_url" && s.Key != "redis_url" && fmt.Sprint(got) != v { // the URLs are recorded redacted (TestRunConfigRecordsWhatShapesTheRun)
 			t.Errorf("--%s %s: the report records %s %v", s.Flag, given[s.Flag], s.Key, got)
 		}
 	}
 
 	// The Plan's field of a setting's name is the setting's, but for the typed views that
 	// stand in its place (and c.Settings.Name is the setting).
-	views := []string{"QueueFull", "HotKeyDist", "Arrivals"}
+	views := []string{"QueueFull", "HotKeyDist", "Arrivals", "Role"}
 	plan := reflect.TypeFor[Plan]()
 	for i := range reflect.TypeFor[results.RunConfig]().NumField() {
 		rf := reflect.TypeFor[results.RunConfig]().Field(i)
@@ -116,6 +119,8 @@ func TestSettingsMirrorTheirPackages(t *testing.T) {
 		"queue-full": queue.PolicySync.String(), "request-timeout": DefaultRequestTimeout.String(),
 		"reconcile-timeout": DefaultReconcileTimeout.String(), "shutdown-timeout": DefaultShutdownTimeout.String(),
 		"arrivals": string(load.Poisson), "slot-pick": testkit.SlotPickHash,
+		"max-deliveries": strconv.Itoa(redisq.DefaultMaxDeliveries), "redis-persist": redisserver.PersistOff,
+		"queue-backend": testkit.BackendMemory, "redis": redisrun.Embedded, "role": redisq.RoleBoth.String(),
 	} {
 		if got := c.engineDefaults[flag]; got != want {
 			t.Errorf("--%s defaults to %s, its package's default is %s", flag, got, want)

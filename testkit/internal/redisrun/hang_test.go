@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/backend"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/netdelay"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
@@ -24,7 +25,7 @@ func TestDeadlineReachesTheSocket(t *testing.T) {
 		return p.DialContext, err
 	}
 	ctx := context.Background()
-	target, err := redisrun.Open(ctx, redisrun.StreamConfig{QueueBackend: backend.NameRedis, RedisMode: redisrun.Embedded}, 2, route)
+	target, err := redisrun.Open(ctx, redisrun.StreamConfig{RunConfig: &results.RunConfig{QueueBackend: backend.NameRedis, Redis: redisrun.Embedded}}, 2, route)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func Open(ctx context.Context, c StreamConfig, workers int, route Route) (*Targe
 				TLSConfig: o.TLSConfig, DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout})
 		}
 		opts = seeds.Options
-	case c.RedisMode == Cluster:
+	case c.Redis == Cluster:
 		t.Mode = Cluster
 		cl, err := redisserver.StartCluster(ctx, redisserver.ClusterConfig{Masters: ClusterMasters, Replicas: c.RedisReplicas, Persist: c.RedisPersist})
 		if err != nil {
@@ -78,7 +78,7 @@ func Open(ctx context.Context, c StreamConfig, workers int, route Route) (*Targe
 		}
 		t.cluster, t.Version = cl, "redis "+cl.Version()
 		t.clusterOpts = cl.ClusterOptions()
-	case c.RedisMode == Managed:
+	case c.Redis == Managed:
 		t.Mode = Managed
 		srv, err := redisserver.Start(ctx, redisserver.Config{Persist: c.RedisPersist})
 		if err != nil {

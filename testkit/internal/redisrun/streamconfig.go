@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/backend"
@@ -29,51 +30,22 @@ const (
 	URL      = "url"      // --redis-url: an existing server
 )
 
-// StreamConfig holds the flags of the durable queue backend and of runs split over several
-// processes. It is part of the engine's Config, and like it read-only once validated.
-type StreamConfig struct {
-	QueueBackend  string
-	RedisMode     string
-	RedisURL      string
-	RedisPersist  string
-	RedisReplicas int
-	// StreamShards is redisq.Options.Shards: the streams a queue's records are spread over
-	// (0 or 1: one stream). The command line's --stream-shards sets it.
-	StreamShards    int
-	ReclaimIdleMs   int
-	MaxDeliveries   int
-	RoleName        string
-	ProducerID      int
-	Verify          bool
-	ExpectProducers int
-}
+// StreamConfig is the settings of the durable queue backend and of runs split over several
+// processes (--queue-backend, --redis*, --stream-shards, --reclaim-idle-ms, --max-deliveries,
+// --role and friends), as results.RunConfig declares them and the plan's flags set them:
+// read-only once validated. The Redis URL in it is the one given (the report's is redacted).
+type StreamConfig struct{ *results.RunConfig }
 
-// Register adds the flags to fs.
 // ManagedRedis says whether the flags ask for a redis-server this run starts (--redis
 // managed, no --redis-url): the only Redis that --redis-persist shapes and crash-redis kills.
-func (c *StreamConfig) ManagedRedis() bool { return c.RedisURL == "" && c.RedisMode == Managed }
+func (c StreamConfig) ManagedRedis() bool { return c.RedisURL == "" && c.Redis == Managed }
 
 // ManagedCluster says whether the flags ask for a Redis Cluster this run starts (--redis
 // cluster): the one the cluster faults act on.
-func (c *StreamConfig) ManagedCluster() bool { return c.RedisURL == "" && c.RedisMode == Cluster }
+func (c StreamConfig) ManagedCluster() bool { return c.RedisURL == "" && c.Redis == Cluster }
 
 // ClusterMasters is the number of masters of the managed cluster.
 const ClusterMasters = 3
-
-func (c *StreamConfig) Register(fs *pflag.FlagSet) {
-	fs.StringVar(&c.QueueBackend, "queue-backend", backend.NameMemory, "async queue backend: memory (in this process) or redis (a Redis stream: durable, shared by processes)")
-	fs.StringVar(&c.RedisMode, "redis", Embedded, "Redis for --queue-backend redis: embedded (miniredis in this process), managed (a temporary redis-server from PATH) or cluster (a temporary Redis Cluster of 3 masters from PATH)")
-	fs.StringVar(&c.RedisURL, "redis-url", "", "use this existing Redis instead (redis://[:password@]host:port/db), or a Redis Cluster by its seeds (redis://:password@host1:port1,host2:port2 or URLs separated by commas); required with --role")
-	fs.StringVar(&c.RedisPersist, "redis-persist", redisserver.PersistOff, "with --redis managed or cluster: the append-only file: off, everysec or always (its appendfsync)")
-	fs.IntVar(&c.RedisReplicas, "redis-replicas", 0, "with --redis cluster: replicas per master (redis-failover needs 1)")
-	fs.IntVar(&c.StreamShards, "stream-shards", 1, "redis backend: spread each run's queue over this many streams (a record's key picks its shard; on a cluster each shard in a hash slot of its own)")
-	fs.IntVar(&c.ReclaimIdleMs, "reclaim-idle-ms", 10000, "redis backend: entries unacknowledged this long (ms) are taken over by another consumer")
-	fs.IntVar(&c.MaxDeliveries, "max-deliveries", redisq.DefaultMaxDeliveries, "redis backend: an entry delivered more often goes to the dead-letter stream")
-	fs.StringVar(&c.RoleName, "role", "both", "both, or split a run over processes: producer (runs the load, enqueues) or consumer (writes what producers enqueued)")
-	fs.IntVar(&c.ProducerID, "producer-id", 0, "--role producer: this producer's number; its requests are indexes [id×requests, (id+1)×requests)")
-	fs.BoolVar(&c.Verify, "verify", false, "--role consumer: once the run is over, verify the database against every producer's accepted requests")
-	fs.IntVar(&c.ExpectProducers, "expect-producers", 1, "--role consumer: the run is over only once this many producers have registered and finished")
-}
 
 // Common is what validating the stream flags needs to know of the engine's other flags.
 type Common struct {
@@ -87,7 +59,7 @@ type Common struct {
 
 // Validate checks the flags above against the common ones (fs tells which were given; bad
 // collects errors) and returns the process's role.
-func (c *StreamConfig) Validate(fs *pflag.FlagSet, common Common, bad func(format string, a ...any)) redisq.Role {
+func (c StreamConfig) Validate(fs *pflag.FlagSet, common Common, bad func(format string, a ...any)) redisq.Role {
 	changed := func(names ...string) []string {
 		var out []string
 		for _, n := range names {
@@ -116,14 +88,14 @@ func (c *StreamConfig) Validate(fs *pflag.FlagSet, common Common, bad func(forma
 		if _, err := ParseSeeds(c.RedisURL); err != nil {
 			bad("--redis-url: %s", database.Redact(err.Error()))
 		}
-	case c.RedisMode == Managed || c.RedisMode == Cluster:
+	case c.Redis == Managed || c.Redis == Cluster:
 		if c.QueueBackend == backend.NameRedis {
 			if _, err := redisserver.FindBinary(""); err != nil {
-				bad("--redis %s: %v", c.RedisMode, err)
+				bad("--redis %s: %v", c.Redis, err)
 			}
 		}
-	case c.RedisMode != Embedded:
-		bad("--redis %q: want embedded, managed or cluster (or give --redis-url)", c.RedisMode)
+	case c.Redis != Embedded:
+		bad("--redis %q: want embedded, managed or cluster (or give --redis-url)", c.Redis)
 	}
 	if !slices.Contains(redisserver.PersistSettings, c.RedisPersist) {
 		bad("--redis-persist %q: want %s", c.RedisPersist, strings.Join(redisserver.PersistSettings, ", "))
@@ -142,7 +114,7 @@ func (c *StreamConfig) Validate(fs *pflag.FlagSet, common Common, bad func(forma
 		bad("--reclaim-idle-ms and --max-deliveries must be at least 1")
 	}
 
-	role, err := redisq.ParseRole(c.RoleName)
+	role, err := redisq.ParseRole(c.Role)
 	if err != nil {
 		bad("--role: %v", err)
 		return redisq.RoleBoth
