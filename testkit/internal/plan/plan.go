@@ -322,7 +322,9 @@ func queueBackends(info testkit.Info) []string {
 
 // Streams is the settings of the durable queue backend and of split runs, as package
 // redisrun reads them.
-func (c *Plan) Streams() redisrun.StreamConfig { return redisrun.StreamConfig{RunConfig: &c.Settings.RunConfig} }
+func (c *Plan) Streams() redisrun.StreamConfig {
+	return redisrun.StreamConfig{RunConfig: &c.Settings.RunConfig}
+}
 
 // Joining reports whether this process joins a run another process set up (its tables and
 // seed rows, its stream): a producer or consumer that did not create the schema.
