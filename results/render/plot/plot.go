@@ -435,15 +435,6 @@ func (p *plotter) latencyBars(prefix, suite string, rows []render.TableRow, labe
 	p.page.AddCharts(enq)
 }
 
-func hasMetric(rows []render.TableRow, metric string) bool {
-	for _, r := range rows {
-		if _, ok := r.Metrics[metric]; ok {
-			return true
-		}
-	}
-	return false
-}
-
 // barDataOf is barData of a metric some rows may lack (persist lag of a sync mode): their bar
 // is left empty rather than drawn at 0.
 func barDataOf(rows []render.TableRow, metric string, format func(float64) string) []opts.BarData {
