@@ -21,26 +21,14 @@ import (
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/queue/redisq/redisqtest"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
-	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
+	"github.com/hotspotkit/hotspotkit/testkit/redisserver/redistest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
-var (
-	realOnce   sync.Once
-	realServer *redisserver.Server
-	realErr    error
-)
+func TestMain(m *testing.M) { os.Exit(redistest.Main(m, testdb.Main)) }
 
-func TestMain(m *testing.M) {
-	code := testdb.Main(m)
-	if realServer != nil {
-		_ = realServer.Stop()
-	}
-	os.Exit(code)
-}
-
-// backends runs f against miniredis (always) and against a real redis-server when one is
-// installed (skipped otherwise; CI installs it).
+// backends runs f against miniredis (always) and against the package's shared redis-server
+// (redistest.Shared: skipped where none is installed, failed in CI).
 func backends(t *testing.T, f func(t *testing.T, rdb *redis.Client)) {
 	t.Run("miniredis", func(t *testing.T) {
 		m := miniredis.RunT(t)
@@ -68,18 +56,7 @@ func backends(t *testing.T, f func(t *testing.T, rdb *redis.Client)) {
 		f(t, rdb)
 	})
 	t.Run("redis-server", func(t *testing.T) {
-		if _, err := redisserver.FindBinary(""); err != nil {
-			t.Skip(err)
-		}
-		realOnce.Do(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			realServer, realErr = redisserver.Start(ctx, redisserver.Config{})
-		})
-		if realErr != nil {
-			t.Fatal(realErr)
-		}
-		opts, _ := redis.ParseURL(realServer.URL())
+		opts, _ := redis.ParseURL(redistest.Shared(t).URL())
 		opts.MaxRetries, opts.PoolSize = -1, 32
 		rdb := redis.NewClient(opts)
 		t.Cleanup(func() { rdb.Close() })

@@ -35,6 +35,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/internal/pgserver"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/serverproc"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
+	"github.com/hotspotkit/hotspotkit/testkit/redisserver/redistest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
@@ -403,22 +404,16 @@ func onRedis(t *testing.T, s testkit.Suite, servers []string, requests, records 
 // the flags that reach that Redis (for "url" a redis-server the test starts, for "cluster"
 // the queue on 3 stream shards), and fails the subtest unless the report run returns says
 // it ran on that topology (a cluster: 3 masters, 3 shards) and no redis-server the run
-// started is left behind. It needs redis-server installed.
+// started is left behind. It needs redis-server installed (redistest.Need).
 func EachRedis(t *testing.T, servers []string, run func(t *testing.T, server string, where []string) *results.Report) {
 	t.Helper()
-	if _, err := redisserver.FindBinary(""); err != nil {
-		t.Fatalf("redis-server is needed for the managed and --redis-url runs: %v", err)
-	}
+	redistest.Need(t)
 	for _, server := range servers {
 		t.Run(server, func(t *testing.T) {
 			ours := 0 // the --redis-url server, started by the test
 			where := []string{"--redis", server}
 			if server == "url" {
-				srv, err := redisserver.Start(t.Context(), redisserver.Config{TempDir: pgserver.StableTempDir(t)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer func() { _ = srv.Stop() }()
+				srv := redistest.Start(t, redisserver.Config{TempDir: pgserver.StableTempDir(t)})
 				ours = srv.PID()
 				where = []string{"--redis-url", srv.URL()}
 			}

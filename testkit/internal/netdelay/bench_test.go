@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/testkit/internal/timing"
+	"github.com/hotspotkit/hotspotkit/testkit/redisserver/redistest"
 )
 
 // benchRTTs are the round trips the round-trip benchmark sets; -1 is no proxy at all.
@@ -46,7 +47,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 		}
 	})
 	b.Run("redis", func(b *testing.B) {
-		srv := redisServer(b)
+		srv := redistest.Shared(b)
 		for _, rtt := range benchRTTs {
 			b.Run(rttName(rtt), func(b *testing.B) {
 				p := benchProxy(b, srv.Addr(), rtt)
