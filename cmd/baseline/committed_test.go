@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/results/render"
+	"github.com/hotspotkit/hotspotkit/results/render/judge"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/auxcounter"
@@ -85,9 +85,9 @@ func TestCommittedBaselinesPairWithTodaysBinaries(t *testing.T) {
 					}
 				}
 			}
-			opt := render.DefaultOptions()
+			opt := judge.DefaultOptions()
 			opt.Across = []string{"requests", "concurrency"}
-			c, err := render.Compare(committed, rep, opt)
+			c, err := judge.Compare(committed, rep, opt)
 			if err != nil || len(c.UnmatchedOld)+len(c.UnmatchedNew) > 0 || len(c.Pairs) != len(modes) {
 				t.Errorf("committed and fresh runs do not pair group for group (%v):\n%s", err, out.String())
 			}

@@ -23,7 +23,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/internal/racebuild"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/merge"
-	"github.com/hotspotkit/hotspotkit/results/render"
+	"github.com/hotspotkit/hotspotkit/results/render/judge"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics/metricstest"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
@@ -489,7 +489,7 @@ func TestSplitRunMerged(t *testing.T) {
 		t.Errorf("notes %q (none expected: every figure merged), total reads %v", m.Notes, run.LockMonitor.TotalReadMs)
 	}
 	// The merged report compares like any: with itself, a pass.
-	if cmp, err := render.Compare(m.Report, m.Report, render.DefaultOptions()); err != nil || cmp.ExitCode() != 0 {
+	if cmp, err := judge.Compare(m.Report, m.Report, judge.DefaultOptions()); err != nil || cmp.ExitCode() != 0 {
 		t.Errorf("the merged report against itself: %v, %s", err, cmp.Verdict())
 	}
 	t.Logf("p99: producers %.3f and %.3f ms, merged %.3f ms; throughput %.0f rps over %.0f ms",
