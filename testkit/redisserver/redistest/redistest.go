@@ -10,8 +10,6 @@ package redistest
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -83,14 +81,5 @@ func Shared(t testing.TB) *redisserver.Server {
 // the shared redis-server if a test started it, and returns the exit code: run's, or 1 when
 // stopping the server failed.
 func Main(m *testing.M, run func(*testing.M) int) int {
-	code := run(m)
-	if shared != nil {
-		if err := shared.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "redistest: stopping the shared redis-server:", err)
-			if code == 0 {
-				code = 1
-			}
-		}
-	}
-	return code
+	return serverproctest.StopShared(run(m), "the shared redis-server", shared)
 }

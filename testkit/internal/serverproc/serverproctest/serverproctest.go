@@ -1,7 +1,8 @@
 // Package serverproctest holds what the tests of the temporary servers (testkit/internal/pgserver,
 // testkit/redisserver) share: starting a server for one test, the check that its watchdog
-// cleans up after an owner that was SIGKILLed, and what a test does when a server or a program
-// it needs is not installed (Missing). It is for tests only.
+// cleans up after an owner that was SIGKILLed, stopping a server a test binary's tests shared,
+// and what a test does when a server or a program it needs is not installed (Missing). It is
+// for tests only.
 package serverproctest
 
 import (
@@ -40,6 +41,23 @@ func Missing(t testing.TB, format string, args ...any) {
 	} else {
 		t.Skip(msg)
 	}
+}
+
+// StopShared stops srv, the server a test binary's tests shared (the zero S: none was started),
+// once they have run, and returns code, their exit code, or 1 when stopping failed (said on
+// stderr, what naming the server).
+func StopShared[S serverproc.Stopper](code int, what string, srv S) int {
+	var none S
+	if srv == none {
+		return code
+	}
+	if err := srv.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "stopping %s: %v\n", what, err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
 }
 
 // childEnv marks the re-run of a test binary that plays the owner WatchdogCleansUp kills.

@@ -1,6 +1,7 @@
 package serverproctest
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -30,6 +31,24 @@ func TestMissingFailsOnlyInCI(t *testing.T) {
 			t.Errorf("CI=%q: failed %q, skipped %q; want a failure naming what is missing and CI", c.ci, o.failed, o.skipped)
 		case !c.fail && (o.failed != "" || o.skipped != "no redis-server here"):
 			t.Errorf("CI=%q: failed %q, skipped %q; want a skip", c.ci, o.failed, o.skipped)
+		}
+	}
+}
+
+// stopper is a server whose Stop returns err.
+type stopper struct{ err error }
+
+func (s *stopper) Stop() error { return s.err }
+
+// A shared server that fails to stop fails a passing run; none started changes nothing.
+func TestStopShared(t *testing.T) {
+	for _, c := range []struct {
+		code int
+		srv  *stopper
+		want int
+	}{{0, nil, 0}, {2, nil, 2}, {0, &stopper{}, 0}, {0, &stopper{errors.New("stuck")}, 1}, {2, &stopper{errors.New("stuck")}, 2}} {
+		if got := StopShared(c.code, "a test server", c.srv); got != c.want {
+			t.Errorf("StopShared(%d, %+v) = %d, want %d", c.code, c.srv, got, c.want)
 		}
 	}
 }
