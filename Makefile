@@ -52,17 +52,14 @@ setup-test:
 #
 # TEST_P: how many test packages run at once. go test's default is one per core, but a
 # package's tests spend part of their time waiting (servers restarting, faults' windows, runs
-# bounded by time): at two on two cores a fresh CI kept the cores 63% busy (16.3 CPU-minutes in
-# 12.9 minutes), and four won that back while the tests waited more. Since the tests' pools
-# shrank (suitetest.TestPoolConns) they wait less and four contend: the test command on a warm
-# cache, quiet, took 620 s / 1,169 CPU-seconds at four, 561 s / 1,027 at three, 608 s / 1,012
-# at two (one run each; this machine moves 10% run to run).
+# bounded by time), which a third package at once fills; at four they contend for the two
+# cores more than they overlap (docs/testing.md, "How long it takes", has the figures).
 TEST_P ?= 3
 
 # SLOW_TESTS: the test packages that take longest, slowest first: go test starts packages in
 # the order given, TEST_P at a time, and a slow one started last would finish alone while the
 # cores idle; the last three are short but mostly wait (20-30 s each: servers started and
-# stopped, delays timed), and were the tail when go list's order put them last. Every other
+# stopped, delays timed), and would be the tail if go list's order put them last. Every other
 # package follows, in go list's order.
 SLOW_TESTS := ./testkit/internal/engine ./testkit/suites/usagecounter ./testkit/suites/script ./testkit/suites/multiproc \
 	./testkit/suites/settlement ./queue/redisq ./cmd/baseline ./testkit/suites/auxcounter \

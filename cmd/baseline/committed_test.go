@@ -21,7 +21,7 @@ import (
 
 // The committed baselines must stay comparable with what today's binaries write: a new flag,
 // a renamed default or a changed config key would otherwise leave every baseline unpaired
-// ("0 matched", exit 2), as it once did.
+// ("0 matched", exit 2).
 //
 // Re-running 60000 × 6000 per suite is minutes of work, so each suite runs here for real, on
 // its own temporary server (as `make baseline` does), with the committed baseline's modes and

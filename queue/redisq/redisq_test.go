@@ -564,9 +564,8 @@ func TestSlowBatchIsNotReclaimedFromALiveConsumer(t *testing.T) {
 		e := newEnv(t, rdb)
 		o := e.options(RoleBoth)
 		// Renewals every ReclaimIdle/3 (400 ms): only a 1.2 s stall of the renewing goroutine
-		// could let a batch twice as slow be taken over. 300 ms, then 600 ms, were too tight
-		// under the race detector with every package's tests running at once on 2 cores (a
-		// fresh CI with a build beside it had a whole batch reclaimed at 600 ms).
+		// could let a batch twice as slow be taken over. Under the race detector, with every
+		// package's tests at once on 2 cores, the goroutine can stall for 600 ms.
 		o.Fresh, o.Workers, o.ReclaimIdle, o.BatchSize = true, 1, 1200*time.Millisecond, 150
 		o.Writer = slowWriter{inner: e.writer, delay: 2400 * time.Millisecond}
 		q := e.start(o)
