@@ -9,7 +9,7 @@ SUITES   := $(filter-out script_hotspot_baseline,$(filter %_baseline,$(BINARIES)
 BASELINE_ARGS ?= --requests 60000 --concurrency 6000 --repeat 3
 BASELINE_TMP  := $(shell mktemp -d -u /tmp/hotspotkit-baseline-XXXXXX)
 
-.PHONY: all build run test setup-run setup-test vet fmt bench pgbench baseline baseline-report faults fault-matrix soak clean
+.PHONY: all build run test setup-run setup-test deadcode vet fmt bench pgbench baseline baseline-report faults fault-matrix soak clean
 
 all: build
 
@@ -35,8 +35,8 @@ setup-test:
 	scripts/setup postgres redis
 
 # The test command of the README and of CI (.ci/run): PostgreSQL and redis-server installed
-# where missing (scripts/setup), formatting, vet, then every test, under the race detector
-# (docs/testing.md). Integration tests start their own servers.
+# where missing (scripts/setup), formatting, vet, dead code, then every test, under the race
+# detector (docs/testing.md). Integration tests start their own servers.
 #
 # One build of the module, race-instrumented: go vet -race compiles what the tests then take
 # from the build cache, and the tests that build a binary of the module to run it as a user
@@ -52,17 +52,14 @@ setup-test:
 #
 # TEST_P: how many test packages run at once. go test's default is one per core, but a
 # package's tests spend part of their time waiting (servers restarting, faults' windows, runs
-# bounded by time): at two on two cores a fresh CI kept the cores 63% busy (16.3 CPU-minutes in
-# 12.9 minutes), and four won that back while the tests waited more. Since the tests' pools
-# shrank (suitetest.TestPoolConns) they wait less and four contend: the test command on a warm
-# cache, quiet, took 620 s / 1,169 CPU-seconds at four, 561 s / 1,027 at three, 608 s / 1,012
-# at two (one run each; this machine moves 10% run to run).
+# bounded by time), which a third package at once fills; at four they contend for the two
+# cores more than they overlap (docs/testing.md, "How long it takes", has the figures).
 TEST_P ?= 3
 
 # SLOW_TESTS: the test packages that take longest, slowest first: go test starts packages in
 # the order given, TEST_P at a time, and a slow one started last would finish alone while the
 # cores idle; the last three are short but mostly wait (20-30 s each: servers started and
-# stopped, delays timed), and were the tail when go list's order put them last. Every other
+# stopped, delays timed), and would be the tail if go list's order put them last. Every other
 # package follows, in go list's order.
 SLOW_TESTS := ./testkit/internal/engine ./testkit/suites/usagecounter ./testkit/suites/script ./testkit/suites/multiproc \
 	./testkit/suites/settlement ./queue/redisq ./cmd/baseline ./testkit/suites/auxcounter \
@@ -94,10 +91,24 @@ TEST_ENV := $(if $(TEST_TMPDIR),GOTMPDIR=$${GOTMPDIR:-$${TMPDIR:-/tmp}} TMPDIR=$
 TEST_TEMPLATES = tpl=$$(mktemp -d -p "$(or $(TEST_TMPDIR),$${TMPDIR:-/tmp})" hotspotkit-pg-templates-XXXXXX) && \
 	chmod 755 "$$tpl" && trap 'rm -rf "$$tpl"' EXIT && trap 'exit 130' INT TERM && HOTSPOTKIT_PG_TEMPLATE_DIR=$$tpl
 
+# Dead code fails the build: a function that no main and no test can reach (deadcode of
+# golang.org/x/tools, a tool of go.mod: go tool builds it once into the build cache). With
+# -test, a function only tests call counts as reached: queue and queue/redisq are libraries
+# for services, their API exercised by their tests. It type-checks the module and its
+# dependencies from source: about 20 CPU-seconds (11-15 s on two cores) on a warm cache; on
+# an empty one, building the tool adds about 90 CPU-seconds and listing the packages (their
+# cgo, run for a plain build) up to 70.
+DEADCODE = dead=$$($(GO) tool deadcode -test ./...) && if [ -n "$$dead" ]; then \
+	  echo "unreachable functions (delete them; API that a service needs wants a test):"; echo "$$dead"; exit 1; fi
+
+deadcode:
+	@$(DEADCODE)
+
 test: setup-test
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet -race -trimpath ./...
+	@$(DEADCODE)
 	$(TEST_TEMPLATES) $(TEST_ENV) $(GO) test -p $(TEST_P) -vet=off -race -trimpath -ldflags=-w -timeout 25m $$($(GO) list $(SLOW_TESTS); $(GO) list ./... | grep -vxF "$$($(GO) list $(SLOW_TESTS))")
 
 # Micro-benchmarks (queue enqueue/merge/flush, load engine); recorded, never asserted.

@@ -18,18 +18,6 @@ type Codec[T any] interface {
 	Decode(b []byte) (T, error)
 }
 
-// CodecFuncs adapts a pair of functions to a Codec.
-type CodecFuncs[T any] struct {
-	EncodeFunc func(T) ([]byte, error)
-	DecodeFunc func([]byte) (T, error)
-}
-
-// Encode calls EncodeFunc.
-func (c CodecFuncs[T]) Encode(rec T) ([]byte, error) { return c.EncodeFunc(rec) }
-
-// Decode calls DecodeFunc.
-func (c CodecFuncs[T]) Decode(b []byte) (T, error) { return c.DecodeFunc(b) }
-
 // JSONCodec encodes records with encoding/json: the codec that needs no code per record type.
 // Every field of T must be exported (or be a type that marshals itself): an unexported field
 // would silently be lost. DefaultCodec checks that.

@@ -16,9 +16,9 @@ func processCPU(t *testing.T) time.Duration {
 }
 
 // TestPartialBatchWaitsWithoutSpinning: with a capacity below the batch size, a worker holding
-// a partial batch that already outgrew the capacity waits for its flush interval asleep. (It
-// used to wait for "the rest of the batch, capped at the capacity, minus what it held" — 0 —
-// and spin on a core until the batch was due: 500 ms of CPU in 500 ms here.)
+// a partial batch that already outgrew the capacity waits for its flush interval asleep. (A
+// wait for "the rest of the batch, capped at the capacity, minus what it held" is 0: the
+// worker would spin on a core until the batch is due.)
 func TestPartialBatchWaitsWithoutSpinning(t *testing.T) {
 	f := &fakeFlusher{}
 	q := newTestQueue(t, f, Options[int, rec]{Capacity: 2, Workers: 1, BatchSize: 10, FlushInterval: time.Hour})

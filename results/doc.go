@@ -1,8 +1,8 @@
 // Package results owns the report format of hotspotkit: the JSON report every suite binary
 // writes, the NDJSON samples file beside it, their version and how older versions are read,
 // and what is computed from a report's runs (repetition summaries, ladders, efficiency, where
-// a report is filed). Tables, comparisons and plots built from reports live in
-// results/render.
+// a report is filed). Tables built from reports live in results/render, comparisons and A/Bs
+// in results/render/judge, plots in results/render/plot.
 //
 // # The report
 //

@@ -61,15 +61,3 @@ func QueryInt(ctx context.Context, conn *pgx.Conn, sql string, args ...any) (int
 	}
 	return n, nil
 }
-
-// ExecAll runs each statement with the same arguments, in order, in one transaction.
-func ExecAll(ctx context.Context, conn *pgx.Conn, statements []string, args ...any) error {
-	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		for _, sql := range statements {
-			if _, err := tx.Exec(ctx, sql, args...); err != nil {
-				return fmt.Errorf("%s: %w", sql, err)
-			}
-		}
-		return nil
-	})
-}

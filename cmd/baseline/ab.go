@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/results/render"
+	"github.com/hotspotkit/hotspotkit/results/render/judge"
 	"github.com/hotspotkit/hotspotkit/results/render/plot"
 	"github.com/hotspotkit/hotspotkit/results/verdict"
 )
@@ -104,7 +104,7 @@ func runAB(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("ab", abUsage, stdout, stderr)
 	o := abOptions{stdout: stdout, errw: stderr, preflightWait: 30 * time.Second}
 	c.flags.IntVarP(&o.runs, "runs", "n", abDefaultRuns, fmt.Sprintf("invocations a side (at least %d, at most %d)", verdict.MinRuns, abMaxRuns))
-	effect := c.flags.String("min-effect", render.FormatLimit(verdict.DefaultMinEffect), "the smallest change that matters: worse/better need the whole 95% interval beyond it, same within it")
+	effect := c.flags.String("min-effect", judge.FormatLimit(verdict.DefaultMinEffect), "the smallest change that matters: worse/better need the whole 95% interval beyond it, same within it")
 	aArgs := c.flags.String("a-args", "", "suite flags for A only, after SUITE-FLAGS (split on spaces)")
 	bArgs := c.flags.String("b-args", "", "suite flags for B only, after SUITE-FLAGS (split on spaces)")
 	c.flags.StringVar(&o.suite, "suite", "", "the suite to build from a git revision (its cmd/ directory name, e.g. usage_counter_hotspot_baseline)")
@@ -127,7 +127,7 @@ func runAB(args []string, stdout, stderr io.Writer) int {
 	if o.runs < verdict.MinRuns || o.runs > abMaxRuns {
 		return c.usageError(fmt.Sprintf("--runs %d: want %d to %d (no 95%% interval exists below %d runs a side)", o.runs, verdict.MinRuns, abMaxRuns, verdict.MinRuns))
 	}
-	v, err := render.ParseLimit(*effect)
+	v, err := judge.ParseLimit(*effect)
 	if err != nil || v < 0 || v >= 1 {
 		return c.usageError(fmt.Sprintf("--min-effect %q: want a percentage below 100%%, such as 5%%", *effect))
 	}
@@ -277,7 +277,7 @@ func abMain(c *command, o abOptions) int {
 	if err := makeEmptyDir(o.dir); err != nil {
 		return c.fail(fmt.Errorf("--dir %s: %w", o.dir, err))
 	}
-	ab := render.NewAB(suite, sides[0].ABSide, sides[1].ABSide, o.suiteArgs, o.runs, o.minEffect)
+	ab := judge.NewAB(suite, sides[0].ABSide, sides[1].ABSide, o.suiteArgs, o.runs, o.minEffect)
 	ab.Dir = o.dir
 	say("%d runs (%d a side, interleaved A B B A …) of %s into %s", 2*o.runs, o.runs, suite, o.dir)
 	code := abLoop(ab, sides, o, sigs, say)
@@ -291,7 +291,7 @@ func abMain(c *command, o abOptions) int {
 	if code >= 0 {
 		return code
 	}
-	if err := render.RenderAB(o.stdout, ab); err != nil {
+	if err := judge.RenderAB(o.stdout, ab); err != nil {
 		return c.fail(err)
 	}
 	if sig := sigs.interrupted(); sig != nil {
@@ -303,7 +303,7 @@ func abMain(c *command, o abOptions) int {
 
 // abLoop runs every invocation in ab.Order and records it. It returns -1 when the A/B is to
 // be judged (all runs done, or interrupted), or the exit code of a failure that ends it.
-func abLoop(ab *render.AB, sides [2]abSide, o abOptions, sigs *abSignals, say func(string, ...any)) int {
+func abLoop(ab *judge.AB, sides [2]abSide, o abOptions, sigs *abSignals, say func(string, ...any)) int {
 	for i, sideName := range ab.Order {
 		if sigs.interrupted() != nil {
 			return -1
@@ -333,9 +333,9 @@ func abLoop(ab *render.AB, sides [2]abSide, o abOptions, sigs *abSignals, say fu
 
 // abInvoke runs one invocation of side and reads its report. A failure that ends the A/B comes
 // back as err with run.ExitCode set to the exit code baseline ab should return.
-func abInvoke(index int, side abSide, name string, o abOptions, sigs *abSignals) (render.ABRun, *results.Report, error) {
+func abInvoke(index int, side abSide, name string, o abOptions, sigs *abSignals) (judge.ABRun, *results.Report, error) {
 	base := filepath.Join(o.dir, fmt.Sprintf("run-%02d-%s", index, name))
-	run := render.ABRun{Index: index, Side: name, Report: base + ".json", Log: base + ".log"}
+	run := judge.ABRun{Index: index, Side: name, Report: base + ".json", Log: base + ".log"}
 	args := append(append(append([]string{}, o.suiteArgs...), side.Args...), "--output", run.Report)
 	logf, err := os.Create(run.Log)
 	if err != nil {
@@ -394,7 +394,7 @@ func abInvoke(index int, side abSide, name string, o abOptions, sigs *abSignals)
 		run.ExitCode = exitRegression
 		return run, nil, fmt.Errorf("run %d (%s) broke (exit %d): %s; its output: %s", index, name, cmd.ProcessState.ExitCode(), why, run.Log)
 	}
-	run.Groups = render.ABRunGroups(rep)
+	run.Groups = judge.ABRunGroups(rep)
 	return run, rep, nil
 }
 
@@ -438,13 +438,13 @@ func makeEmptyDir(dir string) error {
 	return nil
 }
 
-func writeABOutputs(ab *render.AB, o abOptions) error {
+func writeABOutputs(ab *judge.AB, o abOptions) error {
 	paths := []string{filepath.Join(o.dir, "ab.json")}
 	if o.json != "" {
 		paths = append(paths, o.json)
 	}
 	for _, p := range paths {
-		if err := render.WriteABFile(p, ab); err != nil {
+		if err := judge.WriteABFile(p, ab); err != nil {
 			return err
 		}
 	}
@@ -452,14 +452,14 @@ func writeABOutputs(ab *render.AB, o abOptions) error {
 		return nil
 	}
 	return results.WriteFile(o.plot, func(w io.Writer) error {
-		return plot.PlotPage(plot.Page{AB: []*render.AB{ab}}, w)
+		return plot.PlotPage(plot.Page{AB: []*judge.AB{ab}}, w)
 	})
 }
 
 // readABs splits paths into A/B files, read, and the rest (reports, in order).
-func readABs(paths []string) (rest []string, abs []*render.AB, err error) {
+func readABs(paths []string) (rest []string, abs []*judge.AB, err error) {
 	for _, p := range paths {
-		ab, ok, err := render.ReadAB(p)
+		ab, ok, err := judge.ReadAB(p)
 		switch {
 		case err != nil && !errors.Is(err, os.ErrNotExist):
 			return nil, nil, err

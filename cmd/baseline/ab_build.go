@@ -12,13 +12,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hotspotkit/hotspotkit/results/render"
+	"github.com/hotspotkit/hotspotkit/results/render/judge"
 )
 
 // abSide is one side of an A/B, resolved: the binary to run, the suite it is, what it was
 // built from.
 type abSide struct {
-	render.ABSide
+	judge.ABSide
 	binary string
 	suite  string
 	// help is the suite's --help, read to learn its name and which flags it has.
@@ -45,7 +45,7 @@ func resolveSides(o abOptions, sigs *abSignals, say func(string, ...any)) (sides
 		name, given string
 		args        []string
 	}{{"A", o.a, o.aArgs}, {"B", o.b, o.bArgs}} {
-		s := abSide{ABSide: render.ABSide{Label: spec.given, Args: spec.args}}
+		s := abSide{ABSide: judge.ABSide{Label: spec.given, Args: spec.args}}
 		if st, serr := os.Stat(spec.given); serr == nil {
 			if !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
 				return sides, cleanup, fmt.Errorf("%s: %s is not an executable file", spec.name, spec.given)

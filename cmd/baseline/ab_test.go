@@ -14,7 +14,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/internal/racebuild"
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/results/render"
+	"github.com/hotspotkit/hotspotkit/results/render/judge"
 	"github.com/hotspotkit/hotspotkit/results/verdict"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
@@ -233,7 +233,7 @@ func TestABBuildsRevisions(t *testing.T) {
 			t.Errorf("progress lacks %q:\n%s", want, stderr)
 		}
 	}
-	ab, ok, err := render.ReadAB(jsonPath)
+	ab, ok, err := judge.ReadAB(jsonPath)
 	if err != nil || !ok || len(ab.Runs) != 8 || ab.A.Revision == "" || ab.A.Revision == ab.B.Revision || ab.Method != verdict.Method {
 		t.Fatalf("--json: %v %v %+v", ok, err, ab)
 	}
@@ -271,7 +271,7 @@ func TestABInterrupted(t *testing.T) {
 		}
 	}()
 	code, stdout, stderr := runABCommand(t, "HEAD", "HEAD", "--suite", "fake_baseline", "--repo", repo, "--runs", "20", "--dir", dir)
-	ab, ok, err := render.ReadAB(filepath.Join(dir, "ab.json"))
+	ab, ok, err := judge.ReadAB(filepath.Join(dir, "ab.json"))
 	if code != 130 || err != nil || !ok || len(ab.Runs) < 1 || len(ab.Runs) >= 40 || !strings.Contains(stderr, "interrupted (interrupt)") {
 		t.Errorf("interrupted A/B: exit %d, %d runs kept (%v)\n%s%s", code, len(ab.Runs), err, stdout, stderr)
 	}
@@ -301,7 +301,7 @@ func TestABRealSuite(t *testing.T) {
 	} else if c := rep.Environment.Calibration; c == nil || !c.Skipped {
 		t.Errorf("run 1 calibrated (%+v): baseline ab must add --calibrate=false", c)
 	}
-	ab, _, err := render.ReadAB(filepath.Join(dir, "ab.json"))
+	ab, _, err := judge.ReadAB(filepath.Join(dir, "ab.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

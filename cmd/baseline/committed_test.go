@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/results/render"
+	"github.com/hotspotkit/hotspotkit/results/render/judge"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/auxcounter"
@@ -21,7 +21,7 @@ import (
 
 // The committed baselines must stay comparable with what today's binaries write: a new flag,
 // a renamed default or a changed config key would otherwise leave every baseline unpaired
-// ("0 matched", exit 2), as it once did.
+// ("0 matched", exit 2).
 //
 // Re-running 60000 × 6000 per suite is minutes of work, so each suite runs here for real, on
 // its own temporary server (as `make baseline` does), with the committed baseline's modes and
@@ -85,9 +85,9 @@ func TestCommittedBaselinesPairWithTodaysBinaries(t *testing.T) {
 					}
 				}
 			}
-			opt := render.DefaultOptions()
+			opt := judge.DefaultOptions()
 			opt.Across = []string{"requests", "concurrency"}
-			c, err := render.Compare(committed, rep, opt)
+			c, err := judge.Compare(committed, rep, opt)
 			if err != nil || len(c.UnmatchedOld)+len(c.UnmatchedNew) > 0 || len(c.Pairs) != len(modes) {
 				t.Errorf("committed and fresh runs do not pair group for group (%v):\n%s", err, out.String())
 			}

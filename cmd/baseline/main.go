@@ -16,6 +16,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/render"
+	"github.com/hotspotkit/hotspotkit/results/render/judge"
 	"github.com/hotspotkit/hotspotkit/results/render/plot"
 	"github.com/spf13/pflag"
 )
@@ -260,10 +261,10 @@ func runTable(args []string, stdout, stderr io.Writer) int {
 // limitFlag is a threshold flag: a percentage ("10%", "10") or "off".
 type limitFlag struct{ v *float64 }
 
-func (l limitFlag) String() string { return render.FormatLimit(*l.v) }
+func (l limitFlag) String() string { return judge.FormatLimit(*l.v) }
 func (l limitFlag) Type() string   { return "percent" }
 func (l limitFlag) Set(s string) error {
-	v, err := render.ParseLimit(s)
+	v, err := judge.ParseLimit(s)
 	if err != nil {
 		return err
 	}
@@ -273,7 +274,7 @@ func (l limitFlag) Set(s string) error {
 
 func runCompare(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("compare", compareUsage, stdout, stderr)
-	opt := render.DefaultOptions()
+	opt := judge.DefaultOptions()
 	th := &opt.Thresholds
 	c.flags.Var(limitFlag{&th.MaxThroughputDrop}, "max-throughput-drop", "fail when median throughput (efficiency across machines) drops by more than this")
 	c.flags.Var(limitFlag{&th.MaxP95Rise}, "max-p95-rise", "fail when median p95 latency rises by more than this")
@@ -312,20 +313,20 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	cmp, err := render.Compare(reports[0], reports[1], opt)
-	if err != nil && !errors.Is(err, render.ErrNoMatch) {
+	cmp, err := judge.Compare(reports[0], reports[1], opt)
+	if err != nil && !errors.Is(err, judge.ErrNoMatch) {
 		return c.fail(err)
 	}
 	if *format == "json" {
 		out := struct {
-			render.Comparison
+			judge.Comparison
 			Verdict  string `json:"verdict"`
 			ExitCode int    `json:"exit_code"`
 		}{cmp, cmp.Verdict(), cmp.ExitCode()}
 		if rerr := writeJSON(stdout, out); rerr != nil {
 			return c.fail(rerr)
 		}
-	} else if rerr := render.RenderComparison(stdout, cmp, *explain); rerr != nil {
+	} else if rerr := judge.RenderComparison(stdout, cmp, *explain); rerr != nil {
 		return c.fail(rerr)
 	}
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
+	"github.com/hotspotkit/hotspotkit/testkit/redisserver/redistest"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
@@ -129,17 +130,7 @@ func partitioned(t *testing.T, c partitionCase, extra ...string) (running, *prox
 		"--request-timeout", requestTimeout.String(), "--reconcile-timeout", reconcileTimeout.String(),
 		"--shutdown-timeout", shutdownTimeout.String(), "--progress-interval", "1s"}, extra)
 	if c.redis {
-		if _, err := redisserver.FindBinary(""); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatal(err) // CI installs it: a missing one is a broken set-up, not a skip
-			}
-			t.Skip(err)
-		}
-		srv, err := redisserver.Start(t.Context(), redisserver.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = srv.Stop() })
+		srv := redistest.Start(t, redisserver.Config{})
 		p = startProxy(t, srv.Addr())
 		args = append(args, "--postgres-url", pg, "--redis-url", p.through(t, srv.URL()))
 	} else {

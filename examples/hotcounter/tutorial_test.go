@@ -23,9 +23,9 @@ import (
 //
 // The suite's runs take the tests' defaults (suitetest.Defaults: no calibration, the tests'
 // pool), as every suite test's runs do: the tutorial's first run as written calibrates and
-// opens the binary's pool of 64, 18.5 CPU-seconds against 4.8 without calibration on a pool
-// of 8 (race build, two cores), and what the test proves (each step works as the tutorial says) is not the
-// pool's or the calibration's, which the suites' tests cover.
+// opens the binary's pool of 64, several times the CPU (docs/testing.md), and what the test
+// proves (each step works as the tutorial says) is not the pool's or the calibration's, which
+// the suites' tests cover.
 func TestTutorialSteps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the tutorial's suite")

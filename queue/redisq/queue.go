@@ -209,11 +209,6 @@ func (q *Queue[K, T]) Streams() []string { return q.eachShard(func(k keys) strin
 // DeadLetterStream is the dead-letter stream key (the first shard's with Shards > 1).
 func (q *Queue[K, T]) DeadLetterStream() string { return q.shards[0].keys.dlq }
 
-// DeadLetterStreams are the shards' dead-letter stream keys.
-func (q *Queue[K, T]) DeadLetterStreams() []string {
-	return q.eachShard(func(k keys) string { return k.dlq })
-}
-
 // eachShard returns key(the shard's keys) for every shard.
 func (q *Queue[K, T]) eachShard(key func(keys) string) []string {
 	out := make([]string, len(q.shards))

@@ -21,26 +21,14 @@ import (
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/queue/redisq/redisqtest"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
-	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
+	"github.com/hotspotkit/hotspotkit/testkit/redisserver/redistest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
-var (
-	realOnce   sync.Once
-	realServer *redisserver.Server
-	realErr    error
-)
+func TestMain(m *testing.M) { os.Exit(redistest.Main(m, testdb.Main)) }
 
-func TestMain(m *testing.M) {
-	code := testdb.Main(m)
-	if realServer != nil {
-		_ = realServer.Stop()
-	}
-	os.Exit(code)
-}
-
-// backends runs f against miniredis (always) and against a real redis-server when one is
-// installed (skipped otherwise; CI installs it).
+// backends runs f against miniredis (always) and against the package's shared redis-server
+// (redistest.Shared: skipped where none is installed, failed in CI).
 func backends(t *testing.T, f func(t *testing.T, rdb *redis.Client)) {
 	t.Run("miniredis", func(t *testing.T) {
 		m := miniredis.RunT(t)
@@ -68,18 +56,7 @@ func backends(t *testing.T, f func(t *testing.T, rdb *redis.Client)) {
 		f(t, rdb)
 	})
 	t.Run("redis-server", func(t *testing.T) {
-		if _, err := redisserver.FindBinary(""); err != nil {
-			t.Skip(err)
-		}
-		realOnce.Do(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			realServer, realErr = redisserver.Start(ctx, redisserver.Config{})
-		})
-		if realErr != nil {
-			t.Fatal(realErr)
-		}
-		opts, _ := redis.ParseURL(realServer.URL())
+		opts, _ := redis.ParseURL(redistest.Shared(t).URL())
 		opts.MaxRetries, opts.PoolSize = -1, 32
 		rdb := redis.NewClient(opts)
 		t.Cleanup(func() { rdb.Close() })
@@ -587,9 +564,8 @@ func TestSlowBatchIsNotReclaimedFromALiveConsumer(t *testing.T) {
 		e := newEnv(t, rdb)
 		o := e.options(RoleBoth)
 		// Renewals every ReclaimIdle/3 (400 ms): only a 1.2 s stall of the renewing goroutine
-		// could let a batch twice as slow be taken over. 300 ms, then 600 ms, were too tight
-		// under the race detector with every package's tests running at once on 2 cores (a
-		// fresh CI with a build beside it had a whole batch reclaimed at 600 ms).
+		// could let a batch twice as slow be taken over. Under the race detector, with every
+		// package's tests at once on 2 cores, the goroutine can stall for 600 ms.
 		o.Fresh, o.Workers, o.ReclaimIdle, o.BatchSize = true, 1, 1200*time.Millisecond, 150
 		o.Writer = slowWriter{inner: e.writer, delay: 2400 * time.Millisecond}
 		q := e.start(o)

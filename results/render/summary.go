@@ -28,7 +28,7 @@ type SummaryOptions struct {
 // waiters on the hot tables, WAL per request, verified), the findings in plain words, the
 // warnings, then the calibration and what went wrong (errors, retries, failed checks, ladder
 // knees, open-loop rates). With Wide, the side-by-side table of `baseline table` and the same
-// lines unwrapped, as before there was a short one.
+// lines unwrapped.
 func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	if len(rep.Runs) == 0 {
 		if rep.Error != "" {
@@ -67,8 +67,8 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	io.WriteString(w, out.String())
 }
 
-// wideSummary is the summary as it was before the short one: the full table, the calibration,
-// what went wrong, the open-loop rates and the warnings.
+// wideSummary is the summary with Wide: the full table, the calibration, what went wrong, the
+// open-loop rates and the warnings.
 func wideSummary(w io.Writer, rep *results.Report, modes []string) {
 	fmt.Fprintf(w, "\n%s  (PostgreSQL %s, durability %s, %s)\n", rep.Suite, rep.Environment.PostgresVersion, rep.Environment.DurabilityText(), rep.Environment.MachineClass)
 	printNetwork(w, rep)

@@ -1,9 +1,10 @@
 // Package render turns reports (package results) into what people read: the baseline table
-// (Markdown, CSV, JSON), the run summary a suite binary prints on stderr (the same table and
-// what went wrong, summary.go), and the comparison of two reports with its regression verdict
-// and the matching of their runs. The HTML page of plots is package render/plot, so that what
-// links this package (every suite binary) does not link go-echarts and its script. Nothing
-// here writes a report or measures anything; the report types stay free of these dependencies.
+// (Markdown, CSV, JSON) and the run summary a suite binary prints on stderr (the same table and
+// what went wrong, summary.go). Every suite binary links it, so what they do not need lives
+// apart: the HTML page of plots in package render/plot (go-echarts and its script), the
+// comparison of two reports and the A/B with their verdicts in package render/judge (the
+// statistics of golang.org/x/perf). Nothing here writes a report or measures anything; the
+// report types stay free of these dependencies.
 package render
 
 import (

@@ -54,13 +54,6 @@ const (
 	LowerIsBetter Direction = -1
 )
 
-func (d Direction) String() string {
-	if d == HigherIsBetter {
-		return "higher is better"
-	}
-	return "lower is better"
-}
-
 // Verdict is the judgement on one metric.
 type Verdict string
 

@@ -35,19 +35,19 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/internal/pgserver"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/serverproc"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
+	"github.com/hotspotkit/hotspotkit/testkit/redisserver/redistest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
 // TestPoolConns is the load's pool in a test's run (--max-connections) unless its args say
 // otherwise. The binaries' 64, opened before each run's window (as pgbench does) and again
-// after every restart, made PostgreSQL's connection set-up the largest single cost of CI: a
-// backend's fork, start and exit cost 30-40 ms of CPU on a small virtual machine (measured on
-// the two-core CI machine, whatever the authentication or shared memory settings), and a
-// pooled session then reads its catalogs and plans its statements before its first request:
-// about 60 ms of the server's CPU a connection of a warmed pool in all. Four sessions still
-// queue on a hot row (three wait), time out on its lock, fill a queue and lose replies; what
-// 64 or 6,000 do is the baselines' question. Four instead of eight, alternated (docs/testing.md):
-// the engine's package 163.5 and 146.5 CPU-seconds at eight, 133.2 and 142.5 at four.
+// after every restart, would make PostgreSQL's connection set-up the largest single cost of
+// CI: a backend's fork, start and exit cost 30-40 ms of CPU on a small virtual machine
+// (whatever the authentication or shared memory settings), and a pooled session then reads
+// its catalogs and plans its statements before its first request: about 60 ms of the
+// server's CPU a connection of a warmed pool in all. Four sessions still queue on a hot row
+// (three wait), time out on its lock, fill a queue and lose replies; what 64 or 6,000 do is
+// the baselines' question. Four cost less CPU than eight (docs/testing.md).
 const TestPoolConns = 4
 
 // PoolFlags set a run's load pool to TestPoolConns.
@@ -403,22 +403,16 @@ func onRedis(t *testing.T, s testkit.Suite, servers []string, requests, records 
 // the flags that reach that Redis (for "url" a redis-server the test starts, for "cluster"
 // the queue on 3 stream shards), and fails the subtest unless the report run returns says
 // it ran on that topology (a cluster: 3 masters, 3 shards) and no redis-server the run
-// started is left behind. It needs redis-server installed.
+// started is left behind. It needs redis-server installed (redistest.Need).
 func EachRedis(t *testing.T, servers []string, run func(t *testing.T, server string, where []string) *results.Report) {
 	t.Helper()
-	if _, err := redisserver.FindBinary(""); err != nil {
-		t.Fatalf("redis-server is needed for the managed and --redis-url runs: %v", err)
-	}
+	redistest.Need(t)
 	for _, server := range servers {
 		t.Run(server, func(t *testing.T) {
 			ours := 0 // the --redis-url server, started by the test
 			where := []string{"--redis", server}
 			if server == "url" {
-				srv, err := redisserver.Start(t.Context(), redisserver.Config{TempDir: pgserver.StableTempDir(t)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer func() { _ = srv.Stop() }()
+				srv := redistest.Start(t, redisserver.Config{TempDir: pgserver.StableTempDir(t)})
 				ours = srv.PID()
 				where = []string{"--redis-url", srv.URL()}
 			}
@@ -601,15 +595,15 @@ func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, co
 	terminateFaults := []string{"--fault", "terminate-backends@50ms", "--fault", "terminate-backends@100ms",
 		"--fault", "terminate-backends@150ms", "--fault", "terminate-backends@200ms"}
 	terminate := Shared(t, slices.Concat(flags, []string{"--max-tries", "5"}, terminateFaults)...)
-	// The inline case must catch a write in flight: on a machine at a load average of 25 the four
-	// faults of the first 200 ms failed no request, so three more follow at 0.4, 0.8 and 1.6 s.
+	// The inline case must catch a write in flight: on a loaded machine the four faults of the
+	// first 200 ms can fail no request, so three more follow at 0.4, 0.8 and 1.6 s.
 	inline := Shared(t, slices.Concat([]string{"--modes", "async-compact"}, size, []string{"--max-tries", "1",
 		"--queue-capacity", "16", "--queue-workers", "1", "--flush-batch-size", "16", "--queue-full", "sync"}, terminateFaults,
 		[]string{"--fault", "terminate-backends@400ms", "--fault", "terminate-backends@800ms", "--fault", "terminate-backends@1600ms"})...)
 	runFaultCases(t, s, []faultCase{
-		// Open loop for 5 s with the restart at 1 s: closed loop, the outbox mode's 1,000
-		// requests, each failing at once on the server that was down, were all spent in 0.7 s,
-		// before it was back, and none completed (its verification requires some).
+		// Open loop for 5 s with the restart at 1 s: closed loop, the outbox mode's requests,
+		// each failing at once on the server that is down, can all be spent before it is back,
+		// and none complete (its verification requires some).
 		{"restart-postgres, one try", "restart-postgres", openLoop(modes, "300", "restart-postgres@1s"), func(t *testing.T, r results.Run) {
 			if r.Load.FailedRequests == 0 {
 				t.Errorf("%s: no request failed while the server restarted", r.Mode)
@@ -628,9 +622,9 @@ func AtomicUnderFaults(t *testing.T, s testkit.Suite, modes string, requests, co
 			}
 		}},
 		// 2 s before the crash and 3 s after it: on a loaded machine a sync run with 1 s before and
-		// 2 s after completed no request at all (its verification requires some). Open loop at
-		// 400 requests a second: writes are in flight when the server dies, without two modes'
-		// 5 s flat out (the case's CPU halved).
+		// 2 s after can complete no request at all (its verification requires some). Open loop
+		// at 400 requests a second: writes are in flight when the server dies, without two
+		// modes' 5 s flat out.
 		{"crash-postgres, one try", "crash-postgres", openLoop("sync,async-compact", "400", "crash-postgres@2s"), nil},
 	})
 }

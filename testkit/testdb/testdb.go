@@ -15,15 +15,14 @@ package testdb
 
 import (
 	"context"
-	"fmt"
 	"io/fs"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/pgserver"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/serverproc/serverproctest"
 )
 
 var (
@@ -34,16 +33,7 @@ var (
 
 // Main runs the tests and then stops the shared server.
 func Main(m *testing.M) int {
-	code := m.Run()
-	if server != nil {
-		if err := server.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "testdb: stopping the shared server:", err)
-			if code == 0 {
-				code = 1
-			}
-		}
-	}
-	return code
+	return serverproctest.StopShared(m.Run(), "the shared PostgreSQL of testdb", server)
 }
 
 // Server returns the shared managed server, starting it on first use.

@@ -8,13 +8,13 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 
-	"github.com/hotspotkit/hotspotkit/results/render"
+	"github.com/hotspotkit/hotspotkit/results/render/judge"
 	"github.com/hotspotkit/hotspotkit/results/verdict"
 )
 
 // abHeader is an A/B's part of the page heading: what ran, the method, the verdict and the
 // table of every group's metrics, as RenderAB prints them.
-func abHeader(ab *render.AB) string {
+func abHeader(ab *judge.AB) string {
 	var b strings.Builder
 	na, nb := ab.SideRuns()
 	fmt.Fprintf(&b, "<h2>A/B: %s</h2>\n", html.EscapeString(ab.Suite))
@@ -22,7 +22,7 @@ func abHeader(ab *render.AB) string {
 	if len(ab.SuiteArgs) > 0 {
 		fmt.Fprintf(&b, "<br>both: %s", html.EscapeString(strings.Join(ab.SuiteArgs, " ")))
 	}
-	fmt.Fprintf(&b, "<br>%d + %d runs, interleaved A B B A …; min effect %s</p>\n", na, nb, render.FormatLimit(ab.MinEffect))
+	fmt.Fprintf(&b, "<br>%d + %d runs, interleaved A B B A …; min effect %s</p>\n", na, nb, judge.FormatLimit(ab.MinEffect))
 	fmt.Fprintf(&b, "<p>method: %s</p>\n<p><b>verdict: %s</b></p>\n", html.EscapeString(ab.Method), html.EscapeString(ab.Verdict))
 	b.WriteString("<table class=\"baseline\">\n<tr><th>group</th><th>metric</th><th>median A</th><th>median B</th><th>B/A</th><th>95% interval</th><th>p</th><th>verdict</th></tr>\n")
 	for _, g := range ab.Groups {
@@ -51,7 +51,7 @@ func abHeader(ab *render.AB) string {
 // invocation they came from (so drift over time shows too), each side's median as a line, and
 // the 95% interval of B/A drawn as a band around A's median times it: where B's median would
 // lie by the interval. No band when the interval is unbounded (fewer than 4 runs a side).
-func (p *plotter) abCharts(ab *render.AB) {
+func (p *plotter) abCharts(ab *judge.AB) {
 	for _, g := range ab.Groups {
 		for _, m := range g.Metrics {
 			p.abMetricChart(ab, g.Group, m)
@@ -59,7 +59,7 @@ func (p *plotter) abCharts(ab *render.AB) {
 	}
 }
 
-func (p *plotter) abMetricChart(ab *render.AB, group string, m render.ABMetric) {
+func (p *plotter) abMetricChart(ab *judge.AB, group string, m judge.ABMetric) {
 	c := m.Cells()
 	label := c.Label
 	points := func(values []float64, runs []int) []opts.ScatterData {

@@ -6,14 +6,14 @@ import (
 	"testing"
 
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/results/render"
+	"github.com/hotspotkit/hotspotkit/results/render/judge"
 	"github.com/hotspotkit/hotspotkit/results/resultstest"
 	"github.com/hotspotkit/hotspotkit/results/verdict"
 )
 
 // slowerAB is an A/B of 4 runs a side whose B has 80% of A's async-compact throughput.
-func slowerAB() *render.AB {
-	ab := render.NewAB(resultstest.Suite, render.ABSide{Label: "a"}, render.ABSide{Label: "b"}, nil, 4, verdict.DefaultMinEffect)
+func slowerAB() *judge.AB {
+	ab := judge.NewAB(resultstest.Suite, judge.ABSide{Label: "a"}, judge.ABSide{Label: "b"}, nil, 4, verdict.DefaultMinEffect)
 	for i, side := range ab.Order {
 		jitter := 1 + 0.01*float64(i%5)
 		s, a := resultstest.SyncSpec(), resultstest.AsyncCompactSpec()
@@ -23,7 +23,7 @@ func slowerAB() *render.AB {
 			a.RPS *= 0.8
 		}
 		rep := resultstest.NewReport(resultstest.MakeRun(s), resultstest.MakeRun(a))
-		ab.Add(render.ABRun{Index: i + 1, Side: side, Groups: render.ABRunGroups(rep)})
+		ab.Add(judge.ABRun{Index: i + 1, Side: side, Groups: judge.ABRunGroups(rep)})
 	}
 	return ab
 }
@@ -33,7 +33,7 @@ func slowerAB() *render.AB {
 func TestPlotPageWithAB(t *testing.T) {
 	ab := slowerAB()
 	var buf bytes.Buffer
-	if err := PlotPage(Page{AB: []*render.AB{ab}, Reports: []*results.Report{resultstest.SingleReport()}}, &buf); err != nil {
+	if err := PlotPage(Page{AB: []*judge.AB{ab}, Reports: []*results.Report{resultstest.SingleReport()}}, &buf); err != nil {
 		t.Fatal(err)
 	}
 	page := buf.String()

@@ -23,6 +23,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/render"
+	"github.com/hotspotkit/hotspotkit/results/render/judge"
 )
 
 // echartsJS is Apache ECharts, inlined into every page so that it opens with no network; see
@@ -57,7 +58,7 @@ type Page struct {
 	Reports []*results.Report
 	Samples map[string][]results.Sample
 	// AB are A/Bs (baseline ab), each drawn first as its own section (ab.go).
-	AB []*render.AB
+	AB []*judge.AB
 }
 
 // PlotPage writes the page of Plot for pg's reports, after a section per A/B of pg.AB.
@@ -150,7 +151,7 @@ table.baseline span.range { color: #777; font-size: 10px; }
 `
 
 // pageHeader is the heading of the page: per report what was measured on what, and its table.
-func pageHeader(reports []*results.Report, abs []*render.AB) string {
+func pageHeader(reports []*results.Report, abs []*judge.AB) string {
 	var b strings.Builder
 	b.WriteString("<header>\n<h1>hotspotkit baseline</h1>\n")
 	for _, ab := range abs {
@@ -433,15 +434,6 @@ func (p *plotter) latencyBars(prefix, suite string, rows []render.TableRow, labe
 		enq.AddSeries(m.name, enqData[j])
 	}
 	p.page.AddCharts(enq)
-}
-
-func hasMetric(rows []render.TableRow, metric string) bool {
-	for _, r := range rows {
-		if _, ok := r.Metrics[metric]; ok {
-			return true
-		}
-	}
-	return false
 }
 
 // barDataOf is barData of a metric some rows may lack (persist lag of a sync mode): their bar

@@ -120,9 +120,6 @@ func NewReader(ctx context.Context, conn *pgx.Conn, schema string) (*Reader, err
 	return r, nil
 }
 
-// HasStatements reports whether pg_stat_statements is loaded.
-func (r *Reader) HasStatements() bool { return r.statsView != "" }
-
 // Untrack stops pg_stat_statements from recording conn's own statements (the engine's
 // observers), so they are not counted as the run's. It needs a superuser; elsewhere it does
 // nothing and the observers' statements stay in the count.

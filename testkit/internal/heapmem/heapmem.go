@@ -15,14 +15,13 @@ import (
 // Warm has the process hold, before the run's measured window, at least want bytes of
 // heap memory it has already touched, and returns how many bytes it touched for that. A Go
 // process takes its memory from the system a page at a time as its heap grows, and the first
-// touch of each page is a page fault: on a virtual machine a dear one (11 µs a page measured
-// here), paid by the load's and the queue's goroutines inside the window, on processors the
-// database needs too. A process's first run of async-compact at 20,000 × 1,000 persisted
-// 70.5k records/s at the median without this and 95.3k with it (eight runs each,
-// docs/overhead.md). A service that has been running has its heap; the kit's figures should
-// not carry its first-run cost. The memory touched is let go at once (a garbage collection
-// before the window frees it) and the process keeps it: its peak resident memory rises by
-// about what was touched, not by what the run would have faulted in itself (docs/overhead.md).
+// touch of each page is a page fault: on a virtual machine a dear one (11 µs a page), paid by
+// the load's and the queue's goroutines inside the window, on processors the database needs
+// too, and a process's first run persists markedly less than the next (docs/overhead.md has
+// the figures). A service that has been running has its heap; the kit's figures should not
+// carry its first-run cost. The memory touched is let go at once (a garbage collection before
+// the window frees it) and the process keeps it: its peak resident memory rises by about what
+// was touched, not by what the run would have faulted in itself (docs/overhead.md).
 // The first run of a process gains the most; a later one finds most of it still held, unless
 // the runtime returned it to the system meanwhile.
 func Warm(want uint64) (done uint64) {
@@ -53,9 +52,9 @@ const chunk = 1 << 20
 // runtime counts as backed (backed), but no more than the process's resident anonymous
 // memory (monitor.Resident). The runtime counts an object's pages as backed from its
 // allocation, and a large object's fresh pages are not touched until written: a delaying
-// proxy's histograms (testkit/internal/netdelay: 64 of them, 12 MB, mostly zeros) made a run
-// at --db-rtt 0 touch 12 MB less beforehand, and pay for them in its window
-// (docs/overhead.md).
+// proxy's histograms (testkit/internal/netdelay: 64 of them, 12 MB, mostly zeros), counted as
+// touched, would have a run at --db-rtt 0 touch 12 MB less beforehand and pay for them in its
+// window (docs/overhead.md).
 func touched() uint64 {
 	n := backed()
 	if _, anon, ok := monitor.Resident(); ok && uint64(anon) < n {
@@ -81,19 +80,17 @@ func backed() uint64 {
 
 // Want is the heap a run of the given shape is given touched before its window (Warm):
 // a base for the engine's own state, plus room for what the requests leave in the heap while
-// they are in flight or queued and for the workers' stacks, up to maxWant. Measured on the
-// counter suite's async-compact, each run the first of its process, six to eight runs a side
-// (docs/overhead.md): at 20,000 requests × 1,000 workers 40 MB touched beforehand changed
-// nothing, 80 MB raised the persisted rate's median from 62–68k to 95k records/s; at 60,000 ×
-// 6,000, 80 MB raised it from 91k to 105k (100–200 MB no further). This asks for 79 MB at
-// 20,000 × 1,000, maxWant above it, and 17 MB (nothing a process does not hold anyway) at
-// 200 × 20. A run bounded by time counts its workers only.
+// they are in flight or queued and for the workers' stacks, up to maxWant. Sized on the
+// counter suite's async-compact, each run the first of its process (docs/overhead.md): at
+// 20,000 requests × 1,000 workers 40 MB touched beforehand gains nothing and 80 MB the most.
+// This asks for 79 MB at 20,000 × 1,000, maxWant above it, and 17 MB (nothing a process does
+// not hold anyway) at 200 × 20. A run bounded by time counts its workers only.
 func Want(concurrency int, requests int64) uint64 {
 	want := 16<<20 + uint64(max(requests, 0))*3<<10 + uint64(max(concurrency, 0))<<12
 	return min(want, maxWant)
 }
 
-// maxWant caps Want: what it touches the process holds (its peak resident memory at
-// 60,000 × 6,000 rose from 78–87 MB to 106–112 MB; a cap of 48 MB held as much), and beyond it
-// a run gained no more.
+// maxWant caps Want: what it touches the process holds (its peak resident memory rises by
+// about that much; docs/overhead.md), and 80 MB is where the first run's gain at 20,000 ×
+// 1,000 stops.
 const maxWant = 80 << 20

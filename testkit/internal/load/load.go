@@ -425,8 +425,8 @@ func (r *runner) result() *Result {
 	if r.limit == 0 || started < r.limit {
 		// A duration-bound run's indexes are those it started; so are a request-bound run's
 		// when it stopped early (an interrupt, its --duration): what comes after is checked
-		// and accounted for as far as it went, not over every request it had planned (an
-		// interrupted --requests 100000000 spent a minute and 400 MB reconciling the rest).
+		// and accounted for as far as it went, not over every request it had planned (for an
+		// interrupted --requests 100000000 that would be a minute and 400 MB).
 		r.outcomes.setLen(started)
 	}
 	return res

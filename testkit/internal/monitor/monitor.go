@@ -181,9 +181,9 @@ func (m *Monitor) loop(ctx context.Context) {
 // their entries pair up (waiter.row). %s is replaced by one SELECT per hot table (see
 // lockQueryFor). pg_locks is read once (lk): each read of it takes every partition lock of the
 // lock manager, which the load's sessions need for each lock they take or release. The hot
-// tables are read once too (locked is MATERIALIZED): inlined, the planner pushed each waiter's
-// xid into it and scanned every hot table once per waiter, and with 63 sessions queued on a
-// hot row a sample took 80–125 ms of a server core, instead of 2–11 ms, every 100 ms.
+// tables are read once too (locked is MATERIALIZED): inlined, the planner pushes each waiter's
+// xid into it and scans every hot table once per waiter, and with 63 sessions queued on a hot
+// row a sample then takes 80–125 ms of a server core instead of 2–11 ms, every 100 ms.
 const lockQuery = `
 WITH lk AS MATERIALIZED (
     SELECT locktype, relation, page, tuple, transactionid, pid, mode, granted, waitstart FROM pg_locks

@@ -9,8 +9,8 @@ import (
 // steady runs measure, which opens sockets, counts, closes them and returns the count before,
 // with them open and after, until the count after equals the count before: the process's
 // other TCP sockets held still meanwhile. Another test's pool may still be closing its
-// connections in the background (a fresh CI once counted one socket before that was gone
-// after). After five tries it returns the last counts as they are.
+// connections in the background (a socket counted before can be gone after). After five tries
+// it returns the last counts as they are.
 func steady(measure func() (before, open, after int)) (before, open, after int) {
 	for try := 1; ; try++ {
 		if before, open, after = measure(); before == after || try == 5 {

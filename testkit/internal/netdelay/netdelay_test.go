@@ -20,42 +20,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
+	"github.com/hotspotkit/hotspotkit/testkit/redisserver/redistest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
-func TestMain(m *testing.M) {
-	code := testdb.Main(m)
-	if realRedis != nil {
-		if err := realRedis.Stop(); err != nil && code == 0 {
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-var (
-	redisOnce sync.Once
-	realRedis *redisserver.Server
-	redisErr  error
-)
-
-// redisServer is a real redis-server shared by the package's tests (skipped when none is
-// installed).
-func redisServer(t testing.TB) *redisserver.Server {
-	t.Helper()
-	if _, err := redisserver.FindBinary(""); err != nil {
-		t.Skip(err)
-	}
-	redisOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		realRedis, redisErr = redisserver.Start(ctx, redisserver.Config{})
-	})
-	if redisErr != nil {
-		t.Fatal(redisErr)
-	}
-	return realRedis
-}
+func TestMain(m *testing.M) { os.Exit(redistest.Main(m, testdb.Main)) }
 
 // startProxy starts a proxy closed when the test ends.
 func startProxy(t testing.TB, cfg Config) *Proxy {
@@ -303,7 +272,7 @@ func TestDelayNeverEarly(t *testing.T) {
 	ctx := context.Background()
 	pgp := startProxy(t, Config{Upstream: pgUpstream(t), RTT: rtt, Jitter: jitter})
 	pool := pgPool(t, pgp, 2)
-	srv := redisServer(t)
+	srv := redistest.Shared(t)
 	rp := startProxy(t, Config{Upstream: srv.Addr(), RTT: rtt, Jitter: jitter})
 	rdb := redisClient(t, srv, rp)
 	trips := map[string]func() error{
@@ -351,7 +320,7 @@ func TestBlackholeHoldsThenDelivers(t *testing.T) {
 	ctx := context.Background()
 	pgp := startProxy(t, Config{Upstream: pgUpstream(t)})
 	pool := pgPool(t, pgp, 1)
-	srv := redisServer(t)
+	srv := redistest.Shared(t)
 	rp := startProxy(t, Config{Upstream: srv.Addr(), RTT: 200 * time.Microsecond})
 	rdb := redisClient(t, srv, rp)
 	for name, tc := range map[string]struct {
@@ -513,7 +482,7 @@ func TestResetClosesEveryConnection(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	srv := redisServer(t)
+	srv := redistest.Shared(t)
 	rp := startProxy(t, Config{Upstream: srv.Addr()})
 	rdb := redisClient(t, srv, rp)
 	idBefore, err := rdb.ClientID(ctx).Result()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/testkit/internal/pgserver"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/serverproc/serverproctest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
@@ -78,11 +79,11 @@ func TestParseInitRefuses(t *testing.T) {
 func TestInitStatementsAgreeWithPsql(t *testing.T) {
 	bins, err := pgserver.FindBinaries("")
 	if err != nil {
-		t.Skipf("no PostgreSQL binaries, so no psql to compare with: %v", err)
+		serverproctest.Missing(t, "no PostgreSQL binaries, so no psql to compare with: %v", err)
 	}
 	psql := filepath.Join(bins.BinDir, "psql")
 	if _, err := os.Stat(psql); err != nil {
-		t.Skipf("psql is missing next to postgres (%s): the comparison with psql needs it", psql)
+		serverproctest.Missing(t, "psql is missing next to postgres (%s): the comparison with psql needs it", psql)
 	}
 	vars := map[string]string{"n": "3", "word": "it's", "ident": "col", "neg": "-2"}
 	text := `-- a leading comment; with a semicolon

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/testkit/internal/pgserver"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/serverproc/serverproctest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
@@ -123,16 +124,16 @@ var parseErrors = []string{
 }
 
 // pgbenchBinary returns the pgbench next to the PostgreSQL the tests run, skipping when there
-// is none.
+// is none (failing in CI).
 func pgbenchBinary(t *testing.T) string {
 	t.Helper()
 	bins, err := pgserver.FindBinaries("")
 	if err != nil {
-		t.Skipf("no PostgreSQL binaries, so no pgbench to compare with: %v", err)
+		serverproctest.Missing(t, "no PostgreSQL binaries, so no pgbench to compare with: %v", err)
 	}
 	path := filepath.Join(bins.BinDir, "pgbench")
 	if _, err := os.Stat(path); err != nil {
-		t.Skipf("pgbench is missing next to postgres (%s): the comparison with pgbench needs it", path)
+		serverproctest.Missing(t, "pgbench is missing next to postgres (%s): the comparison with pgbench needs it", path)
 	}
 	return path
 }

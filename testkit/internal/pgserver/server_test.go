@@ -191,7 +191,7 @@ func TestBadBinDirIsAClearError(t *testing.T) {
 func TestFindBinariesAcceptsInstallRoot(t *testing.T) {
 	b, err := FindBinaries("")
 	if err != nil {
-		t.Skip("no local PostgreSQL:", err)
+		serverproctest.Missing(t, "no local PostgreSQL: %v", err)
 	}
 	root := filepath.Dir(b.BinDir)
 	got, err := FindBinaries(root)

@@ -23,8 +23,8 @@
 // (after up to 10 ms), and the kernel timer is noticed as late as a socket's reply would be.
 // Go's own timers are checked at every scheduling instead, so a Timer whose kernel timer woke
 // it late backs its next waits with one of Go's, set at the deadline (busyAbove says when and
-// why not always), and a busy process's waits end within µs of it at the median
-// (BenchmarkSleepUntilBusy: 4-9 µs, against 1.4-2.1 ms on the kernel timer alone).
+// why not always), and a busy process's waits end within µs of it at the median, where the
+// kernel timer alone leaves them milliseconds late (BenchmarkSleepUntilBusy; docs/overhead.md).
 //
 // It must not know what it is timing: a deadline is a time.Time, cancellation is a context.
 package timing
@@ -60,9 +60,9 @@ const (
 // too busy for Go to look at its poller, and the Timer's next busyWaits waits are backed by
 // a timer of Go's own, which Go checks on every scheduling (the timerfd's read deadline); a
 // wait the backstop ends starts the count again. Not every wait: a backstop on every wait
-// cost an idle process 2-4 µs of CPU a wait (10k waits a second: 49-51% of a core against
-// 28-33%), most likely because each Go timer set wakes the poller's sleeping thread (the
-// runtime's wakeNetPoller). busyAbove is above the wake-up latency of an idle machine's
+// costs an idle process a few µs of CPU a wait (at 10k waits a second nearly twice the CPU;
+// docs/overhead.md), most likely because each Go timer set wakes the poller's sleeping thread
+// (the runtime's wakeNetPoller). busyAbove is above the wake-up latency of an idle machine's
 // processors (0.15-0.4 ms when they sleep between waits, a few tens of µs otherwise) and
 // below a busy process's (milliseconds); the count rides out the kernel timer's occasional
 // timely wake-up in a busy process (its poller looked at by chance).

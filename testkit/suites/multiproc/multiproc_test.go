@@ -23,11 +23,12 @@ import (
 	"github.com/hotspotkit/hotspotkit/internal/racebuild"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/merge"
-	"github.com/hotspotkit/hotspotkit/results/render"
+	"github.com/hotspotkit/hotspotkit/results/render/judge"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics/metricstest"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
+	"github.com/hotspotkit/hotspotkit/testkit/redisserver/redistest"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
@@ -73,9 +74,9 @@ func TestMain(m *testing.M) {
 }
 
 // realestRedis runs f against a real redis-server where one is installed, otherwise against a
-// miniredis.
+// miniredis (in CI, where redis-server is installed, a missing one fails the test).
 func realestRedis(t *testing.T, f func(t *testing.T, url string)) {
-	if _, err := redisserver.FindBinary(""); err != nil {
+	if !redistest.Installed(t) {
 		onMiniredis(t, f)
 		return
 	}
@@ -88,17 +89,10 @@ func onMiniredis(t *testing.T, f func(t *testing.T, url string)) {
 	f(t, "redis://"+m.Addr()+"/0")
 }
 
-// onRedisServer runs f against a real redis-server (skipped where none is installed).
+// onRedisServer runs f against a redis-server of its own (skipped where none is installed,
+// failed in CI).
 func onRedisServer(t *testing.T, f func(t *testing.T, url string)) {
-	if _, err := redisserver.FindBinary(""); err != nil {
-		t.Skip(err)
-	}
-	s, err := redisserver.Start(context.Background(), redisserver.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Stop() })
-	f(t, s.URL())
+	f(t, redistest.Start(t, redisserver.Config{}).URL())
 }
 
 // splitRun is one run shared by several processes: one schema, one Redis.
@@ -372,9 +366,7 @@ func producerAndTwoConsumers(t *testing.T, su *suite, url string) {
 // TestManagedRedisGoneAfterOwnerIsKilled: a run with --redis managed is SIGKILLed mid-run; the
 // watchdog stops its redis-server.
 func TestManagedRedisGoneAfterOwnerIsKilled(t *testing.T) {
-	if _, err := redisserver.FindBinary(""); err != nil {
-		t.Skip(err)
-	}
+	redistest.Need(t)
 	s := &splitRun{t: t, dsn: testdb.Server(t).DSN()}
 	p := &proc{t: t, name: "owner", done: make(chan struct{})}
 	p.cmd = exec.Command(counterSuite.binary, append(suitetest.Defaults(), "--postgres-url", s.dsn, "--queue-backend", "redis",
@@ -497,7 +489,7 @@ func TestSplitRunMerged(t *testing.T) {
 		t.Errorf("notes %q (none expected: every figure merged), total reads %v", m.Notes, run.LockMonitor.TotalReadMs)
 	}
 	// The merged report compares like any: with itself, a pass.
-	if cmp, err := render.Compare(m.Report, m.Report, render.DefaultOptions()); err != nil || cmp.ExitCode() != 0 {
+	if cmp, err := judge.Compare(m.Report, m.Report, judge.DefaultOptions()); err != nil || cmp.ExitCode() != 0 {
 		t.Errorf("the merged report against itself: %v, %s", err, cmp.Verdict())
 	}
 	t.Logf("p99: producers %.3f and %.3f ms, merged %.3f ms; throughput %.0f rps over %.0f ms",

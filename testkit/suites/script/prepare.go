@@ -439,11 +439,8 @@ func (p *prepared) eval(i int64, x *pgscript.Execution) error {
 	return nil
 }
 
-// params are a statement's arguments as sqlshape evaluates them: a pgbench double in its
-// shortest exact decimal form.
-func params(args []pgscript.Value) []sqlshape.Value { return appendParams(nil, args) }
-
-// appendParams appends params(args) to out.
+// appendParams appends a statement's arguments to out as sqlshape evaluates them: a pgbench
+// double in its shortest exact decimal form.
 func appendParams(out []sqlshape.Value, args []pgscript.Value) []sqlshape.Value {
 	for _, a := range args {
 		switch a.Kind() {

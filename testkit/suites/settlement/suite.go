@@ -248,11 +248,10 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 // settleAll is settle's pipelined form (counters.Declaration.ClaimAll), for a batch of pending
 // usages, as every batch but a retried or redelivered one is: one statement marks them settled
 // and writes their snapshots from the rows the UPDATE returns, so each usage is looked up once
-// (as two statements, the INSERT looked them up again: 7–15% more of the claim's server time
-// at 60,000 × 6,000). A usage settled before is left alone by the UPDATE (fewer rows), one
-// with a snapshot fails the INSERT on its key: either sends the batch through settle. The
-// UPDATE locks the rows in request_id order (an index scan of = ANY reads its array sorted), as
-// settle's FOR UPDATE does.
+// (as two statements, the INSERT would look them up again). A usage settled before is left
+// alone by the UPDATE (fewer rows), one with a snapshot fails the INSERT on its key: either
+// sends the batch through settle. The UPDATE locks the rows in request_id order (an index scan
+// of = ANY reads its array sorted), as settle's FOR UPDATE does.
 func settleAll(batch []counters.Source) []counters.Statement {
 	ids := make([]string, len(batch))
 	for k, src := range batch {

@@ -51,8 +51,8 @@ func TestTheDatabasesOwnFigures(t *testing.T) {
 	p := sync.PerRequest
 	// One commit a request, exactly: the observers' transactions and the sessions' startups
 	// (the pool opening its connections) are not the run's. Autovacuum's transactions are in
-	// the count and cannot be told apart: a window it ran in (a slow, loaded run; a fresh CI
-	// once read 1.014 so) is held to the exact count from below only.
+	// the count and cannot be told apart: a window it ran in (a slow, loaded run, which can read
+	// 1.014) is held to the exact count from below only.
 	if math.Abs(p.Statements-5) > 0.01 || p.Commits < 0.99 || (p.Commits > 1.01 && sync.Autovacuums == 0) || p.RowVersions != 5 {
 		t.Errorf("sync per request: %+v (autovacuums %d), want 5 statements, 1 commit, 5 row versions", p, sync.Autovacuums)
 	}

@@ -1,9 +1,11 @@
 package usagecounter
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/hotspotkit/hotspotkit/testkit/redisserver/redistest"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
@@ -26,6 +28,9 @@ func TestNetworkFaultsKeepRunsExact(t *testing.T) {
 		{"net-reset:redis@300ms", redis, 0},
 	} {
 		t.Run(c.fault, func(t *testing.T) {
+			if slices.Contains(c.args, "--redis") {
+				redistest.Need(t)
+			}
 			kind, _, _ := strings.Cut(c.fault, ":")
 			rep, _ := suitetest.Runs(t, New(), 1, append([]string{"--duration", "1200ms", "--requests", "0", "--rate", "400", "--concurrency", "8",
 				"--fault", c.fault}, c.args...)...)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
+	"github.com/hotspotkit/hotspotkit/testkit/redisserver/redistest"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
@@ -52,11 +53,7 @@ func TestRedisClusterRefusedWithoutRedisServer(t *testing.T) {
 
 // TestRedisURLSeedsThatAreNoClusterAreRefused gives two seeds, both a plain redis-server.
 func TestRedisURLSeedsThatAreNoClusterAreRefused(t *testing.T) {
-	srv, err := redisserver.Start(t.Context(), redisserver.Config{TempDir: t.TempDir()})
-	if err != nil {
-		t.Skip(err)
-	}
-	defer srv.Stop()
+	srv := redistest.Start(t, redisserver.Config{TempDir: t.TempDir()})
 	url := srv.URL()
 	seeds := strings.Replace(url, srv.Addr(), srv.Addr()+","+srv.Addr(), 1)
 	seeds = strings.TrimSuffix(seeds, "/0")

@@ -1,6 +1,8 @@
 // Package serverproctest holds what the tests of the temporary servers (testkit/internal/pgserver,
-// testkit/redisserver) share: starting a server for one test, and the check that its
-// watchdog cleans up after an owner that was SIGKILLed. It is for tests only.
+// testkit/redisserver) share: starting a server for one test, the check that its watchdog
+// cleans up after an owner that was SIGKILLed, stopping a server a test binary's tests shared,
+// and what a test does when a server or a program it needs is not installed (Missing). It is
+// for tests only.
 package serverproctest
 
 import (
@@ -9,12 +11,54 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/testkit/internal/serverproc"
 )
+
+// CIEnv names the environment variable that says the tests run in CI: CI=true, as CI services
+// set it and .ci/run does.
+const CIEnv = "CI"
+
+// InCI reports whether CIEnv holds a true value (as strconv.ParseBool reads it: true, 1, …).
+func InCI() bool {
+	ci, err := strconv.ParseBool(os.Getenv(CIEnv))
+	return err == nil && ci
+}
+
+// Missing ends a test that needs a server or a program this machine does not have; format and
+// args say which (as t.Skipf's). The test is skipped, except in CI (InCI), where it fails: CI's
+// set-up (scripts/setup) installs everything the tests use, so there a missing one is a broken
+// set-up, and a skip would let it pass unseen.
+func Missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if InCI() {
+		t.Fatalf("%s (%s=%s: CI's set-up installs it, so it must be there)", msg, CIEnv, os.Getenv(CIEnv))
+	} else {
+		t.Skip(msg)
+	}
+}
+
+// StopShared stops srv, the server a test binary's tests shared (the zero S: none was started),
+// once they have run, and returns code, their exit code, or 1 when stopping failed (said on
+// stderr, what naming the server).
+func StopShared[S serverproc.Stopper](code int, what string, srv S) int {
+	var none S
+	if srv == none {
+		return code
+	}
+	if err := srv.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "stopping %s: %v\n", what, err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
 
 // childEnv marks the re-run of a test binary that plays the owner WatchdogCleansUp kills.
 const childEnv = "HOTSPOTKIT_WATCHDOG_CHILD"

@@ -1,4 +1,4 @@
-package render
+package judge
 
 import (
 	"errors"
@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/render"
 	"github.com/hotspotkit/hotspotkit/results/verdict"
 )
 
@@ -393,7 +394,7 @@ func compareEntries(rep *results.Report) []compareEntry {
 		g, ok := groups[key]
 		if !ok {
 			g = &group{entry: compareEntry{mode: r.Mode, level: r.Level, config: cfg,
-				load: loadText(r, r.Level, ""), databaseWide: make(map[string]bool)}}
+				load: render.LoadText(r, r.Level, ""), databaseWide: make(map[string]bool)}}
 			groups[key] = g
 			order = append(order, key)
 		}
@@ -511,7 +512,7 @@ func CalibrationsAgree(a, b results.Calibration, tol float64) (bool, string) {
 			continue
 		}
 		compared++
-		text := fmt.Sprintf("%s %s vs %s", r.name, formatSpread(r.a, formatRPS), formatSpread(r.b, formatRPS))
+		text := fmt.Sprintf("%s %s vs %s", r.name, render.FormatSpread(r.a, render.FormatRPS), render.FormatSpread(r.b, render.FormatRPS))
 		if !withinBand(r.a.Median, r.b, tol) || !withinBand(r.b.Median, r.a, tol) {
 			return false, text
 		}
@@ -656,7 +657,7 @@ func comparePair(o, n compareEntry, th Thresholds, machines MachineBasis) Pair {
 		}
 		d.Limit = "= 0"
 		if d.New.Max > 0 && d.Old.Max == 0 {
-			fail(&d, fmt.Sprintf("%s: %s (0 in old)", c.name, formatCount(d.New.Max)))
+			fail(&d, fmt.Sprintf("%s: %s (0 in old)", c.name, render.FormatCount(d.New.Max)))
 		}
 		p.Metrics = append(p.Metrics, d)
 	}
@@ -681,8 +682,8 @@ func comparePair(o, n compareEntry, th Thresholds, machines MachineBasis) Pair {
 	}
 
 	var newWaiterTables []string
-	tables := waiterTables(o.metrics)
-	for _, t := range waiterTables(n.metrics) {
+	tables := render.WaiterTables(o.metrics)
+	for _, t := range render.WaiterTables(n.metrics) {
 		if _, ok := o.metrics[results.MetricMaxWaitersPrefix+t]; !ok {
 			tables = append(tables, t)
 		}
@@ -696,7 +697,7 @@ func comparePair(o, n compareEntry, th Thresholds, machines MachineBasis) Pair {
 		}
 		if th.NoNewWaiters && d.Old.Median == 0 && d.New.Median > 0 {
 			d.Limit = "no new waiters"
-			fail(&d, fmt.Sprintf("new lock waiters on %s: 0 → %s", t, formatCount(d.New.Median)))
+			fail(&d, fmt.Sprintf("new lock waiters on %s: 0 → %s", t, render.FormatCount(d.New.Median)))
 			newWaiterTables = append(newWaiterTables, t)
 		}
 		tableDeltas = append(tableDeltas, d)
@@ -704,7 +705,7 @@ func comparePair(o, n compareEntry, th Thresholds, machines MachineBasis) Pair {
 	if d, ok := delta(results.MetricMaxLockWaiters, TierMachineIndependent); ok {
 		if th.NoNewWaiters && len(newWaiterTables) == 0 && d.Old.Median == 0 && d.New.Median > 0 {
 			d.Limit = "no new waiters"
-			fail(&d, fmt.Sprintf("new lock waiters: 0 → %s", formatCount(d.New.Median)))
+			fail(&d, fmt.Sprintf("new lock waiters: 0 → %s", render.FormatCount(d.New.Median)))
 		}
 		p.Metrics = append(p.Metrics, d)
 	}
@@ -736,38 +737,38 @@ func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%"
 func metricLabel(metric string) (label string, format func(float64) string) {
 	switch metric {
 	case results.MetricThroughputRPS:
-		return "throughput rps", formatRPS
+		return "throughput rps", render.FormatRPS
 	case results.MetricEfficiency:
-		return "efficiency", formatRatio
+		return "efficiency", render.FormatEfficiency
 	case results.MetricP95Ms:
-		return "p95 ms", formatMs
+		return "p95 ms", render.FormatMs
 	case results.MetricP99Ms:
-		return "p99 ms", formatMs
+		return "p99 ms", render.FormatMs
 	case results.MetricPersistLagP99Ms:
-		return "persist-lag p99 ms", formatMs
+		return "persist-lag p99 ms", render.FormatMs
 	case results.MetricAchievedRPS:
-		return "achieved rps", formatRPS
+		return "achieved rps", render.FormatRPS
 	case results.MetricServiceP99Ms:
-		return "service p99 ms", formatMs
+		return "service p99 ms", render.FormatMs
 	case results.MetricLost:
-		return "lost", formatCount
+		return "lost", render.FormatCount
 	case results.MetricDuplicated:
-		return "duplicated", formatCount
+		return "duplicated", render.FormatCount
 	case results.MetricStatementsPerRequest:
-		return "statements/request", formatPerRequest
+		return "statements/request", render.FormatPerRequest
 	case results.MetricCommitsPerRequest:
-		return "commits/request", formatPerRequest
+		return "commits/request", render.FormatPerRequest
 	case results.MetricWALBytesPerRequest:
-		return "WAL bytes/request", formatPerRequest
+		return "WAL bytes/request", render.FormatPerRequest
 	case results.MetricRowVersionsPerRequest:
-		return "row versions/request", formatPerRequest
+		return "row versions/request", render.FormatPerRequest
 	case results.MetricMaxLockWaiters:
-		return "max lock waiters", formatCount
+		return "max lock waiters", render.FormatCount
 	}
 	if t, ok := strings.CutPrefix(metric, results.MetricMaxWaitersPrefix); ok {
-		return "  waiters " + t, formatCount
+		return "  waiters " + t, render.FormatCount
 	}
-	return metric, formatCount
+	return metric, render.FormatCount
 }
 
 // RenderComparison writes a comparison for people: how the machines compare, one block per
@@ -882,7 +883,7 @@ func maxRateText(v float64) string {
 	if v <= 0 {
 		return "none"
 	}
-	return formatRPS(v) + "/s"
+	return render.FormatRPS(v) + "/s"
 }
 
 func modeText(mode string, level int) string {
@@ -894,9 +895,9 @@ func modeText(mode string, level int) string {
 
 func sideText(s results.Spread, missing bool, format func(float64) string) string {
 	if missing {
-		return missingValue
+		return render.MissingValue
 	}
-	return formatSpread(s, format)
+	return render.FormatSpread(s, format)
 }
 
 func limitText(v float64) string {
@@ -915,9 +916,9 @@ func onOff(b bool) string {
 
 func mark(ok bool) string {
 	if ok {
-		return verifiedMark
+		return render.VerifiedMark
 	}
-	return unverifiedMark
+	return render.UnverifiedMark
 }
 
 // ratio is b/a, with ok false when a is 0 (and b is not), where no ratio exists.

@@ -1,4 +1,4 @@
-package render
+package judge
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/render"
 	"github.com/hotspotkit/hotspotkit/results/resultstest"
 	"github.com/hotspotkit/hotspotkit/results/verdict"
 )
@@ -159,7 +160,7 @@ func TestABIntervalText(t *testing.T) {
 		want   string
 	}{{0.917, 1.091, "0.917–1.091"}, {0.000194, 1.5, "0.00019–1.500"}} {
 		r := verdict.Result{Bounded: true, Scale: verdict.ScaleLog, Lo: tt.lo, Hi: tt.hi}
-		if got := intervalText(r, formatMs); got != tt.want {
+		if got := intervalText(r, render.FormatMs); got != tt.want {
 			t.Errorf("interval %v–%v reads %q, want %q", tt.lo, tt.hi, got, tt.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package render
+package judge
 
 import (
 	"strings"
@@ -39,13 +39,13 @@ func TestCompareJudgesRepeatedReportsByStatistics(t *testing.T) {
 		regression bool
 		verdict    verdict.Verdict
 	}{
-		// 8% lower medians, noisy: today's 10% limit would pass it, and so do the statistics
+		// 8% lower medians, noisy: the 10% limit on medians would pass it, and so do the statistics
 		// (the interval reaches past −5%, so it is not shown to be worse).
 		{"8% down, noisy", repeated(133000, 145000, 140000, 147000, 128000), false, verdict.Inconclusive},
 		// 15% lower, each side within ±3%: worse.
 		{"15% down, tight", repeated(128000, 131000, 126000, 130000, 127500), true, verdict.Worse},
-		// A 12% median drop from one outlier is a regression by today's rule (limit 10%), but
-		// the rank test sees the same distribution.
+		// A 12% median drop from one outlier is a regression by the rule on medians (limit
+		// 10%), but the rank test sees the same distribution.
 		{"one outlier", repeated(150500, 131000, 147000, 152000, 134000), false, verdict.Inconclusive},
 	} {
 		cmp := mustCompareOpt(t, old, c.new, DefaultOptions())
@@ -63,8 +63,8 @@ func TestCompareJudgesRepeatedReportsByStatistics(t *testing.T) {
 	}
 }
 
-// Three repetitions: medians against the limits as before, and the output says that the noise
-// cannot be judged.
+// Three repetitions: medians against the limits, and the output says that the noise cannot be
+// judged.
 func TestCompareFewRepetitionsKeepsMedianRule(t *testing.T) {
 	cmp := mustCompareOpt(t, repeated(150000, 158000, 146000), repeated(128000, 131000, 126000), DefaultOptions())
 	p := cmp.Pairs[0]

@@ -1,4 +1,4 @@
-package render
+package judge
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/render"
 	"github.com/hotspotkit/hotspotkit/results/verdict"
 )
 
@@ -80,7 +81,7 @@ func (r ABRun) Summary() string {
 		if !g.Verified {
 			mark = " (verification FAILED)"
 		}
-		parts = append(parts, fmt.Sprintf("%s %s rps%s", g.Group, formatRPS(g.Figures[results.MetricThroughputRPS]), mark))
+		parts = append(parts, fmt.Sprintf("%s %s rps%s", g.Group, render.FormatRPS(g.Figures[results.MetricThroughputRPS]), mark))
 	}
 	if len(parts) == 0 {
 		return "no runs in the report"
@@ -208,9 +209,9 @@ func isABMetric(k string) bool {
 
 // abGroupName names a run group: its mode, then what else tells its runs apart.
 func abGroupName(r results.Run) string {
-	name := modeText(ModeLabel(r.Mode, r.Slots, r.Config.SlotPick), r.Level)
+	name := modeText(render.ModeLabel(r.Mode, r.Slots, r.Config.SlotPick), r.Level)
 	if r.Rate > 0 {
-		name += " @ " + formatRPS(r.Rate) + "/s"
+		name += " @ " + render.FormatRPS(r.Rate) + "/s"
 	}
 	return name
 }
@@ -444,7 +445,7 @@ func (m ABMetric) Format(v float64) string {
 
 func ratioText(r verdict.Result) string {
 	if !r.HasRatio {
-		return missingValue
+		return render.MissingValue
 	}
 	return "×" + ratioFigure(r.Ratio)
 }
