@@ -46,7 +46,7 @@ import (
 // consumers' settings from a consumer (TakeSplit).
 //
 // The engine builds one per run with NewRunConfig; Read converts the flag-named map of a
-// version 1 report into one (see RunConfigFromLegacy).
+// version 1 report into one.
 type RunConfig struct {
 	// Requests is the total requests of the run, warm-up included (0: bound by DurationMs).
 	Requests int64 `json:"requests" default:"2000" usage:"total requests per run (warm-up included)" shapes:"yes" split:"process"`

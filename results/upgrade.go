@@ -345,31 +345,3 @@ func v1Persist(v any) (any, bool, error) {
 	}
 	return nil, false, fmt.Errorf("%v is not a persistence setting", v)
 }
-
-// RunConfigFromLegacy converts a version 1 config (flag names → values, as the engine's
-// values map and version 1 reports hold it) into a RunConfig: the step Read takes for every
-// run of a version 1 report.
-func RunConfigFromLegacy(legacy map[string]any) (RunConfig, error) {
-	b, err := json.Marshal(legacy)
-	if err != nil {
-		return RunConfig{}, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var cfg map[string]any
-	if err := dec.Decode(&cfg); err != nil {
-		return RunConfig{}, err
-	}
-	v2, err := configV1(cfg)
-	if err != nil {
-		return RunConfig{}, err
-	}
-	if b, err = json.Marshal(v2); err != nil {
-		return RunConfig{}, err
-	}
-	var out RunConfig
-	if err := json.Unmarshal(b, &out); err != nil {
-		return RunConfig{}, err
-	}
-	return out.Canonical(), nil
-}

@@ -89,7 +89,7 @@ type AsyncSpec[K comparable, T any] struct {
 	// or not (every record applied on its own, in order).
 	Writer func(compact bool) TxWriter[T]
 	// Codec stores a record in a Redis stream entry and reads it back (possibly in another
-	// process) for --queue-backend redis. Nil means JSON (JSONCodec, no code per record
+	// process) for --queue-backend redis. Nil means JSON (queue.JSONCodec, no code per record
 	// type): T's fields must then be exported, which the suite's tests check by running on
 	// Redis. Write a Codec only where a benchmark shows it pays. Decode must accept every
 	// record Encode produced; an entry it refuses ends in the dead-letter stream.
@@ -181,9 +181,6 @@ type TxWriter[T any] = queue.TxWriter[T]
 
 // Codec stores a record in a Redis stream entry and reads it back (queue.Codec).
 type Codec[T any] = queue.Codec[T]
-
-// JSONCodec stores records as JSON (their exported fields).
-func JSONCodec[T any]() Codec[T] { return queue.JSONCodec[T]() }
 
 // DefaultQueueCapacity is --queue-capacity's default, in records: a suite whose requests
 // enqueue several records sizes its own default from it (Info.Defaults).

@@ -52,8 +52,8 @@ func (t faultTarget) Connect(ctx context.Context, appName string) (*pgx.Conn, er
 const serverFaultTimeout = 2 * time.Minute
 
 // struck is the context a server fault finishes in once it has begun: not the injector's, which
-// is cancelled when the load ends — a restart stopped halfway, the server down and never
-// started again, failed a run whose load had finished while the server was stopping.
+// is cancelled when the load ends — a restart stopped halfway would leave the server down and
+// fail a run whose load had finished while the server was stopping.
 func struck(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), serverFaultTimeout)
 }

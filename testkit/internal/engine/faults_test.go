@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/redisserver/redistest"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
@@ -121,6 +122,7 @@ func TestEveryWayToRedisVerifiesExactly(t *testing.T) {
 // the kill, with every write held) are exactly the requests the reconciliation finds lost,
 // and the run exits 1.
 func TestCrashRedisLosesExactlyWhatTheServerHeld(t *testing.T) {
+	redistest.Need(t)
 	for _, c := range []struct {
 		persist string
 		code    int

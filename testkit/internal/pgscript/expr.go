@@ -123,7 +123,6 @@ type infix struct {
 	prec     int
 	fn       funcID
 	swap     bool // x > y is y < x
-	negate   bool
 	nonassoc bool
 }
 
