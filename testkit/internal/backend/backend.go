@@ -109,6 +109,63 @@ func (Inline) ReshardRedis(context.Context) (string, time.Duration, error) {
 	return "", 0, ErrNoRedis
 }
 
+// Opened is what Memory and Redis's backend do alike with the queue they opened: its pause
+// gate, its figures and its workers' pool. Its zero value is a run that opened none.
+type Opened struct {
+	Inline
+	q         openedQueue
+	flushPool *pgxpool.Pool
+}
+
+// openedQueue is what both backends' queues have (queue.Queue's and redisq.Queue's).
+type openedQueue interface {
+	Pause()
+	Resume()
+	Metrics() queue.Metrics
+	PersistLag() *hist.Histogram
+}
+
+// Open records q and its workers' pool as the run's.
+func (o *Opened) Open(q openedQueue, flushPool *pgxpool.Pool) { o.q, o.flushPool = q, flushPool }
+
+// IsOpen says whether the run opened its queue.
+func (o *Opened) IsOpen() bool { return o.q != nil }
+
+// Warm opens n of the load's connections and the queue workers' pool whole.
+func (o *Opened) Warm(ctx context.Context, loadPool *pgxpool.Pool, n int) error {
+	if err := warmLoad(ctx, loadPool, n); err != nil {
+		return err
+	}
+	return o.WarmWorkers(ctx)
+}
+
+// WarmWorkers opens the queue workers' pool whole (none opened yet: nothing).
+func (o *Opened) WarmWorkers(ctx context.Context) error {
+	if o.flushPool == nil {
+		return nil
+	}
+	if err := warm(ctx, o.flushPool, int(o.flushPool.Config().MaxConns)); err != nil {
+		return fmt.Errorf("opening the queue workers' connections: %w", err)
+	}
+	return nil
+}
+
+func (o *Opened) Flushers() (pause, resume func(), ok bool) {
+	if o.q == nil {
+		return nil, nil, false
+	}
+	return o.q.Pause, o.q.Resume, true
+}
+
+func (o *Opened) Release() {
+	if o.flushPool != nil {
+		o.flushPool.Reset()
+	}
+}
+
+func (o *Opened) Metrics() queue.Metrics      { return o.q.Metrics() }
+func (o *Opened) PersistLag() *hist.Histogram { return o.q.PersistLag() }
+
 // Options are the queue options every backend reads the same way, from the run's flags:
 // records a caller writes itself (PolicySync, queue full) go through the request path's pool.
 func Options(env *runenv.Env, spec runenv.Spec) queue.Options[any, any] {
@@ -142,17 +199,6 @@ func FlushPool(ctx context.Context, env *runenv.Env) (*pgxpool.Pool, error) {
 		AppName:  "hotspotkit-flush",
 		Settings: env.SessionSettings,
 	})
-}
-
-// WarmFlushPool opens the queue workers' pool whole (nil: none opened yet).
-func WarmFlushPool(ctx context.Context, pool *pgxpool.Pool) error {
-	if pool == nil {
-		return nil
-	}
-	if err := warm(ctx, pool, int(pool.Config().MaxConns)); err != nil {
-		return fmt.Errorf("opening the queue workers' connections: %w", err)
-	}
-	return nil
 }
 
 // warmLoad opens n of the load's connections. A service's pools are warm; a connection's

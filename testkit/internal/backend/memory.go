@@ -7,7 +7,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
@@ -25,11 +24,10 @@ const (
 // workers write batches through a pool of their own; the kill-flusher fault and the hidden
 // --debug-slow-flush-pct act on their flushes.
 type Memory struct {
-	Inline
-	q         *queue.Queue[any, any]
-	compact   bool
-	policy    queue.FullPolicy
-	flushPool *pgxpool.Pool
+	Opened
+	q       *queue.Queue[any, any]
+	compact bool
+	policy  queue.FullPolicy
 }
 
 // memoryQueue is the Memory backend's queue as asyncrun sees it.
@@ -56,7 +54,8 @@ func (m *Memory) OpenQueue(ctx context.Context, env *runenv.Env, spec runenv.Spe
 		flushPool.Close()
 		return nil, err
 	}
-	m.q, m.compact, m.policy, m.flushPool = q, spec.Compact, FullPolicy(env), flushPool
+	m.q, m.compact, m.policy = q, spec.Compact, FullPolicy(env)
+	m.Open(q, flushPool)
 	return &memoryQueue{q: q, flushPool: flushPool, killer: killer}, nil
 }
 
@@ -80,13 +79,6 @@ func (q *memoryQueue) Faults() map[string]faults.Hook {
 	return map[string]faults.Hook{faults.KillFlusher: q.killer.arm}
 }
 
-func (m *Memory) Warm(ctx context.Context, loadPool *pgxpool.Pool, n int) error {
-	if err := warmLoad(ctx, loadPool, n); err != nil {
-		return err
-	}
-	return WarmFlushPool(ctx, m.flushPool)
-}
-
 func (m *Memory) Figures() Figures {
 	if m.q == nil {
 		return nil
@@ -94,22 +86,7 @@ func (m *Memory) Figures() Figures {
 	return m
 }
 
-func (m *Memory) Flushers() (pause, resume func(), ok bool) {
-	if m.q == nil {
-		return nil, nil, false
-	}
-	return m.q.Pause, m.q.Resume, true
-}
-
-func (m *Memory) Release() {
-	if m.flushPool != nil {
-		m.flushPool.Reset()
-	}
-}
-
-func (m *Memory) Metrics() queue.Metrics      { return m.q.Metrics() }
-func (m *Memory) PersistLag() *hist.Histogram { return m.q.PersistLag() }
-func (m *Memory) Stream() *results.Stream     { return nil }
+func (m *Memory) Stream() *results.Stream { return nil }
 
 func (m *Memory) Report() *results.Queue {
 	out := Report(NameMemory, m.compact, m.policy, m.q.Metrics(), m.q.PersistLag(), nil)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/queue/redisq/redisqtest"
@@ -86,7 +85,7 @@ func (qs *Queues) Close() error {
 // produces and consumes), producer (runs the load, enqueues) or consumer (runs no load,
 // writes what the producers enqueued; with --verify, verifies the whole run).
 type Backend struct {
-	backend.Inline
+	backend.Opened
 	t     *Target
 	cfg   StreamConfig
 	role  redisq.Role
@@ -145,6 +144,7 @@ func (b *Backend) OpenQueue(ctx context.Context, env *runenv.Env, spec runenv.Sp
 		sr.ProducerID, sr.Offset, sr.Requests = b.cfg.ProducerID, int64(b.cfg.ProducerID)*env.Requests, env.Requests
 	}
 	b.q, b.stream, b.compact, b.policy, b.flushPool = q, sr, spec.Compact, backend.FullPolicy(env), flushPool
+	b.Open(q, flushPool)
 	client := b.t.Client // the run's (Recycle replaces it after the run)
 	b.ping = func(ctx context.Context) error { return client.Ping(ctx).Err() }
 	sq := &streamQueue{b: b, env: env, drain: q.Close}
@@ -192,12 +192,10 @@ func (sq *streamQueue) Close() error {
 // Warm opens the load's connections (none in a consumer, which runs no load) and the
 // consumers' pool.
 func (b *Backend) Warm(ctx context.Context, loadPool *pgxpool.Pool, n int) error {
-	if b.role != redisq.RoleConsumer {
-		if err := b.Inline.Warm(ctx, loadPool, n); err != nil {
-			return err
-		}
+	if b.role == redisq.RoleConsumer {
+		return b.WarmWorkers(ctx)
 	}
-	return backend.WarmFlushPool(ctx, b.flushPool)
+	return b.Opened.Warm(ctx, loadPool, n)
 }
 
 // RunLoad runs the load in this process's role: a consumer runs none, a producer registers
@@ -228,22 +226,6 @@ func (b *Backend) Figures() backend.Figures {
 	}
 	return b
 }
-
-func (b *Backend) Flushers() (pause, resume func(), ok bool) {
-	if b.q == nil {
-		return nil, nil, false
-	}
-	return b.q.Pause, b.q.Resume, true
-}
-
-func (b *Backend) Release() {
-	if b.flushPool != nil {
-		b.flushPool.Reset()
-	}
-}
-
-func (b *Backend) Metrics() queue.Metrics      { return b.q.Metrics() }
-func (b *Backend) PersistLag() *hist.Histogram { return b.q.PersistLag() }
 
 func (b *Backend) Stream() *results.Stream {
 	s := results.Stream(b.q.StreamMetrics())
