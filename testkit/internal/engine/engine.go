@@ -5,8 +5,9 @@
 // not lifecycle has a package of its own, which the engine drives through small explicit
 // calls: plan (the validated flags), runenv (what a run hands the suite), backend (a run's
 // queue, as a Backend value: Inline, Memory, or redisrun's Redis stream in this process's
-// role, chosen once by redisrun.Choose), hostenv (the machine a report was measured on), results/render (the summary table, the same
-// as `baseline table`). It knows suites only through package testkit's interfaces.
+// role, chosen once by redisrun.Choose), hostenv (the machine a report was measured on),
+// results/render (the summary table, the same as `baseline table`). It knows suites only
+// through package testkit's interfaces.
 package engine
 
 import (
