@@ -92,13 +92,17 @@ TEST_TEMPLATES = tpl=$$(mktemp -d -p "$(or $(TEST_TMPDIR),$${TMPDIR:-/tmp})" hot
 	chmod 755 "$$tpl" && trap 'rm -rf "$$tpl"' EXIT && trap 'exit 130' INT TERM && HOTSPOTKIT_PG_TEMPLATE_DIR=$$tpl
 
 # Dead code fails the build: a function that no main and no test can reach (deadcode of
-# golang.org/x/tools, a tool of go.mod: go tool builds it once into the build cache). With
+# golang.org/x/tools, a tool of go.mod, built into bin/ from the build cache). With
 # -test, a function only tests call counts as reached: queue and queue/redisq are libraries
 # for services, their API exercised by their tests. It type-checks the module and its
 # dependencies from source: about 20 CPU-seconds (11-15 s on two cores) on a warm cache; on
-# an empty one, building the tool adds about 90 CPU-seconds and listing the packages (their
-# cgo, run for a plain build) up to 70.
-DEADCODE = dead=$$($(GO) tool deadcode -test ./...) && if [ -n "$$dead" ]; then \
+# an empty one, building the tool adds about 90 CPU-seconds. The tool is built plain, but the
+# go list it runs gets the flags of make test's vet (DEADCODE_FLAGS): the cgo it runs
+# to list the packages (pg_query_go's above all) is then the vet's, from the build cache,
+# instead of a second cgo pass for a plain build (up to 70 CPU-seconds on an empty cache).
+DEADCODE_FLAGS ?= -race -trimpath
+DEADCODE = $(GO) build -o $(BIN)/deadcode golang.org/x/tools/cmd/deadcode && \
+	  dead=$$(GOFLAGS="$(DEADCODE_FLAGS)" $(BIN)/deadcode -test ./...) && if [ -n "$$dead" ]; then \
 	  echo "unreachable functions (delete them; API that a service needs wants a test):"; echo "$$dead"; exit 1; fi
 
 deadcode:
