@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/backend"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runenv"
@@ -69,8 +70,12 @@ func OpenQueue[K comparable, T any](ctx context.Context, env *runenv.Env, spec S
 	return &TypedQueue[T]{q}, nil
 }
 
-// Enqueue hands recs to the queue as one unit (runenv.OpenedQueue.EnqueueAll).
+// Enqueue hands recs to the queue as one unit (runenv.OpenedQueue.EnqueueAll): as they are
+// where the queue takes them so (the in-process queue's), else each in an any.
 func (q *TypedQueue[T]) Enqueue(ctx context.Context, recs []T) (queue.Outcome, error) {
+	if te, ok := q.OpenedQueue.(runenv.TypedEnqueuer[T]); ok {
+		return te.EnqueueTyped(ctx, recs)
+	}
 	boxed := make([]any, len(recs))
 	for i, r := range recs {
 		boxed[i] = r
@@ -78,12 +83,17 @@ func (q *TypedQueue[T]) Enqueue(ctx context.Context, recs []T) (queue.Outcome, e
 	return q.EnqueueAll(ctx, boxed)
 }
 
-// erase is spec with its record and key types erased. A record travels as a T in an any, so
+// erase is spec with its record and key types erased, for a backend that stores records
+// itself (a Redis stream), and with its typed opener for the queue in this process
+// (backend.NewInProcess), whose records stay T's. A record in an any is a T, so
 // a merge folds into a copy (the queue keeps a batch's source records apart from its compacted
 // ones, to write them one by one when the batch fails), as the typed queue's would.
 func erase[K comparable, T any](spec Spec[K, T]) runenv.Spec {
 	k := spec.Keys
-	s := runenv.Spec{Spread: k.Spread, Compact: spec.Compact, Writer: erasedWriter[T]{spec.Writer}}
+	s := runenv.Spec{Spread: k.Spread, Compact: spec.Compact, Writer: erasedWriter[T]{spec.Writer},
+		InProcess: func(ctx context.Context, env *runenv.Env) (runenv.OpenedQueue, error) {
+			return backend.NewInProcess(ctx, env, k, spec.Writer, spec.Compact)
+		}}
 	if k.Key != nil {
 		s.Key = func(rec any) any { return k.Key(rec.(T)) }
 	}

@@ -168,18 +168,25 @@ func (o *Opened) PersistLag() *hist.Histogram { return o.q.PersistLag() }
 
 // Options are the queue options every backend reads the same way, from the run's flags:
 // records a caller writes itself (PolicySync, queue full) go through the request path's pool.
-func Options(env *runenv.Env, spec runenv.Spec) queue.Options[any, any] {
+// keys (Key, Worker, Spread, Merge, Compare) are the suite's.
+func Options[K comparable, T any](env *runenv.Env, keys queue.Options[K, T], writer queue.TxWriter[T], compact bool) queue.Options[K, T] {
 	c := &env.Config
 	retries := c.QueueRetries
 	if retries == 0 { // --queue-retries 0 is none; queue.Options.MaxRetries 0 is the default
 		retries = -1
 	}
-	return queue.Options[any, any]{Key: spec.Key, Worker: spec.Worker, Spread: spec.Spread, Merge: spec.Merge, Compare: spec.Compare,
-		Capacity: c.QueueCapacity, BatchSize: c.FlushBatchSize, Workers: c.QueueWorkers,
-		FlushInterval: time.Duration(c.FlushIntervalMs) * time.Millisecond, FullPolicy: FullPolicy(env),
-		Compaction: spec.Compact, Inline: queue.PgFlusher(env.Pool, spec.Writer), MaxRetries: retries,
-		RetryBackoff: time.Duration(c.QueueRetryBackoffMs) * time.Millisecond,
-		FlushTimeout: results.Duration(c.RequestTimeoutMs)} // a flush is bounded as a request's try is
+	o := keys
+	o.Capacity, o.BatchSize, o.Workers = c.QueueCapacity, c.FlushBatchSize, c.QueueWorkers
+	o.FlushInterval, o.FullPolicy = time.Duration(c.FlushIntervalMs)*time.Millisecond, FullPolicy(env)
+	o.Compaction, o.Inline, o.MaxRetries = compact, queue.PgFlusher(env.Pool, writer), retries
+	o.RetryBackoff = time.Duration(c.QueueRetryBackoffMs) * time.Millisecond
+	o.FlushTimeout = results.Duration(c.RequestTimeoutMs) // a flush is bounded as a request's try is
+	return o
+}
+
+// ErasedKeys are the erased spec's key options.
+func ErasedKeys(spec runenv.Spec) queue.Options[any, any] {
+	return queue.Options[any, any]{Key: spec.Key, Worker: spec.Worker, Spread: spec.Spread, Merge: spec.Merge, Compare: spec.Compare}
 }
 
 // FullPolicy is --queue-full (validated by the plan).

@@ -16,8 +16,8 @@ import (
 // written (its COPY or statements done, its transaction open) has its backend terminated
 // before the COMMIT, from a connection of its own, as if the server had lost that session.
 // The worker's COMMIT then fails and the batch is retried: nothing may be written twice.
-type flushKiller struct {
-	queue.TxWriter[any]
+type flushKiller[T any] struct {
+	queue.TxWriter[T]
 	target *database.Target
 
 	mu    sync.Mutex
@@ -29,7 +29,7 @@ type killed struct {
 	err    error
 }
 
-func (k *flushKiller) WriteBatch(ctx context.Context, tx pgx.Tx, records []any) (int, error) {
+func (k *flushKiller[T]) WriteBatch(ctx context.Context, tx pgx.Tx, records []T) (int, error) {
 	ops, err := k.TxWriter.WriteBatch(ctx, tx, records)
 	if err != nil {
 		return ops, err
@@ -46,7 +46,7 @@ func (k *flushKiller) WriteBatch(ctx context.Context, tx pgx.Tx, records []any) 
 }
 
 // terminate ends backend pid and waits (up to 5 s) until it is gone.
-func (k *flushKiller) terminate(ctx context.Context, pid uint32, n int) (string, error) {
+func (k *flushKiller[T]) terminate(ctx context.Context, pid uint32, n int) (string, error) {
 	conn, err := k.target.ConnectDirect(ctx, "hotspotkit-faults")
 	if err != nil {
 		return "", err
@@ -60,7 +60,7 @@ func (k *flushKiller) terminate(ctx context.Context, pid uint32, n int) (string,
 }
 
 // arm makes the next batch's flush lose its connection, and waits until it has.
-func (k *flushKiller) arm(ctx context.Context) (string, error) {
+func (k *flushKiller[T]) arm(ctx context.Context) (string, error) {
 	done := make(chan killed, 1)
 	k.mu.Lock()
 	k.armed = done

@@ -118,7 +118,7 @@ func (b *Backend) OpenQueue(ctx context.Context, env *runenv.Env, spec runenv.Sp
 		return nil, err
 	}
 	o := redisq.Options[any, any]{
-		Options:       backend.Options(env, spec),
+		Options:       backend.Options(env, backend.ErasedKeys(spec), spec.Writer, spec.Compact),
 		Client:        b.t.Client,
 		Stream:        StreamKey(env.Target.Schema(), env.Index, env.Mode),
 		Role:          b.role,

@@ -65,6 +65,15 @@ type Spec struct {
 	Codec    queue.Codec[any]
 	CodecErr error
 	Compact  bool
+	// InProcess opens the queue in this process with the suite's own types (no record in an
+	// any): what a backend whose queue is in this process opens.
+	InProcess func(ctx context.Context, env *Env) (OpenedQueue, error)
+}
+
+// TypedEnqueuer is an opened queue that takes a suite's records as they are (the in-process
+// queue's): package asyncrun enqueues through it where it can.
+type TypedEnqueuer[T any] interface {
+	EnqueueTyped(ctx context.Context, recs []T) (queue.Outcome, error)
 }
 
 // OpenedQueue is a run's opened queue as the code that enqueues into it sees it.
