@@ -1,7 +1,11 @@
 package cli_test
 
 import (
+	"bytes"
+	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -41,6 +45,39 @@ func TestSuiteBinariesLinkNeitherPlotsNorStatistics(t *testing.T) {
 				if dep == b || strings.HasPrefix(dep, b+"/") {
 					t.Errorf("%s links %s", deps[0], dep)
 				}
+			}
+		}
+	}
+}
+
+// TestTreeHoldsNoBinary: git tracks no compiled program or object (an ELF file, a Mach-O or a
+// PE): a build's output belongs in bin/ (ignored), never in the repository.
+func TestTreeHoldsNoBinary(t *testing.T) {
+	root, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	dir := strings.TrimSpace(string(root))
+	out, err := exec.Command("git", "-C", dir, "ls-files", "-z").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	files := strings.Split(strings.TrimRight(string(out), "\x00"), "\x00")
+	if len(files) < 50 {
+		t.Fatalf("git ls-files found only %d files", len(files))
+	}
+	magics := [][]byte{{0x7f, 'E', 'L', 'F'}, {0xcf, 0xfa, 0xed, 0xfe}, {0xfe, 0xed, 0xfa, 0xcf}, {'M', 'Z'}}
+	for _, f := range files {
+		head := make([]byte, 4)
+		fh, err := os.Open(filepath.Join(dir, f))
+		if err != nil {
+			continue // a symbolic link to a directory, a file deleted in the work tree
+		}
+		n, _ := io.ReadFull(fh, head)
+		fh.Close()
+		for _, m := range magics {
+			if n >= len(m) && bytes.Equal(head[:len(m)], m) {
+				t.Errorf("git tracks a binary: %s", f)
 			}
 		}
 	}
