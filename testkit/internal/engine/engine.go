@@ -652,10 +652,11 @@ func held(progress func() load.DrainStatus) int64 {
 	return st.Waiting
 }
 
-// verify runs the run's verification: who verifies what (redisbackend.go), the reconciliation
-// of every request, the suite's checks; a query that fails is a failed check, a context that
-// ran out an unverified run. applied is the run's requests whose writes must be there, when
-// this process verified the whole run (nil when it could not say, or verified its own part).
+// verify runs the run's verification: who verifies what (the backend says: queues.go), the
+// reconciliation of every request, the suite's checks; a query that fails is a failed check, a
+// context that ran out an unverified run. applied is the run's requests whose writes must be
+// there, when this process verified the whole run (nil when it could not say, or verified its
+// own part).
 func (e *engine) verify(ctx context.Context, r *run, res *load.Result) (_ results.Verification, _ *results.Reconciliation, applied testkit.Result) {
 	suite, vres, roleChecks, verr := e.verification(ctx, r, res)
 	var recon *results.Reconciliation
