@@ -128,8 +128,8 @@ type openedQueue interface {
 // Open records q and its workers' pool as the run's.
 func (o *Opened) Open(q openedQueue, flushPool *pgxpool.Pool) { o.q, o.flushPool = q, flushPool }
 
-// IsOpen says whether the run opened its queue.
-func (o *Opened) IsOpen() bool { return o.q != nil }
+// WorkersPool is the opened queue's workers' pool (nil: none opened).
+func (o *Opened) WorkersPool() *pgxpool.Pool { return o.flushPool }
 
 // Warm opens n of the load's connections and the queue workers' pool whole.
 func (o *Opened) Warm(ctx context.Context, loadPool *pgxpool.Pool, n int) error {

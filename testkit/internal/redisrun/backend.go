@@ -91,12 +91,11 @@ type Backend struct {
 	role  redisq.Role
 	fresh bool
 
-	q         *redisq.Queue[any, any]
-	stream    *Stream
-	ping      func(context.Context) error // the run's client's
-	compact   bool
-	policy    queue.FullPolicy
-	flushPool *pgxpool.Pool
+	q       *redisq.Queue[any, any]
+	stream  *Stream
+	ping    func(context.Context) error // the run's client's
+	compact bool
+	policy  queue.FullPolicy
 }
 
 // streamQueue is the Redis backend's queue as asyncrun sees it.
@@ -143,7 +142,7 @@ func (b *Backend) OpenQueue(ctx context.Context, env *runenv.Env, spec runenv.Sp
 	if b.role == redisq.RoleProducer {
 		sr.ProducerID, sr.Offset, sr.Requests = b.cfg.ProducerID, int64(b.cfg.ProducerID)*env.Requests, env.Requests
 	}
-	b.q, b.stream, b.compact, b.policy, b.flushPool = q, sr, spec.Compact, backend.FullPolicy(env), flushPool
+	b.q, b.stream, b.compact, b.policy = q, sr, spec.Compact, backend.FullPolicy(env)
 	b.Open(q, flushPool)
 	client := b.t.Client // the run's (Recycle replaces it after the run)
 	b.ping = func(ctx context.Context) error { return client.Ping(ctx).Err() }
@@ -180,7 +179,7 @@ func (sq *streamQueue) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = b.q.Close(ctx)
-	defer b.flushPool.Close()
+	defer b.WorkersPool().Close()
 	// A run that was all ours leaves nothing behind in a Redis others may share; the keys of
 	// a split run stay for its other processes.
 	if b.role == redisq.RoleBoth && b.t.Mode != Embedded {
