@@ -199,6 +199,18 @@ type RunConfig struct {
 	// RTTLevelsMs is the RTT ladder of the invocation; each run records its own in DBRTTMs.
 	RTTLevelsMs []float64 `json:"rtt_levels_ms,omitempty" flag:"rtt-levels" shapes:"no"`
 
+	// Pooler is the connection pooler every connection of the service goes through
+	// ("pgbouncer"; absent: none): a temporary PgBouncer (--pooler pgbouncer) or an existing
+	// one (PoolerURL). PoolerMode is its pool mode, PoolerPoolSize its server connections for
+	// the run's database (read from the pooler's own configuration with --pooler-url), and
+	// PoolerRTTMs the round trip added between the service and the pooler (DBRTTMs is then
+	// the round trip between the pooler and PostgreSQL). All left out without a pooler.
+	Pooler         string  `json:"pooler,omitempty" default:"none" enum:"none|pgbouncer" usage:"put a connection pooler between the service and PostgreSQL: pgbouncer (a temporary PgBouncer from PATH in front of the temporary server or --postgres-url); the load, flushers, outbox and consumers connect through it, the monitor and calibration directly" shapes:"yes"`
+	PoolerMode     string  `json:"pooler_mode,omitempty" default:"transaction" enum:"transaction|session" usage:"with --pooler: its pool mode, transaction (a server connection per transaction) or session (per client connection)" shapes:"yes"`
+	PoolerPoolSize int     `json:"pooler_pool_size,omitempty" default:"16" min:"1" max:"10000" usage:"with --pooler: server connections the pooler opens to PostgreSQL for the run's database (its default_pool_size, and its max_db_connections)" shapes:"yes"`
+	PoolerURL      string  `json:"pooler_url,omitempty" usage:"use this existing PgBouncer by its admin console's URL (postgres://user:pass@host:port/pgbouncer; e.g. baseline pgbouncer's): the service connects to its host and port, its mode and pool size are read from it" shapes:"no"`
+	PoolerRTTMs    float64 `json:"pooler_rtt_ms,omitempty" flag:"pooler-rtt" unit:"ms" usage:"with --pooler: round trip added between the service and the pooler, as --db-rtt (which then delays the pooler's hop to PostgreSQL)" shapes:"yes"`
+
 	// Faults are the injected faults as --fault gave them (terminate-backends@3s, ...).
 	Faults []string `json:"faults,omitempty" flag:"fault" shapes:"yes" split:"process"`
 	// FaultEveryMs is a soak's rotating fault interval (0: no soak).
@@ -427,6 +439,12 @@ func (c RunConfig) Canonical() RunConfig {
 	}
 	if c.RedisPersist == "off" {
 		c.RedisPersist = ""
+	}
+	if c.Pooler == "none" {
+		c.Pooler = ""
+	}
+	if c.Pooler == "" {
+		c.PoolerMode, c.PoolerPoolSize, c.PoolerRTTMs = "", 0, 0
 	}
 	if c.StreamShards == 1 {
 		c.StreamShards = 0

@@ -27,7 +27,7 @@ func TestSettingsSayWhetherTheyShape(t *testing.T) {
 	}
 	for _, k := range []string{"seed", "postgres_url", "redis_url", "pg_bin_dir", "pg_dir", "pg_user", "pg_download_cache",
 		"pg_download_url", "pg_download_version", "schema", "keep_schema", "reuse_schema", "repeat", "levels", "modes",
-		"rates", "slo_p99_ms", "slots_levels", "request_timeout_ms", "reconcile_timeout_ms", "shutdown_timeout_ms"} {
+		"rates", "slo_p99_ms", "slots_levels", "request_timeout_ms", "reconcile_timeout_ms", "shutdown_timeout_ms", "pooler_url"} {
 		if shapes(k) {
 			t.Errorf("%s should not take part in matching", k)
 		}
@@ -35,12 +35,13 @@ func TestSettingsSayWhetherTheyShape(t *testing.T) {
 	for _, k := range []string{"requests", "concurrency", "duration_ms", "warmup_ms", "max_connections", "flush_batch_size",
 		"flush_interval_ms", "monitor_interval_ms", "hot_keys", "unsafe_no_fsync", "queue_capacity", "queue_workers",
 		"queue_full", "queue_retries", "drain_timeout_ms", "managed_postgres", "queue_backend", "redis", "faults",
-		"max_tries", "rate", "slots", "slot_pick", "fault_every_ms", "db_rtt_ms", "db_rtt_jitter_ms", "redis_rtt_ms"} {
+		"max_tries", "rate", "slots", "slot_pick", "fault_every_ms", "db_rtt_ms", "db_rtt_jitter_ms", "redis_rtt_ms",
+		"pooler", "pooler_mode", "pooler_pool_size", "pooler_rtt_ms"} {
 		if !shapes(k) {
 			t.Errorf("%s shapes a run and must take part in matching", k)
 		}
 	}
-	if got := results.NonShapingKeys(); !slices.IsSorted(got) || len(got) != 22 {
+	if got := results.NonShapingKeys(); !slices.IsSorted(got) || len(got) != 23 {
 		t.Errorf("non-shaping keys %q", got)
 	}
 }

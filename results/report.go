@@ -219,11 +219,14 @@ type Run struct {
 	Slots int `json:"slots,omitempty"`
 	// Config is the run's configuration: every setting the engine records, and which of them
 	// shape the work (see RunConfig).
-	Config         RunConfig       `json:"config"`
-	StartedAt      time.Time       `json:"started_at"`
-	Load           Load            `json:"load"`
-	Pool           Pool            `json:"pool"`
-	LockMonitor    LockMonitor     `json:"lock_monitor"`
+	Config      RunConfig   `json:"config"`
+	StartedAt   time.Time   `json:"started_at"`
+	Load        Load        `json:"load"`
+	Pool        Pool        `json:"pool"`
+	LockMonitor LockMonitor `json:"lock_monitor"`
+	// Pooler is what the pooler between the service and PostgreSQL showed (--pooler; absent
+	// without one).
+	Pooler         *Pooler         `json:"pooler,omitempty"`
 	Flush          *Flush          `json:"flush,omitempty"`
 	Queue          *Queue          `json:"queue,omitempty"`
 	Verification   Verification    `json:"verification"`
@@ -523,6 +526,60 @@ type Pool struct {
 	AcquireCount         int64 `json:"acquire_count"`
 	EmptyAcquireCount    int64 `json:"empty_acquire_count"`
 	CanceledAcquireCount int64 `json:"canceled_acquire_count"`
+	// MaxServerSessions is the most sessions of the service (the load's, the flushers', a
+	// suite's workers', through a pooler the pooler's) PostgreSQL held at once, from
+	// pg_stat_activity at each sample: the monitor's, the engine's and the probes' left out.
+	MaxServerSessions int64 `json:"max_server_sessions,omitempty"`
+}
+
+// Pooler is a run's pooler between the service and PostgreSQL (PgBouncer), as its admin
+// console showed it: SHOW POOLS for the run's database at each monitor sample, SHOW STATS at
+// the run's start and end.
+type Pooler struct {
+	// Kind is "pgbouncer"; Version its version; Managed says the run started it (else
+	// --pooler-url).
+	Kind    string `json:"kind"`
+	Version string `json:"version,omitempty"`
+	Managed bool   `json:"managed"`
+	// Mode is its pool mode (transaction, session) and PoolSize its server connections for
+	// the run's database.
+	Mode     string `json:"mode"`
+	PoolSize int    `json:"pool_size"`
+	// Hop says where the run's added round trips were: PoolerRTTMs between the service and the
+	// pooler, DBRTTMs between the pooler and PostgreSQL.
+	PoolerRTTMs float64 `json:"pooler_rtt_ms,omitempty"`
+	DBRTTMs     float64 `json:"db_rtt_ms,omitempty"`
+	// Samples and SampleErrors count the console's readings.
+	Samples      int64 `json:"samples"`
+	SampleErrors int64 `json:"sample_errors,omitempty"`
+	// MaxClientsActive and MaxClientsWaiting are the most client connections linked to a
+	// server connection, and waiting for one, at once (cl_active, cl_waiting); MaxWaitMs is
+	// the longest a waiting client had waited at a sample (maxwait).
+	MaxClientsActive  int64   `json:"max_clients_active"`
+	MaxClientsWaiting int64   `json:"max_clients_waiting"`
+	MaxWaitMs         float64 `json:"max_wait_ms"`
+	// WaitingSamples counts the samples with a client waiting.
+	WaitingSamples int64 `json:"waiting_samples"`
+	// MaxServersActive and MaxServersIdle are the most server connections linked to a client,
+	// and idle, at once (sv_active, sv_idle + sv_used).
+	MaxServersActive int64 `json:"max_servers_active"`
+	MaxServersIdle   int64 `json:"max_servers_idle"`
+	// Transactions is the pooled transactions of the run's window (SHOW STATS'
+	// total_xact_count), and AvgWaitMs the time clients waited for a server connection per
+	// transaction (total_wait_time over them), AvgXactMs a transaction's time on its server
+	// connection (total_xact_time over them).
+	Transactions int64   `json:"transactions"`
+	AvgWaitMs    float64 `json:"avg_wait_ms"`
+	AvgXactMs    float64 `json:"avg_xact_ms"`
+}
+
+// PoolerSample is the pooler at one monitor sample (SHOW POOLS for the run's database).
+type PoolerSample struct {
+	ClientsActive  int64   `json:"cl_active"`
+	ClientsWaiting int64   `json:"cl_waiting"`
+	ServersActive  int64   `json:"sv_active"`
+	ServersIdle    int64   `json:"sv_idle"`
+	MaxWaitMs      float64 `json:"maxwait_ms"`
 }
 
 // LockMonitor summarises the lock samples of a run.

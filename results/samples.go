@@ -52,11 +52,15 @@ type Sample struct {
 	PoolMax           int32            `json:"pool_max"`
 	PoolUsageBasisPts int64            `json:"pool_usage_basis_points"`
 	PoolPressure      bool             `json:"pool_pressure,omitempty"`
-	QueueDepth        *int64           `json:"queue_depth,omitempty"`
-	QueuePendingDepth *int64           `json:"queue_pending_depth,omitempty"`
-	OutboxPending     *int64           `json:"outbox_pending,omitempty"`
-	CompletedRequests int64            `json:"completed_requests"`
-	FailedRequests    int64            `json:"failed_requests"`
+	// ServerSessions is the service's sessions on PostgreSQL at this instant (Pool's
+	// MaxServerSessions); Pooler the pooler's state (--pooler).
+	ServerSessions    int64         `json:"server_sessions,omitempty"`
+	Pooler            *PoolerSample `json:"pooler,omitempty"`
+	QueueDepth        *int64        `json:"queue_depth,omitempty"`
+	QueuePendingDepth *int64        `json:"queue_pending_depth,omitempty"`
+	OutboxPending     *int64        `json:"outbox_pending,omitempty"`
+	CompletedRequests int64         `json:"completed_requests"`
+	FailedRequests    int64         `json:"failed_requests"`
 	// WaitEvents counts the run's backends by "wait_event_type:wait_event" ("active": running,
 	// not waiting) at this instant.
 	WaitEvents  map[string]int64 `json:"wait_events,omitempty"`

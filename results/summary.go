@@ -59,6 +59,13 @@ const (
 	MetricMaxLockWaitMs = "max_lock_wait_ms"
 	MetricRTTP50Ms      = "rtt_p50_ms"
 	MetricRTTP99Ms      = "rtt_p99_ms"
+	// Runs through a pooler only (--pooler): the most clients waiting in it at once, the
+	// longest such wait, and the average wait per pooled transaction. MetricServerSessions is
+	// the most sessions of the service PostgreSQL held at once (every run that measured it).
+	MetricPoolerMaxWaiting = "pooler_max_waiting"
+	MetricPoolerMaxWaitMs  = "pooler_max_wait_ms"
+	MetricPoolerAvgWaitMs  = "pooler_avg_wait_ms"
+	MetricServerSessions   = "max_server_sessions"
 )
 
 // Knee detection thresholds; see FindKnee.
@@ -134,6 +141,14 @@ func runMetrics(r Run) map[string]float64 {
 		m[MetricTotalReadP99Ms] = read.P99
 	}
 	m[MetricMaxLockWaitMs] = r.LockMonitor.MaxLockWaitMs
+	if p := r.Pooler; p != nil {
+		m[MetricPoolerMaxWaiting] = float64(p.MaxClientsWaiting)
+		m[MetricPoolerMaxWaitMs] = p.MaxWaitMs
+		m[MetricPoolerAvgWaitMs] = p.AvgWaitMs
+	}
+	if r.Pool.MaxServerSessions > 0 {
+		m[MetricServerSessions] = float64(r.Pool.MaxServerSessions)
+	}
 	if n := r.Network; n != nil && n.Postgres != nil && n.Postgres.Probes > 0 {
 		m[MetricRTTP50Ms] = n.Postgres.RTTMs.P50
 		m[MetricRTTP99Ms] = n.Postgres.RTTMs.P99

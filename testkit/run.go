@@ -24,6 +24,12 @@ type Run struct {
 // Config is what a suite reads of the flags every suite shares (Run.Config, Validator): a
 // copy, so changing it changes nothing.
 type Config struct {
+	// PoolerMode is the pool mode of the pooler every connection of the service goes through
+	// (--pooler, --pooler-url): "transaction" or "session"; "" without a pooler. Under
+	// "transaction" a client's session state does not last beyond its transaction (LISTEN,
+	// session advisory locks, SET, statements it prepares by name): a suite that needs it
+	// adapts (the job queue's river mode polls) or refuses the mode.
+	PoolerMode string
 	// Requests is --requests (0: runs are bound by --duration); Run.Requests is one run's.
 	Requests int64
 	Duration time.Duration

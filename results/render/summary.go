@@ -59,6 +59,7 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	for _, warning := range Warnings(rep, opt.Modes) {
 		fmt.Fprintf(&b, "%s: warning: %s\n", rep.Suite, warning)
 	}
+	printWaits(&b, rep) // pooler.go
 	printCalibration(&b, rep.Environment.Calibration, false)
 	printRequestTime(&b, rep, false)
 	printProblems(&b, rep)
@@ -76,6 +77,7 @@ func wideSummary(w io.Writer, rep *results.Report, modes []string) {
 	// mode (and level).
 	_ = RenderMarkdown(w, Table([]*results.Report{rep}))
 	printHotKeys(w, rep)
+	printWaits(w, rep) // pooler.go
 	printCalibration(w, rep.Environment.Calibration, true)
 	printFlushTime(w, rep)
 	printRequestTime(w, rep, true)

@@ -56,6 +56,11 @@ const (
 	ColWritesPerUpdate = "writes_per_update"
 	// ColHottestShare is the share of a run's applied requests its hottest hot key set took.
 	ColHottestShare = "hottest_share"
+	// ColPoolerWaiting is the most clients waiting in the pooler at once, and the average
+	// wait per pooled transaction (runs through a pooler, --pooler); ColServerSessions the
+	// most sessions of the service PostgreSQL held at once.
+	ColPoolerWaiting  = "pooler_waiting"
+	ColServerSessions = "server_sessions"
 )
 
 const (
@@ -90,6 +95,8 @@ var TableColumns = []Column{
 	{ColTotalRead, "read total p99 ms", true},
 	{ColWritesPerUpdate, "writes/UPDATE", true},
 	{ColHottestShare, "hottest share", true},
+	{ColPoolerWaiting, "pooler waiting / avg wait ms", true},
+	{ColServerSessions, "pg sessions", true},
 }
 
 // TableData is the baseline table: one row per run, or per summary when a report has them.
@@ -223,6 +230,7 @@ var metricColumns = map[string]struct {
 
 	ColWritesPerUpdate: {results.MetricWritesPerUpdate, formatPerRequest},
 	ColHottestShare:    {results.MetricHottestShare, formatShare},
+	ColServerSessions:  {results.MetricServerSessions, formatCount},
 }
 
 // queueCountPairs are the columns that show two counts of a queue run, "a / b" (medians).
@@ -261,6 +269,11 @@ func formatRow(row TableRow, cfg results.Run) []string {
 			v = loadText(cfg, row.Level, rowMark(row))
 		case ColMaxWaiters:
 			v = waitersText(m, row.Slots > 1)
+		case ColPoolerWaiting:
+			v = missingValue
+			if w, ok := m[results.MetricPoolerMaxWaiting]; ok {
+				v = formatCount(w.Median) + " / " + formatMs(m[results.MetricPoolerAvgWaitMs].Median)
+			}
 		case ColSQLOps, ColInlineDropped:
 			v = missingValue
 			if pair := queueCountPairs[c.Key]; hasQueue {

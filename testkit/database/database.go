@@ -67,6 +67,9 @@ type Target struct {
 	mu sync.Mutex
 	// route is how the service's connections reach the server (Route); nil: directly.
 	route DialFunc
+	// pooler is the service's connection string when its connections go through a pooler
+	// (ServeThrough); "": they reach the server itself.
+	pooler string
 	// sessions are the backend PIDs of the connections opened since the last TakeSessions,
 	// the admin connection's excepted.
 	sessions []uint32
@@ -191,23 +194,60 @@ func (t *Target) Routed() DialFunc {
 	return t.route
 }
 
+// ServeThrough sends the connections the target opens for the service from now on through the
+// pooler at dsn (a PgBouncer's client URL) instead of the server: the Route, if any, then
+// carries them to the pooler. The pooler sets the run's search_path and session settings on
+// its own server connections (PgBouncer's connect_query): a pooler takes neither as a startup
+// parameter, and a SET on a client connection would reach whichever server connection the
+// pooler lends it next. The admin connection, ConnectDirect's and the pools of
+// PoolOptions.Direct keep reaching the server directly.
+//
+// Through a pooler the service's statements run in pgx's QueryExecModeCacheDescribe: the
+// extended protocol with an unnamed statement, its description cached by the client, so one
+// round trip a statement, as the default mode, and no named prepared statement, which a
+// transaction-mode pooler cannot keep (the next transaction may run on another server
+// connection that never saw it; PgBouncer tracks them only from 1.21). The cache stays
+// right because the run's tables do not change shape while it runs.
+func (t *Target) ServeThrough(dsn string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.pooler = dsn
+}
+
+// Pooled reports whether the service's connections go through a pooler (ServeThrough).
+func (t *Target) Pooled() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.pooler != ""
+}
+
 // ConnConfig returns a connection config for this run: search_path = the run's schema only,
-// through the Route when there is one.
+// through the Route when there is one (and the pooler, ServeThrough).
 func (t *Target) ConnConfig(appName string) (*pgx.ConnConfig, error) {
 	return t.connConfig(appName, false)
 }
 
 func (t *Target) connConfig(appName string, direct bool) (*pgx.ConnConfig, error) {
-	cfg, err := pgx.ParseConfig(t.dsn)
+	dsn, pooled := t.dsn, false
+	var route DialFunc
+	if !direct {
+		t.mu.Lock()
+		route = t.route
+		if t.pooler != "" {
+			dsn, pooled = t.pooler, true
+		}
+		t.mu.Unlock()
+	}
+	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, err
 	}
 	cfg.ConnectTimeout = t.opts.ConnectTimeout
 	cfg.RuntimeParams["application_name"] = appName
-	cfg.RuntimeParams["search_path"] = t.schema
-	var route DialFunc
-	if !direct {
-		route = t.Routed()
+	if pooled {
+		cfg.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe // see ServeThrough
+	} else {
+		cfg.RuntimeParams["search_path"] = t.schema
 	}
 	if route != nil {
 		// The host, port and TLS settings stay the server's: the route only carries bytes.
@@ -230,10 +270,24 @@ func (t *Target) ConnectDirect(ctx context.Context, appName string) (*pgx.Conn, 
 	return t.connect(ctx, appName, true)
 }
 
+// ConnectVia opens a dedicated connection to the server itself, never through the pooler or
+// the Route, carried by dial (nil: directly): a probe of one hop of a pooled path.
+func (t *Target) ConnectVia(ctx context.Context, appName string, dial DialFunc) (*pgx.Conn, error) {
+	return t.connectWith(ctx, appName, true, dial)
+}
+
 func (t *Target) connect(ctx context.Context, appName string, direct bool) (*pgx.Conn, error) {
+	return t.connectWith(ctx, appName, direct, nil)
+}
+
+func (t *Target) connectWith(ctx context.Context, appName string, direct bool, dial DialFunc) (*pgx.Conn, error) {
 	cfg, err := t.connConfig(appName, direct)
 	if err != nil {
 		return nil, err
+	}
+	if dial != nil {
+		routeConfig(cfg, dial)
+		cfg.DialFunc = t.sockets.dial(cfg.DialFunc)
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
@@ -289,8 +343,10 @@ func (t *Target) NewPool(ctx context.Context, o PoolOptions) (*pgxpool.Pool, err
 	pc.MinConns = 0
 	pc.HealthCheckPeriod = time.Minute
 	pc.ConnConfig.Tracer = o.Tracer
-	for k, v := range o.Settings {
-		pc.ConnConfig.RuntimeParams[k] = v
+	if o.Direct || !t.Pooled() { // through a pooler, its connect_query sets them (ServeThrough)
+		for k, v := range o.Settings {
+			pc.ConnConfig.RuntimeParams[k] = v
+		}
 	}
 	// pgxpool's own rule (ping a connection idle for over a second when it is acquired),
 	// counted, since each ping is a transaction of the server's (Pings) — with a connection's

@@ -98,7 +98,11 @@ func (e *engine) endCost(ctx context.Context, m *measured) (*results.Database, m
 		return nil, nil
 	}
 	admin := e.target.Admin()
-	end, err := w.reader.Take(ctx, admin, e.target.TakeSessions(), sessionExitDeadline)
+	sessions := e.target.TakeSessions()
+	if e.pooler != nil { // the pooler's server connections, which the pools' closing left open
+		sessions = append(sessions, e.pooler.release(ctx, admin)...)
+	}
+	end, err := w.reader.Take(ctx, admin, sessions, sessionExitDeadline)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "%s: the database's own figures are left out of this run: %s\n", e.info.Name, database.Redact(err.Error()))
 		return nil, nil

@@ -42,6 +42,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runenv"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/stmttime"
+	"github.com/hotspotkit/hotspotkit/testkit/pgbouncer"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 )
 
@@ -70,6 +71,7 @@ type engine struct {
 	metrics *metrics.Server  // --metrics-addr (watch.go)
 	queues  *redisrun.Queues // the backend of the runs' queues (queues.go)
 	net     *network         // the proxies and probes (network.go)
+	pooler  *pooler          // the pooler between the service and PostgreSQL (pooler.go); nil without
 
 	// stopCtx ends on the first signal (no new requests); hardCtx on the second, or
 	// --shutdown-timeout after the first (abort what is in flight). signal is the first
@@ -124,6 +126,7 @@ func (e *engine) execute(stdout io.Writer) (code int) {
 		if p := recover(); p != nil {
 			_ = pgserver.StopAll()
 			_ = redisserver.StopAll()
+			_ = pgbouncer.StopAll()
 			panic(p)
 		}
 	}()
@@ -242,6 +245,9 @@ func (e *engine) runAll() error {
 	}
 	e.target = target
 	if err := e.routePostgres(); err != nil { // --db-rtt and friends (network.go)
+		return err
+	}
+	if err := e.startPooler(ctx); err != nil { // --pooler (pooler.go)
 		return err
 	}
 	if err := e.captureEnvironment(ctx); err != nil {
@@ -382,6 +388,8 @@ type measured struct {
 	unreachable error
 	wait        time.Duration // how long the cost's end waits for the servers (--reconcile-timeout)
 	progress    func() load.DrainStatus
+	// poolerAt is the pooler's SHOW STATS as the run began (--pooler).
+	poolerAt pgbouncer.Stats
 	// atEnd runs, in reverse order, when the run is over (its report made): what lasts
 	// beyond the phases' ends.
 	atEnd []func()
@@ -421,11 +429,17 @@ func (e *engine) phases() []phase {
 			out.Database, m.server = e.endCost(post, m)
 		}},
 		{"the monitor", func(m *measured) error {
+			if e.pooler != nil {
+				m.poolerAt = e.pooler.stats(e.hardCtx)
+			}
 			var err error
 			m.mon, err = monitor.Start(e.hardCtx, e.monitorConnect(m.cost), e.monitorConfig(m))
 			return err
 		}, func(post context.Context, m *measured, out *results.Run) {
 			out.LockMonitor, out.Pool = m.mon.Stop(post)
+			if e.pooler != nil {
+				out.Pooler = e.pooler.report(post, m.mon.Pooler(), m.poolerAt, poolerHops{ms(e.cfg.PoolerRTT), ms(m.r.rtt)})
+			}
 		}},
 		{"the metrics endpoint", func(m *measured) error {
 			m.atEnd = append(m.atEnd, e.watch(m.r, &m.live, m.mon, m.pool).Finish) // watch.go
@@ -471,6 +485,9 @@ func (e *engine) monitorConfig(m *measured) monitor.Config {
 	}
 	if q := m.r.backend.Figures(); q != nil {
 		mcfg.Queue = func() (int64, int64) { m := q.Metrics(); return m.Depth, m.PendingDepth }
+	}
+	if e.pooler != nil {
+		mcfg.Pooler = e.pooler.sample
 	}
 	return mcfg
 }
@@ -763,6 +780,7 @@ func (e *engine) close() error {
 	if e.samples != nil {
 		err = errors.Join(err, e.samples.Close())
 	}
+	err = errors.Join(err, e.pooler.close()) // before the server: its connections end first
 	if e.target != nil {
 		bound := 30 * time.Second
 		switch {

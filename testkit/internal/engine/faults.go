@@ -89,6 +89,16 @@ func (t faultTarget) ReshardRedis(ctx context.Context) (string, time.Duration, e
 	return t.r.backend.ReshardRedis(ctx)
 }
 
+func (t faultTarget) RestartPooler(ctx context.Context) (string, error) {
+	ctx, cancel := struck(ctx)
+	defer cancel()
+	return t.e.pooler.restart(ctx)
+}
+
+func (t faultTarget) PausePooler(ctx context.Context, d time.Duration) (string, error) {
+	return t.e.pooler.pause(ctx, d)
+}
+
 func (t faultTarget) Flushers() (pause, resume func(), ok bool) {
 	if pause, resume, ok := t.r.backend.Flushers(); ok {
 		return pause, resume, true

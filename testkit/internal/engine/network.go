@@ -15,6 +15,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/dbstats"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
@@ -103,6 +104,9 @@ func (e *engine) setRunRTT(r *run) error {
 
 // path is the network faults' path to target.
 func (e *engine) path(target string) (faults.Path, error) {
+	if target == faults.NetPooler {
+		return e.poolerPath() // pooler.go
+	}
 	p := e.net.pg
 	if target == faults.NetRedis {
 		p = e.net.redis
@@ -174,9 +178,18 @@ func (e *engine) startProbe(r *run) *probe {
 func (e *engine) probeConnect(ctx context.Context, s *probeSeries, direct bool) *pgx.Conn {
 	var conn *pgx.Conn
 	var err error
-	if direct {
+	switch {
+	case direct:
 		conn, err = e.target.ConnectDirect(ctx, "hotspotkit-probe")
-	} else {
+	case e.pooler != nil:
+		// Through a pooler, the probe measures the pooler's hop to PostgreSQL (--db-rtt's),
+		// not the pooler's queue, and keeps its SET (Untrack) off the pooler's connections.
+		var dial database.DialFunc
+		if e.net.pg != nil {
+			dial = e.net.pg.DialContext
+		}
+		conn, err = e.target.ConnectVia(ctx, "hotspotkit-probe", dial)
+	default:
 		conn, err = e.target.Connect(ctx, "hotspotkit-probe")
 	}
 	if err != nil {

@@ -36,6 +36,8 @@ const (
 	KillWorker        = "kill-worker"        // KIND@T: a suite's own worker stops mid-job without releasing what it holds
 	RedisFailover     = "redis-failover"     // KIND@T: a managed cluster's master SIGKILLed, its replica promoted
 	RedisReshard      = "redis-reshard"      // KIND@T: slots of a managed cluster's master moved live to another
+	PoolerRestart     = "pooler-restart"     // KIND@T: the temporary PgBouncer killed and started again on its port
+	PoolerPause       = "pooler-pause"       // KIND@T+D: PAUSE on the pooler's database, RESUME after D (connections held, nothing answered)
 	StatementTimeout  = "statement-timeout"  // KIND=MS: statement_timeout on the load's sessions
 	LockTimeout       = "lock-timeout"       // KIND=MS: lock_timeout on the load's sessions
 
@@ -50,6 +52,9 @@ const (
 const (
 	NetPostgres = "pg"
 	NetRedis    = "redis"
+	// NetPooler is the hop between the service and its pooler (--pooler); with a pooler,
+	// NetPostgres is the pooler's hop to PostgreSQL.
+	NetPooler = "pooler"
 )
 
 // Network are the network faults' kinds.
@@ -59,7 +64,7 @@ var Network = []string{NetDelay, NetBlackhole, NetReset}
 const DefaultNetDelay = 50 * time.Millisecond
 
 // Timed are the kinds that strike at a moment (KIND@T).
-var Timed = []string{TerminateBackends, RestartPostgres, CrashPostgres, PauseFlush, KillConsumer, KillFlusher, CrashRedis, RedisFailover, RedisReshard, KillWorker}
+var Timed = []string{TerminateBackends, RestartPostgres, CrashPostgres, PauseFlush, KillConsumer, KillFlusher, CrashRedis, RedisFailover, RedisReshard, KillWorker, PoolerRestart, PoolerPause}
 
 // Declared are the kinds a suite's own workload causes (its Workload.Faults hook): a suite
 // takes them only by naming them in its Info.Faults, never by leaving Info.Faults nil (every
@@ -133,12 +138,12 @@ func Parse(s string) (Fault, error) {
 		return f, fmt.Errorf("--fault %q: %q is not a duration such as 1s or 500ms", s, at)
 	}
 	switch {
-	case kind == PauseFlush && !hasDur:
-		return f, fmt.Errorf("--fault %q: pause-flush wants @T+D, e.g. pause-flush@1s+2s", s)
+	case (kind == PauseFlush || kind == PoolerPause) && !hasDur:
+		return f, fmt.Errorf("--fault %q: %s wants @T+D, e.g. %s@1s+2s", s, kind, kind)
 	case kind == CrashRedis && !hasDur:
 		f.For = DefaultRedisDown
-	case hasDur && kind != PauseFlush && kind != CrashRedis:
-		return f, fmt.Errorf("--fault %q: only pause-flush and crash-redis take +D", s)
+	case hasDur && kind != PauseFlush && kind != CrashRedis && kind != PoolerPause:
+		return f, fmt.Errorf("--fault %q: only pause-flush, pooler-pause and crash-redis take +D", s)
 	case hasDur:
 		if f.For, err = time.ParseDuration(dur); err != nil || f.For <= 0 {
 			return f, fmt.Errorf("--fault %q: %q is not a positive duration", s, dur)
@@ -150,7 +155,7 @@ func Parse(s string) (Fault, error) {
 // parseNetwork reads a network fault: KIND:TARGET@T[+D][=EXTRA].
 func parseNetwork(s string) (Fault, error) {
 	f := Fault{raw: s}
-	syntax := fmt.Errorf("--fault %q: want net-delay:TARGET@T+D[=EXTRA], net-blackhole:TARGET@T[+D] or net-reset:TARGET@T, TARGET pg or redis", s)
+	syntax := fmt.Errorf("--fault %q: want net-delay:TARGET@T+D[=EXTRA], net-blackhole:TARGET@T[+D] or net-reset:TARGET@T, TARGET pg, redis or pooler", s)
 	head, when, ok := strings.Cut(s, "@")
 	if !ok {
 		return f, syntax
@@ -160,8 +165,8 @@ func parseNetwork(s string) (Fault, error) {
 	switch {
 	case !slices.Contains(Network, kind):
 		return f, fmt.Errorf("--fault %q: unknown fault %q (network kinds: %s)", s, kind, strings.Join(Network, ", "))
-	case !ok || (target != NetPostgres && target != NetRedis):
-		return f, fmt.Errorf("--fault %q: %s wants a target, pg or redis (e.g. %s:pg@2s)", s, kind, kind)
+	case !ok || (target != NetPostgres && target != NetRedis && target != NetPooler):
+		return f, fmt.Errorf("--fault %q: %s wants a target, pg, redis or pooler (e.g. %s:pg@2s)", s, kind, kind)
 	}
 	when, extra, hasExtra := strings.Cut(when, "=")
 	at, dur, hasDur := strings.Cut(when, "+")
@@ -236,8 +241,14 @@ type Target interface {
 	Flushers() (pause, resume func(), ok bool)
 	// Hook returns the workload's own injector for kind, or nil.
 	Hook(kind string) Hook
-	// Path is the proxy the service's connections to target (NetPostgres, NetRedis) go
-	// through, for the network faults; an error when there is none.
+	// RestartPooler SIGKILLs the temporary PgBouncer and starts it again on its port; it says
+	// what the pooler held when it died.
+	RestartPooler(ctx context.Context) (detail string, err error)
+	// PausePooler PAUSEs the pooler's database for d, then RESUMEs it (also when ctx ends
+	// first); it says how long the PAUSE took to take hold.
+	PausePooler(ctx context.Context, d time.Duration) (detail string, err error)
+	// Path is the proxy the service's connections to target (NetPostgres, NetRedis,
+	// NetPooler) go through, for the network faults; an error when there is none.
 	Path(target string) (Path, error)
 	// Mode names the run's mode in errors.
 	Mode() string
@@ -307,7 +318,7 @@ func (in *Injector) record(ev results.FaultEvent) {
 }
 
 func (in *Injector) inject(ctx context.Context, f Fault) {
-	if f.Kind != PauseFlush { // a pause lasts; it holds nothing the others act on
+	if f.Kind != PauseFlush && f.Kind != PoolerPause { // a pause lasts; it holds nothing the others act on
 		in.striking.Lock()
 		defer in.striking.Unlock()
 	}
@@ -340,6 +351,13 @@ func (in *Injector) inject(ctx context.Context, f Fault) {
 	case PauseFlush:
 		ev.Duration = ms(f.For)
 		ev.Detail, err = in.pauseFlush(ctx, f.For)
+	case PoolerRestart:
+		t0 := time.Now()
+		ev.Detail, err = in.t.RestartPooler(ctx)
+		ev.Duration = ms(time.Since(t0))
+	case PoolerPause:
+		ev.Duration = ms(f.For)
+		ev.Detail, err = in.t.PausePooler(ctx, f.For)
 	case NetDelay, NetBlackhole, NetReset:
 		ev.Duration = ms(f.For)
 		ev.Detail, err = in.strikeNetwork(f)

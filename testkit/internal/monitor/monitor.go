@@ -74,6 +74,9 @@ type Config struct {
 	// them in Series (reading /proc: set it only when something reads them — the samples
 	// file, a soak's figures).
 	Process bool
+	// Pooler reads the pooler between the service and PostgreSQL at each sample, on a
+	// connection of its own to the pooler's console (optional: --pooler).
+	Pooler func(ctx context.Context) (*results.PoolerSample, error)
 	// Label is copied into every sample.
 	Label results.Sample
 }
@@ -103,6 +106,8 @@ type Monitor struct {
 	last results.Sample
 	// series keeps every sample's progress and process figures, for Series.
 	series []Point
+	// pooler keeps the maxima of Config.Pooler's readings (Pooler).
+	pooler results.Pooler
 }
 
 type poolCounters struct{ acquire, empty, canceled int64 }
@@ -314,6 +319,16 @@ WHERE datname = current_database()
   AND backend_type = 'client backend'
 GROUP BY 1`
 
+// sessionQuery counts the service's sessions on the server, idle ones too: what a pool (or a
+// pooler's pool) holds open. The engine's observers are left out.
+const sessionQuery = `
+SELECT count(*) FROM pg_stat_activity
+WHERE datname = current_database()
+  AND application_name LIKE $1
+  AND application_name NOT IN ('hotspotkit-monitor', 'hotspotkit-admin', 'hotspotkit-probe')
+  AND pid <> pg_backend_pid()
+  AND backend_type = 'client backend'`
+
 // attribute names the table a waiter queues on (see the package doc). A waiter on a
 // transactionid that holds no tuple lock — common once a hot row's queue has been woken by a
 // commit and the waiters race for the next version — is attributed to the hot table it writes
@@ -363,6 +378,7 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 		var b pgx.Batch
 		b.Queue(m.lockSQL, AppNamePattern)
 		b.Queue(waitEventQuery, AppNamePattern)
+		b.Queue(sessionQuery, AppNamePattern)
 		br = m.conn.SendBatch(qctx, &b)
 		rows, err = br.Query()
 	}
@@ -389,6 +405,9 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 		if err == nil {
 			// No statements++: the batch is one (implicit) transaction, counted with the lock query.
 			waits, waitErr = readWaitEvents(br)
+		}
+		if err == nil && waitErr == nil {
+			waitErr = br.QueryRow().Scan(&s.ServerSessions)
 		}
 		if cerr := br.Close(); cerr != nil && err == nil && waitErr == nil {
 			waitErr = cerr
@@ -451,6 +470,10 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 			sampleErr = e
 		}
 	}
+	var poolerErr error
+	if m.cfg.Pooler != nil {
+		s.Pooler, poolerErr = m.cfg.Pooler(qctx)
+	}
 	cancel()
 	if ctx.Err() != nil {
 		return // stopping: a cancelled query is not a sample
@@ -499,6 +522,7 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 	}
 	m.statements += statements
 	m.fold(&s, lockOK, slow)
+	m.foldPooler(s.Pooler, poolerErr)
 	if waitErr != nil && lockOK {
 		m.locks.SampleErrors++ // the lock part was kept; the sample still failed in part
 	}
@@ -547,6 +571,7 @@ func (m *Monitor) fold(s *results.Sample, lockOK, slow bool) {
 	for event, n := range s.WaitEvents {
 		m.waits[event] += n
 	}
+	m.pool.MaxServerSessions = max(m.pool.MaxServerSessions, s.ServerSessions)
 	if m.cfg.Pool != nil {
 		p := &m.pool
 		p.MaxAcquired = max(p.MaxAcquired, s.PoolAcquired)
@@ -556,6 +581,35 @@ func (m *Monitor) fold(s *results.Sample, lockOK, slow bool) {
 			p.PressureSamples++
 		}
 	}
+}
+
+// foldPooler keeps the maxima of one reading of the pooler (nil without one); guarded by mu.
+func (m *Monitor) foldPooler(p *results.PoolerSample, err error) {
+	if m.cfg.Pooler == nil {
+		return
+	}
+	f := &m.pooler
+	if err != nil || p == nil {
+		f.SampleErrors++
+		return
+	}
+	f.Samples++
+	if p.ClientsWaiting > 0 {
+		f.WaitingSamples++
+	}
+	f.MaxClientsActive = max(f.MaxClientsActive, p.ClientsActive)
+	f.MaxClientsWaiting = max(f.MaxClientsWaiting, p.ClientsWaiting)
+	f.MaxWaitMs = max(f.MaxWaitMs, p.MaxWaitMs)
+	f.MaxServersActive = max(f.MaxServersActive, p.ServersActive)
+	f.MaxServersIdle = max(f.MaxServersIdle, p.ServersIdle)
+}
+
+// Pooler returns the maxima of the pooler's readings so far (the zero Pooler without
+// Config.Pooler); the caller fills in what the pooler is.
+func (m *Monitor) Pooler() results.Pooler {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pooler
 }
 
 // Last returns the latest sample (the zero Sample before the first one). Its maps are the

@@ -63,6 +63,8 @@ type Plan struct {
 	OpenLoop
 	// Network: --db-rtt, --redis-rtt, --rtt-levels typed (network.go).
 	Network
+	// Pooler: --pooler, --pooler-url, --pooler-rtt typed (pooler.go).
+	Pooler
 
 	// Slotted says the suite has slots (Info.Slots, slots.go): without, --slots, --slot-pick
 	// and --slots-levels are refused and every run has 0 slots.
@@ -303,6 +305,7 @@ func (c *parser) validate() error {
 	c.Role = c.Streams().Validate(c.fs, redisrun.Common{Modes: len(c.Modes), AsyncModes: countFunc(c.Modes, testkit.Mode.Async),
 		PostgresURL: c.PostgresURL, Schema: c.Schema, Repeat: c.Repeat, Ladder: len(c.Levels) > 0 || len(c.SlotsLevels) > 0, Requests: c.Requests}, bad)
 	c.validateNetwork(bad) // network.go
+	c.validatePooler(bad)  // pooler.go
 	if backends := queueBackends(info); c.QueueBackend != "" && !slices.Contains(backends, c.QueueBackend) {
 		bad("--queue-backend %s: %s runs on %s only", c.QueueBackend, info.Name, strings.Join(backends, ", "))
 	}
@@ -424,6 +427,10 @@ func (c *Plan) faultNeeds(kind string) string {
 		return "needs --queue-backend redis --redis cluster (slots of a cluster this run starts are moved)"
 	case kind == faults.KillFlusher && c.QueueBackend != testkit.BackendMemory:
 		return "needs --queue-backend memory (the queue's own flush workers)"
+	case kind == faults.PoolerRestart && (c.Settings.Pooler != "pgbouncer" || c.PoolerURL != ""):
+		return "needs --pooler pgbouncer (a PgBouncer this run starts, kills and starts again)"
+	case kind == faults.PoolerPause && !c.Pooled():
+		return "needs --pooler pgbouncer or --pooler-url (a PgBouncer whose console pauses the run's database)"
 	}
 	return ""
 }
@@ -499,7 +506,7 @@ func (c *Plan) Config() testkit.Config {
 	return testkit.Config{Requests: c.Requests, Duration: c.Duration, Concurrency: c.Concurrency, HotKeys: c.HotKeys,
 		HotKeyDist: c.HotKeyDist, Seed: c.Seed, FlushBatchSize: c.FlushBatchSize, FlushInterval: c.FlushInterval(),
 		RequestTimeout: c.RequestTimeout, SlotPick: c.SlotPick, Slots: max(c.Slots, slices.Max(append([]int{1}, c.SlotsLevels...))),
-		Modes: slices.Clone(c.Modes), SplitRun: c.Role != redisq.RoleBoth}
+		Modes: slices.Clone(c.Modes), SplitRun: c.Role != redisq.RoleBoth, PoolerMode: c.poolerMode()}
 }
 
 // FlushInterval is --flush-interval-ms.

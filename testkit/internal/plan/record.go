@@ -18,7 +18,7 @@ func (c *parser) record(own map[string]bool) {
 	rc := p.Settings.RunConfig
 	rc.Modes, rc.Faults, rc.RTTLevelsMs = testkit.ModeNames(p.Modes), c.faultsRaw, rttLevelsMs(p.RTTLevels)
 	rc.ManagedPostgres, rc.PostgresURL = p.PostgresURL == "", database.RedactURL(p.PostgresURL)
-	rc.RedisURL = database.RedactURL(p.RedisURL)
+	rc.RedisURL, rc.PoolerURL = database.RedactURL(p.RedisURL), database.RedactURL(p.PoolerURL)
 	p.recorded = rc
 	p.suiteFlags = map[string]any{}
 	c.fs.VisitAll(func(f *pflag.Flag) {

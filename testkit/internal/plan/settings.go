@@ -142,6 +142,7 @@ func (c *Plan) views() {
 	c.PgDownload = pgserver.DownloadConfig{CachePath: c.PgDownloadCache, RepositoryURL: c.PgDownloadURL, Major: c.PgDownloadVersion}
 	c.Ramp, c.MaxLag = ms(c.RampMs), ms(c.MaxLagMs)
 	c.DBRTT, c.DBRTTJitter, c.RedisRTT, c.RedisRTTJitter = ms(c.DBRTTMs), ms(c.DBRTTJitterMs), ms(c.RedisRTTMs), ms(c.RedisRTTJitterMs)
+	c.PoolerRTT = ms(c.PoolerRTTMs)
 }
 
 // enumValue is the flag of a setting with an enum tag: one of names, matched without regard to

@@ -17,33 +17,36 @@ import (
 
 // Figure names (results.Run.Figures), stable across runs.
 const (
-	FigInsertedPerS   = "inserted_jobs_per_s"
-	FigClaimedPerS    = "claimed_jobs_per_s"
-	FigCompletedPerS  = "completed_jobs_per_s"
-	FigClaims         = "claims"
-	FigJobsPerClaim   = "jobs_per_claim"
-	FigClaimP50       = "claim_latency_p50"
-	FigClaimP99       = "claim_latency_p99"
-	FigInQueueP50     = "time_in_queue_p50"
-	FigInQueueP99     = "time_in_queue_p99"
-	FigMaxDepth       = "queue_depth_max"
-	FigReruns         = "reruns"
-	FigKilled         = "workers_killed"
-	FigHeld           = "jobs_held_by_killed_workers"
-	FigLeasesRunOut   = "leases_run_out"
-	FigRenewals       = "lease_renewals"
-	FigFenced         = "completions_fenced_off"
-	FigWorkerErrors   = "worker_errors"
-	FigDeadBefore     = "dead_tuples_before"
-	FigDeadAfter      = "dead_tuples_after"
-	FigTableBefore    = "table_bytes_before"
-	FigTableAfter     = "table_bytes_after"
-	FigIndexBefore    = "index_bytes_before"
-	FigIndexAfter     = "index_bytes_after"
-	FigDeadPer10k     = "dead_tuples_per_10k_jobs"
-	FigGrowthPer10k   = "growth_bytes_per_10k_jobs"
-	FigAutovacuums    = "autovacuum_runs"
-	FigAutoanalyzes   = "autoanalyze_runs"
+	FigInsertedPerS  = "inserted_jobs_per_s"
+	FigClaimedPerS   = "claimed_jobs_per_s"
+	FigCompletedPerS = "completed_jobs_per_s"
+	FigClaims        = "claims"
+	FigJobsPerClaim  = "jobs_per_claim"
+	FigClaimP50      = "claim_latency_p50"
+	FigClaimP99      = "claim_latency_p99"
+	FigInQueueP50    = "time_in_queue_p50"
+	FigInQueueP99    = "time_in_queue_p99"
+	FigMaxDepth      = "queue_depth_max"
+	FigReruns        = "reruns"
+	FigKilled        = "workers_killed"
+	FigHeld          = "jobs_held_by_killed_workers"
+	FigLeasesRunOut  = "leases_run_out"
+	FigRenewals      = "lease_renewals"
+	FigFenced        = "completions_fenced_off"
+	FigWorkerErrors  = "worker_errors"
+	FigDeadBefore    = "dead_tuples_before"
+	FigDeadAfter     = "dead_tuples_after"
+	FigTableBefore   = "table_bytes_before"
+	FigTableAfter    = "table_bytes_after"
+	FigIndexBefore   = "index_bytes_before"
+	FigIndexAfter    = "index_bytes_after"
+	FigDeadPer10k    = "dead_tuples_per_10k_jobs"
+	FigGrowthPer10k  = "growth_bytes_per_10k_jobs"
+	FigAutovacuums   = "autovacuum_runs"
+	FigAutoanalyzes  = "autoanalyze_runs"
+	// FigRiverPollOnly is 1 when the river mode ran poll-only (no LISTEN/NOTIFY: a pooler in
+	// transaction mode), absent otherwise.
+	FigRiverPollOnly  = "river_poll_only"
 	unitJobsPerS      = "jobs/s"
 	unitMs            = "ms"
 	unitCount         = "count"
@@ -102,6 +105,9 @@ func (s *Suite) Figures(ctx context.Context, r *testkit.Run) ([]testkit.Figure, 
 	var out []testkit.Figure
 	add := func(name string, v float64, unit string) {
 		out = append(out, testkit.Figure{Name: name, Value: round(v), Unit: unit})
+	}
+	if r.Mode() == River && pollOnly(r) {
+		add(FigRiverPollOnly, 1, unitCount)
 	}
 	jobs := st.inserted.Load()
 	if first := st.firstInsert.Load(); first > 0 {

@@ -97,6 +97,10 @@ func startRiver(ctx context.Context, r *testkit.Run, st *runState, schema string
 		Workers:           workers,
 		FetchCooldown:     riverFetchCooldown,
 		FetchPollInterval: o.poll,
+		// Through a transaction-mode pooler a LISTEN lasts one transaction: River then polls
+		// (every FetchPollInterval), as its docs advise for PgBouncer, and the run's figures
+		// say so (FigRiverPollOnly).
+		PollOnly: pollOnly(r),
 		// A job's lease: River's rescuer hands back a job that has been running for
 		// RescueStuckJobsAfter, and only once its timeout has passed (a job without one is
 		// never rescued), then it runs again at once. Validate keeps the lease above the
@@ -245,3 +249,7 @@ func (h errorCounter) Handle(context.Context, slog.Record) error {
 }
 func (h errorCounter) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h errorCounter) WithGroup(string) slog.Handler      { return h }
+
+// pollOnly says River runs without LISTEN/NOTIFY: its connections go through a pooler in
+// transaction mode.
+func pollOnly(r *testkit.Run) bool { return r.Config().PoolerMode == "transaction" }
