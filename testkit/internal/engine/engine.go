@@ -317,7 +317,7 @@ func (e *engine) startServer(ctx context.Context) (*pgserver.Server, error) {
 		return nil, err
 	}
 	return pgserver.Start(ctx, pgserver.Config{Binaries: bins, User: c.PgUser, TempDir: c.PgDir, Unsafe: c.UnsafeFsync,
-		MaxConnections: c.MaxConnections + c.QueueWorkers + 2 + suiteConns(e.suite) + extraConns + serverMargin})
+		MaxConnections: c.MaxConnections + c.QueueWorkers + 2 + suiteConns(e.suite) + extraConns + serverMargin + poolerConns(c)})
 }
 
 // suiteConns is what the suite's own pools hold at most (testkit.ConnectionUser).

@@ -16,6 +16,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/netdelay"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/plan"
 	"github.com/hotspotkit/hotspotkit/testkit/pgbouncer"
 )
 
@@ -110,6 +111,15 @@ func (e *engine) startPooler(ctx context.Context) error {
 // room for its flushers, a suite's workers, a storm and the probes.
 func poolerClients(maxConns, concurrency int) int {
 	return max(maxConns, concurrency) + 1000
+}
+
+// poolerConns is what the temporary server holds beyond the service's own connections for a
+// temporary pooler: its pool (--pooler-pool-size), which may be larger than the service's.
+func poolerConns(c *plan.Plan) int {
+	if c.Settings.Pooler != "pgbouncer" || c.PoolerURL != "" {
+		return 0
+	}
+	return c.PoolerPoolSize
 }
 
 // connectQuery is what the pooler runs on each server connection it opens: the run's

@@ -186,6 +186,11 @@ func (*Suite) WriteSummary(w io.Writer, rep *results.Report) {
 			units.Bytes(fig(FigGrowthPer10k)), units.Count(fig(FigAutovacuums)))
 	}
 	tw.Flush()
+	if rv := firstRun(rep, River.String()); rv != nil {
+		if v, _ := rv.Figure(FigRiverPollOnly); v > 0 {
+			fmt.Fprintln(w, "- river ran poll-only (River's PollOnly, a fetch every --poll-ms): through a pooler in transaction mode a LISTEN lasts one transaction, so River's notifier cannot work")
+		}
+	}
 	compact, rv := firstRun(rep, testkit.AsyncCompact.String()), firstRun(rep, River.String())
 	if compact == nil || rv == nil {
 		return
