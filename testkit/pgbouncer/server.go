@@ -286,18 +286,19 @@ func unprivilegedUser(name string) (string, int, int, error) {
 const fdReserve = 64
 
 // fileLimit is the RLIMIT_NOFILE the pooler gets: enough for maxClients clients and poolSize
-// server connections. Not as root it cannot exceed this process's hard limit.
+// server connections. Beyond this process's hard limit it asks a shell whether the limit can
+// be raised (root with CAP_SYS_RESOURCE: not in every container) and says clearly when not.
 func fileLimit(maxClients, poolSize int) (uint64, error) {
 	need := uint64(maxClients + poolSize + fdReserve)
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
 		return 0, fmt.Errorf("reading the file descriptor limit: %w", err)
 	}
-	if need <= rl.Max && rl.Max <= 1<<20 {
-		return rl.Max, nil
+	if need <= rl.Max {
+		return min(rl.Max, max(need, 1<<16)), nil
 	}
-	if need > rl.Max && os.Geteuid() != 0 {
-		return 0, fmt.Errorf("pgbouncer: %d client connections need %d file descriptors, and this process may open at most %d (raise the hard limit: ulimit -Hn, as root; or allow fewer clients)", maxClients, need, rl.Max)
+	if exec.Command("/bin/sh", "-c", `ulimit -n "$1"`, "sh", strconv.FormatUint(need, 10)).Run() != nil {
+		return 0, fmt.Errorf("pgbouncer: %d client connections need %d file descriptors, and this process may open at most %d and cannot raise it (ulimit -Hn as root with CAP_SYS_RESOURCE; or allow fewer clients)", maxClients, need, rl.Max)
 	}
 	return need, nil
 }
