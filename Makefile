@@ -32,9 +32,9 @@ setup-run:
 	scripts/setup postgres --or-download
 
 setup-test:
-	scripts/setup postgres redis
+	scripts/setup postgres redis pgbouncer
 
-# The test command of the README and of CI (.ci/run): PostgreSQL and redis-server installed
+# The test command of the README and of CI (.ci/run): PostgreSQL, redis-server and pgbouncer installed
 # where missing (scripts/setup), formatting, vet, dead code, then every test, under the race
 # detector (docs/testing.md). Integration tests start their own servers.
 #
