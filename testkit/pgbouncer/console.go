@@ -3,6 +3,7 @@ package pgbouncer
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,31 +23,32 @@ import (
 // waits until every server connection is released, which can take as long as the longest
 // transaction: a sampler should have a Console of its own.
 type Console struct {
+	url     string
 	mu      sync.Mutex
 	conn    *pgx.Conn
 	version string
 }
 
-// OpenConsole connects to the console at url and checks that it is one (SHOW VERSION). A URL
-// that reaches something else — a plain PostgreSQL — is refused with a one-line error.
-func OpenConsole(ctx context.Context, url string) (*Console, error) {
-	cfg, err := pgx.ParseConfig(url)
+// OpenConsole connects to the console at consoleURL and checks that it is one (SHOW VERSION).
+// A URL that reaches something else — a plain PostgreSQL — is refused with a one-line error.
+func OpenConsole(ctx context.Context, consoleURL string) (*Console, error) {
+	cfg, err := pgx.ParseConfig(consoleURL)
 	if err != nil {
-		return nil, fmt.Errorf("PgBouncer console URL %s: %v", database.RedactURL(url), oneLine(err))
+		return nil, fmt.Errorf("PgBouncer console URL %s: %v", database.RedactURL(consoleURL), oneLine(err))
 	}
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to the PgBouncer console at %s: %v", database.RedactURL(url), oneLine(err))
+		return nil, fmt.Errorf("connecting to the PgBouncer console at %s: %v", database.RedactURL(consoleURL), oneLine(err))
 	}
-	c := &Console{conn: conn}
+	c := &Console{url: consoleURL, conn: conn}
 	rows, err := c.show(ctx, "SHOW VERSION")
 	if err == nil && (len(rows) != 1 || !strings.HasPrefix(rows[0]["version"], "PgBouncer ")) {
 		err = fmt.Errorf("answered %v", rows)
 	}
 	if err != nil {
 		_ = conn.Close(context.Background())
-		return nil, fmt.Errorf("%s is not a PgBouncer admin console (SHOW VERSION: %v)", database.RedactURL(url), oneLine(err))
+		return nil, fmt.Errorf("%s is not a PgBouncer admin console (SHOW VERSION: %v)", database.RedactURL(consoleURL), oneLine(err))
 	}
 	c.version = strings.TrimPrefix(rows[0]["version"], "PgBouncer ")
 	return c, nil
@@ -54,6 +56,37 @@ func OpenConsole(ctx context.Context, url string) (*Console, error) {
 
 // Version is the PgBouncer's version, e.g. "1.18.0".
 func (c *Console) Version() string { return c.version }
+
+// ClientURL is the URL a service's client connects to database db ("": the one database the
+// pooler serves besides its console) with the console's own user and password: PgBouncer lets
+// any user of its auth_file log in to a database, and a database that forces its user — as
+// the one Start configures does — pools every client in that user's one pool, whoever logged
+// in. So a process given only the console's URL (--pooler-url) reaches the pool. Never print
+// it (database.RedactURL).
+func (c *Console) ClientURL(ctx context.Context, db string) (string, error) {
+	if db == "" {
+		dbs, err := c.Databases(ctx)
+		if err != nil {
+			return "", err
+		}
+		var names []string
+		for _, d := range dbs {
+			if d.Name != "pgbouncer" {
+				names = append(names, d.Name)
+			}
+		}
+		if len(names) != 1 {
+			return "", fmt.Errorf("PgBouncer at %s serves %d databases (%s): name the one to use", database.RedactURL(c.url), len(names), strings.Join(names, ", "))
+		}
+		db = names[0]
+	}
+	u, err := url.Parse(c.url)
+	if err != nil {
+		return "", fmt.Errorf("PgBouncer console URL %s: %v", database.RedactURL(c.url), err)
+	}
+	u.Path = "/" + db
+	return u.String(), nil
+}
 
 // Close ends the session.
 func (c *Console) Close() error {

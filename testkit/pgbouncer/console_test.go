@@ -18,3 +18,18 @@ func TestOpenConsoleRefusesAPlainPostgreSQL(t *testing.T) {
 		t.Errorf("the error shows the password: %v", err)
 	}
 }
+
+func TestCheckPoolSizeAgainstMaxConnections(t *testing.T) {
+	dsn := testdb.Server(t).DSN()
+	ctx := context.Background()
+	if err := CheckPoolSize(ctx, dsn, 16); err != nil {
+		t.Errorf("a pool of 16 on a server of 300 connections: %v", err)
+	}
+	err := CheckPoolSize(ctx, dsn, 1000)
+	if err == nil || !strings.Contains(err.Error(), "pool size 1000 is above the 297 connections") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("a pool of 1000 on a server of 300 connections (3 reserved): %v", err)
+	}
+	if err := CheckPoolSize(ctx, "postgres://u:secret@127.0.0.1:1/x?connect_timeout=5", 1); err == nil || strings.Contains(err.Error(), "secret") {
+		t.Errorf("an unreachable server: %v; want an error without the password", err)
+	}
+}

@@ -3,7 +3,6 @@ package pgbouncer
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,17 +28,17 @@ func needBinary(t *testing.T) {
 	}
 }
 
-// upstream is a Config leading to the shared test PostgreSQL (testdb), its user and password.
+// upstream is a Config leading to srv (UpstreamConfig of its DSN).
 func upstream(t *testing.T, srv *pgserver.Server) Config {
 	t.Helper()
-	u, err := url.Parse(srv.DSN())
+	cfg, err := UpstreamConfig(srv.DSN())
 	if err != nil {
 		t.Fatal(err)
 	}
-	pw, _ := u.User.Password()
-	port, _ := strconv.Atoi(u.Port())
-	return Config{UpstreamHost: u.Hostname(), UpstreamPort: port, DBName: strings.TrimPrefix(u.Path, "/"),
-		User: u.User.Username(), Password: pw}
+	if cfg.UpstreamPort != srv.Port() || cfg.DBName != "hotspot" || cfg.User != "postgres" || cfg.Password == "" {
+		t.Fatalf("UpstreamConfig(%s) = %+v", srv.DSN(), cfg)
+	}
+	return cfg
 }
 
 func startForTest(t *testing.T, cfg Config) *Server {
@@ -162,6 +161,16 @@ func TestTransactionModeThroughThePooler(t *testing.T) {
 		set["max_client_conn"] != "10000" || set["reserve_pool_size"] != "0" {
 		t.Errorf("SHOW CONFIG: pool_mode %q default_pool_size %q max_db_connections %q max_client_conn %q reserve_pool_size %q",
 			set["pool_mode"], set["default_pool_size"], set["max_db_connections"], set["max_client_conn"], set["reserve_pool_size"])
+	}
+	viaConsole, err := con.ClientURL(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client(t, viaConsole).QueryRow(ctx, "SELECT current_setting('search_path')").Scan(&path); err != nil || path != target.Schema() {
+		t.Errorf("a client through the console's ClientURL: search_path %q, %v", path, err)
+	}
+	if p2 := pool(t, con, cfg.DBName); p2.ClActive != p.ClActive+1 {
+		t.Errorf("the console's client is not in the one pool: %+v, then %+v", p, p2)
 	}
 	dbs, err := con.Databases(ctx)
 	if err != nil {

@@ -1,0 +1,46 @@
+package pgbouncer
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hotspotkit/hotspotkit/testkit/database"
+)
+
+// UpstreamConfig is a Config whose upstream (host, port, database, user, password) is the
+// PostgreSQL that postgresURL names (a URL or a keyword/value string, as pgx reads it: its
+// first host; a password from ~/.pgpass when the URL has none). The pooler reaches that
+// server without TLS.
+func UpstreamConfig(postgresURL string) (Config, error) {
+	cfg, err := pgx.ParseConfig(postgresURL)
+	if err != nil {
+		return Config{}, fmt.Errorf("PostgreSQL URL %s: %v", database.RedactURL(postgresURL), oneLine(err))
+	}
+	return Config{UpstreamHost: cfg.Host, UpstreamPort: int(cfg.Port), DBName: cfg.Database,
+		User: cfg.User, Password: cfg.Password}, nil
+}
+
+// CheckPoolSize connects to the PostgreSQL postgresURL names and fails, in one line, when a
+// pool of poolSize server connections would not fit in what it lets an ordinary user open
+// (max_connections less its reserved connections), or when it cannot be reached.
+func CheckPoolSize(ctx context.Context, postgresURL string, poolSize int) error {
+	conn, err := pgx.Connect(ctx, postgresURL)
+	if err != nil {
+		return fmt.Errorf("connecting to %s: %v", database.RedactURL(postgresURL), oneLine(err))
+	}
+	defer conn.Close(context.Background())
+	var limit int
+	// reserved_connections (PostgreSQL 16) is read as 0 where it does not exist.
+	err = conn.QueryRow(ctx, `SELECT current_setting('max_connections')::int
+		- current_setting('superuser_reserved_connections')::int
+		- coalesce(current_setting('reserved_connections', true), '0')::int`).Scan(&limit)
+	if err != nil {
+		return fmt.Errorf("reading max_connections of %s: %v", database.RedactURL(postgresURL), oneLine(err))
+	}
+	if poolSize > limit {
+		return fmt.Errorf("pool size %d is above the %d connections %s lets an ordinary user open (max_connections less the reserved ones)", poolSize, limit, database.RedactURL(postgresURL))
+	}
+	return nil
+}
