@@ -346,7 +346,11 @@ func (s *Server) writeConfig() error {
 		// (somaxconn) caps it, and a full queue would make a client retry its SYN after 1s.
 		"listen_backlog = 4096",
 		"unix_socket_dir =",
-		"auth_type = scram-sha-256",
+		// md5, not scram-sha-256: SCRAM's 4096 PBKDF2 rounds on both sides of every login made
+		// 300 logins through the pooler take 1.56 s (0.59 CPU-s of the client's) against
+		// 0.29 s (0.14) with md5 here, and a run opens thousands at once (one per worker, a
+		// connection storm). The password is random, for one run, on loopback by default.
+		"auth_type = md5",
 		"auth_file = " + filepath.Join(s.dir, "userlist.txt"),
 		"admin_users = " + AdminUser,
 		"pool_mode = " + c.Mode,
