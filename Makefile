@@ -32,11 +32,11 @@ setup-run:
 	scripts/setup postgres --or-download
 
 setup-test:
-	scripts/setup postgres redis
+	scripts/setup postgres redis pgbouncer
 
-# The test command of the README and of CI (.ci/run): PostgreSQL and redis-server installed
-# where missing (scripts/setup), formatting, vet, dead code, then every test, under the race
-# detector (docs/testing.md). Integration tests start their own servers.
+# The test command of the README and of CI (.ci/run): PostgreSQL, redis-server and pgbouncer
+# installed where missing (scripts/setup), formatting, vet, dead code, then every test, under
+# the race detector (docs/testing.md). Integration tests start their own servers.
 #
 # One build of the module, race-instrumented: go vet -race compiles what the tests then take
 # from the build cache, and the tests that build a binary of the module to run it as a user

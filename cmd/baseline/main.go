@@ -36,6 +36,7 @@ Usage:
   baseline merge [-o OUT] REPORT...             # one report from a split run's processes
   baseline ab A B [flags] [-- SUITE-FLAGS...]   # two builds, interleaved runs, statistics
   baseline redis-cluster [flags]                # a Redis Cluster for a split run, until Ctrl-C
+  baseline pgbouncer [flags]                    # one PgBouncer for a split run, until Ctrl-C
 
 Run 'baseline COMMAND --help' for the flags and a worked example of each command.
 Exit codes: 0 ok, 1 regression (compare) or something worse (ab), 2 bad usage or unreadable input.
@@ -168,6 +169,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runAB(rest, stdout, stderr) // ab.go
 	case "redis-cluster":
 		return runRedisCluster(rest, stdout, stderr) // rediscluster.go
+	case "pgbouncer":
+		return runPgBouncer(rest, stdout, stderr) // pgbouncer.go
 	case "help", "-h", "--help":
 		if len(rest) > 0 {
 			return run([]string{rest[0], "--help"}, stdout, stderr)
@@ -175,7 +178,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, mainUsage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "baseline: unknown command %q (want table, compare, plot, store, merge, ab or redis-cluster; see baseline --help)\n", cmd)
+	fmt.Fprintf(stderr, "baseline: unknown command %q (want table, compare, plot, store, merge, ab, redis-cluster or pgbouncer; see baseline --help)\n", cmd)
 	return exitUsage
 }
 
