@@ -84,7 +84,7 @@ func (e *engine) startPooler(ctx context.Context) error {
 		}
 	}
 	e.pooler = p
-	clientURL, err := p.clientURL(e.target.DSN())
+	clientURL, err := p.clientURL(ctx)
 	if err != nil {
 		return usageError{err}
 	}
@@ -162,23 +162,20 @@ func (p *pooler) attach(ctx context.Context, consoleURL string) error {
 }
 
 // clientURL is what the service connects to: the temporary pooler's, or, with --pooler-url,
-// the server's own URL (its user, password and database) at the pooler's host and port: a
-// client logs in to PgBouncer as it would to PostgreSQL (baseline pgbouncer takes the same
-// --postgres-url).
-func (p *pooler) clientURL(serverDSN string) (string, error) {
+// the console's user and password on the run's database (pgbouncer.Console.ClientURL: a
+// PgBouncer such as baseline pgbouncer's lets its console's user in, and its database entry
+// logs in to PostgreSQL as the server's own user).
+func (p *pooler) clientURL(ctx context.Context) (string, error) {
 	if p.srv != nil {
 		return p.srv.ClientURL(), nil
 	}
-	console, err := url.Parse(p.consoleURL)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	u, err := p.console.ClientURL(ctx, p.db)
 	if err != nil {
 		return "", fmt.Errorf("--pooler-url: %w", err)
 	}
-	u, err := url.Parse(serverDSN)
-	if err != nil || u.Scheme == "" {
-		return "", errors.New("--pooler-url needs --postgres-url as a URL (postgres://user:password@host:port/db)")
-	}
-	u.Host = console.Host
-	return u.String(), nil
+	return u, nil
 }
 
 // checkPoolerSize refuses a pool the server cannot hold: more server connections than its
@@ -210,7 +207,7 @@ func (e *engine) checkThroughPooler(ctx context.Context) error {
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	var schema string
-	if err := conn.QueryRow(cctx, "SELECT current_schema()", pgx.QueryExecModeSimpleProtocol).Scan(&schema); err != nil {
+	if err := conn.QueryRow(cctx, "SELECT coalesce(current_schema(), '(none)')", pgx.QueryExecModeSimpleProtocol).Scan(&schema); err != nil {
 		return usageError{fmt.Errorf("through the pooler: %w", err)}
 	}
 	if schema != e.target.Schema() {
