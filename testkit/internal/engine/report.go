@@ -5,6 +5,7 @@ import "github.com/hotspotkit/hotspotkit/results"
 // finishReport adds the repetition summaries and ladders.
 func (e *engine) finishReport() {
 	e.finishRateLadders()
+	e.finishPoolLadders()
 	e.finishNetwork() // network.go
 	if e.cfg.Repeat > 1 {
 		e.report.Summaries = results.Summarize(e.report.Runs)
@@ -27,6 +28,19 @@ func (e *engine) finishReport() {
 			e.report.SlotLadders = append(e.report.SlotLadders, results.BuildSlotLadder(mode.String(), runs))
 		default:
 			e.report.Ladders = append(e.report.Ladders, results.BuildLadder(mode.String(), runs))
+		}
+	}
+}
+
+// finishPoolLadders adds one pool-size ladder per mode when --pool-levels was given, each
+// naming its best size by --slo-p99-ms (or by throughput alone without it).
+func (e *engine) finishPoolLadders() {
+	if len(e.cfg.PoolLevels) == 0 {
+		return
+	}
+	for _, mode := range e.cfg.Modes {
+		if l := results.BuildPoolLadder(mode.String(), e.report.Runs, e.cfg.SLOP99Ms); len(l.Levels) > 0 {
+			e.report.PoolLadders = append(e.report.PoolLadders, l)
 		}
 	}
 }

@@ -127,6 +127,7 @@ type parser struct {
 	levelsRaw, slotsLevelsRaw            string
 	ratesRaw                             string
 	rttLevelsRaw                         string
+	poolLevelsRaw                        string
 	// engineDefaults are the shared flags' defaults before the suite's Info.Defaults.
 	engineDefaults map[string]string
 	// registered counts the settings of RunConfig registerSettings went through.
@@ -138,6 +139,7 @@ type parser struct {
 func (c *parser) register() {
 	fs, info := c.fs, c.info
 	c.registerSettings("max-connections") // --requests through --max-connections
+	c.registerPool()                      // pool.go
 	fs.StringSliceVar(&c.modesRaw, "modes", testkit.ModeNames(info.DefaultModes), "comma-separated write modes to run, each on freshly reset state: "+strings.Join(testkit.ModeNames(info.Modes), ", "))
 	c.registerSettings("seed") // --flush-batch-size through --seed
 	c.hideHotKeyDist()         // hotkeys.go
@@ -303,6 +305,7 @@ func (c *parser) validate() error {
 	c.Role = c.Streams().Validate(c.fs, redisrun.Common{Modes: len(c.Modes), AsyncModes: countFunc(c.Modes, testkit.Mode.Async),
 		PostgresURL: c.PostgresURL, Schema: c.Schema, Repeat: c.Repeat, Ladder: len(c.Levels) > 0 || len(c.SlotsLevels) > 0, Requests: c.Requests}, bad)
 	c.validateNetwork(bad) // network.go
+	c.validatePool(bad)    // pool.go
 	if backends := queueBackends(info); c.QueueBackend != "" && !slices.Contains(backends, c.QueueBackend) {
 		bad("--queue-backend %s: %s runs on %s only", c.QueueBackend, info.Name, strings.Join(backends, ", "))
 	}
