@@ -30,7 +30,7 @@ func Findings(rep *results.Report, hotTables []string) []string {
 		base := rows[i]
 		var others []TableRow
 		for _, r := range rows {
-			if r.Mode != base.Mode && r.Level == base.Level && r.Rate == base.Rate && r.Slots == base.Slots && r.RTT == base.RTT {
+			if r.Mode != base.Mode && r.Level == base.Level && r.Rate == base.Rate && r.Slots == base.Slots && r.RTT == base.RTT && r.Pool == base.Pool {
 				others = append(others, r)
 			}
 		}

@@ -305,7 +305,7 @@ func printPoolLadder(w io.Writer, l results.PoolLadder) {
 		if lv.PersistLagP99Ms > 0 {
 			s += ", lag p99 " + FormatDuration(lv.PersistLagP99Ms)
 		}
-		s += ", pool wait p99 " + FormatDuration(lv.AcquireWaitP99Ms) + ", " + formatCount(lv.MaxLockWaiters) + " lock waiters"
+		s += ", pool wait p99 " + FormatDuration(lv.AcquireWaitP99Ms) + ", lock waiters " + formatCount(lv.MaxLockWaiters)
 		if lv.MaxLockWaitMs > 0 {
 			s += " (longest " + FormatDuration(lv.MaxLockWaitMs) + ")"
 		}

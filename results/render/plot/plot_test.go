@@ -190,3 +190,15 @@ func TestPlotRTTLadder(t *testing.T) {
 		}
 	}
 }
+
+// A pool ladder is drawn as one line per mode over the pool sizes, for throughput, p99 and the
+// pool wait, with each mode's best size named.
+func TestPlotPoolLadder(t *testing.T) {
+	page := renderPlot(t, []*results.Report{resultstest.PoolLadderReport(40)}, nil)
+	for _, want := range []string{"throughput by pool size", "request p99 by pool size", "pool wait p99 by pool size",
+		"best pool with p99 ≤ 40 ms: sync 16, async-compact 64", `"name":"sync"`, `"name":"async-compact"`, "sync · pool 16"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+}
