@@ -105,6 +105,9 @@ func PlotPage(pg Page, w io.Writer) error {
 			p.rateLadder(prefix+rep.Suite, l)
 		}
 		for _, run := range groupSamples(samples[SamplesKey(i)]) {
+			if run.run < len(rep.Runs) && rep.Runs[run.run].Mode == run.mode { // a pool ladder's run says its size
+				run.mode += render.PoolText(rep.Runs[run.run].PoolSize)
+			}
 			p.samplesChart(prefix+rep.Suite, run)
 		}
 	}
