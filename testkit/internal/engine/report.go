@@ -38,9 +38,20 @@ func (e *engine) finishPoolLadders() {
 	if len(e.cfg.PoolLevels) == 0 {
 		return
 	}
+	e.report.PoolLadders = perMode(e, func(mode string) (results.PoolLadder, bool) {
+		l := results.BuildPoolLadder(mode, e.report.Runs, e.cfg.SLOP99Ms)
+		return l, len(l.Levels) > 0
+	})
+}
+
+// perMode is, for each mode of the invocation in turn, the ladder build makes of its runs,
+// left out where build says it has no rung (a mode that never ran).
+func perMode[L any](e *engine, build func(mode string) (L, bool)) []L {
+	var out []L
 	for _, mode := range e.cfg.Modes {
-		if l := results.BuildPoolLadder(mode.String(), e.report.Runs, e.cfg.SLOP99Ms); len(l.Levels) > 0 {
-			e.report.PoolLadders = append(e.report.PoolLadders, l)
+		if l, ok := build(mode.String()); ok {
+			out = append(out, l)
 		}
 	}
+	return out
 }
