@@ -333,9 +333,13 @@ func TestTablePoolLadder(t *testing.T) {
 		t.Errorf("sync pool 16 row: pool %d, best %v by %q", r.Pool, r.BestPool, r.BestPoolBy)
 	}
 
+	for i := range rep.Runs[:2] { // where the time went, once per pool size
+		rep.Runs[i].RequestTime = &results.RequestTime{LatencyMeanMs: 20, AcquireMeanMs: float64(10 - i)}
+	}
 	var buf bytes.Buffer
 	Summary(&buf, rep, SummaryOptions{Wide: true})
-	for _, want := range []string{"sync pool: 4 → 1,500 rps, p99 35.0 ms", "pool wait p99 9.00 ms, lock waiters 15 (longest 30.0 ms)",
+	for _, want := range []string{"sync · pool 4 request 20.0 ms: pool 10.0 ms", "sync · pool 16 request 20.0 ms: pool 9.00 ms",
+		"sync pool: 4 → 1,500 rps, p99 35.0 ms", "pool wait p99 9.00 ms, lock waiters 15 (longest 30.0 ms)",
 		"best 16 (highest throughput with p99 ≤ 40.0 ms)", "async-compact pool: ", "best 64 (highest throughput"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("the summary lacks %q:\n%s", want, buf.String())
