@@ -177,8 +177,8 @@ type RunConfig struct {
 	MaxLagMs float64 `json:"max_lag_ms,omitempty" flag:"max-lag" unit:"ms" usage:"open loop: a request whose turn comes more than this after its intended start is counted skipped and not sent (pgbench's --latency-limit skipping)" shapes:"yes" split:"producer"`
 	// Rates is the rate ladder of the invocation; each run records its own rate.
 	Rates []float64 `json:"rates,omitempty" shapes:"no"`
-	// SLOP99Ms judges a rate ladder afterwards; it shapes no run.
-	SLOP99Ms float64 `json:"slo_p99_ms,omitempty" usage:"with --rates: the latency objective; the ladder names each mode's highest rate with p99 within it and ≥ 95% of its arrivals sent (max_rate_at_slo)" shapes:"no"`
+	// SLOP99Ms judges a rate ladder or a pool ladder afterwards; it shapes no run.
+	SLOP99Ms float64 `json:"slo_p99_ms,omitempty" usage:"with --rates: the latency objective; the ladder names each mode's highest rate with p99 within it and ≥ 95% of its arrivals sent (max_rate_at_slo); with --pool-levels: each mode's pool size of highest throughput with p99 within it" shapes:"no"`
 
 	// Slots is the physical rows each hot logical row was split into; left out when there was
 	// one (as in a suite without slots).
@@ -198,6 +198,9 @@ type RunConfig struct {
 	RedisRTTJitterMs float64 `json:"redis_rtt_jitter_ms,omitempty" flag:"redis-rtt-jitter" unit:"ms" usage:"with --redis-rtt: spread each round trip over ±this (at most --redis-rtt)" shapes:"yes"`
 	// RTTLevelsMs is the RTT ladder of the invocation; each run records its own in DBRTTMs.
 	RTTLevelsMs []float64 `json:"rtt_levels_ms,omitempty" flag:"rtt-levels" shapes:"no"`
+	// PoolLevels is the pool-size ladder of the invocation (--pool-levels); each run records
+	// its own pool size in MaxConnections.
+	PoolLevels []int `json:"pool_levels,omitempty" flag:"pool-levels" shapes:"no"`
 
 	// Pooler is the connection pooler every connection of the service goes through
 	// ("pgbouncer"; absent: none): a temporary PgBouncer (--pooler pgbouncer) or an existing
@@ -422,7 +425,8 @@ func canonicalJSON(v any) string {
 
 // Canonical is c with every setting that has no effect under the others left out: the retry
 // settings when a request is tried once (MaxTries ≤ 1), the open-loop settings of a closed
-// loop (Rate 0), the slot count and pick when there was one slot, HotKeyDist "uniform" and any
+// loop (Rate 0; the objective kept on a pool ladder, which it judges), the slot count and pick
+// when there was one slot, HotKeyDist "uniform" and any
 // distribution over one hot key, and RedisPersist "off". Empty lists become nil.
 func (c RunConfig) Canonical() RunConfig {
 	if c.HotKeyDist == "uniform" || c.HotKeys <= 1 {
@@ -432,7 +436,10 @@ func (c RunConfig) Canonical() RunConfig {
 		c.MaxTries, c.RetryBackoffMs, c.RetryClasses = 0, 0, nil
 	}
 	if c.Rate == 0 {
-		c.Arrivals, c.RampMs, c.MaxLagMs, c.Rates, c.SLOP99Ms = "", 0, 0, nil, 0
+		c.Arrivals, c.RampMs, c.MaxLagMs, c.Rates = "", 0, 0, nil
+		if len(c.PoolLevels) == 0 { // a pool ladder is judged by the objective in a closed loop
+			c.SLOP99Ms = 0
+		}
 	}
 	if c.Slots <= 1 {
 		c.Slots, c.SlotPick = 0, ""
@@ -454,7 +461,7 @@ func (c RunConfig) Canonical() RunConfig {
 			*l = nil
 		}
 	}
-	for _, l := range []*[]int{&c.Levels, &c.SlotsLevels} {
+	for _, l := range []*[]int{&c.Levels, &c.SlotsLevels, &c.PoolLevels} {
 		if len(*l) == 0 {
 			*l = nil
 		}

@@ -59,7 +59,10 @@ import (
 //     its applied requests spread over the hot key sets; absent: not recorded), and a
 //     queue's writes_per_update (queued writes per write sent after compaction, worked out
 //     from the queue's counters when an older report is read).
-const SchemaVersion = 14
+//  15. The pool-size ladder: pool_ladders (--pool-levels), a run's pool_size on one, a
+//     summary's pool_size, and the config's pool_levels (and its slo_p99_ms kept in a closed
+//     loop that judges a pool ladder). Only additions: absent, no pool ladder was run.
+const SchemaVersion = 15
 
 // Report is one invocation of one suite binary.
 type Report struct {
@@ -82,6 +85,8 @@ type Report struct {
 	RTTLadders []RTTLadder `json:"rtt_ladders,omitempty"`
 	// RateLadders holds one open-loop rate ladder per mode when --rates was given.
 	RateLadders []RateLadder `json:"rate_ladders,omitempty"`
+	// PoolLadders holds one pool-size ladder per mode when --pool-levels was given (version 15).
+	PoolLadders []PoolLadder `json:"pool_ladders,omitempty"`
 	// Error is the failure that ended the invocation early, if any.
 	Error string `json:"error,omitempty"`
 	// Processes lists, in a report merged from the reports of one split run (baseline merge),
@@ -250,6 +255,9 @@ type Run struct {
 	RTTMs float64 `json:"rtt_ms,omitempty"`
 	// Network is the round trips the run's probes measured (version 4).
 	Network *Network `json:"network,omitempty"`
+	// PoolSize is the load's pool size (pgxpool's MaxConns) of a --pool-levels rung; 0 outside
+	// a pool ladder, where Config.MaxConnections says it (version 15).
+	PoolSize int `json:"pool_size,omitempty"`
 	// FaultOutcome is how the requests came through the run's timed faults (version 4).
 	FaultOutcome *FaultOutcome `json:"fault_outcome,omitempty"`
 	// Leftover is what the process held before the run and after the run had released
@@ -870,6 +878,7 @@ type Summary struct {
 	Rate        float64           `json:"rate,omitempty"`
 	Slots       int               `json:"slots,omitempty"`
 	RTTMs       float64           `json:"rtt_ms,omitempty"`
+	PoolSize    int               `json:"pool_size,omitempty"`
 	Repetitions int               `json:"repetitions"`
 	Verified    bool              `json:"verified"`
 	Metrics     map[string]Spread `json:"metrics"`
@@ -943,6 +952,51 @@ type RTTLevel struct {
 	MaxLockWaitMs float64 `json:"max_lock_wait_ms"`
 	// PersistLagP99Ms is the queue's persist lag (queue modes only).
 	PersistLagP99Ms float64 `json:"persist_lag_p99_ms,omitempty"`
+}
+
+// PoolLadder is the pool-size ladder of one mode (--pool-levels): where a hot row's writers
+// waited, in the service's pool or on the row's lock in PostgreSQL, and what each size of the
+// load's pool gave in throughput and latency; and the size to run with.
+type PoolLadder struct {
+	Mode   string      `json:"mode"`
+	Levels []PoolLevel `json:"levels"`
+	// SLOP99Ms is the latency objective (--slo-p99-ms); 0 when none was given.
+	SLOP99Ms float64 `json:"slo_p99_ms,omitempty"`
+	// BestPool is the size of highest throughput among the verified sizes whose p99 is within
+	// SLOP99Ms; without an objective, the size of highest throughput (BestBy says which); 0 when
+	// no size qualified.
+	BestPool int `json:"best_pool"`
+	// BestBy is PoolBestBySLO or PoolBestByThroughput: how BestPool was chosen.
+	BestBy string `json:"best_by"`
+}
+
+// How a pool ladder's best size was chosen (PoolLadder.BestBy).
+const (
+	// PoolBestBySLO: the highest throughput with p99 within the objective.
+	PoolBestBySLO = "throughput within the p99 objective"
+	// PoolBestByThroughput: no objective was given; the highest throughput, whatever its latency.
+	PoolBestByThroughput = "throughput (no objective given)"
+)
+
+// PoolLevel is one pool size of a pool ladder (medians over its repetitions).
+type PoolLevel struct {
+	Pool int `json:"pool"`
+	LevelFigures
+	// AcquireWaitP95Ms and AcquireWaitP99Ms are the wait for a pool connection.
+	AcquireWaitP95Ms float64 `json:"acquire_wait_p95_ms"`
+	AcquireWaitP99Ms float64 `json:"acquire_wait_p99_ms"`
+	// MaxLockWaiters is the most sessions waiting on a heavyweight lock at once (the monitor's
+	// samples); MaxLockWaitMs the longest lock wait it saw.
+	MaxLockWaiters float64 `json:"max_lock_waiters"`
+	MaxLockWaitMs  float64 `json:"max_lock_wait_ms"`
+	// PersistLagP99Ms is the queue's persist lag (queue modes only).
+	PersistLagP99Ms float64 `json:"persist_lag_p99_ms,omitempty"`
+	// Verified: every run at this size was verified exactly.
+	Verified bool `json:"verified"`
+	// MetSLO: verified and p99 within the objective (only with one).
+	MetSLO bool `json:"met_slo,omitempty"`
+	// Best marks the level named by PoolLadder.BestPool.
+	Best bool `json:"best,omitempty"`
 }
 
 // LevelFigures are what every ladder level has: medians over its repetitions.

@@ -66,6 +66,10 @@ const (
 	MetricPoolerMaxWaitMs  = "pooler_max_wait_ms"
 	MetricPoolerAvgWaitMs  = "pooler_avg_wait_ms"
 	MetricServerSessions   = "max_server_sessions"
+	// MetricAcquireWaitP95Ms and MetricAcquireWaitP99Ms are the load's wait for a pool
+	// connection.
+	MetricAcquireWaitP95Ms = "acquire_wait_p95_ms"
+	MetricAcquireWaitP99Ms = "acquire_wait_p99_ms"
 )
 
 // Knee detection thresholds; see FindKnee.
@@ -92,6 +96,8 @@ func runMetrics(r Run) map[string]float64 {
 		MetricMaxLockWaiters:          float64(r.LockMonitor.MaxLockWaiters),
 		MetricFailedRequests:          float64(r.Load.FailedRequests),
 		MetricPoolMaxUsageBasisPoints: float64(r.Pool.MaxUsageBasisPoints),
+		MetricAcquireWaitP95Ms:        r.Load.AcquireWaitMs.P95,
+		MetricAcquireWaitP99Ms:        r.Load.AcquireWaitMs.P99,
 	}
 	if q := r.Queue; q != nil {
 		m[MetricPersistLagP50Ms] = q.PersistLagMs.P50
@@ -165,21 +171,21 @@ func RunSpreads(r Run) map[string]Spread {
 	return out
 }
 
-// Summarize groups runs by (mode, level, rate), in the order each group first appears, and gives the
+// Summarize groups runs by (mode, level, slots, rate, round trip, pool size), in the order each group first appears, and gives the
 // median, min and max of every metric named by the Metric constants (including one
 // MetricMaxWaitersPrefix entry per hot table). A metric that only some runs have (persist lag
 // when a run had no queue) is summarised over the runs that have it. Verified is true when the
 // verification of every run of the group passed.
 func Summarize(runs []Run) []Summary {
 	type group struct {
-		mode         string
-		level, slots int
-		rate, rtt    float64
+		mode               string
+		level, slots, pool int
+		rate, rtt          float64
 	}
 	var order []group
 	byGroup := make(map[group][]Run)
 	for _, r := range runs {
-		g := group{r.Mode, r.Level, r.Slots, r.Rate, r.RTTMs}
+		g := group{r.Mode, r.Level, r.Slots, r.PoolSize, r.Rate, r.RTTMs}
 		if _, ok := byGroup[g]; !ok {
 			order = append(order, g)
 		}
@@ -192,8 +198,8 @@ func Summarize(runs []Run) []Summary {
 	return out
 }
 
-// SummarizeGroup is the summary of the runs of one group (one mode, level, slot count and
-// rate; the slot count and rate are read from its runs).
+// SummarizeGroup is the summary of the runs of one group (one mode, level, slot count, rate,
+// round trip and pool size; all but the mode and level are read from its runs).
 func SummarizeGroup(mode string, level int, runs []Run) Summary {
 	values := make(map[string][]float64)
 	verified := len(runs) > 0
@@ -209,7 +215,7 @@ func SummarizeGroup(mode string, level int, runs []Run) Summary {
 	}
 	s := Summary{Mode: mode, Level: level, Repetitions: len(runs), Verified: verified, Metrics: metrics}
 	if len(runs) > 0 {
-		s.Slots, s.Rate, s.RTTMs = runs[0].Slots, runs[0].Rate, runs[0].RTTMs
+		s.Slots, s.Rate, s.RTTMs, s.PoolSize = runs[0].Slots, runs[0].Rate, runs[0].RTTMs, runs[0].PoolSize
 	}
 	return s
 }
@@ -277,7 +283,8 @@ func BuildLadder(mode string, runs []Run) ConcurrencyLadder {
 }
 
 // ladderSummaries summarises the runs of mode that stand on a ladder, one Summary per rung
-// (medians over its repetitions), in increasing concurrency, slots or rate.
+// (medians over its repetitions), in increasing concurrency, slots, round trip, pool size or
+// rate.
 func ladderSummaries(mode string, runs []Run, onLadder func(Run) bool) []Summary {
 	var mine []Run
 	for _, r := range runs {
@@ -296,6 +303,9 @@ func ladderSummaries(mode string, runs []Run, onLadder func(Run) bool) []Summary
 		}
 		if a.RTTMs != b.RTTMs {
 			return a.RTTMs < b.RTTMs
+		}
+		if a.PoolSize != b.PoolSize {
+			return a.PoolSize < b.PoolSize
 		}
 		return a.Rate < b.Rate
 	})
@@ -345,6 +355,41 @@ func BuildRTTLadder(mode string, runs []Run) RTTLadder {
 		})
 	}
 	return RTTLadder{Mode: mode, Levels: levels}
+}
+
+// BuildPoolLadder builds the pool-size ladder of one mode (--pool-levels): one level per pool
+// size, in increasing order, with the wait for a pool connection and the lock waits beside
+// throughput and latency. It names the mode's best size: with sloP99Ms > 0, the verified size of
+// highest throughput whose p99 is within it (0 when none is); without, the verified size of
+// highest throughput, stated as such (BestBy). The smaller size wins a tie.
+func BuildPoolLadder(mode string, runs []Run, sloP99Ms float64) PoolLadder {
+	sums := ladderSummaries(mode, runs, func(r Run) bool { return r.PoolSize > 0 })
+	l := PoolLadder{Mode: mode, SLOP99Ms: sloP99Ms, Levels: make([]PoolLevel, 0, len(sums)), BestBy: PoolBestByThroughput}
+	if sloP99Ms > 0 {
+		l.BestBy = PoolBestBySLO
+	}
+	best := -1
+	for i, s := range sums {
+		m := s.Metrics
+		lv := PoolLevel{Pool: s.PoolSize, LevelFigures: levelFigures(m),
+			AcquireWaitP95Ms: m[MetricAcquireWaitP95Ms].Median,
+			AcquireWaitP99Ms: m[MetricAcquireWaitP99Ms].Median,
+			MaxLockWaiters:   m[MetricMaxLockWaiters].Median,
+			MaxLockWaitMs:    m[MetricMaxLockWaitMs].Median,
+			PersistLagP99Ms:  m[MetricPersistLagP99Ms].Median,
+			Verified:         s.Verified,
+		}
+		lv.MetSLO = sloP99Ms > 0 && lv.Verified && lv.P99Ms <= sloP99Ms
+		if (lv.MetSLO || sloP99Ms == 0 && lv.Verified) && (best < 0 || lv.ThroughputRPS > l.Levels[best].ThroughputRPS) {
+			best = i
+		}
+		l.Levels = append(l.Levels, lv)
+	}
+	if best >= 0 {
+		l.Levels[best].Best = true
+		l.BestPool = l.Levels[best].Pool
+	}
+	return l
 }
 
 // levelFigures are the medians every ladder level shows.

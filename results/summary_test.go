@@ -2,6 +2,7 @@ package results_test
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/hotspotkit/hotspotkit/results"
@@ -202,5 +203,52 @@ func TestBuildRTTLadder(t *testing.T) {
 		if lv := l.Levels[i]; lv.RTTMs != want.rtt || lv.ThroughputRPS != want.rps || lv.MaxLockWaitMs != want.wait || lv.MaxWaiters != want.waiters {
 			t.Errorf("level %d = %+v, want %+v", i, lv, want)
 		}
+	}
+}
+
+// A pool ladder has one level per pool size, with the pool wait and the lock waits beside
+// throughput, and names the size of highest throughput within the objective; without one, the
+// size of highest throughput, saying so; an unverified size is never named.
+func TestBuildPoolLadder(t *testing.T) {
+	rep := resultstest.PoolLadderReport(40)
+	sync := rep.PoolLadders[0]
+	if sync.Mode != "sync" || len(sync.Levels) != 3 || sync.BestBy != results.PoolBestBySLO {
+		t.Fatalf("ladder = %+v", sync)
+	}
+	for i, want := range []struct {
+		pool            int
+		rps, wait, lock float64
+		met             bool
+	}{{4, 1500, 30, 3, true}, {16, 2100, 9, 15, true}, {64, 2000, 0.4, 63, false}} {
+		lv := sync.Levels[i]
+		if lv.Pool != want.pool || lv.ThroughputRPS != want.rps || lv.AcquireWaitP99Ms != want.wait ||
+			lv.MaxLockWaiters != want.lock || lv.MaxLockWaitMs != 2*want.lock || lv.MetSLO != want.met || !lv.Verified {
+			t.Errorf("level %d = %+v, want %+v", i, lv, want)
+		}
+	}
+	if sync.BestPool != 16 || !sync.Levels[1].Best || sync.Levels[2].Best {
+		t.Errorf("best pool %d (levels %+v), want 16", sync.BestPool, sync.Levels)
+	}
+
+	// A tighter objective moves the best size down; one nothing meets names none.
+	if l := results.BuildPoolLadder("sync", rep.Runs, 36); l.BestPool != 4 {
+		t.Errorf("p99 ≤ 36 ms: best pool %d, want 4", l.BestPool)
+	}
+	if l := results.BuildPoolLadder("sync", rep.Runs, 10); l.BestPool != 0 || slices.ContainsFunc(l.Levels, func(lv results.PoolLevel) bool { return lv.Best }) {
+		t.Errorf("p99 ≤ 10 ms: best pool %d, want none", l.BestPool)
+	}
+	// Without an objective: the highest throughput, stated as such.
+	if l := results.BuildPoolLadder("async-compact", rep.Runs, 0); l.BestPool != 64 || l.BestBy != results.PoolBestByThroughput {
+		t.Errorf("no objective: best pool %d by %q, want 64 by throughput", l.BestPool, l.BestBy)
+	}
+	// An unverified size is never the best.
+	rep.Runs[4].Verification.Passed = false // async-compact at 16
+	rep.Runs[5].Verification.Passed = false // async-compact at 64
+	if l := results.BuildPoolLadder("async-compact", rep.Runs, 0); l.BestPool != 4 || l.Levels[2].Verified {
+		t.Errorf("best pool %d with 16 and 64 unverified, want 4", l.BestPool)
+	}
+	// Repetitions of one size are one level (their medians), kept apart from the other sizes.
+	if sums := results.Summarize(append(rep.Runs, rep.Runs...)); len(sums) != 6 || sums[0].PoolSize != 4 || sums[0].Repetitions != 2 {
+		t.Errorf("summaries %+v: want one per mode and pool size", sums)
 	}
 }

@@ -28,6 +28,7 @@ var upgrades = [SchemaVersion]func(doc map[string]any) error{
 	11: upgradeV11,
 	12: upgradeV12,
 	13: upgradeV13,
+	14: upgradeV14,
 }
 
 // upgradeV3 is version 3 → 4: version 4 only added fields (the network's and rtt_ladders),
@@ -101,6 +102,11 @@ func upgradeV13(doc map[string]any) error {
 	}
 	return nil
 }
+
+// upgradeV14 is version 14 → 15: version 15 only added the pool ladder (pool_ladders, a run's
+// and a summary's pool_size, the config's pool_levels), whose absence means none was run.
+// Nothing to convert.
+func upgradeV14(map[string]any) error { return nil }
 
 // upgrade returns the report doc of version from as a document of SchemaVersion.
 func upgrade(raw []byte, from int) ([]byte, error) {

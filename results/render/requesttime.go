@@ -7,7 +7,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 )
 
-// printRequestTime says, once per mode (and round trip, slots, level), where a request's time
+// printRequestTime says, once per mode (and round trip, slots, level, pool size), where a request's time
 // went: the pool, its statements on the client and on the server (the difference is what lies
 // between the two: round trips, COMMIT's WAL flush, waiting for a CPU), and the rest. Wide,
 // it lists the statements too.

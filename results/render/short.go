@@ -57,7 +57,8 @@ func shortCells(row TableRow, hotTables []string) []string {
 	}
 }
 
-// shortModeLabel is the mode with its slots, and the ladder rung or offered rate of the row.
+// shortModeLabel is the mode with its slots, and the ladder rung (concurrency, round trip,
+// pool size) or offered rate of the row.
 func shortModeLabel(row TableRow) string {
 	label := ModeLabel(row.Mode, row.Slots, "")
 	if row.Level > 0 {
@@ -69,7 +70,7 @@ func shortModeLabel(row TableRow) string {
 	if row.RTT != "" {
 		label += " @ " + row.RTT
 	}
-	return label
+	return label + PoolText(row.Pool)
 }
 
 // hotWaitersText lists the hot tables that had sessions waiting, most first: "api_keys 63";

@@ -292,6 +292,44 @@ func printProblems(w io.Writer, rep *results.Report) {
 	for _, l := range rep.RTTLadders {
 		printRTTLadder(w, l, rep.Runs)
 	}
+	for _, l := range rep.PoolLadders {
+		printPoolLadder(w, l)
+	}
+}
+
+// printPoolLadder says, per pool size of a mode's pool ladder, the throughput, the latency that
+// matters (the request p99 of a sync-style mode, the persist lag of a queue mode), where the
+// writers waited (for a pool connection, on a lock) and the size the ladder names best.
+func printPoolLadder(w io.Writer, l results.PoolLadder) {
+	var parts []string
+	for _, lv := range l.Levels {
+		s := strconv.Itoa(lv.Pool) + " → " + formatRPS(lv.ThroughputRPS) + " rps, p99 " + FormatDuration(lv.P99Ms)
+		if lv.PersistLagP99Ms > 0 {
+			s += ", lag p99 " + FormatDuration(lv.PersistLagP99Ms)
+		}
+		s += ", pool wait p99 " + FormatDuration(lv.AcquireWaitP99Ms) + ", lock waiters " + formatCount(lv.MaxLockWaiters)
+		if lv.MaxLockWaitMs > 0 {
+			s += " (longest " + FormatDuration(lv.MaxLockWaitMs) + ")"
+		}
+		if !lv.Verified {
+			s += " UNVERIFIED"
+		}
+		parts = append(parts, s)
+	}
+	fmt.Fprintf(w, "  %s pool: %s; %s\n", l.Mode, strings.Join(parts, "; "), poolBestText(l))
+}
+
+// poolBestText names a pool ladder's best size and how it was chosen.
+func poolBestText(l results.PoolLadder) string {
+	switch {
+	case l.SLOP99Ms > 0 && l.BestPool == 0:
+		return "no verified size kept p99 ≤ " + FormatDuration(l.SLOP99Ms)
+	case l.SLOP99Ms > 0:
+		return fmt.Sprintf("best %d (highest throughput with p99 ≤ %s)", l.BestPool, FormatDuration(l.SLOP99Ms))
+	case l.BestPool == 0:
+		return "no size verified"
+	}
+	return fmt.Sprintf("best %d by throughput alone (no --slo-p99-ms given)", l.BestPool)
 }
 
 // printRTTLadder says, per round trip of a mode's RTT ladder, what the probe measured, the

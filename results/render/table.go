@@ -61,6 +61,8 @@ const (
 	// most sessions of the service PostgreSQL held at once.
 	ColPoolerWaiting  = "pooler_waiting"
 	ColServerSessions = "server_sessions"
+	// ColAcquireWait is the p99 of the load's wait for a pool connection.
+	ColAcquireWait = "acquire_wait_p99_ms"
 )
 
 const (
@@ -97,6 +99,7 @@ var TableColumns = []Column{
 	{ColHottestShare, "hottest share", true},
 	{ColPoolerWaiting, "pooler waiting / avg wait ms", true},
 	{ColServerSessions, "pg sessions", true},
+	{ColAcquireWait, "pool wait p99 ms", true},
 }
 
 // TableData is the baseline table: one row per run, or per summary when a report has them.
@@ -119,6 +122,8 @@ type TableRow struct {
 	// RTT is the round trip the row's runs added to PostgreSQL ("1ms"; "0" at an RTT ladder's
 	// loopback rung), "" when they added none.
 	RTT string `json:"rtt,omitempty"`
+	// Pool is the load's pool size of a pool ladder's row (--pool-levels), 0 off one.
+	Pool int `json:"pool,omitempty"`
 	// Repetition is the run's repetition for a run row.
 	Repetition int `json:"repetition,omitempty"`
 	// Repetitions is how many runs a summary row stands for; 0 for a run row.
@@ -126,7 +131,11 @@ type TableRow struct {
 	Knee        bool `json:"knee,omitempty"`
 	// MaxAtSLO marks the rate of a rate ladder named max_rate_at_slo.
 	MaxAtSLO bool `json:"max_at_slo,omitempty"`
-	Verified bool `json:"verified"`
+	// BestPool marks the size a pool ladder names its mode's best (PoolLadder.BestPool);
+	// BestPoolBy says how it was chosen (PoolLadder.BestBy).
+	BestPool   bool   `json:"best_pool,omitempty"`
+	BestPoolBy string `json:"best_pool_by,omitempty"`
+	Verified   bool   `json:"verified"`
 	// Unverified: a run of the row could not be verified (results.Unverified), which is not
 	// the same as a check that failed.
 	Unverified bool `json:"unverified,omitempty"`
@@ -156,14 +165,21 @@ func reportRows(rep *results.Report) []TableRow {
 	for _, l := range rep.RateLadders {
 		maxAtSLO[l.Mode] = l.MaxRateAtSLO
 	}
+	bestPools := make(map[string]results.PoolLadder)
+	for _, l := range rep.PoolLadders {
+		bestPools[l.Mode] = l
+	}
 	marks := func(row *TableRow) {
 		row.Knee = row.Level > 0 && knees[row.Mode] == row.Level
 		row.MaxAtSLO = row.Rate > 0 && maxAtSLO[row.Mode] == row.Rate
+		if l := bestPools[row.Mode]; row.Pool > 0 && l.BestPool == row.Pool {
+			row.BestPool, row.BestPoolBy = true, l.BestBy
+		}
 	}
 	var rows []TableRow
-	covered := make(map[[5]string]bool)
+	covered := make(map[[6]string]bool)
 	for _, s := range rep.Summaries {
-		group := runsOf(rep.Runs, s.Mode, s.Level, s.Slots, s.Rate, s.RTTMs)
+		group := runsOf(rep.Runs, s.Mode, s.Level, s.Slots, s.PoolSize, s.Rate, s.RTTMs)
 		// The runs win: a stored summary is derived data, used only for what no run has.
 		metrics := results.SummarizeGroup(s.Mode, s.Level, group).Metrics
 		for k, v := range s.Metrics {
@@ -171,7 +187,7 @@ func reportRows(rep *results.Report) []TableRow {
 				metrics[k] = v
 			}
 		}
-		row := TableRow{Suite: rep.Suite, Mode: s.Mode, Level: s.Level, Slots: s.Slots, Rate: s.Rate, Repetitions: s.Repetitions,
+		row := TableRow{Suite: rep.Suite, Mode: s.Mode, Level: s.Level, Slots: s.Slots, Pool: s.PoolSize, Rate: s.Rate, Repetitions: s.Repetitions,
 			Verified: s.Verified, Metrics: metrics}
 		var cfg results.Run
 		if len(group) > 0 {
@@ -181,13 +197,13 @@ func reportRows(rep *results.Report) []TableRow {
 		marks(&row)
 		row.Cells = formatRow(row, cfg)
 		rows = append(rows, row)
-		covered[groupKey(s.Mode, s.Level, s.Slots, s.Rate, s.RTTMs)] = true
+		covered[groupKey(s.Mode, s.Level, s.Slots, s.PoolSize, s.Rate, s.RTTMs)] = true
 	}
 	for _, r := range rep.Runs {
-		if covered[groupKey(r.Mode, r.Level, r.Slots, r.Rate, r.RTTMs)] {
+		if covered[groupKey(r.Mode, r.Level, r.Slots, r.PoolSize, r.Rate, r.RTTMs)] {
 			continue
 		}
-		row := TableRow{Suite: rep.Suite, Mode: r.Mode, Level: r.Level, Slots: r.Slots, Rate: r.Rate, Repetition: r.Repetition,
+		row := TableRow{Suite: rep.Suite, Mode: r.Mode, Level: r.Level, Slots: r.Slots, Pool: r.PoolSize, Rate: r.Rate, Repetition: r.Repetition,
 			RTT: rttText(r), Verified: r.Verification.Passed, Unverified: r.Verification.Unverified != nil,
 			Metrics: results.RunSpreads(r)}
 		marks(&row)
@@ -197,14 +213,14 @@ func reportRows(rep *results.Report) []TableRow {
 	return rows
 }
 
-func groupKey(mode string, level, slots int, rate, rtt float64) [5]string {
-	return [5]string{mode, strconv.Itoa(level), strconv.Itoa(slots), strconv.FormatFloat(rate, 'g', -1, 64), strconv.FormatFloat(rtt, 'g', -1, 64)}
+func groupKey(mode string, level, slots, pool int, rate, rtt float64) [6]string {
+	return [6]string{mode, strconv.Itoa(level), strconv.Itoa(slots), strconv.Itoa(pool), strconv.FormatFloat(rate, 'g', -1, 64), strconv.FormatFloat(rtt, 'g', -1, 64)}
 }
 
-func runsOf(runs []results.Run, mode string, level, slots int, rate, rtt float64) []results.Run {
+func runsOf(runs []results.Run, mode string, level, slots, pool int, rate, rtt float64) []results.Run {
 	var out []results.Run
 	for _, r := range runs {
-		if r.Mode == mode && r.Level == level && r.Slots == slots && r.Rate == rate && r.RTTMs == rtt {
+		if r.Mode == mode && r.Level == level && r.Slots == slots && r.PoolSize == pool && r.Rate == rate && r.RTTMs == rtt {
 			out = append(out, r)
 		}
 	}
@@ -231,6 +247,7 @@ var metricColumns = map[string]struct {
 	ColWritesPerUpdate: {results.MetricWritesPerUpdate, formatPerRequest},
 	ColHottestShare:    {results.MetricHottestShare, formatShare},
 	ColServerSessions:  {results.MetricServerSessions, formatCount},
+	ColAcquireWait:     {results.MetricAcquireWaitP99Ms, formatMs},
 }
 
 // queueCountPairs are the columns that show two counts of a queue run, "a / b" (medians).
@@ -254,6 +271,7 @@ func formatRow(row TableRow, cfg results.Run) []string {
 	if row.RTT != "" {
 		mode += " @ " + row.RTT
 	}
+	mode += PoolText(row.Pool)
 	if row.Repetitions > 1 {
 		mode = fmt.Sprintf("%s (n=%d)", mode, row.Repetitions)
 	}
@@ -356,6 +374,10 @@ func rowMark(row TableRow) string {
 		return "knee"
 	case row.MaxAtSLO:
 		return "max rate at SLO"
+	case row.BestPool && row.BestPoolBy == results.PoolBestBySLO:
+		return "best pool at SLO"
+	case row.BestPool:
+		return "best pool by throughput"
 	}
 	return ""
 }
@@ -408,6 +430,15 @@ func rttText(r results.Run) string {
 		return FormatRTT(r.Config.DBRTTMs)
 	}
 	return ""
+}
+
+// PoolText is a pool ladder's size as a mode label ends with it: " · pool 16"; "" for 0 (a
+// run off a pool ladder).
+func PoolText(pool int) string {
+	if pool <= 0 {
+		return ""
+	}
+	return " · pool " + strconv.Itoa(pool)
 }
 
 // FormatRTT is a round trip in milliseconds as a duration: "0", "200µs", "1ms".

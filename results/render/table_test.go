@@ -28,7 +28,7 @@ func cellsByTitle(t *testing.T, td TableData, row int) map[string]string {
 func TestTableColumnOrder(t *testing.T) {
 	want := []string{"suite", "mode", "requests × conc", "rps", "failed", "p50 ms", "p95 ms", "p99 ms",
 		"lag p99 ms", "max waiters", "pool max %", "sql ops / compacted", "verified", "WAL B/req", "stmts/req", "efficiency", "max tries",
-		"inline / dropped", "read total p99 ms", "writes/UPDATE", "hottest share", "pooler waiting / avg wait ms", "pg sessions"}
+		"inline / dropped", "read total p99 ms", "writes/UPDATE", "hottest share", "pooler waiting / avg wait ms", "pg sessions", "pool wait p99 ms"}
 	td := Table([]*results.Report{resultstest.SingleReport()})
 	if len(td.Columns) != len(want) {
 		t.Fatalf("got %d columns, want %d", len(td.Columns), len(want))
@@ -202,7 +202,7 @@ func TestRenderMarkdown(t *testing.T) {
 	if len(lines) != 4 {
 		t.Fatalf("got %d lines, want header + separator + 2 rows:\n%s", len(lines), buf.String())
 	}
-	if !strings.HasPrefix(lines[0], "| suite ") || !strings.HasSuffix(lines[0], "| max tries | inline / dropped | read total p99 ms | writes/UPDATE | hottest share | pooler waiting / avg wait ms | pg sessions |") {
+	if !strings.HasPrefix(lines[0], "| suite ") || !strings.HasSuffix(lines[0], "| max tries | inline / dropped | read total p99 ms | writes/UPDATE | hottest share | pooler waiting / avg wait ms | pg sessions | pool wait p99 ms |") {
 		t.Errorf("header = %q", lines[0])
 	}
 	if !strings.Contains(lines[1], "-: |") || !strings.HasPrefix(lines[1], "| ---") {
@@ -299,5 +299,60 @@ func TestTableSlotRows(t *testing.T) {
 	td = Table([]*results.Report{{Suite: "s", Runs: runs}})
 	if got := td.Rows[0].Cells[1]; got != "sync · 16 slots by session" {
 		t.Errorf("mode cell = %q, want the slot pick beside the count when it is not the default hash", got)
+	}
+}
+
+// A pool ladder has one row per mode and pool size, named by its size, with the pool wait
+// beside the lock waiters; the best size of each mode is marked, and the summary says the
+// ladder and how its best size was chosen.
+func TestTablePoolLadder(t *testing.T) {
+	rep := resultstest.PoolLadderReport(40)
+	td := Table([]*results.Report{rep})
+	if len(td.Rows) != 6 {
+		t.Fatalf("%d rows, want 6 (one per mode and pool size)", len(td.Rows))
+	}
+	for i, want := range []map[string]string{
+		{"mode": "sync · pool 4", "rps": "1,500", "p99 ms": "35.00", "pool wait p99 ms": "30.00", "requests × conc": "100,000 × 64"},
+		{"mode": "sync · pool 16", "rps": "2,100", "pool wait p99 ms": "9.00", "requests × conc": "100,000 × 64 (best pool at SLO)"},
+		{"mode": "sync · pool 64", "p99 ms": "60.00", "pool wait p99 ms": "0.40", "requests × conc": "100,000 × 64"},
+		{"mode": "async-compact · pool 4", "requests × conc": "100,000 × 64"},
+		{"mode": "async-compact · pool 64", "rps": "160,000", "requests × conc": "100,000 × 64 (best pool at SLO)"},
+	} {
+		row := i
+		if i == 4 {
+			row = 5
+		}
+		got := cellsByTitle(t, td, row)
+		for col, w := range want {
+			if got[col] != w {
+				t.Errorf("row %d %q = %q, want %q", row, col, got[col], w)
+			}
+		}
+	}
+	if r := td.Rows[1]; r.Pool != 16 || !r.BestPool || r.BestPoolBy != results.PoolBestBySLO {
+		t.Errorf("sync pool 16 row: pool %d, best %v by %q", r.Pool, r.BestPool, r.BestPoolBy)
+	}
+
+	for i := range rep.Runs[:2] { // where the time went, once per pool size
+		rep.Runs[i].RequestTime = &results.RequestTime{LatencyMeanMs: 20, AcquireMeanMs: float64(10 - i)}
+	}
+	var buf bytes.Buffer
+	Summary(&buf, rep, SummaryOptions{Wide: true})
+	for _, want := range []string{"sync · pool 4 request 20.0 ms: pool 10.0 ms", "sync · pool 16 request 20.0 ms: pool 9.00 ms",
+		"sync pool: 4 → 1,500 rps, p99 35.0 ms", "pool wait p99 9.00 ms, lock waiters 15 (longest 30.0 ms)",
+		"best 16 (highest throughput with p99 ≤ 40.0 ms)", "async-compact pool: ", "best 64 (highest throughput"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("the summary lacks %q:\n%s", want, buf.String())
+		}
+	}
+	// Without an objective the best size is the fastest, and the table and summary say so.
+	rep = resultstest.PoolLadderReport(0)
+	if got := cellsByTitle(t, Table([]*results.Report{rep}), 1)["requests × conc"]; got != "100,000 × 64 (best pool by throughput)" {
+		t.Errorf("no objective: sync pool 16 load cell %q", got)
+	}
+	buf.Reset()
+	Summary(&buf, rep, SummaryOptions{})
+	if !strings.Contains(buf.String(), "best 16 by throughput alone (no --slo-p99-ms given)") {
+		t.Errorf("the summary does not say the best size is by throughput alone:\n%s", buf.String())
 	}
 }

@@ -173,6 +173,38 @@ func LadderReport() *results.Report {
 	return r
 }
 
+// PoolLadderReport is a pool ladder (--pool-levels 4,16,64) of sync and async-compact, its
+// ladders built with the objective sloP99Ms (0: none): sync's throughput peaks at 16 and its p99
+// is within 40 ms at 4 and 16 only; at 64 the pool wait is gone and the lock waiters rise.
+// async-compact's throughput rises with the pool, its p99 under 2 ms throughout.
+func PoolLadderReport(sloP99Ms float64) *results.Report {
+	var runs []results.Run
+	for _, l := range []struct {
+		mode                  string
+		pool                  int
+		rps, p99, wait, locks float64
+	}{
+		{"sync", 4, 1500, 35, 30, 3}, {"sync", 16, 2100, 38, 9, 15}, {"sync", 64, 2000, 60, 0.4, 63},
+		{"async-compact", 4, 90000, 1.9, 1.2, 0}, {"async-compact", 16, 150000, 1.4, 0.3, 1}, {"async-compact", 64, 160000, 1.35, 0.1, 2},
+	} {
+		s := SyncSpec()
+		if l.mode != "sync" {
+			s = AsyncCompactSpec()
+		}
+		s.RPS, s.P99 = l.rps, l.p99
+		r := MakeRun(s)
+		r.PoolSize, r.Config.MaxConnections, r.Config.PoolLevels = l.pool, l.pool, []int{4, 16, 64}
+		r.Load.AcquireWaitMs = results.Latency{P95: l.wait * 0.7, P99: l.wait, Max: l.wait * 2}
+		r.LockMonitor.MaxLockWaiters, r.LockMonitor.MaxLockWaitMs = int64(l.locks), l.locks*2
+		runs = append(runs, r)
+	}
+	rep := NewReport(runs...)
+	for _, mode := range []string{"sync", "async-compact"} {
+		rep.PoolLadders = append(rep.PoolLadders, results.BuildPoolLadder(mode, runs, sloP99Ms))
+	}
+	return rep
+}
+
 // Degraded is a copy of rep with a third of the throughput and three times the latency.
 func Degraded(rep *results.Report) *results.Report {
 	out := *rep

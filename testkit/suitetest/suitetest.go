@@ -60,12 +60,17 @@ func Defaults() []string { return append([]string{"--calibrate=false"}, PoolFlag
 
 // Run executes s with args (plus --output) and returns the exit code, the report and stderr.
 // A run that writes no report fails the test. It starts from Defaults: no calibration unless
-// args ask for it (--calibrate), and a pool of TestPoolConns unless args set --max-connections.
+// args ask for it (--calibrate), and a pool of TestPoolConns unless args set --max-connections
+// (or --pool-levels).
 func Run(t *testing.T, s testkit.Suite, args ...string) (int, *results.Report, string) {
 	t.Helper()
 	out := filepath.Join(pgserver.StableTempDir(t), "report.json") // servers start beside it
 	var stdout, stderr bytes.Buffer
-	args = append(Defaults(), args...)
+	defaults := Defaults()
+	if slices.Contains(args, "--pool-levels") { // a pool ladder sets each run's pool, and refuses --max-connections
+		defaults = []string{"--calibrate=false"}
+	}
+	args = append(defaults, args...)
 	code := cli.Execute(s, append(args, "--output", out), &stdout, &stderr)
 	rep, err := results.ReadFile(out)
 	if err != nil {

@@ -96,6 +96,7 @@ func PlotPage(pg Page, w io.Writer) error {
 		for _, l := range rep.RTTLadders {
 			p.rttLadder(prefix+rep.Suite, l)
 		}
+		p.poolLadders(prefix+rep.Suite, rep.PoolLadders)
 		rateLadders := rep.RateLadders
 		if len(rateLadders) == 0 {
 			rateLadders = rateLaddersFromRuns(rep.Runs)
@@ -104,6 +105,9 @@ func PlotPage(pg Page, w io.Writer) error {
 			p.rateLadder(prefix+rep.Suite, l)
 		}
 		for _, run := range groupSamples(samples[SamplesKey(i)]) {
+			if run.run < len(rep.Runs) && rep.Runs[run.run].Mode == run.mode { // a pool ladder's run says its size
+				run.mode += render.PoolText(rep.Runs[run.run].PoolSize)
+			}
 			p.samplesChart(prefix+rep.Suite, run)
 		}
 	}
@@ -304,6 +308,7 @@ func (p *plotter) modeBars(prefix string, rep *results.Report) {
 		if r.RTT != "" { // a rung of --rtt-levels, or one --db-rtt run
 			labels[i] += " @ " + r.RTT
 		}
+		labels[i] += render.PoolText(r.Pool) // a rung of --pool-levels
 		if r.Repetition > 0 {
 			labels[i] = fmt.Sprintf("%s #%d", labels[i], r.Repetition)
 		}
@@ -683,6 +688,78 @@ func (p *plotter) rttLadder(title string, l results.RTTLadder) {
 		}
 	}
 	p.page.AddCharts(c)
+}
+
+// poolLadders charts the pool ladders of a report (--pool-levels): throughput, request p99
+// and the p99 wait for a pool connection against the pool size, one line per mode in each, the
+// best size of each mode named in the throughput chart's subtitle.
+func (p *plotter) poolLadders(title string, ladders []results.PoolLadder) {
+	if len(ladders) == 0 {
+		return
+	}
+	var sizes []int
+	var best []string
+	for _, l := range ladders {
+		for _, lv := range l.Levels {
+			if !slices.Contains(sizes, lv.Pool) {
+				sizes = append(sizes, lv.Pool)
+			}
+		}
+		if l.BestPool > 0 {
+			best = append(best, fmt.Sprintf("%s %d", l.Mode, l.BestPool))
+		} else {
+			best = append(best, l.Mode+" none")
+		}
+	}
+	slices.Sort(sizes)
+	x := make([]string, len(sizes))
+	for i, n := range sizes {
+		x[i] = strconv.Itoa(n)
+	}
+	bestText := "best pool by throughput (no --slo-p99-ms): " + strings.Join(best, ", ")
+	if slo := ladders[0].SLOP99Ms; slo > 0 {
+		bestText = fmt.Sprintf("best pool with p99 ≤ %g ms: %s", slo, strings.Join(best, ", "))
+	}
+	for _, m := range []struct {
+		name, unit, subtitle string
+		value                func(results.PoolLevel) float64
+	}{
+		{"throughput", "rps", bestText, func(lv results.PoolLevel) float64 { return lv.ThroughputRPS }},
+		{"request p99", "ms", "a queue mode's request is its enqueue", func(lv results.PoolLevel) float64 { return lv.P99Ms }},
+		{"pool wait p99", "ms", "the wait for a connection of the load's pool", func(lv results.PoolLevel) float64 { return lv.AcquireWaitP99Ms }},
+	} {
+		c := charts.NewLine()
+		var all []float64
+		for _, l := range ladders {
+			for _, lv := range l.Levels {
+				all = append(all, m.value(lv))
+			}
+		}
+		c.SetGlobalOptions(
+			charts.WithInitializationOpts(p.init(halfWidth, "420px")),
+			charts.WithAnimation(false),
+			charts.WithTitleOpts(opts.Title{Title: title + ": " + m.name + " by pool size", Subtitle: m.subtitle}),
+			charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+			charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Right: "10", Top: "48"}),
+			charts.WithXAxisOpts(opts.XAxis{Name: "pool size (--pool-levels)", Type: "category", NameLocation: "middle", NameGap: 28}),
+			charts.WithYAxisOpts(valueAxis(m.unit, all)),
+			charts.WithGridOpts(opts.Grid{Left: "80", Right: "40", Top: "100", Bottom: "50"}),
+		)
+		c.SetXAxis(x)
+		for _, l := range ladders {
+			data := make([]opts.LineData, len(sizes))
+			for i, n := range sizes {
+				data[i] = opts.LineData{Value: "-"} // a size this mode did not run at: a gap
+				for _, lv := range l.Levels {
+					if lv.Pool == n {
+						data[i] = opts.LineData{Value: m.value(lv)}
+					}
+				}
+			}
+			c.AddSeries(l.Mode, data)
+		}
+		p.page.AddCharts(c)
+	}
 }
 
 // ladderChart is the frame of a ladder's chart: the rungs along a category x axis, a left axis

@@ -190,3 +190,21 @@ func TestPlotRTTLadder(t *testing.T) {
 		}
 	}
 }
+
+// A pool ladder is drawn as one line per mode over the pool sizes, for throughput, p99 and the
+// pool wait, with each mode's best size named; each run's samples say its pool size.
+func TestPlotPoolLadder(t *testing.T) {
+	var samples []results.Sample
+	for run, pool := range []int{4, 16} { // the report's first two runs: sync at pools 4 and 16
+		for ms := range 3 {
+			samples = append(samples, results.Sample{Run: run, Mode: "sync", ElapsedMs: float64(100 * ms), LockWaiters: 2, PoolMax: int32(pool)})
+		}
+	}
+	page := renderPlot(t, []*results.Report{resultstest.PoolLadderReport(40)}, map[string][]results.Sample{SamplesKey(0): samples})
+	for _, want := range []string{"sync · pool 4 — monitor samples", "sync · pool 16 — monitor samples", "throughput by pool size", "request p99 by pool size", "pool wait p99 by pool size",
+		"best pool with p99 ≤ 40 ms: sync 16, async-compact 64", `"name":"sync"`, `"name":"async-compact"`, "sync · pool 16"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+}

@@ -22,20 +22,21 @@ import (
 const sessionExitDeadline = 5 * time.Second
 
 // calibrate records the machine's reference rates in the environment, once, before the first
-// run (package calibrate); with --calibrate=false the report says it was skipped.
+// run (package calibrate), on the largest pool of any run (plan.MaxPool); with
+// --calibrate=false the report says it was skipped.
 func (e *engine) calibrate(ctx context.Context) error {
 	c := e.cfg
 	if !c.Calibrate {
 		e.report.Environment.Calibration = &results.Calibration{Skipped: true}
 		return nil
 	}
-	pool, err := e.target.NewPool(ctx, database.PoolOptions{MaxConns: int32(max(c.MaxConnections, c.QueueWorkers)),
+	pool, err := e.target.NewPool(ctx, database.PoolOptions{MaxConns: int32(max(c.MaxPool(), c.QueueWorkers)),
 		AppName: "hotspotkit-calibrate", Direct: true}) // it measures the machine, not the network
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	cal, err := calibrate.Run(ctx, e.target.Admin(), pool, calibrate.Config{PoolConns: c.MaxConnections, BatchConns: c.QueueWorkers})
+	cal, err := calibrate.Run(ctx, e.target.Admin(), pool, calibrate.Config{PoolConns: c.MaxPool(), BatchConns: c.QueueWorkers})
 	if err != nil {
 		return err
 	}

@@ -317,7 +317,7 @@ func (e *engine) startServer(ctx context.Context) (*pgserver.Server, error) {
 		return nil, err
 	}
 	return pgserver.Start(ctx, pgserver.Config{Binaries: bins, User: c.PgUser, TempDir: c.PgDir, Unsafe: c.UnsafeFsync,
-		MaxConnections: c.MaxConnections + c.QueueWorkers + 2 + suiteConns(e.suite) + extraConns + serverMargin + poolerConns(c)})
+		MaxConnections: c.MaxPool() + c.QueueWorkers + 2 + suiteConns(e.suite) + extraConns + serverMargin + poolerConns(c)})
 }
 
 // suiteConns is what the suite's own pools hold at most (testkit.ConnectionUser).
@@ -341,6 +341,14 @@ type run struct {
 	rtt         time.Duration // the round trip added to PostgreSQL (network.go)
 }
 
+// poolSize is the pool size of a run on a --pool-levels rung, 0 off a pool ladder.
+func (r *run) poolSize() int {
+	if len(r.Config.PoolLevels) == 0 {
+		return 0
+	}
+	return r.Config.MaxConnections
+}
+
 // newRun sets up the index-th run of the invocation, in mode, at rung.
 func (e *engine) newRun(index int, mode testkit.Mode, rung plan.Rung) *run {
 	c := e.cfg
@@ -359,6 +367,7 @@ func (e *engine) newRun(index int, mode testkit.Mode, rung plan.Rung) *run {
 	}
 	env.Config = c.RunConfig(rung.Rate, concurrency, env.Requests, rung.Slots)
 	env.Config.DBRTTMs = results.Milliseconds(rung.RTT) // the rung's, in an RTT ladder
+	env.Config.MaxConnections = rung.Pool               // the rung's, in a pool ladder
 	if c.BreakExpectations {
 		env.CheckSkew = 1
 	}
@@ -500,6 +509,7 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	out := results.Run{Mode: r.Mode, Repetition: r.repetition, Level: r.level, Rate: r.rate, Slots: r.Slots,
 		Config: r.Config, StartedAt: time.Now().UTC()}
 	out.RTTMs = ms(r.rtt)
+	out.PoolSize = r.poolSize()
 	fail := func(err error) (results.Run, error) {
 		out.Error = database.Redact(err.Error())
 		return out, err
@@ -517,7 +527,7 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	}
 	m := &measured{r: r, prior: e.target.TakeSessions(), // closed before this run: the cost's start waits for them to exit
 		tracer: stmttime.New(), wait: c.ReconcileTimeout} // the request path's statements, as the client sees them (requesttime.go)
-	pool, err := e.target.NewPool(ctx, database.PoolOptions{MaxConns: int32(c.MaxConnections), AppName: "hotspotkit-load",
+	pool, err := e.target.NewPool(ctx, database.PoolOptions{MaxConns: int32(r.Config.MaxConnections), AppName: "hotspotkit-load",
 		Settings: faults.SessionSettings(c.Faults), Tracer: m.tracer})
 	if err != nil {
 		return fail(err)
@@ -623,7 +633,7 @@ func (e *engine) loadConfig(r *run, live *load.Live) load.Config {
 		Duration:         c.Duration,
 		Warmup:           c.Warmup,
 		Progress:         e.stderr,
-		ProgressLabel:    render.ModeLabel(r.Mode, r.Slots, c.SlotPick),
+		ProgressLabel:    render.ModeLabel(r.Mode, r.Slots, c.SlotPick) + render.PoolText(r.poolSize()),
 		ProgressInterval: c.ProgressInterval,
 		OpContext:        e.hardCtx,
 		Live:             live,

@@ -34,9 +34,8 @@ func (e *engine) finishRateLadders() {
 	if len(e.cfg.Rates) == 0 {
 		return
 	}
-	for _, mode := range e.cfg.Modes {
-		if l := results.BuildRateLadder(mode.String(), e.report.Runs, e.cfg.SLOP99Ms); len(l.Rates) > 0 {
-			e.report.RateLadders = append(e.report.RateLadders, l)
-		}
-	}
+	e.report.RateLadders = perMode(e, func(mode string) (results.RateLadder, bool) {
+		l := results.BuildRateLadder(mode, e.report.Runs, e.cfg.SLOP99Ms)
+		return l, len(l.Rates) > 0
+	})
 }

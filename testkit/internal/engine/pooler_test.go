@@ -160,5 +160,3 @@ func atoi(s string) int {
 	}
 	return n
 }
-
-

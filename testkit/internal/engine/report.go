@@ -5,6 +5,7 @@ import "github.com/hotspotkit/hotspotkit/results"
 // finishReport adds the repetition summaries and ladders.
 func (e *engine) finishReport() {
 	e.finishRateLadders()
+	e.finishPoolLadders()
 	e.finishNetwork() // network.go
 	if e.cfg.Repeat > 1 {
 		e.report.Summaries = results.Summarize(e.report.Runs)
@@ -29,4 +30,28 @@ func (e *engine) finishReport() {
 			e.report.Ladders = append(e.report.Ladders, results.BuildLadder(mode.String(), runs))
 		}
 	}
+}
+
+// finishPoolLadders adds one pool-size ladder per mode when --pool-levels was given, each
+// naming its best size by --slo-p99-ms (or by throughput alone without it).
+func (e *engine) finishPoolLadders() {
+	if len(e.cfg.PoolLevels) == 0 {
+		return
+	}
+	e.report.PoolLadders = perMode(e, func(mode string) (results.PoolLadder, bool) {
+		l := results.BuildPoolLadder(mode, e.report.Runs, e.cfg.SLOP99Ms)
+		return l, len(l.Levels) > 0
+	})
+}
+
+// perMode is, for each mode of the invocation in turn, the ladder build makes of its runs,
+// left out where build says it has no rung (a mode that never ran).
+func perMode[L any](e *engine, build func(mode string) (L, bool)) []L {
+	var out []L
+	for _, mode := range e.cfg.Modes {
+		if l, ok := build(mode.String()); ok {
+			out = append(out, l)
+		}
+	}
+	return out
 }

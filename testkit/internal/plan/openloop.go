@@ -35,8 +35,8 @@ func (c *parser) validateOpenLoop(bad func(string, ...any)) {
 			bad("--%s needs --rate or --rates (it shapes an open-loop run)", f)
 		}
 	}
-	if changed("slo-p99-ms") && c.ratesRaw == "" {
-		bad("--slo-p99-ms needs --rates (it judges a rate ladder)")
+	if changed("slo-p99-ms") && c.ratesRaw == "" && c.poolLevelsRaw == "" {
+		bad("--slo-p99-ms needs --rates or --pool-levels (it judges a rate ladder or a pool ladder)")
 	} else if changed("slo-p99-ms") && c.SLOP99Ms <= 0 {
 		bad("--slo-p99-ms must be positive")
 	}
@@ -84,9 +84,12 @@ type Rung struct {
 	Slots int
 	// RTT is the round trip added to PostgreSQL (--db-rtt, or an --rtt-levels rung).
 	RTT time.Duration
+	// Pool is the size of the load's pool (--max-connections, or a --pool-levels rung).
+	Pool int
 }
 
-// Rungs lists the runs of each mode (before repetitions), slot counts outermost.
+// Rungs lists the runs of each mode (before repetitions), slot counts outermost, then round
+// trips, then pool sizes.
 func (c *Plan) Rungs() []Rung {
 	var per []Rung
 	for _, l := range c.Levels {
@@ -101,9 +104,11 @@ func (c *Plan) Rungs() []Rung {
 	var out []Rung
 	for _, n := range c.slotCounts() {
 		for _, rtt := range c.rttRungs() { // network.go
-			for _, g := range per {
-				g.Slots, g.RTT = n, rtt
-				out = append(out, g)
+			for _, pool := range c.poolRungs() { // pool.go
+				for _, g := range per {
+					g.Slots, g.RTT, g.Pool = n, rtt, pool
+					out = append(out, g)
+				}
 			}
 		}
 	}

@@ -64,7 +64,7 @@ type Plan struct {
 	// Network: --db-rtt, --redis-rtt, --rtt-levels typed (network.go).
 	Network
 	// Pooler: --pooler, --pooler-url, --pooler-rtt typed (pooler.go).
-	Pooler
+	PoolerLink
 
 	// Slotted says the suite has slots (Info.Slots, slots.go): without, --slots, --slot-pick
 	// and --slots-levels are refused and every run has 0 slots.
@@ -129,6 +129,7 @@ type parser struct {
 	levelsRaw, slotsLevelsRaw            string
 	ratesRaw                             string
 	rttLevelsRaw                         string
+	poolLevelsRaw                        string
 	// engineDefaults are the shared flags' defaults before the suite's Info.Defaults.
 	engineDefaults map[string]string
 	// registered counts the settings of RunConfig registerSettings went through.
@@ -140,6 +141,7 @@ type parser struct {
 func (c *parser) register() {
 	fs, info := c.fs, c.info
 	c.registerSettings("max-connections") // --requests through --max-connections
+	c.registerPool()                      // pool.go
 	fs.StringSliceVar(&c.modesRaw, "modes", testkit.ModeNames(info.DefaultModes), "comma-separated write modes to run, each on freshly reset state: "+strings.Join(testkit.ModeNames(info.Modes), ", "))
 	c.registerSettings("seed") // --flush-batch-size through --seed
 	c.hideHotKeyDist()         // hotkeys.go
@@ -306,6 +308,7 @@ func (c *parser) validate() error {
 		PostgresURL: c.PostgresURL, Schema: c.Schema, Repeat: c.Repeat, Ladder: len(c.Levels) > 0 || len(c.SlotsLevels) > 0, Requests: c.Requests}, bad)
 	c.validateNetwork(bad) // network.go
 	c.validatePooler(bad)  // pooler.go
+	c.validatePool(bad)    // pool.go
 	if backends := queueBackends(info); c.QueueBackend != "" && !slices.Contains(backends, c.QueueBackend) {
 		bad("--queue-backend %s: %s runs on %s only", c.QueueBackend, info.Name, strings.Join(backends, ", "))
 	}

@@ -9,10 +9,10 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/internal/netdelay"
 )
 
-// Pooler is the pooler between the service and PostgreSQL, typed: --pooler (settings of
+// PoolerLink is the pooler between the service and PostgreSQL, typed: --pooler (settings of
 // RunConfig's, settings.go) or --pooler-url, and the round trip of its hop from the service
 // (--pooler-rtt). The engine starts or attaches it (engine/pooler.go).
-type Pooler struct {
+type PoolerLink struct {
 	PoolerRTT time.Duration
 	// proxyPooler: --pooler-rtt or a network fault on the pooler's hop puts it through a proxy.
 	proxyPooler bool
@@ -24,7 +24,7 @@ type Pooler struct {
 func (c *Plan) Pooled() bool { return c.Settings.Pooler == "pgbouncer" || c.PoolerURL != "" }
 
 // ProxiesPooler says the service reaches the pooler through the proxy.
-func (p *Pooler) ProxiesPooler() bool { return p.proxyPooler }
+func (p *PoolerLink) ProxiesPooler() bool { return p.proxyPooler }
 
 // validatePooler checks the pooler's flags; it runs after the faults are parsed.
 func (c *parser) validatePooler(bad func(string, ...any)) {
@@ -89,4 +89,4 @@ func (c *Plan) poolerMode() string {
 }
 
 // SetPoolerMode records the pool mode of --pooler-url's PgBouncer, read from its console.
-func (p *Pooler) SetPoolerMode(mode string) { p.attachedMode = mode }
+func (p *PoolerLink) SetPoolerMode(mode string) { p.attachedMode = mode }
