@@ -30,9 +30,6 @@ type Instance struct {
 // NewInstance is an instance working in dir, which Stop removes; nothing runs yet.
 func NewInstance(dir string) *Instance { return &Instance{dir: dir} }
 
-// Dir is the working directory.
-func (in *Instance) Dir() string { return in.dir }
-
 // Launch starts cmd in a session of its own as the instance's process. The watchdog is armed
 // separately (Arm), once the process answers.
 func (in *Instance) Launch(cmd *exec.Cmd) error {
