@@ -5,7 +5,9 @@
 // a temporary directory, in front of one upstream database, restarting it in place (a fault),
 // and making sure that after Stop (or StopAll, from a signal or panic path) — and even after
 // this process was SIGKILLed, through a watchdog (testkit/internal/serverproc) — no pgbouncer
-// process and no directory is left. It knows nothing about schemas, suites or load.
+// process and no directory is left. UpstreamConfig and CheckPoolSize (upstream.go) read the
+// upstream from a PostgreSQL URL and check that a pool fits it. It knows nothing about
+// schemas, suites or load: what a new server connection sets is the caller's ConnectQuery.
 //
 // The pooler runs in its own session, so a terminal's Ctrl-C reaches us and not it; we stop
 // it in order. Its configuration and passwords are files (mode 0600) in the temporary
@@ -92,8 +94,8 @@ type Config struct {
 	// RunAs is the OS user the pooler runs as when this process is root (default postgres if
 	// it exists, else nobody); otherwise it runs as this process's user.
 	RunAs string
-	// TempDir is where the working directory is created (default os.TempDir()); as root it
-	// must be reachable by RunAs.
+	// TempDir is where the working directory is created (default os.TempDir()). PgBouncer
+	// reads its files there before it drops to RunAs, so RunAs need not reach it.
 	TempDir string
 	// StartTimeout bounds each start (default 10s).
 	StartTimeout time.Duration
