@@ -5,7 +5,9 @@
 // a temporary directory, in front of one upstream database, restarting it in place (a fault),
 // and making sure that after Stop (or StopAll, from a signal or panic path) — and even after
 // this process was SIGKILLed, through a watchdog (testkit/internal/serverproc) — no pgbouncer
-// process and no directory is left. It knows nothing about schemas, suites or load.
+// process and no directory is left. UpstreamConfig and CheckPoolSize (upstream.go) read the
+// upstream from a PostgreSQL URL and check that a pool fits it. It knows nothing about
+// schemas, suites or load: what a new server connection sets is the caller's ConnectQuery.
 //
 // The pooler runs in its own session, so a terminal's Ctrl-C reaches us and not it; we stop
 // it in order. Its configuration and passwords are files (mode 0600) in the temporary
@@ -23,7 +25,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -93,8 +94,8 @@ type Config struct {
 	// RunAs is the OS user the pooler runs as when this process is root (default postgres if
 	// it exists, else nobody); otherwise it runs as this process's user.
 	RunAs string
-	// TempDir is where the working directory is created (default os.TempDir()); as root it
-	// must be reachable by RunAs.
+	// TempDir is where the working directory is created (default os.TempDir()). PgBouncer
+	// reads its files there before it drops to RunAs, so RunAs need not reach it.
 	TempDir string
 	// StartTimeout bounds each start (default 10s).
 	StartTimeout time.Duration
@@ -113,15 +114,10 @@ type Server struct {
 	runAs         string // "" when not root
 	nofile        uint64 // the pooler's RLIMIT_NOFILE
 
-	cmd      *exec.Cmd
-	exited   chan struct{} // closed when the process has been reaped
-	watchdog *serverproc.Watchdog
+	inst *serverproc.Instance // the directory, the process and its watchdog
 
-	mu      sync.Mutex
-	stopped bool
+	mu sync.Mutex // guards inst
 }
-
-const startAttempts = 3
 
 // live holds the servers StopAll stops.
 var live serverproc.Registry[*Server]
@@ -129,22 +125,8 @@ var live serverproc.Registry[*Server]
 // FindBinary returns the pgbouncer to run: explicit, else $HOTSPOTKIT_PGBOUNCER, else the one
 // in PATH, else Debian's /usr/sbin/pgbouncer.
 func FindBinary(explicit string) (string, error) {
-	if explicit == "" {
-		explicit = os.Getenv(BinaryEnv)
-	}
-	if explicit != "" {
-		if _, err := os.Stat(explicit); err != nil {
-			return "", fmt.Errorf("pgbouncer %s: %w", explicit, err)
-		}
-		return explicit, nil
-	}
-	if p, err := exec.LookPath("pgbouncer"); err == nil {
-		return p, nil
-	}
-	if _, err := os.Stat(debianBinary); err == nil {
-		return debianBinary, nil
-	}
-	return "", errors.New("pgbouncer is not installed (Debian: apt-get install pgbouncer), or set $" + BinaryEnv)
+	return serverproc.FindBinary(explicit, BinaryEnv, "pgbouncer",
+		errors.New("pgbouncer is not installed (Debian: apt-get install pgbouncer), or set $"+BinaryEnv), debianBinary)
 }
 
 // Start starts a pooler and waits until its console answers. On any error nothing is left
@@ -160,8 +142,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, bin: bin, uid: -1, gid: -1,
 		password: serverproc.RandomHex(16), adminPassword: serverproc.RandomHex(16)}
 	if os.Geteuid() == 0 {
-		if s.runAs, s.uid, s.gid, err = unprivilegedUser(cfg.RunAs); err != nil {
-			return nil, err
+		if s.runAs, s.uid, s.gid, err = serverproc.UnprivilegedUser(cfg.RunAs); err != nil {
+			return nil, fmt.Errorf("running as root: pgbouncer refuses to run as root and must drop to another user: %w", err)
 		}
 	}
 	if s.nofile, err = fileLimit(cfg.MaxClientConn, cfg.PoolSize); err != nil {
@@ -174,36 +156,23 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if s.dir, err = os.MkdirTemp(parent, "hotspotkit-pgbouncer-"); err != nil {
 		return nil, fmt.Errorf("creating the pgbouncer working directory: %w", err)
 	}
+	s.inst = serverproc.NewInstance(s.dir)
 	live.Add(s)
 	fail := func(err error) (*Server, error) { return nil, errors.Join(err, s.Stop()) }
 	if err := s.writeFiles(); err != nil {
 		return fail(err)
 	}
-	var lastErr error
-	for attempt := 0; attempt < startAttempts; attempt++ {
-		if err := ctx.Err(); err != nil {
-			lastErr = err
-			break
+	err = s.inst.LaunchOnFreePort(ctx, func() (err error) {
+		if s.port, err = serverproc.FreePort(); err != nil {
+			return err
 		}
-		if s.port, lastErr = serverproc.FreePort(); lastErr != nil {
-			break
+		if err := s.writeConfig(); err != nil {
+			return err
 		}
-		if lastErr = s.writeConfig(); lastErr != nil {
-			break
-		}
-		if lastErr = s.launch(ctx); lastErr == nil {
-			break
-		}
-		s.kill()
-		if !strings.Contains(lastErr.Error(), "Address already in use") {
-			break
-		}
-	}
-	if lastErr == nil {
-		lastErr = s.startWatchdog()
-	}
-	if lastErr != nil {
-		return fail(lastErr)
+		return s.launch(ctx)
+	})
+	if err != nil {
+		return fail(err)
 	}
 	return s, nil
 }
@@ -259,26 +228,6 @@ func (c *Config) setDefaults() error {
 		return errors.New("pgbouncer: a line break in the upstream host, password or connect query")
 	}
 	return nil
-}
-
-// unprivilegedUser is the user a pooler started by root runs as: name, or postgres, or nobody.
-func unprivilegedUser(name string) (string, int, int, error) {
-	if name == "" {
-		name = "postgres"
-		if _, err := user.Lookup(name); err != nil {
-			name = "nobody"
-		}
-	}
-	u, err := user.Lookup(name)
-	if err != nil {
-		return "", 0, 0, fmt.Errorf("running as root: pgbouncer refuses to run as root and must drop to another user, and user %q does not exist", name)
-	}
-	if u.Uid == "0" {
-		return "", 0, 0, fmt.Errorf("running as root: pgbouncer refuses to run as root, and user %q is root", name)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	return name, uid, gid, nil
 }
 
 // fdReserve is what the pooler needs beside its clients and server connections: its
@@ -416,13 +365,9 @@ func (s *Server) launch(ctx context.Context) error {
 		strconv.FormatUint(s.nofile, 10), s.bin, filepath.Join(s.dir, "pgbouncer.ini"))
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	if err := s.inst.Launch(cmd); err != nil {
 		return fmt.Errorf("starting %s: %w", s.bin, err)
 	}
-	s.cmd = cmd
-	s.exited = make(chan struct{})
-	go func(exited chan struct{}) { _ = cmd.Wait(); close(exited) }(s.exited)
 	return s.waitReady(ctx)
 }
 
@@ -440,24 +385,13 @@ func (s *Server) waitReady(ctx context.Context) error {
 			return c.Close()
 		}
 		select {
-		case <-s.exited:
+		case <-s.inst.Exited():
 			return fmt.Errorf("pgbouncer exited during start-up%s", s.logTailForError())
 		case <-ctx.Done():
 			return fmt.Errorf("pgbouncer did not answer within %s (%v)%s", s.cfg.StartTimeout, err, s.logTailForError())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// startWatchdog arms a watchdog that, should this process die without stopping the pooler,
-// kills it and removes its directory.
-func (s *Server) startWatchdog() error {
-	w, err := serverproc.StartWatchdog(fmt.Sprintf("kill -9 %d 2>/dev/null\nrm -rf %s", s.cmd.Process.Pid, serverproc.ShellQuote(s.dir)))
-	if err != nil {
-		return fmt.Errorf("starting the pgbouncer watchdog: %w", err)
-	}
-	s.watchdog = w
-	return nil
 }
 
 // ClientURL is what the service's clients connect to: the upstream's database name and user,
@@ -495,10 +429,7 @@ func (s *Server) Dir() string { return s.dir }
 func (s *Server) PID() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cmd == nil || s.stopped {
-		return 0
-	}
-	return s.cmd.Process.Pid
+	return s.inst.PID()
 }
 
 // Restart SIGKILLs the pooler — every client and server connection drops at once — and
@@ -507,16 +438,15 @@ func (s *Server) PID() int {
 func (s *Server) Restart(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.stopped || s.cmd == nil {
+	if !s.inst.Running() {
 		return errors.New("pgbouncer restart: the pooler is not running")
 	}
-	s.kill()
-	s.watchdog.Disarm()
+	s.inst.Kill()
 	if err := s.launch(ctx); err != nil {
-		s.kill()
+		s.inst.Kill()
 		return fmt.Errorf("pgbouncer restart: starting again on port %d: %w", s.port, err)
 	}
-	return s.startWatchdog()
+	return s.inst.Arm()
 }
 
 // Stop shuts the pooler down (SIGTERM, then SIGKILL after 5s) and removes its directory. It
@@ -524,39 +454,8 @@ func (s *Server) Restart(ctx context.Context) error {
 func (s *Server) Stop() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.stopped {
-		return nil
-	}
-	s.watchdog.Disarm()
-	var err error
-	if s.cmd != nil {
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-s.exited:
-		case <-time.After(5 * time.Second):
-			s.kill()
-			err = errors.New("pgbouncer did not stop on SIGTERM; it was killed")
-		}
-	}
-	if rmErr := os.RemoveAll(s.dir); rmErr != nil {
-		err = errors.Join(err, rmErr)
-	}
-	s.stopped = true
-	live.Remove(s)
-	return err
-}
-
-// kill SIGKILLs the process (and its session) and waits until it is reaped.
-func (s *Server) kill() {
-	if s.cmd == nil {
-		return
-	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	_ = s.cmd.Process.Kill()
-	select {
-	case <-s.exited:
-	case <-time.After(5 * time.Second):
-	}
+	defer live.Remove(s)
+	return s.inst.Stop("pgbouncer")
 }
 
 // StopAll stops every pooler this process started and has not stopped yet. Signal handlers
@@ -565,18 +464,7 @@ func StopAll() error { return live.StopAll() }
 
 func (s *Server) logPath() string { return filepath.Join(s.dir, "pgbouncer.log") }
 
-func (s *Server) logTailForError() string {
-	b, _ := os.ReadFile(s.logPath())
-	const keep = 4096
-	if len(b) > keep {
-		b = b[len(b)-keep:]
-	}
-	t := strings.TrimSpace(string(b))
-	if t == "" {
-		return ""
-	}
-	return "\n--- pgbouncer log (tail) ---\n" + t
-}
+func (s *Server) logTailForError() string { return serverproc.LogTail(s.logPath(), "pgbouncer") }
 
 // quoteAuth quotes a name or password for PgBouncer's auth_file.
 func quoteAuth(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

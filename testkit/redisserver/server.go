@@ -22,7 +22,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -55,19 +54,14 @@ type Server struct {
 	password string
 	version  string
 
-	cmd      *exec.Cmd
-	exited   chan struct{} // closed when the process has been reaped
-	watchdog *serverproc.Watchdog
+	inst *serverproc.Instance // the directory, the process and its watchdog
 
 	node *nodeOptions // set for a node of a Cluster
 	// busPort is a cluster node's cluster bus port (cluster-port).
 	busPort int
 
-	mu      sync.Mutex
-	stopped bool
+	mu sync.Mutex // guards inst
 }
-
-const startAttempts = 3
 
 // The append-only file settings (Config.Persist).
 const (
@@ -85,20 +79,8 @@ var live serverproc.Registry[*Server]
 // FindBinary returns the redis-server to run: explicit, else $HOTSPOTKIT_REDIS_SERVER, else
 // the one in PATH.
 func FindBinary(explicit string) (string, error) {
-	if explicit == "" {
-		explicit = os.Getenv(BinaryEnv)
-	}
-	if explicit != "" {
-		if _, err := os.Stat(explicit); err != nil {
-			return "", fmt.Errorf("redis-server %s: %w", explicit, err)
-		}
-		return explicit, nil
-	}
-	p, err := exec.LookPath("redis-server")
-	if err != nil {
-		return "", errors.New("redis-server is not installed (Debian: apt-get install redis-server), or set $" + BinaryEnv + "; --redis embedded needs nothing")
-	}
-	return p, nil
+	return serverproc.FindBinary(explicit, BinaryEnv, "redis-server",
+		errors.New("redis-server is not installed (Debian: apt-get install redis-server), or set $"+BinaryEnv+"; --redis embedded needs nothing"))
 }
 
 // Start starts a server and waits until it answers PING. On any error nothing is left
@@ -135,28 +117,10 @@ func start(ctx context.Context, bin string, cfg Config, node *nodeOptions) (*Ser
 	if err != nil {
 		return nil, fmt.Errorf("creating the redis-server working directory: %w", err)
 	}
-	s := &Server{cfg: cfg, bin: bin, dir: dir, password: password, node: node}
+	s := &Server{cfg: cfg, bin: bin, dir: dir, password: password, node: node, inst: serverproc.NewInstance(dir)}
 	live.Add(s)
-	var lastErr error
-	for attempt := 0; attempt < startAttempts; attempt++ {
-		if err := ctx.Err(); err != nil {
-			lastErr = err
-			break
-		}
-		lastErr = s.startOnce(ctx)
-		if lastErr == nil {
-			break
-		}
-		s.kill()
-		if !strings.Contains(lastErr.Error(), "Address already in use") {
-			break
-		}
-	}
-	if lastErr == nil {
-		lastErr = s.startWatchdog()
-	}
-	if lastErr != nil {
-		return nil, errors.Join(lastErr, s.Stop())
+	if err := s.inst.LaunchOnFreePort(ctx, func() error { return s.startOnce(ctx) }); err != nil {
+		return nil, errors.Join(err, s.Stop())
 	}
 	return s, nil
 }
@@ -201,13 +165,9 @@ func (s *Server) launch(ctx context.Context) error {
 	}
 	cmd := exec.Command(s.bin, conf)
 	cmd.Dir = s.dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	if err := s.inst.Launch(cmd); err != nil {
 		return fmt.Errorf("starting %s: %w", s.bin, err)
 	}
-	s.cmd = cmd
-	s.exited = make(chan struct{})
-	go func(exited chan struct{}) { _ = cmd.Wait(); close(exited) }(s.exited)
 	return s.waitReady(ctx)
 }
 
@@ -224,24 +184,13 @@ func (s *Server) waitReady(ctx context.Context) error {
 			return nil
 		}
 		select {
-		case <-s.exited:
+		case <-s.inst.Exited():
 			return fmt.Errorf("redis-server exited during start-up%s", s.logTailForError())
 		case <-ctx.Done():
 			return fmt.Errorf("redis-server did not answer within %s%s", s.cfg.StartTimeout, s.logTailForError())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// startWatchdog arms a watchdog that, should this process die without stopping the server,
-// kills it and removes its directory.
-func (s *Server) startWatchdog() error {
-	w, err := serverproc.StartWatchdog(fmt.Sprintf("kill -9 %d 2>/dev/null\nrm -rf %s", s.cmd.Process.Pid, serverproc.ShellQuote(s.dir)))
-	if err != nil {
-		return fmt.Errorf("starting the redis-server watchdog: %w", err)
-	}
-	s.watchdog = w
-	return nil
 }
 
 // URL is the redis:// URL with the password; never print it (database.RedactURL).
@@ -274,10 +223,7 @@ func (s *Server) Dir() string { return s.dir }
 func (s *Server) PID() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cmd == nil || s.stopped {
-		return 0
-	}
-	return s.cmd.Process.Pid
+	return s.inst.PID()
 }
 
 // Persistent reports whether the append-only file is on.
@@ -305,10 +251,10 @@ func (s *Server) Crash(ctx context.Context, down time.Duration) error {
 func (s *Server) killNow() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.stopped || s.cmd == nil {
+	if !s.inst.Running() {
 		return errors.New("the server is not running")
 	}
-	s.kill()
+	s.inst.Kill()
 	return nil
 }
 
@@ -317,14 +263,13 @@ func (s *Server) killNow() error {
 func (s *Server) restart(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.stopped {
+	if !s.inst.Running() {
 		return errors.New("the server was stopped")
 	}
-	s.watchdog.Disarm()
 	if err := s.launch(ctx); err != nil {
 		return fmt.Errorf("starting again on port %d: %w", s.port, err)
 	}
-	return s.startWatchdog()
+	return s.inst.Arm()
 }
 
 // Stop shuts the server down (SIGTERM, then SIGKILL after 5s) and removes its directory. It is
@@ -332,39 +277,8 @@ func (s *Server) restart(ctx context.Context) error {
 func (s *Server) Stop() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.stopped {
-		return nil
-	}
-	s.watchdog.Disarm()
-	var err error
-	if s.cmd != nil {
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-s.exited:
-		case <-time.After(5 * time.Second):
-			s.kill()
-			err = errors.New("redis-server did not stop on SIGTERM; it was killed")
-		}
-	}
-	if rmErr := os.RemoveAll(s.dir); rmErr != nil {
-		err = errors.Join(err, rmErr)
-	}
-	s.stopped = true
-	live.Remove(s)
-	return err
-}
-
-// kill SIGKILLs the process (and its session) and waits until it is reaped.
-func (s *Server) kill() {
-	if s.cmd == nil {
-		return
-	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	_ = s.cmd.Process.Kill()
-	select {
-	case <-s.exited:
-	case <-time.After(5 * time.Second):
-	}
+	defer live.Remove(s)
+	return s.inst.Stop("redis-server")
 }
 
 // StopAll stops every server this process started and has not stopped yet.
@@ -392,16 +306,7 @@ func (s *Server) clusterConf() string {
 }
 
 func (s *Server) logTailForError() string {
-	b, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
-	const keep = 4096
-	if len(b) > keep {
-		b = b[len(b)-keep:]
-	}
-	t := strings.TrimSpace(string(b))
-	if t == "" {
-		return ""
-	}
-	return "\n--- redis-server log (tail) ---\n" + t
+	return serverproc.LogTail(filepath.Join(s.dir, "redis.log"), "redis-server")
 }
 
 // quoteConf quotes a path for redis.conf.

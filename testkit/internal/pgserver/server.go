@@ -28,7 +28,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -169,21 +168,13 @@ func (s *Server) resolveUser() error {
 // serverUser is the unprivileged user a server started by root runs as: name (--pg-user), or
 // postgres, or nobody.
 func serverUser(name string) (string, int, int, error) {
-	if name == "" {
-		name = "postgres"
-		if _, err := user.Lookup(name); err != nil {
-			name = "nobody"
-		}
-	}
-	u, err := user.Lookup(name)
-	if err != nil {
+	name, uid, gid, err := serverproc.UnprivilegedUser(name)
+	switch {
+	case errors.Is(err, serverproc.ErrRootUser):
+		return name, 0, 0, fmt.Errorf("running as root: --pg-user %q is root; PostgreSQL refuses to run as root", name)
+	case err != nil:
 		return name, 0, 0, fmt.Errorf("running as root: the server must run as an unprivileged user, and user %q does not exist (choose one with --pg-user)", name)
 	}
-	if u.Uid == "0" {
-		return name, 0, 0, fmt.Errorf("running as root: --pg-user %q is root; PostgreSQL refuses to run as root", name)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
 	return name, uid, gid, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -118,5 +119,32 @@ func TestWatchdogFiresOnlyWhenTheOwnerEnds(t *testing.T) {
 	}
 	if _, err := os.Stat(mark); err != nil {
 		t.Errorf("the pipe's end did not set the cleanup off: %v", err)
+	}
+}
+
+func TestUnprivilegedUser(t *testing.T) {
+	if _, _, _, err := UnprivilegedUser("root"); !errors.Is(err, ErrRootUser) {
+		t.Errorf("root: %v; want ErrRootUser", err)
+	}
+	if name, _, _, err := UnprivilegedUser("no-such-user-hotspotkit"); err == nil || name != "no-such-user-hotspotkit" {
+		t.Errorf("a user that does not exist: %q, %v", name, err)
+	}
+	if name, uid, _, err := UnprivilegedUser(""); err == nil && (uid == 0 || (name != "postgres" && name != "nobody")) {
+		t.Errorf("the default: %q uid %d", name, uid)
+	}
+}
+
+func TestLogTailKeepsTheEnd(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "x.log")
+	if got := LogTail(p, "x"); got != "" {
+		t.Errorf("no file: %q", got)
+	}
+	body := strings.Repeat("a", 5000) + "\nthe last line\n"
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := LogTail(p, "x")
+	if !strings.HasPrefix(got, "\n--- x log (tail) ---\n") || !strings.HasSuffix(got, "the last line") || len(got) > 4096+40 {
+		t.Errorf("LogTail = %q…", got[:60])
 	}
 }
