@@ -36,6 +36,7 @@ const (
 	KillWorker        = "kill-worker"        // KIND@T: a suite's own worker stops mid-job without releasing what it holds
 	RedisFailover     = "redis-failover"     // KIND@T: a managed cluster's master SIGKILLed, its replica promoted
 	RedisReshard      = "redis-reshard"      // KIND@T: slots of a managed cluster's master moved live to another
+	ConnStorm         = "conn-storm"         // KIND@T[=N]: N sessions opened through the service's path, used once, closed at once
 	StatementTimeout  = "statement-timeout"  // KIND=MS: statement_timeout on the load's sessions
 	LockTimeout       = "lock-timeout"       // KIND=MS: lock_timeout on the load's sessions
 
@@ -59,7 +60,7 @@ var Network = []string{NetDelay, NetBlackhole, NetReset}
 const DefaultNetDelay = 50 * time.Millisecond
 
 // Timed are the kinds that strike at a moment (KIND@T).
-var Timed = []string{TerminateBackends, RestartPostgres, CrashPostgres, PauseFlush, KillConsumer, KillFlusher, CrashRedis, RedisFailover, RedisReshard, KillWorker}
+var Timed = []string{TerminateBackends, RestartPostgres, CrashPostgres, PauseFlush, KillConsumer, KillFlusher, CrashRedis, RedisFailover, RedisReshard, KillWorker, ConnStorm}
 
 // Declared are the kinds a suite's own workload causes (its Workload.Faults hook): a suite
 // takes them only by naming them in its Info.Faults, never by leaving Info.Faults nil (every
@@ -73,6 +74,14 @@ func Takes(declared []string, kind string) bool {
 	}
 	return slices.Contains(declared, kind)
 }
+
+// DefaultStormSessions is the sessions of a conn-storm given no =N; MaxStormSessions the most
+// one may open (each is a backend process of the server's, and takes a slot of its
+// max_connections: the temporary server is sized for them).
+const (
+	DefaultStormSessions = 64
+	MaxStormSessions     = 1000
+)
 
 // DefaultRedisDown is how long crash-redis keeps the server down when no +D is given.
 const DefaultRedisDown = time.Second
@@ -89,6 +98,8 @@ type Fault struct {
 	// Target is a network fault's: NetPostgres or NetRedis; Extra a net-delay's added round trip.
 	Target string
 	Extra  time.Duration
+	// Sessions is the sessions a conn-storm opens.
+	Sessions int
 	raw    string
 }
 
@@ -105,6 +116,9 @@ func (f Fault) IsSetting() bool { return f.Kind == StatementTimeout || f.Kind ==
 func Parse(s string) (Fault, error) {
 	if strings.HasPrefix(s, "net-") {
 		return parseNetwork(s)
+	}
+	if strings.HasPrefix(s, ConnStorm+"@") {
+		return parseStorm(s)
 	}
 	f := Fault{raw: s}
 	if kind, ms, ok := strings.Cut(s, "="); ok {
@@ -193,6 +207,22 @@ func parseNetwork(s string) (Fault, error) {
 	return f, nil
 }
 
+// parseStorm reads a conn-storm: conn-storm@T[=N].
+func parseStorm(s string) (Fault, error) {
+	f := Fault{Kind: ConnStorm, raw: s, Sessions: DefaultStormSessions}
+	when, n, hasN := strings.Cut(strings.TrimPrefix(s, ConnStorm+"@"), "=")
+	var err error
+	if f.At, err = time.ParseDuration(when); err != nil || f.At < 0 {
+		return f, fmt.Errorf("--fault %q: %q is not a duration such as 1s or 500ms (want conn-storm@T[=N])", s, when)
+	}
+	if hasN {
+		if f.Sessions, err = strconv.Atoi(n); err != nil || f.Sessions < 1 || f.Sessions > MaxStormSessions {
+			return f, fmt.Errorf("--fault %q: a conn-storm's sessions %q must be a number from 1 to %d", s, n, MaxStormSessions)
+		}
+	}
+	return f, nil
+}
+
 // MaxNetDelay caps a net-delay's extra round trip (the proxy's own cap, netdelay.MaxRTT).
 const MaxNetDelay = time.Second
 
@@ -217,6 +247,9 @@ type Hook func(ctx context.Context) (detail string, err error)
 type Target interface {
 	// Connect opens a connection of the injector's own to the run's database.
 	Connect(ctx context.Context, appName string) (*pgx.Conn, error)
+	// ConnectService opens a connection to the run's database as the service's connections
+	// reach it (the load's pool's path: through the Route, a pooler), for a conn-storm.
+	ConnectService(ctx context.Context, appName string) (*pgx.Conn, error)
 	// RestartPostgres stops the temporary server cleanly and starts it again in place.
 	RestartPostgres(ctx context.Context) error
 	// CrashPostgres stops the temporary server without a checkpoint and starts it again in
@@ -271,6 +304,8 @@ type Injector struct {
 
 	mu      sync.Mutex
 	events  []results.FaultEvent
+	// storms counts the statements the conn-storms ran (StormStatements).
+	storms  int64
 	struck  []Path // the paths a net-delay or net-blackhole struck: healed by Stop
 	lasting []Path // the paths a blackhole without an end struck: healed by Lift
 }
@@ -343,6 +378,10 @@ func (in *Injector) inject(ctx context.Context, f Fault) {
 	case NetDelay, NetBlackhole, NetReset:
 		ev.Duration = ms(f.For)
 		ev.Detail, err = in.strikeNetwork(f)
+	case ConnStorm:
+		ev.Storm, err = in.connStorm(ctx, f.Sessions)
+		ev.Duration = ev.Storm.TookMs
+		ev.Detail = ev.Storm.Detail()
 	default:
 		hook := in.t.Hook(f.Kind)
 		if hook == nil {
@@ -475,7 +514,8 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Rotation is a soak's schedule (--fault-every): kinds in turn, one every `every` from
 // `every` on, while before until. A pause-flush lasts a quarter of the interval (at most
-// 2 s); a crash-redis keeps the server down DefaultRedisDown.
+// 2 s); a crash-redis keeps the server down DefaultRedisDown; a conn-storm opens
+// DefaultStormSessions.
 func Rotation(kinds []string, every, until time.Duration) []Fault {
 	var out []Fault
 	if len(kinds) == 0 || every <= 0 {
@@ -488,6 +528,8 @@ func Rotation(kinds []string, every, until time.Duration) []Fault {
 			f.For = min(every/4, 2*time.Second)
 		case CrashRedis:
 			f.For = DefaultRedisDown
+		case ConnStorm:
+			f.Sessions = DefaultStormSessions
 		}
 		f.raw = fmt.Sprintf("%s@%s", f.Kind, at)
 		if f.For > 0 {
