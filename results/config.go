@@ -65,8 +65,8 @@ type RunConfig struct {
 	// ConnMaxLifetimeMs closes a pool connection this long after it opened (pgxpool's
 	// MaxConnLifetime, with up to 10% more at random: database.LifetimeJitter), ConnMaxIdleMs one idle this
 	// long (MaxConnIdleTime); absent: never. They churn the pool's sessions, as deploys do.
-	ConnMaxLifetimeMs float64 `json:"conn_max_lifetime_ms,omitempty" flag:"conn-max-lifetime" unit:"ms" min:"0" usage:"the load's pool closes a connection this long after it opened (pgxpool's MaxConnLifetime, each connection's lifetime longer by up to 10% at random), e.g. 30s; 0: never" shapes:"yes"`
-	ConnMaxIdleMs     float64 `json:"conn_max_idle_ms,omitempty" flag:"conn-max-idle" unit:"ms" min:"0" usage:"the load's pool closes a connection idle this long (pgxpool's MaxConnIdleTime; not below --min-connections), e.g. 5s; 0: never" shapes:"yes"`
+	ConnMaxLifetimeMs float64 `json:"conn_max_lifetime_ms,omitempty" flag:"conn-max-lifetime" unit:"ms" usage:"the load's pool closes a connection this long after it opened (pgxpool's MaxConnLifetime, each connection's lifetime longer by up to 10% at random), e.g. 30s; 0: never" shapes:"yes"`
+	ConnMaxIdleMs     float64 `json:"conn_max_idle_ms,omitempty" flag:"conn-max-idle" unit:"ms" usage:"the load's pool closes a connection idle this long (pgxpool's MaxConnIdleTime; not below --min-connections), e.g. 5s; 0: never" shapes:"yes"`
 	// Modes are the modes the invocation ran; each run records its own in Run.Mode.
 	Modes []string `json:"modes" shapes:"no"`
 

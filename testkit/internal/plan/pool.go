@@ -17,6 +17,9 @@ type ConnPool struct {
 
 // validatePool checks the pool's settings against each other.
 func (c *parser) validatePool(bad func(string, ...any)) {
+	if c.ConnMaxLifetime < 0 || c.ConnMaxIdle < 0 {
+		bad("--conn-max-lifetime and --conn-max-idle must not be negative (0: never)")
+	}
 	if c.MinConnections > c.MaxConnections {
 		bad("--min-connections %d is above --max-connections %d (the pool's minimum cannot exceed its size)", c.MinConnections, c.MaxConnections)
 	}
