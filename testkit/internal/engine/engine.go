@@ -373,7 +373,7 @@ type measured struct {
 	prior  []uint32
 	// connects is when the load's pool opened each connection (pool.go).
 	connects connects
-	live   load.Live
+	live     load.Live
 
 	cost     *costWindow
 	mon      *monitor.Monitor

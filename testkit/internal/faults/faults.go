@@ -100,7 +100,7 @@ type Fault struct {
 	Extra  time.Duration
 	// Sessions is the sessions a conn-storm opens.
 	Sessions int
-	raw    string
+	raw      string
 }
 
 // IsNetwork reports whether the fault strikes a network path.
@@ -302,8 +302,8 @@ type Injector struct {
 	// a restart is still under way strikes once the server is back.
 	striking sync.Mutex
 
-	mu      sync.Mutex
-	events  []results.FaultEvent
+	mu     sync.Mutex
+	events []results.FaultEvent
 	// storms counts the statements the conn-storms ran (StormStatements).
 	storms  int64
 	struck  []Path // the paths a net-delay or net-blackhole struck: healed by Stop
