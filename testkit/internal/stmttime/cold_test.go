@@ -39,7 +39,7 @@ func TestTracerMarksTheRequestOnEachNewSession(t *testing.T) {
 	}
 	pool.Close() // no more opens: Connected and the pool's count are final
 	if n := pool.Stat().NewConnsCount(); res.ColdSessions != n || opened.Load() != n {
-		t.Errorf("%d requests on a cold session, %d connections opened (Connected saw %d); want them equal", res.ColdSessions, n, opened)
+		t.Errorf("%d requests on a cold session, %d connections opened (Connected saw %d); want them equal", res.ColdSessions, n, opened.Load())
 	}
 	if res.ColdSessions <= 2 {
 		t.Errorf("%d cold-session requests with a 30 ms lifetime over a 300 ms run; want more than the pool's 2", res.ColdSessions)
