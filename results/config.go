@@ -59,6 +59,14 @@ type RunConfig struct {
 	WarmupMs float64 `json:"warmup_ms" flag:"warmup" unit:"ms" usage:"requests started in this first stretch run but are left out of the statistics" shapes:"yes" split:"producer"`
 	// MaxConnections is the size of the load's connection pool.
 	MaxConnections int `json:"max_connections" default:"64" min:"1" usage:"size of the load's connection pool" shapes:"yes"`
+	// MinConnections is the pool's minimum (pgxpool's MinConns): connections it keeps open,
+	// idle or not, opening them again when they close; absent: 0.
+	MinConnections int `json:"min_connections,omitempty" min:"0" usage:"the load's pool keeps at least this many connections open (pgxpool's MinConns, a service's MIN_CONNECTIONS); at most --max-connections" shapes:"yes"`
+	// ConnMaxLifetimeMs closes a pool connection this long after it opened (pgxpool's
+	// MaxConnLifetime, with up to 10% more at random: database.LifetimeJitter), ConnMaxIdleMs one idle this
+	// long (MaxConnIdleTime); absent: never. They churn the pool's sessions, as deploys do.
+	ConnMaxLifetimeMs float64 `json:"conn_max_lifetime_ms,omitempty" flag:"conn-max-lifetime" unit:"ms" usage:"the load's pool closes a connection this long after it opened (pgxpool's MaxConnLifetime, each connection's lifetime longer by up to 10% at random), e.g. 30s; 0: never" shapes:"yes"`
+	ConnMaxIdleMs     float64 `json:"conn_max_idle_ms,omitempty" flag:"conn-max-idle" unit:"ms" usage:"the load's pool closes a connection idle this long (pgxpool's MaxConnIdleTime; not below --min-connections), e.g. 5s; 0: never" shapes:"yes"`
 	// Modes are the modes the invocation ran; each run records its own in Run.Mode.
 	Modes []string `json:"modes" shapes:"no"`
 

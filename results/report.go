@@ -458,6 +458,19 @@ type Load struct {
 	// OpenLoop is what the arrival schedule of an open-loop run (--rate) did; absent in a
 	// closed loop. LatencyMs then runs from each request's intended start.
 	OpenLoop *OpenLoop `json:"open_loop,omitempty"`
+	// ColdSessionRequests counts the measured requests that ran a statement on a session of
+	// the load's pool that had run none before (a connection just opened: its first query pays
+	// for the server's catalog caches and the driver's prepared statements), succeeded or
+	// not; ColdSessionLatencyMs is the latency of those that succeeded, measured as LatencyMs,
+	// and ColdSessionHistogram its HDR histogram (µs). Absent: none, or not recorded (an engine
+	// before them; a queue mode's request, an enqueue, runs no statement).
+	ColdSessionRequests  int64    `json:"cold_session_requests,omitempty"`
+	ColdSessionLatencyMs *Latency `json:"cold_session_latency_ms,omitempty"`
+	ColdSessionHistogram string   `json:"cold_session_histogram,omitempty"`
+	// ConnectionsOpened is how many connections the load's pool opened in the measured window
+	// (--conn-max-lifetime, --conn-max-idle and failures replace them; the warmed pool's are
+	// opened before it). Absent: none, or not recorded.
+	ConnectionsOpened int64 `json:"connections_opened,omitempty"`
 }
 
 // OpenLoop is an open-loop run's schedule and what became of it. Latency in Load.LatencyMs is
@@ -868,6 +881,33 @@ type FaultEvent struct {
 	Duration float64 `json:"duration_ms,omitempty"`
 	Detail   string  `json:"detail,omitempty"`
 	Error    string  `json:"error,omitempty"`
+	// Storm is what a conn-storm did (absent for the other kinds).
+	Storm *ConnStorm `json:"conn_storm,omitempty"`
+}
+
+// ConnStorm is a conn-storm fault: Sessions opened at once through the service's path (as
+// the load's pool reaches the server), each running one short statement, then all closed at
+// once. Opened is how many opened, Failed how many failed to open or to run their statement
+// (FirstError says why); OpenMedianMs and OpenMaxMs are how long the opens that succeeded
+// took, TookMs the whole storm, from the first open to the last close.
+type ConnStorm struct {
+	Sessions     int     `json:"sessions"`
+	Opened       int     `json:"opened"`
+	Failed       int     `json:"failed,omitempty"`
+	OpenMedianMs float64 `json:"open_median_ms"`
+	OpenMaxMs    float64 `json:"open_max_ms"`
+	TookMs       float64 `json:"took_ms"`
+	FirstError   string  `json:"first_error,omitempty"`
+}
+
+// Detail is the storm in words, as the summary names it.
+func (s *ConnStorm) Detail() string {
+	d := fmt.Sprintf("%d of %d sessions opened at once (open median %.1f ms, max %.1f ms), each ran SELECT 1, all closed at once",
+		s.Opened, s.Sessions, s.OpenMedianMs, s.OpenMaxMs)
+	if s.Failed > 0 {
+		d += fmt.Sprintf("; %d failed: %s", s.Failed, s.FirstError)
+	}
+	return d
 }
 
 // Summary is the spread of the key metrics over the repetitions of one mode (and level, and

@@ -308,6 +308,8 @@ func (m *merger) load(runs []results.Run) (results.Load, error) {
 		l.CompletedRequests += in.CompletedRequests
 		l.FailedRequests += in.FailedRequests
 		l.WarmupRequests += in.WarmupRequests
+		l.ColdSessionRequests += in.ColdSessionRequests
+		l.ConnectionsOpened += in.ConnectionsOpened
 		addCounts(l.ErrorCounts, in.ErrorCounts)
 		w, ok := windowOf(r)
 		exact = exact && ok
@@ -362,6 +364,20 @@ func (m *merger) load(runs []results.Run) (results.Load, error) {
 		m.note("acquire_wait_ms left out: a report was written before reports kept its histogram")
 	case err != nil:
 		return l, err
+	}
+	if l.ColdSessionRequests > 0 {
+		cold, enc, err := distribution("cold_session_histogram", runs, func(r results.Run) (string, int64) {
+			if c := r.Load.ColdSessionLatencyMs; c != nil {
+				return r.Load.ColdSessionHistogram, c.Count
+			}
+			return "", 0
+		})
+		if err != nil {
+			return l, err
+		}
+		if cold.Count > 0 {
+			l.ColdSessionLatencyMs, l.ColdSessionHistogram = &cold, enc
+		}
 	}
 	l.OpenLoop, err = m.openLoop(runs)
 	return l, err

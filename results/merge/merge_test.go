@@ -331,3 +331,27 @@ func TestMergedNetworkIsTheUnion(t *testing.T) {
 		t.Errorf("notes %q: want one on the mixed paths", m.Notes)
 	}
 }
+
+// The producers' cold-session requests and the connections their pools opened add up, and the
+// cold requests' latency is the union of theirs.
+func TestMergedColdSessionsAddUp(t *testing.T) {
+	l0, l1 := knownLatencies()
+	in := []Input{producer(0, l0, 0, 2*time.Second), producer(1, l1, 0, 2*time.Second)}
+	cold := [][]time.Duration{l0[:30], l1[len(l1)-20:]}
+	for i, p := range in {
+		h, enc := resultstest.HistOf(cold[i])
+		lat := results.Latency(h.Summary())
+		l := &p.Report.Runs[0].Load
+		l.ColdSessionRequests, l.ColdSessionLatencyMs, l.ColdSessionHistogram, l.ConnectionsOpened = int64(len(cold[i])), &lat, enc, int64(10+i)
+	}
+	m, err := Merge(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	union, _ := resultstest.HistOf(append(slices.Clone(cold[0]), cold[1]...))
+	l := m.Report.Runs[0].Load
+	if l.ColdSessionRequests != 50 || l.ConnectionsOpened != 21 || l.ColdSessionLatencyMs == nil || *l.ColdSessionLatencyMs != results.Latency(union.Summary()) {
+		t.Errorf("merged cold sessions %d, opened %d, latency %+v; want 50, 21 and the union's %+v",
+			l.ColdSessionRequests, l.ConnectionsOpened, l.ColdSessionLatencyMs, union.Summary())
+	}
+}

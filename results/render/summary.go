@@ -63,6 +63,7 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	printCalibration(&b, rep.Environment.Calibration, false)
 	printRequestTime(&b, rep, false)
 	printProblems(&b, rep)
+	printChurn(&b, rep)
 	printOpenLoop(&b, rep, false)
 	out.WriteString(wrap(b.String(), SummaryWidth))
 	io.WriteString(w, out.String())
@@ -82,6 +83,7 @@ func wideSummary(w io.Writer, rep *results.Report, modes []string) {
 	printFlushTime(w, rep)
 	printRequestTime(w, rep, true)
 	printProblems(w, rep)
+	printChurn(w, rep)
 	printOpenLoop(w, rep, true)
 	if warning := overflowWarning(rep, modes); warning != "" {
 		fmt.Fprintf(w, "%s: warning: %s\n", rep.Suite, warning)

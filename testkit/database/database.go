@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"net"
 	"net/url"
 	"regexp"
@@ -319,7 +320,15 @@ func (t *Target) TakeSessions() []uint32 {
 // PoolOptions shapes a pool.
 type PoolOptions struct {
 	MaxConns int32
-	AppName  string
+	// MinConns is the pool's minimum (pgxpool's MinConns): open, idle or not.
+	MinConns int32
+	// MaxConnLifetime closes a connection once it has been open this long, plus up to
+	// LifetimeJitter of it at random (pgxpool's MaxConnLifetime and MaxConnLifetimeJitter);
+	// MaxConnIdle closes one idle this long, not below MinConns (MaxConnIdleTime). 0: never.
+	MaxConnLifetime, MaxConnIdle time.Duration
+	// Connected, when set, is called for each connection the pool opens, once it is set up.
+	Connected func()
+	AppName   string
 	// Settings are server settings for every session (e.g. statement_timeout).
 	Settings map[string]string
 	// Direct reaches the server directly whatever the Route (the calibration's pool).
@@ -340,8 +349,14 @@ func (t *Target) NewPool(ctx context.Context, o PoolOptions) (*pgxpool.Pool, err
 	}
 	pc.ConnConfig = cc
 	pc.MaxConns = o.MaxConns
-	pc.MinConns = 0
-	pc.HealthCheckPeriod = time.Minute
+	pc.MinConns = o.MinConns
+	pc.MaxConnLifetime = o.MaxConnLifetime // pgxpool: 0 is never
+	pc.MaxConnLifetimeJitter = time.Duration(float64(o.MaxConnLifetime) * LifetimeJitter)
+	pc.MaxConnIdleTime = o.MaxConnIdle
+	if o.MaxConnIdle == 0 {
+		pc.MaxConnIdleTime = math.MaxInt64 // pgxpool's 0 closes every idle connection
+	}
+	pc.HealthCheckPeriod = healthCheckPeriod(o.MaxConnLifetime, o.MaxConnIdle)
 	pc.ConnConfig.Tracer = o.Tracer
 	if o.Direct || !t.Pooled() { // through a pooler, its connect_query sets them (ServeThrough)
 		for k, v := range o.Settings {
@@ -373,6 +388,9 @@ func (t *Target) NewPool(ctx context.Context, o PoolOptions) (*pgxpool.Pool, err
 		t.track(conn)
 		conn.PgConn().CustomData()[seatKey] = seats.take()
 		conn.PgConn().CustomData()[openedKey] = time.Now()
+		if o.Connected != nil {
+			o.Connected()
+		}
 		return nil
 	}
 	pc.BeforeClose = func(conn *pgx.Conn) {
@@ -385,6 +403,25 @@ func (t *Target) NewPool(ctx context.Context, o PoolOptions) (*pgxpool.Pool, err
 		return nil, errors.New(Redact(err.Error()))
 	}
 	return pool, nil
+}
+
+// LifetimeJitter is the share of PoolOptions.MaxConnLifetime by which each connection's
+// lifetime is longer, drawn at random (pgxpool's MaxConnLifetimeJitter): connections opened
+// together do not all close together, as a service's pool spreads its reconnections.
+const LifetimeJitter = 0.1
+
+// healthCheckPeriod is how often a pool looks at its idle connections: pgxpool closes those
+// past their lifetime or idle time only then (a connection in use, past its lifetime, closes
+// when it is given back), and opens what MinConns lacks. A quarter of the shorter of the two,
+// between 100 ms and pgxpool's default minute, so that they act within a run.
+func healthCheckPeriod(lifetime, idle time.Duration) time.Duration {
+	shortest := time.Minute
+	for _, d := range []time.Duration{lifetime, idle} {
+		if d > 0 {
+			shortest = min(shortest, d/4)
+		}
+	}
+	return max(shortest, 100*time.Millisecond)
 }
 
 // Pings is how many liveness pings the pools of NewPool have sent so far: a pool pings a

@@ -113,7 +113,8 @@ func (e *engine) endCost(ctx context.Context, m *measured) (*results.Database, m
 		HotTables:  e.info.HotTables,
 		WaitEvents: mon.WaitEvents(),
 		// Not the run's work either: the pools' liveness pings (one transaction each).
-		ObserverTransactions: mon.Statements() + w.untracks.Load() + e.target.Pings() - w.pings,
+		// And a conn-storm's statements.
+		ObserverTransactions: mon.Statements() + w.untracks.Load() + e.target.Pings() - w.pings + m.injector.StormStatements(),
 		Shared:               !e.target.Managed(),
 	}), dbstats.ServerTimes(w.start, end)
 }

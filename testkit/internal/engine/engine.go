@@ -244,6 +244,9 @@ func (e *engine) runAll() error {
 		return err
 	}
 	e.target = target
+	if err := e.checkStormRoom(ctx); err != nil { // pool.go
+		return usageError{err}
+	}
 	if err := e.routePostgres(); err != nil { // --db-rtt and friends (network.go)
 		return err
 	}
@@ -317,7 +320,7 @@ func (e *engine) startServer(ctx context.Context) (*pgserver.Server, error) {
 		return nil, err
 	}
 	return pgserver.Start(ctx, pgserver.Config{Binaries: bins, User: c.PgUser, TempDir: c.PgDir, Unsafe: c.UnsafeFsync,
-		MaxConnections: c.MaxPool() + c.QueueWorkers + 2 + suiteConns(e.suite) + extraConns + serverMargin + poolerConns(c)})
+		MaxConnections: e.sessionsNeeded() + serverMargin})
 }
 
 // suiteConns is what the suite's own pools hold at most (testkit.ConnectionUser).
@@ -383,7 +386,9 @@ type measured struct {
 	pool   *pgxpool.Pool
 	tracer *stmttime.Tracer
 	prior  []uint32
-	live   load.Live
+	// connects is when the load's pool opened each connection (pool.go).
+	connects connects
+	live     load.Live
 
 	cost     *costWindow
 	mon      *monitor.Monitor
@@ -527,8 +532,7 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	}
 	m := &measured{r: r, prior: e.target.TakeSessions(), // closed before this run: the cost's start waits for them to exit
 		tracer: stmttime.New(), wait: c.ReconcileTimeout} // the request path's statements, as the client sees them (requesttime.go)
-	pool, err := e.target.NewPool(ctx, database.PoolOptions{MaxConns: int32(r.Config.MaxConnections), AppName: "hotspotkit-load",
-		Settings: faults.SessionSettings(c.Faults), Tracer: m.tracer})
+	pool, err := e.target.NewPool(ctx, e.loadPool(m)) // pool.go
 	if err != nil {
 		return fail(err)
 	}
@@ -588,6 +592,7 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	}
 	endPhases(post)
 	out.Load = e.loadStats(res, m.drainEnd, r)
+	churnStats(&out.Load, res, &m.connects) // pool.go
 	out.Interrupted = res.Stopped
 	if drainErr != nil {
 		out.Error = database.Redact("drain: " + drainErr.Error())

@@ -48,6 +48,11 @@ func (t faultTarget) Connect(ctx context.Context, appName string) (*pgx.Conn, er
 	return t.e.target.ConnectDirect(ctx, appName)
 }
 
+// ConnectService opens a connection as the load's pool does: through the Route.
+func (t faultTarget) ConnectService(ctx context.Context, appName string) (*pgx.Conn, error) {
+	return t.e.target.Connect(ctx, appName)
+}
+
 // serverFaultTimeout bounds a restart or crash of the temporary server once struck.
 const serverFaultTimeout = 2 * time.Minute
 

@@ -38,6 +38,7 @@ const (
 	RedisReshard      = "redis-reshard"      // KIND@T: slots of a managed cluster's master moved live to another
 	PoolerRestart     = "pooler-restart"     // KIND@T: the temporary PgBouncer killed and started again on its port
 	PoolerPause       = "pooler-pause"       // KIND@T+D: PAUSE on the pooler's database, RESUME after D (connections held, nothing answered)
+	ConnStorm         = "conn-storm"         // KIND@T[=N]: N sessions opened through the service's path, used once, closed at once
 	StatementTimeout  = "statement-timeout"  // KIND=MS: statement_timeout on the load's sessions
 	LockTimeout       = "lock-timeout"       // KIND=MS: lock_timeout on the load's sessions
 
@@ -64,7 +65,7 @@ var Network = []string{NetDelay, NetBlackhole, NetReset}
 const DefaultNetDelay = 50 * time.Millisecond
 
 // Timed are the kinds that strike at a moment (KIND@T).
-var Timed = []string{TerminateBackends, RestartPostgres, CrashPostgres, PauseFlush, KillConsumer, KillFlusher, CrashRedis, RedisFailover, RedisReshard, KillWorker, PoolerRestart, PoolerPause}
+var Timed = []string{TerminateBackends, RestartPostgres, CrashPostgres, PauseFlush, KillConsumer, KillFlusher, CrashRedis, RedisFailover, RedisReshard, KillWorker, ConnStorm, PoolerRestart, PoolerPause}
 
 // Declared are the kinds a suite's own workload causes (its Workload.Faults hook): a suite
 // takes them only by naming them in its Info.Faults, never by leaving Info.Faults nil (every
@@ -78,6 +79,14 @@ func Takes(declared []string, kind string) bool {
 	}
 	return slices.Contains(declared, kind)
 }
+
+// DefaultStormSessions is the sessions of a conn-storm given no =N; MaxStormSessions the most
+// one may open (each is a backend process of the server's, and takes a slot of its
+// max_connections: the temporary server is sized for them).
+const (
+	DefaultStormSessions = 64
+	MaxStormSessions     = 1000
+)
 
 // DefaultRedisDown is how long crash-redis keeps the server down when no +D is given.
 const DefaultRedisDown = time.Second
@@ -94,7 +103,9 @@ type Fault struct {
 	// Target is a network fault's: NetPostgres or NetRedis; Extra a net-delay's added round trip.
 	Target string
 	Extra  time.Duration
-	raw    string
+	// Sessions is the sessions a conn-storm opens.
+	Sessions int
+	raw      string
 }
 
 // IsNetwork reports whether the fault strikes a network path.
@@ -110,6 +121,9 @@ func (f Fault) IsSetting() bool { return f.Kind == StatementTimeout || f.Kind ==
 func Parse(s string) (Fault, error) {
 	if strings.HasPrefix(s, "net-") {
 		return parseNetwork(s)
+	}
+	if strings.HasPrefix(s, ConnStorm+"@") {
+		return parseStorm(s)
 	}
 	f := Fault{raw: s}
 	if kind, ms, ok := strings.Cut(s, "="); ok {
@@ -198,6 +212,22 @@ func parseNetwork(s string) (Fault, error) {
 	return f, nil
 }
 
+// parseStorm reads a conn-storm: conn-storm@T[=N].
+func parseStorm(s string) (Fault, error) {
+	f := Fault{Kind: ConnStorm, raw: s, Sessions: DefaultStormSessions}
+	when, n, hasN := strings.Cut(strings.TrimPrefix(s, ConnStorm+"@"), "=")
+	var err error
+	if f.At, err = time.ParseDuration(when); err != nil || f.At < 0 {
+		return f, fmt.Errorf("--fault %q: %q is not a duration such as 1s or 500ms (want conn-storm@T[=N])", s, when)
+	}
+	if hasN {
+		if f.Sessions, err = strconv.Atoi(n); err != nil || f.Sessions < 1 || f.Sessions > MaxStormSessions {
+			return f, fmt.Errorf("--fault %q: a conn-storm's sessions %q must be a number from 1 to %d", s, n, MaxStormSessions)
+		}
+	}
+	return f, nil
+}
+
 // MaxNetDelay caps a net-delay's extra round trip (the proxy's own cap, netdelay.MaxRTT).
 const MaxNetDelay = time.Second
 
@@ -222,6 +252,9 @@ type Hook func(ctx context.Context) (detail string, err error)
 type Target interface {
 	// Connect opens a connection of the injector's own to the run's database.
 	Connect(ctx context.Context, appName string) (*pgx.Conn, error)
+	// ConnectService opens a connection to the run's database as the service's connections
+	// reach it (the load's pool's path: through the Route, a pooler), for a conn-storm.
+	ConnectService(ctx context.Context, appName string) (*pgx.Conn, error)
 	// RestartPostgres stops the temporary server cleanly and starts it again in place.
 	RestartPostgres(ctx context.Context) error
 	// CrashPostgres stops the temporary server without a checkpoint and starts it again in
@@ -280,8 +313,10 @@ type Injector struct {
 	// a restart is still under way strikes once the server is back.
 	striking sync.Mutex
 
-	mu      sync.Mutex
-	events  []results.FaultEvent
+	mu     sync.Mutex
+	events []results.FaultEvent
+	// storms counts the statements the conn-storms ran (StormStatements).
+	storms  int64
 	struck  []Path // the paths a net-delay or net-blackhole struck: healed by Stop
 	lasting []Path // the paths a blackhole without an end struck: healed by Lift
 }
@@ -361,6 +396,10 @@ func (in *Injector) inject(ctx context.Context, f Fault) {
 	case NetDelay, NetBlackhole, NetReset:
 		ev.Duration = ms(f.For)
 		ev.Detail, err = in.strikeNetwork(f)
+	case ConnStorm:
+		ev.Storm, err = in.connStorm(ctx, f.Sessions)
+		ev.Duration = ev.Storm.TookMs
+		ev.Detail = ev.Storm.Detail()
 	default:
 		hook := in.t.Hook(f.Kind)
 		if hook == nil {
@@ -493,7 +532,8 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Rotation is a soak's schedule (--fault-every): kinds in turn, one every `every` from
 // `every` on, while before until. A pause-flush lasts a quarter of the interval (at most
-// 2 s); a crash-redis keeps the server down DefaultRedisDown.
+// 2 s); a crash-redis keeps the server down DefaultRedisDown; a conn-storm opens
+// DefaultStormSessions.
 func Rotation(kinds []string, every, until time.Duration) []Fault {
 	var out []Fault
 	if len(kinds) == 0 || every <= 0 {
@@ -506,6 +546,8 @@ func Rotation(kinds []string, every, until time.Duration) []Fault {
 			f.For = min(every/4, 2*time.Second)
 		case CrashRedis:
 			f.For = DefaultRedisDown
+		case ConnStorm:
+			f.Sessions = DefaultStormSessions
 		}
 		f.raw = fmt.Sprintf("%s@%s", f.Kind, at)
 		if f.For > 0 {

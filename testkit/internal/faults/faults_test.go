@@ -20,6 +20,8 @@ func TestParse(t *testing.T) {
 		{"crash-redis@1s+3s", Fault{Kind: CrashRedis, At: time.Second, For: 3 * time.Second}},
 		{"crash-postgres@500ms", Fault{Kind: CrashPostgres, At: 500 * time.Millisecond}},
 		{"kill-flusher@0s", Fault{Kind: KillFlusher}},
+		{"conn-storm@5s", Fault{Kind: ConnStorm, At: 5 * time.Second, Sessions: DefaultStormSessions}},
+		{"conn-storm@1s=16", Fault{Kind: ConnStorm, At: time.Second, Sessions: 16}},
 	}
 	for _, c := range good {
 		f, err := Parse(c.in)
@@ -37,6 +39,11 @@ func TestParse(t *testing.T) {
 		"crash-redis@1s+0s":     "not a positive duration",
 		"lock-timeout=0":        "positive number of milliseconds",
 		"pause-flush=5":         "only statement-timeout and lock-timeout take =MS",
+		"conn-storm@1s=0":       "must be a number from 1 to 1000",
+		"conn-storm@1s=-3":      "must be a number from 1 to 1000",
+		"conn-storm@1s=many":    "must be a number from 1 to 1000",
+		"conn-storm@soon":       "not a duration",
+		"conn-storm=16":         "only statement-timeout and lock-timeout take =MS",
 	}
 	for in, want := range bad {
 		if _, err := Parse(in); err == nil || !strings.Contains(err.Error(), want) {
@@ -46,8 +53,8 @@ func TestParse(t *testing.T) {
 }
 
 func TestRotation(t *testing.T) {
-	got := Rotation([]string{TerminateBackends, PauseFlush, CrashRedis}, 30*time.Second, 2*time.Minute)
-	want := []string{"terminate-backends@30s", "pause-flush@1m0s+2s", "crash-redis@1m30s+1s"}
+	got := Rotation([]string{TerminateBackends, PauseFlush, CrashRedis, ConnStorm}, 30*time.Second, 150*time.Second)
+	want := []string{"terminate-backends@30s", "pause-flush@1m0s+2s", "crash-redis@1m30s+1s", "conn-storm@2m0s"}
 	if len(got) != len(want) {
 		t.Fatalf("Rotation = %v, want %v", got, want)
 	}

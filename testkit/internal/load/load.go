@@ -126,6 +126,11 @@ type Result struct {
 	// AcquireWait holds, per measured request that acquired a connection (succeeded or
 	// not), the total time it spent waiting for one.
 	AcquireWait *hist.Histogram
+	// ColdSessions counts the measured requests that ran a statement on a session's first use
+	// (NoteColdSession), succeeded or not; ColdLatency holds the latency of those that
+	// succeeded, as Latency does of all.
+	ColdSessions int64
+	ColdLatency  *hist.Histogram
 	// Outcomes holds the outcome of every request index.
 	Outcomes *Outcomes
 	// Longest is the longest any request took, failed or not, warm-up included: how long
@@ -174,6 +179,7 @@ type runner struct {
 	live     *Live
 	latency  *hist.Sharded
 	acquire  *hist.Sharded
+	cold     *hist.Sharded // the latency of requests on a cold session (NoteColdSession)
 	outcomes *Outcomes
 	workers  []worker
 
@@ -204,6 +210,7 @@ func newRunner(cfg Config, op Op) *runner {
 		live:     cfg.Live,
 		latency:  hist.NewSharded(shards),
 		acquire:  hist.NewSharded(shards),
+		cold:     hist.NewSharded(shards),
 		outcomes: newOutcomes(cfg.Requests),
 		workers:  make([]worker, workers),
 	}
@@ -219,7 +226,8 @@ func newRunner(cfg Config, op Op) *runner {
 	r.live.reset(cfg.Requests, r.latency, r.acquire)
 	for i := range r.workers {
 		w := &r.workers[i]
-		w.req = Request{Worker: i, shard: i % shards, retry: cfg.Retry, stats: &w.retries, timeout: cfg.RequestTimeout, opCtx: r.opCtx}
+		w.req = Request{Worker: i, shard: i % shards, retry: cfg.Retry, stats: &w.retries, timeout: cfg.RequestTimeout}
+		w.req.opCtx = context.WithValue(r.opCtx, coldKey{}, &w.req.cold) // the worker's requests' mark
 	}
 	return r
 }
@@ -265,6 +273,7 @@ type worker struct {
 	req                       Request
 	completed, failed         int64
 	warmCompleted, warmFailed int64
+	cold                      int64         // measured requests on a cold session
 	lastEnd                   time.Duration // since start
 	longest                   time.Duration // the longest request, failed or not
 	errorCounts               map[string]int64
@@ -316,8 +325,9 @@ func (r *runner) serve(w *worker, i int64, began, intended time.Duration, measur
 	req.Index = i
 	req.acquireWait, req.acquired = 0, false
 	req.retries, req.unknown, req.outOfTries = 0, false, false
+	req.cold.Store(false)
 
-	err := req.endTry(call(req.beginTry(r.opCtx), r.op, req))
+	err := req.endTry(call(req.beginTry(req.opCtx), r.op, req))
 	ended := time.Since(r.start)
 	w.lastEnd = ended
 	w.longest = max(w.longest, ended-intended)
@@ -348,6 +358,12 @@ func (r *runner) serve(w *worker, i int64, began, intended time.Duration, measur
 	}
 	if measured && req.acquired {
 		r.acquire.Record(req.shard, req.acquireWait)
+	}
+	if measured && req.cold.Load() {
+		w.cold++
+		if err == nil {
+			r.cold.Record(req.shard, ended-intended)
+		}
 	}
 	if measured && r.open != nil {
 		r.open.record(w, req.shard, began, intended, ended, err == nil)
@@ -394,6 +410,7 @@ func (r *runner) result() *Result {
 		ErrorSamples: make(map[string]string),
 		Latency:      r.latency.Merged(),
 		AcquireWait:  r.acquire.Merged(),
+		ColdLatency:  r.cold.Merged(),
 		Outcomes:     r.outcomes,
 		// A cancel that came after every planned request was handed out cut nothing short.
 		Stopped: r.ended.Load() == endCancelled && (r.limit == 0 || started < r.limit),
@@ -406,6 +423,7 @@ func (r *runner) result() *Result {
 		res.Failed += w.failed
 		res.WarmupCompleted += w.warmCompleted
 		res.WarmupFailed += w.warmFailed
+		res.ColdSessions += w.cold
 		lastEnd = max(lastEnd, w.lastEnd)
 		res.Longest = max(res.Longest, w.longest)
 		res.Retries.add(&w.retries)

@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -18,6 +19,9 @@ type Request struct {
 	shard       int
 	acquireWait time.Duration
 	acquired    bool
+	// cold is set when the request ran a statement on a session's first use
+	// (NoteColdSession); opCtx carries it.
+	cold atomic.Bool
 
 	// Set by Try: the run's policy and the worker's tallies; this request's retries, whether
 	// a try's outcome was unknown, and whether it ran out of tries.
@@ -27,8 +31,8 @@ type Request struct {
 	unknown    bool
 	outOfTries bool
 
-	// The request timeout (Config.RequestTimeout; 0: none), the run's context and start, and
-	// the try the watchdog times (timeout.go).
+	// The request timeout (Config.RequestTimeout; 0: none), the run's context (with the
+	// worker's cold mark in it) and start, and the try the watchdog times (timeout.go).
 	timeout time.Duration
 	opCtx   context.Context
 	start   time.Time
@@ -71,4 +75,19 @@ func (r *Request) Acquire(ctx context.Context, pool *pgxpool.Pool) (*pgxpool.Con
 func (r *Request) RecordAcquireWait(d time.Duration) {
 	r.acquireWait += d
 	r.acquired = true
+}
+
+// coldKey is the context key of a request's cold mark (NoteColdSession).
+type coldKey struct{}
+
+// NoteColdSession marks the request whose context ctx is (an Op's, or one derived from it) as
+// one that ran a statement on a session's first use: a connection just opened, whose first
+// statement pays for what a used one has cached (the server's catalog caches, the driver's
+// prepared statements). The request path's tracer calls it (testkit/internal/stmttime); the
+// run counts such requests and times them apart (Result.ColdSessions, ColdLatency). Outside a
+// request it does nothing.
+func NoteColdSession(ctx context.Context) {
+	if mark, ok := ctx.Value(coldKey{}).(*atomic.Bool); ok {
+		mark.Store(true)
+	}
 }

@@ -65,6 +65,8 @@ type Plan struct {
 	Network
 	// Pooler: --pooler, --pooler-url, --pooler-rtt typed (pooler.go).
 	PoolerLink
+	// ConnPool: --conn-max-lifetime and --conn-max-idle typed (pool.go).
+	ConnPool
 
 	// Slotted says the suite has slots (Info.Slots, slots.go): without, --slots, --slot-pick
 	// and --slots-levels are refused and every run has 0 slots.
@@ -161,7 +163,7 @@ func (c *parser) register() {
 	c.registerSettings("redis-rtt-jitter") // --db-rtt through --redis-rtt-jitter
 	c.registerNetwork()                    // network.go
 
-	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, crash-postgres@T, pause-flush@T+D, kill-flusher@T, kill-consumer@T, crash-redis@T[+D], redis-failover@T, redis-reshard@T (--redis cluster), kill-worker@T (a suite's own workers, where it has them), statement-timeout=MS, lock-timeout=MS; on the network to pg or redis: net-delay:TARGET@T+D[=EXTRA], net-blackhole:TARGET@T[+D] (no +D: until the run ends), net-reset:TARGET@T")
+	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, crash-postgres@T, pause-flush@T+D, kill-flusher@T, kill-consumer@T, crash-redis@T[+D], redis-failover@T, redis-reshard@T (--redis cluster), conn-storm@T[=N] (N sessions, default 64, opened at once as the load's pool opens them, each running SELECT 1, then closed at once), kill-worker@T (a suite's own workers, where it has them), statement-timeout=MS, lock-timeout=MS; on the network to pg or redis: net-delay:TARGET@T+D[=EXTRA], net-blackhole:TARGET@T[+D] (no +D: until the run ends), net-reset:TARGET@T")
 	c.registerSettings("fault-every")
 	fs.BoolVar(&c.Calibrate, "calibrate", true, "measure this machine's PostgreSQL first (a few seconds: hot-row UPDATE rate, batched-write ceiling) so throughput compares across machines as efficiency; --calibrate=false skips it")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile of the whole invocation here (go tool pprof)")
@@ -284,6 +286,7 @@ func (c *parser) validate() error {
 		bad("--fault-every needs --duration (the length of the soak its faults rotate through)")
 	}
 	c.RetryClasses = retryClasses(c.retryClassesRaw, c.Faults, bad)
+	c.validateConnPool(bad) // connpool.go
 	if c.Schema != "" {
 		if err := database.ValidateSchemaName(c.Schema); err != nil {
 			bad("--schema: %v", err)

@@ -33,6 +33,8 @@ func (c *parser) validatePool(bad func(string, ...any)) {
 		bad("--pool-levels cannot be combined with --levels, --slots-levels, --rates or --rtt-levels (one ladder per invocation)")
 	case c.Settings.Role != "" && c.Settings.Role != "both":
 		bad("--role %s cannot be combined with --pool-levels (every process of a split run must have the same pool)", c.Settings.Role)
+	case c.MinConnections > c.PoolLevels[0]:
+		bad("--min-connections %d is above the smallest --pool-levels size %d (the pool's minimum cannot exceed its size)", c.MinConnections, c.PoolLevels[0])
 	}
 }
 

@@ -137,6 +137,7 @@ func (c *Plan) views() {
 	c.Duration, c.Warmup, c.DrainTimeout = ms(c.DurationMs), ms(c.WarmupMs), ms(c.DrainTimeoutMs)
 	c.RequestTimeout, c.ReconcileTimeout, c.ShutdownTimeout = ms(c.RequestTimeoutMs), ms(c.ReconcileTimeoutMs), ms(c.ShutdownTimeoutMs)
 	c.FaultEvery = ms(c.FaultEveryMs)
+	c.ConnMaxLifetime, c.ConnMaxIdle = ms(c.ConnMaxLifetimeMs), ms(c.ConnMaxIdleMs)
 	c.QueueFull, _ = queue.ParseFullPolicy(c.Settings.QueueFull) // one of its enum's (TestSettingsMirrorTheirPackages)
 	c.UnsafeFsync, c.LoseCommitEvery, c.SlowFlushPct = c.UnsafeNoFsync, c.DebugLoseCommitEvery, c.DebugSlowFlushPct
 	c.PgDownload = pgserver.DownloadConfig{CachePath: c.PgDownloadCache, RepositoryURL: c.PgDownloadURL, Major: c.PgDownloadVersion}

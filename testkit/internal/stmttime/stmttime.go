@@ -6,6 +6,11 @@
 // between the two (the round trips, the driver, COMMIT's WAL flush, waiting for a CPU), or in
 // neither (the request's own code, the Go scheduler, GC).
 //
+// It also tells the load which requests ran on a cold session: the first statement a
+// connection runs (the tracer has no state for it yet, it is set on the pool from its first
+// connection on) marks the request whose context it runs under (load.NoteColdSession). A
+// liveness ping of the pool's is not a statement of the tracer's.
+//
 // It costs two clock readings and two atomic adds per statement, and nothing is allocated once
 // a statement's text has been seen: a connection keeps the start of its statement in a state
 // of its own (a connection runs one statement at a time).
@@ -22,6 +27,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
 )
 
 // Tracer times statements per SQL text; set it as a pool's ConnConfig.Tracer. Its methods are
@@ -58,9 +65,10 @@ func (t *Tracer) begin(ctx context.Context, conn *pgx.Conn, sql string) context.
 	}
 	data := conn.PgConn().CustomData()
 	st, _ := data[stateKey].(*connState)
-	if st == nil {
+	if st == nil { // the connection's first statement: a cold session's
 		st = &connState{}
 		data[stateKey] = st
+		load.NoteColdSession(ctx)
 	}
 	st.start, st.sql = time.Now(), sql
 	return ctx
