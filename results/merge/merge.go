@@ -203,6 +203,7 @@ func (m *merger) run(i int, cal *results.Calibration) (results.Run, error) {
 	}
 	out.Load = load
 	out.Pool = m.pool(runs)
+	out.Pooler = mergePooler(runs)
 	if out.LockMonitor, err = m.lockMonitor(runs); err != nil {
 		return out, fmt.Errorf("run %d (%s): %w", i, runName(runs[0]), err)
 	}
@@ -451,6 +452,38 @@ func (m *merger) openLoop(runs []results.Run) (*results.OpenLoop, error) {
 	return out, err
 }
 
+// mergePooler: the processes of a split run went through one pooler (baseline pgbouncer) and
+// each read it, so its maxima are the largest any process saw, not a sum; its totals (SHOW
+// STATS over each process's own window) are those of the process whose window saw the most
+// transactions: the windows overlap, and adding them would count a transaction more than once.
+// nil when no process had a pooler.
+func mergePooler(runs []results.Run) *results.Pooler {
+	var out *results.Pooler
+	for _, r := range runs {
+		in := r.Pooler
+		if in == nil {
+			continue
+		}
+		if out == nil {
+			c := *in
+			out = &c
+			continue
+		}
+		out.Samples += in.Samples
+		out.SampleErrors += in.SampleErrors
+		out.WaitingSamples += in.WaitingSamples
+		out.MaxClientsActive = max(out.MaxClientsActive, in.MaxClientsActive)
+		out.MaxClientsWaiting = max(out.MaxClientsWaiting, in.MaxClientsWaiting)
+		out.MaxWaitMs = max(out.MaxWaitMs, in.MaxWaitMs)
+		out.MaxServersActive = max(out.MaxServersActive, in.MaxServersActive)
+		out.MaxServersIdle = max(out.MaxServersIdle, in.MaxServersIdle)
+		if in.Transactions > out.Transactions {
+			out.Transactions, out.AvgWaitMs, out.AvgXactMs = in.Transactions, in.AvgWaitMs, in.AvgXactMs
+		}
+	}
+	return out
+}
+
 // pool: every process had its own pool. The connections add up; the busiest process's peak
 // usage is the run's (the peaks need not have fallen at once, so they are not summed).
 func (m *merger) pool(runs []results.Run) results.Pool {
@@ -463,6 +496,9 @@ func (m *merger) pool(runs []results.Run) results.Pool {
 		p.MaxUsageBasisPoints = max(p.MaxUsageBasisPoints, in.MaxUsageBasisPoints)
 		p.IdleReserve = max(p.IdleReserve, in.IdleReserve)
 		p.PressureSamples += in.PressureSamples
+		// Every process counted the same server's sessions of the service (pg_stat_activity):
+		// the largest count any of them saw, not a sum.
+		p.MaxServerSessions = max(p.MaxServerSessions, in.MaxServerSessions)
 		p.AcquireCount += in.AcquireCount
 		p.EmptyAcquireCount += in.EmptyAcquireCount
 		p.CanceledAcquireCount += in.CanceledAcquireCount

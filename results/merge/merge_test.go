@@ -355,3 +355,26 @@ func TestMergedColdSessionsAddUp(t *testing.T) {
 			l.ColdSessionRequests, l.ConnectionsOpened, l.ColdSessionLatencyMs, union.Summary())
 	}
 }
+
+// TestMergedPoolerIsTheBusiestView: processes that went through one pooler each read it; the
+// merged run keeps the largest of their maxima and the totals of the widest window, and the
+// server sessions any one of them saw at most.
+func TestMergedPoolerIsTheBusiestView(t *testing.T) {
+	l0, l1 := knownLatencies()
+	in := []Input{producer(0, l0, 0, 2*time.Second), producer(1, l1, 0, 2*time.Second)}
+	in[0].Report.Runs[0].Pooler = &results.Pooler{Kind: "pgbouncer", Mode: "transaction", PoolSize: 16, Samples: 10,
+		MaxClientsWaiting: 40, MaxWaitMs: 12, MaxServersActive: 16, Transactions: 900, AvgWaitMs: 3}
+	in[1].Report.Runs[0].Pooler = &results.Pooler{Kind: "pgbouncer", Mode: "transaction", PoolSize: 16, Samples: 12,
+		MaxClientsWaiting: 55, MaxWaitMs: 9, MaxServersActive: 15, Transactions: 1000, AvgWaitMs: 4}
+	in[0].Report.Runs[0].Pool.MaxServerSessions, in[1].Report.Runs[0].Pool.MaxServerSessions = 16, 14
+	m, err := Merge(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := m.Report.Runs[0]
+	p := r.Pooler
+	if p == nil || p.Samples != 22 || p.MaxClientsWaiting != 55 || p.MaxWaitMs != 12 || p.MaxServersActive != 16 ||
+		p.Transactions != 1000 || p.AvgWaitMs != 4 || r.Pool.MaxServerSessions != 16 {
+		t.Errorf("merged pooler %+v, server sessions %d", p, r.Pool.MaxServerSessions)
+	}
+}

@@ -27,7 +27,11 @@ func printChurn(w io.Writer, rep *results.Report) {
 		if l.ColdSessionRequests == 0 && l.ConnectionsOpened == 0 {
 			continue
 		}
-		s := fmt.Sprintf("  %s: %s requests ran on a cold session (a connection's first query)", r.Mode, formatCount(float64(l.ColdSessionRequests)))
+		what := "a connection's first query"
+		if r.Pooler != nil {
+			what = "a client connection's first query; through the pooler, its server connection may have been warm"
+		}
+		s := fmt.Sprintf("  %s: %s requests ran on a cold session (%s)", r.Mode, formatCount(float64(l.ColdSessionRequests)), what)
 		if c := l.ColdSessionLatencyMs; c != nil && c.Count > 0 {
 			s += fmt.Sprintf(", p50 %s, p99 %s, max %s (all requests: p50 %s, p99 %s)", FormatDuration(c.P50), FormatDuration(c.P99),
 				FormatDuration(c.Max), FormatDuration(l.LatencyMs.P50), FormatDuration(l.LatencyMs.P99))

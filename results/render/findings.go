@@ -44,6 +44,7 @@ func Findings(rep *results.Report, hotTables []string) []string {
 			}
 		}
 	}
+	out = append(out, waitFindings(rep.Runs)...) // pooler.go
 	if v := verifiedFinding(rep.Runs); v != "" {
 		out = append(out, v)
 	}

@@ -42,3 +42,37 @@ func printWaits(w io.Writer, rep *results.Report) {
 		}
 	}
 }
+
+// waitFindings say, for each run through a pooler, where its requests waited longest: on a
+// hot row's lock (the longest lock wait the monitor saw), in the service's pool (the acquire
+// wait's p99) or in the pooler's queue (the longest wait of a client it saw).
+func waitFindings(runs []results.Run) []string {
+	var out []string
+	for _, r := range runs {
+		p := r.Pooler
+		if p == nil {
+			continue
+		}
+		where := []struct {
+			name string
+			ms   float64
+		}{
+			{"on the row lock", r.LockMonitor.MaxLockWaitMs},
+			{"in the service's pool", r.Load.AcquireWaitMs.P99},
+			{"in PgBouncer's queue", p.MaxWaitMs},
+		}
+		longest := 0
+		for i, w := range where {
+			if w.ms > where[longest].ms {
+				longest = i
+			}
+		}
+		if where[longest].ms <= 0 {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s through PgBouncer (%d server connections): requests waited longest %s (%s; row lock %s, service pool p99 %s, PgBouncer %s), and PostgreSQL held at most %d of the service's sessions",
+			runLabel(r), p.PoolSize, where[longest].name, FormatDuration(where[longest].ms),
+			FormatDuration(where[0].ms), FormatDuration(where[1].ms), FormatDuration(where[2].ms), r.Pool.MaxServerSessions))
+	}
+	return out
+}

@@ -439,12 +439,16 @@ func EachRedis(t *testing.T, servers []string, run func(t *testing.T, server str
 
 // RedisServers lists the running redis-server processes (zombies waiting to be reaped left
 // out): all of them when parent is 0, else those whose parent process is parent.
-func RedisServers(parent int) map[int]bool {
+func RedisServers(parent int) map[int]bool { return Processes("redis-server", parent) }
+
+// Processes are the live processes whose command line holds what (not zombies), with parent
+// as their parent process (0: any), by pid.
+func Processes(what string, parent int) map[int]bool {
 	out := map[int]bool{}
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range dirs {
 		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
-		if err != nil || !strings.Contains(string(cmdline), "redis-server") {
+		if err != nil || !strings.Contains(string(cmdline), what) {
 			continue
 		}
 		stat, err := os.ReadFile(filepath.Join(d, "stat"))

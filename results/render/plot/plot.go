@@ -823,6 +823,9 @@ const (
 	colorDepth    = "#ee6666"
 	colorPending  = "#fc8452"
 	colorOutbox   = "#9a60b4"
+	colorWaiting  = "#e6a23c"
+	colorServers  = "#5470c6"
+	colorSessions = "#73c0de"
 )
 
 // samplesChart adds one chart for one run: panels over the same time axis, lock waiters by table
@@ -853,6 +856,7 @@ func (p *plotter) samplesChart(title string, rs runSamples) {
 	}
 	waiters := make(map[string][]opts.LineData)
 	var total, pool, depth, pending, outbox []opts.LineData
+	var waiting, servers, sessions []opts.LineData // through a pooler
 	for _, s := range rs.samples {
 		if s.SampleError == "" {
 			total = append(total, point(s, float64(s.LockWaiters)))
@@ -869,6 +873,11 @@ func (p *plotter) samplesChart(title string, rs runSamples) {
 		}
 		if s.OutboxPending != nil {
 			outbox = append(outbox, point(s, float64(*s.OutboxPending)))
+		}
+		if s.Pooler != nil {
+			waiting = append(waiting, point(s, float64(s.Pooler.ClientsWaiting)))
+			servers = append(servers, point(s, float64(s.Pooler.ServersActive)))
+			sessions = append(sessions, point(s, float64(s.ServerSessions)))
 		}
 	}
 	hasDepth := len(depth)+len(pending)+len(outbox) > 0
@@ -888,6 +897,15 @@ func (p *plotter) samplesChart(title string, rs runSamples) {
 			height int
 		}{opts.YAxis{Name: "queue depth", Type: "value", MinInterval: 1}, 110})
 		subtitle += " · queue depth"
+	}
+	poolerPanel := -1
+	if len(waiting) > 0 {
+		poolerPanel = len(panels)
+		panels = append(panels, struct {
+			axis   opts.YAxis
+			height int
+		}{opts.YAxis{Name: "pooler", Type: "value", MinInterval: 1}, 110})
+		subtitle += " · the pooler: clients waiting, server connections active, PostgreSQL's sessions of the service"
 	}
 	top := 70
 	var grids []opts.Grid
@@ -937,6 +955,11 @@ func (p *plotter) samplesChart(title string, rs runSamples) {
 		if len(s.data) > 0 {
 			c.AddSeries(s.name, s.data, series(2, s.color)...)
 		}
+	}
+	if poolerPanel >= 0 {
+		c.AddSeries("waiting in the pooler", waiting, series(poolerPanel, colorWaiting)...)
+		c.AddSeries("pooler's server conns active", servers, series(poolerPanel, colorServers)...)
+		c.AddSeries("PostgreSQL sessions", sessions, series(poolerPanel, colorSessions)...)
 	}
 	p.page.AddCharts(c)
 }

@@ -26,7 +26,7 @@ func TestNetworkFlagsAreUsageErrors(t *testing.T) {
 		"--fault net-blackhole:redis@1s+1s":             "needs --queue-backend redis and an async mode",
 		"--fault net-delay:pg@1s":                       "net-delay lasts a window",
 		"--fault net-reset:pg@1s+1s":                    "net-reset strikes at once",
-		"--fault net-delay:mysql@1s+1s":                 "wants a target, pg or redis",
+		"--fault net-delay:mysql@1s+1s":                 "wants a target, pg, redis or pooler",
 		"--fault net-delay:pg@1s+1s=5s":                 "at most 1s",
 		"--fault net-delay@1s+1s":                       "wants a target",
 	} {

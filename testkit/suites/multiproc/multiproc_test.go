@@ -27,6 +27,8 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics/metricstest"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
+	"github.com/hotspotkit/hotspotkit/testkit/pgbouncer"
+	"github.com/hotspotkit/hotspotkit/testkit/pgbouncer/pgbouncertest"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
 	"github.com/hotspotkit/hotspotkit/testkit/redisserver/redistest"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
@@ -528,5 +530,86 @@ func scrapedWhole(t *testing.T, ps, cs *scraper, consumed *results.Queue) {
 	}
 	if v, _ := cs.max(metricstest.Series(metrics.QueueFlushed, labels("consumer")...)); v > float64(consumed.FlushedTotal) {
 		t.Errorf("consumer: %v flushed on the endpoint, more than the report's %d", v, consumed.FlushedTotal)
+	}
+}
+
+// TestSplitRunThroughOnePooler: two producers and a consumer, each with its own pool, reach
+// PostgreSQL through one PgBouncer (what baseline pgbouncer starts for a split run: the run's
+// schema set by its connect_query), given to each as --pooler-url; the merged run is verified
+// and carries the pooler's signals.
+func TestSplitRunThroughOnePooler(t *testing.T) {
+	pgbouncertest.Need(t)
+	const requests = 1000
+	s := newSplitRun(t, counterSuite, "redis://"+miniredis.RunT(t).Addr()+"/0")
+	cfg, err := pgbouncer.UpstreamConfig(s.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.PoolSize, cfg.ConnectQuery = 4, "SET search_path TO "+s.schema
+	bouncer, err := pgbouncer.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = bouncer.Stop() })
+	pooled := []string{"--pooler-url", bouncer.ConsoleURL()}
+	role := func(id int) []string {
+		return append([]string{"--role", "producer", "--producer-id", strconv.Itoa(id), "--requests", strconv.Itoa(requests), "--concurrency", "20"}, pooled...)
+	}
+	p0 := s.start("producer-0", nil, role(0)...)
+	s.registered(p0)
+	p1 := s.start("producer-1", nil, append(role(1), "--reuse-schema")...)
+	c := s.start("consumer", nil, append([]string{"--role", "consumer", "--reuse-schema", "--verify", "--expect-producers", "2"}, pooled...)...)
+	var inputs []merge.Input
+	for _, p := range []*proc{p0, p1, c} {
+		rep := p.mustSucceed(2 * time.Minute)
+		passed(t, p.name, rep)
+		if pl := rep.Runs[0].Pooler; pl == nil || pl.Managed || pl.PoolSize != 4 || pl.Samples == 0 {
+			t.Errorf("%s: pooler %+v", p.name, pl)
+		}
+		inputs = append(inputs, merge.Input{Path: p.report, Report: rep})
+	}
+	m, err := merge.Merge(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := m.Report.Runs[0]
+	if !run.Verification.Passed || run.Pooler == nil || run.Pooler.Transactions == 0 || run.Pool.MaxServerSessions > 4 {
+		t.Errorf("merged: verified %v, pooler %+v, %d server sessions", run.Verification.Passed, run.Pooler, run.Pool.MaxServerSessions)
+	}
+	s.exact(2 * requests)
+}
+
+// TestPgBouncerGoneAfterOwnerIsKilled: a run through a temporary PgBouncer is SIGKILLed mid-run;
+// the watchdog stops the pooler and removes its directory.
+func TestPgBouncerGoneAfterOwnerIsKilled(t *testing.T) {
+	pgbouncertest.Need(t)
+	before := suitetest.Processes("pgbouncer.ini", 0)
+	p := &proc{t: t, name: "owner", done: make(chan struct{})}
+	p.cmd = exec.Command(counterSuite.binary, append(suitetest.Defaults(), "--postgres-url", testdb.Server(t).DSN(), "--pooler", "pgbouncer",
+		"--modes", "sync", "--requests", "10000000", "--duration", "1m", "--progress-interval", "200ms",
+		"--output", filepath.Join(t.TempDir(), "r.json"))...)
+	p.cmd.Stderr = &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(p.kill)
+	p.waitFor(regexp.MustCompile(`sync\s+[\d,]+ `), time.Minute) // the load runs through the pooler
+	var started []int
+	for pid := range suitetest.Processes("pgbouncer.ini", 0) {
+		if !before[pid] {
+			started = append(started, pid)
+		}
+	}
+	if len(started) != 1 {
+		t.Fatalf("want the run's one pgbouncer, found %v", started)
+	}
+	p.kill()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) && suitetest.Processes("pgbouncer.ini", 0)[started[0]] {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if suitetest.Processes("pgbouncer.ini", 0)[started[0]] {
+		t.Errorf("pgbouncer %d still running after its owner was SIGKILLed", started[0])
 	}
 }
