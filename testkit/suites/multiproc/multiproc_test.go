@@ -594,7 +594,7 @@ func TestPgBouncerGoneAfterOwnerIsKilled(t *testing.T) {
 	}
 	go func() { _ = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(p.kill)
-	p.waitFor(regexp.MustCompile(`sync\s+[\d,]+ `), time.Minute) // the load runs through the pooler
+	p.waitFor(regexp.MustCompile(`sync\s+[\d,]+/`), time.Minute) // the load runs through the pooler
 	var started []int
 	for pid := range suitetest.Processes("pgbouncer.ini", 0) {
 		if !before[pid] {
