@@ -42,6 +42,9 @@ const (
 	FaultRedisFailover     = faults.RedisFailover
 	FaultRedisReshard      = faults.RedisReshard
 	FaultStatementTimeout  = faults.StatementTimeout
+	FaultConnStorm         = faults.ConnStorm
+	FaultPoolerRestart     = faults.PoolerRestart
+	FaultPoolerPause       = faults.PoolerPause
 	// FaultKillWorker is a suite's own: its workload's hook (Workload.Faults) stops one of the
 	// suite's workers mid-job without releasing what it holds. Only a suite that lists it in
 	// Info.Faults takes it.

@@ -3,15 +3,16 @@ package render
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/hotspotkit/hotspotkit/results"
 )
 
-// printWaits says, for each run that had a pooler between the service and PostgreSQL, where its
-// requests queued: on a hot row's lock inside PostgreSQL, in the service's pool, or in the
-// pooler's queue — and how many sessions of the service PostgreSQL held at most.
+// printWaits says, for the runs that had a pooler between the service and PostgreSQL, where
+// their requests queued: on a hot row's lock inside PostgreSQL, in the service's pool, or in
+// the pooler's queue — and how many sessions of the service PostgreSQL held at most. One line
+// per run, under one line saying what the pooler was.
 func printWaits(w io.Writer, rep *results.Report) {
+	header := ""
 	for _, r := range rep.Runs {
 		p := r.Pooler
 		if p == nil {
@@ -26,20 +27,20 @@ func printWaits(w io.Writer, rep *results.Report) {
 		case p.DBRTTMs > 0:
 			hop = fmt.Sprintf(", %s added pooler → PostgreSQL", FormatRTT(p.DBRTTMs))
 		}
-		fmt.Fprintf(w, "  %s through PgBouncer %s (%s mode, %d server connections%s): requests waited\n",
-			runLabel(r), p.Version, p.Mode, p.PoolSize, hop)
-		parts := []string{
-			fmt.Sprintf("on a row lock: %d sessions at most, the longest %s", r.LockMonitor.MaxLockWaiters, FormatDuration(r.LockMonitor.MaxLockWaitMs)),
-			fmt.Sprintf("in the service's pool: p99 %s (%d connections)", FormatDuration(r.Load.AcquireWaitMs.P99), r.Pool.MaxConns),
-			fmt.Sprintf("in PgBouncer: %d clients at most, the longest %s, %s per transaction on average over %d",
-				p.MaxClientsWaiting, FormatDuration(p.MaxWaitMs), FormatDuration(p.AvgWaitMs), p.Transactions),
+		if h := fmt.Sprintf("  through PgBouncer %s (%s mode, %d server connections%s), where requests waited:\n",
+			p.Version, p.Mode, p.PoolSize, hop); h != header {
+			header = h
+			io.WriteString(w, h)
 		}
-		fmt.Fprintf(w, "    %s\n", strings.Join(parts, "; "))
-		fmt.Fprintf(w, "    PostgreSQL held at most %d sessions of the service (%d server connections active in PgBouncer at most)\n",
-			r.Pool.MaxServerSessions, p.MaxServersActive)
+		line := fmt.Sprintf("    %s: row lock %d at most (longest %s); service pool p99 %s (%d connections); PgBouncer %d at most (longest %s, %s a transaction over %s); PostgreSQL held %d sessions at most",
+			runLabel(r), r.LockMonitor.MaxLockWaiters, FormatDuration(r.LockMonitor.MaxLockWaitMs),
+			FormatDuration(r.Load.AcquireWaitMs.P99), r.Pool.MaxConns,
+			p.MaxClientsWaiting, FormatDuration(p.MaxWaitMs), FormatDuration(p.AvgWaitMs), formatCount(float64(p.Transactions)),
+			r.Pool.MaxServerSessions)
 		if p.SampleErrors > 0 {
-			fmt.Fprintf(w, "    (%d of PgBouncer's %d console readings failed)\n", p.SampleErrors, p.SampleErrors+p.Samples)
+			line += fmt.Sprintf(" (%d of %d console readings failed)", p.SampleErrors, p.SampleErrors+p.Samples)
 		}
+		fmt.Fprintln(w, line)
 	}
 }
 

@@ -20,8 +20,8 @@ func TestWaitsThroughAPooler(t *testing.T) {
 	var b strings.Builder
 	printWaits(&b, rep)
 	out := b.String()
-	for _, want := range []string{"through PgBouncer 1.18.0 (transaction mode, 16 server connections)", "5984 clients at most",
-		"the longest 2.40 s", "PostgreSQL held at most 16 sessions"} {
+	for _, want := range []string{"through PgBouncer 1.18.0 (transaction mode, 16 server connections)", "PgBouncer 5984 at most",
+		"longest 2.40 s", "PostgreSQL held 16 sessions at most"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the waits lack %q:\n%s", want, out)
 		}

@@ -52,7 +52,7 @@ func TestThroughPgBouncer(t *testing.T) {
 			t.Errorf("%s: config %+v", r.Mode, r.Config)
 		}
 	}
-	if !strings.Contains(stderr, "through PgBouncer") || !strings.Contains(stderr, "in PgBouncer:") {
+	if !strings.Contains(stderr, "through PgBouncer") || !strings.Contains(stderr, "where requests waited") {
 		t.Errorf("the summary does not say where requests waited:\n%s", stderr)
 	}
 }

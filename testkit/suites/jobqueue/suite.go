@@ -102,7 +102,8 @@ claim latency, time in queue, and the queue's dead tuples and growth per 10k job
 		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis},
 		Faults: []string{testkit.FaultKillWorker, testkit.FaultTerminateBackends, testkit.FaultRestartPostgres,
 			testkit.FaultCrashPostgres, testkit.FaultPauseFlush, testkit.FaultKillFlusher, testkit.FaultKillConsumer,
-			testkit.FaultCrashRedis, testkit.FaultStatementTimeout, testkit.FaultLockTimeout},
+			testkit.FaultCrashRedis, testkit.FaultStatementTimeout, testkit.FaultLockTimeout, testkit.FaultConnStorm,
+			testkit.FaultPoolerRestart, testkit.FaultPoolerPause},
 		SQL: sqlFiles,
 	}
 }
