@@ -592,6 +592,12 @@ type Pooler struct {
 	Transactions int64   `json:"transactions"`
 	AvgWaitMs    float64 `json:"avg_wait_ms"`
 	AvgXactMs    float64 `json:"avg_xact_ms"`
+	// CPUSeconds is the processor time the temporary pooler's process used over the run (user
+	// and system, /proc), and CPUShare that over the run's wall time: PgBouncer runs on one
+	// thread, so a share near 1 is the pooler's own limit, and on a small machine it takes
+	// its processor from the server and the load. Absent for a pooler this run did not start.
+	CPUSeconds float64 `json:"cpu_s,omitempty"`
+	CPUShare   float64 `json:"cpu_share,omitempty"`
 }
 
 // PoolerSample is the pooler at one monitor sample (SHOW POOLS for the run's database).

@@ -37,6 +37,9 @@ func printWaits(w io.Writer, rep *results.Report) {
 			FormatDuration(r.Load.AcquireWaitMs.P99), r.Pool.MaxConns,
 			p.MaxClientsWaiting, FormatDuration(p.MaxWaitMs), FormatDuration(p.AvgWaitMs), formatCount(float64(p.Transactions)),
 			r.Pool.MaxServerSessions)
+		if p.CPUShare > 0 {
+			line += fmt.Sprintf("; PgBouncer's process used %.0f%% of a core", p.CPUShare*100)
+		}
 		if p.SampleErrors > 0 {
 			line += fmt.Sprintf(" (%d of %d console readings failed)", p.SampleErrors, p.SampleErrors+p.Samples)
 		}

@@ -22,7 +22,8 @@ import (
 const sessionExitDeadline = 5 * time.Second
 
 // calibrate records the machine's reference rates in the environment, once, before the first
-// run (package calibrate), on the largest pool of any run (plan.MaxPool); with
+// run (package calibrate), on the largest pool of any run (plan.MaxPool), or through a pooler
+// on the pooler's pool when that is smaller (serverPool: what PostgreSQL sees); with
 // --calibrate=false the report says it was skipped.
 func (e *engine) calibrate(ctx context.Context) error {
 	c := e.cfg
@@ -30,13 +31,14 @@ func (e *engine) calibrate(ctx context.Context) error {
 		e.report.Environment.Calibration = &results.Calibration{Skipped: true}
 		return nil
 	}
-	pool, err := e.target.NewPool(ctx, database.PoolOptions{MaxConns: int32(max(c.MaxPool(), c.QueueWorkers)),
+	conns := e.serverPool()
+	pool, err := e.target.NewPool(ctx, database.PoolOptions{MaxConns: int32(max(conns, c.QueueWorkers)),
 		AppName: "hotspotkit-calibrate", Direct: true}) // it measures the machine, not the network
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	cal, err := calibrate.Run(ctx, e.target.Admin(), pool, calibrate.Config{PoolConns: c.MaxPool(), BatchConns: c.QueueWorkers})
+	cal, err := calibrate.Run(ctx, e.target.Admin(), pool, calibrate.Config{PoolConns: conns, BatchConns: c.QueueWorkers})
 	if err != nil {
 		return err
 	}

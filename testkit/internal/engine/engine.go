@@ -402,8 +402,10 @@ type measured struct {
 	unreachable error
 	wait        time.Duration // how long the cost's end waits for the servers (--reconcile-timeout)
 	progress    func() load.DrainStatus
-	// poolerAt is the pooler's SHOW STATS as the run began (--pooler).
-	poolerAt pgbouncer.Stats
+	// poolerAt is the pooler's SHOW STATS as the run began (--pooler), poolerCPU its
+	// processor time then.
+	poolerAt  pgbouncer.Stats
+	poolerCPU poolerCPU
 	// atEnd runs, in reverse order, when the run is over (its report made): what lasts
 	// beyond the phases' ends.
 	atEnd []func()
@@ -444,7 +446,7 @@ func (e *engine) phases() []phase {
 		}},
 		{"the monitor", func(m *measured) error {
 			if e.pooler != nil {
-				m.poolerAt = e.pooler.stats(e.hardCtx)
+				m.poolerAt, m.poolerCPU = e.pooler.stats(e.hardCtx), e.pooler.cpuAt()
 			}
 			var err error
 			m.mon, err = monitor.Start(e.hardCtx, e.monitorConnect(m.cost), e.monitorConfig(m))
@@ -452,7 +454,7 @@ func (e *engine) phases() []phase {
 		}, func(post context.Context, m *measured, out *results.Run) {
 			out.LockMonitor, out.Pool = m.mon.Stop(post)
 			if e.pooler != nil {
-				out.Pooler = e.pooler.report(post, m.mon.Pooler(), m.poolerAt, poolerHops{ms(e.cfg.PoolerRTT), ms(m.r.rtt)})
+				out.Pooler = e.pooler.report(post, m.mon.Pooler(), m.poolerAt, m.poolerCPU, poolerHops{ms(e.cfg.PoolerRTT), ms(m.r.rtt)})
 			}
 		}},
 		{"the metrics endpoint", func(m *measured) error {

@@ -67,9 +67,29 @@ func churnStats(l *results.Load, res *load.Result, opened *connects) {
 // sessionsNeeded is the most sessions the invocation holds on the server at once: the load's
 // pool, the queue's workers, the suite's own pools, the engine's own (monitor, admin, fault
 // injector, with headroom), the largest conn-storm's and a temporary pooler's pool.
+// Through a temporary pooler, the service's sessions are the pooler's pool (poolerConns),
+// however many its clients, and the calibration's direct pool holds the load's size as
+// PostgreSQL sees it (serverPool).
 func (e *engine) sessionsNeeded() int {
 	c := e.cfg
-	return c.MaxPool() + c.QueueWorkers + 2 + suiteConns(e.suite) + extraConns + c.StormSessions() + poolerConns(c)
+	if n := poolerConns(c); n > 0 {
+		return n + max(e.serverPool(), c.QueueWorkers) + extraConns
+	}
+	return c.MaxPool() + c.QueueWorkers + 2 + suiteConns(e.suite) + extraConns + c.StormSessions()
+}
+
+// serverPool is the most connections of the load's pool PostgreSQL holds at once: the largest
+// pool of any run, or through a pooler no more than the pooler's own pool of server
+// connections. The calibration measures the hot row on that many.
+func (e *engine) serverPool() int {
+	n := e.cfg.MaxPool()
+	switch {
+	case e.pooler != nil && e.pooler.poolSize > 0:
+		n = min(n, e.pooler.poolSize)
+	case poolerConns(e.cfg) > 0:
+		n = min(n, poolerConns(e.cfg))
+	}
+	return n
 }
 
 // checkStormRoom refuses, before any run, a conn-storm a --postgres-url server has no room

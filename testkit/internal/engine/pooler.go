@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,7 +75,7 @@ func (e *engine) startPooler(ctx context.Context) error {
 		}
 		srv, err := pgbouncer.Start(ctx, pgbouncer.Config{UpstreamHost: host, UpstreamPort: port, DBName: cfg.Database,
 			User: cfg.User, Password: cfg.Password, Mode: c.PoolerMode, PoolSize: c.PoolerPoolSize,
-			MaxClientConn: poolerClients(c.MaxConnections, c.Concurrency), ConnectQuery: e.connectQuery(), TempDir: c.PgDir})
+			MaxClientConn: poolerClients(c.MaxPool(), c.Concurrency), ConnectQuery: e.connectQuery(), TempDir: c.PgDir})
 		if err != nil {
 			return err
 		}
@@ -107,14 +108,18 @@ func (e *engine) startPooler(ctx context.Context) error {
 	return e.checkThroughPooler(ctx)
 }
 
-// poolerClients is the pooler's max_client_conn: every connection the service may open, with
-// room for its flushers, a suite's workers, a storm and the probes.
+// poolerClients is the pooler's max_client_conn: twice every connection the service may open,
+// and room for its flushers, a suite's workers, a storm and the probes. Twice, because a
+// connection the load gives up on (--request-timeout) is closed and replaced, and its cancel
+// request is a client connection of its own for a moment: at 6,000 workers a wave of timeouts
+// otherwise met "no more connections allowed (max_client_conn)" at the pooler.
 func poolerClients(maxConns, concurrency int) int {
-	return max(maxConns, concurrency) + 1000
+	return 2*max(maxConns, concurrency) + 1000
 }
 
-// poolerConns is what the temporary server holds beyond the service's own connections for a
-// temporary pooler: its pool (--pooler-pool-size), which may be larger than the service's.
+// poolerConns is a temporary pooler's pool (--pooler-pool-size): the most sessions of the
+// service the temporary server then holds, however many clients connect to the pooler; 0
+// without one.
 func poolerConns(c *plan.Plan) int {
 	if c.Settings.Pooler != "pgbouncer" || c.PoolerURL != "" {
 		return 0
@@ -272,8 +277,15 @@ func (p *pooler) stats(ctx context.Context) pgbouncer.Stats {
 
 // report is the run's Pooler: the monitor's maxima, what the pooler is, and the SHOW STATS
 // totals between the run's start (at) and now.
-func (p *pooler) report(ctx context.Context, maxima results.Pooler, at pgbouncer.Stats, c poolerHops) *results.Pooler {
+func (p *pooler) report(ctx context.Context, maxima results.Pooler, at pgbouncer.Stats, cpu0 poolerCPU, c poolerHops) *results.Pooler {
 	out := maxima
+	if cpu1 := p.cpuAt(); cpu0.used > 0 && cpu1.used >= cpu0.used {
+		used, wall := cpu1.used-cpu0.used, cpu1.at.Sub(cpu0.at)
+		out.CPUSeconds = round1(used.Seconds()*100) / 100
+		if wall > 0 {
+			out.CPUShare = float64(int64(used.Seconds()/wall.Seconds()*1000+0.5)) / 1000
+		}
+	}
 	out.Kind, out.Version, out.Managed, out.Mode, out.PoolSize = "pgbouncer", p.version, p.srv != nil, p.mode, p.poolSize
 	out.PoolerRTTMs, out.DBRTTMs = c.pooler, c.db
 	end := p.stats(ctx)
@@ -283,6 +295,39 @@ func (p *pooler) report(ctx context.Context, maxima results.Pooler, at pgbouncer
 		out.AvgXactMs = ms(end.TotalXactTime-at.TotalXactTime) / float64(n)
 	}
 	return &out
+}
+
+// cpuAt is the temporary pooler's processor time so far and when it was read (zero without
+// one, or when /proc cannot say).
+func (p *pooler) cpuAt() poolerCPU {
+	if p.srv == nil {
+		return poolerCPU{}
+	}
+	return poolerCPU{used: processCPU(p.srv.PID()), at: time.Now()}
+}
+
+// poolerCPU is a reading of the pooler's processor time.
+type poolerCPU struct {
+	used time.Duration
+	at   time.Time
+}
+
+// processCPU is the user and system time pid used so far (/proc/PID/stat, in clock ticks of
+// 10 ms, Linux's USER_HZ); 0 when it cannot be read.
+func processCPU(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// pid (comm) state ppid …: the comm may hold spaces, so count from the last ')'; utime
+	// and stime are fields 14 and 15, the 12th and 13th after it.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // poolerHops are the round trips a run added on the pooler's two hops, in ms.
