@@ -905,7 +905,7 @@ func (p *plotter) samplesChart(title string, rs runSamples) {
 			axis   opts.YAxis
 			height int
 		}{opts.YAxis{Name: "pooler", Type: "value", MinInterval: 1}, 110})
-		subtitle += " · the pooler: clients waiting, server connections active, PostgreSQL's sessions of the service"
+		subtitle += " · pooler"
 	}
 	top := 70
 	var grids []opts.Grid

@@ -257,7 +257,7 @@ func (e *engine) runAll() error {
 		return err
 	}
 	if p, ok := e.suite.(testkit.Preparer); ok { // a script's init file, and its statements checked
-		env := testkit.PrepareEnv{Admin: e.target.Admin(), Schema: e.target.Schema(), Config: c.Config(), Joining: c.Joining(e.target)}
+		env := testkit.PrepareEnv{Admin: e.target.Admin(), Schema: e.target.Schema(), Config: e.suiteConfig(), Joining: c.Joining(e.target)}
 		if err := p.Prepare(ctx, env); err != nil {
 			return usageError{err}
 		}
@@ -374,7 +374,7 @@ func (e *engine) newRun(index int, mode testkit.Mode, rung plan.Rung) *run {
 	if c.BreakExpectations {
 		env.CheckSkew = 1
 	}
-	return &run{Env: env, suite: testkit.NewRun(env, mode, c.Config()), backend: b, level: rung.Level,
+	return &run{Env: env, suite: testkit.NewRun(env, mode, e.suiteConfig()), backend: b, level: rung.Level,
 		rate: rung.Rate, concurrency: concurrency, rtt: rung.RTT}
 }
 

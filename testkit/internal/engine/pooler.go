@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/netdelay"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/plan"
@@ -62,8 +63,14 @@ func (e *engine) startPooler(ctx context.Context) error {
 		if err := p.attach(ctx, c.PoolerURL); err != nil {
 			return usageError{err}
 		}
-		c.SetPoolerMode(p.mode) // what the suites read (testkit.Config.PoolerMode)
+		e.pooler = p // closed with the invocation from here on
+		if err := e.checkPoolerSize(ctx, p.poolSize); err != nil {
+			return err
+		}
 	} else {
+		if err := e.checkPoolerSize(ctx, c.PoolerPoolSize); err != nil { // before anything starts
+			return err
+		}
 		host, port := cfg.Host, int(cfg.Port)
 		if e.net.pg != nil { // --db-rtt: the pooler's hop to PostgreSQL goes through the proxy
 			addr, err := e.net.pg.Listen()
@@ -89,9 +96,6 @@ func (e *engine) startPooler(ctx context.Context) error {
 	if err != nil {
 		return usageError{err}
 	}
-	if err := e.checkPoolerSize(ctx); err != nil {
-		return err
-	}
 	if c.ProxiesPooler() {
 		hp, err := url.Parse(clientURL)
 		if err != nil {
@@ -106,6 +110,16 @@ func (e *engine) startPooler(ctx context.Context) error {
 	}
 	e.target.ServeThrough(clientURL)
 	return e.checkThroughPooler(ctx)
+}
+
+// suiteConfig is what a suite reads of the plan (testkit.Config), with the pool mode of
+// --pooler-url's PgBouncer, which only its console says.
+func (e *engine) suiteConfig() testkit.Config {
+	cfg := e.cfg.Config()
+	if e.pooler != nil && e.pooler.mode != "" {
+		cfg.PoolerMode = e.pooler.mode
+	}
+	return cfg
 }
 
 // poolerClients is the pooler's max_client_conn: twice every connection the service may open,
@@ -183,19 +197,22 @@ func (p *pooler) clientURL(ctx context.Context) (string, error) {
 	return u, nil
 }
 
-// checkPoolerSize refuses a pool the server cannot hold: more server connections than its
-// max_connections leaves to clients (superuser_reserved_connections apart).
-func (e *engine) checkPoolerSize(ctx context.Context) error {
-	var maxConns, reserved int
-	if err := e.target.Admin().QueryRow(ctx, `SELECT current_setting('max_connections')::int, current_setting('superuser_reserved_connections')::int`).Scan(&maxConns, &reserved); err != nil {
+// checkPoolerSize refuses a pool of n server connections that the server cannot hold: more than
+// its max_connections leaves to an ordinary user (superuser_reserved_connections, and
+// reserved_connections from PostgreSQL 16, apart).
+func (e *engine) checkPoolerSize(ctx context.Context, n int) error {
+	var limit int
+	if err := e.target.Admin().QueryRow(ctx, `SELECT current_setting('max_connections')::int
+		- current_setting('superuser_reserved_connections')::int
+		- coalesce(current_setting('reserved_connections', true), '0')::int`).Scan(&limit); err != nil {
 		return err
 	}
-	if n := e.pooler.poolSize; n > maxConns-reserved {
+	if n > limit {
 		flag := "--pooler-pool-size"
 		if e.cfg.PoolerURL != "" {
 			flag = "the pool size of --pooler-url's PgBouncer"
 		}
-		return usageError{fmt.Errorf("%s %d is above the server's max_connections %d (less %d reserved for superusers)", flag, n, maxConns, reserved)}
+		return usageError{fmt.Errorf("%s %d is above the %d connections the server's max_connections leaves to an ordinary user", flag, n, limit)}
 	}
 	return nil
 }

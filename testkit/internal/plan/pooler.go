@@ -16,8 +16,6 @@ type PoolerLink struct {
 	PoolerRTT time.Duration
 	// proxyPooler: --pooler-rtt or a network fault on the pooler's hop puts it through a proxy.
 	proxyPooler bool
-	// attachedMode is --pooler-url's pool mode (SetPoolerMode).
-	attachedMode string
 }
 
 // Pooled says the service's connections go through a pooler.
@@ -74,19 +72,14 @@ func (c *parser) validatePooler(bad func(string, ...any)) {
 }
 
 // poolerMode is the pooler's pool mode as a suite reads it (testkit.Config.PoolerMode): ""
-// without a pooler. With --pooler-url it is the engine's to learn from the pooler's console
-// (SetPoolerMode); until then, transaction, the mode that allows least.
+// without a pooler. With --pooler-url only the pooler's console says it, which the engine
+// reads; until then, transaction, the mode that allows least.
 func (c *Plan) poolerMode() string {
 	switch {
 	case !c.Pooled():
 		return ""
-	case c.PoolerURL != "" && c.attachedMode == "":
-		return "transaction"
 	case c.PoolerURL != "":
-		return c.attachedMode
+		return "transaction"
 	}
 	return c.PoolerMode
 }
-
-// SetPoolerMode records the pool mode of --pooler-url's PgBouncer, read from its console.
-func (p *PoolerLink) SetPoolerMode(mode string) { p.attachedMode = mode }
