@@ -117,7 +117,7 @@ scraping:
 	info := suite.Info()
 	common := []string{metrics.RequestsCompleted, metrics.RequestsFailed, metrics.RequestsInFlight,
 		metrics.RequestDuration, metrics.AcquireWait, metrics.LockWaiters, metrics.PoolAcquired,
-		metrics.PoolIdle, metrics.PoolMax, metrics.RunFinished}
+		metrics.PoolIdle, metrics.PoolMax, metrics.ServerSessions, metrics.RunFinished}
 	queue := []string{metrics.QueueCapacity, metrics.QueueDepth, metrics.QueuePending, metrics.QueueEnqueued,
 		metrics.QueueFlushed, metrics.QueueCompacted, metrics.QueueDropped, metrics.QueueInline,
 		metrics.QueueRejected, metrics.QueueBatches, metrics.QueueRetries, metrics.PersistLag}

@@ -46,9 +46,12 @@ func TestServerShowsRunsAndKeepsFinalValues(t *testing.T) {
 	live := finishedLoad(t, 1000)
 	depth := int64(5)
 	run := srv.Watch(Source{
-		Labels:     Labels{Suite: "s", Mode: "async", Role: "both", Run: 2, Level: 8},
-		Live:       live,
-		Monitor:    func() results.Sample { return results.Sample{WaitersByLockType: map[string]int64{"tuple": 3}} },
+		Labels: Labels{Suite: "s", Mode: "async", Role: "both", Run: 2, Level: 8},
+		Live:   live,
+		Monitor: func() results.Sample {
+			return results.Sample{WaitersByLockType: map[string]int64{"tuple": 3}, ServerSessions: 16,
+				Pooler: &results.PoolerSample{ClientsActive: 40, ClientsWaiting: 24, ServersActive: 16, MaxWaitMs: 1500}}
+		},
 		HotTables:  []string{"api_keys"},
 		Queue:      func() results.QueueMetrics { return results.QueueMetrics{Depth: depth, FlushedTotal: 7} },
 		PersistLag: func() *hist.Histogram { return lagOf(100) },
@@ -64,7 +67,7 @@ func TestServerShowsRunsAndKeepsFinalValues(t *testing.T) {
 	s := get()
 	for name, want := range map[string]float64{
 		RequestsCompleted: 990, RequestsFailed: 10, RequestDuration: 990, QueueDepth: 5, QueueFlushed: 7,
-		PersistLag: 100, RunFinished: 0,
+		PersistLag: 100, RunFinished: 0, ServerSessions: 16, PoolerClientsWaiting: 24, PoolerServersActive: 16, PoolerMaxWait: 1.5,
 	} {
 		if got, ok := s[metricstest.Series(name, labels...)]; !ok || got != want {
 			t.Errorf("%s = %v (present %v), want %v", name, got, ok, want)

@@ -26,6 +26,15 @@ const (
 	PoolIdle     = "hotspotkit_pool_idle_connections"
 	PoolMax      = "hotspotkit_pool_max_connections"
 
+	// ServerSessions is the service's sessions on PostgreSQL; the Pooler ones are a pooler's
+	// between the service and PostgreSQL (--pooler), from its console.
+	ServerSessions       = "hotspotkit_server_sessions"
+	PoolerClientsActive  = "hotspotkit_pooler_clients_active"
+	PoolerClientsWaiting = "hotspotkit_pooler_clients_waiting"
+	PoolerServersActive  = "hotspotkit_pooler_servers_active"
+	PoolerServersIdle    = "hotspotkit_pooler_servers_idle"
+	PoolerMaxWait        = "hotspotkit_pooler_max_wait_seconds"
+
 	QueueCapacity  = "hotspotkit_queue_capacity_records"
 	QueueDepth     = "hotspotkit_queue_depth_records"
 	QueuePending   = "hotspotkit_queue_pending_records"
@@ -68,6 +77,12 @@ var defs = []metricDef{
 	{PoolAcquired, "Connections of the load's pool in use.", prometheus.GaugeValue, ""},
 	{PoolIdle, "Idle connections of the load's pool.", prometheus.GaugeValue, ""},
 	{PoolMax, "Size of the load's pool (--max-connections).", prometheus.GaugeValue, ""},
+	{ServerSessions, "Sessions of the service PostgreSQL holds, idle ones too: through a pooler, its server connections (latest monitor sample).", prometheus.GaugeValue, ""},
+	{PoolerClientsActive, "Client connections of the pooler linked to a server connection or idle (SHOW POOLS cl_active, latest monitor sample).", prometheus.GaugeValue, ""},
+	{PoolerClientsWaiting, "Client connections waiting in the pooler for a server connection (SHOW POOLS cl_waiting, latest monitor sample).", prometheus.GaugeValue, ""},
+	{PoolerServersActive, "The pooler's server connections linked to a client (SHOW POOLS sv_active, latest monitor sample).", prometheus.GaugeValue, ""},
+	{PoolerServersIdle, "The pooler's idle server connections (SHOW POOLS sv_idle + sv_used, latest monitor sample).", prometheus.GaugeValue, ""},
+	{PoolerMaxWait, "How long the oldest client waiting in the pooler has waited (SHOW POOLS maxwait, latest monitor sample).", prometheus.GaugeValue, ""},
 	{QueueCapacity, "Records the queue holds before its full policy applies (--queue-capacity).", prometheus.GaugeValue, ""},
 	{QueueDepth, "Records waiting in the queue.", prometheus.GaugeValue, ""},
 	{QueuePending, "Records accepted and not yet committed (queued or in a batch in hand).", prometheus.GaugeValue, ""},
@@ -170,6 +185,14 @@ func (s Source) metrics(finished bool) []prometheus.Metric {
 		e.byLabel(LockWaitersByLockType, m.WaitersByLockType)
 		if m.OutboxPending != nil {
 			e.value(OutboxPending, float64(*m.OutboxPending))
+		}
+		e.value(ServerSessions, float64(m.ServerSessions))
+		if p := m.Pooler; p != nil {
+			e.value(PoolerClientsActive, float64(p.ClientsActive))
+			e.value(PoolerClientsWaiting, float64(p.ClientsWaiting))
+			e.value(PoolerServersActive, float64(p.ServersActive))
+			e.value(PoolerServersIdle, float64(p.ServersIdle))
+			e.value(PoolerMaxWait, p.MaxWaitMs/1000)
 		}
 	}
 	if s.Pool != nil {
