@@ -690,8 +690,8 @@ func (p *plotter) rttLadder(title string, l results.RTTLadder) {
 	p.page.AddCharts(c)
 }
 
-// poolLadders charts the pool ladders of a report (--pool-levels): throughput, request p99
-// and the p99 wait for a pool connection against the pool size, one line per mode in each, the
+// poolLadders charts the pool ladders of a report (--pool-levels): throughput, request p99,
+// the p99 wait for a pool connection and the most lock waiters against the pool size, one line per mode in each, the
 // best size of each mode named in the throughput chart's subtitle.
 func (p *plotter) poolLadders(title string, ladders []results.PoolLadder) {
 	if len(ladders) == 0 {
@@ -727,6 +727,7 @@ func (p *plotter) poolLadders(title string, ladders []results.PoolLadder) {
 		{"throughput", "rps", bestText, func(lv results.PoolLevel) float64 { return lv.ThroughputRPS }},
 		{"request p99", "ms", "a queue mode's request is its enqueue", func(lv results.PoolLevel) float64 { return lv.P99Ms }},
 		{"pool wait p99", "ms", "the wait for a connection of the load's pool", func(lv results.PoolLevel) float64 { return lv.AcquireWaitP99Ms }},
+		{"lock waiters", "sessions", "the most sessions waiting on a lock at once (the monitor's samples)", func(lv results.PoolLevel) float64 { return lv.MaxLockWaiters }},
 	} {
 		c := charts.NewLine()
 		var all []float64
