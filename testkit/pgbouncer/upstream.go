@@ -24,18 +24,14 @@ func UpstreamConfig(postgresURL string) (Config, error) {
 
 // CheckPoolSize connects to the PostgreSQL postgresURL names and fails, in one line, when a
 // pool of poolSize server connections would not fit in what it lets an ordinary user open
-// (max_connections less its reserved connections), or when it cannot be reached.
+// (ConnectionLimit), or when it cannot be reached.
 func CheckPoolSize(ctx context.Context, postgresURL string, poolSize int) error {
 	conn, err := pgx.Connect(ctx, postgresURL)
 	if err != nil {
 		return fmt.Errorf("connecting to %s: %v", database.RedactURL(postgresURL), oneLine(err))
 	}
 	defer conn.Close(context.Background())
-	var limit int
-	// reserved_connections (PostgreSQL 16) is read as 0 where it does not exist.
-	err = conn.QueryRow(ctx, `SELECT current_setting('max_connections')::int
-		- current_setting('superuser_reserved_connections')::int
-		- coalesce(current_setting('reserved_connections', true), '0')::int`).Scan(&limit)
+	limit, err := ConnectionLimit(ctx, conn)
 	if err != nil {
 		return fmt.Errorf("reading max_connections of %s: %v", database.RedactURL(postgresURL), oneLine(err))
 	}
@@ -43,4 +39,15 @@ func CheckPoolSize(ctx context.Context, postgresURL string, poolSize int) error 
 		return fmt.Errorf("pool size %d is above the %d connections %s lets an ordinary user open (max_connections less the reserved ones)", poolSize, limit, database.RedactURL(postgresURL))
 	}
 	return nil
+}
+
+// ConnectionLimit is how many connections the server of conn lets an ordinary user open: its
+// max_connections less superuser_reserved_connections and reserved_connections (PostgreSQL
+// 16; read as 0 where it does not exist). A pooler's pool above it cannot all connect.
+func ConnectionLimit(ctx context.Context, conn *pgx.Conn) (int, error) {
+	var limit int
+	err := conn.QueryRow(ctx, `SELECT current_setting('max_connections')::int
+		- current_setting('superuser_reserved_connections')::int
+		- coalesce(current_setting('reserved_connections', true), '0')::int`).Scan(&limit)
+	return limit, err
 }

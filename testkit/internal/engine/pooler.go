@@ -197,14 +197,11 @@ func (p *pooler) clientURL(ctx context.Context) (string, error) {
 	return u, nil
 }
 
-// checkPoolerSize refuses a pool of n server connections that the server cannot hold: more than
-// its max_connections leaves to an ordinary user (superuser_reserved_connections, and
-// reserved_connections from PostgreSQL 16, apart).
+// checkPoolerSize refuses a pool of n server connections that the server cannot hold
+// (pgbouncer.ConnectionLimit).
 func (e *engine) checkPoolerSize(ctx context.Context, n int) error {
-	var limit int
-	if err := e.target.Admin().QueryRow(ctx, `SELECT current_setting('max_connections')::int
-		- current_setting('superuser_reserved_connections')::int
-		- coalesce(current_setting('reserved_connections', true), '0')::int`).Scan(&limit); err != nil {
+	limit, err := pgbouncer.ConnectionLimit(ctx, e.target.Admin())
+	if err != nil {
 		return err
 	}
 	if n > limit {
