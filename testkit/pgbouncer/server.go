@@ -432,6 +432,10 @@ func (s *Server) PID() int {
 	return s.inst.PID()
 }
 
+// CPUTime is the processor time the pooler's process has used so far (0 once stopped, or
+// where /proc cannot say): PgBouncer runs on one thread, so its share of a core is its limit.
+func (s *Server) CPUTime() time.Duration { return serverproc.CPUTime(s.PID()) }
+
 // Restart SIGKILLs the pooler — every client and server connection drops at once — and
 // starts it again on the same port with the same configuration and passwords. It returns once
 // the console answers again; ctx ending cuts the wait short.

@@ -451,16 +451,11 @@ func Processes(what string, parent int) map[int]bool {
 		if err != nil || !strings.Contains(string(cmdline), what) {
 			continue
 		}
-		stat, err := os.ReadFile(filepath.Join(d, "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid …: comm may hold spaces, so read after the last ')'.
-		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-		if len(fields) < 2 || fields[0] == "Z" || (parent != 0 && fields[1] != strconv.Itoa(parent)) {
-			continue
-		}
 		pid, _ := strconv.Atoi(filepath.Base(d))
+		fields, ok := serverproc.Stat(pid) // state, ppid, …
+		if !ok || len(fields) < 2 || fields[0] == "Z" || (parent != 0 && fields[1] != strconv.Itoa(parent)) {
+			continue
+		}
 		out[pid] = true
 	}
 	return out

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -317,31 +316,13 @@ func (p *pooler) cpuAt() poolerCPU {
 	if p.srv == nil {
 		return poolerCPU{}
 	}
-	return poolerCPU{used: processCPU(p.srv.PID()), at: time.Now()}
+	return poolerCPU{used: p.srv.CPUTime(), at: time.Now()}
 }
 
 // poolerCPU is a reading of the pooler's processor time.
 type poolerCPU struct {
 	used time.Duration
 	at   time.Time
-}
-
-// processCPU is the user and system time pid used so far (/proc/PID/stat, in clock ticks of
-// 10 ms, Linux's USER_HZ); 0 when it cannot be read.
-func processCPU(pid int) time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	// pid (comm) state ppid …: the comm may hold spaces, so count from the last ')'; utime
-	// and stime are fields 14 and 15, the 12th and 13th after it.
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // poolerHops are the round trips a run added on the pooler's two hops, in ms.

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago. Another process may
@@ -51,13 +52,31 @@ func Alive(pid int) bool {
 	if pid <= 0 || syscall.Kill(pid, 0) != nil {
 		return false
 	}
+	f, ok := Stat(pid)
+	return !ok || len(f) == 0 || f[0] != "Z"
+}
+
+// Stat is /proc/PID/stat's fields after the command name (state, ppid, …, utime is f[11],
+// stime f[12]): the name, in parentheses, may itself hold ") ", so they are read after its
+// last ')'. ok is false when the file cannot be read.
+func Stat(pid int) (f []string, ok bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return true
+		return nil, false
 	}
-	// The state follows the parenthesised command name, which may itself contain ") ".
-	i := bytes.LastIndexByte(b, ')')
-	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
+	return strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])), true
+}
+
+// CPUTime is the processor time, user and system, pid has used so far (/proc/PID/stat, in
+// Linux's clock ticks of 10 ms); 0 when it cannot be read.
+func CPUTime(pid int) time.Duration {
+	f, ok := Stat(pid)
+	if !ok || len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // ShellQuote quotes s as one word for /bin/sh.
