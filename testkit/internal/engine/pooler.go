@@ -16,6 +16,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/monitor"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/netdelay"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/plan"
 	"github.com/hotspotkit/hotspotkit/testkit/pgbouncer"
@@ -238,19 +239,12 @@ func (e *engine) checkThroughPooler(ctx context.Context) error {
 // sample reads the pooler's pool of the run's database (the monitor's Config.Pooler), on the
 // console it reopens after a restart.
 func (p *pooler) sample(ctx context.Context) (*results.PoolerSample, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.console == nil {
-		con, err := pgbouncer.OpenConsole(ctx, p.consoleURL)
-		if err != nil {
-			return nil, err
-		}
-		p.console = con
-	}
-	pools, err := p.console.Pools(ctx)
+	var pools []pgbouncer.Pool
+	err := p.onConsole(ctx, func(con *pgbouncer.Console) (err error) {
+		pools, err = con.Pools(ctx)
+		return err
+	})
 	if err != nil {
-		_ = p.console.Close()
-		p.console = nil
 		return nil, err
 	}
 	var s results.PoolerSample
@@ -267,17 +261,35 @@ func (p *pooler) sample(ctx context.Context) (*results.PoolerSample, error) {
 	return &s, nil
 }
 
-// stats reads SHOW STATS' totals of the run's database (zero when it cannot).
-func (p *pooler) stats(ctx context.Context) pgbouncer.Stats {
+// onConsole runs f on the pooler's console connection, which it opens when there is none (at
+// the start, after a restart) and drops when f fails, for the next call to open afresh. The
+// monitor's samples, the runs' SHOW STATS and RECONNECT share it, one at a time; a pause
+// holds a connection of its own.
+func (p *pooler) onConsole(ctx context.Context, f func(*pgbouncer.Console) error) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	con, err := pgbouncer.OpenConsole(ctx, p.consoleURL)
-	if err != nil {
-		return pgbouncer.Stats{}
+	if p.console == nil {
+		con, err := pgbouncer.OpenConsole(ctx, p.consoleURL)
+		if err != nil {
+			return err
+		}
+		p.console = con
 	}
-	defer con.Close()
-	all, err := con.Stats(ctx)
-	if err != nil {
+	if err := f(p.console); err != nil {
+		_ = p.console.Close()
+		p.console = nil
+		return err
+	}
+	return nil
+}
+
+// stats reads SHOW STATS' totals of the run's database (zero when it cannot).
+func (p *pooler) stats(ctx context.Context) pgbouncer.Stats {
+	var all []pgbouncer.Stats
+	if p.onConsole(ctx, func(con *pgbouncer.Console) (err error) {
+		all, err = con.Stats(ctx)
+		return err
+	}) != nil {
 		return pgbouncer.Stats{}
 	}
 	for _, s := range all {
@@ -333,23 +345,8 @@ type poolerHops struct{ pooler, db float64 }
 // PIDs: the run's database figures wait for them to exit, as for the sessions the service
 // opened itself, since a backend flushes its statistics as it exits.
 func (p *pooler) release(ctx context.Context, admin *pgx.Conn) []uint32 {
-	rows, err := admin.Query(ctx, `SELECT pid FROM pg_stat_activity
-		WHERE datname = current_database() AND application_name LIKE 'hotspotkit%'
-		  AND application_name NOT IN ('hotspotkit-monitor', 'hotspotkit-admin', 'hotspotkit-probe')
-		  AND backend_type = 'client backend' AND pid <> pg_backend_pid()`)
-	if err != nil {
-		return nil
-	}
-	pids, err := pgx.CollectRows(rows, pgx.RowTo[uint32])
-	if err != nil {
-		return nil
-	}
-	con, err := pgbouncer.OpenConsole(ctx, p.consoleURL)
-	if err != nil {
-		return nil
-	}
-	defer con.Close()
-	if err := con.Reconnect(ctx, p.db); err != nil {
+	pids, err := monitor.ServiceSessions(ctx, admin)
+	if err != nil || p.onConsole(ctx, func(con *pgbouncer.Console) error { return con.Reconnect(ctx, p.db) }) != nil {
 		return nil
 	}
 	return pids

@@ -319,15 +319,29 @@ WHERE datname = current_database()
   AND backend_type = 'client backend'
 GROUP BY 1`
 
-// sessionQuery counts the service's sessions on the server, idle ones too: what a pool (or a
-// pooler's pool) holds open. The engine's observers are left out.
-const sessionQuery = `
-SELECT count(*) FROM pg_stat_activity
+// serviceSessions selects the service's sessions on the server, idle ones too: what a pool (or
+// a pooler's pool) holds open. The engine's observers are left out.
+const serviceSessions = `
+FROM pg_stat_activity
 WHERE datname = current_database()
   AND application_name LIKE $1
   AND application_name NOT IN ('hotspotkit-monitor', 'hotspotkit-admin', 'hotspotkit-probe')
   AND pid <> pg_backend_pid()
   AND backend_type = 'client backend'`
+
+// sessionQuery counts the service's sessions (Pool.MaxServerSessions, at each sample).
+const sessionQuery = `SELECT count(*)` + serviceSessions
+
+// ServiceSessions returns the backend PIDs of the service's sessions on conn's server, as the
+// samples count them: a pooler's server connections, whose backends a run's database figures
+// wait for once the pooler has closed them.
+func ServiceSessions(ctx context.Context, conn *pgx.Conn) ([]uint32, error) {
+	rows, err := conn.Query(ctx, `SELECT pid`+serviceSessions, AppNamePattern)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[uint32])
+}
 
 // attribute names the table a waiter queues on (see the package doc). A waiter on a
 // transactionid that holds no tuple lock — common once a hot row's queue has been woken by a
