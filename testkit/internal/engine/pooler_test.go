@@ -93,15 +93,14 @@ func TestPoolerURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := 0
-	if u.Port() != "" {
-		port = atoi(u.Port())
-	}
 	pw, _ := u.User.Password()
 	const schema = "hotspot_pooler_url"
-	bouncer, err := pgbouncer.Start(context.Background(), pgbouncer.Config{UpstreamHost: u.Hostname(), UpstreamPort: port,
-		DBName: strings.TrimPrefix(u.Path, "/"), User: u.User.Username(), Password: pw, PoolSize: 4,
-		ConnectQuery: "SET search_path TO " + schema})
+	cfg, err := pgbouncer.UpstreamConfig(srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.PoolSize, cfg.ConnectQuery = 4, "SET search_path TO "+schema
+	bouncer, err := pgbouncer.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,12 +151,4 @@ func refused(args ...string) (int, string) {
 	var stdout, stderr strings.Builder
 	code := cli.Execute(usagecounter.New(), append(args, "--output", "/dev/null"), &stdout, &stderr)
 	return code, stderr.String()
-}
-
-func atoi(s string) int {
-	n := 0
-	for _, c := range s {
-		n = n*10 + int(c-'0')
-	}
-	return n
 }
