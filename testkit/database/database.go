@@ -188,13 +188,6 @@ func (t *Target) Route(dial DialFunc) {
 	t.route = dial
 }
 
-// Routed is the dial function Route set (nil: the service connects directly).
-func (t *Target) Routed() DialFunc {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.route
-}
-
 // ServeThrough sends the connections the target opens for the service from now on through the
 // pooler at dsn (a PgBouncer's client URL) instead of the server: the Route, if any, then
 // carries them to the pooler. The pooler sets the run's search_path and session settings on

@@ -83,6 +83,10 @@ func (c *parser) validateNetwork(bad func(string, ...any)) {
 			bad("--fault %s needs --queue-backend redis and an async mode in --modes (this run does not use Redis)", f)
 		case f.Target == faults.NetRedis:
 			n.proxyRedis = true
+		case f.Target == faults.NetPooler && !c.Pooled():
+			bad("--fault %s needs --pooler pgbouncer or --pooler-url (there is no pooler's hop to strike)", f)
+		case f.Target == faults.NetPooler:
+			c.proxyPooler = true // the service's hop to the pooler (pooler.go), not PostgreSQL's
 		default:
 			n.proxyDB = true
 		}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/testkit/database"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/netdelay"
 )
 
@@ -24,7 +23,8 @@ func (c *Plan) Pooled() bool { return c.Settings.Pooler == "pgbouncer" || c.Pool
 // ProxiesPooler says the service reaches the pooler through the proxy.
 func (p *PoolerLink) ProxiesPooler() bool { return p.proxyPooler }
 
-// validatePooler checks the pooler's flags; it runs after the faults are parsed.
+// validatePooler checks the pooler's flags; it runs after the faults are parsed and after
+// validateNetwork, which puts the pooler's hop through the proxy for a network fault on it.
 func (c *parser) validatePooler(bad func(string, ...any)) {
 	changed := c.fs.Changed
 	if c.PoolerURL != "" {
@@ -58,14 +58,9 @@ func (c *parser) validatePooler(bad func(string, ...any)) {
 	if err := netdelay.CheckRTT(c.PoolerRTT, 0); err != nil {
 		bad("--pooler-rtt %s: %v", c.PoolerRTT, err)
 	}
-	c.proxyPooler = changed("pooler-rtt")
+	c.proxyPooler = c.proxyPooler || changed("pooler-rtt") // or a net fault on it (validateNetwork)
 	for _, f := range c.Faults {
-		switch {
-		case f.IsNetwork() && f.Target == faults.NetPooler && !c.Pooled():
-			bad("--fault %s needs --pooler pgbouncer or --pooler-url (there is no pooler's hop to strike)", f)
-		case f.IsNetwork() && f.Target == faults.NetPooler:
-			c.proxyPooler = true
-		case f.IsSetting() && c.PoolerURL != "":
+		if f.IsSetting() && c.PoolerURL != "" {
 			bad("--fault %s with --pooler-url: the session settings go on the pooler's server connections, which only --pooler pgbouncer configures", f)
 		}
 	}
