@@ -13,7 +13,7 @@ BASELINE_TMP  := $(shell mktemp -d -u /tmp/hotspotkit-baseline-XXXXXX)
 
 all: build
 
-LDFLAGS  := -ldflags "-X github.com/hotspotkit/hotspotkit/testkit/internal/hostenv.Revision=$(REV)"
+LDFLAGS  := -ldflags "-X github.com/hotspotkit/hotspotkit/testkit/internal/measure/hostenv.Revision=$(REV)"
 
 build:
 	$(GO) build $(LDFLAGS) -o $(BIN)/ ./cmd/...
@@ -40,7 +40,7 @@ setup-test:
 #
 # One build of the module, race-instrumented: go vet -race compiles what the tests then take
 # from the build cache, and the tests that build a binary of the module to run it as a user
-# would build it with -race too (internal/racebuild). A second, plain build of the module and
+# would build it with -race too (internal/testhelp/racebuild). A second, plain build of the module and
 # its dependencies would cost about a fifth of CI's time on two cores. -trimpath: baseline ab
 # builds revisions with it (a worktree's path would otherwise make every package new to the
 # build cache), and its test's builds then take the standard library from the tests' build
@@ -61,10 +61,10 @@ TEST_P ?= 3
 # cores idle; the last three are short but mostly wait (20-30 s each: servers started and
 # stopped, delays timed), and would be the tail if go list's order put them last. Every other
 # package follows, in go list's order.
-SLOW_TESTS := ./testkit/internal/engine ./testkit/suites/usagecounter ./testkit/suites/script ./testkit/suites/multiproc \
+SLOW_TESTS := ./testkit/internal/runner/engine ./testkit/suites/usagecounter ./testkit/suites/script ./testkit/suites/multiproc \
 	./testkit/suites/settlement ./queue/redisq ./cmd/baseline ./testkit/suites/auxcounter \
 	./testkit/suites/candidates ./testkit/suites/jobqueue ./examples/hotcounter \
-	./testkit/redisserver ./testkit/internal/netdelay ./testkit/internal/pgserver
+	./testkit/servers/redisserver ./testkit/servers/netdelay ./testkit/servers/pgserver
 
 # TEST_GORACE: a race-instrumented process that ends normally waits a second first (the race
 # runtime's atexit_sleep_ms, 1000 by default, for reports from goroutines still running), and
@@ -86,7 +86,7 @@ TEST_TMPDIR ?= $(shell f=/dev/shm/.hotspotkit-exec-$$$$; cp /bin/true $$f 2>/dev
 TEST_ENV := $(if $(TEST_TMPDIR),GOTMPDIR=$${GOTMPDIR:-$${TMPDIR:-/tmp}} TMPDIR=$(TEST_TMPDIR)) $(TEST_GORACE)
 
 # The tests' temporary PostgreSQL servers (about fifty) start from a copy of one initialised
-# data directory instead of each running initdb (testkit/internal/pgserver, TemplateDirEnv):
+# data directory instead of each running initdb (testkit/servers/pgserver, TemplateDirEnv):
 # about a second of CPU saved per server. The directory is made here and removed afterwards.
 TEST_TEMPLATES = tpl=$$(mktemp -d -p "$(or $(TEST_TMPDIR),$${TMPDIR:-/tmp})" hotspotkit-pg-templates-XXXXXX) && \
 	chmod 755 "$$tpl" && trap 'rm -rf "$$tpl"' EXIT && trap 'exit 130' INT TERM && HOTSPOTKIT_PG_TEMPLATE_DIR=$$tpl
@@ -117,7 +117,7 @@ test: setup-test
 
 # Micro-benchmarks (queue enqueue/merge/flush, load engine); recorded, never asserted.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./queue/ ./testkit/internal/load/ ./testkit/counters/
+	$(GO) test -run '^$$' -bench . -benchmem ./queue/ ./testkit/internal/runner/load/ ./testkit/counters/
 
 # pgbench running the usage-counter sync transaction beside the suite's sync mode, both at
 # 64 connections for 30 s on their own temporary servers.

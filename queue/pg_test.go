@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/hotspotkit/hotspotkit/testkit/testdb"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 )
 
 // counterWriter upserts summed deltas into a counters table with one statement per batch

@@ -21,7 +21,7 @@ import (
 // the seed of a random draw, the ladder a run stood on, ...) never keep two runs apart.
 //
 // It is also where a setting's flag is declared: a field with a `usage` tag is a flag of every
-// suite, which package testkit/internal/plan registers, bound to the field, in field order (so
+// suite, which package testkit/internal/runner/plan registers, bound to the field, in field order (so
 // the fields stand in --help's order). Its name is the field's key with dashes, or its `flag`
 // tag; its other tags say the rest: `default` (as the command line gives it; none: the zero
 // value), `min` and `max` (a number's bounds, inclusive), `enum` (the values a string may take,

@@ -3,8 +3,8 @@ package results_test
 import (
 	"testing"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/resultstest"
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/results/resultstest"
 )
 
 func TestBuildRateLadder(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/resultstest"
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/results/resultstest"
 )
 
 func TestReadSamples(t *testing.T) {

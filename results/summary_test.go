@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/resultstest"
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/results/resultstest"
 )
 
 func TestSummarizeMedians(t *testing.T) {

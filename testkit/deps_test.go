@@ -19,7 +19,7 @@ func TestSuiteAPIDoesNotLinkServersOrRedis(t *testing.T) {
 		t.Fatalf("go list -deps found only %v", deps)
 	}
 	for _, dep := range deps {
-		for _, banned := range []string{"/internal/pgserver", "/testkit/redisserver", "/testkit/pgbouncer", "/queue/redisq", "/internal/redisrun", "go-redis", "miniredis"} {
+		for _, banned := range []string{"/internal/pgserver", "/testkit/servers/redisserver", "/testkit/servers/pgbouncer", "/queue/redisq", "/internal/redisrun", "go-redis", "miniredis"} {
 			if strings.Contains(dep, banned) {
 				t.Errorf("package testkit links %s", dep)
 			}

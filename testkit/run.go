@@ -8,9 +8,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/testkit/database"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/keydist"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/runenv"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/faults"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/keydist"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/runenv"
 )
 
 // Run is one run of a suite — one mode, on freshly reset tables — as the engine hands it to

@@ -10,7 +10,7 @@
 //
 // A suite (testkit/suites/..., or any package: examples/hotcounter) only describes its write
 // path — how to seed, what one request writes in each mode, how to check the totals; the
-// engine (testkit/internal/engine, run by a binary's one-line main: cli.Main(suite), package
+// engine (testkit/internal/runner/engine, run by a binary's one-line main: cli.Main(suite), package
 // testkit/cli) owns the lifecycle: flags, validation, the database, the load, the monitor, the
 // drain, faults, the report and the summary. A suite does no timing and prints nothing.
 package testkit

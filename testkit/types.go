@@ -2,8 +2,8 @@ package testkit
 
 import (
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/faults"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/faults"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
 )
 
 // What a suite needs of the engine's plumbing, under testkit's name: a suite imports testkit

@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/queue"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/asyncrun"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/asyncrun"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
 )
 
 // The write paths a suite plugs its SQL into: one transaction per request (SyncTx), and the

@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hotspotkit/hotspotkit/internal/racebuild"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/racebuild"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/render/judge"
 	"github.com/hotspotkit/hotspotkit/results/verdict"
@@ -21,7 +22,6 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/suites/settlement"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
-	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
 // asSuiteEnv makes this test binary, started under a suite's name, run as that suite: baseline

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/resultstest"
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/results/resultstest"
 )
 
 // splitFixture writes the reports of a split run: two producers of 1,000 requests each (the

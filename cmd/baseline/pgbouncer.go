@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/testkit/database"
-	"github.com/hotspotkit/hotspotkit/testkit/pgbouncer"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/pgbouncer"
 )
 
 const pgbouncerUsage = `Usage: baseline pgbouncer --postgres-url URL --schema S [--pool-mode transaction] [--pool-size 16]

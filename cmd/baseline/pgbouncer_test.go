@@ -12,9 +12,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/hotspotkit/hotspotkit/testkit/pgbouncer"
-	"github.com/hotspotkit/hotspotkit/testkit/pgbouncer/pgbouncertest"
-	"github.com/hotspotkit/hotspotkit/testkit/testdb"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/pgbouncertest"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/pgbouncer"
 )
 
 func TestPgBouncerBadUsage(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/redisserver"
 )
 
 const redisClusterUsage = `Usage: baseline redis-cluster [--masters 3] [--replicas 0] [--persist off] [--host IP] [--url-file FILE]

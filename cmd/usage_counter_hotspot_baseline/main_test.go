@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hotspotkit/hotspotkit/internal/racebuild"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/racebuild"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
-	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
 // These tests run the real binary, as a user would.

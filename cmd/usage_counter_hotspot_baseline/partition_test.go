@@ -17,10 +17,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
-	"github.com/hotspotkit/hotspotkit/testkit/redisserver/redistest"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/redistest"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/redisserver"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
-	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
 // A network that never comes back: the binary's path to PostgreSQL (or Redis) goes through a TCP

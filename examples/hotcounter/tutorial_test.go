@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hotspotkit/hotspotkit/internal/racebuild"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/racebuild"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 

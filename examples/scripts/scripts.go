@@ -1,7 +1,7 @@
 // Package scripts ships the example pgbench scripts of the script suite (-f) and the init
 // files that create their tables (--init-file), embedded so that tests and binaries read the
 // very files a user copies. It lists each example with the variables it is documented with;
-// it parses and runs nothing (testkit/internal/pgscript reads the files, its tests run them).
+// it parses and runs nothing (testkit/suites/script/internal/pgscript reads the files, its tests run them).
 package scripts
 
 import "embed"

@@ -12,9 +12,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/redistest"
 	"github.com/hotspotkit/hotspotkit/queue"
-	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
-	"github.com/hotspotkit/hotspotkit/testkit/redisserver/redistest"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/redisserver"
 )
 
 // startCluster starts a Redis Cluster of 3 masters (and replicas masters each) for one test,

@@ -18,11 +18,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/redistest"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/queue/redisq/redisqtest"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
-	"github.com/hotspotkit/hotspotkit/testkit/redisserver/redistest"
-	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
 func TestMain(m *testing.M) { os.Exit(redistest.Main(m, testdb.Main)) }

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/hist"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/resultstest"
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/results/resultstest"
 )
 
 // knownLatencies are two producers' latencies (2,000 requests each) whose union has a p99 far

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/resultstest"
 	"github.com/hotspotkit/hotspotkit/results"
-	"github.com/hotspotkit/hotspotkit/results/resultstest"
 )
 
 // TestWaitsThroughAPooler: a run through PgBouncer says in the summary where its requests

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 
-	"github.com/hotspotkit/hotspotkit/results/resultstest"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/resultstest"
 )
 
 func cellsByTitle(t *testing.T, td TableData, row int) map[string]string {

@@ -10,8 +10,8 @@ import (
 // package, which depends on the standard library only, and so the load engine links no renderer.
 func TestLoadNeedsNoRenderer(t *testing.T) {
 	for pkg, banned := range map[string]string{
-		"github.com/hotspotkit/hotspotkit/results/units":         "github.com/hotspotkit/hotspotkit/",
-		"github.com/hotspotkit/hotspotkit/testkit/internal/load": "github.com/hotspotkit/hotspotkit/results/render",
+		"github.com/hotspotkit/hotspotkit/results/units":                "github.com/hotspotkit/hotspotkit/",
+		"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load": "github.com/hotspotkit/hotspotkit/results/render",
 	} {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg).CombinedOutput()
 		if err != nil {

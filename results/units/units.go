@@ -1,7 +1,7 @@
 // Package units writes figures as people read them: durations from milliseconds in µs, ms or
 // s; counts and rates with thousands grouped; bytes in B, kB, MB; ratios as "3.4×". It is
 // shared by the renderers (results/render) and the live progress line of a run
-// (testkit/internal/load), so that neither needs the other; it measures and reads nothing.
+// (testkit/internal/runner/load), so that neither needs the other; it measures and reads nothing.
 package units
 
 import (

@@ -15,8 +15,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotspotkit/hotspotkit/testkit"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/engine"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/plan"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/engine"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/plan"
 )
 
 // Exit codes.

@@ -28,7 +28,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/schema"
 )
 
-// Server is a server this process started (testkit/internal/pgserver's): the target connects
+// Server is a server this process started (testkit/servers/pgserver's): the target connects
 // to its DSN and stops it at Close.
 type Server interface {
 	DSN() string
@@ -179,7 +179,7 @@ type DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error
 
 // Route sends the connections the target opens for the service from now on (Connect's, and
 // the pools of NewPool) through dial, which carries them to the server (a delaying proxy's,
-// testkit/internal/netdelay); nil connects them directly again. The admin connection,
+// testkit/servers/netdelay); nil connects them directly again. The admin connection,
 // ConnectDirect's and the pools of PoolOptions.Direct keep reaching the server directly: they
 // observe the machine, they are not the service.
 func (t *Target) Route(dial DialFunc) {

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/netdelay"
-	"github.com/hotspotkit/hotspotkit/testkit/testdb"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/netdelay"
 )
 
 // blackholed is a pool of the service's connections to the test server through a proxy that

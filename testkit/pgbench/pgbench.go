@@ -25,8 +25,8 @@ import (
 	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/engine"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/pgserver"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/engine"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/pgserver"
 )
 
 // UsageCounterSync is the usage-counter suite's sync transaction as a pgbench script.

@@ -1,5 +1,5 @@
 // Package suitetest runs a suite in tests the way its binary runs: through cli.Execute,
-// with a real report file, against the shared test server of testkit/testdb. Suites' tests
+// with a real report file, against the shared test server of internal/testhelp/testdb. Suites' tests
 // use it instead of each writing their own harness:
 //
 //	func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
@@ -25,18 +25,18 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/hist"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/redistest"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/engine"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/load"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/pgserver"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/serverproc"
-	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
-	"github.com/hotspotkit/hotspotkit/testkit/redisserver/redistest"
-	"github.com/hotspotkit/hotspotkit/testkit/testdb"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/engine"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/pgserver"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/redisserver"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/serverproc"
 )
 
 // TestPoolConns is the load's pool in a test's run (--max-connections) unless its args say

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/resultstest"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/render"
-	"github.com/hotspotkit/hotspotkit/results/resultstest"
 	"github.com/hotspotkit/hotspotkit/results/verdict"
 )
 

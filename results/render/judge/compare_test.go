@@ -9,7 +9,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 
-	"github.com/hotspotkit/hotspotkit/results/resultstest"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/resultstest"
 )
 
 // withThresholds is the default options with th.

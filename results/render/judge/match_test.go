@@ -8,7 +8,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 
-	"github.com/hotspotkit/hotspotkit/results/resultstest"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/resultstest"
 )
 
 // withConfig is a copy of rep whose runs have set applied to their config (and suite flags

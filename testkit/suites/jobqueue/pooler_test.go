@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/pgbouncertest"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
-	"github.com/hotspotkit/hotspotkit/testkit/pgbouncer/pgbouncertest"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 

@@ -20,19 +20,19 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotspotkit/hotspotkit/hist"
-	"github.com/hotspotkit/hotspotkit/internal/racebuild"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/metricstest"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/pgbouncertest"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/racebuild"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/redistest"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/merge"
 	"github.com/hotspotkit/hotspotkit/results/render/judge"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/metrics/metricstest"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/redisrun"
-	"github.com/hotspotkit/hotspotkit/testkit/pgbouncer"
-	"github.com/hotspotkit/hotspotkit/testkit/pgbouncer/pgbouncertest"
-	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
-	"github.com/hotspotkit/hotspotkit/testkit/redisserver/redistest"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/metrics"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/redisrun"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/pgbouncer"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/redisserver"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
-	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
 // suite is a suite binary the tests run in split roles, and how to check its database.

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/sqlshape"
+	"github.com/hotspotkit/hotspotkit/testkit/suites/script/internal/sqlshape"
 )
 
 // The rows a script's INSERTs append are written with their request's claim (counters' claim

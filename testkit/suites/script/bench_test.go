@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/hotspotkit/hotspotkit/examples/scripts"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/testkit"
-	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
 // BenchmarkEvaluate is what recomputing one request of the usage-counter example costs: what

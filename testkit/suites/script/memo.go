@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/pgscript"
+	"github.com/hotspotkit/hotspotkit/testkit/suites/script/internal/pgscript"
 )
 
 // deltaMemo remembers a request's deltas by the values bound to its UPDATEs: the deltas are a

@@ -14,8 +14,8 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/pgscript"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/sqlshape"
+	"github.com/hotspotkit/hotspotkit/testkit/suites/script/internal/pgscript"
+	"github.com/hotspotkit/hotspotkit/testkit/suites/script/internal/sqlshape"
 )
 
 // prepared is a script made ready against the run's database: bound, its statements

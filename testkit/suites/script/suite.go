@@ -36,7 +36,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/pgscript"
+	"github.com/hotspotkit/hotspotkit/testkit/suites/script/internal/pgscript"
 )
 
 // Name is the suite's (and binary's) name.

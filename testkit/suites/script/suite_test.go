@@ -9,11 +9,11 @@ import (
 	"testing"
 
 	"github.com/hotspotkit/hotspotkit/examples/scripts"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/script"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
-	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }

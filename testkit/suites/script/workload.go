@@ -10,8 +10,8 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/pgscript"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/sqlshape"
+	"github.com/hotspotkit/hotspotkit/testkit/suites/script/internal/pgscript"
+	"github.com/hotspotkit/hotspotkit/testkit/suites/script/internal/sqlshape"
 )
 
 // syncWorkload runs the script as written: one transaction per request (the kit's: the

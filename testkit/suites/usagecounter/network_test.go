@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hotspotkit/hotspotkit/testkit/redisserver/redistest"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/redistest"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 

@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/redistest"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
-	"github.com/hotspotkit/hotspotkit/testkit/redisserver"
-	"github.com/hotspotkit/hotspotkit/testkit/redisserver/redistest"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/redisserver"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
 // The suite's records on Redis, by every way a run reaches it, are the engine's test
-// (testkit/internal/engine: TestEveryWayToRedisVerifiesExactly runs this suite).
+// (testkit/internal/runner/engine: TestEveryWayToRedisVerifiesExactly runs this suite).
 
 func TestRedisFlagsAreCheckedBeforeAnyWork(t *testing.T) {
 	for _, args := range [][]string{

@@ -4,9 +4,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/hotspotkit/hotspotkit/testkit/internal/hostenv"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/hostenv"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
-	"github.com/hotspotkit/hotspotkit/testkit/testdb"
 )
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }

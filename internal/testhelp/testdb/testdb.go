@@ -1,0 +1,78 @@
+// Package testdb gives integration tests a real PostgreSQL: one managed server per test
+// binary, started on first use through testkit/servers/pgserver and stopped by Main, and a
+// fresh schema per test on it. There is no mock: a test that needs a database gets a real one.
+//
+// The shared server is not durable (fsync, synchronous_commit and full_page_writes off): a
+// commit does not wait for the disk, so tests that serialize on one hot row cost their CPU
+// time, not the disk's latency once per request. Nothing on it is ever crashed or restarted;
+// a test of durability (restart-postgres, crash-postgres, the figures of a durable server)
+// runs on a temporary server of its own, as the binaries do by default.
+//
+// Use it from a package's TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+package testdb
+
+import (
+	"context"
+	"io/fs"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/serverproctest"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/pgserver"
+)
+
+var (
+	once    sync.Once
+	server  *pgserver.Server
+	initErr error
+)
+
+// Main runs the tests and then stops the shared server.
+func Main(m *testing.M) int {
+	return serverproctest.StopShared(m.Run(), "the shared PostgreSQL of testdb", server)
+}
+
+// Server returns the shared managed server, starting it on first use.
+func Server(t testing.TB) *pgserver.Server {
+	t.Helper()
+	once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		server, initErr = pgserver.Start(ctx, pgserver.Config{MaxConnections: 300, Unsafe: true})
+	})
+	if initErr != nil {
+		t.Fatalf("starting the test PostgreSQL: %v", initErr)
+	}
+	return server
+}
+
+// New opens a fresh schema on the shared server, with hotspotkit's shared tables and, when
+// given, one suite's own (its testkit.Info.SQL); it is dropped when the test ends.
+func New(t testing.TB, suiteSQL ...fs.FS) *database.Target {
+	t.Helper()
+	srv := Server(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var sql fs.FS
+	switch len(suiteSQL) {
+	case 0:
+	case 1:
+		sql = suiteSQL[0]
+	default:
+		t.Fatalf("testdb.New: one suite's SQL at most, got %d", len(suiteSQL))
+	}
+	target, err := database.Open(ctx, database.Options{URL: srv.DSN(), SQL: sql})
+	if err != nil {
+		t.Fatalf("opening a test schema: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := target.Close(); err != nil {
+			t.Errorf("closing the test schema: %v", err)
+		}
+	})
+	return target
+}

@@ -1,0 +1,820 @@
+// Package engine runs a suite's plan: the lifecycle of an invocation — the temporary or given
+// database, signals, one freshly reset run per mode (and repetition and ladder rung), the
+// monitor, the load, faults, the drain, verification and reconciliation, the database's cost,
+// the JSON report, the NDJSON samples, the metrics endpoint and the stderr summary. What is
+// not lifecycle has a package of its own, which the engine drives through small explicit
+// calls: plan (the validated flags), runenv (what a run hands the suite), backend (a run's
+// queue, as a Backend value: Inline, Memory, or redisrun's Redis stream in this process's
+// role, chosen once by redisrun.Choose), hostenv (the machine a report was measured on),
+// results/render (the summary table, the same as `baseline table`). It knows suites only
+// through package testkit's interfaces.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/render"
+	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/dbstats"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/heapmem"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/metrics"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/monitor"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/plotpage"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/stmttime"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/backend"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/faults"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/plan"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/redisrun"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/runenv"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/pgbouncer"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/pgserver"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/redisserver"
+)
+
+// Exit codes.
+const (
+	ExitOK       = 0
+	ExitFailed   = 1 // verification failed, or the run could not complete
+	ExitUsage    = 2 // bad input; nothing was started
+	ExitSIGINT   = 130
+	ExitSIGTERM  = 143
+	extraConns   = 32 // monitor, admin, flushers, fault injector, headroom
+	serverMargin = 10
+)
+
+// engine is one invocation.
+type engine struct {
+	suite  testkit.Suite
+	info   testkit.Info
+	cfg    *plan.Plan
+	stderr io.Writer
+
+	target  *database.Target
+	pg      *pgserver.Server // the temporary server (nil with --postgres-url); target stops it
+	samples *monitor.SampleWriter
+	report  *results.Report
+	metrics *metrics.Server  // --metrics-addr (watch.go)
+	queues  *redisrun.Queues // the backend of the runs' queues (queues.go)
+	net     *network         // the proxies and probes (network.go)
+	pooler  *pooler          // the pooler between the service and PostgreSQL (pooler.go); nil without
+
+	// stopCtx ends on the first signal (no new requests); hardCtx on the second, or
+	// --shutdown-timeout after the first (abort what is in flight). signal is the first
+	// signal's name (bounds.go).
+	stopCtx context.Context
+	hardCtx context.Context
+	signal  atomic.Pointer[string]
+	// unreachable: a run ended with a server that did not answer (bounds.go): the cleanup
+	// does not wait long for it either.
+	unreachable bool
+}
+
+// Execute runs suite s's plan p and returns the exit code: 0 ok, 1 verification failed or the
+// run broke, 2 bad input found before anything started, 130/143 interrupted by SIGINT/SIGTERM.
+func Execute(s testkit.Suite, p *plan.Plan, stdout, stderr io.Writer) int {
+	e := newEngine(s, p, stderr)
+	if err := e.serveMetrics(stderr); err != nil {
+		fmt.Fprintf(stderr, "%s: %s\n", e.info.Name, oneLine(err.Error()))
+		return ExitUsage
+	}
+	defer e.listenForSignals()() // until the metrics endpoint has closed: a signal cuts its linger short
+	defer e.closeMetrics()
+	return e.execute(stdout)
+}
+
+// listenForSignals sets up the invocation's contexts and hands SIGINT and SIGTERM to
+// handleSignals (bounds.go) until the returned stop.
+func (e *engine) listenForSignals() (stop func()) {
+	stopCtx, stopNew := context.WithCancel(context.Background())
+	hardCtx, hard := context.WithCancel(context.Background())
+	e.stopCtx, e.hardCtx = stopCtx, hardCtx
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { e.handleSignals(sigs, stopNew, hard); close(done) }()
+	return func() {
+		signal.Stop(sigs)
+		close(sigs)
+		<-done
+		stopNew()
+		hard()
+	}
+}
+
+// newEngine is the engine of one invocation of s on plan p, its lines on stderr.
+func newEngine(s testkit.Suite, p *plan.Plan, stderr io.Writer) *engine {
+	return &engine{suite: s, info: s.Info(), cfg: p, stderr: stderr}
+}
+
+func (e *engine) execute(stdout io.Writer) (code int) {
+	defer func() {
+		if p := recover(); p != nil {
+			_ = pgserver.StopAll()
+			_ = redisserver.StopAll()
+			_ = pgbouncer.StopAll()
+			panic(p)
+		}
+	}()
+
+	if e.cfg.CPUProfile != "" {
+		f, err := os.Create(e.cfg.CPUProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "%s: --cpu-profile: %v\n", e.info.Name, err)
+			return ExitUsage
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	if e.cfg.MemProfile != "" {
+		stop, err := heapmem.ProfilePeak(e.cfg.MemProfile)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "%s: --mem-profile: %v\n", e.info.Name, err)
+			return ExitUsage
+		}
+		defer func() {
+			if err := stop(); err != nil {
+				fmt.Fprintf(e.stderr, "%s: --mem-profile: %v\n", e.info.Name, err)
+			}
+		}()
+	}
+	e.report = &results.Report{SchemaVersion: results.SchemaVersion, Suite: e.info.Name, StartedAt: time.Now().UTC(), Runs: []results.Run{}}
+	err := e.runAll()
+	if closeErr := e.close(); closeErr != nil {
+		fmt.Fprintf(e.stderr, "%s: cleanup: %v\n", e.info.Name, closeErr)
+		err = errors.Join(err, closeErr)
+	}
+	var usage usageError
+	if errors.As(err, &usage) && len(e.report.Runs) == 0 {
+		fmt.Fprintf(e.stderr, "%s: %s\n", e.info.Name, oneLine(database.Redact(usage.Error())))
+		return ExitUsage
+	}
+	e.report.FinishedAt = time.Now().UTC()
+	sigName := e.signalName()
+	e.report.Interrupted = sigName != ""
+	if err != nil {
+		e.report.Error = database.Redact(err.Error())
+	}
+	e.finishReport()
+	if werr := e.writeReport(stdout); werr != nil {
+		fmt.Fprintf(e.stderr, "%s: writing the report: %v\n", e.info.Name, werr)
+		return ExitFailed
+	}
+	render.Summary(e.stderr, e.report, render.SummaryOptions{Modes: testkit.ModeNames(e.info.Modes), HotTables: e.info.HotTables, Wide: e.cfg.Wide})
+	if sw, ok := e.suite.(testkit.SummaryWriter); ok && len(e.report.Runs) > 0 {
+		sw.WriteSummary(e.stderr, e.report)
+	}
+	if e.cfg.HTML != "" && len(e.report.Runs) > 0 {
+		if perr := plotpage.Write(context.Background(), e.cfg.HTMLTool, e.cfg.Output, e.cfg.HTML); perr != nil {
+			fmt.Fprintf(e.stderr, "%s: --html: %s\n", e.info.Name, oneLine(perr.Error()))
+			err = errors.Join(err, perr)
+		} else {
+			fmt.Fprintf(e.stderr, "%s: wrote %s (the report's plots)\n", e.info.Name, e.cfg.HTML)
+		}
+	}
+
+	switch {
+	case sigName == "SIGINT":
+		return ExitSIGINT
+	case sigName == "SIGTERM":
+		return ExitSIGTERM
+	case err != nil:
+		fmt.Fprintf(e.stderr, "%s: %s\n", e.info.Name, database.Redact(err.Error()))
+		return ExitFailed
+	case !allVerified(e.report):
+		fmt.Fprintf(e.stderr, "%s: verification FAILED (see the checks with ok=false in the report)\n", e.info.Name)
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+// usageError is bad input discovered only when reaching the server (nothing has run yet).
+type usageError struct{ error }
+
+func (u usageError) Unwrap() error { return u.error }
+
+// oneLine folds a multi-line error (pgx puts the cause on the next line) into one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func allVerified(r *results.Report) bool {
+	for _, run := range r.Runs {
+		if !run.Verification.Passed {
+			return false
+		}
+	}
+	return len(r.Runs) > 0
+}
+
+func (e *engine) runAll() error {
+	c := e.cfg
+	ctx := e.hardCtx
+	opts := database.Options{URL: c.PostgresURL, Schema: c.Schema, KeepSchema: c.KeepsSchema(), ReuseSchema: c.ReuseSchema, SQL: e.info.SQL}
+	if c.PostgresURL == "" {
+		srv, err := e.startServer(ctx)
+		if err != nil {
+			return err
+		}
+		e.pg, opts.Server = srv, srv
+	}
+	target, err := database.Open(ctx, opts)
+	if err != nil {
+		if c.PostgresURL != "" {
+			// The server given is unreachable, refuses us, or holds our schema already:
+			// bad input, found before any work started.
+			return usageError{err}
+		}
+		return err
+	}
+	e.target = target
+	if err := e.checkStormRoom(ctx); err != nil { // pool.go
+		return usageError{err}
+	}
+	if err := e.routePostgres(); err != nil { // --db-rtt and friends (network.go)
+		return err
+	}
+	if err := e.startPooler(ctx); err != nil { // --pooler (pooler.go)
+		return err
+	}
+	if err := e.captureEnvironment(ctx); err != nil {
+		return err
+	}
+	if p, ok := e.suite.(testkit.Preparer); ok { // a script's init file, and its statements checked
+		env := testkit.PrepareEnv{Admin: e.target.Admin(), Schema: e.target.Schema(), Config: e.suiteConfig(), Joining: c.Joining(e.target)}
+		if err := p.Prepare(ctx, env); err != nil {
+			return usageError{err}
+		}
+	}
+	if err := e.openQueues(ctx); err != nil { // --queue-backend (queues.go)
+		return err
+	}
+	if err := e.calibrate(ctx); err != nil { // before the first run (dbcost.go)
+		return err
+	}
+	if c.Output != "" && !results.NotAFile(c.Output) { // -o /dev/null: no samples beside it
+		if e.samples, err = monitor.CreateSamples(results.SamplesPath(c.Output), e.report.Suite); err != nil {
+			return err
+		}
+		e.report.SamplesFile = results.SamplesPath(c.Output)
+	}
+
+	index := 0
+	for _, mode := range c.Modes {
+		for _, rung := range c.Rungs() { // slot counts × (ladder levels or rates)
+			for rep := 1; rep <= c.Repeat; rep++ {
+				if e.stopCtx.Err() != nil {
+					return nil
+				}
+				r := e.newRun(index, mode, rung)
+				if c.Repeat > 1 {
+					r.repetition = rep
+				}
+				goroutines, conns := monitor.Held()
+				run, err := e.runOne(r)
+				if rerr := e.queues.AfterRun(); rerr != nil && err == nil {
+					err = rerr
+				}
+				run.Leftover = monitor.Leftover(goroutines, conns, time.Second)
+				e.report.Runs = append(e.report.Runs, run)
+				if err != nil {
+					e.unreachable = errors.Is(err, errUnreachable)
+					return fmt.Errorf("%s run: %w", mode, err)
+				}
+				index++
+			}
+		}
+	}
+	return nil
+}
+
+// startServer starts the temporary server: local binaries, else embedded-postgres's download.
+func (e *engine) startServer(ctx context.Context) (*pgserver.Server, error) {
+	c := e.cfg
+	bins, err := pgserver.FindBinaries(c.PgBinDir)
+	if errors.Is(err, pgserver.ErrNoLocalBinaries) {
+		fmt.Fprintf(e.stderr, "%s: no local PostgreSQL; trying embedded-postgres's download of PostgreSQL %d\n", e.info.Name, c.PgDownload.Major)
+		var derr error
+		if bins, derr = pgserver.Download(c.PgDownload, ""); derr != nil {
+			return nil, fmt.Errorf("%w; and the download failed: %v", err, derr)
+		}
+		err = nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return pgserver.Start(ctx, pgserver.Config{Binaries: bins, User: c.PgUser, TempDir: c.PgDir, Unsafe: c.UnsafeFsync,
+		MaxConnections: e.sessionsNeeded() + serverMargin})
+}
+
+// suiteConns is what the suite's own pools hold at most (testkit.ConnectionUser).
+func suiteConns(s testkit.Suite) int {
+	if cu, ok := s.(testkit.ConnectionUser); ok {
+		return cu.Connections()
+	}
+	return 0
+}
+
+// run is one run as the engine keeps it: the environment it hands the suite (runenv.Env, in
+// the suite's read-only testkit.Run), its queue's backend, and the rung and repetition it is.
+type run struct {
+	*runenv.Env
+	suite       *testkit.Run
+	backend     backend.Backend
+	repetition  int
+	level       int
+	rate        float64
+	concurrency int
+	rtt         time.Duration // the round trip added to PostgreSQL (network.go)
+}
+
+// poolSize is the pool size of a run on a --pool-levels rung, 0 off a pool ladder.
+func (r *run) poolSize() int {
+	if len(r.Config.PoolLevels) == 0 {
+		return 0
+	}
+	return r.Config.MaxConnections
+}
+
+// newRun sets up the index-th run of the invocation, in mode, at rung.
+func (e *engine) newRun(index int, mode testkit.Mode, rung plan.Rung) *run {
+	c := e.cfg
+	var b backend.Backend = backend.Inline{}
+	if mode.Async() {
+		b = e.queues.New()
+	}
+	env := &runenv.Env{Index: index, Mode: mode.String(), Slots: rung.Slots, Requests: c.Requests, Target: e.target,
+		Context: e.hardCtx, LoseCommitEvery: c.LoseCommitEvery, SessionSettings: faults.SessionSettings(c.Faults), Backend: b}
+	if c.ForDuration(rung) {
+		env.Requests = 0 // a ladder rung, or a run at a rate, runs for --duration
+	}
+	concurrency := c.Concurrency
+	if rung.Level > 0 {
+		concurrency = rung.Level
+	}
+	env.Config = c.RunConfig(rung.Rate, concurrency, env.Requests, rung.Slots)
+	env.Config.DBRTTMs = results.Milliseconds(rung.RTT) // the rung's, in an RTT ladder
+	env.Config.MaxConnections = rung.Pool               // the rung's, in a pool ladder
+	if c.BreakExpectations {
+		env.CheckSkew = 1
+	}
+	return &run{Env: env, suite: testkit.NewRun(env, mode, e.suiteConfig()), backend: b, level: rung.Level,
+		rate: rung.Rate, concurrency: concurrency, rtt: rung.RTT}
+}
+
+// measured is what a run's instruments measure while its load runs, and what its phases read
+// once it is over.
+type measured struct {
+	r      *run
+	wl     *testkit.Workload
+	pool   *pgxpool.Pool
+	tracer *stmttime.Tracer
+	prior  []uint32
+	// connects is when the load's pool opened each connection (pool.go).
+	connects connects
+	live     load.Live
+
+	cost     *costWindow
+	mon      *monitor.Monitor
+	probe    *probe
+	injector *faults.Injector
+	res      *load.Result // nil when the load failed
+	drainEnd time.Time
+	// server is every statement's server time (endCost); unreachable why the run could not
+	// be verified.
+	server      map[string]dbstats.Timed
+	unreachable error
+	wait        time.Duration // how long the cost's end waits for the servers (--reconcile-timeout)
+	progress    func() load.DrainStatus
+	// poolerAt is the pooler's SHOW STATS as the run began (--pooler), poolerCPU its
+	// processor time then.
+	poolerAt  pgbouncer.Stats
+	poolerCPU poolerCPU
+	// atEnd runs, in reverse order, when the run is over (its report made): what lasts
+	// beyond the phases' ends.
+	atEnd []func()
+}
+
+// phase is one of a run's instruments: begun before the load, in order, and ended after the
+// drain, in reverse order, into the run's report (end nil: it lasts until the run is over,
+// measured.atEnd).
+type phase struct {
+	name  string
+	begin func(m *measured) error
+	end   func(post context.Context, m *measured, out *results.Run)
+}
+
+// phases are the run's instruments. The database's counters are read first and last (the
+// others' sessions are left out of them); the fault injector starts last, when everything
+// that watches the run is in place, and the abort watch on the backend's server is the
+// innermost.
+func (e *engine) phases() []phase {
+	return []phase{
+		{"the database's figures", func(m *measured) error {
+			m.cost = e.beginCost(e.hardCtx, m.prior) // dbcost.go
+			return nil
+		}, func(post context.Context, m *measured, out *results.Run) {
+			if m.res == nil {
+				return
+			}
+			// A fault may have broken the engine's own connection (restart-postgres), or the
+			// path to a server may not have come back: wait for it, at most
+			// --reconcile-timeout (bounds.go).
+			if err := e.awaitPaths(post, m.r, m.wait); err != nil {
+				e.target.CutSockets() // what waits on them fails at once, closing them does not wait
+				releaseConns(post, m.pool, m.r, m.wl)
+				m.unreachable = err
+				return
+			}
+			out.Database, m.server = e.endCost(post, m)
+		}},
+		{"the monitor", func(m *measured) error {
+			if e.pooler != nil {
+				m.poolerAt, m.poolerCPU = e.pooler.stats(e.hardCtx), e.pooler.cpuAt()
+			}
+			var err error
+			m.mon, err = monitor.Start(e.hardCtx, e.monitorConnect(m.cost), e.monitorConfig(m))
+			return err
+		}, func(post context.Context, m *measured, out *results.Run) {
+			out.LockMonitor, out.Pool = m.mon.Stop(post)
+			if e.pooler != nil {
+				out.Pooler = e.pooler.report(post, m.mon.Pooler(), m.poolerAt, m.poolerCPU, poolerHops{ms(e.cfg.PoolerRTT), ms(m.r.rtt)})
+			}
+		}},
+		{"the metrics endpoint", func(m *measured) error {
+			m.atEnd = append(m.atEnd, e.watch(m.r, &m.live, m.mon, m.pool).Finish) // watch.go
+			return nil
+		}, nil},
+		{"the probes", func(m *measured) error {
+			m.probe = e.startProbe(m.r) // network.go
+			return nil
+		}, func(post context.Context, m *measured, out *results.Run) {
+			out.Network = e.stopProbe(m.probe, m.r, m.cost)
+		}},
+		{"the faults", func(m *measured) error {
+			m.injector = e.startFaults(m.r, m.wl)      // faults.go
+			m.atEnd = append(m.atEnd, m.injector.Lift) // a blackhole without an end lasts until the run is accounted for
+			return nil
+		}, func(post context.Context, m *measured, out *results.Run) {
+			out.Faults = m.injector.Stop()
+			if m.res != nil {
+				out.FaultOutcome = faultOutcome(out.Faults, m.res)
+				out.Soak = e.soakFigures(m.injector, out.Faults, m.mon, m.res.End)
+			}
+		}},
+		{"the abort watch", func(m *measured) error {
+			m.atEnd = append(m.atEnd, m.r.backend.AbortOn(e.hardCtx))
+			return nil
+		}, nil},
+	}
+}
+
+// monitorConfig is the monitor of run m.r.
+func (e *engine) monitorConfig(m *measured) monitor.Config {
+	c := e.cfg
+	mcfg := monitor.Config{
+		Interval:   time.Duration(c.MonitorIntervalMs) * time.Millisecond,
+		HotTables:  e.info.HotTables,
+		Pool:       m.pool,
+		PendingSQL: m.wl.PendingSQL,
+		TotalSQL:   e.info.TotalSQL,
+		Progress:   func() (int64, int64) { return m.live.Completed(), m.live.Failed() },
+		Samples:    e.samples,
+		Process:    e.samples != nil || c.FaultEvery > 0, // the samples file, soakFigures
+		Label:      results.Sample{Run: m.r.Index, Mode: m.r.Mode, Repetition: m.r.repetition, Level: m.r.level},
+	}
+	if q := m.r.backend.Figures(); q != nil {
+		mcfg.Queue = func() (int64, int64) { m := q.Metrics(); return m.Depth, m.PendingDepth }
+	}
+	if e.pooler != nil {
+		mcfg.Pooler = e.pooler.sample
+	}
+	return mcfg
+}
+
+// runOne runs one mode once on freshly reset state. The returned Run is filled as far as the
+// run got, even on error, so the report shows it.
+func (e *engine) runOne(r *run) (results.Run, error) {
+	ctx := e.hardCtx
+	c := e.cfg
+	out := results.Run{Mode: r.Mode, Repetition: r.repetition, Level: r.level, Rate: r.rate, Slots: r.Slots,
+		Config: r.Config, StartedAt: time.Now().UTC()}
+	out.RTTMs = ms(r.rtt)
+	out.PoolSize = r.poolSize()
+	fail := func(err error) (results.Run, error) {
+		out.Error = database.Redact(err.Error())
+		return out, err
+	}
+	if !c.Joining(e.target) { // a process joining a split run finds it set up
+		if err := e.target.Reset(ctx); err != nil {
+			return fail(fmt.Errorf("resetting tables: %w", err))
+		}
+		if err := e.suite.Seed(ctx, r.suite); err != nil {
+			return fail(fmt.Errorf("seeding: %w", err))
+		}
+	}
+	if err := e.setRunRTT(r); err != nil {
+		return fail(err)
+	}
+	m := &measured{r: r, prior: e.target.TakeSessions(), // closed before this run: the cost's start waits for them to exit
+		tracer: stmttime.New(), wait: c.ReconcileTimeout} // the request path's statements, as the client sees them (requesttime.go)
+	pool, err := e.target.NewPool(ctx, e.loadPool(m)) // pool.go
+	if err != nil {
+		return fail(err)
+	}
+	defer pool.Close()
+	r.Pool, m.pool = pool, pool
+	wl, err := e.suite.Workload(ctx, r.suite)
+	if err != nil {
+		return fail(fmt.Errorf("preparing the %s workload: %w", r.Mode, err))
+	}
+	m.wl = wl
+	if wl.Close != nil {
+		defer wl.Close()
+	}
+	if err := r.backend.Warm(ctx, pool, r.concurrency); err != nil { // before the window, as pgbench
+		return fail(err)
+	}
+	heapmem.Warm(heapmem.Want(r.concurrency, r.Requests)) // the process's own first touches, out of the window
+
+	defer func() {
+		for i := len(m.atEnd) - 1; i >= 0; i-- {
+			m.atEnd[i]()
+		}
+	}()
+	phases := e.phases()
+	begun := 0
+	endPhases := func(post context.Context) {
+		for i := begun - 1; i >= 0; i-- {
+			if end := phases[i].end; end != nil {
+				end(post, m, &out)
+			}
+		}
+	}
+	for _, p := range phases {
+		if err := p.begin(m); err != nil {
+			endPhases(ctx)
+			return fail(fmt.Errorf("starting %s: %w", p.name, err))
+		}
+		begun++
+	}
+	gc0 := gcPauses()
+	res, err := r.backend.RunLoad(ctx, pool, func() (*load.Result, error) { // in this process's role
+		return load.Run(e.stopCtx, e.loadConfig(r, &m.live), wl.Op)
+	})
+	gcPause := gcPauses() - gc0
+	if err != nil {
+		endPhases(ctx)
+		return fail(err)
+	}
+	stalled, drainErr := e.drain(r, m, res)
+	// From here on the run is accounted for, even after a second signal aborted the drain,
+	// within the bounds of postLoad (bounds.go).
+	post, cancelPost := e.postLoad()
+	defer cancelPost()
+	m.res = res
+	if stalled { // the drain has waited for the paths already
+		m.wait = 0
+	}
+	endPhases(post)
+	out.Load = e.loadStats(res, m.drainEnd, r)
+	churnStats(&out.Load, res, &m.connects) // pool.go
+	out.Interrupted = res.Stopped
+	if drainErr != nil {
+		out.Error = database.Redact("drain: " + drainErr.Error())
+	}
+	if m.unreachable != nil {
+		out.Verification = unverified(m.unreachable.(*unreachableError).reason(), res, held(m.progress))
+		return out, m.unreachable
+	}
+	out.RequestTime = requestTime(m.tracer, m.server, res, gcPause)
+	if wl.FlushLoop != nil {
+		f := wl.FlushLoop.Stats()
+		out.Flush = &f
+	}
+	if q := r.backend.Figures(); q != nil {
+		out.Queue = q.Report()
+		if out.Load.IntakeMs > 0 {
+			out.Load.AcceptRPS = round1(float64(res.Completed) / (out.Load.IntakeMs / 1000))
+		}
+	}
+	out.Efficiency, out.EfficiencyBasis = results.Efficiency(out, e.report.Environment.Calibration)
+	// Verification runs even after a failed drain: it then shows exactly what is missing.
+	var applied testkit.Result
+	out.Verification, out.Reconciliation, applied = e.verify(post, r, res)
+	out.HotSets = hotSets(e.info, r.suite.Config(), applied)
+	if drainErr != nil {
+		out.Verification.Passed = false
+	}
+	if stalled || drainErr != nil && out.Verification.Unverified == nil {
+		why := "the drain did not finish: " + oneLine(database.Redact(drainErr.Error()))
+		u := unverified(why, res, held(m.progress)).Unverified
+		out.Verification.Unverified = u
+	}
+	out.Figures = e.suiteFigures(post, r)
+	return out, nil
+}
+
+// loadConfig is the load of run r.
+func (e *engine) loadConfig(r *run, live *load.Live) load.Config {
+	c := e.cfg
+	lcfg := load.Config{
+		Concurrency:      r.concurrency,
+		Requests:         r.Requests,
+		Duration:         c.Duration,
+		Warmup:           c.Warmup,
+		Progress:         e.stderr,
+		ProgressLabel:    render.ModeLabel(r.Mode, r.Slots, c.SlotPick) + render.PoolText(r.poolSize()),
+		ProgressInterval: c.ProgressInterval,
+		OpContext:        e.hardCtx,
+		Live:             live,
+		Retry:            c.RetryPolicy(),
+		RequestTimeout:   c.RequestTimeout,
+	}
+	c.OpenLoop.LoadConfig(&lcfg, r.rate, c.Seed)
+	return lcfg
+}
+
+// drain waits for the workload's drain (nil: nothing to wait for), bounded by --drain-timeout
+// and by a stall (bounds.go); stalled says the stall ended it.
+func (e *engine) drain(r *run, m *measured, res *load.Result) (stalled bool, err error) {
+	c := e.cfg
+	m.drainEnd = res.End
+	m.progress = drainProgress(r, m.wl, m.mon)
+	if m.wl.Drain == nil {
+		return false, nil
+	}
+	m.injector.WaitPauses()
+	dctx, cancelDrain := context.WithTimeout(e.hardCtx, c.DrainTimeout)
+	defer cancelDrain()
+	sctx, stall := context.WithCancelCause(dctx)
+	defer stall(nil)
+	stopWatch := watchStall(stall, m.progress, c.RequestTimeout+c.ReconcileTimeout) // bounds.go
+	stopLine := e.showDrain(r, m.progress)                                          // watch.go
+	err = m.wl.Drain(sctx)
+	stalled = stopWatch()
+	stopLine(err == nil)
+	m.drainEnd = time.Now()
+	return stalled, err
+}
+
+// held is how many accepted writes a drain left unpersisted (0 when it cannot tell).
+func held(progress func() load.DrainStatus) int64 {
+	if progress == nil {
+		return 0
+	}
+	st := progress()
+	if st.Accepted > 0 {
+		return max(st.Accepted-st.Persisted, 0)
+	}
+	return st.Waiting
+}
+
+// verify runs the run's verification: who verifies what (the backend says: queues.go), the
+// reconciliation of every request, the suite's checks; a query that fails is a failed check, a
+// context that ran out an unverified run. applied is the run's requests whose writes must be
+// there, when this process verified the whole run (nil when it could not say, or verified its
+// own part).
+func (e *engine) verify(ctx context.Context, r *run, res *load.Result) (_ results.Verification, _ *results.Reconciliation, applied testkit.Result) {
+	suite, vres, roleChecks, verr := e.verification(ctx, r, res)
+	var recon *results.Reconciliation
+	var must testkit.Result
+	if verr == nil {
+		recon, must, verr = reconcile(ctx, suite, r.suite, vres)
+	}
+	var checks []results.Check
+	if verr == nil {
+		checks, verr = suite.Verify(ctx, r.suite, must)
+		checks = append(checks, roleChecks...)
+		if _, ownPart := suite.(ownPartOnly); !ownPart {
+			applied = must
+		}
+	}
+	if recon != nil {
+		rc := r.suite.NewChecks()
+		reconciliationChecks(recon, rc)
+		checks = append(checks, rc.List()...)
+	}
+	if res.Attempted() > 0 && res.Completed+res.WarmupCompleted == 0 {
+		// Totals of nothing match trivially; a run in which every request failed verified
+		// nothing and must not read as verified.
+		checks = append(checks, results.Check{Name: "requests completed", Expected: "> 0", Actual: 0, OK: false})
+	}
+	v := results.Verification{Checks: checks, Passed: verr == nil && len(checks) > 0}
+	for _, ch := range checks {
+		if !ch.OK {
+			v.Passed = false
+		}
+	}
+	if verr != nil {
+		if ctx.Err() != nil {
+			u := unverified("verification did not finish: "+oneLine(database.Redact(verr.Error())), res, 0)
+			u.Checks = checks
+			return u, recon, nil
+		}
+		v.Checks = append(v.Checks, results.Check{Name: "verification query", Expected: "no error", Actual: database.Redact(verr.Error()), OK: false})
+	}
+	return v, recon, applied
+}
+
+// suiteFigures are the suite's own figures of the run (testkit.FigureReporter), read once it is
+// verified. They are an addition to the run: when they cannot be read, the run goes on
+// without them (said on stderr).
+func (e *engine) suiteFigures(ctx context.Context, r *run) []results.Figure {
+	fr, ok := e.suite.(testkit.FigureReporter)
+	if !ok {
+		return nil
+	}
+	figures, err := fr.Figures(ctx, r.suite)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "%s: the suite's own figures are left out of this run: %s\n", e.info.Name, oneLine(database.Redact(err.Error())))
+		return nil
+	}
+	return figures
+}
+
+func (e *engine) loadStats(res *load.Result, drainEnd time.Time, r *run) results.Load {
+	l := results.Load{
+		Concurrency:       r.concurrency,
+		CompletedRequests: res.Completed,
+		FailedRequests:    res.Failed,
+		WarmupRequests:    res.WarmupCompleted + res.WarmupFailed,
+		ErrorCounts:       res.ErrorCounts,
+		LatencyMs:         results.Latency(res.Latency.Summary()),
+		AcquireWaitMs:     results.Latency(res.AcquireWait.Summary()),
+	}
+	if l.ErrorCounts == nil {
+		l.ErrorCounts = map[string]int64{}
+	}
+	c := e.cfg
+	l.Retries = &results.Retries{MaxTries: c.MaxTries, Classes: c.RetryClasses,
+		RetriedRequests: res.Retries.RetriedRequests, TriesPerRequest: res.Retries.Tries,
+		RetriesByClass: res.Retries.ByClass, FailedAfterLastTryByClass: res.Retries.OutOfTries}
+	end := res.End
+	if drainEnd.After(end) {
+		end = drainEnd
+	}
+	l.DurationMs = ms(end.Sub(res.MeasureStart))
+	l.IntakeMs = ms(res.End.Sub(res.MeasureStart))
+	l.DrainMs = ms(end.Sub(res.End))
+	if l.DurationMs > 0 {
+		l.ThroughputRPS = round1(float64(res.Completed) / (l.DurationMs / 1000))
+	}
+	if enc, err := res.Latency.Encode(); err == nil {
+		l.LatencyHistogram = enc
+	}
+	if enc, err := res.AcquireWait.Encode(); err == nil {
+		l.AcquireWaitHistogram = enc
+	}
+	from := res.MeasureStart.UTC()
+	l.MeasuredFrom = &from
+	l.OpenLoop = openLoopStats(res)
+	return l
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
+
+func (e *engine) close() error {
+	var err error
+	if e.samples != nil {
+		err = errors.Join(err, e.samples.Close())
+	}
+	err = errors.Join(err, e.pooler.close()) // before the server: its connections end first
+	if e.target != nil {
+		bound := 30 * time.Second
+		switch {
+		case e.hardCtx.Err() != nil:
+			bound = abortedBound
+		case e.unreachable:
+			bound = attemptBound
+		}
+		err = errors.Join(err, e.target.CloseWithin(bound))
+	}
+	err = errors.Join(err, e.queues.Close())
+	return errors.Join(err, e.closeNetwork())
+}
+
+func (e *engine) writeReport(stdout io.Writer) error {
+	if e.cfg.Output == "" {
+		return e.report.Write(stdout)
+	}
+	return e.report.WriteFile(e.cfg.Output)
+}

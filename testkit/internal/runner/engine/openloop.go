@@ -1,0 +1,41 @@
+package engine
+
+import (
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
+)
+
+// openLoopStats converts what the schedule did into the report's terms.
+func openLoopStats(res *load.Result) *results.OpenLoop {
+	ol := res.OpenLoop
+	if ol == nil {
+		return nil
+	}
+	out := &results.OpenLoop{
+		TargetRPS: ol.TargetRPS, AchievedRPS: round1(res.AchievedRPS()), Arrivals: string(ol.Arrivals),
+		Scheduled: res.Scheduled(), Late: ol.Late, Skipped: ol.Skipped, Unsent: ol.Unsent,
+		ServiceMs: results.Latency(ol.Service.Summary()), ScheduleLagMs: results.Latency(ol.ScheduleLag.Summary()),
+	}
+	if out.Scheduled > 0 {
+		out.SentShare = float64(int64(float64(res.Sent())/float64(out.Scheduled)*1000)) / 1000
+	}
+	out.HeldRate = results.HeldRate(out.SentShare)
+	if enc, err := ol.Service.Encode(); err == nil {
+		out.ServiceHistogram = enc
+	}
+	if enc, err := ol.ScheduleLag.Encode(); err == nil {
+		out.ScheduleLagHistogram = enc
+	}
+	return out
+}
+
+// finishRateLadders adds one rate ladder per mode when --rates was given.
+func (e *engine) finishRateLadders() {
+	if len(e.cfg.Rates) == 0 {
+		return
+	}
+	e.report.RateLadders = perMode(e, func(mode string) (results.RateLadder, bool) {
+		l := results.BuildRateLadder(mode, e.report.Runs, e.cfg.SLOP99Ms)
+		return l, len(l.Rates) > 0
+	})
+}

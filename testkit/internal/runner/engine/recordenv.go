@@ -1,0 +1,57 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/hostenv"
+)
+
+// captureEnvironment records what the numbers were measured on.
+func (e *engine) captureEnvironment(ctx context.Context) error {
+	info, err := e.target.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("reading server settings: %w", err)
+	}
+	env := hostenv.Host()
+	env.PostgresVersion = info.Version
+	env.PostgresSettings = info.Settings
+	env.ManagedPostgres = e.target.Managed()
+	env.Schema = e.target.Schema()
+	env.Durability = "on"
+	if info.Settings["fsync"] == "off" || info.Settings["synchronous_commit"] == "off" {
+		env.Durability = "unsafe"
+	}
+	if e.target.Managed() {
+		env.PostgresStartMs = ms(e.pg.StartDuration())
+		env.PostgresDataFS = hostenv.FSType(e.pg.Dir())
+	} else {
+		env.PostgresURL = e.target.RedactedURL()
+	}
+	env.Command = strings.Join(append([]string{e.info.Name}, redactArgs(os.Args[1:])...), " ")
+	e.report.Environment = env
+	return nil
+}
+
+// redactArgs hides the password of a --postgres-url/--redis-url given on the command line.
+func redactArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = redactArg(a)
+	}
+	return out
+}
+
+// redactArg hides a password in a URL flag value ("--postgres-url=postgres://u:pw@h/db").
+func redactArg(a string) string {
+	if strings.Contains(a, "://") {
+		if i := strings.Index(a, "="); i > 0 && strings.HasPrefix(a, "--") {
+			return a[:i+1] + database.RedactURL(a[i+1:])
+		}
+		return database.RedactURL(a)
+	}
+	return a
+}

@@ -1,0 +1,26 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/backend"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/runenv"
+)
+
+// Standalone is a run outside an invocation, on target: for what seeds or writes through a
+// suite without running its load (package pgbench seeds its server through one; suitetest
+// hands one to a suite's own tests). It has no pool and no queue: its backend is Inline.
+type Standalone struct {
+	Mode     testkit.Mode
+	Config   testkit.Config
+	Slots    int
+	Requests int64
+}
+
+// Run is s's run on target.
+func (s Standalone) Run(ctx context.Context, target *database.Target) *testkit.Run {
+	env := &runenv.Env{Mode: s.Mode.String(), Slots: s.Slots, Requests: s.Requests, Target: target, Context: ctx, Backend: backend.Inline{}}
+	return testkit.NewRun(env, s.Mode, s.Config)
+}

@@ -1,0 +1,105 @@
+package engine
+
+// The live views of an invocation: the metrics endpoint and the drain's status line.
+
+import (
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/metrics"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/monitor"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
+)
+
+// afterInvocation, when set (by tests), is called with the metrics endpoint's URL once the
+// report is written and before the endpoint closes, so the final values can be scraped.
+var afterInvocation func(metricsURL string)
+
+// serveMetrics opens --metrics-addr before anything else starts; an address that cannot be
+// bound is bad input.
+func (e *engine) serveMetrics(stderr io.Writer) error {
+	if e.cfg.MetricsAddr == "" {
+		return nil
+	}
+	srv, err := metrics.Listen(e.cfg.MetricsAddr)
+	if err != nil {
+		return err
+	}
+	e.metrics = srv
+	fmt.Fprintf(stderr, "%s: metrics on %s\n", e.info.Name, srv.URL())
+	return nil
+}
+
+// closeMetrics stops the endpoint: after --metrics-linger (cut short by SIGINT or SIGTERM;
+// skipped when a signal already ended the invocation) and the tests' look at the final values.
+func (e *engine) closeMetrics() {
+	if e.metrics == nil {
+		return
+	}
+	if d := e.cfg.MetricsLinger; d > 0 && e.signalName() == "" {
+		fmt.Fprintf(e.stderr, "%s: the final values stay on %s for %s (Ctrl-C to stop now)\n", e.info.Name, e.metrics.URL(), d)
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-e.stopCtx.Done(): // a signal (handleSignals)
+			t.Stop()
+		}
+	}
+	if afterInvocation != nil {
+		afterInvocation(e.metrics.URL())
+	}
+	_ = e.metrics.Close()
+}
+
+// watch puts run r on the metrics endpoint (nil when it is off): the endpoint reads the
+// run's live state when scraped, and its final values once the returned run is finished.
+func (e *engine) watch(r *run, live *load.Live, mon *monitor.Monitor, pool *pgxpool.Pool) *metrics.Run {
+	if e.metrics == nil {
+		return nil
+	}
+	src := metrics.Source{
+		Labels:    metrics.Labels{Suite: e.info.Name, Mode: r.Mode, Role: e.cfg.Settings.Role, Run: r.Index, Level: r.level},
+		Live:      live,
+		Monitor:   mon.Last,
+		HotTables: e.info.HotTables,
+		Pool: func() metrics.Pool {
+			st := pool.Stat()
+			return metrics.Pool{Acquired: st.AcquiredConns(), Idle: st.IdleConns(), Max: st.MaxConns()}
+		},
+	}
+	if q := r.backend.Figures(); q != nil {
+		src.Queue = func() results.QueueMetrics { return results.QueueMetrics(q.Metrics()) }
+		src.PersistLag = q.PersistLag
+		if q.Stream() != nil {
+			src.Stream = q.Stream
+		}
+	}
+	return e.metrics.Watch(src)
+}
+
+// showDrain follows the drain on the terminal from progress (drainProgress): records persisted
+// of those accepted, records still waiting and the current persist lag. The returned stop
+// draws the final line; drained says the drain ended with nothing left.
+func (e *engine) showDrain(r *run, progress func() load.DrainStatus) (stop func(drained bool)) {
+	if progress == nil {
+		return func(bool) {}
+	}
+	var drained atomic.Bool
+	status := func() load.DrainStatus {
+		st := progress()
+		if drained.Load() && st.Accepted == 0 { // the outbox knows what it accepted once it is empty
+			st.Accepted, st.Waiting = st.Persisted, 0
+		}
+		return st
+	}
+	end := load.ShowDrain(e.stderr, e.cfg.ProgressInterval, r.Mode, status)
+	return func(ok bool) {
+		drained.Store(ok)
+		end()
+	}
+}

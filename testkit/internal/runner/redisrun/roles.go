@@ -1,0 +1,231 @@
+package redisrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/hotspotkit/hotspotkit/hist"
+	"github.com/hotspotkit/hotspotkit/queue/redisq"
+	"github.com/hotspotkit/hotspotkit/queue/redisq/redisqtest"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
+)
+
+// A run split over processes (--role producer / consumer, on the Redis backend):
+//
+//   - Every process opens the same --postgres-url, --schema and --redis-url. The first one
+//     creates the schema, resets and seeds it and starts the stream afresh; the others join
+//     with --reuse-schema and touch neither.
+//   - A producer registers in queue_producers (its id, first request index and count), runs
+//     the load, and once every record it offered has Redis's answer records each request's
+//     outcome there and marks itself finished. Producer k's requests are the run-wide indexes
+//     [k×requests, (k+1)×requests); ranges must not overlap, which registration checks.
+//   - A consumer runs no load. It consumes until the run is over: --expect-producers
+//     producers have registered, all registered producers have finished, and the stream
+//     holds no entry (every entry acknowledged or dead-lettered, by any consumer).
+//   - A consumer with --verify then checks the database against the union of the producers'
+//     outcomes, as the run of a single process would be checked, plus the run-wide stream
+//     counters. Producers and plain consumers check only their own part.
+
+// DB is the connection the protocol's statements run on: the run's pool or the engine's own
+// connection (*pgxpool.Pool and *pgx.Conn both are one).
+type DB interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Stream is what the engine needs about one run on the Redis backend: this process's role,
+// where its producers register, and the run-wide counters its checks compare.
+type Stream struct {
+	Key string
+	// Streams are the queue's streams (redisq.Queue.Streams: Key alone, or its shards'), the
+	// stream column of the applied-ids table.
+	Streams    []string
+	Role       redisq.Role
+	ProducerID int   // --producer-id (producers)
+	Offset     int64 // a producer's first run-wide request index
+	Requests   int64 // this producer's requests
+	// RunStats reads the counters every process of the run keeps in Redis.
+	RunStats func(ctx context.Context) (redisq.RunStats, error)
+}
+
+// StreamKey names a run's stream: the same in every process of a split run (same schema,
+// mode and run index), distinct for every run of an invocation.
+func StreamKey(schema string, index int, mode string) string {
+	return fmt.Sprintf("hotspotkit:%s:%d:%s", schema, index, mode)
+}
+
+// EmptyResult is the load result of a process that ran no load (a consumer).
+func EmptyResult() *load.Result {
+	now := time.Now()
+	return &load.Result{Start: now, MeasureStart: now, End: now, ErrorCounts: map[string]int64{},
+		Latency: hist.New(), AcquireWait: hist.New(), Outcomes: load.NewOutcomes(0)}
+}
+
+// Register records this producer's request range in queue_producers, refusing a range that
+// overlaps another producer's.
+func (sr *Stream) Register(ctx context.Context, db DB) error {
+	id := sr.ProducerID
+	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		// One registration at a time, so that two overlapping ranges cannot both pass the check.
+		if _, err := tx.Exec(ctx, `LOCK TABLE queue_producers IN SHARE ROW EXCLUSIVE MODE`); err != nil {
+			return err
+		}
+		var other int
+		err := tx.QueryRow(ctx, `SELECT producer_id FROM queue_producers
+			WHERE stream = $1 AND (producer_id = $2 OR (first_index < $3::int8 + $4::int8 AND $3::int8 < first_index + requests))`,
+			sr.Key, id, sr.Offset, sr.Requests).Scan(&other)
+		switch {
+		case err == nil:
+			return fmt.Errorf("--producer-id %d: producer %d of this run already covers some of the request indexes [%d, %d) (give every producer its own id and the same --requests)",
+				id, other, sr.Offset, sr.Offset+sr.Requests)
+		case !errors.Is(err, pgx.ErrNoRows):
+			return fmt.Errorf("registering the producer: %w", err)
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO queue_producers (stream, producer_id, first_index, requests) VALUES ($1, $2, $3, $4)`,
+			sr.Key, id, sr.Offset, sr.Requests)
+		return err
+	})
+}
+
+// Finish records the outcome of each of this producer's requests and marks it finished. Every
+// Enqueue returned only with Redis's answer, so what the outcomes say is final.
+func (sr *Stream) Finish(ctx context.Context, db DB, res *load.Result) error {
+	outcomes := make([]byte, sr.Requests)
+	var accepted int64
+	res.Outcomes.Each(func(i int64, o load.Outcome) {
+		if i < sr.Requests {
+			outcomes[i] = byte(o)
+			if o == load.Succeeded {
+				accepted++
+			}
+		}
+	})
+	tag, err := db.Exec(context.WithoutCancel(ctx), `UPDATE queue_producers SET finished_at = now(), accepted = $3, outcomes = $4
+		WHERE stream = $1 AND producer_id = $2`, sr.Key, sr.ProducerID, accepted, outcomes)
+	if err == nil && tag.RowsAffected() != 1 {
+		err = errors.New("its registration is gone (was the schema reset by another process?)")
+	}
+	if err != nil {
+		return fmt.Errorf("recording the producer's outcomes: %w", err)
+	}
+	return nil
+}
+
+// Producers counts the run's producers.
+func (sr *Stream) Producers(ctx context.Context, db DB) (registered, finished int, err error) {
+	err = db.QueryRow(ctx, `SELECT count(*), count(finished_at) FROM queue_producers WHERE stream = $1`, sr.Key).
+		Scan(&registered, &finished)
+	return registered, finished, err
+}
+
+// WaitForProducers returns once expect producers have registered and all registered ones
+// have finished: from then on nothing new enters the stream.
+func (sr *Stream) WaitForProducers(ctx context.Context, db DB, expect int) error {
+	for {
+		registered, finished, err := sr.Producers(ctx, db)
+		if err == nil && registered >= expect && finished == registered {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if err == nil {
+				err = fmt.Errorf("%d of %d expected producers registered, %d finished", registered, expect, finished)
+			}
+			return fmt.Errorf("waiting for the producers: %w: %w", err, context.Cause(ctx))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// ProducersResult rebuilds the outcome of every run-wide request from the producers'
+// records, for the verifying consumer.
+func (sr *Stream) ProducersResult(ctx context.Context, db DB) (*load.Result, error) {
+	rows, err := db.Query(ctx, `SELECT first_index, requests, outcomes FROM queue_producers
+		WHERE stream = $1 AND outcomes IS NOT NULL ORDER BY first_index`, sr.Key)
+	if err != nil {
+		return nil, fmt.Errorf("reading the producers' outcomes: %w", err)
+	}
+	type producer struct {
+		first, n int64
+		outcomes []byte
+	}
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (producer, error) {
+		var p producer
+		return p, row.Scan(&p.first, &p.n, &p.outcomes)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the producers' outcomes: %w", err)
+	}
+	res := EmptyResult()
+	for _, p := range list {
+		res.Outcomes.Set(p.first+p.n-1, load.NotAttempted) // sets Len; the outcomes follow
+		for i, o := range p.outcomes {
+			if o != byte(load.NotAttempted) {
+				res.Outcomes.Set(p.first+int64(i), load.Outcome(o))
+			}
+		}
+	}
+	return res, nil
+}
+
+// Accepted is the number of accepted requests this producer recorded for the consumers (-1
+// before it finished).
+func (sr *Stream) Accepted(ctx context.Context, db DB) (int64, error) {
+	var accepted int64
+	err := db.QueryRow(ctx, `SELECT coalesce(accepted, -1) FROM queue_producers WHERE stream = $1 AND producer_id = $2`,
+		sr.Key, sr.ProducerID).Scan(&accepted)
+	if err != nil {
+		return 0, fmt.Errorf("reading the producer's record: %w", err)
+	}
+	return accepted, nil
+}
+
+func (sr *Stream) streams() []string {
+	if len(sr.Streams) == 0 {
+		return []string{sr.Key}
+	}
+	return sr.Streams
+}
+
+// AppliedEntries counts the entry ids the run's writers recorded in queue_applied_entries.
+func (sr *Stream) AppliedEntries(ctx context.Context, db DB) (int64, error) {
+	var n int64
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM queue_applied_entries WHERE stream = ANY($1)`, sr.streams()).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting the applied entries: %w", err)
+	}
+	return n, nil
+}
+
+// CrashEnv names the test-only environment variable that stops a consumer at one point of
+// its batch cycle ("after-read": a batch read, nothing committed; "after-commit": committed,
+// not acknowledged). The process prints a line to stderr and freezes there, so that a test can
+// SIGKILL it at exactly that point.
+const CrashEnv = "HOTSPOTKIT_TEST_CRASH"
+
+// CrashHook maps $HOTSPOTKIT_TEST_CRASH onto redisq's test hook (nil when unset).
+func CrashHook() redisqtest.Hook {
+	point := os.Getenv(CrashEnv)
+	if point == "" {
+		return nil
+	}
+	var once sync.Once
+	return func(_, p string, ids []string) {
+		if p != point {
+			return
+		}
+		once.Do(func() {
+			fmt.Fprintf(os.Stderr, "hotspotkit: %s=%s: consumer stopped at %s holding %d entries (pid %d)\n",
+				CrashEnv, point, p, len(ids), os.Getpid())
+			select {} // frozen here until the test kills the process
+		})
+	}
+}
