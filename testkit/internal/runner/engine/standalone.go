@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/backend"
@@ -11,16 +13,19 @@ import (
 
 // Standalone is a run outside an invocation, on target: for what seeds or writes through a
 // suite without running its load (package pgbench seeds its server through one; suitetest
-// hands one to a suite's own tests). It has no pool and no queue: its backend is Inline.
+// hands one to a suite's own tests). It has no queue: its backend is Inline.
 type Standalone struct {
 	Mode     testkit.Mode
 	Config   testkit.Config
 	Slots    int
 	Requests int64
+	// Pool, when set, is the run's load pool (Run.Pool, what Run.SyncTx writes through): for a
+	// benchmark of a suite's request path. Nil: the run has none.
+	Pool *pgxpool.Pool
 }
 
 // Run is s's run on target.
 func (s Standalone) Run(ctx context.Context, target *database.Target) *testkit.Run {
-	env := &runenv.Env{Mode: s.Mode.String(), Slots: s.Slots, Requests: s.Requests, Target: target, Context: ctx, Backend: backend.Inline{}}
+	env := &runenv.Env{Mode: s.Mode.String(), Slots: s.Slots, Requests: s.Requests, Target: target, Pool: s.Pool, Context: ctx, Backend: backend.Inline{}}
 	return testkit.NewRun(env, s.Mode, s.Config)
 }
