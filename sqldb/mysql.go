@@ -1,0 +1,231 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"maps"
+	"net"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// MySQLOptions say how the kit reaches a MySQL or MariaDB server (OpenMySQL, ConnectMySQL).
+type MySQLOptions struct {
+	// Config is the server, the user and the database (mysql.ParseDSN's, or mysql.NewConfig
+	// filled in). It is copied, and the kit's settings are applied to the copy: see the
+	// package doc.
+	Config *mysql.Config
+	// Dial, when set, carries every connection to the server (a delaying proxy's route);
+	// nil: the driver dials the Config's address itself.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Session are session variables set on every connection as it opens, by name, each value
+	// a SQL literal (a string quoted: "'READ-COMMITTED'").
+	Session map[string]string
+	// MaxConns bounds OpenMySQL's pool (0: no bound), idle connections included.
+	MaxConns int
+}
+
+// MySQLConnector is a database/sql connector for o: the driver with the kit's settings.
+func MySQLConnector(o MySQLOptions) (driver.Connector, error) {
+	if o.Config == nil {
+		return nil, errors.New("sqldb: MySQLOptions.Config is required")
+	}
+	cfg := o.Config.Clone()
+	cfg.InterpolateParams = true // one round trip a statement, not prepare, execute and close
+	cfg.ParseTime = true
+	cfg.ClientFoundRows = true // rows matched, as PostgreSQL counts an UPDATE's rows
+	cfg.Logger = &mysql.NopLogger{}
+	if o.Dial != nil {
+		cfg.DialFunc = o.Dial
+	}
+	if len(o.Session) > 0 {
+		params := maps.Clone(cfg.Params)
+		if params == nil {
+			params = map[string]string{}
+		}
+		maps.Copy(params, o.Session)
+		cfg.Params = params
+	}
+	return mysql.NewConnector(cfg)
+}
+
+// OpenMySQL opens a pool on o (at most o.MaxConns connections). Connections open as they are
+// needed: a server that cannot be reached fails the first statement, not OpenMySQL.
+func OpenMySQL(o MySQLOptions) (Pool, error) {
+	c, err := MySQLConnector(o)
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(c)
+	db.SetMaxOpenConns(o.MaxConns)
+	db.SetMaxIdleConns(max(o.MaxConns, 2))
+	return MySQLDB(db), nil
+}
+
+// ConnectMySQL opens a dedicated connection on o (o.MaxConns is not read): its Close closes
+// it for good.
+func ConnectMySQL(ctx context.Context, o MySQLOptions) (Conn, error) {
+	c, err := MySQLConnector(o)
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(c)
+	db.SetMaxOpenConns(1)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return &mysqlConn{sqlStatements[*sql.Conn]{conn}, db}, nil
+}
+
+// MySQLDB adapts a database/sql pool opened on go-sql-driver/mysql. The kit's settings are
+// OpenMySQL's: a *sql.DB opened otherwise runs as its DSN says (without interpolateParams a
+// statement costs three round trips).
+func MySQLDB(db *sql.DB) Pool { return mysqlDB{sqlStatements[*sql.DB]{db}} }
+
+// MySQLConn adapts a connection held from a *sql.DB opened on go-sql-driver/mysql: its Close
+// gives it back to that pool.
+func MySQLConn(c *sql.Conn) Conn { return &mysqlConn{sqlStatements[*sql.Conn]{c}, nil} }
+
+// MySQLTx adapts a database/sql transaction on go-sql-driver/mysql.
+func MySQLTx(tx *sql.Tx) Tx { return mysqlTx{sqlStatements[*sql.Tx]{tx}} }
+
+// SQL is what every database/sql handle offers (*sql.DB, *sql.Conn, *sql.Tx): the driver's
+// own statements, with its ? placeholders (no rewriting of $n), for what only MySQL has.
+type SQL interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// AsSQL is the database/sql handle under h, a handle of this package's MySQL adapters: a
+// *sql.DB (MySQLDB, OpenMySQL), a *sql.Conn (MySQLConn, ConnectMySQL, a pool's Acquire) or
+// a *sql.Tx (a Begin of theirs, or MySQLTx). ok is false for any other h.
+func AsSQL(h any) (s SQL, ok bool) {
+	switch h := h.(type) {
+	case mysqlTx:
+		return h.p, true
+	case mysqlPoolConn:
+		return h.p, true
+	case mysqlDB:
+		return h.p, true
+	case *mysqlConn:
+		return h.p, true
+	}
+	return nil, false
+}
+
+// sqlStatements is a Querier on a database/sql handle: each statement's $n placeholders
+// become ?s (rebind), its arguments in their order.
+type sqlStatements[P SQL] struct{ p P }
+
+func (s sqlStatements[P]) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	query, args, err := rebind(query, args)
+	if err != nil {
+		return 0, err
+	}
+	res, err := s.p.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (s sqlStatements[P]) Query(ctx context.Context, query string, args ...any) (Rows, error) {
+	query, args, err := rebind(query, args)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.p.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
+func (s sqlStatements[P]) QueryRow(ctx context.Context, query string, args ...any) Row {
+	query, args, err := rebind(query, args)
+	if err != nil {
+		return errRow{err}
+	}
+	return s.p.QueryRowContext(ctx, query, args...)
+}
+
+func (sqlStatements[P]) Dialect() Dialect { return MySQL }
+
+// sqlRows are database/sql's rows as Rows: Close's error, which database/sql reports when it
+// could not discard the rows left, is dropped (the query's own error is Err's).
+type sqlRows struct{ r *sql.Rows }
+
+func (r sqlRows) Next() bool             { return r.r.Next() }
+func (r sqlRows) Scan(dest ...any) error { return r.r.Scan(dest...) }
+func (r sqlRows) Err() error             { return r.r.Err() }
+func (r sqlRows) Close()                 { _ = r.r.Close() }
+
+// errRow is a row whose statement was never sent.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+type mysqlDB struct{ sqlStatements[*sql.DB] }
+
+func (d mysqlDB) Begin(ctx context.Context) (Tx, error) { return beginSQL(d.p.BeginTx(ctx, nil)) }
+func (d mysqlDB) MaxConns() int                         { return d.p.Stats().MaxOpenConnections }
+func (d mysqlDB) Close()                                { _ = d.p.Close() }
+
+func (d mysqlDB) Acquire(ctx context.Context) (PoolConn, error) {
+	c, err := d.p.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return mysqlPoolConn{sqlStatements[*sql.Conn]{c}}, nil
+}
+
+type mysqlPoolConn struct{ sqlStatements[*sql.Conn] }
+
+func (c mysqlPoolConn) Begin(ctx context.Context) (Tx, error) { return beginSQL(c.p.BeginTx(ctx, nil)) }
+func (c mysqlPoolConn) Release()                              { _ = c.p.Close() }
+
+// mysqlConn is a dedicated connection: ConnectMySQL's owns its one-connection db, which
+// Close closes with it; MySQLConn's gives the connection back to its caller's pool.
+type mysqlConn struct {
+	sqlStatements[*sql.Conn]
+	db *sql.DB
+}
+
+func (c *mysqlConn) Begin(ctx context.Context) (Tx, error) { return beginSQL(c.p.BeginTx(ctx, nil)) }
+
+// IsClosed asks database/sql for the driver's connection: gone once it was closed, or once
+// the driver found it broken (go-sql-driver's connection checks itself: driver.Validator).
+func (c *mysqlConn) IsClosed() bool {
+	err := c.p.Raw(func(dc any) error {
+		if v, ok := dc.(driver.Validator); ok && !v.IsValid() {
+			return driver.ErrBadConn
+		}
+		return nil
+	})
+	return err != nil
+}
+
+func (c *mysqlConn) Close(context.Context) error {
+	err := c.p.Close()
+	if c.db != nil {
+		err = errors.Join(err, c.db.Close())
+	}
+	return err
+}
+
+func beginSQL(tx *sql.Tx, err error) (Tx, error) {
+	if err != nil {
+		return nil, err
+	}
+	return mysqlTx{sqlStatements[*sql.Tx]{tx}}, nil
+}
+
+type mysqlTx struct{ sqlStatements[*sql.Tx] }
+
+func (t mysqlTx) Commit(context.Context) error   { return t.p.Commit() }
+func (t mysqlTx) Rollback(context.Context) error { return t.p.Rollback() }

@@ -1,0 +1,137 @@
+package sqldb
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// The pgx adapters. Each is a struct around one pointer, which an interface holds without
+// an allocation: acquiring a pooled connection and beginning a transaction on it (the
+// request path's PoolConn and Tx) cost what pgx's own calls cost. A transaction begun on a
+// *pgx.Conn, or adapted by PgxTx from another pgx.Tx, costs one allocation more.
+
+// PgxConn adapts a pgx connection.
+func PgxConn(c *pgx.Conn) Conn { return pgxConn{pgxStatements[*pgx.Conn]{c}} }
+
+// PgxPool adapts a pgx pool.
+func PgxPool(p *pgxpool.Pool) Pool { return pgxPool{pgxStatements[*pgxpool.Pool]{p}} }
+
+// PgxTx adapts a pgx transaction (pgx's own, or one of the caller's that implements
+// pgx.Tx: AsPgx hands back the very value given).
+func PgxTx(tx pgx.Tx) Tx {
+	if t, ok := tx.(*pgxpool.Tx); ok {
+		return pgxPoolTx{pgxStatements[*pgxpool.Tx]{t}}
+	}
+	return &pgxTx{pgxStatements[pgx.Tx]{tx}}
+}
+
+// Pgx is what every pgx handle offers (*pgx.Conn, *pgxpool.Pool, *pgxpool.Conn, pgx.Tx):
+// the PostgreSQL-only path of a caller that needs COPY (CopyFrom), a pipelined batch
+// (SendBatch) or a savepoint (Begin on a transaction), or the concrete handle itself (a type
+// assertion on the value AsPgx returns).
+type Pgx interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error)
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// AsPgx is the pgx handle under h, a handle of this package's pgx adapters: a *pgx.Conn
+// (PgxConn), a *pgxpool.Pool (PgxPool), a *pgxpool.Conn (its Acquire) or a pgx.Tx (a Begin
+// of theirs, or PgxTx's). ok is false for any other h (a MySQL handle): the caller takes its
+// portable path, or refuses the database.
+func AsPgx(h any) (p Pgx, ok bool) {
+	switch h := h.(type) {
+	case pgxPoolTx:
+		return h.p, true
+	case *pgxTx:
+		return h.p, true
+	case pgxPoolConn:
+		return h.p, true
+	case pgxPool:
+		return h.p, true
+	case pgxConn:
+		return h.p, true
+	}
+	return nil, false
+}
+
+// pgxQuerier is what pgxStatements runs statements on.
+type pgxQuerier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// pgxStatements is a Querier on a pgx handle: pgx's rows and row are this package's as they
+// are, and the statements and arguments go to pgx untouched.
+type pgxStatements[P pgxQuerier] struct{ p P }
+
+func (s pgxStatements[P]) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	tag, err := s.p.Exec(ctx, sql, args...)
+	return tag.RowsAffected(), err
+}
+
+func (s pgxStatements[P]) Query(ctx context.Context, sql string, args ...any) (Rows, error) {
+	rows, err := s.p.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+func (s pgxStatements[P]) QueryRow(ctx context.Context, sql string, args ...any) Row {
+	return s.p.QueryRow(ctx, sql, args...)
+}
+
+func (pgxStatements[P]) Dialect() Dialect { return Postgres }
+
+type pgxConn struct{ pgxStatements[*pgx.Conn] }
+
+func (c pgxConn) Begin(ctx context.Context) (Tx, error) { return beginPgx(c.p.Begin(ctx)) }
+func (c pgxConn) IsClosed() bool                        { return c.p.IsClosed() }
+func (c pgxConn) Close(ctx context.Context) error       { return c.p.Close(ctx) }
+
+type pgxPool struct{ pgxStatements[*pgxpool.Pool] }
+
+func (p pgxPool) Begin(ctx context.Context) (Tx, error) { return beginPgx(p.p.Begin(ctx)) }
+func (p pgxPool) MaxConns() int                         { return int(p.p.Config().MaxConns) }
+func (p pgxPool) Close()                                { p.p.Close() }
+
+func (p pgxPool) Acquire(ctx context.Context) (PoolConn, error) {
+	c, err := p.p.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return pgxPoolConn{pgxStatements[*pgxpool.Conn]{c}}, nil
+}
+
+type pgxPoolConn struct{ pgxStatements[*pgxpool.Conn] }
+
+func (c pgxPoolConn) Begin(ctx context.Context) (Tx, error) { return beginPgx(c.p.Begin(ctx)) }
+func (c pgxPoolConn) Release()                              { c.p.Release() }
+
+// beginPgx adapts the transaction a pgx Begin returned.
+func beginPgx(tx pgx.Tx, err error) (Tx, error) {
+	if err != nil {
+		return nil, err
+	}
+	return PgxTx(tx), nil
+}
+
+// pgxPoolTx is a transaction on a pooled connection (pgxpool's Begin), the request path's.
+type pgxPoolTx struct{ pgxStatements[*pgxpool.Tx] }
+
+func (t pgxPoolTx) Commit(ctx context.Context) error   { return t.p.Commit(ctx) }
+func (t pgxPoolTx) Rollback(ctx context.Context) error { return t.p.Rollback(ctx) }
+
+// pgxTx is any other pgx transaction.
+type pgxTx struct{ pgxStatements[pgx.Tx] }
+
+func (t *pgxTx) Commit(ctx context.Context) error   { return t.p.Commit(ctx) }
+func (t *pgxTx) Rollback(ctx context.Context) error { return t.p.Rollback(ctx) }
