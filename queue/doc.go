@@ -8,15 +8,17 @@
 // statement per batch instead of one per record.
 //
 // The package knows no schema and no SQL: the caller supplies the slot key, the merge and a
-// Flusher (usually PgFlusher around a TxWriter). It must not print anything; it only exports
-// counters (Metrics, with Accounted, the invariant's right-hand side), a persist-lag
-// histogram (PersistLag) and, for the in-memory Queue, where its flushing time went
+// Flusher (usually TxFlusher around a TxWriter, on the SQL handles of package sqldb: pgx's or
+// database/sql's). It must not print anything; it only exports counters (Metrics, with
+// Accounted, the invariant's right-hand side), a persist-lag histogram (PersistLag) and, for
+// the in-memory Queue, where its flushing time went
 // (FlushTimes, FlushDurations) for the caller to report. It is a library a service can
-// import: it depends on nothing of this module but package hist, and on no report type (a
-// report converts Metrics to its own). A service sees what it uses: New and Options, the
-// Backend methods, Metrics, the Flusher and its adapters (PgFlusher, TxWriter, FlusherFunc,
-// with Rollback and CommitOutcomeUnknown for a Flusher of its own), the Codec a backend
-// outside the process needs (DefaultCodec), the full policies, the errors and Compact. What
+// import: it depends on nothing of this module but packages hist and sqldb, and on no report
+// type (a report converts Metrics to its own). A service sees what it uses: New and Options,
+// the Backend methods, Metrics, the Flusher and its adapters (TxFlusher, and PgFlusher and
+// MySQLFlusher for a service's own pool; TxWriter, FlusherFunc; sqldb.Rollback and
+// sqldb.CommitOutcomeUnknown for a Flusher of its own), the Codec a backend outside the
+// process needs (DefaultCodec), the full policies, the errors and Compact. What
 // every backend shares so that each counts, closes, pauses, retries and reads its options the
 // same way is plumbing, in queue/internal/backend, which this Queue and queue/redisq both
 // build on. The transports beneath differ: per-worker in-memory fifos here, a Redis stream in

@@ -2,14 +2,16 @@ package queue
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/hist"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 // Flusher writes one batch in ONE transaction, all or nothing: a nil error means every record
@@ -28,14 +30,14 @@ type FlushResult struct {
 	// SQLOps is the number of statements sent to the database for this batch (BEGIN and
 	// COMMIT not included).
 	SQLOps int
-	// Phases is where the flush's time went, as far as the Flusher can tell (PgFlusher fills
+	// Phases is where the flush's time went, as far as the Flusher can tell (TxFlusher fills
 	// it). A Flusher that leaves it zero has its whole call counted as statements.
 	Phases FlushPhases
 }
 
-// FlushPhases splits a committed flush's time: BEGIN (on a ConnAcquirer, taking a connection:
+// FlushPhases splits a committed flush's time: BEGIN (on a pgx pool, taking a connection:
 // BEGIN itself goes with the first statement), the COPY statements the writer sent
-// (PgFlusher times every CopyFrom on its transaction and its savepoints), the rest of the
+// (TxFlusher times every CopyFrom on a pgx transaction and its savepoints), the rest of the
 // writer's work (its other statements, the UPDATEs and claims, and whatever it computes
 // between them), and COMMIT.
 type FlushPhases struct {
@@ -53,46 +55,43 @@ func (f FlusherFunc[T]) Flush(ctx context.Context, records []T) (FlushResult, er
 }
 
 // TxWriter writes records inside a transaction owned by the caller (the queue backend), which
-// begins, commits or rolls it back. It returns the number of statements it sent.
+// begins, commits or rolls it back. It returns the number of statements it sent. The
+// transaction's Dialect says which database's statements to send; on PostgreSQL a writer
+// that needs COPY, a pipelined batch or a savepoint takes the pgx transaction under it
+// (sqldb.AsPgx).
 type TxWriter[T any] interface {
-	WriteBatch(ctx context.Context, tx pgx.Tx, records []T) (sqlOps int, err error)
+	WriteBatch(ctx context.Context, tx sqldb.Tx, records []T) (sqlOps int, err error)
 }
 
-// TxBeginner starts a transaction. *pgxpool.Pool satisfies it (and so does *pgx.Conn, which
-// is only safe with one worker and no PolicySync).
-type TxBeginner interface {
-	Begin(ctx context.Context) (pgx.Tx, error)
+// TxFlusher adapts a TxWriter to a Flusher: Begin on db, WriteBatch, Commit; on any error the
+// transaction is rolled back and the error returned. A Commit error is reported as a
+// failure, so a batch whose commit outcome is unknown (connection lost during COMMIT) is
+// retried: writers whose statements are not idempotent may then apply it twice. The Flusher
+// it returns is a StagedFlusher, so a queue with Options.Pipeline writes a worker's next batch
+// while the previous one commits.
+//
+// On PostgreSQL (db a pgx handle: sqldb.PgxPool, sqldb.PgxConn) the writer's transaction is
+// pgx's, with two things of pgx's own: on a pool the BEGIN is not sent on its own but with
+// the writer's first statement, in the same round trip when that is a batch (pgx.Tx's
+// SendBatch), so a flush whose writer sends one batch costs two round trips (the batch,
+// COMMIT) instead of three; and the time the writer spends in CopyFrom (on the transaction
+// and its savepoints) is its own phase (FlushPhases.Copy). db is only safe with one worker
+// and no PolicySync when it is a single connection.
+func TxFlusher[T any](db sqldb.Beginner, w TxWriter[T]) Flusher[T] {
+	f := txFlusher[T]{db: db, w: w}
+	f.pgx, _ = sqldb.AsPgx(db)
+	return f
 }
 
-// rollbackTimeout bounds a rollback issued after the flush context was cancelled.
-const rollbackTimeout = 5 * time.Second
-
-// Rollback rolls tx back on a live context even when ctx is done (its cancellation may be why
-// the transaction failed), so that the connection goes back to the pool instead of being
-// closed. Its error is dropped: the one that led to it is the one worth reporting.
-func Rollback(ctx context.Context, tx pgx.Tx) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
-	defer cancel()
-	_ = tx.Rollback(rctx)
+// PgFlusher is TxFlusher on a pgx pool: what a service on pgx calls.
+func PgFlusher[T any](pool *pgxpool.Pool, w TxWriter[T]) Flusher[T] {
+	return TxFlusher(sqldb.PgxPool(pool), w)
 }
 
-// CommitOutcomeUnknown says whether a failed COMMIT may have committed: a server error means
-// the server refused it; anything else (a broken connection, a timeout) may have come before
-// or after the server committed.
-func CommitOutcomeUnknown(err error) bool {
-	var refused *pgconn.PgError
-	return !errors.As(err, &refused)
-}
-
-// PgFlusher adapts a TxWriter to a Flusher: Begin on pool, WriteBatch, Commit; on any error the
-// transaction is rolled back and the error returned. On a ConnAcquirer (*pgxpool.Pool) the
-// BEGIN is sent with the writer's first statement, not on its own (ConnAcquirer). A Commit error is reported as a failure,
-// so a batch whose commit outcome is unknown (connection lost during COMMIT) is retried:
-// writers whose statements are not idempotent may then apply it twice. The Flusher it returns
-// is a StagedFlusher, so a queue with Options.Pipeline writes a worker's next batch while the
-// previous one commits.
-func PgFlusher[T any](pool TxBeginner, w TxWriter[T]) Flusher[T] {
-	return pgFlusher[T]{db: pool, w: w}
+// MySQLFlusher is TxFlusher on a database/sql pool of go-sql-driver/mysql (sqldb.OpenMySQL
+// opens one with the settings a batch's statements want: see package sqldb).
+func MySQLFlusher[T any](db *sql.DB, w TxWriter[T]) Flusher[T] {
+	return TxFlusher(sqldb.MySQLDB(db), w)
 }
 
 // StagedFlusher is a Flusher that can also write a batch without committing it (Stage), so
@@ -111,14 +110,15 @@ type Staged interface {
 	Rollback(ctx context.Context)
 }
 
-type pgFlusher[T any] struct {
-	db TxBeginner
-	w  TxWriter[T]
+type txFlusher[T any] struct {
+	db  sqldb.Beginner
+	pgx sqldb.Pgx // db's pgx handle; nil: db is not pgx's
+	w   TxWriter[T]
 }
 
-var _ StagedFlusher[int] = pgFlusher[int]{}
+var _ StagedFlusher[int] = txFlusher[int]{}
 
-func (f pgFlusher[T]) Flush(ctx context.Context, records []T) (FlushResult, error) {
+func (f txFlusher[T]) Flush(ctx context.Context, records []T) (FlushResult, error) {
 	st, err := f.Stage(ctx, records)
 	if err != nil {
 		return FlushResult{}, err
@@ -126,46 +126,59 @@ func (f pgFlusher[T]) Flush(ctx context.Context, records []T) (FlushResult, erro
 	return st.Commit(ctx)
 }
 
-func (f pgFlusher[T]) Stage(ctx context.Context, records []T) (Staged, error) {
+func (f txFlusher[T]) Stage(ctx context.Context, records []T) (Staged, error) {
 	t0 := time.Now()
-	tx, err := f.begin(ctx)
+	tx, copyTime, err := f.begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("queue: begin flush of %d records: %w", len(records), err)
 	}
 	t1 := time.Now()
-	timed := &timedTx{Tx: tx, copy: new(time.Duration)}
-	ops, err := f.w.WriteBatch(ctx, timed, records)
+	ops, err := f.w.WriteBatch(ctx, tx, records)
 	if err != nil {
 		// The flush context may be the reason for the failure; roll back on a live one so
 		// the connection goes back to the pool instead of being closed.
-		Rollback(ctx, tx) // the write error is the one worth reporting
+		sqldb.Rollback(ctx, tx) // the write error is the one worth reporting
 		return nil, fmt.Errorf("queue: write batch of %d records: %w", len(records), err)
 	}
-	copyTime := *timed.copy
-	return &pgStaged{tx: tx, records: len(records), res: FlushResult{SQLOps: ops, Phases: FlushPhases{
-		Begin: t1.Sub(t0), Copy: copyTime, Statements: time.Since(t1) - copyTime}}}, nil
-}
-
-// begin starts the batch's transaction: lazily on a ConnAcquirer (BEGIN goes with the writer's
-// first statement), else with the TxBeginner's Begin.
-func (f pgFlusher[T]) begin(ctx context.Context) (pgx.Tx, error) {
-	if pool, ok := f.db.(ConnAcquirer); ok {
-		return beginLazily(ctx, pool)
+	var copied time.Duration
+	if copyTime != nil {
+		copied = *copyTime
 	}
-	return f.db.Begin(ctx)
+	return &txStaged{tx: tx, records: len(records), res: FlushResult{SQLOps: ops, Phases: FlushPhases{
+		Begin: t1.Sub(t0), Copy: copied, Statements: time.Since(t1) - copied}}}, nil
 }
 
-// pgStaged is PgFlusher's written, uncommitted batch.
-type pgStaged struct {
-	tx      pgx.Tx
+// begin starts the batch's transaction, and on pgx times its COPY statements into copyTime:
+// on a pgx pool lazily (BEGIN goes with the writer's first statement).
+func (f txFlusher[T]) begin(ctx context.Context) (tx sqldb.Tx, copyTime *time.Duration, err error) {
+	if f.pgx == nil {
+		tx, err = f.db.Begin(ctx)
+		return tx, nil, err
+	}
+	var ptx pgx.Tx
+	if pool, ok := f.pgx.(*pgxpool.Pool); ok {
+		ptx, err = beginLazily(ctx, pool)
+	} else {
+		ptx, err = f.pgx.Begin(ctx)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	copyTime = new(time.Duration)
+	return sqldb.PgxTx(&timedTx{Tx: ptx, copy: copyTime}), copyTime, nil
+}
+
+// txStaged is TxFlusher's written, uncommitted batch.
+type txStaged struct {
+	tx      sqldb.Tx
 	records int
 	res     FlushResult
 }
 
-func (s *pgStaged) Commit(ctx context.Context) (FlushResult, error) {
+func (s *txStaged) Commit(ctx context.Context) (FlushResult, error) {
 	t := time.Now()
 	if err := s.tx.Commit(ctx); err != nil {
-		if CommitOutcomeUnknown(err) { // the connection broke: committed or not, nobody knows
+		if sqldb.CommitOutcomeUnknown(err) { // the connection broke: committed or not, nobody knows
 			return FlushResult{}, fmt.Errorf("%w: commit batch of %d records: %w", ErrCommitUnknown, s.records, err)
 		}
 		return FlushResult{}, fmt.Errorf("queue: commit batch of %d records: %w", s.records, err)
@@ -174,9 +187,9 @@ func (s *pgStaged) Commit(ctx context.Context) (FlushResult, error) {
 	return s.res, nil
 }
 
-func (s *pgStaged) Rollback(ctx context.Context) { Rollback(ctx, s.tx) }
+func (s *txStaged) Rollback(ctx context.Context) { sqldb.Rollback(ctx, s.tx) }
 
-// timedTx is the transaction a PgFlusher hands its TxWriter: it adds the time spent in
+// timedTx is the pgx transaction a TxFlusher hands its TxWriter: it adds the time spent in
 // CopyFrom, on it and on the savepoints begun from it, to copy.
 type timedTx struct {
 	pgx.Tx
@@ -198,7 +211,7 @@ func (t *timedTx) Begin(ctx context.Context) (pgx.Tx, error) {
 	return &timedTx{Tx: sp, copy: t.copy}, nil
 }
 
-// ErrCommitUnknown wraps a PgFlusher error whose COMMIT was sent but never answered (the
+// ErrCommitUnknown wraps a TxFlusher error whose COMMIT was sent but never answered (the
 // connection broke): the batch may be committed or not. A retried batch must therefore be
 // idempotent; a caller that wrote inline (PolicySync) must look its record up, not count it
 // failed.

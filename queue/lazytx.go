@@ -9,20 +9,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// ConnAcquirer is a TxBeginner that also lends out connections: *pgxpool.Pool is one. A
-// PgFlusher on a ConnAcquirer begins its transactions lazily: BEGIN is not sent on its own
-// but with the first statement the writer sends, in the same round trip when that is a batch
-// (pgx.Tx.SendBatch). A flush whose writer sends one batch then costs two round trips (the
-// batch, COMMIT) instead of three: over a network, one round trip less per batch.
-type ConnAcquirer interface {
-	TxBeginner
-	Acquire(ctx context.Context) (*pgxpool.Conn, error)
-}
-
-var _ ConnAcquirer = (*pgxpool.Pool)(nil)
-
-// beginLazily acquires a connection for a transaction that begins with its first statement.
-func beginLazily(ctx context.Context, pool ConnAcquirer) (pgx.Tx, error) {
+// beginLazily acquires a connection of pool for a transaction that begins with its first
+// statement (TxFlusher on a pgx pool): a flush whose writer sends one batch costs two round
+// trips (the batch, COMMIT) instead of three; over a network, one round trip less per batch.
+func beginLazily(ctx context.Context, pool *pgxpool.Pool) (pgx.Tx, error) {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return nil, err

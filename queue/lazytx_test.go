@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 )
 
@@ -61,7 +62,8 @@ type batchWriter struct {
 	fail, recover bool
 }
 
-func (w batchWriter) WriteBatch(ctx context.Context, tx pgx.Tx, recs []int64) (int, error) {
+func (w batchWriter) WriteBatch(ctx context.Context, stx sqldb.Tx, recs []int64) (int, error) {
+	tx := pgxOf(stx)
 	var b pgx.Batch
 	b.Queue("SAVEPOINT lazy_test")
 	if w.fail {
@@ -82,8 +84,8 @@ func (w batchWriter) WriteBatch(ctx context.Context, tx pgx.Tx, recs []int64) (i
 // execWriter writes with statements sent alone, the first of which begins the transaction.
 type execWriter struct{ table string }
 
-func (w execWriter) WriteBatch(ctx context.Context, tx pgx.Tx, recs []int64) (int, error) {
-	sp, err := tx.Begin(ctx) // a savepoint: the transaction begins first
+func (w execWriter) WriteBatch(ctx context.Context, tx sqldb.Tx, recs []int64) (int, error) {
+	sp, err := pgxOf(tx).Begin(ctx) // a savepoint: the transaction begins first
 	if err != nil {
 		return 0, err
 	}
@@ -93,11 +95,11 @@ func (w execWriter) WriteBatch(ctx context.Context, tx pgx.Tx, recs []int64) (in
 	return 2, sp.Commit(ctx)
 }
 
-// A PgFlusher on a pool sends BEGIN with the writer's first batch: one round trip for the
+// A TxFlusher on a pgx pool sends BEGIN with the writer's first batch: one round trip for the
 // batch (and one for COMMIT), no BEGIN of its own; failures roll back and give the connection
 // back, a savepoint inside the batch can be rolled back to, and a writer that sends statements
 // alone gets a transaction begun before the first.
-func TestPgFlusherOnAPoolBeginsWithTheFirstStatement(t *testing.T) {
+func TestTxFlusherOnAPgxPoolBeginsWithTheFirstStatement(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	trips := &roundTrips{}
@@ -213,4 +215,13 @@ func TestLazyTxClosedAndEmpty(t *testing.T) {
 	if got := pool.Stat().AcquiredConns(); got != 0 {
 		t.Errorf("%d connections still taken", got)
 	}
+}
+
+// pgxOf is the pgx transaction under a TxFlusher's on PostgreSQL.
+func pgxOf(tx sqldb.Tx) sqldb.Pgx {
+	p, ok := sqldb.AsPgx(tx)
+	if !ok {
+		panic("not a pgx transaction")
+	}
+	return p
 }

@@ -176,7 +176,7 @@ type Options[K comparable, T any] struct {
 	// key), never filter on a value the previous batch may be changing: under READ COMMITTED
 	// a statement waits for a row the previous batch holds and then works on its committed
 	// version, but a row its own snapshot shows not matching is skipped without waiting. It
-	// needs a StagedFlusher (PgFlusher is one) and two connections per worker. The in-memory
+	// needs a StagedFlusher (TxFlusher is one) and two connections per worker. The in-memory
 	// Queue only.
 	Pipeline bool
 	// FlushTimeout bounds each call to the Flusher (a batch's transaction; with Pipeline its

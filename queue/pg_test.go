@@ -11,13 +11,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 // counterWriter upserts summed deltas into a counters table with one statement per batch
 // (unnest over arrays), the shape the suites use for hot rows.
 type counterWriter struct{ table string }
 
-func (w counterWriter) WriteBatch(ctx context.Context, tx pgx.Tx, recs []rec) (int, error) {
+func (w counterWriter) WriteBatch(ctx context.Context, tx sqldb.Tx, recs []rec) (int, error) {
 	ids := make([]int64, len(recs))
 	deltas := make([]int64, len(recs))
 	for i, r := range recs {
@@ -45,8 +46,8 @@ func counterTable(tb testing.TB) (*pgx.Conn, string) {
 	return conn, "queue_test_counters"
 }
 
-// TestPgFlusher runs the queue against a real (managed) PostgreSQL.
-func TestPgFlusher(t *testing.T) {
+// TestTxFlusher runs the queue against a real (managed) PostgreSQL.
+func TestTxFlusher(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	// One connection: a *pgx.Conn is not safe for concurrent use, so the queue gets one worker
@@ -57,7 +58,7 @@ func TestPgFlusher(t *testing.T) {
 	}
 
 	var merges violationLog
-	q, err := New(PgFlusher(conn, TxWriter[rec](counterWriter{table})), Options[int, rec]{
+	q, err := New(TxFlusher(sqldb.PgxConn(conn), TxWriter[rec](counterWriter{table})), Options[int, rec]{
 		Key: recKey, Merge: mergeRec(&merges, true), Compare: cmp.Compare[int], Compaction: true,
 		Workers: 1, BatchSize: 256, FlushInterval: 5 * time.Millisecond, FullPolicy: PolicyBlock,
 	})
@@ -81,7 +82,7 @@ func TestPgFlusher(t *testing.T) {
 	}
 
 	// A failing statement rolls the batch back: nothing of it may be visible.
-	bad := PgFlusher(conn, TxWriter[rec](counterWriter{table + "_missing"}))
+	bad := TxFlusher(sqldb.PgxConn(conn), TxWriter[rec](counterWriter{table + "_missing"}))
 	if _, err := bad.Flush(ctx, []rec{{Slot: 1, Sum: 1}}); err == nil {
 		t.Error("Flush into a missing table succeeded")
 	}
@@ -99,7 +100,7 @@ func BenchmarkPgFlush(b *testing.B) {
 	if _, err := conn.Exec(ctx, fmt.Sprintf(`CREATE TABLE %s (id bigint PRIMARY KEY, n bigint NOT NULL)`, table)); err != nil {
 		b.Fatal(err)
 	}
-	f := PgFlusher(conn, TxWriter[rec](counterWriter{table}))
+	f := TxFlusher(sqldb.PgxConn(conn), TxWriter[rec](counterWriter{table}))
 	for _, slots := range []int{4, 1000} {
 		b.Run(fmt.Sprintf("slots=%d", slots), func(b *testing.B) {
 			batch := make([]rec, slots)

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 )
 
@@ -20,8 +21,8 @@ import (
 // the order in which the slot's batches were applied.
 type orderWriter struct{ table string }
 
-func (w orderWriter) WriteBatch(ctx context.Context, tx pgx.Tx, recs []rec) (int, error) {
-	sp, err := tx.Begin(ctx)
+func (w orderWriter) WriteBatch(ctx context.Context, tx sqldb.Tx, recs []rec) (int, error) {
+	sp, err := pgxOf(tx).Begin(ctx)
 	if err != nil {
 		return 0, err
 	}

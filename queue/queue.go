@@ -61,7 +61,7 @@ func New[K comparable, T any](f Flusher[T], o Options[K, T]) (*Queue[K, T], erro
 		return nil, err
 	}
 	if _, staged := f.(StagedFlusher[T]); o.Pipeline && !staged {
-		return nil, errors.New("queue: invalid options: Pipeline needs a StagedFlusher (PgFlusher is one)")
+		return nil, errors.New("queue: invalid options: Pipeline needs a StagedFlusher (TxFlusher is one)")
 	}
 	q := &Queue[K, T]{
 		opts:    o,

@@ -2,6 +2,7 @@ package sqldb
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -59,6 +60,18 @@ func AsPgx(h any) (p Pgx, ok bool) {
 		return h.p, true
 	}
 	return nil, false
+}
+
+// RequirePgx is AsPgx for a path written for PostgreSQL only (COPY, a pipelined batch, arrays
+// of pgx's types): the error says so when h is not a pgx handle.
+func RequirePgx(h any) (Pgx, error) {
+	if p, ok := AsPgx(h); ok {
+		return p, nil
+	}
+	if d, ok := h.(interface{ Dialect() Dialect }); ok {
+		return nil, fmt.Errorf("sqldb: this is written for PostgreSQL only, and the database is %s", d.Dialect())
+	}
+	return nil, fmt.Errorf("sqldb: this is written for PostgreSQL only, and %T is not a pgx handle", h)
 }
 
 // pgxQuerier is what pgxStatements runs statements on.

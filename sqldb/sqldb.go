@@ -10,8 +10,9 @@
 //     helpers every caller needs on them (BeginFunc, Rollback, ForEachRow, CollectRows);
 //   - the adapters: PgxConn, PgxPool and PgxTx over pgx; MySQLDB, MySQLConn and MySQLTx over
 //     database/sql, with OpenMySQL and ConnectMySQL opening them with the kit's driver settings;
-//   - the escape hatches back to the driver (AsPgx, AsSQL), for what only one database has:
-//     PostgreSQL's COPY, pipelined batches, savepoints through pgx, a backend's PID;
+//   - the escape hatches back to the driver (AsPgx, RequirePgx, AsSQL), for what only one
+//     database has: PostgreSQL's COPY, pipelined batches, savepoints through pgx, a backend's
+//     PID;
 //   - placeholders: statements are written with $1..$n, as PostgreSQL takes them; the MySQL
 //     adapters rewrite them to ? (skipping quoted strings, quoted names and comments, and
 //     reordering or repeating the arguments as the $n's occur), once per statement text;
@@ -196,15 +197,19 @@ func ForEachRow(rows Rows, dest []any, fn func() error) error {
 	return rows.Err()
 }
 
-// CollectRows scans each row's one column into a T, closes rows and returns the values.
+// CollectRows scans each row's one column into a T, closes rows and returns the values. Each
+// row is scanned in place, into the slice it returns (no value of its own on the heap).
 func CollectRows[T any](rows Rows) ([]T, error) {
+	defer rows.Close()
 	var out []T
-	var v T
-	err := ForEachRow(rows, []any{&v}, func() error {
-		out = append(out, v)
-		return nil
-	})
-	if err != nil {
+	for rows.Next() {
+		var zero T
+		out = append(out, zero)
+		if err := rows.Scan(&out[len(out)-1]); err != nil {
+			return nil, err
+		}
+	}
+	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 // Checks collects a suite's verification: each check compares an expectation computed from
@@ -53,10 +52,10 @@ func (c *Checks) Text(name, want, got string) {
 // List returns the checks.
 func (c *Checks) List() []results.Check { return c.list }
 
-// QueryInt runs a query returning one integer on the admin connection.
-func QueryInt(ctx context.Context, conn *pgx.Conn, sql string, args ...any) (int64, error) {
+// QueryInt runs a query returning one integer (on the admin connection, usually).
+func QueryInt(ctx context.Context, db sqldb.Querier, sql string, args ...any) (int64, error) {
 	var n int64
-	if err := conn.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+	if err := db.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("%s: %w", sql, err)
 	}
 	return n, nil

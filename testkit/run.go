@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/keydist"
@@ -96,24 +96,33 @@ func (r *Run) Requests() int64 { return r.env.Requests }
 // --slots-levels count); 0 for a suite without slots.
 func (r *Run) Slots() int { return r.env.Slots }
 
-// Admin is the engine's own connection to the run's schema, for seeding and verification.
-func (r *Run) Admin() *pgx.Conn { return r.env.Target.Admin() }
+// Dialect is the SQL the run's database speaks: a suite picks its statements by it, once per
+// run (package sqldb).
+func (r *Run) Dialect() sqldb.Dialect { return r.env.Target.Dialect() }
+
+// Admin is the engine's own connection to the run's schema, for seeding and verification. The
+// engine owns it: a suite does not close it.
+func (r *Run) Admin() sqldb.Conn { return sqldb.PgxConn(r.env.Target.Admin()) }
 
 // Pool is the load's pool (--max-connections), which requests write through.
-func (r *Run) Pool() *pgxpool.Pool { return r.env.Pool }
+func (r *Run) Pool() sqldb.Pool { return r.env.Pool }
 
 // Connect opens a connection of the caller's own to the run's schema (a flush loop's), named
 // appName in pg_stat_activity.
-func (r *Run) Connect(ctx context.Context, appName string) (*pgx.Conn, error) {
-	return r.env.Target.Connect(ctx, appName)
+func (r *Run) Connect(ctx context.Context, appName string) (sqldb.Conn, error) {
+	conn, err := r.env.Target.Connect(ctx, appName)
+	if err != nil {
+		return nil, err
+	}
+	return sqldb.PgxConn(conn), nil
 }
 
 // PoolOptions shape a pool of the suite's own (Run.NewPool).
 type PoolOptions struct {
 	// MaxConns bounds the pool; count it in the suite's Connections (ConnectionUser).
 	MaxConns int
-	// Tracer, when set, traces every statement of the pool's connections (a suite that times
-	// a client's statements it does not issue itself).
+	// Tracer, when set, traces every statement of the pool's connections on PostgreSQL (a
+	// suite that times a client's statements it does not issue itself: River's).
 	Tracer pgx.QueryTracer
 }
 
@@ -122,10 +131,15 @@ type PoolOptions struct {
 // sessions are named hotspotkit-workers in pg_stat_activity: routed like the load's (--db-rtt),
 // with the session settings the *-timeout faults put on the load, and ended by
 // terminate-backends with the load's. The suite closes it in its Workload's Drain, once its
-// work is done: the run's database figures are read when its sessions have exited.
-func (r *Run) NewPool(ctx context.Context, o PoolOptions) (*pgxpool.Pool, error) {
-	return r.env.Target.NewPool(ctx, database.PoolOptions{MaxConns: int32(o.MaxConns), AppName: faults.WorkersApp,
+// work is done: the run's database figures are read when its sessions have exited. A client
+// that wants pgx's own pool (River's) takes it with sqldb.AsPgx.
+func (r *Run) NewPool(ctx context.Context, o PoolOptions) (sqldb.Pool, error) {
+	pool, err := r.env.Target.NewPool(ctx, database.PoolOptions{MaxConns: int32(o.MaxConns), AppName: faults.WorkersApp,
 		Settings: r.env.SessionSettings, Tracer: o.Tracer})
+	if err != nil {
+		return nil, err
+	}
+	return sqldb.PgxPool(pool), nil
 }
 
 // Context ends when the invocation is aborted (a second signal): background work the workload

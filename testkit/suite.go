@@ -21,10 +21,10 @@ import (
 	"io"
 	"io/fs"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/pflag"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 // Queue backends (--queue-backend) an async mode runs on: the queue in this process, or a
@@ -162,7 +162,7 @@ type Preparer interface {
 // invocation's flags, and whether this process joins a run another process set up (a split
 // run's consumer: the tables are there already).
 type PrepareEnv struct {
-	Admin   *pgx.Conn
+	Admin   sqldb.Conn
 	Schema  string
 	Config  Config
 	Joining bool

@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/asyncrun"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
 )
@@ -17,7 +16,7 @@ import (
 // async queue (AsyncWorkload).
 
 // TxFunc writes request i inside tx.
-type TxFunc func(ctx context.Context, tx pgx.Tx, i int64) error
+type TxFunc func(ctx context.Context, tx sqldb.Tx, i int64) error
 
 // SyncTx returns an op that runs fn in one transaction per request on a pooled connection,
 // tried again under --max-tries (Request.Try) when it fails with a retryable class. The
@@ -42,14 +41,14 @@ func (r *Run) SyncTx(fn TxFunc) Op {
 				return err
 			}
 			if err := fn(ctx, tx, req.Index); err != nil {
-				queue.Rollback(ctx, tx)
+				sqldb.Rollback(ctx, tx)
 				if errors.Is(err, ErrAlreadyWritten) {
 					return nil
 				}
 				return err
 			}
 			if err := tx.Commit(ctx); err != nil {
-				if queue.CommitOutcomeUnknown(err) {
+				if sqldb.CommitOutcomeUnknown(err) {
 					return load.Unknown(err)
 				}
 				return err

@@ -8,68 +8,79 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 // The applied-ids table: see the package doc ("Applied ids").
 
-const appliedTableDDL = `CREATE TABLE IF NOT EXISTS %s (
-    stream   text NOT NULL,
-    entry_id text NOT NULL,
-    PRIMARY KEY (stream, entry_id)
-)`
-
 // AppliedTableSQL returns the statement that creates the applied-ids table named table (a
-// name, or schema.name) unless it exists: what a consuming New runs when it finds no such
-// table, and what a deployment whose database role may not create tables runs beforehand.
-func AppliedTableSQL(table string) (string, error) {
-	name, err := tableName(table)
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf(appliedTableDDL, name), nil
+// name, or schema.name) unless it exists, in dialect d: what a consuming New runs when it
+// finds no such table, and what a deployment whose database role may not create tables runs
+// beforehand.
+func AppliedTableSQL(d sqldb.Dialect, table string) (string, error) {
+	s, err := newAppliedSQL(d, table)
+	return s.create, err
 }
 
-// tableName quotes a table name, optionally schema-qualified, for SQL.
-func tableName(table string) (string, error) {
-	parts := strings.Split(table, ".")
-	if len(parts) > 2 {
-		return "", fmt.Errorf("AppliedTable %q: want a name or schema.name", table)
-	}
-	for _, p := range parts {
-		if p == "" || len(p) > 63 {
-			return "", fmt.Errorf("AppliedTable %q: a name must be 1 to 63 bytes", table)
-		}
-	}
-	return pgx.Identifier(parts).Sanitize(), nil
-}
-
-// appliedSQL are the statements on the applied-ids table.
+// appliedSQL are one dialect's statements on the applied-ids table.
 type appliedSQL struct {
 	table  string // quoted
+	create string // creates it unless it exists
+	exists string // whether it exists ($1: table)
+	lock   string // serialises the processes that may create it, until their transaction ends ($1: table)
 	insert string // records a batch's entry ids and returns those that were not there yet
 	query  string // which of the ids are there
 	prune  string // deletes a stream's ids below a bound (ms, seq)
 }
 
-func newAppliedSQL(table string) (appliedSQL, error) {
-	t, err := tableName(table)
+// newAppliedSQL are the statements on table (a name, or schema.name) in dialect d.
+func newAppliedSQL(d sqldb.Dialect, table string) (appliedSQL, error) {
+	parts, err := tableParts(table)
 	if err != nil {
 		return appliedSQL{}, err
 	}
-	return appliedSQL{
-		table: t,
-		insert: `INSERT INTO ` + t + ` (stream, entry_id)
+	t := d.QuoteIdent(parts...)
+	switch d {
+	case sqldb.Postgres:
+		return appliedSQL{
+			table: t,
+			create: `CREATE TABLE IF NOT EXISTS ` + t + ` (
+    stream   text NOT NULL,
+    entry_id text NOT NULL,
+    PRIMARY KEY (stream, entry_id)
+)`,
+			exists: `SELECT to_regclass($1) IS NOT NULL`,
+			lock:   `SELECT pg_advisory_xact_lock(hashtext($1))`,
+			insert: `INSERT INTO ` + t + ` (stream, entry_id)
 SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING RETURNING entry_id`,
-		query: `SELECT entry_id FROM ` + t + ` WHERE stream = $1 AND entry_id = ANY($2::text[])`,
-		prune: `DELETE FROM ` + t + ` WHERE stream = $1
+			query: `SELECT entry_id FROM ` + t + ` WHERE stream = $1 AND entry_id = ANY($2::text[])`,
+			prune: `DELETE FROM ` + t + ` WHERE stream = $1
 AND (split_part(entry_id, '-', 1)::bigint, split_part(entry_id, '-', 2)::bigint) < ($2::bigint, $3::bigint)`,
-	}, nil
+		}, nil
+	}
+	// MySQL's statements want more than a translation: no RETURNING to say which ids were new,
+	// no arrays to pass a batch's ids in one parameter. They come with the suites' MySQL
+	// statements, tested on a real server.
+	return appliedSQL{}, fmt.Errorf("redisq: the applied-ids table is not written for %s yet (PostgreSQL only)", d)
+}
+
+// tableParts splits a table name, optionally schema-qualified, into its parts.
+func tableParts(table string) ([]string, error) {
+	parts := strings.Split(table, ".")
+	if len(parts) > 2 {
+		return nil, fmt.Errorf("AppliedTable %q: want a name or schema.name", table)
+	}
+	for _, p := range parts {
+		if p == "" || len(p) > 63 {
+			return nil, fmt.Errorf("AppliedTable %q: a name must be 1 to 63 bytes", table)
+		}
+	}
+	return parts, nil
 }
 
 // ensureAppliedTable creates the applied-ids table unless it exists. A role that may not
 // create tables passes when the table is there: it is looked up first. Processes of a run
-// that start together take an advisory lock, so one creates it and the others find it.
+// that start together take a lock, so one creates it and the others find it.
 func (q *Queue[K, T]) ensureAppliedTable(ctx context.Context) error {
 	tx, err := q.o.DB.Begin(ctx)
 	if err != nil {
@@ -77,16 +88,16 @@ func (q *Queue[K, T]) ensureAppliedTable(ctx context.Context) error {
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	var exists bool
-	if err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, q.sql.table).Scan(&exists); err != nil {
+	if err := tx.QueryRow(ctx, q.sql.exists, q.sql.table).Scan(&exists); err != nil {
 		return fmt.Errorf("redisq: checking the applied-ids table %s: %w", q.sql.table, err)
 	}
 	if exists {
 		return nil
 	}
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, q.sql.table); err != nil {
+	if _, err := tx.Exec(ctx, q.sql.lock, q.sql.table); err != nil {
 		return fmt.Errorf("redisq: creating the applied-ids table %s: %w", q.sql.table, err)
 	}
-	if _, err := tx.Exec(ctx, fmt.Sprintf(appliedTableDDL, q.sql.table)); err != nil {
+	if _, err := tx.Exec(ctx, q.sql.create); err != nil {
 		return fmt.Errorf("redisq: creating the applied-ids table %s: %w", q.sql.table, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -142,11 +153,11 @@ func (q *Queue[K, T]) pruneBelow(ctx context.Context, sh *shard, bound streamID)
 		return 0, err
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	tag, err := tx.Exec(ctx, q.sql.prune, sh.keys.stream, int64(bound.ms), int64(bound.seq))
+	n, err := tx.Exec(ctx, q.sql.prune, sh.keys.stream, int64(bound.ms), int64(bound.seq))
 	if err != nil {
 		return 0, fmt.Errorf("redisq: pruning %s: %w", q.sql.table, err)
 	}
-	return tag.RowsAffected(), tx.Commit(ctx)
+	return n, tx.Commit(ctx)
 }
 
 // pruner is the state of a process's pruning: per shard, the bound its previous pass read.

@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 // appliedRows counts the rows of table, of stream when it is not empty.
@@ -198,10 +199,11 @@ func TestAppliedTableIsConfigurable(t *testing.T) {
 				for _, c := range consumers {
 					e.close(c)
 				}
-				quoted, err := tableName(table)
+				parts, err := tableParts(table)
 				if err != nil {
 					t.Fatal(err)
 				}
+				quoted := sqldb.Postgres.QuoteIdent(parts...)
 				if got := e.appliedRows(quoted, e.stream); got != 300 {
 					t.Errorf("%s holds %d ids, want 300", quoted, got)
 				}
@@ -232,7 +234,7 @@ func TestAppliedTableNeedsNoCreatePrivilege(t *testing.T) {
 		e := newEnv(t, rdb)
 		ctx := context.Background()
 		admin := e.target.Admin()
-		schema := pgx.Identifier{e.target.Schema()}.Sanitize()
+		schema := sqldb.Postgres.QuoteIdent(e.target.Schema())
 		role := "redisq_test_" + strings.TrimPrefix(e.stream, "test:")
 		for _, stmt := range []string{
 			`CREATE ROLE ` + role + ` LOGIN PASSWORD 'limited'`,
@@ -260,11 +262,11 @@ func TestAppliedTableNeedsNoCreatePrivilege(t *testing.T) {
 		t.Cleanup(limited.Close)
 
 		o := e.options(RoleBoth)
-		o.Fresh, o.DB = true, limited
+		o.Fresh, o.DB = true, sqldb.PgxPool(limited)
 		if _, err := New(ctx, o); err == nil || !strings.Contains(err.Error(), "applied-ids table") {
 			t.Fatalf("New without the table and without CREATE: %v, want an error about the applied-ids table", err)
 		}
-		ddl, err := AppliedTableSQL(DefaultAppliedTable)
+		ddl, err := AppliedTableSQL(sqldb.Postgres, DefaultAppliedTable)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -294,12 +296,20 @@ func TestAppliedTableNames(t *testing.T) {
 		"a.":                    "",
 		strings.Repeat("x", 64): "",
 	} {
-		ddl, err := AppliedTableSQL(table)
+		ddl, err := AppliedTableSQL(sqldb.Postgres, table)
 		switch {
 		case want == "" && err == nil:
 			t.Errorf("AppliedTableSQL(%q) accepted: %s", table, ddl)
 		case want != "" && (err != nil || !strings.Contains(ddl, "CREATE TABLE IF NOT EXISTS "+want+" (")):
 			t.Errorf("AppliedTableSQL(%q) = %q, %v; want it to create %s", table, ddl, err, want)
 		}
+	}
+}
+
+// TestAppliedTableOnMySQLIsRefused: the applied-ids statements are PostgreSQL's only, and a
+// consumer on another dialect is refused in one line rather than sent them.
+func TestAppliedTableOnMySQLIsRefused(t *testing.T) {
+	if ddl, err := AppliedTableSQL(sqldb.MySQL, DefaultAppliedTable); err == nil || !strings.Contains(err.Error(), "PostgreSQL only") {
+		t.Errorf("AppliedTableSQL on MySQL = %q, %v; want a refusal", ddl, err)
 	}
 }

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/redistest"
 	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/servers/redisserver"
 )
 
@@ -97,7 +97,7 @@ func TestOnACluster(t *testing.T) {
 // logWriter records each record's N (unique per record) and how often it was written.
 type logWriter struct{}
 
-func (logWriter) WriteBatch(ctx context.Context, tx pgx.Tx, recs []rec) (int, error) {
+func (logWriter) WriteBatch(ctx context.Context, tx sqldb.Tx, recs []rec) (int, error) {
 	ns := make([]int64, len(recs))
 	for i, r := range recs {
 		ns[i] = r.N

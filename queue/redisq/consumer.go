@@ -11,11 +11,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotspotkit/hotspotkit/queue/internal/backend"
 	"github.com/hotspotkit/hotspotkit/queue/redisq/internal/testhook"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 // ackTimeout bounds one acknowledgement script call.
@@ -323,7 +323,7 @@ func (c *consumer[K, T]) flushTx(batch []entry[T], asBatch bool) (err error) {
 	if err != nil {
 		return fmt.Errorf("recording applied entry ids: %w", err)
 	}
-	fresh, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	fresh, err := sqldb.CollectRows[string](rows)
 	if err != nil {
 		return fmt.Errorf("recording applied entry ids: %w", err)
 	}
@@ -479,7 +479,7 @@ func (c *consumer[K, T]) alreadyApplied(ids []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	return sqldb.CollectRows[string](rows)
 }
 
 // deadLetter moves entries to the dead-letter stream: acknowledged, copied and deleted in one

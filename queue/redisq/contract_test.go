@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 // The contract every queue.Backend keeps, run against the in-memory queue, this backend on
@@ -90,7 +90,7 @@ type flaky struct {
 	n atomic.Int64
 }
 
-func (f *flaky) WriteBatch(ctx context.Context, tx pgx.Tx, recs []rec) (int, error) {
+func (f *flaky) WriteBatch(ctx context.Context, tx sqldb.Tx, recs []rec) (int, error) {
 	if f.n.Add(-1) >= 0 {
 		return 0, errors.New("flaky: refused")
 	}
@@ -106,7 +106,7 @@ type ordered struct {
 	outOfOrder int
 }
 
-func (o *ordered) WriteBatch(ctx context.Context, tx pgx.Tx, recs []rec) (int, error) {
+func (o *ordered) WriteBatch(ctx context.Context, tx sqldb.Tx, recs []rec) (int, error) {
 	o.mu.Lock()
 	for _, r := range recs {
 		if r.N < o.last[r.Slot] {
@@ -340,7 +340,7 @@ type grouped struct {
 	sizes  []int
 }
 
-func (g *grouped) WriteBatch(ctx context.Context, tx pgx.Tx, recs []rec) (int, error) {
+func (g *grouped) WriteBatch(ctx context.Context, tx sqldb.Tx, recs []rec) (int, error) {
 	g.mu.Lock()
 	g.sizes = append(g.sizes, len(recs))
 	g.mu.Unlock()

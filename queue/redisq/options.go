@@ -11,6 +11,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/queue/internal/backend"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 // Role says which side of the stream a process runs.
@@ -98,8 +99,10 @@ type Options[K comparable, T any] struct {
 	Codec queue.Codec[T]
 
 	// DB and Writer write a batch in one transaction, with the ids it applies; required to
-	// consume, and to produce under PolicySync with a Capacity unless Inline is set.
-	DB     queue.TxBeginner
+	// consume, and to produce under PolicySync with a Capacity unless Inline is set. DB is a
+	// package sqldb handle (sqldb.PgxPool for a pgx pool); the applied-ids table is written
+	// in its dialect (PostgreSQL's only, so far).
+	DB     sqldb.Beginner
 	Writer queue.TxWriter[T]
 	// AppliedTable is the table of applied entry ids (default "queue_applied_entries"; a
 	// name, or schema.name), shared by every stream: a consuming New creates it when it is
@@ -166,7 +169,7 @@ func (o Options[K, T]) withDefaults() (Options[K, T], error) {
 		errs = append(errs, errors.New("Inline, or DB and Writer, are required for PolicySync with a Capacity"))
 	}
 	if o.AppliedTable != "" {
-		if _, err := tableName(o.AppliedTable); err != nil {
+		if _, err := tableParts(o.AppliedTable); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -125,8 +125,10 @@ func New[K comparable, T any](ctx context.Context, o Options[K, T]) (*Queue[K, T
 		life:  backend.NewLifecycle(),
 		lag:   hist.New(),
 	}
-	if q.sql, err = newAppliedSQL(o.AppliedTable); err != nil {
-		return nil, err
+	if o.DB != nil { // a producer alone may have none: it touches no table
+		if q.sql, err = newAppliedSQL(o.DB.Dialect(), o.AppliedTable); err != nil {
+			return nil, err
+		}
 	}
 	for i, s := range shardStreams(o.Stream, o.Shards) {
 		q.shards = append(q.shards, &shard{i: i, keys: shardKeys(s)})
@@ -135,7 +137,7 @@ func New[K comparable, T any](ctx context.Context, o Options[K, T]) (*Queue[K, T
 	q.member = o.Consumer + "/" + q.token
 	q.inline = o.Inline
 	if q.inline == nil && o.DB != nil && o.Writer != nil {
-		q.inline = queue.PgFlusher(o.DB, o.Writer)
+		q.inline = queue.TxFlusher(o.DB, o.Writer)
 	}
 	if o.Fresh {
 		if err := q.deleteKeys(ctx, true); err != nil {

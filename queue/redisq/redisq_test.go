@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/queue/redisq/redisqtest"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 )
 
@@ -78,7 +78,7 @@ func mergeRec(p *rec, n rec) { p.N += n.N; p.Count += n.Count }
 // shows in the totals.
 type countsWriter struct{ calls atomic.Int64 }
 
-func (w *countsWriter) WriteBatch(ctx context.Context, tx pgx.Tx, recs []rec) (int, error) {
+func (w *countsWriter) WriteBatch(ctx context.Context, tx sqldb.Tx, recs []rec) (int, error) {
 	w.calls.Add(1)
 	for _, r := range recs {
 		if r.N < 0 {
@@ -123,7 +123,7 @@ func (e *env) options(role Role) Options[int, rec] {
 	return Options[int, rec]{
 		Options: sharedOptions(),
 		Client:  e.rdb, Stream: e.stream, Role: role, Codec: queue.JSONCodec[rec](),
-		DB: e.pool, Writer: e.writer, Block: 20 * time.Millisecond, ReclaimIdle: time.Hour,
+		DB: sqldb.PgxPool(e.pool), Writer: e.writer, Block: 20 * time.Millisecond, ReclaimIdle: time.Hour,
 	}
 }
 
@@ -552,7 +552,7 @@ type slowWriter struct {
 	delay time.Duration
 }
 
-func (w slowWriter) WriteBatch(ctx context.Context, tx pgx.Tx, recs []rec) (int, error) {
+func (w slowWriter) WriteBatch(ctx context.Context, tx sqldb.Tx, recs []rec) (int, error) {
 	time.Sleep(w.delay)
 	return w.inner.WriteBatch(ctx, tx, recs)
 }

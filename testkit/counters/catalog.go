@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 // Describe reads table's declaration from the database's catalog (the table as the search
@@ -13,14 +13,14 @@ import (
 // primary key has that slot (the kit's convention: slots.go), every other column with its
 // type and no Op, and as SlotCopies those NOT NULL without a default. A table without a primary
 // key has no rows deltas can find: it is refused. Writing then picks the hot columns.
-func Describe(ctx context.Context, conn *pgx.Conn, table string) (TableSpec, error) {
+func Describe(ctx context.Context, conn sqldb.Querier, table string) (TableSpec, error) {
 	rows, err := conn.Query(ctx, `
 		SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull AND NOT a.atthasdef,
 		       array_position(i.indkey::int2[], a.attnum)
 		FROM pg_attribute a
 		LEFT JOIN pg_index i ON i.indrelid = a.attrelid AND i.indisprimary
 		WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped
-		ORDER BY a.attnum`, pgx.Identifier{table}.Sanitize())
+		ORDER BY a.attnum`, ident(table))
 	if err != nil {
 		return TableSpec{}, fmt.Errorf("describing %s: %w", table, err)
 	}
@@ -33,7 +33,7 @@ func Describe(ctx context.Context, conn *pgx.Conn, table string) (TableSpec, err
 	var name, typ string
 	var required bool
 	var keyAt *int32
-	if _, err := pgx.ForEachRow(rows, []any{&name, &typ, &required, &keyAt}, func() error {
+	if err := sqldb.ForEachRow(rows, []any{&name, &typ, &required, &keyAt}, func() error {
 		switch {
 		case keyAt != nil && name == "slot" && typ == "smallint":
 			spec.Slotted = true

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 // PartClaim is a claim step (Declaration.Claim, ClaimAll) that records a row per source —
@@ -63,7 +63,7 @@ func (p PartClaim) ClaimAll(batch []Source) []Statement {
 
 // Claim inserts a row for every source of batch and returns those no transaction inserted
 // before, each once, in batch order, in one statement (Declaration.Claim).
-func (p PartClaim) Claim(ctx context.Context, tx pgx.Tx, batch []Source) ([]Source, int, error) {
+func (p PartClaim) Claim(ctx context.Context, tx sqldb.Tx, batch []Source) ([]Source, int, error) {
 	sql, args := p.insert(batch)
 	rows, err := tx.Query(ctx, sql+`
 		ON CONFLICT DO NOTHING
@@ -77,7 +77,7 @@ func (p PartClaim) Claim(ctx context.Context, tx pgx.Tx, batch []Source) ([]Sour
 	}
 	isNew := make(map[claimed]bool, len(batch))
 	var c claimed
-	if _, err := pgx.ForEachRow(rows, []any{&c.request, &c.part}, func() error {
+	if err := sqldb.ForEachRow(rows, []any{&c.request, &c.part}, func() error {
 		isNew[c] = true
 		return nil
 	}); err != nil {

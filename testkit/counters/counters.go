@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 // Key is one physical hot row: the slot that deltas are compacted into. Row is its key
@@ -157,13 +158,17 @@ func Compact(deltas []Delta) []Delta {
 
 // Apply writes deltas compacted: it merges them per row and sends one UPDATE per table, in
 // key order, pipelined in one round trip. It returns the number of statements sent.
-func Apply(ctx context.Context, tx pgx.Tx, deltas []Delta) (int, error) {
+func Apply(ctx context.Context, tx sqldb.Tx, deltas []Delta) (int, error) {
+	ptx, err := sqldb.RequirePgx(tx)
+	if err != nil {
+		return 0, err
+	}
 	var b pgx.Batch
 	groups := queueApply(&b, deltas)
 	if len(groups) == 0 {
 		return 0, nil
 	}
-	br := tx.SendBatch(ctx, &b)
+	br := ptx.SendBatch(ctx, &b)
 	if err := readApply(br, groups); err != nil {
 		br.Close()
 		return len(groups), err
@@ -205,12 +210,12 @@ func readApply(br pgx.BatchResults, groups [][]Delta) error {
 
 // ApplyEach writes every delta as its own single-row UPDATE, one round trip each, in the
 // order given (no compaction). It returns the number of statements sent.
-func ApplyEach(ctx context.Context, tx pgx.Tx, deltas []Delta) (int, error) {
+func ApplyEach(ctx context.Context, tx sqldb.Tx, deltas []Delta) (int, error) {
 	for i, d := range deltas {
 		sql, args := scalarUpdate(d)
-		tag, err := tx.Exec(ctx, sql, args...)
+		n, err := tx.Exec(ctx, sql, args...)
 		if err == nil {
-			err = checkAffected(deltas[i:i+1], tag.RowsAffected())
+			err = checkAffected(deltas[i:i+1], n)
 		}
 		if err != nil {
 			return i + 1, fmt.Errorf("applying a delta to %s: %w", d.Change.table.FormatKey(d.Key), err)

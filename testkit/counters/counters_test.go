@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 )
@@ -148,7 +147,7 @@ func TestCompactSortsAndMerges(t *testing.T) {
 	}
 }
 
-func seed(t *testing.T, conn *pgx.Conn) {
+func seed(t *testing.T, conn sqldb.Querier) {
 	t.Helper()
 	_, err := conn.Exec(context.Background(), `
 		INSERT INTO tellers (bid, tid) VALUES (1, 1), (1, 2), (2, 1);
@@ -186,7 +185,7 @@ func deltasFor(n int) []Delta {
 
 // tableText is every row of the test tables as text, in key order (changed and touched:
 // whether set).
-func tableText(t *testing.T, conn *pgx.Conn) string {
+func tableText(t *testing.T, conn sqldb.Querier) string {
 	t.Helper()
 	var s string
 	err := conn.QueryRow(context.Background(), `SELECT
@@ -208,7 +207,7 @@ func TestApplyApplyEachAndOutboxAgree(t *testing.T) {
 	var got []string
 	for _, path := range []string{"apply", "each", "outbox"} {
 		target := testdb.New(t, TestSQL)
-		conn := target.Admin()
+		conn := sqldb.PgxConn(target.Admin())
 		seed(t, conn)
 		tx, err := conn.Begin(ctx)
 		if err != nil {
@@ -238,7 +237,10 @@ func TestApplyApplyEachAndOutboxAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 		if path == "outbox" {
-			connect := func(ctx context.Context) (*pgx.Conn, error) { return target.Connect(ctx, "hotspotkit-flush") }
+			connect := func(ctx context.Context) (sqldb.Conn, error) {
+				conn, err := target.Connect(ctx, "hotspotkit-flush")
+				return sqldb.PgxConn(conn), err
+			}
 			o := NewOutbox(connect, []*Table{Tellers, Devices}, 7, 5*time.Millisecond)
 			o.Pause() // a paused outbox claims nothing until Resume
 			paused, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
@@ -280,8 +282,8 @@ func TestApplyApplyEachAndOutboxAgree(t *testing.T) {
 func TestApplyRejectsMissingRow(t *testing.T) {
 	ctx := context.Background()
 	target := testdb.New(t, TestSQL)
-	for name, apply := range map[string]func(context.Context, pgx.Tx, []Delta) (int, error){"Apply": Apply, "ApplyEach": ApplyEach} {
-		tx, err := target.Admin().Begin(ctx)
+	for name, apply := range map[string]func(context.Context, sqldb.Tx, []Delta) (int, error){"Apply": Apply, "ApplyEach": ApplyEach} {
+		tx, err := sqldb.PgxConn(target.Admin()).Begin(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -319,7 +321,7 @@ func TestNewTableRefuses(t *testing.T) {
 // key in primary-key order and types, its slot, its other columns, and its slot copies.
 func TestDescribe(t *testing.T) {
 	ctx := context.Background()
-	conn := testdb.New(t, TestSQL).Admin()
+	conn := sqldb.PgxConn(testdb.New(t, TestSQL).Admin())
 	spec, err := Describe(ctx, conn, "tellers")
 	if err != nil {
 		t.Fatal(err)
@@ -400,11 +402,12 @@ func TestSlotsPickAndWorker(t *testing.T) {
 func TestSessionPickFollowsTheSeat(t *testing.T) {
 	target := testdb.New(t)
 	ctx := context.Background()
-	pool, err := target.NewPool(ctx, database.PoolOptions{MaxConns: 3, AppName: "hotspotkit-load"})
+	raw, err := target.NewPool(ctx, database.PoolOptions{MaxConns: 3, AppName: "hotspotkit-load"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
+	defer raw.Close()
+	pool := sqldb.PgxPool(raw)
 	var got2, got3, gotHash []int
 	for range 3 {
 		c, err := pool.Acquire(ctx)

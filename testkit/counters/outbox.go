@@ -8,16 +8,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 // InsertOutbox records deltas in the outbox (counter_outbox) inside the request's
 // transaction, as one statement: a row per delta, with its place in the requests' order
 // (Delta.Order), its row, and the values of its columns as text. The hot rows themselves are
 // not touched.
-func InsertOutbox(ctx context.Context, tx pgx.Tx, deltas []Delta) error {
+func InsertOutbox(ctx context.Context, tx sqldb.Tx, deltas []Delta) error {
 	n := len(deltas)
 	requests, positions, lo, hi := make([]int64, n), make([]int32, n), make([]int32, n), make([]int32, n)
 	tables, rows, masks, slots := make([]string, n), make([]string, n), make([]int64, n), make([]int16, n)
@@ -57,9 +56,9 @@ type OutboxFlusher struct {
 	// opens another.
 	FlushTimeout time.Duration
 
-	connect   func(context.Context) (*pgx.Conn, error)
+	connect   func(context.Context) (sqldb.Conn, error)
 	tables    map[string]*Table
-	conn      *pgx.Conn
+	conn      sqldb.Conn
 	batchSize int
 	interval  time.Duration
 
@@ -78,7 +77,7 @@ type OutboxFlusher struct {
 
 // NewOutbox returns a flusher of the deltas of tables that uses connections from connect
 // exclusively, one at a time.
-func NewOutbox(connect func(context.Context) (*pgx.Conn, error), tables []*Table, batchSize int, interval time.Duration) *OutboxFlusher {
+func NewOutbox(connect func(context.Context) (sqldb.Conn, error), tables []*Table, batchSize int, interval time.Duration) *OutboxFlusher {
 	byName := make(map[string]*Table, len(tables))
 	for _, t := range tables {
 		byName[t.Name()] = t
@@ -134,7 +133,7 @@ func (o *OutboxFlusher) Close(ctx context.Context) error {
 }
 
 // live returns an open connection, reconnecting when the last one was lost; o.mu is held.
-func (o *OutboxFlusher) live(ctx context.Context) (*pgx.Conn, error) {
+func (o *OutboxFlusher) live(ctx context.Context) (sqldb.Conn, error) {
 	if o.conn != nil && !o.conn.IsClosed() {
 		return o.conn, nil
 	}
@@ -210,7 +209,7 @@ func (o *OutboxFlusher) FlushOnce(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-func (o *OutboxFlusher) flush(ctx context.Context, conn *pgx.Conn) (claimed, targets int, err error) {
+func (o *OutboxFlusher) flush(ctx context.Context, conn sqldb.Conn) (claimed, targets int, err error) {
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return 0, 0, err
@@ -229,7 +228,7 @@ func (o *OutboxFlusher) flush(ctx context.Context, conn *pgx.Conn) (claimed, tar
 	var ids []int64
 	var deltas []Delta
 	var row outboxRow
-	_, err = pgx.ForEachRow(rows, []any{&row.id, &row.request, &row.position, &row.table, &row.key, &row.slot, &row.columns, &row.vals}, func() error {
+	err = sqldb.ForEachRow(rows, []any{&row.id, &row.request, &row.position, &row.table, &row.key, &row.slot, &row.columns, &row.vals}, func() error {
 		d, err := o.delta(row)
 		if err != nil {
 			return fmt.Errorf("outbox row %d: %w", row.id, err)

@@ -7,9 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 )
@@ -52,11 +50,11 @@ func (s Slots) Of(index int64, requestID string) int {
 // physical row), else slot — also with tx nil, where no session writes (a queue record, a
 // verification's expected row). A retry on another connection may write another slot: a total
 // is the sum over the slots, whichever took the write.
-func (s Slots) InTx(tx pgx.Tx, slot int) int {
+func (s Slots) InTx(tx sqldb.Tx, slot int) int {
 	if s.N <= 1 || s.Pick != testkit.SlotPickSession || tx == nil {
 		return slot
 	}
-	if seat := database.Seat(tx.Conn()); seat >= 0 {
+	if seat := database.Seat(tx); seat >= 0 {
 		return 1 + seat%s.N
 	}
 	return slot
@@ -64,7 +62,7 @@ func (s Slots) InTx(tx pgx.Tx, slot int) int {
 
 // For is the slot request index (whose id is requestID) writes to in tx: Of, then InTx (tx
 // nil where no session writes it).
-func (s Slots) For(tx pgx.Tx, index int64, requestID string) int {
+func (s Slots) For(tx sqldb.Tx, index int64, requestID string) int {
 	return s.InTx(tx, s.Of(index, requestID))
 }
 
@@ -83,9 +81,7 @@ func InSlot(deltas []Delta, slot int) []Delta {
 // slot 1 and slots 2..n are added, copying the table's SlotCopies and leaving every other
 // column at its default (so a seeded balance stays on slot 1). A suite calls it at the end of
 // its Seed (a declared one does); with n ≤ 1 it does nothing.
-func SeedSlots(ctx context.Context, conn interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-}, n int, tables ...*Table) error {
+func SeedSlots(ctx context.Context, conn sqldb.Querier, n int, tables ...*Table) error {
 	if n <= 1 {
 		return nil
 	}

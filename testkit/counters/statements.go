@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 // The UPDATEs that apply deltas, composed from a table's declaration once per shape and kept:
@@ -35,7 +36,7 @@ func (t *Table) statement(key statementKey) string {
 	return s
 }
 
-func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
+func ident(name string) string { return sqldb.Postgres.QuoteIdent(name) }
 
 // composeUpdate is the UPDATE of key; its parameters are updateArgs'.
 func (t *Table) composeUpdate(key statementKey) string {

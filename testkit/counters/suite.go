@@ -2,15 +2,13 @@ package counters
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync"
 
-	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 )
 
@@ -49,7 +47,7 @@ type Declaration struct {
 	// every source of batch (a part of a request; one may repeat) and returns those no
 	// transaction recorded before, each once, in batch order, with the statements it sent.
 	// Only the deltas of those are applied. ClaimParts is one on the package's own table.
-	Claim func(ctx context.Context, tx pgx.Tx, batch []Source) (fresh []Source, statements int, err error)
+	Claim func(ctx context.Context, tx sqldb.Tx, batch []Source) (fresh []Source, statements int, err error)
 	// ClaimAll (optional) is Claim's fast path for a compacted queue batch: statements that
 	// record every source of batch, each affecting exactly Rows rows when every source is
 	// fresh, as on every batch but a retried or redelivered one. The writer sends them in one
@@ -176,7 +174,7 @@ func RequestID(i int64) string { return "req-" + strconv.FormatInt(i, 10) }
 
 // Seed creates the hot rows of --hot-keys sets and splits them into --slots.
 func (s *Suite) Seed(ctx context.Context, r *testkit.Run) error {
-	return pgx.BeginFunc(ctx, r.Admin(), func(tx pgx.Tx) error {
+	return sqldb.BeginFunc(ctx, r.Admin(), func(tx sqldb.Tx) error {
 		for _, sql := range s.d.SeedSQL {
 			if _, err := tx.Exec(ctx, sql, r.Config().HotKeys); err != nil {
 				return fmt.Errorf("%s: %w", sql, err)
@@ -202,12 +200,12 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 	switch r.Mode() {
 	case testkit.Sync:
 		write := s.Writer(r, false)
-		return &testkit.Workload{Op: s.deliver(r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
+		return &testkit.Workload{Op: s.deliver(r.SyncTx(func(ctx context.Context, tx sqldb.Tx, i int64) error {
 			_, err := write.WriteBatch(ctx, tx, rc.records(tx, i))
 			return err
 		}))}, nil
 	case Outbox:
-		return OutboxWorkload(ctx, r, s.tables, s.deliver(r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
+		return OutboxWorkload(ctx, r, s.tables, s.deliver(r.SyncTx(func(ctx context.Context, tx sqldb.Tx, i int64) error {
 			return s.WriteOutbox(ctx, tx, r, rc.records(tx, i))
 		})))
 	case testkit.Async, testkit.AsyncCompact:
@@ -259,7 +257,7 @@ func (s *Suite) deliver(op testkit.Op) testkit.Op {
 
 // Records are request i's records, one per part, in the slot it writes in tx (nil where no
 // session writes: a queue record; see Slots.InTx).
-func (s *Suite) Records(r *testkit.Run, tx pgx.Tx, i int64) []Record {
+func (s *Suite) Records(r *testkit.Run, tx sqldb.Tx, i int64) []Record {
 	return s.recorder(r).records(tx, i)
 }
 
@@ -289,7 +287,7 @@ func (s *Suite) recorder(r *testkit.Run) recorder {
 	return rc
 }
 
-func (rc recorder) records(tx pgx.Tx, i int64) []Record {
+func (rc recorder) records(tx sqldb.Tx, i int64) []Record {
 	slot := 0
 	if rc.slots.N > 1 { // unslotted, every write is to slot 0: no request id to hash
 		slot = rc.slots.For(tx, i, RequestID(i))
@@ -371,7 +369,7 @@ type batchWriter struct {
 	compact bool
 }
 
-func (w batchWriter) WriteBatch(ctx context.Context, tx pgx.Tx, batch []Record) (int, error) {
+func (w batchWriter) WriteBatch(ctx context.Context, tx sqldb.Tx, batch []Record) (int, error) {
 	if w.compact && w.s.d.ClaimAll != nil {
 		if ops, ok, err := w.writePipelined(ctx, tx, batch); ok || err != nil {
 			return ops, err
@@ -401,7 +399,11 @@ const claimSavepoint = "counters_claim"
 // When a claim statement fails on a unique violation or affects fewer rows than it must, a
 // source was claimed before: it rolls back to the savepoint and returns !ok, and the caller
 // claims through Claim. The savepoint is left for COMMIT to release.
-func (w batchWriter) writePipelined(ctx context.Context, tx pgx.Tx, batch []Record) (ops int, ok bool, err error) {
+func (w batchWriter) writePipelined(ctx context.Context, tx sqldb.Tx, batch []Record) (ops int, ok bool, err error) {
+	ptx, err := sqldb.RequirePgx(tx)
+	if err != nil {
+		return 0, false, err
+	}
 	sources := w.s.sources(w.r, batch)
 	claims := w.s.d.ClaimAll(sources)
 	var b pgx.Batch
@@ -412,7 +414,7 @@ func (w batchWriter) writePipelined(ctx context.Context, tx pgx.Tx, batch []Reco
 	deltas := w.s.deltas(batch, sources, nil)
 	groups := queueApply(&b, deltas)
 	ops = len(claims) + len(groups)
-	br := tx.SendBatch(ctx, &b)
+	br := ptx.SendBatch(ctx, &b)
 	repeat, err := readClaims(br, claims)
 	if err == nil && !repeat {
 		err = readApply(br, groups)
@@ -432,12 +434,6 @@ func (w batchWriter) writePipelined(ctx context.Context, tx pgx.Tx, batch []Reco
 	return ops + 1, false, nil
 }
 
-// IsRepeat says whether err is a unique violation: a claim met a source recorded before.
-func IsRepeat(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == pgerrcode.UniqueViolation
-}
-
 // readClaims reads the results of a pipelined claim's savepoint and statements: repeat when
 // one met a source claimed before.
 func readClaims(br pgx.BatchResults, claims []Statement) (repeat bool, err error) {
@@ -447,7 +443,7 @@ func readClaims(br pgx.BatchResults, claims []Statement) (repeat bool, err error
 	for _, c := range claims {
 		tag, err := br.Exec()
 		switch {
-		case IsRepeat(err):
+		case sqldb.IsUniqueViolation(err): // a source claimed before
 			return true, nil
 		case err != nil:
 			return false, fmt.Errorf("claiming the batch: %w", err)
@@ -459,7 +455,7 @@ func readClaims(br pgx.BatchResults, claims []Statement) (repeat bool, err error
 }
 
 // WriteOutbox claims a request's records and leaves the deltas of the fresh ones to the outbox.
-func (s *Suite) WriteOutbox(ctx context.Context, tx pgx.Tx, r *testkit.Run, recs []Record) error {
+func (s *Suite) WriteOutbox(ctx context.Context, tx sqldb.Tx, r *testkit.Run, recs []Record) error {
 	deltas, _, err := s.claim(ctx, tx, r, recs)
 	if err != nil || len(deltas) == 0 {
 		return err
@@ -481,7 +477,7 @@ func (s *Suite) sources(r *testkit.Run, batch []Record) []Source {
 
 // claim claims the sources of batch and returns the deltas of the fresh ones, each in its
 // record's slot, in batch order, with the statements the claim sent.
-func (s *Suite) claim(ctx context.Context, tx pgx.Tx, r *testkit.Run, batch []Record) ([]Delta, int, error) {
+func (s *Suite) claim(ctx context.Context, tx sqldb.Tx, r *testkit.Run, batch []Record) ([]Delta, int, error) {
 	sources := s.sources(r, batch)
 	fresh, ops, err := s.d.Claim(ctx, tx, sources)
 	if err != nil {
@@ -529,13 +525,13 @@ func (s *Suite) deltas(batch []Record, sources []Source, isNew map[Source]bool) 
 // Persisted counts every request's claim rows: a request whose parts are all claimed once is
 // persisted once (a partial one shows as persisted, and then as wrong counters).
 func (s *Suite) Persisted(ctx context.Context, r *testkit.Run, n int64) ([]int32, error) {
-	rows, err := r.Admin().Query(ctx, `SELECT `+s.d.ClaimIndex+`, count(*) FROM `+pgx.Identifier{s.d.ClaimTable}.Sanitize()+` GROUP BY 1`)
+	rows, err := r.Admin().Query(ctx, `SELECT `+s.d.ClaimIndex+`, count(*) FROM `+ident(s.d.ClaimTable)+` GROUP BY 1`)
 	if err != nil {
 		return nil, err
 	}
 	counts := make([]int32, n)
 	var i, claims int64
-	_, err = pgx.ForEachRow(rows, []any{&i, &claims}, func() error {
+	err = sqldb.ForEachRow(rows, []any{&i, &claims}, func() error {
 		if i < 0 || i >= n {
 			return fmt.Errorf("%s row of unexpected request %d", s.d.ClaimTable, i)
 		}

@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
@@ -69,7 +68,7 @@ func requests(from, to int64) []int64 {
 func writeCompacted(t *testing.T, s *counters.Suite, r *testkit.Run, ids ...int64) int {
 	t.Helper()
 	var ops int
-	if err := pgx.BeginFunc(t.Context(), r.Admin(), func(tx pgx.Tx) error {
+	if err := sqldb.BeginFunc(t.Context(), r.Admin(), func(tx sqldb.Tx) error {
 		var batch []counters.Record
 		for _, i := range ids {
 			batch = append(batch, s.Records(r, nil, i)...)
@@ -230,7 +229,7 @@ func hasCheck(checks []results.Check, name string) bool {
 func TestRunTimeDeclaration(t *testing.T) {
 	ctx := t.Context()
 	target := testdb.New(t, counters.TestSQL)
-	spec, err := counters.Describe(ctx, target.Admin(), "tellers")
+	spec, err := counters.Describe(ctx, sqldb.PgxConn(target.Admin()), "tellers")
 	if err != nil {
 		t.Fatal(err)
 	}

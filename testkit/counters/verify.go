@@ -6,9 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 )
 
@@ -86,7 +84,7 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 	}
 
 	var claims, pending, processed int64
-	if err := r.Admin().QueryRow(ctx, `SELECT (SELECT count(*) FROM `+pgx.Identifier{s.d.ClaimTable}.Sanitize()+`),
+	if err := r.Admin().QueryRow(ctx, `SELECT (SELECT count(*) FROM `+ident(s.d.ClaimTable)+`),
 		       (SELECT count(*) FROM counter_outbox WHERE processed_at IS NULL),
 		       (SELECT count(*) FROM counter_outbox WHERE processed_at IS NOT NULL)`).Scan(&claims, &pending, &processed); err != nil {
 		return nil, fmt.Errorf("counting the claims and the outbox: %w", err)
@@ -434,7 +432,7 @@ WHERE cur.k IS NULL OR op.k IS NULL OR cur.v IS DISTINCT FROM op.v OR cur.slots 
 // the table and sends only the rows that differ from them (changedSQL), the others are their
 // openings in the expected slots. A large table whose requests touched a few of its rows
 // (TPC-B's 100,000 accounts and more) is not read into the client twice.
-func readChanged(ctx context.Context, conn *pgx.Conn, t *Table, open map[string]logicalRow, slots int64) (map[string]logicalRow, error) {
+func readChanged(ctx context.Context, conn sqldb.Querier, t *Table, open map[string]logicalRow, slots int64) (map[string]logicalRow, error) {
 	changed, err := readRows(ctx, conn, t, fmt.Sprintf(changedSQL, t.logicalRowsSQL()), t.Name(), slots)
 	if err != nil {
 		return nil, err
@@ -473,7 +471,7 @@ func asText(expr string, typ Type) string {
 }
 
 // readRows reads a table's logical rows with sql (logicalRowsSQL or openingsSQL), by Key.Row.
-func readRows(ctx context.Context, conn *pgx.Conn, t *Table, sql string, args ...any) (map[string]logicalRow, error) {
+func readRows(ctx context.Context, conn sqldb.Querier, t *Table, sql string, args ...any) (map[string]logicalRow, error) {
 	rows, err := conn.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", t.Name(), err)
@@ -482,7 +480,7 @@ func readRows(ctx context.Context, conn *pgx.Conn, t *Table, sql string, args ..
 	var keys []string
 	var vals []*string
 	var slots int64
-	_, err = pgx.ForEachRow(rows, []any{&keys, &vals, &slots}, func() error {
+	err = sqldb.ForEachRow(rows, []any{&keys, &vals, &slots}, func() error {
 		key, err := t.RowOf(keys)
 		if err != nil {
 			return err
@@ -518,9 +516,7 @@ func readRows(ctx context.Context, conn *pgx.Conn, t *Table, sql string, args ..
 
 // Snapshot records the opening of every logical row of tables, as the seed left them, in
 // counter_openings (Verify's starting point). A declared suite's Seed calls it last.
-func Snapshot(ctx context.Context, conn interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-}, tables []*Table) error {
+func Snapshot(ctx context.Context, conn sqldb.Querier, tables []*Table) error {
 	for _, t := range tables {
 		if _, err := conn.Exec(ctx, `INSERT INTO counter_openings (table_name, key_values, vals)
 			SELECT $1, q.k, q.v FROM (`+t.logicalRowsSQL()+`) AS q(k, v, slots)`, t.Name()); err != nil {

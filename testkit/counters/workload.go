@@ -4,8 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 )
 
@@ -20,7 +19,7 @@ var Modes = []testkit.Mode{testkit.Sync, Outbox, testkit.Async, testkit.AsyncCom
 // its outbox rows (InsertOutbox) in one transaction, and the outbox flush loop, on its own
 // connection, applies them to tables. Drain returns when the outbox is empty.
 func OutboxWorkload(ctx context.Context, r *testkit.Run, tables []*Table, op testkit.Op) (*testkit.Workload, error) {
-	connect := func(ctx context.Context) (*pgx.Conn, error) { return r.Connect(ctx, "hotspotkit-flush") }
+	connect := func(ctx context.Context) (sqldb.Conn, error) { return r.Connect(ctx, "hotspotkit-flush") }
 	probe, err := connect(ctx) // fail before the load if the flusher cannot connect
 	if err != nil {
 		return nil, fmt.Errorf("outbox flusher connection: %w", err)

@@ -26,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/schema"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 // Server is a server this process started (testkit/servers/pgserver's): the target connects
@@ -173,6 +174,10 @@ func (t *Target) RedactedURL() string { return RedactURL(t.dsn) }
 
 // Admin is the target's own connection, for setup, resets and verification (never the load's).
 func (t *Target) Admin() *pgx.Conn { return t.admin }
+
+// Dialect is the SQL the target's server speaks: PostgreSQL's (its connections and pools are
+// pgx's; the kit's suites and queues see them as package sqldb's handles).
+func (t *Target) Dialect() sqldb.Dialect { return sqldb.Postgres }
 
 // DialFunc opens a connection to the server (pgx's ConnConfig.DialFunc).
 type DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -430,12 +435,28 @@ const (
 	openedKey = "hotspotkit.opened"
 )
 
-// Seat is a pooled connection's seat in its pool: the lowest seat free when it connected,
-// given back when it closes, so the pool's open connections always hold distinct seats,
-// 0..MaxConns-1, and a replacement (after a fault killed a session) takes the seat its
-// predecessor left — or, if it connects before the pool has closed its predecessor, the next
-// one past them until it is itself replaced. -1 for a connection no pool of NewPool opened.
-func Seat(conn *pgx.Conn) int {
+// Seat is the seat in its pool of the connection h is or runs on (a *pgx.Conn, a
+// *pgxpool.Conn, a pgx.Tx, or a package sqldb handle over one of them): the lowest seat free
+// when it connected, given back when it closes, so the pool's open connections always hold
+// distinct seats, 0..MaxConns-1, and a replacement (after a fault killed a session) takes the
+// seat its predecessor left — or, if it connects before the pool has closed its predecessor,
+// the next one past them until it is itself replaced. -1 for a connection no pool of NewPool
+// opened, and for any other h.
+func Seat(h any) int {
+	if p, ok := sqldb.AsPgx(h); ok {
+		h = p
+	}
+	var conn *pgx.Conn
+	switch p := h.(type) {
+	case pgx.Tx:
+		conn = p.Conn()
+	case *pgxpool.Conn:
+		conn = p.Conn()
+	case *pgx.Conn:
+		conn = p
+	default:
+		return -1
+	}
 	if i, ok := conn.PgConn().CustomData()[seatKey].(int); ok {
 		return i
 	}

@@ -22,13 +22,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/redistest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
@@ -723,7 +722,7 @@ func slotted(t *testing.T, s testkit.Suite, requests, concurrency int, cases []s
 type CounterSuite interface {
 	testkit.Suite
 	testkit.Reconciler
-	Records(r *testkit.Run, tx pgx.Tx, i int64) []counters.Record
+	Records(r *testkit.Run, tx sqldb.Tx, i int64) []counters.Record
 	Writer(r *testkit.Run, compact bool) testkit.TxWriter[counters.Record]
 }
 
@@ -764,7 +763,7 @@ func Replayed(t *testing.T, s CounterSuite, hotKeys int, n int64) {
 				if compact {
 					recs = queue.Compact(recs, func(rec counters.Record) counters.Key { return rec.Key }, (*counters.Record).Merge, counters.CompareKeys)
 				}
-				if err := pgx.BeginFunc(ctx, r.Admin(), func(tx pgx.Tx) error {
+				if err := sqldb.BeginFunc(ctx, r.Admin(), func(tx sqldb.Tx) error {
 					_, err := s.Writer(r, compact).WriteBatch(ctx, tx, recs)
 					return err
 				}); err != nil {

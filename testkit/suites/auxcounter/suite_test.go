@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
@@ -28,7 +27,7 @@ type row struct {
 	ip                                    string
 }
 
-func readRow(t *testing.T, conn *pgx.Conn, h int) row {
+func readRow(t *testing.T, conn sqldb.Conn, h int) row {
 	t.Helper()
 	var w row
 	if err := conn.QueryRow(context.Background(), `
@@ -82,7 +81,7 @@ func TestGuardAppliesEachRecordOnce(t *testing.T) {
 			}
 			write := func(batch []counters.Record) {
 				t.Helper()
-				if err := pgx.BeginFunc(ctx, r.Admin(), func(tx pgx.Tx) error {
+				if err := sqldb.BeginFunc(ctx, r.Admin(), func(tx sqldb.Tx) error {
 					_, err := s.Writer(r, compact).WriteBatch(ctx, tx, batch)
 					return err
 				}); err != nil {

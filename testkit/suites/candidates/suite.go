@@ -16,9 +16,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/pflag"
 
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 )
 
@@ -143,7 +143,7 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 // the transaction idempotent: run again after a COMMIT whose outcome was unknown (a retry
 // under --max-tries), it leaves every slot's row as it was.
 func syncOp(r *testkit.Run, g lifecycle) testkit.Op {
-	return r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
+	return r.SyncTx(func(ctx context.Context, tx sqldb.Tx, i int64) error {
 		writes := g.writes(i)
 		for k := range writes {
 			if err := upsert(ctx, tx, writes[k:k+1]); err != nil {

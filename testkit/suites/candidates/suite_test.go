@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
@@ -99,10 +98,10 @@ func TestSQLGuardKeepsTheLatestState(t *testing.T) {
 	target := testdb.New(t, New().Info().SQL)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn := target.Admin()
+	conn := sqldb.PgxConn(target.Admin())
 	write := func(recs ...record) {
 		t.Helper()
-		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		err := sqldb.BeginFunc(ctx, conn, func(tx sqldb.Tx) error {
 			_, err := batchWriter{}.WriteBatch(ctx, tx, recs)
 			return err
 		})

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 // recordColumns are the table's columns in the order of recordArgs; unnestRecords turns
@@ -61,7 +62,7 @@ ON CONFLICT (request_id, candidate_index, retry_index) DO UPDATE SET
 // statement, in order.
 type batchWriter struct{}
 
-func (batchWriter) WriteBatch(ctx context.Context, tx pgx.Tx, recs []record) (int, error) {
+func (batchWriter) WriteBatch(ctx context.Context, tx sqldb.Tx, recs []record) (int, error) {
 	ls := layers(recs)
 	for _, l := range ls {
 		if err := upsert(ctx, tx, l); err != nil {
@@ -89,7 +90,7 @@ func layers(recs []record) [][]record {
 }
 
 // upsert writes recs (distinct slots) with upsertSQL.
-func upsert(ctx context.Context, tx pgx.Tx, recs []record) error {
+func upsert(ctx context.Context, tx sqldb.Tx, recs []record) error {
 	args, err := recordArgs(recs)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 )
 
@@ -73,7 +74,7 @@ const insertSQL = `INSERT INTO jobs (id, priority, args) VALUES ($1, $2, $3::jso
 // insertOp inserts request i's job in its own transaction (Run.SyncTx: the same for every
 // mode of our own; the river mode inserts through River's client in the same transaction).
 func insertOp(r *testkit.Run, g jobs) testkit.Op {
-	return r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
+	return r.SyncTx(func(ctx context.Context, tx sqldb.Tx, i int64) error {
 		_, err := tx.Exec(ctx, insertSQL, i, g.priority(i), g.args(i))
 		return err
 	})
@@ -194,21 +195,25 @@ type completionWriter struct {
 	done    func(completed int) // counts the jobs the batch completed (in its transaction)
 }
 
-func (w completionWriter) WriteBatch(ctx context.Context, tx pgx.Tx, cs []completion) (int, error) {
+func (w completionWriter) WriteBatch(ctx context.Context, tx sqldb.Tx, cs []completion) (int, error) {
 	if w.compact {
 		ids, attempts := completionArgs(cs)
-		tag, err := tx.Exec(ctx, w.sql, ids, attempts)
+		n, err := tx.Exec(ctx, w.sql, ids, attempts)
 		if err != nil {
 			return 0, fmt.Errorf("completing %d jobs: %w", len(cs), err)
 		}
-		w.done(int(tag.RowsAffected()))
+		w.done(int(n))
 		return 1, nil
+	}
+	ptx, err := sqldb.RequirePgx(tx) // one completion a statement, pipelined in one round trip
+	if err != nil {
+		return 0, err
 	}
 	b := &pgx.Batch{}
 	for _, c := range cs {
 		b.Queue(w.sql, c.ID, c.Attempt)
 	}
-	res := tx.SendBatch(ctx, b)
+	res := ptx.SendBatch(ctx, b)
 	completed := 0
 	for range cs {
 		tag, err := res.Exec()

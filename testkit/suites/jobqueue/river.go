@@ -17,6 +17,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 )
 
@@ -53,7 +54,11 @@ func migrateRiver(ctx context.Context, r *testkit.Run, schema string, direction 
 		return err
 	}
 	defer pool.Close()
-	m, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Schema: schema, Logger: slog.New(slog.DiscardHandler)})
+	raw, err := riverPool(pool)
+	if err != nil {
+		return err
+	}
+	m, err := rivermigrate.New(riverpgxv5.New(raw), &rivermigrate.Config{Schema: schema, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return err
 	}
@@ -67,11 +72,20 @@ func migrateRiver(ctx context.Context, r *testkit.Run, schema string, direction 
 	return nil
 }
 
+// riverPool is the pgx pool under pool: River's driver is pgx's (River has no MySQL driver).
+func riverPool(pool sqldb.Pool) (*pgxpool.Pool, error) {
+	p, err := sqldb.RequirePgx(pool)
+	if err != nil {
+		return nil, fmt.Errorf("River: %w", err)
+	}
+	return p.(*pgxpool.Pool), nil
+}
+
 // riverRun is one river run.
 type riverRun struct {
 	st     *runState
 	client *river.Client[pgx.Tx]
-	pool   *pgxpool.Pool
+	pool   sqldb.Pool
 	doom   atomic.Pointer[chan string]
 	lease  time.Duration
 	events sync.WaitGroup
@@ -89,9 +103,14 @@ func startRiver(ctx context.Context, r *testkit.Run, st *runState, schema string
 		return nil, err
 	}
 	rr.pool = pool
+	raw, err := riverPool(pool)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &riverWorker{rr: rr})
-	rr.client, err = river.NewClient(riverpgxv5.New(pool), &river.Config{
+	rr.client, err = river.NewClient(riverpgxv5.New(raw), &river.Config{
 		Schema:            schema,
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: o.workers}},
 		Workers:           workers,
@@ -137,14 +156,18 @@ func startRiver(ctx context.Context, r *testkit.Run, st *runState, schema string
 // retry (the first try's COMMIT outcome was lost) looks for the job first, by River's index on
 // args, so that it is not inserted twice; a first try does not.
 func (rr *riverRun) insertOp(r *testkit.Run, g jobs) testkit.Op {
-	return r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
+	return r.SyncTx(func(ctx context.Context, tx sqldb.Tx, i int64) error {
+		ptx, err := sqldb.RequirePgx(tx) // River inserts in a pgx transaction
+		if err != nil {
+			return err
+		}
 		if rr.st.tally.at(i).tries.Add(1) > 1 {
 			var there bool
 			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM river_job WHERE args @> jsonb_build_object('i', $1::int8))`, i).Scan(&there); err != nil || there {
 				return err
 			}
 		}
-		_, err := rr.client.InsertTx(ctx, tx, riverArgs{I: i, Ms: g.ms(i)}, &river.InsertOpts{Priority: int(g.priority(i))})
+		_, err = rr.client.InsertTx(ctx, ptx.(pgx.Tx), riverArgs{I: i, Ms: g.ms(i)}, &river.InsertOpts{Priority: int(g.priority(i))})
 		return err
 	})
 }

@@ -10,10 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
@@ -274,7 +273,7 @@ func TestCompletionWriterAppliesEachCompletionOnce(t *testing.T) {
 				w := completionWriter{sql: completeSQL(policy, compact), compact: compact, done: func(n int) { completed += n }}
 				write := func(cs ...completion) {
 					t.Helper()
-					if err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { _, err := w.WriteBatch(ctx, tx, cs); return err }); err != nil {
+					if err := sqldb.BeginFunc(ctx, sqldb.PgxConn(conn), func(tx sqldb.Tx) error { _, err := w.WriteBatch(ctx, tx, cs); return err }); err != nil {
 						t.Fatal(err)
 					}
 				}

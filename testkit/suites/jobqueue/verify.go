@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 )
 
@@ -116,7 +115,7 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 }
 
 // verifyKept: every job that must exist is a row, completed once.
-func verifyKept(ctx context.Context, admin *pgx.Conn, c *testkit.Checks, want int64) (reruns int64, err error) {
+func verifyKept(ctx context.Context, admin sqldb.Querier, c *testkit.Checks, want int64) (reruns int64, err error) {
 	var rows, completed, multi int64
 	err = admin.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE state = 'completed'),
 		count(*) FILTER (WHERE completions <> 1), coalesce(sum(attempt - 1), 0) FROM jobs`).Scan(&rows, &completed, &multi, &reruns)
@@ -130,7 +129,7 @@ func verifyKept(ctx context.Context, admin *pgx.Conn, c *testkit.Checks, want in
 }
 
 // verifyArchived: no job left; every job that must exist archived once, completed once.
-func verifyArchived(ctx context.Context, admin *pgx.Conn, c *testkit.Checks, want int64) (reruns int64, err error) {
+func verifyArchived(ctx context.Context, admin sqldb.Querier, c *testkit.Checks, want int64) (reruns int64, err error) {
 	var left, rows, ids, multi int64
 	err = admin.QueryRow(ctx, `SELECT (SELECT count(*) FROM jobs), count(*), count(DISTINCT id),
 		count(*) FILTER (WHERE completions <> 1 OR state <> 'completed'), coalesce(sum(attempt - 1), 0) FROM jobs_archive`).
@@ -147,7 +146,7 @@ func verifyArchived(ctx context.Context, admin *pgx.Conn, c *testkit.Checks, wan
 
 // verifyDeleted: no job left (a deleted row cannot be deleted twice; the tally says each ran
 // to its end once).
-func verifyDeleted(ctx context.Context, admin *pgx.Conn, c *testkit.Checks) error {
+func verifyDeleted(ctx context.Context, admin sqldb.Querier, c *testkit.Checks) error {
 	left, err := testkit.QueryInt(ctx, admin, `SELECT count(*) FROM jobs`)
 	if err != nil {
 		return err
@@ -157,7 +156,7 @@ func verifyDeleted(ctx context.Context, admin *pgx.Conn, c *testkit.Checks) erro
 }
 
 // verifyRiver: every job that must exist is one river_job row, completed (River keeps them).
-func verifyRiver(ctx context.Context, admin *pgx.Conn, c *testkit.Checks, want int64, st *runState) (reruns int64, err error) {
+func verifyRiver(ctx context.Context, admin sqldb.Querier, c *testkit.Checks, want int64, st *runState) (reruns int64, err error) {
 	var rows, completed, rescued int64
 	err = admin.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE state = 'completed'), coalesce(sum(attempt - 1), 0),
 		coalesce(sum((metadata->>'river:rescue_count')::int8), 0) FROM river_job`).Scan(&rows, &completed, &reruns, &rescued)

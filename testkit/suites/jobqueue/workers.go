@@ -8,8 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 )
 
@@ -27,7 +26,7 @@ import (
 // --poll-ms, not one per worker.
 type workers struct {
 	st      *runState
-	pool    *pgxpool.Pool
+	pool    sqldb.Pool
 	queue   *testkit.Queue[completion] // nil in sync
 	oneSQL  string                     // completes one job (sync)
 	n       int
@@ -246,8 +245,7 @@ func (ws *workers) complete(j job) bool {
 }
 
 func (ws *workers) completeOne(j job) (int64, error) {
-	tag, err := ws.pool.Exec(ws.ctx, ws.oneSQL, j.ID, j.Attempt)
-	return tag.RowsAffected(), err
+	return ws.pool.Exec(ws.ctx, ws.oneSQL, j.ID, j.Attempt)
 }
 
 // dies is kill-worker: when armed, the worker about to run the first of rest stops here, mid-job,
@@ -297,12 +295,12 @@ func armDoom(ctx context.Context, doom *atomic.Pointer[chan string]) (string, er
 func (ws *workers) reap() {
 	every := min(max(ws.lease/4, 10*time.Millisecond), time.Second)
 	for ws.sleep(every) {
-		tag, err := ws.pool.Exec(ws.ctx, reapSQL)
+		n, err := ws.pool.Exec(ws.ctx, reapSQL)
 		if err != nil {
 			ws.st.errors.Add(1)
 			continue
 		}
-		ws.st.reaped.Add(tag.RowsAffected())
+		ws.st.reaped.Add(n)
 	}
 }
 
@@ -354,7 +352,7 @@ const unfinishedSQL = `SELECT EXISTS (SELECT 1 FROM jobs WHERE state IN ('availa
 // whether one is left). It asks when the completions counted reach the inserts acknowledged,
 // and at least every second (an insert or a completion whose outcome was lost is counted
 // wrong), so that a run without faults asks about once.
-func waitDone(ctx context.Context, st *runState, pool *pgxpool.Pool, unfinished string) error {
+func waitDone(ctx context.Context, st *runState, pool sqldb.Querier, unfinished string) error {
 	var asked time.Time
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()

@@ -41,10 +41,10 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/spf13/pflag"
 
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/gateway"
@@ -277,7 +277,7 @@ func settleAll(batch []counters.Source) []counters.Statement {
 //
 // A usage whose status disagrees with its snapshot (pending with a snapshot, settled without
 // one) is an error: the invariant that makes settling idempotent is broken.
-func settle(ctx context.Context, tx pgx.Tx, batch []counters.Source) ([]counters.Source, int, error) {
+func settle(ctx context.Context, tx sqldb.Tx, batch []counters.Source) ([]counters.Source, int, error) {
 	ids := make([]string, len(batch))
 	for k, src := range batch {
 		ids[k] = counters.RequestID(src.Request)
@@ -295,7 +295,7 @@ func settle(ctx context.Context, tx pgx.Tx, batch []counters.Source) ([]counters
 	var costs []pgtype.Numeric
 	pending := make(map[string]bool, len(ids))
 	var id, user, key, provider, cost, status string
-	_, err = pgx.ForEachRow(rows, []any{&id, &user, &key, &provider, &cost, &status}, func() error {
+	err = sqldb.ForEachRow(rows, []any{&id, &user, &key, &provider, &cost, &status}, func() error {
 		m, err := counters.ParseMoney(cost)
 		if err != nil {
 			return fmt.Errorf("usage %s: %w", id, err)
@@ -321,7 +321,7 @@ func settle(ctx context.Context, tx pgx.Tx, batch []counters.Source) ([]counters
 	if err != nil {
 		return nil, 2, fmt.Errorf("inserting snapshots: %w", err)
 	}
-	created, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	created, err := sqldb.CollectRows[string](rows)
 	if err != nil {
 		return nil, 2, fmt.Errorf("inserting snapshots: %w", err)
 	}

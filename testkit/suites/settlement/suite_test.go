@@ -6,9 +6,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
@@ -42,15 +41,15 @@ func TestRedeliveredSettlementDebitsOnce(t *testing.T) {
 }
 
 // seeded opens a fresh schema with n pending usages over hot sets.
-func seeded(t *testing.T, s *Suite, n int64, hot int) (*pgx.Conn, *testkit.Run) {
+func seeded(t *testing.T, s *Suite, n int64, hot int) (sqldb.Conn, *testkit.Run) {
 	t.Helper()
 	r := suitetest.Seeded(t, s, hot, n)
 	return r.Admin(), r
 }
 
-func inTx(t *testing.T, conn *pgx.Conn, fn func(pgx.Tx) error) {
+func inTx(t *testing.T, conn sqldb.Conn, fn func(sqldb.Tx) error) {
 	t.Helper()
-	if err := pgx.BeginFunc(context.Background(), conn, fn); err != nil {
+	if err := sqldb.BeginFunc(context.Background(), conn, fn); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -65,14 +64,14 @@ func TestSettlingTwiceDebitsOnce(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := New()
 			conn, r := seeded(t, s, n, hot)
-			batch := func(tx pgx.Tx, requests ...int64) []counters.Record {
+			batch := func(tx sqldb.Tx, requests ...int64) []counters.Record {
 				var recs []counters.Record
 				for _, i := range requests {
 					recs = append(recs, s.Records(r, tx, i)...)
 				}
 				return recs
 			}
-			write := func(tx pgx.Tx) error {
+			write := func(tx sqldb.Tx) error {
 				var err error
 				switch name {
 				case "sync":
@@ -100,7 +99,7 @@ func TestSettlingTwiceDebitsOnce(t *testing.T) {
 			inTx(t, conn, write)
 			// The whole thing again, then each request alone, as the queue's fallback would.
 			inTx(t, conn, write)
-			inTx(t, conn, func(tx pgx.Tx) error {
+			inTx(t, conn, func(tx sqldb.Tx) error {
 				_, err := s.Writer(r, false).WriteBatch(ctx, tx, batch(nil, all...))
 				return err
 			})
@@ -147,7 +146,7 @@ func TestSettleRefusesAnInconsistentUsage(t *testing.T) {
 	if _, err := conn.Exec(ctx, `UPDATE usage SET billing_status = 'settled' WHERE request_id = 'req-1'`); err != nil {
 		t.Fatal(err)
 	}
-	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+	err := sqldb.BeginFunc(ctx, conn, func(tx sqldb.Tx) error {
 		_, err := s.Writer(r, false).WriteBatch(ctx, tx, s.Records(r, tx, 1))
 		return err
 	})

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/engine"
@@ -22,7 +23,7 @@ func BenchmarkSyncTx(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer pool.Close()
-	r := engine.Standalone{Mode: testkit.Sync, Config: testkit.Config{HotKeys: 1}, Pool: pool}.Run(ctx, target)
+	r := engine.Standalone{Mode: testkit.Sync, Config: testkit.Config{HotKeys: 1}, Pool: sqldb.PgxPool(pool)}.Run(ctx, target)
 	if err := s.Seed(ctx, r); err != nil {
 		b.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/gateway"
@@ -146,12 +147,16 @@ const copyThreshold = 64
 // never counts twice. The fast path for batches is COPY inside a savepoint; only when that hits
 // an existing request_id (a retry after a commit whose outcome was unknown) does it fall back to
 // INSERT … ON CONFLICT DO NOTHING. It returns the number of statements sent.
-func insertUsage(ctx context.Context, tx pgx.Tx, rows []counters.Source) ([]counters.Source, int, error) {
+func insertUsage(ctx context.Context, tx sqldb.Tx, rows []counters.Source) ([]counters.Source, int, error) {
 	if len(rows) < copyThreshold {
 		fresh, err := insertUsageIdempotent(ctx, tx, rows)
 		return fresh, 1, err
 	}
-	sp, err := tx.Begin(ctx)
+	ptx, err := sqldb.RequirePgx(tx)
+	if err != nil {
+		return nil, 0, err
+	}
+	sp, err := ptx.Begin(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -160,7 +165,7 @@ func insertUsage(ctx context.Context, tx pgx.Tx, rows []counters.Source) ([]coun
 	if err == nil {
 		return rows, 1, sp.Commit(ctx) // releases the savepoint
 	}
-	if !counters.IsRepeat(err) {
+	if !sqldb.IsUniqueViolation(err) {
 		return nil, 1, fmt.Errorf("copy usage: %w", err)
 	}
 	if err := sp.Rollback(ctx); err != nil {
@@ -170,7 +175,7 @@ func insertUsage(ctx context.Context, tx pgx.Tx, rows []counters.Source) ([]coun
 	return fresh, 2, err
 }
 
-func insertUsageIdempotent(ctx context.Context, tx pgx.Tx, rows []counters.Source) ([]counters.Source, error) {
+func insertUsageIdempotent(ctx context.Context, tx sqldb.Tx, rows []counters.Source) ([]counters.Source, error) {
 	sql, args := insertUsageSQL(rows)
 	ids := args[0].([]string)
 	res, err := tx.Query(ctx, sql+`
@@ -179,7 +184,7 @@ func insertUsageIdempotent(ctx context.Context, tx pgx.Tx, rows []counters.Sourc
 	if err != nil {
 		return nil, fmt.Errorf("insert usage: %w", err)
 	}
-	inserted, err := pgx.CollectRows(res, pgx.RowTo[string])
+	inserted, err := sqldb.CollectRows[string](res)
 	if err != nil {
 		return nil, fmt.Errorf("insert usage: %w", err)
 	}

@@ -10,9 +10,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/backend"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
@@ -123,7 +122,7 @@ func erase[K comparable, T any](spec Spec[K, T]) runenv.Spec {
 // erasedWriter is a suite's batch writer over records in anys.
 type erasedWriter[T any] struct{ w queue.TxWriter[T] }
 
-func (e erasedWriter[T]) WriteBatch(ctx context.Context, tx pgx.Tx, recs []any) (int, error) {
+func (e erasedWriter[T]) WriteBatch(ctx context.Context, tx sqldb.Tx, recs []any) (int, error) {
 	typed := make([]T, len(recs))
 	for i, r := range recs {
 		typed[i] = r.(T)

@@ -18,6 +18,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/runenv"
@@ -29,9 +30,9 @@ type Backend interface {
 	runenv.Backend
 	// Warm opens, before the measured window, the connections the run will use: n of the
 	// load's pool, where this process runs the load, and the queue workers' pool whole.
-	Warm(ctx context.Context, loadPool *pgxpool.Pool, n int) error
+	Warm(ctx context.Context, loadPool sqldb.Pool, n int) error
 	// RunLoad runs this process's part of the load with run; pool is the load's.
-	RunLoad(ctx context.Context, pool *pgxpool.Pool, run func() (*load.Result, error)) (*load.Result, error)
+	RunLoad(ctx context.Context, pool sqldb.Pool, run func() (*load.Result, error)) (*load.Result, error)
 	// Figures are the opened queue's figures (nil when the run opened none).
 	Figures() Figures
 	// Flushers is the pause gate of the queue's workers (ok false without a queue).
@@ -79,11 +80,11 @@ func (Inline) OpenQueue(context.Context, *runenv.Env, runenv.Spec) (runenv.Opene
 	return nil, errors.New("this mode does not go through the queue")
 }
 
-func (Inline) Warm(ctx context.Context, loadPool *pgxpool.Pool, n int) error {
+func (Inline) Warm(ctx context.Context, loadPool sqldb.Pool, n int) error {
 	return warmLoad(ctx, loadPool, n)
 }
 
-func (Inline) RunLoad(_ context.Context, _ *pgxpool.Pool, run func() (*load.Result, error)) (*load.Result, error) {
+func (Inline) RunLoad(_ context.Context, _ sqldb.Pool, run func() (*load.Result, error)) (*load.Result, error) {
 	return run()
 }
 
@@ -114,7 +115,7 @@ func (Inline) ReshardRedis(context.Context) (string, time.Duration, error) {
 type Opened struct {
 	Inline
 	q         openedQueue
-	flushPool *pgxpool.Pool
+	flushPool sqldb.Pool
 }
 
 // openedQueue is what both backends' queues have (queue.Queue's and redisq.Queue's).
@@ -126,13 +127,13 @@ type openedQueue interface {
 }
 
 // Open records q and its workers' pool as the run's.
-func (o *Opened) Open(q openedQueue, flushPool *pgxpool.Pool) { o.q, o.flushPool = q, flushPool }
+func (o *Opened) Open(q openedQueue, flushPool sqldb.Pool) { o.q, o.flushPool = q, flushPool }
 
 // WorkersPool is the opened queue's workers' pool (nil: none opened).
-func (o *Opened) WorkersPool() *pgxpool.Pool { return o.flushPool }
+func (o *Opened) WorkersPool() sqldb.Pool { return o.flushPool }
 
 // Warm opens n of the load's connections and the queue workers' pool whole.
-func (o *Opened) Warm(ctx context.Context, loadPool *pgxpool.Pool, n int) error {
+func (o *Opened) Warm(ctx context.Context, loadPool sqldb.Pool, n int) error {
 	if err := warmLoad(ctx, loadPool, n); err != nil {
 		return err
 	}
@@ -144,7 +145,7 @@ func (o *Opened) WarmWorkers(ctx context.Context) error {
 	if o.flushPool == nil {
 		return nil
 	}
-	if err := warm(ctx, o.flushPool, int(o.flushPool.Config().MaxConns)); err != nil {
+	if err := warm(ctx, o.flushPool, o.flushPool.MaxConns()); err != nil {
 		return fmt.Errorf("opening the queue workers' connections: %w", err)
 	}
 	return nil
@@ -158,8 +159,8 @@ func (o *Opened) Flushers() (pause, resume func(), ok bool) {
 }
 
 func (o *Opened) Release() {
-	if o.flushPool != nil {
-		o.flushPool.Reset()
+	if p, ok := sqldb.AsPgx(o.flushPool); ok { // PostgreSQL flushes a backend's statistics as it exits
+		p.(*pgxpool.Pool).Reset()
 	}
 }
 
@@ -178,7 +179,7 @@ func Options[K comparable, T any](env *runenv.Env, keys queue.Options[K, T], wri
 	o := keys
 	o.Capacity, o.BatchSize, o.Workers = c.QueueCapacity, c.FlushBatchSize, c.QueueWorkers
 	o.FlushInterval, o.FullPolicy = time.Duration(c.FlushIntervalMs)*time.Millisecond, FullPolicy(env)
-	o.Compaction, o.Inline, o.MaxRetries = compact, queue.PgFlusher(env.Pool, writer), retries
+	o.Compaction, o.Inline, o.MaxRetries = compact, queue.TxFlusher(env.Pool, writer), retries
 	o.RetryBackoff = time.Duration(c.QueueRetryBackoffMs) * time.Millisecond
 	o.FlushTimeout = results.Duration(c.RequestTimeoutMs) // a flush is bounded as a request's try is
 	return o
@@ -200,27 +201,31 @@ func FullPolicy(env *runenv.Env) queue.FullPolicy {
 // one-by-one fallback, so flushing never waits behind the request path for a connection.
 // Requests that write inline (--queue-full sync) use the load's pool, as a gateway's handlers
 // would.
-func FlushPool(ctx context.Context, env *runenv.Env) (*pgxpool.Pool, error) {
-	return env.Target.NewPool(ctx, database.PoolOptions{
+func FlushPool(ctx context.Context, env *runenv.Env) (sqldb.Pool, error) {
+	pool, err := env.Target.NewPool(ctx, database.PoolOptions{
 		MaxConns: int32(2*env.Config.QueueWorkers + 2),
 		AppName:  "hotspotkit-flush",
 		Settings: env.SessionSettings,
 	})
+	if err != nil {
+		return nil, err
+	}
+	return sqldb.PgxPool(pool), nil
 }
 
 // warmLoad opens n of the load's connections. A service's pools are warm; a connection's
 // set-up (a server process forked, authenticated, its catalogs read) is not the write path's
 // cost, and pgbench leaves it out of its rate too ("without initial connection time").
-func warmLoad(ctx context.Context, pool *pgxpool.Pool, n int) error {
-	if err := warm(ctx, pool, min(int(pool.Config().MaxConns), n)); err != nil {
+func warmLoad(ctx context.Context, pool sqldb.Pool, n int) error {
+	if err := warm(ctx, pool, min(pool.MaxConns(), n)); err != nil {
 		return fmt.Errorf("opening the load's connections: %w", err)
 	}
 	return nil
 }
 
 // warm has pool hold n connections at once (opened side by side), then gives them back idle.
-func warm(ctx context.Context, pool *pgxpool.Pool, n int) error {
-	conns := make([]*pgxpool.Conn, n)
+func warm(ctx context.Context, pool sqldb.Pool, n int) error {
+	conns := make([]sqldb.PoolConn, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/queue"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 )
 
@@ -29,7 +30,7 @@ type killed struct {
 	err    error
 }
 
-func (k *flushKiller[T]) WriteBatch(ctx context.Context, tx pgx.Tx, records []T) (int, error) {
+func (k *flushKiller[T]) WriteBatch(ctx context.Context, tx sqldb.Tx, records []T) (int, error) {
 	ops, err := k.TxWriter.WriteBatch(ctx, tx, records)
 	if err != nil {
 		return ops, err
@@ -39,14 +40,19 @@ func (k *flushKiller[T]) WriteBatch(ctx context.Context, tx pgx.Tx, records []T)
 	k.armed = nil
 	k.mu.Unlock()
 	if done != nil {
-		detail, err := k.terminate(ctx, tx.Conn().PgConn().PID(), len(records))
+		detail, err := k.terminate(ctx, tx, len(records))
 		done <- killed{detail, err}
 	}
 	return ops, nil
 }
 
-// terminate ends backend pid and waits (up to 5 s) until it is gone.
-func (k *flushKiller[T]) terminate(ctx context.Context, pid uint32, n int) (string, error) {
+// terminate ends tx's backend and waits (up to 5 s) until it is gone.
+func (k *flushKiller[T]) terminate(ctx context.Context, tx sqldb.Tx, n int) (string, error) {
+	p, isPgx := sqldb.AsPgx(tx) // the backend's PID: a PostgreSQL one (MySQL's KILL is not written yet)
+	if !isPgx {
+		return "", fmt.Errorf("kill-flusher terminates a PostgreSQL backend; the flush ran on %s", tx.Dialect())
+	}
+	pid := p.(pgx.Tx).Conn().PgConn().PID()
 	conn, err := k.target.ConnectDirect(ctx, "hotspotkit-faults")
 	if err != nil {
 		return "", err

@@ -5,10 +5,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/runenv"
 )
@@ -34,7 +33,7 @@ type inProcessQueue interface {
 	runenv.OpenedQueue
 	openedQueue
 	report() *results.Queue
-	workersPool() *pgxpool.Pool
+	workersPool() sqldb.Pool
 }
 
 func (m *Memory) OpenQueue(ctx context.Context, env *runenv.Env, spec runenv.Spec) (runenv.OpenedQueue, error) {
@@ -75,8 +74,8 @@ func NewInProcess[K comparable, T any](ctx context.Context, env *runenv.Env, key
 	if err != nil {
 		return nil, err
 	}
-	killer := &flushKiller[T]{TxWriter: writer, target: env.Target}                          // --fault kill-flusher (killflusher.go)
-	flusher := slowFlushes(queue.PgFlusher(flushPool, killer), env.Config.DebugSlowFlushPct) // --debug-slow-flush-pct (slowflush.go)
+	killer := &flushKiller[T]{TxWriter: writer, target: env.Target}                                             // --fault kill-flusher (killflusher.go)
+	flusher := slowFlushes(queue.TxFlusher(flushPool, queue.TxWriter[T](killer)), env.Config.DebugSlowFlushPct) // --debug-slow-flush-pct (slowflush.go)
 	o := Options(env, keys, writer, compact)
 	o.Pipeline = true // a worker writes its next batch while the previous one commits
 	q, err := queue.New(flusher, o)
@@ -90,7 +89,7 @@ func NewInProcess[K comparable, T any](ctx context.Context, env *runenv.Env, key
 // memQueue is an in-process queue of T's, as asyncrun and the Memory backend see it.
 type memQueue[K comparable, T any] struct {
 	*queue.Queue[K, T]
-	flushPool *pgxpool.Pool
+	flushPool sqldb.Pool
 	killer    *flushKiller[T]
 	compact   bool
 	policy    queue.FullPolicy
@@ -112,7 +111,7 @@ func (q *memQueue[K, T]) EnqueueAll(ctx context.Context, recs []any) (queue.Outc
 
 func (q *memQueue[K, T]) Offset() int64                   { return 0 }
 func (q *memQueue[K, T]) Drain(ctx context.Context) error { return q.Queue.Close(ctx) }
-func (q *memQueue[K, T]) workersPool() *pgxpool.Pool      { return q.flushPool }
+func (q *memQueue[K, T]) workersPool() sqldb.Pool         { return q.flushPool }
 
 func (q *memQueue[K, T]) Close() error {
 	// The queue's Close is idempotent; after a drain it returns at once.

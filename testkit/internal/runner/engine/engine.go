@@ -27,6 +27,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/render"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/dbstats"
@@ -257,7 +258,7 @@ func (e *engine) runAll() error {
 		return err
 	}
 	if p, ok := e.suite.(testkit.Preparer); ok { // a script's init file, and its statements checked
-		env := testkit.PrepareEnv{Admin: e.target.Admin(), Schema: e.target.Schema(), Config: e.suiteConfig(), Joining: c.Joining(e.target)}
+		env := testkit.PrepareEnv{Admin: sqldb.PgxConn(e.target.Admin()), Schema: e.target.Schema(), Config: e.suiteConfig(), Joining: c.Joining(e.target)}
 		if err := p.Prepare(ctx, env); err != nil {
 			return usageError{err}
 		}
@@ -539,7 +540,7 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 		return fail(err)
 	}
 	defer pool.Close()
-	r.Pool, m.pool = pool, pool
+	r.Pool, m.pool = sqldb.PgxPool(pool), pool
 	wl, err := e.suite.Workload(ctx, r.suite)
 	if err != nil {
 		return fail(fmt.Errorf("preparing the %s workload: %w", r.Mode, err))
@@ -548,7 +549,7 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	if wl.Close != nil {
 		defer wl.Close()
 	}
-	if err := r.backend.Warm(ctx, pool, r.concurrency); err != nil { // before the window, as pgbench
+	if err := r.backend.Warm(ctx, r.Pool, r.concurrency); err != nil { // before the window, as pgbench
 		return fail(err)
 	}
 	heapmem.Warm(heapmem.Want(r.concurrency, r.Requests)) // the process's own first touches, out of the window
@@ -575,7 +576,7 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 		begun++
 	}
 	gc0 := gcPauses()
-	res, err := r.backend.RunLoad(ctx, pool, func() (*load.Result, error) { // in this process's role
+	res, err := r.backend.RunLoad(ctx, r.Pool, func() (*load.Result, error) { // in this process's role
 		return load.Run(e.stopCtx, e.loadConfig(r, &m.live), wl.Op)
 	})
 	gcPause := gcPauses() - gc0

@@ -7,11 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/engine"
@@ -37,7 +36,7 @@ func (s codeless[T]) Workload(ctx context.Context, r *testkit.Run) (*testkit.Wor
 		Records: func(i int64) []T { return []T{s.rec(i)} },
 		Key:     func(T) int { return 0 },
 		Writer: func(bool) queue.TxWriter[T] {
-			return writer[T](func(context.Context, pgx.Tx, []T) (int, error) { return 0, nil })
+			return writer[T](func(context.Context, sqldb.Tx, []T) (int, error) { return 0, nil })
 		},
 	})
 }
@@ -46,9 +45,9 @@ func (codeless[T]) Verify(context.Context, *testkit.Run, testkit.Result) ([]resu
 	return []results.Check{{Name: "nothing", OK: true}}, nil
 }
 
-type writer[T any] func(context.Context, pgx.Tx, []T) (int, error)
+type writer[T any] func(context.Context, sqldb.Tx, []T) (int, error)
 
-func (w writer[T]) WriteBatch(ctx context.Context, tx pgx.Tx, recs []T) (int, error) {
+func (w writer[T]) WriteBatch(ctx context.Context, tx sqldb.Tx, recs []T) (int, error) {
 	return w(ctx, tx, recs)
 }
 

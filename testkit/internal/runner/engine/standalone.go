@@ -3,8 +3,7 @@ package engine
 import (
 	"context"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/backend"
@@ -21,7 +20,7 @@ type Standalone struct {
 	Requests int64
 	// Pool, when set, is the run's load pool (Run.Pool, what Run.SyncTx writes through): for a
 	// benchmark of a suite's request path. Nil: the run has none.
-	Pool *pgxpool.Pool
+	Pool sqldb.Pool
 }
 
 // Run is s's run on target.

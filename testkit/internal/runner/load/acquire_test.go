@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
@@ -24,7 +25,7 @@ func TestClosedPoolIsClassified(t *testing.T) {
 		t.Fatal(err)
 	}
 	pool.Close()
-	_, err = (&Request{}).Acquire(context.Background(), pool)
+	_, err = (&Request{}).Acquire(context.Background(), sqldb.PgxPool(pool))
 	if got := Classify(err); got != ClassPoolClosed {
 		t.Errorf("Classify(%v) = %q, want %q", err, got, ClassPoolClosed)
 	}
@@ -47,7 +48,7 @@ func TestAcquireWaitWithARealPool(t *testing.T) {
 
 	const requests = 200
 	res := run(t, ctx, Config{Concurrency: 16, Requests: requests}, func(ctx context.Context, r *Request) error {
-		conn, err := r.Acquire(ctx, pool)
+		conn, err := r.Acquire(ctx, sqldb.PgxPool(pool))
 		if err != nil {
 			return err
 		}
@@ -71,52 +72,4 @@ func TestAcquireWaitWithARealPool(t *testing.T) {
 		t.Errorf("median latency %v below median acquire wait %v", latency, wait)
 	}
 	t.Logf("median acquire wait %v, median latency %v", wait, latency)
-}
-
-// TestClassifyRealServerErrors checks Classify on errors as pgx really returns them.
-func TestClassifyRealServerErrors(t *testing.T) {
-	dsn := testdb.Server(t).DSN()
-	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	for _, tc := range []struct {
-		name string
-		do   func(context.Context, *pgxpool.Conn) error
-		want string
-	}{
-		{"statement timeout", func(ctx context.Context, c *pgxpool.Conn) error {
-			_, err := c.Exec(ctx, "SET statement_timeout = 1; SELECT pg_sleep(1)")
-			return err
-		}, "57014"},
-		{"context deadline during a query", func(ctx context.Context, c *pgxpool.Conn) error {
-			ctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
-			defer cancel()
-			_, err := c.Exec(ctx, "SELECT pg_sleep(1)")
-			return err
-		}, ClassDeadlineExceeded},
-		{"connection terminated", func(ctx context.Context, c *pgxpool.Conn) error {
-			_, err := c.Exec(ctx, "SELECT pg_terminate_backend(pg_backend_pid())")
-			return err
-		}, "57P01"},
-		{"query on a connection the server closed", func(ctx context.Context, c *pgxpool.Conn) error {
-			_, _ = c.Exec(ctx, "SELECT pg_terminate_backend(pg_backend_pid())") // fails: the server hangs up
-			_, err := c.Exec(ctx, "SELECT 1")
-			return err
-		}, ClassConnClosed},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			conn, err := pool.Acquire(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Release()
-			err = tc.do(ctx, conn)
-			if got := Classify(err); got != tc.want {
-				t.Errorf("Classify(%v) = %q, want %q", err, got, tc.want)
-			}
-		})
-	}
 }

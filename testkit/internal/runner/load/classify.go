@@ -1,40 +1,31 @@
 package load
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"syscall"
 
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
-// Error classes that are not SQLSTATEs.
+// Error classes that are not a server's own code: the request's own, and the database's
+// (package sqldb's, under load's names).
 const (
 	ClassPanic            = "panic"
 	ClassUnknownOutcome   = "unknown_outcome"
-	ClassContextCanceled  = "context_canceled"
-	ClassDeadlineExceeded = "deadline_exceeded"
-	ClassPoolClosed       = "pool_closed"
-	ClassConnClosed       = "conn_closed"
-	ClassConnError        = "conn_error"
-	ClassOther            = "other"
+	ClassContextCanceled  = sqldb.ClassContextCanceled
+	ClassDeadlineExceeded = sqldb.ClassDeadlineExceeded
+	ClassPoolClosed       = sqldb.ClassPoolClosed
+	ClassConnClosed       = sqldb.ClassConnClosed
+	ClassConnError        = sqldb.ClassConnError
+	ClassOther            = sqldb.ClassOther
 )
 
 // Classify names the class of err for error counts, checking in this order:
 //   - the class an error names itself, through an ErrorClass() string method;
 //   - "panic" for a recovered panic, "unknown_outcome" for Unknown(err);
-//   - the SQLSTATE of a *pgconn.PgError ("40P01" deadlock, "55P03" lock timeout, "57014"
-//     statement cancelled, ...), because the server's word is the most precise;
-//   - "context_canceled", "deadline_exceeded";
-//   - "pool_closed" for an acquire from a closed pgxpool;
-//   - "conn_closed" when the connection is gone (io.EOF, pgconn's "conn closed", a reset,
-//     broken or closed socket);
-//   - "conn_error" for other connection trouble (connect errors, net errors, and errors pgconn
-//     says happened before anything was sent: pgconn.SafeToRetry);
-//   - "other".
+//   - the database's class of it (sqldb.Classify): a server's own code first (a
+//     PostgreSQL SQLSTATE such as "40P01", a MySQL error such as "mysql-1213"), then the
+//     context's, a closed pool's, a lost connection's, other connection trouble's, "other".
 //
 // Classify(nil) is "".
 func Classify(err error) string {
@@ -42,11 +33,8 @@ func Classify(err error) string {
 		return ""
 	}
 	var (
-		classed    interface{ ErrorClass() string }
-		panicked   *panicError
-		pgErr      *pgconn.PgError
-		connectErr *pgconn.ConnectError
-		netErr     net.Error
+		classed  interface{ ErrorClass() string }
+		panicked *panicError
 	)
 	switch {
 	case errors.As(err, &classed):
@@ -55,35 +43,8 @@ func Classify(err error) string {
 		return ClassPanic
 	case IsUnknown(err):
 		return ClassUnknownOutcome
-	case errors.As(err, &pgErr) && pgErr.Code != "":
-		return pgErr.Code
-	case errors.Is(err, context.Canceled):
-		return ClassContextCanceled
-	case errors.Is(err, context.DeadlineExceeded):
-		return ClassDeadlineExceeded
-	case isClosedPool(err):
-		return ClassPoolClosed
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, pgconn.ErrConnClosed),
-		errors.Is(err, net.ErrClosed), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
-		errors.Is(err, syscall.ECONNABORTED):
-		return ClassConnClosed
-	case errors.As(err, &connectErr), errors.As(err, &netErr), pgconn.SafeToRetry(err):
-		return ClassConnError
 	}
-	return ClassOther
-}
-
-// isClosedPool recognises puddle.ErrClosedPool, which pgxpool returns unwrapped from Acquire
-// on a closed pool. It is matched by text because puddle is not one of our direct
-// dependencies.
-func isClosedPool(err error) bool {
-	for err != nil {
-		if err.Error() == "closed pool" {
-			return true
-		}
-		err = errors.Unwrap(err)
-	}
-	return false
+	return sqldb.Classify(err)
 }
 
 // panicError is a panic recovered from an operation.

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 // Request is the request an Op is running. The engine reuses one per worker, so an Op must
@@ -62,7 +62,7 @@ func (r *Request) endTry(err error) error {
 // Acquire takes a connection from pool and records the time spent waiting for it (also when
 // the acquire fails) in the acquire-wait histogram, apart from the operation's latency, so a
 // reader can tell queueing for a connection from time in the database.
-func (r *Request) Acquire(ctx context.Context, pool *pgxpool.Pool) (*pgxpool.Conn, error) {
+func (r *Request) Acquire(ctx context.Context, pool sqldb.Pool) (sqldb.PoolConn, error) {
 	began := time.Now()
 	conn, err := pool.Acquire(ctx)
 	r.RecordAcquireWait(time.Since(began))

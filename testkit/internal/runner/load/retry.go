@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 // DefaultRetryClasses are the error classes a request is tried again for, as a gateway in
@@ -19,25 +21,14 @@ var DefaultRetryClasses = []string{ClassConnClosed, ClassConnError, "57P01", "57
 // retryableNames are the classes other than SQLSTATEs that a retry set may name.
 var retryableNames = []string{ClassConnClosed, ClassConnError, ClassDeadlineExceeded, ClassRequestTimeout}
 
-// ValidateRetryClass accepts a class that a retry set may name: a SQLSTATE (five digits or
-// capital letters, e.g. 40P01) or one of conn_closed, conn_error, deadline_exceeded, request_timeout.
+// ValidateRetryClass accepts a class that a retry set may name: a server's own (a SQLSTATE
+// such as 40P01, five digits or capital letters; a MySQL error such as mysql-1213) or one of
+// conn_closed, conn_error, deadline_exceeded, request_timeout.
 func ValidateRetryClass(class string) error {
-	if slices.Contains(retryableNames, class) || isSQLState(class) {
+	if slices.Contains(retryableNames, class) || sqldb.IsServerClass(class) {
 		return nil
 	}
-	return fmt.Errorf("unknown error class %q (want a SQLSTATE such as 40P01, or one of %s)", class, strings.Join(retryableNames, ", "))
-}
-
-func isSQLState(s string) bool {
-	if len(s) != 5 {
-		return false
-	}
-	for _, c := range s {
-		if (c < '0' || c > '9') && (c < 'A' || c > 'Z') {
-			return false
-		}
-	}
-	return true
+	return fmt.Errorf("unknown error class %q (want a SQLSTATE such as 40P01, a MySQL error such as mysql-1213, or one of %s)", class, strings.Join(retryableNames, ", "))
 }
 
 // Retry is the policy of Request.Try: how often and after how long a failed unit of a request

@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/queue/redisq/redisqtest"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/backend"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
@@ -190,7 +189,7 @@ func (sq *streamQueue) Close() error {
 
 // Warm opens the load's connections (none in a consumer, which runs no load) and the
 // consumers' pool.
-func (b *Backend) Warm(ctx context.Context, loadPool *pgxpool.Pool, n int) error {
+func (b *Backend) Warm(ctx context.Context, loadPool sqldb.Pool, n int) error {
 	if b.role == redisq.RoleConsumer {
 		return b.WarmWorkers(ctx)
 	}
@@ -199,7 +198,7 @@ func (b *Backend) Warm(ctx context.Context, loadPool *pgxpool.Pool, n int) error
 
 // RunLoad runs the load in this process's role: a consumer runs none, a producer registers
 // first and records its outcomes after.
-func (b *Backend) RunLoad(ctx context.Context, pool *pgxpool.Pool, run func() (*load.Result, error)) (*load.Result, error) {
+func (b *Backend) RunLoad(ctx context.Context, pool sqldb.Pool, run func() (*load.Result, error)) (*load.Result, error) {
 	switch b.role {
 	case redisq.RoleConsumer:
 		return EmptyResult(), nil
@@ -285,7 +284,7 @@ func (b *Backend) streamChecks(ctx context.Context, env *runenv.Env, check backe
 	if err != nil {
 		return err
 	}
-	ids, err := b.stream.AppliedEntries(ctx, env.Target.Admin())
+	ids, err := b.stream.AppliedEntries(ctx, sqldb.PgxConn(env.Target.Admin()))
 	if err != nil {
 		return err
 	}

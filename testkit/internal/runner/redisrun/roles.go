@@ -8,12 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/queue/redisq/redisqtest"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
 )
 
@@ -34,13 +32,8 @@ import (
 //     counters. Producers and plain consumers check only their own part.
 
 // DB is the connection the protocol's statements run on: the run's pool or the engine's own
-// connection (*pgxpool.Pool and *pgx.Conn both are one).
-type DB interface {
-	Begin(ctx context.Context) (pgx.Tx, error)
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
+// connection.
+type DB = sqldb.DB
 
 // Stream is what the engine needs about one run on the Redis backend: this process's role,
 // where its producers register, and the run-wide counters its checks compare.
@@ -74,7 +67,7 @@ func EmptyResult() *load.Result {
 // overlaps another producer's.
 func (sr *Stream) Register(ctx context.Context, db DB) error {
 	id := sr.ProducerID
-	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+	return sqldb.BeginFunc(ctx, db, func(tx sqldb.Tx) error {
 		// One registration at a time, so that two overlapping ranges cannot both pass the check.
 		if _, err := tx.Exec(ctx, `LOCK TABLE queue_producers IN SHARE ROW EXCLUSIVE MODE`); err != nil {
 			return err
@@ -87,7 +80,7 @@ func (sr *Stream) Register(ctx context.Context, db DB) error {
 		case err == nil:
 			return fmt.Errorf("--producer-id %d: producer %d of this run already covers some of the request indexes [%d, %d) (give every producer its own id and the same --requests)",
 				id, other, sr.Offset, sr.Offset+sr.Requests)
-		case !errors.Is(err, pgx.ErrNoRows):
+		case !errors.Is(err, sqldb.ErrNoRows):
 			return fmt.Errorf("registering the producer: %w", err)
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO queue_producers (stream, producer_id, first_index, requests) VALUES ($1, $2, $3, $4)`,
@@ -109,9 +102,9 @@ func (sr *Stream) Finish(ctx context.Context, db DB, res *load.Result) error {
 			}
 		}
 	})
-	tag, err := db.Exec(context.WithoutCancel(ctx), `UPDATE queue_producers SET finished_at = now(), accepted = $3, outcomes = $4
+	n, err := db.Exec(context.WithoutCancel(ctx), `UPDATE queue_producers SET finished_at = now(), accepted = $3, outcomes = $4
 		WHERE stream = $1 AND producer_id = $2`, sr.Key, sr.ProducerID, accepted, outcomes)
-	if err == nil && tag.RowsAffected() != 1 {
+	if err == nil && n != 1 {
 		err = errors.New("its registration is gone (was the schema reset by another process?)")
 	}
 	if err != nil {
@@ -154,25 +147,20 @@ func (sr *Stream) ProducersResult(ctx context.Context, db DB) (*load.Result, err
 	if err != nil {
 		return nil, fmt.Errorf("reading the producers' outcomes: %w", err)
 	}
-	type producer struct {
-		first, n int64
-		outcomes []byte
-	}
-	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (producer, error) {
-		var p producer
-		return p, row.Scan(&p.first, &p.n, &p.outcomes)
+	res := EmptyResult()
+	var first, n int64
+	var outcomes []byte
+	err = sqldb.ForEachRow(rows, []any{&first, &n, &outcomes}, func() error {
+		res.Outcomes.Set(first+n-1, load.NotAttempted) // sets Len; the outcomes follow
+		for i, o := range outcomes {
+			if o != byte(load.NotAttempted) {
+				res.Outcomes.Set(first+int64(i), load.Outcome(o))
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reading the producers' outcomes: %w", err)
-	}
-	res := EmptyResult()
-	for _, p := range list {
-		res.Outcomes.Set(p.first+p.n-1, load.NotAttempted) // sets Len; the outcomes follow
-		for i, o := range p.outcomes {
-			if o != byte(load.NotAttempted) {
-				res.Outcomes.Set(p.first+int64(i), load.Outcome(o))
-			}
-		}
 	}
 	return res, nil
 }

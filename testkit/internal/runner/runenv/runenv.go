@@ -10,10 +10,9 @@ package runenv
 import (
 	"context"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/faults"
 )
@@ -29,7 +28,7 @@ type Env struct {
 	Requests int64
 	Target   *database.Target
 	// Pool is the load's pool (--max-connections); a queue writes inline through it.
-	Pool *pgxpool.Pool
+	Pool sqldb.Pool
 	// Context ends on a hard abort (second signal): background work uses it.
 	Context context.Context
 	// CheckSkew breaks every expectation by this much (--debug-break-expectations);
