@@ -86,10 +86,6 @@ func ConnectMySQL(ctx context.Context, o MySQLOptions) (Conn, error) {
 // statement costs three round trips).
 func MySQLDB(db *sql.DB) Pool { return mysqlDB{sqlStatements[*sql.DB]{db}} }
 
-// MySQLConn adapts a connection held from a *sql.DB opened on go-sql-driver/mysql: its Close
-// gives it back to that pool.
-func MySQLConn(c *sql.Conn) Conn { return &mysqlConn{sqlStatements[*sql.Conn]{c}, nil} }
-
 // MySQLTx adapts a database/sql transaction on go-sql-driver/mysql.
 func MySQLTx(tx *sql.Tx) Tx { return mysqlTx{sqlStatements[*sql.Tx]{tx}} }
 
@@ -102,8 +98,8 @@ type SQL interface {
 }
 
 // AsSQL is the database/sql handle under h, a handle of this package's MySQL adapters: a
-// *sql.DB (MySQLDB, OpenMySQL), a *sql.Conn (MySQLConn, ConnectMySQL, a pool's Acquire) or
-// a *sql.Tx (a Begin of theirs, or MySQLTx). ok is false for any other h.
+// *sql.DB (MySQLDB, OpenMySQL), a *sql.Conn (ConnectMySQL's, a pool's Acquire) or a *sql.Tx
+// (a Begin of theirs, or MySQLTx). ok is false for any other h.
 func AsSQL(h any) (s SQL, ok bool) {
 	switch h := h.(type) {
 	case mysqlTx:
@@ -189,8 +185,8 @@ type mysqlPoolConn struct{ sqlStatements[*sql.Conn] }
 func (c mysqlPoolConn) Begin(ctx context.Context) (Tx, error) { return beginSQL(c.p.BeginTx(ctx, nil)) }
 func (c mysqlPoolConn) Release()                              { _ = c.p.Close() }
 
-// mysqlConn is a dedicated connection: ConnectMySQL's owns its one-connection db, which
-// Close closes with it; MySQLConn's gives the connection back to its caller's pool.
+// mysqlConn is ConnectMySQL's dedicated connection: the one connection of a db of its own,
+// which Close closes with it.
 type mysqlConn struct {
 	sqlStatements[*sql.Conn]
 	db *sql.DB
@@ -210,13 +206,7 @@ func (c *mysqlConn) IsClosed() bool {
 	return err != nil
 }
 
-func (c *mysqlConn) Close(context.Context) error {
-	err := c.p.Close()
-	if c.db != nil {
-		err = errors.Join(err, c.db.Close())
-	}
-	return err
-}
+func (c *mysqlConn) Close(context.Context) error { return errors.Join(c.p.Close(), c.db.Close()) }
 
 func beginSQL(tx *sql.Tx, err error) (Tx, error) {
 	if err != nil {

@@ -8,8 +8,9 @@
 // What it owns:
 //   - the handles (Querier, Tx, Beginner, DB, Conn, Pool, PoolConn, Rows, Row) and the
 //     helpers every caller needs on them (BeginFunc, Rollback, ForEachRow, CollectRows);
-//   - the adapters: PgxConn, PgxPool and PgxTx over pgx; MySQLDB, MySQLConn and MySQLTx over
-//     database/sql, with OpenMySQL and ConnectMySQL opening them with the kit's driver settings;
+//   - the adapters: PgxConn, PgxPool and PgxTx over pgx; MySQLDB and MySQLTx over database/sql,
+//     with OpenMySQL and ConnectMySQL opening a pool and a dedicated connection with the kit's
+//     driver settings (MySQLConnector);
 //   - the escape hatches back to the driver (AsPgx, RequirePgx, AsSQL), for what only one
 //     database has: PostgreSQL's COPY, pipelined batches, savepoints through pgx, a backend's
 //     PID;
@@ -131,7 +132,7 @@ type DB interface {
 }
 
 // Conn is a dedicated connection (the engine's own, a flush loop's): not safe for concurrent
-// use. Close closes it (a connection MySQLConn adapted goes back to its *sql.DB).
+// use.
 type Conn interface {
 	DB
 	// IsClosed reports whether the connection is known to be gone (closed, or lost).

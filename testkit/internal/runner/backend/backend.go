@@ -217,7 +217,10 @@ func FlushPool(ctx context.Context, env *runenv.Env) (sqldb.Pool, error) {
 // set-up (a server process forked, authenticated, its catalogs read) is not the write path's
 // cost, and pgbench leaves it out of its rate too ("without initial connection time").
 func warmLoad(ctx context.Context, pool sqldb.Pool, n int) error {
-	if err := warm(ctx, pool, min(pool.MaxConns(), n)); err != nil {
+	if most := pool.MaxConns(); most > 0 {
+		n = min(most, n)
+	}
+	if err := warm(ctx, pool, n); err != nil {
 		return fmt.Errorf("opening the load's connections: %w", err)
 	}
 	return nil
