@@ -76,9 +76,9 @@ type runInstruments struct {
 //     first sample of the pooler and again after its last, when its maxima are final;
 //   - the metrics endpoint after the monitor, whose latest sample it shows;
 //   - the probes open their connections before the load, out of its window;
-//   - the faults start last of what acts, once everything that watches the run is in place;
-//   - the abort watch on the queue's server is the innermost: a second signal fails what waits
-//     on that server until the very end of the load.
+//   - the faults start last but one, once everything that watches the run is in place;
+//   - the abort watch on the queue's server is the innermost: armed just before the load, and
+//     disarmed first once the run, its verification included, is over.
 func (e *engine) instruments(r *run, prior []uint32, pool *pgxpool.Pool, wl *testkit.Workload, live *load.Live) *runInstruments {
 	mon := &lockMonitor{e: e, cfg: e.monitorConfig(r, pool, wl, live)}
 	probes := &probes{e: e, r: r}

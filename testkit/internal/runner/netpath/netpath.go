@@ -105,7 +105,7 @@ func (n *Paths) SetRTT(rtt time.Duration) error {
 	return n.pg.SetRTT(rtt, n.cfg.DBJitter)
 }
 
-// Path is the network faults' path to target (faults.NetPG or faults.NetRedis).
+// Path is the network faults' path to target (faults.NetPostgres or faults.NetRedis).
 func (n *Paths) Path(target string) (faults.Path, error) {
 	p := n.pg
 	if target == faults.NetRedis {
