@@ -5,13 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -96,15 +94,6 @@ func variables(t *testing.T, db *sql.DB, names ...string) map[string]string {
 	return out
 }
 
-func processOwner(t *testing.T, pid int) int {
-	t.Helper()
-	var st syscall.Stat_t
-	if err := syscall.Stat("/proc/"+strconv.Itoa(pid), &st); err != nil {
-		t.Fatalf("stat /proc/%d: %v", pid, err)
-	}
-	return int(st.Uid)
-}
-
 // mysqlErrorNumber is the server's error number in err, 0 when it holds none.
 func mysqlErrorNumber(err error) uint16 {
 	var me *mysql.MySQLError
@@ -174,30 +163,17 @@ func TestStartUseStopLeavesNothing(t *testing.T) {
 	if s.CPUTime() <= 0 {
 		t.Errorf("mariadbd's CPU time %s, want some", s.CPUTime())
 	}
-	if pgid, _ := syscall.Getpgid(pid); pgid == syscall.Getpgrp() {
-		t.Errorf("mariadbd shares our process group; Ctrl-C would reach it")
-	}
+	serverproctest.InOwnSession(t, "mariadbd", pid)
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup(s.User())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want, _ := strconv.Atoi(u.Uid); processOwner(t, pid) != want || want == 0 {
-			t.Errorf("mariadbd runs as uid %d, want %s (%s)", processOwner(t, pid), u.Uid, s.User())
+		if uid := serverproctest.ProcessUID(t, pid); strconv.Itoa(uid) != u.Uid || uid == 0 {
+			t.Errorf("mariadbd runs as uid %d, want %s (%s)", uid, u.Uid, s.User())
 		}
 	}
-	if err := s.Stop(); err != nil {
-		t.Fatalf("Stop: %v", err)
-	}
-	if serverproc.Alive(pid) {
-		t.Errorf("mariadbd %d alive after Stop", pid)
-	}
-	if serverproctest.Exists(dir) {
-		t.Errorf("%s left after Stop", dir)
-	}
-	if err := s.Stop(); err != nil {
-		t.Errorf("second Stop: %v", err)
-	}
+	serverproctest.StopLeavesNothing(t, "mariadbd", s, pid, dir)
 }
 
 func keys(m map[string]string) []string {
@@ -417,12 +393,7 @@ func TestTwoServersAtOnceAndStopAll(t *testing.T) {
 
 // When the port asked for is in use, the server starts on another.
 func TestPortTakenPicksAnother(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	taken := l.Addr().(*net.TCPAddr).Port
+	taken := serverproctest.TakenPort(t)
 	s := startForTest(t, Config{Port: taken})
 	if s.Port() == taken || s.Port() == 0 {
 		t.Fatalf("server on port %d; %d was taken", s.Port(), taken)
@@ -465,14 +436,7 @@ func TestInstallWithoutTemplate(t *testing.T) {
 // runs on its own copy with the template's password, and stopping them leaves the template
 // and nothing else.
 func TestServersFromATemplate(t *testing.T) {
-	dir, err := os.MkdirTemp("", "hotspotkit-mariadb-templates-") // not t.TempDir: as root, the
-	if err != nil {                                               // server's user must reach it
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := serverproctest.ReachableDir(t, "hotspotkit-mariadb-templates-")
 	t.Setenv(TemplateDirEnv, dir)
 	a, b := startForTest(t, Config{}), startForTest(t, Config{})
 	if a.Dir() == b.Dir() || a.password != b.password {
