@@ -46,6 +46,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -135,6 +136,7 @@ type Server struct {
 
 	mu      sync.Mutex // guards inst and stopped
 	stopped bool
+	pid     atomic.Int64 // mariadbd's, read without mu: a monitor's reading never waits for a restart
 }
 
 // live holds the servers StopAll stops.
@@ -508,6 +510,7 @@ func (s *Server) launch(ctx context.Context) error {
 	if err := s.inst.Launch(cmd); err != nil {
 		return fmt.Errorf("starting %s: %w", s.bins.Server, err)
 	}
+	s.pid.Store(int64(cmd.Process.Pid))
 	return s.waitReady(ctx)
 }
 
@@ -536,9 +539,13 @@ func (s *Server) waitReady(ctx context.Context) error {
 		case <-time.After(25 * time.Millisecond):
 		}
 	}
+	var version string
 	var maxConnections int
-	if err := db.QueryRowContext(ctx, "SELECT @@version, @@max_connections").Scan(&s.version, &maxConnections); err != nil {
+	if err := db.QueryRowContext(ctx, "SELECT @@version, @@max_connections").Scan(&version, &maxConnections); err != nil {
 		return fmt.Errorf("reading mariadbd's version: %w", err)
+	}
+	if s.version == "" { // the first start's, before Start returns; a restart's is the same
+		s.version = version
 	}
 	if maxConnections != s.cfg.MaxConnections {
 		return fmt.Errorf("mariadbd lowered max_connections to %d (asked for %d): its open files limit is too low (raise ulimit -n, or ask for fewer)%s",
@@ -629,6 +636,7 @@ func (s *Server) Stop() error {
 	defer s.mu.Unlock()
 	defer live.Remove(s)
 	s.stopped = true
+	s.pid.Store(0)
 	return s.inst.Stop("mariadbd")
 }
 
@@ -698,11 +706,7 @@ func (s *Server) StartDuration() time.Duration { return s.started }
 
 // PID is mariadbd's process id (0 before its first start and once stopped; a killed one's
 // until Restart). mariadbd is one process: its threads' processor time is the process's.
-func (s *Server) PID() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.inst.PID()
-}
+func (s *Server) PID() int { return int(s.pid.Load()) }
 
 // CPUTime is the processor time mariadbd has used so far (serverproc.CPUTime; 0 once stopped,
 // or where /proc cannot say). A restart starts it again from 0.

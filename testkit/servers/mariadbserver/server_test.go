@@ -130,6 +130,7 @@ func TestStartUseStopLeavesNothing(t *testing.T) {
 		"skip_name_resolve": "1", "bind_address": "127.0.0.1", "port": strconv.Itoa(s.Port()),
 		"character_set_server": "utf8mb4", "innodb_buffer_pool_size": strconv.Itoa(128 << 20),
 		"innodb_lock_wait_timeout": "50", "datadir": filepath.Join(s.Dir(), "data") + "/",
+		"innodb_log_file_size": strconv.Itoa(32 << 20),
 	}
 	for name, value := range variables(t, db, keys(want)...) {
 		if value != want[name] {
@@ -278,7 +279,27 @@ func TestKillThenRestartRecoversCommittedRows(t *testing.T) {
 	if serverproc.Alive(oldPID) || !serverproctest.Exists(dir) {
 		t.Fatalf("after Kill: mariadbd %d alive %v, directory kept %v; want dead, kept", oldPID, serverproc.Alive(oldPID), serverproctest.Exists(dir))
 	}
+	// A monitor reads the server's process while it restarts (the race detector watches).
+	reading, read := make(chan struct{}), make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-reading:
+				read <- n
+				return
+			default:
+				_, _, _ = s.PID(), s.CPUTime(), s.Version()
+				n++
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}()
 	recovered, err := s.Restart(context.Background())
+	close(reading)
+	if n := <-read; n < 2 {
+		t.Errorf("the server's process read %d times during a restart; its lock held the reader", n)
+	}
 	if err != nil {
 		t.Fatalf("Restart: %v", err)
 	}
