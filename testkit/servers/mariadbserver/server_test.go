@@ -137,8 +137,8 @@ func TestStartUseStopLeavesNothing(t *testing.T) {
 			t.Errorf("@@%s = %s, want %s", name, value, want[name])
 		}
 	}
-	if got := queryString(t, db, "SELECT DATABASE()"); got != "hotspot" {
-		t.Errorf("database %q, want hotspot", got)
+	if got := queryString(t, db, "SELECT DATABASE()"); got != "hotspot" || got != s.Database() {
+		t.Errorf("database %q, Database() %q, want hotspot", got, s.Database())
 	}
 
 	// root needs the password, over TCP and through the socket alike.
@@ -479,6 +479,27 @@ func TestServersFromATemplate(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) != 2 {
 		t.Errorf("left in the template directory: %v", left)
+	}
+}
+
+// CheckDir refuses, as root, a directory the server's user cannot reach, and a user that
+// does not exist; not as root it checks nothing.
+func TestCheckDir(t *testing.T) {
+	closed := t.TempDir() // its parent is 0700
+	if os.Geteuid() != 0 {
+		if err := CheckDir(closed, "no-such-user-hotspotkit"); err != nil {
+			t.Errorf("not as root: %v, want nothing checked", err)
+		}
+		return
+	}
+	if err := CheckDir(closed, ""); err == nil || !strings.Contains(err.Error(), "not searchable by others") {
+		t.Errorf("a directory the server's user cannot reach: %v", err)
+	}
+	if err := CheckDir(closed, "no-such-user-hotspotkit"); err == nil || !strings.Contains(err.Error(), `"no-such-user-hotspotkit" does not exist`) {
+		t.Errorf("a user that does not exist: %v", err)
+	}
+	if err := CheckDir(serverproctest.ReachableDir(t, "hotspotkit-mariadb-check-"), ""); err != nil {
+		t.Errorf("a directory every user reaches: %v", err)
 	}
 }
 
