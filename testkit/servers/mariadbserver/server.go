@@ -10,8 +10,9 @@
 //
 // The server is durable by default: InnoDB writes and flushes its redo log at every commit
 // (innodb_flush_log_at_trx_commit=1), keeps its doublewrite buffer, and no binary log is
-// written (the server is nobody's primary). Config.Unsafe trades that for speed as the
-// temporary PostgreSQL's does. The hot-row settings a run varies — innodb_deadlock_detect,
+// written (the server is nobody's primary); on a tmpfs (the tests') that holds against
+// mariadbd's crash, not the machine's. Config.Unsafe trades it for speed as the temporary
+// PostgreSQL's does. The hot-row settings a run varies — innodb_deadlock_detect,
 // innodb_lock_wait_timeout, innodb_flush_log_at_trx_commit — are Config fields;
 // performance_schema is on, for the lock and statement views a monitor reads.
 //
@@ -22,13 +23,15 @@
 // parameters into the text itself (interpolateParams=true): then it is one COM_QUERY, one round
 // trip, as pgx's default is on PostgreSQL. DriverConfig turns it on; the tests count the
 // commands on the server. Interpolation is safe with the server's utf8mb4 (the driver refuses
-// it with the multibyte character sets whose bytes can hide a backslash).
+// it with the multibyte character sets whose bytes can hide a backslash). Programs built on
+// MariaDB's C client (sysbench, the mariadb client) reach the same root through Socket() or
+// Addr(), the password in the environment (MYSQL_PWD), not on their command line.
 //
 // mariadbd and its set-up steps (mariadb-install-db, the template's copy) run in a session of
 // their own, so that a terminal's Ctrl-C reaches us and not them; we stop them in order.
-// mariadbd refuses to run as root: started by root, every step runs as the server's user
-// (mysql where it exists, as Debian's package makes it), and the working directory is that
-// user's.
+// mariadbd refuses to run as root: started by root, mariadb-install-db and mariadbd run as the
+// server's user (mysql where it exists, as Debian's package makes it), and the working
+// directory is that user's.
 package mariadbserver
 
 import (

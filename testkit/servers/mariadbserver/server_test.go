@@ -412,6 +412,25 @@ func TestTwoServersAtOnceAndStopAll(t *testing.T) {
 	}
 }
 
+// In a directory whose path is too long for a Unix socket's, the server has none, and starts
+// all the same (mariadbd would refuse the path).
+func TestNoSocketWhereThePathIsTooLong(t *testing.T) {
+	long := serverproctest.ReachableDir(t, "hotspotkit-mariadb-long-")
+	for len(long) < maxSocketPath {
+		long = filepath.Join(long, strings.Repeat("d", 40))
+		if err := os.Mkdir(long, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := startForTest(t, Config{TempDir: long})
+	if s.Socket() != "" {
+		t.Errorf("Socket() = %s, %d bytes", s.Socket(), len(s.Socket()))
+	}
+	if got := queryString(t, open(t, s), "SELECT @@socket"); got != "" {
+		t.Errorf("@@socket = %q, want none", got)
+	}
+}
+
 // When the port asked for is in use, the server starts on another.
 func TestPortTakenPicksAnother(t *testing.T) {
 	taken := serverproctest.TakenPort(t)
