@@ -8,6 +8,7 @@ require (
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/fergusstrange/embedded-postgres v1.34.0
 	github.com/go-echarts/go-echarts/v2 v2.6.7
+	github.com/go-sql-driver/mysql v1.10.2
 	github.com/jackc/pgerrcode v0.0.0-20250907135507-afb5586c32a6
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/pganalyze/pg_query_go/v6 v6.2.5

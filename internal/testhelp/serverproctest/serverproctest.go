@@ -1,18 +1,21 @@
 // Package serverproctest holds what the tests of the temporary servers (testkit/servers/pgserver,
-// testkit/servers/redisserver) share: starting a server for one test, the check that its watchdog
-// cleans up after an owner that was SIGKILLed, stopping a server a test binary's tests shared,
-// and what a test does when a server or a program it needs is not installed (Missing). It is
-// for tests only.
+// redisserver, pgbouncer, mariadbserver) share: starting a server for one test, the checks that
+// it runs in a session of its own, that Stop leaves nothing and that its watchdog cleans up
+// after an owner that was SIGKILLed, a port taken and a directory every user reaches, stopping
+// a server a test binary's tests shared, and what a test does when a server or a program it
+// needs is not installed (Missing). It is for tests only.
 package serverproctest
 
 import (
 	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -131,4 +134,69 @@ func WatchdogCleansUp(t *testing.T, what string, within time.Duration, start fun
 	if Exists(dir) {
 		t.Errorf("%s left behind after its owner was killed", dir)
 	}
+}
+
+// InOwnSession fails the test when pid, a server's process (what names it), shares this
+// process's process group: a terminal's Ctrl-C would reach it, which the servers' packages
+// prevent by starting it in a session of its own, to stop it in order.
+func InOwnSession(t testing.TB, what string, pid int) {
+	t.Helper()
+	if pgid, _ := syscall.Getpgid(pid); pgid == syscall.Getpgrp() {
+		t.Errorf("%s shares our process group; Ctrl-C would reach it", what)
+	}
+}
+
+// ProcessUID is the user id pid runs as.
+func ProcessUID(t testing.TB, pid int) int {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat("/proc/"+strconv.Itoa(pid), &st); err != nil {
+		t.Fatalf("stat /proc/%d: %v", pid, err)
+	}
+	return int(st.Uid)
+}
+
+// StopLeavesNothing stops srv, whose process is pid (what names it) and working directory dir,
+// and checks that the process is gone, the directory removed, and a second Stop a no-op.
+func StopLeavesNothing[S serverproc.Stopper](t testing.TB, what string, srv S, pid int, dir string) {
+	t.Helper()
+	if err := srv.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if serverproc.Alive(pid) {
+		t.Errorf("%s %d alive after Stop", what, pid)
+	}
+	if Exists(dir) {
+		t.Errorf("%s left after Stop", dir)
+	}
+	if err := srv.Stop(); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+}
+
+// TakenPort is a loopback port that a listener of the test holds until the test ends.
+func TakenPort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// ReachableDir is a new directory in os.TempDir() that every user may enter (mode 0755; not
+// t.TempDir, whose parent is its own user's alone), for what a server started by root reaches
+// as its own user, such as a template directory; it is removed when the test ends.
+func ReachableDir(t testing.TB, pattern string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

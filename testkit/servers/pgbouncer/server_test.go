@@ -324,9 +324,7 @@ func TestStopLeavesNothing(t *testing.T) {
 	needBinary(t)
 	s := startForTest(t, Config{DBName: "x", User: "u", UpstreamPort: 1})
 	pid, dir := s.PID(), s.Dir()
-	if sid, _ := syscall.Getpgid(pid); sid == syscall.Getpgrp() {
-		t.Errorf("pgbouncer shares our process group; Ctrl-C would reach it")
-	}
+	serverproctest.InOwnSession(t, "pgbouncer", pid)
 	if os.Geteuid() == 0 {
 		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err != nil || strings.Contains(string(b), "\nUid:\t0\t") {
 			t.Errorf("pgbouncer started by root runs as root (%v)", err)
@@ -335,18 +333,7 @@ func TestStopLeavesNothing(t *testing.T) {
 	if n := openFilesLimit(t, pid); n < DefaultMaxClientConn+DefaultPoolSize {
 		t.Errorf("pgbouncer's open files limit %d for max_client_conn %d", n, DefaultMaxClientConn)
 	}
-	if err := s.Stop(); err != nil {
-		t.Fatalf("Stop: %v", err)
-	}
-	if serverproc.Alive(pid) {
-		t.Errorf("pgbouncer %d alive after Stop", pid)
-	}
-	if serverproctest.Exists(dir) {
-		t.Errorf("%s left after Stop", dir)
-	}
-	if err := s.Stop(); err != nil {
-		t.Errorf("second Stop: %v", err)
-	}
+	serverproctest.StopLeavesNothing(t, "pgbouncer", s, pid, dir)
 	if err := s.Restart(context.Background()); err == nil {
 		t.Error("Restart of a stopped pooler did not fail")
 	}

@@ -258,22 +258,12 @@ func (s *Server) prepareDir() error {
 	return nil
 }
 
-// checkReachable fails when some directory on the way to dir is not searchable by others,
-// so that user (uid) cannot reach it (a cheap check for the common /root/tmp case; group
-// permissions are not considered).
+// checkReachable is serverproc.CheckReachable with the flag that picks another directory.
 func checkReachable(dir string, uid int, user string) error {
-	for d := dir; ; d = filepath.Dir(d) {
-		st, err := os.Stat(d)
-		if err != nil {
-			return err
-		}
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != uid && st.Mode().Perm()&0o001 == 0 {
-			return fmt.Errorf("directory %s is not searchable by others: user %s, who runs the server, cannot reach %s (give --pg-dir a directory it can reach, e.g. /tmp)", d, user, dir)
-		}
-		if d == filepath.Dir(d) {
-			return nil
-		}
+	if err := serverproc.CheckReachable(dir, uid, user); err != nil {
+		return fmt.Errorf("%w (give --pg-dir a directory it can reach, e.g. /tmp)", err)
 	}
+	return nil
 }
 
 // wrapper is the shell script placed where embedded-postgres expects prog.

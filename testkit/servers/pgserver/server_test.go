@@ -2,13 +2,11 @@ package pgserver
 
 import (
 	"context"
-	"net"
 	"os"
 	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -39,15 +37,6 @@ func query(t *testing.T, dsn, sql string) string {
 	return out
 }
 
-func processOwner(t *testing.T, pid int) int {
-	t.Helper()
-	var st syscall.Stat_t
-	if err := syscall.Stat("/proc/"+strconv.Itoa(pid), &st); err != nil {
-		t.Fatalf("stat /proc/%d: %v", pid, err)
-	}
-	return int(st.Uid)
-}
-
 func TestStartQueryStopLeavesNothing(t *testing.T) {
 	s := startForTest(t, Config{MaxConnections: 150})
 	if got := query(t, s.DSN(), "SHOW max_connections"); got != "150" {
@@ -71,26 +60,12 @@ func TestStartQueryStopLeavesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want, _ := strconv.Atoi(u.Uid); processOwner(t, pid) != want {
-			t.Errorf("postmaster runs as uid %d, want %s (%s)", processOwner(t, pid), u.Uid, s.User())
+		if uid := serverproctest.ProcessUID(t, pid); strconv.Itoa(uid) != u.Uid {
+			t.Errorf("postmaster runs as uid %d, want %s (%s)", uid, u.Uid, s.User())
 		}
 	}
-	if sid, _ := syscall.Getpgid(pid); sid == syscall.Getpgrp() {
-		t.Errorf("postmaster shares our process group; Ctrl-C would reach it")
-	}
-	dir := s.Dir()
-	if err := s.Stop(); err != nil {
-		t.Fatalf("Stop: %v", err)
-	}
-	if serverproc.Alive(pid) {
-		t.Errorf("postmaster %d still alive after Stop", pid)
-	}
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("working directory %s still exists after Stop", dir)
-	}
-	if err := s.Stop(); err != nil {
-		t.Errorf("second Stop: %v", err)
-	}
+	serverproctest.InOwnSession(t, "postmaster", pid)
+	serverproctest.StopLeavesNothing(t, "postmaster", s, pid, s.Dir())
 }
 
 func TestUnsafeAndRestartKeepsDataAndPort(t *testing.T) {
@@ -218,12 +193,7 @@ func TestWatchdogStopsServerWhenOwnerIsKilled(t *testing.T) {
 
 // TestPortTakenPicksAnother: when the port asked for is in use, the server starts on another.
 func TestPortTakenPicksAnother(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	taken := l.Addr().(*net.TCPAddr).Port
+	taken := serverproctest.TakenPort(t)
 	s := startForTest(t, Config{Port: taken})
 	if s.Port() == taken || s.Port() == 0 {
 		t.Fatalf("server on port %d; %d was taken", s.Port(), taken)

@@ -7,7 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
+
+	"github.com/hotspotkit/hotspotkit/testkit/servers/serverproc"
 )
 
 // TemplateDirEnv names a directory in which Start keeps one initialised data directory (a
@@ -22,39 +23,28 @@ import (
 const TemplateDirEnv = "HOTSPOTKIT_PG_TEMPLATE_DIR"
 
 // fromTemplate fills s.dataDir with a copy of the template under dir, making the template
-// first when there is none. Processes sharing dir take turns (a lock file per template), so
-// the template is made once.
+// first when there is none. Processes sharing dir take turns (serverproc.WithTemplate), so the
+// template is made once.
 func (s *Server) fromTemplate(ctx context.Context, dir string) error {
 	h := fnv.New32a()
 	h.Write([]byte(s.bins.BinDir))
 	base := filepath.Join(dir, fmt.Sprintf("pg%s-%08x-uid%d-%s", s.bins.Version, h.Sum32(), s.uid, s.cfg.Database))
-	lock, err := os.OpenFile(base+".lock", os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return err
-	}
-	defer lock.Close() // and with it the lock
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return err
-	}
-	if _, err := os.Stat(filepath.Join(base, "data", "PG_VERSION")); err != nil {
-		if err := s.makeTemplate(ctx, dir, base); err != nil {
-			return fmt.Errorf("making the template: %w", err)
+	return serverproc.WithTemplate(base, func(next string) error { return s.makeTemplate(ctx, dir, next) }, func(base string) error {
+		password, err := os.ReadFile(filepath.Join(base, "password"))
+		if err != nil {
+			return err
 		}
-	}
-	password, err := os.ReadFile(filepath.Join(base, "password"))
-	if err != nil {
-		return err
-	}
-	if out, err := exec.CommandContext(ctx, "cp", "-a", filepath.Join(base, "data"), s.dataDir).CombinedOutput(); err != nil {
-		return fmt.Errorf("copying the template: %v: %s", err, out)
-	}
-	s.password = string(password)
-	return nil
+		if out, err := exec.CommandContext(ctx, "cp", "-a", filepath.Join(base, "data"), s.dataDir).CombinedOutput(); err != nil {
+			return fmt.Errorf("copying the template: %v: %s", err, out)
+		}
+		s.password = string(password)
+		return nil
+	})
 }
 
-// makeTemplate starts a server as s would be started (without a template), stops it cleanly
-// and keeps its data directory and password under base.
-func (s *Server) makeTemplate(ctx context.Context, dir, base string) error {
+// makeTemplate starts a server as s would be started (without a template) in dir, stops it
+// cleanly and keeps its data directory and password in next.
+func (s *Server) makeTemplate(ctx context.Context, dir, next string) error {
 	cfg := s.cfg
 	cfg.TempDir, cfg.noTemplate = dir, true
 	t, err := Start(ctx, cfg)
@@ -65,18 +55,8 @@ func (s *Server) makeTemplate(ctx context.Context, dir, base string) error {
 	if err := t.stopProcess(); err != nil {
 		return err
 	}
-	next := base + ".new"
-	if err := os.RemoveAll(next); err != nil {
-		return err
-	}
-	if err := os.Mkdir(next, 0o700); err != nil {
-		return err
-	}
 	if err := os.Rename(t.dataDir, filepath.Join(next, "data")); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(next, "password"), []byte(t.password), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(next, base)
+	return os.WriteFile(filepath.Join(next, "password"), []byte(t.password), 0o600)
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/serverproctest"
 )
 
 // The other tests of this package initialise their servers with initdb, whatever the
@@ -19,14 +21,7 @@ func TestMain(m *testing.M) {
 // its own copy (what one writes the other does not see), the template's password works, and
 // stopping them leaves the template and nothing else.
 func TestServersFromATemplate(t *testing.T) {
-	dir, err := os.MkdirTemp("", "hotspotkit-pg-templates-") // not t.TempDir: as root, the
-	if err != nil {                                          // server's user must reach it
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := serverproctest.ReachableDir(t, "hotspotkit-pg-templates-")
 	t.Setenv(TemplateDirEnv, dir)
 	a := startForTest(t, Config{Unsafe: true})
 	b := startForTest(t, Config{Unsafe: true})

@@ -3,7 +3,6 @@ package redisserver
 import (
 	"context"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -56,21 +55,8 @@ func TestStartUseStopLeavesNothing(t *testing.T) {
 		t.Error("no version read")
 	}
 	pid, dir := s.PID(), s.Dir()
-	if sid, _ := syscall.Getpgid(pid); sid == syscall.Getpgrp() {
-		t.Errorf("redis-server shares our process group; Ctrl-C would reach it")
-	}
-	if err := s.Stop(); err != nil {
-		t.Fatalf("Stop: %v", err)
-	}
-	if serverproc.Alive(pid) {
-		t.Errorf("redis-server %d alive after Stop", pid)
-	}
-	if serverproctest.Exists(dir) {
-		t.Errorf("%s left after Stop", dir)
-	}
-	if err := s.Stop(); err != nil {
-		t.Errorf("second Stop: %v", err)
-	}
+	serverproctest.InOwnSession(t, "redis-server", pid)
+	serverproctest.StopLeavesNothing(t, "redis-server", s, pid, dir)
 }
 
 func TestPersistTurnsTheAppendOnlyFileOn(t *testing.T) {

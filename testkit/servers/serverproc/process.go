@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Instance is one server that its package runs itself (redis-server, pgbouncer; not
+// Instance is one server that its package runs itself (redis-server, pgbouncer, mariadbd; not
 // PostgreSQL, which pg_ctl runs): its working directory, its process — started in a session of
 // its own, so that a terminal's Ctrl-C reaches its owner and not it, and reaped as soon as it
 // ends — and the watchdog that kills the process and removes the directory should the owner
@@ -49,11 +49,13 @@ func (in *Instance) Launch(cmd *exec.Cmd) error {
 // Exited is closed once the process last launched has ended and been reaped.
 func (in *Instance) Exited() <-chan struct{} { return in.exited }
 
-// Arm arms a watchdog (StartWatchdog) that SIGKILLs the process last launched and removes the
-// directory, in place of the one armed before.
+// Arm arms a watchdog (StartWatchdog) that SIGKILLs the process last launched, and the
+// processes of its session (a script's children: a set-up step such as mariadb-install-db),
+// and removes the directory, in place of the one armed before.
 func (in *Instance) Arm() error {
 	in.watchdog.Disarm()
-	w, err := StartWatchdog(fmt.Sprintf("kill -9 %d 2>/dev/null\nrm -rf %s", in.cmd.Process.Pid, ShellQuote(in.dir)))
+	pid := in.cmd.Process.Pid
+	w, err := StartWatchdog(fmt.Sprintf("kill -9 -%d %d 2>/dev/null\nrm -rf %s", pid, pid, ShellQuote(in.dir)))
 	if err != nil {
 		return fmt.Errorf("starting the watchdog of %s: %w", in.cmd.Path, err)
 	}

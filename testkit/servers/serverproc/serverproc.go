@@ -1,13 +1,15 @@
 // Package serverproc owns the process plumbing that the temporary servers of a run
-// (testkit/servers/pgserver, testkit/servers/redisserver, testkit/servers/pgbouncer) share: a free loopback
-// port, a random password, whether a process is alive, shell quoting, the unprivileged user a
-// server started by root runs as, the watchdog that cleans up after an owner that died without
-// stopping its server, the registry of live servers that StopAll stops from a signal or panic
-// path, and (process.go) a server process its package runs itself — launched in its own
+// (testkit/servers/pgserver, testkit/servers/redisserver, testkit/servers/pgbouncer,
+// testkit/servers/mariadbserver) share: a free loopback port, a random password, whether a
+// process is alive, shell quoting, the unprivileged user a server started by root runs as and
+// whether it can reach a directory, the watchdog that cleans up after an owner that died
+// without stopping its server, the registry of live servers that StopAll stops from a signal
+// or panic path, (process.go) a server process its package runs itself — launched in its own
 // session, killed, launched again, stopped, its directory removed — and its log's tail for
-// errors. It knows nothing about any particular server: how one is configured, started and
-// found ready is its package's business, handed to this one as a command, a Stop method or a
-// shell script.
+// errors, and (template.go) the one initialised data directory that test runs copy for each
+// server instead of initialising one each. It knows nothing about any particular server: how
+// one is configured, started and found ready is its package's business, handed to this one
+// as a command, a Stop method or a shell script.
 package serverproc
 
 import (

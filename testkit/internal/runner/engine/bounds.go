@@ -15,7 +15,6 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/monitor"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
 )
 
@@ -167,8 +166,9 @@ func unverified(why string, res *load.Result, held int64) results.Verification {
 }
 
 // drainProgress is how far a run's drain has got: records (or outbox deltas) persisted, and
-// accepted ones not yet persisted. Nil for a workload without a drain to follow.
-func drainProgress(r *run, wl *testkit.Workload, mon *monitor.Monitor) func() load.DrainStatus {
+// accepted ones not yet persisted (the outbox's as the monitor's latest sample, last, counted
+// them). Nil for a workload without a drain to follow.
+func drainProgress(r *run, wl *testkit.Workload, last func() results.Sample) func() load.DrainStatus {
 	switch {
 	case r.backend.Figures() != nil:
 		q := r.backend.Figures()
@@ -181,7 +181,7 @@ func drainProgress(r *run, wl *testkit.Workload, mon *monitor.Monitor) func() lo
 		o := wl.FlushLoop
 		return func() load.DrainStatus {
 			st := load.DrainStatus{Persisted: o.Stats().RowsClaimed}
-			if p := mon.Last().OutboxPending; p != nil {
+			if p := last().OutboxPending; p != nil {
 				st.Waiting = *p // counted by the monitor every second: up to a second old
 			}
 			return st

@@ -3,10 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/results"
@@ -14,7 +12,6 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/calibrate"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/dbstats"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/monitor"
 )
 
 // sessionExitDeadline bounds the wait for closed connections' backends to exit (and so flush
@@ -46,79 +43,81 @@ func (e *engine) calibrate(ctx context.Context) error {
 	return nil
 }
 
-// costWindow is the database's statistics at the start of a run (package dbstats).
-type costWindow struct {
-	reader *dbstats.Reader
-	start  dbstats.Snapshot
-	// untracks counts the monitor's connections set up by monitorConnect (one transaction each).
-	untracks atomic.Int64
-	// pings is the target's pool pings at the start reading (database.Target.Pings).
-	pings int64
+// dbFigures is the database's own figures over a run (results.Database), read through the
+// database's kind (dbKind). The figures are an addition to the run: when they cannot be read,
+// the run goes on without them (said on stderr).
+type dbFigures struct {
+	e     *engine
+	r     *run
+	pool  *pgxpool.Pool
+	wl    *testkit.Workload
+	prior []uint32 // the sessions closed before the run
+	// reached says whether the servers answered after the load; waits are the monitor's wait
+	// events; observers are the instruments whose transactions are not the run's.
+	reached   interface{ reachable() bool }
+	waits     interface{ waitEvents() map[string]int64 }
+	observers []observer
+
+	window figuresWindow // nil when the figures cannot be read
+	pings  int64         // the target's pool pings at the start reading (database.Target.Pings)
+	// server is every statement's server time over the run (dbstats.ServerTimes), once ended.
+	server map[string]dbstats.Timed
 }
 
-// monitorConnect opens the monitor's connections; with a cost window, their statements are
-// left out of pg_stat_statements (dbstats.Untrack) and their transactions are counted.
-func (e *engine) monitorConnect(w *costWindow) monitor.Connect {
-	return func(ctx context.Context) (*pgx.Conn, error) {
-		conn, err := e.target.ConnectDirect(ctx, "hotspotkit-monitor") // it observes: never through --db-rtt's proxy
-		if err == nil && w != nil {
-			dbstats.Untrack(ctx, conn)
-			w.untracks.Add(1)
-		}
-		return conn, err
-	}
-}
-
-// beginCost reads the database's counters a run starts from, once the sessions closed before
+// begin reads the database's counters the run starts from, once the sessions closed before
 // the run (prior: the calibration's, earlier runs') have exited and flushed their statistics.
 // The run's own sessions, open by now (a Redis consumer's flush pool connects at once), are
-// endCost's to wait for: waiting here for them to exit would wait out sessionExitDeadline on
-// every run. The figures are an addition to the run: when they cannot be read, the run goes on
-// without them (said on stderr).
-func (e *engine) beginCost(ctx context.Context, prior []uint32) *costWindow {
-	admin := e.target.Admin()
-	reader, err := dbstats.NewReader(ctx, admin, e.target.Schema())
-	if err == nil {
-		var w costWindow
-		// The calibration's and earlier runs' connections are closed: their backends may
-		// still be flushing what they did.
-		if w.start, err = reader.Take(ctx, admin, prior, sessionExitDeadline); err == nil {
-			w.reader, w.pings = reader, e.target.Pings()
-			return &w
-		}
+// end's to wait for: waiting here for them to exit would wait out sessionExitDeadline on every
+// run.
+func (f *dbFigures) begin(ctx context.Context) error {
+	w, err := f.e.db.figuresFrom(ctx, f.prior)
+	if err != nil {
+		f.e.figuresLeftOut(err)
+		return nil
 	}
-	fmt.Fprintf(e.stderr, "%s: the database's own figures are left out of this run: %s\n", e.info.Name, database.Redact(err.Error()))
+	f.window, f.pings = w, f.e.target.Pings()
 	return nil
 }
 
-// endCost closes the run's write connections — their backends flush their statistics as they
-// exit; the pools stay usable for verification — and returns what the run cost the database
-// between the start reading and now, with every statement's server time (dbstats.ServerTimes).
-func (e *engine) endCost(ctx context.Context, m *measured) (*results.Database, map[string]dbstats.Timed) {
-	releaseConns(ctx, m.pool, m.r, m.wl)
-	w, res, mon := m.cost, m.res, m.mon
-	if w == nil {
-		return nil, nil
+// end closes the run's write connections — their backends flush their statistics as they
+// exit; the pools stay usable for verification — and, when the servers answered, writes what
+// the run cost the database between the start reading and now, with the sessions the pooler
+// held (RECONNECT) waited for as well.
+func (f *dbFigures) end(ctx context.Context, ran ranLoad, out *results.Run) {
+	if ran.res == nil {
+		return
 	}
-	admin := e.target.Admin()
-	sessions := e.target.TakeSessions()
-	if e.pooler != nil { // the pooler's server connections, which the pools' closing left open
-		sessions = append(sessions, e.pooler.release(ctx, admin)...)
+	releaseConns(ctx, f.pool, f.r, f.wl)
+	if !f.reached.reachable() || f.window == nil {
+		return
 	}
-	end, err := w.reader.Take(ctx, admin, sessions, sessionExitDeadline)
+	e := f.e
+	sessions := append(e.target.TakeSessions(), e.pooler.Release(ctx, e.target.Admin())...)
+	db, server, err := f.window.end(ctx, sessions, func() dbstats.Inputs {
+		// Not the run's work: the observers' transactions, and the pools' liveness pings (one
+		// transaction each).
+		observed := e.target.Pings() - f.pings
+		for _, o := range f.observers {
+			observed += o.observed()
+		}
+		return dbstats.Inputs{
+			Requests:             ran.res.Completed + ran.res.WarmupCompleted,
+			HotTables:            e.info.HotTables,
+			WaitEvents:           f.waits.waitEvents(),
+			ObserverTransactions: observed,
+			Shared:               !e.target.Managed(),
+		}
+	})
 	if err != nil {
-		fmt.Fprintf(e.stderr, "%s: the database's own figures are left out of this run: %s\n", e.info.Name, database.Redact(err.Error()))
-		return nil, nil
+		e.figuresLeftOut(err)
+		return
 	}
-	return w.reader.Delta(w.start, end, dbstats.Inputs{
-		Requests:   res.Completed + res.WarmupCompleted,
-		HotTables:  e.info.HotTables,
-		WaitEvents: mon.WaitEvents(),
-		// Not the run's work either: the pools' liveness pings (one transaction each).
-		// And a conn-storm's statements.
-		ObserverTransactions: mon.Statements() + w.untracks.Load() + e.target.Pings() - w.pings + m.injector.StormStatements(),
-		Shared:               !e.target.Managed(),
-	}), dbstats.ServerTimes(w.start, end)
+	out.Database, f.server = db, server
+}
+
+// figuresLeftOut says on stderr why the run goes on without the database's figures.
+func (e *engine) figuresLeftOut(err error) {
+	fmt.Fprintf(e.stderr, "%s: the database's own figures are left out of this run: %s\n", e.info.Name, database.Redact(err.Error()))
 }
 
 // releaseConns closes the run's connections (the load's pool, the queue's, the outbox

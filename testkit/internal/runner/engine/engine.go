@@ -1,13 +1,15 @@
 // Package engine runs a suite's plan: the lifecycle of an invocation — the temporary or given
 // database, signals, one freshly reset run per mode (and repetition and ladder rung), the
-// monitor, the load, faults, the drain, verification and reconciliation, the database's cost,
-// the JSON report, the NDJSON samples, the metrics endpoint and the stderr summary. What is
-// not lifecycle has a package of its own, which the engine drives through small explicit
-// calls: plan (the validated flags), runenv (what a run hands the suite), backend (a run's
-// queue, as a Backend value: Inline, Memory, or redisrun's Redis stream in this process's
-// role, chosen once by redisrun.Choose), hostenv (the machine a report was measured on),
-// results/render (the summary table, the same as `baseline table`). It knows suites only
-// through package testkit's interfaces.
+// run's instruments (the database's figures, the monitor, the metrics endpoint, the probes,
+// the faults: instruments.go), the load, the drain, verification and reconciliation, the JSON
+// report, the NDJSON samples and the stderr summary. What is not lifecycle has a package of its
+// own, which the engine drives through small explicit calls: plan (the validated flags),
+// runenv (what a run hands the suite), backend (a run's queue, as a Backend value: Inline,
+// Memory, or redisrun's Redis stream in this process's role, chosen once by redisrun.Choose),
+// netpath (the proxies and probes of the network), pooler (the pooler between the service and
+// PostgreSQL), hostenv (the machine a report was measured on), results/render (the summary
+// table, the same as `baseline table`). It knows suites only through package testkit's
+// interfaces, and the database's kind only through dbKind (dbkind.go).
 package engine
 
 import (
@@ -23,14 +25,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/render"
 	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/dbstats"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/heapmem"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/monitor"
@@ -39,12 +38,12 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/backend"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/netpath"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/plan"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/pooler"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/redisrun"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/runenv"
-	"github.com/hotspotkit/hotspotkit/testkit/servers/pgbouncer"
 	"github.com/hotspotkit/hotspotkit/testkit/servers/pgserver"
-	"github.com/hotspotkit/hotspotkit/testkit/servers/redisserver"
 )
 
 // Exit codes.
@@ -67,12 +66,13 @@ type engine struct {
 
 	target  *database.Target
 	pg      *pgserver.Server // the temporary server (nil with --postgres-url); target stops it
+	db      dbKind           // what the database lends the runs' instruments (dbkind.go)
 	samples *monitor.SampleWriter
 	report  *results.Report
 	metrics *metrics.Server  // --metrics-addr (watch.go)
 	queues  *redisrun.Queues // the backend of the runs' queues (queues.go)
-	net     *network         // the proxies and probes (network.go)
-	pooler  *pooler          // the pooler between the service and PostgreSQL (pooler.go); nil without
+	net     *netpath.Paths   // the proxies and probes (network.go)
+	pooler  *pooler.Pooler   // the pooler between the service and PostgreSQL (pooler.go); nil: none
 
 	// stopCtx ends on the first signal (no new requests); hardCtx on the second, or
 	// --shutdown-timeout after the first (abort what is in flight). signal is the first
@@ -126,8 +126,8 @@ func (e *engine) execute(stdout io.Writer) (code int) {
 	defer func() {
 		if p := recover(); p != nil {
 			_ = pgserver.StopAll()
-			_ = redisserver.StopAll()
-			_ = pgbouncer.StopAll()
+			_ = redisrun.StopAll()
+			_ = pooler.StopAll()
 			panic(p)
 		}
 	}()
@@ -244,7 +244,7 @@ func (e *engine) runAll() error {
 		}
 		return err
 	}
-	e.target = target
+	e.target, e.db = target, postgres{target: target, server: e.pg}
 	if err := e.checkStormRoom(ctx); err != nil { // pool.go
 		return usageError{err}
 	}
@@ -379,136 +379,6 @@ func (e *engine) newRun(index int, mode testkit.Mode, rung plan.Rung) *run {
 		rate: rung.Rate, concurrency: concurrency, rtt: rung.RTT}
 }
 
-// measured is what a run's instruments measure while its load runs, and what its phases read
-// once it is over.
-type measured struct {
-	r      *run
-	wl     *testkit.Workload
-	pool   *pgxpool.Pool
-	tracer *stmttime.Tracer
-	prior  []uint32
-	// connects is when the load's pool opened each connection (pool.go).
-	connects connects
-	live     load.Live
-
-	cost     *costWindow
-	mon      *monitor.Monitor
-	probe    *probe
-	injector *faults.Injector
-	res      *load.Result // nil when the load failed
-	drainEnd time.Time
-	// server is every statement's server time (endCost); unreachable why the run could not
-	// be verified.
-	server      map[string]dbstats.Timed
-	unreachable error
-	wait        time.Duration // how long the cost's end waits for the servers (--reconcile-timeout)
-	progress    func() load.DrainStatus
-	// poolerAt is the pooler's SHOW STATS as the run began (--pooler), poolerCPU its
-	// processor time then.
-	poolerAt  pgbouncer.Stats
-	poolerCPU poolerCPU
-	// atEnd runs, in reverse order, when the run is over (its report made): what lasts
-	// beyond the phases' ends.
-	atEnd []func()
-}
-
-// phase is one of a run's instruments: begun before the load, in order, and ended after the
-// drain, in reverse order, into the run's report (end nil: it lasts until the run is over,
-// measured.atEnd).
-type phase struct {
-	name  string
-	begin func(m *measured) error
-	end   func(post context.Context, m *measured, out *results.Run)
-}
-
-// phases are the run's instruments. The database's counters are read first and last (the
-// others' sessions are left out of them); the fault injector starts last, when everything
-// that watches the run is in place, and the abort watch on the backend's server is the
-// innermost.
-func (e *engine) phases() []phase {
-	return []phase{
-		{"the database's figures", func(m *measured) error {
-			m.cost = e.beginCost(e.hardCtx, m.prior) // dbcost.go
-			return nil
-		}, func(post context.Context, m *measured, out *results.Run) {
-			if m.res == nil {
-				return
-			}
-			// A fault may have broken the engine's own connection (restart-postgres), or the
-			// path to a server may not have come back: wait for it, at most
-			// --reconcile-timeout (bounds.go).
-			if err := e.awaitPaths(post, m.r, m.wait); err != nil {
-				e.target.CutSockets() // what waits on them fails at once, closing them does not wait
-				releaseConns(post, m.pool, m.r, m.wl)
-				m.unreachable = err
-				return
-			}
-			out.Database, m.server = e.endCost(post, m)
-		}},
-		{"the monitor", func(m *measured) error {
-			if e.pooler != nil {
-				m.poolerAt, m.poolerCPU = e.pooler.stats(e.hardCtx), e.pooler.cpuAt()
-			}
-			var err error
-			m.mon, err = monitor.Start(e.hardCtx, e.monitorConnect(m.cost), e.monitorConfig(m))
-			return err
-		}, func(post context.Context, m *measured, out *results.Run) {
-			out.LockMonitor, out.Pool = m.mon.Stop(post)
-			if e.pooler != nil {
-				out.Pooler = e.pooler.report(post, m.mon.Pooler(), m.poolerAt, m.poolerCPU, poolerHops{ms(e.cfg.PoolerRTT), ms(m.r.rtt)})
-			}
-		}},
-		{"the metrics endpoint", func(m *measured) error {
-			m.atEnd = append(m.atEnd, e.watch(m.r, &m.live, m.mon, m.pool).Finish) // watch.go
-			return nil
-		}, nil},
-		{"the probes", func(m *measured) error {
-			m.probe = e.startProbe(m.r) // network.go
-			return nil
-		}, func(post context.Context, m *measured, out *results.Run) {
-			out.Network = e.stopProbe(m.probe, m.r, m.cost)
-		}},
-		{"the faults", func(m *measured) error {
-			m.injector = e.startFaults(m.r, m.wl)      // faults.go
-			m.atEnd = append(m.atEnd, m.injector.Lift) // a blackhole without an end lasts until the run is accounted for
-			return nil
-		}, func(post context.Context, m *measured, out *results.Run) {
-			out.Faults = m.injector.Stop()
-			if m.res != nil {
-				out.FaultOutcome = faultOutcome(out.Faults, m.res)
-				out.Soak = e.soakFigures(m.injector, out.Faults, m.mon, m.res.End)
-			}
-		}},
-		{"the abort watch", func(m *measured) error {
-			m.atEnd = append(m.atEnd, m.r.backend.AbortOn(e.hardCtx))
-			return nil
-		}, nil},
-	}
-}
-
-// monitorConfig is the monitor of run m.r.
-func (e *engine) monitorConfig(m *measured) monitor.Config {
-	c := e.cfg
-	mcfg := monitor.Config{
-		Interval:   time.Duration(c.MonitorIntervalMs) * time.Millisecond,
-		HotTables:  e.info.HotTables,
-		Pool:       m.pool,
-		PendingSQL: m.wl.PendingSQL,
-		TotalSQL:   e.info.TotalSQL,
-		Progress:   func() (int64, int64) { return m.live.Completed(), m.live.Failed() },
-		Samples:    e.samples,
-		Process:    e.samples != nil || c.FaultEvery > 0, // the samples file, soakFigures
-		Label:      results.Sample{Run: m.r.Index, Mode: m.r.Mode, Repetition: m.r.repetition, Level: m.r.level},
-	}
-	if q := m.r.backend.Figures(); q != nil {
-		mcfg.Queue = func() (int64, int64) { m := q.Metrics(); return m.Depth, m.PendingDepth }
-	}
-	if e.pooler != nil {
-		mcfg.Pooler = e.pooler.sample
-	}
-	return mcfg
-}
-
 // runOne runs one mode once on freshly reset state. The returned Run is filled as far as the
 // run got, even on error, so the report shows it.
 func (e *engine) runOne(r *run) (results.Run, error) {
@@ -533,19 +403,19 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	if err := e.setRunRTT(r); err != nil {
 		return fail(err)
 	}
-	m := &measured{r: r, prior: e.target.TakeSessions(), // closed before this run: the cost's start waits for them to exit
-		tracer: stmttime.New(), wait: c.ReconcileTimeout} // the request path's statements, as the client sees them (requesttime.go)
-	pool, err := e.target.NewPool(ctx, e.loadPool(m)) // pool.go
+	prior := e.target.TakeSessions() // closed before this run: the database's figures wait for them to exit
+	tracer := stmttime.New()         // the request path's statements, as the client sees them (requesttime.go)
+	var opened connects
+	pool, err := e.target.NewPool(ctx, e.loadPool(r, &opened, tracer)) // pool.go
 	if err != nil {
 		return fail(err)
 	}
 	defer pool.Close()
-	r.Pool, m.pool = sqldb.PgxPool(pool), pool
+	r.Pool = sqldb.PgxPool(pool)
 	wl, err := e.suite.Workload(ctx, r.suite)
 	if err != nil {
 		return fail(fmt.Errorf("preparing the %s workload: %w", r.Mode, err))
 	}
-	m.wl = wl
 	if wl.Close != nil {
 		defer wl.Close()
 	}
@@ -554,57 +424,38 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	}
 	heapmem.Warm(heapmem.Want(r.concurrency, r.Requests)) // the process's own first touches, out of the window
 
-	defer func() {
-		for i := len(m.atEnd) - 1; i >= 0; i-- {
-			m.atEnd[i]()
-		}
-	}()
-	phases := e.phases()
-	begun := 0
-	endPhases := func(post context.Context) {
-		for i := begun - 1; i >= 0; i-- {
-			if end := phases[i].end; end != nil {
-				end(post, m, &out)
-			}
-		}
-	}
-	for _, p := range phases {
-		if err := p.begin(m); err != nil {
-			endPhases(ctx)
-			return fail(fmt.Errorf("starting %s: %w", p.name, err))
-		}
-		begun++
+	var live load.Live
+	in := e.instruments(r, prior, pool, wl, &live) // instruments.go
+	defer in.over()
+	if err := in.begin(ctx, &out); err != nil {
+		return fail(err)
 	}
 	gc0 := gcPauses()
 	res, err := r.backend.RunLoad(ctx, r.Pool, func() (*load.Result, error) { // in this process's role
-		return load.Run(e.stopCtx, e.loadConfig(r, &m.live), wl.Op)
+		return load.Run(e.stopCtx, e.loadConfig(r, &live), wl.Op)
 	})
 	gcPause := gcPauses() - gc0
 	if err != nil {
-		endPhases(ctx)
+		in.end(ctx, ranLoad{}, &out)
 		return fail(err)
 	}
-	stalled, drainErr := e.drain(r, m, res)
+	d := e.drain(r, wl, in, res)
 	// From here on the run is accounted for, even after a second signal aborted the drain,
 	// within the bounds of postLoad (bounds.go).
 	post, cancelPost := e.postLoad()
 	defer cancelPost()
-	m.res = res
-	if stalled { // the drain has waited for the paths already
-		m.wait = 0
-	}
-	endPhases(post)
-	out.Load = e.loadStats(res, m.drainEnd, r)
-	churnStats(&out.Load, res, &m.connects) // pool.go
+	in.end(post, ranLoad{res: res, stalled: d.stalled}, &out)
+	out.Load = e.loadStats(res, d.end, r)
+	churnStats(&out.Load, res, &opened) // pool.go
 	out.Interrupted = res.Stopped
-	if drainErr != nil {
-		out.Error = database.Redact("drain: " + drainErr.Error())
+	if d.err != nil {
+		out.Error = database.Redact("drain: " + d.err.Error())
 	}
-	if m.unreachable != nil {
-		out.Verification = unverified(m.unreachable.(*unreachableError).reason(), res, held(m.progress))
-		return out, m.unreachable
+	if err := in.wait.unreachable; err != nil {
+		out.Verification = unverified(err.(*unreachableError).reason(), res, held(d.progress))
+		return out, err
 	}
-	out.RequestTime = requestTime(m.tracer, m.server, res, gcPause)
+	out.RequestTime = requestTime(tracer, in.dbFigs.server, res, gcPause)
 	if wl.FlushLoop != nil {
 		f := wl.FlushLoop.Stats()
 		out.Flush = &f
@@ -620,12 +471,12 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	var applied testkit.Result
 	out.Verification, out.Reconciliation, applied = e.verify(post, r, res)
 	out.HotSets = hotSets(e.info, r.suite.Config(), applied)
-	if drainErr != nil {
+	if d.err != nil {
 		out.Verification.Passed = false
 	}
-	if stalled || drainErr != nil && out.Verification.Unverified == nil {
-		why := "the drain did not finish: " + oneLine(database.Redact(drainErr.Error()))
-		u := unverified(why, res, held(m.progress)).Unverified
+	if d.stalled || d.err != nil && out.Verification.Unverified == nil {
+		why := "the drain did not finish: " + oneLine(database.Redact(d.err.Error()))
+		u := unverified(why, res, held(d.progress)).Unverified
 		out.Verification.Unverified = u
 	}
 	out.Figures = e.suiteFigures(post, r)
@@ -652,27 +503,34 @@ func (e *engine) loadConfig(r *run, live *load.Live) load.Config {
 	return lcfg
 }
 
-// drain waits for the workload's drain (nil: nothing to wait for), bounded by --drain-timeout
-// and by a stall (bounds.go); stalled says the stall ended it.
-func (e *engine) drain(r *run, m *measured, res *load.Result) (stalled bool, err error) {
+// drained is how a run's drain went.
+type drained struct {
+	end      time.Time               // when it ended: the load's end when there was none
+	progress func() load.DrainStatus // how far it got (drainProgress); nil: nothing to follow
+	stalled  bool                    // a stall ended it (bounds.go)
+	err      error
+}
+
+// drain waits for the workload's drain (nil: nothing to wait for), once the faults' flusher
+// pauses are over, bounded by --drain-timeout and by a stall (bounds.go).
+func (e *engine) drain(r *run, wl *testkit.Workload, in *runInstruments, res *load.Result) drained {
 	c := e.cfg
-	m.drainEnd = res.End
-	m.progress = drainProgress(r, m.wl, m.mon)
-	if m.wl.Drain == nil {
-		return false, nil
+	d := drained{end: res.End, progress: drainProgress(r, wl, in.mon.last)}
+	if wl.Drain == nil {
+		return d
 	}
-	m.injector.WaitPauses()
+	in.faults.waitPauses()
 	dctx, cancelDrain := context.WithTimeout(e.hardCtx, c.DrainTimeout)
 	defer cancelDrain()
 	sctx, stall := context.WithCancelCause(dctx)
 	defer stall(nil)
-	stopWatch := watchStall(stall, m.progress, c.RequestTimeout+c.ReconcileTimeout) // bounds.go
-	stopLine := e.showDrain(r, m.progress)                                          // watch.go
-	err = m.wl.Drain(sctx)
-	stalled = stopWatch()
-	stopLine(err == nil)
-	m.drainEnd = time.Now()
-	return stalled, err
+	stopWatch := watchStall(stall, d.progress, c.RequestTimeout+c.ReconcileTimeout) // bounds.go
+	stopLine := e.showDrain(r, d.progress)                                          // watch.go
+	d.err = wl.Drain(sctx)
+	d.stalled = stopWatch()
+	stopLine(d.err == nil)
+	d.end = time.Now()
+	return d
 }
 
 // held is how many accepted writes a drain left unpersisted (0 when it cannot tell).
@@ -798,7 +656,7 @@ func (e *engine) close() error {
 	if e.samples != nil {
 		err = errors.Join(err, e.samples.Close())
 	}
-	err = errors.Join(err, e.pooler.close()) // before the server: its connections end first
+	err = errors.Join(err, e.pooler.Close()) // before the server: its connections end first
 	if e.target != nil {
 		bound := 30 * time.Second
 		switch {
@@ -810,7 +668,7 @@ func (e *engine) close() error {
 		err = errors.Join(err, e.target.CloseWithin(bound))
 	}
 	err = errors.Join(err, e.queues.Close())
-	return errors.Join(err, e.closeNetwork())
+	return errors.Join(err, e.net.Close())
 }
 
 func (e *engine) writeReport(stdout io.Writer) error {

@@ -8,19 +8,20 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/stmttime"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
 )
 
-// loadPool is the load's pool of run m: --max-connections, --min-connections and how its
+// loadPool is the load's pool of run r: --max-connections, --min-connections and how its
 // connections churn (--conn-max-lifetime, --conn-max-idle), the faults' session settings, the
 // request path's tracer (requesttime.go, which also marks the requests that ran on a cold
-// session), and when each connection opened (m.connects).
-func (e *engine) loadPool(m *measured) database.PoolOptions {
+// session), and when each connection opened (opened).
+func (e *engine) loadPool(r *run, opened *connects, tracer *stmttime.Tracer) database.PoolOptions {
 	c := e.cfg
-	return database.PoolOptions{MaxConns: int32(m.r.Config.MaxConnections), MinConns: int32(c.MinConnections),
-		MaxConnLifetime: c.ConnMaxLifetime, MaxConnIdle: c.ConnMaxIdle, Connected: m.connects.add,
-		AppName: "hotspotkit-load", Settings: faults.SessionSettings(c.Faults), Tracer: m.tracer}
+	return database.PoolOptions{MaxConns: int32(r.Config.MaxConnections), MinConns: int32(c.MinConnections),
+		MaxConnLifetime: c.ConnMaxLifetime, MaxConnIdle: c.ConnMaxIdle, Connected: opened.add,
+		AppName: "hotspotkit-load", Settings: faults.SessionSettings(c.Faults), Tracer: tracer}
 }
 
 // connects is when a run's load pool opened each of its connections.
@@ -84,8 +85,8 @@ func (e *engine) sessionsNeeded() int {
 func (e *engine) serverPool() int {
 	n := e.cfg.MaxPool()
 	switch {
-	case e.pooler != nil && e.pooler.poolSize > 0:
-		n = min(n, e.pooler.poolSize)
+	case e.pooler.PoolSize() > 0: // the pooler in place
+		n = min(n, e.pooler.PoolSize())
 	case poolerConns(e.cfg) > 0:
 		n = min(n, poolerConns(e.cfg))
 	}

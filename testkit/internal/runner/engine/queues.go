@@ -19,7 +19,7 @@ import (
 func (e *engine) openQueues(ctx context.Context) error {
 	c := e.cfg
 	qs, err := redisrun.Choose(ctx, c.Streams(), c.Role, slices.ContainsFunc(c.Modes, testkit.Mode.Async),
-		!c.Joining(e.target), c.QueueWorkers, e.redisRoute(), &e.report.Environment)
+		!c.Joining(e.target), c.QueueWorkers, e.net.RedisRoute(), &e.report.Environment)
 	if err != nil {
 		if c.RedisURL != "" {
 			err = usageError{err} // the server given is unreachable: bad input, before any run

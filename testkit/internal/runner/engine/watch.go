@@ -3,6 +3,7 @@ package engine
 // The live views of an invocation: the metrics endpoint and the drain's status line.
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sync/atomic"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/metrics"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/monitor"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
 )
 
@@ -56,16 +56,37 @@ func (e *engine) closeMetrics() {
 	_ = e.metrics.Close()
 }
 
+// metricsWatch puts the run on the metrics endpoint, when it is on: the endpoint reads the
+// run's live state when scraped (its load's, its pool's, its queue's and the monitor's latest
+// sample), and its final values once the run is over.
+type metricsWatch struct {
+	e    *engine
+	r    *run
+	live *load.Live
+	last interface{ last() results.Sample }
+	pool *pgxpool.Pool
+	run  *metrics.Run // nil when the endpoint is off
+}
+
+func (m *metricsWatch) begin(context.Context) error {
+	m.run = m.e.watch(m.r, m.live, m.last.last, m.pool)
+	return nil
+}
+
+func (m *metricsWatch) end(context.Context, ranLoad, *results.Run) {}
+
+func (m *metricsWatch) over() { m.run.Finish() }
+
 // watch puts run r on the metrics endpoint (nil when it is off): the endpoint reads the
 // run's live state when scraped, and its final values once the returned run is finished.
-func (e *engine) watch(r *run, live *load.Live, mon *monitor.Monitor, pool *pgxpool.Pool) *metrics.Run {
+func (e *engine) watch(r *run, live *load.Live, last func() results.Sample, pool *pgxpool.Pool) *metrics.Run {
 	if e.metrics == nil {
 		return nil
 	}
 	src := metrics.Source{
 		Labels:    metrics.Labels{Suite: e.info.Name, Mode: r.Mode, Role: e.cfg.Settings.Role, Run: r.Index, Level: r.level},
 		Live:      live,
-		Monitor:   mon.Last,
+		Monitor:   last,
 		HotTables: e.info.HotTables,
 		Pool: func() metrics.Pool {
 			st := pool.Stat()

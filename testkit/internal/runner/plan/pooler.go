@@ -10,7 +10,7 @@ import (
 
 // PoolerLink is the pooler between the service and PostgreSQL, typed: --pooler (settings of
 // RunConfig's, settings.go) or --pooler-url, and the round trip of its hop from the service
-// (--pooler-rtt). The engine starts or attaches it (engine/pooler.go).
+// (--pooler-rtt). The engine starts or attaches it (package pooler).
 type PoolerLink struct {
 	PoolerRTT time.Duration
 	// proxyPooler: --pooler-rtt or a network fault on the pooler's hop puts it through a proxy.
