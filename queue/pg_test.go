@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/mariadbtest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/sqldb"
 )
@@ -31,7 +32,7 @@ func (w counterWriter) WriteBatch(ctx context.Context, tx sqldb.Tx, recs []rec) 
 	return 1, err
 }
 
-func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(mariadbtest.Stop(testdb.Main(m))) }
 
 // counterTable creates a counters table in a fresh schema of the shared test server and
 // returns a connection to it.

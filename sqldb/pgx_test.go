@@ -8,12 +8,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/mariadbtest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 )
 
-func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+// TestMain stops the shared servers, PostgreSQL's and MariaDB's, once the tests have run.
+func TestMain(m *testing.M) { os.Exit(mariadbtest.Stop(testdb.Main(m))) }
 
 // pgHandles are a pool of 4 and a dedicated connection on a fresh schema of the shared test
 // PostgreSQL, as sqldb's handles.
