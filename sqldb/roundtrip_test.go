@@ -107,20 +107,11 @@ func testRoundTrip(t *testing.T, pool sqldb.Pool, conn sqldb.Conn, table string)
 	})
 
 	t.Run("a unique violation inside a transaction", func(t *testing.T) {
-		pc, err := pool.Acquire(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer pc.Release()
-		tx, err := pc.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sqldb.Rollback(ctx, tx)
+		_, tx := pooledTx(t, pool)
 		if _, err := tx.Exec(ctx, `INSERT INTO `+q+` (id, n) VALUES ($1, 0)`, 200); err != nil {
 			t.Fatal(err)
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO `+q+` (id, n) VALUES ($1, 0)`, 1)
+		_, err := tx.Exec(ctx, `INSERT INTO `+q+` (id, n) VALUES ($1, 0)`, 1)
 		if !sqldb.IsUniqueViolation(err) || sqldb.CommitOutcomeUnknown(err) {
 			t.Fatalf("a duplicate key: %v (class %s), want a unique violation, a server's error", err, sqldb.Classify(err))
 		}
@@ -156,16 +147,7 @@ func testRoundTrip(t *testing.T, pool sqldb.Pool, conn sqldb.Conn, table string)
 	})
 
 	t.Run("escape hatches", func(t *testing.T) {
-		pc, err := pool.Acquire(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer pc.Release()
-		tx, err := pc.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sqldb.Rollback(ctx, tx)
+		pc, tx := pooledTx(t, pool)
 		for _, h := range []any{pool, pc, tx, conn} {
 			_, isPgx := sqldb.AsPgx(h)
 			_, isSQL := sqldb.AsSQL(h)
@@ -190,6 +172,23 @@ func testRoundTrip(t *testing.T, pool sqldb.Pool, conn sqldb.Conn, table string)
 	if !conn.IsClosed() {
 		t.Error("a closed connection says it is open")
 	}
+}
+
+// pooledTx is a transaction on a connection of pool's, rolled back and given back when the
+// test ends.
+func pooledTx(t *testing.T, pool sqldb.Pool) (sqldb.PoolConn, sqldb.Tx) {
+	t.Helper()
+	pc, err := pool.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pc.Release)
+	tx, err := pc.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sqldb.Rollback(context.Background(), tx) })
+	return pc, tx
 }
 
 // lockedRows are two rows and two transactions each holding a lock on one, for provoking the

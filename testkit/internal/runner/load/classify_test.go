@@ -24,10 +24,7 @@ func TestClassify(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"nil", nil, ""},
-		{"deadlock", deadlock, "40P01"},
-		{"wrapped deadline exceeded", fmt.Errorf("query: %w", context.DeadlineExceeded), ClassDeadlineExceeded},
-		{"reset by peer", errConnClosedForTest, ClassConnClosed},
+		{"the database's class", fmt.Errorf("update: %w", deadlock), "40P01"},
 		{"named class", classed("request_timeout"), "request_timeout"},
 		{"unknown", Unknown(io.EOF), ClassUnknownOutcome},
 		{"unknown wins over SQLSTATE", Unknown(deadlock), ClassUnknownOutcome},
