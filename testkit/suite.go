@@ -6,7 +6,9 @@
 // it verifies with (Checks), and the write paths it plugs its SQL into: one transaction per
 // request (Run.SyncTx) and the async queue (AsyncWorkload); and, for a suite that runs
 // background work of its own beside the requests (a job queue's workers), a pool of its own
-// (Run.NewPool) and the async queue that work enqueues into (OpenQueue).
+// (Run.NewPool) and the async queue that work enqueues into (OpenQueue). The SQL a suite sends
+// goes through package sqldb's handles (Run.Admin, Run.Pool, the sqldb.Tx of a request's
+// transaction or a queue's batch), written in the dialect Run.Dialect names.
 //
 // A suite (testkit/suites/..., or any package: examples/hotcounter) only describes its write
 // path — how to seed, what one request writes in each mode, how to check the totals; the

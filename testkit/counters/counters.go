@@ -14,6 +14,9 @@
 // its seed, every mode, reconciliation and an exact verification (verify.go) from here. It
 // knows no table of its own but its outbox, claims and openings (package schema's
 // 004_counters.sql); it is a library on package testkit's API and knows nothing of the engine.
+// It writes through package sqldb's handles; its statements are PostgreSQL's (arrays,
+// pipelined batches and COPY through the pgx transaction under a sqldb.Tx: sqldb.RequirePgx),
+// so a declared suite refuses a run in another dialect before it seeds (statementsFor).
 package counters
 
 import (

@@ -172,8 +172,20 @@ func (s *Suite) Info() testkit.Info { return s.info }
 // RequestID is request i's id in the tables ("req-i").
 func RequestID(i int64) string { return "req-" + strconv.FormatInt(i, 10) }
 
+// statementsFor checks that the package has statements in run r's dialect: PostgreSQL's only,
+// so far.
+func statementsFor(r *testkit.Run) error {
+	if d := r.Dialect(); d != sqldb.Postgres {
+		return fmt.Errorf("counters: the statements are written for PostgreSQL only, and the run's database is %s", d)
+	}
+	return nil
+}
+
 // Seed creates the hot rows of --hot-keys sets and splits them into --slots.
 func (s *Suite) Seed(ctx context.Context, r *testkit.Run) error {
+	if err := statementsFor(r); err != nil {
+		return err
+	}
 	return sqldb.BeginFunc(ctx, r.Admin(), func(tx sqldb.Tx) error {
 		for _, sql := range s.d.SeedSQL {
 			if _, err := tx.Exec(ctx, sql, r.Config().HotKeys); err != nil {
@@ -192,6 +204,9 @@ func (s *Suite) Seed(ctx context.Context, r *testkit.Run) error {
 // records a batch writer claims and applies, each delta as its own UPDATE or compacted (the
 // async modes).
 func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, error) {
+	if err := statementsFor(r); err != nil {
+		return nil, err
+	}
 	s.merges.reset()
 	s.mu.Lock()
 	s.hottest = nil
