@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/recordstest"
 	"github.com/hotspotkit/hotspotkit/results"
 )
 
 // The summary names a conn-storm and says what the cold sessions cost, short and wide; a run
 // without either says nothing of them.
 func TestSummaryNamesTheStormAndColdSessions(t *testing.T) {
-	rep, err := results.ReadFile(committedReports(t)[0])
+	rep, err := results.ReadFile(recordstest.Reports(t, ".json")[0])
 	if err != nil {
 		t.Fatal(err)
 	}

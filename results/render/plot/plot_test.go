@@ -9,6 +9,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/recordstest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/resultstest"
 )
 
@@ -179,7 +180,7 @@ func TestPlotRateLadder(t *testing.T) {
 // An RTT ladder's bars are named by their round trip, and an enqueue latency of microseconds
 // is drawn on a linear axis (on a log axis from 1 µs its bars have no height).
 func TestPlotRTTLadder(t *testing.T) {
-	rep, err := results.ReadFile("../../runs/usage_counter_rtt_ladder.json")
+	rep, err := results.ReadFile(recordstest.Path(t, "runs/usage_counter_rtt_ladder.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
