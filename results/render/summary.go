@@ -62,7 +62,8 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 		fmt.Fprintf(&b, "%s: warning: %s\n", rep.Suite, warning)
 	}
 	printWaits(&b, rep) // pooler.go
-	if calibrationWarning(rep.Environment.Calibration) != "" { // the figures beside the warning
+	// The calibration's figures beside the warning that it was noisy; else they are --wide's.
+	if calibrationWarning(rep.Environment.Calibration) != "" {
 		printCalibration(&b, rep.Environment.Calibration, false)
 	}
 	printProblems(&b, rep)

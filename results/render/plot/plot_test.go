@@ -2,7 +2,6 @@ package plot
 
 import (
 	"bytes"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -85,28 +84,6 @@ func TestEmbeddedEChartsCanBeInlined(t *testing.T) {
 	}
 	if !strings.HasPrefix(strings.TrimSpace(echartsJS), "/*\n* Licensed to the Apache Software Foundation") {
 		t.Error("echarts.min.js lost its licence header")
-	}
-}
-
-// TestPlotExample writes the fixture page to $HOTSPOTKIT_PLOT_EXAMPLE, to look at it in a
-// browser: HOTSPOTKIT_PLOT_EXAMPLE=/tmp/page.html go test ./results/render/ -run TestPlotExample
-func TestPlotExample(t *testing.T) {
-	out := os.Getenv("HOTSPOTKIT_PLOT_EXAMPLE")
-	if out == "" {
-		t.Skip("HOTSPOTKIT_PLOT_EXAMPLE not set")
-	}
-	rep := resultstest.SingleReport()
-	more := resultstest.RepeatedReport()
-	for _, s := range []resultstest.RunSpec{{Mode: "outbox", RPS: 9800, P50: 4.1, P95: 9.7, P99: 15.2, PoolBP: 6250,
-		Waiters: map[string]int64{"providers": 1}, Verified: true},
-		{Mode: "async", RPS: 150000, P50: 0.25, P95: 0.71, P99: 1.6, PoolBP: 3125, Queue: true, LagP99: 120.4,
-			SQLOps: 100000, Verified: true}} {
-		rep.Runs = append(rep.Runs, resultstest.MakeRun(s))
-	}
-	reports := []*results.Report{rep, resultstest.LadderReport(), more}
-	page := renderPlot(t, reports, map[string][]results.Sample{SamplesKey(0): resultstest.Samples()})
-	if err := os.WriteFile(out, []byte(page), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 
