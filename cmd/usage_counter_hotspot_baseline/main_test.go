@@ -57,18 +57,12 @@ type result struct {
 	took   time.Duration
 }
 
-func runBinary(t *testing.T, env []string, args ...string) result {
-	t.Helper()
-	return runBinaryAs(t, nil, env, args...)
-}
-
-// runBinaryAs is runBinary as the user cred names (nil: this process's).
-func runBinaryAs(t *testing.T, cred *syscall.Credential, env []string, args ...string) result {
+// runBinary runs the binary with args as the user cred names (nil: this process's).
+func runBinary(t *testing.T, cred *syscall.Credential, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Env = append(os.Environ(), env...)
 	if cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	}
@@ -222,7 +216,7 @@ func TestBadInput(t *testing.T) {
 			if c.name == "output in a read-only dir" {
 				as = user
 			}
-			r := runBinaryAs(t, as, nil, c.args...)
+			r := runBinary(t, as, c.args...)
 			if r.code != 2 {
 				t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
 			}
