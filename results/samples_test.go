@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/recordstest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/resultstest"
 	"github.com/hotspotkit/hotspotkit/results"
 )
@@ -68,7 +69,7 @@ func TestReadSamples(t *testing.T) {
 
 // Every committed samples file reads (they predate the header).
 func TestCommittedSamplesRead(t *testing.T) {
-	paths := results.CommittedFiles(t, ".samples.ndjson")
+	paths := recordstest.Reports(t, ".samples.ndjson")
 	for _, p := range paths {
 		s, err := results.ReadSamples(p)
 		if err != nil {

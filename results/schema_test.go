@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/recordstest"
 )
 
 var update = flag.Bool("update", false, "rewrite schema/*.schema.json from the types")
@@ -62,7 +64,7 @@ func firstDiffLine(a, b []byte) int {
 func TestCommittedReports(t *testing.T) {
 	schema := readSchema(t, "report.schema.json")
 	dir := t.TempDir()
-	for _, path := range CommittedFiles(t, ".json") {
+	for _, path := range recordstest.Reports(t, ".json") {
 		raw, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -124,28 +126,6 @@ func TestSchemaRejects(t *testing.T) {
 			t.Errorf("%s passes the schema", name)
 		}
 	}
-}
-
-// CommittedFiles lists the committed files under results/ (baselines and recorded runs)
-// whose name ends in suffix.
-func CommittedFiles(t testing.TB, suffix string) []string {
-	t.Helper()
-	var out []string
-	for _, dir := range []string{"baselines", "runs"} {
-		err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(p, suffix) && (suffix != ".json" || !strings.HasSuffix(p, ".ndjson")) {
-				out = append(out, p)
-			}
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(out) == 0 {
-		t.Fatalf("no committed *%s under results/", suffix)
-	}
-	return out
 }
 
 // docs holds the doc comments of the package's types and their fields.

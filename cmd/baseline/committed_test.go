@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/recordstest"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/render/judge"
 	"github.com/hotspotkit/hotspotkit/testkit"
@@ -35,7 +36,7 @@ func TestCommittedBaselinesPairWithTodaysBinaries(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every suite on a temporary server")
 	}
-	paths, err := filepath.Glob("../../results/baselines/*/*.json")
+	paths, err := filepath.Glob(recordstest.Path(t, "baselines/*/*.json"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no committed baselines found (%v)", err)
 	}

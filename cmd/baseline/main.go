@@ -121,7 +121,7 @@ machine class read from the report's environment (e.g. linux-amd64-2cpu-24gib), 
 baselines of comparable machines sit together. 'make baseline' uses it.
 
 Example:
-  baseline store --dir results/baselines /tmp/counter.json /tmp/settlement.json
+  baseline store --dir records/baselines /tmp/counter.json /tmp/settlement.json
 
 Flags:
 `
@@ -130,7 +130,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func runStore(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("store", storeUsage, stdout, stderr)
-	dir := c.flags.String("dir", "results/baselines", "directory to file the reports under")
+	dir := c.flags.String("dir", "records/baselines", "directory to file the reports under")
 	if code, done := c.parse(args); done {
 		return code
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/racebuild"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/serverproc"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
@@ -34,6 +35,9 @@ func TestMain(m *testing.M) {
 	}
 	dir, err := os.MkdirTemp("", "hotspotkit-bin-")
 	if err != nil {
+		panic(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil { // an unprivileged user runs it too (asUser)
 		panic(err)
 	}
 	binary = filepath.Join(dir, "usage_counter_hotspot_baseline")
@@ -53,12 +57,15 @@ type result struct {
 	took   time.Duration
 }
 
-func runBinary(t *testing.T, env []string, args ...string) result {
+// runBinary runs the binary with args as the user cred names (nil: this process's).
+func runBinary(t *testing.T, cred *syscall.Credential, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Env = append(os.Environ(), env...)
+	if cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()
@@ -70,6 +77,32 @@ func runBinary(t *testing.T, env []string, args ...string) result {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// reachableTempDir is a temporary directory of the test that an unprivileged user can reach
+// (t.TempDir's, and its parents, are the test's alone), removed when the test ends.
+func reachableTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "hotspotkit-test-")
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// unprivileged is the user root hands a server to (serverproc.UnprivilegedUser), to run the
+// binary as.
+func unprivileged(t *testing.T) *syscall.Credential {
+	t.Helper()
+	_, uid, gid, err := serverproc.UnprivilegedUser("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 }
 
 // TestBadInput is the README's "bad input → what happens" table, row by row.
@@ -89,9 +122,20 @@ func TestBadInput(t *testing.T) {
 	}
 	t.Cleanup(func() { target.Admin().Exec(context.Background(), "DROP SCHEMA IF EXISTS "+taken) })
 	emptyDir := t.TempDir()
-	readOnly := filepath.Join(t.TempDir(), "ro")
+	// Root writes anywhere: as root, the read-only case runs as an unprivileged user, and the
+	// directory is that user's own, reachable and read-only, as a user would meet it.
+	var user *syscall.Credential
+	if os.Geteuid() == 0 {
+		user = unprivileged(t)
+	}
+	readOnly := filepath.Join(reachableTempDir(t), "ro")
 	if err := os.Mkdir(readOnly, 0o500); err != nil {
 		t.Fatal(err)
+	}
+	if user != nil {
+		if err := os.Chown(readOnly, int(user.Uid), int(user.Gid)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// A directory under the test's own (mode 0700, root's): the server's user cannot reach it.
 	unreachable := filepath.Join(t.TempDir(), "pg")
@@ -165,13 +209,14 @@ func TestBadInput(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel() // each case is a process of its own, refused before any work
-			if c.name == "output in a read-only dir" && os.Geteuid() == 0 {
-				t.Skip("root writes anywhere; a read-only directory does not stop it")
-			}
 			if strings.HasPrefix(c.name, "pg-") && strings.Contains(c.name, "user") && os.Geteuid() != 0 {
 				t.Skip("only root hands the server to another user")
 			}
-			r := runBinary(t, nil, c.args...)
+			var as *syscall.Credential
+			if c.name == "output in a read-only dir" {
+				as = user
+			}
+			r := runBinary(t, as, c.args...)
 			if r.code != 2 {
 				t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
 			}
@@ -287,13 +332,8 @@ func startRunOn(t *testing.T, args ...string) running {
 func startRunUntil(t *testing.T, serverUp func(tmp string) bool, args ...string) running {
 	t.Helper()
 	// The server runs as an unprivileged user when we are root: its TMPDIR must be
-	// reachable by it (t.TempDir's parents are not).
-	tmp, err := os.MkdirTemp("", "hotspotkit-signal-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(tmp, 0o755)
-	t.Cleanup(func() { os.RemoveAll(tmp) })
+	// reachable by it.
+	tmp := reachableTempDir(t)
 	r := running{tmp: tmp, out: filepath.Join(t.TempDir(), "r.json"), stderr: &suitetest.Output{}}
 	// A test's defaults (no calibration, the tests' pool): these tests are about the run and its
 	// interruption, not its figures.

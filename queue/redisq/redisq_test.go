@@ -55,13 +55,18 @@ func backends(t *testing.T, f func(t *testing.T, rdb *redis.Client)) {
 		t.Cleanup(func() { close(stop); wg.Wait() })
 		f(t, rdb)
 	})
-	t.Run("redis-server", func(t *testing.T) {
-		opts, _ := redis.ParseURL(redistest.Shared(t).URL())
-		opts.MaxRetries, opts.PoolSize = -1, 32
-		rdb := redis.NewClient(opts)
-		t.Cleanup(func() { rdb.Close() })
-		f(t, rdb)
-	})
+	t.Run("redis-server", func(t *testing.T) { f(t, onRedisServer(t)) })
+}
+
+// onRedisServer is a client of the package's shared redis-server, for the tests that need a
+// real server's clock (backends' second).
+func onRedisServer(t *testing.T) *redis.Client {
+	t.Helper()
+	opts, _ := redis.ParseURL(redistest.Shared(t).URL())
+	opts.MaxRetries, opts.PoolSize = -1, 32
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
 }
 
 // rec is the test record: N added to slot Slot's total; Count source records folded in.

@@ -195,14 +195,13 @@ func shardsInOrder(t *testing.T, rdb redis.UniversalClient) {
 // closed, two of its readers frozen: one holding a batch read, one a batch committed and not
 // acknowledged); B takes the shards over once A's leases expire, reclaims what A held, and
 // every record is applied once. A, thawed, finds its batches applied.
+//
+// On a redis-server only (TestOnACluster runs it on a cluster too): a real server's clock
+// expires the leases, where miniredis's moves only when told.
 func TestShardsOfAKilledConsumerAreTakenOver(t *testing.T) {
-	backends(t, func(t *testing.T, rdb *redis.Client) {
-		if strings.Contains(t.Name(), "miniredis") {
-			t.Skip("a real server's clock expires the leases (TestOnACluster runs this on a cluster too)")
-		}
-		opts := *rdb.Options()
-		killedConsumerTakenOver(t, rdb, func() redis.UniversalClient { return redis.NewClient(&opts) })
-	})
+	rdb := onRedisServer(t)
+	opts := *rdb.Options()
+	killedConsumerTakenOver(t, rdb, func() redis.UniversalClient { return redis.NewClient(&opts) })
 }
 
 func killedConsumerTakenOver(t *testing.T, rdb redis.UniversalClient, newClient func() redis.UniversalClient) {

@@ -10,9 +10,13 @@ import (
 // printChurn says, per run, what the load's pool's sessions cost: the conn-storms struck (the
 // fault, when, and what it opened), the requests that ran on a cold session (a connection's
 // first query) and their latency beside the run's, and the connections the pool opened in the
-// measured window. Nothing for a run with none of them.
-func printChurn(w io.Writer, rep *results.Report) {
+// measured window. Nothing for a run with none of them; unless wide, nothing for a run whose
+// pool only warmed (its sessions' first queries, no connection opened while measured, no storm).
+func printChurn(w io.Writer, rep *results.Report, wide bool) {
 	for _, r := range rep.Runs {
+		if !wide && !churned(r) {
+			continue
+		}
 		for _, f := range r.Faults {
 			if f.Storm == nil && f.Kind != "conn-storm" {
 				continue
@@ -41,4 +45,17 @@ func printChurn(w io.Writer, rep *results.Report) {
 		}
 		fmt.Fprintln(w, s)
 	}
+}
+
+// churned: a run's pool opened connections while it was measured, or a conn-storm struck it.
+func churned(r results.Run) bool {
+	if r.Load.ConnectionsOpened > 0 {
+		return true
+	}
+	for _, f := range r.Faults {
+		if f.Storm != nil || f.Kind == "conn-storm" {
+			return true
+		}
+	}
+	return false
 }

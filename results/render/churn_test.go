@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/recordstest"
 	"github.com/hotspotkit/hotspotkit/results"
 )
 
 // The summary names a conn-storm and says what the cold sessions cost, short and wide; a run
 // without either says nothing of them.
 func TestSummaryNamesTheStormAndColdSessions(t *testing.T) {
-	rep, err := results.ReadFile(committedReports(t)[0])
+	rep, err := results.ReadFile(recordstest.Reports(t, ".json")[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,5 +39,47 @@ func TestSummaryNamesTheStormAndColdSessions(t *testing.T) {
 				t.Errorf("wide %v: want %q in\n%s", wide, want, out.String())
 			}
 		}
+	}
+}
+
+// The short summary keeps a secondary paragraph only where it tells something: the
+// calibration's figures beside the warning that it was noisy, the cold sessions where the pool
+// churned. A pool that only warmed (its sessions' first queries, no connection opened while
+// measured), a quiet calibration and where a request's time went are --wide's.
+func TestShortSummaryKeepsWhatTells(t *testing.T) {
+	rep, err := results.ReadFile(recordstest.Path(t, "baselines/linux-amd64-2cpu-24gib/usage_counter_hotspot_baseline.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	summaries := func() (short, wide string) {
+		var s, w bytes.Buffer
+		Summary(&s, rep, SummaryOptions{Modes: allModes, HotTables: counterHotTables})
+		Summary(&w, rep, SummaryOptions{Modes: allModes, HotTables: counterHotTables, Wide: true})
+		return s.String(), w.String()
+	}
+	short, _ := summaries()
+	if !strings.Contains(short, "warning: the calibration was noisy") || !strings.Contains(short, ": hot-row UPDATE ") {
+		t.Errorf("a noisy calibration without its figures:\n%s", short)
+	}
+	c := rep.Environment.Calibration
+	for _, s := range []*results.Spread{&c.HotRowUpdateRPS1, &c.HotRowUpdateRPSPool, &c.BatchedWriteRowsPerSec} {
+		s.Min, s.Max = s.Median, s.Median
+	}
+	r := &rep.Runs[0]
+	r.Load.ColdSessionRequests, r.Load.ConnectionsOpened = 64, 0
+	r.Load.ColdSessionLatencyMs = &results.Latency{Count: 64, P50: 300, P99: 800, Max: 900}
+	r.RequestTime = &results.RequestTime{LatencyMeanMs: 360, AcquireMeanMs: 240, StatementsMeanMs: 120}
+	short, wide := summaries()
+	for _, said := range []string{"calibration", "cold session", "mean per request"} {
+		if strings.Contains(short, said) {
+			t.Errorf("the short summary says %q where nothing tells:\n%s", said, short)
+		}
+		if !strings.Contains(wide, said) {
+			t.Errorf("--wide lacks %q:\n%s", said, wide)
+		}
+	}
+	r.Load.ConnectionsOpened = 20
+	if short, _ := summaries(); !strings.Contains(short, "64 requests ran on a cold session") {
+		t.Errorf("a pool that opened connections while measured is not named:\n%s", short)
 	}
 }

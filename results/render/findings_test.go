@@ -2,14 +2,12 @@ package render
 
 import (
 	"bytes"
-	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/recordstest"
 	"github.com/hotspotkit/hotspotkit/results"
 )
 
@@ -20,30 +18,11 @@ var allModes = []string{"sync", "outbox", "async", "async-compact"}
 
 func readReport(t *testing.T, path string) *results.Report {
 	t.Helper()
-	rep, err := results.ReadFile(filepath.Join("..", path))
+	rep, err := results.ReadFile(recordstest.Path(t, path))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rep
-}
-
-// committedReports are every report committed under results/.
-func committedReports(t *testing.T) []string {
-	t.Helper()
-	var paths []string
-	var err error
-	for _, dir := range []string{"../baselines", "../runs"} { // results/ab holds A/B verdicts, not reports
-		err = errors.Join(err, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") {
-				paths = append(paths, p)
-			}
-			return err
-		}))
-	}
-	if err != nil || len(paths) < 10 {
-		t.Fatalf("committed reports: %d found, %v", len(paths), err)
-	}
-	return paths
 }
 
 // The findings of the recorded counter baseline state what its JSON holds: the medians of its
@@ -146,7 +125,7 @@ func TestWarnings(t *testing.T) {
 // Every committed report's default summary fits SummaryWidth columns and never shows a
 // latency as 0.00; --wide is the table of `baseline table`.
 func TestSummaryFitsAndWide(t *testing.T) {
-	for _, path := range committedReports(t) {
+	for _, path := range recordstest.Reports(t, ".json") {
 		rep, err := results.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -173,7 +152,7 @@ func TestSummaryFitsAndWide(t *testing.T) {
 // A summary says when the temporary server's data was on tmpfs, where durability "on" costs no
 // disk write, and says nothing more on a disk.
 func TestSummarySaysDataInMemory(t *testing.T) {
-	rep, err := results.ReadFile(committedReports(t)[0])
+	rep, err := results.ReadFile(recordstest.Reports(t, ".json")[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,11 +226,11 @@ func TestRTTLadderSummary(t *testing.T) {
 // of the load flags' defaults ("2,000 requests × 100 workers") it was given.
 func TestConsumerSummaryNamesNoLoad(t *testing.T) {
 	for file, want := range map[string]string{
-		"../runs/cluster/acc6-c1.json": "a split run's consumer (its load is the producers')\n",
-		"../runs/cluster/acc6-c2.json": "a split run's consumer (its load is the producers'), verifying\n",
-		"../runs/cluster/acc6-p0.json": "60,000 requests × 1,000 workers\n",
+		"runs/cluster/acc6-c1.json": "a split run's consumer (its load is the producers')\n",
+		"runs/cluster/acc6-c2.json": "a split run's consumer (its load is the producers'), verifying\n",
+		"runs/cluster/acc6-p0.json": "60,000 requests × 1,000 workers\n",
 	} {
-		rep, err := results.ReadFile(file)
+		rep, err := results.ReadFile(recordstest.Path(t, file))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,9 +9,9 @@ import (
 
 // printRequestTime says, once per mode (and round trip, slots, level, pool size), where a request's time
 // went: the pool, its statements on the client and on the server (the difference is what lies
-// between the two: round trips, COMMIT's WAL flush, waiting for a CPU), and the rest. Wide,
-// it lists the statements too.
-func printRequestTime(w io.Writer, rep *results.Report, wide bool) {
+// between the two: round trips, COMMIT's WAL flush, waiting for a CPU), and the rest, then
+// each statement's. The wide summary's.
+func printRequestTime(w io.Writer, rep *results.Report) {
 	seen := map[string]bool{}
 	between := false
 	for _, r := range rep.Runs {
@@ -31,9 +31,6 @@ func printRequestTime(w io.Writer, rep *results.Report, wide bool) {
 			between = true
 		}
 		fmt.Fprintf(w, ", other %s (mean per request)\n", FormatDuration(rt.OtherMeanMs))
-		if !wide {
-			continue
-		}
 		for _, s := range rt.Statements {
 			server := "server ?"
 			if s.ServerMeanMs > 0 {

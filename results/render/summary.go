@@ -19,16 +19,18 @@ type SummaryOptions struct {
 	// HotTables are the suite's hot tables, whose waiters the short table and the findings
 	// show (nil: every table the monitor named).
 	HotTables []string
-	// Wide writes the full table of `baseline table` instead of the short one, and no findings.
+	// Wide writes the full table of `baseline table` instead of the short one, no findings, and
+	// every secondary paragraph: the calibration, where a request's time went, the cold sessions.
 	Wide bool
 }
 
 // Summary writes the summary a suite binary prints on stderr at the end. By default it fits
 // SummaryWidth columns: the short table (per mode: throughput, request p99, persist lag p99,
 // waiters on the hot tables, WAL per request, verified), the findings in plain words, the
-// warnings, then the calibration and what went wrong (errors, retries, failed checks, ladder
-// knees, open-loop rates). With Wide, the side-by-side table of `baseline table` and the same
-// lines unwrapped.
+// warnings, then only the secondary paragraphs that tell something: the calibration when it
+// was noisy, what churned (a conn-storm, connections opened while measured), what went wrong
+// (errors, retries, failed checks), ladders and open-loop rates. With Wide, the side-by-side
+// table of `baseline table` and every paragraph, unwrapped.
 func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	if len(rep.Runs) == 0 {
 		if rep.Error != "" {
@@ -49,7 +51,7 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	out.WriteString(wrap(b.String(), SummaryWidth))
 	writeShortTable(&out, reportRows(rep), opt.HotTables)
 	b.Reset()
-	fmt.Fprintln(&b, "  (a queue mode's request is its enqueue; lag: enqueue → commit; --wide: every column)")
+	fmt.Fprintln(&b, "  (a queue mode's request is its enqueue; lag: enqueue → commit; --wide: every column and detail)")
 	printHotKeys(&b, rep)
 	if findings := Findings(rep, opt.HotTables); len(findings) > 0 {
 		for _, f := range findings {
@@ -60,10 +62,12 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 		fmt.Fprintf(&b, "%s: warning: %s\n", rep.Suite, warning)
 	}
 	printWaits(&b, rep) // pooler.go
-	printCalibration(&b, rep.Environment.Calibration, false)
-	printRequestTime(&b, rep, false)
+	// The calibration's figures beside the warning that it was noisy; else they are --wide's.
+	if calibrationWarning(rep.Environment.Calibration) != "" {
+		printCalibration(&b, rep.Environment.Calibration, false)
+	}
 	printProblems(&b, rep)
-	printChurn(&b, rep)
+	printChurn(&b, rep, false)
 	printOpenLoop(&b, rep, false)
 	out.WriteString(wrap(b.String(), SummaryWidth))
 	io.WriteString(w, out.String())
@@ -81,9 +85,9 @@ func wideSummary(w io.Writer, rep *results.Report, modes []string) {
 	printWaits(w, rep) // pooler.go
 	printCalibration(w, rep.Environment.Calibration, true)
 	printFlushTime(w, rep)
-	printRequestTime(w, rep, true)
+	printRequestTime(w, rep)
 	printProblems(w, rep)
-	printChurn(w, rep)
+	printChurn(w, rep, true)
 	printOpenLoop(w, rep, true)
 	if warning := overflowWarning(rep, modes); warning != "" {
 		fmt.Fprintf(w, "%s: warning: %s\n", rep.Suite, warning)

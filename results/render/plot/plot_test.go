@@ -2,13 +2,13 @@ package plot
 
 import (
 	"bytes"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/hotspotkit/hotspotkit/results"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/recordstest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/resultstest"
 )
 
@@ -87,28 +87,6 @@ func TestEmbeddedEChartsCanBeInlined(t *testing.T) {
 	}
 }
 
-// TestPlotExample writes the fixture page to $HOTSPOTKIT_PLOT_EXAMPLE, to look at it in a
-// browser: HOTSPOTKIT_PLOT_EXAMPLE=/tmp/page.html go test ./results/render/ -run TestPlotExample
-func TestPlotExample(t *testing.T) {
-	out := os.Getenv("HOTSPOTKIT_PLOT_EXAMPLE")
-	if out == "" {
-		t.Skip("HOTSPOTKIT_PLOT_EXAMPLE not set")
-	}
-	rep := resultstest.SingleReport()
-	more := resultstest.RepeatedReport()
-	for _, s := range []resultstest.RunSpec{{Mode: "outbox", RPS: 9800, P50: 4.1, P95: 9.7, P99: 15.2, PoolBP: 6250,
-		Waiters: map[string]int64{"providers": 1}, Verified: true},
-		{Mode: "async", RPS: 150000, P50: 0.25, P95: 0.71, P99: 1.6, PoolBP: 3125, Queue: true, LagP99: 120.4,
-			SQLOps: 100000, Verified: true}} {
-		rep.Runs = append(rep.Runs, resultstest.MakeRun(s))
-	}
-	reports := []*results.Report{rep, resultstest.LadderReport(), more}
-	page := renderPlot(t, reports, map[string][]results.Sample{SamplesKey(0): resultstest.Samples()})
-	if err := os.WriteFile(out, []byte(page), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // A queue mode's persist lag stands beside the other modes' request latency, its enqueue
 // latency in µs on a chart of its own; the page's table has the cost columns, spreads on two
 // lines, and the calibration in the report's heading.
@@ -179,7 +157,7 @@ func TestPlotRateLadder(t *testing.T) {
 // An RTT ladder's bars are named by their round trip, and an enqueue latency of microseconds
 // is drawn on a linear axis (on a log axis from 1 µs its bars have no height).
 func TestPlotRTTLadder(t *testing.T) {
-	rep, err := results.ReadFile("../../runs/usage_counter_rtt_ladder.json")
+	rep, err := results.ReadFile(recordstest.Path(t, "runs/usage_counter_rtt_ladder.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,6 +64,10 @@ type conn struct {
 	// clears before it writes. direct: a direct Write is in progress.
 	sockWDL, direct atomic.Bool
 	werr            atomic.Pointer[error] // the writer's failure, returned by later Writes
+	// spare holds a few buffers the writer has delivered, for the next Writes (made with q):
+	// a steady stream of round trips reuses its own, whatever the shared pool kept (which
+	// the race detector empties at random) or other connections took.
+	spare chan *[]byte
 }
 
 func newConn(p *Proxy, id int, tc *net.TCPConn, rx *rxReader) *conn {
@@ -75,10 +79,12 @@ func newConn(p *Proxy, id int, tc *net.TCPConn, rx *rxReader) *conn {
 
 // lineChunks bounds the chunks a connection's writer holds: a sender that outruns the
 // delay (or a blackhole) then waits, as on a full TCP window. bufSize is a chunk's largest
-// size.
+// size; spareBufs how many delivered buffers a connection keeps for itself (a burst's others
+// go back to bufs, shared by every connection).
 const (
 	lineChunks = 128
 	bufSize    = 16 << 10
+	spareBufs  = 4
 )
 
 var bufs = sync.Pool{New: func() any { b := make([]byte, bufSize); return &b }}
@@ -91,11 +97,28 @@ type chunk struct {
 	read, due time.Time
 }
 
-func (ch *chunk) free() {
-	if ch.buf != nil {
-		bufs.Put(ch.buf)
-		ch.buf = nil
+// newBuf is a buffer for a held write: one of the connection's spares, else the pool's.
+func (c *conn) newBuf() *[]byte {
+	select {
+	case b := <-c.spare:
+		return b
+	default:
+		return bufs.Get().(*[]byte)
 	}
+}
+
+// free gives ch's buffer back: to the connection's spares while they have room, else to the
+// pool.
+func (c *conn) free(ch *chunk) {
+	if ch.buf == nil {
+		return
+	}
+	select {
+	case c.spare <- ch.buf:
+	default:
+		bufs.Put(ch.buf)
+	}
+	ch.buf = nil
 }
 
 // due is when bytes that arrived at at are due at the other end: half their round trip
@@ -177,12 +200,12 @@ func (c *conn) Write(b []byte) (int, error) {
 		return c.writeDirect(b, now)
 	}
 	if c.q == nil {
-		c.q = make(chan chunk, lineChunks)
+		c.q, c.spare = make(chan chunk, lineChunks), make(chan *[]byte, spareBufs)
 		c.p.wg.Go(c.writer)
 	}
 	written := 0
 	for len(b) > 0 {
-		bp := bufs.Get().(*[]byte)
+		bp := c.newBuf()
 		n := copy(*bp, b)
 		ch := chunk{buf: bp, n: n, read: now, due: d}
 		if err := c.enqueue(ch); err != nil {
@@ -227,7 +250,7 @@ func (c *conn) enqueue(ch chunk) error {
 		ctx, expired := c.wdl.context(c.ctx)
 		if expired {
 			c.queued.Add(-1)
-			ch.free()
+			c.free(&ch)
 			return c.opError("write", os.ErrDeadlineExceeded)
 		}
 		select {
@@ -236,7 +259,7 @@ func (c *conn) enqueue(ch chunk) error {
 		case <-ctx.Done():
 			if c.ctx.Err() != nil {
 				c.queued.Add(-1)
-				ch.free()
+				c.free(&ch)
 				return c.opError("write", c.endedErr())
 			}
 			// The deadline passed or changed: look again.
@@ -271,7 +294,7 @@ func (c *conn) writer() {
 				c.deliver(&ch)
 			}
 		}
-		ch.free()
+		c.free(&ch)
 		c.queued.Add(-1)
 	}
 	c.end(false)

@@ -236,11 +236,9 @@ func TestJitterKeepsOrder(t *testing.T) {
 }
 
 // TestCarryingAllocatesNothing: once a connection is up, a round trip through the proxy,
-// delayed or not, allocates nothing (the echo server and this client allocate nothing either).
+// delayed or not, allocates nothing (the echo server and this client allocate nothing either),
+// under the race detector too: a delayed write reuses its connection's own buffers.
 func TestCarryingAllocatesNothing(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector makes sync.Pool drop buffers")
-	}
 	checkNoProxyLeft(t)
 	echo := echoServer(t)
 	for _, rtt := range []time.Duration{0, 200 * time.Microsecond} {
@@ -258,10 +256,26 @@ func TestCarryingAllocatesNothing(t *testing.T) {
 		for range 10 {
 			trip()
 		}
-		if n := testing.AllocsPerRun(100, trip); n != 0 {
-			t.Errorf("RTT %s: a round trip allocates %.1f times", rtt, n)
+		// A buffer a trip would be hundreds; the runtime's own odd allocation is let be.
+		if n := mallocs(1000, trip); n > 10 {
+			t.Errorf("RTT %s: 1,000 round trips allocated %d times", rtt, n)
 		}
 	}
+}
+
+// mallocs counts the heap allocations of n calls of f, as testing.AllocsPerRun measures them
+// (one P), but in all: AllocsPerRun's average rounds down, so a buffer allocated every other
+// call (as when the race detector empties a sync.Pool) would read as none.
+func mallocs(n int, f func()) uint64 {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	f()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	return after.Mallocs - before.Mallocs
 }
 
 // TestDelayNeverEarly: through a proxy of round trip D (jitter J) no SELECT 1 or PING comes

@@ -78,12 +78,14 @@ func (e *engine) signalName() string {
 // what the run did is accounted for even after an abort, as far as the bound allows.
 func (e *engine) postLoad() (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(e.hardCtx), postLoadBound)
-	var cut *time.Timer
-	stop := context.AfterFunc(e.hardCtx, func() { cut = time.AfterFunc(abortedBound, cancel) })
+	// The cut is armed by the abort, in a goroutine of its own: a timer's methods are safe
+	// from any goroutine, where a timer made there and read here would not be.
+	cut := time.AfterFunc(abortedBound, cancel)
+	cut.Stop()
+	stop := context.AfterFunc(e.hardCtx, func() { cut.Reset(abortedBound) })
 	return ctx, func() {
-		if !stop() && cut != nil {
-			cut.Stop()
-		}
+		stop()
+		cut.Stop()
 		cancel()
 	}
 }
@@ -94,10 +96,11 @@ var errUnreachable = errors.New("unreachable")
 
 // awaitPaths waits until the database (and the run's Redis, when it has one) answers, for at
 // most wait (--reconcile-timeout, or 0 after a drain that waited for them already) and ctx,
-// one bounded attempt after another. It returns an *unreachableError that names the server
-// and the last failure when they do not.
+// one bounded attempt after another. It returns an *unreachableError that names the server,
+// the last failure and what ended the wait when they do not.
 func (e *engine) awaitPaths(ctx context.Context, r *run, wait time.Duration) error {
-	deadline := time.Now().Add(wait)
+	began := time.Now()
+	deadline := began.Add(wait)
 	reach := []struct {
 		name string
 		try  func(context.Context) error
@@ -125,18 +128,38 @@ func (e *engine) awaitPaths(ctx context.Context, r *run, wait time.Duration) err
 			wait.Stop()
 		}
 		if err != nil {
-			return &unreachableError{server: p.name, waited: wait, err: err}
+			u := &unreachableError{server: p.name, limit: wait, waited: time.Since(began), err: err}
+			if ctx.Err() != nil && wait > 0 && u.waited < wait {
+				u.endedBy = e.waitEnder(ctx)
+			}
+			return u
 		}
 	}
 	return nil
 }
 
+// waitEnder says what ended a wait on ctx (postLoad's) before its own limit: the bound of a
+// run's work after its load, or the invocation's abort, by the signal that stopped it.
+func (e *engine) waitEnder(ctx context.Context) string {
+	switch sig := e.signalName(); {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Sprintf("the %s bound of a run's work after its load", postLoadBound)
+	case sig != "":
+		return sig
+	}
+	return "the invocation's abort"
+}
+
 // unreachableError is a server that did not answer after the load: the run's error says which
-// (one line), its verification why in full.
+// (one line), its verification why in full. limit is how long the wait was to last
+// (--reconcile-timeout; 0 after a drain that waited already), waited how long it did, and
+// endedBy what cut it short ("" when it ran to its limit).
 type unreachableError struct {
-	server string
-	waited time.Duration
-	err    error
+	server  string
+	limit   time.Duration
+	waited  time.Duration
+	endedBy string
+	err     error
 }
 
 func (u *unreachableError) Error() string {
@@ -144,11 +167,16 @@ func (u *unreachableError) Error() string {
 }
 func (u *unreachableError) Unwrap() error { return errUnreachable }
 
-// reason is the whole story, for the report's Unverified.Reason.
+// reason is the whole story, for the report's Unverified.Reason: "PostgreSQL did not answer
+// for 12.1s after the run: SIGTERM ended the wait (--reconcile-timeout 1m0s): ...".
 func (u *unreachableError) reason() string {
-	waited := fmt.Sprintf("for %s after the run (--reconcile-timeout)", u.waited)
-	if u.waited == 0 {
+	waited := fmt.Sprintf("for %s after the run (--reconcile-timeout)", u.limit)
+	switch {
+	case u.limit == 0:
 		waited = "after the drain had waited for it"
+	case u.endedBy != "":
+		waited = fmt.Sprintf("for %s after the run: %s ended the wait (--reconcile-timeout %s)",
+			u.waited.Round(100*time.Millisecond), u.endedBy, u.limit)
 	}
 	return fmt.Sprintf("%s did not answer %s: %s", u.server, waited, oneLine(database.Redact(u.err.Error())))
 }

@@ -1,5 +1,0 @@
-//go:build !race
-
-package netdelay
-
-const raceEnabled = false
