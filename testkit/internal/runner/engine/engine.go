@@ -319,7 +319,7 @@ func (e *engine) startServer(ctx context.Context) (*pgserver.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pgserver.Start(ctx, pgserver.Config{Binaries: bins, User: c.PgUser, TempDir: c.PgDir, Unsafe: c.UnsafeFsync,
+	return pgserver.Start(ctx, pgserver.Config{Binaries: bins, User: c.PgUser, TempDir: c.PgDir, Unsafe: c.UnsafeNoFsync,
 		MaxConnections: e.sessionsNeeded() + serverMargin})
 }
 
@@ -360,7 +360,7 @@ func (e *engine) newRun(index int, mode testkit.Mode, rung plan.Rung) *run {
 		b = e.queues.New()
 	}
 	env := &runenv.Env{Index: index, Mode: mode.String(), Slots: rung.Slots, Requests: c.Requests, Target: e.target,
-		Context: e.hardCtx, LoseCommitEvery: c.LoseCommitEvery, SessionSettings: faults.SessionSettings(c.Faults), Backend: b}
+		Context: e.hardCtx, SessionSettings: faults.SessionSettings(c.Faults), Opener: b}
 	if c.ForDuration(rung) {
 		env.Requests = 0 // a ladder rung, or a run at a rate, runs for --duration
 	}

@@ -27,7 +27,18 @@ type faultTarget struct {
 // With --fault-every the soak's rotation joins the --fault ones.
 func (e *engine) startFaults(r *run, wl *testkit.Workload) *faults.Injector {
 	list := append(slices.Clone(e.cfg.Faults), e.cfg.Rotation(e.info, r.suite.Mode())...)
-	return faults.Start(e.hardCtx, faultTarget{e: e, r: r, wl: wl}, list)
+	ft := faultTarget{e: e, r: r, wl: wl}
+	var t faults.Target = ft
+	if redis, ok := r.backend.(faults.RedisTarget); ok {
+		t = redisFaultTarget{ft, redis}
+	}
+	return faults.Start(e.hardCtx, t, list)
+}
+
+// redisFaultTarget is the faultTarget of a run whose backend strikes the Redis faults.
+type redisFaultTarget struct {
+	faultTarget
+	faults.RedisTarget
 }
 
 // soakFigures are a --fault-every run's drift and recovery times (nil without it).
@@ -80,18 +91,6 @@ func (t faultTarget) CrashPostgres(ctx context.Context) (string, error) {
 		return "", errors.New("the server came back, but its log shows no crash recovery")
 	}
 	return "server killed without a checkpoint (immediate stop), started again on the same port and data; crash recovery ran", nil
-}
-
-func (t faultTarget) CrashRedis(ctx context.Context, down time.Duration) (string, error) {
-	return t.r.backend.CrashRedis(ctx, down)
-}
-
-func (t faultTarget) FailoverRedis(ctx context.Context) (string, time.Duration, error) {
-	return t.r.backend.FailoverRedis(ctx)
-}
-
-func (t faultTarget) ReshardRedis(ctx context.Context) (string, time.Duration, error) {
-	return t.r.backend.ReshardRedis(ctx)
 }
 
 func (t faultTarget) RestartPooler(ctx context.Context) (string, error) {

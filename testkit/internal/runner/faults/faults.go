@@ -260,15 +260,6 @@ type Target interface {
 	// CrashPostgres stops the temporary server without a checkpoint and starts it again in
 	// place; it says what happened (crash recovery or not).
 	CrashPostgres(ctx context.Context) (detail string, err error)
-	// CrashRedis SIGKILLs the managed redis-server and starts it again after down; it says
-	// what Redis held when it died.
-	CrashRedis(ctx context.Context, down time.Duration) (detail string, err error)
-	// FailoverRedis SIGKILLs a master of the managed cluster and returns once its replica
-	// is promoted and the cluster is ok; it says which master, and how long it took.
-	FailoverRedis(ctx context.Context) (detail string, down time.Duration, err error)
-	// ReshardRedis moves slots of a master of the managed cluster to another, live; it says
-	// which and how many, and how long it took.
-	ReshardRedis(ctx context.Context) (detail string, took time.Duration, err error)
 	// Flushers returns the pause gate of the run's flushers; ok is false when the mode has
 	// none.
 	Flushers() (pause, resume func(), ok bool)
@@ -286,6 +277,25 @@ type Target interface {
 	// Mode names the run's mode in errors.
 	Mode() string
 }
+
+// RedisTarget is what the Redis faults (crash-redis, redis-failover, redis-reshard) act on: a
+// Target whose run's queue is on a Redis the run manages implements it too, and the injector
+// finds it by type assertion.
+type RedisTarget interface {
+	// CrashRedis SIGKILLs the managed redis-server and starts it again after down; it says
+	// what Redis held when it died.
+	CrashRedis(ctx context.Context, down time.Duration) (detail string, err error)
+	// FailoverRedis SIGKILLs a master of the managed cluster and returns once its replica
+	// is promoted and the cluster is ok; it says which master, and how long it took.
+	FailoverRedis(ctx context.Context) (detail string, down time.Duration, err error)
+	// ReshardRedis moves slots of a master of the managed cluster to another, live; it says
+	// which and how many, and how long it took.
+	ReshardRedis(ctx context.Context) (detail string, took time.Duration, err error)
+}
+
+// errNoRedis is a Redis fault on a run whose queue is not on Redis (its Target is no
+// RedisTarget).
+var errNoRedis = errors.New("needs an async mode on --queue-backend redis")
 
 // Path is a network path the network faults strike (a *netdelay.Proxy).
 type Path interface {
@@ -371,17 +381,9 @@ func (in *Injector) inject(ctx context.Context, f Fault) {
 		t0 := time.Now()
 		ev.Detail, err = in.t.CrashPostgres(ctx)
 		ev.Duration = ms(time.Since(t0))
-	case CrashRedis:
-		t0 := time.Now()
-		ev.Detail, err = in.t.CrashRedis(ctx, f.For)
-		ev.Duration = ms(time.Since(t0))
-	case RedisFailover:
-		var down time.Duration
-		ev.Detail, down, err = in.t.FailoverRedis(ctx)
-		ev.Duration = ms(down)
-	case RedisReshard:
+	case CrashRedis, RedisFailover, RedisReshard:
 		var took time.Duration
-		ev.Detail, took, err = in.t.ReshardRedis(ctx)
+		ev.Detail, took, err = in.strikeRedis(ctx, f)
 		ev.Duration = ms(took)
 	case PauseFlush:
 		ev.Duration = ms(f.For)
@@ -412,6 +414,24 @@ func (in *Injector) inject(ctx context.Context, f Fault) {
 		ev.Error = err.Error()
 	}
 	in.record(ev)
+}
+
+// strikeRedis strikes a Redis fault, if the run's queue is on Redis; took is how long the
+// server was down (crash-redis: until it was started again), or the failover or reshard took.
+func (in *Injector) strikeRedis(ctx context.Context, f Fault) (detail string, took time.Duration, err error) {
+	rt, ok := in.t.(RedisTarget)
+	if !ok {
+		return "", 0, errNoRedis
+	}
+	switch f.Kind {
+	case CrashRedis:
+		t0 := time.Now()
+		detail, err = rt.CrashRedis(ctx, f.For)
+		return detail, time.Since(t0), err
+	case RedisFailover:
+		return rt.FailoverRedis(ctx)
+	}
+	return rt.ReshardRedis(ctx)
 }
 
 // WorkersApp is the application_name of the sessions of a suite's own pools (its workers':
