@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/hotspotkit/hotspotkit/results/units"
 )
 
 // SchemaVersion is the version of the format this package writes: of the report and of its
@@ -395,21 +397,13 @@ func (d *Database) Per(requests int64) PerRequest {
 	for _, t := range d.Tables {
 		versions += t.Inserted + t.Updated + t.Deleted
 	}
-	p.WALBytes = roundTo(float64(d.WALBytes)/n, 1)
-	p.Commits = roundTo(float64(d.XactCommit)/n, 4)
+	p.WALBytes = units.Round(float64(d.WALBytes)/n, 1)
+	p.Commits = units.Round(float64(d.XactCommit)/n, 4)
 	if d.Statements != nil {
-		p.Statements = roundTo(float64(d.Statements.Calls)/n, 4)
+		p.Statements = units.Round(float64(d.Statements.Calls)/n, 4)
 	}
-	p.RowVersions = roundTo(float64(versions)/n, 4)
+	p.RowVersions = units.Round(float64(versions)/n, 4)
 	return p
-}
-
-func roundTo(v float64, digits int) float64 {
-	p := 1.0
-	for range digits {
-		p *= 10
-	}
-	return float64(int64(v*p+0.5)) / p
 }
 
 // PerRequest is the database's cost per completed request: the machine-independent evidence
@@ -679,7 +673,7 @@ func writesPerUpdate(flushed, fallback, sqlRecords int64) float64 {
 	if sqlRecords+fallback <= 0 {
 		return 0
 	}
-	return roundTo(float64(flushed+fallback)/float64(sqlRecords+fallback), 3)
+	return units.Round(float64(flushed+fallback)/float64(sqlRecords+fallback), 3)
 }
 
 // HotSets is how a run's applied requests spread over its --hot-keys sets of hot rows (by

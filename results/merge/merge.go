@@ -21,6 +21,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/units"
 )
 
 // Input is one process's report and the file it was read from (named in errors and in the
@@ -340,14 +341,14 @@ func (m *merger) load(runs []results.Run) (results.Load, error) {
 	}
 	fromUTC := from.UTC()
 	l.MeasuredFrom = &fromUTC
-	l.DurationMs = ms(end.Sub(from))
-	l.IntakeMs = ms(intakeEnd.Sub(from))
-	l.DrainMs = ms(end.Sub(intakeEnd))
+	l.DurationMs = units.Ms(end.Sub(from))
+	l.IntakeMs = units.Ms(intakeEnd.Sub(from))
+	l.DrainMs = units.Ms(end.Sub(intakeEnd))
 	if l.DurationMs > 0 {
-		l.ThroughputRPS = round1(float64(l.CompletedRequests) / (l.DurationMs / 1000))
+		l.ThroughputRPS = units.Round(float64(l.CompletedRequests)/(l.DurationMs/1000), 1)
 	}
 	if l.IntakeMs > 0 && runs[0].Load.AcceptRPS > 0 {
-		l.AcceptRPS = round1(float64(l.CompletedRequests) / (l.IntakeMs / 1000))
+		l.AcceptRPS = units.Round(float64(l.CompletedRequests)/(l.IntakeMs/1000), 1)
 	}
 
 	var err error
@@ -434,9 +435,9 @@ func (m *merger) openLoop(runs []results.Run) (*results.OpenLoop, error) {
 	if out == nil {
 		return nil, nil
 	}
-	out.AchievedRPS = round1(out.AchievedRPS)
+	out.AchievedRPS = units.Round(out.AchievedRPS, 1)
 	if out.Scheduled > 0 {
-		out.SentShare = float64(int64(sent/float64(out.Scheduled)*10000+0.5)) / 10000
+		out.SentShare = units.Round(sent/float64(out.Scheduled), 4)
 	}
 	out.HeldRate = results.HeldRate(out.SentShare)
 	var err error
@@ -757,10 +758,6 @@ func (m *merger) environment() (results.Environment, error) {
 	}
 	return out, nil
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
 
 // agreed is the environment whose every field holds what all envs hold, and is empty where
 // they differ (compared as their JSON, so that a map or a nested object counts whole).

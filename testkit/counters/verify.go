@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/hotspotkit/hotspotkit/results/units"
 	"github.com/hotspotkit/hotspotkit/testkit"
 )
 
@@ -318,7 +319,7 @@ func (s *Suite) noteHottest(want expectation) {
 		}
 		if t.total > 0 {
 			figures = append(figures, testkit.Figure{Name: "hottest row's share of writes: " + t.table.Name(),
-				Value: float64(int64(float64(most)/float64(t.total)*1e4+0.5)) / 1e4, Unit: "share"})
+				Value: units.Round(float64(most)/float64(t.total), 4), Unit: "share"})
 		}
 	}
 	s.mu.Lock()

@@ -27,6 +27,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/render"
+	"github.com/hotspotkit/hotspotkit/results/units"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/dbstats"
@@ -788,9 +789,11 @@ func (e *engine) loadStats(res *load.Result, drainEnd time.Time, r *run) results
 	return l
 }
 
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+// ms and round1 are the report's units.Ms and units.Round to one place, under the engine's
+// short names.
+func ms(d time.Duration) float64 { return units.Ms(d) }
 
-func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
+func round1(v float64) float64 { return units.Round(v, 1) }
 
 func (e *engine) close() error {
 	var err error

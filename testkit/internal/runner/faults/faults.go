@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/units"
 )
 
 // Fault kinds for --fault.
@@ -345,8 +346,8 @@ func Start(ctx context.Context, t Target, faults []Fault) *Injector {
 			defer in.wg.Done()
 			select {
 			case <-ctx.Done():
-				in.record(results.FaultEvent{Kind: f.Kind, AtMs: ms(f.At),
-					Error: fmt.Sprintf("not injected: the run was over after %.0f ms, before the fault was due", ms(time.Since(in.start)))})
+				in.record(results.FaultEvent{Kind: f.Kind, AtMs: units.Ms(f.At),
+					Error: fmt.Sprintf("not injected: the run was over after %.0f ms, before the fault was due", units.Ms(time.Since(in.start)))})
 				return
 			case <-time.After(time.Until(in.start.Add(f.At))):
 			}
@@ -367,7 +368,7 @@ func (in *Injector) inject(ctx context.Context, f Fault) {
 		in.striking.Lock()
 		defer in.striking.Unlock()
 	}
-	ev := results.FaultEvent{Kind: f.Kind, AtMs: ms(time.Since(in.start))}
+	ev := results.FaultEvent{Kind: f.Kind, AtMs: units.Ms(time.Since(in.start))}
 	var err error
 	switch f.Kind {
 	case TerminateBackends:
@@ -375,28 +376,28 @@ func (in *Injector) inject(ctx context.Context, f Fault) {
 	case RestartPostgres:
 		t0 := time.Now()
 		err = in.t.RestartPostgres(ctx)
-		ev.Duration = ms(time.Since(t0))
+		ev.Duration = units.Ms(time.Since(t0))
 		ev.Detail = "server stopped and started on the same port and data"
 	case CrashPostgres:
 		t0 := time.Now()
 		ev.Detail, err = in.t.CrashPostgres(ctx)
-		ev.Duration = ms(time.Since(t0))
+		ev.Duration = units.Ms(time.Since(t0))
 	case CrashRedis, RedisFailover, RedisReshard:
 		var took time.Duration
 		ev.Detail, took, err = in.strikeRedis(ctx, f)
-		ev.Duration = ms(took)
+		ev.Duration = units.Ms(took)
 	case PauseFlush:
-		ev.Duration = ms(f.For)
+		ev.Duration = units.Ms(f.For)
 		ev.Detail, err = in.pauseFlush(ctx, f.For)
 	case PoolerRestart:
 		t0 := time.Now()
 		ev.Detail, err = in.t.RestartPooler(ctx)
-		ev.Duration = ms(time.Since(t0))
+		ev.Duration = units.Ms(time.Since(t0))
 	case PoolerPause:
-		ev.Duration = ms(f.For)
+		ev.Duration = units.Ms(f.For)
 		ev.Detail, err = in.t.PausePooler(ctx, f.For)
 	case NetDelay, NetBlackhole, NetReset:
-		ev.Duration = ms(f.For)
+		ev.Duration = units.Ms(f.For)
 		ev.Detail, err = in.strikeNetwork(f)
 	case ConnStorm:
 		ev.Storm, err = in.connStorm(ctx, f.Sessions)
@@ -547,8 +548,6 @@ func (in *Injector) Stop() []results.FaultEvent {
 	slices.SortFunc(in.events, func(a, b results.FaultEvent) int { return cmp.Compare(a.AtMs, b.AtMs) })
 	return in.events
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Rotation is a soak's schedule (--fault-every): kinds in turn, one every `every` from
 // `every` on, while before until. A pause-flush lasts a quarter of the interval (at most
