@@ -25,7 +25,7 @@ func (c *Checks) Int(name string, want, got int64) {
 	c.list = append(c.list, results.Check{Name: name, Expected: want, Actual: got, OK: want == got})
 }
 
-// Amount is an exact decimal amount a Money check compares (counters.Money is one).
+// Amount is an exact decimal amount a Money check compares (decimal.Decimal is one).
 type Amount interface {
 	// String is the amount as the report shows it.
 	String() string

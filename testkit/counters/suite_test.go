@@ -14,6 +14,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
+	"github.com/hotspotkit/hotspotkit/testkit/decimal"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
@@ -44,7 +45,7 @@ func declared(pipelined bool) *counters.Suite {
 				{tellerChange.Delta(counters.Tellers.Row(counters.Int(int64(h/2)), counters.Int(int64(h))),
 					counters.Int(i%5-2), counters.Int(i*7%101), counters.Int(i*3%37), counters.Text(fmt.Sprint("note ", i)))},
 				{deviceChange.Delta(counters.Devices.Row(counters.Text(fmt.Sprint("d", h))),
-					counters.Int(1), counters.Amount(counters.Money(i+1)), counters.Time(at(i)), counters.Text(fmt.Sprint("ip", i)))},
+					counters.Int(1), counters.Amount(decimal.Decimal(i+1)), counters.Time(at(i)), counters.Text(fmt.Sprint("ip", i)))},
 			}
 		},
 	}

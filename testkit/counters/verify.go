@@ -11,6 +11,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results/units"
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/decimal"
 )
 
 // Verify checks every hot row exactly against the requests whose writes must be there: its
@@ -152,7 +153,7 @@ func checkColumn(c *testkit.Checks, t *expectedTable, col int, rows []string, wa
 	switch spec.Op {
 	case Add:
 		if t.table.types[col] == TypeNumeric {
-			c.Money(name+" (all hot rows)", Money(sumWant.n), Money(sumGot.n).String())
+			c.Money(name+" (all hot rows)", decimal.Decimal(sumWant.n), decimal.Decimal(sumGot.n).String())
 		} else {
 			c.Int(name+" (all hot rows)", sumWant.n, sumGot.n)
 		}

@@ -828,8 +828,8 @@ func coreValue(typ counters.Type, v sqlshape.Value) (counters.Value, error) {
 		n, err := intOf(v)
 		return counters.Int(n), err
 	case counters.TypeNumeric:
-		d, err := v.Decimal() // units of 10⁻⁸, as Money's
-		return counters.Amount(counters.Money(d)), err
+		d, err := v.Decimal()
+		return counters.Amount(d), err
 	case counters.TypeText:
 		if v.Kind == sqlshape.StringValue {
 			return counters.Text(v.Str), nil
