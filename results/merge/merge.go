@@ -217,6 +217,12 @@ func (m *merger) run(i int, cal *results.Calibration) (results.Run, error) {
 	}
 	out.Network = m.network(nets)
 	out.Verification, out.Reconciliation, out.Figures, out.HotSets = m.verification(runs)
+	if u := out.Verification.Unverified; u != nil {
+		u.Succeeded, u.Failed = out.Load.CompletedRequests, out.Load.FailedRequests
+		if rc := out.Reconciliation; rc != nil {
+			u.Unknown = rc.OutcomeUnknown
+		}
+	}
 	out.Database = m.database(runs, out.Load.CompletedRequests+out.Load.WarmupRequests)
 	out.Efficiency, out.EfficiencyBasis = results.Efficiency(out, cal)
 	return out, nil
@@ -627,8 +633,8 @@ func (m *merger) queue(runs []results.Run) (*results.Queue, error) {
 
 // verification is the verifying consumer's verification (the run-wide one) with every other
 // process's own checks, each named by its process; its reconciliation, the suite's figures and
-// the spread over the hot sets are the run's. Without a verifying consumer the run is not
-// verified, and says so.
+// the spread over the hot sets are the run's. Without a verifying consumer the run's checks
+// were not made: it is not verified, and says so (unverified).
 func (m *merger) verification(runs []results.Run) (results.Verification, *results.Reconciliation, []results.Figure, *results.HotSets) {
 	v := results.Verification{Passed: true}
 	var recon *results.Reconciliation
@@ -649,8 +655,14 @@ func (m *merger) verification(runs []results.Run) (results.Verification, *result
 		v.Passed = v.Passed && r.Verification.Passed
 	}
 	if !verified {
-		v.Checks = append(v.Checks, results.Check{Name: "the run verified by a consumer with --verify", Expected: "its report merged", Actual: "none given", OK: false})
+		v.Checks = append(v.Checks, results.NotChecked("the run's checks", "no report of a consumer with --verify was merged"))
+	}
+	switch results.Verdict(v.Checks) {
+	case results.CheckFailed:
 		v.Passed = false
+	case results.CheckNotChecked:
+		v.Passed = false
+		v.Unverified = &results.Unverified{Reason: results.NotCheckedReason(v.Checks)} // its requests: the caller's
 	}
 	return v, recon, figures, hot
 }

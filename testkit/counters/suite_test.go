@@ -93,8 +93,8 @@ func failedChecks(t *testing.T, s *counters.Suite, r *testkit.Run, res testkit.R
 	}
 	var names []string
 	for _, c := range checks {
-		if !c.OK {
-			names = append(names, fmt.Sprintf("%s: expected %v, got %v", c.Name, c.Expected, c.Actual))
+		if c.State != results.CheckPassed {
+			names = append(names, fmt.Sprintf("%s (%s): expected %v, got %v", c.Name, c.State, c.Expected, c.Actual))
 		}
 	}
 	return names
@@ -218,7 +218,7 @@ func TestEveryModeOnDeclaredTables(t *testing.T) {
 func hasCheck(checks []results.Check, name string) bool {
 	for _, c := range checks {
 		if c.Name == name {
-			return c.OK
+			return c.State == results.CheckPassed
 		}
 	}
 	return false

@@ -199,7 +199,9 @@ func (e *engine) execute(stdout io.Writer) (code int) {
 		fmt.Fprintf(e.stderr, "%s: %s\n", e.info.Name, database.Redact(err.Error()))
 		return ExitFailed
 	case !allVerified(e.report):
-		fmt.Fprintf(e.stderr, "%s: verification FAILED (see the checks with ok=false in the report)\n", e.info.Name)
+		for _, line := range notVerified(e.report) {
+			fmt.Fprintf(e.stderr, "%s: %s\n", e.info.Name, line)
+		}
 		return ExitFailed
 	}
 	return ExitOK
@@ -213,6 +215,35 @@ func (u usageError) Unwrap() error { return u.error }
 // oneLine folds a multi-line error (pgx puts the cause on the next line) into one line.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// notVerified says why the report's runs are not all verified: the checks that failed, and
+// the runs left unverified with why (the checks not made, named).
+func notVerified(r *results.Report) []string {
+	var out, unverified []string
+	failed := 0
+	for _, run := range r.Runs {
+		for _, c := range run.Verification.Checks {
+			if c.State == results.CheckFailed {
+				failed++
+			}
+		}
+		if u := run.Verification.Unverified; u != nil && !run.Verification.Passed {
+			unverified = append(unverified, run.Label()+": "+u.Reason)
+		}
+	}
+	switch {
+	case failed == 1:
+		out = append(out, `verification FAILED: a check failed (state "failed" in the report)`)
+	case failed > 1:
+		out = append(out, fmt.Sprintf(`verification FAILED: %d checks failed (state "failed" in the report)`, failed))
+	case len(unverified) == 0:
+		out = append(out, "verification FAILED: no run was verified")
+	}
+	if len(unverified) > 0 {
+		out = append(out, "NOT VERIFIED: "+strings.Join(unverified, "; "))
+	}
+	return out
 }
 
 func allVerified(r *results.Report) bool {
@@ -702,8 +733,14 @@ func (e *engine) verify(ctx context.Context, r *run, res *load.Result) (_ result
 	var checks []results.Check
 	if verr == nil {
 		checks, verr = suite.Verify(ctx, r.suite, must)
+		_, ownPart := suite.(ownPartOnly)
+		if len(checks) == 0 && !ownPart && verr == nil {
+			// The engine's lines below account for the requests; they do not read what the
+			// requests wrote, and cannot verify a run alone (results.Verification).
+			checks = append(checks, results.NotChecked("the suite's checks", "the suite's Verify returned none"))
+		}
 		checks = append(checks, roleChecks...)
-		if _, ownPart := suite.(ownPartOnly); !ownPart {
+		if !ownPart {
 			applied = must
 		}
 	}
@@ -715,13 +752,7 @@ func (e *engine) verify(ctx context.Context, r *run, res *load.Result) (_ result
 	if res.Attempted() > 0 && res.Completed+res.WarmupCompleted == 0 {
 		// Totals of nothing match trivially; a run in which every request failed verified
 		// nothing and must not read as verified.
-		checks = append(checks, results.Check{Name: "requests completed", Expected: "> 0", Actual: 0, OK: false})
-	}
-	v := results.Verification{Checks: checks, Passed: verr == nil && len(checks) > 0}
-	for _, ch := range checks {
-		if !ch.OK {
-			v.Passed = false
-		}
+		checks = append(checks, results.Compared("requests completed", "> 0", 0, false))
 	}
 	if verr != nil {
 		if ctx.Err() != nil {
@@ -729,7 +760,14 @@ func (e *engine) verify(ctx context.Context, r *run, res *load.Result) (_ result
 			u.Checks = checks
 			return u, recon, nil
 		}
-		v.Checks = append(v.Checks, results.Check{Name: "verification query", Expected: "no error", Actual: database.Redact(verr.Error()), OK: false})
+		checks = append(checks, results.Compared("verification query", "no error", database.Redact(verr.Error()), false))
+	}
+	v := results.Verification{Checks: checks}
+	switch results.Verdict(checks) {
+	case results.CheckPassed:
+		v.Passed = true
+	case results.CheckNotChecked:
+		v.Unverified = unverified(results.NotCheckedReason(checks), res, 0).Unverified
 	}
 	return v, recon, applied
 }
