@@ -35,8 +35,8 @@
 // document (upgrade.go), so that the types describe one version and no reader copes with an
 // older one. Store writes a report it files at the current version.
 //
-// Package results imports the standard library only (deps_test.go keeps it so): a report is
-// plain data, so a service, the engine and the baseline tool can all read it without a
+// Package results imports the standard library only, and results/units for the rounding of
+// its figures (deps_test.go keeps it so): a report is plain data, so a service, the engine and the baseline tool can all read it without a
 // database, a chart library or each other.
 package results
 

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
+
+	"github.com/hotspotkit/hotspotkit/results/units"
 )
 
 // SchemaVersion is the version of the format this package writes: of the report and of its
@@ -62,7 +65,11 @@ import (
 //  15. The pool-size ladder: pool_ladders (--pool-levels), a run's pool_size on one, a
 //     summary's pool_size, and the config's pool_levels (and its slo_p99_ms kept in a closed
 //     loop that judges a pool ladder). Only additions: absent, no pool ladder was run.
-const SchemaVersion = 15
+//  16. A check's state: passed, failed or not_checked (with its reason), in place of its ok;
+//     a run with a check not made is not verified. An older report's checks read passed or
+//     failed by their ok, and its placeholders of a check not made ("not checked" or empty
+//     expected and actual) not_checked, which leaves their run unverified.
+const SchemaVersion = 16
 
 // Report is one invocation of one suite binary.
 type Report struct {
@@ -395,21 +402,13 @@ func (d *Database) Per(requests int64) PerRequest {
 	for _, t := range d.Tables {
 		versions += t.Inserted + t.Updated + t.Deleted
 	}
-	p.WALBytes = roundTo(float64(d.WALBytes)/n, 1)
-	p.Commits = roundTo(float64(d.XactCommit)/n, 4)
+	p.WALBytes = units.Round(float64(d.WALBytes)/n, 1)
+	p.Commits = units.Round(float64(d.XactCommit)/n, 4)
 	if d.Statements != nil {
-		p.Statements = roundTo(float64(d.Statements.Calls)/n, 4)
+		p.Statements = units.Round(float64(d.Statements.Calls)/n, 4)
 	}
-	p.RowVersions = roundTo(float64(versions)/n, 4)
+	p.RowVersions = units.Round(float64(versions)/n, 4)
 	return p
-}
-
-func roundTo(v float64, digits int) float64 {
-	p := 1.0
-	for range digits {
-		p *= 10
-	}
-	return float64(int64(v*p+0.5)) / p
 }
 
 // PerRequest is the database's cost per completed request: the machine-independent evidence
@@ -679,7 +678,7 @@ func writesPerUpdate(flushed, fallback, sqlRecords int64) float64 {
 	if sqlRecords+fallback <= 0 {
 		return 0
 	}
-	return roundTo(float64(flushed+fallback)/float64(sqlRecords+fallback), 3)
+	return units.Round(float64(flushed+fallback)/float64(sqlRecords+fallback), 3)
 }
 
 // HotSets is how a run's applied requests spread over its --hot-keys sets of hot rows (by
@@ -757,14 +756,59 @@ type Stream struct {
 	DuplicateSkippedTotal int64 `json:"duplicate_skipped_total"`
 }
 
-// Verification is the suite's exact check of the database after the run.
+// Verification is the suite's exact check of the database after the run. A run is verified
+// (Passed) when at least one check was made and every check was made and passed: a check that
+// failed fails the run, and a check that could not be made (CheckNotChecked, with its reason)
+// leaves it unverified — neither passed nor failed, Unverified naming the checks not made —
+// for a run cannot be called verified for content nobody checked (Verdict). The engine's own
+// lines — the reconciliation (lost, duplicated, failed found persisted) and, in a process of a
+// split run, its part's checks — account for the requests, not for what they wrote: a run whose
+// suite made no check of its own is not verified, whatever they say.
 type Verification struct {
 	Passed bool    `json:"passed"`
 	Checks []Check `json:"checks"`
 	// Unverified is set when the run could not be verified, or not to the end: a server it
-	// needs was unreachable after the load, or its drain gave up with writes still held.
-	// Passed is then false, and what the checks could see is in Checks.
+	// needs was unreachable after the load, its drain gave up with writes still held, or a
+	// check could not be made. Passed is then false, and what the checks could see is in
+	// Checks.
 	Unverified *Unverified `json:"unverified,omitempty"`
+}
+
+// Verdict is what checks say of a run: CheckPassed when at least one was made and every one
+// was made and passed, CheckFailed when one failed, else CheckNotChecked (none failed, but one
+// could not be made, or none was made at all).
+func Verdict(checks []Check) CheckState {
+	verdict := CheckPassed
+	if len(checks) == 0 {
+		verdict = CheckNotChecked
+	}
+	for _, c := range checks {
+		switch c.State {
+		case CheckFailed:
+			return CheckFailed
+		case CheckNotChecked:
+			verdict = CheckNotChecked
+		}
+	}
+	return verdict
+}
+
+// NotCheckedReason is Unverified's reason for a run whose checks say CheckNotChecked: the
+// checks not made, by name (each check says why), or that none was made.
+func NotCheckedReason(checks []Check) string {
+	var names []string
+	for _, c := range checks {
+		if c.State == CheckNotChecked {
+			names = append(names, c.Name)
+		}
+	}
+	switch len(names) {
+	case 0:
+		return "no check was made"
+	case 1:
+		return "a check was not made: " + names[0]
+	}
+	return fmt.Sprintf("%d checks were not made: %s", len(names), strings.Join(names, "; "))
 }
 
 // Unverified says why a run was not verified and what its load knows of its requests: how
@@ -810,13 +854,41 @@ func (r Run) Figure(name string) (float64, bool) {
 	return 0, false
 }
 
-// Check compares one expected value with the one found. Integers are JSON numbers; NUMERIC
-// values are strings so that no float rounding can hide a difference.
+// Check compares one expected value with the one found (State passed or failed), or says why
+// the comparison could not be made (State not_checked, Reason; no Expected or Actual).
+// Integers are JSON numbers; NUMERIC values are strings so that no float rounding can hide a
+// difference.
 type Check struct {
-	Name     string `json:"name"`
-	Expected any    `json:"expected"`
-	Actual   any    `json:"actual"`
-	OK       bool   `json:"ok"`
+	Name     string     `json:"name"`
+	Expected any        `json:"expected,omitempty"`
+	Actual   any        `json:"actual,omitempty"`
+	State    CheckState `json:"state"`
+	Reason   string     `json:"reason,omitempty"`
+}
+
+// CheckState is a check's outcome.
+type CheckState string
+
+const (
+	CheckPassed CheckState = "passed"
+	CheckFailed CheckState = "failed"
+	// CheckNotChecked is a check that could not be made: the run cannot say the value is
+	// right, nor that it is wrong.
+	CheckNotChecked CheckState = "not_checked"
+)
+
+// Compared is the check named name of expected against actual: passed when ok.
+func Compared(name string, expected, actual any, ok bool) Check {
+	state := CheckFailed
+	if ok {
+		state = CheckPassed
+	}
+	return Check{Name: name, Expected: expected, Actual: actual, State: state}
+}
+
+// NotChecked is the check named name, not made, and why.
+func NotChecked(name, reason string) Check {
+	return Check{Name: name, State: CheckNotChecked, Reason: reason}
 }
 
 // Reconciliation accounts for every request layer by layer.

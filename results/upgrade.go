@@ -29,6 +29,7 @@ var upgrades = [SchemaVersion]func(doc map[string]any) error{
 	12: upgradeV12,
 	13: upgradeV13,
 	14: upgradeV14,
+	15: upgradeCheckStates,
 }
 
 // upgradeV3 is version 3 → 4: version 4 only added fields (the network's and rtt_ladders),
@@ -107,6 +108,73 @@ func upgradeV13(doc map[string]any) error {
 // and a summary's pool_size, the config's pool_levels), whose absence means none was run.
 // Nothing to convert.
 func upgradeV14(map[string]any) error { return nil }
+
+// upgradeCheckStates is version 15 → 16: a check's ok becomes its state, passed or failed,
+// except a placeholder of a check not made — an expected and actual both "not checked", or
+// both "" under a name ending "(not compared)" (the script suite's) — which becomes
+// not_checked, its reason the name's last parenthesis ("not compared", "not recomputable, so
+// not checked: …"), and leaves a run recorded as passed unverified: not passed, its
+// unverified naming the checks not made, with what its load counted of its requests.
+func upgradeCheckStates(doc map[string]any) error {
+	runs, _ := doc["runs"].([]any)
+	for _, r := range runs {
+		run, _ := r.(map[string]any)
+		v, ok := run["verification"].(map[string]any)
+		if !ok {
+			continue
+		}
+		checks, _ := v["checks"].([]any)
+		var notMade []string
+		for _, c := range checks {
+			check, ok := c.(map[string]any)
+			if !ok {
+				continue
+			}
+			state := "failed"
+			if passed, _ := check["ok"].(bool); passed {
+				state = "passed"
+			}
+			delete(check, "ok")
+			check["state"] = state
+			name, _ := check["name"].(string)
+			expected, _ := check["expected"].(string)
+			actual, isText := check["actual"].(string)
+			placeholder := expected == "not checked" || expected == "" && strings.HasSuffix(name, " (not compared)")
+			if !isText || expected != actual || !placeholder {
+				continue
+			}
+			delete(check, "expected")
+			delete(check, "actual")
+			reason := "not made"
+			if open := strings.LastIndex(name, " ("); open >= 0 && strings.HasSuffix(name, ")") {
+				name, reason = name[:open], name[open+2:len(name)-1]
+			}
+			check["name"], check["state"], check["reason"] = name, "not_checked", reason
+			notMade = append(notMade, name)
+		}
+		if passed, _ := v["passed"].(bool); !passed || len(notMade) == 0 {
+			continue
+		}
+		v["passed"] = false
+		if _, ok := v["unverified"]; ok {
+			continue
+		}
+		why := "a check was not made: " + notMade[0]
+		if len(notMade) > 1 {
+			why = fmt.Sprintf("%d checks were not made: %s", len(notMade), strings.Join(notMade, "; "))
+		}
+		u := map[string]any{"reason": why, "succeeded": json.Number("0"), "failed": json.Number("0"), "unknown": json.Number("0")}
+		if load, ok := run["load"].(map[string]any); ok {
+			for key, from := range map[string]string{"succeeded": "completed_requests", "failed": "failed_requests"} {
+				if n, ok := load[from].(json.Number); ok {
+					u[key] = n
+				}
+			}
+		}
+		v["unverified"] = u
+	}
+	return nil
+}
 
 // upgrade returns the report doc of version from as a document of SchemaVersion.
 func upgrade(raw []byte, from int) ([]byte, error) {

@@ -125,3 +125,51 @@ func TestReadUpgradesVersion13WritesPerUpdate(t *testing.T) {
 		t.Errorf("the upgrade added what was not recorded: %+v", rep.Runs)
 	}
 }
+
+// A version 15 report's checks get their state from ok; the script suite's placeholders of a
+// check not made become not_checked with the reason their name gave, and leave their run —
+// recorded as passed — unverified.
+func TestReadUpgradesVersion15CheckStates(t *testing.T) {
+	const v15 = `{"schema_version": 15, "suite": "script_hotspot_baseline", "runs": [
+	 {"mode": "sync", "config": {}, "load": {"completed_requests": 60, "failed_requests": 2},
+	  "verification": {"passed": true, "checks": [
+	   {"name": "counter_claims rows = applied requests", "expected": 60, "actual": 60, "ok": true},
+	   {"name": "what the requests wrote (not recomputable, so not checked: line 3: a CHECK)", "expected": "not checked", "actual": "not checked", "ok": true},
+	   {"name": "history: rows appended by INSERTs of different columns (not compared)", "expected": "", "actual": "", "ok": true}]}},
+	 {"mode": "sync", "config": {}, "verification": {"passed": false, "checks": [
+	   {"name": "hot total", "expected": "1.00000000", "actual": "0.90000000", "ok": false},
+	   {"name": "note", "expected": "", "actual": "", "ok": true}]}},
+	 {"mode": "sync", "config": {}, "verification": {"passed": true, "checks": [
+	   {"name": "note unchanged", "expected": "not checked", "actual": "not checked", "ok": true},
+	   {"name": "hot total", "expected": 5, "actual": 5, "ok": true}]}}]}`
+	rep, err := Read(strings.NewReader(v15))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := rep.Runs[0].Verification
+	want := []Check{
+		Compared("counter_claims rows = applied requests", 60.0, 60.0, true),
+		NotChecked("what the requests wrote", "not recomputable, so not checked: line 3: a CHECK"),
+		NotChecked("history: rows appended by INSERTs of different columns", "not compared"),
+	}
+	if v.Passed || !reflect.DeepEqual(v.Checks, want) || v.Unverified == nil ||
+		*v.Unverified != (Unverified{Reason: "2 checks were not made: what the requests wrote; history: rows appended by INSERTs of different columns", Succeeded: 60, Failed: 2}) {
+		t.Errorf("run 0: %+v %+v\nwant checks %+v", v, v.Unverified, want)
+	}
+	if v := rep.Runs[1].Verification; v.Passed || v.Unverified != nil || v.Checks[0].State != CheckFailed || v.Checks[1] != Compared("note", "", "", true) {
+		t.Errorf("run 1 (failed): %+v", v)
+	}
+	if v := rep.Runs[2].Verification; v.Passed || v.Unverified == nil || v.Unverified.Reason != "a check was not made: note unchanged" ||
+		v.Checks[0] != NotChecked("note unchanged", "not made") || v.Checks[1].State != CheckPassed {
+		t.Errorf("run 2: %+v", v)
+	}
+	raw, err := upgrade([]byte(v15), 15)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range validate(t, readSchema(t, "report.schema.json"), raw) {
+		if strings.Contains(e, "verification") || strings.Contains(e, "check") {
+			t.Errorf("upgraded version 15 checks fail the schema: %s", e)
+		}
+	}
+}

@@ -258,7 +258,8 @@ func printHotKeys(w io.Writer, rep *results.Report) {
 	fmt.Fprintln(w, line)
 }
 
-// printProblems lists error classes, failed checks and ladder knees under the table.
+// printProblems lists error classes, failed checks, checks not made and ladder knees under the
+// table.
 func printProblems(w io.Writer, rep *results.Report) {
 	for _, r := range rep.Runs {
 		if len(r.Load.ErrorCounts) > 0 {
@@ -279,8 +280,11 @@ func printProblems(w io.Writer, rep *results.Report) {
 				formatCount(float64(u.Succeeded)), formatCount(float64(u.Failed)), formatCount(float64(u.Unknown)), heldText(u.Held))
 		}
 		for _, c := range r.Verification.Checks {
-			if !c.OK {
+			switch c.State {
+			case results.CheckFailed:
 				fmt.Fprintf(w, "  %s: check %q failed: expected %v, got %v\n", r.Mode, c.Name, c.Expected, c.Actual)
+			case results.CheckNotChecked:
+				fmt.Fprintf(w, "  %s: check %q not made: %s\n", r.Mode, c.Name, c.Reason)
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -137,8 +138,10 @@ type TableRow struct {
 	BestPoolBy string `json:"best_pool_by,omitempty"`
 	Verified   bool   `json:"verified"`
 	// Unverified: a run of the row could not be verified (results.Unverified), which is not
-	// the same as a check that failed.
-	Unverified bool `json:"unverified,omitempty"`
+	// the same as a check that failed; NotChecked are the checks its runs could not make,
+	// each "name: why" (RenderMarkdown lists them under the table).
+	Unverified bool     `json:"unverified,omitempty"`
+	NotChecked []string `json:"not_checked,omitempty"`
 	// Metrics holds every metric of the row by Metric name; a run row has Min = Median = Max.
 	Metrics map[string]results.Spread `json:"metrics"`
 	Cells   []string                  `json:"-"`
@@ -188,7 +191,8 @@ func reportRows(rep *results.Report) []TableRow {
 			}
 		}
 		row := TableRow{Suite: rep.Suite, Mode: s.Mode, Level: s.Level, Slots: s.Slots, Pool: s.PoolSize, Rate: s.Rate, Repetitions: s.Repetitions,
-			Verified: s.Verified, Metrics: metrics}
+			Verified: s.Verified, Metrics: metrics, NotChecked: notChecked(group)}
+		row.Unverified = !row.Verified && len(row.NotChecked) > 0 && !anyFailed(group)
 		var cfg results.Run
 		if len(group) > 0 {
 			cfg = group[0]
@@ -205,7 +209,7 @@ func reportRows(rep *results.Report) []TableRow {
 		}
 		row := TableRow{Suite: rep.Suite, Mode: r.Mode, Level: r.Level, Slots: r.Slots, Pool: r.PoolSize, Rate: r.Rate, Repetition: r.Repetition,
 			RTT: rttText(r), Verified: r.Verification.Passed, Unverified: r.Verification.Unverified != nil,
-			Metrics: results.RunSpreads(r)}
+			Metrics: results.RunSpreads(r), NotChecked: notChecked([]results.Run{r})}
 		marks(&row)
 		row.Cells = formatRow(row, r)
 		rows = append(rows, row)
@@ -215,6 +219,29 @@ func reportRows(rep *results.Report) []TableRow {
 
 func groupKey(mode string, level, slots, pool int, rate, rtt float64) [6]string {
 	return [6]string{mode, strconv.Itoa(level), strconv.Itoa(slots), strconv.Itoa(pool), strconv.FormatFloat(rate, 'g', -1, 64), strconv.FormatFloat(rtt, 'g', -1, 64)}
+}
+
+// notChecked are the checks runs could not make, each "name: why" once.
+func notChecked(runs []results.Run) []string {
+	var out []string
+	for _, r := range runs {
+		for _, c := range r.Verification.Checks {
+			if s := c.Name + ": " + c.Reason; c.State == results.CheckNotChecked && !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// anyFailed says whether a check of runs failed.
+func anyFailed(runs []results.Run) bool {
+	for _, r := range runs {
+		if results.Verdict(r.Verification.Checks) == results.CheckFailed {
+			return true
+		}
+	}
+	return false
 }
 
 func runsOf(runs []results.Run, mode string, level, slots, pool int, rate, rtt float64) []results.Run {
@@ -531,6 +558,16 @@ func RenderMarkdown(w io.Writer, t TableData) error {
 	b.WriteString("\n")
 	for _, r := range t.Rows {
 		line(r.Cells)
+	}
+	// The checks a row's runs could not make, under the table: its verified cell says only
+	// "unverified".
+	mode := slices.IndexFunc(t.Columns, func(c Column) bool { return c.Key == ColMode })
+	sep := "\n"
+	for _, r := range t.Rows {
+		if len(r.NotChecked) > 0 && mode >= 0 && mode < len(r.Cells) {
+			fmt.Fprintf(&b, "%s%s %s: checks not made: %s\n", sep, r.Suite, r.Cells[mode], strings.Join(r.NotChecked, "; "))
+			sep = ""
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -67,7 +67,7 @@ func MakeRun(s RunSpec) results.Run {
 		},
 		Pool:         results.Pool{MaxConns: 32, MaxAcquired: int32(s.PoolBP * 32 / 10000), MaxUsageBasisPoints: s.PoolBP},
 		LockMonitor:  results.LockMonitor{Samples: 300, IntervalMs: 100, MaxLockWaiters: total, MaxWaitersByRelation: byRel},
-		Verification: results.Verification{Passed: s.Verified, Checks: []results.Check{{Name: "usage total", Expected: 100000, Actual: 100000, OK: s.Verified}}},
+		Verification: results.Verification{Passed: s.Verified, Checks: []results.Check{results.Compared("usage total", 100000, 100000, s.Verified)}},
 	}
 	if s.WALPerReq > 0 {
 		r.Database = &results.Database{WALSource: "pg_stat_wal", Statements: &results.Statements{},

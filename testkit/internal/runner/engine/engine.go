@@ -27,6 +27,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/render"
+	"github.com/hotspotkit/hotspotkit/results/units"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/heapmem"
@@ -198,7 +199,9 @@ func (e *engine) execute(stdout io.Writer) (code int) {
 		fmt.Fprintf(e.stderr, "%s: %s\n", e.info.Name, database.Redact(err.Error()))
 		return ExitFailed
 	case !allVerified(e.report):
-		fmt.Fprintf(e.stderr, "%s: verification FAILED (see the checks with ok=false in the report)\n", e.info.Name)
+		for _, line := range notVerified(e.report) {
+			fmt.Fprintf(e.stderr, "%s: %s\n", e.info.Name, line)
+		}
 		return ExitFailed
 	}
 	return ExitOK
@@ -212,6 +215,35 @@ func (u usageError) Unwrap() error { return u.error }
 // oneLine folds a multi-line error (pgx puts the cause on the next line) into one line.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// notVerified says why the report's runs are not all verified: the checks that failed, and
+// the runs left unverified with why (the checks not made, named).
+func notVerified(r *results.Report) []string {
+	var out, unverified []string
+	failed := 0
+	for _, run := range r.Runs {
+		for _, c := range run.Verification.Checks {
+			if c.State == results.CheckFailed {
+				failed++
+			}
+		}
+		if u := run.Verification.Unverified; u != nil && !run.Verification.Passed {
+			unverified = append(unverified, run.Label()+": "+u.Reason)
+		}
+	}
+	switch {
+	case failed == 1:
+		out = append(out, `verification FAILED: a check failed (state "failed" in the report)`)
+	case failed > 1:
+		out = append(out, fmt.Sprintf(`verification FAILED: %d checks failed (state "failed" in the report)`, failed))
+	case len(unverified) == 0:
+		out = append(out, "verification FAILED: no run was verified")
+	}
+	if len(unverified) > 0 {
+		out = append(out, "NOT VERIFIED: "+strings.Join(unverified, "; "))
+	}
+	return out
 }
 
 func allVerified(r *results.Report) bool {
@@ -319,7 +351,7 @@ func (e *engine) startServer(ctx context.Context) (*pgserver.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pgserver.Start(ctx, pgserver.Config{Binaries: bins, User: c.PgUser, TempDir: c.PgDir, Unsafe: c.UnsafeFsync,
+	return pgserver.Start(ctx, pgserver.Config{Binaries: bins, User: c.PgUser, TempDir: c.PgDir, Unsafe: c.UnsafeNoFsync,
 		MaxConnections: e.sessionsNeeded() + serverMargin})
 }
 
@@ -360,7 +392,7 @@ func (e *engine) newRun(index int, mode testkit.Mode, rung plan.Rung) *run {
 		b = e.queues.New()
 	}
 	env := &runenv.Env{Index: index, Mode: mode.String(), Slots: rung.Slots, Requests: c.Requests, Target: e.target,
-		Context: e.hardCtx, LoseCommitEvery: c.LoseCommitEvery, SessionSettings: faults.SessionSettings(c.Faults), Backend: b}
+		Context: e.hardCtx, SessionSettings: faults.SessionSettings(c.Faults), Opener: b}
 	if c.ForDuration(rung) {
 		env.Requests = 0 // a ladder rung, or a run at a rate, runs for --duration
 	}
@@ -385,7 +417,7 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	c := e.cfg
 	out := results.Run{Mode: r.Mode, Repetition: r.repetition, Level: r.level, Rate: r.rate, Slots: r.Slots,
 		Config: r.Config, StartedAt: time.Now().UTC()}
-	out.RTTMs = ms(r.rtt)
+	out.RTTMs = units.Ms(r.rtt)
 	out.PoolSize = r.poolSize()
 	fail := func(err error) (results.Run, error) {
 		out.Error = database.Redact(err.Error())
@@ -462,7 +494,7 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	if q := r.backend.Figures(); q != nil {
 		out.Queue = q.Report()
 		if out.Load.IntakeMs > 0 {
-			out.Load.AcceptRPS = round1(float64(res.Completed) / (out.Load.IntakeMs / 1000))
+			out.Load.AcceptRPS = units.Round(float64(res.Completed)/(out.Load.IntakeMs/1000), 1)
 		}
 	}
 	out.Efficiency, out.EfficiencyBasis = results.Efficiency(out, e.report.Environment.Calibration)
@@ -559,8 +591,14 @@ func (e *engine) verify(ctx context.Context, r *run, res *load.Result) (_ result
 	var checks []results.Check
 	if verr == nil {
 		checks, verr = suite.Verify(ctx, r.suite, must)
+		_, ownPart := suite.(ownPartOnly)
+		if len(checks) == 0 && !ownPart && verr == nil {
+			// The engine's lines below account for the requests; they do not read what the
+			// requests wrote, and cannot verify a run alone (results.Verification).
+			checks = append(checks, results.NotChecked("the suite's checks", "the suite's Verify returned none"))
+		}
 		checks = append(checks, roleChecks...)
-		if _, ownPart := suite.(ownPartOnly); !ownPart {
+		if !ownPart {
 			applied = must
 		}
 	}
@@ -572,13 +610,7 @@ func (e *engine) verify(ctx context.Context, r *run, res *load.Result) (_ result
 	if res.Attempted() > 0 && res.Completed+res.WarmupCompleted == 0 {
 		// Totals of nothing match trivially; a run in which every request failed verified
 		// nothing and must not read as verified.
-		checks = append(checks, results.Check{Name: "requests completed", Expected: "> 0", Actual: 0, OK: false})
-	}
-	v := results.Verification{Checks: checks, Passed: verr == nil && len(checks) > 0}
-	for _, ch := range checks {
-		if !ch.OK {
-			v.Passed = false
-		}
+		checks = append(checks, results.Compared("requests completed", "> 0", 0, false))
 	}
 	if verr != nil {
 		if ctx.Err() != nil {
@@ -586,7 +618,14 @@ func (e *engine) verify(ctx context.Context, r *run, res *load.Result) (_ result
 			u.Checks = checks
 			return u, recon, nil
 		}
-		v.Checks = append(v.Checks, results.Check{Name: "verification query", Expected: "no error", Actual: database.Redact(verr.Error()), OK: false})
+		checks = append(checks, results.Compared("verification query", "no error", database.Redact(verr.Error()), false))
+	}
+	v := results.Verification{Checks: checks}
+	switch results.Verdict(checks) {
+	case results.CheckPassed:
+		v.Passed = true
+	case results.CheckNotChecked:
+		v.Unverified = unverified(results.NotCheckedReason(checks), res, 0).Unverified
 	}
 	return v, recon, applied
 }
@@ -628,11 +667,11 @@ func (e *engine) loadStats(res *load.Result, drainEnd time.Time, r *run) results
 	if drainEnd.After(end) {
 		end = drainEnd
 	}
-	l.DurationMs = ms(end.Sub(res.MeasureStart))
-	l.IntakeMs = ms(res.End.Sub(res.MeasureStart))
-	l.DrainMs = ms(end.Sub(res.End))
+	l.DurationMs = units.Ms(end.Sub(res.MeasureStart))
+	l.IntakeMs = units.Ms(res.End.Sub(res.MeasureStart))
+	l.DrainMs = units.Ms(end.Sub(res.End))
 	if l.DurationMs > 0 {
-		l.ThroughputRPS = round1(float64(res.Completed) / (l.DurationMs / 1000))
+		l.ThroughputRPS = units.Round(float64(res.Completed)/(l.DurationMs/1000), 1)
 	}
 	if enc, err := res.Latency.Encode(); err == nil {
 		l.LatencyHistogram = enc
@@ -645,10 +684,6 @@ func (e *engine) loadStats(res *load.Result, drainEnd time.Time, r *run) results
 	l.OpenLoop = openLoopStats(res)
 	return l
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
 
 func (e *engine) close() error {
 	var err error

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/units"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
 )
 
@@ -12,7 +13,7 @@ func openLoopStats(res *load.Result) *results.OpenLoop {
 		return nil
 	}
 	out := &results.OpenLoop{
-		TargetRPS: ol.TargetRPS, AchievedRPS: round1(res.AchievedRPS()), Arrivals: string(ol.Arrivals),
+		TargetRPS: ol.TargetRPS, AchievedRPS: units.Round(res.AchievedRPS(), 1), Arrivals: string(ol.Arrivals),
 		Scheduled: res.Scheduled(), Late: ol.Late, Skipped: ol.Skipped, Unsent: ol.Unsent,
 		ServiceMs: results.Latency(ol.Service.Summary()), ScheduleLagMs: results.Latency(ol.ScheduleLag.Summary()),
 	}

@@ -53,11 +53,6 @@ type Plan struct {
 	FaultEvery time.Duration
 	QueueFull  queue.FullPolicy
 	PgDownload pgserver.DownloadConfig
-	// UnsafeFsync is --unsafe-no-fsync; LoseCommitEvery and SlowFlushPct the hidden
-	// --debug-lose-commit-every and --debug-slow-flush-pct (asyncrun's slowflush.go).
-	UnsafeFsync     bool
-	LoseCommitEvery int64
-	SlowFlushPct    int
 
 	// OpenLoop: --rate, --rates and friends typed (openloop.go).
 	OpenLoop
@@ -213,7 +208,7 @@ func (c *parser) validate() error {
 	if c.ShutdownTimeout <= 0 {
 		bad("--shutdown-timeout must be positive, got %s", c.ShutdownTimeout)
 	}
-	if c.SlowFlushPct > 0 && c.QueueBackend == testkit.BackendRedis {
+	if c.DebugSlowFlushPct > 0 && c.QueueBackend == testkit.BackendRedis {
 		bad("--debug-slow-flush-pct needs --queue-backend memory")
 	}
 	c.Modes = nil

@@ -1,7 +1,7 @@
 // Package redisrun is the Redis-streams queue backend, everything of Redis a run needs beside
 // the queue itself (package queue/redisq) and the servers (package testkit/servers/redisserver): the
 // choice of the invocation's backend (Choose, Queues), a run's queue on a stream in this
-// process's role (Backend, a backend.Backend: both, producer or consumer), the flags of the
+// process's role (Redis, a backend.Backend: both, producer or consumer), the flags of the
 // backend and of runs split over processes (StreamConfig), the Redis those runs share (Target:
 // miniredis in this process, a managed redis-server or cluster, or --redis-url) with its
 // faults, and the protocol by which the producer and consumer processes of one run meet in
