@@ -364,6 +364,8 @@ func (g *generator) typeSchema(t reflect.Type, nullable bool) *node {
 	switch {
 	case t == reflect.TypeFor[time.Time]():
 		return obj("type", "string", "format", "date-time")
+	case t == reflect.TypeFor[Value](): // a number or a name, as its MarshalJSON writes it
+		return obj("type", []string{"number", "string"})
 	case t.Kind() == reflect.Pointer:
 		s := g.typeSchema(t.Elem(), false)
 		if nullable {

@@ -297,7 +297,7 @@ func (e *engine) finishNetwork() {
 	c := e.cfg
 	env := &results.Network{Postgres: measuredPath(n.pg != nil, n.pgAll, n.pgErrs)}
 	if n.pg != nil {
-		if len(c.RTTLevels) == 0 {
+		if !c.Steps(results.AxisRTT) {
 			env.Postgres.ConfiguredRTTMs = results.Milliseconds(c.DBRTT)
 		}
 		env.Postgres.JitterMs = results.Milliseconds(c.DBRTTJitter)
