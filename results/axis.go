@@ -14,8 +14,8 @@ import (
 
 // An axis is a setting of RunConfig that one invocation can step over: --levels steps the
 // concurrency, --slots-levels the slots, --rtt-levels the round trip added to PostgreSQL,
-// --pool-levels the load's pool size, --rates the offered rate. An Axis says everything the
-// kit does with one: its flag and how its values parse and
+// --pool-levels the load's pool size, --rates the offered rate, --batch-levels the queue's
+// batch. An Axis says everything the kit does with one: its flag and how its values parse and
 // are bounded; the setting a run takes its value in (so a run's position on every axis is its
 // RunConfig, one place); how values sort; how a row and a ladder name a value; the figures a
 // ladder level shows beside the common ones (its columns) and the rule that finds the
@@ -31,7 +31,7 @@ import (
 // (Run.Rung), and SummarizeOver groups runs by any set of axes.
 type Axis struct {
 	// Name is the key of the RunConfig setting the axis steps (concurrency, slots, db_rtt_ms,
-	// max_connections, rate): a run takes its value there, a ladder names
+	// max_connections, rate, flush_batch_size): a run takes its value there, a ladder names
 	// its axis by it, and a position is keyed by it.
 	Name string
 	// Flag is the ladder's flag, without the dashes (levels), and Usage its help.
@@ -53,7 +53,7 @@ type Axis struct {
 	// Unset is the value of a run whose config leaves the setting out (Canonical): one slot,
 	// no added round trip, a closed loop. A row names such a run's value off a ladder when it
 	// is not Unset (16 slots, a round trip, a rate). Nil: the setting is always recorded, and a
-	// row names its value on a ladder only (a concurrency, a pool size).
+	// row names its value on a ladder only (a concurrency, a pool size, a batch).
 	Unset *Value
 	// Load says the value is part of the load (a concurrency, a rate): the table's load column
 	// shows it rather than the mode's name.
@@ -65,7 +65,8 @@ type Axis struct {
 	// over it needs one.
 	ForDuration bool
 	// Needs is what an invocation must have for the axis to mean anything: NeedsSlots (a suite
-	// whose hot rows split into slots); "" nothing.
+	// whose hot rows split into slots) or NeedsQueue (every mode of --modes with a queue); ""
+	// nothing.
 	Needs string
 	// Columns are the figures a ladder level shows in a summary line, in order (the first
 	// leads: "4 → 1,500 rps, p99 35.0 ms, …"), and Chart those drawn against the axis (the
@@ -86,7 +87,10 @@ const (
 )
 
 // What an axis needs of the invocation (Axis.Needs).
-const NeedsSlots = "slots"
+const (
+	NeedsSlots = "slots"
+	NeedsQueue = "queue"
+)
 
 // The axes, in the order Rungs crosses them (the first outermost) and a row names them.
 var (
@@ -130,10 +134,16 @@ var (
 		Row:     func(v string, _ RunConfig) string { return "@ " + v },
 		Columns: []string{MetricAchievedRPS, MetricSentShare, MetricP99Ms, MetricServiceP99Ms, MetricLate, MetricSkipped},
 		Chart:   []string{MetricP99Ms, MetricP50Ms, MetricServiceP99Ms, MetricAchievedRPS}, Rule: RuleMaxAtSLO}
+	AxisBatch = &Axis{Name: "flush_batch_size", Flag: "batch-levels", Title: "batch", Across: "records per flush (--batch-levels)",
+		Usage: "queue batch ladder: the async modes' --flush-batch-size per rung, e.g. 50,200,1000 (one run per mode and size, each on fresh state)",
+		Unit:  UnitCount, Want: "a positive integer (records per flush)", Needs: NeedsQueue,
+		Row:     func(v string, _ RunConfig) string { return "· batch " + v },
+		Columns: []string{MetricThroughputRPS, MetricPersistLagP99Ms, MetricWritesPerUpdate, MetricWALBytesPerRequest},
+		Chart:   []string{MetricThroughputRPS, MetricPersistLagP99Ms}, Rule: RuleStopsPaying}
 )
 
 // Axes lists every axis.
-var Axes = []*Axis{AxisConcurrency, AxisSlots, AxisRTT, AxisPool, AxisRate}
+var Axes = []*Axis{AxisConcurrency, AxisSlots, AxisRTT, AxisPool, AxisRate, AxisBatch}
 
 // AxisNamed is the axis whose Name is name; nil when there is none.
 func AxisNamed(name string) *Axis {

@@ -57,6 +57,7 @@ func TestAxisParsing(t *testing.T) {
 		{AxisRTT, "-1ms,fast", nil, []string{`"-1ms" is not a round trip`, `"fast" is not a round trip`}},
 		{AxisPool, "64,4,20000,2.5", []float64{4, 64}, []string{"20000 is above 10000", `"2.5" is not a positive integer (a pool size)`}},
 		{AxisRate, "400,100.5,0,inf", []float64{100.5, 400}, []string{`"0" is not a positive rate`, `"inf" is not a positive rate`}},
+		{AxisBatch, "1000,50,200,-1", []float64{50, 200, 1000}, []string{`"-1" is not a positive integer (records per flush)`}},
 	} {
 		vs, errs := c.a.ParseList(c.raw)
 		var got []float64

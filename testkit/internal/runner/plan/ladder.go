@@ -33,7 +33,7 @@ func (c *parser) registerLadders(s results.Setting) {
 
 // validateLadders parses the ladder flags into the config's Ladder and checks each against
 // the invocation, with one rule for all: its values as its axis bounds them; not beside the
-// flag of the setting it steps; what it needs (a suite with slots); a
+// flag of the setting it steps; what it needs (a suite with slots, modes with a queue); a
 // --duration when its rungs run for one; every process of a split run the same rungs; and one
 // ladder per invocation. That last is a choice of this rule alone: Rungs, the runs' configs,
 // the summaries and BuildLadders all work over several axes at once, as a search over mode ×
@@ -78,8 +78,24 @@ func (c *parser) validateLadders(bad func(string, ...any)) {
 
 // lacks says what the invocation lacks for a ladder over a to mean anything ("" nothing).
 func (c *parser) lacks(a *results.Axis) string {
-	if a.Needs == results.NeedsSlots && !c.Slotted {
-		return c.info.Name + " has no counter rows to split into slots"
+	switch a.Needs {
+	case results.NeedsSlots:
+		if !c.Slotted {
+			return c.info.Name + " has no counter rows to split into slots"
+		}
+	case results.NeedsQueue:
+		var without []string
+		for _, m := range c.Modes {
+			if !m.Async() {
+				without = append(without, m.String())
+			}
+		}
+		if have := "has"; len(without) > 0 {
+			if len(without) > 1 {
+				have = "have"
+			}
+			return strings.Join(without, " and ") + " " + have + " no queue, whose " + a.Title + " it steps (--modes with async modes only)"
+		}
 	}
 	return ""
 }

@@ -73,6 +73,7 @@ func TestEveryAxisSteps(t *testing.T) {
 		{"--rtt-levels 1ms,0", results.AxisRTT, []float64{0, 1}, false, func(c results.RunConfig) float64 { return c.DBRTTMs }},
 		{"--pool-levels 8,2", results.AxisPool, []float64{2, 8}, false, func(c results.RunConfig) float64 { return float64(c.MaxConnections) }},
 		{"--rates 20,10 --duration 1s", results.AxisRate, []float64{10, 20}, true, func(c results.RunConfig) float64 { return c.Rate }},
+		{"--batch-levels 1000,50 --modes async,async-compact", results.AxisBatch, []float64{50, 1000}, false, func(c results.RunConfig) float64 { return float64(c.FlushBatchSize) }},
 	} {
 		p := parse(t, usagecounter.New(), c.args)
 		var got []float64
@@ -133,6 +134,10 @@ func TestLadderRefusals(t *testing.T) {
 		refused(t, usagecounter.New(), args, want)
 	}
 	refused(t, candidates.New(), "--slots-levels 1,4", "--slots-levels: request_candidate_persistence_baseline has no counter rows to split into slots")
+	refused(t, usagecounter.New(), "--batch-levels 50,200", "--batch-levels: sync and outbox have no queue, whose batch it steps (--modes with async modes only)")
+	refused(t, usagecounter.New(), "--batch-levels 50,200 --modes async,sync", "--batch-levels: sync has no queue")
+	refused(t, usagecounter.New(), "--batch-levels 50,200 --modes async --flush-batch-size 9", "--flush-batch-size and --batch-levels exclude each other")
+	refused(t, usagecounter.New(), "--batch-levels 50,200 --modes async --pool-levels 4,8", "--pool-levels and --batch-levels exclude each other (one ladder per invocation)")
 }
 
 // A ladder's flag stands right below the setting it steps in --help, hidden where the suite
