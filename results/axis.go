@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -384,10 +383,6 @@ func (a *Axis) ParseList(raw string) (vs []Value, errs []error) {
 	return slices.Compact(vs), errs
 }
 
-// Stepped is the values of the axis that config c's invocation stepped over (its Ladder);
-// nil when it stepped none.
-func (a *Axis) Stepped(c RunConfig) []Value { return c.Ladder[a.Name] }
-
 // Shown is run config c's position on the axes a row names beside its mode: those its
 // invocation stepped over, and those it set away from their Unset value.
 func Shown(c RunConfig) Position {
@@ -399,35 +394,4 @@ func Shown(c RunConfig) Position {
 		}
 	}
 	return p
-}
-
-// checkAxes is what a test checks of every axis: a setting of its name whose type fits its
-// unit, a flag, a unit, and columns and a chart of known figures.
-func checkAxes() error {
-	seen := map[string]bool{}
-	for _, a := range Axes {
-		s, ok := LookupSetting(a.Name)
-		if !ok || s.Key != a.Name {
-			return fmt.Errorf("axis %s: no setting of RunConfig has that key", a.Name)
-		}
-		kind := reflect.TypeOf(s.Addr(&RunConfig{})).Elem().Kind()
-		switch {
-		case a.Unit == UnitText && kind != reflect.String, a.Unit != UnitText && kind == reflect.String:
-			return fmt.Errorf("axis %s: unit %s on a setting of kind %s", a.Name, a.Unit, kind)
-		case a.Flag == "" || a.Usage == "" || a.Title == "" || a.Want == "" || a.Row == nil:
-			return fmt.Errorf("axis %s: no flag, usage, title, want or row", a.Name)
-		case seen[a.Flag] || seen[a.Name]:
-			return fmt.Errorf("axis %s: its name or flag is another axis's", a.Name)
-		}
-		seen[a.Flag], seen[a.Name] = true, true
-		for _, k := range append(slices.Clone(a.Columns), a.Chart...) {
-			if _, ok := columns[k]; !ok {
-				return fmt.Errorf("axis %s: no column %s", a.Name, k)
-			}
-		}
-		if len(a.Columns) == 0 || len(a.Chart) == 0 {
-			return fmt.Errorf("axis %s: no columns or no chart", a.Name)
-		}
-	}
-	return nil
 }

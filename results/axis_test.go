@@ -2,6 +2,8 @@ package results
 
 import (
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -105,4 +107,35 @@ func TestPositions(t *testing.T) {
 	if got := r.Label(); got != "sync · pool 16" {
 		t.Errorf("label %q", got)
 	}
+}
+
+// checkAxes is what a test checks of every axis: a setting of its name whose type fits its
+// unit, a flag, a unit, and columns and a chart of known figures.
+func checkAxes() error {
+	seen := map[string]bool{}
+	for _, a := range Axes {
+		s, ok := LookupSetting(a.Name)
+		if !ok || s.Key != a.Name {
+			return fmt.Errorf("axis %s: no setting of RunConfig has that key", a.Name)
+		}
+		kind := reflect.TypeOf(s.Addr(&RunConfig{})).Elem().Kind()
+		switch {
+		case a.Unit == UnitText && kind != reflect.String, a.Unit != UnitText && kind == reflect.String:
+			return fmt.Errorf("axis %s: unit %s on a setting of kind %s", a.Name, a.Unit, kind)
+		case a.Flag == "" || a.Usage == "" || a.Title == "" || a.Want == "" || a.Row == nil:
+			return fmt.Errorf("axis %s: no flag, usage, title, want or row", a.Name)
+		case seen[a.Flag] || seen[a.Name]:
+			return fmt.Errorf("axis %s: its name or flag is another axis's", a.Name)
+		}
+		seen[a.Flag], seen[a.Name] = true, true
+		for _, k := range append(slices.Clone(a.Columns), a.Chart...) {
+			if _, ok := columns[k]; !ok {
+				return fmt.Errorf("axis %s: no column %s", a.Name, k)
+			}
+		}
+		if len(a.Columns) == 0 || len(a.Chart) == 0 {
+			return fmt.Errorf("axis %s: no columns or no chart", a.Name)
+		}
+	}
+	return nil
 }

@@ -102,14 +102,3 @@ func spreadOf(vs []float64) Spread {
 	}
 	return Spread{Median: med, Min: s[0], Max: s[n-1]}
 }
-
-// RunsAt are the runs of mode that stand at position at (Position.Holds), in order.
-func RunsAt(runs []Run, mode string, at Position) []Run {
-	var out []Run
-	for _, r := range runs {
-		if r.Mode == mode && at.Holds(r) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
