@@ -27,8 +27,8 @@ type SummaryOptions struct {
 // SummaryWidth columns: the short table (per mode: throughput, request p99, persist lag p99,
 // waiters on the hot tables, WAL per request, verified), the findings in plain words, the
 // warnings, then the calibration and what went wrong (errors, retries, failed checks), the
-// ladders (a line each: its levels and what its rule found) and the open-loop rates. With Wide, the side-by-side table of `baseline table` and the same
-// lines unwrapped.
+// ladders (a line each: its levels and what its rule found) and the open-loop rates. With
+// Wide, the side-by-side table of `baseline table` and the same lines unwrapped.
 func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	if len(rep.Runs) == 0 {
 		if rep.Error != "" {
