@@ -68,7 +68,7 @@ import (
 //     a run's position on every axis is its config alone (the run's level, rate, slots,
 //     rtt_ms and pool_size go), the axes its invocation stepped over the config's ladder
 //     (for levels, rates, slots_levels, rtt_levels_ms and pool_levels), and a summary's rung
-//     its at (for its level, rate, slots, rtt_ms and pool_size). Converted (upgradeV15).
+//     its at (for its level, rate, slots, rtt_ms and pool_size). Converted (upgradeLadders).
 const SchemaVersion = 16
 
 // Report is one invocation of one suite binary.

@@ -30,7 +30,7 @@ var upgrades = [SchemaVersion]func(doc map[string]any) error{
 	12: upgradeV12,
 	13: upgradeV13,
 	14: upgradeV14,
-	15: upgradeV15,
+	15: upgradeLadders,
 }
 
 // upgradeV3 is version 3 → 4: version 4 only added fields (the network's and rtt_ladders),
@@ -110,11 +110,11 @@ func upgradeV13(doc map[string]any) error {
 // Nothing to convert.
 func upgradeV14(map[string]any) error { return nil }
 
-// v15Axes are the five ladders of version 15 and what each became in version 16: the axis, the
-// run's field that held its value (and the summary's), the config's list of the invocation's
-// values, the report's list of ladders, a level's field of its value, the ladder's field of
-// what its rule found and the rule. Frozen: this is what version 15 was.
-var v15Axes = []struct {
+// fiveLadderKinds are the five kinds of ladder before upgradeLadders and what each became: the
+// axis, the run's field that held its value (and the summary's), the config's list of the
+// invocation's values, the report's list of ladders, a level's field of its value, the
+// ladder's field of what its rule found and the rule. Frozen: this is what those versions were.
+var fiveLadderKinds = []struct {
 	axis, runKey, configKey, reportKey, levelsKey, valueKey, foundKey, rule string
 }{
 	{"concurrency", "level", "levels", "ladders", "levels", "concurrency", "knee_concurrency", "knee"},
@@ -124,7 +124,7 @@ var v15Axes = []struct {
 	{"rate", "rate", "rates", "rate_ladders", "rates", "target_rps", "max_rate_at_slo", "max_at_slo"},
 }
 
-// upgradeV15 is version 15 → 16: the five kinds of ladder become one (ladders: axis, mode,
+// upgradeLadders is version 15 → 16: the five kinds of ladder become one (ladders: axis, mode,
 // levels of a value and figures, what the rule found), a run's position lives in its config
 // alone, and a summary names its rung in at. Per run, the config's ladder lists (levels,
 // rates, slots_levels, rtt_levels_ms, pool_levels) become its ladder, by axis, and the run's
@@ -135,7 +135,7 @@ var v15Axes = []struct {
 // verified (all but a pool ladder's) is given that from its runs, and an RTT ladder's level the
 // median round trip its runs' probes measured to PostgreSQL (rtt_p50_ms), which the summary
 // used to read from the runs.
-func upgradeV15(doc map[string]any) error {
+func upgradeLadders(doc map[string]any) error {
 	runs, _ := doc["runs"].([]any)
 	stepped := map[string]bool{}
 	for i, r := range runs {
@@ -149,7 +149,7 @@ func upgradeV15(doc map[string]any) error {
 			run["config"] = cfg
 		}
 		ladder := map[string]any{}
-		for _, ax := range v15Axes {
+		for _, ax := range fiveLadderKinds {
 			if list, ok := cfg[ax.configKey].([]any); ok && len(list) > 0 {
 				ladder[ax.axis] = list
 				stepped[ax.axis] = true
@@ -162,13 +162,13 @@ func upgradeV15(doc map[string]any) error {
 	}
 	// A level or pool size was recorded only on its ladder: a run that has one stood on it,
 	// whatever its config's list says.
-	for _, ax := range v15Axes {
+	for _, ax := range fiveLadderKinds {
 		if ax.axis != "concurrency" && ax.axis != "max_connections" {
 			continue
 		}
 		var values []any
 		for _, r := range runs {
-			if v, ok := v15Number(r.(map[string]any)[ax.runKey]); ok && v > 0 && !slices.ContainsFunc(values, func(x any) bool { n, _ := v15Number(x); return n == v }) {
+			if v, ok := docNumber(r.(map[string]any)[ax.runKey]); ok && v > 0 && !slices.ContainsFunc(values, func(x any) bool { n, _ := docNumber(x); return n == v }) {
 				values = append(values, r.(map[string]any)[ax.runKey])
 			}
 		}
@@ -184,7 +184,7 @@ func upgradeV15(doc map[string]any) error {
 			}
 		}
 	}
-	if ladders, err := v15Ladders(doc, runs); err != nil {
+	if ladders, err := oneLadderShape(doc, runs); err != nil {
 		return err
 	} else if len(ladders) > 0 {
 		doc["ladders"] = ladders
@@ -196,7 +196,7 @@ func upgradeV15(doc map[string]any) error {
 			continue
 		}
 		at := map[string]any{}
-		for _, ax := range v15Axes {
+		for _, ax := range fiveLadderKinds {
 			if v, ok := sum[ax.runKey]; ok && stepped[ax.axis] {
 				at[ax.axis] = v
 			} else if stepped[ax.axis] {
@@ -211,8 +211,8 @@ func upgradeV15(doc map[string]any) error {
 	for _, r := range runs {
 		run := r.(map[string]any)
 		cfg := run["config"].(map[string]any)
-		for _, ax := range v15Axes {
-			if v, ok := v15Number(run[ax.runKey]); ok && v != 0 && !(ax.axis == "slots" && v <= 1) {
+		for _, ax := range fiveLadderKinds {
+			if v, ok := docNumber(run[ax.runKey]); ok && v != 0 && !(ax.axis == "slots" && v <= 1) {
 				cfg[ax.axis] = run[ax.runKey]
 			}
 			delete(run, ax.runKey)
@@ -221,12 +221,12 @@ func upgradeV15(doc map[string]any) error {
 	return nil
 }
 
-// v15Ladders is the report's ladders of version 15 in the shape of version 16, in the order of
-// the axes; the old lists are removed from doc. runs are the report's runs, their version 15
-// fields still in place.
-func v15Ladders(doc map[string]any, runs []any) ([]any, error) {
+// oneLadderShape is the report's ladders of the five kinds in the one shape, in the order of
+// the axes; the old lists are removed from doc. runs are the report's runs, their old fields
+// still in place.
+func oneLadderShape(doc map[string]any, runs []any) ([]any, error) {
 	var out []any
-	for _, ax := range v15Axes {
+	for _, ax := range fiveLadderKinds {
 		list, _ := doc[ax.reportKey].([]any)
 		delete(doc, ax.reportKey)
 		for _, l := range list {
@@ -239,10 +239,10 @@ func v15Ladders(doc map[string]any, runs []any) ([]any, error) {
 			if ax.rule != "" {
 				ladder["rule"] = ax.rule
 			}
-			if slo, ok := v15Number(old["slo_p99_ms"]); ok && slo > 0 {
+			if slo, ok := docNumber(old["slo_p99_ms"]); ok && slo > 0 {
 				ladder["slo_p99_ms"] = old["slo_p99_ms"]
 			}
-			if found, ok := v15Number(old[ax.foundKey]); ok && found > 0 {
+			if found, ok := docNumber(old[ax.foundKey]); ok && found > 0 {
 				ladder["found"] = old[ax.foundKey]
 			}
 			if by, ok := old["best_by"].(string); ok {
@@ -255,7 +255,7 @@ func v15Ladders(doc map[string]any, runs []any) ([]any, error) {
 				if !ok {
 					return nil, fmt.Errorf("%s %s: level %v is not an object", ax.reportKey, mode, lv)
 				}
-				levels = append(levels, v15Level(ax.axis, ax.runKey, ax.valueKey, mode, level, runs))
+				levels = append(levels, oneLadderLevel(ax.axis, ax.runKey, ax.valueKey, mode, level, runs))
 			}
 			ladder["levels"] = levels
 			out = append(out, ladder)
@@ -264,18 +264,18 @@ func v15Ladders(doc map[string]any, runs []any) ([]any, error) {
 	return out, nil
 }
 
-// v15Level is one ladder level of version 15 in the shape of version 16.
-func v15Level(axis, runKey, valueKey, mode string, old map[string]any, runs []any) map[string]any {
+// oneLadderLevel is one level of a ladder of the five kinds in the one shape.
+func oneLadderLevel(axis, runKey, valueKey, mode string, old map[string]any, runs []any) map[string]any {
 	value := old[valueKey]
 	if value == nil {
 		value = json.Number("0") // an RTT ladder's loopback rung, 0 left out
 	}
-	want, _ := v15Number(value)
+	want, _ := docNumber(value)
 	var at []map[string]any // the runs of the level
 	for _, r := range runs {
 		run := r.(map[string]any)
-		v, _ := v15Number(run[runKey])
-		level, _ := v15Number(run["level"])
+		v, _ := docNumber(run[runKey])
+		level, _ := docNumber(run["level"])
 		if run["mode"] == mode && v == want && (axis != "rate" || level == 0) {
 			at = append(at, run)
 		}
@@ -306,10 +306,10 @@ func v15Level(axis, runKey, valueKey, mode string, old map[string]any, runs []an
 	if axis == "db_rtt_ms" {
 		var p50s []float64
 		for _, run := range at {
-			pg, _ := v15Path(run, "network", "postgres")
-			probes, _ := v15Number(pg["probes"])
+			pg, _ := docObject(run, "network", "postgres")
+			probes, _ := docNumber(pg["probes"])
 			rtt, _ := pg["rtt_ms"].(map[string]any)
-			if p50, ok := v15Number(rtt["p50"]); ok && probes > 0 {
+			if p50, ok := docNumber(rtt["p50"]); ok && probes > 0 {
 				p50s = append(p50s, p50)
 			}
 		}
@@ -322,8 +322,8 @@ func v15Level(axis, runKey, valueKey, mode string, old map[string]any, runs []an
 	return lv
 }
 
-// v15Path is the object at the path of keys under m.
-func v15Path(m map[string]any, keys ...string) (map[string]any, bool) {
+// docObject is the object at the path of keys under m.
+func docObject(m map[string]any, keys ...string) (map[string]any, bool) {
 	for _, k := range keys {
 		next, ok := m[k].(map[string]any)
 		if !ok {
@@ -334,8 +334,8 @@ func v15Path(m map[string]any, keys ...string) (map[string]any, bool) {
 	return m, true
 }
 
-// v15Number reads a number of the document (absent or not a number: false).
-func v15Number(v any) (float64, bool) {
+// docNumber reads a number of the document (absent or not a number: false).
+func docNumber(v any) (float64, bool) {
 	n, ok := v.(json.Number)
 	if !ok {
 		return 0, false

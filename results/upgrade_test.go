@@ -141,7 +141,7 @@ func TestReadUpgradesEveryLadder(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		old := oldLadders(t, raw, c.oldKey)
+		old := ladderLists(t, raw, c.oldKey)
 		rep, err := Read(bytes.NewReader(raw))
 		if err != nil {
 			t.Fatalf("%s: %v", c.file, err)
@@ -221,8 +221,8 @@ func TestReadUpgradesSummaries(t *testing.T) {
 	}
 }
 
-// oldLadders is the list under key of a report not yet upgraded, its numbers as float64.
-func oldLadders(t *testing.T, raw []byte, key string) []map[string]any {
+// ladderLists is the list under key of a report not yet upgraded, its numbers as float64.
+func ladderLists(t *testing.T, raw []byte, key string) []map[string]any {
 	t.Helper()
 	var doc map[string]any
 	if err := json.Unmarshal(raw, &doc); err != nil {
