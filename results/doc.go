@@ -18,7 +18,7 @@
 // totals) travel as strings; a field left out holds its zero value, and its doc says what
 // that means where zero would mislead.
 //
-// The JSON Schema of the current version is committed as schema/report.schema.json,
+// The JSON Schema of the current version is committed as jsonschema/report.schema.json,
 // generated from these types (go generate; a test fails when the two drift apart).
 //
 // # The samples file

@@ -138,26 +138,8 @@ func rebuildDerived(out, like *results.Report) {
 	if len(like.Summaries) > 0 {
 		out.Summaries = results.Summarize(out.Runs)
 	}
-	ofMode := func(mode string) []results.Run {
-		var runs []results.Run
-		for _, r := range out.Runs {
-			if r.Mode == mode {
-				runs = append(runs, r)
-			}
-		}
-		return runs
-	}
-	for _, l := range like.Ladders {
-		out.Ladders = append(out.Ladders, results.BuildLadder(l.Mode, ofMode(l.Mode)))
-	}
-	for _, l := range like.SlotLadders {
-		out.SlotLadders = append(out.SlotLadders, results.BuildSlotLadder(l.Mode, ofMode(l.Mode)))
-	}
-	for _, l := range like.RTTLadders {
-		out.RTTLadders = append(out.RTTLadders, results.BuildRTTLadder(l.Mode, ofMode(l.Mode)))
-	}
-	for _, l := range like.RateLadders {
-		out.RateLadders = append(out.RateLadders, results.BuildRateLadder(l.Mode, ofMode(l.Mode), l.SLOP99Ms))
+	if len(like.Ladders) > 0 {
+		out.Ladders = results.BuildLadders(out.Runs)
 	}
 }
 
@@ -180,8 +162,7 @@ func (m *merger) run(i int, cal *results.Calibration) (results.Run, error) {
 	for j, p := range m.procs {
 		runs[j] = p.Report.Runs[i]
 	}
-	out := results.Run{Mode: runs[0].Mode, Repetition: runs[0].Repetition, Level: runs[0].Level, Rate: runs[0].Rate,
-		Slots: runs[0].Slots, RTTMs: runs[0].RTTMs, StartedAt: runs[0].StartedAt}
+	out := results.Run{Mode: runs[0].Mode, Repetition: runs[0].Repetition, StartedAt: runs[0].StartedAt}
 	out.Config = m.config(runs)
 	var errs []string
 	for j, r := range runs {

@@ -321,8 +321,8 @@ func TestSlots(t *testing.T) {
 	}
 	for _, r := range rep.Runs {
 		suitetest.Verified(t, r)
-		if r.Slots != 4 {
-			t.Errorf("%s: slots %d", r.Mode, r.Slots)
+		if r.Config.Slots != 4 {
+			t.Errorf("%s: slots %d", r.Mode, r.Config.Slots)
 		}
 	}
 	for _, c := range []struct {

@@ -376,38 +376,26 @@ type run struct {
 	rtt         time.Duration // the round trip added to PostgreSQL (network.go)
 }
 
-// poolSize is the pool size of a run on a --pool-levels rung, 0 off a pool ladder.
-func (r *run) poolSize() int {
-	if len(r.Config.PoolLevels) == 0 {
-		return 0
-	}
-	return r.Config.MaxConnections
-}
-
-// newRun sets up the index-th run of the invocation, in mode, at rung.
-func (e *engine) newRun(index int, mode testkit.Mode, rung plan.Rung) *run {
+// newRun sets up the index-th run of the invocation, in mode, at rung: its config takes the
+// rung's value on each axis stepped over, and the run reads its concurrency, rate, slots, round
+// trip and pool size from its config.
+func (e *engine) newRun(index int, mode testkit.Mode, rung results.Position) *run {
 	c := e.cfg
 	var b backend.Backend = backend.Inline{}
 	if mode.Async() {
 		b = e.queues.New()
 	}
-	env := &runenv.Env{Index: index, Mode: mode.String(), Slots: rung.Slots, Requests: c.Requests, Target: e.target,
+	env := &runenv.Env{Index: index, Mode: mode.String(), Slots: c.SlotsAt(rung), Requests: c.Requests, Target: e.target,
 		Context: e.hardCtx, SessionSettings: faults.SessionSettings(c.Faults), Opener: b}
 	if c.ForDuration(rung) {
 		env.Requests = 0 // a ladder rung, or a run at a rate, runs for --duration
 	}
-	concurrency := c.Concurrency
-	if rung.Level > 0 {
-		concurrency = rung.Level
-	}
-	env.Config = c.RunConfig(rung.Rate, concurrency, env.Requests, rung.Slots)
-	env.Config.DBRTTMs = results.Milliseconds(rung.RTT) // the rung's, in an RTT ladder
-	env.Config.MaxConnections = rung.Pool               // the rung's, in a pool ladder
+	env.Config = c.RunConfig(rung, env.Requests)
 	if c.BreakExpectations {
 		env.CheckSkew = 1
 	}
-	return &run{Env: env, suite: testkit.NewRun(env, mode, e.suiteConfig()), backend: b, level: rung.Level,
-		rate: rung.Rate, concurrency: concurrency, rtt: rung.RTT}
+	return &run{Env: env, suite: testkit.NewRun(env, mode, e.suiteConfig()), backend: b, level: int(rung[results.AxisConcurrency.Name].Num),
+		rate: env.Config.Rate, concurrency: env.Config.Concurrency, rtt: results.Duration(env.Config.DBRTTMs)}
 }
 
 // runOne runs one mode once on freshly reset state. The returned Run is filled as far as the
@@ -415,10 +403,7 @@ func (e *engine) newRun(index int, mode testkit.Mode, rung plan.Rung) *run {
 func (e *engine) runOne(r *run) (results.Run, error) {
 	ctx := e.hardCtx
 	c := e.cfg
-	out := results.Run{Mode: r.Mode, Repetition: r.repetition, Level: r.level, Rate: r.rate, Slots: r.Slots,
-		Config: r.Config, StartedAt: time.Now().UTC()}
-	out.RTTMs = units.Ms(r.rtt)
-	out.PoolSize = r.poolSize()
+	out := results.Run{Mode: r.Mode, Repetition: r.repetition, Config: r.Config, StartedAt: time.Now().UTC()}
 	fail := func(err error) (results.Run, error) {
 		out.Error = database.Redact(err.Error())
 		return out, err
@@ -523,7 +508,7 @@ func (e *engine) loadConfig(r *run, live *load.Live) load.Config {
 		Duration:         c.Duration,
 		Warmup:           c.Warmup,
 		Progress:         e.stderr,
-		ProgressLabel:    render.ModeLabel(r.Mode, r.Slots, c.SlotPick) + render.PoolText(r.poolSize()),
+		ProgressLabel:    render.ModeLabel(r.Mode, r.Config),
 		ProgressInterval: c.ProgressInterval,
 		OpContext:        e.hardCtx,
 		Live:             live,

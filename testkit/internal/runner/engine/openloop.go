@@ -29,14 +29,3 @@ func openLoopStats(res *load.Result) *results.OpenLoop {
 	}
 	return out
 }
-
-// finishRateLadders adds one rate ladder per mode when --rates was given.
-func (e *engine) finishRateLadders() {
-	if len(e.cfg.Rates) == 0 {
-		return
-	}
-	e.report.RateLadders = perMode(e, func(mode string) (results.RateLadder, bool) {
-		l := results.BuildRateLadder(mode, e.report.Runs, e.cfg.SLOP99Ms)
-		return l, len(l.Rates) > 0
-	})
-}

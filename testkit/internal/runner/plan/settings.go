@@ -33,6 +33,7 @@ func (c *parser) registerSettings(through string) {
 		c.registered++
 		if s.Usage != "" {
 			c.registerSetting(s)
+			c.registerLadders(s) // ladder.go
 		}
 		if through != "" && s.Flag == through {
 			return

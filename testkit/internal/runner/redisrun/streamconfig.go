@@ -53,7 +53,6 @@ type Common struct {
 	PostgresURL       string
 	Schema            string
 	Repeat            int
-	Ladder            bool // --levels or --slots-levels was given
 	Requests          int64
 }
 
@@ -138,8 +137,8 @@ func (c StreamConfig) Validate(fs *pflag.FlagSet, common Common, bad func(format
 	if common.Modes != 1 || common.AsyncModes != 1 {
 		bad("--role %s runs exactly one async mode (--modes async or --modes async-compact)", role)
 	}
-	if common.Repeat != 1 || common.Ladder {
-		bad("--role %s cannot be combined with --repeat, --levels or --slots-levels", role)
+	if common.Repeat != 1 { // and no ladder: package plan refuses a ladder with any --role
+		bad("--role %s cannot be combined with --repeat", role)
 	}
 	if role == redisq.RoleProducer && common.Requests < 1 {
 		bad("--role producer needs --requests (its index range is --producer-id × --requests)")
