@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/hotspotkit/hotspotkit/queue/internal/backend"
+	"github.com/hotspotkit/hotspotkit/queue/internal/core"
 	"time"
 )
 
@@ -155,7 +155,7 @@ func BenchmarkWorkerCompact(b *testing.B) {
 	for i := range src {
 		src[i] = benchRec{Slot: int64(i*7) % 64, Count: 1, Sum: int64(i)}
 	}
-	c := backend.NewCompactor(benchKey, benchMerge, cmp.Compare[int64])
+	c := core.NewCompactor(benchKey, benchMerge, cmp.Compare[int64])
 	buf := make([]benchRec, 0, len(src))
 	b.ReportAllocs()
 	b.ResetTimer()

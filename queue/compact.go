@@ -1,6 +1,6 @@
 package queue
 
-import "github.com/hotspotkit/hotspotkit/queue/internal/backend"
+import "github.com/hotspotkit/hotspotkit/queue/internal/core"
 
 // Compact folds records with equal keys (in order) using merge and returns one record per
 // slot, sorted by compare when non-nil (ties keep first-seen order) and in first-seen order
@@ -8,5 +8,5 @@ import "github.com/hotspotkit/hotspotkit/queue/internal/backend"
 // the Flusher sees it, for a caller that wants the same folding elsewhere (a test's expected
 // totals, a writer's own grouping).
 func Compact[K comparable, T any](records []T, key func(T) K, merge func(*T, T), compare func(a, b K) int) []T {
-	return backend.Compact(records, key, merge, compare)
+	return core.Compact(records, key, merge, compare)
 }

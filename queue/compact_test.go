@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/hotspotkit/hotspotkit/queue/internal/backend"
+	"github.com/hotspotkit/hotspotkit/queue/internal/core"
 )
 
 func TestCompact(t *testing.T) {
@@ -49,7 +49,7 @@ func TestCompact(t *testing.T) {
 // TestCompactorReuse: the worker's compactor must forget the previous batch's slots.
 func TestCompactorReuse(t *testing.T) {
 	var merges violationLog
-	c := backend.NewCompactor(recKey, mergeRec(&merges, false), cmp.Compare[int])
+	c := core.NewCompactor(recKey, mergeRec(&merges, false), cmp.Compare[int])
 	first := c.Compact([]rec{{Slot: 1, First: 1, Last: 1, Sum: 1}, {Slot: 1, First: 2, Last: 2, Sum: 1}})
 	second := c.Compact([]rec{{Slot: 2, First: 1, Last: 1, Sum: 4}, {Slot: 1, First: 3, Last: 3, Sum: 1}})
 	if len(first) != 1 || first[0].Sum != 2 {

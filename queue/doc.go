@@ -1,4 +1,4 @@
-// Package queue owns batched asynchronous persistence with slot compaction, and the Backend
+// Package queue owns batched asynchronous persistence with slot compaction, and the Interface
 // contract that every queue backend (this in-memory Queue, the Redis-streams one in
 // queue/redisq) offers a service. Callers hand records to Enqueue (or a request's several
 // records, as one unit, to EnqueueAll) and return at once; background workers write them to
@@ -15,12 +15,12 @@
 // (FlushTimes, FlushDurations) for the caller to report. It is a library a service can
 // import: it depends on nothing of this module but packages hist and sqldb, and on no report
 // type (a report converts Metrics to its own). A service sees what it uses: New and Options,
-// the Backend methods, Metrics, the Flusher and its adapters (TxFlusher, and PgFlusher and
+// the Interface's methods, Metrics, the Flusher and its adapters (TxFlusher, and PgFlusher and
 // MySQLFlusher for a service's own pool; TxWriter, FlusherFunc; sqldb.Rollback and
 // sqldb.CommitOutcomeUnknown for a Flusher of its own), the Codec a backend outside the
 // process needs (DefaultCodec), the full policies, the errors and Compact. What
 // every backend shares so that each counts, closes, pauses, retries and reads its options the
-// same way is plumbing, in queue/internal/backend, which this Queue and queue/redisq both
+// same way is plumbing, in queue/internal/core, which this Queue and queue/redisq both
 // build on. The transports beneath differ: per-worker in-memory fifos here, a Redis stream in
 // queue/redisq.
 //

@@ -217,9 +217,9 @@ func (t *timedTx) Begin(ctx context.Context) (pgx.Tx, error) {
 // failed.
 var ErrCommitUnknown = errors.New("queue: commit outcome unknown")
 
-// Backend is what a service holds, whichever backend it chose: the in-memory Queue implements
-// it, and so does the Redis-streams one (queue/redisq). The Metrics and the invariant in the package doc apply to every
-// backend.
+// Interface is what a service holds, whichever backend it chose: the in-memory Queue implements
+// it, and so does the Redis-streams one (queue/redisq). The Metrics and the invariant in the
+// package doc apply to every backend.
 //
 // EnqueueAll offers a group of records (a request's) as one unit: all are accepted
 // together or none is. When the queue has no room for the whole group, the FullPolicy
@@ -229,7 +229,7 @@ var ErrCommitUnknown = errors.New("queue: commit outcome unknown")
 // caller never sees part of a group queued while the rest failed. Enqueue is EnqueueAll of
 // one record. The counters count records, not calls: a rejected group adds all its records to
 // rejected_total.
-type Backend[T any] interface {
+type Interface[T any] interface {
 	Enqueue(ctx context.Context, rec T) (Outcome, error)
 	EnqueueAll(ctx context.Context, recs []T) (Outcome, error)
 	Close(ctx context.Context) error

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hotspotkit/hotspotkit/queue/internal/backend"
+	"github.com/hotspotkit/hotspotkit/queue/internal/core"
 )
 
 // FullPolicy says what Enqueue (EnqueueAll) does when the queue has no room for the record
@@ -24,7 +24,7 @@ const (
 	PolicyBlock
 )
 
-var policyNames = backend.NewNames[FullPolicy]("full policy", "sync", "drop", "block")
+var policyNames = core.NewNames[FullPolicy]("full policy", "sync", "drop", "block")
 
 // ParseFullPolicy accepts "drop", "sync" or "block" (case-insensitive).
 func ParseFullPolicy(s string) (FullPolicy, error) {
@@ -95,12 +95,12 @@ func (o Outcome) String() string {
 // workers (at most 64), 5 retries, 25ms. All but DefaultCapacity are every backend's.
 const (
 	DefaultCapacity      = 65536
-	DefaultBatchSize     = backend.DefaultBatchSize
-	DefaultFlushInterval = backend.DefaultFlushInterval
-	DefaultWorkers       = backend.DefaultWorkers
-	MaxWorkers           = backend.MaxWorkers
-	DefaultMaxRetries    = backend.DefaultMaxRetries
-	DefaultRetryBackoff  = backend.DefaultRetryBackoff
+	DefaultBatchSize     = core.DefaultBatchSize
+	DefaultFlushInterval = core.DefaultFlushInterval
+	DefaultWorkers       = core.DefaultWorkers
+	MaxWorkers           = core.MaxWorkers
+	DefaultMaxRetries    = core.DefaultMaxRetries
+	DefaultRetryBackoff  = core.DefaultRetryBackoff
 )
 
 // Options configure a Queue. They are validated once by New and never change afterwards.
@@ -196,7 +196,7 @@ func (o Options[K, T]) withDefaults() (Options[K, T], error) {
 		return o, fmt.Errorf("queue: invalid options: %w", errors.Join(errs...))
 	}
 	o.shared().Defaults()
-	o.Capacity = backend.OrDefault(o.Capacity, DefaultCapacity)
+	o.Capacity = core.OrDefault(o.Capacity, DefaultCapacity)
 	if o.Capacity < o.Workers {
 		return o, fmt.Errorf("queue: invalid options: Capacity %d is smaller than Workers %d", o.Capacity, o.Workers)
 	}
@@ -204,6 +204,6 @@ func (o Options[K, T]) withDefaults() (Options[K, T], error) {
 }
 
 // shared views o as the options every backend validates and defaults the same way.
-func (o *Options[K, T]) shared() *backend.Options[K, T, FullPolicy, Flusher[T]] {
-	return (*backend.Options[K, T, FullPolicy, Flusher[T]])(o)
+func (o *Options[K, T]) shared() *core.Options[K, T, FullPolicy, Flusher[T]] {
+	return (*core.Options[K, T, FullPolicy, Flusher[T]])(o)
 }

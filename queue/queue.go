@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/hist"
-	"github.com/hotspotkit/hotspotkit/queue/internal/backend"
+	"github.com/hotspotkit/hotspotkit/queue/internal/core"
 )
 
 // ErrClosed is returned by Enqueue once Close has begun.
@@ -18,13 +18,13 @@ var ErrClosed = errors.New("queue: closed")
 
 // ErrGroupTooLarge is returned under PolicyBlock for a group of more records than the
 // backend's capacity: it could never fit, so waiting for room would never end.
-var ErrGroupTooLarge = backend.ErrGroupTooLarge
+var ErrGroupTooLarge = core.ErrGroupTooLarge
 
-// Queue is the in-memory Backend: per-worker fifos bounded together, batched flushes, optional slot
+// Queue is the in-memory queue.Interface: per-worker fifos bounded together, batched flushes, optional slot
 // compaction. All methods are safe for concurrent use.
 type Queue[K comparable, T any] struct {
-	c     backend.Counters // first: its padding keeps the hot line away from the fields below
-	clock flushClock       // where the workers' time goes (FlushTimes)
+	c     core.Counters // first: its padding keeps the hot line away from the fields below
+	clock flushClock    // where the workers' time goes (FlushTimes)
 
 	opts    Options[K, T]
 	flusher Flusher[T]
@@ -45,11 +45,11 @@ type Queue[K comparable, T any] struct {
 	blocked atomic.Int64
 	freed   chan struct{}
 
-	life    *backend.Lifecycle // Close's handshake; every Flush runs under life.Ctx()
-	sealedC chan struct{}      // closed when Close has stopped intake and no Enqueue call is in flight
+	life    *core.Lifecycle // Close's handshake; every Flush runs under life.Ctx()
+	sealedC chan struct{}   // closed when Close has stopped intake and no Enqueue call is in flight
 }
 
-var _ Backend[int] = (*Queue[int, int])(nil)
+var _ Interface[int] = (*Queue[int, int])(nil)
 
 // New validates o, starts the workers and returns a running queue. Close it to stop them.
 func New[K comparable, T any](f Flusher[T], o Options[K, T]) (*Queue[K, T], error) {
@@ -71,7 +71,7 @@ func New[K comparable, T any](f Flusher[T], o Options[K, T]) (*Queue[K, T], erro
 		gate:    newGate(),
 		acks:    make(chan struct{}, o.Workers),
 		freed:   make(chan struct{}, 1),
-		life:    backend.NewLifecycle(),
+		life:    core.NewLifecycle(),
 		sealedC: make(chan struct{}),
 	}
 	q.workers = make([]*worker[K, T], o.Workers)
@@ -109,7 +109,7 @@ func (q *Queue[K, T]) Enqueue(ctx context.Context, rec T) (Outcome, error) {
 	return q.EnqueueAll(ctx, []T{rec}) // the slice stays on the stack: nothing keeps it
 }
 
-// EnqueueAll offers recs as one unit (see Backend): room is reserved for all of them at
+// EnqueueAll offers recs as one unit (see Interface): room is reserved for all of them at
 // once, so they are queued together (each to the worker of its slot) or, when the queue has
 // no room for all, the FullPolicy applies to the group as a whole. The outcome and error are
 // the group's, as Enqueue's are a record's.
@@ -192,7 +192,7 @@ func (q *Queue[K, T]) signalFreed() {
 // ctx is done or Close's deadline expires. A waiter whose group does not fit yet waits for the
 // next release: the queue held records when it tried, and the workers are taking them.
 func (q *Queue[K, T]) awaitRoom(ctx context.Context, n int64) error {
-	if err := backend.GroupTooLarge(n, int64(q.opts.Capacity)); err != nil {
+	if err := core.GroupTooLarge(n, int64(q.opts.Capacity)); err != nil {
 		return err
 	}
 	q.blocked.Add(1)
@@ -252,7 +252,7 @@ func (q *Queue[K, T]) writeInline(ctx context.Context, recs []T, at int64) (Outc
 	}
 	batch := q.opts.shared().InlineBatch(recs)
 	write := func(ctx context.Context) error { _, err := inline.Flush(ctx, batch); return err }
-	if err := backend.WriteInline(ctx, q.life, &q.c, len(recs), write); err != nil {
+	if err := core.WriteInline(ctx, q.life, &q.c, len(recs), write); err != nil {
 		return Rejected, fmt.Errorf("queue: inline write of %d records (queue full): %w", len(recs), err)
 	}
 	lag := q.now() - at
@@ -345,10 +345,10 @@ func (q *Queue[K, T]) Resume() { q.gate.resume() }
 // so that a Pause collects its own acknowledgements.
 type gate struct {
 	serial sync.Mutex
-	sw     *backend.Switch
+	sw     *core.Switch
 }
 
-func newGate() gate { return gate{sw: backend.NewSwitch()} }
+func newGate() gate { return gate{sw: core.NewSwitch()} }
 
 // pause switches to paused and, if it did, returns true with serial held.
 func (g *gate) pause() bool {

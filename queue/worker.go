@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/hist"
-	"github.com/hotspotkit/hotspotkit/queue/internal/backend"
+	"github.com/hotspotkit/hotspotkit/queue/internal/core"
 )
 
 // entry is a source record with the time Enqueue was called (queue.now).
@@ -36,7 +36,7 @@ type worker[K comparable, T any] struct {
 	spare     []entry[T] // the batch buffer a committed pipelined batch gave back
 	recs      []T        // what is handed to the Flusher
 	one       []T        // a single record being written individually
-	compactor *backend.Compactor[K, T]
+	compactor *core.Compactor[K, T]
 	timer     *time.Timer
 }
 
@@ -57,7 +57,7 @@ func newWorker[K comparable, T any](q *Queue[K, T], share int) *worker[K, T] {
 		w.stager = q.flusher.(StagedFlusher[T]) // New checked
 	}
 	if o.Compaction {
-		w.compactor = backend.NewCompactor(o.Key, o.Merge, o.Compare)
+		w.compactor = core.NewCompactor(o.Key, o.Merge, o.Compare)
 	}
 	return w
 }
@@ -133,7 +133,7 @@ func (w *worker[K, T]) run() {
 // fill moves records from the fifo into the batch without blocking. It reports false once
 // Close has sealed the queue and the fifo is empty: no record can come any more.
 func (w *worker[K, T]) fill() bool {
-	sealed := backend.IsClosed(w.q.sealedC) // first: once sealed, no push can follow
+	sealed := core.IsClosed(w.q.sealedC) // first: once sealed, no push can follow
 	n := len(w.batch)
 	w.batch = w.in.take(w.batch, w.q.opts.BatchSize-n)
 	w.q.release(int64(len(w.batch) - n))
@@ -292,17 +292,17 @@ func (w *worker[K, T]) write(batch []entry[T], firstErr error) []entry[T] {
 		last = time.Since(t)
 		return err
 	}
-	outcome := backend.RetryBatch(&q.c, len(batch), q.opts.MaxRetries, write, w.backoff)
+	outcome := core.RetryBatch(&q.c, len(batch), q.opts.MaxRetries, write, w.backoff)
 	switch outcome {
-	case backend.BatchWritten:
+	case core.BatchWritten:
 		w.committed(batch, res, len(batch), len(recs), last)
-	case backend.BatchGivenUp:
+	case core.BatchGivenUp:
 		w.abandon(int64(len(batch)))
 	default:
 		w.fallback(batch)
 	}
 	spent := time.Since(began)
-	if outcome == backend.BatchWritten {
+	if outcome == core.BatchWritten {
 		spent -= last
 	}
 	q.clock.retry.Add(int64(spent))

@@ -1,5 +1,7 @@
 package results
 
+import "github.com/hotspotkit/hotspotkit/results/units"
+
 // SpreadOf is the median (the mean of the two middle values for an even count), min and max
 // of vs.
 func SpreadOf(vs []float64) Spread { return spreadOf(vs) }
@@ -25,12 +27,10 @@ func Efficiency(run Run, cal *Calibration) (float64, string) {
 			return 0, ""
 		}
 		perSec := float64(q.FlushedTotal+q.SyncFallbackTotal) / (run.Load.DurationMs / 1000)
-		return round4(perSec / cal.BatchedWriteRowsPerSec.Median), EfficiencyBatched
+		return units.Round(perSec/cal.BatchedWriteRowsPerSec.Median, 4), EfficiencyBatched
 	}
 	if cal.HotRowUpdateRPSPool.Median <= 0 {
 		return 0, ""
 	}
-	return round4(run.Load.ThroughputRPS / cal.HotRowUpdateRPSPool.Median), EfficiencyHotRow
+	return units.Round(run.Load.ThroughputRPS/cal.HotRowUpdateRPSPool.Median, 4), EfficiencyHotRow
 }
-
-func round4(v float64) float64 { return float64(int64(v*10000+0.5)) / 10000 }

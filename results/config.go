@@ -171,8 +171,12 @@ type RunConfig struct {
 	// Repeat is how many times the invocation ran each mode; repetitions of a run pair as one
 	// group.
 	Repeat int `json:"repeat" default:"1" min:"1" usage:"run each mode this many times on fresh state; the report adds median/min/max" shapes:"no"`
-	// Levels is the concurrency ladder of the invocation; each run records its own level.
-	Levels []int `json:"levels,omitempty" shapes:"no"`
+	// Ladder is, for each axis the invocation stepped over (Axis: --levels, --slots-levels,
+	// --rtt-levels, --pool-levels, --rates, ...), by the axis's name, the values it stepped
+	// over; each run records its own value in the axis's setting (its concurrency, slots,
+	// db_rtt_ms, max_connections, rate, ...). Absent: no ladder (version 16; before, a list
+	// per ladder flag: levels, rates, slots_levels, rtt_levels_ms, pool_levels).
+	Ladder map[string][]Value `json:"ladder,omitempty" flag:"-" shapes:"no"`
 
 	// Rate is the run's offered rate in requests per second (--rate, or a --rates rung); absent:
 	// a closed loop, and the open-loop settings below are left out with it.
@@ -183,8 +187,6 @@ type RunConfig struct {
 	RampMs float64 `json:"ramp_ms,omitempty" flag:"ramp" unit:"ms" usage:"open loop: climb linearly from 0 to the rate over this long first; left out of the statistics like --warmup" shapes:"yes" split:"producer"`
 	// MaxLagMs skips a request whose turn comes this much after its intended start (0: none).
 	MaxLagMs float64 `json:"max_lag_ms,omitempty" flag:"max-lag" unit:"ms" usage:"open loop: a request whose turn comes more than this after its intended start is counted skipped and not sent (pgbench's --latency-limit skipping)" shapes:"yes" split:"producer"`
-	// Rates is the rate ladder of the invocation; each run records its own rate.
-	Rates []float64 `json:"rates,omitempty" shapes:"no"`
 	// SLOP99Ms judges a rate ladder or a pool ladder afterwards; it shapes no run.
 	SLOP99Ms float64 `json:"slo_p99_ms,omitempty" usage:"with --rates: the latency objective; the ladder names each mode's highest rate with p99 within it and ≥ 95% of its arrivals sent (max_rate_at_slo); with --pool-levels: each mode's pool size of highest throughput with p99 within it" shapes:"no"`
 
@@ -193,8 +195,6 @@ type RunConfig struct {
 	Slots int `json:"slots,omitempty" default:"1" min:"1" max:"1024" usage:"split each hot counter row into this many physical rows (slots, 1..1024); a write adds to one, a read sums them (1: one row, as without slots)" shapes:"yes"`
 	// SlotPick is how a write picked its slot; left out with one slot.
 	SlotPick string `json:"slot_pick,omitempty" default:"hash" usage:"how a write picks its slot: hash (of the request id), random, round-robin (request index mod N), or session (the writing connection's seat in the pool mod N)" shapes:"yes"`
-	// SlotsLevels is the slot ladder of the invocation; each run records its own count.
-	SlotsLevels []int `json:"slots_levels,omitempty" shapes:"no"`
 
 	// DBRTTMs is the round trip added to the service's connections to PostgreSQL (--db-rtt,
 	// or the run's --rtt-levels rung), DBRTTJitterMs its spread; RedisRTTMs and
@@ -204,11 +204,6 @@ type RunConfig struct {
 	DBRTTJitterMs    float64 `json:"db_rtt_jitter_ms,omitempty" flag:"db-rtt-jitter" unit:"ms" usage:"with --db-rtt: spread each round trip uniformly over ±this (at most --db-rtt; bytes keep their order)" shapes:"yes"`
 	RedisRTTMs       float64 `json:"redis_rtt_ms,omitempty" flag:"redis-rtt" unit:"ms" usage:"round trip added to the queue's connections to Redis (--queue-backend redis, any --redis), as --db-rtt" shapes:"yes"`
 	RedisRTTJitterMs float64 `json:"redis_rtt_jitter_ms,omitempty" flag:"redis-rtt-jitter" unit:"ms" usage:"with --redis-rtt: spread each round trip over ±this (at most --redis-rtt)" shapes:"yes"`
-	// RTTLevelsMs is the RTT ladder of the invocation; each run records its own in DBRTTMs.
-	RTTLevelsMs []float64 `json:"rtt_levels_ms,omitempty" flag:"rtt-levels" shapes:"no"`
-	// PoolLevels is the pool-size ladder of the invocation (--pool-levels); each run records
-	// its own pool size in MaxConnections.
-	PoolLevels []int `json:"pool_levels,omitempty" flag:"pool-levels" shapes:"no"`
 
 	// Pooler is the connection pooler every connection of the service goes through
 	// ("pgbouncer"; absent: none): a temporary PgBouncer (--pooler pgbouncer) or an existing
@@ -433,7 +428,7 @@ func canonicalJSON(v any) string {
 
 // Canonical is c with every setting that has no effect under the others left out: the retry
 // settings when a request is tried once (MaxTries ≤ 1), the open-loop settings of a closed
-// loop (Rate 0; the objective kept on a pool ladder, which it judges), the slot count and pick
+// loop (Rate 0; the objective kept on a ladder whose rule judges by it), the slot count and pick
 // when there was one slot, HotKeyDist "uniform" and any
 // distribution over one hot key, and RedisPersist "off". Empty lists become nil.
 func (c RunConfig) Canonical() RunConfig {
@@ -444,8 +439,8 @@ func (c RunConfig) Canonical() RunConfig {
 		c.MaxTries, c.RetryBackoffMs, c.RetryClasses = 0, 0, nil
 	}
 	if c.Rate == 0 {
-		c.Arrivals, c.RampMs, c.MaxLagMs, c.Rates = "", 0, 0, nil
-		if len(c.PoolLevels) == 0 { // a pool ladder is judged by the objective in a closed loop
+		c.Arrivals, c.RampMs, c.MaxLagMs = "", 0, 0
+		if !c.JudgedByObjective() { // a pool ladder is judged by the objective in a closed loop
 			c.SLOP99Ms = 0
 		}
 	}
@@ -469,21 +464,24 @@ func (c RunConfig) Canonical() RunConfig {
 			*l = nil
 		}
 	}
-	for _, l := range []*[]int{&c.Levels, &c.SlotsLevels, &c.PoolLevels} {
-		if len(*l) == 0 {
-			*l = nil
-		}
-	}
-	if len(c.Rates) == 0 {
-		c.Rates = nil
-	}
-	if len(c.RTTLevelsMs) == 0 {
-		c.RTTLevelsMs = nil
+	if len(c.Ladder) == 0 {
+		c.Ladder = nil
 	}
 	if len(c.Suite) == 0 {
 		c.Suite = nil
 	}
 	return c
+}
+
+// JudgedByObjective says c's invocation stepped over an axis whose rule judges its levels by
+// the latency objective (a pool ladder's best size).
+func (c RunConfig) JudgedByObjective() bool {
+	for name := range c.Ladder {
+		if a := AxisNamed(name); a != nil && a.Rule != nil && a.Rule.Objective {
+			return true
+		}
+	}
+	return false
 }
 
 // NewRunConfig is the configuration the engine records for one run: c (the engine's settings,

@@ -26,8 +26,8 @@ func TestSettingsSayWhetherTheyShape(t *testing.T) {
 		return s.Shapes
 	}
 	for _, k := range []string{"seed", "postgres_url", "redis_url", "pg_bin_dir", "pg_dir", "pg_user", "pg_download_cache",
-		"pg_download_url", "pg_download_version", "schema", "keep_schema", "reuse_schema", "repeat", "levels", "modes",
-		"rates", "slo_p99_ms", "slots_levels", "pool_levels", "request_timeout_ms", "reconcile_timeout_ms", "shutdown_timeout_ms",
+		"pg_download_url", "pg_download_version", "schema", "keep_schema", "reuse_schema", "repeat", "ladder", "modes",
+		"slo_p99_ms", "request_timeout_ms", "reconcile_timeout_ms", "shutdown_timeout_ms",
 		"pooler_url"} {
 		if shapes(k) {
 			t.Errorf("%s should not take part in matching", k)
@@ -42,7 +42,7 @@ func TestSettingsSayWhetherTheyShape(t *testing.T) {
 			t.Errorf("%s shapes a run and must take part in matching", k)
 		}
 	}
-	if got := results.NonShapingKeys(); !slices.IsSorted(got) || len(got) != 24 {
+	if got := results.NonShapingKeys(); !slices.IsSorted(got) || len(got) != 20 {
 		t.Errorf("non-shaping keys %q", got)
 	}
 }

@@ -18,7 +18,7 @@
 // totals) travel as strings; a field left out holds its zero value, and its doc says what
 // that means where zero would mislead.
 //
-// The JSON Schema of the current version is committed as schema/report.schema.json,
+// The JSON Schema of the current version is committed as jsonschema/report.schema.json,
 // generated from these types (go generate; a test fails when the two drift apart).
 //
 // # The samples file
@@ -35,8 +35,8 @@
 // document (upgrade.go), so that the types describe one version and no reader copes with an
 // older one. Store writes a report it files at the current version.
 //
-// Package results imports the standard library only (deps_test.go keeps it so): a report is
-// plain data, so a service, the engine and the baseline tool can all read it without a
+// Package results imports the standard library only, and results/units for the rounding of
+// its figures (deps_test.go keeps it so): a report is plain data, so a service, the engine and the baseline tool can all read it without a
 // database, a chart library or each other.
 package results
 

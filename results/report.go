@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
+
+	"github.com/hotspotkit/hotspotkit/results/units"
 )
 
 // SchemaVersion is the version of the format this package writes: of the report and of its
@@ -62,7 +65,18 @@ import (
 //  15. The pool-size ladder: pool_ladders (--pool-levels), a run's pool_size on one, a
 //     summary's pool_size, and the config's pool_levels (and its slo_p99_ms kept in a closed
 //     loop that judges a pool ladder). Only additions: absent, no pool ladder was run.
-const SchemaVersion = 15
+//  16. A check's state: passed, failed or not_checked (with its reason), in place of its ok;
+//     a run with a check not made is not verified. An older report's checks read passed or
+//     failed by their ok, and its placeholders of a check not made ("not checked" or empty
+//     expected and actual) not_checked, which leaves their run unverified.
+//  17. One ladder shape for every axis (Axis): ladders is a list of Ladder (axis, mode,
+//     levels of a value and figures, the rule's found value), where concurrency ladders,
+//     slot_ladders, rtt_ladders, pool_ladders and rate_ladders each had a type of their own;
+//     a run's position on every axis is its config alone (the run's level, rate, slots,
+//     rtt_ms and pool_size go), the axes its invocation stepped over the config's ladder
+//     (for levels, rates, slots_levels, rtt_levels_ms and pool_levels), and a summary's rung
+//     its at (for its level, rate, slots, rtt_ms and pool_size). Converted (upgradeLadders).
+const SchemaVersion = 17
 
 // Report is one invocation of one suite binary.
 type Report struct {
@@ -77,16 +91,10 @@ type Report struct {
 	Runs        []Run  `json:"runs"`
 	// Summaries holds one entry per mode (and ladder level) when runs were repeated.
 	Summaries []Summary `json:"summaries,omitempty"`
-	// Ladders holds one concurrency ladder per mode when --levels was given.
-	Ladders []ConcurrencyLadder `json:"ladders,omitempty"`
-	// SlotLadders holds one slot ladder per mode when --slots-levels was given.
-	SlotLadders []SlotLadder `json:"slot_ladders,omitempty"`
-	// RTTLadders holds one RTT ladder per mode when --rtt-levels was given.
-	RTTLadders []RTTLadder `json:"rtt_ladders,omitempty"`
-	// RateLadders holds one open-loop rate ladder per mode when --rates was given.
-	RateLadders []RateLadder `json:"rate_ladders,omitempty"`
-	// PoolLadders holds one pool-size ladder per mode when --pool-levels was given (version 15).
-	PoolLadders []PoolLadder `json:"pool_ladders,omitempty"`
+	// Ladders holds, for each axis the invocation stepped over (--levels, --slots-levels,
+	// --rtt-levels, --pool-levels, --rates, ...), one ladder per mode (version 16; before, one
+	// list per kind of ladder).
+	Ladders []Ladder `json:"ladders,omitempty"`
 	// Error is the failure that ended the invocation early, if any.
 	Error string `json:"error,omitempty"`
 	// Processes lists, in a report merged from the reports of one split run (baseline merge),
@@ -214,16 +222,10 @@ type Run struct {
 	Mode string `json:"mode"`
 	// Repetition counts from 1; 0 when --repeat was not given.
 	Repetition int `json:"repetition,omitempty"`
-	// Level is the ladder concurrency level; 0 outside a ladder.
-	Level int `json:"level,omitempty"`
-	// Rate is the offered rate of an open-loop run in requests per second (--rate, or a
-	// --rates rung); 0 in a closed loop.
-	Rate float64 `json:"rate,omitempty"`
-	// Slots is the number of physical rows each hot logical row was split into (--slots);
-	// 0 for a suite without slotted rows (and in reports from before them).
-	Slots int `json:"slots,omitempty"`
 	// Config is the run's configuration: every setting the engine records, and which of them
-	// shape the work (see RunConfig).
+	// shape the work (see RunConfig). It is also where the run stood on every axis (Axis.Of:
+	// its concurrency, slots, round trip, pool size, rate, ...), and which of them its
+	// invocation stepped over (Config.Ladder; Rung).
 	Config      RunConfig   `json:"config"`
 	StartedAt   time.Time   `json:"started_at"`
 	Load        Load        `json:"load"`
@@ -250,14 +252,8 @@ type Run struct {
 	// persisted records/s over Calibration.BatchedWriteRowsPerSec. EfficiencyBasis names which.
 	Efficiency      float64 `json:"efficiency,omitempty"`
 	EfficiencyBasis string  `json:"efficiency_basis,omitempty"`
-	// RTTMs is the round trip the run added to PostgreSQL (--db-rtt, or its --rtt-levels
-	// rung); 0 without (version 4).
-	RTTMs float64 `json:"rtt_ms,omitempty"`
 	// Network is the round trips the run's probes measured (version 4).
 	Network *Network `json:"network,omitempty"`
-	// PoolSize is the load's pool size (pgxpool's MaxConns) of a --pool-levels rung; 0 outside
-	// a pool ladder, where Config.MaxConnections says it (version 15).
-	PoolSize int `json:"pool_size,omitempty"`
 	// FaultOutcome is how the requests came through the run's timed faults (version 4).
 	FaultOutcome *FaultOutcome `json:"fault_outcome,omitempty"`
 	// Leftover is what the process held before the run and after the run had released
@@ -395,21 +391,13 @@ func (d *Database) Per(requests int64) PerRequest {
 	for _, t := range d.Tables {
 		versions += t.Inserted + t.Updated + t.Deleted
 	}
-	p.WALBytes = roundTo(float64(d.WALBytes)/n, 1)
-	p.Commits = roundTo(float64(d.XactCommit)/n, 4)
+	p.WALBytes = units.Round(float64(d.WALBytes)/n, 1)
+	p.Commits = units.Round(float64(d.XactCommit)/n, 4)
 	if d.Statements != nil {
-		p.Statements = roundTo(float64(d.Statements.Calls)/n, 4)
+		p.Statements = units.Round(float64(d.Statements.Calls)/n, 4)
 	}
-	p.RowVersions = roundTo(float64(versions)/n, 4)
+	p.RowVersions = units.Round(float64(versions)/n, 4)
 	return p
-}
-
-func roundTo(v float64, digits int) float64 {
-	p := 1.0
-	for range digits {
-		p *= 10
-	}
-	return float64(int64(v*p+0.5)) / p
 }
 
 // PerRequest is the database's cost per completed request: the machine-independent evidence
@@ -679,7 +667,7 @@ func writesPerUpdate(flushed, fallback, sqlRecords int64) float64 {
 	if sqlRecords+fallback <= 0 {
 		return 0
 	}
-	return roundTo(float64(flushed+fallback)/float64(sqlRecords+fallback), 3)
+	return units.Round(float64(flushed+fallback)/float64(sqlRecords+fallback), 3)
 }
 
 // HotSets is how a run's applied requests spread over its --hot-keys sets of hot rows (by
@@ -757,14 +745,59 @@ type Stream struct {
 	DuplicateSkippedTotal int64 `json:"duplicate_skipped_total"`
 }
 
-// Verification is the suite's exact check of the database after the run.
+// Verification is the suite's exact check of the database after the run. A run is verified
+// (Passed) when at least one check was made and every check was made and passed: a check that
+// failed fails the run, and a check that could not be made (CheckNotChecked, with its reason)
+// leaves it unverified — neither passed nor failed, Unverified naming the checks not made —
+// for a run cannot be called verified for content nobody checked (Verdict). The engine's own
+// lines — the reconciliation (lost, duplicated, failed found persisted) and, in a process of a
+// split run, its part's checks — account for the requests, not for what they wrote: a run whose
+// suite made no check of its own is not verified, whatever they say.
 type Verification struct {
 	Passed bool    `json:"passed"`
 	Checks []Check `json:"checks"`
 	// Unverified is set when the run could not be verified, or not to the end: a server it
-	// needs was unreachable after the load, or its drain gave up with writes still held.
-	// Passed is then false, and what the checks could see is in Checks.
+	// needs was unreachable after the load, its drain gave up with writes still held, or a
+	// check could not be made. Passed is then false, and what the checks could see is in
+	// Checks.
 	Unverified *Unverified `json:"unverified,omitempty"`
+}
+
+// Verdict is what checks say of a run: CheckPassed when at least one was made and every one
+// was made and passed, CheckFailed when one failed, else CheckNotChecked (none failed, but one
+// could not be made, or none was made at all).
+func Verdict(checks []Check) CheckState {
+	verdict := CheckPassed
+	if len(checks) == 0 {
+		verdict = CheckNotChecked
+	}
+	for _, c := range checks {
+		switch c.State {
+		case CheckFailed:
+			return CheckFailed
+		case CheckNotChecked:
+			verdict = CheckNotChecked
+		}
+	}
+	return verdict
+}
+
+// NotCheckedReason is Unverified's reason for a run whose checks say CheckNotChecked: the
+// checks not made, by name (each check says why), or that none was made.
+func NotCheckedReason(checks []Check) string {
+	var names []string
+	for _, c := range checks {
+		if c.State == CheckNotChecked {
+			names = append(names, c.Name)
+		}
+	}
+	switch len(names) {
+	case 0:
+		return "no check was made"
+	case 1:
+		return "a check was not made: " + names[0]
+	}
+	return fmt.Sprintf("%d checks were not made: %s", len(names), strings.Join(names, "; "))
 }
 
 // Unverified says why a run was not verified and what its load knows of its requests: how
@@ -788,11 +821,16 @@ type Figure struct {
 }
 
 // Label names a run among the others of its report in a suite's own summary lines: its mode,
-// " L<level>" on a ladder rung, " #<repetition>" when repeated ("sync L64 #2").
+// its rung on each axis its invocation stepped over, " #<repetition>" when repeated ("sync ×64
+// #2", "sync · pool 16").
 func (r Run) Label() string {
 	label := r.Mode
-	if r.Level > 0 {
-		label += fmt.Sprintf(" L%d", r.Level)
+	for _, a := range Axes {
+		if v, ok := r.Rung()[a.Name]; ok {
+			if row := a.Row(a.Format(v), r.Config); row != "" {
+				label += " " + row
+			}
+		}
 	}
 	if r.Repetition > 0 {
 		label += fmt.Sprintf(" #%d", r.Repetition)
@@ -810,13 +848,41 @@ func (r Run) Figure(name string) (float64, bool) {
 	return 0, false
 }
 
-// Check compares one expected value with the one found. Integers are JSON numbers; NUMERIC
-// values are strings so that no float rounding can hide a difference.
+// Check compares one expected value with the one found (State passed or failed), or says why
+// the comparison could not be made (State not_checked, Reason; no Expected or Actual).
+// Integers are JSON numbers; NUMERIC values are strings so that no float rounding can hide a
+// difference.
 type Check struct {
-	Name     string `json:"name"`
-	Expected any    `json:"expected"`
-	Actual   any    `json:"actual"`
-	OK       bool   `json:"ok"`
+	Name     string     `json:"name"`
+	Expected any        `json:"expected,omitempty"`
+	Actual   any        `json:"actual,omitempty"`
+	State    CheckState `json:"state"`
+	Reason   string     `json:"reason,omitempty"`
+}
+
+// CheckState is a check's outcome.
+type CheckState string
+
+const (
+	CheckPassed CheckState = "passed"
+	CheckFailed CheckState = "failed"
+	// CheckNotChecked is a check that could not be made: the run cannot say the value is
+	// right, nor that it is wrong.
+	CheckNotChecked CheckState = "not_checked"
+)
+
+// Compared is the check named name of expected against actual: passed when ok.
+func Compared(name string, expected, actual any, ok bool) Check {
+	state := CheckFailed
+	if ok {
+		state = CheckPassed
+	}
+	return Check{Name: name, Expected: expected, Actual: actual, State: state}
+}
+
+// NotChecked is the check named name, not made, and why.
+func NotChecked(name, reason string) Check {
+	return Check{Name: name, State: CheckNotChecked, Reason: reason}
 }
 
 // Reconciliation accounts for every request layer by layer.
@@ -916,15 +982,12 @@ func (s *ConnStorm) Detail() string {
 	return d
 }
 
-// Summary is the spread of the key metrics over the repetitions of one mode (and level, and
-// slot count).
+// Summary is the spread of the key metrics over the repetitions of one mode at one rung.
 type Summary struct {
-	Mode        string            `json:"mode"`
-	Level       int               `json:"level,omitempty"`
-	Rate        float64           `json:"rate,omitempty"`
-	Slots       int               `json:"slots,omitempty"`
-	RTTMs       float64           `json:"rtt_ms,omitempty"`
-	PoolSize    int               `json:"pool_size,omitempty"`
+	Mode string `json:"mode"`
+	// At is the rung its runs share: their value on each axis their invocation stepped over
+	// (absent: none; version 16, before which a summary had a field per axis).
+	At          Position          `json:"at,omitempty"`
 	Repetitions int               `json:"repetitions"`
 	Verified    bool              `json:"verified"`
 	Metrics     map[string]Spread `json:"metrics"`
@@ -937,150 +1000,52 @@ type Spread struct {
 	Max    float64 `json:"max"`
 }
 
-// ConcurrencyLadder is the concurrency ladder of one mode (--levels) and where it saturates.
-type ConcurrencyLadder struct {
-	Mode   string             `json:"mode"`
-	Levels []ConcurrencyLevel `json:"levels"`
-	// KneeConcurrency is the first level after which throughput rises less than 5% while p95
-	// keeps rising (FindKnee); 0 when the ladder never saturated.
-	KneeConcurrency int `json:"knee_concurrency"`
-}
-
-// ConcurrencyLevel is one level of a concurrency ladder.
-type ConcurrencyLevel struct {
-	Concurrency int `json:"concurrency"`
-	LevelFigures
-	// Knee marks the level named by ConcurrencyLadder.KneeConcurrency.
-	Knee bool `json:"knee,omitempty"`
-}
-
-// SlotLadder is the slot ladder of one mode (--slots-levels): what more physical rows per hot
-// row bought and what they cost a reader, and where more stopped paying.
-type SlotLadder struct {
-	Mode   string      `json:"mode"`
-	Levels []SlotLevel `json:"levels"`
-	// KneeSlots is the first slot count after which more slots add less than 5% throughput
-	// (KneeMaxThroughputGain); 0 when they never stopped paying.
-	KneeSlots int `json:"knee_slots"`
-}
-
-// SlotLevel is one slot count of a slot ladder.
-type SlotLevel struct {
-	Slots int `json:"slots"`
-	LevelFigures
-	// MaxWaiters and MaxWaitersPerRow are the most sessions waiting on a hot table, and on one
-	// physical row of it (the worst table); TotalReadP50Ms and TotalReadP99Ms time the read of
-	// a hot row's total (a sum over its slots).
-	MaxWaiters       float64 `json:"max_waiters"`
-	MaxWaitersPerRow float64 `json:"max_waiters_per_row"`
-	TotalReadP50Ms   float64 `json:"total_read_p50_ms"`
-	TotalReadP99Ms   float64 `json:"total_read_p99_ms"`
-	// PersistLagP99Ms is the queue's persist lag (queue modes only).
-	PersistLagP99Ms float64 `json:"persist_lag_p99_ms,omitempty"`
-	// Knee marks the level named by SlotLadder.KneeSlots.
-	Knee bool `json:"knee,omitempty"`
-}
-
-// RTTLadder is the RTT ladder of one mode (--rtt-levels): what each round trip added to
-// PostgreSQL cost in throughput, latency, lock waits and persist lag.
-type RTTLadder struct {
-	Mode   string     `json:"mode"`
-	Levels []RTTLevel `json:"levels"`
-}
-
-// RTTLevel is one round trip of an RTT ladder.
-type RTTLevel struct {
-	RTTMs float64 `json:"rtt_ms"`
-	LevelFigures
-	// MaxWaiters is the most sessions waiting on a hot table; MaxLockWaitMs the longest lock
-	// wait.
-	MaxWaiters    float64 `json:"max_waiters"`
-	MaxLockWaitMs float64 `json:"max_lock_wait_ms"`
-	// PersistLagP99Ms is the queue's persist lag (queue modes only).
-	PersistLagP99Ms float64 `json:"persist_lag_p99_ms,omitempty"`
-}
-
-// PoolLadder is the pool-size ladder of one mode (--pool-levels): where a hot row's writers
-// waited, in the service's pool or on the row's lock in PostgreSQL, and what each size of the
-// load's pool gave in throughput and latency; and the size to run with.
-type PoolLadder struct {
-	Mode   string      `json:"mode"`
-	Levels []PoolLevel `json:"levels"`
-	// SLOP99Ms is the latency objective (--slo-p99-ms); 0 when none was given.
+// Ladder is one mode's runs over one axis (Axis; --levels, --slots-levels, --rtt-levels,
+// --pool-levels, --rates, ...): a level per value the invocation stepped over, in the axis's
+// order, and what the axis's rule found in them (a knee, a best size, the highest rate
+// within the objective). Every axis has this one shape (version 16; before, each kind of
+// ladder had its own list and type, which Read upgrades into it).
+type Ladder struct {
+	// Axis is the axis's name: the key of the setting it steps (concurrency, slots, db_rtt_ms,
+	// max_connections, rate, ...).
+	Axis   string  `json:"axis"`
+	Mode   string  `json:"mode"`
+	Levels []Level `json:"levels"`
+	// Rule is the rule that looked for the ladder's answer (knee, stops_paying, best,
+	// max_at_slo); absent for an axis without one (the round trip's).
+	Rule string `json:"rule,omitempty"`
+	// SLOP99Ms is the latency objective a rule that judges by one was given (--slo-p99-ms);
+	// absent without one.
 	SLOP99Ms float64 `json:"slo_p99_ms,omitempty"`
-	// BestPool is the size of highest throughput among the verified sizes whose p99 is within
-	// SLOP99Ms; without an objective, the size of highest throughput (BestBy says which); 0 when
-	// no size qualified.
-	BestPool int `json:"best_pool"`
-	// BestBy is PoolBestBySLO or PoolBestByThroughput: how BestPool was chosen.
-	BestBy string `json:"best_by"`
+	// Found is the value of the level the rule named (the knee, the best pool size, the max
+	// rate at the objective); absent when it named none.
+	Found *Value `json:"found,omitempty"`
+	// FoundBy says how the rule chose, when that takes saying: BestBySLO or BestByThroughput.
+	FoundBy string `json:"found_by,omitempty"`
 }
 
-// How a pool ladder's best size was chosen (PoolLadder.BestBy).
-const (
-	// PoolBestBySLO: the highest throughput with p99 within the objective.
-	PoolBestBySLO = "throughput within the p99 objective"
-	// PoolBestByThroughput: no objective was given; the highest throughput, whatever its latency.
-	PoolBestByThroughput = "throughput (no objective given)"
-)
-
-// PoolLevel is one pool size of a pool ladder (medians over its repetitions).
-type PoolLevel struct {
-	Pool int `json:"pool"`
-	LevelFigures
-	// AcquireWaitP95Ms and AcquireWaitP99Ms are the wait for a pool connection.
-	AcquireWaitP95Ms float64 `json:"acquire_wait_p95_ms"`
-	AcquireWaitP99Ms float64 `json:"acquire_wait_p99_ms"`
-	// MaxLockWaiters is the most sessions waiting on a heavyweight lock at once (the monitor's
-	// samples); MaxLockWaitMs the longest lock wait it saw.
-	MaxLockWaiters float64 `json:"max_lock_waiters"`
-	MaxLockWaitMs  float64 `json:"max_lock_wait_ms"`
-	// PersistLagP99Ms is the queue's persist lag (queue modes only).
-	PersistLagP99Ms float64 `json:"persist_lag_p99_ms,omitempty"`
-	// Verified: every run at this size was verified exactly.
+// Level is one value of a ladder: the medians of its runs' figures over their repetitions.
+type Level struct {
+	// Value is where the level stands on the ladder's axis (a number in the unit of the axis's
+	// setting, or a name).
+	Value Value `json:"value"`
+	// Figures are the level's medians by name: throughput_rps, p50_ms, p95_ms, p99_ms and the
+	// axis's own (a slot ladder's max_waiters_per_row, a pool ladder's acquire_wait_p99_ms, a
+	// rate ladder's achieved_rps and sent_share, ...); one its runs did not have is absent
+	// (a persist lag without a queue), and so is the throughput of a rate ladder read from
+	// before version 16.
+	Figures map[string]float64 `json:"figures"`
+	// Verified: every run at this level was verified exactly.
 	Verified bool `json:"verified"`
-	// MetSLO: verified and p99 within the objective (only with one).
+	// MetSLO: the level meets the objective as the ladder's rule judges it (p99 within it,
+	// and verified for a best size, ≥ 95% of the arrivals sent for a rate).
 	MetSLO bool `json:"met_slo,omitempty"`
-	// Best marks the level named by PoolLadder.BestPool.
-	Best bool `json:"best,omitempty"`
+	// Found marks the level named by the ladder's Found.
+	Found bool `json:"found,omitempty"`
 }
 
-// LevelFigures are what every ladder level has: medians over its repetitions.
-type LevelFigures struct {
-	ThroughputRPS float64 `json:"throughput_rps"`
-	P50Ms         float64 `json:"p50_ms"`
-	P95Ms         float64 `json:"p95_ms"`
-	P99Ms         float64 `json:"p99_ms"`
-}
-
-// RateLadder is an open-loop rate ladder of one mode (--rates): the open-loop counterpart of
-// the concurrency ladder, and the highest rate that met the latency objective.
-type RateLadder struct {
-	Mode  string     `json:"mode"`
-	Rates []RateStep `json:"rates"`
-	// SLOP99Ms is the objective (--slo-p99-ms); 0 when none was given.
-	SLOP99Ms float64 `json:"slo_p99_ms,omitempty"`
-	// MaxRateAtSLO is the highest target rate whose runs kept p99 ≤ SLOP99Ms while sending at
-	// least 95% of their arrivals (median over repetitions); 0 when no rate did, or no objective.
-	MaxRateAtSLO float64 `json:"max_rate_at_slo"`
-}
-
-// RateStep is one rate of a rate ladder (medians over its repetitions).
-type RateStep struct {
-	TargetRPS    float64 `json:"target_rps"`
-	AchievedRPS  float64 `json:"achieved_rps"`
-	SentShare    float64 `json:"sent_share"`
-	P50Ms        float64 `json:"p50_ms"`
-	P95Ms        float64 `json:"p95_ms"`
-	P99Ms        float64 `json:"p99_ms"`
-	ServiceP99Ms float64 `json:"service_p99_ms"`
-	Late         float64 `json:"late"`
-	Skipped      float64 `json:"skipped"`
-	// MetSLO: p99 within the objective and ≥ 95% of the arrivals sent.
-	MetSLO bool `json:"met_slo,omitempty"`
-	// MaxAtSLO marks the step named by RateLadder.MaxRateAtSLO.
-	MaxAtSLO bool `json:"max_at_slo,omitempty"`
-}
+// AxisOf is the ladder's axis (nil for a name no axis has).
+func (l Ladder) AxisOf() *Axis { return AxisNamed(l.Axis) }
 
 // Write encodes the report as indented JSON.
 func (r *Report) Write(w io.Writer) error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,8 @@ var upgrades = [SchemaVersion]func(doc map[string]any) error{
 	12: upgradeV12,
 	13: upgradeV13,
 	14: upgradeV14,
+	15: upgradeCheckStates,
+	16: upgradeLadders,
 }
 
 // upgradeV3 is version 3 → 4: version 4 only added fields (the network's and rtt_ladders),
@@ -107,6 +110,307 @@ func upgradeV13(doc map[string]any) error {
 // and a summary's pool_size, the config's pool_levels), whose absence means none was run.
 // Nothing to convert.
 func upgradeV14(map[string]any) error { return nil }
+
+// upgradeCheckStates is version 15 → 16: a check's ok becomes its state, passed or failed,
+// except a placeholder of a check not made — an expected and actual both "not checked", or
+// both "" under a name ending "(not compared)" (the script suite's) — which becomes
+// not_checked, its reason the name's last parenthesis ("not compared", "not recomputable, so
+// not checked: …"), and leaves a run recorded as passed unverified: not passed, its
+// unverified naming the checks not made, with what its load counted of its requests.
+func upgradeCheckStates(doc map[string]any) error {
+	runs, _ := doc["runs"].([]any)
+	for _, r := range runs {
+		run, _ := r.(map[string]any)
+		v, ok := run["verification"].(map[string]any)
+		if !ok {
+			continue
+		}
+		checks, _ := v["checks"].([]any)
+		var notMade []string
+		for _, c := range checks {
+			check, ok := c.(map[string]any)
+			if !ok {
+				continue
+			}
+			state := "failed"
+			if passed, _ := check["ok"].(bool); passed {
+				state = "passed"
+			}
+			delete(check, "ok")
+			check["state"] = state
+			name, _ := check["name"].(string)
+			expected, _ := check["expected"].(string)
+			actual, isText := check["actual"].(string)
+			placeholder := expected == "not checked" || expected == "" && strings.HasSuffix(name, " (not compared)")
+			if !isText || expected != actual || !placeholder {
+				continue
+			}
+			delete(check, "expected")
+			delete(check, "actual")
+			reason := "not made"
+			if open := strings.LastIndex(name, " ("); open >= 0 && strings.HasSuffix(name, ")") {
+				name, reason = name[:open], name[open+2:len(name)-1]
+			}
+			check["name"], check["state"], check["reason"] = name, "not_checked", reason
+			notMade = append(notMade, name)
+		}
+		if passed, _ := v["passed"].(bool); !passed || len(notMade) == 0 {
+			continue
+		}
+		v["passed"] = false
+		if _, ok := v["unverified"]; ok {
+			continue
+		}
+		why := "a check was not made: " + notMade[0]
+		if len(notMade) > 1 {
+			why = fmt.Sprintf("%d checks were not made: %s", len(notMade), strings.Join(notMade, "; "))
+		}
+		u := map[string]any{"reason": why, "succeeded": json.Number("0"), "failed": json.Number("0"), "unknown": json.Number("0")}
+		if load, ok := run["load"].(map[string]any); ok {
+			for key, from := range map[string]string{"succeeded": "completed_requests", "failed": "failed_requests"} {
+				if n, ok := load[from].(json.Number); ok {
+					u[key] = n
+				}
+			}
+		}
+		v["unverified"] = u
+	}
+	return nil
+}
+
+// fiveLadderKinds are the five kinds of ladder before upgradeLadders and what each became: the
+// axis, the run's field that held its value (and the summary's), the config's list of the
+// invocation's values, the report's list of ladders, a level's field of its value, the
+// ladder's field of what its rule found and the rule. Frozen: this is what those versions were.
+var fiveLadderKinds = []struct {
+	axis, runKey, configKey, reportKey, levelsKey, valueKey, foundKey, rule string
+}{
+	{"concurrency", "level", "levels", "ladders", "levels", "concurrency", "knee_concurrency", "knee"},
+	{"slots", "slots", "slots_levels", "slot_ladders", "levels", "slots", "knee_slots", "stops_paying"},
+	{"db_rtt_ms", "rtt_ms", "rtt_levels_ms", "rtt_ladders", "levels", "rtt_ms", "", ""},
+	{"max_connections", "pool_size", "pool_levels", "pool_ladders", "levels", "pool", "best_pool", "best"},
+	{"rate", "rate", "rates", "rate_ladders", "rates", "target_rps", "max_rate_at_slo", "max_at_slo"},
+}
+
+// upgradeLadders is version 16 → 17: the five kinds of ladder become one (ladders: axis, mode,
+// levels of a value and figures, what the rule found), a run's position lives in its config
+// alone, and a summary names its rung in at. Per run, the config's ladder lists (levels,
+// rates, slots_levels, rtt_levels_ms, pool_levels) become its ladder, by axis, and the run's
+// level, rate, slots, rtt_ms and pool_size go, their values kept in the config's setting of
+// the axis (which held the same). Per summary, the fields of the axes the runs stepped over
+// become at. Per ladder level, the value's field becomes value, knee, best and max_at_slo
+// found, and every other number a figure; a level that did not record whether its runs were
+// verified (all but a pool ladder's) is given that from its runs, and an RTT ladder's level the
+// median round trip its runs' probes measured to PostgreSQL (rtt_p50_ms), which the summary
+// used to read from the runs.
+func upgradeLadders(doc map[string]any) error {
+	runs, _ := doc["runs"].([]any)
+	stepped := map[string]bool{}
+	for i, r := range runs {
+		run, ok := r.(map[string]any)
+		if !ok {
+			return fmt.Errorf("run %d is not an object", i)
+		}
+		cfg, _ := run["config"].(map[string]any)
+		if cfg == nil {
+			cfg = map[string]any{}
+			run["config"] = cfg
+		}
+		ladder := map[string]any{}
+		for _, ax := range fiveLadderKinds {
+			if list, ok := cfg[ax.configKey].([]any); ok && len(list) > 0 {
+				ladder[ax.axis] = list
+				stepped[ax.axis] = true
+			}
+			delete(cfg, ax.configKey)
+		}
+		if len(ladder) > 0 {
+			cfg["ladder"] = ladder
+		}
+	}
+	// A level or pool size was recorded only on its ladder: a run that has one stood on it,
+	// whatever its config's list says.
+	for _, ax := range fiveLadderKinds {
+		if ax.axis != "concurrency" && ax.axis != "max_connections" {
+			continue
+		}
+		var values []any
+		for _, r := range runs {
+			if v, ok := docNumber(r.(map[string]any)[ax.runKey]); ok && v > 0 && !slices.ContainsFunc(values, func(x any) bool { n, _ := docNumber(x); return n == v }) {
+				values = append(values, r.(map[string]any)[ax.runKey])
+			}
+		}
+		for _, r := range runs {
+			cfg := r.(map[string]any)["config"].(map[string]any)
+			ladder, _ := cfg["ladder"].(map[string]any)
+			if len(values) > 0 && ladder[ax.axis] == nil {
+				if ladder == nil {
+					ladder = map[string]any{}
+					cfg["ladder"] = ladder
+				}
+				ladder[ax.axis], stepped[ax.axis] = values, true
+			}
+		}
+	}
+	if ladders, err := oneLadderShape(doc, runs); err != nil {
+		return err
+	} else if len(ladders) > 0 {
+		doc["ladders"] = ladders
+	}
+	sums, _ := doc["summaries"].([]any)
+	for _, s := range sums {
+		sum, ok := s.(map[string]any)
+		if !ok {
+			continue
+		}
+		at := map[string]any{}
+		for _, ax := range fiveLadderKinds {
+			if v, ok := sum[ax.runKey]; ok && stepped[ax.axis] {
+				at[ax.axis] = v
+			} else if stepped[ax.axis] {
+				at[ax.axis] = json.Number("0")
+			}
+			delete(sum, ax.runKey)
+		}
+		if len(at) > 0 {
+			sum["at"] = at
+		}
+	}
+	for _, r := range runs {
+		run := r.(map[string]any)
+		cfg := run["config"].(map[string]any)
+		for _, ax := range fiveLadderKinds {
+			if v, ok := docNumber(run[ax.runKey]); ok && v != 0 && !(ax.axis == "slots" && v <= 1) {
+				cfg[ax.axis] = run[ax.runKey]
+			}
+			delete(run, ax.runKey)
+		}
+	}
+	return nil
+}
+
+// oneLadderShape is the report's ladders of the five kinds in the one shape, in the order of
+// the axes; the old lists are removed from doc. runs are the report's runs, their old fields
+// still in place.
+func oneLadderShape(doc map[string]any, runs []any) ([]any, error) {
+	var out []any
+	for _, ax := range fiveLadderKinds {
+		list, _ := doc[ax.reportKey].([]any)
+		delete(doc, ax.reportKey)
+		for _, l := range list {
+			old, ok := l.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("%s: %v is not an object", ax.reportKey, l)
+			}
+			mode, _ := old["mode"].(string)
+			ladder := map[string]any{"axis": ax.axis, "mode": mode}
+			if ax.rule != "" {
+				ladder["rule"] = ax.rule
+			}
+			if slo, ok := docNumber(old["slo_p99_ms"]); ok && slo > 0 {
+				ladder["slo_p99_ms"] = old["slo_p99_ms"]
+			}
+			if found, ok := docNumber(old[ax.foundKey]); ok && found > 0 {
+				ladder["found"] = old[ax.foundKey]
+			}
+			if by, ok := old["best_by"].(string); ok {
+				ladder["found_by"] = by
+			}
+			levels := []any{}
+			olds, _ := old[ax.levelsKey].([]any)
+			for _, lv := range olds {
+				level, ok := lv.(map[string]any)
+				if !ok {
+					return nil, fmt.Errorf("%s %s: level %v is not an object", ax.reportKey, mode, lv)
+				}
+				levels = append(levels, oneLadderLevel(ax.axis, ax.runKey, ax.valueKey, mode, level, runs))
+			}
+			ladder["levels"] = levels
+			out = append(out, ladder)
+		}
+	}
+	return out, nil
+}
+
+// oneLadderLevel is one level of a ladder of the five kinds in the one shape.
+func oneLadderLevel(axis, runKey, valueKey, mode string, old map[string]any, runs []any) map[string]any {
+	value := old[valueKey]
+	if value == nil {
+		value = json.Number("0") // an RTT ladder's loopback rung, 0 left out
+	}
+	want, _ := docNumber(value)
+	var at []map[string]any // the runs of the level
+	for _, r := range runs {
+		run := r.(map[string]any)
+		v, _ := docNumber(run[runKey])
+		level, _ := docNumber(run["level"])
+		if run["mode"] == mode && v == want && (axis != "rate" || level == 0) {
+			at = append(at, run)
+		}
+	}
+	lv := map[string]any{"value": value}
+	figures := map[string]any{}
+	for k, v := range old {
+		switch k {
+		case valueKey:
+		case "knee", "best", "max_at_slo":
+			if v == true {
+				lv["found"] = true
+			}
+		case "verified", "met_slo":
+			lv[k] = v
+		default:
+			figures[k] = v
+		}
+	}
+	if _, ok := lv["verified"]; !ok {
+		verified := len(at) > 0
+		for _, run := range at {
+			ver, _ := run["verification"].(map[string]any)
+			verified = verified && ver["passed"] == true
+		}
+		lv["verified"] = verified
+	}
+	if axis == "db_rtt_ms" {
+		var p50s []float64
+		for _, run := range at {
+			pg, _ := docObject(run, "network", "postgres")
+			probes, _ := docNumber(pg["probes"])
+			rtt, _ := pg["rtt_ms"].(map[string]any)
+			if p50, ok := docNumber(rtt["p50"]); ok && probes > 0 {
+				p50s = append(p50s, p50)
+			}
+		}
+		if len(p50s) > 0 {
+			slices.Sort(p50s)
+			figures["rtt_p50_ms"] = p50s[len(p50s)/2]
+		}
+	}
+	lv["figures"] = figures
+	return lv
+}
+
+// docObject is the object at the path of keys under m.
+func docObject(m map[string]any, keys ...string) (map[string]any, bool) {
+	for _, k := range keys {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		m = next
+	}
+	return m, true
+}
+
+// docNumber reads a number of the document (absent or not a number: false).
+func docNumber(v any) (float64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	f, err := n.Float64()
+	return f, err == nil
+}
 
 // upgrade returns the report doc of version from as a document of SchemaVersion.
 func upgrade(raw []byte, from int) ([]byte, error) {

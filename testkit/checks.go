@@ -9,7 +9,9 @@ import (
 )
 
 // Checks collects a suite's verification: each check compares an expectation computed from
-// the requests that succeeded with what the database holds.
+// the requests that succeeded with what the database holds, or says why that comparison
+// could not be made (NotChecked). A run is verified only when every check was made and
+// passed (results.Verification).
 type Checks struct {
 	list []results.Check
 	skew int64
@@ -21,10 +23,10 @@ func (r *Run) NewChecks() *Checks { return &Checks{skew: r.env.CheckSkew} }
 // Int compares integers exactly.
 func (c *Checks) Int(name string, want, got int64) {
 	want += c.skew
-	c.list = append(c.list, results.Check{Name: name, Expected: want, Actual: got, OK: want == got})
+	c.list = append(c.list, results.Compared(name, want, got, want == got))
 }
 
-// Amount is an exact decimal amount a Money check compares (counters.Money is one).
+// Amount is an exact decimal amount a Money check compares (decimal.Decimal is one).
 type Amount interface {
 	// String is the amount as the report shows it.
 	String() string
@@ -38,7 +40,7 @@ func (c *Checks) Money(name string, want Amount, got string) {
 	if c.skew != 0 {
 		w, ok = w+"~", false
 	}
-	c.list = append(c.list, results.Check{Name: name, Expected: w, Actual: got, OK: ok})
+	c.list = append(c.list, results.Compared(name, w, got, ok))
 }
 
 // Text compares strings exactly.
@@ -46,7 +48,14 @@ func (c *Checks) Text(name, want, got string) {
 	if c.skew != 0 {
 		want += "~"
 	}
-	c.list = append(c.list, results.Check{Name: name, Expected: want, Actual: got, OK: want == got})
+	c.list = append(c.list, results.Compared(name, want, got, want == got))
+}
+
+// NotChecked records a check the suite could not make, and why (what it would have compared
+// cannot be computed, or read): never a comparison that passes by construction. A run with
+// one is not verified, and the report, the summary and baseline table name it.
+func (c *Checks) NotChecked(name, why string) {
+	c.list = append(c.list, results.NotChecked(name, why))
 }
 
 // List returns the checks.

@@ -27,7 +27,7 @@ type TxFunc func(ctx context.Context, tx sqldb.Tx, i int64) error
 // only when the request's own row is new.
 func (r *Run) SyncTx(fn TxFunc) Op {
 	pool := r.env.Pool
-	loseEvery := r.env.LoseCommitEvery
+	loseEvery := r.env.Config.DebugLoseCommitEvery // loses the first COMMIT reply of every Nth request
 	return func(ctx context.Context, req *load.Request) error {
 		lose := loseEvery > 0 && req.Index%loseEvery == 0
 		return req.Try(ctx, func(ctx context.Context) error {

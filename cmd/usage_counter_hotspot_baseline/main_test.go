@@ -182,7 +182,7 @@ func TestBadInput(t *testing.T) {
 		{"max lag without a rate", []string{"--max-lag", "10ms"}, []string{"--max-lag needs --rate or --rates"}},
 		{"ramp without a rate", []string{"--ramp", "1s"}, []string{"--ramp needs --rate or --rates"}},
 		{"rates not numbers", []string{"--rates", "abc", "--duration", "2s"}, []string{`--rates: "abc" is not a positive rate`}},
-		{"objective without a rate ladder", []string{"--slo-p99-ms", "200"}, []string{"--slo-p99-ms needs --rates"}},
+		{"objective without a rate ladder", []string{"--slo-p99-ms", "200"}, []string{"--slo-p99-ms needs --pool-levels or --rates"}},
 		{"arrivals unknown", []string{"--rate", "100", "--arrivals", "bursty"}, []string{"--arrivals", `unknown arrivals "bursty"`}},
 		{"crash-postgres on a given server", []string{"--postgres-url", good, "--fault", "crash-postgres@1s"}, []string{"needs the temporary server"}},
 		{"crash-redis without a managed redis-server", []string{"--fault", "crash-redis@1s"}, []string{"needs --queue-backend redis --redis managed"}},

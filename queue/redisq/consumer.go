@@ -13,7 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/hotspotkit/hotspotkit/queue/internal/backend"
+	"github.com/hotspotkit/hotspotkit/queue/internal/core"
 	"github.com/hotspotkit/hotspotkit/queue/redisq/internal/testhook"
 	"github.com/hotspotkit/hotspotkit/sqldb"
 )
@@ -64,7 +64,7 @@ func newConsumer[K comparable, T any](q *Queue[K, T], name string, sh *shard) *c
 }
 
 func (c *consumer[K, T]) leave()        { close(c.leaveC) }
-func (c *consumer[K, T]) leaving() bool { return backend.IsClosed(c.leaveC) }
+func (c *consumer[K, T]) leaving() bool { return core.IsClosed(c.leaveC) }
 
 // run is a worker: read a batch of new entries, flush it, acknowledge it, until Close has
 // drained the stream (or given up), the worker was killed or its shard given up. A shard's
@@ -245,10 +245,10 @@ func (c *consumer[K, T]) flush(batch []entry[T]) []entry[T] {
 	wait := func(attempt int) bool {
 		return !q.aborted() && !c.dead.Load() && c.pause(q.o.shared().RetryWait(attempt))
 	}
-	switch backend.RetryBatch(&q.c.Counters, len(batch), q.o.MaxRetries, write, wait) {
-	case backend.BatchWritten:
+	switch core.RetryBatch(&q.c.Counters, len(batch), q.o.MaxRetries, write, wait) {
+	case core.BatchWritten:
 		return batch
-	case backend.BatchGivenUp:
+	case core.BatchGivenUp:
 		return nil
 	}
 	done := batch[:0:0]
@@ -377,7 +377,7 @@ func (c *consumer[K, T]) arrange(recs []T) []T {
 	case len(recs) == 0:
 		return recs
 	case o.Compaction:
-		return backend.Compact(recs, o.Key, o.Merge, o.Compare)
+		return core.Compact(recs, o.Key, o.Merge, o.Compare)
 	case o.Compare != nil:
 		slices.SortStableFunc(recs, func(a, b T) int { return o.Compare(o.Key(a), o.Key(b)) })
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
-// The contract every queue.Backend keeps, run against the in-memory queue, this backend on
+// The contract every queue.Interface keeps, run against the in-memory queue, this backend on
 // miniredis and this backend on a real redis-server, with the same records, writer and
 // PostgreSQL tables: the invariant and exactly-once totals, per-slot order (one worker), pause,
 // Enqueue racing Close, the three full policies, a group of records as one unit under each,
@@ -37,12 +37,12 @@ func (o contractOpts) shared() queue.Options[int, rec] {
 
 type contractBackend struct {
 	name  string
-	start func(t *testing.T, e *env, o contractOpts) queue.Backend[rec]
+	start func(t *testing.T, e *env, o contractOpts) queue.Interface[rec]
 }
 
-func contractBackends(t *testing.T, f func(t *testing.T, e *env, start func(contractOpts) queue.Backend[rec])) {
+func contractBackends(t *testing.T, f func(t *testing.T, e *env, start func(contractOpts) queue.Interface[rec])) {
 	run := func(t *testing.T, e *env, b contractBackend) {
-		f(t, e, func(o contractOpts) queue.Backend[rec] {
+		f(t, e, func(o contractOpts) queue.Interface[rec] {
 			if o.writer == nil {
 				o.writer = e.writer
 			}
@@ -59,7 +59,7 @@ func contractBackends(t *testing.T, f func(t *testing.T, e *env, start func(cont
 	backends(t, func(t *testing.T, rdb *redis.Client) { run(t, newEnv(t, rdb), streamBackend) })
 }
 
-var memoryBackend = contractBackend{name: "memory", start: func(t *testing.T, e *env, o contractOpts) queue.Backend[rec] {
+var memoryBackend = contractBackend{name: "memory", start: func(t *testing.T, e *env, o contractOpts) queue.Interface[rec] {
 	q, err := queue.New(queue.PgFlusher(e.pool, o.writer), o.shared())
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ var memoryBackend = contractBackend{name: "memory", start: func(t *testing.T, e 
 	return q
 }}
 
-var streamBackend = contractBackend{name: "redis", start: func(t *testing.T, e *env, o contractOpts) queue.Backend[rec] {
+var streamBackend = contractBackend{name: "redis", start: func(t *testing.T, e *env, o contractOpts) queue.Interface[rec] {
 	so := e.options(RoleBoth)
 	so.Options, so.Fresh, so.Writer = o.shared(), true, o.writer
 	q, err := New(context.Background(), so)
@@ -77,7 +77,7 @@ var streamBackend = contractBackend{name: "redis", start: func(t *testing.T, e *
 	return q
 }}
 
-func closeWithin(t *testing.T, q queue.Backend[rec], d time.Duration) error {
+func closeWithin(t *testing.T, q queue.Interface[rec], d time.Duration) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
@@ -119,7 +119,7 @@ func (o *ordered) WriteBatch(ctx context.Context, tx sqldb.Tx, recs []rec) (int,
 }
 
 func TestContractInvariantAndExactlyOnce(t *testing.T) {
-	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Backend[rec]) {
+	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Interface[rec]) {
 		q := start(contractOpts{workers: 3})
 		var wg sync.WaitGroup
 		for g := range 20 {
@@ -149,7 +149,7 @@ func TestContractInvariantAndExactlyOnce(t *testing.T) {
 }
 
 func TestContractOrderPerSlot(t *testing.T) {
-	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Backend[rec]) {
+	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Interface[rec]) {
 		w := &ordered{w: e.writer, last: map[int]int64{}}
 		q := start(contractOpts{workers: 1, writer: w})
 		var wg sync.WaitGroup
@@ -175,7 +175,7 @@ func TestContractOrderPerSlot(t *testing.T) {
 }
 
 func TestContractPauseHoldsRecords(t *testing.T) {
-	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Backend[rec]) {
+	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Interface[rec]) {
 		q := start(contractOpts{workers: 2})
 		q.Pause()
 		for i := range 20 {
@@ -197,7 +197,7 @@ func TestContractPauseHoldsRecords(t *testing.T) {
 }
 
 func TestContractEnqueueRacingClose(t *testing.T) {
-	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Backend[rec]) {
+	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Interface[rec]) {
 		q := start(contractOpts{workers: 2})
 		var accepted, closed atomic.Int64
 		var started sync.WaitGroup
@@ -238,7 +238,7 @@ func TestContractEnqueueRacingClose(t *testing.T) {
 func TestContractFullPolicies(t *testing.T) {
 	for _, policy := range []queue.FullPolicy{queue.PolicyDrop, queue.PolicySync, queue.PolicyBlock} {
 		t.Run(policy.String(), func(t *testing.T) {
-			contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Backend[rec]) {
+			contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Interface[rec]) {
 				q := start(contractOpts{workers: 1, capacity: 50, policy: policy})
 				q.Pause()
 				ctx := context.Background()
@@ -279,7 +279,7 @@ func TestContractFullPolicies(t *testing.T) {
 }
 
 func TestContractFlushFailuresAreRetried(t *testing.T) {
-	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Backend[rec]) {
+	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Interface[rec]) {
 		w := &flaky{w: e.writer}
 		w.n.Store(2)
 		q := start(contractOpts{workers: 1, writer: w})
@@ -302,7 +302,7 @@ func TestContractFlushFailuresAreRetried(t *testing.T) {
 // A record the writer refuses forever is abandoned when Close's deadline passes, and counted
 // so; the records beside it are written.
 func TestContractAbandonedAtTheDeadline(t *testing.T) {
-	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Backend[rec]) {
+	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Interface[rec]) {
 		q := start(contractOpts{workers: 1})
 		for i := range 10 {
 			n := int64(1)
@@ -363,7 +363,7 @@ func (g *grouped) batchSizes() string {
 func TestContractGroupIsOneUnit(t *testing.T) {
 	for _, policy := range []queue.FullPolicy{queue.PolicyDrop, queue.PolicySync, queue.PolicyBlock} {
 		t.Run(policy.String(), func(t *testing.T) {
-			contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Backend[rec]) {
+			contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Interface[rec]) {
 				w := &grouped{w: e.writer}
 				q := start(contractOpts{workers: 2, capacity: 10, policy: policy, writer: w})
 				q.Pause()
@@ -441,7 +441,7 @@ func TestContractGroupIsOneUnit(t *testing.T) {
 // Groups that wait for room under block, many at once on a queue that holds fewer than two
 // of them, all land: room freed by the workers wakes the waiters whatever their groups' sizes.
 func TestContractGroupsWaitingForRoomAllLand(t *testing.T) {
-	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Backend[rec]) {
+	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Interface[rec]) {
 		q := start(contractOpts{workers: 2, capacity: 5, policy: queue.PolicyBlock})
 		var wg sync.WaitGroup
 		for g := range 20 {

@@ -1,7 +1,7 @@
-// Package redisq is the durable queue.Backend: records travel through a Redis stream, so what a
-// producer accepted survives the producer, and consumers in any process finish the work. It
-// owns the stream protocol (producing, the consumer group, reclaiming, dead-lettering, the
-// atomic acknowledgement) and the exactly-once bookkeeping in PostgreSQL (its table of applied
+// Package redisq is the durable queue.Interface: records travel through a Redis stream, so
+// what a producer accepted survives the producer, and consumers in any process finish the
+// work. It owns the stream protocol (producing, the consumer group, reclaiming,
+// dead-lettering, the atomic acknowledgement) and the exactly-once bookkeeping in PostgreSQL (its table of applied
 // entry ids); the caller supplies the record's Codec, slot key, merge and TxWriter exactly as
 // for the in-memory queue, and cannot tell the two backends apart. It times and prints nothing;
 // it exports counters (queue.Metrics plus StreamMetrics) and a persist-lag histogram.

@@ -3,22 +3,22 @@ package redisq
 import (
 	"sync"
 
-	"github.com/hotspotkit/hotspotkit/queue/internal/backend"
+	"github.com/hotspotkit/hotspotkit/queue/internal/core"
 )
 
-// gate is the pause switch (backend.Switch) with the consumers' side: consumers hold it while
+// gate is the pause switch (core.Switch) with the consumers' side: consumers hold it while
 // they read and flush a batch, and Pause waits until none holds it. The switch is only
 // flipped under mu, so a consumer that sees it running is counted busy before Pause can
 // start waiting.
 type gate struct {
-	sw   *backend.Switch
+	sw   *core.Switch
 	mu   sync.Mutex
 	idle *sync.Cond // signalled when busy drops to 0 or the switch resumes
 	busy int
 }
 
 func newGate() *gate {
-	g := &gate{sw: backend.NewSwitch()}
+	g := &gate{sw: core.NewSwitch()}
 	g.idle = sync.NewCond(&g.mu)
 	return g
 }

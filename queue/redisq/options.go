@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotspotkit/hotspotkit/queue"
-	"github.com/hotspotkit/hotspotkit/queue/internal/backend"
+	"github.com/hotspotkit/hotspotkit/queue/internal/core"
 	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
@@ -26,7 +26,7 @@ const (
 	RoleConsumer
 )
 
-var roleNames = backend.NewNames[Role]("role", "both", "producer", "consumer")
+var roleNames = core.NewNames[Role]("role", "both", "producer", "consumer")
 
 func (r Role) String() string { return roleNames.Name(r) }
 
@@ -133,8 +133,8 @@ type Options[K comparable, T any] struct {
 }
 
 // shared views the options every backend validates and defaults the same way.
-func (o *Options[K, T]) shared() *backend.Options[K, T, queue.FullPolicy, queue.Flusher[T]] {
-	return (*backend.Options[K, T, queue.FullPolicy, queue.Flusher[T]])(&o.Options)
+func (o *Options[K, T]) shared() *core.Options[K, T, queue.FullPolicy, queue.Flusher[T]] {
+	return (*core.Options[K, T, queue.FullPolicy, queue.Flusher[T]])(&o.Options)
 }
 
 func (o Options[K, T]) withDefaults() (Options[K, T], error) {
@@ -173,16 +173,16 @@ func (o Options[K, T]) withDefaults() (Options[K, T], error) {
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, backend.NonNegative(
-		backend.Field{Name: "Block", Value: int64(o.Block)},
-		backend.Field{Name: "ReclaimIdle", Value: int64(o.ReclaimIdle)},
-		backend.Field{Name: "ReclaimInterval", Value: int64(o.ReclaimInterval)},
-		backend.Field{Name: "MaxDeliveries", Value: int64(o.MaxDeliveries)},
-		backend.Field{Name: "DeadLetterMaxLen", Value: o.DeadLetterMaxLen},
-		backend.Field{Name: "Senders", Value: int64(o.Senders)},
-		backend.Field{Name: "SendBatch", Value: int64(o.SendBatch)},
-		backend.Field{Name: "Shards", Value: int64(o.Shards)},
-		backend.Field{Name: "ShardLease", Value: int64(o.ShardLease)})...)
+	errs = append(errs, core.NonNegative(
+		core.Field{Name: "Block", Value: int64(o.Block)},
+		core.Field{Name: "ReclaimIdle", Value: int64(o.ReclaimIdle)},
+		core.Field{Name: "ReclaimInterval", Value: int64(o.ReclaimInterval)},
+		core.Field{Name: "MaxDeliveries", Value: int64(o.MaxDeliveries)},
+		core.Field{Name: "DeadLetterMaxLen", Value: o.DeadLetterMaxLen},
+		core.Field{Name: "Senders", Value: int64(o.Senders)},
+		core.Field{Name: "SendBatch", Value: int64(o.SendBatch)},
+		core.Field{Name: "Shards", Value: int64(o.Shards)},
+		core.Field{Name: "ShardLease", Value: int64(o.ShardLease)})...)
 	if o.ShardLease > 0 && o.ShardLease < 30*time.Millisecond {
 		errs = append(errs, fmt.Errorf("ShardLease must be at least 30ms (got %s)", o.ShardLease))
 	}
@@ -199,23 +199,23 @@ func (o Options[K, T]) withDefaults() (Options[K, T], error) {
 		return o, fmt.Errorf("redisq: invalid options: %w", errors.Join(errs...))
 	}
 	o.shared().Defaults()
-	o.Group = backend.OrDefault(o.Group, DefaultGroup)
+	o.Group = core.OrDefault(o.Group, DefaultGroup)
 	if o.Consumer == "" {
 		host, _ := os.Hostname()
 		o.Consumer = host + ":" + strconv.Itoa(os.Getpid())
 	}
-	o.Block = backend.OrDefault(o.Block, DefaultBlock)
-	o.ReclaimIdle = backend.OrDefault(o.ReclaimIdle, DefaultReclaimIdle)
+	o.Block = core.OrDefault(o.Block, DefaultBlock)
+	o.ReclaimIdle = core.OrDefault(o.ReclaimIdle, DefaultReclaimIdle)
 	if o.ReclaimInterval == 0 {
 		o.ReclaimInterval = min(max(o.ReclaimIdle/2, 10*time.Millisecond), 5*time.Second)
 	}
-	o.MaxDeliveries = backend.OrDefault(o.MaxDeliveries, DefaultMaxDeliveries)
-	o.DeadLetterMaxLen = backend.OrDefault(o.DeadLetterMaxLen, DefaultDeadLetterMaxLen)
-	o.Senders = backend.OrDefault(o.Senders, DefaultSenders)
-	o.SendBatch = backend.OrDefault(o.SendBatch, DefaultSendBatch)
-	o.AppliedTable = backend.OrDefault(o.AppliedTable, DefaultAppliedTable)
-	o.PruneInterval = backend.OrDefault(o.PruneInterval, DefaultPruneInterval)
-	o.Shards = backend.OrDefault(o.Shards, 1)
-	o.ShardLease = backend.OrDefault(o.ShardLease, DefaultShardLease)
+	o.MaxDeliveries = core.OrDefault(o.MaxDeliveries, DefaultMaxDeliveries)
+	o.DeadLetterMaxLen = core.OrDefault(o.DeadLetterMaxLen, DefaultDeadLetterMaxLen)
+	o.Senders = core.OrDefault(o.Senders, DefaultSenders)
+	o.SendBatch = core.OrDefault(o.SendBatch, DefaultSendBatch)
+	o.AppliedTable = core.OrDefault(o.AppliedTable, DefaultAppliedTable)
+	o.PruneInterval = core.OrDefault(o.PruneInterval, DefaultPruneInterval)
+	o.Shards = core.OrDefault(o.Shards, 1)
+	o.ShardLease = core.OrDefault(o.ShardLease, DefaultShardLease)
 	return o, nil
 }

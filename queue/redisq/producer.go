@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotspotkit/hotspotkit/queue"
-	"github.com/hotspotkit/hotspotkit/queue/internal/backend"
+	"github.com/hotspotkit/hotspotkit/queue/internal/core"
 )
 
 // sendTimeout bounds one script call of a sender, so that an Enqueue always gets an answer.
@@ -46,7 +46,7 @@ func (q *Queue[K, T]) Enqueue(ctx context.Context, rec T) (queue.Outcome, error)
 	return q.EnqueueAll(ctx, []T{rec})
 }
 
-// EnqueueAll offers recs as one unit (see queue.Backend): one script call adds all their
+// EnqueueAll offers recs as one unit (see queue.Interface): one script call adds all their
 // entries or, when the stream has no room for all, none, and the FullPolicy applies to the
 // group (sync: the caller writes all of them in one transaction). With Shards > 1 a group
 // whose records go to several shards is checked for room on each of them first, then added to
@@ -82,7 +82,7 @@ func (q *Queue[K, T]) EnqueueAll(ctx context.Context, recs []T) (queue.Outcome, 
 	var tooLarge error // the script would refuse it forever
 	for _, r := range reqs {
 		r.at = at.UnixMicro()
-		tooLarge = cmp.Or(tooLarge, backend.GroupTooLarge(int64(len(r.payloads)), capacity))
+		tooLarge = cmp.Or(tooLarge, core.GroupTooLarge(int64(len(r.payloads)), capacity))
 	}
 	wait := time.Millisecond
 	for {
@@ -228,7 +228,7 @@ func (q *Queue[K, T]) add(ctx context.Context, r *addReq) (bool, error) {
 func (q *Queue[K, T]) writeInline(ctx context.Context, recs []T, at time.Time) (queue.Outcome, error) {
 	batch := q.o.shared().InlineBatch(recs)
 	write := func(ctx context.Context) error { _, err := q.inline.Flush(ctx, batch); return err }
-	if err := backend.WriteInline(ctx, q.life, &q.c.Counters, len(recs), write); err != nil {
+	if err := core.WriteInline(ctx, q.life, &q.c.Counters, len(recs), write); err != nil {
 		return queue.Rejected, fmt.Errorf("redisq: inline write of %d records (stream full): %w", len(recs), err)
 	}
 	lag := time.Since(at).Microseconds()

@@ -15,7 +15,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/queue"
-	"github.com/hotspotkit/hotspotkit/queue/internal/backend"
+	"github.com/hotspotkit/hotspotkit/queue/internal/core"
 )
 
 // ErrClosed is returned by Enqueue once Close has begun.
@@ -62,7 +62,7 @@ type Queue[K comparable, T any] struct {
 	lagMu sync.Mutex
 	lag   *hist.Histogram
 
-	life  *backend.Lifecycle // Close's handshake; reads and flushes run under life.Ctx()
+	life  *core.Lifecycle // Close's handshake; reads and flushes run under life.Ctx()
 	final atomic.Pointer[snapshot]
 	last  atomic.Pointer[streamState]
 }
@@ -93,7 +93,7 @@ type RunStats struct {
 
 // counters are the ones every backend keeps, and the stream's own.
 type counters struct {
-	backend.Counters
+	core.Counters
 	_            [64]byte
 	acked        atomic.Int64
 	reclaimed    atomic.Int64
@@ -122,7 +122,7 @@ func New[K comparable, T any](ctx context.Context, o Options[K, T]) (*Queue[K, T
 		token: strconv.FormatInt(time.Now().UnixNano(), 36),
 		gate:  newGate(),
 		stopC: make(chan struct{}),
-		life:  backend.NewLifecycle(),
+		life:  core.NewLifecycle(),
 		lag:   hist.New(),
 	}
 	if o.DB != nil { // a producer alone may have none: it touches no table
@@ -278,7 +278,7 @@ func (q *Queue[K, T]) drain(ctx context.Context) error {
 
 func (q *Queue[K, T]) aborted() bool { return q.life.Aborted() }
 
-func (q *Queue[K, T]) stopping() bool { return backend.IsClosed(q.stopC) || q.life.Aborted() }
+func (q *Queue[K, T]) stopping() bool { return core.IsClosed(q.stopC) || q.life.Aborted() }
 
 func (q *Queue[K, T]) closing() bool { return q.life.Closing() }
 

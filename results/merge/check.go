@@ -127,7 +127,7 @@ func sameRuns(first, p *process) error {
 	}
 	for i := range a {
 		ra, rb := a[i], b[i]
-		if ra.Mode != rb.Mode || ra.Repetition != rb.Repetition || ra.Level != rb.Level || ra.Rate != rb.Rate || ra.Slots != rb.Slots || ra.RTTMs != rb.RTTMs {
+		if ra.Mode != rb.Mode || ra.Repetition != rb.Repetition || results.Shown(ra.Config).Key() != results.Shown(rb.Config).Key() {
 			return fmt.Errorf("run %d: %s ran %s, %s ran %s: not one run", i, first.Path, runName(ra), p.Path, runName(rb))
 		}
 		if key, va, vb, ok := differingSetting(first, ra.Config, p, rb.Config); !ok {
@@ -142,17 +142,13 @@ func runName(r results.Run) string {
 	if r.Repetition > 0 {
 		s += fmt.Sprintf(" repetition %d", r.Repetition)
 	}
-	if r.Level > 0 {
-		s += fmt.Sprintf(" ×%d", r.Level)
-	}
-	if r.Rate > 0 {
-		s += fmt.Sprintf(" @%g/s", r.Rate)
-	}
-	if r.Slots > 0 {
-		s += fmt.Sprintf(" %d slots", r.Slots)
-	}
-	if r.RTTMs > 0 {
-		s += fmt.Sprintf(" +%gms", r.RTTMs)
+	shown := results.Shown(r.Config)
+	for _, a := range results.Axes {
+		if v, ok := shown[a.Name]; ok {
+			if row := a.Row(a.Format(v), r.Config); row != "" {
+				s += " " + row
+			}
+		}
 	}
 	return s
 }

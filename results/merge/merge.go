@@ -21,6 +21,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/units"
 )
 
 // Input is one process's report and the file it was read from (named in errors and in the
@@ -137,26 +138,8 @@ func rebuildDerived(out, like *results.Report) {
 	if len(like.Summaries) > 0 {
 		out.Summaries = results.Summarize(out.Runs)
 	}
-	ofMode := func(mode string) []results.Run {
-		var runs []results.Run
-		for _, r := range out.Runs {
-			if r.Mode == mode {
-				runs = append(runs, r)
-			}
-		}
-		return runs
-	}
-	for _, l := range like.Ladders {
-		out.Ladders = append(out.Ladders, results.BuildLadder(l.Mode, ofMode(l.Mode)))
-	}
-	for _, l := range like.SlotLadders {
-		out.SlotLadders = append(out.SlotLadders, results.BuildSlotLadder(l.Mode, ofMode(l.Mode)))
-	}
-	for _, l := range like.RTTLadders {
-		out.RTTLadders = append(out.RTTLadders, results.BuildRTTLadder(l.Mode, ofMode(l.Mode)))
-	}
-	for _, l := range like.RateLadders {
-		out.RateLadders = append(out.RateLadders, results.BuildRateLadder(l.Mode, ofMode(l.Mode), l.SLOP99Ms))
+	if len(like.Ladders) > 0 {
+		out.Ladders = results.BuildLadders(out.Runs)
 	}
 }
 
@@ -179,8 +162,7 @@ func (m *merger) run(i int, cal *results.Calibration) (results.Run, error) {
 	for j, p := range m.procs {
 		runs[j] = p.Report.Runs[i]
 	}
-	out := results.Run{Mode: runs[0].Mode, Repetition: runs[0].Repetition, Level: runs[0].Level, Rate: runs[0].Rate,
-		Slots: runs[0].Slots, RTTMs: runs[0].RTTMs, StartedAt: runs[0].StartedAt}
+	out := results.Run{Mode: runs[0].Mode, Repetition: runs[0].Repetition, StartedAt: runs[0].StartedAt}
 	out.Config = m.config(runs)
 	var errs []string
 	for j, r := range runs {
@@ -216,6 +198,12 @@ func (m *merger) run(i int, cal *results.Calibration) (results.Run, error) {
 	}
 	out.Network = m.network(nets)
 	out.Verification, out.Reconciliation, out.Figures, out.HotSets = m.verification(runs)
+	if u := out.Verification.Unverified; u != nil {
+		u.Succeeded, u.Failed = out.Load.CompletedRequests, out.Load.FailedRequests
+		if rc := out.Reconciliation; rc != nil {
+			u.Unknown = rc.OutcomeUnknown
+		}
+	}
 	out.Database = m.database(runs, out.Load.CompletedRequests+out.Load.WarmupRequests)
 	out.Efficiency, out.EfficiencyBasis = results.Efficiency(out, cal)
 	return out, nil
@@ -340,14 +328,14 @@ func (m *merger) load(runs []results.Run) (results.Load, error) {
 	}
 	fromUTC := from.UTC()
 	l.MeasuredFrom = &fromUTC
-	l.DurationMs = ms(end.Sub(from))
-	l.IntakeMs = ms(intakeEnd.Sub(from))
-	l.DrainMs = ms(end.Sub(intakeEnd))
+	l.DurationMs = units.Ms(end.Sub(from))
+	l.IntakeMs = units.Ms(intakeEnd.Sub(from))
+	l.DrainMs = units.Ms(end.Sub(intakeEnd))
 	if l.DurationMs > 0 {
-		l.ThroughputRPS = round1(float64(l.CompletedRequests) / (l.DurationMs / 1000))
+		l.ThroughputRPS = units.Round(float64(l.CompletedRequests)/(l.DurationMs/1000), 1)
 	}
 	if l.IntakeMs > 0 && runs[0].Load.AcceptRPS > 0 {
-		l.AcceptRPS = round1(float64(l.CompletedRequests) / (l.IntakeMs / 1000))
+		l.AcceptRPS = units.Round(float64(l.CompletedRequests)/(l.IntakeMs/1000), 1)
 	}
 
 	var err error
@@ -434,9 +422,9 @@ func (m *merger) openLoop(runs []results.Run) (*results.OpenLoop, error) {
 	if out == nil {
 		return nil, nil
 	}
-	out.AchievedRPS = round1(out.AchievedRPS)
+	out.AchievedRPS = units.Round(out.AchievedRPS, 1)
 	if out.Scheduled > 0 {
-		out.SentShare = float64(int64(sent/float64(out.Scheduled)*10000+0.5)) / 10000
+		out.SentShare = units.Round(sent/float64(out.Scheduled), 4)
 	}
 	out.HeldRate = results.HeldRate(out.SentShare)
 	var err error
@@ -626,8 +614,8 @@ func (m *merger) queue(runs []results.Run) (*results.Queue, error) {
 
 // verification is the verifying consumer's verification (the run-wide one) with every other
 // process's own checks, each named by its process; its reconciliation, the suite's figures and
-// the spread over the hot sets are the run's. Without a verifying consumer the run is not
-// verified, and says so.
+// the spread over the hot sets are the run's. Without a verifying consumer the run's checks
+// were not made: it is not verified, and says so (unverified).
 func (m *merger) verification(runs []results.Run) (results.Verification, *results.Reconciliation, []results.Figure, *results.HotSets) {
 	v := results.Verification{Passed: true}
 	var recon *results.Reconciliation
@@ -648,8 +636,14 @@ func (m *merger) verification(runs []results.Run) (results.Verification, *result
 		v.Passed = v.Passed && r.Verification.Passed
 	}
 	if !verified {
-		v.Checks = append(v.Checks, results.Check{Name: "the run verified by a consumer with --verify", Expected: "its report merged", Actual: "none given", OK: false})
+		v.Checks = append(v.Checks, results.NotChecked("the run's checks", "no report of a consumer with --verify was merged"))
+	}
+	switch results.Verdict(v.Checks) {
+	case results.CheckFailed:
 		v.Passed = false
+	case results.CheckNotChecked:
+		v.Passed = false
+		v.Unverified = &results.Unverified{Reason: results.NotCheckedReason(v.Checks)} // its requests: the caller's
 	}
 	return v, recon, figures, hot
 }
@@ -757,10 +751,6 @@ func (m *merger) environment() (results.Environment, error) {
 	}
 	return out, nil
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
 
 // agreed is the environment whose every field holds what all envs hold, and is empty where
 // they differ (compared as their JSON, so that a map or a nested object counts whole).

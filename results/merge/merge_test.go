@@ -85,9 +85,15 @@ func TestMergedP99IsTheUnions(t *testing.T) {
 	if run.Queue.EnqueuedTotal != 4000 {
 		t.Errorf("enqueued %d, want 4,000", run.Queue.EnqueuedTotal)
 	}
-	// Two producers alone: not verified, and said.
+	// Two producers alone: not verified, and said: the run's checks were not made (not failed).
 	if run.Verification.Passed || len(m.Notes) == 0 || !strings.Contains(m.Notes[0], "not verified") {
 		t.Errorf("producers only: verified %v, notes %q", run.Verification.Passed, m.Notes)
+	}
+	v := run.Verification
+	if last := v.Checks[len(v.Checks)-1]; results.Verdict(v.Checks) != results.CheckNotChecked ||
+		last != results.NotChecked("the run's checks", "no report of a consumer with --verify was merged") ||
+		v.Unverified == nil || v.Unverified.Reason != "a check was not made: the run's checks" || v.Unverified.Succeeded != 4000 {
+		t.Errorf("producers only: verification %+v, unverified %+v", v, v.Unverified)
 	}
 	if ps := m.Report.Processes; len(ps) != 2 || ps[0].ProducerID != 0 || ps[0].Hostname != "host-a" || ps[1].Report != "p1.json" || ps[1].PID == 0 {
 		t.Errorf("processes %+v", ps)

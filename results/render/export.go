@@ -29,7 +29,7 @@ func FormatSpread(s results.Spread, format func(float64) string) string {
 
 // LoadText is a run's load as the table's load column shows it: "requests × concurrency", the
 // rate of an open loop, and mark in parentheses.
-func LoadText(r results.Run, level int, mark string) string { return loadText(r, level, mark) }
+func LoadText(r results.Run, mark string) string { return loadText(r, mark) }
 
 // WaiterTables is the sorted list of tables with a max-waiters metric in m.
 func WaiterTables(m map[string]results.Spread) []string { return waiterTables(m) }

@@ -30,7 +30,7 @@ func Findings(rep *results.Report, hotTables []string) []string {
 		base := rows[i]
 		var others []TableRow
 		for _, r := range rows {
-			if r.Mode != base.Mode && r.Level == base.Level && r.Rate == base.Rate && r.Slots == base.Slots && r.RTT == base.RTT && r.Pool == base.Pool {
+			if r.Mode != base.Mode && r.At.Key() == base.At.Key() {
 				others = append(others, r)
 			}
 		}
@@ -95,7 +95,7 @@ func compareRow(base, r TableRow, hotTables []string) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return shortModeLabel(r) + ": " + strings.Join(parts, ", ")
+	return RowLabel(r) + ": " + strings.Join(parts, ", ")
 }
 
 // mostWaiters is the hot table with the most sessions waiting in the row's metrics ("" when
@@ -149,7 +149,7 @@ func verifiedFinding(runs []results.Run) string {
 
 // runLabel names a run among the others of its report: "sync", "sync #2", "sync ×64".
 func runLabel(r results.Run) string {
-	label := shortModeLabel(TableRow{Mode: r.Mode, Level: r.Level, Rate: r.Rate, Slots: r.Slots, RTT: rttText(r), Pool: r.PoolSize})
+	label := positionLabel(r.Mode, results.Shown(r.Config), r.Config, true)
 	if r.Repetition > 1 {
 		label += fmt.Sprintf(" #%d", r.Repetition)
 	}
@@ -193,7 +193,7 @@ func failedWarnings(runs []results.Run) []string {
 	var order []string
 	failed, total := map[string]int64{}, map[string]int64{}
 	for _, r := range runs {
-		label := shortModeLabel(TableRow{Mode: r.Mode, Level: r.Level, Rate: r.Rate, Slots: r.Slots, RTT: rttText(r), Pool: r.PoolSize})
+		label := positionLabel(r.Mode, results.Shown(r.Config), r.Config, true)
 		if _, ok := total[label]; !ok {
 			order = append(order, label)
 		}

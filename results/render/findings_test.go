@@ -206,7 +206,7 @@ func TestRTTLadderSummary(t *testing.T) {
 	Summary(&out, rep, SummaryOptions{Modes: allModes})
 	s := out.String()
 	for _, want := range []string{"sync @ 0 ", "sync @ 1ms ", "async-compact @ 2ms ",
-		"async-compact @ 0: ", "sync RTT: 0 (measured ", "1ms (measured 1.74 ms) → 86 rps (0.36×), p99 3.06 s",
+		"async-compact @ 0: ", "sync RTT ladder: 0 (measured ", "1ms (measured 1.74 ms) → 86 rps (0.36×), p99 3.06 s",
 		"lag p99 255 ms"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the summary lacks %q:\n%s", want, s)

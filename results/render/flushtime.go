@@ -17,6 +17,6 @@ func printFlushTime(w io.Writer, rep *results.Report) {
 		f := r.Queue.FlushTime
 		p := f.PerBatchMs
 		fmt.Fprintf(w, "  flush %s: %d batches, ms each: build %.1f, begin %.1f, copy %.1f, statements %.1f, commit %.1f (p99 %.0f), awaiting the previous commit %.1f\n",
-			ModeLabel(r.Mode, r.Slots, r.Config.SlotPick), f.Batches, p.Build, p.Begin, p.Copy, p.Statements, p.Commit, f.BatchMs.P99, p.PipelineWait)
+			ModeLabel(r.Mode, r.Config), f.Batches, p.Build, p.Begin, p.Copy, p.Statements, p.Commit, f.BatchMs.P99, p.PipelineWait)
 	}
 }

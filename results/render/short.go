@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -47,7 +46,7 @@ func shortCells(row TableRow, hotTables []string) []string {
 		verified = notVerifiedMark
 	}
 	return []string{
-		shortModeLabel(row),
+		RowLabel(row),
 		formatRPS(m[results.MetricThroughputRPS].Median) + "/s",
 		FormatDuration(m[results.MetricP99Ms].Median),
 		opt(results.MetricPersistLagP99Ms, FormatDuration),
@@ -55,22 +54,6 @@ func shortCells(row TableRow, hotTables []string) []string {
 		opt(results.MetricWALBytesPerRequest, FormatBytes),
 		verified,
 	}
-}
-
-// shortModeLabel is the mode with its slots, and the ladder rung (concurrency, round trip,
-// pool size) or offered rate of the row.
-func shortModeLabel(row TableRow) string {
-	label := ModeLabel(row.Mode, row.Slots, "")
-	if row.Level > 0 {
-		label += " ×" + strconv.Itoa(row.Level)
-	}
-	if row.Rate > 0 {
-		label += " @" + formatRPS(row.Rate) + "/s"
-	}
-	if row.RTT != "" {
-		label += " @ " + row.RTT
-	}
-	return label + PoolText(row.Pool)
 }
 
 // hotWaitersText lists the hot tables that had sessions waiting, most first: "api_keys 63";

@@ -29,8 +29,9 @@ type SummaryOptions struct {
 // waiters on the hot tables, WAL per request, verified), the findings in plain words, the
 // warnings, then only the secondary paragraphs that tell something: the calibration when it
 // was noisy, what churned (a conn-storm, connections opened while measured), what went wrong
-// (errors, retries, failed checks), ladders and open-loop rates. With Wide, the side-by-side
-// table of `baseline table` and every paragraph, unwrapped.
+// (errors, retries, failed checks, checks not made), the ladders (a line each: its levels and
+// what its rule found) and open-loop rates. With Wide, the side-by-side table of `baseline
+// table` and every paragraph, unwrapped.
 func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	if len(rep.Runs) == 0 {
 		if rep.Error != "" {
@@ -175,7 +176,7 @@ func printNetwork(w io.Writer, rep *results.Report) {
 	if n == nil {
 		return
 	}
-	if len(rep.RTTLadders) > 0 {
+	if slices.ContainsFunc(rep.Ladders, func(l results.Ladder) bool { return l.Axis == results.AxisRTT.Name }) {
 		n = &results.Network{Redis: n.Redis}
 	}
 	var parts []string
@@ -249,7 +250,7 @@ func printHotKeys(w io.Writer, rep *results.Report) {
 	var merged []string
 	for _, row := range reportRows(rep) {
 		if v, ok := row.Metrics[results.MetricWritesPerUpdate]; ok {
-			merged = append(merged, shortModeLabel(row)+" "+formatPerRequest(v.Median))
+			merged = append(merged, RowLabel(row)+" "+formatPerRequest(v.Median))
 		}
 	}
 	if len(merged) > 0 {
@@ -258,7 +259,8 @@ func printHotKeys(w io.Writer, rep *results.Report) {
 	fmt.Fprintln(w, line)
 }
 
-// printProblems lists error classes, failed checks and ladder knees under the table.
+// printProblems lists error classes, failed checks, checks not made and the ladders under the
+// table.
 func printProblems(w io.Writer, rep *results.Report) {
 	for _, r := range rep.Runs {
 		if len(r.Load.ErrorCounts) > 0 {
@@ -279,103 +281,15 @@ func printProblems(w io.Writer, rep *results.Report) {
 				formatCount(float64(u.Succeeded)), formatCount(float64(u.Failed)), formatCount(float64(u.Unknown)), heldText(u.Held))
 		}
 		for _, c := range r.Verification.Checks {
-			if !c.OK {
+			switch c.State {
+			case results.CheckFailed:
 				fmt.Fprintf(w, "  %s: check %q failed: expected %v, got %v\n", r.Mode, c.Name, c.Expected, c.Actual)
+			case results.CheckNotChecked:
+				fmt.Fprintf(w, "  %s: check %q not made: %s\n", r.Mode, c.Name, c.Reason)
 			}
 		}
 	}
-	for _, l := range rep.Ladders {
-		fmt.Fprintf(w, "  %s ladder knee: ", l.Mode)
-		if l.KneeConcurrency > 0 {
-			fmt.Fprintf(w, "saturates at concurrency %d\n", l.KneeConcurrency)
-		} else {
-			fmt.Fprintln(w, "none (throughput still rising)")
-		}
-	}
-	for _, l := range rep.SlotLadders {
-		printSlotLadder(w, l)
-	}
-	for _, l := range rep.RTTLadders {
-		printRTTLadder(w, l, rep.Runs)
-	}
-	for _, l := range rep.PoolLadders {
-		printPoolLadder(w, l)
-	}
-}
-
-// printPoolLadder says, per pool size of a mode's pool ladder, the throughput, the latency that
-// matters (the request p99 of a sync-style mode, the persist lag of a queue mode), where the
-// writers waited (for a pool connection, on a lock) and the size the ladder names best.
-func printPoolLadder(w io.Writer, l results.PoolLadder) {
-	var parts []string
-	for _, lv := range l.Levels {
-		s := strconv.Itoa(lv.Pool) + " → " + formatRPS(lv.ThroughputRPS) + " rps, p99 " + FormatDuration(lv.P99Ms)
-		if lv.PersistLagP99Ms > 0 {
-			s += ", lag p99 " + FormatDuration(lv.PersistLagP99Ms)
-		}
-		s += ", pool wait p99 " + FormatDuration(lv.AcquireWaitP99Ms) + ", lock waiters " + formatCount(lv.MaxLockWaiters)
-		if lv.MaxLockWaitMs > 0 {
-			s += " (longest " + FormatDuration(lv.MaxLockWaitMs) + ")"
-		}
-		if !lv.Verified {
-			s += " UNVERIFIED"
-		}
-		parts = append(parts, s)
-	}
-	fmt.Fprintf(w, "  %s pool: %s; %s\n", l.Mode, strings.Join(parts, "; "), poolBestText(l))
-}
-
-// poolBestText names a pool ladder's best size and how it was chosen.
-func poolBestText(l results.PoolLadder) string {
-	switch {
-	case l.SLOP99Ms > 0 && l.BestPool == 0:
-		return "no verified size kept p99 ≤ " + FormatDuration(l.SLOP99Ms)
-	case l.SLOP99Ms > 0:
-		return fmt.Sprintf("best %d (highest throughput with p99 ≤ %s)", l.BestPool, FormatDuration(l.SLOP99Ms))
-	case l.BestPool == 0:
-		return "no size verified"
-	}
-	return fmt.Sprintf("best %d by throughput alone (no --slo-p99-ms given)", l.BestPool)
-}
-
-// printRTTLadder says, per round trip of a mode's RTT ladder, what the probe measured, the
-// throughput and its share of the first rung's, and the latency that matters: the request p99
-// of a sync-style mode, the persist lag of a queue mode (whose request is an enqueue).
-func printRTTLadder(w io.Writer, l results.RTTLadder, runs []results.Run) {
-	var parts []string
-	for i, lv := range l.Levels {
-		s := FormatRTT(lv.RTTMs)
-		if p50 := probeP50(runs, l.Mode, lv.RTTMs); p50 > 0 {
-			s += " (measured " + FormatDuration(p50) + ")"
-		}
-		s += " → " + formatRPS(lv.ThroughputRPS) + " rps"
-		if base := l.Levels[0].ThroughputRPS; i > 0 && base > 0 {
-			s += " (" + FormatRatio(lv.ThroughputRPS/base) + ")"
-		}
-		if lv.PersistLagP99Ms > 0 {
-			s += ", lag p99 " + FormatDuration(lv.PersistLagP99Ms)
-		} else {
-			s += ", p99 " + FormatDuration(lv.P99Ms)
-		}
-		parts = append(parts, s)
-	}
-	fmt.Fprintf(w, "  %s RTT: %s\n", l.Mode, strings.Join(parts, "; "))
-}
-
-// probeP50 is the median over a mode's runs at a round trip of their probe's p50 to
-// PostgreSQL (0 when none probed).
-func probeP50(runs []results.Run, mode string, rttMs float64) float64 {
-	var p50s []float64
-	for _, r := range runs {
-		if n := r.Network; r.Mode == mode && r.RTTMs == rttMs && n != nil && n.Postgres != nil && n.Postgres.Probes > 0 {
-			p50s = append(p50s, n.Postgres.RTTMs.P50)
-		}
-	}
-	if len(p50s) == 0 {
-		return 0
-	}
-	slices.Sort(p50s)
-	return p50s[len(p50s)/2]
+	printLadders(w, rep) // ladder.go
 }
 
 // triesText is the tries-per-request histogram in order: "1:5712 2:250 3:38".
@@ -387,22 +301,7 @@ func triesText(h map[int]int64) string {
 	return strings.Join(parts, " ")
 }
 
-// printSlotLadder says, per slot count, what slots bought and what they cost a reader, and
-// where more stopped paying.
-func printSlotLadder(w io.Writer, l results.SlotLadder) {
-	fmt.Fprintf(w, "  %s slots:", l.Mode)
-	for _, lv := range l.Levels {
-		fmt.Fprintf(w, " %d → %s rps, %s waiters (%s/row), read total p99 %s;", lv.Slots, formatRPS(lv.ThroughputRPS),
-			formatCount(lv.MaxWaiters), formatCount(lv.MaxWaitersPerRow), FormatDuration(lv.TotalReadP99Ms))
-	}
-	if l.KneeSlots > 0 {
-		fmt.Fprintf(w, " more than %d slots add < 5%% throughput\n", l.KneeSlots)
-	} else {
-		fmt.Fprintln(w, " throughput still rising at the last count")
-	}
-}
-
-// printOpenLoop says what each open-loop run achieved, and each rate ladder's answer; with warn,
+// printOpenLoop says what each open-loop run achieved; with warn,
 // also which runs could not hold their rate (the short summary has that among its warnings).
 func printOpenLoop(w io.Writer, rep *results.Report, warn bool) {
 	for _, r := range rep.Runs {
@@ -417,15 +316,6 @@ func printOpenLoop(w io.Writer, rep *results.Report, warn bool) {
 		if warn && !ol.HeldRate {
 			fmt.Fprintf(w, "%s: warning: %s could not hold --rate %s: sent %.1f%% of its arrivals, achieved %s/s; latency counts the wait of the requests it fell behind on\n",
 				rep.Suite, r.Mode, formatRate(ol.TargetRPS), 100*ol.SentShare, formatRPS(ol.AchievedRPS))
-		}
-	}
-	for _, l := range rep.RateLadders {
-		switch {
-		case l.SLOP99Ms == 0:
-		case l.MaxRateAtSLO > 0:
-			fmt.Fprintf(w, "  %s rate ladder: max rate at p99 ≤ %g ms: %s/s\n", l.Mode, l.SLOP99Ms, formatRate(l.MaxRateAtSLO))
-		default:
-			fmt.Fprintf(w, "  %s rate ladder: no rate kept p99 ≤ %g ms with ≥ 95%% of its arrivals sent\n", l.Mode, l.SLOP99Ms)
 		}
 	}
 }

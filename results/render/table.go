@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -113,35 +114,29 @@ type TableData struct {
 type TableRow struct {
 	Suite string `json:"suite"`
 	Mode  string `json:"mode"`
-	// Level is the ladder concurrency, 0 outside a ladder.
-	Level int `json:"level,omitempty"`
-	// Rate is the offered rate of an open-loop row (requests per second), 0 in a closed loop.
-	Rate float64 `json:"rate,omitempty"`
-	// Slots is the slots per hot row (--slots), 0 for a suite without them.
-	Slots int `json:"slots,omitempty"`
-	// RTT is the round trip the row's runs added to PostgreSQL ("1ms"; "0" at an RTT ladder's
-	// loopback rung), "" when they added none.
-	RTT string `json:"rtt,omitempty"`
-	// Pool is the load's pool size of a pool ladder's row (--pool-levels), 0 off one.
-	Pool int `json:"pool,omitempty"`
+	// At is where the row's runs stood on the axes its label names (results.Shown): those
+	// their invocation stepped over (a ladder's rung), and those they set away from the unset
+	// value (a slot count, a round trip, a rate); absent: none.
+	At results.Position `json:"at,omitempty"`
 	// Repetition is the run's repetition for a run row.
 	Repetition int `json:"repetition,omitempty"`
 	// Repetitions is how many runs a summary row stands for; 0 for a run row.
-	Repetitions int  `json:"repetitions,omitempty"`
-	Knee        bool `json:"knee,omitempty"`
-	// MaxAtSLO marks the rate of a rate ladder named max_rate_at_slo.
-	MaxAtSLO bool `json:"max_at_slo,omitempty"`
-	// BestPool marks the size a pool ladder names its mode's best (PoolLadder.BestPool);
-	// BestPoolBy says how it was chosen (PoolLadder.BestBy).
-	BestPool   bool   `json:"best_pool,omitempty"`
-	BestPoolBy string `json:"best_pool_by,omitempty"`
-	Verified   bool   `json:"verified"`
+	Repetitions int `json:"repetitions,omitempty"`
+	// Found names what a ladder's rule found at this row ("knee", "best pool at SLO", "max rate
+	// at SLO"); absent for none.
+	Found    string `json:"found,omitempty"`
+	Verified bool   `json:"verified"`
 	// Unverified: a run of the row could not be verified (results.Unverified), which is not
-	// the same as a check that failed.
-	Unverified bool `json:"unverified,omitempty"`
+	// the same as a check that failed; NotChecked are the checks its runs could not make,
+	// each "name: why" (RenderMarkdown lists them under the table).
+	Unverified bool     `json:"unverified,omitempty"`
+	NotChecked []string `json:"not_checked,omitempty"`
 	// Metrics holds every metric of the row by Metric name; a run row has Min = Median = Max.
 	Metrics map[string]results.Spread `json:"metrics"`
 	Cells   []string                  `json:"-"`
+	// Config is the configuration of a run of the row (the zero value for a stored summary
+	// whose runs the report lacks).
+	Config results.RunConfig `json:"-"`
 }
 
 // Table builds the table of the given reports, in their order. A report with Summaries gives
@@ -157,74 +152,77 @@ func Table(reports []*results.Report) TableData {
 }
 
 func reportRows(rep *results.Report) []TableRow {
-	knees := make(map[string]int)
-	for _, l := range rep.Ladders {
-		knees[l.Mode] = l.KneeConcurrency
-	}
-	maxAtSLO := make(map[string]float64)
-	for _, l := range rep.RateLadders {
-		maxAtSLO[l.Mode] = l.MaxRateAtSLO
-	}
-	bestPools := make(map[string]results.PoolLadder)
-	for _, l := range rep.PoolLadders {
-		bestPools[l.Mode] = l
-	}
-	marks := func(row *TableRow) {
-		row.Knee = row.Level > 0 && knees[row.Mode] == row.Level
-		row.MaxAtSLO = row.Rate > 0 && maxAtSLO[row.Mode] == row.Rate
-		if l := bestPools[row.Mode]; row.Pool > 0 && l.BestPool == row.Pool {
-			row.BestPool, row.BestPoolBy = true, l.BestBy
+	mark := func(row *TableRow) {
+		for _, l := range rep.Ladders {
+			if v, ok := row.At[l.Axis]; ok && l.Mode == row.Mode && l.Found != nil && *l.Found == v {
+				row.Found = FoundMark(l)
+			}
 		}
 	}
 	var rows []TableRow
-	covered := make(map[[6]string]bool)
+	covered := make([]bool, len(rep.Runs))
 	for _, s := range rep.Summaries {
-		group := runsOf(rep.Runs, s.Mode, s.Level, s.Slots, s.PoolSize, s.Rate, s.RTTMs)
+		var group []results.Run
+		for i, r := range rep.Runs {
+			if r.Mode == s.Mode && s.At.Holds(r) {
+				group, covered[i] = append(group, r), true
+			}
+		}
 		// The runs win: a stored summary is derived data, used only for what no run has.
-		metrics := results.SummarizeGroup(s.Mode, s.Level, group).Metrics
+		metrics := results.SummarizeGroup(group).Metrics
 		for k, v := range s.Metrics {
 			if _, ok := metrics[k]; !ok {
 				metrics[k] = v
 			}
 		}
-		row := TableRow{Suite: rep.Suite, Mode: s.Mode, Level: s.Level, Slots: s.Slots, Pool: s.PoolSize, Rate: s.Rate, Repetitions: s.Repetitions,
-			Verified: s.Verified, Metrics: metrics}
+		row := TableRow{Suite: rep.Suite, Mode: s.Mode, At: s.At, Repetitions: s.Repetitions, Verified: s.Verified, Metrics: metrics,
+			NotChecked: notChecked(group)}
+		row.Unverified = !row.Verified && len(row.NotChecked) > 0 && !anyFailed(group)
 		var cfg results.Run
 		if len(group) > 0 {
 			cfg = group[0]
+			row.At = results.Shown(cfg.Config)
 		}
-		row.RTT = rttText(cfg)
-		marks(&row)
+		row.Config = cfg.Config
+		mark(&row)
 		row.Cells = formatRow(row, cfg)
 		rows = append(rows, row)
-		covered[groupKey(s.Mode, s.Level, s.Slots, s.PoolSize, s.Rate, s.RTTMs)] = true
 	}
-	for _, r := range rep.Runs {
-		if covered[groupKey(r.Mode, r.Level, r.Slots, r.PoolSize, r.Rate, r.RTTMs)] {
+	for i, r := range rep.Runs {
+		if covered[i] {
 			continue
 		}
-		row := TableRow{Suite: rep.Suite, Mode: r.Mode, Level: r.Level, Slots: r.Slots, Pool: r.PoolSize, Rate: r.Rate, Repetition: r.Repetition,
-			RTT: rttText(r), Verified: r.Verification.Passed, Unverified: r.Verification.Unverified != nil,
-			Metrics: results.RunSpreads(r)}
-		marks(&row)
+		row := TableRow{Suite: rep.Suite, Mode: r.Mode, At: results.Shown(r.Config), Repetition: r.Repetition, Config: r.Config,
+			Verified: r.Verification.Passed, Unverified: r.Verification.Unverified != nil, Metrics: results.RunSpreads(r),
+			NotChecked: notChecked([]results.Run{r})}
+		mark(&row)
 		row.Cells = formatRow(row, r)
 		rows = append(rows, row)
 	}
 	return rows
 }
 
-func groupKey(mode string, level, slots, pool int, rate, rtt float64) [6]string {
-	return [6]string{mode, strconv.Itoa(level), strconv.Itoa(slots), strconv.Itoa(pool), strconv.FormatFloat(rate, 'g', -1, 64), strconv.FormatFloat(rtt, 'g', -1, 64)}
-}
-
-func runsOf(runs []results.Run, mode string, level, slots, pool int, rate, rtt float64) []results.Run {
-	var out []results.Run
+// notChecked are the checks runs could not make, each "name: why" once.
+func notChecked(runs []results.Run) []string {
+	var out []string
 	for _, r := range runs {
-		if r.Mode == mode && r.Level == level && r.Slots == slots && r.PoolSize == pool && r.Rate == rate && r.RTTMs == rtt {
-			out = append(out, r)
+		for _, c := range r.Verification.Checks {
+			if s := c.Name + ": " + c.Reason; c.State == results.CheckNotChecked && !slices.Contains(out, s) {
+				out = append(out, s)
+			}
 		}
 	}
 	return out
+}
+
+// anyFailed says whether a check of runs failed.
+func anyFailed(runs []results.Run) bool {
+	for _, r := range runs {
+		if results.Verdict(r.Verification.Checks) == results.CheckFailed {
+			return true
+		}
+	}
+	return false
 }
 
 // metricColumns are the columns that show one metric in one format.
@@ -267,11 +265,7 @@ func formatRow(row TableRow, cfg results.Run) []string {
 		return formatSpread(s, format)
 	}
 	_, hasQueue := m[results.MetricPersistLagP99Ms]
-	mode := ModeLabel(row.Mode, row.Slots, cfg.Config.SlotPick)
-	if row.RTT != "" {
-		mode += " @ " + row.RTT
-	}
-	mode += PoolText(row.Pool)
+	mode := positionLabel(row.Mode, row.At, row.Config, false)
 	if row.Repetitions > 1 {
 		mode = fmt.Sprintf("%s (n=%d)", mode, row.Repetitions)
 	}
@@ -284,9 +278,9 @@ func formatRow(row TableRow, cfg results.Run) []string {
 		case ColMode:
 			v = mode
 		case ColLoad:
-			v = loadText(cfg, row.Level, rowMark(row))
+			v = loadText(cfg, row.Found)
 		case ColMaxWaiters:
-			v = waitersText(m, row.Slots > 1)
+			v = waitersText(m, results.AxisSlots.Of(row.Config).Num > 1)
 		case ColPoolerWaiting:
 			v = missingValue
 			if w, ok := m[results.MetricPoolerMaxWaiting]; ok {
@@ -367,25 +361,11 @@ func formatSpread(s results.Spread, format func(float64) string) string {
 	return med + " (" + lo + spreadSep + hi + ")"
 }
 
-// rowMark names what a ladder found at a row: its knee, or its max rate at the objective.
-func rowMark(row TableRow) string {
-	switch {
-	case row.Knee:
-		return "knee"
-	case row.MaxAtSLO:
-		return "max rate at SLO"
-	case row.BestPool && row.BestPoolBy == results.PoolBestBySLO:
-		return "best pool at SLO"
-	case row.BestPool:
-		return "best pool by throughput"
-	}
-	return ""
-}
-
 // loadText is "requests × concurrency", and "@ rate/s" for an open-loop run. Concurrency is the
-// ladder level, else the concurrency flag, else what the load engine measured; requests is the
-// requests flag, else the duration flag, else "–". A mark is added in parentheses.
-func loadText(r results.Run, level int, mark string) string {
+// run's (a ladder's level, else the concurrency flag), else what the load engine measured;
+// requests is the requests flag, else the duration flag, else "–". A mark is added in
+// parentheses.
+func loadText(r results.Run, mark string) string {
 	requests := missingValue
 	if n := r.Config.Requests; n > 0 {
 		requests = formatCount(float64(n))
@@ -393,52 +373,19 @@ func loadText(r results.Run, level int, mark string) string {
 		requests = results.Duration(ms).String() // a duration-bound run (ladder levels)
 	}
 	conc := missingValue
-	if level > 0 {
-		conc = strconv.Itoa(level)
-	} else if n := r.Config.Concurrency; n > 0 {
+	if n := r.Config.Concurrency; n > 0 {
 		conc = formatCount(float64(n))
 	} else if r.Load.Concurrency > 0 {
 		conc = strconv.Itoa(r.Load.Concurrency)
 	}
 	s := requests + " × " + conc
-	if r.Rate > 0 {
-		s += " @ " + formatRPS(r.Rate) + "/s"
+	if rate := r.Config.Rate; rate > 0 {
+		s += " @ " + formatRPS(rate) + "/s"
 	}
 	if mark != "" {
 		s += " (" + mark + ")"
 	}
 	return s
-}
-
-// ModeLabel is a mode as tables and progress show it: with its slot count when there are
-// several slots ("sync · 16 slots"), and how a write picked its slot when not by the default
-// hash of its request id ("sync · 16 slots by session").
-func ModeLabel(mode string, slots int, pick string) string {
-	switch {
-	case slots <= 1:
-		return mode
-	case pick == "" || pick == "hash":
-		return fmt.Sprintf("%s · %d slots", mode, slots)
-	}
-	return fmt.Sprintf("%s · %d slots by %s", mode, slots, pick)
-}
-
-// rttText is the round trip run r added to PostgreSQL as a row shows it: "" when it added none
-// outside an RTT ladder.
-func rttText(r results.Run) string {
-	if r.Config.DBRTTMs > 0 || len(r.Config.RTTLevelsMs) > 0 {
-		return FormatRTT(r.Config.DBRTTMs)
-	}
-	return ""
-}
-
-// PoolText is a pool ladder's size as a mode label ends with it: " · pool 16"; "" for 0 (a
-// run off a pool ladder).
-func PoolText(pool int) string {
-	if pool <= 0 {
-		return ""
-	}
-	return " · pool " + strconv.Itoa(pool)
 }
 
 // FormatRTT is a round trip in milliseconds as a duration: "0", "200µs", "1ms".
@@ -531,6 +478,16 @@ func RenderMarkdown(w io.Writer, t TableData) error {
 	b.WriteString("\n")
 	for _, r := range t.Rows {
 		line(r.Cells)
+	}
+	// The checks a row's runs could not make, under the table: its verified cell says only
+	// "unverified".
+	mode := slices.IndexFunc(t.Columns, func(c Column) bool { return c.Key == ColMode })
+	sep := "\n"
+	for _, r := range t.Rows {
+		if len(r.NotChecked) > 0 && mode >= 0 && mode < len(r.Cells) {
+			fmt.Fprintf(&b, "%s%s %s: checks not made: %s\n", sep, r.Suite, r.Cells[mode], strings.Join(r.NotChecked, "; "))
+			sep = ""
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -329,8 +329,8 @@ func TestTablePoolLadder(t *testing.T) {
 			}
 		}
 	}
-	if r := td.Rows[1]; r.Pool != 16 || !r.BestPool || r.BestPoolBy != results.PoolBestBySLO {
-		t.Errorf("sync pool 16 row: pool %d, best %v by %q", r.Pool, r.BestPool, r.BestPoolBy)
+	if r := td.Rows[1]; r.At["max_connections"] != results.Number(16) || r.Found != "best pool at SLO" {
+		t.Errorf("sync pool 16 row: at %v, found %q", r.At, r.Found)
 	}
 
 	for i := range rep.Runs[:2] { // where the time went, once per pool size
@@ -339,8 +339,8 @@ func TestTablePoolLadder(t *testing.T) {
 	var buf bytes.Buffer
 	Summary(&buf, rep, SummaryOptions{Wide: true})
 	for _, want := range []string{"sync · pool 4 request 20.0 ms: pool 10.0 ms", "sync · pool 16 request 20.0 ms: pool 9.00 ms",
-		"sync pool: 4 → 1,500 rps, p99 35.0 ms", "pool wait p99 9.00 ms, lock waiters 15 (longest 30.0 ms)",
-		"best 16 (highest throughput with p99 ≤ 40.0 ms)", "async-compact pool: ", "best 64 (highest throughput"} {
+		"sync pool ladder: 4 → 1,500 rps, p99 35.0 ms", "pool wait p99 9.00 ms, lock waiters 15, longest lock wait 30.0 ms",
+		"best 16 (highest throughput with p99 ≤ 40.0 ms)", "async-compact pool ladder: ", "best 64 (highest throughput"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("the summary lacks %q:\n%s", want, buf.String())
 		}

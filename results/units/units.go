@@ -2,6 +2,8 @@
 // s; counts and rates with thousands grouped; bytes in B, kB, MB; ratios as "3.4×". It is
 // shared by the renderers (results/render) and the live progress line of a run
 // (testkit/internal/runner/load), so that neither needs the other; it measures and reads nothing.
+// It also holds the one rounding of a figure a report stores (Round) and a measured duration
+// in a report's milliseconds (Ms), for package results and everything that builds a report.
 package units
 
 import (

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,32 +15,25 @@ import (
 	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/decimal"
 )
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
-func TestMoney(t *testing.T) {
+// TestAmounts: a numeric column's value reads the database's text exactly and writes it as
+// PostgreSQL writes a numeric(20,8) (package decimal's tests hold the arithmetic).
+func TestAmounts(t *testing.T) {
 	for _, c := range []struct {
 		in   string
 		want string
 	}{{"0.001", "0.00100000"}, {"12", "12.00000000"}, {"-0.5", "-0.50000000"}, {"0.00000001", "0.00000001"}} {
-		m, err := ParseMoney(c.in)
-		if err != nil {
-			t.Fatalf("ParseMoney(%q): %v", c.in, err)
-		}
-		if m.String() != c.want {
-			t.Errorf("ParseMoney(%q).String() = %s, want %s", c.in, m, c.want)
+		v, err := parseValue(TypeNumeric, c.in)
+		if err != nil || v.String() != c.want || v != Amount(v.Decimal()) {
+			t.Errorf("parseValue(numeric, %q) = %v, %v; want %s", c.in, v, err, c.want)
 		}
 	}
-	if _, err := ParseMoney("0.000000001"); err == nil {
-		t.Error("9 decimals accepted")
-	}
-	var sum Money
-	for i := 0; i < 60000; i++ {
-		sum += 100000 // 0.001
-	}
-	if sum.String() != "60.00000000" {
-		t.Errorf("60000 × 0.001 = %s", sum)
+	if _, err := parseValue(TypeNumeric, "0.000000001"); err == nil || !strings.Contains(err.Error(), `"0.000000001" has more than 8 decimal places`) {
+		t.Errorf("9 decimals: %v", err)
 	}
 }
 
@@ -115,12 +109,12 @@ func TestMergeRules(t *testing.T) {
 
 	// FollowsNewest: the address of the newest use; on a tie the later delta's.
 	use := func(n, seconds int, from string) Delta {
-		d := deviceUse.Delta(deviceLaptop, Int(1), Amount(Money(n)), Time(at(seconds)), Text(from))
+		d := deviceUse.Delta(deviceLaptop, Int(1), Amount(decimal.Decimal(n)), Time(at(seconds)), Text(from))
 		d.Order = Stamp(int64(n), 0)
 		return d
 	}
 	d := merged(use(1, 2, "10.0.0.2"), use(2, 1, "10.0.0.1"), deviceCount.Delta(deviceLaptop, Int(1)))
-	if value(t, d, "uses").Int64() != 3 || value(t, d, "spent").Money() != 3 || !value(t, d, "seen_at").Time().Equal(at(2)) ||
+	if value(t, d, "uses").Int64() != 3 || value(t, d, "spent").Decimal() != 3 || !value(t, d, "seen_at").Time().Equal(at(2)) ||
 		value(t, d, "seen_from").String() != "10.0.0.2" {
 		t.Errorf("newest wins broken: %v", d.Values)
 	}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/hotspotkit/hotspotkit/results/units"
 	"github.com/hotspotkit/hotspotkit/testkit"
 )
 
@@ -77,7 +78,7 @@ func (s *Suite) Figures(_ context.Context, r *testkit.Run) ([]testkit.Figure, er
 	for _, t := range tables {
 		if rows := s.merges.rows[t]; rows > 0 {
 			out = append(out, testkit.Figure{Name: fmt.Sprintf("writes per UPDATE: %s", t),
-				Value: float64(int64(float64(s.merges.writes[t])/float64(rows)*1000+0.5)) / 1000, Unit: "writes"})
+				Value: units.Round(float64(s.merges.writes[t])/float64(rows), 3), Unit: "writes"})
 		}
 	}
 	return out, nil

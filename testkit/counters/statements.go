@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/hotspotkit/hotspotkit/sqldb"
+	"github.com/hotspotkit/hotspotkit/testkit/decimal"
 )
 
 // The UPDATEs that apply deltas, composed from a table's declaration once per shape and kept:
@@ -245,7 +246,7 @@ func (t *Table) columnArray(i int, ds []Delta) any {
 		a := make([]pgtype.Numeric, len(ds))
 		for j, d := range ds {
 			if v, ok := value(d); ok {
-				a[j] = Money(v.n).Numeric()
+				a[j] = decimal.Decimal(v.n).Numeric()
 			}
 		}
 		return a

@@ -13,6 +13,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
+	"github.com/hotspotkit/hotspotkit/testkit/decimal"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
@@ -43,7 +44,7 @@ func declared(pipelined bool) *counters.Suite {
 				{tellerChange.Delta(counters.Tellers.Row(counters.Int(int64(h/2)), counters.Int(int64(h))),
 					counters.Int(i%5-2), counters.Int(i*7%101), counters.Int(i*3%37), counters.Text(fmt.Sprint("note ", i)))},
 				{deviceChange.Delta(counters.Devices.Row(counters.Text(fmt.Sprint("d", h))),
-					counters.Int(1), counters.Amount(counters.Money(i+1)), counters.Time(at(i)), counters.Text(fmt.Sprint("ip", i)))},
+					counters.Int(1), counters.Amount(decimal.Decimal(i+1)), counters.Time(at(i)), counters.Text(fmt.Sprint("ip", i)))},
 			}
 		},
 	}
@@ -91,8 +92,8 @@ func failedChecks(t *testing.T, s *counters.Suite, r *testkit.Run, res testkit.R
 	}
 	var names []string
 	for _, c := range checks {
-		if !c.OK {
-			names = append(names, fmt.Sprintf("%s: expected %v, got %v", c.Name, c.Expected, c.Actual))
+		if c.State != results.CheckPassed {
+			names = append(names, fmt.Sprintf("%s (%s): expected %v, got %v", c.Name, c.State, c.Expected, c.Actual))
 		}
 	}
 	return names
@@ -216,7 +217,7 @@ func TestEveryModeOnDeclaredTables(t *testing.T) {
 func hasCheck(checks []results.Check, name string) bool {
 	for _, c := range checks {
 		if c.Name == name {
-			return c.OK
+			return c.State == results.CheckPassed
 		}
 	}
 	return false

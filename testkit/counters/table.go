@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hotspotkit/hotspotkit/testkit/decimal"
 )
 
 // Type is the class of a column's PostgreSQL type: how its values are held in Go, sent and
@@ -17,7 +19,7 @@ type Type uint8
 // The column types a hot table may have.
 const (
 	TypeInteger     Type = iota + 1 // smallint, integer, bigint: an int64
-	TypeNumeric                     // numeric with at most MoneyScale decimals: a Money, exact
+	TypeNumeric                     // numeric with at most 8 decimal places: a decimal.Decimal, exact
 	TypeTimestamptz                 // timestamp with time zone: microseconds, as PostgreSQL keeps it
 	TypeText                        // text, varchar
 )
@@ -474,7 +476,7 @@ func (p *Part) Deltas() []Delta { return p.deltas }
 
 // Value is a key's or a column's value: Int, Amount, Time or Text.
 type Value struct {
-	n   int64  // an integer; a numeric in Money units; a timestamptz in microseconds since 1970
+	n   int64  // an integer; a numeric in decimal.Decimal units; a timestamptz in microseconds since 1970
 	s   string // Text
 	typ Type
 }
@@ -483,7 +485,7 @@ type Value struct {
 func Int(n int64) Value { return Value{typ: TypeInteger, n: n} }
 
 // Amount is an exact numeric value.
-func Amount(m Money) Value { return Value{typ: TypeNumeric, n: int64(m)} }
+func Amount(d decimal.Decimal) Value { return Value{typ: TypeNumeric, n: int64(d)} }
 
 // Time is a timestamptz value, to the microsecond (PostgreSQL's precision).
 func Time(t time.Time) Value { return Value{typ: TypeTimestamptz, n: t.UnixMicro()} }
@@ -497,8 +499,8 @@ func (v Value) Type() Type { return v.typ }
 // Int64 is an integer value.
 func (v Value) Int64() int64 { return v.n }
 
-// Money is a numeric value.
-func (v Value) Money() Money { return Money(v.n) }
+// Decimal is a numeric value.
+func (v Value) Decimal() decimal.Decimal { return decimal.Decimal(v.n) }
 
 // Time is a timestamptz value.
 func (v Value) Time() time.Time { return time.UnixMicro(v.n).UTC() }
@@ -509,7 +511,7 @@ func (v Value) String() string {
 	case TypeInteger:
 		return strconv.FormatInt(v.n, 10)
 	case TypeNumeric:
-		return Money(v.n).String()
+		return decimal.Decimal(v.n).String()
 	case TypeTimestamptz:
 		return v.Time().Format(time.RFC3339Nano)
 	}
@@ -552,8 +554,11 @@ func parseValue(typ Type, s string) (Value, error) {
 		}
 		return Value{typ: typ, n: n}, nil
 	case TypeNumeric:
-		m, err := ParseMoney(s)
-		return Amount(m), err
+		d, _, err := decimal.Parse(s)
+		if err != nil {
+			return Value{}, fmt.Errorf("amount %q %w", s, err)
+		}
+		return Amount(d), nil
 	}
 	return Text(s), nil
 }

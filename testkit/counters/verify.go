@@ -6,8 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hotspotkit/hotspotkit/results/units"
 	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/decimal"
 )
 
 // Verify checks every hot row exactly against the requests whose writes must be there: its
@@ -149,7 +151,7 @@ func checkColumn(c *testkit.Checks, t *expectedTable, col int, rows []string, wa
 	switch spec.Op {
 	case Add:
 		if t.table.types[col] == TypeNumeric {
-			c.Money(name+" (all hot rows)", Money(sumWant.n), Money(sumGot.n).String())
+			c.Money(name+" (all hot rows)", decimal.Decimal(sumWant.n), decimal.Decimal(sumGot.n).String())
 		} else {
 			c.Int(name+" (all hot rows)", sumWant.n, sumGot.n)
 		}
@@ -316,7 +318,7 @@ func (s *Suite) noteHottest(want expectation) {
 		}
 		if t.total > 0 {
 			figures = append(figures, testkit.Figure{Name: "hottest row's share of writes: " + t.table.Name(),
-				Value: float64(int64(float64(most)/float64(t.total)*1e4+0.5)) / 1e4, Unit: "share"})
+				Value: units.Round(float64(most)/float64(t.total), 4), Unit: "share"})
 		}
 	}
 	s.mu.Lock()

@@ -53,7 +53,6 @@ func MakeRun(s RunSpec) results.Run {
 	r := results.Run{
 		Mode:       s.Mode,
 		Repetition: s.Rep,
-		Level:      s.Level,
 		Config: results.RunConfig{Requests: int64(s.Requests), Concurrency: s.Concurrency, HotKeys: 1, FlushIntervalMs: 50,
 			Seed: 42, Repeat: 3, Suite: map[string]any{"pool_size": 32}},
 		StartedAt: Start,
@@ -67,7 +66,10 @@ func MakeRun(s RunSpec) results.Run {
 		},
 		Pool:         results.Pool{MaxConns: 32, MaxAcquired: int32(s.PoolBP * 32 / 10000), MaxUsageBasisPoints: s.PoolBP},
 		LockMonitor:  results.LockMonitor{Samples: 300, IntervalMs: 100, MaxLockWaiters: total, MaxWaitersByRelation: byRel},
-		Verification: results.Verification{Passed: s.Verified, Checks: []results.Check{{Name: "usage total", Expected: 100000, Actual: 100000, OK: s.Verified}}},
+		Verification: results.Verification{Passed: s.Verified, Checks: []results.Check{results.Compared("usage total", 100000, 100000, s.Verified)}},
+	}
+	if s.Level > 0 {
+		OnLadder(&r, results.AxisConcurrency, float64(s.Level))
 	}
 	if s.WALPerReq > 0 {
 		r.Database = &results.Database{WALSource: "pg_stat_wal", Statements: &results.Statements{},
@@ -169,7 +171,7 @@ func LadderReport() *results.Report {
 		runs = append(runs, MakeRun(s))
 	}
 	r := NewReport(runs...)
-	r.Ladders = []results.ConcurrencyLadder{results.BuildLadder("sync", runs)}
+	r.Ladders = results.BuildLadders(runs)
 	return r
 }
 
@@ -193,16 +195,35 @@ func PoolLadderReport(sloP99Ms float64) *results.Report {
 		}
 		s.RPS, s.P99 = l.rps, l.p99
 		r := MakeRun(s)
-		r.PoolSize, r.Config.MaxConnections, r.Config.PoolLevels = l.pool, l.pool, []int{4, 16, 64}
+		r.Config.SLOP99Ms = sloP99Ms
+		OnLadder(&r, results.AxisPool, float64(l.pool), 4, 16, 64)
 		r.Load.AcquireWaitMs = results.Latency{P95: l.wait * 0.7, P99: l.wait, Max: l.wait * 2}
 		r.LockMonitor.MaxLockWaiters, r.LockMonitor.MaxLockWaitMs = int64(l.locks), l.locks*2
 		runs = append(runs, r)
 	}
 	rep := NewReport(runs...)
-	for _, mode := range []string{"sync", "async-compact"} {
-		rep.PoolLadders = append(rep.PoolLadders, results.BuildPoolLadder(mode, runs, sloP99Ms))
-	}
+	rep.Ladders = results.BuildLadders(runs)
 	return rep
+}
+
+// OnLadder puts run r on a ladder over axis a at value v: its config takes v, and records that
+// its invocation stepped over the axis, at values (v alone when none are given).
+func OnLadder(r *results.Run, a *results.Axis, v float64, values ...float64) {
+	a.Set(&r.Config, results.Number(v))
+	if len(values) == 0 {
+		values = []float64{v}
+	}
+	list := make([]results.Value, len(values))
+	for i, x := range values {
+		list[i] = results.Number(x)
+	}
+	ladder := map[string][]results.Value{a.Name: list}
+	for k, l := range r.Config.Ladder {
+		if k != a.Name {
+			ladder[k] = l
+		}
+	}
+	r.Config.Ladder = ladder
 }
 
 // Degraded is a copy of rep with a third of the throughput and three times the latency.
@@ -252,8 +273,8 @@ func RateLadderReport() *results.Report {
 	step := func(spec RunSpec, rate, achieved, p99, service float64) {
 		spec.RPS, spec.P99, spec.P95 = achieved, p99, p99*0.8
 		r := MakeRun(spec)
-		r.Rate = rate
-		r.Config.Rate, r.Config.Rates, r.Config.SLOP99Ms, r.Config.Arrivals = rate, []float64{100, 200}, 200, "poisson"
+		r.Config.SLOP99Ms, r.Config.Arrivals = 200, "poisson"
+		OnLadder(&r, results.AxisRate, rate, 100, 200)
 		share := min(1, achieved/rate)
 		r.Load.OpenLoop = &results.OpenLoop{TargetRPS: rate, AchievedRPS: achieved, SentShare: share, HeldRate: results.HeldRate(share),
 			Arrivals: "poisson", ServiceMs: results.Latency{P99: service}}
@@ -270,9 +291,7 @@ func RateLadderReport() *results.Report {
 		step(AsyncCompactSpec(), s.rate, s.achieved, s.p99, s.service)
 	}
 	rep := NewReport(runs...)
-	for _, m := range []string{"sync", "async-compact"} {
-		rep.RateLadders = append(rep.RateLadders, results.BuildRateLadder(m, runs, 200))
-	}
+	rep.Ladders = results.BuildLadders(runs)
 	return rep
 }
 
@@ -287,7 +306,8 @@ func SlotRuns() []results.Run {
 		perRow, table int64
 	}{{16, 960, 3, 48}, {1, 240, 63, 63}, {4, 700, 15, 60}, {64, 990, 1, 40}} {
 		r := MakeRun(SyncSpec())
-		r.Slots, r.Load.ThroughputRPS = l.slots, l.rps
+		r.Load.ThroughputRPS = l.rps
+		OnLadder(&r, results.AxisSlots, float64(l.slots), 1, 4, 16, 64)
 		r.LockMonitor.MaxWaitersByRelation = map[string]int64{"api_keys": l.table, "providers": 2}
 		r.LockMonitor.MaxWaitersPerRowByRelation = map[string]int64{"api_keys": l.perRow, "providers": 1}
 		r.LockMonitor.TotalReadMs = &results.Latency{Count: 10, P50: float64(l.slots) / 100, P99: float64(l.slots) / 10}

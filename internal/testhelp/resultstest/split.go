@@ -88,7 +88,7 @@ func SplitReport(p SplitProcess) *results.Report {
 		}
 		q.EnqueuedTotal, q.MaxDepth = n, n
 		run.Verification = results.Verification{Passed: true, Checks: []results.Check{
-			{Name: "producer: accepted requests recorded for the consumers", Expected: n, Actual: n, OK: true}}}
+			results.Compared("producer: accepted requests recorded for the consumers", n, n, true)}}
 	} else {
 		m := int64(len(p.Lags))
 		q.FlushedTotal, q.FlushBatchesTotal, q.FlushSQLOpsTotal, q.FlushSQLRecordsTotal = m, m/1000+1, 5*(m/1000+1), m/1000+1
@@ -96,11 +96,11 @@ func SplitReport(p SplitProcess) *results.Report {
 		q.WritesPerUpdate = q.QueueMetrics.WritesPerUpdate()
 		q.Stream.AckedTotal = m
 		run.Verification = results.Verification{Passed: true, Checks: []results.Check{
-			{Name: "producers finished (of those registered)", Expected: 2, Actual: 2, OK: true}}}
+			results.Compared("producers finished (of those registered)", 2, 2, true)}}
 		if p.Verify {
 			run.Verification.Checks = append(run.Verification.Checks,
-				results.Check{Name: "usage rows", Expected: p.Total, Actual: p.Total, OK: true},
-				results.Check{Name: "lost", Expected: 0, Actual: 0, OK: true})
+				results.Compared("usage rows", p.Total, p.Total, true),
+				results.Compared("lost", 0, 0, true))
 			run.Reconciliation = &results.Reconciliation{Attempted: p.Total, Acknowledged: p.Total, Persisted: p.Total}
 			run.HotSets = &results.HotSets{Requests: p.Total, HottestShare: 1, ExpectedHottestShare: 1}
 			run.Database = &results.Database{WALBytes: 233 * p.Total, WALSource: "pg_stat_wal", XactCommit: p.Total / 1000,

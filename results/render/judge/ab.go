@@ -209,9 +209,9 @@ func isABMetric(k string) bool {
 
 // abGroupName names a run group: its mode, then what else tells its runs apart.
 func abGroupName(r results.Run) string {
-	name := modeText(render.ModeLabel(r.Mode, r.Slots, r.Config.SlotPick), r.Level)
-	if r.Rate > 0 {
-		name += " @ " + render.FormatRPS(r.Rate) + "/s"
+	name := modeText(render.ModeLabel(r.Mode, r.Config), r.Level())
+	if rate := r.Config.Rate; rate > 0 {
+		name += " @ " + render.FormatRPS(rate) + "/s"
 	}
 	return name
 }

@@ -165,26 +165,35 @@ type Comparison struct {
 	// MachineJudged counts the pairs where a machine-dependent figure (throughput, efficiency,
 	// latency, persist lag) was judged against a threshold.
 	MachineJudged int `json:"machine_judged"`
-	// RateLadders holds, per mode whose rate ladders both reports judged against the same
-	// objective, the max rate at it on both sides (shown; the pairs at each rate are judged).
-	RateLadders []RateLadderDelta `json:"rate_ladders,omitempty"`
+	// Ladders holds, per ladder both reports have (one axis, one mode) whose rule found an
+	// answer in either under the same objective, what it found in each (shown; the pairs at
+	// each level are judged).
+	Ladders []LadderDelta `json:"ladders,omitempty"`
 }
 
-// RateLadderDelta is one mode's max_rate_at_slo in the old and the new report.
-type RateLadderDelta struct {
-	Mode     string  `json:"mode"`
-	SLOP99Ms float64 `json:"slo_p99_ms"`
-	Old      float64 `json:"old_max_rate_at_slo"`
-	New      float64 `json:"new_max_rate_at_slo"`
+// LadderDelta is what one ladder's rule found in the old and the new report (a knee, a best
+// size, a max rate at the objective); absent on a side where it found none.
+type LadderDelta struct {
+	Axis     string         `json:"axis"`
+	Mode     string         `json:"mode"`
+	Rule     string         `json:"rule"`
+	SLOP99Ms float64        `json:"slo_p99_ms,omitempty"`
+	Old      *results.Value `json:"old,omitempty"`
+	New      *results.Value `json:"new,omitempty"`
 }
 
-// rateLadderDeltas pairs the rate ladders of old and new by mode and objective.
-func rateLadderDeltas(old, new *results.Report) []RateLadderDelta {
-	var out []RateLadderDelta
-	for _, o := range old.RateLadders {
-		for _, n := range new.RateLadders {
-			if o.Mode == n.Mode && o.SLOP99Ms == n.SLOP99Ms && o.SLOP99Ms > 0 {
-				out = append(out, RateLadderDelta{Mode: o.Mode, SLOP99Ms: o.SLOP99Ms, Old: o.MaxRateAtSLO, New: n.MaxRateAtSLO})
+// ladderDeltas pairs the ladders of old and new by axis, mode, rule and objective (an
+// objective-judged rule only with one).
+func ladderDeltas(old, new *results.Report) []LadderDelta {
+	var out []LadderDelta
+	for _, o := range old.Ladders {
+		rule := results.RuleNamed(o.Rule)
+		for _, n := range new.Ladders {
+			switch {
+			case rule == nil || o.Axis != n.Axis || o.Mode != n.Mode || o.Rule != n.Rule || o.SLOP99Ms != n.SLOP99Ms:
+			case rule.Objective && o.SLOP99Ms == 0, o.Found == nil && n.Found == nil:
+			default:
+				out = append(out, LadderDelta{Axis: o.Axis, Mode: o.Mode, Rule: o.Rule, SLOP99Ms: o.SLOP99Ms, Old: o.Found, New: n.Found})
 			}
 		}
 	}
@@ -346,7 +355,7 @@ func Compare(old, new *results.Report, opt Options) (Comparison, error) {
 	if err != nil {
 		return Comparison{}, err
 	}
-	c := Comparison{Suite: old.Suite, Options: opt, Machines: judgeMachines(old, new, opt), RateLadders: rateLadderDeltas(old, new)}
+	c := Comparison{Suite: old.Suite, Options: opt, Machines: judgeMachines(old, new, opt), Ladders: ladderDeltas(old, new)}
 	oldSide := &matchSide{name: "old", entries: compareEntries(old), explicit: commandFlags(old.Environment.Command)}
 	newSide := &matchSide{name: "new", entries: compareEntries(new), explicit: commandFlags(new.Environment.Command)}
 	pairs, matches := matchRuns(oldSide, newSide, across)
@@ -390,11 +399,11 @@ func compareEntries(rep *results.Report) []compareEntry {
 	groups := make(map[string]*group)
 	for _, r := range rep.Runs {
 		cfg := r.Config.Shaping()
-		key := fmt.Sprintf("mode=%s level=%d %s", r.Mode, r.Level, configText(cfg))
+		key := fmt.Sprintf("mode=%s level=%d %s", r.Mode, r.Level(), configText(cfg))
 		g, ok := groups[key]
 		if !ok {
-			g = &group{entry: compareEntry{mode: r.Mode, level: r.Level, config: cfg,
-				load: render.LoadText(r, r.Level, ""), databaseWide: make(map[string]bool)}}
+			g = &group{entry: compareEntry{mode: r.Mode, level: r.Level(), config: cfg,
+				load: render.LoadText(r, ""), databaseWide: make(map[string]bool)}}
 			groups[key] = g
 			order = append(order, key)
 		}
@@ -408,7 +417,7 @@ func compareEntries(rep *results.Report) []compareEntry {
 	out := make([]compareEntry, 0, len(order))
 	for _, key := range order {
 		g := groups[key]
-		s := results.SummarizeGroup(g.entry.mode, g.entry.level, g.runs)
+		s := results.SummarizeGroup(g.runs)
 		e := g.entry
 		e.metrics, e.verified, e.reps = s.Metrics, s.Verified, s.Repetitions
 		e.values = make(map[string][]float64)
@@ -871,19 +880,28 @@ func RenderComparison(w io.Writer, c Comparison, explain bool) error {
 			}
 		}
 	}
-	for _, l := range c.RateLadders {
-		fmt.Fprintf(&b, "\n%s rate ladder, max rate at p99 ≤ %g ms: %s → %s\n", l.Mode, l.SLOP99Ms, maxRateText(l.Old), maxRateText(l.New))
+	for _, d := range c.Ladders {
+		fmt.Fprintf(&b, "\n%s\n", ladderDeltaText(d))
 	}
 	fmt.Fprintf(&b, "\nverdict: %s\n", c.Verdict())
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func maxRateText(v float64) string {
-	if v <= 0 {
-		return "none"
+// ladderDeltaText is "sync rate ladder, max at p99 ≤ 200 ms: 400/s → 200/s".
+func ladderDeltaText(d LadderDelta) string {
+	a := results.AxisNamed(d.Axis)
+	side := func(v *results.Value) string {
+		if v == nil {
+			return "none"
+		}
+		return render.AxisValue(a, *v)
 	}
-	return render.FormatRPS(v) + "/s"
+	what := map[string]string{"knee": "knee", "stops_paying": "stops paying beyond", "best": "best " + a.Title, "max_at_slo": "max " + a.Title}[d.Rule]
+	if d.SLOP99Ms > 0 {
+		what += " at p99 ≤ " + render.FormatDuration(d.SLOP99Ms)
+	}
+	return fmt.Sprintf("%s %s ladder, %s: %s → %s", d.Mode, a.Title, what, side(d.Old), side(d.New))
 }
 
 func modeText(mode string, level int) string {

@@ -44,9 +44,9 @@ const (
 // Plot writes one self-contained HTML page (ECharts inlined, no http(s) reference to load) with,
 // for every report: a table of its rows (as render.Table gives them); throughput and p50/p95/p99 per
 // mode as bars, side by side (medians when repeated; a log scale when the modes differ by more
-// than 20×); for each ladder, throughput and p95 against concurrency with the knee marked; for
-// each rate ladder, latency (from the intended start and of service) against the offered rate,
-// with the objective and the max rate at it marked; and,
+// than 20×); for each ladder (every axis alike: concurrency, slots, round trip, pool size,
+// rate, ...), the figures its axis charts against its values, with what its rule found (a knee,
+// a best size, the max rate at the objective) and the objective marked; and,
 // from samples[SamplesKey(i)], one chart per run of lock waiters by table, pool usage (basis
 // points) and queue depth over time.
 func Plot(reports []*results.Report, samples map[string][]results.Sample, w io.Writer) error {
@@ -84,29 +84,15 @@ func PlotPage(pg Page, w io.Writer) error {
 		}
 		p.modeBars(prefix, rep)
 		ladders := rep.Ladders
-		if len(ladders) == 0 {
-			ladders = laddersFromRuns(rep.Runs)
+		if len(ladders) == 0 { // a writer that did not store them: rebuilt from the runs
+			ladders = results.BuildLadders(rep.Runs)
 		}
 		for _, l := range ladders {
 			p.ladder(prefix+rep.Suite, l)
 		}
-		for _, l := range rep.SlotLadders {
-			p.slotLadder(prefix+rep.Suite, l, slotPick(rep))
-		}
-		for _, l := range rep.RTTLadders {
-			p.rttLadder(prefix+rep.Suite, l)
-		}
-		p.poolLadders(prefix+rep.Suite, rep.PoolLadders)
-		rateLadders := rep.RateLadders
-		if len(rateLadders) == 0 {
-			rateLadders = rateLaddersFromRuns(rep.Runs)
-		}
-		for _, l := range rateLadders {
-			p.rateLadder(prefix+rep.Suite, l)
-		}
 		for _, run := range groupSamples(samples[SamplesKey(i)]) {
-			if run.run < len(rep.Runs) && rep.Runs[run.run].Mode == run.mode { // a pool ladder's run says its size
-				run.mode += render.PoolText(rep.Runs[run.run].PoolSize)
+			if r := run.run; r < len(rep.Runs) && rep.Runs[r].Mode == run.mode { // a ladder's run says its rung
+				run.mode = render.ModeLabel(run.mode, rep.Runs[r].Config)
 			}
 			p.samplesChart(prefix+rep.Suite, run)
 		}
@@ -274,41 +260,20 @@ func (p *plotter) init(width, height string) opts.Initialization {
 	return opts.Initialization{ChartID: fmt.Sprintf("chart_%d", p.charts), Width: width, Height: height}
 }
 
-// slotPick is how the report's slotted runs picked their slot (--slot-pick); "" when unslotted.
-func slotPick(rep *results.Report) string {
-	for _, r := range rep.Runs {
-		if pick := runSlotPick(r); pick != "" {
-			return pick
-		}
-	}
-	return ""
-}
-
-// runSlotPick is how run r picked its slots (its config's slot_pick); "" when unslotted.
-func runSlotPick(r results.Run) string { return r.Config.SlotPick }
-
 // modeBars adds the throughput chart and the latency chart of the non-ladder rows of a report.
 func (p *plotter) modeBars(prefix string, rep *results.Report) {
 	var rows []render.TableRow
 	for _, r := range render.Table([]*results.Report{rep}).Rows {
-		if r.Level == 0 {
+		if _, onLevels := r.At[results.AxisConcurrency.Name]; !onLevels { // a concurrency ladder is a line
 			rows = append(rows, r)
 		}
 	}
 	if len(rows) == 0 {
 		return
 	}
-	pick := slotPick(rep)
 	labels := make([]string, len(rows))
 	for i, r := range rows {
-		labels[i] = render.ModeLabel(r.Mode, r.Slots, pick)
-		if r.Rate > 0 { // a rung of --rates, or one --rate run: the bars of one mode differ by it
-			labels[i] += " @ " + render.FormatRPS(r.Rate) + "/s"
-		}
-		if r.RTT != "" { // a rung of --rtt-levels, or one --db-rtt run
-			labels[i] += " @ " + r.RTT
-		}
-		labels[i] += render.PoolText(r.Pool) // a rung of --pool-levels
+		labels[i] = render.RowLabel(r) // a rung of any other ladder, one --rate or --db-rtt run: named by it
 		if r.Repetition > 0 {
 			labels[i] = fmt.Sprintf("%s #%d", labels[i], r.Repetition)
 		}
@@ -489,278 +454,120 @@ func valueAxis(name string, values []float64) opts.YAxis {
 	return opts.YAxis{Name: name, Type: "value"}
 }
 
-func laddersFromRuns(runs []results.Run) []results.ConcurrencyLadder {
-	var modes []string
-	seen := make(map[string]bool)
-	for _, r := range runs {
-		if r.Level > 0 && !seen[r.Mode] {
-			seen[r.Mode] = true
-			modes = append(modes, r.Mode)
-		}
-	}
-	out := make([]results.ConcurrencyLadder, 0, len(modes))
-	for _, m := range modes {
-		out = append(out, results.BuildLadder(m, runs))
-	}
-	return out
-}
-
-// ladder adds throughput (left axis) and p95 (right axis) against concurrency, the knee marked
-// by a vertical line and a pin on the throughput line.
-func (p *plotter) ladder(title string, l results.ConcurrencyLadder) {
-	if len(l.Levels) == 0 {
+// ladder charts one mode's ladder against its axis: the axis's chart figures, the first on the
+// left axis with those of its unit, the others on the right one; the level its rule found
+// marked by a vertical line, and the objective of a rule that judges by one by a horizontal
+// line on the p99. A figure the levels lack (a sync mode's persist lag) or that is 0 at every
+// level is left out.
+func (p *plotter) ladder(title string, l results.Ladder) {
+	a := l.AxisOf()
+	if a == nil || len(l.Levels) == 0 {
 		return
 	}
-	levels := append([]results.ConcurrencyLevel(nil), l.Levels...)
-	sort.SliceStable(levels, func(i, j int) bool { return levels[i].Concurrency < levels[j].Concurrency })
-	x := make([]string, len(levels))
-	tput := make([]opts.LineData, len(levels))
-	p95 := make([]opts.LineData, len(levels))
-	for i, lv := range levels {
-		x[i] = strconv.Itoa(lv.Concurrency)
-		tput[i] = opts.LineData{Value: lv.ThroughputRPS}
-		p95[i] = opts.LineData{Value: lv.P95Ms, YAxisIndex: 1}
+	x := make([]string, len(l.Levels))
+	for i, lv := range l.Levels {
+		x[i] = render.AxisValue(a, lv.Value)
 	}
-	subtitle := "no knee: throughput still grows (or p95 does not rise) at the last level"
-	var kneeOpts []charts.SeriesOpts
-	if l.KneeConcurrency > 0 {
-		subtitle = fmt.Sprintf("knee at concurrency %d: beyond it throughput gains < 5%% while p95 rises", l.KneeConcurrency)
-		k := strconv.Itoa(l.KneeConcurrency)
-		var kneeTput float64
-		for _, lv := range levels {
-			if lv.Concurrency == l.KneeConcurrency {
-				kneeTput = lv.ThroughputRPS
+	lead, _ := results.LadderColumn(a.Chart[0])
+	type series struct {
+		name string
+		data []opts.LineData
+		opts []charts.SeriesOpts
+	}
+	var lines []series
+	var leftValues []float64
+	var rightUnits []string
+	slo := l.SLOP99Ms
+	if rule := results.RuleNamed(l.Rule); rule == nil || !rule.Objective {
+		slo = 0
+	}
+	for j, key := range a.Chart {
+		c, _ := results.LadderColumn(key)
+		left := c.Unit == lead.Unit
+		data := make([]opts.LineData, len(l.Levels))
+		some := false
+		for i, lv := range l.Levels {
+			v, ok := lv.Figures[key]
+			if !ok {
+				data[i] = opts.LineData{Value: "-"}
+				continue
+			}
+			some = some || v > 0
+			data[i] = opts.LineData{Value: v}
+			if left {
+				leftValues = append(leftValues, v)
+			} else {
+				data[i].YAxisIndex = 1
 			}
 		}
-		kneeOpts = append(kneeOpts,
-			charts.WithMarkLineNameXAxisItemOpts(opts.MarkLineNameXAxisItem{Name: "knee " + k, XAxis: k}),
-			charts.WithMarkLineStyleOpts(opts.MarkLineStyle{
-				Symbol:    []string{"none", "none"},
-				Label:     &opts.Label{Show: opts.Bool(true), Formatter: "knee " + k},
-				LineStyle: &opts.LineStyle{Type: "dashed", Color: "#c23531", Width: 2},
-			}),
-			charts.WithMarkPointNameCoordItemOpts(opts.MarkPointNameCoordItem{
-				Name: "knee", Coordinate: []interface{}{k, kneeTput}, Value: render.FormatRPS(kneeTput),
-				Label: &opts.Label{Show: opts.Bool(true), FontSize: 10},
-			}),
-		)
-	}
-	c := p.ladderChart(opts.Title{Title: title + ": " + l.Mode + " ladder", Subtitle: subtitle}, "concurrency",
-		opts.YAxis{Name: "rps", Type: "value"}, "p95 ms")
-	c.SetXAxis(x).
-		AddSeries("throughput rps", tput, kneeOpts...).
-		AddSeries("p95 ms", p95, charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1}))
-	p.page.AddCharts(c)
-}
-
-// rateLaddersFromRuns rebuilds the rate ladders of a report that did not store them, with the
-// objective its runs recorded.
-func rateLaddersFromRuns(runs []results.Run) []results.RateLadder {
-	var out []results.RateLadder
-	seen := make(map[string]bool)
-	for _, r := range runs {
-		if len(r.Config.Rates) > 0 && r.Rate > 0 && r.Level == 0 && !seen[r.Mode] { // --rates, not one --rate
-			seen[r.Mode] = true
-			out = append(out, results.BuildRateLadder(r.Mode, runs, r.Config.SLOP99Ms))
+		if !some && j > 0 {
+			continue
 		}
-	}
-	return out
-}
-
-// rateLadder adds p50, p99 and service p99 (left axis) and the achieved rate (right axis)
-// against the offered rate, the objective as a horizontal line and the max rate at it as a
-// vertical one.
-func (p *plotter) rateLadder(title string, l results.RateLadder) {
-	if len(l.Rates) == 0 {
-		return
-	}
-	x := make([]string, len(l.Rates))
-	p50 := make([]opts.LineData, len(l.Rates))
-	p99 := make([]opts.LineData, len(l.Rates))
-	service := make([]opts.LineData, len(l.Rates))
-	achieved := make([]opts.LineData, len(l.Rates))
-	latencies := []float64{l.SLOP99Ms}
-	for i, s := range l.Rates {
-		x[i] = render.FormatRPS(s.TargetRPS)
-		p50[i] = opts.LineData{Value: s.P50Ms}
-		p99[i] = opts.LineData{Value: s.P99Ms}
-		service[i] = opts.LineData{Value: s.ServiceP99Ms}
-		achieved[i] = opts.LineData{Value: s.AchievedRPS, YAxisIndex: 1}
-		latencies = append(latencies, s.P50Ms, s.P99Ms, s.ServiceP99Ms)
-	}
-	if l.SLOP99Ms == 0 {
-		latencies = latencies[1:]
-	}
-	subtitle := "latency from the intended start (what a client sees) and service time, against the offered rate"
-	var p99Opts []charts.SeriesOpts
-	if l.SLOP99Ms > 0 {
-		subtitle = fmt.Sprintf("no rate kept p99 ≤ %g ms with ≥ 95%% of its arrivals sent", l.SLOP99Ms)
-		if l.MaxRateAtSLO > 0 {
-			k := render.FormatRPS(l.MaxRateAtSLO)
-			subtitle = fmt.Sprintf("max rate at p99 ≤ %g ms (≥ 95%% of arrivals sent): %s/s", l.SLOP99Ms, k)
-			p99Opts = append(p99Opts, charts.WithMarkLineNameXAxisItemOpts(opts.MarkLineNameXAxisItem{Name: "max at SLO " + k, XAxis: k}))
-		}
-		p99Opts = append(p99Opts,
-			charts.WithMarkLineNameYAxisItemOpts(opts.MarkLineNameYAxisItem{Name: fmt.Sprintf("SLO %g ms", l.SLOP99Ms), YAxis: l.SLOP99Ms}),
-			charts.WithMarkLineStyleOpts(opts.MarkLineStyle{
-				Symbol:    []string{"none", "none"},
-				Label:     &opts.Label{Show: opts.Bool(true), Formatter: "{b}"},
-				LineStyle: &opts.LineStyle{Type: "dashed", Color: "#c23531", Width: 2},
-			}))
-	}
-	c := p.ladderChart(opts.Title{Title: title + ": " + l.Mode + " rate ladder", Subtitle: subtitle}, "offered rps",
-		valueAxis("ms", latencies), "achieved rps")
-	c.SetXAxis(x).
-		AddSeries("p99 ms", p99, p99Opts...).
-		AddSeries("p50 ms", p50).
-		AddSeries("service p99 ms", service).
-		AddSeries("achieved rps", achieved, charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1}))
-	p.page.AddCharts(c)
-}
-
-// slotLadder adds, against the slots per hot row, throughput (left axis) and what slots change
-// on the right axis: the most waiters on one physical row, and the p99 of reading a total and
-// (queue modes) of the persist lag, in ms.
-func (p *plotter) slotLadder(title string, l results.SlotLadder, pick string) {
-	if len(l.Levels) == 0 {
-		return
-	}
-	levels := append([]results.SlotLevel(nil), l.Levels...)
-	sort.SliceStable(levels, func(i, j int) bool { return levels[i].Slots < levels[j].Slots })
-	x := make([]string, len(levels))
-	series := map[string][]opts.LineData{}
-	names := []string{"throughput rps", "max waiters per row", "read total p99 ms", "persist lag p99 ms"}
-	for i, lv := range levels {
-		x[i] = strconv.Itoa(lv.Slots)
-		for j, v := range []float64{lv.ThroughputRPS, lv.MaxWaitersPerRow, lv.TotalReadP99Ms, lv.PersistLagP99Ms} {
-			d := opts.LineData{Value: v}
-			if j > 0 {
-				d.YAxisIndex = 1
+		s := series{name: c.Label + unitSuffix(c.Unit), data: data}
+		if !left {
+			s.opts = append(s.opts, charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1}))
+			if !slices.Contains(rightUnits, unitName(c.Unit)) {
+				rightUnits = append(rightUnits, unitName(c.Unit))
 			}
-			series[names[j]] = append(series[names[j]], d)
 		}
-	}
-	subtitle := "more slots still add throughput at the last count"
-	if l.KneeSlots > 0 {
-		subtitle = fmt.Sprintf("beyond %d slots throughput gains < 5%%", l.KneeSlots)
-	}
-	if pick != "" {
-		subtitle = "slot picked by " + pick + "; " + subtitle
-	}
-	c := p.ladderChart(opts.Title{Title: title + ": " + l.Mode + " slot ladder", Subtitle: subtitle}, "slots per hot row",
-		opts.YAxis{Name: "rps", Type: "value"}, "waiters / ms")
-	c.SetXAxis(x).AddSeries(names[0], series[names[0]])
-	for _, name := range names[1:] {
-		if slices.ContainsFunc(series[name], func(d opts.LineData) bool { return d.Value.(float64) > 0 }) {
-			c.AddSeries(name, series[name], charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1}))
+		if key == results.MetricP99Ms && slo > 0 {
+			s.opts = append(s.opts, markLine(charts.WithMarkLineNameYAxisItemOpts(opts.MarkLineNameYAxisItem{Name: "SLO " + render.FormatDuration(slo), YAxis: slo})))
+			if left {
+				leftValues = append(leftValues, slo)
+			}
 		}
+		if j == 0 && l.Found != nil {
+			k := render.AxisValue(a, *l.Found)
+			s.opts = append(s.opts, markLine(charts.WithMarkLineNameXAxisItemOpts(opts.MarkLineNameXAxisItem{Name: render.FoundMark(l) + " " + k, XAxis: k})))
+		}
+		lines = append(lines, s)
+	}
+	subtitle := render.LadderAnswer(l)
+	if subtitle == "" {
+		subtitle = a.Across + " (" + a.FlagName() + ")"
+	}
+	c := p.ladderChart(opts.Title{Title: title + ": " + l.Mode + " " + a.Title + " ladder", Subtitle: subtitle}, a.Across,
+		valueAxis(unitName(lead.Unit), leftValues), strings.Join(rightUnits, " / "))
+	c.SetXAxis(x)
+	for _, s := range lines {
+		c.AddSeries(s.name, s.data, s.opts...)
 	}
 	p.page.AddCharts(c)
 }
 
-// rttLadder charts an RTT ladder: throughput, p99, persist lag, the most waiters and the
-// longest lock wait against the round trip added to PostgreSQL.
-func (p *plotter) rttLadder(title string, l results.RTTLadder) {
-	if len(l.Levels) == 0 {
-		return
+// markLine is a dashed red mark line labelled with its name.
+func markLine(item charts.SeriesOpts) charts.SeriesOpts {
+	return func(s *charts.SingleSeries) {
+		item(s)
+		charts.WithMarkLineStyleOpts(opts.MarkLineStyle{
+			Symbol:    []string{"none", "none"},
+			Label:     &opts.Label{Show: opts.Bool(true), Formatter: "{b}"},
+			LineStyle: &opts.LineStyle{Type: "dashed", Color: "#c23531", Width: 2},
+		})(s)
 	}
-	levels := append([]results.RTTLevel(nil), l.Levels...)
-	sort.SliceStable(levels, func(i, j int) bool { return levels[i].RTTMs < levels[j].RTTMs })
-	x := make([]string, len(levels))
-	names := []string{"throughput rps", "p99 ms", "persist lag p99 ms", "max waiters", "longest lock wait ms"}
-	series := map[string][]opts.LineData{}
-	for i, lv := range levels {
-		x[i] = render.FormatRTT(lv.RTTMs)
-		for j, v := range []float64{lv.ThroughputRPS, lv.P99Ms, lv.PersistLagP99Ms, lv.MaxWaiters, lv.MaxLockWaitMs} {
-			d := opts.LineData{Value: v}
-			if j > 0 {
-				d.YAxisIndex = 1
-			}
-			series[names[j]] = append(series[names[j]], d)
-		}
-	}
-	c := p.ladderChart(opts.Title{Title: title + ": " + l.Mode + " RTT ladder", Subtitle: "round trip added to PostgreSQL (--rtt-levels)"},
-		"round trip", opts.YAxis{Name: "rps", Type: "value"}, "ms / waiters")
-	c.SetXAxis(x).AddSeries(names[0], series[names[0]])
-	for _, name := range names[1:] {
-		if slices.ContainsFunc(series[name], func(d opts.LineData) bool { return d.Value.(float64) > 0 }) {
-			c.AddSeries(name, series[name], charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1}))
-		}
-	}
-	p.page.AddCharts(c)
 }
 
-// poolLadders charts the pool ladders of a report (--pool-levels): throughput, request p99,
-// the p99 wait for a pool connection and the most lock waiters against the pool size, one line per mode in each, the
-// best size of each mode named in the throughput chart's subtitle.
-func (p *plotter) poolLadders(title string, ladders []results.PoolLadder) {
-	if len(ladders) == 0 {
-		return
+// unitName names a figure's unit on a chart's axis; unitSuffix follows a figure's name with it
+// ("p99 ms"; a count goes without).
+func unitName(unit string) string {
+	switch unit {
+	case results.UnitMs:
+		return "ms"
+	case results.UnitRPS:
+		return "rps"
+	case results.UnitShare:
+		return "share"
+	case results.UnitBytes:
+		return "bytes"
 	}
-	var sizes []int
-	var best []string
-	for _, l := range ladders {
-		for _, lv := range l.Levels {
-			if !slices.Contains(sizes, lv.Pool) {
-				sizes = append(sizes, lv.Pool)
-			}
-		}
-		if l.BestPool > 0 {
-			best = append(best, fmt.Sprintf("%s %d", l.Mode, l.BestPool))
-		} else {
-			best = append(best, l.Mode+" none")
-		}
+	return "count"
+}
+
+func unitSuffix(unit string) string {
+	if unit == results.UnitCount {
+		return ""
 	}
-	slices.Sort(sizes)
-	x := make([]string, len(sizes))
-	for i, n := range sizes {
-		x[i] = strconv.Itoa(n)
-	}
-	bestText := "best pool by throughput (no --slo-p99-ms): " + strings.Join(best, ", ")
-	if slo := ladders[0].SLOP99Ms; slo > 0 {
-		bestText = fmt.Sprintf("best pool with p99 ≤ %g ms: %s", slo, strings.Join(best, ", "))
-	}
-	for _, m := range []struct {
-		name, unit, subtitle string
-		value                func(results.PoolLevel) float64
-	}{
-		{"throughput", "rps", bestText, func(lv results.PoolLevel) float64 { return lv.ThroughputRPS }},
-		{"request p99", "ms", "a queue mode's request is its enqueue", func(lv results.PoolLevel) float64 { return lv.P99Ms }},
-		{"pool wait p99", "ms", "the wait for a connection of the load's pool", func(lv results.PoolLevel) float64 { return lv.AcquireWaitP99Ms }},
-		{"lock waiters", "sessions", "the most sessions waiting on a lock at once (the monitor's samples)", func(lv results.PoolLevel) float64 { return lv.MaxLockWaiters }},
-	} {
-		c := charts.NewLine()
-		var all []float64
-		for _, l := range ladders {
-			for _, lv := range l.Levels {
-				all = append(all, m.value(lv))
-			}
-		}
-		c.SetGlobalOptions(
-			charts.WithInitializationOpts(p.init(halfWidth, "420px")),
-			charts.WithAnimation(false),
-			charts.WithTitleOpts(opts.Title{Title: title + ": " + m.name + " by pool size", Subtitle: m.subtitle}),
-			charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-			charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Right: "10", Top: "48"}),
-			charts.WithXAxisOpts(opts.XAxis{Name: "pool size (--pool-levels)", Type: "category", NameLocation: "middle", NameGap: 28}),
-			charts.WithYAxisOpts(valueAxis(m.unit, all)),
-			charts.WithGridOpts(opts.Grid{Left: "80", Right: "40", Top: "100", Bottom: "50"}),
-		)
-		c.SetXAxis(x)
-		for _, l := range ladders {
-			data := make([]opts.LineData, len(sizes))
-			for i, n := range sizes {
-				data[i] = opts.LineData{Value: "-"} // a size this mode did not run at: a gap
-				for _, lv := range l.Levels {
-					if lv.Pool == n {
-						data[i] = opts.LineData{Value: m.value(lv)}
-					}
-				}
-			}
-			c.AddSeries(l.Mode, data)
-		}
-		p.page.AddCharts(c)
-	}
+	return " " + unitName(unit)
 }
 
 // ladderChart is the frame of a ladder's chart: the rungs along a category x axis, a left axis

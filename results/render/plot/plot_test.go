@@ -115,12 +115,12 @@ func TestPlotSlotLadder(t *testing.T) {
 	rep := &results.Report{Suite: "usage_counter_hotspot_baseline"}
 	for _, n := range []int{1, 4, 16} {
 		r := resultstest.MakeRun(resultstest.SyncSpec())
-		r.Slots = n
+		resultstest.OnLadder(&r, results.AxisSlots, float64(n), 1, 4, 16)
 		r.LockMonitor.MaxWaitersPerRowByRelation = map[string]int64{"api_keys": int64(64 / n)}
 		r.LockMonitor.TotalReadMs = &results.Latency{Count: 5, P99: 0.5 * float64(n)}
 		rep.Runs = append(rep.Runs, r)
 	}
-	rep.SlotLadders = []results.SlotLadder{results.BuildSlotLadder("sync", rep.Runs)}
+	rep.Ladders = results.BuildLadders(rep.Runs)
 	page := renderPlot(t, []*results.Report{rep}, nil)
 	for _, want := range []string{"sync slot ladder", "slots per hot row", "max waiters per row", "read total p99 ms"} {
 		if !strings.Contains(page, want) {
@@ -135,20 +135,20 @@ func TestPlotSlotLadder(t *testing.T) {
 func TestPlotRateLadder(t *testing.T) {
 	page := renderPlot(t, []*results.Report{resultstest.RateLadderReport()}, nil)
 	for _, want := range []string{"sync rate ladder", "async-compact rate ladder", `"name":"offered rps"`,
-		"max rate at p99 ≤ 200 ms (≥ 95% of arrivals sent): 400/s", `"xAxis":"400"`, `"yAxis":200`, `"name":"service p99 ms"`,
+		"max rate at p99 ≤ 200 ms (≥ 95% of arrivals sent): 400/s", `"xAxis":"400/s"`, `"yAxis":200`, `"name":"service p99 ms"`,
 		"sync @ 100/s", "sync @ 800/s"} { // each rung's bars named by its rate
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %s", want)
 		}
 	}
 	rep := resultstest.RateLadderReport()
-	rep.RateLadders = nil // an older writer: rebuilt from the runs and their objective
+	rep.Ladders = nil // a writer that did not store them: rebuilt from the runs and their objective
 	if page := renderPlot(t, []*results.Report{rep}, nil); !strings.Contains(page, "max rate at p99 ≤ 200 ms (≥ 95% of arrivals sent): 16,000/s") {
 		t.Errorf("rate ladder not rebuilt from the runs")
 	}
 	one := resultstest.RateLadderReport() // one --rate run: no ladder to draw
-	one.Runs, one.RateLadders = one.Runs[:1], nil
-	one.Runs[0].Config.Rates = nil
+	one.Runs, one.Ladders = one.Runs[:1], nil
+	one.Runs[0].Config.Ladder = nil
 	if page := renderPlot(t, []*results.Report{one}, nil); strings.Contains(page, "rate ladder") {
 		t.Errorf("a single --rate run drawn as a one-step rate ladder")
 	}
@@ -169,8 +169,8 @@ func TestPlotRTTLadder(t *testing.T) {
 	}
 }
 
-// A pool ladder is drawn as one line per mode over the pool sizes, for throughput, p99 and the
-// pool wait, with each mode's best size named; each run's samples say its pool size.
+// A pool ladder is drawn per mode over the pool sizes: throughput, p99, the pool wait and the
+// lock waiters, with the best size named and marked; each run's samples say its pool size.
 func TestPlotPoolLadder(t *testing.T) {
 	var samples []results.Sample
 	for run, pool := range []int{4, 16} { // the report's first two runs: sync at pools 4 and 16
@@ -179,8 +179,9 @@ func TestPlotPoolLadder(t *testing.T) {
 		}
 	}
 	page := renderPlot(t, []*results.Report{resultstest.PoolLadderReport(40)}, map[string][]results.Sample{SamplesKey(0): samples})
-	for _, want := range []string{"sync · pool 4 — monitor samples", "sync · pool 16 — monitor samples", "throughput by pool size", "request p99 by pool size", "pool wait p99 by pool size",
-		"best pool with p99 ≤ 40 ms: sync 16, async-compact 64", `"name":"sync"`, `"name":"async-compact"`, "sync · pool 16"} {
+	for _, want := range []string{"sync · pool 4 — monitor samples", "sync · pool 16 — monitor samples", "sync pool ladder", "async-compact pool ladder",
+		`"name":"pool size (--pool-levels)"`, `"name":"pool wait p99 ms"`, `"name":"lock waiters"`, "best 16 (highest throughput with p99 ≤ 40.0 ms)",
+		"best 64 (highest throughput with p99 ≤ 40.0 ms)", `"xAxis":"16"`, "best pool at SLO 16", "sync · pool 16"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %s", want)
 		}

@@ -104,7 +104,7 @@ func (s *Suite) Figures(ctx context.Context, r *testkit.Run) ([]testkit.Figure, 
 	}
 	var out []testkit.Figure
 	add := func(name string, v float64, unit string) {
-		out = append(out, testkit.Figure{Name: name, Value: round(v), Unit: unit})
+		out = append(out, testkit.Figure{Name: name, Value: units.Round(v, 3), Unit: unit})
 	}
 	if r.Mode() == River && pollOnly(r) {
 		add(FigRiverPollOnly, 1, unitCount)
@@ -162,8 +162,6 @@ func (s *Suite) Figures(ctx context.Context, r *testkit.Run) ([]testkit.Figure, 
 	add(FigAutoanalyzes, float64(after.aan-b.aan), unitCount)
 	return out, nil
 }
-
-func round(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }
 
 // WriteSummary adds, per run, the queue's own figures and what the database counted per job,
 // and async-compact beside River when both ran.

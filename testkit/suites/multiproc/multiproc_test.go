@@ -257,8 +257,8 @@ func passed(t *testing.T, name string, rep *results.Report) *results.Queue {
 	}
 	r := rep.Runs[0]
 	for _, c := range r.Verification.Checks {
-		if !c.OK {
-			t.Errorf("%s: check %q: expected %v, got %v", name, c.Name, c.Expected, c.Actual)
+		if c.State != results.CheckPassed {
+			t.Errorf("%s: check %q %s: expected %v, got %v %s", name, c.Name, c.State, c.Expected, c.Actual, c.Reason)
 		}
 	}
 	if !r.Verification.Passed || r.Queue == nil || r.Queue.Stream == nil {

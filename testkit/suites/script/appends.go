@@ -153,28 +153,6 @@ func appendElement(b []byte, t string, null bool) []byte {
 	return append(b, '"')
 }
 
-// text is v as PostgreSQL reads it back from text (nil: NULL).
-func text(v sqlshape.Value) *string {
-	if v.Kind == sqlshape.NullValue {
-		return nil
-	}
-	s := plain(v)
-	return &s
-}
-
-// plain is a value that is not NULL as text.
-func plain(v sqlshape.Value) string {
-	switch v.Kind {
-	case sqlshape.IntValue:
-		return strconv.FormatInt(v.Int, 10)
-	case sqlshape.BoolValue:
-		return strconv.FormatBool(v.Bool)
-	case sqlshape.StringValue:
-		return v.Str
-	}
-	return v.String()
-}
-
 // appendRequests are the requests of sources: every INSERT of the script appends their rows.
 func appendRequests(sources []counters.Source) []int64 {
 	out := make([]int64, len(sources))

@@ -130,7 +130,9 @@ func TestExamplesVerifiedInEveryMode(t *testing.T) {
 }
 
 // TestRefusals: each statement the queue modes cannot take is refused before anything runs,
-// exit 2, one line naming the statement's line and the reason; the same script runs in sync.
+// exit 2, one line naming the statement's line and the reason; the same script runs in sync,
+// where what its requests wrote cannot be recomputed: every request is found written once and
+// the other tables unchanged, but the run reads not verified, with the reason, and exits 1.
 func TestRefusals(t *testing.T) {
 	init := `CREATE TABLE inventory (sku int PRIMARY KEY, qty int NOT NULL CHECK (qty >= 0), note text);
 		INSERT INTO inventory SELECT g, 100, '' FROM generate_series(1, 50) g;
@@ -170,11 +172,46 @@ func TestRefusals(t *testing.T) {
 			}
 			// One worker: the script's DDL, run as written, is not safe to run concurrently.
 			code, rep, stderr := suitetest.RunShared(t, script.New(), append(args, "--modes", "sync", "--concurrency", "1")...)
-			if code != cli.ExitOK || len(rep.Runs) != 1 || rep.Runs[0].Load.CompletedRequests != 60 {
-				t.Fatalf("sync: exit %d\n%s", code, stderr)
+			if code != cli.ExitFailed || len(rep.Runs) != 1 || rep.Runs[0].Load.CompletedRequests != 60 {
+				t.Fatalf("sync: exit %d, want 1 (not verified)\n%s", code, stderr)
 			}
-			suitetest.Verified(t, rep.Runs[0])
+			contentNotChecked(t, rep.Runs[0], stderr, c.want)
 		})
+	}
+}
+
+// contentNotChecked fails the test unless run r of a script the kit cannot recompute reads
+// not verified — not failed — because what its requests wrote was not checked, for the
+// reason why (the refusal's), every check it could make passed, and stderr's last line says
+// which check was not made.
+func contentNotChecked(t *testing.T, r results.Run, stderr, why string) {
+	t.Helper()
+	v := r.Verification
+	if v.Passed || v.Unverified == nil || v.Unverified.Reason != "a check was not made: what the requests wrote" || v.Unverified.Succeeded != r.Load.CompletedRequests {
+		t.Errorf("verification %+v, unverified %+v: want unverified, the content not checked", v, v.Unverified)
+	}
+	made := 0
+	for _, c := range v.Checks {
+		switch {
+		case c.State == results.CheckNotChecked && c.Name == "what the requests wrote":
+			if !strings.HasPrefix(c.Reason, "not recomputable: ") || !strings.Contains(c.Reason, why) || c.Expected != nil || c.Actual != nil {
+				t.Errorf("check %+v: want the reason it was not made, with %q", c, why)
+			}
+		case c.State == results.CheckPassed:
+			made++
+		default:
+			t.Errorf("check %+v: want every other check made and passed", c)
+		}
+	}
+	if made == 0 || results.Verdict(v.Checks) != results.CheckNotChecked {
+		t.Errorf("checks %+v: want the claims and reconciliation passed, the verdict not checked", v.Checks)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if last := lines[len(lines)-1]; !strings.HasSuffix(last, ": NOT VERIFIED: sync: a check was not made: what the requests wrote") {
+		t.Errorf("stderr's last line %q: want it to say which check was not made\n%s", last, stderr)
+	}
+	if !strings.Contains(stderr, `sync: check "what the requests wrote" not made: not recomputable: `) {
+		t.Errorf("the summary does not say why the check was not made:\n%s", stderr)
 	}
 }
 
@@ -284,8 +321,8 @@ func TestSlots(t *testing.T) {
 	}
 	for _, r := range rep.Runs {
 		suitetest.Verified(t, r)
-		if r.Slots != 4 {
-			t.Errorf("%s: slots %d", r.Mode, r.Slots)
+		if r.Config.Slots != 4 {
+			t.Errorf("%s: slots %d", r.Mode, r.Config.Slots)
 		}
 	}
 	for _, c := range []struct {

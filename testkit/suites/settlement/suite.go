@@ -47,6 +47,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
+	"github.com/hotspotkit/hotspotkit/testkit/decimal"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/gateway"
 )
 
@@ -63,19 +64,19 @@ const Name = "usage_settlement_hotspot_baseline"
 const DurationSeedPerSecond = 20000
 
 // initialBalance is every hot wallet's balance before the run (the wallets' seed statement).
-const initialBalance = 1_000_000 * counters.Unit
+const initialBalance = 1_000_000 * decimal.One
 
 // A usage's cost varies with its request index so that sums are not N × a constant:
-// costBase + (i·costMul mod costMod)·costStep, in Money units (0.00100000 … 0.00233700).
+// costBase + (i·costMul mod costMod)·costStep, in decimal.Decimal units (0.00100000 … 0.00233700).
 // Seed computes the same formula in SQL from these constants.
 const (
-	costBase counters.Money = 100_000 // 0.001
-	costMul                 = 37
-	costMod                 = 101
-	costStep counters.Money = 1_337
+	costBase decimal.Decimal = 100_000 // 0.001
+	costMul                  = 37
+	costMod                  = 101
+	costStep decimal.Decimal = 1_337
 )
 
-func costOf(i int64) counters.Money { return costBase + counters.Money(i*costMul%costMod)*costStep }
+func costOf(i int64) decimal.Decimal { return costBase + decimal.Decimal(i*costMul%costMod)*costStep }
 
 // Suite is the declared counter suite with the settlement's flags, seed and checks.
 type Suite struct {
@@ -296,9 +297,9 @@ func settle(ctx context.Context, tx sqldb.Tx, batch []counters.Source) ([]counte
 	pending := make(map[string]bool, len(ids))
 	var id, user, key, provider, cost, status string
 	err = sqldb.ForEachRow(rows, []any{&id, &user, &key, &provider, &cost, &status}, func() error {
-		m, err := counters.ParseMoney(cost)
+		m, _, err := decimal.Parse(cost)
 		if err != nil {
-			return fmt.Errorf("usage %s: %w", id, err)
+			return fmt.Errorf("usage %s: cost %q %w", id, cost, err)
 		}
 		snapIDs, users, keys, providers = append(snapIDs, id), append(users, user), append(keys, key), append(providers, provider)
 		costs = append(costs, m.Numeric())

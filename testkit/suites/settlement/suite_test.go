@@ -11,6 +11,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
+	"github.com/hotspotkit/hotspotkit/testkit/decimal"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
@@ -103,7 +104,7 @@ func TestSettlingTwiceDebitsOnce(t *testing.T) {
 				_, err := s.Writer(r, false).WriteBatch(ctx, tx, batch(nil, all...))
 				return err
 			})
-			var want [hot]counters.Money
+			var want [hot]decimal.Decimal
 			for _, i := range all {
 				want[i%hot] += costOf(i)
 			}
@@ -112,7 +113,7 @@ func TestSettlingTwiceDebitsOnce(t *testing.T) {
 				if err := conn.QueryRow(ctx, `SELECT count(*) FROM counter_outbox`).Scan(&deltas); err != nil || deltas != 3*n {
 					t.Errorf("outbox holds %d deltas, want %d (%v)", deltas, 3*n, err)
 				}
-				want = [hot]counters.Money{}
+				want = [hot]decimal.Decimal{}
 			}
 			for h := range hot {
 				var balance, quota, monthly string
@@ -158,7 +159,7 @@ func TestSettleRefusesAnInconsistentUsage(t *testing.T) {
 // The seed must put costOf(i) on usage i: Go computes the expectations, SQL the seed.
 func TestSeedCostsMatchCostOf(t *testing.T) {
 	conn, _ := seeded(t, New(), 500, 3)
-	var want counters.Money
+	var want decimal.Decimal
 	for i := range int64(500) {
 		want += costOf(i)
 	}
@@ -166,7 +167,7 @@ func TestSeedCostsMatchCostOf(t *testing.T) {
 	if err := conn.QueryRow(context.Background(), `SELECT sum(cost)::text FROM usage`).Scan(&got); err != nil {
 		t.Fatal(err)
 	}
-	if g, err := counters.ParseMoney(got); err != nil || g != want {
+	if g, _, err := decimal.Parse(got); err != nil || g != want {
 		t.Errorf("seeded costs sum to %s, costOf to %s", got, want)
 	}
 	var distinct int64

@@ -56,19 +56,19 @@ func TestRTTLadderIsOneLevelPerRoundTrip(t *testing.T) {
 	rep, stderr := suitetest.Runs(t, New(), 4, "--modes", "sync,async-compact", "--rtt-levels", "0,1ms",
 		"--requests", "100", "--concurrency", "4")
 	for _, r := range rep.Runs {
-		if !r.Verification.Passed || r.Config.DBRTTMs != r.RTTMs || (r.RTTMs != 0 && r.RTTMs != 1) {
-			t.Errorf("%s at %v ms: verified %v, config's round trip %v", r.Mode, r.RTTMs, r.Verification.Passed, r.Config.DBRTTMs)
+		if rtt := r.Rung()["db_rtt_ms"]; !r.Verification.Passed || rtt.Num != r.Config.DBRTTMs || (rtt.Num != 0 && rtt.Num != 1) {
+			t.Errorf("%s at %v ms: verified %v, config's round trip %v", r.Mode, rtt, r.Verification.Passed, r.Config.DBRTTMs)
 		}
 	}
-	if len(rep.RTTLadders) != 2 || len(rep.Ladders) != 0 {
-		t.Fatalf("%d RTT ladders and %d concurrency ladders, want 2 and 0", len(rep.RTTLadders), len(rep.Ladders))
+	if len(rep.Ladders) != 2 {
+		t.Fatalf("%d ladders, want 2 (an RTT ladder per mode)", len(rep.Ladders))
 	}
-	for _, l := range rep.RTTLadders {
-		if len(l.Levels) != 2 || l.Levels[0].RTTMs != 0 || l.Levels[1].RTTMs != 1 || l.Levels[1].ThroughputRPS <= 0 {
-			t.Errorf("%s ladder %+v", l.Mode, l.Levels)
+	for _, l := range rep.Ladders {
+		if lv := l.Levels; l.Axis != "db_rtt_ms" || len(lv) != 2 || lv[0].Value.Num != 0 || lv[1].Value.Num != 1 || lv[1].Figures["throughput_rps"] <= 0 {
+			t.Errorf("%s %s ladder %+v", l.Mode, l.Axis, lv)
 		}
 	}
-	if !strings.Contains(stderr, "sync RTT: 0 (measured ") || !strings.Contains(stderr, "1ms (measured ") {
+	if !strings.Contains(stderr, "sync RTT ladder: 0 (measured ") || !strings.Contains(stderr, "1ms (measured ") {
 		t.Errorf("the summary does not show the ladder:\n%s", stderr)
 	}
 }

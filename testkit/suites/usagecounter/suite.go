@@ -16,6 +16,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
+	"github.com/hotspotkit/hotspotkit/testkit/decimal"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/gateway"
 )
 
@@ -27,7 +28,7 @@ const (
 	inputTokens  = 10
 	outputTokens = 20
 	totalTokens  = inputTokens + outputTokens
-	cost         = counters.Money(100_000) // 0.001
+	cost         = decimal.Decimal(100_000) // 0.001
 )
 
 // New returns the suite.

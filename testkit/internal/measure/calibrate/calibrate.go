@@ -28,6 +28,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/units"
 )
 
 // BatchRows is the number of rows per COPY of the batched-write measurement.
@@ -102,7 +103,7 @@ func Run(ctx context.Context, admin *pgx.Conn, pool *pgxpool.Pool, cfg Config) (
 	if err := drop(); err != nil {
 		return nil, fmt.Errorf("dropping the calibration tables: %w", err)
 	}
-	out.DurationMs = float64(time.Since(began).Microseconds()) / 1000
+	out.DurationMs = units.Ms(time.Since(began))
 	return out, nil
 }
 
@@ -196,10 +197,8 @@ func measure(ctx context.Context, pool *pgxpool.Pool, conns int, cfg Config, o o
 		rates = append(rates, float64(done.Load()-n0)/time.Since(t0).Seconds())
 	}
 	s := results.SpreadOf(rates)
-	return results.Spread{Median: round1(s.Median), Min: round1(s.Min), Max: round1(s.Max)}, nil
+	return results.Spread{Median: units.Round(s.Median, 1), Min: units.Round(s.Min, 1), Max: units.Round(s.Max, 1)}, nil
 }
-
-func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
 
 func randomHex(n int) string {
 	b := make([]byte, n)

@@ -35,6 +35,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/units"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/stmttime"
 )
 
@@ -377,7 +378,7 @@ func (r *Reader) Delta(start, end Snapshot, in Inputs) *results.Database {
 			if d.PerRequest.HOTUpdateRatio == nil {
 				d.PerRequest.HOTUpdateRatio = map[string]float64{}
 			}
-			d.PerRequest.HOTUpdateRatio[name] = round(float64(t.HotUpdated)/float64(t.Updated), 4)
+			d.PerRequest.HOTUpdateRatio[name] = units.Round(float64(t.HotUpdated)/float64(t.Updated), 4)
 		}
 	}
 	return d
@@ -402,14 +403,14 @@ func statementsDelta(start, end map[string]statement, top int) *results.Statemen
 		out.Calls += d.calls
 		out.TotalExecMs += d.totalMs
 		list = append(list, results.Statement{Query: clip(e.query, 300), Calls: d.calls, Rows: d.rows,
-			TotalMs: round(d.totalMs, 3), MeanMs: round(d.totalMs/float64(d.calls), 4)})
+			TotalMs: units.Round(d.totalMs, 3), MeanMs: units.Round(d.totalMs/float64(d.calls), 4)})
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].TotalMs > list[j].TotalMs })
 	if len(list) > top {
 		list = list[:top]
 	}
 	out.Top = list
-	out.TotalExecMs = round(out.TotalExecMs, 3)
+	out.TotalExecMs = units.Round(out.TotalExecMs, 3)
 	return out
 }
 
@@ -421,14 +422,6 @@ func clip(s string, n int) string {
 }
 
 func nonNegative(v int64) int64 { return max(v, 0) }
-
-func round(v float64, digits int) float64 {
-	p := 1.0
-	for range digits {
-		p *= 10
-	}
-	return float64(int64(v*p+0.5)) / p
-}
 
 // Timed is one statement's calls and execution time on the server over a window, transaction
 // control included (a COMMIT's time is its wait for the WAL flush).
@@ -476,25 +469,25 @@ func RequestTime(client []stmttime.Timed, server map[string]Timed, req Requests)
 	}
 	n := float64(req.N)
 	rt := &results.RequestTime{Requests: req.N, LatencyMeanMs: req.LatencyMs, AcquireMeanMs: req.AcquireMs,
-		GCPauseMs: round(req.GCPauseMs, 3)}
+		GCPauseMs: units.Round(req.GCPauseMs, 3)}
 	var onClient, onServer float64 // ms, over every request
 	for _, t := range client {
 		q := stmttime.Normalize(t.SQL)
 		ms := t.Total.Seconds() * 1000
 		st := results.StatementTime{Query: clip(q, 300), Calls: t.Calls,
-			ClientMeanMs: round(ms/float64(t.Calls), 4), PerRequest: round(float64(t.Calls)/n, 4)}
+			ClientMeanMs: units.Round(ms/float64(t.Calls), 4), PerRequest: units.Round(float64(t.Calls)/n, 4)}
 		onClient += ms
 		if s, ok := server[q]; ok && s.Calls > 0 {
 			mean := s.TotalMs / float64(s.Calls)
-			st.ServerMeanMs = round(mean, 4)
+			st.ServerMeanMs = units.Round(mean, 4)
 			onServer += mean * float64(t.Calls)
 		}
 		rt.Statements = append(rt.Statements, st)
 	}
-	rt.StatementsMeanMs = round(onClient/n, 4)
+	rt.StatementsMeanMs = units.Round(onClient/n, 4)
 	if server != nil {
-		rt.ServerMeanMs = round(onServer/n, 4)
+		rt.ServerMeanMs = units.Round(onServer/n, 4)
 	}
-	rt.OtherMeanMs = round(rt.LatencyMeanMs-rt.AcquireMeanMs-rt.StatementsMeanMs, 4)
+	rt.OtherMeanMs = units.Round(rt.LatencyMeanMs-rt.AcquireMeanMs-rt.StatementsMeanMs, 4)
 	return rt
 }

@@ -40,6 +40,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/units"
 )
 
 // AppNamePattern selects the sessions that belong to hotspotkit (application_name LIKE).
@@ -380,7 +381,7 @@ func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''
 func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 	s := m.cfg.Label
 	s.Time = now
-	s.ElapsedMs = float64(now.Sub(m.start).Microseconds()) / 1000
+	s.ElapsedMs = units.Ms(now.Sub(m.start))
 	var sampleErr error
 	var waiters []waiter
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -497,7 +498,7 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 	s.WaitersByRelation = byRel
 	s.MaxWaitersPerRow = maxPerRow
 	s.WaitersByLockType = byType
-	s.OldestLockWaitMs = round3(oldest)
+	s.OldestLockWaitMs = units.Round(oldest, 3)
 	if slow {
 		s.BlockedSessions, s.Blockers = &blocked, &blockers
 	}
@@ -718,5 +719,3 @@ func (m *Monitor) Stop(ctx context.Context) (results.LockMonitor, results.Pool) 
 	}
 	return m.locks, pool
 }
-
-func round3(v float64) float64 { return math.Round(v*1000) / 1000 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/units"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/monitor"
 )
 
@@ -54,7 +55,7 @@ func Analyze(series []monitor.Point, start, end time.Time, faults []Fault) *resu
 	}
 	out.RSSAtMinuteBytes, out.RSSEndBytes = ref.RSSBytes, last.RSSBytes
 	if ref.RSSBytes > 0 {
-		out.RSSGrowthPct = round1(100 * float64(last.RSSBytes-ref.RSSBytes) / float64(ref.RSSBytes))
+		out.RSSGrowthPct = units.Round(100*float64(last.RSSBytes-ref.RSSBytes)/float64(ref.RSSBytes), 1)
 	}
 	out.GoroutinesAtMinute, out.GoroutinesEnd = ref.Goroutines, last.Goroutines
 	out.GoroutineGrowth = last.Goroutines - ref.Goroutines
@@ -70,7 +71,7 @@ func Analyze(series []monitor.Point, start, end time.Time, faults []Fault) *resu
 // recoveryOf measures the throughput of the minute before f (or since the load started), then
 // finds the first 1 s window from f on whose throughput is back at 90% of it.
 func recoveryOf(pts []monitor.Point, start time.Time, f Fault) results.Recovery {
-	r := results.Recovery{Kind: f.Kind, AtMs: ms(f.At.Sub(start)), RecoveryMs: -1}
+	r := results.Recovery{Kind: f.Kind, AtMs: units.Ms(f.At.Sub(start)), RecoveryMs: -1}
 	from := f.At.Add(-before)
 	if from.Before(start) {
 		from = start
@@ -79,7 +80,7 @@ func recoveryOf(pts []monitor.Point, start time.Time, f Fault) results.Recovery 
 	if !ok || base <= 0 {
 		return r
 	}
-	r.BaselineRPS = round1(base)
+	r.BaselineRPS = units.Round(base, 1)
 	for i, p := range pts {
 		if p.Time.Before(f.At) {
 			continue
@@ -93,7 +94,7 @@ func recoveryOf(pts []monitor.Point, start time.Time, f Fault) results.Recovery 
 		}
 		q := pts[j]
 		if float64(q.Completed-p.Completed)/q.Time.Sub(p.Time).Seconds() >= recovery*base {
-			r.RecoveryMs = ms(q.Time.Sub(f.At))
+			r.RecoveryMs = units.Ms(q.Time.Sub(f.At))
 			break
 		}
 	}
@@ -116,13 +117,4 @@ func rate(pts []monitor.Point, from, to time.Time) (float64, bool) {
 		return 0, false
 	}
 	return float64(b.Completed-a.Completed) / b.Time.Sub(a.Time).Seconds(), true
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func round1(v float64) float64 {
-	if v < 0 {
-		return -round1(-v)
-	}
-	return float64(int64(v*10+0.5)) / 10
 }

@@ -1,5 +1,5 @@
 // Package asyncrun is a suite's typed side of the run's async queue: it erases a suite's
-// record and key types into the Spec the run's backend opens a queue from (runenv.Backend:
+// record and key types into the Spec the run's backend opens a queue from (runenv.QueueOpener:
 // the in-process queue or a Redis stream, chosen by the engine), and gives the opened queue
 // back typed — the op that enqueues a request's records as one unit under --max-tries, or a
 // Queue a suite's own background work enqueues into. It knows nothing of suites, backends or
@@ -62,7 +62,7 @@ func Open[K comparable, T any](ctx context.Context, env *runenv.Env, spec Spec[K
 
 // OpenQueue opens the run's queue for spec on env's backend (spec.Records is not used).
 func OpenQueue[K comparable, T any](ctx context.Context, env *runenv.Env, spec Spec[K, T]) (*TypedQueue[T], error) {
-	q, err := env.Backend.OpenQueue(ctx, env, erase(spec))
+	q, err := env.Opener.OpenQueue(ctx, env, erase(spec))
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,9 @@
 // this process's role — opening the queue for a suite's write path, warming its connections,
 // running this process's part of the load, what the run verifies, the queue's figures, its
 // fault hooks and the servers it needs — and Inline, the backend of a mode without a queue.
-// The engine picks a Backend per run and never asks which one it has.
+// The engine picks a Backend per run and never asks which one it has; what only one backend
+// can do (the Redis faults) is an interface of its own that the engine finds by type
+// assertion (faults.RedisTarget).
 package backend
 
 import (
@@ -27,7 +29,7 @@ import (
 // Backend is one run's async queue and this process's part in the run.
 type Backend interface {
 	// OpenQueue opens the run's queue for a suite's write path (through package asyncrun).
-	runenv.Backend
+	runenv.QueueOpener
 	// Warm opens, before the measured window, the connections the run will use: n of the
 	// load's pool, where this process runs the load, and the queue workers' pool whole.
 	Warm(ctx context.Context, loadPool sqldb.Pool, n int) error
@@ -49,10 +51,6 @@ type Backend interface {
 	Server() (name string, ping func(context.Context) error)
 	// AbortOn makes what waits on that server fail at once when hard ends; stop ends the watch.
 	AbortOn(hard context.Context) (stop func())
-	// The Redis faults (package faults' Target).
-	CrashRedis(ctx context.Context, down time.Duration) (string, error)
-	FailoverRedis(ctx context.Context) (string, time.Duration, error)
-	ReshardRedis(ctx context.Context) (string, time.Duration, error)
 }
 
 // Check records one check of the queue's: want compared with got.
@@ -68,11 +66,8 @@ type Figures interface {
 	Report() *results.Queue
 }
 
-// ErrNoRedis is a Redis fault on a run whose queue is not on Redis.
-var ErrNoRedis = errors.New("needs an async mode on --queue-backend redis")
-
 // Inline is the backend of a run without a queue (sync, the outbox, a suite's own modes): the
-// load runs in this process, there is nothing to open, verify or strike. Memory and Redis's
+// load runs in this process, there is nothing to open or verify. Memory and Redis's
 // backend embed it for what they do the same.
 type Inline struct{}
 
@@ -96,18 +91,6 @@ func (Inline) AbortOn(context.Context) func()                { return func() {} 
 
 func (Inline) Verification(_ context.Context, _ *runenv.Env, res *load.Result, _ Check) (*load.Result, bool, error) {
 	return res, false, nil
-}
-
-func (Inline) CrashRedis(context.Context, time.Duration) (string, error) {
-	return "", ErrNoRedis
-}
-
-func (Inline) FailoverRedis(context.Context) (string, time.Duration, error) {
-	return "", 0, ErrNoRedis
-}
-
-func (Inline) ReshardRedis(context.Context) (string, time.Duration, error) {
-	return "", 0, ErrNoRedis
 }
 
 // Opened is what Memory and Redis's backend do alike with the queue they opened: its pause

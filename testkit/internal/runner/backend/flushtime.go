@@ -1,9 +1,12 @@
 package backend
 
 import (
+	"time"
+
 	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/units"
 )
 
 // flushTime converts the queue's flushing times (ns) into the report's (ms, per batch).
@@ -13,7 +16,7 @@ func flushTime(t queue.FlushTimes, batches *hist.Histogram) *results.FlushTime {
 		Retry: nsMs(t.RetryNs), Wait: nsMs(t.WaitNs), Idle: nsMs(t.IdleNs)}
 	per := results.FlushPhasesMs{}
 	if n := float64(t.Batches); n > 0 {
-		d := func(v float64) float64 { return float64(int64(v/n*1000+0.5)) / 1000 }
+		d := func(v float64) float64 { return units.Round(v/n, 3) }
 		per = results.FlushPhasesMs{Build: d(total.Build), Begin: d(total.Begin), Copy: d(total.Copy),
 			Statements: d(total.Statements), Commit: d(total.Commit), PipelineWait: d(total.PipelineWait),
 			Retry: d(total.Retry), Wait: d(total.Wait), Idle: d(total.Idle)}
@@ -22,4 +25,4 @@ func flushTime(t queue.FlushTimes, batches *hist.Histogram) *results.FlushTime {
 }
 
 // nsMs is ns in ms, to the µs.
-func nsMs(ns int64) float64 { return float64(ns/1000) / 1000 }
+func nsMs(ns int64) float64 { return units.Ms(time.Duration(ns)) }

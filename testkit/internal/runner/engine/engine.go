@@ -27,6 +27,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/render"
+	"github.com/hotspotkit/hotspotkit/results/units"
 	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
@@ -199,7 +200,9 @@ func (e *engine) execute(stdout io.Writer) (code int) {
 		fmt.Fprintf(e.stderr, "%s: %s\n", e.info.Name, database.Redact(err.Error()))
 		return ExitFailed
 	case !allVerified(e.report):
-		fmt.Fprintf(e.stderr, "%s: verification FAILED (see the checks with ok=false in the report)\n", e.info.Name)
+		for _, line := range notVerified(e.report) {
+			fmt.Fprintf(e.stderr, "%s: %s\n", e.info.Name, line)
+		}
 		return ExitFailed
 	}
 	return ExitOK
@@ -213,6 +216,35 @@ func (u usageError) Unwrap() error { return u.error }
 // oneLine folds a multi-line error (pgx puts the cause on the next line) into one line.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// notVerified says why the report's runs are not all verified: the checks that failed, and
+// the runs left unverified with why (the checks not made, named).
+func notVerified(r *results.Report) []string {
+	var out, unverified []string
+	failed := 0
+	for _, run := range r.Runs {
+		for _, c := range run.Verification.Checks {
+			if c.State == results.CheckFailed {
+				failed++
+			}
+		}
+		if u := run.Verification.Unverified; u != nil && !run.Verification.Passed {
+			unverified = append(unverified, run.Label()+": "+u.Reason)
+		}
+	}
+	switch {
+	case failed == 1:
+		out = append(out, `verification FAILED: a check failed (state "failed" in the report)`)
+	case failed > 1:
+		out = append(out, fmt.Sprintf(`verification FAILED: %d checks failed (state "failed" in the report)`, failed))
+	case len(unverified) == 0:
+		out = append(out, "verification FAILED: no run was verified")
+	}
+	if len(unverified) > 0 {
+		out = append(out, "NOT VERIFIED: "+strings.Join(unverified, "; "))
+	}
+	return out
 }
 
 func allVerified(r *results.Report) bool {
@@ -320,7 +352,7 @@ func (e *engine) startServer(ctx context.Context) (*pgserver.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pgserver.Start(ctx, pgserver.Config{Binaries: bins, User: c.PgUser, TempDir: c.PgDir, Unsafe: c.UnsafeFsync,
+	return pgserver.Start(ctx, pgserver.Config{Binaries: bins, User: c.PgUser, TempDir: c.PgDir, Unsafe: c.UnsafeNoFsync,
 		MaxConnections: e.sessionsNeeded() + serverMargin})
 }
 
@@ -345,38 +377,26 @@ type run struct {
 	rtt         time.Duration // the round trip added to PostgreSQL (network.go)
 }
 
-// poolSize is the pool size of a run on a --pool-levels rung, 0 off a pool ladder.
-func (r *run) poolSize() int {
-	if len(r.Config.PoolLevels) == 0 {
-		return 0
-	}
-	return r.Config.MaxConnections
-}
-
-// newRun sets up the index-th run of the invocation, in mode, at rung.
-func (e *engine) newRun(index int, mode testkit.Mode, rung plan.Rung) *run {
+// newRun sets up the index-th run of the invocation, in mode, at rung: its config takes the
+// rung's value on each axis stepped over, and the run reads its concurrency, rate, slots, round
+// trip and pool size from its config.
+func (e *engine) newRun(index int, mode testkit.Mode, rung results.Position) *run {
 	c := e.cfg
 	var b backend.Backend = backend.Inline{}
 	if mode.Async() {
 		b = e.queues.New()
 	}
-	env := &runenv.Env{Index: index, Mode: mode.String(), Slots: rung.Slots, Requests: c.Requests, Target: e.target,
-		Context: e.hardCtx, LoseCommitEvery: c.LoseCommitEvery, SessionSettings: faults.SessionSettings(c.Faults), Backend: b}
+	env := &runenv.Env{Index: index, Mode: mode.String(), Slots: c.SlotsAt(rung), Requests: c.Requests, Target: e.target,
+		Context: e.hardCtx, SessionSettings: faults.SessionSettings(c.Faults), Opener: b}
 	if c.ForDuration(rung) {
 		env.Requests = 0 // a ladder rung, or a run at a rate, runs for --duration
 	}
-	concurrency := c.Concurrency
-	if rung.Level > 0 {
-		concurrency = rung.Level
-	}
-	env.Config = c.RunConfig(rung.Rate, concurrency, env.Requests, rung.Slots)
-	env.Config.DBRTTMs = results.Milliseconds(rung.RTT) // the rung's, in an RTT ladder
-	env.Config.MaxConnections = rung.Pool               // the rung's, in a pool ladder
+	env.Config = c.RunConfig(rung, env.Requests)
 	if c.BreakExpectations {
 		env.CheckSkew = 1
 	}
-	return &run{Env: env, suite: testkit.NewRun(env, mode, e.suiteConfig()), backend: b, level: rung.Level,
-		rate: rung.Rate, concurrency: concurrency, rtt: rung.RTT}
+	return &run{Env: env, suite: testkit.NewRun(env, mode, e.suiteConfig()), backend: b, level: int(rung[results.AxisConcurrency.Name].Num),
+		rate: env.Config.Rate, concurrency: env.Config.Concurrency, rtt: results.Duration(env.Config.DBRTTMs)}
 }
 
 // runOne runs one mode once on freshly reset state. The returned Run is filled as far as the
@@ -384,10 +404,7 @@ func (e *engine) newRun(index int, mode testkit.Mode, rung plan.Rung) *run {
 func (e *engine) runOne(r *run) (results.Run, error) {
 	ctx := e.hardCtx
 	c := e.cfg
-	out := results.Run{Mode: r.Mode, Repetition: r.repetition, Level: r.level, Rate: r.rate, Slots: r.Slots,
-		Config: r.Config, StartedAt: time.Now().UTC()}
-	out.RTTMs = ms(r.rtt)
-	out.PoolSize = r.poolSize()
+	out := results.Run{Mode: r.Mode, Repetition: r.repetition, Config: r.Config, StartedAt: time.Now().UTC()}
 	fail := func(err error) (results.Run, error) {
 		out.Error = database.Redact(err.Error())
 		return out, err
@@ -463,7 +480,7 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	if q := r.backend.Figures(); q != nil {
 		out.Queue = q.Report()
 		if out.Load.IntakeMs > 0 {
-			out.Load.AcceptRPS = round1(float64(res.Completed) / (out.Load.IntakeMs / 1000))
+			out.Load.AcceptRPS = units.Round(float64(res.Completed)/(out.Load.IntakeMs/1000), 1)
 		}
 	}
 	out.Efficiency, out.EfficiencyBasis = results.Efficiency(out, e.report.Environment.Calibration)
@@ -492,7 +509,7 @@ func (e *engine) loadConfig(r *run, live *load.Live) load.Config {
 		Duration:         c.Duration,
 		Warmup:           c.Warmup,
 		Progress:         e.stderr,
-		ProgressLabel:    render.ModeLabel(r.Mode, r.Slots, c.SlotPick) + render.PoolText(r.poolSize()),
+		ProgressLabel:    render.ModeLabel(r.Mode, r.Config),
 		ProgressInterval: c.ProgressInterval,
 		OpContext:        e.hardCtx,
 		Live:             live,
@@ -560,8 +577,14 @@ func (e *engine) verify(ctx context.Context, r *run, res *load.Result) (_ result
 	var checks []results.Check
 	if verr == nil {
 		checks, verr = suite.Verify(ctx, r.suite, must)
+		_, ownPart := suite.(ownPartOnly)
+		if len(checks) == 0 && !ownPart && verr == nil {
+			// The engine's lines below account for the requests; they do not read what the
+			// requests wrote, and cannot verify a run alone (results.Verification).
+			checks = append(checks, results.NotChecked("the suite's checks", "the suite's Verify returned none"))
+		}
 		checks = append(checks, roleChecks...)
-		if _, ownPart := suite.(ownPartOnly); !ownPart {
+		if !ownPart {
 			applied = must
 		}
 	}
@@ -573,13 +596,7 @@ func (e *engine) verify(ctx context.Context, r *run, res *load.Result) (_ result
 	if res.Attempted() > 0 && res.Completed+res.WarmupCompleted == 0 {
 		// Totals of nothing match trivially; a run in which every request failed verified
 		// nothing and must not read as verified.
-		checks = append(checks, results.Check{Name: "requests completed", Expected: "> 0", Actual: 0, OK: false})
-	}
-	v := results.Verification{Checks: checks, Passed: verr == nil && len(checks) > 0}
-	for _, ch := range checks {
-		if !ch.OK {
-			v.Passed = false
-		}
+		checks = append(checks, results.Compared("requests completed", "> 0", 0, false))
 	}
 	if verr != nil {
 		if ctx.Err() != nil {
@@ -587,7 +604,14 @@ func (e *engine) verify(ctx context.Context, r *run, res *load.Result) (_ result
 			u.Checks = checks
 			return u, recon, nil
 		}
-		v.Checks = append(v.Checks, results.Check{Name: "verification query", Expected: "no error", Actual: database.Redact(verr.Error()), OK: false})
+		checks = append(checks, results.Compared("verification query", "no error", database.Redact(verr.Error()), false))
+	}
+	v := results.Verification{Checks: checks}
+	switch results.Verdict(checks) {
+	case results.CheckPassed:
+		v.Passed = true
+	case results.CheckNotChecked:
+		v.Unverified = unverified(results.NotCheckedReason(checks), res, 0).Unverified
 	}
 	return v, recon, applied
 }
@@ -629,11 +653,11 @@ func (e *engine) loadStats(res *load.Result, drainEnd time.Time, r *run) results
 	if drainEnd.After(end) {
 		end = drainEnd
 	}
-	l.DurationMs = ms(end.Sub(res.MeasureStart))
-	l.IntakeMs = ms(res.End.Sub(res.MeasureStart))
-	l.DrainMs = ms(end.Sub(res.End))
+	l.DurationMs = units.Ms(end.Sub(res.MeasureStart))
+	l.IntakeMs = units.Ms(res.End.Sub(res.MeasureStart))
+	l.DrainMs = units.Ms(end.Sub(res.End))
 	if l.DurationMs > 0 {
-		l.ThroughputRPS = round1(float64(res.Completed) / (l.DurationMs / 1000))
+		l.ThroughputRPS = units.Round(float64(res.Completed)/(l.DurationMs/1000), 1)
 	}
 	if enc, err := res.Latency.Encode(); err == nil {
 		l.LatencyHistogram = enc
@@ -646,10 +670,6 @@ func (e *engine) loadStats(res *load.Result, drainEnd time.Time, r *run) results
 	l.OpenLoop = openLoopStats(res)
 	return l
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
 
 func (e *engine) close() error {
 	var err error

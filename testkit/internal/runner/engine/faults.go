@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/units"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/monitor"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/soak"
@@ -35,10 +36,21 @@ type faultInjection struct {
 	in     *faults.Injector
 }
 
+// redisFaultTarget is the faultTarget of a run whose backend strikes the Redis faults.
+type redisFaultTarget struct {
+	faultTarget
+	faults.RedisTarget
+}
+
 func (f *faultInjection) begin(context.Context) error {
 	e := f.e
 	list := append(slices.Clone(e.cfg.Faults), e.cfg.Rotation(e.info, f.r.suite.Mode())...)
-	f.in = faults.Start(e.hardCtx, faultTarget{e: e, r: f.r, wl: f.wl}, list)
+	ft := faultTarget{e: e, r: f.r, wl: f.wl}
+	var t faults.Target = ft
+	if redis, ok := f.r.backend.(faults.RedisTarget); ok {
+		t = redisFaultTarget{ft, redis}
+	}
+	f.in = faults.Start(e.hardCtx, t, list)
 	return nil
 }
 
@@ -103,18 +115,6 @@ func (t faultTarget) CrashPostgres(ctx context.Context) (string, error) {
 	return t.e.db.crash(ctx)
 }
 
-func (t faultTarget) CrashRedis(ctx context.Context, down time.Duration) (string, error) {
-	return t.r.backend.CrashRedis(ctx, down)
-}
-
-func (t faultTarget) FailoverRedis(ctx context.Context) (string, time.Duration, error) {
-	return t.r.backend.FailoverRedis(ctx)
-}
-
-func (t faultTarget) ReshardRedis(ctx context.Context) (string, time.Duration, error) {
-	return t.r.backend.ReshardRedis(ctx)
-}
-
 func (t faultTarget) RestartPooler(ctx context.Context) (string, error) {
 	ctx, cancel := struck(ctx)
 	defer cancel()
@@ -147,7 +147,7 @@ func faultOutcome(events []results.FaultEvent, res *load.Result) *results.FaultO
 		return nil
 	}
 	o := &results.FaultOutcome{Succeeded: res.Completed + res.WarmupCompleted, Failed: res.Failed + res.WarmupFailed,
-		FailedByClass: res.ErrorCounts, RetriesByClass: res.Retries.ByClass, LongestRequestMs: ms(res.Longest)}
+		FailedByClass: res.ErrorCounts, RetriesByClass: res.Retries.ByClass, LongestRequestMs: units.Ms(res.Longest)}
 	for n, count := range res.Retries.Tries {
 		if n > 1 {
 			o.Retried += count

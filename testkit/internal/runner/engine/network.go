@@ -18,7 +18,7 @@ import (
 func (e *engine) routePostgres() error {
 	c := e.cfg
 	n, err := netpath.Open(e.target, netpath.Config{DBRTT: c.DBRTT, DBJitter: c.DBRTTJitter, RedisRTT: c.RedisRTT,
-		RedisJitter: c.RedisRTTJitter, ProxyDB: c.ProxiesDB(), ProxyRedis: c.ProxiesRedis(), RTTLadder: len(c.RTTLevels) > 0})
+		RedisJitter: c.RedisRTTJitter, ProxyDB: c.ProxiesDB(), ProxyRedis: c.ProxiesRedis(), RTTLadder: c.Steps(results.AxisRTT)})
 	if errors.Is(err, netpath.ErrNeedsTCP) {
 		return usageError{err}
 	}

@@ -20,7 +20,7 @@ func TestNetworkFlagsAreUsageErrors(t *testing.T) {
 		"--db-rtt-jitter 1ms":                           "--db-rtt-jitter needs --db-rtt",
 		"--redis-rtt 1ms":                               "--redis-rtt needs --queue-backend redis",
 		"--rtt-levels 0,fast":                           `--rtt-levels: "fast" is not a round trip`,
-		"--rtt-levels 0,5s":                             `--rtt-levels: "5s" is not a round trip`,
+		"--rtt-levels 0,5s":                             "--rtt-levels: 5s is above 1s",
 		"--rtt-levels 0,1ms --db-rtt 1ms":               "--db-rtt and --rtt-levels exclude each other",
 		"--rtt-levels 0,1ms --levels 1,2 --duration 1s": "one ladder per invocation",
 		"--fault net-blackhole:redis@1s+1s":             "needs --queue-backend redis and an async mode",

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/units"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
 )
 
@@ -12,7 +13,7 @@ func openLoopStats(res *load.Result) *results.OpenLoop {
 		return nil
 	}
 	out := &results.OpenLoop{
-		TargetRPS: ol.TargetRPS, AchievedRPS: round1(res.AchievedRPS()), Arrivals: string(ol.Arrivals),
+		TargetRPS: ol.TargetRPS, AchievedRPS: units.Round(res.AchievedRPS(), 1), Arrivals: string(ol.Arrivals),
 		Scheduled: res.Scheduled(), Late: ol.Late, Skipped: ol.Skipped, Unsent: ol.Unsent,
 		ServiceMs: results.Latency(ol.Service.Summary()), ScheduleLagMs: results.Latency(ol.ScheduleLag.Summary()),
 	}
@@ -27,15 +28,4 @@ func openLoopStats(res *load.Result) *results.OpenLoop {
 		out.ScheduleLagHistogram = enc
 	}
 	return out
-}
-
-// finishRateLadders adds one rate ladder per mode when --rates was given.
-func (e *engine) finishRateLadders() {
-	if len(e.cfg.Rates) == 0 {
-		return
-	}
-	e.report.RateLadders = perMode(e, func(mode string) (results.RateLadder, bool) {
-		l := results.BuildRateLadder(mode, e.report.Runs, e.cfg.SLOP99Ms)
-		return l, len(l.Rates) > 0
-	})
 }

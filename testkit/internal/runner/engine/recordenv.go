@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/hotspotkit/hotspotkit/results/units"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/hostenv"
 )
@@ -26,7 +27,7 @@ func (e *engine) captureEnvironment(ctx context.Context) error {
 		env.Durability = "unsafe"
 	}
 	if e.target.Managed() {
-		env.PostgresStartMs = ms(e.pg.StartDuration())
+		env.PostgresStartMs = units.Ms(e.pg.StartDuration())
 		env.PostgresDataFS = hostenv.FSType(e.pg.Dir())
 	} else {
 		env.PostgresURL = e.target.RedactedURL()

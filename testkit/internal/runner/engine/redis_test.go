@@ -42,7 +42,7 @@ func (s codeless[T]) Workload(ctx context.Context, r *testkit.Run) (*testkit.Wor
 }
 
 func (codeless[T]) Verify(context.Context, *testkit.Run, testkit.Result) ([]results.Check, error) {
-	return []results.Check{{Name: "nothing", OK: true}}, nil
+	return []results.Check{results.Compared("nothing", 0, 0, true)}, nil
 }
 
 type writer[T any] func(context.Context, sqldb.Tx, []T) (int, error)

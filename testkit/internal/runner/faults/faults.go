@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/units"
 )
 
 // Fault kinds for --fault.
@@ -260,15 +261,6 @@ type Target interface {
 	// CrashPostgres stops the temporary server without a checkpoint and starts it again in
 	// place; it says what happened (crash recovery or not).
 	CrashPostgres(ctx context.Context) (detail string, err error)
-	// CrashRedis SIGKILLs the managed redis-server and starts it again after down; it says
-	// what Redis held when it died.
-	CrashRedis(ctx context.Context, down time.Duration) (detail string, err error)
-	// FailoverRedis SIGKILLs a master of the managed cluster and returns once its replica
-	// is promoted and the cluster is ok; it says which master, and how long it took.
-	FailoverRedis(ctx context.Context) (detail string, down time.Duration, err error)
-	// ReshardRedis moves slots of a master of the managed cluster to another, live; it says
-	// which and how many, and how long it took.
-	ReshardRedis(ctx context.Context) (detail string, took time.Duration, err error)
 	// Flushers returns the pause gate of the run's flushers; ok is false when the mode has
 	// none.
 	Flushers() (pause, resume func(), ok bool)
@@ -286,6 +278,25 @@ type Target interface {
 	// Mode names the run's mode in errors.
 	Mode() string
 }
+
+// RedisTarget is what the Redis faults (crash-redis, redis-failover, redis-reshard) act on: a
+// Target whose run's queue is on a Redis the run manages implements it too, and the injector
+// finds it by type assertion.
+type RedisTarget interface {
+	// CrashRedis SIGKILLs the managed redis-server and starts it again after down; it says
+	// what Redis held when it died.
+	CrashRedis(ctx context.Context, down time.Duration) (detail string, err error)
+	// FailoverRedis SIGKILLs a master of the managed cluster and returns once its replica
+	// is promoted and the cluster is ok; it says which master, and how long it took.
+	FailoverRedis(ctx context.Context) (detail string, down time.Duration, err error)
+	// ReshardRedis moves slots of a master of the managed cluster to another, live; it says
+	// which and how many, and how long it took.
+	ReshardRedis(ctx context.Context) (detail string, took time.Duration, err error)
+}
+
+// errNoRedis is a Redis fault on a run whose queue is not on Redis (its Target is no
+// RedisTarget).
+var errNoRedis = errors.New("needs an async mode on --queue-backend redis")
 
 // Path is a network path the network faults strike (a *netdelay.Proxy).
 type Path interface {
@@ -335,8 +346,8 @@ func Start(ctx context.Context, t Target, faults []Fault) *Injector {
 			defer in.wg.Done()
 			select {
 			case <-ctx.Done():
-				in.record(results.FaultEvent{Kind: f.Kind, AtMs: ms(f.At),
-					Error: fmt.Sprintf("not injected: the run was over after %.0f ms, before the fault was due", ms(time.Since(in.start)))})
+				in.record(results.FaultEvent{Kind: f.Kind, AtMs: units.Ms(f.At),
+					Error: fmt.Sprintf("not injected: the run was over after %.0f ms, before the fault was due", units.Ms(time.Since(in.start)))})
 				return
 			case <-time.After(time.Until(in.start.Add(f.At))):
 			}
@@ -357,7 +368,7 @@ func (in *Injector) inject(ctx context.Context, f Fault) {
 		in.striking.Lock()
 		defer in.striking.Unlock()
 	}
-	ev := results.FaultEvent{Kind: f.Kind, AtMs: ms(time.Since(in.start))}
+	ev := results.FaultEvent{Kind: f.Kind, AtMs: units.Ms(time.Since(in.start))}
 	var err error
 	switch f.Kind {
 	case TerminateBackends:
@@ -365,36 +376,28 @@ func (in *Injector) inject(ctx context.Context, f Fault) {
 	case RestartPostgres:
 		t0 := time.Now()
 		err = in.t.RestartPostgres(ctx)
-		ev.Duration = ms(time.Since(t0))
+		ev.Duration = units.Ms(time.Since(t0))
 		ev.Detail = "server stopped and started on the same port and data"
 	case CrashPostgres:
 		t0 := time.Now()
 		ev.Detail, err = in.t.CrashPostgres(ctx)
-		ev.Duration = ms(time.Since(t0))
-	case CrashRedis:
-		t0 := time.Now()
-		ev.Detail, err = in.t.CrashRedis(ctx, f.For)
-		ev.Duration = ms(time.Since(t0))
-	case RedisFailover:
-		var down time.Duration
-		ev.Detail, down, err = in.t.FailoverRedis(ctx)
-		ev.Duration = ms(down)
-	case RedisReshard:
+		ev.Duration = units.Ms(time.Since(t0))
+	case CrashRedis, RedisFailover, RedisReshard:
 		var took time.Duration
-		ev.Detail, took, err = in.t.ReshardRedis(ctx)
-		ev.Duration = ms(took)
+		ev.Detail, took, err = in.strikeRedis(ctx, f)
+		ev.Duration = units.Ms(took)
 	case PauseFlush:
-		ev.Duration = ms(f.For)
+		ev.Duration = units.Ms(f.For)
 		ev.Detail, err = in.pauseFlush(ctx, f.For)
 	case PoolerRestart:
 		t0 := time.Now()
 		ev.Detail, err = in.t.RestartPooler(ctx)
-		ev.Duration = ms(time.Since(t0))
+		ev.Duration = units.Ms(time.Since(t0))
 	case PoolerPause:
-		ev.Duration = ms(f.For)
+		ev.Duration = units.Ms(f.For)
 		ev.Detail, err = in.t.PausePooler(ctx, f.For)
 	case NetDelay, NetBlackhole, NetReset:
-		ev.Duration = ms(f.For)
+		ev.Duration = units.Ms(f.For)
 		ev.Detail, err = in.strikeNetwork(f)
 	case ConnStorm:
 		ev.Storm, err = in.connStorm(ctx, f.Sessions)
@@ -412,6 +415,24 @@ func (in *Injector) inject(ctx context.Context, f Fault) {
 		ev.Error = err.Error()
 	}
 	in.record(ev)
+}
+
+// strikeRedis strikes a Redis fault, if the run's queue is on Redis; took is how long the
+// server was down (crash-redis: until it was started again), or the failover or reshard took.
+func (in *Injector) strikeRedis(ctx context.Context, f Fault) (detail string, took time.Duration, err error) {
+	rt, ok := in.t.(RedisTarget)
+	if !ok {
+		return "", 0, errNoRedis
+	}
+	switch f.Kind {
+	case CrashRedis:
+		t0 := time.Now()
+		detail, err = rt.CrashRedis(ctx, f.For)
+		return detail, time.Since(t0), err
+	case RedisFailover:
+		return rt.FailoverRedis(ctx)
+	}
+	return rt.ReshardRedis(ctx)
 }
 
 // WorkersApp is the application_name of the sessions of a suite's own pools (its workers':
@@ -527,8 +548,6 @@ func (in *Injector) Stop() []results.FaultEvent {
 	slices.SortFunc(in.events, func(a, b results.FaultEvent) int { return cmp.Compare(a.AtMs, b.AtMs) })
 	return in.events
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Rotation is a soak's schedule (--fault-every): kinds in turn, one every `every` from
 // `every` on, while before until. A pause-flush lasts a quarter of the interval (at most

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/units"
 )
 
 // StormApp is the application_name of a conn-storm's sessions.
@@ -66,10 +67,10 @@ func (in *Injector) connStorm(ctx context.Context, n int) (*results.ConnStorm, e
 		}
 	}
 	wg.Wait()
-	st.TookMs = ms(time.Since(t0))
+	st.TookMs = units.Ms(time.Since(t0))
 	if len(took) > 0 {
 		slices.Sort(took)
-		st.OpenMedianMs, st.OpenMaxMs = ms(took[len(took)/2]), ms(took[len(took)-1])
+		st.OpenMedianMs, st.OpenMaxMs = units.Ms(took[len(took)/2]), units.Ms(took[len(took)-1])
 	}
 	if st.Opened == 0 {
 		return st, errors.New("no session opened: " + st.FirstError)

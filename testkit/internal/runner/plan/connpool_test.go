@@ -14,7 +14,7 @@ func TestPoolChurnSettings(t *testing.T) {
 	if p.ConnMaxLifetime != 300*time.Millisecond || p.ConnMaxIdle != 2*time.Second || p.MinConnections != 16 {
 		t.Errorf("views: lifetime %s, idle %s, min %d", p.ConnMaxLifetime, p.ConnMaxIdle, p.MinConnections)
 	}
-	if rc := p.RunConfig(0, 100, 2000, 1); rc.ConnMaxLifetimeMs != 300 || rc.ConnMaxIdleMs != 2000 || rc.MinConnections != 16 {
+	if rc := p.RunConfig(nil, 2000); rc.ConnMaxLifetimeMs != 300 || rc.ConnMaxIdleMs != 2000 || rc.MinConnections != 16 {
 		t.Errorf("recorded: %+v", rc)
 	}
 	if p := parse(t, usagecounter.New(), ""); p.ConnMaxLifetime != 0 || p.ConnMaxIdle != 0 || p.MinConnections != 0 || p.StormSessions() != 0 {

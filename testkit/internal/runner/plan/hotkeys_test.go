@@ -27,7 +27,7 @@ func TestHotKeyDist(t *testing.T) {
 	}
 
 	p := parse(t, usagecounter.New(), "--hot-keys 100 --hot-key-dist Zipf:0.990 --seed 7")
-	if got := p.RunConfig(0, 8, 2000, 1).HotKeyDist; got != "zipf:0.99" {
+	if got := p.RunConfig(nil, 2000).HotKeyDist; got != "zipf:0.99" {
 		t.Errorf("recorded hot_key_dist %q, want the canonical zipf:0.99", got)
 	}
 	c := p.Config()
@@ -46,7 +46,7 @@ func TestHotKeyDist(t *testing.T) {
 	}
 	for _, args := range []string{"--hot-keys 100", "--hot-keys 100 --hot-key-dist uniform", "--hot-key-dist zipf:1.2"} {
 		p := parse(t, usagecounter.New(), args)
-		if got := p.RunConfig(0, 8, 2000, 1).HotKeyDist; got != "" {
+		if got := p.RunConfig(nil, 2000).HotKeyDist; got != "" {
 			t.Errorf("%s: recorded hot_key_dist %q, want it left out (uniform work)", args, got)
 		}
 		for i := range int64(300) {

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -53,11 +52,6 @@ type Plan struct {
 	FaultEvery time.Duration
 	QueueFull  queue.FullPolicy
 	PgDownload pgserver.DownloadConfig
-	// UnsafeFsync is --unsafe-no-fsync; LoseCommitEvery and SlowFlushPct the hidden
-	// --debug-lose-commit-every and --debug-slow-flush-pct (asyncrun's slowflush.go).
-	UnsafeFsync     bool
-	LoseCommitEvery int64
-	SlowFlushPct    int
 
 	// OpenLoop: --rate, --rates and friends typed (openloop.go).
 	OpenLoop
@@ -128,10 +122,8 @@ type parser struct {
 	fs   *pflag.FlagSet
 
 	modesRaw, faultsRaw, retryClassesRaw []string
-	levelsRaw, slotsLevelsRaw            string
-	ratesRaw                             string
-	rttLevelsRaw                         string
-	poolLevelsRaw                        string
+	// ladderRaw holds each axis's ladder flag as given, by axis name (ladder.go).
+	ladderRaw map[string]*string
 	// engineDefaults are the shared flags' defaults before the suite's Info.Defaults.
 	engineDefaults map[string]string
 	// registered counts the settings of RunConfig registerSettings went through.
@@ -143,7 +135,6 @@ type parser struct {
 func (c *parser) register() {
 	fs, info := c.fs, c.info
 	c.registerSettings("max-connections") // --requests through --max-connections
-	c.registerPool()                      // pool.go
 	fs.StringSliceVar(&c.modesRaw, "modes", testkit.ModeNames(info.DefaultModes), "comma-separated write modes to run, each on freshly reset state: "+strings.Join(testkit.ModeNames(info.Modes), ", "))
 	c.registerSettings("seed") // --flush-batch-size through --seed
 	c.hideHotKeyDist()         // hotkeys.go
@@ -154,14 +145,9 @@ func (c *parser) register() {
 	c.registerSettings("shutdown-timeout") // --postgres-url through --shutdown-timeout
 	c.registerSettings("retry-backoff-ms") // --max-tries, --retry-backoff-ms
 	fs.StringSliceVar(&c.retryClassesRaw, "retry-classes", nil, "error classes a request is retried for (SQLSTATEs, conn_closed, conn_error, deadline_exceeded, request_timeout); default "+strings.Join(load.DefaultRetryClasses, ",")+", and 57014 with --fault statement-timeout")
-	c.registerSettings("repeat")
-	fs.StringVar(&c.levelsRaw, "levels", "", "concurrency ladder, e.g. 1,2,4,8,64 (one run per level, each for --duration)")
-	c.registerSettings("max-lag")          // --rate through --max-lag
-	c.registerRates()                      // openloop.go
-	c.registerSettings("slot-pick")        // --slo-p99-ms through --slot-pick
-	c.registerSlots()                      // slots.go
+	c.registerSettings("slot-pick")        // --repeat through --slot-pick
+	c.hideSlots()                          // slots.go
 	c.registerSettings("redis-rtt-jitter") // --db-rtt through --redis-rtt-jitter
-	c.registerNetwork()                    // network.go
 
 	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, crash-postgres@T, pause-flush@T+D, kill-flusher@T, kill-consumer@T, crash-redis@T[+D], redis-failover@T, redis-reshard@T (--redis cluster), conn-storm@T[=N] (N sessions, default 64, opened at once as the load's pool opens them, each running SELECT 1, then closed at once), kill-worker@T (a suite's own workers, where it has them), statement-timeout=MS, lock-timeout=MS; on the network to pg or redis: net-delay:TARGET@T+D[=EXTRA], net-blackhole:TARGET@T[+D] (no +D: until the run ends), net-reset:TARGET@T")
 	c.registerSettings("fault-every")
@@ -213,7 +199,7 @@ func (c *parser) validate() error {
 	if c.ShutdownTimeout <= 0 {
 		bad("--shutdown-timeout must be positive, got %s", c.ShutdownTimeout)
 	}
-	if c.SlowFlushPct > 0 && c.QueueBackend == testkit.BackendRedis {
+	if c.DebugSlowFlushPct > 0 && c.QueueBackend == testkit.BackendRedis {
 		bad("--debug-slow-flush-pct needs --queue-backend memory")
 	}
 	c.Modes = nil
@@ -234,8 +220,7 @@ func (c *parser) validate() error {
 	if len(c.Modes) == 0 && len(errs) == 0 {
 		bad("--modes is empty")
 	}
-	c.Levels = ladderRungs(c.levelsRaw, "--levels", "a positive integer", positiveInt, bad)
-	c.needsDuration("--levels", "level", len(c.Levels), bad)
+	c.validateLadders(bad)    // ladder.go
 	c.validateOpenLoop(bad)   // openloop.go
 	c.validateSlots(bad)      // slots.go
 	c.validateHotKeyDist(bad) // hotkeys.go
@@ -308,7 +293,7 @@ func (c *parser) validate() error {
 		}
 	}
 	c.Role = c.Streams().Validate(c.fs, redisrun.Common{Modes: len(c.Modes), AsyncModes: countFunc(c.Modes, testkit.Mode.Async),
-		PostgresURL: c.PostgresURL, Schema: c.Schema, Repeat: c.Repeat, Ladder: len(c.Levels) > 0 || len(c.SlotsLevels) > 0, Requests: c.Requests}, bad)
+		PostgresURL: c.PostgresURL, Schema: c.Schema, Repeat: c.Repeat, Requests: c.Requests}, bad)
 	c.validateNetwork(bad) // network.go
 	c.validatePooler(bad)  // pooler.go
 	c.validatePool(bad)    // pool.go
@@ -353,39 +338,6 @@ func countFunc[T any](list []T, f func(T) bool) int {
 		}
 	}
 	return n
-}
-
-// ladderRungs parses a ladder flag (--levels, --rates, --slots-levels): comma-separated
-// values, each one parse accepts, in increasing order without repeats; want says what each
-// must be.
-func ladderRungs[T cmp.Ordered](raw, flag, want string, parse func(string) (T, bool), bad func(string, ...any)) []T {
-	if raw == "" {
-		return nil
-	}
-	var out []T
-	for _, f := range strings.Split(raw, ",") {
-		v, ok := parse(strings.TrimSpace(f))
-		if !ok {
-			bad("%s: %q is not %s", flag, f, want)
-			continue
-		}
-		out = append(out, v)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// positiveInt parses an integer ≥ 1.
-func positiveInt(s string) (int, bool) {
-	n, err := strconv.Atoi(s)
-	return n, err == nil && n >= 1
-}
-
-// needsDuration refuses a ladder of rungs that run for --duration (levels, rates) without one.
-func (c *parser) needsDuration(flag, rung string, rungs int, bad func(string, ...any)) {
-	if rungs > 0 && c.Duration == 0 {
-		bad("%s needs --duration (the time spent at each %s)", flag, rung)
-	}
 }
 
 // RetryPolicy is the load engine's policy for Request.Try.
@@ -511,7 +463,7 @@ func flagValue(f *pflag.Flag) any {
 func (c *Plan) Config() testkit.Config {
 	return testkit.Config{Requests: c.Requests, Duration: c.Duration, Concurrency: c.Concurrency, HotKeys: c.HotKeys,
 		HotKeyDist: c.HotKeyDist, Seed: c.Seed, FlushBatchSize: c.FlushBatchSize, FlushInterval: c.FlushInterval(),
-		RequestTimeout: c.RequestTimeout, SlotPick: c.SlotPick, Slots: max(c.Slots, slices.Max(append([]int{1}, c.SlotsLevels...))),
+		RequestTimeout: c.RequestTimeout, SlotPick: c.SlotPick, Slots: int(c.Most(results.AxisSlots).Num),
 		Modes: slices.Clone(c.Modes), SplitRun: c.Role != redisq.RoleBoth, PoolerMode: c.poolerMode()}
 }
 

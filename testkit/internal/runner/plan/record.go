@@ -16,7 +16,7 @@ import (
 func (c *parser) record(own map[string]bool) {
 	p := c.Plan
 	rc := p.Settings.RunConfig
-	rc.Modes, rc.Faults, rc.RTTLevelsMs = testkit.ModeNames(p.Modes), c.faultsRaw, rttLevelsMs(p.RTTLevels)
+	rc.Modes, rc.Faults = testkit.ModeNames(p.Modes), c.faultsRaw
 	rc.ManagedPostgres, rc.PostgresURL = p.PostgresURL == "", database.RedactURL(p.PostgresURL)
 	rc.RedisURL, rc.PoolerURL = database.RedactURL(p.RedisURL), database.RedactURL(p.PoolerURL)
 	p.recorded = rc
@@ -28,10 +28,13 @@ func (c *parser) record(own map[string]bool) {
 	})
 }
 
-// RunConfig is what the report records of a run at rate (0: closed loop) with concurrency
-// workers (or its ladder level), requests and slots (0: a suite without them).
-func (c *Plan) RunConfig(rate float64, concurrency int, requests int64, slots int) results.RunConfig {
+// RunConfig is what the report records of a run at rung (Rungs) that makes requests requests
+// (0: bound by --duration): the plan's settings, each axis of the rung at its value.
+func (c *Plan) RunConfig(rung results.Position, requests int64) results.RunConfig {
 	rc := c.recorded
-	rc.Rate, rc.Concurrency, rc.Requests, rc.Slots = rate, concurrency, requests, slots
+	rc.Requests = requests
+	for name, v := range rung {
+		results.AxisNamed(name).Set(&rc, v)
+	}
 	return results.NewRunConfig(rc, c.suiteFlags)
 }

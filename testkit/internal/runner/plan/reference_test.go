@@ -21,7 +21,7 @@ func TestFlagsReference(t *testing.T) {
 	if err := WriteReference(&buf, []testkit.Suite{usagecounter.New(), auxcounter.New(), settlement.New(), candidates.New(), jobqueue.New()}); err != nil {
 		t.Fatal(err)
 	}
-	const path = "../../../docs/flags.md"
+	const path = "../../../../docs/flags.md"
 	if os.Getenv("HOTSPOTKIT_UPDATE_DOCS") != "" {
 		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)

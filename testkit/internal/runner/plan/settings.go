@@ -33,6 +33,7 @@ func (c *parser) registerSettings(through string) {
 		c.registered++
 		if s.Usage != "" {
 			c.registerSetting(s)
+			c.registerLadders(s) // ladder.go
 		}
 		if through != "" && s.Flag == through {
 			return
@@ -139,7 +140,6 @@ func (c *Plan) views() {
 	c.FaultEvery = ms(c.FaultEveryMs)
 	c.ConnMaxLifetime, c.ConnMaxIdle = ms(c.ConnMaxLifetimeMs), ms(c.ConnMaxIdleMs)
 	c.QueueFull, _ = queue.ParseFullPolicy(c.Settings.QueueFull) // one of its enum's (TestSettingsMirrorTheirPackages)
-	c.UnsafeFsync, c.LoseCommitEvery, c.SlowFlushPct = c.UnsafeNoFsync, c.DebugLoseCommitEvery, c.DebugSlowFlushPct
 	c.PgDownload = pgserver.DownloadConfig{CachePath: c.PgDownloadCache, RepositoryURL: c.PgDownloadURL, Major: c.PgDownloadVersion}
 	c.Ramp, c.MaxLag = ms(c.RampMs), ms(c.MaxLagMs)
 	c.DBRTT, c.DBRTTJitter, c.RedisRTT, c.RedisRTTJitter = ms(c.DBRTTMs), ms(c.DBRTTJitterMs), ms(c.RedisRTTMs), ms(c.RedisRTTJitterMs)

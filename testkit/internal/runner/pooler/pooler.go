@@ -26,6 +26,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/hotspotkit/hotspotkit/results/units"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/monitor"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/faults"
@@ -357,7 +358,7 @@ func (p *Pooler) Pause(ctx context.Context, d time.Duration) (string, error) {
 	if err := con.Resume(rctx, p.db); err != nil {
 		return "", fmt.Errorf("RESUME: %w", err)
 	}
-	return fmt.Sprintf("PAUSE %s (took hold in %.0f ms: the transactions in flight finished first), RESUME after %s", p.db, ms(took), d), nil
+	return fmt.Sprintf("PAUSE %s (took hold in %.0f ms: the transactions in flight finished first), RESUME after %s", p.db, units.Ms(took), d), nil
 }
 
 // Close stops the temporary pooler and the proxy before it.
@@ -389,5 +390,3 @@ func atoi(s string) int {
 	n, _ := strconv.Atoi(strings.TrimSpace(s))
 	return n
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

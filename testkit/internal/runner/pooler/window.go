@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/results/units"
 	"github.com/hotspotkit/hotspotkit/testkit/servers/pgbouncer"
 )
 
@@ -41,7 +42,7 @@ func (p *Pooler) sample(ctx context.Context) (*results.PoolerSample, error) {
 		s.ClientsWaiting += pl.ClWaiting
 		s.ServersActive += pl.SvActive
 		s.ServersIdle += pl.SvIdle + pl.SvUsed
-		s.MaxWaitMs = max(s.MaxWaitMs, ms(pl.MaxWait))
+		s.MaxWaitMs = max(s.MaxWaitMs, units.Ms(pl.MaxWait))
 	}
 	return &s, nil
 }
@@ -108,18 +109,18 @@ func (w *Window) Report(ctx context.Context, maxima results.Pooler, hops Hops) *
 	p, out := w.p, maxima
 	if cpu1 := p.cpuAt(); w.cpu.used > 0 && cpu1.used >= w.cpu.used {
 		used, wall := cpu1.used-w.cpu.used, cpu1.at.Sub(w.cpu.at)
-		out.CPUSeconds = float64(int64(used.Seconds()*1000+0.5)) / 1000
+		out.CPUSeconds = units.Round(used.Seconds(), 3)
 		if wall > 0 {
-			out.CPUShare = float64(int64(used.Seconds()/wall.Seconds()*1000+0.5)) / 1000
+			out.CPUShare = units.Round(used.Seconds()/wall.Seconds(), 3)
 		}
 	}
 	out.Kind, out.Version, out.Managed, out.Mode, out.PoolSize = "pgbouncer", p.version, p.srv != nil, p.mode, p.poolSize
-	out.PoolerRTTMs, out.DBRTTMs = ms(hops.Pooler), ms(hops.DB)
+	out.PoolerRTTMs, out.DBRTTMs = units.Ms(hops.Pooler), units.Ms(hops.DB)
 	end := p.stats(ctx)
 	if n := end.TotalXactCount - w.at.TotalXactCount; n > 0 && end.TotalXactCount >= w.at.TotalXactCount {
 		out.Transactions = n
-		out.AvgWaitMs = ms(end.TotalWaitTime-w.at.TotalWaitTime) / float64(n)
-		out.AvgXactMs = ms(end.TotalXactTime-w.at.TotalXactTime) / float64(n)
+		out.AvgWaitMs = units.Ms(end.TotalWaitTime-w.at.TotalWaitTime) / float64(n)
+		out.AvgXactMs = units.Ms(end.TotalXactTime-w.at.TotalXactTime) / float64(n)
 	}
 	return &out
 }

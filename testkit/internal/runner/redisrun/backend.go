@@ -54,7 +54,7 @@ func (qs *Queues) New() backend.Backend {
 	if qs.target == nil {
 		return &backend.Memory{}
 	}
-	return &Backend{t: qs.target, cfg: qs.cfg, role: qs.role, fresh: qs.fresh}
+	return &Redis{t: qs.target, cfg: qs.cfg, role: qs.role, fresh: qs.fresh}
 }
 
 // AfterRun closes the run's Redis connections: each run starts on fresh ones and leaves none
@@ -80,10 +80,11 @@ func (qs *Queues) Close() error {
 	return err
 }
 
-// Backend is a run's queue on a Redis stream, in this process's role: both (this process
-// produces and consumes), producer (runs the load, enqueues) or consumer (runs no load,
-// writes what the producers enqueued; with --verify, verifies the whole run).
-type Backend struct {
+// Redis is the backend of a run whose queue is on a Redis stream, in this process's role:
+// both (this process produces and consumes), producer (runs the load, enqueues) or consumer
+// (runs no load, writes what the producers enqueued; with --verify, verifies the whole run).
+// It also strikes the Redis faults (faults.RedisTarget).
+type Redis struct {
 	backend.Opened
 	t     *Target
 	cfg   StreamConfig
@@ -99,12 +100,12 @@ type Backend struct {
 
 // streamQueue is the Redis backend's queue as asyncrun sees it.
 type streamQueue struct {
-	b     *Backend
+	b     *Redis
 	env   *runenv.Env
 	drain func(ctx context.Context) error
 }
 
-func (b *Backend) OpenQueue(ctx context.Context, env *runenv.Env, spec runenv.Spec) (runenv.OpenedQueue, error) {
+func (b *Redis) OpenQueue(ctx context.Context, env *runenv.Env, spec runenv.Spec) (runenv.OpenedQueue, error) {
 	if b.q != nil {
 		return nil, errors.New("the run's queue is open already")
 	}
@@ -189,7 +190,7 @@ func (sq *streamQueue) Close() error {
 
 // Warm opens the load's connections (none in a consumer, which runs no load) and the
 // consumers' pool.
-func (b *Backend) Warm(ctx context.Context, loadPool sqldb.Pool, n int) error {
+func (b *Redis) Warm(ctx context.Context, loadPool sqldb.Pool, n int) error {
 	if b.role == redisq.RoleConsumer {
 		return b.WarmWorkers(ctx)
 	}
@@ -198,7 +199,7 @@ func (b *Backend) Warm(ctx context.Context, loadPool sqldb.Pool, n int) error {
 
 // RunLoad runs the load in this process's role: a consumer runs none, a producer registers
 // first and records its outcomes after.
-func (b *Backend) RunLoad(ctx context.Context, pool sqldb.Pool, run func() (*load.Result, error)) (*load.Result, error) {
+func (b *Redis) RunLoad(ctx context.Context, pool sqldb.Pool, run func() (*load.Result, error)) (*load.Result, error) {
 	switch b.role {
 	case redisq.RoleConsumer:
 		return EmptyResult(), nil
@@ -218,19 +219,19 @@ func (b *Backend) RunLoad(ctx context.Context, pool sqldb.Pool, run func() (*loa
 	return run()
 }
 
-func (b *Backend) Figures() backend.Figures {
+func (b *Redis) Figures() backend.Figures {
 	if b.q == nil {
 		return nil
 	}
 	return b
 }
 
-func (b *Backend) Stream() *results.Stream {
+func (b *Redis) Stream() *results.Stream {
 	s := results.Stream(b.q.StreamMetrics())
 	return &s
 }
 
-func (b *Backend) Report() *results.Queue {
+func (b *Redis) Report() *results.Queue {
 	return backend.Report(backend.NameRedis, b.compact, b.policy, b.q.Metrics(), b.q.PersistLag(), b.Stream())
 }
 
@@ -239,7 +240,7 @@ func (b *Backend) Report() *results.Queue {
 // finished and the stream is empty: neither runs the suite's checks (ownPart). A consumer
 // with --verify verifies the run-wide requests the producers recorded, and both it and a
 // process of --role both compare the stream's run-wide counters with the database.
-func (b *Backend) Verification(ctx context.Context, env *runenv.Env, res *load.Result, check backend.Check) (*load.Result, bool, error) {
+func (b *Redis) Verification(ctx context.Context, env *runenv.Env, res *load.Result, check backend.Check) (*load.Result, bool, error) {
 	sr := b.stream
 	if sr == nil {
 		return res, false, nil
@@ -279,7 +280,7 @@ func (b *Backend) Verification(ctx context.Context, env *runenv.Env, res *load.R
 // streamChecks compares the run-wide counters every process of the run kept in Redis with
 // the database: every accepted entry acknowledged, and every id in queue_applied_entries
 // acknowledged exactly once as applied, duplicate or written on its own.
-func (b *Backend) streamChecks(ctx context.Context, env *runenv.Env, check backend.Check) error {
+func (b *Redis) streamChecks(ctx context.Context, env *runenv.Env, check backend.Check) error {
 	rs, err := b.stream.RunStats(ctx)
 	if err != nil {
 		return err
@@ -296,7 +297,7 @@ func (b *Backend) streamChecks(ctx context.Context, env *runenv.Env, check backe
 }
 
 // Server is the Redis the run's queue is on.
-func (b *Backend) Server() (string, func(context.Context) error) {
+func (b *Redis) Server() (string, func(context.Context) error) {
 	if b.q == nil {
 		return "", nil
 	}
@@ -306,7 +307,7 @@ func (b *Backend) Server() (string, func(context.Context) error) {
 // AbortOn closes the run's Redis client once hard ends, so that what waits on a Redis that
 // does not answer fails at once: go-redis bounds a read by its deadline, not by a cancelled
 // context.
-func (b *Backend) AbortOn(hard context.Context) (stop func()) {
+func (b *Redis) AbortOn(hard context.Context) (stop func()) {
 	if b.q == nil {
 		return func() {}
 	}
@@ -314,6 +315,8 @@ func (b *Backend) AbortOn(hard context.Context) (stop func()) {
 	unwatch := context.AfterFunc(hard, func() { _ = client.Close() })
 	return func() { unwatch() }
 }
+
+var _ faults.RedisTarget = (*Redis)(nil)
 
 // serverFaultTimeout bounds a failover or a reshard once struck.
 const serverFaultTimeout = 2 * time.Minute
@@ -323,7 +326,7 @@ const serverFaultTimeout = 2 * time.Minute
 // not acknowledged), every write command is held by CLIENT PAUSE WRITE (no entry added or
 // acknowledged from then on), the count is read, and the consumers resumed — their next
 // command waits on the paused server and dies with it.
-func (b *Backend) CrashRedis(ctx context.Context, down time.Duration) (string, error) {
+func (b *Redis) CrashRedis(ctx context.Context, down time.Duration) (string, error) {
 	if !b.t.Managed() { // before pausing the consumers of a server it cannot crash
 		return "", ErrNotManaged
 	}
@@ -345,7 +348,7 @@ func (b *Backend) CrashRedis(ctx context.Context, down time.Duration) (string, e
 
 // FailoverRedis kills a master of the managed cluster, counting what it held as CrashRedis
 // does (Target.Failover).
-func (b *Backend) FailoverRedis(ctx context.Context) (string, time.Duration, error) {
+func (b *Redis) FailoverRedis(ctx context.Context) (string, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), serverFaultTimeout)
 	defer cancel()
 	var hold, release func()
@@ -357,7 +360,7 @@ func (b *Backend) FailoverRedis(ctx context.Context) (string, time.Duration, err
 }
 
 // ReshardRedis moves the slots the queue uses on a master of the managed cluster to another.
-func (b *Backend) ReshardRedis(ctx context.Context) (string, time.Duration, error) {
+func (b *Redis) ReshardRedis(ctx context.Context) (string, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), serverFaultTimeout)
 	defer cancel()
 	return b.t.Reshard(ctx)

@@ -1,7 +1,7 @@
 // Package redisrun is the Redis-streams queue backend, everything of Redis a run needs beside
 // the queue itself (package queue/redisq) and the servers (package testkit/servers/redisserver): the
 // choice of the invocation's backend (Choose, Queues), a run's queue on a stream in this
-// process's role (Backend, a backend.Backend: both, producer or consumer), the flags of the
+// process's role (Redis, a backend.Backend: both, producer or consumer), the flags of the
 // backend and of runs split over processes (StreamConfig), the Redis those runs share (Target:
 // miniredis in this process, a managed redis-server or cluster, or --redis-url) with its
 // faults, and the protocol by which the producer and consumer processes of one run meet in
@@ -53,7 +53,6 @@ type Common struct {
 	PostgresURL       string
 	Schema            string
 	Repeat            int
-	Ladder            bool // --levels or --slots-levels was given
 	Requests          int64
 }
 
@@ -138,8 +137,8 @@ func (c StreamConfig) Validate(fs *pflag.FlagSet, common Common, bad func(format
 	if common.Modes != 1 || common.AsyncModes != 1 {
 		bad("--role %s runs exactly one async mode (--modes async or --modes async-compact)", role)
 	}
-	if common.Repeat != 1 || common.Ladder {
-		bad("--role %s cannot be combined with --repeat, --levels or --slots-levels", role)
+	if common.Repeat != 1 { // and no ladder: package plan refuses a ladder with any --role
+		bad("--role %s cannot be combined with --repeat", role)
 	}
 	if role == redisq.RoleProducer && common.Requests < 1 {
 		bad("--role producer needs --requests (its index range is --producer-id × --requests)")

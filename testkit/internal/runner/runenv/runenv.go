@@ -1,8 +1,8 @@
 // Package runenv is what the engine hands one run of a suite: its place in the invocation, the
-// database and pools it runs on, the flags its write paths are built from (Env), and the
-// backend its async queue is opened on (Backend: the in-process queue or a Redis stream, in
-// this process's role, chosen by the engine). Records cross the Backend with their types
-// erased (Spec, OpenedQueue); package asyncrun turns a suite's typed queue into them and back.
+// database and pools it runs on, the flags its write paths are built from (Env), and what
+// opens its async queue (QueueOpener: the run's queue backend, the in-process queue or a
+// Redis stream in this process's role, chosen by the engine). Records cross it with their
+// types erased (Spec, OpenedQueue); package asyncrun turns a suite's typed queue into them and back.
 // Package testkit wraps an Env in the read-only Run a suite sees (testkit.NewRun). Nothing here
 // knows suites, modes beyond their names, or Redis.
 package runenv
@@ -31,22 +31,20 @@ type Env struct {
 	Pool sqldb.Pool
 	// Context ends on a hard abort (second signal): background work uses it.
 	Context context.Context
-	// CheckSkew breaks every expectation by this much (--debug-break-expectations);
-	// LoseCommitEvery loses the first COMMIT reply of every Nth sync request
-	// (--debug-lose-commit-every).
-	CheckSkew, LoseCommitEvery int64
+	// CheckSkew breaks every expectation by this much (--debug-break-expectations).
+	CheckSkew int64
 	// Config is the run's settings as its report records them (results.RunConfig declares
 	// each one): what the backends build the queue from (the --queue-* and --flush-* flags).
 	Config results.RunConfig
 	// SessionSettings are the session settings of the service's connections (the *-timeout
 	// faults').
 	SessionSettings map[string]string
-	// Backend opens the run's async queue.
-	Backend Backend
+	// Opener opens the run's async queue.
+	Opener QueueOpener
 }
 
-// Backend is where a run's async queue lives: OpenQueue opens it for a suite's write path.
-type Backend interface {
+// QueueOpener is where a run's async queue lives: OpenQueue opens it for a suite's write path.
+type QueueOpener interface {
 	OpenQueue(ctx context.Context, env *Env, spec Spec) (OpenedQueue, error)
 }
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/hotspotkit/hotspotkit/testkit/decimal"
 )
 
 // notClient says why an expression is not a client value: the innermost part that is
@@ -134,7 +136,7 @@ func constant(n *pg.Node, c *pg.A_Const) (Expr, *notClient) {
 }
 
 // castOf says how the kit evaluates a cast to the named type (the Cast without its X):
-// the integer types, numeric (with a typmod of at most DecimalPlaces places) and the text
+// the integer types, numeric (with a typmod of at most decimal.MaxPlaces places) and the text
 // types exactly, others passed through for PostgreSQL to convert; floats, length-limited
 // text and numerics of more places or a negative scale are refused (why says so).
 func castOf(t *pg.TypeName) (c Cast, why string) {
@@ -193,9 +195,9 @@ func numericTypmod(c *Cast, typmods []*pg.Node) (why string) {
 		c.Type = fmt.Sprintf("numeric(%d,%d)", c.Precision, c.Scale)
 	}
 	switch {
-	case c.Scale > DecimalPlaces:
+	case c.Scale > decimal.MaxPlaces:
 		return fmt.Sprintf("is a cast to %s, which keeps more than %d decimal places: the kit adds numerics "+
-			"exactly to 10⁻⁸", c.Type, DecimalPlaces)
+			"exactly to 10⁻⁸", c.Type, decimal.MaxPlaces)
 	case c.Scale < 0:
 		return "is a cast to " + c.Type + ", which rounds to tens or more"
 	}

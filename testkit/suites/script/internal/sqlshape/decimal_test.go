@@ -9,47 +9,26 @@ import (
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
+	"github.com/hotspotkit/hotspotkit/testkit/decimal"
 )
 
+// TestParseDecimal: a Value of PostgreSQL's numeric input (testkit/decimal reads it; its
+// tests hold every case), its display scale, and an error that names the text as SQL does.
 func TestParseDecimal(t *testing.T) {
 	cases := []struct {
 		in    string
-		units Decimal
+		units decimal.Decimal
 		scale uint8
 		err   string
 	}{
 		{in: "0.001", units: 100_000, scale: 3},
 		{in: " -2.50\n", units: -250_000_000, scale: 2},
-		{in: ".5", units: 50_000_000, scale: 1},
 		{in: "5.", units: 500_000_000},
-		{in: "+.5e+1", units: 500_000_000},
-		{in: "1E-3", units: 100_000, scale: 3},
-		{in: "1.50e1", units: 1_500_000_000, scale: 1},
-		{in: "0e5"},
 		{in: "-0.00", scale: 2},
-		{in: "00012.3400", units: 1_234_000_000, scale: 4},
-		{in: "1e10", units: 1_000_000_000_000_000_000},
-		{in: "92233720368.54775807", units: math.MaxInt64, scale: 8},
-		{in: "-92233720368.54775807", units: -math.MaxInt64, scale: 8},
-		{in: "92233720368.54775808", err: "out of the kit's decimal range"},
-		{in: "-92233720368.54775808", err: "out of the kit's decimal range"},
-		{in: "1e11", err: "out of the kit's decimal range"},
-		{in: "123456789012345678901234567890", err: "out of the kit's decimal range"},
+		{in: "92233720368.54775808", err: "'92233720368.54775808' is out of the kit's decimal range"},
 		{in: "0.000000001", err: "'0.000000001' has more than 8 decimal places: the kit adds numerics exactly to 10⁻⁸"},
-		{in: "1.000000000", err: "more than 8 decimal places"},
-		{in: "1e-9", err: "more than 8 decimal places"},
-		{in: "NaN", err: "not a finite number"},
-		{in: "-Infinity", err: "not a finite number"},
-		{in: "", err: "is not a number"},
-		{in: ".", err: "is not a number"},
-		{in: "1e", err: "is not a number"},
-		{in: "1e+-3", err: "is not a number"},
-		{in: "1.2.3", err: "is not a number"},
-		{in: "- 5", err: "is not a number"},
-		{in: "1_000", err: "is not a number"},
-		{in: "0x10", err: "is not a number"},
-		{in: "1/3", err: "is not a number"},
-		{in: "1e2000", err: "is not a number"},
+		{in: "NaN", err: "'NaN' is not a finite number"},
+		{in: "1/3", err: "'1/3' is not a number"},
 	}
 	for _, tc := range cases {
 		v, err := ParseDecimal(tc.in)

@@ -49,9 +49,9 @@
 // once, at analysis, and refused if it fails: it would fail for every request.
 //
 // Integers are int64, an overflow an error. A decimal literal (0.001, -2.50, 1e-3:
-// PostgreSQL's grammar makes each a numeric constant) is a Decimal: an int64 in units of
-// 10⁻⁸, as testkit/counters' Money, with the display scale PostgreSQL keeps for its text
-// (2.50 shows two places). More than 8 places, trailing zeros counted as PostgreSQL
+// PostgreSQL's grammar makes each a numeric constant) is a decimal.Decimal: an int64 in
+// units of 10⁻⁸, the amount testkit/counters keeps, with the display scale PostgreSQL
+// keeps for its text (2.50 shows two places). More than 8 places, trailing zeros counted as PostgreSQL
 // counts them, is refused ("0.000000001 has more than 8 decimal places: the kit adds
 // numerics exactly to 10⁻⁸"). + and - of decimals and integers are exact, beyond
 // ±92233720368.54775807 an error; a product is exact when its places (the sum of its

@@ -184,7 +184,7 @@ func TestUsageCounterScript(t *testing.T) {
 			if item.Column.BaseTypeOID != oidNumeric {
 				continue
 			}
-			// numeric(20,8) columns take the amount in Money's units.
+			// numeric(20,8) columns take the amount in decimal.Decimal's units.
 			if d, err := v.Decimal(); err != nil || d != 100_000 {
 				t.Errorf("line %d: %s: %v units (%v), want 100000", st.Line, item.Text, d, err)
 			}

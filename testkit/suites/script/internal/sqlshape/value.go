@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/hotspotkit/hotspotkit/testkit/decimal"
 )
 
 // ValueKind says which field of a Value holds it.
@@ -27,10 +29,10 @@ type Value struct {
 	Int  int64
 	Str  string
 	Bool bool
-	Dec  Decimal
+	Dec  decimal.Decimal
 	// Scale is a decimal's display scale: the places PostgreSQL shows (2.50 shows 2),
 	// which only its text form depends on; at least Dec's own places, at most
-	// DecimalPlaces.
+	// decimal.MaxPlaces.
 	Scale uint8
 }
 
@@ -40,9 +42,9 @@ func String(s string) Value { return Value{Kind: StringValue, Str: s} }
 func Bool(b bool) Value     { return Value{Kind: BoolValue, Bool: b} }
 
 // Dec makes a decimal Value shown with scale places (or d's own, when more; at most
-// DecimalPlaces).
-func Dec(d Decimal, scale uint8) Value {
-	return Value{Kind: DecimalValue, Dec: d, Scale: uint8(min(max(int(scale), d.Places()), DecimalPlaces))}
+// decimal.MaxPlaces).
+func Dec(d decimal.Decimal, scale uint8) Value {
+	return Value{Kind: DecimalValue, Dec: d, Scale: uint8(min(max(int(scale), d.Places()), decimal.MaxPlaces))}
 }
 
 // Null is SQL NULL.
@@ -60,7 +62,7 @@ func (v Value) String() string {
 	case BoolValue:
 		return strconv.FormatBool(v.Bool)
 	case DecimalValue:
-		return v.Dec.format(int(v.Scale))
+		return v.Dec.Format(int(v.Scale))
 	}
 	return "NULL"
 }
@@ -84,8 +86,8 @@ func (v Value) asInt() (int64, error) {
 
 // Expr is a client value the kit evaluates itself, exactly: a parameter, an integer,
 // decimal, string, boolean or NULL literal, a cast of one, unary minus, and + - * between
-// them (integers in int64, decimals in Decimal units; an overflow is an error, not a
-// wrapped value, and so is a product of decimals with more than DecimalPlaces places).
+// them (integers in int64, decimals in decimal.Decimal units; an overflow is an error, not a
+// wrapped value, and so is a product of decimals with more than decimal.MaxPlaces places).
 // Statements hand out their keys, deltas and assigned values as Exprs, so any process can
 // recompute a request's writes from its parameters.
 type Expr interface {
@@ -190,11 +192,11 @@ func (a Arith) eval(params []Value, sum bool) (Value, error) {
 	if l.IsNull() || r.IsNull() {
 		return Null, nil
 	}
-	decimal := sum || l.Kind == DecimalValue || r.Kind == DecimalValue
-	if l, err = readNumber(l, decimal); err != nil {
+	numeric := sum || l.Kind == DecimalValue || r.Kind == DecimalValue
+	if l, err = readNumber(l, numeric); err != nil {
 		return Null, fmt.Errorf("%s: %w", a, err)
 	}
-	if r, err = readNumber(r, decimal); err != nil {
+	if r, err = readNumber(r, numeric); err != nil {
 		return Null, fmt.Errorf("%s: %w", a, err)
 	}
 	var res Value
@@ -224,7 +226,7 @@ func (c Cast) eval(params []Value, _ bool) (Value, error) {
 	case CastInt2, CastInt4, CastInt8:
 		i, err := v.asInt()
 		if v.Kind == DecimalValue {
-			i, err = roundToInt(v.Dec), nil
+			i, err = v.Dec.Round(), nil
 		}
 		if err != nil {
 			return Null, fmt.Errorf("%s: %w", c, err)
@@ -244,7 +246,7 @@ func (c Cast) eval(params []Value, _ bool) (Value, error) {
 		case IntValue:
 			return String(strconv.FormatInt(v.Int, 10)), nil
 		case DecimalValue:
-			return String(v.Dec.format(int(v.Scale))), nil
+			return String(v.Dec.Format(int(v.Scale))), nil
 		case BoolValue:
 			return String(strconv.FormatBool(v.Bool)), nil
 		}

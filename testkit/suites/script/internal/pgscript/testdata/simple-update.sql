@@ -1,1 +1,1 @@
-../../../../examples/scripts/simple-update.sql
+../../../../../../examples/scripts/simple-update.sql

@@ -1,1 +1,1 @@
-../../../../examples/scripts/tpcb-like.sql
+../../../../../../examples/scripts/tpcb-like.sql

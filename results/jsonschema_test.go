@@ -20,7 +20,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/recordstest"
 )
 
-var update = flag.Bool("update", false, "rewrite schema/*.schema.json from the types")
+var update = flag.Bool("update", false, "rewrite jsonschema/*.schema.json from the types")
 
 // The committed JSON Schemas are generated from the Go types (and their doc comments); this
 // test fails when the two drift apart. go generate ./results rewrites them.
@@ -29,7 +29,7 @@ func TestReportSchema(t *testing.T) {
 		file string
 		gen  func(docs) []byte
 	}{{"report.schema.json", reportSchema}, {"samples.schema.json", samplesSchema}} {
-		path := filepath.Join("schema", s.file)
+		path := filepath.Join("jsonschema", s.file)
 		got := s.gen(readDocs(t))
 		if *update {
 			if err := os.WriteFile(path, got, 0o644); err != nil {
@@ -231,7 +231,7 @@ type generator struct {
 	seen map[string]bool
 }
 
-const schemaBase = "https://github.com/hotspotkit/hotspotkit/blob/main/results/schema/"
+const schemaBase = "https://github.com/hotspotkit/hotspotkit/blob/main/results/jsonschema/"
 
 func reportSchema(d docs) []byte {
 	g := &generator{docs: d, defs: obj(), seen: map[string]bool{"Report": true}}
@@ -344,6 +344,8 @@ func (g *generator) typeSchema(t reflect.Type, nullable bool) *node {
 	switch {
 	case t == reflect.TypeFor[time.Time]():
 		return obj("type", "string", "format", "date-time")
+	case t == reflect.TypeFor[Value](): // a number or a name, as its MarshalJSON writes it
+		return obj("type", []string{"number", "string"})
 	case t.Kind() == reflect.Pointer:
 		s := g.typeSchema(t.Elem(), false)
 		if nullable {
@@ -377,7 +379,7 @@ func (g *generator) typeSchema(t reflect.Type, nullable bool) *node {
 
 func readSchema(t *testing.T, file string) map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("schema", file))
+	b, err := os.ReadFile(filepath.Join("jsonschema", file))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-// Package backend owns what every queue backend shares, so that the in-memory queue (package
+// Package core owns what every queue backend shares, so that the in-memory queue (package
 // queue) and the Redis-streams one (queue/redisq) count, close, pause, retry, compact and read
 // their options the same way: the counters behind queue.Metrics and the Enqueue side of the
 // close handshake (Counters), the Close side (Lifecycle), the pause state (Switch), the batch
@@ -11,4 +11,4 @@
 // must hand one over, this package declares a twin with exactly the same fields (Options,
 // Metrics), and the backend converts between the two; the compiler refuses the conversion
 // once they differ, so the twins cannot drift apart.
-package backend
+package core

@@ -11,7 +11,8 @@ import (
 
 func TestCompareRateLadders(t *testing.T) {
 	old, new := resultstest.RateLadderReport(), resultstest.RateLadderReport()
-	new.RateLadders[0].MaxRateAtSLO = 200
+	lower := results.Number(200)
+	new.Ladders[0].Found = &lower
 	c, err := Compare(old, new, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
@@ -24,8 +25,8 @@ func TestCompareRateLadders(t *testing.T) {
 			t.Errorf("pair %s %s lacks achieved rps or service p99", p.Mode, p.Load)
 		}
 	}
-	if len(c.RateLadders) != 2 || c.RateLadders[0].Old != 400 || c.RateLadders[0].New != 200 {
-		t.Errorf("rate ladders %+v", c.RateLadders)
+	if len(c.Ladders) != 2 || c.Ladders[0].Axis != "rate" || c.Ladders[0].Old.Num != 400 || c.Ladders[0].New.Num != 200 {
+		t.Errorf("ladders %+v", c.Ladders)
 	}
 	var b bytes.Buffer
 	if err := RenderComparison(&b, c, false); err != nil {
@@ -37,8 +38,7 @@ func TestCompareRateLadders(t *testing.T) {
 	// A rate is a shaping key: 400/s does not pair with 800/s.
 	other := resultstest.RateLadderReport()
 	for i := range other.Runs {
-		other.Runs[i].Rate *= 2
-		other.Runs[i].Config.Rate = other.Runs[i].Rate
+		other.Runs[i].Config.Rate *= 2
 	}
 	c, _ = Compare(old, other, DefaultOptions())
 	for _, p := range c.Pairs {

@@ -1,0 +1,170 @@
+package plan
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/netdelay"
+	"github.com/hotspotkit/hotspotkit/testkit/suites/candidates"
+	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
+)
+
+// values is a ladder's values as numbers.
+func values(vs []results.Value) []float64 {
+	var out []float64
+	for _, v := range vs {
+		out = append(out, v.Num)
+	}
+	return out
+}
+
+// --pool-levels: sizes sorted without repeats, one rung per size (the pool ladder's only
+// rungs), the server and calibration sized for the largest, the ladder and the objective in
+// every run's config, and each run's pool its rung's.
+func TestPoolLevelsAreRungs(t *testing.T) {
+	p := parse(t, usagecounter.New(), "--pool-levels 16,4,64,16 --slo-p99-ms 50 --requests 300")
+	if got := values(p.Ladder["max_connections"]); !slices.Equal(got, []float64{4, 16, 64}) {
+		t.Fatalf("pool levels %v, want [4 16 64]", got)
+	}
+	var pools []int
+	for _, g := range p.Rungs() {
+		rc := p.RunConfig(g, 300)
+		if len(g) != 1 || rc.Rate != 0 || rc.DBRTTMs != 0 || rc.Concurrency != 100 || p.ForDuration(g) {
+			t.Errorf("rung %v: want a closed-loop run bounded by --requests", g)
+		}
+		if rc.SLOP99Ms != 50 || len(rc.Ladder["max_connections"]) != 3 {
+			t.Errorf("recorded ladder %v, slo_p99_ms %v", rc.Ladder, rc.SLOP99Ms)
+		}
+		pools = append(pools, rc.MaxConnections)
+	}
+	if !slices.Equal(pools, []int{4, 16, 64}) {
+		t.Errorf("rungs' pools %v, want [4 16 64]", pools)
+	}
+	if p.MaxPool() != 64 {
+		t.Errorf("MaxPool %d, want 64 (the largest level, not --max-connections' default)", p.MaxPool())
+	}
+
+	// Without the ladder: one rung per mode at --max-connections, which the server fits.
+	p = parse(t, usagecounter.New(), "--max-connections 12")
+	if g := p.Rungs(); len(g) != 1 || len(g[0]) != 0 || p.RunConfig(g[0], 300).MaxConnections != 12 || p.MaxPool() != 12 {
+		t.Errorf("rungs %+v, MaxPool %d: want one at pool 12", g, p.MaxPool())
+	}
+	if rc := p.RunConfig(nil, 300); rc.Ladder != nil || rc.SLOP99Ms != 0 {
+		t.Errorf("a run off a pool ladder records ladder %v, slo_p99_ms %v", rc.Ladder, rc.SLOP99Ms)
+	}
+}
+
+// Every axis's ladder: each rung a run whose config takes its value; the rungs of a ladder
+// over a concurrency or a rate run for --duration.
+func TestEveryAxisSteps(t *testing.T) {
+	for _, c := range []struct {
+		args    string
+		axis    *results.Axis
+		want    []float64
+		timed   bool
+		setting func(results.RunConfig) float64
+	}{
+		{"--levels 8,2 --duration 1s", results.AxisConcurrency, []float64{2, 8}, true, func(c results.RunConfig) float64 { return float64(c.Concurrency) }},
+		{"--slots-levels 4,1", results.AxisSlots, []float64{1, 4}, false, func(c results.RunConfig) float64 { return float64(max(c.Slots, 1)) }},
+		{"--rtt-levels 1ms,0", results.AxisRTT, []float64{0, 1}, false, func(c results.RunConfig) float64 { return c.DBRTTMs }},
+		{"--pool-levels 8,2", results.AxisPool, []float64{2, 8}, false, func(c results.RunConfig) float64 { return float64(c.MaxConnections) }},
+		{"--rates 20,10 --duration 1s", results.AxisRate, []float64{10, 20}, true, func(c results.RunConfig) float64 { return c.Rate }},
+		{"--batch-levels 1000,50 --modes async,async-compact", results.AxisBatch, []float64{50, 1000}, false, func(c results.RunConfig) float64 { return float64(c.FlushBatchSize) }},
+	} {
+		p := parse(t, usagecounter.New(), c.args)
+		var got []float64
+		for _, g := range p.Rungs() {
+			rc := p.RunConfig(g, 0)
+			got = append(got, c.setting(rc))
+			if p.ForDuration(g) != c.timed || !p.Steps(c.axis) || g[c.axis.Name] != c.axis.Of(rc) {
+				t.Errorf("%s: rung %v, for --duration %v", c.args, g, p.ForDuration(g))
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: runs at %v, want %v", c.args, got, c.want)
+		}
+	}
+	if p := parse(t, usagecounter.New(), "--slots-levels 1,16,4"); p.Config().Slots != 16 || p.SlotsAt(p.Rungs()[2]) != 16 {
+		t.Errorf("a suite seeds the most slots of any rung: %d", p.Config().Slots)
+	}
+	if p := parse(t, candidates.New(), ""); p.SlotsAt(p.Rungs()[0]) != 0 {
+		t.Error("a suite without slots runs at 0")
+	}
+}
+
+// One rule refuses every ladder's nonsense, in one line before anything starts: a bad value,
+// the flag of the setting it steps beside it, two ladders, what the suite or the modes lack, a
+// split run, no --duration for a timed ladder; and the objective needs a ladder it judges.
+func TestLadderRefusals(t *testing.T) {
+	for args, want := range map[string]string{
+		"--pool-levels 4,0":                             `--pool-levels: "0" is not a positive integer`,
+		"--pool-levels -4":                              `--pool-levels: "-4" is not a positive integer`,
+		"--pool-levels 4,eight":                         `--pool-levels: "eight" is not a positive integer`,
+		"--pool-levels 4,2.5":                           `--pool-levels: "2.5" is not a positive integer`,
+		"--pool-levels 4,":                              `--pool-levels: "" is not a positive integer`,
+		"--pool-levels 4,20000":                         "--pool-levels: 20000 is above 10000",
+		"--slots-levels 1,4096":                         "--slots-levels: 4096 is above 1024",
+		"--rtt-levels 0,5s":                             "--rtt-levels: 5s is above 1s",
+		"--rtt-levels 0,fast":                           `--rtt-levels: "fast" is not a round trip`,
+		"--rates 0,10 --duration 1s":                    `--rates: "0" is not a positive rate`,
+		"--pool-levels 4,8 --max-connections 8":         "--max-connections and --pool-levels exclude each other",
+		"--slots-levels 1,4 --slots 4":                  "--slots and --slots-levels exclude each other",
+		"--rtt-levels 0,1ms --db-rtt 1ms":               "--db-rtt and --rtt-levels exclude each other",
+		"--rates 10,20 --rate 10 --duration 1s":         "--rate and --rates exclude each other",
+		"--levels 1,2 --concurrency 4 --duration 1s":    "--concurrency and --levels exclude each other",
+		"--pool-levels 4,8 --levels 1,2 --duration 1s":  "--levels and --pool-levels exclude each other (one ladder per invocation)",
+		"--pool-levels 4,8 --slots-levels 1,4":          "--slots-levels and --pool-levels exclude each other (one ladder per invocation)",
+		"--pool-levels 4,8 --rates 10,20 --duration 1s": "one ladder per invocation",
+		"--pool-levels 4,8 --rtt-levels 0,1ms":          "one ladder per invocation",
+		"--levels 1,2":                                  "--levels needs --duration",
+		"--rates 10,20":                                 "--rates needs --duration",
+		"--rate 10 --levels 1,2 --duration 1s":          "--rate cannot be combined with --levels",
+		"--slo-p99-ms 50":                               "--slo-p99-ms needs --pool-levels or --rates",
+		"--levels 1,2 --duration 1s --slo-p99-ms 50":    "--slo-p99-ms needs --pool-levels or --rates",
+		"--pool-levels 4,8 --slo-p99-ms -1":             "--slo-p99-ms must be positive",
+		"--pool-levels 4,8 --min-connections 5":         "--min-connections 5 is above the smallest --pool-levels size 4",
+		"--rtt-levels 200us,1ms --db-rtt-jitter 500us":  "--db-rtt-jitter 500µs is above the --rtt-levels round trip 200µs",
+		"--pool-levels 4,8 --role producer --redis-url redis://localhost:1 --queue-backend redis":  "--role producer cannot be combined with --pool-levels",
+		"--slots-levels 1,4 --role consumer --redis-url redis://localhost:1 --queue-backend redis": "--role consumer cannot be combined with --slots-levels",
+	} {
+		refused(t, usagecounter.New(), args, want)
+	}
+	refused(t, candidates.New(), "--slots-levels 1,4", "--slots-levels: request_candidate_persistence_baseline has no counter rows to split into slots")
+	refused(t, usagecounter.New(), "--batch-levels 50,200", "--batch-levels: sync and outbox have no queue, whose batch it steps (--modes with async modes only)")
+	refused(t, usagecounter.New(), "--batch-levels 50,200 --modes async,sync", "--batch-levels: sync has no queue")
+	refused(t, usagecounter.New(), "--batch-levels 50,200 --modes async --flush-batch-size 9", "--flush-batch-size and --batch-levels exclude each other")
+	refused(t, usagecounter.New(), "--batch-levels 50,200 --modes async --pool-levels 4,8", "--pool-levels and --batch-levels exclude each other (one ladder per invocation)")
+}
+
+// A ladder's flag stands right below the setting it steps in --help, hidden where the suite
+// lacks what the axis needs.
+func TestLadderFlagsInHelp(t *testing.T) {
+	var b bytes.Buffer
+	if _, err := Parse(usagecounter.New(), []string{"--help"}, &b); !errors.Is(err, ErrHelp) {
+		t.Fatal(err)
+	}
+	line := func(flag string) int {
+		return slices.IndexFunc(strings.Split(b.String(), "\n"), func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), flag+" ") })
+	}
+	for _, a := range results.Axes {
+		s, _ := results.LookupSetting(a.Name)
+		if i, j := line("--"+s.Flag), line(a.FlagName()); i < 0 || j != i+1 {
+			t.Errorf("%s is line %d of --help, --%s line %d", a.FlagName(), j, s.Flag, i)
+		}
+	}
+	b.Reset()
+	if _, err := Parse(candidates.New(), []string{"--help"}, &b); !errors.Is(err, ErrHelp) || strings.Contains(b.String(), "--slots-levels") {
+		t.Errorf("a suite without slots lists --slots-levels (%v)", err)
+	}
+}
+
+// The round trip's bound is the proxy's.
+func TestRTTAxisBound(t *testing.T) {
+	if got := results.Duration(results.AxisRTT.Max); got != netdelay.MaxRTT {
+		t.Errorf("the RTT axis is bound at %s, the proxy at %s", got, netdelay.MaxRTT)
+	}
+}
