@@ -183,6 +183,7 @@ func (d mysqlDB) Acquire(ctx context.Context) (PoolConn, error) {
 type mysqlPoolConn struct{ sqlStatements[*sql.Conn] }
 
 func (c mysqlPoolConn) Begin(ctx context.Context) (Tx, error) { return beginSQL(c.p.BeginTx(ctx, nil)) }
+func (c mysqlPoolConn) IsClosed() bool                        { return sqlConnClosed(c.p) }
 func (c mysqlPoolConn) Release()                              { _ = c.p.Close() }
 
 // mysqlConn is ConnectMySQL's dedicated connection: the one connection of a db of its own,
@@ -194,10 +195,12 @@ type mysqlConn struct {
 
 func (c *mysqlConn) Begin(ctx context.Context) (Tx, error) { return beginSQL(c.p.BeginTx(ctx, nil)) }
 
-// IsClosed asks database/sql for the driver's connection: gone once it was closed, or once
+func (c *mysqlConn) IsClosed() bool { return sqlConnClosed(c.p) }
+
+// sqlConnClosed asks database/sql for c's driver connection: gone once it was closed, or once
 // the driver found it broken (go-sql-driver's connection checks itself: driver.Validator).
-func (c *mysqlConn) IsClosed() bool {
-	err := c.p.Raw(func(dc any) error {
+func sqlConnClosed(c *sql.Conn) bool {
+	err := c.Raw(func(dc any) error {
 		if v, ok := dc.(driver.Validator); ok && !v.IsValid() {
 			return driver.ErrBadConn
 		}

@@ -195,6 +195,23 @@ func TestClassifyMySQLErrors(t *testing.T) {
 			t.Error("the killed connection says it is open")
 		}
 	})
+	t.Run("a killed pooled connection", func(t *testing.T) {
+		pc, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pc.Release()
+		if _, err := pool.Exec(ctx, "KILL CONNECTION $1", connectionID(t, pc)); err != nil {
+			t.Fatal(err)
+		}
+		_, err = pc.Exec(ctx, "SELECT 1")
+		if got := sqldb.Classify(err); got != sqldb.ClassConnClosed {
+			t.Errorf("a statement on a killed pooled connection: %v classed %q, want conn_closed", err, got)
+		}
+		if !pc.IsClosed() {
+			t.Error("the killed pooled connection says it is open")
+		}
+	})
 	t.Run("a connection killed during a statement", func(t *testing.T) {
 		victim, err := sqldb.ConnectMySQL(ctx, o)
 		if err != nil {

@@ -127,6 +127,7 @@ func (p pgxPool) Acquire(ctx context.Context) (PoolConn, error) {
 type pgxPoolConn struct{ pgxStatements[*pgxpool.Conn] }
 
 func (c pgxPoolConn) Begin(ctx context.Context) (Tx, error) { return beginPgx(c.p.Begin(ctx)) }
+func (c pgxPoolConn) IsClosed() bool                        { return c.p.Conn().IsClosed() }
 func (c pgxPoolConn) Release()                              { c.p.Release() }
 
 // beginPgx adapts the transaction a pgx Begin returned.

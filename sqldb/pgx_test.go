@@ -143,6 +143,9 @@ func TestClassifyPostgresErrors(t *testing.T) {
 		if got := sqldb.Classify(err); got != sqldb.ClassConnClosed || !sqldb.CommitOutcomeUnknown(err) {
 			t.Errorf("a statement after: %v classed %q, want conn_closed, an unknown outcome", err, got)
 		}
+		if !c.IsClosed() {
+			t.Error("the killed pooled connection says it is open")
+		}
 	})
 	t.Run("unique violation", func(t *testing.T) {
 		c := conn(t)

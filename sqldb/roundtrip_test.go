@@ -148,6 +148,9 @@ func testRoundTrip(t *testing.T, pool sqldb.Pool, conn sqldb.Conn, table string)
 
 	t.Run("escape hatches", func(t *testing.T) {
 		pc, tx := pooledTx(t, pool)
+		if pc.IsClosed() {
+			t.Error("a pooled connection in use says it is closed")
+		}
 		for _, h := range []any{pool, pc, tx, conn} {
 			_, isPgx := sqldb.AsPgx(h)
 			_, isSQL := sqldb.AsSQL(h)

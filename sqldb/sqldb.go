@@ -154,6 +154,9 @@ type Pool interface {
 // before Release.
 type PoolConn interface {
 	DB
+	// IsClosed reports whether the connection is known to be gone (lost): a caller that keeps
+	// it across statements gives it back and takes another.
+	IsClosed() bool
 	Release()
 }
 

@@ -6,8 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/script/internal/sqlshape"
 )
@@ -62,7 +61,7 @@ func (p *prepared) prepareAppend(w *write) string {
 	sel := make([]string, len(cols))
 	var arrays, aliases []string
 	for k, c := range cols {
-		names[k] = pgx.Identifier{c.col.Name}.Sanitize()
+		names[k] = ident(c.col.Name)
 		if c.param == 0 {
 			sel[k] = c.server
 			continue
@@ -72,7 +71,7 @@ func (p *prepared) prepareAppend(w *write) string {
 		arrays = append(arrays, "$"+strconv.Itoa(c.param)+"::text::text[]")
 		aliases = append(aliases, alias)
 	}
-	w.sql = "INSERT INTO " + pgx.Identifier{ins.Table.Name}.Sanitize() + " (" + strings.Join(names, ", ") + ")\n\tSELECT " +
+	w.sql = "INSERT INTO " + ident(ins.Table.Name) + " (" + strings.Join(names, ", ") + ")\n\tSELECT " +
 		strings.Join(sel, ", ")
 	if len(arrays) > 0 {
 		w.sql += "\n\tFROM unnest(" + strings.Join(arrays, ", ") + ") AS u(" + strings.Join(aliases, ", ") + ")"
@@ -164,7 +163,7 @@ func appendRequests(sources []counters.Source) []int64 {
 
 // claim is Declaration.Claim: the request's claim — its own INSERT's row (claimBy) or the
 // kit's — then the appended rows of the fresh requests.
-func (p *prepared) claim(ctx context.Context, tx pgx.Tx, batch []counters.Source) ([]counters.Source, int, error) {
+func (p *prepared) claim(ctx context.Context, tx sqldb.Tx, batch []counters.Source) ([]counters.Source, int, error) {
 	var fresh []counters.Source
 	var ops int
 	var err error
@@ -197,7 +196,7 @@ func (p *prepared) claim(ctx context.Context, tx pgx.Tx, batch []counters.Source
 
 // claimOwn inserts the claim INSERT's rows of batch, skipping those there already, and returns
 // the sources whose row it inserted, each once, in batch order.
-func (p *prepared) claimOwn(ctx context.Context, tx pgx.Tx, batch []counters.Source) ([]counters.Source, error) {
+func (p *prepared) claimOwn(ctx context.Context, tx sqldb.Tx, batch []counters.Source) ([]counters.Source, error) {
 	c := p.claimBy
 	args, _, err := p.appendArgs(c.write, appendRequests(batch))
 	if err != nil {
@@ -205,14 +204,14 @@ func (p *prepared) claimOwn(ctx context.Context, tx pgx.Tx, batch []counters.Sou
 	}
 	keys := make([]string, len(c.key))
 	for k, col := range c.key {
-		keys[k] = pgx.Identifier{col}.Sanitize()
+		keys[k] = ident(col)
 	}
 	rows, err := tx.Query(ctx, c.sql+"\n\tON CONFLICT ("+strings.Join(keys, ", ")+") DO NOTHING RETURNING "+
-		pgx.Identifier{c.column}.Sanitize()+"::int8", args...)
+		ident(c.column)+"::int8", args...)
 	if err != nil {
 		return nil, fmt.Errorf("claiming the batch with line %d's rows: %w", c.line, err)
 	}
-	inserted, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	inserted, err := sqldb.CollectRows[int64](rows)
 	if err != nil {
 		return nil, fmt.Errorf("claiming the batch with line %d's rows: %w", c.line, err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/examples/scripts"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 )
 
@@ -46,7 +47,7 @@ func preparedExample(b testing.TB, script, init string, sets ...string) *prepare
 		b.Fatal(err)
 	}
 	target := testdb.New(b)
-	p, err := prepare(context.Background(), s, testkit.PrepareEnv{Admin: target.Admin(), Schema: target.Schema(), Config: cfg})
+	p, err := prepare(context.Background(), s, testkit.PrepareEnv{Admin: sqldb.PgxConn(target.Admin()), Schema: target.Schema(), Config: cfg})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/script/internal/pgscript"
@@ -15,7 +14,7 @@ import (
 
 // declare makes the counters tables of the UPDATEs and the declaration of the script; it
 // returns why the queue modes cannot take it when the core cannot hold a table or a value.
-func (p *prepared) declare(ctx context.Context, admin *pgx.Conn, s *Suite, slots int) []string {
+func (p *prepared) declare(ctx context.Context, admin sqldb.Querier, s *Suite, slots int) []string {
 	type hot struct {
 		cols []counters.Column
 		seen map[string]bool
@@ -132,7 +131,7 @@ func (p *prepared) declare(ctx context.Context, admin *pgx.Conn, s *Suite, slots
 	}
 	if c := p.ownClaim(s.script.Commands()); c != nil {
 		p.claimBy = c
-		d.ClaimTable, d.ClaimIndex = c.insert.Table.Name, pgx.Identifier{c.column}.Sanitize()+"::int8"
+		d.ClaimTable, d.ClaimIndex = c.insert.Table.Name, ident(c.column)+"::int8"
 	}
 	p.core = counters.New(d)
 	return nil

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/script/internal/pgscript"
@@ -79,7 +80,11 @@ func prepare(ctx context.Context, s *Suite, env testkit.PrepareEnv) (*prepared, 
 	if p.prog, err = s.script.Bind(pgscript.Env{Seed: env.Config.Seed, Clients: max(env.Config.Concurrency, 1), Defines: defines}); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.file, err)
 	}
-	cat, err := sqlshape.LoadCatalog(ctx, env.Admin, env.Schema, nil)
+	pg, err := sqldb.RequirePgx(env.Admin) // the statements are PostgreSQL's, read by its parser and catalog
+	if err != nil {
+		return nil, err
+	}
+	cat, err := sqlshape.LoadCatalog(ctx, pg, env.Schema, nil)
 	if err != nil {
 		return nil, fmt.Errorf("reading the catalog: %w", err)
 	}
@@ -213,3 +218,6 @@ func slotsWithSync(c testkit.Config) error {
 	}
 	return nil
 }
+
+// ident quotes a name for the suite's own statements, which are PostgreSQL's.
+func ident(name string) string { return sqldb.Postgres.QuoteIdent(name) }

@@ -6,8 +6,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 )
 
@@ -27,20 +26,20 @@ const objectsSQL = `
 	SELECT 'type', format_type(t.oid, NULL)
 	FROM pg_type t WHERE t.typnamespace = $1::regnamespace AND t.typtype IN ('d', 'e', 'r')`
 
-func objects(ctx context.Context, conn *pgx.Conn, schema string) ([]object, error) {
-	rows, err := conn.Query(ctx, objectsSQL, pgx.Identifier{schema}.Sanitize())
+func objects(ctx context.Context, conn sqldb.Querier, schema string) ([]object, error) {
+	rows, err := conn.Query(ctx, objectsSQL, ident(schema))
 	if err != nil {
 		return nil, fmt.Errorf("listing the schema's objects: %w", err)
 	}
 	var out []object
 	var o object
-	_, err = pgx.ForEachRow(rows, []any{&o.kind, &o.name}, func() error { out = append(out, o); return nil })
+	err = sqldb.ForEachRow(rows, []any{&o.kind, &o.name}, func() error { out = append(out, o); return nil })
 	return out, err
 }
 
 // runInit runs the init file's statements, each on its own (as psql -f does: VACUUM cannot run
 // in a transaction), and returns what they created.
-func (p *prepared) runInit(ctx context.Context, conn *pgx.Conn, file string) ([]object, error) {
+func (p *prepared) runInit(ctx context.Context, conn sqldb.Querier, file string) ([]object, error) {
 	before, err := objects(ctx, conn, p.schema)
 	if err != nil {
 		return nil, err
@@ -80,7 +79,7 @@ func (p *prepared) seed(ctx context.Context, r *testkit.Run) error {
 	for _, o := range drop { // tables first: their views and sequences go with them
 		name := o.name
 		if o.kind == "table" || o.kind == "view" || o.kind == "materialized view" || o.kind == "sequence" {
-			name = pgx.Identifier{o.name}.Sanitize()
+			name = ident(o.name)
 		}
 		if _, err := conn.Exec(ctx, "DROP "+o.kind+" IF EXISTS "+name+" CASCADE"); err != nil {
 			return fmt.Errorf("dropping %s %s before the init file runs again: %w", o.kind, o.name, err)
@@ -95,7 +94,7 @@ func (p *prepared) seed(ctx context.Context, r *testkit.Run) error {
 		}
 	}
 	for k, t := range p.inserted {
-		if _, err := conn.Exec(ctx, "CREATE TABLE "+seedPrefix+strconv.Itoa(k)+" AS TABLE "+pgx.Identifier{t}.Sanitize()); err != nil {
+		if _, err := conn.Exec(ctx, "CREATE TABLE "+seedPrefix+strconv.Itoa(k)+" AS TABLE "+ident(t)); err != nil {
 			return fmt.Errorf("recording %s's seed rows: %w", t, err)
 		}
 	}
@@ -111,9 +110,9 @@ func (p *prepared) seed(ctx context.Context, r *testkit.Run) error {
 }
 
 // checksum is a digest of every row of table t, in a fixed order.
-func checksum(ctx context.Context, conn *pgx.Conn, t string) (string, error) {
+func checksum(ctx context.Context, conn sqldb.Querier, t string) (string, error) {
 	var sum *string
-	id := pgx.Identifier{t}.Sanitize()
+	id := ident(t)
 	err := conn.QueryRow(ctx, `SELECT md5(string_agg(r::text, E'\n' ORDER BY r::text)) FROM `+id+` r`).Scan(&sum)
 	if err != nil {
 		return "", fmt.Errorf("checksumming %s: %w", t, err)

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 )
 
@@ -58,7 +59,7 @@ func (p *prepared) verify(ctx context.Context, r *testkit.Run, res testkit.Resul
 // checkAppended checks table t (the k-th the script inserts into): its rows are the seed's and
 // exactly those the applied requests' INSERTs append, each once, compared on the columns the
 // INSERTs give client values; the columns they give a server time are checked for presence.
-func (p *prepared) checkAppended(ctx context.Context, conn *pgx.Conn, c *testkit.Checks, res testkit.Result, k int, t string) error {
+func (p *prepared) checkAppended(ctx context.Context, conn sqldb.Conn, c *testkit.Checks, res testkit.Result, k int, t string) error {
 	var ws []*write
 	for i := range p.writes {
 		if w := &p.writes[i]; w.insert != nil && w.insert.Table.Name == t {
@@ -75,7 +76,7 @@ func (p *prepared) checkAppended(ctx context.Context, conn *pgx.Conn, c *testkit
 	names := make([]string, len(cols))
 	typed := make([]string, len(cols))
 	for n, col := range cols {
-		names[n] = pgx.Identifier{col.col.Name}.Sanitize()
+		names[n] = ident(col.col.Name)
 		typed[n] = "e.c" + strconv.Itoa(n) + "::" + col.col.TypeName
 	}
 	// The expected rows, as text, into a temporary table of this transaction.
@@ -83,7 +84,11 @@ func (p *prepared) checkAppended(ctx context.Context, conn *pgx.Conn, c *testkit
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback(ctx)
+	defer sqldb.Rollback(ctx, tx)
+	ptx, err := sqldb.RequirePgx(tx) // the expected rows go in with COPY
+	if err != nil {
+		return err
+	}
 	defs := make([]string, len(cols))
 	copyCols := make([]string, len(cols))
 	for n := range cols {
@@ -116,12 +121,12 @@ func (p *prepared) checkAppended(ctx context.Context, conn *pgx.Conn, c *testkit
 		}
 	}
 	if len(cols) > 0 {
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"script_expected"}, copyCols, pgx.CopyFromRows(rows)); err != nil {
+		if _, err := ptx.CopyFrom(ctx, pgx.Identifier{"script_expected"}, copyCols, pgx.CopyFromRows(rows)); err != nil {
 			return fmt.Errorf("loading %s's expected rows: %w", t, err)
 		}
 	}
 	list := strings.Join(names, ", ")
-	id := pgx.Identifier{t}.Sanitize()
+	id := ident(t)
 	seed := seedPrefix + strconv.Itoa(k)
 	expected := "SELECT " + list + " FROM " + seed
 	if len(cols) > 0 {
@@ -144,7 +149,7 @@ func (p *prepared) checkAppended(ctx context.Context, conn *pgx.Conn, c *testkit
 	c.Int(t+": applied requests' rows missing", 0, missing)
 	for _, col := range serverColumns(ws) {
 		var nulls, seedNulls int64
-		cid := pgx.Identifier{col}.Sanitize()
+		cid := ident(col)
 		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+id+` WHERE `+cid+` IS NULL), (SELECT count(*) FROM `+seed+` WHERE `+cid+` IS NULL)`).Scan(&nulls, &seedNulls); err != nil {
 			return err
 		}
@@ -189,7 +194,7 @@ func (p *prepared) persisted(ctx context.Context, r *testkit.Run, n int64) ([]in
 	}
 	counts := make([]int32, n)
 	var i, claims int64
-	_, err = pgx.ForEachRow(rows, []any{&i, &claims}, func() error {
+	err = sqldb.ForEachRow(rows, []any{&i, &claims}, func() error {
 		if i >= 0 && i < n {
 			counts[i] = int32(claims)
 		}

@@ -6,10 +6,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
-	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/script/internal/pgscript"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/script/internal/sqlshape"
 )
@@ -22,7 +21,7 @@ import (
 // twice (Run.SyncTx's contract).
 func (p *prepared) syncWorkload(r *testkit.Run) *testkit.Workload {
 	claim := p.syncClaim()
-	return &testkit.Workload{Op: r.SyncTx(func(ctx context.Context, tx pgx.Tx, i int64) error {
+	return &testkit.Workload{Op: r.SyncTx(func(ctx context.Context, tx sqldb.Tx, i int64) error {
 		sc := p.execs.Get().(*scratch)
 		defer p.execs.Put(sc)
 		x := &sc.x
@@ -43,7 +42,7 @@ func (p *prepared) syncWorkload(r *testkit.Run) *testkit.Workload {
 			} else {
 				err = run(ctx, tx, st)
 			}
-			if err != nil && p.claimBy != nil && st.Command.Index == p.claimBy.cmd && counters.IsRepeat(err) {
+			if err != nil && p.claimBy != nil && st.Command.Index == p.claimBy.cmd && sqldb.IsUniqueViolation(err) {
 				return testkit.ErrAlreadyWritten // an earlier try inserted the request's claim row
 			}
 			if err != nil {
@@ -62,13 +61,17 @@ func (p *prepared) syncWorkload(r *testkit.Run) *testkit.Workload {
 
 // claimWith sends the claim of request i and statement st (nil: none) in one round trip; it
 // returns testkit.ErrAlreadyWritten when an earlier try claimed the request.
-func claimWith(ctx context.Context, tx pgx.Tx, claim string, i int64, st *pgscript.Statement) error {
+func claimWith(ctx context.Context, tx sqldb.Tx, claim string, i int64, st *pgscript.Statement) error {
+	ptx, err := sqldb.RequirePgx(tx)
+	if err != nil {
+		return err
+	}
 	var b pgx.Batch
 	b.Queue(claim, i)
 	if st != nil {
 		b.Queue(st.Command.SQL, args(st)...)
 	}
-	br := tx.SendBatch(ctx, &b)
+	br := ptx.SendBatch(ctx, &b)
 	tag, err := br.Exec()
 	if err != nil {
 		br.Close()
@@ -103,9 +106,7 @@ func (p *prepared) syncClaim() string {
 // run sends one statement of the script with its arguments and reads what it returns. The
 // arguments go as text, as pgbench's extended and prepared modes send them: the server reads
 // each as its parameter's type (an integer variable into a text column is '7').
-func run(ctx context.Context, q interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-}, st *pgscript.Statement) error {
+func run(ctx context.Context, q sqldb.Querier, st *pgscript.Statement) error {
 	rows, err := q.Query(ctx, st.Command.SQL, args(st)...)
 	if err == nil {
 		rows.Close()
@@ -177,8 +178,8 @@ func (p *prepared) queueWorkload(ctx context.Context, r *testkit.Run) (*testkit.
 
 // reads runs a request's SELECTs at request time, on a connection of the load's pool (they
 // read committed state: the request's writes are deferred), with its sleeps.
-func (p *prepared) reads(ctx context.Context, req *testkit.Request, pool *pgxpool.Pool, x *pgscript.Execution) error {
-	var conn *pgxpool.Conn
+func (p *prepared) reads(ctx context.Context, req *testkit.Request, pool sqldb.Pool, x *pgscript.Execution) error {
+	var conn sqldb.PoolConn
 	defer func() {
 		if conn != nil {
 			conn.Release()
@@ -198,7 +199,7 @@ func (p *prepared) reads(ctx context.Context, req *testkit.Request, pool *pgxpoo
 				}
 			}
 			err := run(ctx, conn, st)
-			if err != nil && conn.Conn().IsClosed() {
+			if err != nil && conn.IsClosed() {
 				conn.Release()
 				conn = nil
 			}

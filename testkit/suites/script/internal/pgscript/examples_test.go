@@ -18,6 +18,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/examples/scripts"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/script/internal/pgscript"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
@@ -436,7 +437,7 @@ func TestUsageCounterScriptWritesWhatTheSuiteWrites(t *testing.T) {
 		recs = append(recs, suite.Records(run, nil, i)...)
 	}
 	ctx := t.Context()
-	if err := pgx.BeginFunc(ctx, run.Admin(), func(tx pgx.Tx) error {
+	if err := sqldb.BeginFunc(ctx, run.Admin(), func(tx sqldb.Tx) error {
 		_, err := suite.Writer(run, false).WriteBatch(ctx, tx, recs)
 		return err
 	}); err != nil {
