@@ -86,9 +86,6 @@ func ConnectMySQL(ctx context.Context, o MySQLOptions) (Conn, error) {
 // statement costs three round trips).
 func MySQLDB(db *sql.DB) Pool { return mysqlDB{sqlStatements[*sql.DB]{db}} }
 
-// MySQLTx adapts a database/sql transaction on go-sql-driver/mysql.
-func MySQLTx(tx *sql.Tx) Tx { return mysqlTx{sqlStatements[*sql.Tx]{tx}} }
-
 // SQL is what every database/sql handle offers (*sql.DB, *sql.Conn, *sql.Tx): the driver's
 // own statements, with its ? placeholders (no rewriting of $n), for what only MySQL has.
 type SQL interface {
@@ -99,7 +96,7 @@ type SQL interface {
 
 // AsSQL is the database/sql handle under h, a handle of this package's MySQL adapters: a
 // *sql.DB (MySQLDB, OpenMySQL), a *sql.Conn (ConnectMySQL's, a pool's Acquire) or a *sql.Tx
-// (a Begin of theirs, or MySQLTx). ok is false for any other h.
+// (a Begin of theirs). ok is false for any other h.
 func AsSQL(h any) (s SQL, ok bool) {
 	switch h := h.(type) {
 	case mysqlTx:

@@ -8,8 +8,8 @@
 // What it owns:
 //   - the handles (Querier, Tx, Beginner, DB, Conn, Pool, PoolConn, Rows, Row) and the
 //     helpers every caller needs on them (BeginFunc, Rollback, ForEachRow, CollectRows);
-//   - the adapters: PgxConn, PgxPool and PgxTx over pgx; MySQLDB and MySQLTx over database/sql,
-//     with OpenMySQL and ConnectMySQL opening a pool and a dedicated connection with the kit's
+//   - the adapters: PgxConn, PgxPool and PgxTx over pgx; MySQLDB over database/sql, with
+//     OpenMySQL and ConnectMySQL opening a pool and a dedicated connection with the kit's
 //     driver settings (MySQLConnector);
 //   - the escape hatches back to the driver (AsPgx, RequirePgx, AsSQL), for what only one
 //     database has: PostgreSQL's COPY, pipelined batches, savepoints through pgx, a backend's

@@ -1,17 +1,16 @@
 // Package mariadbtest gives integration tests a real MariaDB, as package testdb gives them a
 // PostgreSQL: one temporary server per test binary (testkit/servers/mariadbserver), started on
-// first use and stopped by Main (or Stop), and a fresh database per test on it. There is no
+// first use and stopped by Stop, and a fresh database per test on it. There is no
 // mock: a test that needs MariaDB gets a real one, or is skipped where MariaDB is not installed
 // (failed in CI: serverproctest.Missing).
 //
 // The shared server is not durable (its redo log flushed once a second: Config.Unsafe), as the
 // shared PostgreSQL is not; nothing on it is ever crashed or restarted.
 //
-// Use it from a package's TestMain:
+// Use it from a package's TestMain, beside testdb or alone:
 //
-//	func TestMain(m *testing.M) { os.Exit(mariadbtest.Main(m)) }
-//
-// or, beside testdb: os.Exit(mariadbtest.Stop(testdb.Main(m))).
+//	func TestMain(m *testing.M) { os.Exit(mariadbtest.Stop(testdb.Main(m))) }
+//	func TestMain(m *testing.M) { os.Exit(mariadbtest.Stop(m.Run())) }
 package mariadbtest
 
 import (
@@ -34,9 +33,6 @@ var (
 	server  *mariadbserver.Server
 	initErr error
 )
-
-// Main runs the tests and then stops the shared server.
-func Main(m *testing.M) int { return Stop(m.Run()) }
 
 // Stop stops the shared server (if a test started it) once the tests have run; code is their
 // exit code, returned unless stopping failed.
