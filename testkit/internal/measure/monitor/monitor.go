@@ -84,6 +84,12 @@ type View interface {
 	Close(ctx context.Context)
 }
 
+// Paced is a View that must not be read more often than MinInterval: the monitor samples it
+// at that interval at least (LockMonitor.IntervalMs says which it used).
+type Paced interface {
+	MinInterval() time.Duration
+}
+
 // Reading is a view's part of one sample.
 type Reading struct {
 	// Err: the waiters could not be read, and nothing else was.
@@ -147,6 +153,9 @@ type Monitor struct {
 func StartView(ctx context.Context, view View, cfg Config) *Monitor {
 	if cfg.Interval <= 0 {
 		cfg.Interval = 100 * time.Millisecond
+	}
+	if p, ok := view.(Paced); ok {
+		cfg.Interval = max(cfg.Interval, p.MinInterval())
 	}
 	if cfg.SlowInterval < time.Second {
 		cfg.SlowInterval = time.Second
@@ -362,7 +371,7 @@ func (m *Monitor) fold(s *results.Sample, lockOK bool, longest map[string]float6
 		if w := s.ServerLockWaits; w != nil {
 			l.MaxServerLockWaits = max(l.MaxServerLockWaits, *w)
 		}
-		if b := s.Blocker; b != nil && (l.Blocker == nil || b.Waiters > l.Blocker.Waiters) {
+		if b := s.Blocker; b != nil && (l.Blocker == nil || b.Waiters >= l.Blocker.Waiters) {
 			l.Blocker = b
 		}
 	} else {

@@ -358,7 +358,6 @@ func (v *pgView) attribute(w waiter) string {
 
 func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-
 // readWaitEvents reads the batch's next result: the run's busy sessions counted by wait event
 // (waitEventQuery).
 func readWaitEvents(br pgx.BatchResults) (map[string]int64, error) {
