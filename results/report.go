@@ -335,6 +335,13 @@ type Database struct {
 	NotRead map[string]string `json:"not_read,omitempty"`
 }
 
+// Read says whether the server gave figure (not named in NotRead: "redo_bytes",
+// "xact_commit", "tables", "innodb.deadlocks", ...).
+func (d *Database) Read(figure string) bool {
+	_, not := d.NotRead[figure]
+	return !not
+}
+
 // InnoDBStats are InnoDB's counters over a run, server-wide: every session's, the server's
 // own background work included.
 type InnoDBStats struct {
@@ -696,7 +703,8 @@ type LockMonitor struct {
 	MaxBlockedSessions      int64              `json:"max_blocked_sessions"`
 	MaxBlockers             int64              `json:"max_blockers"`
 	// Blocker is the blocking transaction a sample saw with the most sessions waiting for
-	// it, where the database names it (InnoDB; absent on PostgreSQL).
+	// it (the latest such sample's), where the database names it (InnoDB; absent on
+	// PostgreSQL).
 	Blocker *Blocker `json:"blocker,omitempty"`
 	// MaxServerLockWaits is the most row lock waits of every session of the server a sample
 	// saw, the service's and anyone else's (InnoDB's Innodb_row_lock_current_waits; absent on

@@ -16,6 +16,9 @@
 // what the server has, never by its version string, so a MariaDB without the
 // information_schema lock tables would take the MySQL 8 path, equally untested.
 //
+// The sessions are read from information_schema.PROCESSLIST on both (deprecated in MySQL 8.0,
+// still there in 8.4, and needing PROCESS to show other users' sessions).
+//
 // The two lock views differ (InnoDB's own, both): MariaDB (and MySQL 5.7) show the waits in
 // information_schema.INNODB_LOCK_WAITS and INNODB_LOCKS; MySQL 8 moved them to
 // performance_schema.data_lock_waits and data_locks, which need performance_schema on. Both

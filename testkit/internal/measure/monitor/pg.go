@@ -12,6 +12,9 @@ package monitor
 //
 // Waiters per physical row: a waiter's row is "table (page,tuple)" (waiter.row).
 //
+// Blocked sessions and their blockers are read at the slow readings only (Config.SlowInterval,
+// at least a second apart): pg_blocking_pids briefly takes the lock manager's partition locks.
+//
 // Wait events: each sample counts the run's sessions that are not idle (the load's and the
 // flushers', not the engine's observers) by wait_event_type:wait_event from
 // pg_stat_activity, "active" for those running and not waiting; a session idle in a
@@ -36,8 +39,8 @@ const AppNamePattern = "hotspotkit%"
 type Connect func(ctx context.Context) (*pgx.Conn, error)
 
 // Start opens a monitor's own connection to PostgreSQL and begins sampling on it (StartView
-// with PostgreSQL's view): pg_locks, pg_blocking_pids and pg_stat_activity, as the package
-// doc says.
+// with PostgreSQL's view): pg_locks, pg_blocking_pids and pg_stat_activity, as this file's
+// opening comment says.
 func Start(ctx context.Context, connect Connect, cfg Config) (*Monitor, error) {
 	conn, err := connect(ctx)
 	if err != nil {
