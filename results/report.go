@@ -317,8 +317,8 @@ type Database struct {
 	// sequence number, server-wide; RedoSource names where the LSN was read
 	// (innodb_lsn_current, innodb_redo_log_current_lsn, innodb_metrics, engine_status). Redo is
 	// not WAL: InnoDB logs page changes of its own format, and keeps the old row versions in
-	// an undo log whose pages the redo covers as well. Absent on PostgreSQL (WALBytes), whose
-	// WALSource is then empty on InnoDB.
+	// an undo log whose pages the redo covers as well. Absent on PostgreSQL, whose log is
+	// WALBytes; on InnoDB WALBytes is 0 and WALSource empty.
 	RedoBytes  int64  `json:"redo_bytes,omitempty"`
 	RedoSource string `json:"redo_source,omitempty"`
 	// CommitSource names what XactCommit and XactRollback count where they are not

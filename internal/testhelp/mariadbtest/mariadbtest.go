@@ -22,7 +22,6 @@ import (
 	"database/sql/driver"
 	"encoding/hex"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,16 +31,12 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/servers/mariadbserver"
 )
 
-var (
-	once    sync.Once
-	server  *mariadbserver.Server
-	initErr error
-)
+var shared = serverproctest.NewShared("the shared MariaDB of mariadbtest", 2*time.Minute, func(ctx context.Context) (*mariadbserver.Server, error) {
+	return mariadbserver.Start(ctx, mariadbserver.Config{TempDir: diskDir(), MaxConnections: 300})
+})
 
 // Main runs the tests and then stops the shared server.
-func Main(m *testing.M) int {
-	return serverproctest.StopShared(m.Run(), "the shared MariaDB of mariadbtest", server)
-}
+func Main(m *testing.M) int { return shared.Stop(m.Run()) }
 
 // diskDir is where the shared server's directory is made: on disk, where the system has one
 // for temporary files that outlive a boot ("" — os.TempDir() — elsewhere).
@@ -58,15 +53,7 @@ func Server(t testing.TB) *mariadbserver.Server {
 	if _, err := mariadbserver.FindBinaries(""); err != nil {
 		serverproctest.Missing(t, "%v", err)
 	}
-	once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		server, initErr = mariadbserver.Start(ctx, mariadbserver.Config{TempDir: diskDir(), MaxConnections: 300})
-	})
-	if initErr != nil {
-		t.Fatalf("starting the test MariaDB: %v", initErr)
-	}
-	return server
+	return shared.Get(t)
 }
 
 // DB is a database of a test's own on the shared server, and a pool on it as root.

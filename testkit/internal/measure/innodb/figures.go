@@ -164,12 +164,8 @@ func (r *Reader) metricsOn(ctx context.Context, q Queryer, wanted []string) (map
 	for i, n := range wanted {
 		args[i] = n
 	}
-	rows, err := q.QueryContext(ctx, "SELECT NAME, "+r.srv.metricsEnabled+" FROM information_schema.INNODB_METRICS WHERE NAME IN ("+placeholders(len(wanted))+")", args...)
-	if err != nil {
-		return nil, fmt.Errorf("innodb: reading INNODB_METRICS: %w", err)
-	}
 	out := map[string]string{}
-	err = scanEach(rows, func(rs *sql.Rows) error {
+	err := queryEach(ctx, q, "INNODB_METRICS", func(rs *sql.Rows) error {
 		var name string
 		var on bool
 		if err := rs.Scan(&name, &on); err != nil {
@@ -177,9 +173,9 @@ func (r *Reader) metricsOn(ctx context.Context, q Queryer, wanted []string) (map
 		}
 		out[name] = map[bool]string{true: "", false: "off"}[on]
 		return nil
-	})
+	}, "SELECT NAME, "+r.srv.metricsEnabled+" FROM information_schema.INNODB_METRICS WHERE NAME IN ("+placeholders(len(wanted))+")", args...)
 	if err != nil {
-		return nil, fmt.Errorf("innodb: reading INNODB_METRICS: %w", err)
+		return nil, err
 	}
 	for _, name := range wanted {
 		if out[name] != "off" {
@@ -202,12 +198,8 @@ func readStatus(ctx context.Context, q Queryer) (map[string]int64, error) {
 	for i, n := range statusNames {
 		args[i] = n
 	}
-	rows, err := q.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ("+placeholders(len(statusNames))+")", args...)
-	if err != nil {
-		return nil, fmt.Errorf("innodb: reading the server's status: %w", err)
-	}
 	out := map[string]int64{}
-	err = scanEach(rows, func(rs *sql.Rows) error {
+	err := queryEach(ctx, q, "the server's status", func(rs *sql.Rows) error {
 		var name, value string
 		if err := rs.Scan(&name, &value); err != nil {
 			return err
@@ -221,11 +213,8 @@ func readStatus(ctx context.Context, q Queryer) (map[string]int64, error) {
 			out[name] = v
 		}
 		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("innodb: reading the server's status: %w", err)
-	}
-	return out, nil
+	}, "SHOW GLOBAL STATUS WHERE Variable_name IN ("+placeholders(len(statusNames))+")", args...)
+	return out, err
 }
 
 // lsnLine is the "Log sequence number" line of SHOW ENGINE INNODB STATUS.
@@ -308,11 +297,7 @@ func (r *Reader) readMetrics(ctx context.Context, q Queryer) (map[string]int64, 
 	for i, n := range r.metrics {
 		args[i] = n
 	}
-	rows, err := q.QueryContext(ctx, "SELECT NAME, COUNT FROM information_schema.INNODB_METRICS WHERE NAME IN ("+placeholders(len(r.metrics))+")", args...)
-	if err != nil {
-		return nil, fmt.Errorf("innodb: reading INNODB_METRICS: %w", err)
-	}
-	err = scanEach(rows, func(rs *sql.Rows) error {
+	err := queryEach(ctx, q, "INNODB_METRICS", func(rs *sql.Rows) error {
 		var name string
 		var n int64
 		if err := rs.Scan(&name, &n); err != nil {
@@ -320,21 +305,13 @@ func (r *Reader) readMetrics(ctx context.Context, q Queryer) (map[string]int64, 
 		}
 		out[name] = n
 		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("innodb: reading INNODB_METRICS: %w", err)
-	}
-	return out, nil
+	}, "SELECT NAME, COUNT FROM information_schema.INNODB_METRICS WHERE NAME IN ("+placeholders(len(r.metrics))+")", args...)
+	return out, err
 }
 
 func (r *Reader) readTables(ctx context.Context, q Queryer) (map[string]tableRows, error) {
-	rows, err := q.QueryContext(ctx, `SELECT OBJECT_NAME, COUNT_INSERT, COUNT_UPDATE, COUNT_DELETE
-		FROM performance_schema.table_io_waits_summary_by_table WHERE OBJECT_TYPE = 'TABLE' AND OBJECT_SCHEMA = ?`, r.database)
-	if err != nil {
-		return nil, fmt.Errorf("innodb: reading performance_schema.table_io_waits_summary_by_table: %w", err)
-	}
 	out := map[string]tableRows{}
-	err = scanEach(rows, func(rs *sql.Rows) error {
+	err := queryEach(ctx, q, "performance_schema.table_io_waits_summary_by_table", func(rs *sql.Rows) error {
 		var name string
 		var t tableRows
 		if err := rs.Scan(&name, &t.inserted, &t.updated, &t.deleted); err != nil {
@@ -342,25 +319,17 @@ func (r *Reader) readTables(ctx context.Context, q Queryer) (map[string]tableRow
 		}
 		out[name] = t
 		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("innodb: reading performance_schema.table_io_waits_summary_by_table: %w", err)
-	}
-	return out, nil
+	}, `SELECT OBJECT_NAME, COUNT_INSERT, COUNT_UPDATE, COUNT_DELETE
+		FROM performance_schema.table_io_waits_summary_by_table WHERE OBJECT_TYPE = 'TABLE' AND OBJECT_SCHEMA = ?`, r.database)
+	return out, err
 }
 
 // observing matches the texts of the observers' own statements: never the run's.
 var observing = regexp.MustCompile(`(?i)information_schema|performance_schema`)
 
 func (r *Reader) readDigests(ctx context.Context, q Queryer) (map[string]dbstats.Statement, error) {
-	rows, err := q.QueryContext(ctx, `SELECT COALESCE(DIGEST, ''), COALESCE(DIGEST_TEXT, ''), COUNT_STAR, SUM_TIMER_WAIT,
-		SUM_ROWS_AFFECTED + SUM_ROWS_SENT
-		FROM performance_schema.events_statements_summary_by_digest WHERE SCHEMA_NAME = ?`, r.database)
-	if err != nil {
-		return nil, fmt.Errorf("innodb: reading performance_schema.events_statements_summary_by_digest: %w", err)
-	}
 	out := map[string]dbstats.Statement{}
-	err = scanEach(rows, func(rs *sql.Rows) error {
+	err := queryEach(ctx, q, "performance_schema.events_statements_summary_by_digest", func(rs *sql.Rows) error {
 		var digest string
 		var s dbstats.Statement
 		var picoseconds uint64
@@ -374,11 +343,9 @@ func (r *Reader) readDigests(ctx context.Context, q Queryer) (map[string]dbstats
 		s.Control = dbstats.IsControl(s.Query)
 		out[digest] = s
 		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("innodb: reading performance_schema.events_statements_summary_by_digest: %w", err)
-	}
-	return out, nil
+	}, `SELECT COALESCE(DIGEST, ''), COALESCE(DIGEST_TEXT, ''), COUNT_STAR, SUM_TIMER_WAIT, SUM_ROWS_AFFECTED + SUM_ROWS_SENT
+		FROM performance_schema.events_statements_summary_by_digest WHERE SCHEMA_NAME = ?`, r.database)
+	return out, err
 }
 
 // DatabaseWide names the figures that count every session of the server (or, for the

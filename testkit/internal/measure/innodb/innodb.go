@@ -90,22 +90,18 @@ func Probe(ctx context.Context, q Queryer) (*Server, error) {
 		return nil, fmt.Errorf("innodb: reading the server's version: %w", err)
 	}
 	tables := map[string]bool{}
-	rows, err := q.QueryContext(ctx, `SELECT LOWER(TABLE_SCHEMA), LOWER(TABLE_NAME) FROM information_schema.TABLES
-		WHERE (LOWER(TABLE_SCHEMA) = 'information_schema' AND LOWER(TABLE_NAME) IN ('innodb_lock_waits', 'innodb_locks', 'innodb_trx', 'innodb_metrics', 'global_status'))
-		   OR (LOWER(TABLE_SCHEMA) = 'performance_schema' AND LOWER(TABLE_NAME) IN ('data_lock_waits', 'data_locks', 'session_connect_attrs', 'global_status'))`)
-	if err != nil {
-		return nil, fmt.Errorf("innodb: listing the lock tables: %w", err)
-	}
-	err = scanEach(rows, func(r *sql.Rows) error {
+	err := queryEach(ctx, q, "the lock tables", func(r *sql.Rows) error {
 		var schema, name string
 		if err := r.Scan(&schema, &name); err != nil {
 			return err
 		}
 		tables[schema+"."+name] = true
 		return nil
-	})
+	}, `SELECT LOWER(TABLE_SCHEMA), LOWER(TABLE_NAME) FROM information_schema.TABLES
+		WHERE (LOWER(TABLE_SCHEMA) = 'information_schema' AND LOWER(TABLE_NAME) IN ('innodb_lock_waits', 'innodb_locks', 'innodb_trx', 'innodb_metrics', 'global_status'))
+		   OR (LOWER(TABLE_SCHEMA) = 'performance_schema' AND LOWER(TABLE_NAME) IN ('data_lock_waits', 'data_locks', 'session_connect_attrs', 'global_status'))`)
 	if err != nil {
-		return nil, fmt.Errorf("innodb: listing the lock tables: %w", err)
+		return nil, err
 	}
 	if !tables["information_schema.innodb_trx"] || !tables["information_schema.innodb_metrics"] {
 		return nil, errors.New("innodb: the server has no information_schema.INNODB_TRX or INNODB_METRICS: is InnoDB its engine?")
@@ -121,14 +117,7 @@ func Probe(ctx context.Context, q Queryer) (*Server, error) {
 	if !tables["information_schema.global_status"] {
 		s.globalStatus = "performance_schema.global_status"
 	}
-	rows, err = q.QueryContext(ctx, `SELECT UPPER(TABLE_NAME), UPPER(COLUMN_NAME) FROM information_schema.COLUMNS
-		WHERE LOWER(TABLE_SCHEMA) = 'information_schema'
-		  AND ((UPPER(TABLE_NAME) = 'PROCESSLIST' AND UPPER(COLUMN_NAME) = 'TIME_MS')
-		    OR (UPPER(TABLE_NAME) = 'INNODB_METRICS' AND UPPER(COLUMN_NAME) IN ('ENABLED', 'STATUS')))`)
-	if err != nil {
-		return nil, fmt.Errorf("innodb: reading the columns of PROCESSLIST and INNODB_METRICS: %w", err)
-	}
-	err = scanEach(rows, func(r *sql.Rows) error {
+	err = queryEach(ctx, q, "the columns of PROCESSLIST and INNODB_METRICS", func(r *sql.Rows) error {
 		var table, column string
 		if err := r.Scan(&table, &column); err != nil {
 			return err
@@ -142,14 +131,29 @@ func Probe(ctx context.Context, q Queryer) (*Server, error) {
 			s.metricsEnabled = "STATUS = 'enabled'"
 		}
 		return nil
-	})
+	}, `SELECT UPPER(TABLE_NAME), UPPER(COLUMN_NAME) FROM information_schema.COLUMNS
+		WHERE LOWER(TABLE_SCHEMA) = 'information_schema'
+		  AND ((UPPER(TABLE_NAME) = 'PROCESSLIST' AND UPPER(COLUMN_NAME) = 'TIME_MS')
+		    OR (UPPER(TABLE_NAME) = 'INNODB_METRICS' AND UPPER(COLUMN_NAME) IN ('ENABLED', 'STATUS')))`)
 	if err != nil {
-		return nil, fmt.Errorf("innodb: reading the columns of PROCESSLIST and INNODB_METRICS: %w", err)
+		return nil, err
 	}
 	if s.metricsEnabled == "" {
 		return nil, errors.New("innodb: information_schema.INNODB_METRICS has neither ENABLED nor STATUS")
 	}
 	return s, nil
+}
+
+// queryEach runs query on q and calls fn for each row; its error says what was read.
+func queryEach(ctx context.Context, q Queryer, what string, fn func(*sql.Rows) error, query string, args ...any) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err == nil {
+		err = scanEach(rows, fn)
+	}
+	if err != nil {
+		return fmt.Errorf("innodb: reading %s: %w", what, err)
+	}
+	return nil
 }
 
 // scanEach calls fn for each row, then closes rows and returns the first error.
