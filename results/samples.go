@@ -47,11 +47,17 @@ type Sample struct {
 	OldestLockWaitMs  float64          `json:"oldest_lock_wait_ms"`
 	BlockedSessions   *int64           `json:"blocked_sessions,omitempty"`
 	Blockers          *int64           `json:"blockers,omitempty"`
-	PoolAcquired      int32            `json:"pool_acquired"`
-	PoolIdle          int32            `json:"pool_idle"`
-	PoolMax           int32            `json:"pool_max"`
-	PoolUsageBasisPts int64            `json:"pool_usage_basis_points"`
-	PoolPressure      bool             `json:"pool_pressure,omitempty"`
+	// Blocker is the transaction blocking the most waiters at this instant, where the
+	// database names it (InnoDB); ServerLockWaits every session's row lock waits on the server
+	// (InnoDB's Innodb_row_lock_current_waits, other databases' sessions too). Both absent on
+	// PostgreSQL.
+	Blocker           *Blocker `json:"blocker,omitempty"`
+	ServerLockWaits   *int64   `json:"server_lock_waits,omitempty"`
+	PoolAcquired      int32    `json:"pool_acquired"`
+	PoolIdle          int32    `json:"pool_idle"`
+	PoolMax           int32    `json:"pool_max"`
+	PoolUsageBasisPts int64    `json:"pool_usage_basis_points"`
+	PoolPressure      bool     `json:"pool_pressure,omitempty"`
 	// ServerSessions is the service's sessions on PostgreSQL at this instant (Pool's
 	// MaxServerSessions); Pooler the pooler's state (--pooler).
 	ServerSessions    int64         `json:"server_sessions,omitempty"`

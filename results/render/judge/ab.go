@@ -129,6 +129,7 @@ var abMetrics = []abMetricSpec{
 	{results.MetricStatementsPerRequest, verdict.LowerIsBetter},
 	{results.MetricCommitsPerRequest, verdict.LowerIsBetter},
 	{results.MetricWALBytesPerRequest, verdict.LowerIsBetter},
+	{results.MetricRedoBytesPerRequest, verdict.LowerIsBetter},
 }
 
 type abMetricSpec struct {

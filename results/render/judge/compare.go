@@ -64,6 +64,7 @@ var CostFloors = map[string]float64{
 	results.MetricStatementsPerRequest: 0.01,
 	results.MetricCommitsPerRequest:    0.01,
 	results.MetricWALBytesPerRequest:   32,
+	results.MetricRedoBytesPerRequest:  32,
 }
 
 // DefaultCalibrationTolerance widens each calibration's min–max band when deciding whether two
@@ -432,7 +433,8 @@ func compareEntries(rep *results.Report) []compareEntry {
 }
 
 // costMetrics are the per-request figures MaxCostIncrease judges.
-var costMetrics = []string{results.MetricStatementsPerRequest, results.MetricCommitsPerRequest, results.MetricWALBytesPerRequest}
+var costMetrics = []string{results.MetricStatementsPerRequest, results.MetricCommitsPerRequest, results.MetricWALBytesPerRequest,
+	results.MetricRedoBytesPerRequest}
 
 // databaseWide reports whether a run's figure behind a cost metric counted other sessions as
 // well: on a server this invocation did not start, for the figures the report lists as
@@ -443,6 +445,7 @@ func databaseWide(d *results.Database, metric string) bool {
 	}
 	words := map[string][]string{
 		results.MetricWALBytesPerRequest:   {"wal"},
+		results.MetricRedoBytesPerRequest:  {"redo"},
 		results.MetricCommitsPerRequest:    {"commit", "xact"},
 		results.MetricStatementsPerRequest: {"statement"},
 	}[metric]
@@ -674,6 +677,7 @@ func comparePair(o, n compareEntry, th Thresholds, machines MachineBasis) Pair {
 		{results.MetricStatementsPerRequest, "statements/request"},
 		{results.MetricCommitsPerRequest, "commits/request"},
 		{results.MetricWALBytesPerRequest, "WAL bytes/request"},
+		{results.MetricRedoBytesPerRequest, "redo bytes/request"},
 	} {
 		d, ok := delta(c.metric, TierMachineIndependent)
 		if !ok {
@@ -769,6 +773,8 @@ func metricLabel(metric string) (label string, format func(float64) string) {
 		return "commits/request", render.FormatPerRequest
 	case results.MetricWALBytesPerRequest:
 		return "WAL bytes/request", render.FormatPerRequest
+	case results.MetricRedoBytesPerRequest:
+		return "redo bytes/request", render.FormatPerRequest
 	case results.MetricRowVersionsPerRequest:
 		return "row versions/request", render.FormatPerRequest
 	case results.MetricMaxLockWaiters:

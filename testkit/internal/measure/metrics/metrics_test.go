@@ -44,13 +44,14 @@ func TestServerShowsRunsAndKeepsFinalValues(t *testing.T) {
 	}
 	defer srv.Close()
 	live := finishedLoad(t, 1000)
-	depth := int64(5)
+	depth, serverWaits := int64(5), int64(7)
 	run := srv.Watch(Source{
 		Labels: Labels{Suite: "s", Mode: "async", Role: "both", Run: 2, Level: 8},
 		Live:   live,
 		Monitor: func() results.Sample {
 			return results.Sample{WaitersByLockType: map[string]int64{"tuple": 3}, ServerSessions: 16,
-				Pooler: &results.PoolerSample{ClientsActive: 40, ClientsWaiting: 24, ServersActive: 16, MaxWaitMs: 1500}}
+				ServerLockWaits: &serverWaits,
+				Pooler:          &results.PoolerSample{ClientsActive: 40, ClientsWaiting: 24, ServersActive: 16, MaxWaitMs: 1500}}
 		},
 		HotTables:  []string{"api_keys"},
 		Queue:      func() results.QueueMetrics { return results.QueueMetrics{Depth: depth, FlushedTotal: 7} },
@@ -68,6 +69,7 @@ func TestServerShowsRunsAndKeepsFinalValues(t *testing.T) {
 	for name, want := range map[string]float64{
 		RequestsCompleted: 990, RequestsFailed: 10, RequestDuration: 990, QueueDepth: 5, QueueFlushed: 7,
 		PersistLag: 100, RunFinished: 0, ServerSessions: 16, PoolerClientsWaiting: 24, PoolerServersActive: 16, PoolerMaxWait: 1.5,
+		ServerLockWaits: 7,
 	} {
 		if got, ok := s[metricstest.Series(name, labels...)]; !ok || got != want {
 			t.Errorf("%s = %v (present %v), want %v", name, got, ok, want)

@@ -21,6 +21,9 @@ const (
 	LockWaiters           = "hotspotkit_lock_waiters"
 	LockWaitersByRelation = "hotspotkit_lock_waiters_by_relation"  // label relation
 	LockWaitersByLockType = "hotspotkit_lock_waiters_by_lock_type" // label lock_type
+	// ServerLockWaits is every session's row lock waits on the server (InnoDB's; absent on
+	// PostgreSQL).
+	ServerLockWaits = "hotspotkit_server_lock_waits"
 
 	PoolAcquired = "hotspotkit_pool_acquired_connections"
 	PoolIdle     = "hotspotkit_pool_idle_connections"
@@ -73,11 +76,12 @@ var defs = []metricDef{
 	{AcquireWait, "Time measured requests waited for a connection of the load's pool.", histogram, ""},
 	{LockWaiters, "Sessions of the run waiting for a lock (latest monitor sample).", prometheus.GaugeValue, ""},
 	{LockWaitersByRelation, "Lock waiters by the table they queue on (latest monitor sample).", prometheus.GaugeValue, "relation"},
-	{LockWaitersByLockType, "Lock waiters by pg_locks lock type (latest monitor sample).", prometheus.GaugeValue, "lock_type"},
+	{LockWaitersByLockType, "Lock waiters by lock type: pg_locks' locktype, InnoDB's lock type and mode (latest monitor sample).", prometheus.GaugeValue, "lock_type"},
+	{ServerLockWaits, "Row lock waits of every session of the server, the run's and others' (InnoDB's Innodb_row_lock_current_waits, latest monitor sample; absent on PostgreSQL).", prometheus.GaugeValue, ""},
 	{PoolAcquired, "Connections of the load's pool in use.", prometheus.GaugeValue, ""},
 	{PoolIdle, "Idle connections of the load's pool.", prometheus.GaugeValue, ""},
 	{PoolMax, "Size of the load's pool (--max-connections).", prometheus.GaugeValue, ""},
-	{ServerSessions, "Sessions of the service PostgreSQL holds, idle ones too: through a pooler, its server connections (latest monitor sample).", prometheus.GaugeValue, ""},
+	{ServerSessions, "Sessions of the service the database holds, idle ones too: through a pooler, its server connections (latest monitor sample).", prometheus.GaugeValue, ""},
 	{PoolerClientsActive, "Client connections of the pooler linked to a server connection or idle (SHOW POOLS cl_active, latest monitor sample).", prometheus.GaugeValue, ""},
 	{PoolerClientsWaiting, "Client connections waiting in the pooler for a server connection (SHOW POOLS cl_waiting, latest monitor sample).", prometheus.GaugeValue, ""},
 	{PoolerServersActive, "The pooler's server connections linked to a client (SHOW POOLS sv_active, latest monitor sample).", prometheus.GaugeValue, ""},
@@ -183,6 +187,9 @@ func (s Source) metrics(finished bool) []prometheus.Metric {
 		}
 		e.byLabel(LockWaitersByRelation, byRel)
 		e.byLabel(LockWaitersByLockType, m.WaitersByLockType)
+		if m.ServerLockWaits != nil {
+			e.value(ServerLockWaits, float64(*m.ServerLockWaits))
+		}
 		if m.OutboxPending != nil {
 			e.value(OutboxPending, float64(*m.OutboxPending))
 		}

@@ -121,6 +121,9 @@ func TestWaitersAreAttributedToTheHotTable(t *testing.T) {
 	if locks.MaxLockWaitMs <= 0 {
 		t.Errorf("max lock wait %v ms, want > 0", locks.MaxLockWaitMs)
 	}
+	if got := locks.MaxLockWaitMsByRelation; len(got) != 1 || got["api_keys"] != locks.MaxLockWaitMs {
+		t.Errorf("longest wait by table %v, want api_keys alone at %v ms", got, locks.MaxLockWaitMs)
+	}
 	// The holder is idle in its transaction; the head waiter waits on its transactionid and
 	// the others queue on the tuple lock.
 	waits := m.WaitEvents()

@@ -27,7 +27,7 @@ func (e *engine) monitorConfig(r *run, pool *pgxpool.Pool, wl *testkit.Workload,
 	mcfg := monitor.Config{
 		Interval:   time.Duration(c.MonitorIntervalMs) * time.Millisecond,
 		HotTables:  e.info.HotTables,
-		Pool:       pool,
+		Pool:       monitor.PgxPool(pool),
 		PendingSQL: wl.PendingSQL,
 		TotalSQL:   e.info.TotalSQL,
 		Progress:   func() (int64, int64) { return live.Completed(), live.Failed() },
