@@ -62,6 +62,7 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	printWaits(&b, rep) // pooler.go
 	printCalibration(&b, rep.Environment.Calibration, false)
 	printRequestTime(&b, rep, false)
+	printGenerator(&b, rep) // generator.go
 	printProblems(&b, rep)
 	printChurn(&b, rep)
 	printOpenLoop(&b, rep, false)
@@ -82,6 +83,10 @@ func wideSummary(w io.Writer, rep *results.Report, modes []string) {
 	printCalibration(w, rep.Environment.Calibration, true)
 	printFlushTime(w, rep)
 	printRequestTime(w, rep, true)
+	printGenerator(w, rep) // generator.go
+	for _, f := range generatorFindings(rep.Runs) {
+		fmt.Fprintf(w, "- %s\n", f)
+	}
 	printProblems(w, rep)
 	printChurn(w, rep)
 	printOpenLoop(w, rep, true)

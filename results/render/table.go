@@ -63,6 +63,8 @@ const (
 	ColServerSessions = "server_sessions"
 	// ColAcquireWait is the p99 of the load's wait for a pool connection.
 	ColAcquireWait = "acquire_wait_p99_ms"
+	// ColClientCPU is the generator's processor time per request over the run's window.
+	ColClientCPU = "client_cpu_us_per_request"
 )
 
 const (
@@ -100,6 +102,7 @@ var TableColumns = []Column{
 	{ColPoolerWaiting, "pooler waiting / avg wait ms", true},
 	{ColServerSessions, "pg sessions", true},
 	{ColAcquireWait, "pool wait p99 ms", true},
+	{ColClientCPU, "client CPU µs/req", true},
 }
 
 // TableData is the baseline table: one row per run, or per summary when a report has them.
@@ -248,6 +251,7 @@ var metricColumns = map[string]struct {
 	ColHottestShare:    {results.MetricHottestShare, formatShare},
 	ColServerSessions:  {results.MetricServerSessions, formatCount},
 	ColAcquireWait:     {results.MetricAcquireWaitP99Ms, formatMs},
+	ColClientCPU:       {results.MetricClientCPUPerRequestUs, formatPerRequest},
 }
 
 // queueCountPairs are the columns that show two counts of a queue run, "a / b" (medians).

@@ -22,7 +22,11 @@
 // the flushers', not the engine's observers) by wait_event_type:wait_event from
 // pg_stat_activity, "active" for those running and not waiting; a session idle in a
 // transaction shows as Client:ClientRead (the transaction waits on the client). The run keeps
-// the totals over its samples.
+// the totals over its samples. Each sample also counts the service's sessions waiting on the
+// client (idle, or idle in a transaction), and the run keeps their sums beside the sessions'.
+//
+// The process itself: each sample records its share of the machine's processors since the
+// sample before (package clientcost), and the run keeps the most goroutines seen.
 package monitor
 
 import (
@@ -30,6 +34,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -40,6 +45,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/clientcost"
 )
 
 // AppNamePattern selects the sessions that belong to hotspotkit (application_name LIKE).
@@ -108,6 +114,10 @@ type Monitor struct {
 	series []Point
 	// pooler keeps the maxima of Config.Pooler's readings (Pooler).
 	pooler results.Pooler
+	// cpu gives each sample the process's share of the machine since the sample before;
+	// maxGoroutines is the most goroutines at a sample.
+	cpu           *clientcost.Sampler
+	maxGoroutines int
 }
 
 type poolCounters struct{ acquire, empty, canceled int64 }
@@ -132,7 +142,7 @@ func Start(ctx context.Context, connect Connect, cfg Config) (*Monitor, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	scanned, sized := scannable(ctx, conn, cfg.HotTables)
 	m := &Monitor{cfg: cfg, conn: conn, connect: connect, lockSQL: lockQueryFor(scanned), start: time.Now(), cancel: cancel, done: make(chan struct{}), minIdle: math.MaxInt32,
-		waits: map[string]int64{}, totalRead: hist.New()}
+		waits: map[string]int64{}, totalRead: hist.New(), cpu: clientcost.NewSampler()}
 	if sized {
 		m.statements++
 	}
@@ -329,8 +339,10 @@ WHERE datname = current_database()
   AND pid <> pg_backend_pid()
   AND backend_type = 'client backend'`
 
-// sessionQuery counts the service's sessions (Pool.MaxServerSessions, at each sample).
-const sessionQuery = `SELECT count(*)` + serviceSessions
+// sessionQuery counts the service's sessions (Pool.MaxServerSessions, at each sample), and
+// those of them waiting on the client: idle, or in a transaction waiting for its next
+// statement (a wait event of type Client).
+const sessionQuery = `SELECT count(*), count(*) FILTER (WHERE state = 'idle' OR wait_event_type = 'Client')` + serviceSessions
 
 // ServiceSessions returns the backend PIDs of the service's sessions on conn's server, as the
 // samples count them: a pooler's server connections, whose backends a run's database figures
@@ -421,7 +433,7 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 			waits, waitErr = readWaitEvents(br)
 		}
 		if err == nil && waitErr == nil {
-			waitErr = br.QueryRow().Scan(&s.ServerSessions)
+			waitErr = br.QueryRow().Scan(&s.ServerSessions, &s.SessionsOnClient)
 		}
 		if cerr := br.Close(); cerr != nil && err == nil && waitErr == nil {
 			waitErr = cerr
@@ -525,6 +537,11 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 	if m.cfg.Process {
 		s.RSSBytes, s.Goroutines, s.OpenConns = processStats()
 	}
+	goroutines := s.Goroutines
+	if !m.cfg.Process {
+		goroutines = runtime.NumGoroutine()
+	}
+	s.ClientCPUShare = m.cpu.Share(now)
 	if sampleErr != nil {
 		s.SampleError = sampleErr.Error()
 	}
@@ -535,6 +552,7 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 		m.totalRead.Record(readTime)
 	}
 	m.statements += statements
+	m.maxGoroutines = max(m.maxGoroutines, goroutines)
 	m.fold(&s, lockOK, slow)
 	m.foldPooler(s.Pooler, poolerErr)
 	if waitErr != nil && lockOK {
@@ -586,6 +604,8 @@ func (m *Monitor) fold(s *results.Sample, lockOK, slow bool) {
 		m.waits[event] += n
 	}
 	m.pool.MaxServerSessions = max(m.pool.MaxServerSessions, s.ServerSessions)
+	m.pool.SessionSamples += s.ServerSessions
+	m.pool.ClientWaitSamples += s.SessionsOnClient
 	if m.cfg.Pool != nil {
 		p := &m.pool
 		p.MaxAcquired = max(p.MaxAcquired, s.PoolAcquired)
@@ -632,6 +652,13 @@ func (m *Monitor) Last() results.Sample {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.last
+}
+
+// MaxGoroutines returns the most goroutines the process had at a sample so far.
+func (m *Monitor) MaxGoroutines() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.maxGoroutines
 }
 
 // Series returns the progress and process figures of every sample so far, in time order
