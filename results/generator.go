@@ -123,10 +123,12 @@ func PhaseOf(wall, clientCPU time.Duration, serverCPU time.Duration, serverKnown
 //
 //  1. Processors. Where the client shares processors with the server (or the server's are
 //     not known): the processors the client may run on were busy at least GeneratorSaturated
-//     of the window, and the client took at least GeneratorCPUPart of that busy time. Every
-//     processor-second it spent there was one the server, or the client's own next request,
-//     waited for. Where the two were pinned apart: the client used at least
-//     GeneratorSaturated of its own processors, so that it could not have sent faster.
+//     of the window, and the client took at least GeneratorCPUPart of the processor time it
+//     and the server spent together (where the server's was not read, of the processors' busy
+//     time). On saturated processors every processor-second the client spent was one the
+//     server waited for: at a quarter, the server could have had a third more. Where the two
+//     were pinned apart: the client used at least GeneratorSaturated of its own processors,
+//     so that it could not have sent faster.
 //  2. Scheduling and GC. Goroutines waited runnable for a processor, at p99, at least
 //     GeneratorSchedLag of what the run measured at its median (the request's p50; a queue
 //     mode's persist lag p50, its request being an enqueue); or the collector stopped the
@@ -152,7 +154,8 @@ type GeneratorVerdict struct {
 	// Apart: the server's processors are known and the client shared none of them. CoresBusy
 	// is then the share of its own processors the client used, else the share of the window
 	// they were busy (by anyone; the client's and the server's time where /proc/stat was not
-	// read); ClientPart is the client's share of that busy time.
+	// read). ClientPart is the client's share of the processor time it and the server spent
+	// (of the busy time where the server's was not read; 1 when apart).
 	Apart      bool
 	CoresBusy  float64
 	ClientPart float64
@@ -203,7 +206,11 @@ func GeneratorLimit(r Run) (v GeneratorVerdict, ok bool) {
 			}
 			v.CoresBusy = min(used/float64(cores), 1)
 		}
-		if !v.Apart && v.CoresBusy > 0 {
+		switch {
+		case v.Apart:
+		case g.Server != nil && g.Client.Cores+g.Server.Cores > 0:
+			v.ClientPart = g.Client.Cores / (g.Client.Cores + g.Server.Cores)
+		case v.CoresBusy > 0:
 			v.ClientPart = min(g.Client.Cores/(v.CoresBusy*float64(cores)), 1)
 		}
 		v.CPUBound = v.CoresBusy >= GeneratorSaturated && v.ClientPart >= GeneratorCPUPart

@@ -133,13 +133,13 @@ func boundParts(r results.Run, v results.GeneratorVerdict) []string {
 			parts = append(parts, fmt.Sprintf("pinned apart from the server, it used %s of its %s (%s cores, %s a request)",
 				formatShare(v.CoresBusy), coresText(g.ClientCores), formatPerRequest(g.Client.Cores), formatMicros(g.Client.PerRequestUs)))
 		} else {
-			s := fmt.Sprintf("the %s it ran on were %s busy and it took %s of that (%s cores, %s of the machine, %s a request",
-				coresText(max(g.ClientCores, 1)), formatShare(v.CoresBusy), formatShare(v.ClientPart), formatPerRequest(g.Client.Cores),
-				formatShare(g.Client.MachineShare), formatMicros(g.Client.PerRequestUs))
+			of := "of that"
 			if g.Server != nil {
-				s += fmt.Sprintf("; PostgreSQL %s cores beside it", formatPerRequest(g.Server.Cores))
+				of = fmt.Sprintf("of what it and PostgreSQL spent (%s cores against %s)", formatPerRequest(g.Client.Cores), formatPerRequest(g.Server.Cores))
 			}
-			parts = append(parts, s+")")
+			parts = append(parts, fmt.Sprintf("the %s it ran on were %s busy and it took %s %s: %s of the machine, %s a request",
+				coresText(max(g.ClientCores, 1)), formatShare(v.CoresBusy), formatShare(v.ClientPart), of,
+				formatShare(g.Client.MachineShare), formatMicros(g.Client.PerRequestUs)))
 		}
 	}
 	if v.SchedBound {

@@ -117,7 +117,7 @@ func checkColumn(c *testkit.Checks, t *expectedTable, col int, rows []string, wa
 	case FollowsNewest:
 		newestWant, newestGot = rest.newest[col], rest.newest[col]
 	}
-	var written, holding int64           // Assign, ServerTime: rows a request wrote, and of them those right
+	var written, holding int64 // Assign, ServerTime: rows a request wrote, and of them those right
 	for _, row := range rows {
 		w, g := wants[row].vals[col], got[row].cell(col)
 		ok := w.matches(g)
