@@ -257,8 +257,10 @@ func NewSampler() *Sampler {
 }
 
 // Share is the processor time the process used since the last call (or NewSampler) over the
-// machine's processors and the time between: 0.5 on two processors is one of them busy.
-func (s *Sampler) Share(now time.Time) float64 {
+// machine's processors and the time between: 0.5 on two processors is one of them busy. The
+// time is read with the processor time, so that the two cover the same span.
+func (s *Sampler) Share() float64 {
+	now := time.Now()
 	u, sys := ProcessCPU()
 	used, wall := u+sys-s.used, now.Sub(s.at)
 	s.at, s.used = now, u+sys

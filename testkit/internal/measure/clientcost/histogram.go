@@ -71,8 +71,8 @@ func (h histogram) sum() float64 {
 	return s
 }
 
-// quantile is the q-quantile of the values counted, interpolated within its bucket; 0 when
-// nothing was counted.
+// quantile is the q-quantile of the values counted, taken at the middle of its bucket as sum
+// takes every value (so that a p99 never exceeds the total); 0 when nothing was counted.
 func (h histogram) quantile(q float64) float64 {
 	n := h.count()
 	if n == 0 {
@@ -80,16 +80,16 @@ func (h histogram) quantile(q float64) float64 {
 	}
 	target := q * float64(n)
 	var cum float64
+	last := 0
 	for i, c := range h.counts {
 		if c == 0 {
 			continue
 		}
-		if cum+float64(c) >= target {
-			lo, hi := h.bounds(i)
-			return lo + (hi-lo)*(target-cum)/float64(c)
+		last = i
+		if cum += float64(c); cum >= target {
+			break
 		}
-		cum += float64(c)
 	}
-	lo, hi := h.bounds(len(h.counts) - 1)
-	return max(lo, hi)
+	lo, hi := h.bounds(last)
+	return (lo + hi) / 2
 }

@@ -541,7 +541,7 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 	if !m.cfg.Process {
 		goroutines = runtime.NumGoroutine()
 	}
-	s.ClientCPUShare = m.cpu.Share(now)
+	s.ClientCPUShare = m.cpu.Share()
 	if sampleErr != nil {
 		s.SampleError = sampleErr.Error()
 	}

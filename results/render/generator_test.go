@@ -1,0 +1,78 @@
+package render
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/resultstest"
+	"github.com/hotspotkit/hotspotkit/results"
+)
+
+// withGenerator is the fixtures' single report (sync, async-compact) with generator figures:
+// sync's client took 0.44 of the 1.62 cores it and the server spent on saturated cores (the
+// limit), async-compact's little of cores with room.
+func withGenerator() *results.Report {
+	rep := resultstest.SingleReport()
+	server := 0.2
+	rep.Runs[0].Generator = &results.Generator{WindowMs: 10000, Requests: 20000, MachineCores: 2, ClientCores: 2, ClientCoresBusy: 0.99,
+		Client: results.CPUUse{UserS: 1.5, SystemS: 2.9, PerRequestUs: 220, Cores: 0.44, MachineShare: 0.22},
+		Server: &results.CPUUse{PerRequestUs: 590, Cores: 1.18, MachineShare: 0.59}, ServerCores: 2, SharedCores: 2,
+		SchedLatencyP99Ms: 1.2, GCPauseTotalMs: 3,
+		SetUp: &results.Phase{WallMs: 1200, ClientCPUS: 0.05, ServerCPUS: &server}, Verification: &results.Phase{WallMs: 300, ClientCPUS: 0.06, ServerCPUS: &server}}
+	rep.Runs[1].Generator = &results.Generator{WindowMs: 625, Requests: 100000, MachineCores: 2, ClientCores: 2, ClientCoresBusy: 0.6,
+		Client: results.CPUUse{PerRequestUs: 5, Cores: 0.8, MachineShare: 0.4},
+		Server: &results.CPUUse{PerRequestUs: 2, Cores: 0.32, MachineShare: 0.16}, ServerCores: 2, SharedCores: 2,
+		SchedLatencyP99Ms: 2, GCPauseTotalMs: 0.5,
+		SetUp: &results.Phase{WallMs: 800, ClientCPUS: 0.04, ServerCPUS: &server}, Verification: &results.Phase{WallMs: 100, ClientCPUS: 0.01, ServerCPUS: &server}}
+	return rep
+}
+
+// TestGeneratorFindings: a run the generator limited gets a finding with the figures of the
+// rule that held; the others one saying it did not, with each rule's highest figure.
+func TestGeneratorFindings(t *testing.T) {
+	got := generatorFindings(withGenerator().Runs)
+	want := []string{
+		"sync: the generator was the limit: the 2 cores it ran on were 99.0% busy and it took 27.2% of what it and PostgreSQL spent (0.440 cores against 1.18): 22.0% of the machine, 220 µs a request",
+		"the generator was not the limit in the other runs: client 40.0% of the machine (0.800 cores of 2, 5 µs a request; the cores it ran on 60.0% busy; PostgreSQL 16.0% of the machine); goroutines' wait for a core p99 7.03% of the persist lag p50; GC pauses 0.080% of the window", // 2 ms of 85.3/3, 0.5 ms of 625
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	rep := withGenerator()
+	rep.Runs[0].Generator.ClientCoresBusy = 0.7 // room on the cores: neither run limited
+	got = generatorFindings(rep.Runs)
+	if len(got) != 1 || !strings.HasPrefix(got[0], "the generator was not the limit in any run: client at most 40.0% of the machine (async-compact: ") ||
+		!strings.Contains(got[0], "goroutines' wait for a core p99 at most 9.68% of the request p50 (sync)") { // 1.2 ms of 12.4
+		t.Errorf("no run limited: %q", got)
+	}
+	if got := generatorFindings(resultstest.SingleReport().Runs); got != nil {
+		t.Errorf("a report without the figures has findings about them: %q", got)
+	}
+}
+
+// TestSummaryShowsTheGenerator: the summary's lines say what the client and the server spent
+// per request and what the set-up and verification took, and the finding is among the others.
+func TestSummaryShowsTheGenerator(t *testing.T) {
+	var b strings.Builder
+	Summary(&b, withGenerator(), SummaryOptions{Modes: allModes, HotTables: counterHotTables})
+	out := strings.Join(strings.Fields(b.String()), " ") // unwrapped
+	for _, want := range []string{
+		"client CPU (the kit's own) and its share of the 2 cores over the window: sync 220 µs a request, 22.0% (PostgreSQL 590 µs, 59.0%); async-compact 5 µs a request, 40.0% (PostgreSQL 2 µs, 16.0%)",
+		"outside the windows, set-up 2.00 s (client 0.090 CPU-s, PostgreSQL 0.400 CPU-s), verification 400 ms (client 0.070 CPU-s, PostgreSQL 0.400 CPU-s), 2 runs in all",
+		"- sync: the generator was the limit:",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	Summary(&b, resultstest.SingleReport(), SummaryOptions{Modes: allModes})
+	if strings.Contains(b.String(), "client CPU") || strings.Contains(b.String(), "generator") {
+		t.Errorf("a report without the figures shows them:\n%s", b.String())
+	}
+	td := Table([]*results.Report{withGenerator()})
+	if c := cellsByTitle(t, td, 0)["client CPU µs/req"]; c != "220" {
+		t.Errorf("table cell %q, want 220", c)
+	}
+}
