@@ -54,7 +54,9 @@ func TestGeneratorLimit(t *testing.T) {
 			r.Generator.ClientCores, r.Generator.ServerCores, r.Generator.SharedCores = 1, 1, 0
 			r.Generator.ClientCoresBusy = 0.99 // other processes on its core: not the server's
 			return r
-		}, func(v GeneratorVerdict) bool { return v.Apart && !v.CPUBound && v.CoresBusy == 0.6 && v.ClientPart == 1 }},
+		}, func(v GeneratorVerdict) bool {
+			return v.Apart && !v.CPUBound && v.CoresBusy == 0.6 && v.ClientPart == 1
+		}},
 		{"pinned apart, its own core full: the limit", func() Run {
 			r := generatorRun(0.9, 0.5)
 			r.Generator.ClientCores, r.Generator.ServerCores, r.Generator.SharedCores = 1, 1, 0
@@ -64,14 +66,18 @@ func TestGeneratorLimit(t *testing.T) {
 			r := generatorRun(0.1, 0.5)
 			r.Generator.SchedLatencyP99Ms = 10
 			return r
-		}, func(v GeneratorVerdict) bool { return v.SchedBound && !v.CPUBound && v.SchedRef == "request p50" && v.SchedShare == 0.25 }},
+		}, func(v GeneratorVerdict) bool {
+			return v.SchedBound && !v.CPUBound && v.SchedRef == "request p50" && v.SchedShare == 0.25
+		}},
 		{"a queue mode's scheduling against its persist lag, not its enqueue", func() Run {
 			r := generatorRun(0.1, 0.5)
 			r.Load.LatencyMs.P50 = 0.002
 			r.Queue = &Queue{PersistLagMs: Latency{P50: 100}}
 			r.Generator.SchedLatencyP99Ms = 10
 			return r
-		}, func(v GeneratorVerdict) bool { return !v.Bound() && v.SchedRef == "persist lag p50" && v.SchedShare == 0.1 }},
+		}, func(v GeneratorVerdict) bool {
+			return !v.Bound() && v.SchedRef == "persist lag p50" && v.SchedShare == 0.1
+		}},
 		{"GC pauses 1% of the window: the limit", func() Run {
 			r := generatorRun(0.1, 0.5)
 			r.Generator.GCPauseTotalMs = 100
@@ -82,7 +88,9 @@ func TestGeneratorLimit(t *testing.T) {
 			r.Load.AcquireWaitMs.Mean = 9
 			r.Pool = Pool{SessionSamples: 640, ClientWaitSamples: 400}
 			return r
-		}, func(v GeneratorVerdict) bool { return v.PoolBound && v.PoolJudged && v.PoolWaitShare == 0.2 && v.SessionsOnClient == 0.625 }},
+		}, func(v GeneratorVerdict) bool {
+			return v.PoolBound && v.PoolJudged && v.PoolWaitShare == 0.2 && v.SessionsOnClient == 0.625
+		}},
 		{"a pool waiting on the server's locks: not the limit", func() Run {
 			r := generatorRun(0.1, 0.5)
 			r.Load.AcquireWaitMs.Mean = 30
