@@ -25,9 +25,9 @@ func printGenerator(w io.Writer, rep *results.Report) {
 		if !ok {
 			continue
 		}
-		part := fmt.Sprintf("%s %s a request, %s", shortModeLabel(row), formatMicros(c.Median), formatShare(m[results.MetricClientCPUShare].Median))
+		part := fmt.Sprintf("%s %s a request, %s", shortModeLabel(row), formatMicros(c.Median), shareText(m[results.MetricClientCPUShare].Median))
 		if s, ok := m[results.MetricServerCPUPerRequestUs]; ok {
-			part += fmt.Sprintf(" (PostgreSQL %s, %s)", formatMicros(s.Median), formatShare(m[results.MetricServerCPUShare].Median))
+			part += fmt.Sprintf(" (PostgreSQL %s, %s)", formatMicros(s.Median), shareText(m[results.MetricServerCPUShare].Median))
 		}
 		parts = append(parts, part)
 	}
@@ -131,27 +131,27 @@ func boundParts(r results.Run, v results.GeneratorVerdict) []string {
 	if v.CPUBound {
 		if v.Apart {
 			parts = append(parts, fmt.Sprintf("pinned apart from the server, it used %s of its %s (%s cores, %s a request)",
-				formatShare(v.CoresBusy), coresText(g.ClientCores), formatPerRequest(g.Client.Cores), formatMicros(g.Client.PerRequestUs)))
+				shareText(v.CoresBusy), coresText(g.ClientCores), formatPerRequest(g.Client.Cores), formatMicros(g.Client.PerRequestUs)))
 		} else {
 			of := "of that"
 			if g.Server != nil {
 				of = fmt.Sprintf("of what it and PostgreSQL spent (%s cores against %s)", formatPerRequest(g.Client.Cores), formatPerRequest(g.Server.Cores))
 			}
 			parts = append(parts, fmt.Sprintf("the %s it ran on were %s busy and it took %s %s: %s of the machine, %s a request",
-				coresText(max(g.ClientCores, 1)), formatShare(v.CoresBusy), formatShare(v.ClientPart), of,
-				formatShare(g.Client.MachineShare), formatMicros(g.Client.PerRequestUs)))
+				coresText(max(g.ClientCores, 1)), shareText(v.CoresBusy), shareText(v.ClientPart), of,
+				shareText(g.Client.MachineShare), formatMicros(g.Client.PerRequestUs)))
 		}
 	}
 	if v.SchedBound {
 		parts = append(parts, fmt.Sprintf("goroutines waited %s for a core at p99, %s of the %s (%s)",
-			FormatDuration(g.SchedLatencyP99Ms), formatShare(v.SchedShare), v.SchedRef, FormatDuration(v.SchedRefMs)))
+			FormatDuration(g.SchedLatencyP99Ms), shareText(v.SchedShare), v.SchedRef, FormatDuration(v.SchedRefMs)))
 	}
 	if v.GCBound {
-		parts = append(parts, fmt.Sprintf("the collector paused it %s in all, %s of the window", FormatDuration(g.GCPauseTotalMs), formatShare(v.GCShare)))
+		parts = append(parts, fmt.Sprintf("the collector paused it %s in all, %s of the window", FormatDuration(g.GCPauseTotalMs), shareText(v.GCShare)))
 	}
 	if v.PoolBound {
 		parts = append(parts, fmt.Sprintf("requests waited %s of their time for a pool connection while %s of the server's sessions waited on the client",
-			formatShare(v.PoolWaitShare), formatShare(v.SessionsOnClient)))
+			shareText(v.PoolWaitShare), shareText(v.SessionsOnClient)))
 	}
 	return parts
 }
@@ -191,18 +191,18 @@ func notBoundText(runs []results.Run, verdicts []results.GeneratorVerdict, other
 	g := runs[i].Generator
 	detail := []string{fmt.Sprintf("%s cores of %d, %s a request", formatPerRequest(g.Client.Cores), g.MachineCores, formatMicros(g.Client.PerRequestUs))}
 	if v := verdicts[i]; v.Apart {
-		detail = append(detail, fmt.Sprintf("pinned apart from the server, %s of its %s", formatShare(v.CoresBusy), coresText(g.ClientCores)))
+		detail = append(detail, fmt.Sprintf("pinned apart from the server, %s of its %s", shareText(v.CoresBusy), coresText(g.ClientCores)))
 	} else if v.CoresBusy > 0 {
-		detail = append(detail, fmt.Sprintf("the cores it ran on %s busy", formatShare(v.CoresBusy)))
+		detail = append(detail, fmt.Sprintf("the cores it ran on %s busy", shareText(v.CoresBusy)))
 	}
 	if g.Server != nil {
-		detail = append(detail, fmt.Sprintf("PostgreSQL %s of the machine", formatShare(g.Server.MachineShare)))
+		detail = append(detail, fmt.Sprintf("PostgreSQL %s of the machine", shareText(g.Server.MachineShare)))
 	}
 	label := ""
 	if several {
 		label = runLabel(runs[i]) + ": "
 	}
-	parts = append(parts, fmt.Sprintf("client %s%s of the machine (%s%s)", atMost, formatShare(share), label, strings.Join(detail, "; ")))
+	parts = append(parts, fmt.Sprintf("client %s%s of the machine (%s%s)", atMost, shareText(share), label, strings.Join(detail, "; ")))
 	unjudged := -1.0 // below every share: a run the rule could not judge is never the most
 	if i, share := most(func(i int) float64 {
 		if verdicts[i].SchedRefMs <= 0 {
@@ -210,19 +210,28 @@ func notBoundText(runs []results.Run, verdicts []results.GeneratorVerdict, other
 		}
 		return verdicts[i].SchedShare
 	}); share > unjudged {
-		parts = append(parts, fmt.Sprintf("goroutines' wait for a core p99 %s%s of the %s%s", atMost, formatShare(share), verdicts[i].SchedRef, which(i)))
+		parts = append(parts, fmt.Sprintf("goroutines' wait for a core p99 %s%s of the %s%s", atMost, shareText(share), verdicts[i].SchedRef, which(i)))
 	}
 	i, share = most(func(i int) float64 { return verdicts[i].GCShare })
-	parts = append(parts, fmt.Sprintf("GC pauses %s%s of the window%s", atMost, formatShare(share), which(i)))
+	parts = append(parts, fmt.Sprintf("GC pauses %s%s of the window%s", atMost, shareText(share), which(i)))
 	if i, share := most(func(i int) float64 {
 		if !verdicts[i].PoolJudged {
 			return unjudged
 		}
 		return verdicts[i].PoolWaitShare
 	}); share > unjudged {
-		parts = append(parts, fmt.Sprintf("pool wait %s%s of a request's time%s", atMost, formatShare(share), which(i)))
+		parts = append(parts, fmt.Sprintf("pool wait %s%s of a request's time%s", atMost, shareText(share), which(i)))
 	}
 	return head + ": " + strings.Join(parts, "; ")
+}
+
+// shareText writes a share as formatShare does, one below 0.01% as "<0.01%" (a GC pause's
+// share of a window, a pool's wait on an idle pool).
+func shareText(v float64) string {
+	if v > 0 && v < 0.0001 {
+		return "<0.01%"
+	}
+	return formatShare(v)
 }
 
 // coresText is "1 core", "2 cores".

@@ -76,3 +76,40 @@ func TestSummaryShowsTheGenerator(t *testing.T) {
 		t.Errorf("table cell %q, want 220", c)
 	}
 }
+
+// TestGeneratorVerdictOnRecordedRuns: TPC-B at scale 10, sync, 64 workers for 20 s, two rounds
+// turn about on one busy 2-core machine (runs/weight): sharing both cores with the server,
+// the client took over a quarter of what the two spent on saturated cores, and the generator
+// was the limit; pinned apart (the server on CPU 0, the client on CPU 1), it used under half of
+// its core, and was not.
+func TestGeneratorVerdictOnRecordedRuns(t *testing.T) {
+	for _, c := range []struct {
+		file    string
+		bound   bool
+		finding string
+	}{
+		{"tpcb_s10_shared_1", true, "sync: the generator was the limit: the 2 cores it ran on were 98.4% busy and it took 27.2% of what it and PostgreSQL spent (0.467 cores against 1.25): 23.3% of the machine, 190 µs a request; goroutines waited 4.72 ms for a core at p99, 26.5% of the request p50 (17.8 ms)"},
+		{"tpcb_s10_shared_2", true, "sync: the generator was the limit: the 2 cores it ran on were 99.5% busy and it took 27.9% of what it and PostgreSQL spent (0.468 cores against 1.21): 23.4% of the machine, 210 µs a request"},
+		{"tpcb_s10_pinned_1", false, "the generator was not the limit: client 24.1% of the machine (0.482 cores of 2, 300 µs a request; pinned apart from the server, 48.2% of its 1 core; PostgreSQL 47.6% of the machine); goroutines' wait for a core p99 2.79% of the request p50; GC pauses <0.01% of the window; pool wait <0.01% of a request's time"},
+		{"tpcb_s10_pinned_2", false, "the generator was not the limit: client 21.8% of the machine (0.436 cores of 2, 304 µs a request; pinned apart from the server, 43.6% of its 1 core; PostgreSQL 45.2% of the machine); goroutines' wait for a core p99 4.04% of the request p50; GC pauses <0.01% of the window; pool wait <0.01% of a request's time"},
+	} {
+		rep := readReport(t, "runs/weight/"+c.file+".json")
+		r := rep.Runs[0]
+		v, ok := results.GeneratorLimit(r)
+		if !ok || v.Bound() != c.bound {
+			t.Errorf("%s: bound %v (%v), want %v: %+v", c.file, v.Bound(), ok, c.bound, v)
+			continue
+		}
+		// The figures behind the verdict, from the run's own fields.
+		g := r.Generator
+		if pinnedApart := !c.bound; pinnedApart != (g.SharedCores == 0) || g.Server == nil || g.MachineCores != 2 {
+			t.Errorf("%s: server %v on %d cores, %d shared with the client", c.file, g.Server, g.ServerCores, g.SharedCores)
+		}
+		if c.bound && v.ClientPart != g.Client.Cores/(g.Client.Cores+g.Server.Cores) {
+			t.Errorf("%s: the client's part %v", c.file, v.ClientPart)
+		}
+		if got := Findings(rep, nil); !slices.Contains(got, c.finding) {
+			t.Errorf("%s: findings\n%s\nwant among them\n%s", c.file, strings.Join(got, "\n"), c.finding)
+		}
+	}
+}
