@@ -15,7 +15,8 @@ import (
 // warm-up) to the end of its drain, the window its throughput is counted over. The set-up
 // before the window and the verification after it have their own figures (SetUp,
 // Verification) and are never in a run's throughput. Absent from a report written before
-// them: not measured.
+// them (not measured), and from one merged from a split run's processes (each process's own
+// report has its own).
 type Generator struct {
 	// WindowMs is the measured window's length; Requests the requests completed in it
 	// (load.completed_requests), which the per-request figures divide by.
