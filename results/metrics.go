@@ -76,6 +76,12 @@ const (
 	// connection.
 	MetricAcquireWaitP95Ms = "acquire_wait_p95_ms"
 	MetricAcquireWaitP99Ms = "acquire_wait_p99_ms"
+	// The generator's processor time per request and its share of the machine over the run's
+	// window, and the local server's beside it (runs with Generator only; the server's where
+	// it was read).
+	MetricClientCPUPerRequestUs = "client_cpu_us_per_request"
+	MetricClientCPUShare        = "client_cpu_share"
+	MetricServerCPUShare        = "server_cpu_share"
 )
 
 // RateHeldFraction is the share of its arrivals an open-loop run must send to have held its
@@ -175,6 +181,14 @@ func runMetrics(r Run) map[string]float64 {
 	}
 	if r.Pool.MaxServerSessions > 0 {
 		m[MetricServerSessions] = float64(r.Pool.MaxServerSessions)
+	}
+	if g := r.Generator; g != nil && g.Requests > 0 {
+		m[MetricClientCPUPerRequestUs] = g.Client.PerRequestUs
+		m[MetricClientCPUShare] = g.Client.MachineShare
+		if g.Server != nil {
+			m[MetricServerCPUPerRequest] = g.Server.PerRequestUs
+			m[MetricServerCPUShare] = g.Server.MachineShare
+		}
 	}
 	if n := r.Network; n != nil && n.Postgres != nil && n.Postgres.Probes > 0 {
 		m[MetricRTTP50Ms] = n.Postgres.RTTMs.P50

@@ -247,6 +247,9 @@ type Run struct {
 	// RequestTime is where the request path's time went (nil when it sent no statement, as
 	// a queue mode's requests only enqueue, and in reports before version 6).
 	RequestTime *RequestTime `json:"request_time,omitempty"`
+	// Generator is what the load generator itself cost over the run, and the local server's
+	// processor time beside it (absent: not measured, a report written before it).
+	Generator *Generator `json:"generator,omitempty"`
 	// Efficiency is throughput over the machine's calibrated rate (0 without calibration):
 	// sync-style modes' completed requests/s over Calibration.HotRowUpdateRPSPool, queue modes'
 	// persisted records/s over Calibration.BatchedWriteRowsPerSec. EfficiencyBasis names which.
@@ -602,6 +605,12 @@ type Pool struct {
 	// suite's workers', through a pooler the pooler's) PostgreSQL held at once, from
 	// pg_stat_activity at each sample: the monitor's, the engine's and the probes' left out.
 	MaxServerSessions int64 `json:"max_server_sessions,omitempty"`
+	// SessionSamples sums the service's sessions over the samples, and ClientWaitSamples
+	// those of them that waited on the client: idle, or in a transaction waiting for its next
+	// statement (wait event Client:*). Their ratio is how much of the time the server's
+	// sessions sat waiting for the service (GeneratorLimit). Absent: not recorded.
+	SessionSamples    int64 `json:"session_samples,omitempty"`
+	ClientWaitSamples int64 `json:"client_wait_samples,omitempty"`
 }
 
 // Pooler is a run's pooler between the service and PostgreSQL (PgBouncer), as its admin

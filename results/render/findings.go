@@ -19,8 +19,9 @@ const BaselineMode = "sync"
 
 // Findings are the report's answers in plain words: per mode, against the baseline mode (sync,
 // else the report's first), its throughput ratio, the lock waiters on the hot table that had
-// most before and after, the WAL per request ratio and its persist lag p99; then whether every
-// write was found exactly once. hotTables are the suite's hot tables (nil: every table named).
+// most before and after, the WAL per request ratio and its persist lag p99; where requests
+// waited through a pooler; whether the generator was a run's limit; then whether every write
+// was found exactly once. hotTables are the suite's hot tables (nil: every table named).
 // The mode with the most throughput comes first. Modes that ran at several rungs (a ladder)
 // are compared at the baseline's rung only.
 func Findings(rep *results.Report, hotTables []string) []string {
@@ -44,7 +45,8 @@ func Findings(rep *results.Report, hotTables []string) []string {
 			}
 		}
 	}
-	out = append(out, waitFindings(rep.Runs)...) // pooler.go
+	out = append(out, waitFindings(rep.Runs)...)      // pooler.go
+	out = append(out, generatorFindings(rep.Runs)...) // generator.go
 	if v := verifiedFinding(rep.Runs); v != "" {
 		out = append(out, v)
 	}

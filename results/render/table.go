@@ -70,6 +70,8 @@ const (
 	ColRedo      = "redo_bytes_per_request"
 	ColDeadlocks = "deadlocks_timeouts"
 	ColServerCPU = "server_cpu_us_per_request"
+	// ColClientCPU is the generator's processor time per request over the run's window.
+	ColClientCPU = "client_cpu_us_per_request"
 )
 
 const (
@@ -110,6 +112,7 @@ var TableColumns = []Column{
 	{ColRedo, "redo B/req", true},
 	{ColDeadlocks, "deadlocks / timeouts", true},
 	{ColServerCPU, "server CPU µs/req", true},
+	{ColClientCPU, "client CPU µs/req", true},
 }
 
 // TableData is the baseline table: one row per run, or per summary when a report has them.
@@ -257,6 +260,7 @@ var metricColumns = map[string]struct {
 	ColAcquireWait:     {results.MetricAcquireWaitP99Ms, formatMs},
 	ColRedo:            {results.MetricRedoBytesPerRequest, formatPerRequest},
 	ColServerCPU:       {results.MetricServerCPUPerRequest, formatPerRequest},
+	ColClientCPU:       {results.MetricClientCPUPerRequestUs, formatPerRequest},
 }
 
 // queueCountPairs are the columns that show two counts of a queue run, "a / b" (medians).

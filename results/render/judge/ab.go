@@ -126,6 +126,7 @@ var abMetrics = []abMetricSpec{
 	{results.MetricP95Ms, verdict.LowerIsBetter},
 	{results.MetricP99Ms, verdict.LowerIsBetter},
 	{results.MetricPersistLagP99Ms, verdict.LowerIsBetter},
+	{results.MetricClientCPUPerRequestUs, verdict.LowerIsBetter},
 	{results.MetricStatementsPerRequest, verdict.LowerIsBetter},
 	{results.MetricCommitsPerRequest, verdict.LowerIsBetter},
 	{results.MetricWALBytesPerRequest, verdict.LowerIsBetter},

@@ -324,6 +324,9 @@ func (v *LockView) reading(all []row) monitor.Reading {
 		}
 		seen[x.id.Int64] = true
 		r.ServerSessions++
+		if x.command.String == "Sleep" { // idle, or idle in a transaction: waiting on its client
+			r.SessionsOnClient++
+		}
 		waiting := x.trxState.String == "LOCK WAIT"
 		if event := sessionState(x, waiting); event != "" {
 			r.WaitEvents[event]++

@@ -56,6 +56,12 @@ const (
 	StreamLength  = "hotspotkit_redis_stream_length_entries"
 	StreamPending = "hotspotkit_redis_stream_pending_entries"
 
+	// ClientCPU is the processor time this process — the load generator — used since the run
+	// began, and ClientCPUShare its share of the machine's processors between the monitor's
+	// latest two samples.
+	ClientCPU      = "hotspotkit_client_cpu_seconds_total"
+	ClientCPUShare = "hotspotkit_client_cpu_share"
+
 	RunFinished = "hotspotkit_run_finished"
 )
 
@@ -102,6 +108,8 @@ var defs = []metricDef{
 	{OutboxPending, "Outbox deltas not yet applied (latest monitor count, every second).", prometheus.GaugeValue, ""},
 	{StreamLength, "Entries in the Redis stream (not yet acknowledged).", prometheus.GaugeValue, ""},
 	{StreamPending, "Entries delivered to a consumer and not yet acknowledged.", prometheus.GaugeValue, ""},
+	{ClientCPU, "Processor time (user and system) this process, the load generator, used since the run began.", prometheus.CounterValue, ""},
+	{ClientCPUShare, "This process's processor time over the machine's processors between the monitor's latest two samples (0.5 on 2 processors: one busy).", prometheus.GaugeValue, ""},
 	{RunFinished, "1 once the run has drained and been counted: its values are final.", prometheus.GaugeValue, ""},
 }
 
@@ -194,6 +202,7 @@ func (s Source) metrics(finished bool) []prometheus.Metric {
 			e.value(OutboxPending, float64(*m.OutboxPending))
 		}
 		e.value(ServerSessions, float64(m.ServerSessions))
+		e.value(ClientCPUShare, m.ClientCPUShare)
 		if p := m.Pooler; p != nil {
 			e.value(PoolerClientsActive, float64(p.ClientsActive))
 			e.value(PoolerClientsWaiting, float64(p.ClientsWaiting))
@@ -201,6 +210,9 @@ func (s Source) metrics(finished bool) []prometheus.Metric {
 			e.value(PoolerServersIdle, float64(p.ServersIdle))
 			e.value(PoolerMaxWait, p.MaxWaitMs/1000)
 		}
+	}
+	if s.ClientCPU != nil {
+		e.value(ClientCPU, s.ClientCPU().Seconds())
 	}
 	if s.Pool != nil {
 		p := s.Pool()

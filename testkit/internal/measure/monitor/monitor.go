@@ -17,18 +17,23 @@
 // Waiters per physical row: each sample counts, per table, the waiters queued for one physical
 // row (Waiter.Row), and the run keeps the largest count per table. It is what --slots
 // changes: the waiters of a hot table spread over its slots' rows.
+//
+// The process itself: each sample records its share of the machine's processors since the
+// sample before (package clientcost), and the run keeps the most goroutines seen.
 package monitor
 
 import (
 	"context"
 	"maps"
 	"math"
+	"runtime"
 	"sync"
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/units"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/clientcost"
 )
 
 // Unattributed names waiters whose table could not be determined.
@@ -103,6 +108,9 @@ type Reading struct {
 	WaitEvents     map[string]int64
 	ServerSessions int64
 	SessionsErr    error
+	// SessionsOnClient counts those of its sessions waiting on the client: idle, or in a
+	// transaction waiting for its next statement.
+	SessionsOnClient int64
 	// Blocked and Blockers count the blocked sessions and the distinct sessions blocking them
 	// (nil: not read in this sample). BlockersErr: they could not be read, and the sample
 	// counts as failed.
@@ -146,6 +154,10 @@ type Monitor struct {
 	series []Point
 	// pooler keeps the maxima of Config.Pooler's readings (Pooler).
 	pooler results.Pooler
+	// cpu gives each sample the process's share of the machine since the sample before;
+	// maxGoroutines is the most goroutines at a sample.
+	cpu           *clientcost.Sampler
+	maxGoroutines int
 }
 
 // StartView begins sampling view, which must be open. Samples that fail are counted in
@@ -163,7 +175,7 @@ func StartView(ctx context.Context, view View, cfg Config) *Monitor {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	m := &Monitor{cfg: cfg, view: view, start: time.Now(), cancel: cancel, done: make(chan struct{}), minIdle: math.MaxInt32,
-		waits: map[string]int64{}, totalRead: hist.New()}
+		waits: map[string]int64{}, totalRead: hist.New(), cpu: clientcost.NewSampler()}
 	m.locks.IntervalMs = cfg.Interval.Milliseconds()
 	m.locks.MaxWaitersByRelation = map[string]int64{}
 	for _, t := range cfg.HotTables {
@@ -287,6 +299,7 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 		s.Blocker = r.Blocker
 		s.ServerLockWaits = r.ServerLockWaits
 		s.ServerSessions = r.ServerSessions
+		s.SessionsOnClient = r.SessionsOnClient
 		if waitErr == nil {
 			s.WaitEvents = r.WaitEvents
 		}
@@ -315,6 +328,11 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 	if m.cfg.Process {
 		s.RSSBytes, s.Goroutines, s.OpenConns = processStats()
 	}
+	goroutines := s.Goroutines
+	if !m.cfg.Process {
+		goroutines = runtime.NumGoroutine()
+	}
+	s.ClientCPUShare = m.cpu.Share()
 	if sampleErr != nil {
 		s.SampleError = sampleErr.Error()
 	}
@@ -323,6 +341,7 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 	if readTime > 0 {
 		m.totalRead.Record(readTime)
 	}
+	m.maxGoroutines = max(m.maxGoroutines, goroutines)
 	m.fold(&s, lockOK, longest)
 	m.foldPooler(s.Pooler, poolerErr)
 	if waitErr != nil && lockOK {
@@ -387,6 +406,8 @@ func (m *Monitor) fold(s *results.Sample, lockOK bool, longest map[string]float6
 		m.waits[event] += n
 	}
 	m.pool.MaxServerSessions = max(m.pool.MaxServerSessions, s.ServerSessions)
+	m.pool.SessionSamples += s.ServerSessions
+	m.pool.ClientWaitSamples += s.SessionsOnClient
 	if m.cfg.Pool != nil {
 		p := &m.pool
 		p.MaxAcquired = max(p.MaxAcquired, s.PoolAcquired)
@@ -433,6 +454,13 @@ func (m *Monitor) Last() results.Sample {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.last
+}
+
+// MaxGoroutines returns the most goroutines the process had at a sample so far.
+func (m *Monitor) MaxGoroutines() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.maxGoroutines
 }
 
 // Series returns the progress and process figures of every sample so far, in time order

@@ -121,7 +121,7 @@ func (v *pgView) Read(ctx context.Context, slow bool) Reading {
 			r.WaitEvents, r.SessionsErr = readWaitEvents(br)
 		}
 		if err == nil && r.SessionsErr == nil {
-			r.SessionsErr = br.QueryRow().Scan(&r.ServerSessions)
+			r.SessionsErr = br.QueryRow().Scan(&r.ServerSessions, &r.SessionsOnClient)
 		}
 		if cerr := br.Close(); cerr != nil && err == nil && r.SessionsErr == nil {
 			r.SessionsErr = cerr
@@ -313,8 +313,10 @@ WHERE datname = current_database()
   AND pid <> pg_backend_pid()
   AND backend_type = 'client backend'`
 
-// sessionQuery counts the service's sessions (Pool.MaxServerSessions, at each sample).
-const sessionQuery = `SELECT count(*)` + serviceSessions
+// sessionQuery counts the service's sessions (Pool.MaxServerSessions, at each sample), and
+// those of them waiting on the client: idle, or in a transaction waiting for its next
+// statement (a wait event of type Client).
+const sessionQuery = `SELECT count(*), count(*) FILTER (WHERE state = 'idle' OR wait_event_type = 'Client')` + serviceSessions
 
 // ServiceSessions returns the backend PIDs of the service's sessions on conn's server, as the
 // samples count them: a pooler's server connections, whose backends a run's database figures

@@ -63,6 +63,9 @@ func (l *lockMonitor) waitEvents() map[string]int64 { return l.mon.WaitEvents() 
 
 func (l *lockMonitor) observed() int64 { return l.mon.transactions() }
 
+// maxGoroutines is the most goroutines the process had at a sample (the generator's cost).
+func (l *lockMonitor) maxGoroutines() int { return l.mon.MaxGoroutines() }
+
 // poolerMaxima are the maxima of the monitor's samples of the pooler; not ok when the monitor
 // did not start.
 func (l *lockMonitor) poolerMaxima() (_ results.Pooler, ok bool) {
