@@ -35,7 +35,7 @@ func (w upsertWriter) WriteBatch(ctx context.Context, tx sqldb.Tx, recs []rec) (
 func TestMySQLFlusher(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	connector, err := sqldb.MySQLConnector(sqldb.MySQLOptions{Config: mariadbtest.New(t)})
+	connector, err := sqldb.MySQLConnector(sqldb.MySQLOptions{Config: mariadbtest.New(t).Config()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,9 +33,17 @@ const (
 	MetricCommitsPerRequest     = "commits_per_request"
 	MetricStatementsPerRequest  = "statements_per_request"
 	MetricRowVersionsPerRequest = "row_versions_per_request"
-	MetricEfficiency            = "efficiency"
-	MetricLost                  = "lost"
-	MetricDuplicated            = "duplicated"
+	// On MySQL and MariaDB (runs whose Database has InnoDB's figures): the redo per request
+	// instead of the WAL, InnoDB's fsyncs per request, and its deadlocks and lock wait
+	// timeouts over the run; the server process's CPU per request where it was read.
+	MetricRedoBytesPerRequest = "redo_bytes_per_request"
+	MetricFsyncsPerRequest    = "fsyncs_per_request"
+	MetricDeadlocks           = "deadlocks"
+	MetricLockWaitTimeouts    = "lock_wait_timeouts"
+	MetricServerCPUPerRequest = "server_cpu_us_per_request"
+	MetricEfficiency          = "efficiency"
+	MetricLost                = "lost"
+	MetricDuplicated          = "duplicated"
 	// Open-loop runs only (--rate): the rate achieved, the service time's p99 (latency from
 	// the actual start), and the arrivals sent late or skipped.
 	MetricAchievedRPS  = "achieved_rps"
@@ -68,6 +76,12 @@ const (
 	// connection.
 	MetricAcquireWaitP95Ms = "acquire_wait_p95_ms"
 	MetricAcquireWaitP99Ms = "acquire_wait_p99_ms"
+	// The generator's processor time per request and its share of the machine over the run's
+	// window, and the local server's beside it (runs with Generator only; the server's where
+	// it was read).
+	MetricClientCPUPerRequestUs = "client_cpu_us_per_request"
+	MetricClientCPUShare        = "client_cpu_share"
+	MetricServerCPUShare        = "server_cpu_share"
 )
 
 // RateHeldFraction is the share of its arrivals an open-loop run must send to have held its
@@ -107,11 +121,32 @@ func runMetrics(r Run) map[string]float64 {
 		m[MetricHottestShare] = h.HottestShare
 	}
 	if d := r.Database; d != nil {
-		m[MetricWALBytesPerRequest] = d.PerRequest.WALBytes
-		m[MetricCommitsPerRequest] = d.PerRequest.Commits
-		m[MetricRowVersionsPerRequest] = d.PerRequest.RowVersions
+		switch {
+		case d.InnoDB == nil:
+			m[MetricWALBytesPerRequest] = d.PerRequest.WALBytes
+		case d.Read("redo_bytes"):
+			m[MetricRedoBytesPerRequest] = d.PerRequest.RedoBytes
+		}
+		if d.Read("xact_commit") {
+			m[MetricCommitsPerRequest] = d.PerRequest.Commits
+		}
+		if d.Read("tables") {
+			m[MetricRowVersionsPerRequest] = d.PerRequest.RowVersions
+		}
 		if d.Statements != nil {
 			m[MetricStatementsPerRequest] = d.PerRequest.Statements
+		}
+		if i := d.InnoDB; i != nil {
+			m[MetricFsyncsPerRequest] = d.PerRequest.Fsyncs
+			if d.Read("innodb.deadlocks") {
+				m[MetricDeadlocks] = float64(i.Deadlocks)
+			}
+			if d.Read("innodb.lock_wait_timeouts") {
+				m[MetricLockWaitTimeouts] = float64(i.LockWaitTimeouts)
+			}
+		}
+		if d.ServerCPUSeconds > 0 {
+			m[MetricServerCPUPerRequest] = d.PerRequest.ServerCPUMicros
 		}
 	}
 	if r.Efficiency > 0 {
@@ -146,6 +181,14 @@ func runMetrics(r Run) map[string]float64 {
 	}
 	if r.Pool.MaxServerSessions > 0 {
 		m[MetricServerSessions] = float64(r.Pool.MaxServerSessions)
+	}
+	if g := r.Generator; g != nil && g.Requests > 0 {
+		m[MetricClientCPUPerRequestUs] = g.Client.PerRequestUs
+		m[MetricClientCPUShare] = g.Client.MachineShare
+		if g.Server != nil {
+			m[MetricServerCPUPerRequest] = g.Server.PerRequestUs
+			m[MetricServerCPUShare] = g.Server.MachineShare
+		}
 	}
 	if n := r.Network; n != nil && n.Postgres != nil && n.Postgres.Probes > 0 {
 		m[MetricRTTP50Ms] = n.Postgres.RTTMs.P50

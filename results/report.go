@@ -247,6 +247,9 @@ type Run struct {
 	// RequestTime is where the request path's time went (nil when it sent no statement, as
 	// a queue mode's requests only enqueue, and in reports before version 6).
 	RequestTime *RequestTime `json:"request_time,omitempty"`
+	// Generator is what the load generator itself cost over the run, and the local server's
+	// processor time beside it (absent: not measured, a report written before it).
+	Generator *Generator `json:"generator,omitempty"`
 	// Efficiency is throughput over the machine's calibrated rate (0 without calibration):
 	// sync-style modes' completed requests/s over Calibration.HotRowUpdateRPSPool, queue modes'
 	// persisted records/s over Calibration.BatchedWriteRowsPerSec. EfficiencyBasis names which.
@@ -309,6 +312,55 @@ type Database struct {
 	DatabaseWide []string `json:"database_wide"`
 	// Shared is true when the server was not started by this invocation (--postgres-url).
 	Shared bool `json:"shared,omitempty"`
+	// RedoBytes is what InnoDB wrote to its redo log in the window: the advance of its log
+	// sequence number, server-wide; RedoSource names where the LSN was read
+	// (innodb_lsn_current, innodb_redo_log_current_lsn, innodb_metrics, engine_status). Redo is
+	// not WAL: InnoDB logs page changes of its own format, and keeps the old row versions in
+	// an undo log whose pages the redo covers as well. Absent on PostgreSQL, whose log is
+	// WALBytes; on InnoDB WALBytes is 0 and WALSource empty.
+	RedoBytes  int64  `json:"redo_bytes,omitempty"`
+	RedoSource string `json:"redo_source,omitempty"`
+	// CommitSource names what XactCommit and XactRollback count where they are not
+	// pg_stat_database's: "trx_rw_commits" on InnoDB, its read-write transactions committed
+	// and its rollbacks (INNODB_METRICS), server-wide, read-only ones left out.
+	CommitSource string `json:"commit_source,omitempty"`
+	// ServerCPUSeconds is the processor time the server's process used in the window (a
+	// temporary MariaDB's mariadbd: one process; absent elsewhere).
+	ServerCPUSeconds float64 `json:"server_cpu_s,omitempty"`
+	// InnoDB holds InnoDB's own counters over the window (absent on PostgreSQL).
+	InnoDB *InnoDBStats `json:"innodb,omitempty"`
+	// NotRead names the figures the server did not give, each with the reason; they are
+	// absent (or 0) in the report, never estimated.
+	NotRead map[string]string `json:"not_read,omitempty"`
+}
+
+// Read says whether the server gave figure (not named in NotRead: "redo_bytes",
+// "xact_commit", "tables", "innodb.deadlocks", ...).
+func (d *Database) Read(figure string) bool {
+	_, not := d.NotRead[figure]
+	return !not
+}
+
+// InnoDBStats are InnoDB's counters over a run, server-wide: every session's, the server's
+// own background work included.
+type InnoDBStats struct {
+	// RowLockWaits and RowLockTimeMs are the row lock waits that ended in the window and the
+	// time spent in them (Innodb_row_lock_waits, Innodb_row_lock_time).
+	RowLockWaits  int64 `json:"row_lock_waits"`
+	RowLockTimeMs int64 `json:"row_lock_time_ms"`
+	// Deadlocks is the transactions InnoDB rolled back as deadlocked (error 1213: a wait-for
+	// cycle, or a wait-for list too long to search), and LockWaitTimeouts the lock waits that
+	// ran out (error 1205), from INNODB_METRICS' lock_deadlocks and lock_timeouts.
+	Deadlocks        int64 `json:"deadlocks"`
+	LockWaitTimeouts int64 `json:"lock_wait_timeouts"`
+	// DataFsyncs is Innodb_data_fsyncs (on MariaDB the redo log's included); LogFsyncs is
+	// MySQL's Innodb_os_log_fsyncs (absent where the redo log's are in DataFsyncs). A redo log
+	// on /dev/shm is memory-mapped by MariaDB and never synced.
+	DataFsyncs int64 `json:"data_fsyncs"`
+	LogFsyncs  int64 `json:"log_fsyncs,omitempty"`
+	// Restarted: the server started again in the window, and the counters (but the redo's LSN,
+	// which survives) count from its start.
+	Restarted bool `json:"restarted,omitempty"`
 }
 
 // RequestTime is where the request path's time went, per request on average: waiting for a
@@ -392,6 +444,11 @@ func (d *Database) Per(requests int64) PerRequest {
 		versions += t.Inserted + t.Updated + t.Deleted
 	}
 	p.WALBytes = units.Round(float64(d.WALBytes)/n, 1)
+	p.RedoBytes = units.Round(float64(d.RedoBytes)/n, 1)
+	p.ServerCPUMicros = units.Round(d.ServerCPUSeconds*1e6/n, 1)
+	if i := d.InnoDB; i != nil {
+		p.Fsyncs = units.Round(float64(i.DataFsyncs+i.LogFsyncs)/n, 4)
+	}
 	p.Commits = units.Round(float64(d.XactCommit)/n, 4)
 	if d.Statements != nil {
 		p.Statements = units.Round(float64(d.Statements.Calls)/n, 4)
@@ -411,6 +468,15 @@ type PerRequest struct {
 	RowVersions float64 `json:"row_versions_per_request"`
 	// HOTUpdateRatio is hot_updated / updated per hot table (absent when nothing was updated).
 	HOTUpdateRatio map[string]float64 `json:"hot_update_ratio,omitempty"`
+	// RedoBytes is Database.RedoBytes per request (InnoDB; absent on PostgreSQL, whose
+	// WALBytes are its log).
+	RedoBytes float64 `json:"redo_bytes_per_request,omitempty"`
+	// ServerCPUMicros is the server process's processor time per request, in µs (where
+	// Database.ServerCPUSeconds is known).
+	ServerCPUMicros float64 `json:"server_cpu_us_per_request,omitempty"`
+	// Fsyncs is InnoDB's fsyncs per request (InnoDBStats.DataFsyncs + LogFsyncs): below 1 where
+	// one redo flush serves several commits (group commit).
+	Fsyncs float64 `json:"fsyncs_per_request,omitempty"`
 }
 
 // Load is what the load engine measured.
@@ -539,6 +605,12 @@ type Pool struct {
 	// suite's workers', through a pooler the pooler's) PostgreSQL held at once, from
 	// pg_stat_activity at each sample: the monitor's, the engine's and the probes' left out.
 	MaxServerSessions int64 `json:"max_server_sessions,omitempty"`
+	// SessionSamples sums the service's sessions over the samples, and ClientWaitSamples
+	// those of them that waited on the client: idle, or in a transaction waiting for its next
+	// statement (wait event Client:*). Their ratio is how much of the time the server's
+	// sessions sat waiting for the service (GeneratorLimit). Absent: not recorded.
+	SessionSamples    int64 `json:"session_samples,omitempty"`
+	ClientWaitSamples int64 `json:"client_wait_samples,omitempty"`
 }
 
 // Pooler is a run's pooler between the service and PostgreSQL (PgBouncer), as its admin
@@ -621,10 +693,40 @@ type LockMonitor struct {
 	// MaxWaitersByLockType splits waiters by pg_locks.locktype of the ungranted lock.
 	MaxWaitersByLockType map[string]int64 `json:"max_waiters_by_lock_type,omitempty"`
 	MaxLockWaitMs        float64          `json:"max_lock_wait_ms"`
-	BlockerSamples       int64            `json:"blocker_samples"`
-	MaxBlockedSessions   int64            `json:"max_blocked_sessions"`
-	MaxBlockers          int64            `json:"max_blockers"`
-	SampleErrors         int64            `json:"sample_errors"`
+	// MaxLockWaitMsByRelation is the longest wait a sample saw per table the waiters were
+	// attributed to (absent in reports from before it, and when nothing waited).
+	MaxLockWaitMsByRelation map[string]float64 `json:"max_lock_wait_ms_by_relation,omitempty"`
+	BlockerSamples          int64              `json:"blocker_samples"`
+	MaxBlockedSessions      int64              `json:"max_blocked_sessions"`
+	MaxBlockers             int64              `json:"max_blockers"`
+	// Blocker is the blocking transaction a sample saw with the most sessions waiting for
+	// it (the latest such sample's), where the database names it (InnoDB; absent on
+	// PostgreSQL).
+	Blocker *Blocker `json:"blocker,omitempty"`
+	// MaxServerLockWaits is the most row lock waits of every session of the server a sample
+	// saw, the service's and anyone else's (InnoDB's Innodb_row_lock_current_waits; absent on
+	// PostgreSQL).
+	MaxServerLockWaits int64 `json:"max_server_lock_waits,omitempty"`
+	SampleErrors       int64 `json:"sample_errors"`
+}
+
+// Blocker is a transaction other sessions of the service wait for, as one sample saw it.
+type Blocker struct {
+	// Session is the blocking session's id on the server (MySQL's CONNECTION_ID()), and
+	// Transaction its transaction's (InnoDB's trx_id).
+	Session     int64  `json:"session"`
+	Transaction string `json:"transaction"`
+	// Waiters is how many of the service's waiting sessions it blocked; Table and Row where
+	// the first of them queued.
+	Waiters int64  `json:"waiters"`
+	Table   string `json:"table,omitempty"`
+	Row     string `json:"row,omitempty"`
+	// AgeMs is how long its transaction had run; State is InnoDB's trx_state (RUNNING, or
+	// LOCK WAIT when it waits itself); Query the statement it was running, empty when it ran
+	// none (idle in its transaction: waiting for its client).
+	AgeMs float64 `json:"age_ms"`
+	State string  `json:"state"`
+	Query string  `json:"query,omitempty"`
 }
 
 // Flush describes the outbox flush loop of a run.

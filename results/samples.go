@@ -47,14 +47,23 @@ type Sample struct {
 	OldestLockWaitMs  float64          `json:"oldest_lock_wait_ms"`
 	BlockedSessions   *int64           `json:"blocked_sessions,omitempty"`
 	Blockers          *int64           `json:"blockers,omitempty"`
-	PoolAcquired      int32            `json:"pool_acquired"`
-	PoolIdle          int32            `json:"pool_idle"`
-	PoolMax           int32            `json:"pool_max"`
-	PoolUsageBasisPts int64            `json:"pool_usage_basis_points"`
-	PoolPressure      bool             `json:"pool_pressure,omitempty"`
+	// Blocker is the transaction blocking the most waiters at this instant, where the
+	// database names it (InnoDB); ServerLockWaits every session's row lock waits on the server
+	// (InnoDB's Innodb_row_lock_current_waits, other databases' sessions too). Both absent on
+	// PostgreSQL.
+	Blocker           *Blocker `json:"blocker,omitempty"`
+	ServerLockWaits   *int64   `json:"server_lock_waits,omitempty"`
+	PoolAcquired      int32    `json:"pool_acquired"`
+	PoolIdle          int32    `json:"pool_idle"`
+	PoolMax           int32    `json:"pool_max"`
+	PoolUsageBasisPts int64    `json:"pool_usage_basis_points"`
+	PoolPressure      bool     `json:"pool_pressure,omitempty"`
 	// ServerSessions is the service's sessions on PostgreSQL at this instant (Pool's
 	// MaxServerSessions); Pooler the pooler's state (--pooler).
-	ServerSessions    int64         `json:"server_sessions,omitempty"`
+	ServerSessions int64 `json:"server_sessions,omitempty"`
+	// SessionsOnClient is how many of them waited on the client at this instant: idle, or in
+	// a transaction waiting for its next statement.
+	SessionsOnClient  int64         `json:"sessions_on_client,omitempty"`
 	Pooler            *PoolerSample `json:"pooler,omitempty"`
 	QueueDepth        *int64        `json:"queue_depth,omitempty"`
 	QueuePendingDepth *int64        `json:"queue_pending_depth,omitempty"`
@@ -70,6 +79,9 @@ type Sample struct {
 	RSSBytes   int64 `json:"rss_bytes,omitempty"`
 	Goroutines int   `json:"goroutines,omitempty"`
 	OpenConns  int   `json:"open_conns,omitempty"`
+	// ClientCPUShare is the processor time this process used since the sample before, over
+	// the machine's processors and the time between the two (0.5 on 2 processors: one busy).
+	ClientCPUShare float64 `json:"client_cpu_share,omitempty"`
 }
 
 // ReadSamples reads a samples file, one Sample per line after its header (if it has one);

@@ -16,7 +16,7 @@ import (
 // nothing of the kit's driver settings: they are sqldb's to make.
 func mysqlOptions(t *testing.T) sqldb.MySQLOptions {
 	t.Helper()
-	cfg := mariadbtest.New(t)
+	cfg := mariadbtest.New(t).Config()
 	cfg.InterpolateParams = false
 	return sqldb.MySQLOptions{Config: cfg}
 }

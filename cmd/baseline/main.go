@@ -77,7 +77,8 @@ flush_batch_size or flush-batch-size), to compare two settings on purpose.
 Checks, on medians over each side's runs (never the stored summaries):
   machine-independent, on any two machines: verified, lost = duplicated = 0, statements,
     commits and WAL bytes per request (--max-cost-increase), no new lock waiters;
-  machine-dependent: throughput and latency directly when both reports' calibrations agree
+  machine-dependent: throughput, latency and the client's CPU per request (the kit's own
+    processor time, --max-client-cpu-rise) directly when both reports' calibrations agree
     (or --same-machine), throughput as efficiency when they differ, and not at all when a
     report has no calibration ("cannot judge across machines").
   Noise: a pair with 4 or more runs on both sides (--repeat 4) judges the machine-dependent
@@ -283,6 +284,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	c.flags.Var(limitFlag{&th.MaxP95Rise}, "max-p95-rise", "fail when median p95 latency rises by more than this")
 	c.flags.Var(limitFlag{&th.MaxP99Rise}, "max-p99-rise", "fail when median p99 latency rises by more than this")
 	c.flags.Var(limitFlag{&th.MaxPersistLagRise}, "max-persist-lag-rise", "fail when the median persist-lag p99 of a queue mode rises by more than this")
+	c.flags.Var(limitFlag{&th.MaxClientCPURise}, "max-client-cpu-rise", "fail when the median client CPU per request (the kit's own processor time) rises by more than this (and by more than 5 µs)")
 	c.flags.Var(limitFlag{&th.MaxCostIncrease}, "max-cost-increase", "fail when statements, commits or WAL bytes per request rise by more than this (and by more than a small absolute floor)")
 	c.flags.BoolVar(&th.NoNewWaiters, "no-new-waiters", th.NoNewWaiters, "fail when a hot table that had no lock waiters now has some (--no-new-waiters=false to allow)")
 	c.flags.BoolVar(&th.RequireVerified, "require-verified", false, "fail when a run of NEW did not pass verification even if OLD did not either")

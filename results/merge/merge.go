@@ -512,6 +512,18 @@ func (m *merger) lockMonitor(runs []results.Run) (results.LockMonitor, error) {
 		out.MaxWaitersByRelation = maxCounts(out.MaxWaitersByRelation, in.MaxWaitersByRelation)
 		out.MaxWaitersPerRowByRelation = maxCounts(out.MaxWaitersPerRowByRelation, in.MaxWaitersPerRowByRelation)
 		out.MaxWaitersByLockType = maxCounts(out.MaxWaitersByLockType, in.MaxWaitersByLockType)
+		out.MaxServerLockWaits = max(out.MaxServerLockWaits, in.MaxServerLockWaits)
+		for rel, ms := range in.MaxLockWaitMsByRelation {
+			if out.MaxLockWaitMsByRelation == nil {
+				out.MaxLockWaitMsByRelation = map[string]float64{}
+			}
+			out.MaxLockWaitMsByRelation[rel] = max(out.MaxLockWaitMsByRelation[rel], ms)
+		}
+		// Each process saw the waiters of its own sessions: the blocker that most of one
+		// process's waited for stands for the run (a sum would need the same instant).
+		if b := in.Blocker; b != nil && (out.Blocker == nil || b.Waiters > out.Blocker.Waiters) {
+			out.Blocker = b
+		}
 		if in.TotalReadMs != nil {
 			withReads = append(withReads, r)
 		}

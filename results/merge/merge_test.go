@@ -384,3 +384,22 @@ func TestMergedPoolerIsTheBusiestView(t *testing.T) {
 		t.Errorf("merged pooler %+v, server sessions %d", p, r.Pool.MaxServerSessions)
 	}
 }
+
+// TestMergedLockWaitsOnInnoDB: the longest wait per table, the server's lock waits and the
+// blocker with the most waiters are the largest any process's monitor saw.
+func TestMergedLockWaitsOnInnoDB(t *testing.T) {
+	l0, l1 := knownLatencies()
+	in := []Input{producer(0, l0, 0, 2*time.Second), producer(1, l1, 0, 2*time.Second)}
+	a, b := &in[0].Report.Runs[0].LockMonitor, &in[1].Report.Runs[0].LockMonitor
+	a.MaxLockWaitMsByRelation, b.MaxLockWaitMsByRelation = map[string]float64{"hot": 40, "other": 9}, map[string]float64{"hot": 25}
+	a.MaxServerLockWaits, b.MaxServerLockWaits = 30, 41
+	a.Blocker, b.Blocker = &results.Blocker{Session: 7, Waiters: 12}, &results.Blocker{Session: 9, Waiters: 20}
+	m, err := Merge(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := m.Report.Runs[0].LockMonitor
+	if w := l.MaxLockWaitMsByRelation; w["hot"] != 40 || w["other"] != 9 || l.MaxServerLockWaits != 41 || l.Blocker == nil || l.Blocker.Session != 9 {
+		t.Errorf("merged: longest waits %v, server waits %d, blocker %+v", w, l.MaxServerLockWaits, l.Blocker)
+	}
+}

@@ -19,8 +19,9 @@ const BaselineMode = "sync"
 
 // Findings are the report's answers in plain words: per mode, against the baseline mode (sync,
 // else the report's first), its throughput ratio, the lock waiters on the hot table that had
-// most before and after, the WAL per request ratio and its persist lag p99; then whether every
-// write was found exactly once. hotTables are the suite's hot tables (nil: every table named).
+// most before and after, the WAL per request ratio and its persist lag p99; where requests
+// waited through a pooler; whether the generator was a run's limit; then whether every write
+// was found exactly once. hotTables are the suite's hot tables (nil: every table named).
 // The mode with the most throughput comes first. Modes that ran at several rungs (a ladder)
 // are compared at the baseline's rung only.
 func Findings(rep *results.Report, hotTables []string) []string {
@@ -44,7 +45,8 @@ func Findings(rep *results.Report, hotTables []string) []string {
 			}
 		}
 	}
-	out = append(out, waitFindings(rep.Runs)...) // pooler.go
+	out = append(out, waitFindings(rep.Runs)...)      // pooler.go
+	out = append(out, generatorFindings(rep.Runs)...) // generator.go
 	if v := verifiedFinding(rep.Runs); v != "" {
 		out = append(out, v)
 	}
@@ -75,8 +77,27 @@ func compareRow(base, r TableRow, hotTables []string) string {
 	} else if table, after := mostWaiters(m, hotTables); table != "" {
 		parts = append(parts, fmt.Sprintf("lock waiters on %s 0 → %s", table, formatCount(after)))
 	}
-	b, okB := bm[results.MetricWALBytesPerRequest]
-	v, okV := m[results.MetricWALBytesPerRequest]
+	for _, l := range []struct{ metric, name string }{
+		{results.MetricWALBytesPerRequest, "WAL"}, {results.MetricRedoBytesPerRequest, "redo"},
+	} {
+		if f := logFinding(bm, m, l.metric, l.name); f != "" {
+			parts = append(parts, f)
+		}
+	}
+	if lag, ok := m[results.MetricPersistLagP99Ms]; ok {
+		parts = append(parts, "persist lag p99 "+FormatDuration(lag.Median))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return RowLabel(r) + ": " + strings.Join(parts, ", ")
+}
+
+// logFinding compares the log per request of a row with the baseline's ("WAL per request 3.5×
+// lower (219 B against 766 B)"); "" unless both have it.
+func logFinding(bm, m map[string]results.Spread, metric, name string) string {
+	b, okB := bm[metric]
+	v, okV := m[metric]
 	if okB && okV && b.Median > 0 && v.Median > 0 {
 		ratio, change := b.Median/v.Median, ""
 		switch {
@@ -87,15 +108,9 @@ func compareRow(base, r TableRow, hotTables []string) string {
 		default:
 			change = "about the same"
 		}
-		parts = append(parts, fmt.Sprintf("WAL per request %s (%s against %s)", change, FormatBytes(v.Median), FormatBytes(b.Median)))
+		return fmt.Sprintf("%s per request %s (%s against %s)", name, change, FormatBytes(v.Median), FormatBytes(b.Median))
 	}
-	if lag, ok := m[results.MetricPersistLagP99Ms]; ok {
-		parts = append(parts, "persist lag p99 "+FormatDuration(lag.Median))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return RowLabel(r) + ": " + strings.Join(parts, ", ")
+	return ""
 }
 
 // mostWaiters is the hot table with the most sessions waiting in the row's metrics ("" when

@@ -23,8 +23,49 @@ var shortTitles = []struct {
 	{"waiters", false}, {"WAL/req", true}, {"verified", false},
 }
 
-// waitersColumn is the index of the waiters in shortTitles.
-const waitersColumn = 4
+// waitersColumn is the index of the waiters in shortTitles, logColumn of the log per request.
+const (
+	waitersColumn = 4
+	logColumn     = 5
+)
+
+// logMetrics are the log a request wrote: PostgreSQL's WAL, InnoDB's redo (a row has one).
+var logMetrics = []struct{ metric, title string }{
+	{results.MetricWALBytesPerRequest, "WAL/req"},
+	{results.MetricRedoBytesPerRequest, "redo/req"},
+}
+
+// logPerRequest is a row's log per request, WAL or redo; "" when it has neither.
+func logPerRequest(m map[string]results.Spread) string {
+	for _, l := range logMetrics {
+		if s, ok := m[l.metric]; ok {
+			return FormatBytes(s.Median)
+		}
+	}
+	return missingValue
+}
+
+// logTitle is the log column's title: "WAL/req" or "redo/req" as the rows have them, "log/req"
+// when some have each (runs on PostgreSQL and on MySQL side by side).
+func logTitle(rows []TableRow) string {
+	seen := map[string]bool{}
+	for _, r := range rows {
+		for _, l := range logMetrics {
+			if _, ok := r.Metrics[l.metric]; ok {
+				seen[l.title] = true
+			}
+		}
+	}
+	if len(seen) > 1 {
+		return "log/req"
+	}
+	for _, l := range logMetrics {
+		if seen[l.title] {
+			return l.title
+		}
+	}
+	return shortTitles[logColumn].title
+}
 
 // maxWaitersCell bounds the waiters cell so that the table stays within SummaryWidth.
 const maxWaitersCell = 24
@@ -51,7 +92,7 @@ func shortCells(row TableRow, hotTables []string) []string {
 		FormatDuration(m[results.MetricP99Ms].Median),
 		opt(results.MetricPersistLagP99Ms, FormatDuration),
 		truncate(hotWaitersText(m, hotTables), maxWaitersCell),
-		opt(results.MetricWALBytesPerRequest, FormatBytes),
+		logPerRequest(m),
 		verified,
 	}
 }
@@ -104,6 +145,7 @@ func writeShortTable(w io.Writer, rows []TableRow, hotTables []string) {
 	for i, c := range shortTitles {
 		titles[i] = c.title
 	}
+	titles[logColumn] = logTitle(rows)
 	cells = append(cells, titles)
 	for _, r := range rows {
 		cells = append(cells, shortCells(r, hotTables))

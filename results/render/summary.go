@@ -67,6 +67,7 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	if calibrationWarning(rep.Environment.Calibration) != "" {
 		printCalibration(&b, rep.Environment.Calibration, false)
 	}
+	printGenerator(&b, rep) // generator.go
 	printProblems(&b, rep)
 	printChurn(&b, rep, false)
 	printOpenLoop(&b, rep, false)
@@ -87,6 +88,10 @@ func wideSummary(w io.Writer, rep *results.Report, modes []string) {
 	printCalibration(w, rep.Environment.Calibration, true)
 	printFlushTime(w, rep)
 	printRequestTime(w, rep)
+	printGenerator(w, rep) // generator.go
+	for _, f := range generatorFindings(rep.Runs) {
+		fmt.Fprintf(w, "- %s\n", f)
+	}
 	printProblems(w, rep)
 	printChurn(w, rep, true)
 	printOpenLoop(w, rep, true)

@@ -64,6 +64,14 @@ const (
 	ColServerSessions = "server_sessions"
 	// ColAcquireWait is the p99 of the load's wait for a pool connection.
 	ColAcquireWait = "acquire_wait_p99_ms"
+	// ColRedo is InnoDB's redo per request (ColWAL is PostgreSQL's WAL); ColDeadlocks its
+	// deadlocks and lock wait timeouts over the run; ColServerCPU the server process's CPU per
+	// request (a temporary MariaDB's).
+	ColRedo      = "redo_bytes_per_request"
+	ColDeadlocks = "deadlocks_timeouts"
+	ColServerCPU = "server_cpu_us_per_request"
+	// ColClientCPU is the generator's processor time per request over the run's window.
+	ColClientCPU = "client_cpu_us_per_request"
 )
 
 const (
@@ -101,6 +109,10 @@ var TableColumns = []Column{
 	{ColPoolerWaiting, "pooler waiting / avg wait ms", true},
 	{ColServerSessions, "pg sessions", true},
 	{ColAcquireWait, "pool wait p99 ms", true},
+	{ColRedo, "redo B/req", true},
+	{ColDeadlocks, "deadlocks / timeouts", true},
+	{ColServerCPU, "server CPU µs/req", true},
+	{ColClientCPU, "client CPU µs/req", true},
 }
 
 // TableData is the baseline table: one row per run, or per summary when a report has them.
@@ -246,6 +258,9 @@ var metricColumns = map[string]struct {
 	ColHottestShare:    {results.MetricHottestShare, formatShare},
 	ColServerSessions:  {results.MetricServerSessions, formatCount},
 	ColAcquireWait:     {results.MetricAcquireWaitP99Ms, formatMs},
+	ColRedo:            {results.MetricRedoBytesPerRequest, formatPerRequest},
+	ColServerCPU:       {results.MetricServerCPUPerRequest, formatPerRequest},
+	ColClientCPU:       {results.MetricClientCPUPerRequestUs, formatPerRequest},
 }
 
 // queueCountPairs are the columns that show two counts of a queue run, "a / b" (medians).
@@ -285,6 +300,15 @@ func formatRow(row TableRow, cfg results.Run) []string {
 			v = missingValue
 			if w, ok := m[results.MetricPoolerMaxWaiting]; ok {
 				v = formatCount(w.Median) + " / " + formatMs(m[results.MetricPoolerAvgWaitMs].Median)
+			}
+		case ColDeadlocks:
+			v = missingValue
+			if d, ok := m[results.MetricDeadlocks]; ok {
+				timeouts := missingValue // not read
+				if n, ok := m[results.MetricLockWaitTimeouts]; ok {
+					timeouts = formatCount(n.Median)
+				}
+				v = formatCount(d.Median) + " / " + timeouts
 			}
 		case ColSQLOps, ColInlineDropped:
 			v = missingValue

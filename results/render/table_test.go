@@ -28,7 +28,8 @@ func cellsByTitle(t *testing.T, td TableData, row int) map[string]string {
 func TestTableColumnOrder(t *testing.T) {
 	want := []string{"suite", "mode", "requests × conc", "rps", "failed", "p50 ms", "p95 ms", "p99 ms",
 		"lag p99 ms", "max waiters", "pool max %", "sql ops / compacted", "verified", "WAL B/req", "stmts/req", "efficiency", "max tries",
-		"inline / dropped", "read total p99 ms", "writes/UPDATE", "hottest share", "pooler waiting / avg wait ms", "pg sessions", "pool wait p99 ms"}
+		"inline / dropped", "read total p99 ms", "writes/UPDATE", "hottest share", "pooler waiting / avg wait ms", "pg sessions", "pool wait p99 ms",
+		"redo B/req", "deadlocks / timeouts", "server CPU µs/req", "client CPU µs/req"}
 	td := Table([]*results.Report{resultstest.SingleReport()})
 	if len(td.Columns) != len(want) {
 		t.Fatalf("got %d columns, want %d", len(td.Columns), len(want))
@@ -202,7 +203,7 @@ func TestRenderMarkdown(t *testing.T) {
 	if len(lines) != 4 {
 		t.Fatalf("got %d lines, want header + separator + 2 rows:\n%s", len(lines), buf.String())
 	}
-	if !strings.HasPrefix(lines[0], "| suite ") || !strings.HasSuffix(lines[0], "| max tries | inline / dropped | read total p99 ms | writes/UPDATE | hottest share | pooler waiting / avg wait ms | pg sessions | pool wait p99 ms |") {
+	if !strings.HasPrefix(lines[0], "| suite ") || !strings.HasSuffix(lines[0], "| max tries | inline / dropped | read total p99 ms | writes/UPDATE | hottest share | pooler waiting / avg wait ms | pg sessions | pool wait p99 ms | redo B/req | deadlocks / timeouts | server CPU µs/req | client CPU µs/req |") {
 		t.Errorf("header = %q", lines[0])
 	}
 	if !strings.Contains(lines[1], "-: |") || !strings.HasPrefix(lines[1], "| ---") {

@@ -2,9 +2,12 @@ package counters
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/results/units"
 	"github.com/hotspotkit/hotspotkit/sqldb"
@@ -37,11 +40,7 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 		if t.table.Slotted() {
 			slots = int64(max(r.Slots(), 1))
 		}
-		open, err := readRows(ctx, r.Admin(), t.table, openingsSQL, t.table.Name())
-		if err != nil {
-			return nil, err
-		}
-		got, err := readChanged(ctx, r.Admin(), t.table, open, slots)
+		open, got, rest, err := t.read(ctx, r.Admin(), slots)
 		if err != nil {
 			return nil, err
 		}
@@ -52,7 +51,7 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 			exact[row], wants[row] = true, t.wantRow(row, open[row])
 		}
 		for _, col := range t.columns() {
-			checkColumn(c, t, col, rows, wants, got, exact)
+			checkColumn(c, t, col, rows, wants, got, exact, rest)
 		}
 		for _, row := range rows {
 			h, inSet := t.sets[row]
@@ -66,13 +65,15 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 				}
 			}
 		}
-		var inLayout int64
+		// The rows read is not, every one of them as seeded: in no hot set, exact, in the layout.
+		others, otherExact = others+rest.n, otherExact+rest.n
+		inLayout := rest.n
 		for _, g := range got {
 			if g.slots == slots {
 				inLayout++
 			}
 		}
-		c.Int(fmt.Sprintf("%s rows with %d slots each", t.table.Name(), slots), int64(len(got)), inLayout)
+		c.Int(fmt.Sprintf("%s rows with %d slots each", t.table.Name(), slots), int64(len(got))+rest.n, inLayout)
 	}
 	exact := int64(0)
 	for _, ok := range exactSets {
@@ -101,15 +102,24 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 	return c.List(), nil
 }
 
-// checkColumn compares column col of every row: each row's value with what it must hold
-// (a mismatch clears the row in exact), and the column over all rows.
-func checkColumn(c *testkit.Checks, t *expectedTable, col int, rows []string, wants, got map[string]logicalRow, exact map[string]bool) {
+// checkColumn compares column col of every row read: each row's value with what it must hold
+// (a mismatch clears the row in exact), and the column over all rows, those not read (rest)
+// included.
+func checkColumn(c *testkit.Checks, t *expectedTable, col int, rows []string, wants, got map[string]logicalRow, exact map[string]bool, rest untouchedRows) {
 	spec := t.table.spec.Columns[col]
 	name := t.table.Name() + "." + spec.Name
 	var sumWant, sumGot Value            // Add: the sums
 	var extWant, extGot cell             // Greatest, Least: the extremes
 	var newestWant, newestGot logicalRow // FollowsNewest: the rows of the newest followed value
-	var written, holding int64           // Assign, ServerTime: rows a request wrote, and of them those right
+	switch spec.Op {
+	case Add:
+		sumWant.n, sumGot.n = rest.fold[col].value.n, rest.fold[col].value.n
+	case Greatest, Least:
+		extWant, extGot = rest.fold[col], rest.fold[col]
+	case FollowsNewest:
+		newestWant, newestGot = rest.newest[col], rest.newest[col]
+	}
+	var written, holding int64 // Assign, ServerTime: rows a request wrote, and of them those right
 	for _, row := range rows {
 		w, g := wants[row].vals[col], got[row].cell(col)
 		ok := w.matches(g)
@@ -416,9 +426,17 @@ func (t *Table) logicalRowsSQL() string {
 		" FROM " + ident(t.spec.Name) + " GROUP BY " + k
 }
 
-// openingsSQL reads the openings Snapshot wrote for a table ($1), as logicalRowsSQL reads
-// its rows.
-const openingsSQL = `SELECT key_values, vals, 1::int8 FROM counter_openings WHERE table_name = $1`
+// verifyRowsTable holds, while a table is read for verification (read), the keys of the rows
+// the client reads: the hot sets', the written and the changed rows'.
+const verifyRowsTable = "counter_verify_rows"
+
+// openingsSQL reads the openings Snapshot wrote for a table ($1) of the rows in
+// verifyRowsTable, as logicalRowsSQL reads its rows.
+const openingsSQL = `SELECT o.key_values, o.vals, 1::int8 FROM counter_openings o JOIN ` + verifyRowsTable + ` v ON v.k = o.key_values
+WHERE o.table_name = $1`
+
+// untouchedWhere selects the openings of a table's rows that are not in verifyRowsTable.
+const untouchedWhere = `o.table_name = $1 AND NOT EXISTS (SELECT 1 FROM ` + verifyRowsTable + ` v WHERE v.k = o.key_values)`
 
 // changedSQL is the logical rows of a table (logicalRowsSQL, %s) that differ from their
 // openings: changed values, a row that was not there, a row not in the expected number of
@@ -430,16 +448,56 @@ SELECT COALESCE(cur.k, op.k), COALESCE(cur.v, '{}'), COALESCE(cur.slots, -1)
 FROM cur FULL JOIN op ON op.k = cur.k
 WHERE cur.k IS NULL OR op.k IS NULL OR cur.v IS DISTINCT FROM op.v OR cur.slots <> $2`
 
-// readChanged is every logical row of t as it is now, given its openings: the server reads
-// the table and sends only the rows that differ from them (changedSQL), the others are their
-// openings in the expected slots. A large table whose requests touched a few of its rows
-// (TPC-B's 100,000 accounts and more) is not read into the client twice.
-func readChanged(ctx context.Context, conn sqldb.Querier, t *Table, open map[string]logicalRow, slots int64) (map[string]logicalRow, error) {
-	changed, err := readRows(ctx, conn, t, fmt.Sprintf(changedSQL, t.logicalRowsSQL()), t.Name(), slots)
+// read reads what Verify compares of table t: the rows it checks one by one — the hot sets',
+// those the applied requests wrote, and those that differ from their openings, which the
+// server finds (changedSQL) — as they opened and as they are now (got: the unchanged ones
+// their openings, in the expected slots); and of every other row only what the server sums
+// up (untouchedRows). The client never reads a row that no request wrote and that did not
+// change: TPC-B's accounts are 100,000 rows a unit of scale, of which a run writes a few
+// thousand, and reading every one of them cost the client seconds.
+func (t *expectedTable) read(ctx context.Context, conn sqldb.Querier, slots int64) (open, got map[string]logicalRow, rest untouchedRows, err error) {
+	pg, err := sqldb.RequirePgx(conn) // the rows to read go in with COPY
 	if err != nil {
-		return nil, err
+		return nil, nil, rest, err
 	}
-	got := make(map[string]logicalRow, len(open)+len(changed))
+	changed, err := readRows(ctx, conn, t.table, fmt.Sprintf(changedSQL, t.table.logicalRowsSQL()), t.table.Name(), slots)
+	if err != nil {
+		return nil, nil, rest, err
+	}
+	// A temporary table of the session, not of a transaction: verification may run inside one
+	// of the caller's (a test's), which a transaction of its own would end.
+	drop := "DROP TABLE IF EXISTS pg_temp." + verifyRowsTable
+	if _, err := conn.Exec(ctx, drop+"; CREATE TEMP TABLE "+verifyRowsTable+" (k text[] NOT NULL)"); err != nil {
+		return nil, nil, rest, err
+	}
+	defer func() { _, _ = conn.Exec(ctx, drop) }() // left by a cancelled context: the next read drops it
+	var keys [][]any
+	seen := map[string]bool{}
+	add := func(row string) {
+		if !seen[row] {
+			seen[row] = true
+			keys = append(keys, []any{t.table.keyValues(row)})
+		}
+	}
+	for _, row := range t.setRows {
+		add(row)
+	}
+	for row := range t.merged {
+		add(row)
+	}
+	for row := range changed {
+		add(row)
+	}
+	if _, err := pg.CopyFrom(ctx, pgx.Identifier{verifyRowsTable}, []string{"k"}, pgx.CopyFromRows(keys)); err != nil {
+		return nil, nil, rest, fmt.Errorf("listing the rows of %s to read: %w", t.table.Name(), err)
+	}
+	if open, err = readRows(ctx, conn, t.table, openingsSQL, t.table.Name()); err != nil {
+		return nil, nil, rest, err
+	}
+	if rest, err = t.table.untouched(ctx, conn); err != nil {
+		return nil, nil, rest, err
+	}
+	got = make(map[string]logicalRow, len(open)+len(changed))
 	for row, o := range open {
 		got[row] = logicalRow{vals: o.vals, slots: slots}
 	}
@@ -450,7 +508,83 @@ func readChanged(ctx context.Context, conn sqldb.Querier, t *Table, open map[str
 		}
 		got[row] = c
 	}
-	return got, nil
+	return open, got, rest, nil
+}
+
+// untouchedRows is what the server sums up of a table's rows that Verify does not read
+// (read): how many there are; per declared column their Add sum, Greatest maximum or Least
+// minimum (fold; absent for the other ops, or where no row had a value); and per
+// FollowsNewest column the row holding the newest followed value. No request wrote them and
+// they did not change, so they hold what they must: each check counts them on both sides, as
+// it did when it read them.
+type untouchedRows struct {
+	n      int64
+	fold   []cell
+	newest map[int]logicalRow
+}
+
+// untouched reads the untouchedRows of t, on conn where verifyRowsTable lists the rows read.
+func (t *Table) untouched(ctx context.Context, conn sqldb.Querier) (untouchedRows, error) {
+	aggs := make([]string, len(t.spec.Columns))
+	for i, c := range t.spec.Columns {
+		v := fmt.Sprintf("o.vals[%d]", i+1)
+		switch c.Op {
+		case Add:
+			aggs[i] = "sum((" + v + ")::numeric)::text"
+		case Greatest:
+			aggs[i] = "max(" + ordered(v, t.types[i]) + ")::text"
+		case Least:
+			aggs[i] = "min(" + ordered(v, t.types[i]) + ")::text"
+		default:
+			aggs[i] = "NULL::text"
+		}
+	}
+	rest := untouchedRows{fold: make([]cell, len(t.spec.Columns)), newest: map[int]logicalRow{}}
+	var folded []*string
+	if err := conn.QueryRow(ctx, "SELECT count(*), ARRAY["+strings.Join(aggs, ", ")+"]::text[] FROM counter_openings o WHERE "+untouchedWhere,
+		t.Name()).Scan(&rest.n, &folded); err != nil {
+		return rest, fmt.Errorf("summing the rows of %s no request wrote: %w", t.Name(), err)
+	}
+	for i, s := range folded {
+		if s == nil {
+			continue
+		}
+		v, err := parseValue(t.types[i], *s)
+		if err != nil {
+			return rest, fmt.Errorf("%s.%s over the rows no request wrote: %w", t.Name(), t.spec.Columns[i].Name, err)
+		}
+		rest.fold[i] = cell{value: v, present: true}
+	}
+	for i, c := range t.spec.Columns {
+		if c.Op != FollowsNewest {
+			continue
+		}
+		f := fmt.Sprintf("o.vals[%d]", t.follows[i]+1)
+		var vals []*string
+		err := conn.QueryRow(ctx, "SELECT o.vals FROM counter_openings o WHERE "+untouchedWhere+" AND "+f+" IS NOT NULL ORDER BY "+
+			ordered(f, t.types[t.follows[i]])+" DESC LIMIT 1", t.Name()).Scan(&vals)
+		if errors.Is(err, sqldb.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return rest, fmt.Errorf("the newest of the rows of %s no request wrote: %w", t.Name(), err)
+		}
+		row, err := t.parseRow(Key{}, vals, 1)
+		if err != nil {
+			return rest, err
+		}
+		rest.newest[i] = row
+	}
+	return rest, nil
+}
+
+// ordered is the SQL of v, an opening's value of type typ as text, in the order Value.compare
+// puts values: by number, a text by its bytes.
+func ordered(v string, typ Type) string {
+	if typ == TypeText {
+		return v + ` COLLATE "C"`
+	}
+	return "(" + v + ")::numeric"
 }
 
 func prefixed(s []string, before, after string) []string {
@@ -472,7 +606,7 @@ func asText(expr string, typ Type) string {
 	return expr + "::text"
 }
 
-// readRows reads a table's logical rows with sql (logicalRowsSQL or openingsSQL), by Key.Row.
+// readRows reads a table's logical rows with sql (changedSQL or openingsSQL), by Key.Row.
 func readRows(ctx context.Context, conn sqldb.Querier, t *Table, sql string, args ...any) (map[string]logicalRow, error) {
 	rows, err := conn.Query(ctx, sql, args...)
 	if err != nil {
@@ -491,29 +625,36 @@ func readRows(ctx context.Context, conn sqldb.Querier, t *Table, sql string, arg
 			out[key.Row] = logicalRow{slots: slots}
 			return nil
 		}
-		if len(vals) != len(t.spec.Columns) {
-			return fmt.Errorf("%d values for %d columns", len(vals), len(t.spec.Columns))
-		}
-		row := logicalRow{vals: make([]cell, len(vals)), slots: slots}
-		for i, s := range vals {
-			if s == nil {
-				continue
-			}
-			row.vals[i].present = true
-			if t.spec.Columns[i].Op == ServerTime {
-				continue
-			}
-			if row.vals[i].value, err = parseValue(t.types[i], *s); err != nil {
-				return fmt.Errorf("%s.%s of %s: %w", t.Name(), t.spec.Columns[i].Name, t.FormatKey(key), err)
-			}
-		}
+		row, err := t.parseRow(key, vals, slots)
 		out[key.Row] = row
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", t.Name(), err)
 	}
 	return out, nil
+}
+
+// parseRow is the logical row of key whose declared columns' texts are vals.
+func (t *Table) parseRow(key Key, vals []*string, slots int64) (logicalRow, error) {
+	if len(vals) != len(t.spec.Columns) {
+		return logicalRow{}, fmt.Errorf("%d values for %d columns", len(vals), len(t.spec.Columns))
+	}
+	row := logicalRow{vals: make([]cell, len(vals)), slots: slots}
+	for i, s := range vals {
+		if s == nil {
+			continue
+		}
+		row.vals[i].present = true
+		if t.spec.Columns[i].Op == ServerTime {
+			continue
+		}
+		var err error
+		if row.vals[i].value, err = parseValue(t.types[i], *s); err != nil {
+			return row, fmt.Errorf("%s.%s of %s: %w", t.Name(), t.spec.Columns[i].Name, t.FormatKey(key), err)
+		}
+	}
+	return row, nil
 }
 
 // Snapshot records the opening of every logical row of tables, as the seed left them, in

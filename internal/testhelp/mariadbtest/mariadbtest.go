@@ -1,24 +1,27 @@
-// Package mariadbtest gives integration tests a real MariaDB, as package testdb gives them a
-// PostgreSQL: one temporary server per test binary (testkit/servers/mariadbserver), started on
-// first use and stopped by Stop, and a fresh database per test on it. There is no
-// mock: a test that needs MariaDB gets a real one, or is skipped where MariaDB is not installed
-// (failed in CI: serverproctest.Missing).
+// Package mariadbtest gives integration tests a real MariaDB: one temporary server per test
+// binary, started on first use through testkit/servers/mariadbserver and stopped by Main (or Stop), and
+// a database of its own per test on it, dropped when the test ends. There is no mock: a test
+// that needs MariaDB gets a real one (and is skipped where MariaDB is not installed, failed in
+// CI: serverproctest.Missing).
 //
-// The shared server is not durable (its redo log flushed once a second: Config.Unsafe), as the
-// shared PostgreSQL is not; nothing on it is ever crashed or restarted.
+// The shared server is durable, as a run's is (the redo log written and flushed at every
+// commit), and its directory is on disk (/var/tmp where it exists): MariaDB memory-maps a
+// redo log on /dev/shm and never syncs it, so a test of InnoDB's fsyncs needs a disk. Its
+// performance_schema is on (mariadbserver's default). Tests that change a global setting
+// (innodb_deadlock_detect) set it back before they end.
 //
-// Use it from a package's TestMain, beside testdb or alone:
+// Use it from a package's TestMain:
 //
-//	func TestMain(m *testing.M) { os.Exit(mariadbtest.Stop(testdb.Main(m))) }
-//	func TestMain(m *testing.M) { os.Exit(mariadbtest.Stop(m.Run())) }
+//	func TestMain(m *testing.M) { os.Exit(mariadbtest.Main(m)) }
 package mariadbtest
 
 import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
-	"sync"
+	"os"
 	"testing"
 	"time"
 
@@ -28,16 +31,26 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/servers/mariadbserver"
 )
 
-var (
-	once    sync.Once
-	server  *mariadbserver.Server
-	initErr error
-)
+var shared = serverproctest.NewShared("the shared MariaDB of mariadbtest", 2*time.Minute, func(ctx context.Context) (*mariadbserver.Server, error) {
+	return mariadbserver.Start(ctx, mariadbserver.Config{TempDir: diskDir(), MaxConnections: 300})
+})
+
+// Main runs the tests and then stops the shared server.
+func Main(m *testing.M) int { return Stop(m.Run()) }
 
 // Stop stops the shared server (if a test started it) once the tests have run; code is their
-// exit code, returned unless stopping failed.
-func Stop(code int) int {
-	return serverproctest.StopShared(code, "the shared MariaDB of mariadbtest", server)
+// exit code, returned unless stopping failed. Beside testdb's PostgreSQL:
+//
+//	func TestMain(m *testing.M) { os.Exit(mariadbtest.Stop(testdb.Main(m))) }
+func Stop(code int) int { return shared.Stop(code) }
+
+// diskDir is where the shared server's directory is made: on disk, where the system has one
+// for temporary files that outlive a boot ("" — os.TempDir() — elsewhere).
+func diskDir() string {
+	if fi, err := os.Stat("/var/tmp"); err == nil && fi.IsDir() {
+		return "/var/tmp"
+	}
+	return ""
 }
 
 // Server returns the shared server, starting it on first use.
@@ -46,45 +59,95 @@ func Server(t testing.TB) *mariadbserver.Server {
 	if _, err := mariadbserver.FindBinaries(""); err != nil {
 		serverproctest.Missing(t, "%v", err)
 	}
-	once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		server, initErr = mariadbserver.Start(ctx, mariadbserver.Config{Unsafe: true, MaxConnections: 300})
-	})
-	if initErr != nil {
-		t.Fatalf("starting the test MariaDB: %v", initErr)
-	}
-	return server
+	return shared.Get(t)
 }
 
-// New creates a fresh database on the shared server, dropped when the test ends, and returns
-// the driver's configuration for it (as root; the caller's to change).
-func New(t testing.TB) *mysql.Config {
+// DB is a database of a test's own on the shared server, and a pool on it as root.
+type DB struct {
+	*sql.DB
+	// Name is the database's.
+	Name   string
+	Server *mariadbserver.Server
+}
+
+// New creates a database for the test (dropped when it ends) and opens a pool on it.
+func New(t testing.TB) *DB {
 	t.Helper()
 	srv := Server(t)
-	b := make([]byte, 4)
+	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	name := "test_" + hex.EncodeToString(b)
-	admin := func(stmt string) error {
-		db, err := sql.Open("mysql", srv.DSN())
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_, err = db.ExecContext(ctx, stmt)
-		return err
+	d := &DB{Name: "t_" + hex.EncodeToString(b), Server: srv}
+	admin, err := sql.Open("mysql", srv.DSN())
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := admin("CREATE DATABASE " + name); err != nil {
-		t.Fatalf("creating a test database: %v", err)
+	defer admin.Close()
+	if _, err := admin.Exec("CREATE DATABASE " + d.Name); err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := admin("DROP DATABASE " + name); err != nil {
-			t.Errorf("dropping test database %s: %v", name, err)
+		drop, err := sql.Open("mysql", srv.DSN())
+		if err == nil {
+			_, err = drop.Exec("DROP DATABASE IF EXISTS " + d.Name)
+			drop.Close()
+		}
+		if err != nil {
+			t.Errorf("dropping the test's database %s: %v", d.Name, err)
 		}
 	})
-	cfg := srv.DriverConfig()
-	cfg.DBName = name
-	return cfg
+	if d.DB, err = sql.Open("mysql", d.Config().FormatDSN()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.DB.Close() })
+	return d
+}
+
+// Config is the driver's configuration for the test's database, as root (interpolated
+// parameters, as mariadbserver.DriverConfig's): a new one for each call, to change.
+func (d *DB) Config() *mysql.Config {
+	c := d.Server.DriverConfig()
+	c.DBName = d.Name
+	return c
+}
+
+// Conn is a connection of its own to the test's database, closed when the test ends; program,
+// when not "", is its program_name connection attribute.
+func (d *DB) Conn(t testing.TB, program string) *sql.Conn {
+	t.Helper()
+	c := d.Config()
+	if program != "" {
+		c.ConnectionAttributes = "program_name:" + program
+	}
+	connector, err := mysql.NewConnector(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(connector)
+	t.Cleanup(func() { db.Close() })
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// Connector is the driver's connector for the test's database, as root.
+func (d *DB) Connector(t testing.TB) driver.Connector {
+	t.Helper()
+	c, err := mysql.NewConnector(d.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// MustExec runs statements on the test's database, failing the test at the first error.
+func (d *DB) MustExec(t testing.TB, statements ...string) {
+	t.Helper()
+	for _, q := range statements {
+		if _, err := d.DB.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
 }

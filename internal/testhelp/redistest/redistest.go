@@ -10,7 +10,6 @@ package redistest
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -55,31 +54,19 @@ func Start(t testing.TB, cfg redisserver.Config) *redisserver.Server {
 	return srv
 }
 
-var (
-	sharedOnce sync.Once
-	shared     *redisserver.Server
-	sharedErr  error
-)
+var shared = serverproctest.NewShared("the shared redis-server", startTimeout, func(ctx context.Context) (*redisserver.Server, error) {
+	return redisserver.Start(ctx, redisserver.Config{})
+})
 
 // Shared returns the redis-server the test binary's tests share, started on first use (Need
 // first); Main stops it. A test that uses it names its own keys.
 func Shared(t testing.TB) *redisserver.Server {
 	t.Helper()
 	Need(t)
-	sharedOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-		defer cancel()
-		shared, sharedErr = redisserver.Start(ctx, redisserver.Config{})
-	})
-	if sharedErr != nil {
-		t.Fatalf("starting the shared redis-server: %v", sharedErr)
-	}
-	return shared
+	return shared.Get(t)
 }
 
 // Main runs the tests with run (m.Run, or testdb.Main to share a PostgreSQL too), then stops
 // the shared redis-server if a test started it, and returns the exit code: run's, or 1 when
 // stopping the server failed.
-func Main(m *testing.M, run func(*testing.M) int) int {
-	return serverproctest.StopShared(run(m), "the shared redis-server", shared)
-}
+func Main(m *testing.M, run func(*testing.M) int) int { return shared.Stop(run(m)) }

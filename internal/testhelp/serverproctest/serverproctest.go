@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -62,6 +63,41 @@ func StopShared[S serverproc.Stopper](code int, what string, srv S) int {
 	}
 	return code
 }
+
+// Shared is a server a test binary's tests share: started by the first test that asks for it
+// (Get), stopped once they have all run (Stop, from TestMain).
+type Shared[S serverproc.Stopper] struct {
+	what    string
+	timeout time.Duration
+	start   func(context.Context) (S, error)
+	once    sync.Once
+	srv     S
+	err     error
+}
+
+// NewShared is a shared server that start starts within timeout; what names it in errors.
+func NewShared[S serverproc.Stopper](what string, timeout time.Duration, start func(context.Context) (S, error)) *Shared[S] {
+	return &Shared[S]{what: what, timeout: timeout, start: start}
+}
+
+// Get returns the server, starting it on first use; a start that failed fails the test (and
+// every later one that asks).
+func (s *Shared[S]) Get(t testing.TB) S {
+	t.Helper()
+	s.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+		defer cancel()
+		s.srv, s.err = s.start(ctx)
+	})
+	if s.err != nil {
+		t.Fatalf("starting %s: %v", s.what, s.err)
+	}
+	return s.srv
+}
+
+// Stop stops the server if a test started it, and returns code, the tests' exit code, or 1
+// when stopping failed (StopShared).
+func (s *Shared[S]) Stop(code int) int { return StopShared(code, s.what, s.srv) }
 
 // childEnv marks the re-run of a test binary that plays the owner WatchdogCleansUp kills.
 const childEnv = "HOTSPOTKIT_WATCHDOG_CHILD"

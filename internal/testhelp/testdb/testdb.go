@@ -16,7 +16,6 @@ package testdb
 import (
 	"context"
 	"io/fs"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,29 +24,17 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/servers/pgserver"
 )
 
-var (
-	once    sync.Once
-	server  *pgserver.Server
-	initErr error
-)
+var shared = serverproctest.NewShared("the shared PostgreSQL of testdb", 2*time.Minute, func(ctx context.Context) (*pgserver.Server, error) {
+	return pgserver.Start(ctx, pgserver.Config{MaxConnections: 300, Unsafe: true})
+})
 
 // Main runs the tests and then stops the shared server.
-func Main(m *testing.M) int {
-	return serverproctest.StopShared(m.Run(), "the shared PostgreSQL of testdb", server)
-}
+func Main(m *testing.M) int { return shared.Stop(m.Run()) }
 
 // Server returns the shared managed server, starting it on first use.
 func Server(t testing.TB) *pgserver.Server {
 	t.Helper()
-	once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		server, initErr = pgserver.Start(ctx, pgserver.Config{MaxConnections: 300, Unsafe: true})
-	})
-	if initErr != nil {
-		t.Fatalf("starting the test PostgreSQL: %v", initErr)
-	}
-	return server
+	return shared.Get(t)
 }
 
 // New opens a fresh schema on the shared server, with hotspotkit's shared tables and, when

@@ -126,9 +126,11 @@ var abMetrics = []abMetricSpec{
 	{results.MetricP95Ms, verdict.LowerIsBetter},
 	{results.MetricP99Ms, verdict.LowerIsBetter},
 	{results.MetricPersistLagP99Ms, verdict.LowerIsBetter},
+	{results.MetricClientCPUPerRequestUs, verdict.LowerIsBetter},
 	{results.MetricStatementsPerRequest, verdict.LowerIsBetter},
 	{results.MetricCommitsPerRequest, verdict.LowerIsBetter},
 	{results.MetricWALBytesPerRequest, verdict.LowerIsBetter},
+	{results.MetricRedoBytesPerRequest, verdict.LowerIsBetter},
 }
 
 type abMetricSpec struct {

@@ -35,6 +35,11 @@ type Thresholds struct {
 	MaxP99Rise float64 `json:"max_p99_rise"`
 	// MaxPersistLagRise is MaxP95Rise for the persist lag p99 of queue modes.
 	MaxPersistLagRise float64 `json:"max_persist_lag_rise"`
+	// MaxClientCPURise fails a pair whose client CPU per request (the generator's own
+	// processor time, results.Generator) rose by more than this and by more than
+	// ClientCPUFloorUs: a change that makes the kit heavier takes its processor time from the
+	// server it measures wherever the two share a machine.
+	MaxClientCPURise float64 `json:"max_client_cpu_rise"`
 	// MaxCostIncrease fails a pair whose WAL bytes, commits or statements per request rose by
 	// more than this and by more than the metric's absolute floor (CostFloors).
 	MaxCostIncrease float64 `json:"max_cost_increase"`
@@ -50,12 +55,17 @@ type Thresholds struct {
 }
 
 // DefaultThresholds are the defaults of `baseline compare`: throughput (or efficiency) may drop
-// 10%, p95 may rise 20%, the database's cost per request 15%; no new lock waiters; p99 and
-// persist lag are shown, not checked.
+// 10%, p95 may rise 20%, the client's CPU per request 25%, the database's cost per request 15%;
+// no new lock waiters; p99 and persist lag are shown, not checked.
 func DefaultThresholds() Thresholds {
 	return Thresholds{MaxThroughputDrop: 0.10, MaxP95Rise: 0.20, MaxP99Rise: Off, MaxPersistLagRise: Off,
-		MaxCostIncrease: 0.15, NoNewWaiters: true, MinEffect: verdict.DefaultMinEffect}
+		MaxClientCPURise: 0.25, MaxCostIncrease: 0.15, NoNewWaiters: true, MinEffect: verdict.DefaultMinEffect}
 }
+
+// ClientCPUFloorUs is the smallest rise of the client's CPU per request, in µs, that counts as a
+// regression whatever the ratio: a queue mode's enqueue costs a few µs, where the flushers'
+// timing alone moves the ratio by tens of percent.
+const ClientCPUFloorUs = 5.0
 
 // CostFloors are the smallest rises per request that count as a cost regression, whatever the
 // ratio: async-compact makes about 0.005 statements and 0.004 commits per request, where the
@@ -64,6 +74,7 @@ var CostFloors = map[string]float64{
 	results.MetricStatementsPerRequest: 0.01,
 	results.MetricCommitsPerRequest:    0.01,
 	results.MetricWALBytesPerRequest:   32,
+	results.MetricRedoBytesPerRequest:  32,
 }
 
 // DefaultCalibrationTolerance widens each calibration's min–max band when deciding whether two
@@ -432,7 +443,8 @@ func compareEntries(rep *results.Report) []compareEntry {
 }
 
 // costMetrics are the per-request figures MaxCostIncrease judges.
-var costMetrics = []string{results.MetricStatementsPerRequest, results.MetricCommitsPerRequest, results.MetricWALBytesPerRequest}
+var costMetrics = []string{results.MetricStatementsPerRequest, results.MetricCommitsPerRequest, results.MetricWALBytesPerRequest,
+	results.MetricRedoBytesPerRequest}
 
 // databaseWide reports whether a run's figure behind a cost metric counted other sessions as
 // well: on a server this invocation did not start, for the figures the report lists as
@@ -443,6 +455,7 @@ func databaseWide(d *results.Database, metric string) bool {
 	}
 	words := map[string][]string{
 		results.MetricWALBytesPerRequest:   {"wal"},
+		results.MetricRedoBytesPerRequest:  {"redo"},
 		results.MetricCommitsPerRequest:    {"commit", "xact"},
 		results.MetricStatementsPerRequest: {"statement"},
 	}[metric]
@@ -650,6 +663,12 @@ func comparePair(o, n compareEntry, th Thresholds, machines MachineBasis) Pair {
 			p.Metrics = append(p.Metrics, d)
 		}
 	}
+	// The generator's own processor time per request: machine-dependent (a faster processor
+	// spends less), judged on the same basis as throughput.
+	if d, ok := delta(results.MetricClientCPUPerRequestUs, TierMachineDependent); ok {
+		judge(&d, "client CPU/request", th.MaxClientCPURise, ClientCPUFloorUs, false, notDirect)
+		p.Metrics = append(p.Metrics, d)
+	}
 	// Open-loop runs: what the rate achieved and the service time, shown beside the latency
 	// from the intended start (judged through p95/p99 above).
 	for _, metric := range []string{results.MetricAchievedRPS, results.MetricServiceP99Ms} {
@@ -674,6 +693,7 @@ func comparePair(o, n compareEntry, th Thresholds, machines MachineBasis) Pair {
 		{results.MetricStatementsPerRequest, "statements/request"},
 		{results.MetricCommitsPerRequest, "commits/request"},
 		{results.MetricWALBytesPerRequest, "WAL bytes/request"},
+		{results.MetricRedoBytesPerRequest, "redo bytes/request"},
 	} {
 		d, ok := delta(c.metric, TierMachineIndependent)
 		if !ok {
@@ -759,6 +779,8 @@ func metricLabel(metric string) (label string, format func(float64) string) {
 		return "achieved rps", render.FormatRPS
 	case results.MetricServiceP99Ms:
 		return "service p99 ms", render.FormatMs
+	case results.MetricClientCPUPerRequestUs:
+		return "client CPU µs/request", render.FormatPerRequest
 	case results.MetricLost:
 		return "lost", render.FormatCount
 	case results.MetricDuplicated:
@@ -769,6 +791,8 @@ func metricLabel(metric string) (label string, format func(float64) string) {
 		return "commits/request", render.FormatPerRequest
 	case results.MetricWALBytesPerRequest:
 		return "WAL bytes/request", render.FormatPerRequest
+	case results.MetricRedoBytesPerRequest:
+		return "redo bytes/request", render.FormatPerRequest
 	case results.MetricRowVersionsPerRequest:
 		return "row versions/request", render.FormatPerRequest
 	case results.MetricMaxLockWaiters:
@@ -790,9 +814,9 @@ func RenderComparison(w io.Writer, c Comparison, explain bool) error {
 	th := c.Options.Thresholds
 	fmt.Fprintf(&b, "compare %s: %d matched, %d only in old, %d only in new\n",
 		c.Suite, len(c.Pairs), len(c.UnmatchedOld), len(c.UnmatchedNew))
-	fmt.Fprintf(&b, "thresholds: throughput drop %s, p95 rise %s, p99 rise %s, persist-lag rise %s, cost/request rise %s, no new waiters %s, require verified %s\n",
+	fmt.Fprintf(&b, "thresholds: throughput drop %s, p95 rise %s, p99 rise %s, persist-lag rise %s, client CPU/request rise %s, cost/request rise %s, no new waiters %s, require verified %s\n",
 		limitText(th.MaxThroughputDrop), limitText(th.MaxP95Rise), limitText(th.MaxP99Rise), limitText(th.MaxPersistLagRise),
-		limitText(th.MaxCostIncrease), onOff(th.NoNewWaiters), onOff(th.RequireVerified))
+		limitText(th.MaxClientCPURise), limitText(th.MaxCostIncrease), onOff(th.NoNewWaiters), onOff(th.RequireVerified))
 	fmt.Fprintf(&b, "noise: a pair with %d or more runs on both sides has throughput and latency judged by statistics, worse only when the 95%% interval lies beyond ±%s; with fewer, medians meet the limits\n",
 		verdict.MinRuns, FormatLimit(th.MinEffect))
 	for _, p := range c.Pairs {

@@ -129,6 +129,36 @@ func TestCompareThresholdEdges(t *testing.T) {
 	}
 }
 
+// TestCompareClientCPU: a rise of the client's CPU per request beyond --max-client-cpu-rise and
+// its floor is named as a regression; one within either is shown; a report without the figure
+// (written before it) is not judged.
+func TestCompareClientCPU(t *testing.T) {
+	withCPU := func(sync, compact float64) *results.Report {
+		rep := resultstest.SingleReport()
+		for i, us := range []float64{sync, compact} {
+			rep.Runs[i].Generator = &results.Generator{WindowMs: 1000, Requests: 1000, Client: results.CPUUse{PerRequestUs: us}}
+		}
+		return rep
+	}
+	old := withCPU(200, 4)
+	c := mustCompare(t, old, withCPU(300, 8), DefaultThresholds()) // sync +50%; async-compact ×2 but 4 µs
+	out := renderComparison(t, c)
+	if c.Regressions != 1 || c.Pairs[0].Verdict != VerdictRegression || c.Pairs[1].Verdict != VerdictOK {
+		t.Errorf("sync +50%% (100 µs) should regress, async-compact +4 µs not:\n%s", out)
+	}
+	for _, want := range []string{"client CPU/request rose 50.0% (limit 25%)", "client CPU µs/request", "client CPU/request rise ≤ 25%"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if c := mustCompare(t, old, withCPU(240, 4), DefaultThresholds()); !c.Passed() {
+		t.Errorf("+20%% regressed:\n%s", renderComparison(t, c))
+	}
+	if c := mustCompare(t, resultstest.SingleReport(), withCPU(900, 90), DefaultThresholds()); !c.Passed() {
+		t.Errorf("a figure the old report did not record was judged:\n%s", renderComparison(t, c))
+	}
+}
+
 func TestCompareDifferentSuites(t *testing.T) {
 	other := resultstest.SingleReport()
 	other.Suite = "ledger_balance_hotspot_baseline"

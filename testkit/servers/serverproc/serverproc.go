@@ -78,7 +78,7 @@ func CPUTime(pid int) time.Duration {
 	}
 	utime, _ := strconv.ParseInt(f[11], 10, 64)
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * 10 * time.Millisecond
+	return time.Duration(utime+stime) * clockTick
 }
 
 // ShellQuote quotes s as one word for /bin/sh.

@@ -64,29 +64,31 @@ type Snapshot struct {
 	// XactCommit counts and nothing tells apart.
 	Autovacuums int64
 	// Statements by queryid (nil when pg_stat_statements is not loaded).
-	Statements map[string]statement
+	Statements map[string]Statement
 	Tables     map[string]tableCounters
 	// readerTransactions is the reader's count before this snapshot's own transaction.
 	readerTransactions int64
 }
 
-type statement struct {
-	query   string
-	calls   int64
-	rows    int64
-	totalMs float64
-	// control: transaction control or a session command (not counted as the run's statements,
+// Statement is one statement's cumulative counters in a database's statistics
+// (pg_stat_statements' entry, InnoDB's digest in performance_schema).
+type Statement struct {
+	Query   string
+	Calls   int64
+	Rows    int64
+	TotalMs float64
+	// Control: transaction control or a session command (not counted as the run's statements,
 	// but timed: a COMMIT's time is the wait for its WAL flush).
-	control bool
+	Control bool
 }
 
-// since is what e counted after s, the same statement's earlier reading (the zero statement
+// Since is what e counted after s, the same statement's earlier reading (the zero Statement
 // when it had none; all of e when the counters were reset in between).
-func (e statement) since(s statement) statement {
-	if e.calls < s.calls {
-		s = statement{}
+func (e Statement) Since(s Statement) Statement {
+	if e.Calls < s.Calls {
+		s = Statement{}
 	}
-	e.calls, e.rows, e.totalMs = e.calls-s.calls, e.rows-s.rows, e.totalMs-s.totalMs
+	e.Calls, e.Rows, e.TotalMs = e.Calls-s.Calls, e.Rows-s.Rows, e.TotalMs-s.TotalMs
 	return e
 }
 
@@ -271,7 +273,7 @@ func (r *Reader) snapshot(ctx context.Context, conn *pgx.Conn) (Snapshot, error)
 }
 
 // statements reads pg_stat_statements for this database and role.
-func (r *Reader) statements(ctx context.Context, tx pgx.Tx) (map[string]statement, error) {
+func (r *Reader) statements(ctx context.Context, tx pgx.Tx) (map[string]Statement, error) {
 	rows, err := tx.Query(ctx, `SELECT coalesce(queryid, 0)::text, coalesce(query, ''), calls, rows, total_exec_time
 		FROM `+r.statsView+`
 		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
@@ -280,29 +282,33 @@ func (r *Reader) statements(ctx context.Context, tx pgx.Tx) (map[string]statemen
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string]statement{}
+	out := map[string]Statement{}
 	for rows.Next() {
 		var id string
-		var s statement
-		if err := rows.Scan(&id, &s.query, &s.calls, &s.rows, &s.totalMs); err != nil {
+		var s Statement
+		if err := rows.Scan(&id, &s.Query, &s.Calls, &s.Rows, &s.TotalMs); err != nil {
 			return nil, err
 		}
-		if observing.MatchString(s.query) {
+		if observing.MatchString(s.Query) {
 			continue
 		}
-		s.control = control.MatchString(s.query)
+		s.Control = IsControl(s.Query)
 		prev := out[id] // top-level and nested entries share a queryid (PostgreSQL 14+)
-		s.calls += prev.calls
-		s.rows += prev.rows
-		s.totalMs += prev.totalMs
+		s.Calls += prev.Calls
+		s.Rows += prev.Rows
+		s.TotalMs += prev.TotalMs
 		out[id] = s
 	}
 	return out, rows.Err()
 }
 
 // control matches what is not counted as a statement of the run: transaction control and
-// session commands (counted in commits, or nothing at all).
-var control = regexp.MustCompile(`(?is)^\s*(begin|start\s+transaction|commit|end|rollback|abort|savepoint|release|set|reset|show|discard|deallocate|prepare\s+transaction|listen|unlisten)\b`)
+// session commands (counted in commits, or nothing at all), PostgreSQL's and MySQL's.
+var control = regexp.MustCompile(`(?is)^\s*(begin|start\s+transaction|commit|end|rollback|abort|savepoint|release|set|reset|show|discard|deallocate|prepare\s+transaction|listen|unlisten|xa|use)\b`)
+
+// IsControl says whether a statement's text is transaction control or a session command, not
+// work of the run's (BEGIN, COMMIT, SET, SHOW, ...).
+func IsControl(query string) bool { return control.MatchString(query) }
 
 // observing matches the statistics views the engine's observers read (when Untrack was
 // refused): never the run's.
@@ -356,7 +362,7 @@ func (r *Reader) Delta(start, end Snapshot, in Inputs) *results.Database {
 	d.XactCommit = nonNegative(end.XactCommit - start.XactCommit - own)
 	d.Autovacuums = nonNegative(end.Autovacuums - start.Autovacuums)
 	if start.Statements != nil && end.Statements != nil {
-		d.Statements = statementsDelta(start.Statements, end.Statements, in.Top)
+		d.Statements = StatementsDelta(start.Statements, end.Statements, in.Top)
 	}
 	for name, e := range end.Tables {
 		s := start.Tables[name]
@@ -384,26 +390,27 @@ func (r *Reader) Delta(start, end Snapshot, in Inputs) *results.Database {
 	return d
 }
 
-// statementsDelta sums the statements' calls and time over the window and lists the top ones
-// by total time. An entry missing at the start (new, or evicted and re-added) counts whole.
-func statementsDelta(start, end map[string]statement, top int) *results.Statements {
+// StatementsDelta sums the statements' calls and time over the window, transaction control
+// left out, and lists the top ones by total time. An entry missing at the start (new, or
+// evicted and re-added) counts whole.
+func StatementsDelta(start, end map[string]Statement, top int) *results.Statements {
 	if top <= 0 {
 		top = 5
 	}
 	out := &results.Statements{}
 	var list []results.Statement
 	for id, e := range end {
-		if e.control {
+		if e.Control {
 			continue
 		}
-		d := e.since(start[id])
-		if d.calls == 0 {
+		d := e.Since(start[id])
+		if d.Calls == 0 {
 			continue
 		}
-		out.Calls += d.calls
-		out.TotalExecMs += d.totalMs
-		list = append(list, results.Statement{Query: clip(e.query, 300), Calls: d.calls, Rows: d.rows,
-			TotalMs: units.Round(d.totalMs, 3), MeanMs: units.Round(d.totalMs/float64(d.calls), 4)})
+		out.Calls += d.Calls
+		out.TotalExecMs += d.TotalMs
+		list = append(list, results.Statement{Query: clip(e.Query, 300), Calls: d.Calls, Rows: d.Rows,
+			TotalMs: units.Round(d.TotalMs, 3), MeanMs: units.Round(d.TotalMs/float64(d.Calls), 4)})
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].TotalMs > list[j].TotalMs })
 	if len(list) > top {
@@ -435,16 +442,22 @@ type Timed struct {
 // sessions of the run's database and role: the run's pools, and anything else that sends the
 // same text.
 func ServerTimes(start, end Snapshot) map[string]Timed {
-	if start.Statements == nil || end.Statements == nil {
+	return StatementTimes(start.Statements, end.Statements, stmttime.Normalize)
+}
+
+// StatementTimes is every statement's calls and time between two readings, summed per key(its
+// text) (nil when either reading has none), transaction control included.
+func StatementTimes(start, end map[string]Statement, key func(string) string) map[string]Timed {
+	if start == nil || end == nil {
 		return nil
 	}
 	out := map[string]Timed{}
-	for id, e := range end.Statements {
-		if d := e.since(start.Statements[id]); d.calls > 0 {
-			q := stmttime.Normalize(e.query)
+	for id, e := range end {
+		if d := e.Since(start[id]); d.Calls > 0 {
+			q := key(e.Query)
 			t := out[q]
-			t.Calls += d.calls
-			t.TotalMs += d.totalMs
+			t.Calls += d.Calls
+			t.TotalMs += d.TotalMs
 			out[q] = t
 		}
 	}

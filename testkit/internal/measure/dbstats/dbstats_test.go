@@ -10,16 +10,16 @@ import (
 func TestDelta(t *testing.T) {
 	r := &Reader{version: 150000}
 	start := Snapshot{WALBytes: 1000, WALRecords: 10, XactCommit: 100, Sessions: 40, Autovacuums: 3, readerTransactions: 7,
-		Statements: map[string]statement{
-			"1": {query: "UPDATE api_keys …", calls: 50, rows: 50, totalMs: 5},
-			"2": {query: "INSERT INTO usage …", calls: 900, rows: 900, totalMs: 90}, // evicted since
+		Statements: map[string]Statement{
+			"1": {Query: "UPDATE api_keys …", Calls: 50, Rows: 50, TotalMs: 5},
+			"2": {Query: "INSERT INTO usage …", Calls: 900, Rows: 900, TotalMs: 90}, // evicted since
 		},
 		Tables: map[string]tableCounters{"api_keys": {updated: 10, hotUpdated: 9}, "users": {inserted: 3}},
 	}
 	end := Snapshot{WALBytes: 41000, WALRecords: 410, XactCommit: 221, Sessions: 46, Autovacuums: 5, readerTransactions: 10,
-		Statements: map[string]statement{
-			"1": {query: "UPDATE api_keys …", calls: 150, rows: 150, totalMs: 25},
-			"2": {query: "INSERT INTO usage …", calls: 100, rows: 100, totalMs: 10},
+		Statements: map[string]Statement{
+			"1": {Query: "UPDATE api_keys …", Calls: 150, Rows: 150, TotalMs: 25},
+			"2": {Query: "INSERT INTO usage …", Calls: 100, Rows: 100, TotalMs: 10},
 		},
 		Tables: map[string]tableCounters{
 			"api_keys":  {updated: 110, hotUpdated: 89, dead: 7},
@@ -71,7 +71,7 @@ func TestNotWork(t *testing.T) {
 		"UPDATE api_keys SET n = n + $1": false, `copy "usage" ( "request_id" ) from stdin binary`: false,
 		"INSERT INTO settings_log VALUES ($1)": false, "  END": true, "SELECT * FROM ending": false,
 	} {
-		if notWork := control.MatchString(q) || observing.MatchString(q); notWork != skip {
+		if notWork := IsControl(q) || observing.MatchString(q); notWork != skip {
 			t.Errorf("%q: skipped %v, want %v", q, !skip, skip)
 		}
 	}
@@ -81,16 +81,16 @@ func TestNotWork(t *testing.T) {
 // included (a COMMIT's time is its WAL flush), summed per text; an entry evicted and re-added
 // counts whole; none without pg_stat_statements.
 func TestServerTimes(t *testing.T) {
-	start := Snapshot{Statements: map[string]statement{
-		"1": {query: "UPDATE api_keys …", calls: 50, totalMs: 5},
-		"2": {query: "commit", calls: 10, totalMs: 1, control: true},
-		"3": {query: "INSERT INTO usage …", calls: 900, totalMs: 90},
+	start := Snapshot{Statements: map[string]Statement{
+		"1": {Query: "UPDATE api_keys …", Calls: 50, TotalMs: 5},
+		"2": {Query: "commit", Calls: 10, TotalMs: 1, Control: true},
+		"3": {Query: "INSERT INTO usage …", Calls: 900, TotalMs: 90},
 	}}
-	end := Snapshot{Statements: map[string]statement{
-		"1": {query: "UPDATE api_keys …", calls: 150, totalMs: 25},
-		"2": {query: "commit", calls: 110, totalMs: 51, control: true},
-		"3": {query: "INSERT INTO usage …", calls: 100, totalMs: 10},
-		"4": {query: "UPDATE api_keys …", calls: 5, totalMs: 1}, // the same text, another queryid
+	end := Snapshot{Statements: map[string]Statement{
+		"1": {Query: "UPDATE api_keys …", Calls: 150, TotalMs: 25},
+		"2": {Query: "commit", Calls: 110, TotalMs: 51, Control: true},
+		"3": {Query: "INSERT INTO usage …", Calls: 100, TotalMs: 10},
+		"4": {Query: "UPDATE api_keys …", Calls: 5, TotalMs: 1}, // the same text, another queryid
 	}}
 	got := ServerTimes(start, end)
 	want := map[string]Timed{"UPDATE api_keys …": {105, 21}, "commit": {100, 50}, "INSERT INTO usage …": {100, 10}}

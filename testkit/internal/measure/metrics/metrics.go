@@ -5,9 +5,10 @@
 // It costs the load nothing: no metric is incremented per request. At scrape time the
 // collector reads what the engine keeps anyway — the load's live counters and histogram
 // shards, the monitor's latest sample, the pool's statistics, the queue's counters and
-// persist-lag histogram — through the Source the engine hands it for each run. When a run
-// ends, Finish reads its source one last time and keeps those values, so the endpoint shows
-// every run of the invocation, final values for the finished ones, until it is closed.
+// persist-lag histogram, the process's processor time — through the Source the engine hands
+// it for each run. When a run ends, Finish reads its source one last time and keeps those
+// values, so the endpoint shows every run of the invocation, final values for the finished
+// ones, until it is closed.
 //
 // It must not change what it reads, and knows nothing of suites or SQL. Every metric name is
 // listed (with its meaning) in Names and in the README.
@@ -62,6 +63,8 @@ type Source struct {
 	HotTables []string
 	// Pool returns the load pool's connections now.
 	Pool func() Pool
+	// ClientCPU returns the processor time this process has used since the run began.
+	ClientCPU func() time.Duration
 	// Queue returns the async queue's counters; PersistLag its persist-lag histogram.
 	Queue      func() results.QueueMetrics
 	PersistLag func() *hist.Histogram

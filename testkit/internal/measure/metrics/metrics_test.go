@@ -44,17 +44,19 @@ func TestServerShowsRunsAndKeepsFinalValues(t *testing.T) {
 	}
 	defer srv.Close()
 	live := finishedLoad(t, 1000)
-	depth := int64(5)
+	depth, serverWaits, cpu := int64(5), int64(7), 1500*time.Millisecond
 	run := srv.Watch(Source{
 		Labels: Labels{Suite: "s", Mode: "async", Role: "both", Run: 2, Level: 8},
 		Live:   live,
 		Monitor: func() results.Sample {
-			return results.Sample{WaitersByLockType: map[string]int64{"tuple": 3}, ServerSessions: 16,
-				Pooler: &results.PoolerSample{ClientsActive: 40, ClientsWaiting: 24, ServersActive: 16, MaxWaitMs: 1500}}
+			return results.Sample{WaitersByLockType: map[string]int64{"tuple": 3}, ServerSessions: 16, ClientCPUShare: 0.375,
+				ServerLockWaits: &serverWaits,
+				Pooler:          &results.PoolerSample{ClientsActive: 40, ClientsWaiting: 24, ServersActive: 16, MaxWaitMs: 1500}}
 		},
 		HotTables:  []string{"api_keys"},
 		Queue:      func() results.QueueMetrics { return results.QueueMetrics{Depth: depth, FlushedTotal: 7} },
 		PersistLag: func() *hist.Histogram { return lagOf(100) },
+		ClientCPU:  func() time.Duration { return cpu },
 	})
 	labels := []string{"suite=s", "mode=async", "role=both", "run=2", "level=8"}
 	get := func() metricstest.Scrape {
@@ -68,6 +70,8 @@ func TestServerShowsRunsAndKeepsFinalValues(t *testing.T) {
 	for name, want := range map[string]float64{
 		RequestsCompleted: 990, RequestsFailed: 10, RequestDuration: 990, QueueDepth: 5, QueueFlushed: 7,
 		PersistLag: 100, RunFinished: 0, ServerSessions: 16, PoolerClientsWaiting: 24, PoolerServersActive: 16, PoolerMaxWait: 1.5,
+		ServerLockWaits: 7,
+		ClientCPU:       1.5, ClientCPUShare: 0.375,
 	} {
 		if got, ok := s[metricstest.Series(name, labels...)]; !ok || got != want {
 			t.Errorf("%s = %v (present %v), want %v", name, got, ok, want)
@@ -83,10 +87,13 @@ func TestServerShowsRunsAndKeepsFinalValues(t *testing.T) {
 		}
 	}
 	run.Finish()
-	depth = 99 // read no more once finished
+	depth, cpu = 99, time.Hour // read no more once finished
 	s = get()
 	if got := s[metricstest.Series(QueueDepth, labels...)]; got != 5 {
 		t.Errorf("a finished run's depth changed to %v", got)
+	}
+	if got := s[metricstest.Series(ClientCPU, labels...)]; got != 1.5 {
+		t.Errorf("a finished run's client CPU changed to %v", got)
 	}
 	if got := s[metricstest.Series(RunFinished, labels...)]; got != 1 {
 		t.Errorf("run_finished = %v after Finish", got)

@@ -21,6 +21,9 @@ const (
 	LockWaiters           = "hotspotkit_lock_waiters"
 	LockWaitersByRelation = "hotspotkit_lock_waiters_by_relation"  // label relation
 	LockWaitersByLockType = "hotspotkit_lock_waiters_by_lock_type" // label lock_type
+	// ServerLockWaits is every session's row lock waits on the server (InnoDB's; absent on
+	// PostgreSQL).
+	ServerLockWaits = "hotspotkit_server_lock_waits"
 
 	PoolAcquired = "hotspotkit_pool_acquired_connections"
 	PoolIdle     = "hotspotkit_pool_idle_connections"
@@ -53,6 +56,12 @@ const (
 	StreamLength  = "hotspotkit_redis_stream_length_entries"
 	StreamPending = "hotspotkit_redis_stream_pending_entries"
 
+	// ClientCPU is the processor time this process — the load generator — used since the run
+	// began, and ClientCPUShare its share of the machine's processors between the monitor's
+	// latest two samples.
+	ClientCPU      = "hotspotkit_client_cpu_seconds_total"
+	ClientCPUShare = "hotspotkit_client_cpu_share"
+
 	RunFinished = "hotspotkit_run_finished"
 )
 
@@ -73,11 +82,12 @@ var defs = []metricDef{
 	{AcquireWait, "Time measured requests waited for a connection of the load's pool.", histogram, ""},
 	{LockWaiters, "Sessions of the run waiting for a lock (latest monitor sample).", prometheus.GaugeValue, ""},
 	{LockWaitersByRelation, "Lock waiters by the table they queue on (latest monitor sample).", prometheus.GaugeValue, "relation"},
-	{LockWaitersByLockType, "Lock waiters by pg_locks lock type (latest monitor sample).", prometheus.GaugeValue, "lock_type"},
+	{LockWaitersByLockType, "Lock waiters by lock type: pg_locks' locktype, InnoDB's lock type and mode (latest monitor sample).", prometheus.GaugeValue, "lock_type"},
+	{ServerLockWaits, "Row lock waits of every session of the server, the run's and others' (InnoDB's Innodb_row_lock_current_waits, latest monitor sample; absent on PostgreSQL).", prometheus.GaugeValue, ""},
 	{PoolAcquired, "Connections of the load's pool in use.", prometheus.GaugeValue, ""},
 	{PoolIdle, "Idle connections of the load's pool.", prometheus.GaugeValue, ""},
 	{PoolMax, "Size of the load's pool (--max-connections).", prometheus.GaugeValue, ""},
-	{ServerSessions, "Sessions of the service PostgreSQL holds, idle ones too: through a pooler, its server connections (latest monitor sample).", prometheus.GaugeValue, ""},
+	{ServerSessions, "Sessions of the service the database holds, idle ones too: through a pooler, its server connections (latest monitor sample).", prometheus.GaugeValue, ""},
 	{PoolerClientsActive, "Client connections of the pooler linked to a server connection or idle (SHOW POOLS cl_active, latest monitor sample).", prometheus.GaugeValue, ""},
 	{PoolerClientsWaiting, "Client connections waiting in the pooler for a server connection (SHOW POOLS cl_waiting, latest monitor sample).", prometheus.GaugeValue, ""},
 	{PoolerServersActive, "The pooler's server connections linked to a client (SHOW POOLS sv_active, latest monitor sample).", prometheus.GaugeValue, ""},
@@ -98,6 +108,8 @@ var defs = []metricDef{
 	{OutboxPending, "Outbox deltas not yet applied (latest monitor count, every second).", prometheus.GaugeValue, ""},
 	{StreamLength, "Entries in the Redis stream (not yet acknowledged).", prometheus.GaugeValue, ""},
 	{StreamPending, "Entries delivered to a consumer and not yet acknowledged.", prometheus.GaugeValue, ""},
+	{ClientCPU, "Processor time (user and system) this process, the load generator, used since the run began.", prometheus.CounterValue, ""},
+	{ClientCPUShare, "This process's processor time over the machine's processors between the monitor's latest two samples (0.5 on 2 processors: one busy).", prometheus.GaugeValue, ""},
 	{RunFinished, "1 once the run has drained and been counted: its values are final.", prometheus.GaugeValue, ""},
 }
 
@@ -183,10 +195,14 @@ func (s Source) metrics(finished bool) []prometheus.Metric {
 		}
 		e.byLabel(LockWaitersByRelation, byRel)
 		e.byLabel(LockWaitersByLockType, m.WaitersByLockType)
+		if m.ServerLockWaits != nil {
+			e.value(ServerLockWaits, float64(*m.ServerLockWaits))
+		}
 		if m.OutboxPending != nil {
 			e.value(OutboxPending, float64(*m.OutboxPending))
 		}
 		e.value(ServerSessions, float64(m.ServerSessions))
+		e.value(ClientCPUShare, m.ClientCPUShare)
 		if p := m.Pooler; p != nil {
 			e.value(PoolerClientsActive, float64(p.ClientsActive))
 			e.value(PoolerClientsWaiting, float64(p.ClientsWaiting))
@@ -194,6 +210,9 @@ func (s Source) metrics(finished bool) []prometheus.Metric {
 			e.value(PoolerServersIdle, float64(p.ServersIdle))
 			e.value(PoolerMaxWait, p.MaxWaitMs/1000)
 		}
+	}
+	if s.ClientCPU != nil {
+		e.value(ClientCPU, s.ClientCPU().Seconds())
 	}
 	if s.Pool != nil {
 		p := s.Pool()

@@ -96,9 +96,19 @@ func TestWaitersAreAttributedToTheHotTable(t *testing.T) {
 	waitForSamples(t, m, "every waiter seen queued and blocked", func(l results.LockMonitor) bool {
 		return l.MaxWaitersByRelation["api_keys"] >= waiters && l.MaxBlockedSessions >= waiters
 	})
-	var locks results.LockMonitor
-	locks, _ = m.Stop(context.Background())
+	// Of the six sessions of the service, the holder waits on its client (idle in its
+	// transaction) and the five queued wait on the server.
+	if last := m.Last(); last.ServerSessions != waiters+1 || last.SessionsOnClient != 1 {
+		t.Errorf("latest sample: %d sessions, %d of them on the client; want %d and 1", last.ServerSessions, last.SessionsOnClient, waiters+1)
+	}
+	if g := m.MaxGoroutines(); g < waiters {
+		t.Errorf("most goroutines %d, fewer than the %d waiting", g, waiters)
+	}
+	locks, pool := m.Stop(context.Background())
 	release()
+	if pool.SessionSamples < int64(waiters+1) || pool.ClientWaitSamples < 1 || pool.ClientWaitSamples*2 > pool.SessionSamples {
+		t.Errorf("sessions summed over the samples %d, on the client %d", pool.SessionSamples, pool.ClientWaitSamples)
+	}
 	if err := sw.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -121,6 +131,9 @@ func TestWaitersAreAttributedToTheHotTable(t *testing.T) {
 	if locks.MaxLockWaitMs <= 0 {
 		t.Errorf("max lock wait %v ms, want > 0", locks.MaxLockWaitMs)
 	}
+	if got := locks.MaxLockWaitMsByRelation; len(got) != 1 || got["api_keys"] != locks.MaxLockWaitMs {
+		t.Errorf("longest wait by table %v, want api_keys alone at %v ms", got, locks.MaxLockWaitMs)
+	}
 	// The holder is idle in its transaction; the head waiter waits on its transactionid and
 	// the others queue on the tuple lock.
 	waits := m.WaitEvents()
@@ -135,6 +148,16 @@ func TestWaitersAreAttributedToTheHotTable(t *testing.T) {
 	samples, err := results.ReadSamples(samplesPath) // the header first, then the samples
 	if err != nil || len(samples) == 0 {
 		t.Fatalf("samples file: %d samples, %v", len(samples), err)
+	}
+	busy := false
+	for _, smp := range samples {
+		if smp.ClientCPUShare < 0 || smp.ClientCPUShare > 1 {
+			t.Errorf("a sample's client share %v", smp.ClientCPUShare)
+		}
+		busy = busy || smp.ClientCPUShare > 0
+	}
+	if !busy {
+		t.Error("no sample has the client's processor time")
 	}
 	if b, _ := os.ReadFile(samplesPath); !strings.HasPrefix(string(b), `{"schema_version":`) || !strings.Contains(string(b), `"wait_events":{`) {
 		t.Errorf("samples file has no header or carries no wait events:\n%.300s", b)

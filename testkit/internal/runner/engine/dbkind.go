@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -12,11 +14,13 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/dbstats"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/monitor"
 	"github.com/hotspotkit/hotspotkit/testkit/servers/pgserver"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/serverproc"
 )
 
 // dbKind is what the kind of database an invocation runs on lends the run's instruments: the
 // figures it keeps of its own work, read at a run's start and end; the watch on its locks and
-// sessions while the load runs; and the faults that stop its server. PostgreSQL is the one kind
+// sessions while the load runs; the faults that stop its server; and where its server's
+// processes are, for their processor time. PostgreSQL is the one kind
 // today (postgres); another kind is another implementation, chosen once with the server, and
 // no instrument asks which it has.
 type dbKind interface {
@@ -29,6 +33,9 @@ type dbKind interface {
 	// checkpoint and starts it again, and says what recovery did (package faults' Target).
 	restart(ctx context.Context) error
 	crash(ctx context.Context) (string, error)
+	// serverProcess says how to find the server's main process on this machine, for its
+	// processor time (package clientcost): nil when it is not this machine's, or not visible.
+	serverProcess(ctx context.Context) func() int
 }
 
 // figuresWindow is the database's figures from a run's start.
@@ -45,6 +52,7 @@ type locks interface {
 	Last() results.Sample
 	Series() []monitor.Point
 	WaitEvents() map[string]int64
+	MaxGoroutines() int
 	Pooler() results.Pooler
 	// transactions is what it ran on the database, its connections' set-up included.
 	transactions() int64
@@ -116,6 +124,34 @@ type pgMonitor struct {
 func (m pgMonitor) transactions() int64 { return m.Statements() + m.setups.Load() }
 
 func (p postgres) restart(ctx context.Context) error { return p.server.Restart(ctx) }
+
+// serverProcess is the temporary server's postmaster, whichever it is now (a fault restarts
+// it). A --postgres-url server's is the parent of the admin session's backend when that
+// process is this machine's postmaster: a process of that number that started when the
+// server did (pg_postmaster_start_time, within 2 s), so that the number of a process in
+// another host's or container's namespace is never read here.
+func (p postgres) serverProcess(ctx context.Context) func() int {
+	if p.server != nil {
+		return p.server.PostmasterPID
+	}
+	var backend int
+	var started time.Time
+	if err := p.target.Admin().QueryRow(ctx, "SELECT pg_backend_pid(), pg_postmaster_start_time()").Scan(&backend, &started); err != nil {
+		return nil
+	}
+	f, ok := serverproc.Stat(backend)
+	if !ok || len(f) < 2 {
+		return nil
+	}
+	postmaster, err := strconv.Atoi(f[1])
+	if err != nil {
+		return nil
+	}
+	if at, ok := serverproc.StartTime(postmaster); !ok || at.Sub(started).Abs() > 2*time.Second {
+		return nil
+	}
+	return func() int { return postmaster }
+}
 
 func (p postgres) crash(ctx context.Context) (string, error) {
 	recovered, err := p.server.Crash(ctx)

@@ -31,6 +31,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/clientcost"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/heapmem"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/monitor"
@@ -409,6 +410,8 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 		out.Error = database.Redact(err.Error())
 		return out, err
 	}
+	meter := clientcost.New(e.db.serverProcess(ctx)) // the generator's cost (generator.go)
+	setUpFrom := meter.ReadCPU()
 	if !c.Joining(e.target) { // a process joining a split run finds it set up
 		if err := e.target.Reset(ctx); err != nil {
 			return fail(fmt.Errorf("resetting tables: %w", err))
@@ -440,16 +443,19 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 		return fail(err)
 	}
 	heapmem.Warm(heapmem.Want(r.concurrency, r.Requests)) // the process's own first touches, out of the window
+	setUp := clientcost.Phase(setUpFrom, meter.ReadCPU())
 
 	var live load.Live
-	in := e.instruments(r, prior, pool, wl, &live) // instruments.go
+	in := e.instruments(r, prior, pool, wl, &live, meter) // instruments.go
 	defer in.over()
 	if err := in.begin(ctx, &out); err != nil {
 		return fail(err)
 	}
 	gc0 := gcPauses()
 	res, err := r.backend.RunLoad(ctx, r.Pool, func() (*load.Result, error) { // in this process's role
-		return load.Run(e.stopCtx, e.loadConfig(r, &live), wl.Op)
+		lcfg := e.loadConfig(r, &live)
+		lcfg.Measuring = in.gen.measuring
+		return load.Run(e.stopCtx, lcfg, wl.Op)
 	})
 	gcPause := gcPauses() - gc0
 	if err != nil {
@@ -486,7 +492,11 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 	out.Efficiency, out.EfficiencyBasis = results.Efficiency(out, e.report.Environment.Calibration)
 	// Verification runs even after a failed drain: it then shows exactly what is missing.
 	var applied testkit.Result
+	verifyFrom := meter.ReadCPU()
 	out.Verification, out.Reconciliation, applied = e.verify(post, r, res)
+	if g := out.Generator; g != nil {
+		g.SetUp, g.Verification = setUp, clientcost.Phase(verifyFrom, meter.ReadCPU())
+	}
 	out.HotSets = hotSets(e.info, r.suite.Config(), applied)
 	if d.err != nil {
 		out.Verification.Passed = false

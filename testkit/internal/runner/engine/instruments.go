@@ -8,6 +8,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/clientcost"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
 )
 
@@ -63,6 +64,7 @@ type runInstruments struct {
 	wait   *serverWait
 	mon    *lockMonitor
 	faults *faultInjection
+	gen    *generatorCost
 }
 
 // instruments makes run r's instruments, in their order (they end in the reverse one):
@@ -76,17 +78,20 @@ type runInstruments struct {
 //     first sample of the pooler and again after its last, when its maxima are final;
 //   - the metrics endpoint after the monitor, whose latest sample it shows;
 //   - the probes open their connections before the load, out of its window;
-//   - the faults start last but one, once everything that watches the run is in place;
+//   - the faults start once everything that watches the run is in place;
+//   - the generator's cost ends first, right after the drain, so that the others' endings
+//     stay out of its window (it reads at the load's window's start, not at its begin);
 //   - the abort watch on the queue's server is the innermost: armed just before the load, and
 //     disarmed first once the run, its verification included, is over.
-func (e *engine) instruments(r *run, prior []uint32, pool *pgxpool.Pool, wl *testkit.Workload, live *load.Live) *runInstruments {
+func (e *engine) instruments(r *run, prior []uint32, pool *pgxpool.Pool, wl *testkit.Workload, live *load.Live, meter *clientcost.Meter) *runInstruments {
 	mon := &lockMonitor{e: e, cfg: e.monitorConfig(r, pool, wl, live)}
 	probes := &probes{e: e, r: r}
 	faults := &faultInjection{e: e, r: r, wl: wl, series: mon}
 	wait := &serverWait{e: e, r: r}
 	dbFigs := &dbFigures{e: e, r: r, pool: pool, wl: wl, prior: prior, reached: wait, waits: mon,
 		observers: []observer{mon, probes, faults}}
-	return &runInstruments{dbFigs: dbFigs, wait: wait, mon: mon, faults: faults, list: []named{
+	gen := &generatorCost{meter: meter, goroutines: mon}
+	return &runInstruments{dbFigs: dbFigs, wait: wait, mon: mon, faults: faults, gen: gen, list: []named{
 		{"the database's figures", dbFigs},
 		{"the wait for the servers", wait},
 		{"the pooler's figures", &poolerFigures{e: e, r: r, maxima: mon}},
@@ -94,6 +99,7 @@ func (e *engine) instruments(r *run, prior []uint32, pool *pgxpool.Pool, wl *tes
 		{"the metrics endpoint", &metricsWatch{e: e, r: r, live: live, last: mon, pool: pool}},
 		{"the probes", probes},
 		{"the faults", faults},
+		{"the generator's cost", gen},
 		{"the abort watch", &abortWatch{e: e, r: r}},
 	}}
 }

@@ -27,7 +27,7 @@ func (e *engine) monitorConfig(r *run, pool *pgxpool.Pool, wl *testkit.Workload,
 	mcfg := monitor.Config{
 		Interval:   time.Duration(c.MonitorIntervalMs) * time.Millisecond,
 		HotTables:  e.info.HotTables,
-		Pool:       pool,
+		Pool:       monitor.PgxPool(pool),
 		PendingSQL: wl.PendingSQL,
 		TotalSQL:   e.info.TotalSQL,
 		Progress:   func() (int64, int64) { return live.Completed(), live.Failed() },
@@ -62,6 +62,9 @@ func (l *lockMonitor) series() []monitor.Point { return l.mon.Series() }
 func (l *lockMonitor) waitEvents() map[string]int64 { return l.mon.WaitEvents() }
 
 func (l *lockMonitor) observed() int64 { return l.mon.transactions() }
+
+// maxGoroutines is the most goroutines the process had at a sample (the generator's cost).
+func (l *lockMonitor) maxGoroutines() int { return l.mon.MaxGoroutines() }
 
 // poolerMaxima are the maxima of the monitor's samples of the pooler; not ok when the monitor
 // did not start.

@@ -117,7 +117,7 @@ scraping:
 	info := suite.Info()
 	common := []string{metrics.RequestsCompleted, metrics.RequestsFailed, metrics.RequestsInFlight,
 		metrics.RequestDuration, metrics.AcquireWait, metrics.LockWaiters, metrics.PoolAcquired,
-		metrics.PoolIdle, metrics.PoolMax, metrics.ServerSessions, metrics.RunFinished}
+		metrics.PoolIdle, metrics.PoolMax, metrics.ServerSessions, metrics.RunFinished, metrics.ClientCPU, metrics.ClientCPUShare}
 	queue := []string{metrics.QueueCapacity, metrics.QueueDepth, metrics.QueuePending, metrics.QueueEnqueued,
 		metrics.QueueFlushed, metrics.QueueCompacted, metrics.QueueDropped, metrics.QueueInline,
 		metrics.QueueRejected, metrics.QueueBatches, metrics.QueueRetries, metrics.PersistLag}
@@ -150,6 +150,20 @@ scraping:
 		}
 		if got := sel(metrics.RunFinished); got != 1 {
 			t.Errorf("%s: run not finished on the endpoint after the report was written", r.Mode)
+		}
+		// The client's processor time: the window's in the report, the whole run's (set-up and
+		// verification too) on the endpoint; the shared test server is this machine's, its
+		// postmaster found through the admin session's backend.
+		g := r.Generator
+		if g == nil || g.Client.PerRequestUs <= 0 || g.WindowMs <= 0 || g.SetUp == nil || g.Verification == nil {
+			t.Errorf("%s: generator %+v", r.Mode, g)
+		} else {
+			if got := sel(metrics.ClientCPU); got < g.Client.UserS+g.Client.SystemS {
+				t.Errorf("%s: client CPU %v s on the endpoint, %v s in the report's window", r.Mode, got, g.Client.UserS+g.Client.SystemS)
+			}
+			if g.Server == nil || g.Verification.ServerCPUS == nil || g.ServerCores < 1 {
+				t.Errorf("%s: the local test server's processor time was not read: %+v", r.Mode, g)
+			}
 		}
 		if q := r.Queue; q != nil {
 			if got := sel(metrics.QueueFlushed); got != float64(q.FlushedTotal) || got == 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/clientcost"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
 )
@@ -83,6 +84,7 @@ func (e *engine) watch(r *run, live *load.Live, last func() results.Sample, pool
 	if e.metrics == nil {
 		return nil
 	}
+	u0, s0 := clientcost.ProcessCPU()
 	src := metrics.Source{
 		Labels:    metrics.Labels{Suite: e.info.Name, Mode: r.Mode, Role: e.cfg.Settings.Role, Run: r.Index, Level: r.level},
 		Live:      live,
@@ -92,6 +94,7 @@ func (e *engine) watch(r *run, live *load.Live, last func() results.Sample, pool
 			st := pool.Stat()
 			return metrics.Pool{Acquired: st.AcquiredConns(), Idle: st.IdleConns(), Max: st.MaxConns()}
 		},
+		ClientCPU: func() time.Duration { u, s := clientcost.ProcessCPU(); return u + s - u0 - s0 },
 	}
 	if q := r.backend.Figures(); q != nil {
 		src.Queue = func() results.QueueMetrics { return results.QueueMetrics(q.Metrics()) }

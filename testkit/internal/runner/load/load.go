@@ -42,6 +42,11 @@ type Config struct {
 	// Warmup: requests started before Start+Warmup run normally and keep their outcomes, but
 	// are left out of the histograms and of Completed/Failed (see WarmupCompleted).
 	Warmup time.Duration
+	// Measuring, when set, is called once as the measured window opens (at MeasureStart: at
+	// Start, before the first request, without a warm-up; else from a timer of its own), so
+	// that the caller can read what it measures over the same window. It is not called when
+	// the run ends before its window opens, and has returned when Run returns.
+	Measuring func()
 	// Shards is the number of histogram shards (default DefaultShards, capped at the number of
 	// workers); worker w records into shard w % Shards.
 	Shards int
@@ -251,6 +256,7 @@ func (r *runner) run(ctx context.Context) *Result {
 			}
 		}()
 	}
+	defer r.openWindow()()
 	prog := startProgress(r)
 	done := ctx.Done()
 	if r.open != nil {
@@ -265,6 +271,28 @@ func (r *runner) run(ctx context.Context) *Result {
 	}
 	prog.finish()
 	return r.result()
+}
+
+// openWindow calls Config.Measuring as the measured window opens: now, or from a timer. The
+// returned stop, called as the run ends, cancels a timer that has not fired and waits for one
+// that has.
+func (r *runner) openWindow() (stop func()) {
+	measuring := r.cfg.Measuring
+	if measuring == nil {
+		return func() {}
+	}
+	from := r.measureStart.Sub(r.start)
+	if from <= 0 {
+		measuring()
+		return func() {}
+	}
+	called := make(chan struct{})
+	t := time.AfterFunc(from, func() { measuring(); close(called) })
+	return func() {
+		if !t.Stop() {
+			<-called
+		}
+	}
 }
 
 // worker is one goroutine's request and tallies; merged into the Result at the end, so the

@@ -487,3 +487,50 @@ func TestInvalidConfig(t *testing.T) {
 		t.Error("nil op accepted")
 	}
 }
+
+// TestMeasuringOpensTheWindow: Config.Measuring is called once, as the measured window opens:
+// before the first request without a warm-up, at MeasureStart with one (an open loop's too),
+// and not at all when the run ends before its window opens; it has returned when Run has.
+func TestMeasuringOpensTheWindow(t *testing.T) { inBubble(t, testMeasuringOpensTheWindow) }
+
+func testMeasuringOpensTheWindow(t *testing.T) {
+	const warmup = 300 * time.Millisecond
+	for _, c := range []struct {
+		name  string
+		cfg   Config
+		calls int
+	}{
+		{"no warm-up", Config{Concurrency: 2, Requests: 20}, 1},
+		{"warm-up", Config{Concurrency: 2, Duration: time.Second, Warmup: warmup}, 1},
+		{"open loop", Config{Concurrency: 2, Duration: time.Second, Warmup: warmup, Rate: 100, Seed: 1}, 1},
+		{"ended within its warm-up", Config{Concurrency: 2, Requests: 20, Warmup: time.Hour}, 0},
+	} {
+		var calls, before atomic.Int64
+		var at time.Time
+		started := make(chan struct{}, 1)
+		c.cfg.Measuring = func() {
+			calls.Add(1)
+			at = time.Now()
+			before.Store(int64(len(started)))
+		}
+		res := run(t, context.Background(), c.cfg, func(context.Context, *Request) error {
+			select {
+			case started <- struct{}{}:
+			default:
+			}
+			time.Sleep(10 * time.Millisecond)
+			return nil
+		})
+		if int(calls.Load()) != c.calls {
+			t.Errorf("%s: Measuring called %d times, want %d", c.name, calls.Load(), c.calls)
+			continue
+		}
+		switch {
+		case c.calls == 0:
+		case !at.Equal(res.MeasureStart):
+			t.Errorf("%s: Measuring at %v, the window opened at %v", c.name, at.Sub(res.Start), res.MeasureStart.Sub(res.Start))
+		case c.cfg.Warmup == 0 && before.Load() != 0:
+			t.Errorf("%s: Measuring came after the first request", c.name)
+		}
+	}
+}
