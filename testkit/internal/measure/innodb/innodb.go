@@ -167,16 +167,6 @@ func scanEach(rows *sql.Rows, fn func(*sql.Rows) error) error {
 	return rows.Err()
 }
 
-// Untrack stops performance_schema from instrumenting the session on c (the engine's
-// observers), so that its statements are not counted as the run's digests and its reads not
-// as the tables'. It needs UPDATE on performance_schema.threads; elsewhere (or with
-// performance_schema off) it does nothing, and an observer's statements on the run's tables
-// stay in the counts (its reads of information_schema and performance_schema are left out
-// of the digests by their text).
-func Untrack(ctx context.Context, c Queryer) {
-	_, _ = c.ExecContext(ctx, "UPDATE performance_schema.threads SET INSTRUMENTED = 'NO' WHERE PROCESSLIST_ID = CONNECTION_ID()")
-}
-
 // splitTable reads MariaDB's INNODB_LOCKS.lock_table, "`db`.`table`" (a partition's
 // "/* Partition `p` */" after it is dropped), as its schema and name; a text of another shape
 // is returned whole as the name.
