@@ -87,12 +87,27 @@ type RunConfig struct {
 	// does not shape the work.
 	Seed int64 `json:"seed" default:"1" usage:"seed for anything the suite draws at random (reproducible runs)" shapes:"no"`
 
-	// ManagedPostgres is true when the invocation started its own server, false on
-	// --postgres-url: a shared server is not the same work.
+	// Database is the kind of the run's database: the temporary server's (--database), or
+	// what a --mysql-url server says it is, "mariadb" or "mysql"; absent: PostgreSQL. The
+	// same work on another kind of database is another measurement.
+	Database string `json:"database,omitempty" default:"postgres" enum:"postgres|mariadb" usage:"the kind of the temporary server: postgres, or mariadb (mariadbd and mariadb-install-db from PATH or --mariadb-bin-dir; durable, as PostgreSQL's)" shapes:"yes"`
+	// ManagedPostgres is true when the invocation started its own server (of either kind:
+	// the name is from when there was one), false on --postgres-url or --mysql-url: a shared
+	// server is not the same work.
 	ManagedPostgres bool `json:"managed_postgres" flag:"-" shapes:"yes"`
 	// PostgresURL is the existing server used, password redacted: which server (its calibration
 	// and the environment say what it can do).
 	PostgresURL string `json:"postgres_url,omitempty" usage:"use this existing server instead of a temporary one (the run stays inside its own schema)" shapes:"no"`
+	// MySQLURL is the existing MySQL or MariaDB server used, password redacted.
+	MySQLURL string `json:"mysql_url,omitempty" usage:"use this existing MySQL or MariaDB server instead of a temporary one: mysql://user:password@host:port/ (the run stays inside a database of its own, --schema, dropped afterwards unless --keep-schema; ?socket=PATH for a Unix socket, and go-sql-driver/mysql's parameters: tls, timeout, ...)" shapes:"no"`
+	// MariaDBBinDir is where the MariaDB binaries were found (the environment records the version).
+	MariaDBBinDir string `json:"mariadb_bin_dir,omitempty" usage:"MariaDB bin directory for the temporary server of --database mariadb (default: $HOTSPOTKIT_MARIADB_BIN_DIR, PATH, /usr/sbin)" shapes:"no"`
+	// InnoDBDeadlockDetect, InnoDBLockWaitTimeoutMs and InnoDBFlushLogAtTrxCommit are InnoDB's
+	// hot-row settings on a MySQL or MariaDB run: set on the temporary server, read from a
+	// --mysql-url one (and recorded as it has them); absent on PostgreSQL.
+	InnoDBDeadlockDetect      string  `json:"innodb_deadlock_detect,omitempty" default:"on" enum:"on|off" usage:"MySQL and MariaDB: InnoDB's deadlock detection, on or off (off: a lock wait ends only at --innodb-lock-wait-timeout, error 1205); set on the temporary server, read from a --mysql-url one" shapes:"yes"`
+	InnoDBLockWaitTimeoutMs   float64 `json:"innodb_lock_wait_timeout_ms,omitempty" flag:"innodb-lock-wait-timeout" unit:"ms" default:"50s" usage:"MySQL and MariaDB: innodb_lock_wait_timeout, whole seconds (e.g. 50s, InnoDB's default); set on the temporary server, read from a --mysql-url one" shapes:"yes"`
+	InnoDBFlushLogAtTrxCommit string  `json:"innodb_flush_log_at_trx_commit,omitempty" default:"1" enum:"1|2|0" usage:"MySQL and MariaDB: innodb_flush_log_at_trx_commit, 1 (the redo log written and flushed at every commit: durable), 2 (written at every commit, flushed once a second) or 0 (both once a second); set on the temporary server, read from a --mysql-url one" shapes:"yes"`
 	// PgBinDir is where the PostgreSQL binaries were found (the environment records the version).
 	PgBinDir string `json:"pg_bin_dir,omitempty" usage:"PostgreSQL bin directory for the temporary server (default: $HOTSPOTKIT_PG_BIN_DIR, pg_config, PATH, /usr/lib/postgresql/*/bin)" shapes:"no"`
 	// PgDownloadCache, PgDownloadURL and PgDownloadVersion say where PostgreSQL binaries would
@@ -458,6 +473,12 @@ func (c RunConfig) Canonical() RunConfig {
 	}
 	if c.StreamShards == 1 {
 		c.StreamShards = 0
+	}
+	if c.Database == "postgres" {
+		c.Database = ""
+	}
+	if c.Database == "" {
+		c.InnoDBDeadlockDetect, c.InnoDBLockWaitTimeoutMs, c.InnoDBFlushLogAtTrxCommit = "", 0, ""
 	}
 	for _, l := range []*[]string{&c.Modes, &c.RetryClasses, &c.Faults} {
 		if len(*l) == 0 {

@@ -199,8 +199,12 @@ type RedisTopology struct {
 // Each rate is the spread over a few short windows; two calibrations "agree" when their
 // medians lie within each other's noise.
 type Calibration struct {
-	// Skipped is set when --calibrate=false; every other field is then zero.
+	// Skipped is set when the machine was not calibrated (--calibrate=false, or Why); every
+	// other field is then zero.
 	Skipped bool `json:"skipped,omitempty"`
+	// Why says why it was skipped when it was not --calibrate=false: "not calibrated on
+	// MySQL" (the calibration measures PostgreSQL). Absent: --calibrate=false.
+	Why string `json:"why,omitempty"`
 	// HotRowUpdateRPS1 is single-row UPDATEs per second on one hot row over 1 connection.
 	HotRowUpdateRPS1 Spread `json:"hot_row_update_rps_1conn"`
 	// HotRowUpdateRPSPool is the same on PoolConns connections (what pgbench on one row measures).

@@ -821,7 +821,7 @@ func Alive(pid int) bool { return serverproc.Alive(pid) }
 func Seeded(t *testing.T, s testkit.Suite, hotKeys int, requests int64) *testkit.Run {
 	t.Helper()
 	r := engine.Standalone{Mode: testkit.Sync, Config: testkit.Config{Requests: requests, HotKeys: hotKeys}, Requests: requests}.
-		Run(t.Context(), testdb.New(t, s.Info().SQL))
+		Run(t.Context(), testdb.New(t, s.Info().SQL).Target())
 	if err := s.Seed(t.Context(), r); err != nil {
 		t.Fatalf("seeding %s: %v", s.Info().Name, err)
 	}

@@ -39,7 +39,7 @@ func Server(t testing.TB) *pgserver.Server {
 
 // New opens a fresh schema on the shared server, with hotspotkit's shared tables and, when
 // given, one suite's own (its testkit.Info.SQL); it is dropped when the test ends.
-func New(t testing.TB, suiteSQL ...fs.FS) *database.Target {
+func New(t testing.TB, suiteSQL ...fs.FS) *database.Postgres {
 	t.Helper()
 	srv := Server(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

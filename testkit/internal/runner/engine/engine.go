@@ -28,7 +28,6 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/render"
 	"github.com/hotspotkit/hotspotkit/results/units"
-	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/clientcost"
@@ -45,6 +44,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/pooler"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/redisrun"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/runenv"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/mariadbserver"
 	"github.com/hotspotkit/hotspotkit/testkit/servers/pgserver"
 )
 
@@ -66,9 +66,8 @@ type engine struct {
 	cfg    *plan.Plan
 	stderr io.Writer
 
-	target  *database.Target
-	pg      *pgserver.Server // the temporary server (nil with --postgres-url); target stops it
-	db      dbKind           // what the database lends the runs' instruments (dbkind.go)
+	target  database.Target // the run's database, of either kind; it stops a temporary server
+	db      dbKind          // what the database's kind lends the runs' instruments (dbkind.go)
 	samples *monitor.SampleWriter
 	report  *results.Report
 	metrics *metrics.Server  // --metrics-addr (watch.go)
@@ -128,6 +127,7 @@ func (e *engine) execute(stdout io.Writer) (code int) {
 	defer func() {
 		if p := recover(); p != nil {
 			_ = pgserver.StopAll()
+			_ = mariadbserver.StopAll()
 			_ = redisrun.StopAll()
 			_ = pooler.StopAll()
 			panic(p)
@@ -260,25 +260,10 @@ func allVerified(r *results.Report) bool {
 func (e *engine) runAll() error {
 	c := e.cfg
 	ctx := e.hardCtx
-	opts := database.Options{URL: c.PostgresURL, Schema: c.Schema, KeepSchema: c.KeepsSchema(), ReuseSchema: c.ReuseSchema, SQL: e.info.SQL}
-	if c.PostgresURL == "" {
-		srv, err := e.startServer(ctx)
-		if err != nil {
-			return err
-		}
-		e.pg, opts.Server = srv, srv
-	}
-	target, err := database.Open(ctx, opts)
-	if err != nil {
-		if c.PostgresURL != "" {
-			// The server given is unreachable, refuses us, or holds our schema already:
-			// bad input, found before any work started.
-			return usageError{err}
-		}
+	if err := e.openDatabase(ctx); err != nil { // dbkind.go
 		return err
 	}
-	e.target, e.db = target, postgres{target: target, server: e.pg}
-	if err := e.checkStormRoom(ctx); err != nil { // pool.go
+	if err := e.db.checkRoom(ctx, e.sessionsNeeded(), c.StormSessions()); err != nil {
 		return usageError{err}
 	}
 	if err := e.routePostgres(); err != nil { // --db-rtt and friends (network.go)
@@ -291,7 +276,7 @@ func (e *engine) runAll() error {
 		return err
 	}
 	if p, ok := e.suite.(testkit.Preparer); ok { // a script's init file, and its statements checked
-		env := testkit.PrepareEnv{Admin: sqldb.PgxConn(e.target.Admin()), Schema: e.target.Schema(), Config: e.suiteConfig(), Joining: c.Joining(e.target)}
+		env := testkit.PrepareEnv{Admin: e.target.Admin(), Schema: e.target.Schema(), Config: e.suiteConfig(), Joining: c.Joining(e.target)}
 		if err := p.Prepare(ctx, env); err != nil {
 			return usageError{err}
 		}
@@ -303,6 +288,7 @@ func (e *engine) runAll() error {
 		return err
 	}
 	if c.Output != "" && !results.NotAFile(c.Output) { // -o /dev/null: no samples beside it
+		var err error
 		if e.samples, err = monitor.CreateSamples(results.SamplesPath(c.Output), e.report.Suite); err != nil {
 			return err
 		}
@@ -338,25 +324,6 @@ func (e *engine) runAll() error {
 	return nil
 }
 
-// startServer starts the temporary server: local binaries, else embedded-postgres's download.
-func (e *engine) startServer(ctx context.Context) (*pgserver.Server, error) {
-	c := e.cfg
-	bins, err := pgserver.FindBinaries(c.PgBinDir)
-	if errors.Is(err, pgserver.ErrNoLocalBinaries) {
-		fmt.Fprintf(e.stderr, "%s: no local PostgreSQL; trying embedded-postgres's download of PostgreSQL %d\n", e.info.Name, c.PgDownload.Major)
-		var derr error
-		if bins, derr = pgserver.Download(c.PgDownload, ""); derr != nil {
-			return nil, fmt.Errorf("%w; and the download failed: %v", err, derr)
-		}
-		err = nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return pgserver.Start(ctx, pgserver.Config{Binaries: bins, User: c.PgUser, TempDir: c.PgDir, Unsafe: c.UnsafeNoFsync,
-		MaxConnections: e.sessionsNeeded() + serverMargin})
-}
-
 // suiteConns is what the suite's own pools hold at most (testkit.ConnectionUser).
 func suiteConns(s testkit.Suite) int {
 	if cu, ok := s.(testkit.ConnectionUser); ok {
@@ -388,11 +355,12 @@ func (e *engine) newRun(index int, mode testkit.Mode, rung results.Position) *ru
 		b = e.queues.New()
 	}
 	env := &runenv.Env{Index: index, Mode: mode.String(), Slots: c.SlotsAt(rung), Requests: c.Requests, Target: e.target,
-		Context: e.hardCtx, SessionSettings: faults.SessionSettings(c.Faults), Opener: b}
+		Context: e.hardCtx, SessionSettings: faults.SessionSettings(c.Faults, e.target.Dialect()), Opener: b}
 	if c.ForDuration(rung) {
 		env.Requests = 0 // a ladder rung, or a run at a rate, runs for --duration
 	}
 	env.Config = c.RunConfig(rung, env.Requests)
+	e.db.record(&env.Config)
 	if c.BreakExpectations {
 		env.CheckSkew = 1
 	}
@@ -431,7 +399,7 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 		return fail(err)
 	}
 	defer pool.Close()
-	r.Pool = sqldb.PgxPool(pool)
+	r.Pool = pool
 	wl, err := e.suite.Workload(ctx, r.suite)
 	if err != nil {
 		return fail(fmt.Errorf("preparing the %s workload: %w", r.Mode, err))

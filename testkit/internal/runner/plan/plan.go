@@ -14,6 +14,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/plotpage"
@@ -270,30 +271,16 @@ func (c *parser) validate() error {
 	case c.FaultEvery > 0 && c.Duration == 0:
 		bad("--fault-every needs --duration (the length of the soak its faults rotate through)")
 	}
-	c.RetryClasses = retryClasses(c.retryClassesRaw, c.Faults, bad)
+	c.RetryClasses = retryClasses(c.retryClassesRaw, c.Faults, c.Dialect(), bad)
 	c.validateConnPool(bad) // connpool.go
 	if c.Schema != "" {
 		if err := database.ValidateSchemaName(c.Schema); err != nil {
 			bad("--schema: %v", err)
 		}
 	}
-	switch {
-	case c.PgDir != "" && c.PostgresURL != "":
-		bad("--pg-dir is where the temporary server is made; with --postgres-url there is none")
-	case c.PostgresURL == "" && c.PgDir != "" && !isDir(c.PgDir):
-		bad("--pg-dir %s: not a directory", c.PgDir)
-	case c.PostgresURL == "":
-		if err := pgserver.CheckDir(c.PgDir, c.PgUser); err != nil {
-			bad("%v", err)
-		}
-	}
-	if c.PostgresURL == "" && c.PgBinDir != "" {
-		if _, err := pgserver.FindBinaries(c.PgBinDir); err != nil {
-			bad("%v", err)
-		}
-	}
+	c.validateDatabase(bad) // database.go
 	c.Role = c.Streams().Validate(c.fs, redisrun.Common{Modes: len(c.Modes), AsyncModes: countFunc(c.Modes, testkit.Mode.Async),
-		PostgresURL: c.PostgresURL, Schema: c.Schema, Repeat: c.Repeat, Requests: c.Requests}, bad)
+		DatabaseURL: c.DatabaseURL(), Schema: c.Schema, Repeat: c.Repeat, Requests: c.Requests}, bad)
 	c.validateNetwork(bad) // network.go
 	c.validatePooler(bad)  // pooler.go
 	c.validatePool(bad)    // pool.go
@@ -322,7 +309,7 @@ func (c *Plan) Streams() redisrun.StreamConfig {
 
 // Joining reports whether this process joins a run another process set up (its tables and
 // seed rows, its stream): a producer or consumer that did not create the schema.
-func (c *Plan) Joining(t *database.Target) bool {
+func (c *Plan) Joining(t database.Target) bool {
 	return c.Role != redisq.RoleBoth && !t.Created()
 }
 
@@ -347,12 +334,23 @@ func (c *Plan) RetryPolicy() *load.Retry {
 }
 
 // retryClasses is --retry-classes, validated, or the default set: load.DefaultRetryClasses,
-// and 57014 (statement cancelled) when --fault statement-timeout sets a timeout on purpose.
-func retryClasses(raw []string, fs []faults.Fault, bad func(string, ...any)) []string {
+// and the statement's timeout when --fault statement-timeout sets one on purpose (57014 on
+// PostgreSQL, MariaDB's 1969), and on MySQL InnoDB's lock wait timeout (1205) when --fault
+// lock-timeout sets one (PostgreSQL's 55P03 is in the default set already).
+func retryClasses(raw []string, fs []faults.Fault, d sqldb.Dialect, bad func(string, ...any)) []string {
 	if len(raw) == 0 {
 		classes := slices.Clone(load.DefaultRetryClasses)
-		if slices.ContainsFunc(fs, func(f faults.Fault) bool { return f.Kind == faults.StatementTimeout }) {
+		set := func(kind string) bool {
+			return slices.ContainsFunc(fs, func(f faults.Fault) bool { return f.Kind == kind })
+		}
+		switch {
+		case set(faults.StatementTimeout) && d == sqldb.MySQL:
+			classes = append(classes, sqldb.ClassMariaDBStatementTimeout)
+		case set(faults.StatementTimeout):
 			classes = append(classes, "57014")
+		}
+		if set(faults.LockTimeout) && d == sqldb.MySQL {
+			classes = append(classes, sqldb.ClassMySQLLockWaitTimeout)
 		}
 		return classes
 	}
@@ -373,8 +371,10 @@ func retryClasses(raw []string, fs []faults.Fault, bad func(string, ...any)) []s
 // faultNeeds says what the flags lack for a fault of kind to strike ("" when nothing).
 func (c *Plan) faultNeeds(kind string) string {
 	switch {
-	case (kind == faults.RestartPostgres || kind == faults.CrashPostgres) && c.PostgresURL != "":
-		return "needs the temporary server (it cannot restart a --postgres-url server)"
+	case (kind == faults.RestartPostgres || kind == faults.CrashPostgres) && c.DatabaseURL() != "":
+		return "needs the temporary server (it cannot restart a server given by URL)"
+	case c.refusedOnMySQL(kind) != "":
+		return c.refusedOnMySQL(kind)
 	case kind == faults.KillConsumer && c.QueueBackend != testkit.BackendRedis:
 		return "needs --queue-backend redis (the memory queue has no consumer process)"
 	case kind == faults.CrashRedis && (c.QueueBackend != testkit.BackendRedis || !c.Streams().ManagedRedis()):
@@ -464,7 +464,7 @@ func (c *Plan) Config() testkit.Config {
 	return testkit.Config{Requests: c.Requests, Duration: c.Duration, Concurrency: c.Concurrency, HotKeys: c.HotKeys,
 		HotKeyDist: c.HotKeyDist, Seed: c.Seed, FlushBatchSize: c.FlushBatchSize, FlushInterval: c.FlushInterval(),
 		RequestTimeout: c.RequestTimeout, SlotPick: c.SlotPick, Slots: int(c.Most(results.AxisSlots).Num),
-		Modes: slices.Clone(c.Modes), SplitRun: c.Role != redisq.RoleBoth, PoolerMode: c.poolerMode()}
+		Modes: slices.Clone(c.Modes), SplitRun: c.Role != redisq.RoleBoth, PoolerMode: c.poolerMode(), Dialect: c.Dialect()}
 }
 
 // FlushInterval is --flush-interval-ms.

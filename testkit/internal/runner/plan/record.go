@@ -17,7 +17,7 @@ func (c *parser) record(own map[string]bool) {
 	p := c.Plan
 	rc := p.Settings.RunConfig
 	rc.Modes, rc.Faults = testkit.ModeNames(p.Modes), c.faultsRaw
-	rc.ManagedPostgres, rc.PostgresURL = p.PostgresURL == "", database.RedactURL(p.PostgresURL)
+	rc.ManagedPostgres, rc.PostgresURL, rc.MySQLURL = p.DatabaseURL() == "", database.RedactURL(p.PostgresURL), database.RedactURL(p.MySQLURL)
 	rc.RedisURL, rc.PoolerURL = database.RedactURL(p.RedisURL), database.RedactURL(p.PoolerURL)
 	p.recorded = rc
 	p.suiteFlags = map[string]any{}
