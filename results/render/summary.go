@@ -45,7 +45,7 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%s: %s\n", rep.Suite, loadLine(rep))
-	fmt.Fprintf(&b, "  PostgreSQL %s, durability %s, %s\n", shortVersion(rep.Environment.PostgresVersion),
+	fmt.Fprintf(&b, "  %s %s, durability %s, %s\n", DatabaseName(rep.Environment), shortVersion(rep.Environment.DatabaseVersion),
 		rep.Environment.DurabilityText(), rep.Environment.MachineClass)
 	printNetwork(&b, rep)
 	var out strings.Builder
@@ -63,8 +63,9 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 		fmt.Fprintf(&b, "%s: warning: %s\n", rep.Suite, warning)
 	}
 	printWaits(&b, rep) // pooler.go
-	// The calibration's figures beside the warning that it was noisy; else they are --wide's.
-	if calibrationWarning(rep.Environment.Calibration) != "" {
+	// The calibration's figures beside the warning that it was noisy, or why there are none
+	// (other than --calibrate=false); else they are --wide's.
+	if c := rep.Environment.Calibration; calibrationWarning(c) != "" || c != nil && c.Why != "" {
 		printCalibration(&b, rep.Environment.Calibration, false)
 	}
 	printGenerator(&b, rep) // generator.go
@@ -78,7 +79,7 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 // wideSummary is the summary with Wide: the full table, the calibration, what went wrong, the
 // open-loop rates and the warnings.
 func wideSummary(w io.Writer, rep *results.Report, modes []string) {
-	fmt.Fprintf(w, "\n%s  (PostgreSQL %s, durability %s, %s)\n", rep.Suite, rep.Environment.PostgresVersion, rep.Environment.DurabilityText(), rep.Environment.MachineClass)
+	fmt.Fprintf(w, "\n%s  (%s %s, durability %s, %s)\n", rep.Suite, DatabaseName(rep.Environment), rep.Environment.DatabaseVersion, rep.Environment.DurabilityText(), rep.Environment.MachineClass)
 	printNetwork(w, rep)
 	// One row per run, or with repetitions the medians with their min–max spread, one row per
 	// mode (and level).
@@ -211,6 +212,10 @@ func printNetwork(w io.Writer, rep *results.Report) {
 func printCalibration(w io.Writer, c *results.Calibration, wide bool) {
 	switch {
 	case c == nil:
+	case c.Skipped && c.Why != "" && wide:
+		fmt.Fprintf(w, "  calibration skipped (%s): no efficiency\n", c.Why)
+	case c.Skipped && c.Why != "":
+		fmt.Fprintf(w, "  calibration skipped (%s)\n", c.Why)
 	case c.Skipped && wide:
 		fmt.Fprintln(w, "  calibration skipped (--calibrate=false): no efficiency")
 	case c.Skipped:
@@ -333,4 +338,16 @@ func heldText(n int64) string {
 		return ""
 	}
 	return "; " + formatCount(float64(n)) + " accepted writes not persisted"
+}
+
+// DatabaseName names the kind of a report's database as a reader knows it: PostgreSQL,
+// MariaDB or MySQL (PostgreSQL in a report that names none: before MySQL there was one kind).
+func DatabaseName(e results.Environment) string {
+	switch e.DatabaseKind {
+	case "mariadb":
+		return "MariaDB"
+	case "mysql":
+		return "MySQL"
+	}
+	return "PostgreSQL"
 }

@@ -230,10 +230,10 @@ func environmentLine(rep *results.Report) string {
 		add("", fmt.Sprintf("%d CPU", e.NumCPU))
 	}
 	add("", e.CPUModel)
-	add("PostgreSQL ", e.PostgresVersion)
+	add(render.DatabaseName(e)+" ", e.DatabaseVersion)
 	add("durability ", e.DurabilityText())
 	if !e.DataInMemory() {
-		add("data on ", e.PostgresDataFS)
+		add("data on ", e.DatabaseDataFS)
 	}
 	add("queue ", e.QueueBackend)
 	add("", e.GoVersion)

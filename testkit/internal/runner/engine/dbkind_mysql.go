@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hotspotkit/hotspotkit/results"
@@ -29,6 +30,8 @@ type mysqlKind struct {
 	srv    *innodb.Server        // what the server has (innodb.Probe)
 	// innodbSettings are the server's hot-row settings as it has them (record).
 	innodbSettings map[string]string
+	// restarts counts the restarts and crashes the faults struck (the figures' windows).
+	restarts atomic.Int64
 }
 
 // openMySQL starts the temporary MariaDB or reaches --mysql-url's server, opens the run's
@@ -129,6 +132,7 @@ func (k *mysqlKind) figuresFrom(ctx context.Context, _ []int64) (figuresWindow, 
 	if err != nil {
 		return nil, err
 	}
+	reader.Restarts(k.restarts.Load)
 	start, err := reader.Take(ctx, q)
 	if err != nil {
 		return nil, err
@@ -178,6 +182,7 @@ func (k *mysqlKind) restart(ctx context.Context) error {
 	if k.server == nil {
 		return errNoServer
 	}
+	k.restarts.Add(1)
 	_, err := k.server.Restart(ctx)
 	return err
 }
@@ -186,6 +191,7 @@ func (k *mysqlKind) crash(ctx context.Context) (string, error) {
 	if k.server == nil {
 		return "", errNoServer
 	}
+	k.restarts.Add(1)
 	if err := k.server.Kill(); err != nil {
 		return "", err
 	}

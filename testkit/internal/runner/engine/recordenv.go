@@ -18,23 +18,23 @@ func (e *engine) captureEnvironment(ctx context.Context) error {
 		return fmt.Errorf("reading server settings: %w", err)
 	}
 	env := hostenv.Host()
-	env.PostgresVersion = info.Version
-	env.PostgresSettings = info.Settings
-	env.ManagedPostgres = e.target.Managed()
+	env.DatabaseKind, env.DatabaseVersion, env.DatabaseSettings = info.Kind, info.Version, info.Settings
+	env.ManagedDatabase = e.target.Managed()
 	env.Schema = e.target.Schema()
 	env.Durability = durability(info.Settings)
 	if started, dir, ok := e.db.temporary(); ok {
-		env.PostgresStartMs = units.Ms(started)
-		env.PostgresDataFS = hostenv.FSType(dir)
+		env.DatabaseStartMs = units.Ms(started)
+		env.DatabaseDataFS = hostenv.FSType(dir)
 	} else {
-		env.PostgresURL = e.target.RedactedURL()
+		env.DatabaseURL = e.target.RedactedURL()
 	}
 	env.Command = strings.Join(append([]string{e.info.Name}, redactArgs(os.Args[1:])...), " ")
 	e.report.Environment = env
 	return nil
 }
 
-// redactArgs hides the password of a --postgres-url/--redis-url given on the command line.
+// redactArgs hides the password of a --postgres-url, --mysql-url or --redis-url given on the
+// command line.
 func redactArgs(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
