@@ -216,8 +216,8 @@ func TestMySQLURLs(t *testing.T) {
 	for in, want := range map[string]string{
 		"mysql://app:s3cret@db:3306/x":              "mysql://app:REDACTED@db:3306/x",
 		"error: app:s3cret@tcp(127.0.0.1:3306)/x?a": "error: app:REDACTED@tcp(127.0.0.1:3306)/x?a",
-		"postgres://u:s3cret@h/db sslmode=disable":   "postgres://u:REDACTED@h/db sslmode=disable",
-		"host=h password=s3cret":                     "host=h password=REDACTED",
+		"postgres://u:s3cret@h/db sslmode=disable":  "postgres://u:REDACTED@h/db sslmode=disable",
+		"host=h password=s3cret":                    "host=h password=REDACTED",
 	} {
 		if got := database.Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
