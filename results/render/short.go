@@ -15,10 +15,7 @@ const SummaryWidth = 100
 
 // The short table of the default summary: per row (a mode, or a mode's ladder rung), what a
 // newcomer reads first, in units that adapt. The full table is `baseline table` (and --wide).
-var shortTitles = []struct {
-	title   string
-	numeric bool
-}{
+var shortTitles = []column{
 	{"mode", false}, {"throughput", true}, {"request p99", true}, {"lag p99", true},
 	{"waiters", false}, {"WAL/req", true}, {"verified", false},
 }
@@ -97,45 +94,67 @@ func truncate(s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
-// writeShortTable writes the short table, columns padded, numbers right-aligned.
+// writeShortTable writes the short table, columns padded, numbers right-aligned; a long mode
+// label (slots) takes its room from the waiters, cut short with "…".
 func writeShortTable(w io.Writer, rows []TableRow, hotTables []string) {
-	cells := make([][]string, 0, len(rows)+1)
-	titles := make([]string, len(shortTitles))
-	for i, c := range shortTitles {
-		titles[i] = c.title
-	}
-	cells = append(cells, titles)
+	cells := make([][]string, 0, len(rows))
 	for _, r := range rows {
 		cells = append(cells, shortCells(r, hotTables))
 	}
-	widths := make([]int, len(shortTitles))
-	for _, row := range cells {
-		for i, c := range row {
-			widths[i] = max(widths[i], utf8.RuneCountInString(c))
-		}
-	}
-	// A long mode label (slots) takes its room from the waiters, cut short with "…".
+	widths := columnWidths(shortTitles, cells)
 	total := 1 + 2*len(widths) - 1
 	for _, w := range widths {
 		total += w
 	}
 	if over := total - SummaryWidth; over > 0 {
-		widths[waitersColumn] = max(len(shortTitles[waitersColumn].title), widths[waitersColumn]-over)
+		most := max(len(shortTitles[waitersColumn].title), widths[waitersColumn]-over)
 		for _, row := range cells {
-			row[waitersColumn] = truncate(row[waitersColumn], widths[waitersColumn])
+			row[waitersColumn] = truncate(row[waitersColumn], most)
 		}
 	}
-	for _, row := range cells {
+	writeColumns(w, shortTitles, cells)
+}
+
+// column is a column of a table the summary writes: its title, and whether it holds numbers
+// (right-aligned).
+type column struct {
+	title   string
+	numeric bool
+}
+
+// columnWidths is the width of each column: its widest cell, its title included.
+func columnWidths(titles []column, rows [][]string) []int {
+	widths := make([]int, len(titles))
+	for i, t := range titles {
+		widths[i] = utf8.RuneCountInString(t.title)
+	}
+	for _, row := range rows {
+		for i, c := range row {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	return widths
+}
+
+// writeColumns writes rows under titles, columns padded, numbers right-aligned.
+func writeColumns(w io.Writer, titles []column, rows [][]string) {
+	widths := columnWidths(titles, rows)
+	head := make([]string, len(titles))
+	for i, t := range titles {
+		head[i] = t.title
+	}
+	for _, row := range append([][]string{head}, rows...) {
 		var b strings.Builder
 		b.WriteString(" ")
 		for i, c := range row {
 			gap := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
 			b.WriteString(" ")
-			if shortTitles[i].numeric {
+			switch {
+			case titles[i].numeric:
 				b.WriteString(gap + c)
-			} else if i < len(row)-1 {
+			case i < len(row)-1:
 				b.WriteString(c + gap)
-			} else {
+			default:
 				b.WriteString(c)
 			}
 			b.WriteString(" ")

@@ -39,6 +39,10 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 		}
 		return
 	}
+	if rep.Advice != nil {
+		adviceSummary(w, rep, opt)
+		return
+	}
 	if opt.Wide {
 		wideSummary(w, rep, opt.Modes)
 		return
@@ -72,6 +76,24 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	printOpenLoop(&b, rep, false)
 	out.WriteString(wrap(b.String(), SummaryWidth))
 	io.WriteString(w, out.String())
+}
+
+// adviceSummary is the summary of a search (--advise): the machine, the advice (advice.go) and
+// what went wrong; with Wide, the full table of every trial before it.
+func adviceSummary(w io.Writer, rep *results.Report, opt SummaryOptions) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s: a search of %d runs\n", rep.Suite, len(rep.Runs))
+	fmt.Fprintf(&b, "  PostgreSQL %s, durability %s, %s\n", shortVersion(rep.Environment.PostgresVersion),
+		rep.Environment.DurabilityText(), rep.Environment.MachineClass)
+	printNetwork(&b, rep)
+	io.WriteString(w, wrap(b.String(), SummaryWidth))
+	if opt.Wide {
+		_ = RenderMarkdown(w, Table([]*results.Report{rep}))
+	}
+	Advice(w, rep)
+	b.Reset()
+	printProblems(&b, rep)
+	io.WriteString(w, wrap(b.String(), SummaryWidth))
 }
 
 // wideSummary is the summary with Wide: the full table, the calibration, what went wrong, the
