@@ -174,6 +174,11 @@ type Confirmation struct {
 	// WithinNoise says the two sides are not told apart on any objective's figure (every
 	// verdict same or inconclusive): either holds, and the advice names both.
 	WithinNoise bool `json:"within_noise"`
+	// CheaperBy says what puts the winner before the runner-up in the order of cost: less
+	// change to the service, fewer slots, a smaller pool, less WAL per request or less lag (the
+	// last two by the verdicts); "" when nothing told them apart (the first in the order given
+	// is named).
+	CheaperBy string `json:"cheaper_by,omitempty"`
 	// Swapped says the runner-up of the search became the winner: equal in the order of cost
 	// but for a measured figure (WAL per request, then lag), on which the repeats found it
 	// better, or the search's winner missed an objective over its repeats.

@@ -198,7 +198,7 @@ func writeReasons(w io.Writer, a *results.Advice) {
 		if a.Outcome == results.AdviceCannotDecide {
 			why = "the budget ran out first"
 		}
-		fmt.Fprintf(w, "  %d more configurations not reached (%s)\n", untried, why)
+		fmt.Fprintf(w, "  %s not reached (%s)\n", plural(untried, "more configuration", "more configurations"), why)
 	}
 }
 
@@ -277,21 +277,33 @@ func confirmationText(a *results.Advice) string {
 	}
 	var js []string
 	for _, j := range cf.Judgements {
-		s := j.Metric + " " + j.Verdict
+		s := judgedLabel[j.Metric] + " " + j.Verdict
 		if j.HasRatio && j.Bounded {
-			s += fmt.Sprintf(" (runner-up/answer %s, 95%% %s–%s)", FormatRatio(j.Ratio), FormatRatio(j.Lo), FormatRatio(j.Hi))
+			s += fmt.Sprintf(" %s (%s–%s)", FormatRatio(j.Ratio), FormatRatio(j.Lo), FormatRatio(j.Hi))
 		}
 		js = append(js, s)
 	}
-	what := fmt.Sprintf("confirmation (%d and %d runs, interleaved): %s", len(cf.Winner), len(cf.RunnerUp), strings.Join(js, "; "))
+	what := fmt.Sprintf("confirmation, %d and %d runs interleaved, the runner-up against the answer (ratio, 95%% interval): %s",
+		len(cf.Winner), len(cf.RunnerUp), strings.Join(js, ", "))
 	if cf.WithinNoise {
-		what += fmt.Sprintf("; within noise of each other on every objective: either holds (%s, %s)",
+		what += fmt.Sprintf("; within noise of each other on every objective, either holds: %s or %s",
 			PositionLabel(a.Answer.Mode, a.Answer.At), PositionLabel(a.RunnerUp.Mode, a.RunnerUp.At))
 	}
-	if cf.Swapped {
+	switch {
+	case cf.Swapped:
 		what += "; the search's runner-up became the answer"
+	case cf.CheaperBy != "":
+		what += "; the answer costs less: " + cf.CheaperBy
+	default:
+		what += "; nothing the order of cost measures told them apart: the answer is the first in the order given"
 	}
 	return what
+}
+
+// judgedLabel names a confirmation's figures.
+var judgedLabel = map[string]string{
+	results.MetricP99Ms: "p99", results.MetricPersistLagP99Ms: "lag p99", results.MetricServerSessions: "sessions",
+	results.MetricWALBytesPerRequest: "WAL/req", results.MetricThroughputRPS: "throughput",
 }
 
 // headroomText says how far the answer's load went and what broke first.
@@ -352,7 +364,31 @@ func writeSearchCost(w io.Writer, a *results.Advice) {
 			total++
 		}
 	}
-	fmt.Fprintf(w, "- search: %d runs (%d screenings, %d longer trials, %d repeats, %d ramp steps) in %s of a %s budget; the order of cost: %s\n",
-		total, counts[results.PhaseScreen], counts[results.PhaseRung], counts[results.PhaseConfirm], counts[results.PhaseHeadroom],
-		results.Duration(a.UsedMs).Round(1e8), results.Duration(a.BudgetMs), a.Order)
+	var parts []string
+	for _, p := range []struct{ phase, one, many string }{
+		{results.PhaseScreen, "screening", "screenings"}, {results.PhaseRung, "longer trial", "longer trials"},
+		{results.PhaseConfirm, "repeat", "repeats"}, {results.PhaseHeadroom, "ramp step", "ramp steps"},
+	} {
+		if n := counts[p.phase]; n > 0 {
+			parts = append(parts, plural(n, p.one, p.many))
+		}
+	}
+	what := plural(total, "run", "runs")
+	if len(parts) > 0 {
+		what += " (" + strings.Join(parts, ", ") + ")"
+	}
+	fmt.Fprintf(w, "- search: %s in %s of a %s budget; cheapest first: %s\n", what,
+		results.Duration(a.UsedMs).Round(1e8), results.Duration(a.BudgetMs), shortOrder)
 }
+
+// plural is "1 run", "3 runs".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return FormatCount(float64(n)) + " " + many
+}
+
+// shortOrder is the order of cost (results.Advice.Order) in a line.
+const shortOrder = "sync, slots, outbox, async, async-compact; then a smaller pool, less WAL, less lag"
+

@@ -33,14 +33,14 @@ type SummaryOptions struct {
 // what its rule found) and open-loop rates. With Wide, the side-by-side table of `baseline
 // table` and every paragraph, unwrapped.
 func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
+	if rep.Advice != nil { // a search says what it found, even before its first run
+		adviceSummary(w, rep, opt)
+		return
+	}
 	if len(rep.Runs) == 0 {
 		if rep.Error != "" {
 			fmt.Fprintf(w, "%s: no run completed: %s\n", rep.Suite, rep.Error)
 		}
-		return
-	}
-	if rep.Advice != nil {
-		adviceSummary(w, rep, opt)
 		return
 	}
 	if opt.Wide {

@@ -23,6 +23,7 @@ type confirmation struct {
 	judgements  []results.Judgement
 	withinNoise bool
 	swapped     bool
+	cheaperBy   string
 }
 
 // startConfirmation queues the repeats of the first two configurations that held (A B A B ...),
@@ -111,6 +112,7 @@ func (s *Search) judgeConfirmation() {
 		}
 		s.winner, s.runner = a.index, b.index
 		cf.withinNoise = s.withinNoise(cf.judgements, sameStructure(a, b))
+		cf.cheaperBy = cheaperBy(a, b, cf.judgements, cf.swapped)
 	case holdsA:
 		s.winner = a.index
 		if b != nil {
@@ -180,6 +182,31 @@ func values(fs []figures, of func(figures) (float64, bool)) ([]float64, bool) {
 		out = append(out, v)
 	}
 	return out, len(out) > 0
+}
+
+// cheaperBy says what puts winner a before runner-up b in the order of cost (judgements js
+// are b's against the search's winner: against a itself unless swapped).
+func cheaperBy(a, b *config, js []results.Judgement, swapped bool) string {
+	slots, pool := results.AxisSlots, results.AxisPool
+	switch {
+	case a.mode != b.mode:
+		return "less change to the service"
+	case valueOf(a.at, slots) != valueOf(b.at, slots):
+		return "fewer slots"
+	case valueOf(a.at, pool) != valueOf(b.at, pool):
+		return "a smaller pool"
+	}
+	better := string(verdict.Worse) // the search's runner-up, b, was worse
+	if swapped {
+		better = string(verdict.Better) // the search's runner-up was better: it is a now
+	}
+	switch {
+	case verdictOn(js, results.MetricWALBytesPerRequest) == better:
+		return "less WAL per request"
+	case verdictOn(js, results.MetricPersistLagP99Ms) == better:
+		return "less lag"
+	}
+	return ""
 }
 
 // verdictOn is the verdict on metric among js ("" when it was not judged).

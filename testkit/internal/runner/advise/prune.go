@@ -16,6 +16,10 @@ func (s *Search) prune(c *config, t trial) {
 	f := t.figs
 	for _, m := range t.misses {
 		switch {
+		case m.NotMeasured && m.Objective == results.ObjectiveLagP99:
+			// The mode records no lag (an outbox): none of its configurations can be shown
+			// to hold the lag's objective. Not an assumption: what the mode measures.
+			s.pruneMode(c, fmt.Sprintf("%s records no persist lag: the lag objective cannot be shown held", c.mode))
 		case m.NotMeasured:
 		case m.Objective == results.ObjectiveSessions:
 			// A larger pool holds no fewer sessions. (It may where the pool never filled:
@@ -63,6 +67,15 @@ func (s *Search) prune(c *config, t trial) {
 func (s *Search) pruneAbove(c *config, a *results.Axis, why string) {
 	for _, d := range s.configs {
 		if d.status == "" && len(d.trials) == 0 && siblingAbove(c, d, a) {
+			d.status, d.why, d.prunedBy = results.ConfigPruned, why, c.index
+		}
+	}
+}
+
+// pruneMode rules out, for the reason why, every configuration of c's mode not yet run.
+func (s *Search) pruneMode(c *config, why string) {
+	for _, d := range s.configs {
+		if d.status == "" && len(d.trials) == 0 && d.mode == c.mode {
 			d.status, d.why, d.prunedBy = results.ConfigPruned, why, c.index
 		}
 	}

@@ -42,7 +42,7 @@ func (s *Search) Advice(runs []results.Run) *results.Advice {
 		}
 	}
 	if cf := s.conf; cf != nil {
-		c := &results.Confirmation{Judgements: cf.judgements, WithinNoise: cf.withinNoise, Swapped: cf.swapped}
+		c := &results.Confirmation{Judgements: cf.judgements, WithinNoise: cf.withinNoise, Swapped: cf.swapped, CheaperBy: cf.cheaperBy}
 		w, r := cf.a, cf.b
 		if cf.swapped && s.winner == cf.b {
 			w, r = cf.b, cf.a

@@ -60,7 +60,7 @@ func (c *parser) validateAdvise(bad func(string, ...any)) {
 		bad("--slo-lag-p99-ms must be positive")
 	case changed("max-server-sessions") && o.MaxServerSessions <= 0:
 		bad("--max-server-sessions must be positive")
-	case o.P99Ms <= 0 && o.LagP99Ms <= 0 && o.MaxServerSessions <= 0:
+	case !changed("slo-p99-ms") && o.LagP99Ms <= 0 && o.MaxServerSessions <= 0:
 		bad("--advise needs an objective: --slo-p99-ms, --slo-lag-p99-ms or --max-server-sessions")
 	}
 	if c.Duration == 0 {
