@@ -391,4 +391,3 @@ func plural(n int, one, many string) string {
 
 // shortOrder is the order of cost (results.Advice.Order) in a line.
 const shortOrder = "sync, slots, outbox, async, async-compact; then a smaller pool, less WAL, less lag"
-
