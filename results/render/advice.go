@@ -95,12 +95,18 @@ func adviceLoadText(a *results.Advice) string {
 
 // evidenceTitles are the evidence table's columns.
 var evidenceTitles = []column{
-	{"#", true}, {"configuration", false}, {"trials", false}, {"throughput", true}, {"p99", true}, {"lag p99", true},
-	{"sessions", true}, {"WAL/req", true}, {"verified", false}, {"result", false},
+	{"#", true}, {"configuration", false}, {"trials", false}, {"p99", true}, {"lag p99", true},
+	{"sessions", true}, {"WAL/req", true}, {"result", false},
 }
+
+// evidenceLabel is the index of the configuration's label among evidenceTitles.
+const evidenceLabel = 1
 
 // writeEvidence writes a row per configuration that ran or was pruned, in the order of cost:
 // the figures of its longest trial of the search (its full-length trial for those that held).
+// Whether it was verified, its throughput and the rest are its runs' in the report; why it did
+// not hold is its line below the table. A label too long for SummaryWidth is cut short: the
+// lines below and the answer name it whole.
 func writeEvidence(w io.Writer, rep *results.Report) {
 	a := rep.Advice
 	rows := [][]string{}
@@ -108,8 +114,8 @@ func writeEvidence(w io.Writer, rep *results.Report) {
 		if c.Status == results.ConfigUntried {
 			continue
 		}
-		row := []string{strconv.Itoa(i + 1), PositionLabel(c.Mode, c.At), trialsText(c), missingValue, missingValue, missingValue,
-			missingValue, missingValue, missingValue, resultText(c)}
+		row := []string{strconv.Itoa(i + 1), PositionLabel(c.Mode, c.At), trialsText(c), missingValue, missingValue,
+			missingValue, missingValue, resultText(c)}
 		if t, ok := longestTrial(c); ok && t.Run < len(rep.Runs) {
 			r := rep.Runs[t.Run]
 			m := results.RunSpreads(r)
@@ -119,17 +125,21 @@ func writeEvidence(w io.Writer, rep *results.Report) {
 				}
 				return missingValue
 			}
-			row[3] = formatRPS(r.Load.ThroughputRPS) + "/s"
-			row[4] = FormatDuration(r.Load.LatencyMs.P99)
-			row[5] = opt(results.MetricPersistLagP99Ms, FormatDuration)
-			row[6] = opt(results.MetricServerSessions, FormatCount)
-			row[7] = opt(results.MetricWALBytesPerRequest, FormatBytes)
-			row[8] = unverifiedMark
-			if r.Verification.Passed {
-				row[8] = verifiedMark
-			}
+			row[3] = FormatDuration(r.Load.LatencyMs.P99)
+			row[4] = opt(results.MetricPersistLagP99Ms, FormatDuration)
+			row[5] = opt(results.MetricServerSessions, FormatCount)
+			row[6] = opt(results.MetricWALBytesPerRequest, FormatBytes)
 		}
 		rows = append(rows, row)
+	}
+	if len(rows) == 0 {
+		return
+	}
+	if over := tableWidth(evidenceTitles, rows) - SummaryWidth; over > 0 {
+		most := max(len(evidenceTitles[evidenceLabel].title), columnWidths(evidenceTitles, rows)[evidenceLabel]-over)
+		for _, row := range rows {
+			row[evidenceLabel] = truncate(row[evidenceLabel], most)
+		}
 	}
 	writeColumns(w, evidenceTitles, rows)
 }
@@ -146,52 +156,66 @@ func longestTrial(c results.Configuration) (results.Trial, bool) {
 	return best, ok
 }
 
-// trialsText is the lengths of c's search trials, and its repeats: "2s 4s 8s +3".
+// trialsText is c's longest trial of the search and its repeats: "8s+3".
 func trialsText(c results.Configuration) string {
-	var parts []string
+	t, ok := longestTrial(c)
+	if !ok {
+		return missingValue
+	}
+	s := results.Duration(t.LengthMs).String()
 	repeats := 0
 	for _, t := range c.Trials {
-		switch t.Phase {
-		case results.PhaseScreen, results.PhaseRung:
-			parts = append(parts, results.Duration(t.LengthMs).String())
-		case results.PhaseConfirm:
+		if t.Phase == results.PhaseConfirm {
 			repeats++
 		}
 	}
 	if repeats > 0 {
-		parts = append(parts, "+"+strconv.Itoa(repeats))
+		s += "+" + strconv.Itoa(repeats)
 	}
-	if len(parts) == 0 {
-		return missingValue
-	}
-	return strings.Join(parts, " ")
+	return s
 }
 
 func resultText(c results.Configuration) string {
-	switch c.Status {
-	case results.ConfigPruned:
-		if c.PrunedBy != nil {
-			return "pruned by #" + strconv.Itoa(*c.PrunedBy+1)
-		}
-		return "pruned"
-	case results.ConfigUnfinished:
+	if c.Status == results.ConfigUnfinished {
 		return "not run longer"
 	}
 	return c.Status
 }
 
-// writeReasons says why each configuration that did not hold was ruled out, and what was
-// never reached.
+// writeReasons says why each configuration that did not hold was ruled out (those pruned for
+// one reason by one trial on one line), and what was never reached.
 func writeReasons(w io.Writer, a *results.Advice) {
 	untried := 0
+	type pruning struct {
+		by  int
+		why string
+	}
+	var order []pruning
+	pruned := map[pruning][]string{}
 	for i, c := range a.Configurations {
 		switch c.Status {
 		case results.ConfigUntried:
 			untried++
 		case results.ConfigHeld:
+		case results.ConfigPruned:
+			p := pruning{by: -1, why: c.Why}
+			if c.PrunedBy != nil {
+				p.by = *c.PrunedBy
+			}
+			if _, ok := pruned[p]; !ok {
+				order = append(order, p)
+			}
+			pruned[p] = append(pruned[p], "#"+strconv.Itoa(i+1))
 		default:
 			fmt.Fprintf(w, "  #%d %s: %s\n", i+1, PositionLabel(c.Mode, c.At), c.Why)
 		}
+	}
+	for _, p := range order {
+		by := ""
+		if p.by >= 0 {
+			by = " by #" + strconv.Itoa(p.by+1)
+		}
+		fmt.Fprintf(w, "  %s pruned%s: %s\n", strings.Join(pruned[p], ", "), by, p.why)
 	}
 	if untried > 0 {
 		why := "cheaper configurations held"

@@ -48,11 +48,10 @@ func TestAdviceLines(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"advise: holding p99 ≤ 50.0 ms, at 6,000 workers (closed loop)",
-		"1  sync · pool 8   2s",
-		"2  sync · pool 32  –",
-		"pruned by #1",
+		"1  sync · pool 8   2s      612 ms        –         –        –  failed",
+		"2  sync · pool 32  –            –        –         –        –  pruned",
 		"#1 sync · pool 8: p99 612 ms > 50.0 ms (12×) at 2s",
-		"#2 sync · pool 32: a larger pool queues more on it",
+		"#2 pruned by #1: a larger pool queues more on it",
 		"1 more configuration not reached",
 		"- no configuration held; the closest, sync · pool 8: p99 612 ms > 50.0 ms (12×)",
 		"- search: 1 run (1 screening) in 30s of a 1m0s budget",

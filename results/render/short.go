@@ -94,25 +94,46 @@ func truncate(s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
-// writeShortTable writes the short table, columns padded, numbers right-aligned; a long mode
-// label (slots) takes its room from the waiters, cut short with "…".
+// writeShortTable writes the short table, columns padded, numbers right-aligned. A long mode
+// label (slots, a pool, a rate) takes its room from the waiters, cut short with "…"; then, when
+// every row ran at the same load (which the header line says), its labels leave the load out.
 func writeShortTable(w io.Writer, rows []TableRow, hotTables []string) {
 	cells := make([][]string, 0, len(rows))
 	for _, r := range rows {
 		cells = append(cells, shortCells(r, hotTables))
 	}
-	widths := columnWidths(shortTitles, cells)
-	total := 1 + 2*len(widths) - 1
-	for _, w := range widths {
-		total += w
-	}
-	if over := total - SummaryWidth; over > 0 {
+	if over := tableWidth(shortTitles, cells) - SummaryWidth; over > 0 {
+		widths := columnWidths(shortTitles, cells)
 		most := max(len(shortTitles[waitersColumn].title), widths[waitersColumn]-over)
 		for _, row := range cells {
 			row[waitersColumn] = truncate(row[waitersColumn], most)
 		}
 	}
+	if tableWidth(shortTitles, cells) > SummaryWidth && oneLoad(rows) {
+		for i, r := range rows {
+			cells[i][0] = positionLabel(r.Mode, r.At, r.Config, false)
+		}
+	}
 	writeColumns(w, shortTitles, cells)
+}
+
+// oneLoad says every row ran at the same concurrency and rate.
+func oneLoad(rows []TableRow) bool {
+	for _, r := range rows[min(1, len(rows)):] {
+		if r.Config.Concurrency != rows[0].Config.Concurrency || r.Config.Rate != rows[0].Config.Rate {
+			return false
+		}
+	}
+	return true
+}
+
+// tableWidth is the width of the lines writeColumns writes of rows under titles.
+func tableWidth(titles []column, rows [][]string) int {
+	total := 1 + 2*len(titles) - 1
+	for _, w := range columnWidths(titles, rows) {
+		total += w
+	}
+	return total
 }
 
 // column is a column of a table the summary writes: its title, and whether it holds numbers

@@ -145,7 +145,7 @@ func TestRecordedPoolLadderOutboxHolds(t *testing.T) {
 		}
 	}
 	sync16 := a.Configurations[1]
-	if sync16.PrunedBy == nil || *sync16.PrunedBy != 0 || !strings.Contains(sync16.Why, "3 of the pool's 4 sessions") {
+	if sync16.PrunedBy == nil || *sync16.PrunedBy != 0 || !strings.Contains(sync16.Why, "3 sessions of sync · pool 4 queued on a row lock at once") {
 		t.Errorf("sync at 16 pruned by %v: %q", sync16.PrunedBy, sync16.Why)
 	}
 	if sync4 := a.Configurations[0]; !strings.Contains(sync4.Why, "p99 872 ms > 500 ms (1.7×) at 2s") {

@@ -143,8 +143,8 @@ func diagnose(t trial, below figures) (breaks, detail string) {
 	case has(missed, results.ObjectiveSessions):
 		return results.BreaksSessions, render.MissText(missed[results.ObjectiveSessions])
 	case has(missed, results.ObjectiveRateHeld) || p99 && f.scheduleLagP99 >= f.p99/2:
-		return results.BreaksClient, fmt.Sprintf("arrivals waited for one of the workers (--concurrency caps the requests in flight): schedule lag p99 %s of a p99 of %s, %s of the arrivals sent",
-			ms(f.scheduleLagP99), ms(f.p99), render.FormatShare(f.sent))
+		return results.BreaksClient, fmt.Sprintf("requests started late, schedule lag p99 %s of a p99 of %s, %s of the arrivals sent: the client could not start them on time, for want of a free worker (--concurrency %s) or of processor time",
+			ms(f.scheduleLagP99), ms(f.p99), render.FormatShare(f.sent), render.FormatCount(float64(f.concurrency)))
 	case has(missed, results.ObjectiveLagP99):
 		return results.BreaksPersistLag, fmt.Sprintf("the queue's workers fell behind: persist lag p99 %s (%s at the step below)", ms(f.lag), ms(below.lag))
 	case f.waiters >= max(1, int64(f.pool/2)):
@@ -167,5 +167,5 @@ func lockText(f figures) string {
 	if f.lockTable != "" {
 		on = " on " + f.lockTable
 	}
-	return fmt.Sprintf("%d of the pool's %d sessions queued on a row lock%s (longest wait %s)", f.waiters, f.pool, on, render.FormatDuration(f.lockWaitMs))
+	return fmt.Sprintf("%d sessions queued on a row lock%s at once, with a pool of %d (longest wait %s)", f.waiters, on, f.pool, render.FormatDuration(f.lockWaitMs))
 }

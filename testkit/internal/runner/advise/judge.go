@@ -25,11 +25,11 @@ type figures struct {
 	sent float64
 	// The figures the order of cost and the evidence read beside the objectives'.
 	wal, throughput float64
-	// What the pruning rules and the headroom's diagnosis read: the pool's size, the most
-	// sessions waiting on a lock (and on one row: -1 when not measured) and the table most
-	// waited on, the longest lock wait, the wait for a pool connection, an open loop's wait
-	// for a free worker, the clients waiting in a pooler.
-	pool                   int
+	// What the pruning rules and the headroom's diagnosis read: the pool's size and the
+	// workers, the most sessions waiting on a lock (and on one row: -1 when not measured) and
+	// the table most waited on, the longest lock wait, the wait for a pool connection, an open
+	// loop's wait to start, the clients waiting in a pooler.
+	pool, concurrency      int
 	waiters, waitersPerRow int64
 	lockTable              string
 	lockWaitMs, acquireP99 float64
@@ -52,7 +52,8 @@ func figuresOf(r results.Run) figures {
 		f.wal = d.PerRequest.WALBytes
 	}
 	lm := r.LockMonitor
-	f.pool, f.waiters, f.lockWaitMs, f.acquireP99 = r.Config.MaxConnections, lm.MaxLockWaiters, lm.MaxLockWaitMs, r.Load.AcquireWaitMs.P99
+	f.pool, f.concurrency = r.Config.MaxConnections, r.Config.Concurrency
+	f.waiters, f.lockWaitMs, f.acquireP99 = lm.MaxLockWaiters, lm.MaxLockWaitMs, r.Load.AcquireWaitMs.P99
 	f.waitersPerRow = -1
 	for _, n := range lm.MaxWaitersPerRowByRelation {
 		f.waitersPerRow = max(f.waitersPerRow, n)

@@ -26,12 +26,13 @@ func (s *Search) prune(c *config, t trial) {
 			// a run whose requests needed fewer connections than it had.)
 			s.pruneAbove(c, results.AxisPool, fmt.Sprintf("a larger pool holds no fewer sessions, and %s held %s (%s)",
 				s.label(c.index), render.FormatCount(f.sessions), render.MissText(m)))
-		case m.Objective == results.ObjectiveP99 && f.waiters >= max(1, int64(f.pool/2)):
-			// The pool's sessions queued on a row lock: the lock serializes the writes, and a
-			// larger pool only queues more sessions on it. (It may help where the requests
-			// spread over several hot rows, --hot-keys, and one of them is the bottleneck.)
-			s.pruneAbove(c, results.AxisPool, fmt.Sprintf("%s of the pool's %d sessions of %s queued on a row lock: a larger pool queues more on it",
-				render.FormatCount(float64(f.waiters)), f.pool, s.label(c.index)))
+		case m.Objective == results.ObjectiveP99 && !c.mode.Async() && f.waiters >= max(1, int64(f.pool/2)):
+			// The requests' sessions queued on a row lock: the lock serializes the writes, and
+			// a larger pool only queues more sessions on it. (It may help where the requests
+			// spread over several hot rows, --hot-keys, and one of them is the bottleneck.) Not
+			// for a queue's mode, whose requests write no row but when the queue is full.
+			s.pruneAbove(c, results.AxisPool, fmt.Sprintf("%s sessions of %s queued on a row lock at once, half its pool or more: a larger pool queues more on it",
+				render.FormatCount(float64(f.waiters)), s.label(c.index)))
 		case m.Objective == results.ObjectiveLagP99 && c.mode.Async():
 			// A queue's lag is its workers', on connections of their own: the load's pool
 			// writes none of its batches. (A larger pool may still shorten a lag that comes
