@@ -389,6 +389,25 @@ func (a *Axis) ParseList(raw string) (vs []Value, errs []error) {
 	return slices.Compact(vs), errs
 }
 
+// Cross is every position of ps extended by each of values on axis a, the positions of ps
+// outermost (ps itself when values is empty): the rungs of several axes, crossed one at a time.
+func Cross(ps []Position, a *Axis, values []Value) []Position {
+	if len(values) == 0 {
+		return ps
+	}
+	var out []Position
+	for _, p := range ps {
+		for _, v := range values {
+			q := Position{a.Name: v}
+			for k, pv := range p {
+				q[k] = pv
+			}
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
 // Shown is run config c's position on the axes a row names beside its mode: those its
 // invocation stepped over, and those it set away from their Unset value.
 func Shown(c RunConfig) Position {

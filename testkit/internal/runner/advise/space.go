@@ -83,21 +83,9 @@ func buildSpace(modes []testkit.Mode, space map[string][]results.Value) []*confi
 	for _, m := range modes {
 		positions := []results.Position{{}}
 		for _, a := range SpaceAxes {
-			values := space[a.Name]
-			if len(values) == 0 || !uses(m, a) {
-				continue
+			if uses(m, a) {
+				positions = results.Cross(positions, a, space[a.Name])
 			}
-			var next []results.Position
-			for _, p := range positions {
-				for _, v := range values {
-					q := results.Position{a.Name: v}
-					for k, pv := range p {
-						q[k] = pv
-					}
-					next = append(next, q)
-				}
-			}
-			positions = next
 		}
 		for _, p := range positions {
 			if len(p) == 0 {

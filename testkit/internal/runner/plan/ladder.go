@@ -127,21 +127,7 @@ func (c *Plan) Steps(a *results.Axis) bool { return len(c.Ladder[a.Name]) > 0 }
 func (c *Plan) Rungs() []results.Position {
 	out := []results.Position{{}}
 	for _, a := range results.Axes {
-		values := c.Ladder[a.Name]
-		if len(values) == 0 {
-			continue
-		}
-		var next []results.Position
-		for _, p := range out {
-			for _, v := range values {
-				q := results.Position{a.Name: v}
-				for k, pv := range p {
-					q[k] = pv
-				}
-				next = append(next, q)
-			}
-		}
-		out = next
+		out = results.Cross(out, a, c.Ladder[a.Name])
 	}
 	return out
 }
