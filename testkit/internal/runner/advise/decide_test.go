@@ -370,3 +370,21 @@ func TestDiagnose(t *testing.T) {
 		}
 	}
 }
+
+// A search stopped mid-way (a signal, a broken run) says so, with what it ran.
+func TestStopped(t *testing.T) {
+	s := New(closedSpec([]testkit.Mode{testkit.Sync}, pools(4, 8), results.Objectives{P99Ms: 50}))
+	tr, _ := s.Next(0)
+	s.Observe(0, made(tr.Mode, 4, fig{p99: 40}), tr.Length)
+	if _, ok := s.Next(time.Minute); !ok {
+		t.Fatal("the search ended after one screening")
+	}
+	s.Stop()
+	if _, ok := s.Next(2 * time.Minute); ok {
+		t.Fatal("a stopped search proposed a trial")
+	}
+	a := s.Advice([]results.Run{made(tr.Mode, 4, fig{p99: 40})})
+	if a.Outcome != results.AdviceStopped || a.Answer != nil || a.Configurations[0].Status != results.ConfigUnfinished {
+		t.Errorf("outcome %s, answer %v, first configuration %+v", a.Outcome, a.Answer, a.Configurations[0])
+	}
+}
