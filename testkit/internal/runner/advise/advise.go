@@ -208,22 +208,28 @@ func (s *Search) Observe(index int, run results.Run, took time.Duration) (missed
 	return missesText(tr.misses)
 }
 
-// Stop ends the search where it is (a signal, a broken run): the advice says so.
+// Stop ends the search where it is (a signal, a broken run): the advice says so, and keeps an
+// answer already confirmed (a stop during the headroom's ramp ends the ramp).
 func (s *Search) Stop() {
 	s.pending = nil
-	if s.state != done {
-		s.outcome, s.state = results.AdviceStopped, done
+	switch {
+	case s.state == done:
+	case s.outcome == results.AdviceAnswer:
+		s.notes = append(s.notes, "the search was stopped during the headroom's ramp")
+	default:
+		s.outcome = results.AdviceStopped
 	}
+	s.state = done
 }
 
 // walk is the search's next trial: in the groups' order, the first group with a configuration
 // still open screens all its configurations first, then takes the best-ranked one a rung
 // further (none when two have held at the full length, or none is left).
 func (s *Search) walk() (Trial, bool) {
-	if len(s.holders) >= 2 {
+	if len(s.holders) >= 2 || len(s.configs) == 0 {
 		return Trial{}, false
 	}
-	for g := 0; g < len(s.configs) && s.configs[len(s.configs)-1].group >= g; g++ {
+	for g := 0; g <= s.configs[len(s.configs)-1].group; g++ {
 		var open []*config
 		for _, c := range s.configs {
 			if c.group == g && c.status == "" {

@@ -388,3 +388,24 @@ func TestStopped(t *testing.T) {
 		t.Errorf("outcome %s, answer %v, first configuration %+v", a.Outcome, a.Answer, a.Configurations[0])
 	}
 }
+
+// A stop during the headroom's ramp keeps the confirmed answer.
+func TestStoppedDuringTheRamp(t *testing.T) {
+	s := New(closedSpec([]testkit.Mode{testkit.Sync}, pools(4), results.Objectives{P99Ms: 50}))
+	var runs []results.Run
+	for {
+		tr, ok := s.Next(0)
+		if !ok {
+			t.Fatal("the search ended before its ramp")
+		}
+		if tr.Phase == results.PhaseHeadroom {
+			break
+		}
+		runs = append(runs, made(tr.Mode, 4, fig{p99: 40}))
+		s.Observe(len(runs)-1, runs[len(runs)-1], tr.Length)
+	}
+	s.Stop()
+	if a := s.Advice(runs); a.Outcome != results.AdviceAnswer || a.Answer == nil || len(a.Notes) != 1 {
+		t.Errorf("outcome %s, answer %v, notes %v", a.Outcome, a.Answer, a.Notes)
+	}
+}
