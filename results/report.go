@@ -76,7 +76,11 @@ import (
 //     rtt_ms and pool_size go), the axes its invocation stepped over the config's ladder
 //     (for levels, rates, slots_levels, rtt_levels_ms and pool_levels), and a summary's rung
 //     its at (for its level, rate, slots, rtt_ms and pool_size). Converted (upgradeLadders).
-const SchemaVersion = 17
+//  18. The advice of --advise (advice: the objectives, every configuration tried and why each
+//     cheaper one failed, the answer, its runner-up and confirmation, its headroom), and the
+//     config's flush_interval_ms as an axis (--flush-interval-levels). Only additions: absent,
+//     the invocation did not search.
+const SchemaVersion = 18
 
 // Report is one invocation of one suite binary.
 type Report struct {
@@ -95,6 +99,9 @@ type Report struct {
 	// --rtt-levels, --pool-levels, --rates, ...), one ladder per mode (version 16; before, one
 	// list per kind of ladder).
 	Ladders []Ladder `json:"ladders,omitempty"`
+	// Advice is what --advise found (version 18): the runs are its trials, and the ladders
+	// and summaries are left out (its runs differ in more than one axis and in length).
+	Advice *Advice `json:"advice,omitempty"`
 	// Error is the failure that ended the invocation early, if any.
 	Error string `json:"error,omitempty"`
 	// Processes lists, in a report merged from the reports of one split run (baseline merge),

@@ -32,7 +32,12 @@ var upgrades = [SchemaVersion]func(doc map[string]any) error{
 	14: upgradeV14,
 	15: upgradeCheckStates,
 	16: upgradeLadders,
+	17: upgradeV17,
 }
+
+// upgradeV17 is version 17 → 18: version 18 only added the advice of --advise, absent in a
+// report that did not search. Nothing to convert.
+func upgradeV17(map[string]any) error { return nil }
 
 // upgradeV3 is version 3 → 4: version 4 only added fields (the network's and rtt_ladders),
 // whose absence means a run over the direct path that measured no round trip. Nothing to

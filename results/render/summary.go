@@ -33,6 +33,10 @@ type SummaryOptions struct {
 // what its rule found) and open-loop rates. With Wide, the side-by-side table of `baseline
 // table` and every paragraph, unwrapped.
 func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
+	if rep.Advice != nil { // a search says what it found, even before its first run
+		adviceSummary(w, rep, opt)
+		return
+	}
 	if len(rep.Runs) == 0 {
 		if rep.Error != "" {
 			fmt.Fprintf(w, "%s: no run completed: %s\n", rep.Suite, rep.Error)
@@ -73,6 +77,24 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	printOpenLoop(&b, rep, false)
 	out.WriteString(wrap(b.String(), SummaryWidth))
 	io.WriteString(w, out.String())
+}
+
+// adviceSummary is the summary of a search (--advise): the machine, the advice (advice.go) and
+// what went wrong; with Wide, the full table of every trial before it.
+func adviceSummary(w io.Writer, rep *results.Report, opt SummaryOptions) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s: a search of %d runs\n", rep.Suite, len(rep.Runs))
+	fmt.Fprintf(&b, "  PostgreSQL %s, durability %s, %s\n", shortVersion(rep.Environment.PostgresVersion),
+		rep.Environment.DurabilityText(), rep.Environment.MachineClass)
+	printNetwork(&b, rep)
+	io.WriteString(w, wrap(b.String(), SummaryWidth))
+	if opt.Wide {
+		_ = RenderMarkdown(w, Table([]*results.Report{rep}))
+	}
+	Advice(w, rep)
+	b.Reset()
+	printProblems(&b, rep)
+	io.WriteString(w, wrap(b.String(), SummaryWidth))
 }
 
 // wideSummary is the summary with Wide: the full table, the calibration, what went wrong, the
