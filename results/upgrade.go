@@ -32,10 +32,11 @@ var upgrades = [SchemaVersion]func(doc map[string]any) error{
 	14: upgradeV14,
 	15: upgradeCheckStates,
 	16: upgradeLadders,
-	17: upgradeDatabaseKind,
+	17: upgradeV17,
+	18: upgradeDatabaseKind,
 }
 
-// upgradeDatabaseKind is version 17 → 18: the environment names the database's kind, and its
+// upgradeDatabaseKind is version 18 → 19: the environment names the database's kind, and its
 // PostgreSQL fields become the database's (postgres_version → database_version, ...). Every
 // report before it ran on PostgreSQL: database_kind postgres. A merged report's processes'
 // environments are converted too.
@@ -66,6 +67,10 @@ func upgradeDatabaseKind(doc map[string]any) error {
 	}
 	return nil
 }
+
+// upgradeV17 is version 17 → 18: version 18 only added the advice of --advise, absent in a
+// report that did not search. Nothing to convert.
+func upgradeV17(map[string]any) error { return nil }
 
 // upgradeV3 is version 3 → 4: version 4 only added fields (the network's and rtt_ladders),
 // whose absence means a run over the direct path that measured no round trip. Nothing to

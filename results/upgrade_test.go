@@ -309,14 +309,14 @@ func TestReadUpgradesVersion15CheckStates(t *testing.T) {
 	}
 }
 
-// A version 17 report ran on PostgreSQL: its environment (and a merged report's processes')
+// A version 18 report ran on PostgreSQL: its environment (and a merged report's processes')
 // names the kind, and its postgres_* fields are the database's.
-func TestReadUpgradesVersion17DatabaseKind(t *testing.T) {
-	const v17 = `{"schema_version": 17, "suite": "s", "runs": [],
+func TestReadUpgradesVersion18DatabaseKind(t *testing.T) {
+	const v18 = `{"schema_version": 18, "suite": "s", "runs": [],
 	 "environment": {"postgres_version": "15.18", "postgres_settings": {"fsync": "on"}, "managed_postgres": true,
 	  "postgres_start_ms": 812.5, "postgres_url": "postgres://u:REDACTED@h/db", "postgres_data_fs": "ext4"},
 	 "processes": [{"role": "producer", "report": "p.json", "environment": {"postgres_version": "15.18", "managed_postgres": false}}]}`
-	rep, err := Read(strings.NewReader(v17))
+	rep, err := Read(strings.NewReader(v18))
 	if err != nil {
 		t.Fatal(err)
 	}

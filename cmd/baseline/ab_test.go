@@ -152,7 +152,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-printf '{"schema_version": 18, "suite": "fake_baseline", "environment": {"database_kind": "%s"}, "runs": [{"mode": "sync", "verification": {"passed": true}, "load": {"throughput_rps": 100}}]}' "$kind" > "$out"`)
+printf '{"schema_version": 19, "suite": "fake_baseline", "environment": {"database_kind": "%s"}, "runs": [{"mode": "sync", "verification": {"passed": true}, "load": {"throughput_rps": 100}}]}' "$kind" > "$out"`)
 	code, stdout, stderr := runABCommand(t, suite, suite, "--runs", "4", "--b-args", "--kind mariadb", "--dir", filepath.Join(t.TempDir(), "ab"))
 	if code != exitUsage || !strings.Contains(stderr, "run 2 (B): the reports ran on different kinds of database, PostgreSQL and MariaDB") {
 		t.Errorf("exit %d, stderr %q (stdout %q); want exit 2 and the kinds named", code, stderr, stdout)

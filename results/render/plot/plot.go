@@ -84,7 +84,7 @@ func PlotPage(pg Page, w io.Writer) error {
 		}
 		p.modeBars(prefix, rep)
 		ladders := rep.Ladders
-		if len(ladders) == 0 { // a writer that did not store them: rebuilt from the runs
+		if len(ladders) == 0 && rep.Advice == nil { // a writer that did not store them: rebuilt from the runs (a search's make none)
 			ladders = results.BuildLadders(rep.Runs)
 		}
 		for _, l := range ladders {

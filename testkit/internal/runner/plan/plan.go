@@ -60,6 +60,8 @@ type Plan struct {
 	Network
 	// Pooler: --pooler, --pooler-url, --pooler-rtt typed (pooler.go).
 	PoolerLink
+	// Advice is --advise and its flags (advise.go).
+	Advice Advice
 	// ConnPool: --conn-max-lifetime and --conn-max-idle typed (pool.go).
 	ConnPool
 
@@ -148,6 +150,7 @@ func (c *parser) register() {
 	fs.StringSliceVar(&c.retryClassesRaw, "retry-classes", nil, "error classes a request is retried for (SQLSTATEs, conn_closed, conn_error, deadline_exceeded, request_timeout); default "+strings.Join(load.DefaultRetryClasses, ",")+", and 57014 with --fault statement-timeout")
 	c.registerSettings("slot-pick")        // --repeat through --slot-pick
 	c.hideSlots()                          // slots.go
+	c.registerAdvise()                     // advise.go
 	c.registerSettings("redis-rtt-jitter") // --db-rtt through --redis-rtt-jitter
 
 	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, crash-postgres@T, pause-flush@T+D, kill-flusher@T, kill-consumer@T, crash-redis@T[+D], redis-failover@T, redis-reshard@T (--redis cluster), conn-storm@T[=N] (N sessions, default 64, opened at once as the load's pool opens them, each running SELECT 1, then closed at once), kill-worker@T (a suite's own workers, where it has them), statement-timeout=MS, lock-timeout=MS; on the network to pg or redis: net-delay:TARGET@T+D[=EXTRA], net-blackhole:TARGET@T[+D] (no +D: until the run ends), net-reset:TARGET@T")
@@ -223,6 +226,7 @@ func (c *parser) validate() error {
 	}
 	c.validateLadders(bad)    // ladder.go
 	c.validateOpenLoop(bad)   // openloop.go
+	c.validateAdvise(bad)     // advise.go
 	c.validateSlots(bad)      // slots.go
 	c.validateHotKeyDist(bad) // hotkeys.go
 	c.Faults = nil

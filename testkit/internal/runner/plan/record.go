@@ -28,13 +28,24 @@ func (c *parser) record(own map[string]bool) {
 	})
 }
 
-// RunConfig is what the report records of a run at rung (Rungs) that makes requests requests
-// (0: bound by --duration): the plan's settings, each axis of the rung at its value.
+// RunConfig is what the report records of a run at rung (Rungs, or a trial of --advise) that
+// makes requests requests (0: bound by --duration): the plan's settings, each axis of the rung
+// at its value, and as its ladder the values stepped over on each axis of the rung (a search's
+// trial stands on the axes its mode uses, a headroom's step on the load's too, whose values
+// it alone knows).
 func (c *Plan) RunConfig(rung results.Position, requests int64) results.RunConfig {
 	rc := c.recorded
 	rc.Requests = requests
+	rc.Ladder = nil
 	for name, v := range rung {
 		results.AxisNamed(name).Set(&rc, v)
+		if rc.Ladder == nil {
+			rc.Ladder = map[string][]results.Value{}
+		}
+		rc.Ladder[name] = c.Ladder[name]
+		if len(rc.Ladder[name]) == 0 {
+			rc.Ladder[name] = []results.Value{v}
+		}
 	}
 	return results.NewRunConfig(rc, c.suiteFlags)
 }
