@@ -171,6 +171,10 @@ type PoolOptions struct {
 	// Tracer, when set, traces every connection's statements (pgx.ConnConfig.Tracer); on
 	// PostgreSQL only: MySQL's pools time no statement on the client.
 	Tracer pgx.QueryTracer
+	// FirstUse, when set, is called with the context of the first statement or transaction
+	// each connection of a MySQL pool runs (on PostgreSQL the Tracer sees it: package stmttime
+	// marks that request as one on a cold session).
+	FirstUse func(ctx context.Context)
 }
 
 // LifetimeJitter is the share of PoolOptions.MaxConnLifetime by which each connection's

@@ -279,7 +279,7 @@ func (t *MySQL) ObserverConnector(appName string) (driver.Connector, error) {
 // NewPool opens a pool of at most MaxConns connections (MinConns is not read: database/sql
 // keeps no minimum).
 func (t *MySQL) NewPool(_ context.Context, o PoolOptions) (Pool, error) {
-	ps := &poolSessions{lifetime: o.MaxConnLifetime, connected: o.Connected}
+	ps := &poolSessions{lifetime: o.MaxConnLifetime, connected: o.Connected, firstUse: o.FirstUse}
 	c, err := t.connector(o.AppName, o.Direct, o.Settings, ps)
 	if err != nil {
 		return nil, err
@@ -504,11 +504,12 @@ func (t *MySQL) CloseWithin(d time.Duration) error {
 }
 
 // poolSessions is what a pool's sessions share: their seats, their lifetime, and who is told
-// of each one opened.
+// of each one opened and of each one's first use.
 type poolSessions struct {
 	seats     sessionSeats
 	lifetime  time.Duration
 	connected func()
+	firstUse  func(ctx context.Context)
 }
 
 // tracking is a connector whose connections are sessions the target keeps track of.
@@ -602,6 +603,20 @@ type session struct {
 	seat     int
 	expires  time.Time // zero: never
 	once     sync.Once
+	// used: the session ran a statement (database/sql uses a connection from one goroutine at
+	// a time).
+	used bool
+}
+
+// use tells the pool of the session's first use, with ctx (PoolOptions.FirstUse).
+func (s *session) use(ctx context.Context) {
+	if s.used {
+		return
+	}
+	s.used = true
+	if s.pool != nil && s.pool.firstUse != nil {
+		s.pool.firstUse(ctx)
+	}
 }
 
 // expired says the session is past its lifetime: database/sql then closes it when it is
@@ -636,18 +651,22 @@ func (s *session) ResetSession(ctx context.Context) error {
 }
 
 func (s *session) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	s.use(ctx)
 	return s.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
 }
 
 func (s *session) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	s.use(ctx)
 	return s.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, query)
 }
 
 func (s *session) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	s.use(ctx)
 	return s.Conn.(driver.ExecerContext).ExecContext(ctx, query, args)
 }
 
 func (s *session) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	s.use(ctx)
 	return s.Conn.(driver.QueryerContext).QueryContext(ctx, query, args)
 }
 

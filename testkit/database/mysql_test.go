@@ -237,3 +237,33 @@ func TestMySQLUnreachable(t *testing.T) {
 		t.Fatalf("Open of a closed port: %v", err)
 	}
 }
+
+// A pool's sessions take its settings as session variables (the *-timeout faults' on MySQL),
+// and each one's first statement is told, with that statement's context.
+func TestMySQLPoolSettingsAndFirstUse(t *testing.T) {
+	ctx := context.Background()
+	target := mariadbtest.Target(t)
+	type key struct{}
+	var firstUses []any
+	pool, err := target.NewPool(ctx, database.PoolOptions{MaxConns: 2, AppName: "hotspotkit-load",
+		Settings: map[string]string{"innodb_lock_wait_timeout": "3", "max_statement_time": "0.25"},
+		FirstUse: func(ctx context.Context) { firstUses = append(firstUses, ctx.Value(key{})) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	var wait int
+	var stmt float64
+	if err := pool.QueryRow(context.WithValue(ctx, key{}, "first"), "SELECT @@session.innodb_lock_wait_timeout, @@session.max_statement_time").Scan(&wait, &stmt); err != nil {
+		t.Fatal(err)
+	}
+	if wait != 3 || stmt != 0.25 {
+		t.Errorf("the session's lock wait timeout %d and statement time %v, want 3 and 0.25", wait, stmt)
+	}
+	if _, err := pool.Exec(context.WithValue(ctx, key{}, "second"), "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	if len(firstUses) != 1 || firstUses[0] != "first" {
+		t.Errorf("first uses told: %v, want the one session's first statement's", firstUses)
+	}
+}

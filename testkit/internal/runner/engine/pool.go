@@ -19,7 +19,8 @@ func (e *engine) loadPool(r *run, opened *connects, tracer *stmttime.Tracer) dat
 	c := e.cfg
 	return database.PoolOptions{MaxConns: int32(r.Config.MaxConnections), MinConns: int32(c.MinConnections),
 		MaxConnLifetime: c.ConnMaxLifetime, MaxConnIdle: c.ConnMaxIdle, Connected: opened.add,
-		AppName: "hotspotkit-load", Settings: faults.SessionSettings(c.Faults, e.target.Dialect()), Tracer: tracer}
+		AppName: "hotspotkit-load", Settings: faults.SessionSettings(c.Faults, e.target.Dialect()), Tracer: tracer,
+		FirstUse: load.NoteColdSession}
 }
 
 // connects is when a run's load pool opened each of its connections.
