@@ -315,14 +315,15 @@ func (t *MySQL) TakeSessions() []int64 {
 	return s
 }
 
-// ServiceSessions are the connection ids of the service's sessions open now (the load's, the
-// flushers', a suite's workers'; not an observer's): the ones the lock view keeps.
-func (t *MySQL) ServiceSessions() []int64 {
+// ServiceSessions are the connection ids of the sessions open now that take the service's
+// path (the load's, the flushers', a suite's workers'; not an observer's), but those named one
+// of except: the ones the lock view keeps.
+func (t *MySQL) ServiceSessions(except ...string) []int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var ids []int64
 	for s := range t.live {
-		if !s.observer {
+		if !s.observer && !slices.Contains(except, s.app) {
 			ids = append(ids, s.id)
 		}
 	}

@@ -160,13 +160,15 @@ func (w innodbFigures) end(ctx context.Context, _ []int64, in func() dbstats.Inp
 }
 
 // watch samples InnoDB's lock view on a connection of its own, directly to the server, of the
-// service's sessions by their ids (the target's).
+// service's sessions by their ids (the target's; the probe of the service's path is no
+// session of the service's, as on PostgreSQL).
 func (k *mysqlKind) watch(ctx context.Context, cfg monitor.Config) (locks, error) {
 	connector, err := k.target.ObserverConnector("hotspotkit-monitor")
 	if err != nil {
 		return nil, err
 	}
-	view, err := innodb.NewLockView(ctx, connector, k.srv, innodb.Service{Database: k.target.Schema(), Sessions: k.target.ServiceSessions})
+	sessions := func() []int64 { return k.target.ServiceSessions(netpath.ProbeApp) }
+	view, err := innodb.NewLockView(ctx, connector, k.srv, innodb.Service{Database: k.target.Schema(), Sessions: sessions})
 	if err != nil {
 		return nil, err
 	}

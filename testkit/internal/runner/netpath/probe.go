@@ -212,11 +212,11 @@ func PostgresProbe(target *database.Postgres) Connect {
 		var err error
 		switch {
 		case direct:
-			conn, err = target.ConnectDirect(ctx, probeApp)
+			conn, err = target.ConnectDirect(ctx, ProbeApp)
 		case target.Pooled():
-			conn, err = target.ConnectVia(ctx, probeApp, proxy)
+			conn, err = target.ConnectVia(ctx, ProbeApp, proxy)
 		default:
-			conn, err = target.Connect(ctx, probeApp)
+			conn, err = target.Connect(ctx, ProbeApp)
 		}
 		if err != nil {
 			return nil, 0, err
@@ -226,8 +226,8 @@ func PostgresProbe(target *database.Postgres) Connect {
 	}
 }
 
-// probeApp names the probes' sessions.
-const probeApp = "hotspotkit-probe"
+// ProbeApp names the probes' sessions.
+const ProbeApp = "hotspotkit-probe"
 
 type pgPinger struct{ c *pgx.Conn }
 
@@ -245,9 +245,9 @@ func MySQLProbe(target *database.MySQL) Connect {
 		var conn sqldb.Conn
 		var err error
 		if direct {
-			conn, err = target.ConnectDirect(ctx, probeApp)
+			conn, err = target.ConnectDirect(ctx, ProbeApp)
 		} else {
-			conn, err = target.Connect(ctx, probeApp)
+			conn, err = target.Connect(ctx, ProbeApp)
 		}
 		if err != nil {
 			return nil, 0, err
