@@ -23,6 +23,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net"
@@ -148,6 +149,65 @@ func (o Options) withDefaults() (Options, error) {
 		o.Schema = SchemaPrefix + randomHex(4)
 	}
 	return o, ValidateSchemaName(o.Schema)
+}
+
+// owned is what a target of either kind owns: its options, the temporary server it stops, and
+// whether it created the run's schema, which it drops.
+type owned struct {
+	opts      Options
+	server    Server
+	stopped   bool
+	createdBy bool
+}
+
+// Managed reports whether the server was started by this process.
+func (o *owned) Managed() bool { return o.server != nil }
+
+// Created reports whether this process created the run's schema; false when it joined an
+// existing one (ReuseSchema), as the second and later processes of a split run do.
+func (o *owned) Created() bool { return o.createdBy }
+
+// Schema is the run's schema (its database on MySQL).
+func (o *owned) Schema() string { return o.opts.Schema }
+
+// open is how both kinds' Open begin: opts with their defaults and checked, the server's DSN
+// or the URL given, and the kind's own open; on any error Close leaves nothing behind.
+func open[T interface{ Close() error }](ctx context.Context, opts Options, build func(o owned, url string) T, openIt func(T, context.Context) error) (T, error) {
+	opts, err := opts.withDefaults()
+	url := opts.URL
+	if opts.Server != nil {
+		url = opts.Server.DSN()
+	}
+	t := build(owned{opts: opts, server: opts.Server}, url)
+	if err == nil {
+		err = openIt(t, ctx)
+	}
+	if err != nil {
+		var none T
+		return none, errors.Join(err, t.Close())
+	}
+	return t, nil
+}
+
+// close is how both kinds' CloseWithin end, d bounding the drop and the goodbye: when admin,
+// drop drops the run's schema (unless kept, not created by this process, or on a temporary
+// server, which goes away anyway; its error says how to drop it by hand), bye closes the admin
+// connection; then a temporary server is stopped, once.
+func (o *owned) close(d time.Duration, admin bool, drop func(context.Context) error, bye func(context.Context)) error {
+	var err error
+	if admin {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		if o.server == nil && o.createdBy && !o.opts.KeepSchema {
+			err = drop(ctx)
+		}
+		bye(ctx)
+		cancel()
+	}
+	if o.server != nil && !o.stopped {
+		o.stopped = true
+		err = errors.Join(err, o.server.Stop())
+	}
+	return err
 }
 
 // PoolOptions shapes a pool.

@@ -36,14 +36,11 @@ import (
 // to instrument them, where the account may (UPDATE on performance_schema.threads): their
 // statements are then not counted as the run's digests or its tables' reads.
 type MySQL struct {
-	opts      Options
-	server    Server
-	stopped   bool
-	cfg       *mysql.Config // the server and the account; DBName is the run's database
-	url       string        // as given (redact before printing), or the managed server's DSN
-	createdBy bool
-	admin     sqldb.Conn
-	version   string
+	owned
+	cfg     *mysql.Config // the server and the account; DBName is the run's database
+	url     string        // as given (redact before printing), or the managed server's DSN
+	admin   sqldb.Conn
+	version string
 
 	mu sync.Mutex
 	// route is how the service's connections reach the server (Route); nil: directly.
@@ -58,18 +55,7 @@ type MySQL struct {
 // OpenMySQL starts or reaches a MySQL or MariaDB server, creates the run's database and
 // applies the SQL of the MySQL dialect. On error nothing it started is left behind.
 func OpenMySQL(ctx context.Context, opts Options) (*MySQL, error) {
-	opts, verr := opts.withDefaults()
-	t := &MySQL{opts: opts, server: opts.Server, url: opts.URL, live: map[*session]struct{}{}}
-	if verr != nil {
-		return nil, errors.Join(verr, t.Close())
-	}
-	if t.server != nil {
-		t.url = t.server.DSN()
-	}
-	if err := t.open(ctx); err != nil {
-		return nil, errors.Join(err, t.Close())
-	}
-	return t, nil
+	return open(ctx, opts, func(o owned, url string) *MySQL { return &MySQL{owned: o, url: url, live: map[*session]struct{}{}} }, (*MySQL).open)
 }
 
 // ParseMySQLURL reads mysql://user:password@host[:port]/[database][?params] (mariadb:// too):
@@ -168,15 +154,6 @@ var sessionBase = map[string]string{"time_zone": "'+00:00'"}
 
 // Dialect is MySQL's.
 func (t *MySQL) Dialect() sqldb.Dialect { return sqldb.MySQL }
-
-// Schema is the run's database.
-func (t *MySQL) Schema() string { return t.opts.Schema }
-
-// Managed reports whether the server was started by this process.
-func (t *MySQL) Managed() bool { return t.server != nil }
-
-// Created reports whether this process created the run's database.
-func (t *MySQL) Created() bool { return t.createdBy }
 
 // RedactedURL is the server's URL (or a managed server's DSN) with the password replaced.
 func (t *MySQL) RedactedURL() string { return RedactURL(t.url) }
@@ -481,27 +458,19 @@ func (t *MySQL) Info(ctx context.Context) (ServerInfo, error) {
 func (t *MySQL) Close() error { return t.CloseWithin(30 * time.Second) }
 
 // CloseWithin drops the run's database (unless kept, or not created by this process, or on a
-// managed server, which goes away anyway), closes the admin connection and stops a managed
-// server, the drop and the goodbye bounded by d.
+// temporary server), closes the admin connection and stops a temporary server, the drop and the
+// goodbye bounded by d.
 func (t *MySQL) CloseWithin(d time.Duration) error {
-	var err error
-	if t.admin != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), d)
-		if t.server == nil && t.createdBy && !t.opts.KeepSchema {
-			ident := sqldb.MySQL.QuoteIdent(t.opts.Schema)
-			if _, e := t.admin.Exec(ctx, "DROP DATABASE IF EXISTS "+ident); e != nil {
-				err = errors.Join(err, fmt.Errorf("dropping database %s (left on the server: DROP DATABASE %s): %w", t.opts.Schema, ident, e))
-			}
+	ident := sqldb.MySQL.QuoteIdent(t.Schema())
+	return t.close(d, t.admin != nil, func(ctx context.Context) error {
+		if _, err := t.admin.Exec(ctx, "DROP DATABASE IF EXISTS "+ident); err != nil {
+			return fmt.Errorf("dropping database %s (left on the server: DROP DATABASE %s): %w", t.Schema(), ident, err)
 		}
+		return nil
+	}, func(ctx context.Context) {
 		_ = t.admin.Close(ctx)
-		cancel()
 		t.admin = nil
-	}
-	if t.server != nil && !t.stopped {
-		t.stopped = true
-		err = errors.Join(err, t.server.Stop())
-	}
-	return err
+	})
 }
 
 // poolSessions is what a pool's sessions share: their seats, their lifetime, and who is told

@@ -23,13 +23,9 @@ import (
 // out pgx's own handles, for PostgreSQL's observers and tests; Target is it as the engine
 // and the runs use any kind (package sqldb's handles).
 type Postgres struct {
-	opts      Options
-	server    Server
-	stopped   bool // server stopped (Close)
-	dsn       string
-	schema    string
-	createdBy bool
-	admin     *pgx.Conn
+	owned
+	dsn   string
+	admin *pgx.Conn
 
 	mu sync.Mutex
 	// route is how the service's connections reach the server (Route); nil: directly.
@@ -49,18 +45,7 @@ type Postgres struct {
 // Open starts or reaches a PostgreSQL server, creates the run's schema and applies the SQL.
 // On error nothing it started is left behind.
 func Open(ctx context.Context, opts Options) (*Postgres, error) {
-	opts, verr := opts.withDefaults()
-	t := &Postgres{opts: opts, schema: opts.Schema, server: opts.Server, dsn: opts.URL}
-	if verr != nil {
-		return nil, errors.Join(verr, t.Close())
-	}
-	if t.server != nil {
-		t.dsn = t.server.DSN()
-	}
-	if err := t.open(ctx); err != nil {
-		return nil, errors.Join(err, t.Close())
-	}
-	return t, nil
+	return open(ctx, opts, func(o owned, url string) *Postgres { return &Postgres{owned: o, dsn: url} }, (*Postgres).open)
 }
 
 func (t *Postgres) open(ctx context.Context) error {
@@ -78,38 +63,28 @@ func (t *Postgres) open(ctx context.Context) error {
 	}
 	t.admin = conn
 	var exists bool
-	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, t.schema).Scan(&exists); err != nil {
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, t.Schema()).Scan(&exists); err != nil {
 		return err
 	}
 	if exists && !t.opts.ReuseSchema {
-		return fmt.Errorf("schema %q already exists (left by an interrupted run?): drop it (DROP SCHEMA %s CASCADE), or pick another --schema, or join it on purpose with --reuse-schema", t.schema, t.schema)
+		return fmt.Errorf("schema %q already exists (left by an interrupted run?): drop it (DROP SCHEMA %s CASCADE), or pick another --schema, or join it on purpose with --reuse-schema", t.Schema(), t.Schema())
 	}
 	if !exists {
-		if _, err := conn.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{t.schema}.Sanitize()); err != nil {
-			return fmt.Errorf("creating schema %s: %w", t.schema, err)
+		if _, err := conn.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{t.Schema()}.Sanitize()); err != nil {
+			return fmt.Errorf("creating schema %s: %w", t.Schema(), err)
 		}
 		t.createdBy = true
 	}
-	if _, err := conn.Exec(ctx, "SET search_path TO "+pgx.Identifier{t.schema}.Sanitize()); err != nil {
+	if _, err := conn.Exec(ctx, "SET search_path TO "+pgx.Identifier{t.Schema()}.Sanitize()); err != nil {
 		return err
 	}
 	if t.server != nil {
 		// Diagnostics only; the run does not depend on it.
 		_, _ = conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements SCHEMA public")
-		_, _ = conn.Exec(ctx, "SET search_path TO "+pgx.Identifier{t.schema}.Sanitize())
+		_, _ = conn.Exec(ctx, "SET search_path TO "+pgx.Identifier{t.Schema()}.Sanitize())
 	}
 	return schema.Apply(ctx, sqldb.PgxConn(conn), t.opts.SQL)
 }
-
-// Schema is the run's schema name.
-func (t *Postgres) Schema() string { return t.schema }
-
-// Managed reports whether the server was started by this process.
-func (t *Postgres) Managed() bool { return t.server != nil }
-
-// Created reports whether this process created the run's schema; false when it joined an
-// existing one (ReuseSchema), as the second and later processes of a split run do.
-func (t *Postgres) Created() bool { return t.createdBy }
 
 // DSN is the connection string (with password); never print it, use RedactedURL.
 func (t *Postgres) DSN() string { return t.dsn }
@@ -184,7 +159,7 @@ func (t *Postgres) connConfig(appName string, direct bool) (*pgx.ConnConfig, err
 	if pooled {
 		cfg.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe // see ServeThrough
 	} else {
-		cfg.RuntimeParams["search_path"] = t.schema
+		cfg.RuntimeParams["search_path"] = t.Schema()
 	}
 	if route != nil {
 		// The host, port and TLS settings stay the server's: the route only carries bytes.
@@ -393,24 +368,16 @@ func (t *Postgres) Close() error { return t.CloseWithin(30 * time.Second) }
 // CloseWithin is Close with the schema's drop and the admin connection's goodbye bounded by d:
 // a server that no longer answers leaves the schema behind, and the error says how to drop it.
 func (t *Postgres) CloseWithin(d time.Duration) error {
-	var err error
-	if t.admin != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), d)
-		if t.server == nil && t.createdBy && !t.opts.KeepSchema {
-			if _, e := t.admin.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{t.schema}.Sanitize()+" CASCADE"); e != nil {
-				err = errors.Join(err, fmt.Errorf("dropping schema %s (left on the server: DROP SCHEMA %s CASCADE): %w",
-					t.schema, pgx.Identifier{t.schema}.Sanitize(), e))
-			}
+	ident := pgx.Identifier{t.Schema()}.Sanitize()
+	return t.close(d, t.admin != nil, func(ctx context.Context) error {
+		if _, err := t.admin.Exec(ctx, "DROP SCHEMA IF EXISTS "+ident+" CASCADE"); err != nil {
+			return fmt.Errorf("dropping schema %s (left on the server: DROP SCHEMA %s CASCADE): %w", t.Schema(), ident, err)
 		}
+		return nil
+	}, func(ctx context.Context) {
 		_ = t.admin.Close(ctx)
-		cancel()
 		t.admin = nil
-	}
-	if t.server != nil && !t.stopped {
-		t.stopped = true
-		err = errors.Join(err, t.server.Stop())
-	}
-	return err
+	})
 }
 
 // Addr is the server's TCP address (ErrNeedsTCP for a Unix socket's path).

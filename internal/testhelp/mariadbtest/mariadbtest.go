@@ -168,24 +168,8 @@ func URL(t testing.TB) string {
 // mysql/*.sql); it is dropped when the test ends.
 func Target(t testing.TB, suiteSQL ...fs.FS) *database.MySQL {
 	t.Helper()
-	var sql fs.FS
-	switch len(suiteSQL) {
-	case 0:
-	case 1:
-		sql = suiteSQL[0]
-	default:
-		t.Fatalf("mariadbtest.Target: one suite's SQL at most, got %d", len(suiteSQL))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	target, err := database.OpenMySQL(ctx, database.Options{URL: URL(t), SQL: sql})
-	if err != nil {
-		t.Fatalf("opening a test database: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := target.Close(); err != nil {
-			t.Errorf("closing the test database: %v", err)
-		}
+	u := URL(t)
+	return serverproctest.Opened(t, "database", suiteSQL, func(ctx context.Context, sql fs.FS) (*database.MySQL, error) {
+		return database.OpenMySQL(ctx, database.Options{URL: u, SQL: sql})
 	})
-	return target
 }

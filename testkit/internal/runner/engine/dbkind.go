@@ -96,18 +96,42 @@ func (e *engine) databaseOptions() database.Options {
 	return database.Options{URL: c.DatabaseURL(), Schema: c.Schema, KeepSchema: c.KeepsSchema(), ReuseSchema: c.ReuseSchema, SQL: e.info.SQL}
 }
 
-// openedBy is what reaching the server at url did: an error reaching one given by URL is bad
-// input, found before any work started (it is unreachable, refuses us, or holds our schema
-// already).
-func openedBy(url string, err error) error {
-	if err != nil && url != "" {
-		return usageError{err}
+// openOn starts the temporary server with start when the flags give no URL, and opens the
+// run's database with open on it, or on the server of the URL. An error reaching a server given
+// by URL is bad input, found before any work started (it is unreachable, refuses us, or holds
+// our schema already).
+func openOn[S database.Server, T any](ctx context.Context, opts database.Options, start func(context.Context) (S, error),
+	open func(context.Context, database.Options) (T, error)) (T, S, error) {
+	var srv S
+	if opts.URL == "" {
+		var err error
+		if srv, err = start(ctx); err != nil {
+			var none T
+			return none, srv, err
+		}
+		opts.Server = srv
 	}
-	return err
+	t, err := open(ctx, opts)
+	if err != nil && opts.URL != "" {
+		err = usageError{err}
+	}
+	return t, srv, err
 }
 
 // errNoServer is a server fault with no temporary server to strike (the plan refuses it).
 var errNoServer = errors.New("needs the temporary server")
+
+// crashed is what a crash fault says once the server is back: detail when its log shows the
+// crash recovery it must have run, else why not.
+func crashed(recovered bool, err error, detail string) (string, error) {
+	switch {
+	case err != nil:
+		return "", err
+	case !recovered:
+		return "", errors.New("the server came back, but its log shows no crash recovery")
+	}
+	return detail, nil
+}
 
 // pids converts session ids to PostgreSQL's backend PIDs.
 func pids(sessions []int64) []uint32 {

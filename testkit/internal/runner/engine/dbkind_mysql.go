@@ -38,18 +38,9 @@ type mysqlKind struct {
 // database on it, and checks what only the server can say: it is InnoDB's, and it can take
 // the faults asked for.
 func (e *engine) openMySQL(ctx context.Context) (database.Target, dbKind, error) {
-	opts := e.databaseOptions()
-	var srv *mariadbserver.Server
-	if opts.URL == "" {
-		var err error
-		if srv, err = e.startMariaDB(ctx); err != nil {
-			return nil, nil, err
-		}
-		opts.Server = srv
-	}
-	target, err := database.OpenMySQL(ctx, opts)
+	target, srv, err := openOn(ctx, e.databaseOptions(), e.startMariaDB, database.OpenMySQL)
 	if err != nil {
-		return nil, nil, openedBy(opts.URL, err)
+		return nil, nil, err
 	}
 	k := &mysqlKind{target: target, server: srv}
 	if err := k.inspect(ctx, e.cfg.Faults); err != nil {
@@ -198,13 +189,7 @@ func (k *mysqlKind) crash(ctx context.Context) (string, error) {
 		return "", err
 	}
 	recovered, err := k.server.Restart(ctx)
-	if err != nil {
-		return "", err
-	}
-	if !recovered {
-		return "", errors.New("the server came back, but its log shows no crash recovery")
-	}
-	return "mariadbd killed (SIGKILL: no shutdown, no checkpoint), started again on the same port and data; InnoDB's crash recovery ran", nil
+	return crashed(recovered, err, "mariadbd killed (SIGKILL: no shutdown, no checkpoint), started again on the same port and data; InnoDB's crash recovery ran")
 }
 
 // serverProcess is the temporary server's mariadbd (one process); a server given by URL's is

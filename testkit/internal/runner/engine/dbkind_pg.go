@@ -31,18 +31,9 @@ type postgres struct {
 // openPostgres starts the temporary PostgreSQL (startPostgres) or reaches --postgres-url's, and
 // opens the run's schema on it.
 func (e *engine) openPostgres(ctx context.Context) (database.Target, dbKind, error) {
-	opts := e.databaseOptions()
-	var srv *pgserver.Server
-	if opts.URL == "" {
-		var err error
-		if srv, err = e.startPostgres(ctx); err != nil {
-			return nil, nil, err
-		}
-		opts.Server = srv
-	}
-	target, err := database.Open(ctx, opts)
+	target, srv, err := openOn(ctx, e.databaseOptions(), e.startPostgres, database.Open)
 	if err != nil {
-		return nil, nil, openedBy(opts.URL, err)
+		return nil, nil, err
 	}
 	return target.Target(), postgres{target: target, server: srv}, nil
 }
@@ -165,13 +156,7 @@ func (p postgres) crash(ctx context.Context) (string, error) {
 		return "", errNoServer
 	}
 	recovered, err := p.server.Crash(ctx)
-	if err != nil {
-		return "", err
-	}
-	if !recovered {
-		return "", errors.New("the server came back, but its log shows no crash recovery")
-	}
-	return "server killed without a checkpoint (immediate stop), started again on the same port and data; crash recovery ran", nil
+	return crashed(recovered, err, "server killed without a checkpoint (immediate stop), started again on the same port and data; crash recovery ran")
 }
 
 func (p postgres) probe() netpath.Connect { return netpath.PostgresProbe(p.target) }
