@@ -139,7 +139,7 @@ func (r *Run) NewPool(ctx context.Context, o PoolOptions) (sqldb.Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pool, nil
+	return pool.SQL(), nil
 }
 
 // Context ends when the invocation is aborted (a second signal): background work the workload

@@ -108,6 +108,9 @@ type Target interface {
 // Pool is a pool of the run's connections.
 type Pool interface {
 	sqldb.Pool
+	// SQL is the pool as package sqldb's adapter hands it out, whose escape hatches (AsPgx,
+	// AsSQL) reach the driver's pool: what a run's suite, its queue and the monitor are given.
+	SQL() sqldb.Pool
 	// Reset closes every connection (one lent out once it is given back) and stays usable:
 	// their sessions end, so that the run's figures are read once they have.
 	Reset()

@@ -280,8 +280,7 @@ func (p mysqlPool) Reset() {
 	p.db.SetMaxIdleConns(p.idle)
 }
 
-// DB is the pool's database/sql pool (for its statistics).
-func (p mysqlPool) DB() *sql.DB { return p.db }
+func (p mysqlPool) SQL() sqldb.Pool { return p.Pool }
 
 // TakeSessions returns the connection ids of the sessions opened since the last call.
 func (t *MySQL) TakeSessions() []int64 {

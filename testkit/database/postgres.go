@@ -506,3 +506,5 @@ type pgPool struct {
 }
 
 func (p pgPool) Reset() { p.p.Reset() }
+
+func (p pgPool) SQL() sqldb.Pool { return p.Pool }

@@ -185,11 +185,15 @@ func FullPolicy(env *runenv.Env) queue.FullPolicy {
 // Requests that write inline (--queue-full sync) use the load's pool, as a gateway's handlers
 // would.
 func FlushPool(ctx context.Context, env *runenv.Env) (sqldb.Pool, error) {
-	return env.Target.NewPool(ctx, database.PoolOptions{
+	pool, err := env.Target.NewPool(ctx, database.PoolOptions{
 		MaxConns: int32(2*env.Config.QueueWorkers + 2),
 		AppName:  "hotspotkit-flush",
 		Settings: env.SessionSettings,
 	})
+	if err != nil {
+		return nil, err
+	}
+	return pool.SQL(), nil
 }
 
 // warmLoad opens n of the load's connections. A service's pools are warm; a connection's

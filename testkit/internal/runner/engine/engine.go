@@ -417,7 +417,7 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 		return fail(err)
 	}
 	defer pool.Close()
-	r.Pool = pool
+	r.Pool = pool.SQL()
 	wl, err := e.suite.Workload(ctx, r.suite)
 	if err != nil {
 		return fail(fmt.Errorf("preparing the %s workload: %w", r.Mode, err))

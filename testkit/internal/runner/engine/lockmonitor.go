@@ -81,12 +81,12 @@ func (l *lockMonitor) poolerMaxima() (_ results.Pooler, ok bool) {
 // poolUsage is the load's pool as the monitor and the metrics endpoint read its usage: pgx's
 // pool's statistics, or database/sql's.
 func poolUsage(pool database.Pool) monitor.Pool {
-	if p, ok := sqldb.AsPgx(pool); ok {
+	if p, ok := sqldb.AsPgx(pool.SQL()); ok {
 		if pp, ok := p.(*pgxpool.Pool); ok {
 			return monitor.PgxPool(pp)
 		}
 	}
-	if s, ok := sqldb.AsSQL(pool); ok {
+	if s, ok := sqldb.AsSQL(pool.SQL()); ok {
 		if db, ok := s.(*sql.DB); ok {
 			return monitor.SQLPool(db)
 		}

@@ -55,6 +55,9 @@ func TestMariaDBRunWithFaults(t *testing.T) {
 			t.Errorf("the crash: %q", ev.Detail)
 		}
 	}
+	if r.Pool.MaxConns != int32(suitetest.TestPoolConns) || r.Pool.MaxAcquired < 1 {
+		t.Errorf("the load's pool as the monitor saw it: %+v", r.Pool)
+	}
 	if r.LockMonitor.MaxWaitersByRelation["hot_row"] < 1 {
 		t.Errorf("no lock waiter seen on hot_row: %+v", r.LockMonitor.MaxWaitersByRelation)
 	}
@@ -222,4 +225,20 @@ func dataDirOf(pid int) string {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// A partition that never heals, struck by the kit's proxy on a MySQL run's path: the requests
+// in flight are cut off by the request timeout and looked up afterwards on the engine's own
+// connection, which does not cross the path, as on PostgreSQL (docs/network.md).
+func TestMySQLPartitionThatNeverHeals(t *testing.T) {
+	code, rep, stderr := suitetest.RunMySQL(t, hotrow.Suite{}, "--requests", "0", "--duration", "1s", "--concurrency", "4",
+		"--request-timeout", "1s", "--fault", "net-blackhole:pg@300ms")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	r := rep.Runs[0]
+	suitetest.Verified(t, r)
+	if !suitetest.Fired(r, "net-blackhole") || r.Load.ErrorCounts["request_timeout"] == 0 {
+		t.Errorf("the partition: faults %+v, errors %v", r.Faults, r.Load.ErrorCounts)
+	}
 }

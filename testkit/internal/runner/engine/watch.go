@@ -91,6 +91,9 @@ func (e *engine) watch(r *run, live *load.Live, last func() results.Sample, pool
 		Monitor:   last,
 		HotTables: e.info.HotTables,
 		Pool: func() metrics.Pool {
+			if usage == nil {
+				return metrics.Pool{}
+			}
 			st := usage.Stats()
 			return metrics.Pool{Acquired: st.Acquired, Idle: st.Idle, Max: st.Max}
 		},
