@@ -124,9 +124,9 @@ type RunConfig struct {
 	// off.
 	UnsafeNoFsync bool `json:"unsafe_no_fsync" usage:"temporary server with fsync, synchronous_commit and full_page_writes off (fast, not durable; recorded in the report)" shapes:"yes"`
 	// Schema is where the tables lived, not what they held.
-	Schema string `json:"schema,omitempty" usage:"schema for the run's tables (default: hotspot_<random>)" shapes:"no"`
+	Schema string `json:"schema,omitempty" usage:"schema for the run's tables, on MySQL its database (default: hotspot_<random>)" shapes:"no"`
 	// KeepSchema left the schema in place afterwards.
-	KeepSchema bool `json:"keep_schema" usage:"with --postgres-url, leave the run's schema in place afterwards" shapes:"no"`
+	KeepSchema bool `json:"keep_schema" usage:"with --postgres-url or --mysql-url, leave the run's schema (MySQL: database) in place afterwards" shapes:"no"`
 	// ReuseSchema accepted an existing schema before the run.
 	ReuseSchema bool `json:"reuse_schema" usage:"accept an existing --schema instead of refusing it" shapes:"no"`
 
@@ -146,7 +146,7 @@ type RunConfig struct {
 	// long verification waits for an unreachable server; ShutdownTimeoutMs how long what is in
 	// flight may finish after a signal. They bound waits that a healthy run never reaches.
 	RequestTimeoutMs   float64 `json:"request_timeout_ms,omitempty" flag:"request-timeout" unit:"ms" default:"30s" usage:"longest one try of a request may take, waiting for a connection included (and one flush of the queue or outbox); a try cut off is an unknown outcome (class request_timeout), looked up at the end" shapes:"no"`
-	ReconcileTimeoutMs float64 `json:"reconcile_timeout_ms,omitempty" flag:"reconcile-timeout" unit:"ms" default:"1m" usage:"after the load, how long verification waits for an unreachable PostgreSQL (or Redis) to answer again before it reports the run unverified; 0: not at all" shapes:"no"`
+	ReconcileTimeoutMs float64 `json:"reconcile_timeout_ms,omitempty" flag:"reconcile-timeout" unit:"ms" default:"1m" usage:"after the load, how long verification waits for an unreachable database (or Redis) to answer again before it reports the run unverified; 0: not at all" shapes:"no"`
 	ShutdownTimeoutMs  float64 `json:"shutdown_timeout_ms,omitempty" flag:"shutdown-timeout" unit:"ms" default:"5s" usage:"after SIGINT or SIGTERM, how long what is in flight may finish before it is aborted (a second signal aborts at once)" shapes:"no"`
 
 	// QueueBackend is memory or redis.
@@ -215,7 +215,7 @@ type RunConfig struct {
 	// or the run's --rtt-levels rung), DBRTTJitterMs its spread; RedisRTTMs and
 	// RedisRTTJitterMs the same to Redis. Each round trip a transaction makes while it holds a
 	// hot row's lock adds to every other writer's wait, so the delay shapes the work.
-	DBRTTMs          float64 `json:"db_rtt_ms,omitempty" flag:"db-rtt" unit:"ms" usage:"round trip added to every connection of the load, flushers, outbox and consumers to PostgreSQL, e.g. 200us or 1ms (half each way, through an in-process proxy; at most 1s); the monitor and calibration connect directly" shapes:"yes"`
+	DBRTTMs          float64 `json:"db_rtt_ms,omitempty" flag:"db-rtt" unit:"ms" usage:"round trip added to every connection of the load, flushers, outbox and consumers to the database, e.g. 200us or 1ms (half each way, through an in-process proxy; at most 1s); the monitor and calibration connect directly" shapes:"yes"`
 	DBRTTJitterMs    float64 `json:"db_rtt_jitter_ms,omitempty" flag:"db-rtt-jitter" unit:"ms" usage:"with --db-rtt: spread each round trip uniformly over ±this (at most --db-rtt; bytes keep their order)" shapes:"yes"`
 	RedisRTTMs       float64 `json:"redis_rtt_ms,omitempty" flag:"redis-rtt" unit:"ms" usage:"round trip added to the queue's connections to Redis (--queue-backend redis, any --redis), as --db-rtt" shapes:"yes"`
 	RedisRTTJitterMs float64 `json:"redis_rtt_jitter_ms,omitempty" flag:"redis-rtt-jitter" unit:"ms" usage:"with --redis-rtt: spread each round trip over ±this (at most --redis-rtt)" shapes:"yes"`

@@ -155,7 +155,7 @@ func (c *parser) register() {
 
 	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, crash-postgres@T, pause-flush@T+D, kill-flusher@T, kill-consumer@T, crash-redis@T[+D], redis-failover@T, redis-reshard@T (--redis cluster), conn-storm@T[=N] (N sessions, default 64, opened at once as the load's pool opens them, each running SELECT 1, then closed at once), kill-worker@T (a suite's own workers, where it has them), statement-timeout=MS, lock-timeout=MS; on the network to pg or redis: net-delay:TARGET@T+D[=EXTRA], net-blackhole:TARGET@T[+D] (no +D: until the run ends), net-reset:TARGET@T")
 	c.registerSettings("fault-every")
-	fs.BoolVar(&c.Calibrate, "calibrate", true, "measure this machine's PostgreSQL first (a few seconds: hot-row UPDATE rate, batched-write ceiling) so throughput compares across machines as efficiency; --calibrate=false skips it")
+	fs.BoolVar(&c.Calibrate, "calibrate", true, "measure this machine's PostgreSQL first (not on MySQL, whose reports say they were not calibrated; a few seconds: hot-row UPDATE rate, batched-write ceiling) so throughput compares across machines as efficiency; --calibrate=false skips it")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile of the whole invocation here (go tool pprof)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve Prometheus/OpenMetrics metrics of every run at http://HOST:PORT/metrics for the whole invocation (port 0: a free one, printed)")
 	fs.DurationVar(&c.MetricsLinger, "metrics-linger", 0, "with --metrics-addr: keep serving the final values this long after the report is written (e.g. 15s, a scrape interval; Ctrl-C ends it early)")
