@@ -118,6 +118,15 @@ func (t *Table) composeUpdate(key statementKey) string {
 // arrayUpdate is the UPDATE of a group of merged deltas of one table (one per row, all
 // slotted or none), and its arguments.
 func arrayUpdate(group []Delta) (string, []any) {
+	key := groupKey(group)
+	key.arrays = true
+	t := group[0].Change.table
+	return t.statement(key), t.updateArgs(key, group)
+}
+
+// groupKey is the shape of the UPDATE of a group of merged deltas of one table (one per row,
+// all slotted or none): the columns any of them writes, and those some leave out.
+func groupKey(group []Delta) statementKey {
 	c := group[0].Change
 	union, inter := c.mask, c.mask
 	for _, d := range group[1:] {
@@ -125,9 +134,7 @@ func arrayUpdate(group []Delta) (string, []any) {
 			union, inter = union|d.Change.mask, inter&d.Change.mask
 		}
 	}
-	key := statementKey{union: union, partial: union &^ inter, arrays: true, slotted: group[0].slotted()}
-	t := c.table
-	return t.statement(key), t.updateArgs(key, group)
+	return statementKey{union: union, partial: union &^ inter, slotted: group[0].slotted()}
 }
 
 // scalarUpdate is the single-row UPDATE of d, and its arguments.
