@@ -79,9 +79,9 @@ func cast(expr string, typ Type) string {
 // mysqlTimeLayout is how a time is sent: DATETIME(6)'s text, in UTC.
 const mysqlTimeLayout = "2006-01-02 15:04:05.000000"
 
-// mysqlValue is v as a parameter (the driver interpolates it: an amount goes as its exact
+// MySQLValue is v as a MySQL parameter (the driver interpolates it: an amount goes as its exact
 // text, a time as DATETIME's).
-func mysqlValue(v Value) any {
+func MySQLValue(v Value) any {
 	switch v.typ {
 	case TypeInteger:
 		return v.n
@@ -137,9 +137,9 @@ func (t *Table) mysqlArgs(args []any, key statementKey, d Delta) []any {
 		}
 		switch p := d.Change.pos[i]; {
 		case p >= 0:
-			args = append(args, mysqlValue(d.Values[p]))
+			args = append(args, MySQLValue(d.Values[p]))
 		case c.Op == Add: // a delta that leaves an Add column out adds nothing
-			args = append(args, mysqlValue(Value{typ: t.types[i]}))
+			args = append(args, MySQLValue(Value{typ: t.types[i]}))
 		default:
 			args = append(args, nil)
 		}

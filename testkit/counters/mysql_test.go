@@ -21,7 +21,7 @@ import (
 
 // onMariaDB is a database of the test's own on the shared MariaDB with the kit's shared
 // tables (package schema's mysql/) and the package's test tables (TestSQL's mysql/).
-func onMariaDB(t *testing.T) *mariadbtest.DB {
+func onMariaDB(t testing.TB) *mariadbtest.DB {
 	t.Helper()
 	d := mariadbtest.New(t)
 	d.Apply(t, os.DirFS("../../schema"), "mysql/*.sql")
