@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/decimal"
@@ -17,13 +18,15 @@ import (
 // bytes, as the kit compares keys), an amount a DECIMAL(…, 8), a time a DATETIME(6) holding
 // UTC, and counter_outbox's and counter_openings' values are JSON arrays of texts. What
 // differs from PostgreSQL's, and why:
-//   - No arrays to send a batch's rows in: a compacted UPDATE joins a derived table of the
-//     rows, one SELECT of parameters per row, UNION ALL (chosen by BenchmarkMySQLCompacted
-//     against a VALUES table constructor and JSON_TABLE: see mysql_bench_test.go), read first
-//     (STRAIGHT_JOIN) and finding each row by the primary key (FORCE INDEX), so that a row is
-//     locked in the order the rows are sent, which is key order, and no other row is (a small
-//     table would otherwise be scanned, every row of it locked). A value is cast to its
-//     column's type in SQL: MySQL adds a number and a string as doubles.
+//   - No arrays to send a batch's rows in: a compacted UPDATE joins JSON_TABLE over one
+//     parameter, a JSON array of the rows (chosen by BenchmarkMySQLCompacted over a derived
+//     table of one SELECT per row, UNION ALL, and a VALUES table constructor: as little of the
+//     server's time as either or less at every size, the least of the client's, one statement
+//     text whatever the rows, and MySQL 8's as well as MariaDB's), read first (STRAIGHT_JOIN)
+//     and finding each row by the primary key (FORCE INDEX), so that a row is locked in the
+//     order the rows are sent, which is key order, and no other row is (a small table would
+//     otherwise be scanned, every row of it locked). A value has its column's type in SQL (the
+//     single-row UPDATE casts its parameters): MySQL adds a number and a string as doubles.
 //   - MySQL's GREATEST and LEAST are NULL when one argument is: COALESCE keeps the other, as
 //     PostgreSQL's ignore a NULL. MySQL assigns a single-table UPDATE's SET list left to
 //     right, each assignment seeing the ones before it: the only SET expression that reads
@@ -223,30 +226,88 @@ func (t *Table) mysqlScalarUpdate(key statementKey) string {
 	return "UPDATE " + myIdent(t.spec.Name) + " AS t SET " + set + "\n\tWHERE " + strings.Join(where, " AND ")
 }
 
-// mysqlRowsUpdate is key's UPDATE of rows rows at once: the rows' derived table d (a SELECT of
-// parameters each, UNION ALL, each cast to its column's type) read first, each row of t found
-// by the primary key. Its parameters are mysqlArgs' of each delta in turn.
-func (t *Table) mysqlRowsUpdate(key statementKey, rows int) string {
-	params := t.mysqlParams(key)
-	first := make([]string, len(params))
-	rest := make([]string, len(params))
-	for i, p := range params {
-		first[i] = cast("?", p.typ) + " AS " + myIdent(p.name)
-		rest[i] = cast("?", p.typ)
+// mysqlJSONType is the type JSON_TABLE reads a parameter of type typ as.
+func mysqlJSONType(typ Type) string {
+	switch typ {
+	case TypeInteger:
+		return "BIGINT"
+	case TypeNumeric:
+		return "DECIMAL(65, 8)"
+	case TypeTimestamptz:
+		return "DATETIME(6)"
 	}
-	var b strings.Builder
-	b.WriteString("(SELECT ")
-	b.WriteString(strings.Join(first, ", "))
-	row := "\n\tUNION ALL SELECT " + strings.Join(rest, ", ")
-	for range rows - 1 {
-		b.WriteString(row)
-	}
-	b.WriteString(")")
-	return t.mysqlJoinUpdate(key, b.String())
+	return "TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
 }
 
-// mysqlJoinUpdate is key's UPDATE of t from source, a derived table of the rows whose
-// columns are named as mysqlParams names them.
+// mysqlJSONUpdate is key's UPDATE of many rows at once: the rows' relation d is JSON_TABLE
+// over one parameter, a JSON array of the rows (mysqlRows), each an array of mysqlArgs'
+// parameters; the statement is the same whatever the number of rows.
+func (t *Table) mysqlJSONUpdate(key statementKey) string {
+	params := t.mysqlParams(key)
+	cols := make([]string, len(params))
+	for i, p := range params {
+		cols[i] = fmt.Sprintf("%s %s PATH '$[%d]'", myIdent(p.name), mysqlJSONType(p.typ), i)
+	}
+	return t.mysqlJoinUpdate(key, "JSON_TABLE($1, '$[*]' COLUMNS ("+strings.Join(cols, ", ")+"))")
+}
+
+// mysqlRows is the JSON array of ds's rows for key's mysqlJSONUpdate: each row an array of
+// its parameters (mysqlArgs), a flag as 1 or 0.
+func (t *Table) mysqlRows(key statementKey, ds []Delta) string {
+	b := make([]byte, 0, 64*len(ds))
+	b = append(b, '[')
+	var args []any
+	for k, d := range ds {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		args = t.mysqlArgs(args[:0], key, d)
+		b = append(b, '[')
+		for i, a := range args {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			switch a := a.(type) {
+			case nil:
+				b = append(b, "null"...)
+			case int64:
+				b = strconv.AppendInt(b, a, 10)
+			case bool:
+				b = append(b, '0')
+				if a {
+					b[len(b)-1] = '1'
+				}
+			case string:
+				b = appendJSONString(b, a)
+			default:
+				panic(fmt.Sprintf("counters: no JSON of a %T parameter", a))
+			}
+		}
+		b = append(b, ']')
+	}
+	return string(append(b, ']'))
+}
+
+// appendJSONString appends s to b as a JSON string: quoted, with a quote, a backslash and
+// every control character escaped, and each byte that is not UTF-8 the replacement character,
+// as encoding/json writes it.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+		case r < 0x20:
+			b = append(b, fmt.Sprintf(`\u%04x`, r)...)
+		default:
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return append(b, '"')
+}
+
+// mysqlJoinUpdate is key's UPDATE of t from source, a relation of the rows whose columns are
+// named as mysqlParams names them: source read first, each row of t found by its primary key.
 func (t *Table) mysqlJoinUpdate(key statementKey, source string) string {
 	on := make([]string, 0, len(t.spec.Key)+1)
 	for _, k := range t.spec.Key {
@@ -260,44 +321,30 @@ func (t *Table) mysqlJoinUpdate(key statementKey, source string) string {
 		strings.Join(on, " AND ") + "\n\tSET " + set
 }
 
-// mysqlKey names one of a table's MySQL UPDATEs: its shape, and how many rows it writes (0:
-// the single-row UPDATE).
-type mysqlKey struct {
-	statementKey
-	rows int
-}
-
-// mysqlStatement is t's MySQL UPDATE of key, composed on first use. The UPDATEs of many rows
-// are kept up to mysqlKeptRows rows (beyond, composed each time).
-func (t *Table) mysqlStatement(key mysqlKey) string {
+// mysqlStatement is t's MySQL UPDATE of key, composed on first use: of many rows (key.arrays:
+// mysqlJSONUpdate) or of one (mysqlScalarUpdate).
+func (t *Table) mysqlStatement(key statementKey) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if s, ok := t.mysqlStatements[key]; ok {
 		return s
 	}
-	var s string
-	if key.rows == 0 {
-		s = t.mysqlScalarUpdate(key.statementKey)
-	} else {
-		s = t.mysqlRowsUpdate(key.statementKey, key.rows)
+	s := t.mysqlScalarUpdate(key)
+	if key.arrays {
+		s = t.mysqlJSONUpdate(key)
 	}
-	if key.rows <= mysqlKeptRows {
-		if t.mysqlStatements == nil {
-			t.mysqlStatements = map[mysqlKey]string{}
-		}
-		t.mysqlStatements[key] = s
+	if t.mysqlStatements == nil {
+		t.mysqlStatements = map[statementKey]string{}
 	}
+	t.mysqlStatements[key] = s
 	return s
 }
-
-// mysqlKeptRows is how many rows the largest UPDATE a table keeps composed writes.
-const mysqlKeptRows = 64
 
 func (mysqlSQL) applyEach(ctx context.Context, tx sqldb.Tx, deltas []Delta) (int, error) {
 	for i, d := range deltas {
 		t := d.Change.table
 		key := statementKey{union: d.Change.mask, slotted: d.slotted()}
-		n, err := tx.Exec(ctx, t.mysqlStatement(mysqlKey{statementKey: key}), t.mysqlArgs(nil, key, d)...)
+		n, err := tx.Exec(ctx, t.mysqlStatement(key), t.mysqlArgs(nil, key, d)...)
 		if err == nil {
 			err = checkAffected(deltas[i:i+1], n)
 		}
@@ -312,12 +359,9 @@ func (mysqlSQL) apply(ctx context.Context, tx sqldb.Tx, deltas []Delta) (int, er
 	groups := groupsOf(Compact(deltas))
 	for k, g := range groups {
 		key := groupKey(g)
+		key.arrays = true
 		t := g[0].Change.table
-		args := make([]any, 0, len(g)*len(t.mysqlParams(key)))
-		for _, d := range g {
-			args = t.mysqlArgs(args, key, d)
-		}
-		n, err := tx.Exec(ctx, t.mysqlStatement(mysqlKey{statementKey: key, rows: len(g)}), args...)
+		n, err := tx.Exec(ctx, t.mysqlStatement(key), t.mysqlRows(key, g))
 		if err == nil {
 			err = checkAffected(g, n)
 		}

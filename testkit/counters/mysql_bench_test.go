@@ -2,7 +2,6 @@ package counters
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"syscall"
@@ -15,11 +14,12 @@ import (
 // joined to the table by its primary key (mysqlJoinUpdate), over the slotted devices table
 // (an Add of an integer and of an amount, the newest time and the address that follows it,
 // the server's time):
-//   - union: a derived table of one SELECT of parameters per row, UNION ALL (mysqlRowsUpdate:
-//     MySQL 8 and MariaDB alike), the kit's;
+//   - union: a derived table of one SELECT of parameters per row, UNION ALL (MySQL 8 and
+//     MariaDB alike);
 //   - values: a VALUES table constructor named by a CTE's column list (MariaDB 10.3's
 //     spelling; MySQL 8.0.19 needs VALUES ROW(…)), each value cast where it is selected;
-//   - json: JSON_TABLE over one parameter, a JSON array of the rows (MariaDB 10.6, MySQL 8).
+//   - json: JSON_TABLE over one parameter, a JSON array of the rows (MariaDB 10.6, MySQL 8:
+//     mysqlJSONUpdate), the kit's.
 //
 // One op is one UPDATE of rows rows (each a different row of the table, as compaction leaves
 // them), sent and answered, inside a transaction committed every 100 UPDATEs so that the
@@ -51,7 +51,7 @@ func BenchmarkMySQLCompacted(b *testing.B) {
 				b.ReportAllocs()
 				server, client := d.Server.CPUTime(), clientCPU()
 				for b.Loop() {
-					if rows > mysqlKeptRows && f.name != "json" { // composed each time, as Table.mysqlStatement does
+					if rows > 64 && f.name != "json" { // a text of each number of rows: composed each time beyond a few
 						query = f.sql(Devices, key, rows)
 					}
 					affected, err := tx.Exec(ctx, query, f.args(Devices, key, ds)...)
@@ -88,9 +88,32 @@ type compactedForm struct {
 }
 
 var compactedForms = []compactedForm{
-	{"union", func(t *Table, key statementKey, rows int) string { return t.mysqlRowsUpdate(key, rows) }, rowArgs},
+	{"union", unionUpdate, rowArgs},
 	{"values", valuesUpdate, rowArgs},
-	{"json", jsonUpdate, jsonArgs},
+	{"json", func(t *Table, key statementKey, _ int) string { return t.mysqlJSONUpdate(key) },
+		func(t *Table, key statementKey, ds []Delta) []any { return []any{t.mysqlRows(key, ds)} }},
+}
+
+// unionUpdate is the UPDATE from a derived table of one SELECT of parameters per row, UNION
+// ALL, each cast to its column's type in every row (a UNION's column takes the type of all its
+// rows).
+func unionUpdate(t *Table, key statementKey, rows int) string {
+	params := t.mysqlParams(key)
+	first := make([]string, len(params))
+	rest := make([]string, len(params))
+	for i, p := range params {
+		first[i] = cast("?", p.typ) + " AS " + myIdent(p.name)
+		rest[i] = cast("?", p.typ)
+	}
+	var b strings.Builder
+	b.WriteString("(SELECT ")
+	b.WriteString(strings.Join(first, ", "))
+	row := "\n\tUNION ALL SELECT " + strings.Join(rest, ", ")
+	for range rows - 1 {
+		b.WriteString(row)
+	}
+	b.WriteString(")")
+	return t.mysqlJoinUpdate(key, b.String())
 }
 
 // rowArgs are the union's and the values' arguments: each delta's parameters in turn.
@@ -116,38 +139,6 @@ func valuesUpdate(t *Table, key statementKey, rows int) string {
 	values := strings.TrimSuffix(strings.Repeat(row+", ", rows), ", ")
 	return t.mysqlJoinUpdate(key, "(WITH v ("+strings.Join(names, ", ")+") AS (VALUES "+values+") SELECT "+
 		strings.Join(casts, ", ")+" FROM v)")
-}
-
-// jsonUpdate is the UPDATE from JSON_TABLE over one parameter, a JSON array of the rows, each
-// an array of its parameters' texts (jsonArgs); the statement is the same for any number of
-// rows.
-func jsonUpdate(t *Table, key statementKey, _ int) string {
-	params := t.mysqlParams(key)
-	cols := make([]string, len(params))
-	for i, p := range params {
-		typ := map[Type]string{TypeInteger: "BIGINT", TypeNumeric: "DECIMAL(65, 8)", TypeTimestamptz: "DATETIME(6)", TypeText: "VARCHAR(512)"}[p.typ]
-		cols[i] = fmt.Sprintf("%s %s PATH '$[%d]'", myIdent(p.name), typ, i)
-	}
-	return t.mysqlJoinUpdate(key, "JSON_TABLE(?, '$[*]' COLUMNS ("+strings.Join(cols, ", ")+"))")
-}
-
-// jsonArgs is the JSON array of ds's rows (a boolean flag as 1 or 0).
-func jsonArgs(t *Table, key statementKey, ds []Delta) []any {
-	rows := make([][]any, len(ds))
-	for i, d := range ds {
-		row := t.mysqlArgs(nil, key, d)
-		for k, v := range row {
-			if b, ok := v.(bool); ok {
-				row[k] = map[bool]int{false: 0, true: 1}[b]
-			}
-		}
-		rows[i] = row
-	}
-	text, err := json.Marshal(rows)
-	if err != nil {
-		panic(err)
-	}
-	return []any{string(text)}
 }
 
 // benchDeltas are one merged delta for each of rows rows of devices, in slot 1, sorted as

@@ -2,6 +2,7 @@ package counters
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -171,8 +172,8 @@ func TestMySQLUpdatesLockOnlyTheirRows(t *testing.T) {
 	}
 	var plan string
 	key := groupKey(Compact(one))
-	if err := conn.QueryRow(ctx, "EXPLAIN FORMAT=JSON "+Tellers.mysqlStatement(mysqlKey{statementKey: key, rows: 2}),
-		Tellers.mysqlArgs(Tellers.mysqlArgs(nil, key, one[0]), key, one[1])...).Scan(&plan); err != nil {
+	key.arrays = true
+	if err := conn.QueryRow(ctx, "EXPLAIN FORMAT=JSON "+Tellers.mysqlStatement(key), Tellers.mysqlRows(key, Compact(one))).Scan(&plan); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(plan, `"access_type": "eq_ref"`) || !strings.Contains(plan, `"key": "PRIMARY"`) {
@@ -403,5 +404,55 @@ func TestMySQLDescribe(t *testing.T) {
 	}
 	if _, err := Describe(ctx, conn, "nowhere"); err == nil {
 		t.Error("a table that does not exist was described")
+	}
+}
+
+// tricky are texts whose bytes a statement must carry as they are: quotes, a backslash,
+// control characters, characters beyond the basic plane, a byte that starts no character.
+var tricky = []string{"", `it's "quoted" \ back`, "tab\tnew\nline\x00nul\x1f", "😀 ü \u2028", "bad \xff byte"}
+
+// TestJSONRows: a batch's JSON array of rows decodes to each row's parameters, a text exactly
+// as encoding/json reads it (a byte that starts no character: the replacement character).
+func TestJSONRows(t *testing.T) {
+	for _, s := range tricky {
+		var got string
+		if err := json.Unmarshal(appendJSONString(nil, s), &got); err != nil || got != strings.ToValidUTF8(s, "\uFFFD") {
+			t.Errorf("%q: decoded %q (%v)", s, got, err)
+		}
+	}
+	ds := Compact([]Delta{tellerAll.Delta(teller12, Int(-5), Int(7), Int(-7), Text(`a "b"`)),
+		tellerNote.Delta(Tellers.Row(Int(2), Int(1)), Text("c"))})
+	key := groupKey(ds)
+	var rows [][]any
+	if err := json.Unmarshal([]byte(Tellers.mysqlRows(key, ds)), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(rows); got != `[[1 2 -5 7 -7 a "b" 1] [2 1 0 <nil> <nil> c 0]]` {
+		t.Errorf("rows %s", got)
+	}
+}
+
+// TestMySQLTextRoundTrip: a text written compacted or one by one reads back as it was sent
+// (a byte that starts no character: the replacement character, which MySQL's strict mode
+// would refuse raw).
+func TestMySQLTextRoundTrip(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	conn := onMariaDB(t).Dedicated(t)
+	seedMySQL(t, conn)
+	for _, s := range tricky {
+		for name, apply := range map[string]func(context.Context, sqldb.Tx, []Delta) (int, error){"Apply": Apply, "ApplyEach": ApplyEach} {
+			s := strings.ToValidUTF8(s, "\uFFFD")
+			if err := sqldb.BeginFunc(ctx, conn, func(tx sqldb.Tx) error {
+				_, err := apply(ctx, tx, []Delta{tellerNote.Delta(teller12, Text(s))})
+				return err
+			}); err != nil {
+				t.Fatalf("%s %q: %v", name, s, err)
+			}
+			var got string
+			if err := conn.QueryRow(ctx, `SELECT note FROM tellers WHERE bid = 1 AND tid = 2`).Scan(&got); err != nil || got != s {
+				t.Errorf("%s: wrote %q, read %q (%v)", name, s, got, err)
+			}
+		}
 	}
 }

@@ -162,7 +162,7 @@ type Table struct {
 	mu              sync.Mutex
 	changes         map[uint64]*Change
 	statements      map[statementKey]string
-	mysqlStatements map[mysqlKey]string // MySQL's (mysql.go)
+	mysqlStatements map[statementKey]string // MySQL's (mysql.go)
 }
 
 // simpleName is what a table or column name may be: an identifier PostgreSQL keeps as written
