@@ -58,7 +58,7 @@ func TestMySQLStatements(t *testing.T) {
 	}{
 		{src(1, 2, 2, 3), src(1, 2, 3), 3},
 		{src(3, 4), src(4), 5}, // the lock, the INSERT and one per row, the mark
-		{src(4), nil, 2}, // the lock and the INSERT that finds it: nothing to mark
+		{src(4), nil, 2},       // the lock and the INSERT that finds it: nothing to mark
 	} {
 		var fresh []counters.Source
 		var ops int
