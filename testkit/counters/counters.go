@@ -14,9 +14,11 @@
 // its seed, every mode, reconciliation and an exact verification (verify.go) from here. It
 // knows no table of its own but its outbox, claims and openings (package schema's
 // 004_counters.sql); it is a library on package testkit's API and knows nothing of the engine.
-// It writes through package sqldb's handles; its statements are PostgreSQL's (arrays,
-// pipelined batches and COPY through the pgx transaction under a sqldb.Tx: sqldb.RequirePgx),
-// so a declared suite refuses a run in another dialect before it seeds (statementsFor).
+// It writes through package sqldb's handles, in each database's own statements, one set per
+// dialect chosen once per run (dialect.go): PostgreSQL's (arrays, pipelined batches and COPY
+// through the pgx transaction under a sqldb.Tx: sqldb.RequirePgx) and MySQL's and MariaDB's
+// (mysql.go: JSON_TABLE, multi-row INSERTs). A declared suite says its own SQL in MySQL's
+// dialect too (Declaration.MySQL), or refuses a run there before it seeds (statementsFor).
 package counters
 
 import (

@@ -14,6 +14,8 @@ import (
 // derived tables of the rows, multi-row INSERTs and JSON arrays of texts. A run picks one,
 // once (statementsFor); the package's functions that take a handle pick by its Dialect.
 type dialect interface {
+	// ready fails, saying why, when the server lacks what the statements use.
+	ready(ctx context.Context, conn sqldb.Querier) error
 	// apply writes deltas merged per row, one UPDATE per table (Apply); applyEach writes each
 	// as its own single-row UPDATE, in order (ApplyEach). Both return the statements sent.
 	apply(ctx context.Context, tx sqldb.Tx, deltas []Delta) (int, error)
@@ -62,6 +64,8 @@ func dialectFor(h interface{ Dialect() sqldb.Dialect }) dialect {
 
 // postgresSQL is PostgreSQL's statements.
 type postgresSQL struct{}
+
+func (postgresSQL) ready(context.Context, sqldb.Querier) error { return nil }
 
 func (postgresSQL) apply(ctx context.Context, tx sqldb.Tx, deltas []Delta) (int, error) {
 	return applyPostgres(ctx, tx, deltas)

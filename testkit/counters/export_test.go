@@ -26,7 +26,7 @@ func (s *Suite) OnDialect(d sqldb.Dialect, hotKeys, slots int) (On, error) {
 func (o On) hotSet(i int64) int { return int(i % int64(o.hotKeys)) }
 
 // Seed is Suite.Seed on db.
-func (o On) Seed(ctx context.Context, db sqldb.Beginner) error {
+func (o On) Seed(ctx context.Context, db sqldb.DB) error {
 	return o.s.seed(ctx, o.sql, db, o.hotKeys, o.slots)
 }
 

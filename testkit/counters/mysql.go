@@ -44,6 +44,38 @@ import (
 // 8.0; JSON_VALUE: MariaDB 10.2, MySQL 8.0.21).
 type mysqlSQL struct{}
 
+// ready refuses a server older than the statements: MariaDB before 10.6 or MySQL before 8.0.4
+// (JSON_TABLE; FOR UPDATE SKIP LOCKED).
+func (mysqlSQL) ready(ctx context.Context, conn sqldb.Querier) error {
+	var version string
+	if err := conn.QueryRow(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		return err
+	}
+	return mysqlVersionReady(version)
+}
+
+// mysqlVersionReady is ready's rule on a server's VERSION().
+func mysqlVersionReady(version string) error {
+	var major, minor, patch int
+	if _, err := fmt.Sscanf(version, "%d.%d.%d", &major, &minor, &patch); err != nil {
+		return fmt.Errorf("counters: the server's version %q: %w", version, err)
+	}
+	v, least, server := [3]int{major, minor, patch}, [3]int{8, 0, 4}, "MySQL"
+	if strings.Contains(version, "MariaDB") {
+		least, server = [3]int{10, 6, 0}, "MariaDB"
+	}
+	for i := range v {
+		if v[i] != least[i] {
+			if v[i] < least[i] {
+				return fmt.Errorf("counters: %s %s is older than the statements (JSON_TABLE, FOR UPDATE SKIP LOCKED): %d.%d.%d or newer",
+					server, version, least[0], least[1], least[2])
+			}
+			break
+		}
+	}
+	return nil
+}
+
 // myIdent quotes a name for MySQL.
 func myIdent(name string) string { return sqldb.MySQL.QuoteIdent(name) }
 

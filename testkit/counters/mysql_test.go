@@ -456,3 +456,13 @@ func TestMySQLTextRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestMySQLVersions: the statements need MariaDB 10.6 or MySQL 8.0.4.
+func TestMySQLVersions(t *testing.T) {
+	for version, ok := range map[string]bool{"10.11.19-MariaDB-0+deb12u1": true, "10.6.0-MariaDB": true, "10.5.27-MariaDB-log": false,
+		"11.4.2-MariaDB": true, "8.0.36": true, "8.0.4-rc": true, "8.0.3": false, "5.7.44-log": false, "9.1.0": true, "x": false} {
+		if err := mysqlVersionReady(version); (err == nil) != ok {
+			t.Errorf("%s: %v", version, err)
+		}
+	}
+}

@@ -48,12 +48,12 @@ type Declaration struct {
 	// transaction recorded before, each once, in batch order, with the statements it sent.
 	// Only the deltas of those are applied. ClaimParts is one on the package's own table.
 	Claim func(ctx context.Context, tx sqldb.Tx, batch []Source) (fresh []Source, statements int, err error)
-	// ClaimAll (optional) is Claim's fast path for a compacted queue batch: statements that
-	// record every source of batch, each affecting exactly Rows rows when every source is
-	// fresh, as on every batch but a retried or redelivered one. The writer sends them in one
-	// round trip with the batch's UPDATEs, behind a savepoint. When one fails on a unique
-	// violation or affects fewer rows, it rolls back to the savepoint and claims through
-	// Claim: so a repeat must fail them, never pass them.
+	// ClaimAll (optional) is Claim's fast path for a compacted queue batch on PostgreSQL:
+	// statements that record every source of batch, each affecting exactly Rows rows when
+	// every source is fresh, as on every batch but a retried or redelivered one. The writer
+	// sends them in one round trip with the batch's UPDATEs, behind a savepoint. When one
+	// fails on a unique violation or affects fewer rows, it rolls back to the savepoint and
+	// claims through Claim: so a repeat must fail them, never pass them.
 	ClaimAll func(batch []Source) []Statement
 	// ClaimTable is the table Claim writes a row per source to, and ClaimIndex the SQL
 	// expression of a row's request index: Persisted finds the requests there.
@@ -245,7 +245,10 @@ func (s *Suite) Seed(ctx context.Context, r *testkit.Run) error {
 }
 
 // seed is Seed in sql's statements on db, with hotKeys hot sets and slots slots.
-func (s *Suite) seed(ctx context.Context, sql runSQL, db sqldb.Beginner, hotKeys, slots int) error {
+func (s *Suite) seed(ctx context.Context, sql runSQL, db sqldb.DB, hotKeys, slots int) error {
+	if err := sql.ready(ctx, db); err != nil {
+		return err
+	}
 	return sqldb.BeginFunc(ctx, db, func(tx sqldb.Tx) error {
 		for _, stmt := range sql.seed {
 			if _, err := tx.Exec(ctx, stmt, hotKeys); err != nil {
@@ -568,7 +571,7 @@ func (s *Suite) writeOutbox(ctx context.Context, tx sqldb.Tx, r *testkit.Run, sq
 	return sql.insertOutbox(ctx, tx, deltas)
 }
 
-// sourcesOf are the sources of batch's records, in batch order.
+// sourcesOf are the sources of batch's records, in batch order, each of its request's hot set.
 func sourcesOf(hotSet func(int64) int, batch []Record) []Source {
 	sources := make([]Source, 0, len(batch))
 	for _, rec := range batch {

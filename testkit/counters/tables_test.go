@@ -3,10 +3,10 @@ package counters
 import "testing/fstest"
 
 // The tables the package's tests declare, as a suite would (TestSQL creates them, on
-// PostgreSQL and, in mysql/, on MySQL): Tellers,
-// keyed by two integers like pgbench's, unslotted, with a column of every Op but
-// FollowsNewest; Devices, keyed by text and slotted, with a count, an amount, the newest use
-// and its address (FollowsNewest), and the server's time.
+// PostgreSQL and, in mysql/, on MySQL): Tellers, keyed by two integers like pgbench's,
+// unslotted, with a column of every Op but FollowsNewest; Devices, keyed by text and slotted,
+// with a count, an amount, the newest use and its address (FollowsNewest), and the server's
+// time.
 var (
 	TestSQL = fstest.MapFS{"tables.sql": {Data: []byte(`
 		CREATE TABLE IF NOT EXISTS tellers (
