@@ -317,14 +317,22 @@ func TestNewTableRefuses(t *testing.T) {
 // TestDescribe declares a table from the catalog, at run time, as a script suite would: its
 // key in primary-key order and types, its slot, its other columns, and its slot copies.
 func TestDescribe(t *testing.T) {
+	checkDescribe(t, sqldb.PgxConn(testdb.New(t, TestSQL).Admin()), "integer", "timestamp with time zone")
+}
+
+// checkDescribe describes the test tables on conn, whose catalog spells their key's type
+// intType and a time's timeType: the key in primary-key order, the slot, the other columns,
+// the slot copies; the described table's hot columns; a key column refused as one; a table
+// without a primary key, or none at all, refused.
+func checkDescribe(t *testing.T, conn sqldb.Querier, intType, timeType string) {
+	t.Helper()
 	ctx := context.Background()
-	conn := sqldb.PgxConn(testdb.New(t, TestSQL).Admin())
 	spec, err := Describe(ctx, conn, "tellers")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(spec.Key) != 2 || spec.Key[0] != (Column{Name: "bid", Type: "integer"}) || spec.Key[1] != (Column{Name: "tid", Type: "integer"}) ||
-		spec.Slotted || len(spec.Columns) != 6 || spec.Columns[4] != (Column{Name: "changed", Type: "timestamp with time zone"}) {
+	if len(spec.Key) != 2 || spec.Key[0] != (Column{Name: "bid", Type: intType}) || spec.Key[1] != (Column{Name: "tid", Type: intType}) ||
+		spec.Slotted || len(spec.Columns) != 6 || spec.Columns[4] != (Column{Name: "changed", Type: timeType}) {
 		t.Errorf("tellers: %+v", spec)
 	}
 	devices, err := Describe(ctx, conn, "devices")
@@ -334,7 +342,7 @@ func TestDescribe(t *testing.T) {
 	if !devices.Slotted || fmt.Sprint(devices.SlotCopies) != "[owner]" || devices.Key[0].Name != "name" {
 		t.Errorf("devices: %+v", devices)
 	}
-	hot, err := spec.Writing(Column{Name: "balance", Op: Add}, Column{Name: "note", Op: Assign})
+	hot, err := spec.Writing(Column{Name: "balance", Op: Add}, Column{Name: "note", Op: Assign}, Column{Name: "changed", Op: ServerTime})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,11 +352,14 @@ func TestDescribe(t *testing.T) {
 	if _, err := spec.Writing(Column{Name: "bid", Op: Add}); err == nil {
 		t.Error("a key column taken as a hot column")
 	}
-	if _, err := conn.Exec(ctx, `CREATE TABLE history (tid int4, delta int4)`); err != nil {
+	if _, err := conn.Exec(ctx, `CREATE TABLE history (tid int, delta int)`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Describe(ctx, conn, "history"); err == nil {
 		t.Error("a table without a primary key was described")
+	}
+	if _, err := Describe(ctx, conn, "nowhere"); err == nil {
+		t.Error("a table that does not exist was described")
 	}
 }
 

@@ -128,36 +128,7 @@ func MySQLValue(v Value) any {
 	return v.s
 }
 
-// mysqlParam is one parameter of a delta's UPDATE: a key column, a column's value, a
-// ServerTime column's flag (set: the delta writes it), or the slot.
-type mysqlParam struct {
-	name string
-	typ  Type
-}
-
-// mysqlParams are the parameters of key's UPDATE, in the order mysqlArgs gives them.
-func (t *Table) mysqlParams(key statementKey) []mysqlParam {
-	var ps []mysqlParam
-	for i, k := range t.spec.Key {
-		ps = append(ps, mysqlParam{k.Name, t.keyTypes[i]})
-	}
-	for i, c := range t.spec.Columns {
-		if key.union&(1<<i) != 0 && c.Op != ServerTime {
-			ps = append(ps, mysqlParam{c.Name, t.types[i]})
-		}
-	}
-	for i, c := range t.spec.Columns {
-		if key.partial&(1<<i) != 0 && c.Op == ServerTime {
-			ps = append(ps, mysqlParam{c.Name, TypeInteger})
-		}
-	}
-	if key.slotted {
-		ps = append(ps, mysqlParam{"slot", TypeInteger})
-	}
-	return ps
-}
-
-// mysqlArgs appends d's parameters of key's UPDATE (mysqlParams) to args.
+// mysqlArgs appends d's parameters of key's UPDATE (Table.params) to args.
 func (t *Table) mysqlArgs(args []any, key statementKey, d Delta) []any {
 	if len(t.spec.Key) == 1 {
 		args = append(args, t.mysqlKey(0, d.Row))
@@ -202,52 +173,28 @@ func (t *Table) mysqlKey(i int, text string) any {
 	return v.n
 }
 
-// mysqlSet is key's SET list: each written column of t (as tc names it) from the delta's
-// value (dc names it, the partial ServerTime column's flag too).
-func (t *Table) mysqlSet(key statementKey, tc, dc func(col string) string) string {
-	var sets []string
-	for i, c := range t.spec.Columns {
-		if key.union&(1<<i) == 0 {
-			continue
-		}
-		col, partial := myIdent(c.Name), key.partial&(1<<i) != 0
-		tv, dv := tc(col), dc(c.Name)
-		var set string
-		switch c.Op {
-		case Add:
-			set = tv + " + " + dv
-		case Greatest, Least:
-			set = "COALESCE(" + map[Op]string{Greatest: "GREATEST", Least: "LEAST"}[c.Op] + "(" + tv + ", " + dv + "), " + tv + ", " + dv + ")"
-		case Assign:
-			set = dv
-			if partial {
-				set = "COALESCE(" + dv + ", " + tv + ")"
-			}
-		case FollowsNewest:
-			f := t.spec.Columns[t.follows[i]].Name
-			tf, df := tc(myIdent(f)), dc(f)
-			set = "CASE WHEN " + df + " IS NOT NULL AND " + dv + " IS NOT NULL AND (" + tf + " IS NULL OR " + df + " >= " + tf +
-				") THEN " + dv + " ELSE " + tv + " END"
-		case ServerTime:
-			set = "UTC_TIMESTAMP(6)"
-			if partial {
-				set = "CASE WHEN " + dv + " THEN UTC_TIMESTAMP(6) ELSE " + tv + " END"
-			}
-		}
-		sets = append(sets, tv+" = "+set)
+// mysqlSetter is MySQL's setter: the row t, the delta's values dc (a derived table's
+// columns, or a single-row UPDATE's parameters); GREATEST and LEAST made to ignore a NULL, as
+// PostgreSQL's do.
+func mysqlSetter(dc func(name string) string) setter {
+	return setter{
+		lhs:     func(name string) string { return "t." + myIdent(name) },
+		tc:      func(name string) string { return "t." + myIdent(name) },
+		dc:      dc,
+		extreme: func(fn, a, b string) string { return "COALESCE(" + fn + "(" + a + ", " + b + "), " + a + ", " + b + ")" },
+		now:     "UTC_TIMESTAMP(6)",
 	}
-	return strings.Join(sets, ",\n\t\t")
 }
 
 // mysqlScalarUpdate is key's single-row UPDATE, a hand-written service's: its parameters are
 // mysqlArgs' of one delta, each cast to its column's type where it is used.
 func (t *Table) mysqlScalarUpdate(key statementKey) string {
-	params := t.mysqlParams(key)
+	params := t.params(key)
 	at := make(map[string]string, len(params))
 	for i, p := range params {
 		at[p.name] = cast("$"+strconv.Itoa(i+1), p.typ)
 	}
-	set := t.mysqlSet(key, func(col string) string { return "t." + col }, func(name string) string { return at[name] })
+	set := t.setList(key, mysqlSetter(func(name string) string { return at[name] }))
 	where := make([]string, 0, len(t.spec.Key)+1)
 	for _, k := range t.spec.Key {
 		where = append(where, "t."+myIdent(k.Name)+" = "+at[k.Name])
@@ -272,10 +219,10 @@ func mysqlJSONType(typ Type) string {
 }
 
 // mysqlJSONUpdate is key's UPDATE of many rows at once: the rows' relation d is JSON_TABLE
-// over one parameter, a JSON array of the rows (mysqlRows), each an array of mysqlArgs'
-// parameters; the statement is the same whatever the number of rows.
+// over one parameter, a JSON array of the rows (mysqlRows), each an array of its parameters
+// (Table.params, mysqlArgs); the statement is the same whatever the number of rows.
 func (t *Table) mysqlJSONUpdate(key statementKey) string {
-	params := t.mysqlParams(key)
+	params := t.params(key)
 	cols := make([]string, len(params))
 	for i, p := range params {
 		cols[i] = fmt.Sprintf("%s %s PATH '$[%d]'", myIdent(p.name), mysqlJSONType(p.typ), i)
@@ -339,7 +286,7 @@ func appendJSONString(b []byte, s string) []byte {
 }
 
 // mysqlJoinUpdate is key's UPDATE of t from source, a relation of the rows whose columns are
-// named as mysqlParams names them: source read first, each row of t found by its primary key.
+// named as Table.params names them: source read first, each row of t found by its primary key.
 func (t *Table) mysqlJoinUpdate(key statementKey, source string) string {
 	on := make([]string, 0, len(t.spec.Key)+1)
 	for _, k := range t.spec.Key {
@@ -348,7 +295,7 @@ func (t *Table) mysqlJoinUpdate(key statementKey, source string) string {
 	if key.slotted {
 		on = append(on, "t.slot = d.slot")
 	}
-	set := t.mysqlSet(key, func(col string) string { return "t." + col }, func(name string) string { return "d." + myIdent(name) })
+	set := t.setList(key, mysqlSetter(func(name string) string { return "d." + myIdent(name) }))
 	return "UPDATE " + source + " AS d\n\tSTRAIGHT_JOIN " + myIdent(t.spec.Name) + " AS t FORCE INDEX (PRIMARY) ON " +
 		strings.Join(on, " AND ") + "\n\tSET " + set
 }
@@ -356,20 +303,12 @@ func (t *Table) mysqlJoinUpdate(key statementKey, source string) string {
 // mysqlStatement is t's MySQL UPDATE of key, composed on first use: of many rows (key.arrays:
 // mysqlJSONUpdate) or of one (mysqlScalarUpdate).
 func (t *Table) mysqlStatement(key statementKey) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if s, ok := t.mysqlStatements[key]; ok {
-		return s
-	}
-	s := t.mysqlScalarUpdate(key)
-	if key.arrays {
-		s = t.mysqlJSONUpdate(key)
-	}
-	if t.mysqlStatements == nil {
-		t.mysqlStatements = map[statementKey]string{}
-	}
-	t.mysqlStatements[key] = s
-	return s
+	return t.composed(&t.mysqlStatements, key, func(key statementKey) string {
+		if key.arrays {
+			return t.mysqlJSONUpdate(key)
+		}
+		return t.mysqlScalarUpdate(key)
+	})
 }
 
 func (mysqlSQL) applyEach(ctx context.Context, tx sqldb.Tx, deltas []Delta) (int, error) {

@@ -98,7 +98,7 @@ var compactedForms = []compactedForm{
 // ALL, each cast to its column's type in every row (a UNION's column takes the type of all its
 // rows).
 func unionUpdate(t *Table, key statementKey, rows int) string {
-	params := t.mysqlParams(key)
+	params := t.params(key)
 	first := make([]string, len(params))
 	rest := make([]string, len(params))
 	for i, p := range params {
@@ -128,7 +128,7 @@ func rowArgs(t *Table, key statementKey, ds []Delta) []any {
 // valuesUpdate is the UPDATE from a VALUES table constructor (MariaDB's spelling), its rows
 // plain parameters and the casts where the CTE's columns are selected.
 func valuesUpdate(t *Table, key statementKey, rows int) string {
-	params := t.mysqlParams(key)
+	params := t.params(key)
 	names := make([]string, len(params))
 	casts := make([]string, len(params))
 	for i, p := range params {

@@ -35,6 +35,17 @@ func connectTo(d *mariadbtest.DB) func(context.Context) (sqldb.Conn, error) {
 	return func(ctx context.Context) (sqldb.Conn, error) { return sqldb.ConnectMySQL(ctx, d.Options(1)) }
 }
 
+// seededMariaDB is onMariaDB, in parallel with the other tests that wait on the server, its
+// test tables seeded (seedMySQL), and a connection of its own on it.
+func seededMariaDB(t *testing.T) (*mariadbtest.DB, sqldb.Conn) {
+	t.Helper()
+	t.Parallel()
+	d := onMariaDB(t)
+	conn := d.Dedicated(t)
+	seedMySQL(t, conn)
+	return d, conn
+}
+
 func seedMySQL(t *testing.T, conn sqldb.Querier) {
 	t.Helper()
 	for _, q := range []string{
@@ -73,11 +84,8 @@ func TestMySQLApplyApplyEachAndOutboxAgree(t *testing.T) {
 	ds := deltasFor(30)
 	for _, path := range []string{"apply", "each", "outbox"} {
 		t.Run(path, func(t *testing.T) {
-			t.Parallel()
 			ctx := context.Background()
-			d := onMariaDB(t)
-			conn := d.Dedicated(t)
-			seedMySQL(t, conn)
+			d, conn := seededMariaDB(t)
 			if err := sqldb.BeginFunc(ctx, conn, func(tx sqldb.Tx) error {
 				switch path {
 				case "apply":
@@ -124,10 +132,8 @@ func TestMySQLApplyApplyEachAndOutboxAgree(t *testing.T) {
 // TestMySQLApplyRejectsMissingRow: a delta for a row that is not there fails, compacted or
 // not (the driver counts the rows an UPDATE matched, clientFoundRows).
 func TestMySQLApplyRejectsMissingRow(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	conn := onMariaDB(t).Dedicated(t)
-	seedMySQL(t, conn)
+	_, conn := seededMariaDB(t)
 	for name, apply := range map[string]func(context.Context, sqldb.Tx, []Delta) (int, error){"Apply": Apply, "ApplyEach": ApplyEach} {
 		tx, err := conn.Begin(ctx)
 		if err != nil {
@@ -146,11 +152,8 @@ func TestMySQLApplyRejectsMissingRow(t *testing.T) {
 // would rather scan (and so lock every row of): a transaction that wrote teller (1,1) holds
 // no lock on (1,2), whose UPDATE elsewhere goes through at once.
 func TestMySQLUpdatesLockOnlyTheirRows(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	d := onMariaDB(t)
-	conn := d.Dedicated(t)
-	seedMySQL(t, conn)
+	d, conn := seededMariaDB(t)
 	other := d.Dedicated(t)
 	if _, err := other.Exec(ctx, "SET SESSION innodb_lock_wait_timeout = 1"); err != nil {
 		t.Fatal(err)
@@ -185,10 +188,8 @@ func TestMySQLUpdatesLockOnlyTheirRows(t *testing.T) {
 // copying its SlotCopies; deltas in slots write those rows (compacted and not), and the
 // logical row is their sum.
 func TestMySQLSlots(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	conn := onMariaDB(t).Dedicated(t)
-	seedMySQL(t, conn)
+	_, conn := seededMariaDB(t)
 	if err := SeedSlots(ctx, conn, 3, Tellers, Devices); err != nil {
 		t.Fatal(err)
 	}
@@ -302,11 +303,8 @@ func TestMySQLClaims(t *testing.T) {
 // not wait for them), and two flush loops draining one outbox at once apply every delta
 // exactly once.
 func TestMySQLOutboxFlushers(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	d := onMariaDB(t)
-	conn := d.Dedicated(t)
-	seedMySQL(t, conn)
+	d, conn := seededMariaDB(t)
 	ds := deltasFor(30)
 	if err := sqldb.BeginFunc(ctx, conn, func(tx sqldb.Tx) error { return InsertOutbox(ctx, tx, ds) }); err != nil {
 		t.Fatal(err)
@@ -368,43 +366,10 @@ func TestMySQLOutboxFlushers(t *testing.T) {
 	}
 }
 
-// TestMySQLDescribe is TestDescribe on MySQL: the key in primary-key order with MySQL's types,
-// the slot, the other columns, the slot copies; a table without a primary key, or none at
-// all, is refused.
+// TestMySQLDescribe is TestDescribe on MySQL: its catalog's types.
 func TestMySQLDescribe(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	d := onMariaDB(t)
-	conn := d.Dedicated(t)
-	spec, err := Describe(ctx, conn, "tellers")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(spec.Key) != 2 || spec.Key[0].Name != "bid" || spec.Key[1].Name != "tid" || spec.Slotted || len(spec.Columns) != 6 ||
-		spec.Columns[4].Name != "changed" || spec.Columns[4].Type != "datetime(6)" {
-		t.Errorf("tellers: %+v", spec)
-	}
-	devices, err := Describe(ctx, conn, "devices")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !devices.Slotted || fmt.Sprint(devices.SlotCopies) != "[owner]" || devices.Key[0].Name != "name" {
-		t.Errorf("devices: %+v", devices)
-	}
-	hot, err := spec.Writing(Column{Name: "balance", Op: Add}, Column{Name: "note", Op: Assign}, Column{Name: "changed", Op: ServerTime})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := NewTable(hot); err != nil {
-		t.Errorf("the described table: %v", err)
-	}
-	d.MustExec(t, `CREATE TABLE history (tid INT, delta INT)`)
-	if _, err := Describe(ctx, conn, "history"); err == nil {
-		t.Error("a table without a primary key was described")
-	}
-	if _, err := Describe(ctx, conn, "nowhere"); err == nil {
-		t.Error("a table that does not exist was described")
-	}
+	checkDescribe(t, onMariaDB(t).Dedicated(t), "int(11)", "datetime(6)")
 }
 
 // tricky are texts whose bytes a statement must carry as they are: quotes, a backslash,
@@ -436,10 +401,8 @@ func TestJSONRows(t *testing.T) {
 // (a byte that starts no character: the replacement character, which MySQL's strict mode
 // would refuse raw).
 func TestMySQLTextRoundTrip(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
-	conn := onMariaDB(t).Dedicated(t)
-	seedMySQL(t, conn)
+	_, conn := seededMariaDB(t)
 	for _, s := range tricky {
 		for name, apply := range map[string]func(context.Context, sqldb.Tx, []Delta) (int, error){"Apply": Apply, "ApplyEach": ApplyEach} {
 			s := strings.ToValidUTF8(s, "\uFFFD")

@@ -157,20 +157,9 @@ func orderedMySQL(v string, typ Type) string {
 }
 
 func (mysqlReads) foldSQL(t *Table) string {
-	aggs := make([]string, len(t.spec.Columns))
-	for i, c := range t.spec.Columns {
-		v := jsonAt("o.vals", i)
-		switch c.Op {
-		case Add:
-			aggs[i] = "CAST(SUM(" + orderedMySQL(v, t.types[i]) + ") AS CHAR)"
-		case Greatest:
-			aggs[i] = "CAST(MAX(" + orderedMySQL(v, t.types[i]) + ") AS CHAR)"
-		case Least:
-			aggs[i] = "CAST(MIN(" + orderedMySQL(v, t.types[i]) + ") AS CHAR)"
-		default:
-			aggs[i] = "NULL"
-		}
-	}
+	aggs := t.folds("NULL", func(fn string, i int) string {
+		return "CAST(" + strings.ToUpper(fn) + "(" + orderedMySQL(jsonAt("o.vals", i), t.types[i]) + ") AS CHAR)"
+	})
 	return "SELECT COUNT(*), JSON_ARRAY(" + strings.Join(aggs, ", ") + ") FROM counter_openings o WHERE " + mysqlUntouched
 }
 

@@ -95,6 +95,13 @@ func writeCompacted(t *testing.T, s *counters.Suite, r *testkit.Run, ids ...int6
 func failedChecks(t *testing.T, s *counters.Suite, r *testkit.Run, res testkit.Result) []string {
 	t.Helper()
 	checks, err := s.Verify(t.Context(), r, res)
+	return failedOf(t, checks, err)
+}
+
+// failedOf are those of checks, a verification's (err: it failed), that failed, each with its
+// figures.
+func failedOf(t *testing.T, checks []testkit.Check, err error) []string {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,38 +148,51 @@ func TestVerifyIsExactAndCatchesEveryColumn(t *testing.T) {
 	if f := failed(applied{n: n + 1}); len(f) == 0 {
 		t.Error("a request that was never written passed as applied")
 	}
-	for _, tamper := range []string{
-		`UPDATE tellers SET balance = balance + 1 WHERE bid = 0 AND tid = 1`,
-		`UPDATE tellers SET highest = highest + 1 WHERE tid = 2`,
-		`UPDATE tellers SET lowest = lowest - 1 WHERE tid = 2`,
-		`UPDATE tellers SET note = 'note 99' WHERE tid = 0`, // a note, but no request of this row's
-		`UPDATE tellers SET changed = NULL WHERE tid = 1`,
-		`UPDATE tellers SET balance = 6 WHERE tid = -1`, // the row no request touched
-		`INSERT INTO tellers (bid, tid) VALUES (7, 7)`,  // a row no one seeded
-		`DELETE FROM tellers WHERE tid = -1`,            // a seeded row no request touched, gone
-		`UPDATE devices SET uses = uses + 1 WHERE name = 'd2'`,
-		`UPDATE devices SET spent = spent + 0.00000001 WHERE name = 'd1'`,
-		`UPDATE devices SET seen_at = seen_at - interval '1 hour' WHERE name = 'd0'`,
-		`UPDATE devices SET seen_from = 'elsewhere' WHERE name = 'd0'`,
-		`UPDATE devices SET touched = NULL WHERE name = 'd0'`,
-		`INSERT INTO devices (name, owner, slot) VALUES ('d1', 'o', 7)`,
-		`DELETE FROM counter_claims WHERE request_index = 5`,
-	} {
+	// Verify reads on the admin connection, inside the transaction that tampered.
+	tamperingFails(t, r.Admin(), func(sqldb.Tx) []string { return failed(all) })
+}
+
+// tamperingFails makes each of tamperings in a transaction on db, and fails the test unless
+// failed, the checks of a verification that reads in that transaction that failed, names one.
+func tamperingFails(t *testing.T, db sqldb.Beginner, failed func(sqldb.Tx) []string) {
+	t.Helper()
+	for _, tamper := range tamperings {
 		t.Run(tamper, func(t *testing.T) {
-			tx, err := r.Admin().Begin(ctx)
+			tx, err := db.Begin(t.Context())
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer tx.Rollback(ctx)
-			if _, err := tx.Exec(ctx, tamper); err != nil {
+			defer tx.Rollback(t.Context())
+			if _, err := tx.Exec(t.Context(), tamper); err != nil {
 				t.Fatal(err)
 			}
-			// Verify reads on the admin connection, inside the transaction that tampered.
-			if f := failed(all); len(f) == 0 {
+			if f := failed(tx); len(f) == 0 {
 				t.Errorf("Verify passed with %s", tamper)
 			}
 		})
 	}
+}
+
+// tamperings each put one column, slot, claim or row of the declared suite's tables off, in
+// SQL both dialects take: Verify must fail after any one of them.
+var tamperings = []string{
+	`UPDATE tellers SET balance = balance + 1 WHERE bid = 0 AND tid = 1`,
+	`UPDATE tellers SET highest = highest + 1 WHERE tid = 2`,
+	`UPDATE tellers SET lowest = lowest - 1 WHERE tid = 2`,
+	`UPDATE tellers SET note = 'note 99' WHERE tid = 0`, // a note, but no request of this row's
+	`UPDATE tellers SET changed = NULL WHERE tid = 1`,
+	`UPDATE tellers SET balance = 6 WHERE tid = -1`,        // the row no request touched
+	`UPDATE tellers SET note = 'UNTOUCHED' WHERE tid = -1`, // the same, a text in another case
+	`INSERT INTO tellers (bid, tid) VALUES (7, 7)`,         // a row no one seeded
+	`DELETE FROM tellers WHERE tid = -1`,                   // a seeded row no request touched, gone
+	`UPDATE devices SET uses = uses + 1 WHERE name = 'd2'`,
+	`UPDATE devices SET spent = spent + 0.00000001 WHERE name = 'd1'`,
+	`UPDATE devices SET seen_at = seen_at - INTERVAL '1' HOUR WHERE name = 'd0'`,
+	`UPDATE devices SET seen_from = 'elsewhere' WHERE name = 'd0'`,
+	`UPDATE devices SET seen_from = UPPER(seen_from) WHERE name = 'd0'`,
+	`UPDATE devices SET touched = NULL WHERE name = 'd0'`,
+	`INSERT INTO devices (name, owner, slot) VALUES ('d1', 'o', 7)`,
+	`DELETE FROM counter_claims WHERE request_index = 5`,
 }
 
 // TestPipelinedClaimFallsBackOnARepeat writes a compacted batch with a pipelined claim
@@ -344,16 +364,7 @@ func TestVerifyOnMariaDB(t *testing.T) {
 			failed := func(q sqldb.Querier, res testkit.Result) []string {
 				t.Helper()
 				checks, err := on.Verify(ctx, q, testkit.AsyncCompact, res)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var names []string
-				for _, c := range checks {
-					if c.State != results.CheckPassed {
-						names = append(names, fmt.Sprintf("%s (%s): expected %v, got %v", c.Name, c.State, c.Expected, c.Actual))
-					}
-				}
-				return names
+				return failedOf(t, checks, err)
 			}
 			all := applied{n: n}
 			if f := failed(conn, all); len(f) != 0 {
@@ -362,39 +373,7 @@ func TestVerifyOnMariaDB(t *testing.T) {
 			if f := failed(conn, applied{n: n + 1}); len(f) == 0 {
 				t.Error("a request that was never written passed as applied")
 			}
-			for _, tamper := range []string{
-				`UPDATE tellers SET balance = balance + 1 WHERE bid = 0 AND tid = 1`,
-				`UPDATE tellers SET highest = highest + 1 WHERE tid = 2`,
-				`UPDATE tellers SET lowest = lowest - 1 WHERE tid = 2`,
-				`UPDATE tellers SET note = 'note 99' WHERE tid = 0`, // a note, but no request of this row's
-				`UPDATE tellers SET changed = NULL WHERE tid = 1`,
-				`UPDATE tellers SET balance = 6 WHERE tid = -1`,        // the row no request touched
-				`UPDATE tellers SET note = 'UNTOUCHED' WHERE tid = -1`, // the same in another case
-				`INSERT INTO tellers (bid, tid) VALUES (7, 7)`,         // a row no one seeded
-				`DELETE FROM tellers WHERE tid = -1`,                   // a seeded row no request touched, gone
-				`UPDATE devices SET uses = uses + 1 WHERE name = 'd2' LIMIT 1`,
-				`UPDATE devices SET spent = spent + 0.00000001 WHERE name = 'd1' LIMIT 1`,
-				`UPDATE devices SET seen_at = seen_at - INTERVAL 1 HOUR WHERE name = 'd0'`,
-				`UPDATE devices SET seen_from = UPPER(seen_from) WHERE name = 'd0'`,
-				`UPDATE devices SET touched = NULL WHERE name = 'd0'`,
-				`INSERT INTO devices (name, owner, slot) VALUES ('d1', 'o', 7)`,
-				`DELETE FROM counter_claims WHERE request_index = 5`,
-			} {
-				t.Run(tamper, func(t *testing.T) {
-					tx, err := conn.Begin(ctx)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer tx.Rollback(ctx)
-					if _, err := tx.Exec(ctx, tamper); err != nil {
-						t.Fatal(err)
-					}
-					// Verify reads inside the transaction that tampered.
-					if f := failed(tx, all); len(f) == 0 {
-						t.Errorf("Verify passed with %s", tamper)
-					}
-				})
-			}
+			tamperingFails(t, conn, func(tx sqldb.Tx) []string { return failed(tx, all) })
 		})
 	}
 }

@@ -525,21 +525,34 @@ func (pgReads) dropRows(ctx context.Context, conn sqldb.Querier) { _, _ = conn.E
 func (pgReads) openingsSQL() string { return openingsSQL }
 
 func (pgReads) foldSQL(t *Table) string {
+	aggs := t.folds("NULL::text", func(fn string, i int) string {
+		v := fmt.Sprintf("o.vals[%d]", i+1)
+		if fn == "sum" {
+			return "sum((" + v + ")::numeric)::text"
+		}
+		return fn + "(" + ordered(v, t.types[i]) + ")::text"
+	})
+	return "SELECT count(*), ARRAY[" + strings.Join(aggs, ", ") + "]::text[] FROM counter_openings o WHERE " + untouchedWhere
+}
+
+// folds are the SQL of each declared column of t folded over rows (foldSQL): agg's of the
+// aggregate that folds it — sum (Add), max (Greatest) or min (Least) — and of column i; none
+// for a column of any other Op.
+func (t *Table) folds(none string, agg func(fn string, i int) string) []string {
 	aggs := make([]string, len(t.spec.Columns))
 	for i, c := range t.spec.Columns {
-		v := fmt.Sprintf("o.vals[%d]", i+1)
 		switch c.Op {
 		case Add:
-			aggs[i] = "sum((" + v + ")::numeric)::text"
+			aggs[i] = agg("sum", i)
 		case Greatest:
-			aggs[i] = "max(" + ordered(v, t.types[i]) + ")::text"
+			aggs[i] = agg("max", i)
 		case Least:
-			aggs[i] = "min(" + ordered(v, t.types[i]) + ")::text"
+			aggs[i] = agg("min", i)
 		default:
-			aggs[i] = "NULL::text"
+			aggs[i] = none
 		}
 	}
-	return "SELECT count(*), ARRAY[" + strings.Join(aggs, ", ") + "]::text[] FROM counter_openings o WHERE " + untouchedWhere
+	return aggs
 }
 
 func (pgReads) newestSQL(t *Table, col int) string {
