@@ -178,11 +178,13 @@ func (t *Table) mysqlKey(i int, text string) any {
 // PostgreSQL's do.
 func mysqlSetter(dc func(name string) string) setter {
 	return setter{
-		lhs:     func(name string) string { return "t." + myIdent(name) },
-		tc:      func(name string) string { return "t." + myIdent(name) },
-		dc:      dc,
-		extreme: func(fn, a, b string) string { return "COALESCE(" + fn + "(" + a + ", " + b + "), " + a + ", " + b + ")" },
-		now:     "UTC_TIMESTAMP(6)",
+		lhs: func(name string) string { return "t." + myIdent(name) },
+		tc:  func(name string) string { return "t." + myIdent(name) },
+		dc:  dc,
+		extreme: func(fn, a, b string) string {
+			return "COALESCE(" + fn + "(" + a + ", " + b + "), " + a + ", " + b + ")"
+		},
+		now: "UTC_TIMESTAMP(6)",
 	}
 }
 
