@@ -60,28 +60,18 @@ func (t *Table) logicalRowsMySQL() string {
 	for i, k := range t.spec.Key {
 		keys[i] = "t." + myIdent(k.Name)
 	}
-	vals := make([]string, len(t.spec.Columns))
-	for i, c := range t.spec.Columns {
-		col := "t." + myIdent(c.Name)
-		switch c.Op {
-		case Add:
-			vals[i] = asTextMySQL("SUM("+col+")", t.types[i])
-		case Greatest:
-			vals[i] = asTextMySQL("MAX("+col+")", t.types[i])
-		case Least, Assign: // Assign: an unslotted table's one row
-			vals[i] = asTextMySQL("MIN("+col+")", t.types[i])
-		case FollowsNewest: // the value of the slot with the newest followed value (NULLs last)
-			f := "s." + myIdent(t.spec.Columns[t.follows[i]].Name)
+	col := func(alias string, i int) string { return alias + "." + myIdent(t.spec.Columns[i].Name) }
+	vals := t.slotFolds(func(fn string, i int) string { return asTextMySQL(strings.ToUpper(fn)+"("+col("t", i)+")", t.types[i]) },
+		func(i int) string { // the value of the slot with the newest followed value (NULLs last)
 			same := make([]string, len(t.spec.Key))
 			for k, key := range t.spec.Key {
 				same[k] = "s." + myIdent(key.Name) + " = t." + myIdent(key.Name)
 			}
-			vals[i] = "(SELECT " + asTextMySQL("s."+myIdent(c.Name), t.types[i]) + " FROM " + myIdent(t.spec.Name) + " AS s WHERE " +
+			f := col("s", t.follows[i])
+			return "(SELECT " + asTextMySQL(col("s", i), t.types[i]) + " FROM " + myIdent(t.spec.Name) + " AS s WHERE " +
 				strings.Join(same, " AND ") + " ORDER BY " + f + " IS NULL, " + f + " DESC LIMIT 1)"
-		case ServerTime:
-			vals[i] = "CASE WHEN COUNT(" + col + ") > 0 THEN '0' END"
-		}
-	}
+		},
+		func(i int) string { return "CASE WHEN COUNT(" + col("t", i) + ") > 0 THEN '0' END" })
 	return "SELECT " + t.rowKeyMySQL("t") + " AS k, " + binText("JSON_ARRAY("+strings.Join(vals, ", ")+")") + " AS v, COUNT(*) AS slots" +
 		" FROM " + myIdent(t.spec.Name) + " AS t GROUP BY " + strings.Join(keys, ", ")
 }

@@ -427,22 +427,12 @@ func (t *Table) logicalRowsSQL() string {
 	for i, k := range t.spec.Key {
 		keys[i] = ident(k.Name)
 	}
-	vals := make([]string, len(t.spec.Columns))
-	for i, c := range t.spec.Columns {
-		col := ident(c.Name)
-		switch c.Op {
-		case Add:
-			vals[i] = asText("sum("+col+")", t.types[i])
-		case Greatest:
-			vals[i] = asText("max("+col+")", t.types[i])
-		case Least, Assign: // Assign: an unslotted table's one row
-			vals[i] = asText("min("+col+")", t.types[i])
-		case FollowsNewest:
-			vals[i] = "(array_agg(" + asText(col, t.types[i]) + " ORDER BY " + ident(t.spec.Columns[t.follows[i]].Name) + " DESC NULLS LAST))[1]"
-		case ServerTime:
-			vals[i] = "CASE WHEN count(" + col + ") > 0 THEN '0' END"
-		}
-	}
+	col := func(i int) string { return ident(t.spec.Columns[i].Name) }
+	vals := t.slotFolds(func(fn string, i int) string { return asText(fn+"("+col(i)+")", t.types[i]) },
+		func(i int) string {
+			return "(array_agg(" + asText(col(i), t.types[i]) + " ORDER BY " + col(t.follows[i]) + " DESC NULLS LAST))[1]"
+		},
+		func(i int) string { return "CASE WHEN count(" + col(i) + ") > 0 THEN '0' END" })
 	k := strings.Join(keys, ", ")
 	return "SELECT ARRAY[" + strings.Join(prefixed(keys, "", "::text"), ", ") + "], ARRAY[" + strings.Join(vals, ", ") + "]::text[], count(*)" +
 		" FROM " + ident(t.spec.Name) + " GROUP BY " + k
@@ -541,18 +531,36 @@ func (pgReads) foldSQL(t *Table) string {
 func (t *Table) folds(none string, agg func(fn string, i int) string) []string {
 	aggs := make([]string, len(t.spec.Columns))
 	for i, c := range t.spec.Columns {
-		switch c.Op {
-		case Add:
-			aggs[i] = agg("sum", i)
-		case Greatest:
-			aggs[i] = agg("max", i)
-		case Least:
-			aggs[i] = agg("min", i)
-		default:
-			aggs[i] = none
+		aggs[i] = none
+		if fn := foldOf[c.Op]; fn != "" {
+			aggs[i] = agg(fn, i)
 		}
 	}
 	return aggs
+}
+
+// foldOf is the aggregate that folds a column of an Op over rows.
+var foldOf = map[Op]string{Add: "sum", Greatest: "max", Least: "min"}
+
+// slotFolds are the SQL of each declared column of t folded over a logical row's slots
+// (logicalRowsSQL): agg's of its aggregate (folds'; an Assign column's min, an unslotted
+// table's one row), newest's of a FollowsNewest column, present's of a ServerTime column ('0'
+// where a slot has one: presence only).
+func (t *Table) slotFolds(agg func(fn string, i int) string, newest, present func(i int) string) []string {
+	vals := make([]string, len(t.spec.Columns))
+	for i, c := range t.spec.Columns {
+		switch fn := foldOf[c.Op]; {
+		case fn != "":
+			vals[i] = agg(fn, i)
+		case c.Op == Assign:
+			vals[i] = agg("min", i)
+		case c.Op == FollowsNewest:
+			vals[i] = newest(i)
+		case c.Op == ServerTime:
+			vals[i] = present(i)
+		}
+	}
+	return vals
 }
 
 func (pgReads) newestSQL(t *Table, col int) string {
