@@ -11,10 +11,11 @@ import (
 	"time"
 )
 
-// An axis is a setting of RunConfig that one invocation can step over: --levels steps the
-// concurrency, --slots-levels the slots, --rtt-levels the round trip added to PostgreSQL,
-// --pool-levels the load's pool size, --rates the offered rate, --batch-levels the queue's
-// batch, --flush-interval-levels the longest a partial batch waits. An Axis says everything the kit does with one: its flag and how its values parse and
+// An axis is a setting of RunConfig that one invocation can step over: --databases steps the
+// database's kind, --levels the concurrency, --slots-levels the slots, --rtt-levels the round
+// trip added to the database, --pool-levels the load's pool size, --rates the offered rate,
+// --batch-levels the queue's batch, --flush-interval-levels the longest a partial batch waits.
+// An Axis says everything the kit does with one: its flag and how its values parse and
 // are bounded; the setting a run takes its value in (so a run's position on every axis is its
 // RunConfig, one place); how values sort; how a row and a ladder name a value; the figures a
 // ladder level shows beside the common ones (its columns) and the rule that finds the
@@ -25,7 +26,7 @@ import (
 //
 // A new axis is a value added to Axes and the code that reads its setting (the engine or the
 // suite, as for any setting). It need not be a number: a text axis (Text) takes names, as the
-// database's kind (postgres, mariadb) will. Several axes may be stepped at once (a search over
+// database's kind (postgres, mariadb) does. Several axes may be stepped at once (a search over
 // mode × slots × pool size × batch): Rungs crosses them, a run records where it stood on each
 // (Run.Rung), and SummarizeOver groups runs by any set of axes.
 type Axis struct {
@@ -93,6 +94,16 @@ const (
 
 // The axes, in the order Rungs crosses them (the first outermost) and a row names them.
 var (
+	// AxisDatabase steps the database's kind: each value a temporary server of its own, the
+	// same work on each. A kind's figures are its own: its runs pair only with runs of the same
+	// kind (compare), and a ladder over it has no rule (nothing is found across two engines:
+	// the levels speak for themselves).
+	AxisDatabase = &Axis{Name: "database", Flag: "databases", Title: "database", Across: "the database's kind",
+		Usage: "the same runs on each kind of database, e.g. postgres,mariadb: a temporary server of each, started when its runs begin and stopped after them, their runs tabled side by side per mode",
+		Unit:  UnitText, Choices: []string{"postgres", "mariadb"}, Want: "postgres or mariadb", Unset: &Value{Text: "postgres"},
+		Row:     func(v string, _ RunConfig) string { return "on " + KindName(v) },
+		Columns: []string{MetricThroughputRPS, MetricP99Ms, MetricPersistLagP99Ms, MetricMaxLockWaiters, MetricServerCPUPerRequest},
+		Chart:   []string{MetricThroughputRPS, MetricP99Ms}}
 	AxisConcurrency = &Axis{Name: "concurrency", Flag: "levels", Title: "concurrency", Across: "concurrency",
 		Usage: "concurrency ladder, e.g. 1,2,4,8,64 (one run per mode and level, each for --duration)",
 		Unit:  UnitCount, Want: "a positive integer", Load: true, ForDuration: true,
@@ -148,7 +159,7 @@ var (
 )
 
 // Axes lists every axis.
-var Axes = []*Axis{AxisConcurrency, AxisSlots, AxisRTT, AxisPool, AxisRate, AxisBatch, AxisFlushInterval}
+var Axes = []*Axis{AxisDatabase, AxisConcurrency, AxisSlots, AxisRTT, AxisPool, AxisRate, AxisBatch, AxisFlushInterval}
 
 // AxisNamed is the axis whose Name is name; nil when there is none.
 func AxisNamed(name string) *Axis {

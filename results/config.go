@@ -494,6 +494,14 @@ func (c RunConfig) Canonical() RunConfig {
 	return c
 }
 
+// DatabaseKind is the kind of the run's database: its Database, postgres when absent.
+func (c RunConfig) DatabaseKind() string {
+	if c.Database == "" {
+		return "postgres"
+	}
+	return c.Database
+}
+
 // JudgedByObjective says c's invocation stepped over an axis whose rule judges its levels by
 // the latency objective (a pool ladder's best size).
 func (c RunConfig) JudgedByObjective() bool {

@@ -48,6 +48,11 @@ var columns = map[string]Column{
 	MetricSkipped:            {Label: "skipped", Unit: UnitCount},
 	MetricWritesPerUpdate:    {Label: "writes per UPDATE", Unit: UnitCount},
 	MetricWALBytesPerRequest: {Label: "WAL per request", Unit: UnitBytes},
+	MetricServerCPUPerRequest: {Label: "server CPU per request", Unit: UnitMs,
+		of: func(m map[string]Spread) (float64, bool) {
+			s, ok := m[MetricServerCPUPerRequest]
+			return s.Median / 1000, ok
+		}},
 	ColumnMaxWaiters: {Label: "max waiters", Unit: UnitCount,
 		of: func(m map[string]Spread) (float64, bool) { return maxWithPrefix(m, MetricMaxWaitersPrefix), true }},
 	ColumnMaxWaitersPerRow: {Label: "max waiters per row", Unit: UnitCount,

@@ -86,7 +86,11 @@ import (
 //     database and InnoDB's innodb_* settings (absent: PostgreSQL) and mysql_url; a run's
 //     InnoDB figures; a calibration's why (skipped on MySQL). Converted (upgradeDatabaseKind):
 //     an older report's database is PostgreSQL.
-const SchemaVersion = 19
+//  20. The database's kind as an axis (--databases): the environment's databases, one server
+//     per kind a kind ladder ran on, each with its kind, version and settings. Only an
+//     addition: absent, the report's runs ran on the one server the environment's database_*
+//     fields describe.
+const SchemaVersion = 20
 
 // Report is one invocation of one suite binary.
 type Report struct {
@@ -161,6 +165,11 @@ type Environment struct {
 	// managed_postgres and postgres_start_ms).
 	ManagedDatabase bool    `json:"managed_database"`
 	DatabaseStartMs float64 `json:"database_start_ms"`
+	// Databases lists, on a ladder over the database's kind (--databases, version 20), every
+	// server the runs ran on, one per kind in the ladder's order (a run's is its config's
+	// kind: Server); the database_* fields above are then the first's. Absent: one server,
+	// the one those fields describe.
+	Databases []DatabaseServer `json:"databases,omitempty"`
 	// DatabaseURL is the server used, with the password redacted (version 19: before,
 	// postgres_url).
 	DatabaseURL string `json:"database_url,omitempty"`
@@ -190,6 +199,74 @@ type Environment struct {
 	// above hold what every process agreed on and are empty where they differed; each
 	// process's own environment is in Report.Processes (version 8).
 	Merged bool `json:"merged,omitempty"`
+}
+
+// DatabaseServer is one server of a ladder over the database's kind, as the environment's
+// database_* fields describe the one server of any other report.
+type DatabaseServer struct {
+	Kind     string            `json:"kind"`
+	Version  string            `json:"version"`
+	Settings map[string]string `json:"settings"`
+	Managed  bool              `json:"managed"`
+	StartMs  float64           `json:"start_ms"`
+	// Durability is as the environment's; DataFS the filesystem of the server's data
+	// directory.
+	Durability string `json:"durability"`
+	DataFS     string `json:"data_fs,omitempty"`
+}
+
+// ServerOf is the environment's database_* fields as one server.
+func (e Environment) ServerOf() DatabaseServer {
+	return DatabaseServer{Kind: e.kind(), Version: e.DatabaseVersion, Settings: e.DatabaseSettings, Managed: e.ManagedDatabase,
+		StartMs: e.DatabaseStartMs, Durability: e.Durability, DataFS: e.DatabaseDataFS}
+}
+
+// Servers are the servers the report's runs ran on: the kind ladder's (Databases), else the
+// one of the database_* fields.
+func (e Environment) Servers() []DatabaseServer {
+	if len(e.Databases) > 0 {
+		return e.Databases
+	}
+	return []DatabaseServer{e.ServerOf()}
+}
+
+// Kinds are the kinds of database the report's runs ran on, in the environment's order.
+func (e Environment) Kinds() []string {
+	var out []string
+	for _, s := range e.Servers() {
+		out = append(out, s.Kind)
+	}
+	return out
+}
+
+// Server is the server of kind the report's runs of that kind ran on (false: none).
+func (e Environment) Server(kind string) (DatabaseServer, bool) {
+	for _, s := range e.Servers() {
+		if s.Kind == kind {
+			return s, true
+		}
+	}
+	return DatabaseServer{}, false
+}
+
+// kind is the environment's database's kind: postgres where a report names none.
+func (e Environment) kind() string {
+	if e.DatabaseKind == "" {
+		return "postgres"
+	}
+	return e.DatabaseKind
+}
+
+// KindName names a database's kind as a reader knows it: PostgreSQL, MariaDB or MySQL
+// (PostgreSQL for "": before MySQL there was one kind).
+func KindName(kind string) string {
+	switch kind {
+	case "mariadb":
+		return "MariaDB"
+	case "mysql":
+		return "MySQL"
+	}
+	return "PostgreSQL"
 }
 
 // DataInMemory reports whether the temporary server's data directory was on a filesystem

@@ -34,7 +34,12 @@ var upgrades = [SchemaVersion]func(doc map[string]any) error{
 	16: upgradeLadders,
 	17: upgradeV17,
 	18: upgradeDatabaseKind,
+	19: upgradeV19,
 }
+
+// upgradeV19 is version 19 → 20: version 20 only added the environment's databases of a
+// ladder over the database's kind, absent in any other report. Nothing to convert.
+func upgradeV19(map[string]any) error { return nil }
 
 // upgradeDatabaseKind is version 18 → 19: the environment names the database's kind, and its
 // PostgreSQL fields become the database's (postgres_version → database_version, ...). Every

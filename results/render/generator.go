@@ -27,7 +27,7 @@ func printGenerator(w io.Writer, rep *results.Report) {
 		}
 		part := fmt.Sprintf("%s %s a request, %s", RowLabel(row), formatMicros(c.Median), shareText(m[results.MetricClientCPUShare].Median))
 		if s, ok := m[results.MetricServerCPUPerRequest]; ok {
-			part += fmt.Sprintf(" (PostgreSQL %s, %s)", formatMicros(s.Median), shareText(m[results.MetricServerCPUShare].Median))
+			part += fmt.Sprintf(" (%s %s, %s)", results.KindName(row.Config.DatabaseKind()), formatMicros(s.Median), shareText(m[results.MetricServerCPUShare].Median))
 		}
 		parts = append(parts, part)
 	}
@@ -79,7 +79,7 @@ func phasesText(runs []results.Run) string {
 	text := func(name string, t total) string {
 		s := fmt.Sprintf("%s %s (client %s CPU-s", name, FormatDuration(t.wallMs), formatPerRequest(t.client))
 		if t.serverRead {
-			s += ", PostgreSQL " + formatPerRequest(t.server) + " CPU-s"
+			s += ", " + serverName(runs) + " " + formatPerRequest(t.server) + " CPU-s"
 		}
 		return s + ")"
 	}
@@ -135,7 +135,7 @@ func boundParts(r results.Run, v results.GeneratorVerdict) []string {
 		} else {
 			of := "of that"
 			if g.Server != nil {
-				of = fmt.Sprintf("of what it and PostgreSQL spent (%s cores against %s)", formatPerRequest(g.Client.Cores), formatPerRequest(g.Server.Cores))
+				of = fmt.Sprintf("of what it and %s spent (%s cores against %s)", results.KindName(r.Config.DatabaseKind()), formatPerRequest(g.Client.Cores), formatPerRequest(g.Server.Cores))
 			}
 			parts = append(parts, fmt.Sprintf("the %s it ran on were %s busy and it took %s %s: %s of the machine, %s a request",
 				coresText(max(g.ClientCores, 1)), shareText(v.CoresBusy), shareText(v.ClientPart), of,
@@ -196,7 +196,7 @@ func notBoundText(runs []results.Run, verdicts []results.GeneratorVerdict, other
 		detail = append(detail, fmt.Sprintf("the cores it ran on %s busy", shareText(v.CoresBusy)))
 	}
 	if g.Server != nil {
-		detail = append(detail, fmt.Sprintf("PostgreSQL %s of the machine", shareText(g.Server.MachineShare)))
+		detail = append(detail, fmt.Sprintf("%s %s of the machine", results.KindName(runs[i].Config.DatabaseKind()), shareText(g.Server.MachineShare)))
 	}
 	label := ""
 	if several {

@@ -113,3 +113,57 @@ func TestGeneratorVerdictOnRecordedRuns(t *testing.T) {
 		}
 	}
 }
+
+// onKinds is the generator's report with its runs on the given kinds of database, in turn,
+// and the environment saying so (one server, or a ladder over the kinds with one of each).
+func onKinds(kinds ...string) *results.Report {
+	rep := withGenerator()
+	versions := map[string]string{"mariadb": "10.11.14-MariaDB-0+deb12u1", "postgres": "15.18"}
+	for i := range rep.Runs {
+		if len(kinds) > 1 {
+			rep.Runs[i].Config.Ladder = map[string][]results.Value{results.AxisDatabase.Name: {results.Text(kinds[0]), results.Text(kinds[1])}}
+		}
+		results.AxisDatabase.Set(&rep.Runs[i].Config, results.Text(kinds[i%len(kinds)]))
+		rep.Runs[i].Config = rep.Runs[i].Config.Canonical()
+	}
+	rep.Environment.DatabaseKind, rep.Environment.DatabaseVersion = kinds[0], versions[kinds[0]]
+	if len(kinds) > 1 {
+		for _, k := range kinds {
+			rep.Environment.Databases = append(rep.Environment.Databases, results.DatabaseServer{Kind: k, Version: versions[k], Durability: "on"})
+		}
+	}
+	return rep
+}
+
+// A run on MariaDB names MariaDB wherever a PostgreSQL run names PostgreSQL: the server's CPU
+// beside the client's, the set-up's, the generator's findings, the header; a ladder over the
+// kinds names each run's own, and the header both servers.
+func TestSummaryNamesTheRunsDatabase(t *testing.T) {
+	for _, wide := range []bool{false, true} {
+		var b strings.Builder
+		Summary(&b, onKinds("mariadb"), SummaryOptions{Modes: allModes, HotTables: counterHotTables, Wide: wide})
+		out := strings.Join(strings.Fields(b.String()), " ")
+		for _, want := range []string{"sync on MariaDB 220 µs a request, 22.0% (MariaDB 590 µs, 59.0%)", "(client 0.090 CPU-s, MariaDB 0.400 CPU-s)", "MariaDB 10.11.14"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("wide %v: the summary lacks %q:\n%s", wide, want, b.String())
+			}
+		}
+		if strings.Contains(out, "PostgreSQL") {
+			t.Errorf("wide %v: a MariaDB report's summary names PostgreSQL:\n%s", wide, b.String())
+		}
+	}
+	if got := strings.Join(generatorFindings(onKinds("mariadb").Runs), "\n"); strings.Contains(got, "PostgreSQL") || !strings.Contains(got, "what it and MariaDB spent") ||
+		!strings.Contains(got, "MariaDB 16.0% of the machine") {
+		t.Errorf("findings of a MariaDB report:\n%s", got)
+	}
+
+	var b strings.Builder
+	Summary(&b, onKinds("mariadb", "postgres"), SummaryOptions{Modes: allModes, HotTables: counterHotTables})
+	out := strings.Join(strings.Fields(b.String()), " ")
+	for _, want := range []string{"MariaDB 10.11.14 and PostgreSQL 15.18, durability on", "(MariaDB 590 µs, 59.0%)", "(PostgreSQL 2 µs, 16.0%)",
+		"(client 0.090 CPU-s, the database 0.400 CPU-s)", "sync on MariaDB", "async-compact on PostgreSQL"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("two kinds: the summary lacks %q:\n%s", want, b.String())
+		}
+	}
+}

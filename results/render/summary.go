@@ -49,7 +49,7 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%s: %s\n", rep.Suite, loadLine(rep))
-	fmt.Fprintf(&b, "  %s\n", databaseLine(rep.Environment))
+	fmt.Fprintf(&b, "  %s\n", databaseLine(rep.Environment, true))
 	printNetwork(&b, rep)
 	var out strings.Builder
 	out.WriteString(wrap(b.String(), SummaryWidth))
@@ -84,7 +84,7 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 func adviceSummary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%s: a search of %d runs\n", rep.Suite, len(rep.Runs))
-	fmt.Fprintf(&b, "  %s\n", databaseLine(rep.Environment))
+	fmt.Fprintf(&b, "  %s\n", databaseLine(rep.Environment, true))
 	printNetwork(&b, rep)
 	io.WriteString(w, wrap(b.String(), SummaryWidth))
 	if opt.Wide {
@@ -99,7 +99,7 @@ func adviceSummary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 // wideSummary is the summary with Wide: the full table, the calibration, what went wrong, the
 // open-loop rates and the warnings.
 func wideSummary(w io.Writer, rep *results.Report, modes []string) {
-	fmt.Fprintf(w, "\n%s  (%s %s, durability %s, %s)\n", rep.Suite, DatabaseName(rep.Environment), rep.Environment.DatabaseVersion, rep.Environment.DurabilityText(), rep.Environment.MachineClass)
+	fmt.Fprintf(w, "\n%s  (%s)\n", rep.Suite, databaseLine(rep.Environment, false))
 	printNetwork(w, rep)
 	// One row per run, or with repetitions the medians with their min–max spread, one row per
 	// mode (and level).
@@ -212,7 +212,7 @@ func printNetwork(w io.Writer, rep *results.Report) {
 	for _, p := range []struct {
 		name string
 		path *results.NetworkPath
-	}{{"PostgreSQL", n.Postgres}, {"Redis", n.Redis}} {
+	}{{serverName(rep.Runs), n.Postgres}, {"Redis", n.Redis}} {
 		if p.path == nil || p.path.Probes == 0 {
 			continue
 		}
@@ -363,20 +363,54 @@ func heldText(n int64) string {
 	return "; " + formatCount(float64(n)) + " accepted writes not persisted"
 }
 
-// databaseLine is the short summary's line of the database and the machine: "PostgreSQL 15.18,
-// durability on, linux-amd64-2cpu".
-func databaseLine(e results.Environment) string {
-	return fmt.Sprintf("%s %s, durability %s, %s", DatabaseName(e), shortVersion(e.DatabaseVersion), e.DurabilityText(), e.MachineClass)
+// databaseLine is the summary's line of the database and the machine: "PostgreSQL 15.18,
+// durability on, linux-amd64-2cpu"; every server of a ladder over the database's kind
+// ("MariaDB 10.11.14 and PostgreSQL 15.18, durability on, …"). short drops a packager's
+// suffix from a version.
+func databaseLine(e results.Environment, short bool) string {
+	var names, durable []string
+	for _, s := range e.Servers() {
+		v := s.Version
+		if short {
+			v = shortVersion(v)
+		}
+		names = append(names, results.KindName(s.Kind)+" "+v)
+		durable = append(durable, results.Environment{Durability: s.Durability, DatabaseDataFS: s.DataFS}.DurabilityText())
+	}
+	if len(slices.Compact(slices.Clone(durable))) > 1 { // each its own
+		for i := range names {
+			names[i] += " (durability " + durable[i] + ")"
+		}
+		return fmt.Sprintf("%s, %s", strings.Join(names, " and "), e.MachineClass)
+	}
+	return fmt.Sprintf("%s, durability %s, %s", strings.Join(names, " and "), durable[0], e.MachineClass)
 }
 
 // DatabaseName names the kind of a report's database as a reader knows it: PostgreSQL,
-// MariaDB or MySQL (PostgreSQL in a report that names none: before MySQL there was one kind).
+// MariaDB or MySQL (PostgreSQL in a report that names none: before MySQL there was one kind);
+// the kinds of a ladder over them joined ("MariaDB and PostgreSQL").
 func DatabaseName(e results.Environment) string {
-	switch e.DatabaseKind {
-	case "mariadb":
-		return "MariaDB"
-	case "mysql":
-		return "MySQL"
+	var names []string
+	for _, k := range e.Kinds() {
+		names = append(names, results.KindName(k))
 	}
-	return "PostgreSQL"
+	return strings.Join(names, " and ")
+}
+
+// serverName names the database of runs in a line about them: the kind of them all ("MariaDB"),
+// or "the database" when they ran on several kinds.
+func serverName(runs []results.Run) string {
+	name := ""
+	for i, r := range runs {
+		switch k := results.KindName(r.Config.DatabaseKind()); {
+		case i == 0:
+			name = k
+		case k != name:
+			return "the database"
+		}
+	}
+	if name == "" {
+		return "the database"
+	}
+	return name
 }

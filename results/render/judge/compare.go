@@ -981,18 +981,15 @@ func ratio(a, b float64) (float64, bool) {
 // SameDatabase refuses to pair reports measured on different kinds of database: the same work
 // on PostgreSQL and on InnoDB is two questions (a hot row's lock waits, its commits and its
 // log are each engine's own), not a change of one. A report that names no kind is
-// PostgreSQL's.
+// PostgreSQL's; one of a ladder over the kinds (--databases) pairs with a report of the same
+// kinds, each run with a run of its own kind (the kind is a setting that shapes the work).
 func SameDatabase(a, b *results.Report) error {
-	ka, kb := a.Environment.DatabaseKind, b.Environment.DatabaseKind
-	if ka == "" {
-		ka = "postgres"
-	}
-	if kb == "" {
-		kb = "postgres"
-	}
-	if ka != kb {
-		return fmt.Errorf("the reports ran on different kinds of database, %s and %s: a hot row's locks, commits and log are each engine's own, so their runs do not pair (compare runs of one kind; `baseline table` shows both side by side)",
-			render.DatabaseName(a.Environment), render.DatabaseName(b.Environment))
+	if ka, kb := a.Environment.Kinds(), b.Environment.Kinds(); !slices.Equal(ka, kb) {
+		return fmt.Errorf("the reports ran on different kinds of database, %s and %s: %s (compare runs of one kind; `baseline table` shows both side by side)",
+			render.DatabaseName(a.Environment), render.DatabaseName(b.Environment), kindsApart)
 	}
 	return nil
 }
+
+// kindsApart is why runs of two kinds of database do not pair.
+const kindsApart = "a hot row's locks, commits and log are each engine's own, so their runs do not pair"

@@ -183,6 +183,49 @@ func TestCompareDifferentDatabases(t *testing.T) {
 	}
 }
 
+// A report of a ladder over the kinds (--databases) pairs only with one of the same kinds,
+// each run with its own kind's, and --across cannot pair the kinds.
+func TestCompareKindLadder(t *testing.T) {
+	twoKinds := func() *results.Report {
+		rep := resultstest.SingleReport()
+		rep.Environment.Databases = []results.DatabaseServer{{Kind: "mariadb", Version: "10.11.14"}, {Kind: "postgres", Version: "15.18"}}
+		var runs []results.Run
+		for _, kind := range []string{"mariadb", "postgres"} {
+			for _, r := range rep.Runs {
+				r.Config.Ladder = map[string][]results.Value{"database": {results.Text("mariadb"), results.Text("postgres")}}
+				results.AxisDatabase.Set(&r.Config, results.Text(kind))
+				r.Config = r.Config.Canonical()
+				runs = append(runs, r)
+			}
+		}
+		rep.Runs = runs
+		return rep
+	}
+	_, err := Compare(resultstest.SingleReport(), twoKinds(), DefaultOptions())
+	if err == nil || !strings.Contains(err.Error(), "different kinds of database, PostgreSQL and MariaDB and PostgreSQL") {
+		t.Errorf("one kind against two: %v", err)
+	}
+	old, new := twoKinds(), twoKinds()
+	c, err := Compare(old, new, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	onMariaDB := 0
+	for _, p := range c.Pairs {
+		if strings.Contains(p.Config, "mariadb") {
+			onMariaDB++
+		}
+	}
+	if len(c.Pairs) != len(old.Runs) || onMariaDB != len(old.Runs)/2 {
+		t.Errorf("%d pairs of %d runs, %d of them on MariaDB: %+v", len(c.Pairs), len(old.Runs), onMariaDB, c.Pairs)
+	}
+	opt := DefaultOptions()
+	opt.Across = []string{"database"}
+	if _, err := Compare(old, new, opt); err == nil || !strings.Contains(err.Error(), "never pair") {
+		t.Errorf("--across database: %v", err)
+	}
+}
+
 func TestCompareNoNewWaiters(t *testing.T) {
 	old := resultstest.SingleReport()
 	new := resultstest.SingleReport()

@@ -197,6 +197,9 @@ func acrossKeys(across []string, reps ...*results.Report) (map[string]bool, erro
 		if !found {
 			return nil, fmt.Errorf("--across %s: no run of either report has that config key", name)
 		}
+		if k == results.AxisDatabase.Name {
+			return nil, fmt.Errorf("--across %s: runs on different kinds of database never pair (%s)", name, kindsApart)
+		}
 		keys[k] = true
 	}
 	return keys, nil

@@ -230,7 +230,9 @@ func environmentLine(rep *results.Report) string {
 		add("", fmt.Sprintf("%d CPU", e.NumCPU))
 	}
 	add("", e.CPUModel)
-	add(render.DatabaseName(e)+" ", e.DatabaseVersion)
+	for _, s := range e.Servers() {
+		add(results.KindName(s.Kind)+" ", s.Version)
+	}
 	add("durability ", e.DurabilityText())
 	if !e.DataInMemory() {
 		add("data on ", e.DatabaseDataFS)
