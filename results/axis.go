@@ -74,6 +74,10 @@ type Axis struct {
 	Columns, Chart []string
 	// Rule finds the ladder's answer (nil: none, the levels speak for themselves).
 	Rule *Rule
+	// Apart says the values are separate measurements, not steps of one setting (the
+	// database's kinds): a ladder over it gives no level as a share of another's, and a table
+	// puts its values side by side under each mode.
+	Apart bool
 }
 
 // Units of an axis's values and of a ladder's figures (Axis.Unit, Column.Unit). UnitMs is also
@@ -103,7 +107,7 @@ var (
 		Unit:  UnitText, Choices: []string{"postgres", "mariadb"}, Want: "postgres or mariadb", Unset: &Value{Text: "postgres"},
 		Row:     func(v string, _ RunConfig) string { return "on " + KindName(v) },
 		Columns: []string{MetricThroughputRPS, MetricP99Ms, MetricPersistLagP99Ms, MetricMaxLockWaiters, MetricServerCPUPerRequest},
-		Chart:   []string{MetricThroughputRPS, MetricP99Ms}}
+		Chart:   []string{MetricThroughputRPS, MetricP99Ms}, Apart: true}
 	AxisConcurrency = &Axis{Name: "concurrency", Flag: "levels", Title: "concurrency", Across: "concurrency",
 		Usage: "concurrency ladder, e.g. 1,2,4,8,64 (one run per mode and level, each for --duration)",
 		Unit:  UnitCount, Want: "a positive integer", Load: true, ForDuration: true,

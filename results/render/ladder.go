@@ -80,8 +80,8 @@ func printLadders(w io.Writer, rep *results.Report) {
 
 // ladderLine is "sync pool ladder: 4 → 1,500 rps, p99 35.0 ms, …; 16 → …; best 16 (…)": the
 // first column leads each level, a column shown beside the value is in parentheses after it,
-// the throughput of every level after the first is also given as a share of the first's, and
-// a level not verified says so.
+// the throughput of every level after the first is also given as a share of the first's (not
+// on an axis whose values are Apart), and a level not verified says so.
 func ladderLine(a *results.Axis, l results.Ladder) string {
 	var levels []string
 	var first float64
@@ -100,7 +100,7 @@ func ladderLine(a *results.Axis, l results.Ladder) string {
 				text := formatFigure(c.Unit, v)
 				if i == 0 {
 					first = v
-				} else if first > 0 {
+				} else if first > 0 && !a.Apart {
 					text += " (" + FormatRatio(v/first) + ")"
 				}
 				figures = append(figures, text)

@@ -211,6 +211,26 @@ func reportRows(rep *results.Report) []TableRow {
 		row.Cells = formatRow(row, r)
 		rows = append(rows, row)
 	}
+	return besideEachOther(rows)
+}
+
+// besideEachOther puts the rows of an axis whose values are Apart (the database's kinds) side
+// by side under each mode, the modes in the order they ran: "sync on MariaDB", "sync on
+// PostgreSQL", "async-compact on MariaDB", … rather than each kind's runs after the other's.
+func besideEachOther(rows []TableRow) []TableRow {
+	apart := slices.ContainsFunc(rows, func(r TableRow) bool {
+		return slices.ContainsFunc(results.Axes, func(a *results.Axis) bool { _, stepped := r.Config.Ladder[a.Name]; return a.Apart && stepped })
+	})
+	if !apart {
+		return rows
+	}
+	var modes []string
+	for _, r := range rows {
+		if !slices.Contains(modes, r.Mode) {
+			modes = append(modes, r.Mode)
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b TableRow) int { return slices.Index(modes, a.Mode) - slices.Index(modes, b.Mode) })
 	return rows
 }
 

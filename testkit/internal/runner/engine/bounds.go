@@ -32,8 +32,8 @@ const (
 )
 
 // handleSignals runs until sigs closes: the first SIGINT or SIGTERM stops new requests and gives
-// what is in flight --shutdown-timeout before it is aborted; a second aborts at once.
-func (e *engine) handleSignals(sigs <-chan os.Signal, stop, hard context.CancelFunc) {
+// what is in flight shutdown (--shutdown-timeout) before it is aborted; a second aborts at once.
+func (e *engine) handleSignals(sigs <-chan os.Signal, shutdown time.Duration, stop, hard context.CancelFunc) {
 	n := 0
 	var grace *time.Timer
 	defer func() {
@@ -53,7 +53,7 @@ func (e *engine) handleSignals(sigs <-chan os.Signal, stop, hard context.CancelF
 			name = "SIGTERM"
 		}
 		e.signal.Store(&name)
-		d := e.cfg.ShutdownTimeout
+		d := shutdown
 		fmt.Fprintf(e.stderr, "\n%s: %s: no new requests; what is in flight has %s to finish (again to abort now)\n", e.info.Name, name, d)
 		stop()
 		grace = time.AfterFunc(d, func() {

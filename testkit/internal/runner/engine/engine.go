@@ -111,7 +111,8 @@ func (e *engine) listenForSignals() (stop func()) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	done := make(chan struct{})
-	go func() { e.handleSignals(sigs, stopNew, hard); close(done) }()
+	shutdown := e.cfg.ShutdownTimeout // read here: e.cfg is each kind's in turn (runKinds)
+	go func() { e.handleSignals(sigs, shutdown, stopNew, hard); close(done) }()
 	return func() {
 		signal.Stop(sigs)
 		close(sigs)
@@ -161,7 +162,7 @@ func (e *engine) execute(stdout io.Writer) (code int) {
 		}()
 	}
 	e.report = &results.Report{SchemaVersion: results.SchemaVersion, Suite: e.info.Name, StartedAt: time.Now().UTC(), Runs: []results.Run{}}
-	err := e.runAll()
+	err := e.runKinds()
 	if closeErr := e.close(); closeErr != nil {
 		fmt.Fprintf(e.stderr, "%s: cleanup: %v\n", e.info.Name, closeErr)
 		err = errors.Join(err, closeErr)
@@ -266,6 +267,56 @@ func allVerified(r *results.Report) bool {
 	return len(r.Runs) > 0
 }
 
+// runKinds runs the plan on each kind of database it runs on, in turn (plan.ByKind: each
+// kind of --databases, else the one of the flags): a kind's server is opened when its runs
+// begin and closed once they are done, before the next kind's starts, and its runs join the
+// one report. A ladder over the kinds records each server in the environment (Databases);
+// the calibration is the one kind's that has one (it measures PostgreSQL).
+func (e *engine) runKinds() error {
+	whole := e.cfg
+	defer func() { e.cfg = whole }()
+	kinds := whole.ByKind()
+	var envs []results.Environment
+	for i, p := range kinds {
+		if i > 0 && e.stopCtx.Err() != nil {
+			break
+		}
+		e.cfg, e.unreachable = p, false
+		e.report.Environment = results.Environment{} // the kind's own, once its server answers
+		err := e.runAll()
+		if e.report.Environment.DatabaseKind != "" { // captured: the server answered
+			envs = append(envs, e.report.Environment)
+		}
+		if len(kinds) > 1 {
+			err = errors.Join(err, e.closeDatabase())
+			e.net = nil // closed: each run of a kind has its network, the invocation none of both servers
+		}
+		if err != nil {
+			e.joinEnvironments(envs, len(kinds) > 1)
+			return err
+		}
+	}
+	e.joinEnvironments(envs, len(kinds) > 1)
+	return nil
+}
+
+// joinEnvironments makes the report's environment of the kinds' (ladder: more than one kind
+// stepped over): the first's, with every server listed and the calibration the kinds made.
+func (e *engine) joinEnvironments(envs []results.Environment, ladder bool) {
+	if !ladder || len(envs) == 0 {
+		return
+	}
+	env := envs[0]
+	env.Databases = nil
+	for _, k := range envs {
+		env.Databases = append(env.Databases, k.ServerOf())
+		if c := k.Calibration; c != nil && !c.Skipped && (env.Calibration == nil || env.Calibration.Skipped) {
+			env.Calibration = c
+		}
+	}
+	e.report.Environment = env
+}
+
 func (e *engine) runAll() error {
 	c := e.cfg
 	ctx := e.hardCtx
@@ -296,7 +347,7 @@ func (e *engine) runAll() error {
 	if err := e.calibrate(ctx); err != nil { // before the first run (dbcost.go)
 		return err
 	}
-	if c.Output != "" && !results.NotAFile(c.Output) { // -o /dev/null: no samples beside it
+	if c.Output != "" && !results.NotAFile(c.Output) && e.samples == nil { // -o /dev/null: no samples beside it; one file for every kind
 		var err error
 		if e.samples, err = monitor.CreateSamples(results.SamplesPath(c.Output), e.report.Suite); err != nil {
 			return err
@@ -310,7 +361,7 @@ func (e *engine) runAll() error {
 // runTrials runs the trials src hands out, each on fresh state and verified, into the report,
 // until it has none left, a signal stops new work, or a run breaks.
 func (e *engine) runTrials(src trialSource) error {
-	for index := 0; ; index++ {
+	for index := len(e.report.Runs); ; index++ { // after a kind's runs before (runKinds)
 		if e.stopCtx.Err() != nil {
 			src.stop()
 			return nil
@@ -672,6 +723,13 @@ func (e *engine) close() error {
 	if e.samples != nil {
 		err = errors.Join(err, e.samples.Close())
 	}
+	return errors.Join(err, e.closeDatabase())
+}
+
+// closeDatabase closes what a kind's runs opened (runAll): the pooler, the server, the queues'
+// backend, the network's proxies; the next kind opens its own.
+func (e *engine) closeDatabase() error {
+	var err error
 	err = errors.Join(err, e.pooler.Close()) // before the server: its connections end first
 	if e.target != nil {
 		bound := 30 * time.Second
@@ -684,7 +742,9 @@ func (e *engine) close() error {
 		err = errors.Join(err, e.target.CloseWithin(bound))
 	}
 	err = errors.Join(err, e.queues.Close())
-	return errors.Join(err, e.net.Close())
+	err = errors.Join(err, e.net.Close())
+	e.pooler, e.target, e.db, e.queues = nil, nil, nil, nil // the network's stay: the report's network is read from them (finishNetwork)
+	return err
 }
 
 func (e *engine) writeReport(stdout io.Writer) error {

@@ -31,7 +31,7 @@ func TestSignalName(t *testing.T) {
 	stopped := make(chan struct{})
 	handled := make(chan struct{})
 	go func() {
-		e.handleSignals(sigs, func() { close(stopped) }, hard)
+		e.handleSignals(sigs, e.cfg.ShutdownTimeout, func() { close(stopped) }, hard)
 		close(handled)
 	}()
 	read := make(chan string)
@@ -112,7 +112,7 @@ func TestUnreachableReasonSaysWhatEndedTheWait(t *testing.T) {
 		e, hard := newEngine()
 		sigs := make(chan os.Signal, 1)
 		handled := make(chan struct{})
-		go func() { e.handleSignals(sigs, func() {}, hard); close(handled) }()
+		go func() { e.handleSignals(sigs, e.cfg.ShutdownTimeout, func() {}, hard); close(handled) }()
 		defer func() { close(sigs); <-handled; hard() }()
 		post, cancelPost := e.postLoad()
 		defer cancelPost()

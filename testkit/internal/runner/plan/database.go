@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/hotspotkit/hotspotkit/results"
@@ -55,6 +56,60 @@ var postgresOnly = []struct{ flag, what string }{
 // innodbFlags are InnoDB's run settings.
 var innodbFlags = []string{"innodb-deadlock-detect", "innodb-lock-wait-timeout", "innodb-flush-log-at-trx-commit"}
 
+// Kinds are the kinds of database a ladder over them runs on, one after the other
+// (--databases, in the axis's order); nil without one (the one kind of --database or a URL).
+func (c *Plan) Kinds() []string {
+	var out []string
+	for _, v := range c.Ladder[results.AxisDatabase.Name] {
+		out = append(out, v.Text)
+	}
+	return out
+}
+
+// ByKind is the plan of each kind of database the invocation runs on, in turn: with
+// --databases, one per kind, its database that kind (its temporary server, dialect, retry
+// classes) and its rungs that kind's (Rungs); else the plan itself. The engine runs each on a
+// server of its own, started when its runs begin and stopped after them.
+func (c *Plan) ByKind() []*Plan {
+	kinds := c.Kinds()
+	if len(kinds) == 0 {
+		return []*Plan{c}
+	}
+	out := make([]*Plan, 0, len(kinds))
+	for _, k := range kinds {
+		p := *c
+		p.Database, p.kind = k, k
+		p.RetryClasses = retryClasses(c.retryRaw, c.Faults, p.Dialect(), func(string, ...any) {}) // checked in validate
+		out = append(out, &p)
+	}
+	return out
+}
+
+// validateKinds checks the database's flags for each kind the invocation runs on: a ladder
+// over the kinds starts a temporary server of each (no URL: a server of yours is one kind),
+// runs no search (--advise tries configurations on one server), and every kind takes the
+// flags given (a PostgreSQL-only flag is refused with mariadb among them).
+func (c *parser) validateKinds(bad func(string, ...any)) {
+	kinds := c.Kinds()
+	switch {
+	case len(kinds) == 0:
+		c.validateDatabase(bad)
+		return
+	case c.PostgresURL != "" || c.MySQLURL != "":
+		bad("--databases starts a temporary server of each kind; --postgres-url and --mysql-url are one server of yours (give the URL without --databases, or --databases without a URL)")
+		return
+	case c.Advice.On:
+		bad("--databases and --advise exclude each other: a search tries configurations on one database (run it once per --database)")
+		return
+	}
+	given := c.Database
+	for _, k := range kinds {
+		c.Database = k
+		c.validateDatabase(bad)
+	}
+	c.Database = given
+}
+
 // validateDatabase checks the database's flags against each other: one kind, one URL of its
 // scheme, each kind's own flags with it only, InnoDB's settings set only on a server the run
 // starts, the temporary server's binaries found.
@@ -82,7 +137,7 @@ func (c *parser) validateDatabase(bad func(string, ...any)) {
 	}
 	if !c.OnMySQL() {
 		for _, f := range append(innodbFlags, "mariadb-bin-dir") {
-			if changed(f) {
+			if changed(f) && !slices.Contains(c.Kinds(), "mariadb") { // a ladder's MariaDB takes them
 				bad("--%s is MySQL's and MariaDB's: it needs --database mariadb or --mysql-url", f)
 			}
 		}
@@ -123,8 +178,11 @@ func (c *parser) validateDatabase(bad func(string, ...any)) {
 
 // mysqlName names the MySQL server of the flags in an error.
 func (c *Plan) mysqlName() string {
-	if c.MySQLURL != "" {
+	switch {
+	case c.MySQLURL != "":
 		return "--mysql-url"
+	case len(c.Kinds()) > 0:
+		return "mariadb in --databases"
 	}
 	return "--database mariadb"
 }

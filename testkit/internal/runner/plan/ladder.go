@@ -129,6 +129,9 @@ func (c *Plan) Rungs() []results.Position {
 	for _, a := range results.Axes {
 		out = results.Cross(out, a, c.Ladder[a.Name])
 	}
+	if c.kind != "" { // a kind's plan: that kind's rungs (ByKind)
+		out = slices.DeleteFunc(out, func(p results.Position) bool { return p[results.AxisDatabase.Name] != results.Text(c.kind) })
+	}
 	return out
 }
 

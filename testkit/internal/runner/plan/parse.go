@@ -50,8 +50,10 @@ func Parse(s testkit.Suite, args []string, out io.Writer) (*Plan, error) {
 		return nil, err
 	}
 	if v, ok := s.(testkit.Validator); ok {
-		if err := v.Validate(c.Config()); err != nil {
-			return nil, err
+		for _, p := range c.ByKind() { // each kind of database the invocation runs on
+			if err := v.Validate(p.Config()); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := checkOutputWritable(c.Output); err != nil {

@@ -101,6 +101,11 @@ type Plan struct {
 	// recorded and suiteFlags are what the report records of every run (RunConfig, record.go).
 	recorded   results.RunConfig
 	suiteFlags map[string]any
+	// retryRaw is --retry-classes as given: a kind's plan (ByKind) takes its defaults from it.
+	retryRaw []string
+	// kind is the kind of a kind's plan of a ladder over the kinds (ByKind): its rungs are
+	// that kind's; "" in any other plan.
+	kind string
 }
 
 // The defaults of the bounds of a run's waits. A request at the default flags (100 workers on
@@ -275,6 +280,7 @@ func (c *parser) validate() error {
 	case c.FaultEvery > 0 && c.Duration == 0:
 		bad("--fault-every needs --duration (the length of the soak its faults rotate through)")
 	}
+	c.retryRaw = c.retryClassesRaw
 	c.RetryClasses = retryClasses(c.retryClassesRaw, c.Faults, c.Dialect(), bad)
 	c.validateConnPool(bad) // connpool.go
 	if c.Schema != "" {
@@ -282,7 +288,7 @@ func (c *parser) validate() error {
 			bad("--schema: %v", err)
 		}
 	}
-	c.validateDatabase(bad) // database.go
+	c.validateKinds(bad) // database.go
 	c.Role = c.Streams().Validate(c.fs, redisrun.Common{Modes: len(c.Modes), AsyncModes: countFunc(c.Modes, testkit.Mode.Async),
 		DatabaseURL: c.DatabaseURL(), Schema: c.Schema, Repeat: c.Repeat, Requests: c.Requests}, bad)
 	c.validateNetwork(bad) // network.go
