@@ -168,3 +168,49 @@ func TestRTTAxisBound(t *testing.T) {
 		t.Errorf("the RTT axis is bound at %s, the proxy at %s", got, netdelay.MaxRTT)
 	}
 }
+
+// --databases: a plan per kind, each its database, dialect and retry classes, its rungs that
+// kind's (each run's config records the ladder of both); refused with a URL, --database,
+// --advise, another ladder, an unknown kind, or a PostgreSQL-only flag with mariadb among them.
+func TestDatabasesAreKinds(t *testing.T) {
+	p := parse(t, usagecounter.New(), "--databases postgres,mariadb --requests 300 --fault lock-timeout=2000")
+	if !slices.Equal(p.Kinds(), []string{"mariadb", "postgres"}) || len(p.Rungs()) != 2 {
+		t.Fatalf("kinds %v, rungs %v", p.Kinds(), p.Rungs())
+	}
+	plans := p.ByKind()
+	if len(plans) != 2 {
+		t.Fatalf("%d plans", len(plans))
+	}
+	for i, kind := range []string{"mariadb", "postgres"} {
+		k := plans[i]
+		rungs := k.Rungs()
+		if k.Database != kind || len(rungs) != 1 || rungs[0][results.AxisDatabase.Name] != results.Text(kind) {
+			t.Errorf("%s's plan: database %q, rungs %v", kind, k.Database, rungs)
+			continue
+		}
+		rc := k.RunConfig(rungs[0], 300)
+		if rc.DatabaseKind() != kind || len(rc.Ladder[results.AxisDatabase.Name]) != 2 {
+			t.Errorf("%s's run records kind %q, ladder %v", kind, rc.DatabaseKind(), rc.Ladder)
+		}
+		if onMySQL := kind == "mariadb"; k.OnMySQL() != onMySQL || slices.Contains(k.RetryClasses, "mysql-1205") != onMySQL {
+			t.Errorf("%s's plan: on MySQL %v, retry classes %v", kind, k.OnMySQL(), k.RetryClasses)
+		}
+	}
+	if p.Database != "postgres" || p.RetryClasses == nil {
+		t.Errorf("ByKind changed the plan: %q %v", p.Database, p.RetryClasses)
+	}
+	if one := parse(t, usagecounter.New(), "--requests 300"); len(one.ByKind()) != 1 || one.ByKind()[0] != one || one.Kinds() != nil {
+		t.Errorf("without --databases: %v", one.ByKind())
+	}
+	for args, want := range map[string]string{
+		"--databases postgres,oracle":                                          `--databases: "oracle" is not postgres or mariadb`,
+		"--databases postgres,mariadb --postgres-url postgres://h/db":          "--databases starts a temporary server of each kind; --postgres-url and --mysql-url are one server of yours",
+		"--databases postgres,mariadb --mysql-url mysql://u@h:3306/":           "--databases starts a temporary server of each kind",
+		"--databases postgres,mariadb --database mariadb":                      "--database and --databases exclude each other",
+		"--databases postgres,mariadb --pool-levels 4,8":                       "--databases and --pool-levels exclude each other (one ladder per invocation)",
+		"--databases postgres,mariadb --pooler pgbouncer":                      "--pooler is PostgreSQL's (PgBouncer, a pooler of PostgreSQL's): not with mariadb in --databases",
+		"--databases postgres,mariadb --advise --pool-levels 4,8 --modes sync": "--databases and --advise exclude each other",
+	} {
+		refused(t, usagecounter.New(), args, want)
+	}
+}
