@@ -15,7 +15,9 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/hotrow"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/mariadbtest"
+	"github.com/hotspotkit/hotspotkit/results/render/judge"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
+	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
@@ -240,5 +242,49 @@ func TestMySQLPartitionThatNeverHeals(t *testing.T) {
 	suitetest.Verified(t, r)
 	if !suitetest.Fired(r, "net-blackhole") || r.Load.ErrorCounts["request_timeout"] == 0 {
 		t.Errorf("the partition: faults %+v, errors %v", r.Faults, r.Load.ErrorCounts)
+	}
+}
+
+// --databases postgres,mariadb runs the same work on a temporary server of each kind, one
+// after the other, into one report: every run verified and labelled by its kind, both servers
+// in the environment with their versions, a ladder over the kinds per mode, the summary naming
+// each run's database.
+func TestDatabasesLadderRunsBothKinds(t *testing.T) {
+	needMariaDB(t)
+	code, rep, stderr := suitetest.Run(t, usagecounter.New(), "--databases", "postgres,mariadb", "--modes", "sync,async-compact",
+		"--requests", "300", "--concurrency", "12")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if len(rep.Runs) != 4 {
+		t.Fatalf("%d runs, want sync and async-compact on each kind", len(rep.Runs))
+	}
+	seen := map[string]int{}
+	for _, r := range rep.Runs {
+		suitetest.Verified(t, r)
+		kind := r.Config.DatabaseKind()
+		seen[kind]++
+		if len(r.Config.Ladder["database"]) != 2 || (kind == "mariadb") != (r.Database != nil && r.Database.InnoDB != nil) {
+			t.Errorf("%s on %s: ladder %v, InnoDB's figures %v", r.Mode, kind, r.Config.Ladder, r.Database)
+		}
+	}
+	if seen["postgres"] != 2 || seen["mariadb"] != 2 {
+		t.Errorf("runs by kind: %v", seen)
+	}
+	servers := rep.Environment.Databases
+	if len(servers) != 2 || servers[0].Kind != "mariadb" || !strings.Contains(servers[0].Version, "MariaDB") ||
+		servers[1].Kind != "postgres" || !strings.HasPrefix(servers[1].Version, "1") || !servers[0].Managed || !servers[1].Managed {
+		t.Errorf("the environment's servers: %+v", servers)
+	}
+	if len(rep.Ladders) != 2 || rep.Ladders[0].Axis != "database" || len(rep.Ladders[0].Levels) != 2 {
+		t.Errorf("ladders: %+v", rep.Ladders)
+	}
+	for _, want := range []string{"sync on MariaDB", "sync on PostgreSQL", "async-compact on MariaDB", "async-compact on PostgreSQL", "sync database ladder: mariadb → "} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, stderr)
+		}
+	}
+	if err := judge.SameDatabase(rep, rep); err != nil {
+		t.Errorf("a report of both kinds does not pair with itself: %v", err)
 	}
 }
