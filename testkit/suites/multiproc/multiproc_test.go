@@ -506,7 +506,7 @@ func TestSplitRunMerged(t *testing.T) {
 func scrapedWhole(t *testing.T, ps, cs *scraper, consumed *results.Queue) {
 	t.Helper()
 	labels := func(role string) []string {
-		return []string{"suite=" + counterSuite.name, "mode=async-compact", "role=" + role, "run=0", "level=0"}
+		return []string{"suite=" + counterSuite.name, "mode=async-compact", "role=" + role, "run=0", "level=0", "database=postgres"}
 	}
 	for _, c := range []struct {
 		sc     *scraper

@@ -39,13 +39,16 @@ type Labels struct {
 	Role  string
 	Run   int // the run's index in the invocation, from 0
 	Level int // the ladder's concurrency, 0 outside a ladder
+	// Database is the kind of the run's database: postgres, mariadb or mysql (a ladder over
+	// the kinds, --databases, has runs of each).
+	Database string
 }
 
 func (l Labels) values() []string {
-	return []string{l.Suite, l.Mode, l.Role, strconv.Itoa(l.Run), strconv.Itoa(l.Level)}
+	return []string{l.Suite, l.Mode, l.Role, strconv.Itoa(l.Run), strconv.Itoa(l.Level), l.Database}
 }
 
-var labelNames = []string{"suite", "mode", "role", "run", "level"}
+var labelNames = []string{"suite", "mode", "role", "run", "level", "database"}
 
 // Pool is what the collector reads of a connection pool.
 type Pool struct{ Acquired, Idle, Max int32 }

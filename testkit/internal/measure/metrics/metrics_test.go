@@ -46,7 +46,7 @@ func TestServerShowsRunsAndKeepsFinalValues(t *testing.T) {
 	live := finishedLoad(t, 1000)
 	depth, serverWaits, cpu := int64(5), int64(7), 1500*time.Millisecond
 	run := srv.Watch(Source{
-		Labels: Labels{Suite: "s", Mode: "async", Role: "both", Run: 2, Level: 8},
+		Labels: Labels{Suite: "s", Mode: "async", Role: "both", Run: 2, Level: 8, Database: "mariadb"},
 		Live:   live,
 		Monitor: func() results.Sample {
 			return results.Sample{WaitersByLockType: map[string]int64{"tuple": 3}, ServerSessions: 16, ClientCPUShare: 0.375,
@@ -58,7 +58,7 @@ func TestServerShowsRunsAndKeepsFinalValues(t *testing.T) {
 		PersistLag: func() *hist.Histogram { return lagOf(100) },
 		ClientCPU:  func() time.Duration { return cpu },
 	})
-	labels := []string{"suite=s", "mode=async", "role=both", "run=2", "level=8"}
+	labels := []string{"suite=s", "mode=async", "role=both", "run=2", "level=8", "database=mariadb"}
 	get := func() metricstest.Scrape {
 		s, err := metricstest.Get(srv.URL())
 		if err != nil {

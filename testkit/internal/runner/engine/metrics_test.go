@@ -38,7 +38,7 @@ func waitForEndpoint(t *testing.T, stderr fmt.Stringer, done <-chan struct{}) st
 }
 
 func runLabels(suite string, r results.Run, index int) []string {
-	return []string{"suite=" + suite, "mode=" + r.Mode, "role=both", fmt.Sprintf("run=%d", index), fmt.Sprintf("level=%d", r.Level())}
+	return []string{"suite=" + suite, "mode=" + r.Mode, "role=both", fmt.Sprintf("run=%d", index), fmt.Sprintf("level=%d", r.Level()), "database=" + r.Config.DatabaseKind()}
 }
 
 // TestMetricsEndpointFollowsTheRun scrapes --metrics-addr while three modes run, parses every

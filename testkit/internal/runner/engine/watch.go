@@ -86,7 +86,7 @@ func (e *engine) watch(r *run, live *load.Live, last func() results.Sample, pool
 	u0, s0 := clientcost.ProcessCPU()
 	usage := poolUsage(pool)
 	src := metrics.Source{
-		Labels:    metrics.Labels{Suite: e.info.Name, Mode: r.Mode, Role: e.cfg.Settings.Role, Run: r.Index, Level: r.level},
+		Labels:    metrics.Labels{Suite: e.info.Name, Mode: r.Mode, Role: e.cfg.Settings.Role, Run: r.Index, Level: r.level, Database: r.Config.DatabaseKind()},
 		Live:      live,
 		Monitor:   last,
 		HotTables: e.info.HotTables,
