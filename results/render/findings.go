@@ -25,9 +25,12 @@ const BaselineMode = "sync"
 // The mode with the most throughput comes first. Modes that ran at several rungs (a ladder)
 // are compared at the baseline's rung only.
 func Findings(rep *results.Report, hotTables []string) []string {
-	rows := reportRows(rep)
 	var out []string
-	if i := baselineRow(rows); i >= 0 {
+	for _, rows := range apartGroups(reportRows(rep)) { // each kind of database against itself
+		i := baselineRow(rows)
+		if i < 0 {
+			continue
+		}
 		base := rows[i]
 		var others []TableRow
 		for _, r := range rows {
@@ -49,6 +52,32 @@ func Findings(rep *results.Report, hotTables []string) []string {
 	out = append(out, generatorFindings(rep.Runs)...) // generator.go
 	if v := verifiedFinding(rep.Runs); v != "" {
 		out = append(out, v)
+	}
+	return out
+}
+
+// apartGroups splits rows by their values on the axes whose values are Apart (the database's
+// kinds), in the order the values first appear: a mode is measured against the baseline of its
+// own kind, never another's. One group without such an axis.
+func apartGroups(rows []TableRow) [][]TableRow {
+	var keys []string
+	groups := map[string][]TableRow{}
+	for _, r := range rows {
+		var parts []string
+		for _, a := range results.Axes {
+			if v, ok := r.At[a.Name]; ok && a.Apart {
+				parts = append(parts, a.Name+"="+v.String())
+			}
+		}
+		k := strings.Join(parts, ",")
+		if _, seen := groups[k]; !seen {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	out := make([][]TableRow, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, groups[k])
 	}
 	return out
 }

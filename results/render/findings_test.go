@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/recordstest"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/resultstest"
 	"github.com/hotspotkit/hotspotkit/results"
 )
 
@@ -281,5 +282,41 @@ func TestSummaryOfSkewedHotKeys(t *testing.T) {
 	}
 	if cell := cellsByTitle(t, Table([]*results.Report{rep}), 0)["hottest share"]; cell != "18.9% (18.8%–18.9%)" {
 		t.Errorf("hottest share cell %q", cell)
+	}
+}
+
+// On a ladder over the database's kinds each kind's modes are measured against its own sync,
+// never against the other kind's, and the table puts the kinds side by side under each mode.
+func TestFindingsPerKind(t *testing.T) {
+	rep := resultstest.SingleReport()
+	var runs []results.Run
+	for _, kind := range []string{"mariadb", "postgres"} {
+		for _, r := range rep.Runs {
+			r.Config.Ladder = map[string][]results.Value{results.AxisDatabase.Name: {results.Text("mariadb"), results.Text("postgres")}}
+			results.AxisDatabase.Set(&r.Config, results.Text(kind))
+			r.Config = r.Config.Canonical()
+			if kind == "postgres" {
+				r.Load.ThroughputRPS *= 2
+			}
+			runs = append(runs, r)
+		}
+	}
+	rep.Runs = runs
+	var got []string
+	for _, f := range Findings(rep, counterHotTables) {
+		if strings.Contains(f, "sync's throughput") {
+			got = append(got, f)
+		}
+	}
+	if len(got) != 2 || !strings.HasPrefix(got[0], "async-compact on MariaDB: 76× sync's throughput (160,000 against 2,100") ||
+		!strings.HasPrefix(got[1], "async-compact on PostgreSQL: 76× sync's throughput (320,000 against 4,200") {
+		t.Errorf("findings per kind:\n%s", strings.Join(got, "\n"))
+	}
+	var order []string
+	for _, r := range Table([]*results.Report{rep}).Rows {
+		order = append(order, r.Cells[1])
+	}
+	if want := []string{"sync on MariaDB", "sync on PostgreSQL", "async-compact on MariaDB", "async-compact on PostgreSQL"}; !slices.Equal(order, want) {
+		t.Errorf("rows %q, want %q", order, want)
 	}
 }
