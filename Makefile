@@ -111,12 +111,16 @@ DEADCODE = $(GO) build -o $(BIN)/deadcode golang.org/x/tools/cmd/deadcode && \
 deadcode:
 	@$(DEADCODE)
 
+# TEST_FLAGS: more flags for go test, e.g. TEST_FLAGS=-json to list what skipped and why
+# (docs/testing.md).
+TEST_FLAGS ?=
+
 test: setup-test
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet -race -trimpath ./...
 	@$(DEADCODE)
-	$(TEST_TEMPLATES) $(TEST_ENV) $(GO) test -p $(TEST_P) -vet=off -race -trimpath -ldflags=-w -timeout 25m $$($(GO) list $(SLOW_TESTS); $(GO) list ./... | grep -vxF "$$($(GO) list $(SLOW_TESTS))")
+	$(TEST_TEMPLATES) $(TEST_ENV) $(GO) test -p $(TEST_P) -vet=off -race -trimpath -ldflags=-w -timeout 25m $(TEST_FLAGS) $$($(GO) list $(SLOW_TESTS); $(GO) list ./... | grep -vxF "$$($(GO) list $(SLOW_TESTS))")
 
 # Micro-benchmarks (queue enqueue/merge/flush, load engine); recorded, never asserted.
 bench:

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -99,6 +100,10 @@ var evidenceTitles = []column{
 	{"sessions", true}, {"WAL/req", true}, {"result", false},
 }
 
+// evidenceLog is the index of the log's column among evidenceTitles: PostgreSQL's WAL, or
+// InnoDB's redo on MySQL (logMetrics).
+const evidenceLog = 6
+
 // evidenceLabel is the index of the configuration's label among evidenceTitles.
 const evidenceLabel = 1
 
@@ -110,6 +115,7 @@ const evidenceLabel = 1
 func writeEvidence(w io.Writer, rep *results.Report) {
 	a := rep.Advice
 	rows := [][]string{}
+	titles := slices.Clone(evidenceTitles)
 	for i, c := range a.Configurations {
 		if c.Status == results.ConfigUntried {
 			continue
@@ -128,20 +134,25 @@ func writeEvidence(w io.Writer, rep *results.Report) {
 			row[3] = FormatDuration(r.Load.LatencyMs.P99)
 			row[4] = opt(results.MetricPersistLagP99Ms, FormatDuration)
 			row[5] = opt(results.MetricServerSessions, FormatCount)
-			row[6] = opt(results.MetricWALBytesPerRequest, FormatBytes)
+			row[evidenceLog] = logPerRequest(m)
+			for _, l := range logMetrics {
+				if _, ok := m[l.metric]; ok {
+					titles[evidenceLog].title = l.title
+				}
+			}
 		}
 		rows = append(rows, row)
 	}
 	if len(rows) == 0 {
 		return
 	}
-	if over := tableWidth(evidenceTitles, rows) - SummaryWidth; over > 0 {
-		most := max(len(evidenceTitles[evidenceLabel].title), columnWidths(evidenceTitles, rows)[evidenceLabel]-over)
+	if over := tableWidth(titles, rows) - SummaryWidth; over > 0 {
+		most := max(len(titles[evidenceLabel].title), columnWidths(titles, rows)[evidenceLabel]-over)
 		for _, row := range rows {
 			row[evidenceLabel] = truncate(row[evidenceLabel], most)
 		}
 	}
-	writeColumns(w, evidenceTitles, rows)
+	writeColumns(w, titles, rows)
 }
 
 // longestTrial is c's search trial of the greatest length (the last of them when equal).
@@ -279,8 +290,10 @@ func choiceText(a *results.Advice, c *results.Choice) string {
 		parts = append(parts, FormatCount(v)+" sessions")
 	}
 	parts = append(parts, formatRPS(f[results.MetricThroughputRPS])+"/s")
-	if v, ok := f[results.MetricWALBytesPerRequest]; ok {
-		parts = append(parts, "WAL "+FormatBytes(v)+"/req")
+	for _, l := range logMetrics {
+		if v, ok := f[l.metric]; ok {
+			parts = append(parts, strings.TrimSuffix(l.title, "/req")+" "+FormatBytes(v)+"/req")
+		}
 	}
 	runs := "1 run"
 	if len(c.Runs) != 1 {
@@ -327,7 +340,7 @@ func confirmationText(a *results.Advice) string {
 // judgedLabel names a confirmation's figures.
 var judgedLabel = map[string]string{
 	results.MetricP99Ms: "p99", results.MetricPersistLagP99Ms: "lag p99", results.MetricServerSessions: "sessions",
-	results.MetricWALBytesPerRequest: "WAL/req", results.MetricThroughputRPS: "throughput",
+	results.MetricWALBytesPerRequest: "WAL/req", results.MetricRedoBytesPerRequest: "redo/req", results.MetricThroughputRPS: "throughput",
 }
 
 // headroomText says how far the answer's load went and what broke first.
@@ -414,4 +427,4 @@ func plural(n int, one, many string) string {
 }
 
 // shortOrder is the order of cost (results.Advice.Order) in a line.
-const shortOrder = "sync, slots, outbox, async, async-compact; then a smaller pool, less WAL, less lag"
+const shortOrder = "sync, slots, outbox, async, async-compact; then a smaller pool, less WAL (InnoDB: redo), less lag"

@@ -257,7 +257,8 @@ func (s *Search) searchTrial(c *config, rung int) Trial {
 }
 
 // rank orders a group's open configurations by their screening: those that held first, then
-// those that missed by least; then less WAL per request (equal within 5%), then less lag.
+// those that missed by least; then less WAL (InnoDB: redo) per request (equal within 5%), then
+// less lag.
 func (s *Search) rank(open []*config) []*config {
 	type key struct {
 		worst float64
@@ -269,8 +270,8 @@ func (s *Search) rank(open []*config) []*config {
 		f := c.trials[0].figs
 		w, _ := worst(c.trials[0].misses)
 		k := key{worst: w, lag: f.lag}
-		if f.wal > 0 {
-			k.wal = math.Round(math.Log(f.wal) / math.Log(1.05)) // buckets 5% apart
+		if l := f.logBytes(); l > 0 {
+			k.wal = math.Round(math.Log(l) / math.Log(1.05)) // buckets 5% apart
 		}
 		keys[c] = k
 	}

@@ -152,6 +152,7 @@ var judged = []struct {
 	{results.MetricPersistLagP99Ms, verdict.LowerIsBetter, func(f figures) (float64, bool) { return f.lag, f.hasLag }},
 	{results.MetricServerSessions, verdict.LowerIsBetter, func(f figures) (float64, bool) { return f.sessions, f.sessions > 0 }},
 	{results.MetricWALBytesPerRequest, verdict.LowerIsBetter, func(f figures) (float64, bool) { return f.wal, f.wal > 0 }},
+	{results.MetricRedoBytesPerRequest, verdict.LowerIsBetter, func(f figures) (float64, bool) { return f.redo, f.redo > 0 }},
 	{results.MetricThroughputRPS, verdict.HigherIsBetter, func(f figures) (float64, bool) { return f.throughput, true }},
 }
 
@@ -203,6 +204,8 @@ func cheaperBy(a, b *config, js []results.Judgement, swapped bool) string {
 	switch {
 	case verdictOn(js, results.MetricWALBytesPerRequest) == better:
 		return "less WAL per request"
+	case verdictOn(js, results.MetricRedoBytesPerRequest) == better:
+		return "less redo per request"
 	case verdictOn(js, results.MetricPersistLagP99Ms) == better:
 		return "less lag"
 	}
@@ -220,19 +223,20 @@ func verdictOn(js []results.Judgement, metric string) string {
 }
 
 // measuredBetter says the runner-up is cheaper than the winner on what the order of cost
-// measures, by the verdicts: less WAL per request, or as much and less lag.
+// measures, by the verdicts: less WAL (InnoDB: redo) per request, or as much and less lag.
 func measuredBetter(js []results.Judgement) bool {
-	wal := verdictOn(js, results.MetricWALBytesPerRequest)
+	wal := verdictOn(js, results.MetricWALBytesPerRequest) + verdictOn(js, results.MetricRedoBytesPerRequest) // a run has one
 	return wal == string(verdict.Better) ||
 		wal != string(verdict.Worse) && verdictOn(js, results.MetricPersistLagP99Ms) == string(verdict.Better)
 }
 
 // withinNoise says no verdict told the two apart on an objective's figure (nor, for two
-// configurations the order of cost told apart by what it measures, on the WAL and the lag).
+// configurations the order of cost told apart by what it measures, on the WAL or redo and the lag).
 func (s *Search) withinNoise(js []results.Judgement, measured bool) bool {
 	o := s.spec.Objectives
 	deciding := map[string]bool{results.MetricP99Ms: o.P99Ms > 0, results.MetricPersistLagP99Ms: o.LagP99Ms > 0 || measured,
-		results.MetricServerSessions: o.MaxServerSessions > 0, results.MetricWALBytesPerRequest: measured}
+		results.MetricServerSessions: o.MaxServerSessions > 0, results.MetricWALBytesPerRequest: measured,
+		results.MetricRedoBytesPerRequest: measured}
 	for _, j := range js {
 		if deciding[j.Metric] && (j.Verdict == string(verdict.Better) || j.Verdict == string(verdict.Worse)) {
 			return false

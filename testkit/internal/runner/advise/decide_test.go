@@ -13,11 +13,11 @@ import (
 
 // fig is what a made-up run shows: its latencies in ms, its costs, its waits.
 type fig struct {
-	p99, lag, wal, sessions, acquire, lockWait, sched float64
-	waiters, perRow                                   int64 // perRow 0: not measured
-	failed                                            int64
-	unverified                                        bool
-	sent                                              float64 // an open loop's share sent (0: a closed loop)
+	p99, lag, wal, redo, sessions, acquire, lockWait, sched float64
+	waiters, perRow                                         int64 // perRow 0: not measured
+	failed                                                  int64
+	unverified                                              bool
+	sent                                                    float64 // an open loop's share sent (0: a closed loop)
 }
 
 // made is a run of mode at pool showing f.
@@ -35,8 +35,8 @@ func made(mode testkit.Mode, pool int, f fig) results.Run {
 	if mode.Async() {
 		r.Queue = &results.Queue{PersistLagMs: results.Latency{P99: f.lag}}
 	}
-	if f.wal > 0 {
-		r.Database = &results.Database{PerRequest: results.PerRequest{WALBytes: f.wal}}
+	if f.wal > 0 || f.redo > 0 {
+		r.Database = &results.Database{PerRequest: results.PerRequest{WALBytes: f.wal, RedoBytes: f.redo}}
 	}
 	if f.sent > 0 {
 		r.Load.OpenLoop = &results.OpenLoop{SentShare: f.sent, ScheduleLagMs: results.Latency{P99: f.sched}}
@@ -193,6 +193,33 @@ func TestGroupRankedByWALThenJudged(t *testing.T) {
 	cf := a.Confirmation
 	if a.Answer == nil || at(Trial{At: a.Answer.At}, results.AxisBatch) != 50 || !cf.Swapped || cf.CheaperBy != "less WAL per request" || cf.WithinNoise {
 		t.Fatalf("answer %+v, confirmation %+v: want batch 50 by its WAL", a.Answer, cf)
+	}
+}
+
+// On MySQL and MariaDB the order of cost reads InnoDB's redo where PostgreSQL's WAL would be:
+// the same search as TestGroupRankedByWALThenJudged, its figures redo's.
+func TestGroupRankedByRedoOnMySQL(t *testing.T) {
+	space := map[string][]results.Value{results.AxisBatch.Name: {results.Number(50), results.Number(1000)}}
+	w := func(tr Trial) results.Run {
+		batch := at(tr, results.AxisBatch)
+		f := fig{p99: 0.01, lag: 50, redo: 300}
+		switch {
+		case tr.Phase == results.PhaseScreen && batch == 1000:
+			f.redo = 250
+		case tr.Phase == results.PhaseScreen:
+		case batch == 50:
+			f.redo = 200 + float64(len(tr.Phase))
+		}
+		return made(tr.Mode, 64, f)
+	}
+	spec := closedSpec([]testkit.Mode{testkit.AsyncCompact}, space, results.Objectives{P99Ms: 5})
+	a, trials, _ := drive(t, spec, w, time.Second)
+	if at(trials[2], results.AxisBatch) != 1000 {
+		t.Fatalf("third trial %v: want batch 1000, ranked first by its screening's redo", trials[2])
+	}
+	cf := a.Confirmation
+	if a.Answer == nil || at(Trial{At: a.Answer.At}, results.AxisBatch) != 50 || !cf.Swapped || cf.CheaperBy != "less redo per request" || cf.WithinNoise {
+		t.Fatalf("answer %+v, confirmation %+v: want batch 50 by its redo", a.Answer, cf)
 	}
 }
 

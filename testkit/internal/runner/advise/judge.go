@@ -23,8 +23,9 @@ type figures struct {
 	sessions float64
 	// sent is the share of an open loop's arrivals sent (1 in a closed loop).
 	sent float64
-	// The figures the order of cost and the evidence read beside the objectives'.
-	wal, throughput float64
+	// The figures the order of cost and the evidence read beside the objectives': the
+	// database's log per request (PostgreSQL's WAL, or InnoDB's redo on MySQL and MariaDB).
+	wal, redo, throughput float64
 	// What the pruning rules and the headroom's diagnosis read: the pool's size and the
 	// workers, the most sessions waiting on a lock (and on one row: -1 when not measured) and
 	// the table most waited on, the longest lock wait, the wait for a pool connection, an open
@@ -49,7 +50,7 @@ func figuresOf(r results.Run) figures {
 		f.sent = ol.SentShare
 	}
 	if d := r.Database; d != nil {
-		f.wal = d.PerRequest.WALBytes
+		f.wal, f.redo = d.PerRequest.WALBytes, d.PerRequest.RedoBytes
 	}
 	lm := r.LockMonitor
 	f.pool, f.concurrency = r.Config.MaxConnections, r.Config.Concurrency
@@ -100,6 +101,7 @@ func merge(fs []figures) figures {
 	out.sessions = med(func(f figures) (float64, bool) { return f.sessions, f.sessions > 0 })
 	out.sent = med(func(f figures) (float64, bool) { return f.sent, true })
 	out.wal = med(func(f figures) (float64, bool) { return f.wal, f.wal > 0 })
+	out.redo = med(func(f figures) (float64, bool) { return f.redo, f.redo > 0 })
 	out.throughput = med(func(f figures) (float64, bool) { return f.throughput, true })
 	return out
 }
@@ -208,4 +210,13 @@ func dominates(a, b figures, o results.Objectives) bool {
 		return false
 	}
 	return a.sent >= b.sent
+}
+
+// logBytes is what the database wrote to its log per request: PostgreSQL's WAL, or InnoDB's
+// redo (a run has one or the other; 0 when it was not read).
+func (f figures) logBytes() float64 {
+	if f.wal > 0 {
+		return f.wal
+	}
+	return f.redo
 }

@@ -3,17 +3,13 @@ package engine
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/dbstats"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/dbkind"
 )
-
-// sessionExitDeadline bounds the wait for closed connections' backends to exit (and so flush
-// their statistics) before a reading.
-const sessionExitDeadline = 5 * time.Second
 
 // calibrate records the machine's reference rates in the environment, once, before the first
 // run (package calibrate), on the largest pool of any run (plan.MaxPool), or through a pooler
@@ -26,7 +22,7 @@ func (e *engine) calibrate(ctx context.Context) error {
 		e.report.Environment.Calibration = &results.Calibration{Skipped: true}
 		return nil
 	}
-	cal, err := e.db.calibrate(ctx, e.serverPool(), c.QueueWorkers) // the kind's (dbkind.go)
+	cal, err := e.db.Calibrate(ctx, e.serverPool(), c.QueueWorkers) // the kind's (package dbkind)
 	if err != nil {
 		return err
 	}
@@ -35,7 +31,7 @@ func (e *engine) calibrate(ctx context.Context) error {
 }
 
 // dbFigures is the database's own figures over a run (results.Database), read through the
-// database's kind (dbKind). The figures are an addition to the run: when they cannot be read,
+// database's kind (dbkind.Kind). The figures are an addition to the run: when they cannot be read,
 // the run goes on without them (said on stderr).
 type dbFigures struct {
 	e     *engine
@@ -49,8 +45,8 @@ type dbFigures struct {
 	waits     interface{ waitEvents() map[string]int64 }
 	observers []observer
 
-	window figuresWindow // nil when the figures cannot be read
-	pings  int64         // the target's pool pings at the start reading (database.Target.Pings)
+	window dbkind.Figures // nil when the figures cannot be read
+	pings  int64          // the target's pool pings at the start reading (database.Target.Pings)
 	// server is every statement's server time over the run (dbstats.ServerTimes), once ended.
 	server map[string]dbstats.Timed
 }
@@ -58,10 +54,10 @@ type dbFigures struct {
 // begin reads the database's counters the run starts from, once the sessions closed before
 // the run (prior: the calibration's, earlier runs') have exited and flushed their statistics.
 // The run's own sessions, open by now (a Redis consumer's flush pool connects at once), are
-// end's to wait for: waiting here for them to exit would wait out sessionExitDeadline on every
+// end's to wait for: waiting here for them to exit would wait out the kind's deadline on every
 // run.
 func (f *dbFigures) begin(ctx context.Context) error {
-	w, err := f.e.db.figuresFrom(ctx, f.prior)
+	w, err := f.e.db.FiguresFrom(ctx, f.prior)
 	if err != nil {
 		f.e.figuresLeftOut(err)
 		return nil
@@ -84,7 +80,7 @@ func (f *dbFigures) end(ctx context.Context, ran ranLoad, out *results.Run) {
 	}
 	e := f.e
 	sessions := append(e.target.TakeSessions(), e.releasePooler(ctx)...)
-	db, server, err := f.window.end(ctx, sessions, func() dbstats.Inputs {
+	db, server, err := f.window.End(ctx, sessions, func() dbstats.Inputs {
 		// Not the run's work: the observers' transactions, and the pools' liveness pings (one
 		// transaction each).
 		observed := e.target.Pings() - f.pings

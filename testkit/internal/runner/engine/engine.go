@@ -9,7 +9,7 @@
 // netpath (the proxies and probes of the network), pooler (the pooler between the service and
 // PostgreSQL), hostenv (the machine a report was measured on), results/render (the summary
 // table, the same as `baseline table`). It knows suites only through package testkit's
-// interfaces, and the database's kind only through dbKind (dbkind.go).
+// interfaces, and the database's kind only through package dbkind's Kind.
 package engine
 
 import (
@@ -38,6 +38,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/stmttime"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/advise"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/backend"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/dbkind"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/netpath"
@@ -45,8 +46,6 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/pooler"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/redisrun"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/runenv"
-	"github.com/hotspotkit/hotspotkit/testkit/servers/mariadbserver"
-	"github.com/hotspotkit/hotspotkit/testkit/servers/pgserver"
 )
 
 // Exit codes.
@@ -68,7 +67,7 @@ type engine struct {
 	stderr io.Writer
 
 	target  database.Target // the run's database, of either kind; it stops a temporary server
-	db      dbKind          // what the database's kind lends the runs' instruments (dbkind.go)
+	db      dbkind.Kind     // what the database's kind lends the runs' instruments (package dbkind)
 	samples *monitor.SampleWriter
 	report  *results.Report
 	metrics *metrics.Server  // --metrics-addr (watch.go)
@@ -130,8 +129,7 @@ func newEngine(s testkit.Suite, p *plan.Plan, stderr io.Writer) *engine {
 func (e *engine) execute(stdout io.Writer) (code int) {
 	defer func() {
 		if p := recover(); p != nil {
-			_ = pgserver.StopAll()
-			_ = mariadbserver.StopAll()
+			_ = dbkind.StopAll()
 			_ = redisrun.StopAll()
 			_ = pooler.StopAll()
 			panic(p)
@@ -320,10 +318,10 @@ func (e *engine) joinEnvironments(envs []results.Environment, ladder bool) {
 func (e *engine) runAll() error {
 	c := e.cfg
 	ctx := e.hardCtx
-	if err := e.openDatabase(ctx); err != nil { // dbkind.go
+	if err := e.openDatabase(ctx); err != nil { // package dbkind
 		return err
 	}
-	if err := e.db.checkRoom(ctx, e.sessionsNeeded(), c.StormSessions()); err != nil {
+	if err := e.db.CheckRoom(ctx, e.sessionsNeeded(), c.StormSessions()); err != nil {
 		return usageError{err}
 	}
 	if err := e.routePostgres(); err != nil { // --db-rtt and friends (network.go)
@@ -425,7 +423,7 @@ func (e *engine) newRun(index int, t trial) *run {
 		env.Requests = 0 // a ladder rung, a run at a rate, or a search's trial runs for its length
 	}
 	env.Config = c.RunConfig(rung, env.Requests)
-	e.db.record(&env.Config)
+	e.db.Record(&env.Config)
 	if t.length > 0 {
 		env.Config.DurationMs = results.Milliseconds(t.length)
 	}
@@ -447,7 +445,7 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 		out.Error = database.Redact(err.Error())
 		return out, err
 	}
-	meter := clientcost.New(e.db.serverProcess(ctx)) // the generator's cost (generator.go)
+	meter := clientcost.New(e.db.ServerProcess(ctx)) // the generator's cost (generator.go)
 	setUpFrom := meter.ReadCPU()
 	if !c.Joining(e.target) { // a process joining a split run finds it set up
 		if err := e.target.Reset(ctx); err != nil {
@@ -752,4 +750,27 @@ func (e *engine) writeReport(stdout io.Writer) error {
 		return e.report.Write(stdout)
 	}
 	return e.report.WriteFile(e.cfg.Output)
+}
+
+// openDatabase opens the run's database, of the kind the flags name (package dbkind), sized
+// for the invocation's sessions. An error reaching a server given by URL is bad input.
+func (e *engine) openDatabase(ctx context.Context) error {
+	c := e.cfg
+	target, kind, err := dbkind.Open(ctx, dbkind.Options{
+		Database: database.Options{URL: c.DatabaseURL(), Schema: c.Schema, KeepSchema: c.KeepsSchema(), ReuseSchema: c.ReuseSchema, SQL: e.info.SQL},
+		MySQL:    c.OnMySQL(), Faults: c.Faults,
+		Dir: c.PgDir, Unsafe: c.UnsafeNoFsync, MaxConnections: e.sessionsNeeded() + serverMargin,
+		PgBinDir: c.PgBinDir, PgUser: c.PgUser, PgDownload: c.PgDownload,
+		Notice:        func(msg string) { fmt.Fprintf(e.stderr, "%s: %s\n", e.info.Name, msg) },
+		MariaDBBinDir: c.MariaDBBinDir, DeadlockDetectOff: c.InnoDBDeadlockDetect == "off",
+		LockWaitTimeoutMs: c.InnoDBLockWaitTimeoutMs, FlushLogAtTrxCommit: c.InnoDBFlushLogAtTrxCommit,
+	})
+	if bad := (dbkind.BadInput{}); errors.As(err, &bad) {
+		return usageError{err}
+	}
+	if err != nil {
+		return err
+	}
+	e.target, e.db = target, kind
+	return nil
 }

@@ -106,13 +106,13 @@ func struck(ctx context.Context) (context.Context, context.CancelFunc) {
 func (t faultTarget) RestartPostgres(ctx context.Context) error {
 	ctx, cancel := struck(ctx)
 	defer cancel()
-	return t.e.db.restart(ctx)
+	return t.e.db.Restart(ctx)
 }
 
 func (t faultTarget) CrashPostgres(ctx context.Context) (string, error) {
 	ctx, cancel := struck(ctx)
 	defer cancel()
-	return t.e.db.crash(ctx)
+	return t.e.db.Crash(ctx)
 }
 
 func (t faultTarget) RestartPooler(ctx context.Context) (string, error) {

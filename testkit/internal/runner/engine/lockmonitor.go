@@ -12,16 +12,17 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/monitor"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/dbkind"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
 )
 
-// lockMonitor is the run's monitor of the database (dbKind.watch): lock waiters, sessions and
+// lockMonitor is the run's monitor of the database (dbkind.Kind.Watch): lock waiters, sessions and
 // the load's pool sampled while the load runs, into the run's LockMonitor and Pool, the samples
 // file and, for the other instruments, its latest sample, its series and its totals.
 type lockMonitor struct {
 	e   *engine
 	cfg monitor.Config
-	mon locks // nil until begun
+	mon dbkind.Locks // nil until begun
 }
 
 // monitorConfig is the monitor of run r, whose load runs on pool and counts its requests in live.
@@ -46,7 +47,7 @@ func (e *engine) monitorConfig(r *run, pool database.Pool, wl *testkit.Workload,
 }
 
 func (l *lockMonitor) begin(ctx context.Context) error {
-	mon, err := l.e.db.watch(ctx, l.cfg)
+	mon, err := l.e.db.Watch(ctx, l.cfg)
 	l.mon = mon
 	return err
 }
@@ -64,7 +65,7 @@ func (l *lockMonitor) series() []monitor.Point { return l.mon.Series() }
 // waitEvents are the totals of the run's sessions by wait event (the database's figures).
 func (l *lockMonitor) waitEvents() map[string]int64 { return l.mon.WaitEvents() }
 
-func (l *lockMonitor) observed() int64 { return l.mon.transactions() }
+func (l *lockMonitor) observed() int64 { return l.mon.Transactions() }
 
 // maxGoroutines is the most goroutines the process had at a sample (the generator's cost).
 func (l *lockMonitor) maxGoroutines() int { return l.mon.MaxGoroutines() }

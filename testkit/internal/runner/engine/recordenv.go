@@ -22,7 +22,7 @@ func (e *engine) captureEnvironment(ctx context.Context) error {
 	env.ManagedDatabase = e.target.Managed()
 	env.Schema = e.target.Schema()
 	env.Durability = durability(info.Settings)
-	if started, dir, ok := e.db.temporary(); ok {
+	if started, dir, ok := e.db.Temporary(); ok {
 		env.DatabaseStartMs = units.Ms(started)
 		env.DatabaseDataFS = hostenv.FSType(dir)
 	} else {

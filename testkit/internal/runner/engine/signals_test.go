@@ -14,6 +14,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/backend"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/dbkind"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/plan"
 	"github.com/hotspotkit/hotspotkit/testkit/servers/pgserver"
 )
@@ -72,7 +73,7 @@ func TestUnreachableReasonSaysWhatEndedTheWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	target, err := database.Open(ctx, database.Options{URL: srv.DSN(), KeepSchema: true})
+	target, kind, err := dbkind.Open(ctx, dbkind.Options{Database: database.Options{URL: srv.DSN(), KeepSchema: true}})
 	if err != nil {
 		_ = srv.Stop()
 		t.Fatal(err)
@@ -84,7 +85,7 @@ func TestUnreachableReasonSaysWhatEndedTheWait(t *testing.T) {
 	r := &run{backend: backend.Inline{}}
 	newEngine := func() (*engine, context.CancelFunc) {
 		hardCtx, hard := context.WithCancel(context.Background())
-		e := &engine{info: testkit.Info{Name: "suite"}, cfg: &plan.Plan{}, stderr: io.Discard, hardCtx: hardCtx, target: target.Target(), db: postgres{target: target}}
+		e := &engine{info: testkit.Info{Name: "suite"}, cfg: &plan.Plan{}, stderr: io.Discard, hardCtx: hardCtx, target: target, db: kind}
 		e.cfg.ShutdownTimeout = 100 * time.Millisecond
 		return e, hard
 	}

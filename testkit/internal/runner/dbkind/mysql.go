@@ -1,4 +1,4 @@
-package engine
+package dbkind
 
 import (
 	"context"
@@ -34,34 +34,33 @@ type mysqlKind struct {
 	restarts atomic.Int64
 }
 
-// openMySQL starts the temporary MariaDB or reaches --mysql-url's server, opens the run's
+// openMySQL starts the temporary MariaDB or reaches the URL's server, opens the run's
 // database on it, and checks what only the server can say: it is InnoDB's, and it can take
 // the faults asked for.
-func (e *engine) openMySQL(ctx context.Context) (database.Target, dbKind, error) {
-	target, srv, err := openOn(ctx, e.databaseOptions(), e.startMariaDB, database.OpenMySQL)
+func openMySQL(ctx context.Context, o Options) (database.Target, Kind, error) {
+	target, srv, err := openOn(ctx, o.Database, func(ctx context.Context) (*mariadbserver.Server, error) { return startMariaDB(ctx, o) }, database.OpenMySQL)
 	if err != nil {
 		return nil, nil, err
 	}
 	k := &mysqlKind{target: target, server: srv}
-	if err := k.inspect(ctx, e.cfg.Faults); err != nil {
-		return nil, nil, errors.Join(usageError{err}, target.Close())
+	if err := k.inspect(ctx, o.Faults); err != nil {
+		return nil, nil, errors.Join(BadInput{err}, target.Close())
 	}
 	return target, k, nil
 }
 
 // startMariaDB starts the temporary MariaDB with the run's InnoDB settings, sized for the
 // invocation's sessions as the temporary PostgreSQL is.
-func (e *engine) startMariaDB(ctx context.Context) (*mariadbserver.Server, error) {
-	c := e.cfg
-	bins, err := mariadbserver.FindBinaries(c.MariaDBBinDir)
+func startMariaDB(ctx context.Context, o Options) (*mariadbserver.Server, error) {
+	bins, err := mariadbserver.FindBinaries(o.MariaDBBinDir)
 	if err != nil {
 		return nil, err
 	}
-	cfg := mariadbserver.Config{Binaries: bins, TempDir: c.PgDir, Unsafe: c.UnsafeNoFsync,
-		MaxConnections: e.sessionsNeeded() + serverMargin, DeadlockDetectOff: c.InnoDBDeadlockDetect == "off",
-		LockWaitTimeout: results.Duration(c.InnoDBLockWaitTimeoutMs)}
-	if !c.UnsafeNoFsync {
-		cfg.FlushLogAtTrxCommit = c.InnoDBFlushLogAtTrxCommit
+	cfg := mariadbserver.Config{Binaries: bins, TempDir: o.Dir, Unsafe: o.Unsafe,
+		MaxConnections: o.MaxConnections, DeadlockDetectOff: o.DeadlockDetectOff,
+		LockWaitTimeout: results.Duration(o.LockWaitTimeoutMs)}
+	if !o.Unsafe {
+		cfg.FlushLogAtTrxCommit = o.FlushLogAtTrxCommit
 	}
 	return mariadbserver.Start(ctx, cfg)
 }
@@ -92,7 +91,7 @@ func (k *mysqlKind) inspect(ctx context.Context, fs []faults.Fault) error {
 	return nil
 }
 
-func (k *mysqlKind) name() string {
+func (k *mysqlKind) Name() string {
 	if k.target.Kind() == database.KindMariaDB {
 		return "MariaDB"
 	}
@@ -108,9 +107,9 @@ func (k *mysqlKind) admin() (innodb.Queryer, error) {
 	return q, nil
 }
 
-// figuresFrom reads InnoDB's counters on the admin connection; a closed session's figures are
+// FiguresFrom reads InnoDB's counters on the admin connection; a closed session's figures are
 // counted at once (no wait for the sessions of prior).
-func (k *mysqlKind) figuresFrom(ctx context.Context, _ []int64) (figuresWindow, error) {
+func (k *mysqlKind) FiguresFrom(ctx context.Context, _ []int64) (Figures, error) {
 	q, err := k.admin()
 	if err != nil {
 		return nil, err
@@ -138,7 +137,7 @@ type innodbFigures struct {
 	start  innodb.Snapshot
 }
 
-func (w innodbFigures) end(ctx context.Context, _ []int64, in func() dbstats.Inputs) (*results.Database, map[string]dbstats.Timed, error) {
+func (w innodbFigures) End(ctx context.Context, _ []int64, in func() dbstats.Inputs) (*results.Database, map[string]dbstats.Timed, error) {
 	q, err := w.k.admin()
 	if err != nil {
 		return nil, nil, err
@@ -150,10 +149,10 @@ func (w innodbFigures) end(ctx context.Context, _ []int64, in func() dbstats.Inp
 	return w.reader.Delta(w.start, end, in()), innodb.ServerTimes(w.start, end), nil
 }
 
-// watch samples InnoDB's lock view on a connection of its own, directly to the server, of the
+// Watch samples InnoDB's lock view on a connection of its own, directly to the server, of the
 // service's sessions by their ids (the target's; the probe of the service's path is no
 // session of the service's, as on PostgreSQL).
-func (k *mysqlKind) watch(ctx context.Context, cfg monitor.Config) (locks, error) {
+func (k *mysqlKind) Watch(ctx context.Context, cfg monitor.Config) (Locks, error) {
 	connector, err := k.target.ObserverConnector("hotspotkit-monitor")
 	if err != nil {
 		return nil, err
@@ -169,9 +168,9 @@ func (k *mysqlKind) watch(ctx context.Context, cfg monitor.Config) (locks, error
 // viewMonitor is a monitor whose view counts what it ran (its set-up included).
 type viewMonitor struct{ *monitor.Monitor }
 
-func (m viewMonitor) transactions() int64 { return m.Statements() }
+func (m viewMonitor) Transactions() int64 { return m.Statements() }
 
-func (k *mysqlKind) restart(ctx context.Context) error {
+func (k *mysqlKind) Restart(ctx context.Context) error {
 	if k.server == nil {
 		return errNoServer
 	}
@@ -180,7 +179,7 @@ func (k *mysqlKind) restart(ctx context.Context) error {
 	return err
 }
 
-func (k *mysqlKind) crash(ctx context.Context) (string, error) {
+func (k *mysqlKind) Crash(ctx context.Context) (string, error) {
 	if k.server == nil {
 		return "", errNoServer
 	}
@@ -192,27 +191,27 @@ func (k *mysqlKind) crash(ctx context.Context) (string, error) {
 	return crashed(recovered, err, "mariadbd killed (SIGKILL: no shutdown, no checkpoint), started again on the same port and data; InnoDB's crash recovery ran")
 }
 
-// serverProcess is the temporary server's mariadbd (one process); a server given by URL's is
+// ServerProcess is the temporary server's mariadbd (one process); a server given by URL's is
 // not looked for.
-func (k *mysqlKind) serverProcess(context.Context) func() int {
+func (k *mysqlKind) ServerProcess(context.Context) func() int {
 	if k.server == nil {
 		return nil
 	}
 	return k.server.PID
 }
 
-func (k *mysqlKind) probe() netpath.Connect { return netpath.MySQLProbe(k.target) }
+func (k *mysqlKind) Probe() netpath.Connect { return netpath.MySQLProbe(k.target) }
 
 // notCalibrated is why a MySQL run has no calibration.
 const notCalibrated = "not calibrated on MySQL (the calibration measures PostgreSQL)"
 
-func (k *mysqlKind) calibrate(context.Context, int, int) (*results.Calibration, error) {
+func (k *mysqlKind) Calibrate(context.Context, int, int) (*results.Calibration, error) {
 	return &results.Calibration{Skipped: true, Why: notCalibrated}, nil
 }
 
-// checkRoom: max_connections, less the sessions open now and the one MySQL keeps for an
+// CheckRoom: max_connections, less the sessions open now and the one MySQL keeps for an
 // administrator, must hold the invocation's.
-func (k *mysqlKind) checkRoom(ctx context.Context, need, storm int) error {
+func (k *mysqlKind) CheckRoom(ctx context.Context, need, storm int) error {
 	if storm == 0 || k.server != nil {
 		return nil
 	}
@@ -227,16 +226,16 @@ func (k *mysqlKind) checkRoom(ctx context.Context, need, storm int) error {
 	return nil
 }
 
-func (k *mysqlKind) temporary() (time.Duration, string, bool) {
+func (k *mysqlKind) Temporary() (time.Duration, string, bool) {
 	if k.server == nil {
 		return 0, "", false
 	}
 	return k.server.StartDuration(), k.server.Dir(), true
 }
 
-// record puts the server's kind and its InnoDB settings, as it has them, in the run's config:
+// Record puts the server's kind and its InnoDB settings, as it has them, in the run's config:
 // on the temporary server they are the flags', read back; on a server given by URL its own.
-func (k *mysqlKind) record(c *results.RunConfig) {
+func (k *mysqlKind) Record(c *results.RunConfig) {
 	s := k.innodbSettings
 	c.Database = k.target.Kind()
 	c.InnoDBDeadlockDetect = strings.ToLower(s["innodb_deadlock_detect"])

@@ -1,4 +1,4 @@
-package engine
+package dbkind
 
 import (
 	"context"
@@ -28,10 +28,10 @@ type postgres struct {
 	server *pgserver.Server // the temporary server; nil with --postgres-url
 }
 
-// openPostgres starts the temporary PostgreSQL (startPostgres) or reaches --postgres-url's, and
+// openPostgres starts the temporary PostgreSQL (startPostgres) or reaches the URL's, and
 // opens the run's schema on it.
-func (e *engine) openPostgres(ctx context.Context) (database.Target, dbKind, error) {
-	target, srv, err := openOn(ctx, e.databaseOptions(), e.startPostgres, database.Open)
+func openPostgres(ctx context.Context, o Options) (database.Target, Kind, error) {
+	target, srv, err := openOn(ctx, o.Database, func(ctx context.Context) (*pgserver.Server, error) { return startPostgres(ctx, o) }, database.Open)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -39,13 +39,14 @@ func (e *engine) openPostgres(ctx context.Context) (database.Target, dbKind, err
 }
 
 // startPostgres starts the temporary server: local binaries, else embedded-postgres's download.
-func (e *engine) startPostgres(ctx context.Context) (*pgserver.Server, error) {
-	c := e.cfg
-	bins, err := pgserver.FindBinaries(c.PgBinDir)
+func startPostgres(ctx context.Context, o Options) (*pgserver.Server, error) {
+	bins, err := pgserver.FindBinaries(o.PgBinDir)
 	if errors.Is(err, pgserver.ErrNoLocalBinaries) {
-		fmt.Fprintf(e.stderr, "%s: no local PostgreSQL; trying embedded-postgres's download of PostgreSQL %d\n", e.info.Name, c.PgDownload.Major)
+		if o.Notice != nil {
+			o.Notice(fmt.Sprintf("no local PostgreSQL; trying embedded-postgres's download of PostgreSQL %d", o.PgDownload.Major))
+		}
 		var derr error
-		if bins, derr = pgserver.Download(c.PgDownload, ""); derr != nil {
+		if bins, derr = pgserver.Download(o.PgDownload, ""); derr != nil {
 			return nil, fmt.Errorf("%w; and the download failed: %v", err, derr)
 		}
 		err = nil
@@ -53,13 +54,13 @@ func (e *engine) startPostgres(ctx context.Context) (*pgserver.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pgserver.Start(ctx, pgserver.Config{Binaries: bins, User: c.PgUser, TempDir: c.PgDir, Unsafe: c.UnsafeNoFsync,
-		MaxConnections: e.sessionsNeeded() + serverMargin})
+	return pgserver.Start(ctx, pgserver.Config{Binaries: bins, User: o.PgUser, TempDir: o.Dir, Unsafe: o.Unsafe,
+		MaxConnections: o.MaxConnections})
 }
 
-func (postgres) name() string { return "PostgreSQL" }
+func (postgres) Name() string { return "PostgreSQL" }
 
-func (p postgres) figuresFrom(ctx context.Context, prior []int64) (figuresWindow, error) {
+func (p postgres) FiguresFrom(ctx context.Context, prior []int64) (Figures, error) {
 	admin := p.target.Admin()
 	reader, err := dbstats.NewReader(ctx, admin, p.target.Schema())
 	if err != nil {
@@ -81,7 +82,7 @@ type pgFigures struct {
 	start  dbstats.Snapshot
 }
 
-func (w pgFigures) end(ctx context.Context, sessions []int64, in func() dbstats.Inputs) (*results.Database, map[string]dbstats.Timed, error) {
+func (w pgFigures) End(ctx context.Context, sessions []int64, in func() dbstats.Inputs) (*results.Database, map[string]dbstats.Timed, error) {
 	end, err := w.reader.Take(ctx, w.target.Admin(), pids(sessions), sessionExitDeadline)
 	if err != nil {
 		return nil, nil, err
@@ -89,10 +90,10 @@ func (w pgFigures) end(ctx context.Context, sessions []int64, in func() dbstats.
 	return w.reader.Delta(w.start, end, in()), dbstats.ServerTimes(w.start, end), nil
 }
 
-// watch opens the monitor's connections directly (it observes: never through --db-rtt's proxy
+// Watch opens the monitor's connections directly (it observes: never through --db-rtt's proxy
 // or the pooler), each with its statements left out of pg_stat_statements (dbstats.Untrack)
 // and its set-up counted.
-func (p postgres) watch(ctx context.Context, cfg monitor.Config) (locks, error) {
+func (p postgres) Watch(ctx context.Context, cfg monitor.Config) (Locks, error) {
 	var setups atomic.Int64
 	mon, err := monitor.Start(ctx, func(ctx context.Context) (*pgx.Conn, error) {
 		conn, err := p.target.ConnectDirect(ctx, "hotspotkit-monitor")
@@ -114,21 +115,21 @@ type pgMonitor struct {
 	setups *atomic.Int64
 }
 
-func (m pgMonitor) transactions() int64 { return m.Statements() + m.setups.Load() }
+func (m pgMonitor) Transactions() int64 { return m.Statements() + m.setups.Load() }
 
-func (p postgres) restart(ctx context.Context) error {
+func (p postgres) Restart(ctx context.Context) error {
 	if p.server == nil {
 		return errNoServer
 	}
 	return p.server.Restart(ctx)
 }
 
-// serverProcess is the temporary server's postmaster, whichever it is now (a fault restarts
+// ServerProcess is the temporary server's postmaster, whichever it is now (a fault restarts
 // it). A --postgres-url server's is the parent of the admin session's backend when that
 // process is this machine's postmaster: a process of that number that started when the
 // server did (pg_postmaster_start_time, within 2 s), so that the number of a process in
 // another host's or container's namespace is never read here.
-func (p postgres) serverProcess(ctx context.Context) func() int {
+func (p postgres) ServerProcess(ctx context.Context) func() int {
 	if p.server != nil {
 		return p.server.PostmasterPID
 	}
@@ -151,7 +152,7 @@ func (p postgres) serverProcess(ctx context.Context) func() int {
 	return func() int { return postmaster }
 }
 
-func (p postgres) crash(ctx context.Context) (string, error) {
+func (p postgres) Crash(ctx context.Context) (string, error) {
 	if p.server == nil {
 		return "", errNoServer
 	}
@@ -159,11 +160,11 @@ func (p postgres) crash(ctx context.Context) (string, error) {
 	return crashed(recovered, err, "server killed without a checkpoint (immediate stop), started again on the same port and data; crash recovery ran")
 }
 
-func (p postgres) probe() netpath.Connect { return netpath.PostgresProbe(p.target) }
+func (p postgres) Probe() netpath.Connect { return netpath.PostgresProbe(p.target) }
 
-// calibrate measures the hot row and the batched writes on a pool of its own that reaches the
+// Calibrate measures the hot row and the batched writes on a pool of its own that reaches the
 // server directly (it measures the machine, not the network).
-func (p postgres) calibrate(ctx context.Context, conns, batchConns int) (*results.Calibration, error) {
+func (p postgres) Calibrate(ctx context.Context, conns, batchConns int) (*results.Calibration, error) {
 	pool, err := p.target.NewPool(ctx, database.PoolOptions{MaxConns: int32(max(conns, batchConns)),
 		AppName: "hotspotkit-calibrate", Direct: true})
 	if err != nil {
@@ -173,9 +174,9 @@ func (p postgres) calibrate(ctx context.Context, conns, batchConns int) (*result
 	return calibrate.Run(ctx, p.target.Admin(), pool, calibrate.Config{PoolConns: conns, BatchConns: batchConns})
 }
 
-// checkRoom: max_connections, less the sessions reserved for superusers and those open now,
+// CheckRoom: max_connections, less the sessions reserved for superusers and those open now,
 // must hold the invocation's.
-func (p postgres) checkRoom(ctx context.Context, need, storm int) error {
+func (p postgres) CheckRoom(ctx context.Context, need, storm int) error {
 	if storm == 0 || p.server != nil {
 		return nil
 	}
@@ -192,11 +193,11 @@ func (p postgres) checkRoom(ctx context.Context, need, storm int) error {
 	return nil
 }
 
-func (p postgres) temporary() (time.Duration, string, bool) {
+func (p postgres) Temporary() (time.Duration, string, bool) {
 	if p.server == nil {
 		return 0, "", false
 	}
 	return p.server.StartDuration(), p.server.Dir(), true
 }
 
-func (postgres) record(*results.RunConfig) {}
+func (postgres) Record(*results.RunConfig) {}
