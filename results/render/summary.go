@@ -296,29 +296,30 @@ func printHotKeys(w io.Writer, rep *results.Report) {
 // table.
 func printProblems(w io.Writer, rep *results.Report) {
 	for _, r := range rep.Runs {
+		label := runLabel(r) // "sync", "sync on MariaDB", "sync ×64"
 		if len(r.Load.ErrorCounts) > 0 {
-			fmt.Fprintf(w, "  %s errors: %v\n", r.Mode, r.Load.ErrorCounts)
+			fmt.Fprintf(w, "  %s errors: %v\n", label, r.Load.ErrorCounts)
 		}
 		if rt := r.Load.Retries; rt != nil && rt.RetriedRequests > 0 {
 			fmt.Fprintf(w, "  %s retries: %d requests retried (tries per request %s), retries by class %v\n",
-				r.Mode, rt.RetriedRequests, triesText(rt.TriesPerRequest), rt.RetriesByClass)
+				label, rt.RetriedRequests, triesText(rt.TriesPerRequest), rt.RetriesByClass)
 		}
 		if rt := r.Load.Retries; rt != nil && rt.MaxTries > 1 && len(rt.FailedAfterLastTryByClass) > 0 {
-			fmt.Fprintf(w, "  %s failed after %d tries: %v\n", r.Mode, rt.MaxTries, rt.FailedAfterLastTryByClass)
+			fmt.Fprintf(w, "  %s failed after %d tries: %v\n", label, rt.MaxTries, rt.FailedAfterLastTryByClass)
 		}
 		if r.Error != "" { // redacted by the engine, as the report holds it
-			fmt.Fprintf(w, "  %s: %s\n", r.Mode, r.Error)
+			fmt.Fprintf(w, "  %s: %s\n", label, r.Error)
 		}
 		if u := r.Verification.Unverified; u != nil {
-			fmt.Fprintf(w, "  %s: UNVERIFIED: %s; requests: %s succeeded, %s failed, %s of unknown outcome%s\n", r.Mode, u.Reason,
+			fmt.Fprintf(w, "  %s: UNVERIFIED: %s; requests: %s succeeded, %s failed, %s of unknown outcome%s\n", label, u.Reason,
 				formatCount(float64(u.Succeeded)), formatCount(float64(u.Failed)), formatCount(float64(u.Unknown)), heldText(u.Held))
 		}
 		for _, c := range r.Verification.Checks {
 			switch c.State {
 			case results.CheckFailed:
-				fmt.Fprintf(w, "  %s: check %q failed: expected %v, got %v\n", r.Mode, c.Name, c.Expected, c.Actual)
+				fmt.Fprintf(w, "  %s: check %q failed: expected %v, got %v\n", label, c.Name, c.Expected, c.Actual)
 			case results.CheckNotChecked:
-				fmt.Fprintf(w, "  %s: check %q not made: %s\n", r.Mode, c.Name, c.Reason)
+				fmt.Fprintf(w, "  %s: check %q not made: %s\n", label, c.Name, c.Reason)
 			}
 		}
 	}
