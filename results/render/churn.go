@@ -25,7 +25,7 @@ func printChurn(w io.Writer, rep *results.Report, wide bool) {
 			if f.Error != "" {
 				detail += " (" + f.Error + ")"
 			}
-			fmt.Fprintf(w, "  %s: conn-storm at %s: %s\n", r.Mode, FormatDuration(f.AtMs), detail)
+			fmt.Fprintf(w, "  %s: conn-storm at %s: %s\n", runLabel(r), FormatDuration(f.AtMs), detail)
 		}
 		l := r.Load
 		if l.ColdSessionRequests == 0 && l.ConnectionsOpened == 0 {
@@ -35,7 +35,7 @@ func printChurn(w io.Writer, rep *results.Report, wide bool) {
 		if r.Pooler != nil {
 			what = "a client connection's first query; through the pooler, its server connection may have been warm"
 		}
-		s := fmt.Sprintf("  %s: %s requests ran on a cold session (%s)", r.Mode, formatCount(float64(l.ColdSessionRequests)), what)
+		s := fmt.Sprintf("  %s: %s requests ran on a cold session (%s)", runLabel(r), formatCount(float64(l.ColdSessionRequests)), what)
 		if c := l.ColdSessionLatencyMs; c != nil && c.Count > 0 {
 			s += fmt.Sprintf(", p50 %s, p99 %s, max %s (all requests: p50 %s, p99 %s)", FormatDuration(c.P50), FormatDuration(c.P99),
 				FormatDuration(c.Max), FormatDuration(l.LatencyMs.P50), FormatDuration(l.LatencyMs.P99))
