@@ -87,6 +87,8 @@ type fixture struct {
 	dir                               string
 	base, slow, other, broken, batch  string
 	notReport, array, elsewhere, bare string
+	// mariadb is base measured on MariaDB; kinds on a --databases ladder of MariaDB and PostgreSQL.
+	mariadb, kinds string
 	// repeated and repeatedSlow hold 4 runs a mode; repeatedSlow's at 80% throughput.
 	repeated, repeatedSlow string
 }
@@ -105,6 +107,12 @@ func writeFixtures(t *testing.T) fixture {
 	f.base = write("base.json", report("usage_counter_hotspot_baseline", 1))
 	f.slow = write("slow.json", report("usage_counter_hotspot_baseline", 1.0/3))
 	f.other = write("other.json", report("ledger_hotspot_baseline", 1))
+	onMariaDB := report("usage_counter_hotspot_baseline", 1)
+	onMariaDB.Environment.DatabaseKind = "mariadb"
+	f.mariadb = write("mariadb.json", onMariaDB)
+	kinds := report("usage_counter_hotspot_baseline", 1)
+	kinds.Environment.Databases = []results.DatabaseServer{{Kind: "mariadb", Version: "10.11.14"}, {Kind: "postgres", Version: "15.18"}}
+	f.kinds = write("kinds.json", kinds)
 	f.batch = write("batch10.json", smallBatches(report("usage_counter_hotspot_baseline", 1)))
 	f.repeated = write("repeated.json", repeated(report("usage_counter_hotspot_baseline", 1)))
 	f.repeatedSlow = write("repeated-slow.json", repeated(report("usage_counter_hotspot_baseline", 0.8)))
@@ -190,6 +198,8 @@ func TestRunExitCodes(t *testing.T) {
 		{"compare improvement", []string{"compare", f.slow, f.base}, 0, "verdict: PASS", "", false},
 		{"compare json", []string{"compare", "-f", "json", f.base, f.slow}, 1, `"verdict": "regression"`, "", false},
 		{"compare different suites", []string{"compare", f.base, f.other}, 2, "", "different suites", true},
+		{"compare different kinds", []string{"compare", f.base, f.mariadb}, 2, "", "baseline compare: the reports ran on different kinds of database, PostgreSQL and MariaDB: a hot row's locks", true},
+		{"compare one kind against two", []string{"compare", f.kinds, f.base}, 2, "", "different kinds of database, MariaDB with PostgreSQL (--databases) and PostgreSQL", true},
 		{"compare missing file", []string{"compare", f.base, filepath.Join(f.dir, "nope.json")}, 2, "", "no such file", true},
 		{"compare not a report", []string{"compare", f.notReport, f.base}, 2, "", "not a hotspotkit report", true},
 		{"compare not an object", []string{"compare", f.base, f.array}, 2, "", "array.json", true},

@@ -986,9 +986,22 @@ func ratio(a, b float64) (float64, bool) {
 func SameDatabase(a, b *results.Report) error {
 	if ka, kb := a.Environment.Kinds(), b.Environment.Kinds(); !slices.Equal(ka, kb) {
 		return fmt.Errorf("the reports ran on different kinds of database, %s and %s: %s (compare runs of one kind; `baseline table` shows both side by side)",
-			render.DatabaseName(a.Environment), render.DatabaseName(b.Environment), kindsApart)
+			kindsText(a.Environment), kindsText(b.Environment), kindsApart)
 	}
 	return nil
+}
+
+// kindsText names a report's kinds of database in a refusal: "PostgreSQL", or a --databases
+// ladder's "MariaDB with PostgreSQL (--databases)".
+func kindsText(e results.Environment) string {
+	var names []string
+	for _, k := range e.Kinds() {
+		names = append(names, results.KindName(k))
+	}
+	if len(names) > 1 {
+		return strings.Join(names, " with ") + " (--databases)"
+	}
+	return strings.Join(names, "")
 }
 
 // kindsApart is why runs of two kinds of database do not pair.

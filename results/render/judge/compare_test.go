@@ -202,7 +202,7 @@ func TestCompareKindLadder(t *testing.T) {
 		return rep
 	}
 	_, err := Compare(resultstest.SingleReport(), twoKinds(), DefaultOptions())
-	if err == nil || !strings.Contains(err.Error(), "different kinds of database, PostgreSQL and MariaDB and PostgreSQL") {
+	if err == nil || !strings.Contains(err.Error(), "different kinds of database, PostgreSQL and MariaDB with PostgreSQL (--databases)") {
 		t.Errorf("one kind against two: %v", err)
 	}
 	old, new := twoKinds(), twoKinds()
