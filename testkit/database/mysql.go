@@ -646,6 +646,14 @@ func (s *session) Ping(ctx context.Context) error {
 	return nil
 }
 
+// Interrupt cuts the driver's connection (sqldb.Interrupter): a transaction's COMMIT or
+// ROLLBACK then ends with its context.
+func (s *session) Interrupt() {
+	if in, ok := s.Conn.(sqldb.Interrupter); ok {
+		in.Interrupt()
+	}
+}
+
 func (s *session) CheckNamedValue(nv *driver.NamedValue) error {
 	if c, ok := s.Conn.(driver.NamedValueChecker); ok {
 		return c.CheckNamedValue(nv)
@@ -655,6 +663,7 @@ func (s *session) CheckNamedValue(nv *driver.NamedValue) error {
 
 // The interfaces of go-sql-driver/mysql's connection a session hands through.
 var (
+	_ sqldb.Interrupter         = (*session)(nil)
 	_ driver.ConnBeginTx        = (*session)(nil)
 	_ driver.ConnPrepareContext = (*session)(nil)
 	_ driver.ExecerContext      = (*session)(nil)

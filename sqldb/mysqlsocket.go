@@ -1,0 +1,192 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// A MySQL transaction's end and the context it runs under.
+//
+// go-sql-driver/mysql watches the context of BEGIN and of every statement (ExecContext,
+// QueryContext): when it ends, the driver closes the connection's socket. It watches none for
+// COMMIT and ROLLBACK: database/sql's Tx.Commit and Tx.Rollback take no context, and neither
+// does the ROLLBACK database/sql sends itself when the context a transaction began with ends.
+// On a server that stops answering (a partition that never heals) they would wait for ever,
+// and so would whatever then gives the connection back (database/sql's Conn.Close waits for
+// the transaction). pgx sets a deadline in the past on a connection's socket when a
+// statement's context ends; the MySQL adapters do the same for a transaction's end: a
+// connection of MySQLConnector's keeps its socket, a transaction takes the connection's
+// Interrupt as it begins, and a context.AfterFunc on the context it began with (and on
+// Commit's or Rollback's, when that is another) interrupts it while the transaction lasts.
+// The read fails, the driver closes the connection and database/sql discards it; the error
+// says the context's end. Nothing is added to the round trips: one AfterFunc a transaction
+// (two when it ends under a context of its own), no goroutine until a context ends.
+
+// Interrupter is a driver connection that another goroutine can cut: what waits on its socket
+// fails at once, and the connection is bad from then on (database/sql discards it). The
+// connections of MySQLConnector are; a connector that wraps them in connections of its own
+// hands Interrupt on, or the COMMIT and ROLLBACK of its transactions cannot be interrupted (a
+// transaction on a connection that is no Interrupter ends as database/sql ends it).
+type Interrupter interface {
+	Interrupt()
+}
+
+// socketKey is the key under which mysqlConnector's Connect hands its dial the place of the
+// socket.
+type socketKey struct{}
+
+// keepSocket wraps dial so that the socket it opens inside a Connect of mysqlConnector's is
+// kept for the connection that Connect returns.
+func keepSocket(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if slot, ok := ctx.Value(socketKey{}).(*net.Conn); ok && err == nil {
+			*slot = c
+		}
+		return c, err
+	}
+}
+
+// plainNets are the networks the driver dials with a net.Dialer of its own (any other name is
+// a dial function registered with the driver, which only the driver reaches).
+var plainNets = map[string]bool{"": true, "tcp": true, "tcp4": true, "tcp6": true, "unix": true}
+
+// mysqlConnector is the driver's connector whose connections keep their socket (mysqlSession).
+type mysqlConnector struct{ driver.Connector }
+
+func (c mysqlConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	var sock net.Conn
+	dc, err := c.Connector.Connect(context.WithValue(ctx, socketKey{}, &sock))
+	if err != nil || sock == nil {
+		return dc, err
+	}
+	return &mysqlSession{Conn: dc, socket: sock}, nil
+}
+
+// mysqlSession is one of the driver's connections and its socket, which Interrupt cuts: every
+// other interface of the driver's connection is handed through.
+type mysqlSession struct {
+	driver.Conn
+	socket net.Conn
+	cut    atomic.Bool
+}
+
+// longAgo is a deadline that has passed: a read or a write waiting on the socket fails.
+var longAgo = time.Unix(1, 0)
+
+// Interrupt sets a deadline in the past on the socket and marks the connection bad.
+func (s *mysqlSession) Interrupt() {
+	s.cut.Store(true)
+	_ = s.socket.SetDeadline(longAgo)
+}
+
+func (s *mysqlSession) IsValid() bool {
+	return !s.cut.Load() && s.Conn.(driver.Validator).IsValid()
+}
+
+func (s *mysqlSession) ResetSession(ctx context.Context) error {
+	if s.cut.Load() {
+		return driver.ErrBadConn
+	}
+	return s.Conn.(driver.SessionResetter).ResetSession(ctx)
+}
+
+func (s *mysqlSession) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	return s.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
+}
+
+func (s *mysqlSession) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	return s.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, query)
+}
+
+func (s *mysqlSession) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	return s.Conn.(driver.ExecerContext).ExecContext(ctx, query, args)
+}
+
+func (s *mysqlSession) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	return s.Conn.(driver.QueryerContext).QueryContext(ctx, query, args)
+}
+
+func (s *mysqlSession) Ping(ctx context.Context) error { return s.Conn.(driver.Pinger).Ping(ctx) }
+
+func (s *mysqlSession) CheckNamedValue(nv *driver.NamedValue) error {
+	return s.Conn.(driver.NamedValueChecker).CheckNamedValue(nv)
+}
+
+// The interfaces of go-sql-driver/mysql's connection a mysqlSession hands through.
+var (
+	_ Interrupter               = (*mysqlSession)(nil)
+	_ driver.ConnBeginTx        = (*mysqlSession)(nil)
+	_ driver.ConnPrepareContext = (*mysqlSession)(nil)
+	_ driver.ExecerContext      = (*mysqlSession)(nil)
+	_ driver.QueryerContext     = (*mysqlSession)(nil)
+	_ driver.Pinger             = (*mysqlSession)(nil)
+	_ driver.SessionResetter    = (*mysqlSession)(nil)
+	_ driver.Validator          = (*mysqlSession)(nil)
+	_ driver.NamedValueChecker  = (*mysqlSession)(nil)
+)
+
+// txWatch interrupts a transaction's connection when the context it began with ends before
+// the transaction does.
+type txWatch struct {
+	conn  Interrupter // nil: not watched
+	begun context.Context
+	stop  func() bool // the AfterFunc on begun; nil when begun cannot end
+	ended atomic.Bool // Commit or Rollback came
+}
+
+// watch starts watching a transaction begun under ctx on the driver connection dc.
+func (w *txWatch) watch(ctx context.Context, dc any) {
+	in, ok := dc.(Interrupter)
+	if !ok {
+		return
+	}
+	w.conn, w.begun = in, ctx
+	if ctx.Done() != nil {
+		w.stop = context.AfterFunc(ctx, in.Interrupt)
+	}
+}
+
+// end runs the transaction's COMMIT or ROLLBACK, end, watching ctx too when it is not the one
+// the transaction began with; then it stops watching. A watch that fired, or is firing, has
+// cut the connection: end makes sure it is marked bad before it goes back to its pool. A
+// failure that the cut made (not the server's refusal) is returned as the context's end: for
+// a COMMIT, an unknown outcome (CommitOutcomeUnknown), which it is. Only the first end
+// watches; a Rollback after the end is database/sql's (ErrTxDone).
+func (w *txWatch) end(ctx context.Context, what string, end func() error) error {
+	if w.conn == nil || w.ended.Swap(true) {
+		return end()
+	}
+	var stop func() bool
+	if d := ctx.Done(); d != nil && (w.stop == nil || d != w.begun.Done()) {
+		stop = context.AfterFunc(ctx, w.conn.Interrupt)
+	}
+	err := end()
+	fired := stop != nil && !stop()
+	if w.stop != nil && !w.stop() {
+		fired = true
+	}
+	if !fired {
+		return err
+	}
+	w.conn.Interrupt() // its AfterFunc may not have run yet: the connection is bad from now
+	var myErr *mysql.MySQLError
+	if err == nil || errors.As(err, &myErr) {
+		return err
+	}
+	ended := ctx
+	if ctx.Err() == nil {
+		ended = w.begun
+	}
+	if ctxErr := ended.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		return fmt.Errorf("%s: %w (the connection was cut: %w)", what, ctxErr, err)
+	}
+	return err
+}
