@@ -22,8 +22,8 @@ import (
 // and so would whatever then gives the connection back (database/sql's Conn.Close waits for
 // the transaction). pgx sets a deadline in the past on a connection's socket when a
 // statement's context ends; the MySQL adapters do the same for a transaction's end: a
-// connection of MySQLConnector's keeps its socket, a transaction takes the connection's
-// Interrupt as it begins, and a context.AfterFunc on the context it began with (and on
+// connection of MySQLConnector's keeps its socket (MySQLDriverConn), a transaction takes the
+// connection's Interrupt as it begins, and a context.AfterFunc on the context it began with (and on
 // Commit's or Rollback's, when that is another) interrupts it while the transaction lasts.
 // The read fails, the driver closes the connection and database/sql discards it; the error
 // says the context's end. Nothing is added to the round trips: one AfterFunc a transaction
@@ -31,9 +31,8 @@ import (
 
 // Interrupter is a driver connection that another goroutine can cut: what waits on its socket
 // fails at once, and the connection is bad from then on (database/sql discards it). The
-// connections of MySQLConnector are; a connector that wraps them in connections of its own
-// hands Interrupt on, or the COMMIT and ROLLBACK of its transactions cannot be interrupted (a
-// transaction on a connection that is no Interrupter ends as database/sql ends it).
+// connections of MySQLConnector are (MySQLDriverConn); a transaction on a connection that is
+// none ends as database/sql ends it.
 type Interrupter interface {
 	Interrupt()
 }
@@ -58,79 +57,84 @@ func keepSocket(dial func(ctx context.Context, network, addr string) (net.Conn, 
 // a dial function registered with the driver, which only the driver reaches).
 var plainNets = map[string]bool{"": true, "tcp": true, "tcp4": true, "tcp6": true, "unix": true}
 
-// mysqlConnector is the driver's connector whose connections keep their socket (mysqlSession).
+// mysqlConnector is the driver's connector whose connections keep their socket
+// (MySQLDriverConn).
 type mysqlConnector struct{ driver.Connector }
 
 func (c mysqlConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	var sock net.Conn
 	dc, err := c.Connector.Connect(context.WithValue(ctx, socketKey{}, &sock))
-	if err != nil || sock == nil {
-		return dc, err
+	if err != nil {
+		return nil, err
 	}
-	return &mysqlSession{Conn: dc, socket: sock}, nil
+	return &MySQLDriverConn{Conn: dc, socket: sock}, nil
 }
 
-// mysqlSession is one of the driver's connections and its socket, which Interrupt cuts: every
-// other interface of the driver's connection is handed through.
-type mysqlSession struct {
+// MySQLDriverConn is a connection of MySQLConnector's as database/sql holds it: the driver's
+// own, every interface of it handed through, and the socket under it, which Interrupt cuts.
+// A connector that wraps MySQLConnector's to add to its connections embeds it in its own.
+type MySQLDriverConn struct {
 	driver.Conn
-	socket net.Conn
+	socket net.Conn // nil over a network of a dial function registered with the driver
 	cut    atomic.Bool
 }
 
 // longAgo is a deadline that has passed: a read or a write waiting on the socket fails.
 var longAgo = time.Unix(1, 0)
 
-// Interrupt sets a deadline in the past on the socket and marks the connection bad.
-func (s *mysqlSession) Interrupt() {
-	s.cut.Store(true)
-	_ = s.socket.SetDeadline(longAgo)
+// Interrupt sets a deadline in the past on the socket and marks the connection bad. Without
+// a socket (see MySQLConnector) it only marks it bad.
+func (c *MySQLDriverConn) Interrupt() {
+	c.cut.Store(true)
+	if c.socket != nil {
+		_ = c.socket.SetDeadline(longAgo)
+	}
 }
 
-func (s *mysqlSession) IsValid() bool {
-	return !s.cut.Load() && s.Conn.(driver.Validator).IsValid()
+func (c *MySQLDriverConn) IsValid() bool {
+	return !c.cut.Load() && c.Conn.(driver.Validator).IsValid()
 }
 
-func (s *mysqlSession) ResetSession(ctx context.Context) error {
-	if s.cut.Load() {
+func (c *MySQLDriverConn) ResetSession(ctx context.Context) error {
+	if c.cut.Load() {
 		return driver.ErrBadConn
 	}
-	return s.Conn.(driver.SessionResetter).ResetSession(ctx)
+	return c.Conn.(driver.SessionResetter).ResetSession(ctx)
 }
 
-func (s *mysqlSession) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	return s.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
+func (c *MySQLDriverConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	return c.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
 }
 
-func (s *mysqlSession) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	return s.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, query)
+func (c *MySQLDriverConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	return c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, query)
 }
 
-func (s *mysqlSession) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	return s.Conn.(driver.ExecerContext).ExecContext(ctx, query, args)
+func (c *MySQLDriverConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	return c.Conn.(driver.ExecerContext).ExecContext(ctx, query, args)
 }
 
-func (s *mysqlSession) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	return s.Conn.(driver.QueryerContext).QueryContext(ctx, query, args)
+func (c *MySQLDriverConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	return c.Conn.(driver.QueryerContext).QueryContext(ctx, query, args)
 }
 
-func (s *mysqlSession) Ping(ctx context.Context) error { return s.Conn.(driver.Pinger).Ping(ctx) }
+func (c *MySQLDriverConn) Ping(ctx context.Context) error { return c.Conn.(driver.Pinger).Ping(ctx) }
 
-func (s *mysqlSession) CheckNamedValue(nv *driver.NamedValue) error {
-	return s.Conn.(driver.NamedValueChecker).CheckNamedValue(nv)
+func (c *MySQLDriverConn) CheckNamedValue(nv *driver.NamedValue) error {
+	return c.Conn.(driver.NamedValueChecker).CheckNamedValue(nv)
 }
 
-// The interfaces of go-sql-driver/mysql's connection a mysqlSession hands through.
+// The interfaces of go-sql-driver/mysql's connection a MySQLDriverConn hands through.
 var (
-	_ Interrupter               = (*mysqlSession)(nil)
-	_ driver.ConnBeginTx        = (*mysqlSession)(nil)
-	_ driver.ConnPrepareContext = (*mysqlSession)(nil)
-	_ driver.ExecerContext      = (*mysqlSession)(nil)
-	_ driver.QueryerContext     = (*mysqlSession)(nil)
-	_ driver.Pinger             = (*mysqlSession)(nil)
-	_ driver.SessionResetter    = (*mysqlSession)(nil)
-	_ driver.Validator          = (*mysqlSession)(nil)
-	_ driver.NamedValueChecker  = (*mysqlSession)(nil)
+	_ Interrupter               = (*MySQLDriverConn)(nil)
+	_ driver.ConnBeginTx        = (*MySQLDriverConn)(nil)
+	_ driver.ConnPrepareContext = (*MySQLDriverConn)(nil)
+	_ driver.ExecerContext      = (*MySQLDriverConn)(nil)
+	_ driver.QueryerContext     = (*MySQLDriverConn)(nil)
+	_ driver.Pinger             = (*MySQLDriverConn)(nil)
+	_ driver.SessionResetter    = (*MySQLDriverConn)(nil)
+	_ driver.Validator          = (*MySQLDriverConn)(nil)
+	_ driver.NamedValueChecker  = (*MySQLDriverConn)(nil)
 )
 
 // txWatch interrupts a transaction's connection when the context it began with ends before
