@@ -23,8 +23,9 @@ import (
 // the transaction). pgx sets a deadline in the past on a connection's socket when a
 // statement's context ends; the MySQL adapters do the same for a transaction's end: a
 // connection of MySQLConnector's keeps its socket (MySQLDriverConn), a transaction takes the
-// connection's Interrupt as it begins, and a context.AfterFunc on the context it began with (and on
-// Commit's or Rollback's, when that is another) interrupts it while the transaction lasts.
+// connection's Interrupt as it begins, and a context.AfterFunc on the context it began with
+// (and on Commit's or Rollback's, when that is another) interrupts it while the transaction
+// lasts.
 // The read fails, the driver closes the connection and database/sql discards it; the error
 // says the context's end. Nothing is added to the round trips: one AfterFunc a transaction
 // (two when it ends under a context of its own), no goroutine until a context ends.
@@ -41,9 +42,12 @@ type Interrupter interface {
 // socket.
 type socketKey struct{}
 
+// dialFunc opens a connection to the server (MySQLOptions.Dial).
+type dialFunc = func(ctx context.Context, network, addr string) (net.Conn, error)
+
 // keepSocket wraps dial so that the socket it opens inside a Connect of mysqlConnector's is
 // kept for the connection that Connect returns.
-func keepSocket(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+func keepSocket(dial dialFunc) dialFunc {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
 		if slot, ok := ctx.Value(socketKey{}).(*net.Conn); ok && err == nil {
