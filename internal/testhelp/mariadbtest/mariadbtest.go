@@ -21,13 +21,17 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"encoding/hex"
+	"io/fs"
 	"os"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/serverproctest"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/servers/mariadbserver"
 )
 
@@ -150,4 +154,49 @@ func (d *DB) MustExec(t testing.TB, statements ...string) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
+}
+
+// Pool is a pool of at most maxConns connections on the test's database with the kit's
+// driver settings (sqldb.OpenMySQL: interpolated parameters, parsed times, rows matched),
+// closed when the test ends.
+func (d *DB) Pool(t testing.TB, maxConns int) sqldb.Pool {
+	t.Helper()
+	p, err := sqldb.OpenMySQL(sqldb.MySQLOptions{Config: d.Config(), MaxConns: maxConns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// Apply runs the files of fsys that match pattern (a suite's Info.SQL and "mysql/*.sql"), in
+// name order, each statement of a file (ended by a semicolon at the end of a line) on its own.
+func (d *DB) Apply(t testing.TB, fsys fs.FS, pattern string) {
+	t.Helper()
+	names, err := fs.Glob(fsys, pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		text, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range strings.Split(string(text), ";\n") {
+			if hasStatement(st) {
+				d.MustExec(t, st)
+			}
+		}
+	}
+}
+
+// hasStatement says whether st has a line that is not blank or a comment.
+func hasStatement(st string) bool {
+	for _, line := range strings.Split(st, "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "--") {
+			return true
+		}
+	}
+	return false
 }
