@@ -121,13 +121,15 @@ func mysqlHeld(n int) string {
 }
 
 // whereClaims writes the condition on n claims (whereClaims' arguments: claimsArgs): the jobs
-// in state that these claims hold. The ids alone, which the primary key finds, come first:
-// the optimizer reads the pairs of ids and attempts as a range of no index.
+// in state that these claims hold. Only the ids are a condition an index can serve, so that
+// the primary key finds the rows, and locks no other: the state in a condition of its own
+// would let the optimizer read the state's range of an index instead (every running job, each
+// of them locked under REPEATABLE READ).
 func whereClaims(b *strings.Builder, state string, n int) {
 	b.WriteString("\nWHERE id IN (")
 	list(b, n, "?")
-	b.WriteString(") AND state = '" + state + "' AND (id, attempt) IN (")
-	list(b, n, "(?, ?)")
+	b.WriteString(") AND (id, attempt, state) IN (")
+	list(b, n, "(?, ?, '"+state+"')")
 	b.WriteString(")")
 }
 
