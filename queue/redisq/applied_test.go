@@ -276,6 +276,22 @@ func TestAppliedTableNames(t *testing.T) {
 	}
 }
 
+// withAppliedTable runs f on each database, in a test database of its own holding the
+// applied-ids table, with the table's statements.
+func withAppliedTable(t *testing.T, f func(t *testing.T, e *env, a applied)) {
+	for _, db := range []*testDB{postgres, mariadb} {
+		t.Run(db.name, func(t *testing.T) {
+			e := newEnvOn(t, nil, db)
+			a, err := newApplied(e.pool.Dialect(), DefaultAppliedTable)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.mustExec(a.createSQL())
+			f(t, e, a)
+		})
+	}
+}
+
 // recordIDs records ids of stream in tx through the applied-ids table's statements a.
 func recordIDs(t *testing.T, a applied, tx sqldb.Tx, stream string, ids ...string) (fresh []string, statements int) {
 	t.Helper()
@@ -297,75 +313,67 @@ func recordIDs(t *testing.T, a applied, tx sqldb.Tx, stream string, ids ...strin
 // committed before, so on MySQL the INSERT inserts fewer rows than the batch has, and the
 // read of its own rows says which.
 func TestRecordingWaitsForAnUncommittedID(t *testing.T) {
-	for _, db := range []*testDB{postgres, mariadb} {
-		t.Run(db.name, func(t *testing.T) {
-			e := newEnvOn(t, nil, db)
-			ctx := context.Background()
-			a, err := newApplied(e.pool.Dialect(), DefaultAppliedTable)
+	withAppliedTable(t, func(t *testing.T, e *env, a applied) {
+		ctx := context.Background()
+		for _, commit := range []bool{true, false} {
+			stream := fmt.Sprintf("s-%v", commit)
+			if err := sqldb.BeginFunc(ctx, e.pool, func(tx sqldb.Tx) error {
+				recordIDs(t, a, tx, stream, "1-0") // committed before
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			other, err := e.pool.Begin(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			e.mustExec(a.createSQL())
-			for _, commit := range []bool{true, false} {
-				stream := fmt.Sprintf("s-%v", commit)
-				if err := sqldb.BeginFunc(ctx, e.pool, func(tx sqldb.Tx) error {
-					recordIDs(t, a, tx, stream, "1-0") // committed before
-					return nil
-				}); err != nil {
-					t.Fatal(err)
-				}
-				other, err := e.pool.Begin(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if fresh, _ := recordIDs(t, a, other, stream, "2-0"); len(fresh) != 1 {
-					t.Fatalf("the other transaction's id was not new: %v", fresh)
-				}
-				type result struct {
-					fresh      []string
-					statements int
-				}
-				done := make(chan result, 1)
-				go func() {
-					tx, err := e.pool.Begin(ctx)
-					if err != nil {
-						t.Error(err)
-						done <- result{}
-						return
-					}
-					fresh, statements := recordIDs(t, a, tx, stream, "3-0", "2-0", "1-0")
-					if err := tx.Commit(ctx); err != nil {
-						t.Error(err)
-					}
-					slices.Sort(fresh)
-					done <- result{fresh, statements}
-				}()
-				select {
-				case r := <-done:
-					t.Fatalf("the batch did not wait for the uncommitted id: %+v", r)
-				case <-time.After(300 * time.Millisecond):
-				}
-				end := other.Rollback
-				want := []string{"2-0", "3-0"}
-				if commit {
-					end, want = other.Commit, []string{"3-0"}
-				}
-				if err := end(ctx); err != nil {
-					t.Fatal(err)
-				}
-				r := <-done
-				if !slices.Equal(r.fresh, want) {
-					t.Errorf("other transaction committed %v: new %v, want %v", commit, r.fresh, want)
-				}
-				if e.pool.Dialect() == sqldb.MySQL && r.statements != 2 {
-					t.Errorf("other transaction committed %v: %d statements, want 2 (the INSERT, the read of its rows)", commit, r.statements)
-				}
-				if got := e.appliedRows(a.name(), stream); got != 3 {
-					t.Errorf("%d ids in the table, want 3", got)
-				}
+			if fresh, _ := recordIDs(t, a, other, stream, "2-0"); len(fresh) != 1 {
+				t.Fatalf("the other transaction's id was not new: %v", fresh)
 			}
-		})
-	}
+			type result struct {
+				fresh      []string
+				statements int
+			}
+			done := make(chan result, 1)
+			go func() {
+				tx, err := e.pool.Begin(ctx)
+				if err != nil {
+					t.Error(err)
+					done <- result{}
+					return
+				}
+				fresh, statements := recordIDs(t, a, tx, stream, "3-0", "2-0", "1-0")
+				if err := tx.Commit(ctx); err != nil {
+					t.Error(err)
+				}
+				slices.Sort(fresh)
+				done <- result{fresh, statements}
+			}()
+			select {
+			case r := <-done:
+				t.Fatalf("the batch did not wait for the uncommitted id: %+v", r)
+			case <-time.After(300 * time.Millisecond):
+			}
+			end := other.Rollback
+			want := []string{"2-0", "3-0"}
+			if commit {
+				end, want = other.Commit, []string{"3-0"}
+			}
+			if err := end(ctx); err != nil {
+				t.Fatal(err)
+			}
+			r := <-done
+			if !slices.Equal(r.fresh, want) {
+				t.Errorf("other transaction committed %v: new %v, want %v", commit, r.fresh, want)
+			}
+			if e.pool.Dialect() == sqldb.MySQL && r.statements != 2 {
+				t.Errorf("other transaction committed %v: %d statements, want 2 (the INSERT, the read of its rows)", commit, r.statements)
+			}
+			if got := e.appliedRows(a.name(), stream); got != 3 {
+				t.Errorf("%d ids in the table, want 3", got)
+			}
+		}
+	})
 }
 
 // TestRecordingIsExactUnderConcurrentBatches: recorders record overlapping batches of one
@@ -375,94 +383,86 @@ func TestRecordingWaitsForAnUncommittedID(t *testing.T) {
 // MariaDB, a duplicate's shared gap lock meets another's insert); one is rolled back then, as
 // a flush would be, and retried.
 func TestRecordingIsExactUnderConcurrentBatches(t *testing.T) {
-	for _, db := range []*testDB{postgres, mariadb} {
-		t.Run(db.name, func(t *testing.T) {
-			e := newEnvOn(t, nil, db)
-			ctx := context.Background()
-			a, err := newApplied(e.pool.Dialect(), DefaultAppliedTable)
-			if err != nil {
-				t.Fatal(err)
-			}
-			e.mustExec(a.createSQL())
-			const recorders, rounds, ids, span = 8, 25, 300, 40
-			var mu sync.Mutex
-			newTo := map[string]int{} // committed transactions that found the id new
-			paths := map[int]int{}    // batches by statements
-			failed := map[string]int{}
-			var wg sync.WaitGroup
-			for r := range recorders {
-				wg.Go(func() {
-					rnd := rand.New(rand.NewPCG(uint64(r), 7))
-					for range rounds {
-						first := rnd.IntN(ids - span)
-						batch := make([]string, 0, span)
-						for k := first; k < first+span; k++ {
-							if rnd.IntN(3) > 0 {
-								batch = append(batch, fmt.Sprintf("%d-%d", 1000+k/4, k%4))
-							}
+	withAppliedTable(t, func(t *testing.T, e *env, a applied) {
+		ctx := context.Background()
+		const recorders, rounds, ids, span = 8, 25, 300, 40
+		var mu sync.Mutex
+		newTo := map[string]int{} // committed transactions that found the id new
+		paths := map[int]int{}    // batches by statements
+		failed := map[string]int{}
+		var wg sync.WaitGroup
+		for r := range recorders {
+			wg.Go(func() {
+				rnd := rand.New(rand.NewPCG(uint64(r), 7))
+				for range rounds {
+					first := rnd.IntN(ids - span)
+					batch := make([]string, 0, span)
+					for k := first; k < first+span; k++ {
+						if rnd.IntN(3) > 0 {
+							batch = append(batch, fmt.Sprintf("%d-%d", 1000+k/4, k%4))
 						}
-						tx, err := e.pool.Begin(ctx)
-						if err != nil {
-							t.Error(err)
-							return
-						}
-						isNew, statements, err := a.record(ctx, tx, e.stream, batch)
-						if err != nil {
-							sqldb.Rollback(ctx, tx)
-							mu.Lock()
-							failed[sqldb.Classify(err)]++ // a deadlock, say: the batch is retried by its flush
-							mu.Unlock()
-							continue
-						}
-						if rnd.IntN(3) == 0 {
-							sqldb.Rollback(ctx, tx)
-							continue
-						}
-						if err := tx.Commit(ctx); err != nil {
-							t.Error(err)
-							return
-						}
-						mu.Lock()
-						for id, ok := range isNew {
-							if ok {
-								newTo[id]++
-							}
-						}
-						paths[statements]++
-						mu.Unlock()
 					}
-				})
-			}
-			wg.Wait()
-			t.Logf("committed batches by statements: %v; failed: %v", paths, failed)
-			rows, err := e.pool.Query(ctx, `SELECT count(*) FROM `+a.name()+` WHERE stream = $1`, e.stream)
-			if err != nil {
-				t.Fatal(err)
-			}
-			counts, err := sqldb.CollectRows[int64](rows)
-			if err != nil {
-				t.Fatal(err)
-			}
-			there, err := a.present(ctx, e.pool, e.stream, slices.Collect(maps.Keys(newTo)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if counts[0] != int64(len(newTo)) || len(there) != len(newTo) {
-				t.Errorf("%d ids in the table, %d of the %d found new by a committed transaction", counts[0], len(there), len(newTo))
-			}
-			for id, n := range newTo {
-				if n != 1 {
-					t.Errorf("id %s new to %d committed transactions", id, n)
+					tx, err := e.pool.Begin(ctx)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					isNew, statements, err := a.record(ctx, tx, e.stream, batch)
+					if err != nil {
+						sqldb.Rollback(ctx, tx)
+						mu.Lock()
+						failed[sqldb.Classify(err)]++ // a deadlock, say: the batch is retried by its flush
+						mu.Unlock()
+						continue
+					}
+					if rnd.IntN(3) == 0 {
+						sqldb.Rollback(ctx, tx)
+						continue
+					}
+					if err := tx.Commit(ctx); err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					for id, ok := range isNew {
+						if ok {
+							newTo[id]++
+						}
+					}
+					paths[statements]++
+					mu.Unlock()
 				}
+			})
+		}
+		wg.Wait()
+		t.Logf("committed batches by statements: %v; failed: %v", paths, failed)
+		rows, err := e.pool.Query(ctx, `SELECT count(*) FROM `+a.name()+` WHERE stream = $1`, e.stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts, err := sqldb.CollectRows[int64](rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		there, err := a.present(ctx, e.pool, e.stream, slices.Collect(maps.Keys(newTo)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if counts[0] != int64(len(newTo)) || len(there) != len(newTo) {
+			t.Errorf("%d ids in the table, %d of the %d found new by a committed transaction", counts[0], len(there), len(newTo))
+		}
+		for id, n := range newTo {
+			if n != 1 {
+				t.Errorf("id %s new to %d committed transactions", id, n)
 			}
-			for class := range failed {
-				if class != sqldb.ClassMySQLDeadlock && class != "40P01" {
-					t.Errorf("batches failed with %s: only a deadlock may fail one (%v)", class, failed)
-				}
+		}
+		for class := range failed {
+			if class != sqldb.ClassMySQLDeadlock && class != "40P01" {
+				t.Errorf("batches failed with %s: only a deadlock may fail one (%v)", class, failed)
 			}
-			if e.pool.Dialect() == sqldb.MySQL && len(paths) < 2 {
-				t.Errorf("every committed batch took %v statements: no batch met an id already there", paths)
-			}
-		})
-	}
+		}
+		if e.pool.Dialect() == sqldb.MySQL && len(paths) < 2 {
+			t.Errorf("every committed batch took %v statements: no batch met an id already there", paths)
+		}
+	})
 }

@@ -47,3 +47,17 @@ func dialectOf(d sqldb.Dialect, policy string) dialect {
 	}
 	return pgSQL{one: completeSQL(policy, false), many: completeSQL(policy, true)}
 }
+
+// scanClaimed reads a claim's rows: each job's id, attempt, priority, time to run (ms) and
+// time in the queue (ms).
+func scanClaimed(rows sqldb.Rows) ([]job, error) {
+	var held []job
+	var j job
+	var waitedMs float64
+	err := sqldb.ForEachRow(rows, []any{&j.ID, &j.Attempt, &j.Priority, &j.Ms, &waitedMs}, func() error {
+		j.Waited = time.Duration(waitedMs * float64(time.Millisecond))
+		held = append(held, j)
+		return nil
+	})
+	return held, err
+}

@@ -55,14 +55,7 @@ func (mysqlSQL) claim(ctx context.Context, db sqldb.DB, n int, lease time.Durati
 		if err != nil {
 			return err
 		}
-		var j job
-		var waitedMs float64
-		err = sqldb.ForEachRow(rows, []any{&j.ID, &j.Attempt, &j.Priority, &j.Ms, &waitedMs}, func() error {
-			j.Waited = time.Duration(waitedMs * float64(time.Millisecond))
-			held = append(held, j)
-			return nil
-		})
-		if err != nil || len(held) == 0 {
+		if held, err = scanClaimed(rows); err != nil || len(held) == 0 {
 			return err
 		}
 		args := make([]any, 0, 1+len(held))

@@ -56,15 +56,7 @@ func (pgSQL) claim(ctx context.Context, db sqldb.DB, n int, lease time.Duration)
 	if err != nil {
 		return nil, err
 	}
-	var held []job
-	var j job
-	var waitedMs float64
-	err = sqldb.ForEachRow(rows, []any{&j.ID, &j.Attempt, &j.Priority, &j.Ms, &waitedMs}, func() error {
-		j.Waited = time.Duration(waitedMs * float64(time.Millisecond))
-		held = append(held, j)
-		return nil
-	})
-	return held, err
+	return scanClaimed(rows)
 }
 
 func (pgSQL) renew(ctx context.Context, db sqldb.DB, held []completion, lease time.Duration) (map[int64]bool, error) {
