@@ -88,12 +88,7 @@ var mariadb = &testDB{
 	name: "mariadb",
 	open: func(e *env) {
 		d := mariadbtest.New(e.t)
-		pool, err := sqldb.OpenMySQL(sqldb.MySQLOptions{Config: d.Config(), MaxConns: 16})
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		e.t.Cleanup(pool.Close)
-		e.pool, e.admin, e.schema, e.maria = pool, sqldb.MySQLDB(d.DB), d.Name, d
+		e.pool, e.admin, e.schema, e.maria = d.Pool(e.t, 16), sqldb.MySQLDB(d.DB), d.Name, d
 	},
 	counts: `CREATE TABLE q_counts (slot int PRIMARY KEY, total bigint NOT NULL, records bigint NOT NULL)`,
 	addCounts: `INSERT INTO q_counts (slot, total, records) VALUES ($1, $2, $3)

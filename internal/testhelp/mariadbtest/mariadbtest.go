@@ -1,6 +1,7 @@
 // Package mariadbtest gives integration tests a real MariaDB: one temporary server per test
 // binary, started on first use through testkit/servers/mariadbserver and stopped by Main (or Stop), and
-// a database of its own per test on it, dropped when the test ends. There is no mock: a test
+// a database of its own per test on it, dropped when the test ends (New: a pool on it as root;
+// Target: a run's database, testkit/database's MySQL target, with the kit's tables). There is no mock: a test
 // that needs MariaDB gets a real one (and is skipped where MariaDB is not installed, failed in
 // CI: serverproctest.Missing).
 //
@@ -22,16 +23,15 @@ import (
 	"database/sql/driver"
 	"encoding/hex"
 	"io/fs"
+	"net/url"
 	"os"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/serverproctest"
-	"github.com/hotspotkit/hotspotkit/sqldb"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/servers/mariadbserver"
 )
 
@@ -156,47 +156,20 @@ func (d *DB) MustExec(t testing.TB, statements ...string) {
 	}
 }
 
-// Pool is a pool of at most maxConns connections on the test's database with the kit's
-// driver settings (sqldb.OpenMySQL: interpolated parameters, parsed times, rows matched),
-// closed when the test ends.
-func (d *DB) Pool(t testing.TB, maxConns int) sqldb.Pool {
+// URL is the shared server's mysql:// URL, as root (the password in it: never print it).
+func URL(t testing.TB) string {
 	t.Helper()
-	p, err := sqldb.OpenMySQL(sqldb.MySQLOptions{Config: d.Config(), MaxConns: maxConns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	return p
+	srv := Server(t)
+	return (&url.URL{Scheme: "mysql", User: url.UserPassword("root", srv.DriverConfig().Passwd), Host: srv.Addr(), Path: "/"}).String()
 }
 
-// Apply runs the files of fsys that match pattern (a suite's Info.SQL and "mysql/*.sql"), in
-// name order, each statement of a file (ended by a semicolon at the end of a line) on its own.
-func (d *DB) Apply(t testing.TB, fsys fs.FS, pattern string) {
+// Target opens a run's database of its own on the shared server (testkit/database's MySQL
+// target), with the kit's shared tables and, when given, one suite's own (its Info.SQL's
+// mysql/*.sql); it is dropped when the test ends.
+func Target(t testing.TB, suiteSQL ...fs.FS) *database.MySQL {
 	t.Helper()
-	names, err := fs.Glob(fsys, pattern)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		text, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, st := range strings.Split(string(text), ";\n") {
-			if hasStatement(st) {
-				d.MustExec(t, st)
-			}
-		}
-	}
-}
-
-// hasStatement says whether st has a line that is not blank or a comment.
-func hasStatement(st string) bool {
-	for _, line := range strings.Split(st, "\n") {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "--") {
-			return true
-		}
-	}
-	return false
+	u := URL(t)
+	return serverproctest.Opened(t, "database", suiteSQL, func(ctx context.Context, sql fs.FS) (*database.MySQL, error) {
+		return database.OpenMySQL(ctx, database.Options{URL: u, SQL: sql})
+	})
 }
