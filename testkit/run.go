@@ -128,7 +128,8 @@ type PoolOptions struct {
 	// Settings are session settings of the pool's connections, by name, beside those the
 	// faults set on the load's (which win): a PostgreSQL run-time parameter's value, or on
 	// MySQL a session variable's, as a SQL literal ("transaction_isolation":
-	// "'READ-COMMITTED'").
+	// "'READ-COMMITTED'", set as tx_isolation on a MariaDB older than 11.1, which has no other
+	// name for it).
 	Settings map[string]string
 }
 
