@@ -236,6 +236,8 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"--workers", "0"}, "--workers 0"},
 		{[]string{"--priorities", "5"}, "--priorities 5"},
 		{[]string{"--modes", "outbox"}, "unknown mode"},
+		{[]string{"--database", "mariadb", "--modes", "sync,river"}, "River has no MySQL driver"},
+		{[]string{"--database", "mariadb"}, "River has no MySQL driver"}, // the default modes hold River's
 		{[]string{"--queue-backend", "redis", "--role", "producer", "--redis-url", "redis://127.0.0.1:1"}, "--role"},
 	} {
 		out := filepath.Join(t.TempDir(), "report.json")
