@@ -117,13 +117,17 @@ func mysqlHeld(n int) string {
 // in state that these claims hold. Only the ids are a condition an index can serve, so that
 // the primary key finds the rows, and locks no other: the state in a condition of its own
 // would let the optimizer read the state's range of an index instead (every running job, each
-// of them locked under REPEATABLE READ).
+// of them locked under REPEATABLE READ). Each job's attempt is looked up by a CASE on its id:
+// a row constructor's (id, attempt, state) IN (…) took MariaDB 10.11 3.1 s for a batch of
+// 1,000 (0.25 s for 300: it grows with the square of the batch), the CASE 0.14 s.
 func whereClaims(b *strings.Builder, state string, n int) {
 	b.WriteString("\nWHERE id IN (")
 	list(b, n, "?")
-	b.WriteString(") AND (id, attempt, state) IN (")
-	list(b, n, "(?, ?, '"+state+"')")
-	b.WriteString(")")
+	b.WriteString(") AND CASE id")
+	for range n {
+		b.WriteString(" WHEN ? THEN ?")
+	}
+	b.WriteString(" END = IF(state = '" + state + "', attempt, NULL)")
 }
 
 // claimsArgs are whereClaims' arguments for cs: the ids, then each id and attempt.
