@@ -63,7 +63,7 @@ func (ws *workers) work(id int) {
 		}
 		held, until, err := ws.claim(id)
 		if err != nil {
-			ws.st.errors.Add(1)
+			ws.st.failed(err)
 		}
 		full := len(held) == ws.batch
 		if full {
@@ -178,7 +178,7 @@ func (ws *workers) renewHeld(rest []job, lost map[int64]bool, until time.Time) t
 	start := time.Now()
 	kept, err := ws.sql.renew(ws.ctx, ws.pool, held, ws.lease)
 	if err != nil {
-		ws.st.errors.Add(1)
+		ws.st.failed(err)
 		return until
 	}
 	ws.st.renewals.Add(1)
@@ -209,7 +209,7 @@ func (ws *workers) complete(j job) bool {
 		} else if err = ws.queue.Enqueue(ws.ctx, completion{j.ID, j.Attempt}); err == nil || errors.Is(err, testkit.ErrQueueDropped) {
 			return true // a dropped completion leaves the job to run again once its lease is over
 		}
-		ws.st.errors.Add(1)
+		ws.st.failed(err)
 		if !ws.sleepOrAbort(ws.poll) {
 			return false
 		}
@@ -269,7 +269,7 @@ func (ws *workers) reap() {
 	for ws.sleep(every) {
 		n, err := ws.pool.Exec(ws.ctx, ws.sql.reapSQL())
 		if err != nil {
-			ws.st.errors.Add(1)
+			ws.st.failed(err)
 			continue
 		}
 		ws.st.reaped.Add(n)
@@ -340,6 +340,9 @@ func waitDone(ctx context.Context, st *runState, pool sqldb.Querier, unfinished 
 		}
 		select {
 		case <-ctx.Done():
+			if last := st.lastError.Load(); last != nil {
+				return fmt.Errorf("jobs still unfinished (%d statements of the workers failed, the last: %s): %w", st.errors.Load(), *last, ctx.Err())
+			}
 			return fmt.Errorf("jobs still unfinished: %w", ctx.Err())
 		case <-tick.C:
 		}
