@@ -197,6 +197,17 @@ func (t *MySQL) DriverConfig(appName string) *mysql.Config {
 	return c
 }
 
+// hasTransactionIsolation says whether the server names the isolation level
+// transaction_isolation (MySQL, MariaDB 11.1 and later) rather than tx_isolation alone
+// (MariaDB before 11.1): a setting by the first name reaches the second on such a server.
+func (t *MySQL) hasTransactionIsolation() bool {
+	var major, minor int
+	if _, err := fmt.Sscanf(t.version, "%d.%d", &major, &minor); err != nil || t.Kind() != KindMariaDB {
+		return true
+	}
+	return major > 11 || major == 11 && minor >= 1
+}
+
 // connOptions are sqldb's options for a connection named appName: the Route unless direct.
 func (t *MySQL) connOptions(appName string, direct bool, settings map[string]string) sqldb.MySQLOptions {
 	t.mu.Lock()
@@ -210,6 +221,9 @@ func (t *MySQL) connOptions(appName string, direct bool, settings map[string]str
 		session[k] = v
 	}
 	for k, v := range settings {
+		if k == "transaction_isolation" && !t.hasTransactionIsolation() {
+			k = "tx_isolation"
+		}
 		session[k] = v
 	}
 	return sqldb.MySQLOptions{Config: t.DriverConfig(appName), Dial: t.sockets.dial(route), Session: session}
