@@ -30,8 +30,8 @@ func (w upsertWriter) WriteBatch(ctx context.Context, tx sqldb.Tx, recs []rec) (
 }
 
 // TestMySQLFlusher runs the queue against a real (temporary) MariaDB through database/sql:
-// compacted batches from two pipelined workers, inline writes when it is full, and a failed
-// batch rolled back.
+// compacted batches from two pipelined workers, each committed at its first attempt, inline
+// writes when it is full, and a failed batch rolled back.
 func TestMySQLFlusher(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -49,7 +49,7 @@ func TestMySQLFlusher(t *testing.T) {
 	q, err := New(MySQLFlusher(db, TxWriter[rec](upsertWriter{table})), Options[int, rec]{
 		Key: recKey, Merge: mergeRec(&merges, false), Compare: cmp.Compare[int], Compaction: true,
 		Workers: 2, BatchSize: 256, FlushInterval: 5 * time.Millisecond, FullPolicy: PolicySync,
-		Capacity: 64, Pipeline: true,
+		Capacity: 64, Pipeline: true, FlushTimeout: time.Minute, // a flush's context, ended after each
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +60,11 @@ func TestMySQLFlusher(t *testing.T) {
 	merges.check(t)
 	if m.FlushedTotal+m.SyncFallbackTotal != n || m.FlushBatchesTotal == 0 {
 		t.Errorf("metrics %+v", m)
+	}
+	// database/sql rolls a transaction back when the context it began with ends: a staged
+	// batch must still commit (no batch failed, none was retried).
+	if m.FlushFailedTotal != 0 || m.RetriesTotal != 0 {
+		t.Errorf("%d records' batches failed, %d retries: want none (%+v)", m.FlushFailedTotal, m.RetriesTotal, m)
 	}
 	var rows, total int64
 	if err := db.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(n), 0) FROM `+table).Scan(&rows, &total); err != nil {

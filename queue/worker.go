@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -197,15 +198,19 @@ func (w *worker[K, T]) flush() {
 	began := time.Now()
 	recs := w.records(w.batch)
 	staging := since(&q.clock.build, began)
+	// The staging's context lasts until the batch commits: a transaction of database/sql
+	// (MySQL's) is rolled back when the context it began with ends, where pgx's uses it for
+	// BEGIN alone.
 	sctx, cancel := q.opts.shared().FlushContext(q.life.Ctx())
 	st, err := w.stager.Stage(sctx, recs)
-	cancel()
 	staged := time.Since(staging)
 	failed, prevErr := w.awaitPrev()
 	if err != nil || failed != nil {
 		if err == nil {
 			st.Rollback(q.life.Ctx())
-		} else {
+		}
+		cancel()
+		if err != nil {
 			q.clock.retry.Add(int64(staged))
 		}
 		if failed != nil {
@@ -214,7 +219,7 @@ func (w *worker[K, T]) flush() {
 		w.batch = w.write(w.batch, err) // err: the staging was its first attempt
 		return
 	}
-	p := &inflight[T]{batch: w.batch, sqlRecords: len(recs), staged: st, stageTime: staged, done: make(chan error, 1)}
+	p := &inflight[T]{batch: w.batch, sqlRecords: len(recs), staged: st, stageTime: staged, endStage: cancel, done: make(chan error, 1)}
 	w.prev = p
 	w.batch, w.spare = w.spare[:0], nil
 	clear(w.recs)
@@ -228,7 +233,8 @@ type inflight[T any] struct {
 	sqlRecords int
 	staged     Staged
 	stageTime  time.Duration
-	done       chan error // the COMMIT's error; nil once the batch is committed and counted
+	endStage   context.CancelFunc // ends the staging's context, once the batch is committed or not
+	done       chan error         // the COMMIT's error; nil once the batch is committed and counted
 }
 
 // commit commits p and counts it when it committed.
@@ -237,6 +243,7 @@ func (w *worker[K, T]) commit(p *inflight[T]) {
 	ctx, cancel := w.q.opts.shared().FlushContext(w.q.life.Ctx())
 	res, err := p.staged.Commit(ctx)
 	cancel()
+	p.endStage()
 	if err == nil {
 		w.committed(p.batch, res, len(p.batch), p.sqlRecords, p.stageTime+time.Since(t))
 	}

@@ -27,7 +27,10 @@ type MySQLOptions struct {
 	MaxConns int
 }
 
-// MySQLConnector is a database/sql connector for o: the driver with the kit's settings.
+// MySQLConnector is a database/sql connector for o: the driver with the kit's settings. Its
+// connections are Interrupters (a transaction's COMMIT and ROLLBACK end with their context),
+// but over a network of a dial function registered with the driver itself
+// (mysql.RegisterDialContext), which only the driver reaches: give it as o.Dial instead.
 func MySQLConnector(o MySQLOptions) (driver.Connector, error) {
 	if o.Config == nil {
 		return nil, errors.New("sqldb: MySQLOptions.Config is required")
@@ -37,8 +40,11 @@ func MySQLConnector(o MySQLOptions) (driver.Connector, error) {
 	cfg.ParseTime = true
 	cfg.ClientFoundRows = true // rows matched, as PostgreSQL counts an UPDATE's rows
 	cfg.Logger = &mysql.NopLogger{}
-	if o.Dial != nil {
-		cfg.DialFunc = o.Dial
+	switch {
+	case o.Dial != nil:
+		cfg.DialFunc = keepSocket(o.Dial)
+	case plainNets[cfg.Net]:
+		cfg.DialFunc = keepSocket((&net.Dialer{}).DialContext) // the driver's own dial
 	}
 	if len(o.Session) > 0 {
 		params := maps.Clone(cfg.Params)
@@ -48,7 +54,11 @@ func MySQLConnector(o MySQLOptions) (driver.Connector, error) {
 		maps.Copy(params, o.Session)
 		cfg.Params = params
 	}
-	return mysql.NewConnector(cfg)
+	c, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return mysqlConnector{c}, nil
 }
 
 // OpenMySQL opens a pool on o (at most o.MaxConns connections). Connections open as they are
@@ -105,7 +115,7 @@ type SQL interface {
 // (a Begin of theirs). ok is false for any other h.
 func AsSQL(h any) (s SQL, ok bool) {
 	switch h := h.(type) {
-	case mysqlTx:
+	case *mysqlTx:
 		return h.p, true
 	case mysqlPoolConn:
 		return h.p, true
@@ -184,9 +194,8 @@ func (d mysqlDB) Begin(ctx context.Context) (Tx, error) {
 		_ = c.Close()
 		return nil, err
 	}
-	t := tx.(mysqlTx)
-	t.release = true
-	return t, nil
+	tx.release = true
+	return tx, nil
 }
 func (d mysqlDB) MaxConns() int { return d.p.Stats().MaxOpenConnections }
 func (d mysqlDB) Close()        { _ = d.p.Close() }
@@ -201,7 +210,7 @@ func (d mysqlDB) Acquire(ctx context.Context) (PoolConn, error) {
 
 type mysqlPoolConn struct{ sqlStatements[*sql.Conn] }
 
-func (c mysqlPoolConn) Begin(ctx context.Context) (Tx, error) { return beginOn(ctx, c.p) }
+func (c mysqlPoolConn) Begin(ctx context.Context) (Tx, error) { return beginTx(ctx, c.p) }
 func (c mysqlPoolConn) IsClosed() bool                        { return sqlConnClosed(c.p) }
 func (c mysqlPoolConn) Release()                              { _ = c.p.Close() }
 
@@ -212,7 +221,7 @@ type mysqlConn struct {
 	db *sql.DB
 }
 
-func (c *mysqlConn) Begin(ctx context.Context) (Tx, error) { return beginOn(ctx, c.p) }
+func (c *mysqlConn) Begin(ctx context.Context) (Tx, error) { return beginTx(ctx, c.p) }
 
 func (c *mysqlConn) IsClosed() bool { return sqlConnClosed(c.p) }
 
@@ -230,19 +239,34 @@ func sqlConnClosed(c *sql.Conn) bool {
 
 func (c *mysqlConn) Close(context.Context) error { return errors.Join(c.p.Close(), c.db.Close()) }
 
-// beginOn begins a transaction on the connection c, which it keeps (SQLConn).
-func beginOn(ctx context.Context, c *sql.Conn) (Tx, error) {
+// beginOn begins a transaction on the connection c, which it keeps (SQLConn), watched
+// (txWatch): the transaction's end is interrupted when the context it began with ends first.
+func beginOn(ctx context.Context, c *sql.Conn) (*mysqlTx, error) {
+	var dc any
+	_ = c.Raw(func(d any) error { dc = d; return nil })
 	tx, err := c.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	return mysqlTx{sqlStatements: sqlStatements[*sql.Tx]{tx}, conn: c}, nil
+	t := &mysqlTx{sqlStatements: sqlStatements[*sql.Tx]{tx}, conn: c}
+	t.watch(ctx, dc)
+	return t, nil
+}
+
+// beginTx is beginOn as a Tx (a nil *mysqlTx is no nil Tx).
+func beginTx(ctx context.Context, c *sql.Conn) (Tx, error) {
+	t, err := beginOn(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // mysqlTx is a transaction and the connection it runs on, given back when it ends if release
 // (the pool's Begin took it).
 type mysqlTx struct {
 	sqlStatements[*sql.Tx]
+	txWatch
 	conn    *sql.Conn
 	release bool
 }
@@ -252,7 +276,7 @@ type mysqlTx struct {
 // session.
 func SQLConn(h any) (*sql.Conn, bool) {
 	switch h := h.(type) {
-	case mysqlTx:
+	case *mysqlTx:
 		return h.conn, true
 	case mysqlPoolConn:
 		return h.p, true
@@ -262,11 +286,19 @@ func SQLConn(h any) (*sql.Conn, bool) {
 	return nil, false
 }
 
-func (t mysqlTx) Commit(context.Context) error   { return t.end(t.p.Commit()) }
-func (t mysqlTx) Rollback(context.Context) error { return t.end(t.p.Rollback()) }
+// Commit commits, and returns once ctx ends if the COMMIT's reply has not come (txWatch):
+// with an error that wraps ctx's, whose outcome is unknown (CommitOutcomeUnknown).
+func (t *mysqlTx) Commit(ctx context.Context) error {
+	return t.giveBack(t.end(ctx, "COMMIT", t.p.Commit))
+}
 
-// end gives the pool's connection back once the transaction is over.
-func (t mysqlTx) end(err error) error {
+// Rollback rolls back, and returns once ctx ends if the ROLLBACK's reply has not come.
+func (t *mysqlTx) Rollback(ctx context.Context) error {
+	return t.giveBack(t.end(ctx, "ROLLBACK", t.p.Rollback))
+}
+
+// giveBack gives the pool's connection back once the transaction is over.
+func (t *mysqlTx) giveBack(err error) error {
 	if t.release {
 		_ = t.conn.Close() // once more after the first: sql.ErrConnDone, dropped
 	}

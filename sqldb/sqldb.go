@@ -30,7 +30,10 @@
 // statement aborts a PostgreSQL transaction (every later statement fails until ROLLBACK)
 // while a MySQL transaction goes on (InnoDB rolls back the statement; a deadlock, 1213, rolls
 // back the transaction); and database/sql holds the context a transaction began with for its
-// whole life, rolling it back when that context ends, where pgx uses it for BEGIN only.
+// whole life, rolling it back when that context ends, where pgx uses it for BEGIN only. On
+// both, a transaction's Commit and Rollback return once their context ends, whether the
+// server answered or not (database/sql's take no context: the MySQL adapters cut the
+// connection's socket then, as pgx does; see Interrupter).
 //
 // It imports pgx, database/sql and the mysql driver, and nothing of this module: a service
 // that uses the queue takes it along, and nothing else of the kit. It prints nothing.

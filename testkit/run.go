@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -124,6 +125,12 @@ type PoolOptions struct {
 	// Tracer, when set, traces every statement of the pool's connections on PostgreSQL (a
 	// suite that times a client's statements it does not issue itself: River's).
 	Tracer pgx.QueryTracer
+	// Settings are session settings of the pool's connections, by name, beside those the
+	// faults set on the load's (which win): a PostgreSQL run-time parameter's value, or on
+	// MySQL a session variable's, as a SQL literal ("transaction_isolation":
+	// "'READ-COMMITTED'", set as tx_isolation on a MariaDB older than 11.1, which has no other
+	// name for it).
+	Settings map[string]string
 }
 
 // NewPool opens a pool of the suite's own to the run's schema, for background work the suite
@@ -134,8 +141,13 @@ type PoolOptions struct {
 // work is done: the run's database figures are read when its sessions have exited. A client
 // that wants pgx's own pool (River's) takes it with sqldb.AsPgx.
 func (r *Run) NewPool(ctx context.Context, o PoolOptions) (sqldb.Pool, error) {
+	settings := r.env.SessionSettings
+	if len(o.Settings) > 0 {
+		settings = maps.Clone(o.Settings)
+		maps.Copy(settings, r.env.SessionSettings)
+	}
 	pool, err := r.env.Target.NewPool(ctx, database.PoolOptions{MaxConns: int32(o.MaxConns), AppName: faults.WorkersApp,
-		Settings: r.env.SessionSettings, Tracer: o.Tracer})
+		Settings: settings, Tracer: o.Tracer})
 	if err != nil {
 		return nil, err
 	}

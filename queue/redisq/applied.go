@@ -18,50 +18,47 @@ import (
 // finds no such table, and what a deployment whose database role may not create tables runs
 // beforehand.
 func AppliedTableSQL(d sqldb.Dialect, table string) (string, error) {
-	s, err := newAppliedSQL(d, table)
-	return s.create, err
+	s, err := newApplied(d, table)
+	if err != nil {
+		return "", err
+	}
+	return s.createSQL(), nil
 }
 
-// appliedSQL are one dialect's statements on the applied-ids table.
-type appliedSQL struct {
-	table  string // quoted
-	create string // creates it unless it exists
-	exists string // whether it exists ($1: table)
-	lock   string // serialises the processes that may create it, until their transaction ends ($1: table)
-	insert string // records a batch's entry ids and returns those that were not there yet
-	query  string // which of the ids are there
-	prune  string // deletes a stream's ids below a bound (ms, seq)
+// applied is one dialect's statements on the applied-ids table.
+type applied interface {
+	// name is the table's name, quoted.
+	name() string
+	// createSQL creates the table unless it exists.
+	createSQL() string
+	// holds says why the table cannot hold stream's ids (nil: it can).
+	holds(stream string) error
+	// exists says whether the table exists.
+	exists(ctx context.Context, q sqldb.Querier) (bool, error)
+	// lockCreation serialises, until tx ends, the processes that may create the table.
+	lockCreation(ctx context.Context, tx sqldb.Tx) error
+	// record records a batch's entry ids of stream in tx and says which were not there yet
+	// (written by tx itself), and how many statements that took.
+	record(ctx context.Context, tx sqldb.Tx, stream string, ids []string) (fresh map[string]bool, statements int, err error)
+	// present returns which of ids of stream are there.
+	present(ctx context.Context, q sqldb.Querier, stream string, ids []string) ([]string, error)
+	// prune deletes stream's ids below bound and says how many.
+	prune(ctx context.Context, tx sqldb.Tx, stream string, bound streamID) (int64, error)
 }
 
-// newAppliedSQL are the statements on table (a name, or schema.name) in dialect d.
-func newAppliedSQL(d sqldb.Dialect, table string) (appliedSQL, error) {
+// newApplied are the statements on table (a name, or schema.name) in dialect d.
+func newApplied(d sqldb.Dialect, table string) (applied, error) {
 	parts, err := tableParts(table)
 	if err != nil {
-		return appliedSQL{}, err
+		return nil, err
 	}
-	t := d.QuoteIdent(parts...)
 	switch d {
 	case sqldb.Postgres:
-		return appliedSQL{
-			table: t,
-			create: `CREATE TABLE IF NOT EXISTS ` + t + ` (
-    stream   text NOT NULL,
-    entry_id text NOT NULL,
-    PRIMARY KEY (stream, entry_id)
-)`,
-			exists: `SELECT to_regclass($1) IS NOT NULL`,
-			lock:   `SELECT pg_advisory_xact_lock(hashtext($1))`,
-			insert: `INSERT INTO ` + t + ` (stream, entry_id)
-SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING RETURNING entry_id`,
-			query: `SELECT entry_id FROM ` + t + ` WHERE stream = $1 AND entry_id = ANY($2::text[])`,
-			prune: `DELETE FROM ` + t + ` WHERE stream = $1
-AND (split_part(entry_id, '-', 1)::bigint, split_part(entry_id, '-', 2)::bigint) < ($2::bigint, $3::bigint)`,
-		}, nil
+		return newPgApplied(parts), nil
+	case sqldb.MySQL:
+		return newMySQLApplied(parts), nil
 	}
-	// MySQL's statements want more than a translation: no RETURNING to say which ids were new,
-	// no arrays to pass a batch's ids in one parameter. They come with the suites' MySQL
-	// statements, tested on a real server.
-	return appliedSQL{}, fmt.Errorf("redisq: the applied-ids table is not written for %s yet (PostgreSQL only)", d)
+	return nil, fmt.Errorf("redisq: the applied-ids table has no statements for %s", d)
 }
 
 // tableParts splits a table name, optionally schema-qualified, into its parts.
@@ -78,6 +75,74 @@ func tableParts(table string) ([]string, error) {
 	return parts, nil
 }
 
+// pgApplied is the table on PostgreSQL: a batch's ids go in as one array, and RETURNING
+// names those that were new.
+type pgApplied struct {
+	table, create, insert, query, pruneSQL string
+}
+
+func newPgApplied(parts []string) *pgApplied {
+	t := sqldb.Postgres.QuoteIdent(parts...)
+	return &pgApplied{
+		table: t,
+		create: `CREATE TABLE IF NOT EXISTS ` + t + ` (
+    stream   text NOT NULL,
+    entry_id text NOT NULL,
+    PRIMARY KEY (stream, entry_id)
+)`,
+		insert: `INSERT INTO ` + t + ` (stream, entry_id)
+SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING RETURNING entry_id`,
+		query: `SELECT entry_id FROM ` + t + ` WHERE stream = $1 AND entry_id = ANY($2::text[])`,
+		pruneSQL: `DELETE FROM ` + t + ` WHERE stream = $1
+AND (split_part(entry_id, '-', 1)::bigint, split_part(entry_id, '-', 2)::bigint) < ($2::bigint, $3::bigint)`,
+	}
+}
+
+func (p *pgApplied) name() string       { return p.table }
+func (p *pgApplied) createSQL() string  { return p.create }
+func (p *pgApplied) holds(string) error { return nil }
+
+func (p *pgApplied) exists(ctx context.Context, q sqldb.Querier) (bool, error) {
+	var ok bool
+	err := q.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, p.table).Scan(&ok)
+	return ok, err
+}
+
+// lockCreation takes a transaction's advisory lock: two CREATE TABLE IF NOT EXISTS at once
+// can both pass the check and one fail on the catalog's unique index.
+func (p *pgApplied) lockCreation(ctx context.Context, tx sqldb.Tx) error {
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, p.table)
+	return err
+}
+
+func (p *pgApplied) record(ctx context.Context, tx sqldb.Tx, stream string, ids []string) (map[string]bool, int, error) {
+	rows, err := tx.Query(ctx, p.insert, stream, ids)
+	if err != nil {
+		return nil, 1, err
+	}
+	fresh, err := sqldb.CollectRows[string](rows)
+	if err != nil {
+		return nil, 1, err
+	}
+	isNew := make(map[string]bool, len(fresh))
+	for _, id := range fresh {
+		isNew[id] = true
+	}
+	return isNew, 1, nil
+}
+
+func (p *pgApplied) present(ctx context.Context, q sqldb.Querier, stream string, ids []string) ([]string, error) {
+	rows, err := q.Query(ctx, p.query, stream, ids)
+	if err != nil {
+		return nil, err
+	}
+	return sqldb.CollectRows[string](rows)
+}
+
+func (p *pgApplied) prune(ctx context.Context, tx sqldb.Tx, stream string, bound streamID) (int64, error) {
+	return tx.Exec(ctx, p.pruneSQL, stream, int64(bound.ms), int64(bound.seq))
+}
+
 // ensureAppliedTable creates the applied-ids table unless it exists. A role that may not
 // create tables passes when the table is there: it is looked up first. Processes of a run
 // that start together take a lock, so one creates it and the others find it.
@@ -87,21 +152,21 @@ func (q *Queue[K, T]) ensureAppliedTable(ctx context.Context) error {
 		return fmt.Errorf("redisq: checking the applied-ids table: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	var exists bool
-	if err := tx.QueryRow(ctx, q.sql.exists, q.sql.table).Scan(&exists); err != nil {
-		return fmt.Errorf("redisq: checking the applied-ids table %s: %w", q.sql.table, err)
+	exists, err := q.applied.exists(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("redisq: checking the applied-ids table %s: %w", q.applied.name(), err)
 	}
 	if exists {
 		return nil
 	}
-	if _, err := tx.Exec(ctx, q.sql.lock, q.sql.table); err != nil {
-		return fmt.Errorf("redisq: creating the applied-ids table %s: %w", q.sql.table, err)
+	if err := q.applied.lockCreation(ctx, tx); err != nil {
+		return fmt.Errorf("redisq: creating the applied-ids table %s: %w", q.applied.name(), err)
 	}
-	if _, err := tx.Exec(ctx, q.sql.create); err != nil {
-		return fmt.Errorf("redisq: creating the applied-ids table %s: %w", q.sql.table, err)
+	if _, err := tx.Exec(ctx, q.applied.createSQL()); err != nil {
+		return fmt.Errorf("redisq: creating the applied-ids table %s: %w", q.applied.name(), err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("redisq: creating the applied-ids table %s: %w", q.sql.table, err)
+		return fmt.Errorf("redisq: creating the applied-ids table %s: %w", q.applied.name(), err)
 	}
 	return nil
 }
@@ -153,9 +218,9 @@ func (q *Queue[K, T]) pruneBelow(ctx context.Context, sh *shard, bound streamID)
 		return 0, err
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	n, err := tx.Exec(ctx, q.sql.prune, sh.keys.stream, int64(bound.ms), int64(bound.seq))
+	n, err := q.applied.prune(ctx, tx, sh.keys.stream, bound)
 	if err != nil {
-		return 0, fmt.Errorf("redisq: pruning %s: %w", q.sql.table, err)
+		return 0, fmt.Errorf("redisq: pruning %s: %w", q.applied.name(), err)
 	}
 	return n, tx.Commit(ctx)
 }

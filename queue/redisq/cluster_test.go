@@ -75,10 +75,10 @@ func TestOnACluster(t *testing.T) {
 		if len(masters) < 2 {
 			t.Errorf("six shards' keys on %d masters", len(masters))
 		}
-		shardsInOrder(t, rdb)
+		shardsInOrder(t, rdb, postgres)
 	})
 	t.Run("killed-consumer", func(t *testing.T) {
-		killedConsumerTakenOver(t, rdb, func() redis.UniversalClient { return redis.NewClusterClient(rdb.Options()) })
+		killedConsumerTakenOver(t, rdb, postgres, func() redis.UniversalClient { return redis.NewClusterClient(rdb.Options()) })
 	})
 	t.Run("reshard", func(t *testing.T) {
 		// A stream whose shard 1 lies in the last 60 slots of master 0 (0..5460), so that
@@ -121,7 +121,7 @@ func slotsMoveMidRun(t *testing.T, rdb *redis.ClusterClient, stream string, move
 		e.stream = stream
 	}
 	ctx := context.Background()
-	if _, err := e.target.Admin().Exec(ctx, `CREATE TABLE q_log (n int8 PRIMARY KEY, times int NOT NULL)`); err != nil {
+	if _, err := e.admin.Exec(ctx, `CREATE TABLE q_log (n int8 PRIMARY KEY, times int NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
 	o := e.shardOptions(RoleBoth, 6)
@@ -165,7 +165,7 @@ func slotsMoveMidRun(t *testing.T, rdb *redis.ClusterClient, stream string, move
 	wg.Wait()
 	e.close(q)
 
-	rows, err := e.target.Admin().Query(ctx, `SELECT n, times FROM q_log`)
+	rows, err := e.admin.Query(ctx, `SELECT n, times FROM q_log`)
 	if err != nil {
 		t.Fatal(err)
 	}

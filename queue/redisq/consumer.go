@@ -15,7 +15,6 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/queue/internal/core"
 	"github.com/hotspotkit/hotspotkit/queue/redisq/internal/testhook"
-	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 // ackTimeout bounds one acknowledgement script call.
@@ -319,19 +318,11 @@ func (c *consumer[K, T]) flushTx(batch []entry[T], asBatch bool) (err error) {
 	for i := range batch {
 		ids[i] = batch[i].id
 	}
-	rows, err := tx.Query(ctx, q.sql.insert, c.sh.keys.stream, ids)
+	isNew, ops, err := q.applied.record(ctx, tx, c.sh.keys.stream, ids)
 	if err != nil {
 		return fmt.Errorf("recording applied entry ids: %w", err)
 	}
-	fresh, err := sqldb.CollectRows[string](rows)
-	if err != nil {
-		return fmt.Errorf("recording applied entry ids: %w", err)
-	}
-	isNew := make(map[string]bool, len(fresh))
-	for _, id := range fresh {
-		isNew[id] = true
-	}
-	recs := make([]T, 0, len(fresh))
+	recs := make([]T, 0, len(isNew))
 	for i := range batch {
 		batch[i].kind = kindDuplicate
 		if isNew[batch[i].id] {
@@ -341,7 +332,6 @@ func (c *consumer[K, T]) flushTx(batch []entry[T], asBatch bool) (err error) {
 	}
 	newRecords := len(recs)
 	recs = c.arrange(recs)
-	ops := 1
 	if len(recs) > 0 {
 		n, err := q.o.Writer.WriteBatch(ctx, tx, recs)
 		ops += n
@@ -475,11 +465,7 @@ func (c *consumer[K, T]) alreadyApplied(ids []string) ([]string, error) {
 		return nil, err
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // read only
-	rows, err := tx.Query(ctx, q.sql.query, c.sh.keys.stream, ids)
-	if err != nil {
-		return nil, err
-	}
-	return sqldb.CollectRows[string](rows)
+	return q.applied.present(ctx, tx, c.sh.keys.stream, ids)
 }
 
 // deadLetter moves entries to the dead-letter stream: acknowledged, copied and deleted in one

@@ -41,6 +41,16 @@ type contractBackend struct {
 }
 
 func contractBackends(t *testing.T, f func(t *testing.T, e *env, start func(contractOpts) queue.Interface[rec])) {
+	contractOn(t, false, f)
+}
+
+// contractOnEveryDB is contractBackends and this backend on MariaDB (a redis-server), for the
+// cases whose outcome rests on the database's side of the queue.
+func contractOnEveryDB(t *testing.T, f func(t *testing.T, e *env, start func(contractOpts) queue.Interface[rec])) {
+	contractOn(t, true, f)
+}
+
+func contractOn(t *testing.T, onMariaDB bool, f func(t *testing.T, e *env, start func(contractOpts) queue.Interface[rec])) {
 	run := func(t *testing.T, e *env, b contractBackend) {
 		f(t, e, func(o contractOpts) queue.Interface[rec] {
 			if o.writer == nil {
@@ -57,10 +67,13 @@ func contractBackends(t *testing.T, f func(t *testing.T, e *env, start func(cont
 	}
 	t.Run("memory", func(t *testing.T) { run(t, newEnv(t, nil), memoryBackend) })
 	backends(t, func(t *testing.T, rdb *redis.Client) { run(t, newEnv(t, rdb), streamBackend) })
+	if onMariaDB {
+		t.Run(mariadb.name, func(t *testing.T) { run(t, newEnvOn(t, onRedisServer(t), mariadb), streamBackend) })
+	}
 }
 
 var memoryBackend = contractBackend{name: "memory", start: func(t *testing.T, e *env, o contractOpts) queue.Interface[rec] {
-	q, err := queue.New(queue.PgFlusher(e.pool, o.writer), o.shared())
+	q, err := queue.New(queue.PgFlusher(e.pgPool, o.writer), o.shared())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +132,7 @@ func (o *ordered) WriteBatch(ctx context.Context, tx sqldb.Tx, recs []rec) (int,
 }
 
 func TestContractInvariantAndExactlyOnce(t *testing.T) {
-	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Interface[rec]) {
+	contractOnEveryDB(t, func(t *testing.T, e *env, start func(contractOpts) queue.Interface[rec]) {
 		q := start(contractOpts{workers: 3})
 		var wg sync.WaitGroup
 		for g := range 20 {
@@ -279,7 +292,7 @@ func TestContractFullPolicies(t *testing.T) {
 }
 
 func TestContractFlushFailuresAreRetried(t *testing.T) {
-	contractBackends(t, func(t *testing.T, e *env, start func(contractOpts) queue.Interface[rec]) {
+	contractOnEveryDB(t, func(t *testing.T, e *env, start func(contractOpts) queue.Interface[rec]) {
 		w := &flaky{w: e.writer}
 		w.n.Store(2)
 		q := start(contractOpts{workers: 1, writer: w})

@@ -1,8 +1,8 @@
 // Package redisq is the durable queue.Interface: records travel through a Redis stream, so
 // what a producer accepted survives the producer, and consumers in any process finish the
 // work. It owns the stream protocol (producing, the consumer group, reclaiming,
-// dead-lettering, the atomic acknowledgement) and the exactly-once bookkeeping in PostgreSQL (its table of applied
-// entry ids); the caller supplies the record's Codec, slot key, merge and TxWriter exactly as
+// dead-lettering, the atomic acknowledgement) and the exactly-once bookkeeping in the
+// database, PostgreSQL or MySQL/MariaDB (its table of applied entry ids); the caller supplies the record's Codec, slot key, merge and TxWriter exactly as
 // for the in-memory queue, and cannot tell the two backends apart. It times and prints nothing;
 // it exports counters (queue.Metrics plus StreamMetrics) and a persist-lag histogram.
 //
@@ -71,6 +71,8 @@
 //	BEGIN
 //	INSERT INTO queue_applied_entries (stream, entry_id) SELECT $1, unnest($2::text[])
 //	    ON CONFLICT DO NOTHING RETURNING entry_id      -- which entries are new
+//	    (MySQL: INSERT IGNORE of the batch's rows; when it inserted fewer than the batch,
+//	    a read of the rows it inserted: see "Applied ids")
 //	the caller's TxWriter, on the new entries only (compacted per slot as queue.Compact does
 //	    and sorted by Compare; without compaction sorted stably by Compare, so concurrent
 //	    consumers lock rows in one order)
@@ -148,6 +150,17 @@
 // the bound the previous pass read, so an id stays until its entry has been out of the
 // stream for at least one interval. The table therefore holds the ids of the entries still in
 // the stream plus those of about two intervals' acknowledgements.
+//
+// On MySQL and MariaDB (Options.DB of dialect sqldb.MySQL; InnoDB) the table keeps an id as
+// its two numbers, (stream, ms, seq) its key, and a stream key of at most 512 bytes. MySQL 8
+// has no RETURNING and neither has arrays, so a batch's ids go in with one multi-row INSERT
+// IGNORE, each row marked with a random number of the flush: when it inserted as many rows as
+// the batch has, every entry is new (one statement, as on PostgreSQL); when fewer — a
+// redelivery — one read of the batch's rows that bear the flush's mark says which it
+// inserted. An INSERT that meets an id of another transaction not yet committed waits for it
+// to end, so an id is new to exactly one committed transaction on both databases. Two
+// consumers writing the same entries at once (a frozen consumer thawed, its batch taken
+// over) may deadlock on MySQL; InnoDB rolls one back and its flush is tried again.
 //
 // # Crash guarantees
 //

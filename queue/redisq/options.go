@@ -101,7 +101,7 @@ type Options[K comparable, T any] struct {
 	// DB and Writer write a batch in one transaction, with the ids it applies; required to
 	// consume, and to produce under PolicySync with a Capacity unless Inline is set. DB is a
 	// package sqldb handle (sqldb.PgxPool for a pgx pool); the applied-ids table is written
-	// in its dialect (PostgreSQL's only, so far).
+	// in its dialect (PostgreSQL's, or MySQL's and MariaDB's: see "Applied ids").
 	DB     sqldb.Beginner
 	Writer queue.TxWriter[T]
 	// AppliedTable is the table of applied entry ids (default "queue_applied_entries"; a

@@ -38,7 +38,7 @@ type Queue[K comparable, T any] struct {
 	// members is the sorted set of the queue's live consumers (Shards > 1), member this
 	// process's name in it and in the shards' leases.
 	members, member string
-	sql             appliedSQL
+	applied         applied // the applied-ids table's statements, in DB's dialect
 	// token sets this queue's acknowledging calls apart from another process's that uses
 	// the same consumer names (acknowledge).
 	token string
@@ -126,11 +126,16 @@ func New[K comparable, T any](ctx context.Context, o Options[K, T]) (*Queue[K, T
 		lag:   hist.New(),
 	}
 	if o.DB != nil { // a producer alone may have none: it touches no table
-		if q.sql, err = newAppliedSQL(o.DB.Dialect(), o.AppliedTable); err != nil {
+		if q.applied, err = newApplied(o.DB.Dialect(), o.AppliedTable); err != nil {
 			return nil, err
 		}
 	}
 	for i, s := range shardStreams(o.Stream, o.Shards) {
+		if q.applied != nil {
+			if err := q.applied.holds(s); err != nil {
+				return nil, err
+			}
+		}
 		q.shards = append(q.shards, &shard{i: i, keys: shardKeys(s)})
 	}
 	q.members = tagged(o.Stream) + ":consumers"

@@ -8,24 +8,26 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/mariadbtest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/redistest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/queue/redisq/redisqtest"
 	"github.com/hotspotkit/hotspotkit/sqldb"
-	"github.com/hotspotkit/hotspotkit/testkit/database"
 )
 
-func TestMain(m *testing.M) { os.Exit(redistest.Main(m, testdb.Main)) }
+func TestMain(m *testing.M) { os.Exit(mariadbtest.Stop(redistest.Main(m, testdb.Main))) }
 
 // backends runs f against miniredis (always) and against the package's shared redis-server
 // (redistest.Shared: skipped where none is installed, failed in CI).
@@ -80,8 +82,11 @@ type rec struct {
 func mergeRec(p *rec, n rec) { p.N += n.N; p.Count += n.Count }
 
 // countsWriter adds records to q_counts; it is NOT idempotent, so any double application
-// shows in the totals.
-type countsWriter struct{ calls atomic.Int64 }
+// shows in the totals. sql is the database's statement (database.addCounts).
+type countsWriter struct {
+	sql   string
+	calls atomic.Int64
+}
 
 func (w *countsWriter) WriteBatch(ctx context.Context, tx sqldb.Tx, recs []rec) (int, error) {
 	w.calls.Add(1)
@@ -89,9 +94,7 @@ func (w *countsWriter) WriteBatch(ctx context.Context, tx sqldb.Tx, recs []rec) 
 		if r.N < 0 {
 			return 0, errors.New("poison record")
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO q_counts (slot, total, records) VALUES ($1, $2, $3)
-			ON CONFLICT (slot) DO UPDATE SET total = q_counts.total + excluded.total, records = q_counts.records + excluded.records`,
-			r.Slot, r.N, r.Count); err != nil {
+		if _, err := tx.Exec(ctx, w.sql, r.Slot, r.N, r.Count); err != nil {
 			return 0, err
 		}
 	}
@@ -101,34 +104,35 @@ func (w *countsWriter) WriteBatch(ctx context.Context, tx sqldb.Tx, recs []rec) 
 type env struct {
 	t      *testing.T
 	rdb    redis.UniversalClient
-	pool   *pgxpool.Pool
-	target *database.Postgres
+	db     *testDB
+	pool   sqldb.Pool    // the queues'
+	admin  sqldb.Querier // the test's own statements
+	schema string        // the test's schema (PostgreSQL) or database (MariaDB)
+	pgPool *pgxpool.Pool // PostgreSQL's: pool, as pgx's
+	maria  *mariadbtest.DB
 	stream string
 	writer *countsWriter
 }
 
-func newEnv(t *testing.T, rdb redis.UniversalClient) *env {
+// newEnv is newEnvOn PostgreSQL.
+func newEnv(t *testing.T, rdb redis.UniversalClient) *env { return newEnvOn(t, rdb, postgres) }
+
+// newEnvOn makes a test's database on db, with q_counts, and names its stream.
+func newEnvOn(t *testing.T, rdb redis.UniversalClient, db *testDB) *env {
 	t.Helper()
-	target := testdb.New(t)
-	ctx := context.Background()
-	if _, err := target.Admin().Exec(ctx, `CREATE TABLE q_counts (slot int PRIMARY KEY, total bigint NOT NULL, records bigint NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := target.NewPool(ctx, database.PoolOptions{MaxConns: 16, AppName: "redisq-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	return &env{t: t, rdb: rdb, pool: pool, target: target, stream: "test:" + hex.EncodeToString(b), writer: &countsWriter{}}
+	e := &env{t: t, rdb: rdb, db: db, stream: "test:" + hex.EncodeToString(b), writer: &countsWriter{sql: db.addCounts}}
+	db.open(e)
+	e.mustExec(db.counts)
+	return e
 }
 
 func (e *env) options(role Role) Options[int, rec] {
 	return Options[int, rec]{
 		Options: sharedOptions(),
 		Client:  e.rdb, Stream: e.stream, Role: role, Codec: queue.JSONCodec[rec](),
-		DB: sqldb.PgxPool(e.pool), Writer: e.writer, Block: 20 * time.Millisecond, ReclaimIdle: time.Hour,
+		DB: e.pool, Writer: e.writer, Block: 20 * time.Millisecond, ReclaimIdle: time.Hour,
 	}
 }
 
@@ -166,8 +170,7 @@ func (e *env) close(q *Queue[int, rec]) {
 // totals returns the sum of totals and of records in q_counts.
 func (e *env) totals() (total, records int64) {
 	e.t.Helper()
-	err := e.target.Admin().QueryRow(context.Background(),
-		`SELECT coalesce(sum(total), 0)::int8, coalesce(sum(records), 0)::int8 FROM q_counts`).Scan(&total, &records)
+	err := e.admin.QueryRow(context.Background(), e.db.totals).Scan(&total, &records)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -177,7 +180,7 @@ func (e *env) totals() (total, records int64) {
 func (e *env) appliedIDs() int64 {
 	e.t.Helper()
 	var n int64
-	if err := e.target.Admin().QueryRow(context.Background(), `SELECT count(*) FROM queue_applied_entries WHERE stream = $1`, e.stream).Scan(&n); err != nil {
+	if err := e.admin.QueryRow(context.Background(), `SELECT count(*) FROM queue_applied_entries WHERE stream = $1`, e.stream).Scan(&n); err != nil {
 		e.t.Fatal(err)
 	}
 	return n
@@ -217,8 +220,8 @@ func checkInvariant(t *testing.T, m queue.Metrics) {
 func TestEveryRecordAppliedOnceAndAcknowledged(t *testing.T) {
 	for _, compact := range []bool{false, true} {
 		t.Run(fmt.Sprintf("compaction=%v", compact), func(t *testing.T) {
-			backends(t, func(t *testing.T, rdb *redis.Client) {
-				e := newEnv(t, rdb)
+			everyDB(t, func(t *testing.T, rdb *redis.Client, db *testDB) {
+				e := newEnvOn(t, rdb, db)
 				o := e.options(RoleBoth)
 				o.Compaction, o.Fresh, o.Workers = compact, true, 3
 				q := e.start(o)
@@ -265,8 +268,8 @@ func TestEveryRecordAppliedOnceAndAcknowledged(t *testing.T) {
 // acknowledgement (held by its hook, like a process killed there); consumer B takes the
 // batch over, finds its ids applied, skips it and acknowledges it. Nothing counts twice.
 func TestCommittedButUnacknowledgedIsSkipped(t *testing.T) {
-	backends(t, func(t *testing.T, rdb *redis.Client) {
-		e := newEnv(t, rdb)
+	everyDB(t, func(t *testing.T, rdb *redis.Client, db *testDB) {
+		e := newEnvOn(t, rdb, db)
 		po := e.options(RoleProducer)
 		po.Fresh = true
 		producer := e.start(po)
@@ -338,8 +341,8 @@ func (e *env) startFrozenAfterCommit(o Options[int, rec]) (*Queue[int, rec], []s
 // TestKilledConsumerBeforeCommitIsReclaimed: the reading consumer dies holding a batch it
 // has not committed; the reclaimer applies the batch once.
 func TestKilledConsumerBeforeCommitIsReclaimed(t *testing.T) {
-	backends(t, func(t *testing.T, rdb *redis.Client) {
-		e := newEnv(t, rdb)
+	everyDB(t, func(t *testing.T, rdb *redis.Client, db *testDB) {
+		e := newEnvOn(t, rdb, db)
 		o := e.options(RoleBoth)
 		o.Fresh, o.Workers, o.ReclaimIdle = true, 1, 150*time.Millisecond
 		var q *Queue[int, rec]
@@ -373,8 +376,8 @@ func TestKilledConsumerBeforeCommitIsReclaimed(t *testing.T) {
 }
 
 func TestKillConsumerFault(t *testing.T) {
-	backends(t, func(t *testing.T, rdb *redis.Client) {
-		e := newEnv(t, rdb)
+	everyDB(t, func(t *testing.T, rdb *redis.Client, db *testDB) {
+		e := newEnvOn(t, rdb, db)
 		o := e.options(RoleBoth)
 		o.Fresh, o.ReclaimIdle = true, 100*time.Millisecond
 		q := e.start(o)
@@ -397,8 +400,8 @@ func TestKillConsumerFault(t *testing.T) {
 // reclaimed until it was delivered MaxDeliveries times, then dead-lettered; an entry that
 // cannot be decoded is dead-lettered at once. Everything else is applied.
 func TestPoisonRecordsEndInTheDeadLetterStream(t *testing.T) {
-	backends(t, func(t *testing.T, rdb *redis.Client) {
-		e := newEnv(t, rdb)
+	everyDB(t, func(t *testing.T, rdb *redis.Client, db *testDB) {
+		e := newEnvOn(t, rdb, db)
 		o := e.options(RoleBoth)
 		o.Fresh, o.MaxDeliveries, o.ReclaimIdle, o.MaxRetries = true, 3, 100*time.Millisecond, 1
 		q := e.start(o)
@@ -548,6 +551,17 @@ func TestOptionsAreValidated(t *testing.T) {
 		if _, err := New(context.Background(), o); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+	// A stream key longer than MySQL's table holds, refused before anything is sent.
+	my, err := sqldb.OpenMySQL(sqldb.MySQLOptions{Config: mysql.NewConfig()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer my.Close()
+	o := Options[int, rec]{Options: sharedOptions(), Client: rdb, Stream: strings.Repeat("s", 513), Role: RoleConsumer,
+		Codec: queue.JSONCodec[rec](), DB: my, Writer: &countsWriter{}}
+	if _, err := New(context.Background(), o); err == nil || !strings.Contains(err.Error(), "at most 512") {
+		t.Errorf("a 513-byte stream key on MySQL: %v, want a refusal", err)
 	}
 }
 

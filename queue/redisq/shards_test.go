@@ -111,7 +111,7 @@ func slotsOnShards(t *testing.T, rdb redis.UniversalClient, q *Queue[int, rec]) 
 // records are on one shard and written in order; everything is applied once; the run-wide
 // counters sum over the shards; the leases are released at Close.
 func TestShardsKeepAKeyOnOneShardInOrder(t *testing.T) {
-	backends(t, func(t *testing.T, rdb *redis.Client) { shardsInOrder(t, rdb) })
+	everyDB(t, func(t *testing.T, rdb *redis.Client, db *testDB) { shardsInOrder(t, rdb, db) })
 }
 
 // shardRecords is the shard tests' number of records.
@@ -128,8 +128,8 @@ func (e *env) produceShards() (*Queue[int, rec], int64) {
 	return p, want
 }
 
-func shardsInOrder(t *testing.T, rdb redis.UniversalClient) {
-	e := newEnv(t, rdb)
+func shardsInOrder(t *testing.T, rdb redis.UniversalClient, db *testDB) {
+	e := newEnvOn(t, rdb, db)
 	p, want := e.produceShards()
 	const n = shardRecords
 	used := map[string]bool{}
@@ -197,15 +197,19 @@ func shardsInOrder(t *testing.T, rdb redis.UniversalClient) {
 // every record is applied once. A, thawed, finds its batches applied.
 //
 // On a redis-server only (TestOnACluster runs it on a cluster too): a real server's clock
-// expires the leases, where miniredis's moves only when told.
+// expires the leases, where miniredis's moves only when told. On both databases.
 func TestShardsOfAKilledConsumerAreTakenOver(t *testing.T) {
-	rdb := onRedisServer(t)
-	opts := *rdb.Options()
-	killedConsumerTakenOver(t, rdb, func() redis.UniversalClient { return redis.NewClient(&opts) })
+	for _, db := range []*testDB{postgres, mariadb} {
+		t.Run(db.name, func(t *testing.T) {
+			rdb := onRedisServer(t)
+			opts := *rdb.Options()
+			killedConsumerTakenOver(t, rdb, db, func() redis.UniversalClient { return redis.NewClient(&opts) })
+		})
+	}
 }
 
-func killedConsumerTakenOver(t *testing.T, rdb redis.UniversalClient, newClient func() redis.UniversalClient) {
-	e := newEnv(t, rdb)
+func killedConsumerTakenOver(t *testing.T, rdb redis.UniversalClient, db *testDB, newClient func() redis.UniversalClient) {
+	e := newEnvOn(t, rdb, db)
 	_, want := e.produceShards()
 	const n = shardRecords
 
@@ -284,7 +288,8 @@ func hasValue(m map[string]string, v string) bool {
 func (e *env) appliedIDsOf(streams []string) int64 {
 	e.t.Helper()
 	var n int64
-	if err := e.target.Admin().QueryRow(context.Background(), `SELECT count(*) FROM queue_applied_entries WHERE stream = ANY($1)`, streams).Scan(&n); err != nil {
+	in, args := e.db.inStreams(streams)
+	if err := e.admin.QueryRow(context.Background(), `SELECT count(*) FROM queue_applied_entries WHERE `+in, args...).Scan(&n); err != nil {
 		e.t.Fatal(err)
 	}
 	return n

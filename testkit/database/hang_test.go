@@ -4,31 +4,42 @@ import (
 	"context"
 	"errors"
 	"net"
-	"net/url"
 	"testing"
 	"time"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/mariadbtest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/servers/netdelay"
 )
 
-// blackholed is a pool of the service's connections to the test server through a proxy that
-// then holds every byte both ways (nothing answered, no RST), and its target.
+// blackholed is the test server's target, its service's connections routed through a proxy
+// that then holds every byte both ways (nothing answered, no RST).
 func blackholed(t *testing.T) (*database.Postgres, func()) {
 	t.Helper()
 	target := testdb.New(t)
-	u, err := url.Parse(target.DSN())
+	return target, blackhole(t, target)
+}
+
+// blackhole routes target's service connections through a proxy and returns what then holds
+// every byte both ways, for good.
+func blackhole(t *testing.T, target interface {
+	Addr() (string, error)
+	Route(database.DialFunc)
+}) (partition func()) {
+	t.Helper()
+	addr, err := target.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := netdelay.New(netdelay.Config{Upstream: u.Host})
+	p, err := netdelay.New(netdelay.Config{Upstream: addr})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Heal(); _ = p.Close() })
 	target.Route(p.DialContext)
-	return target, func() {
+	return func() {
 		if err := p.Blackhole(time.Hour); err != nil {
 			t.Fatal(err)
 		}
@@ -97,5 +108,55 @@ func TestCutSocketsEndsWhatWaits(t *testing.T) {
 	pool.Close()
 	if took := time.Since(began); took > 5*time.Second {
 		t.Errorf("closing the pool took %s after the cut", took)
+	}
+}
+
+// TestMySQLCommitEndsOnAPartition: on MySQL, a COMMIT (or a ROLLBACK) sent into a partition
+// that never heals returns once its context ends, the outcome unknown, and closing the pool
+// then does not wait: database/sql's Tx.Commit takes no context and go-sql-driver/mysql
+// watches none for it, so the target's sessions hand the transaction their socket to cut
+// (sqldb.Interrupter). What makes --request-timeout end a request hung in its COMMIT.
+func TestMySQLCommitEndsOnAPartition(t *testing.T) {
+	target := mariadbtest.Target(t)
+	partition := blackhole(t, target)
+	ctx := context.Background()
+	pool, err := target.NewPool(ctx, database.PoolOptions{MaxConns: 2, AppName: "hotspotkit-load"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rollback, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tx := range []sqldb.Tx{commit, rollback} {
+		var one int
+		if err := tx.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+			t.Fatal(err)
+		}
+	}
+	partition()
+	ends := map[string]func(context.Context) error{"COMMIT": commit.Commit, "ROLLBACK": rollback.Rollback}
+	for what, end := range ends {
+		ectx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		done := make(chan error, 1)
+		go func() { done <- end(ectx) }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.DeadlineExceeded) || what == "COMMIT" && !sqldb.CommitOutcomeUnknown(err) {
+				t.Errorf("%s on a partition: %v, want the context's deadline (an unknown outcome)", what, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s on a partition still waits 10 s after its context ended", what)
+		}
+		cancel()
+	}
+	began := time.Now()
+	pool.Close()
+	if took := time.Since(began); took > 5*time.Second {
+		t.Errorf("closing the pool took %s on the partition", took)
 	}
 }

@@ -197,6 +197,17 @@ func (t *MySQL) DriverConfig(appName string) *mysql.Config {
 	return c
 }
 
+// hasTransactionIsolation says whether the server names the isolation level
+// transaction_isolation (MySQL, MariaDB 11.1 and later) rather than tx_isolation alone
+// (MariaDB before 11.1): a setting by the first name reaches the second on such a server.
+func (t *MySQL) hasTransactionIsolation() bool {
+	var major, minor int
+	if _, err := fmt.Sscanf(t.version, "%d.%d", &major, &minor); err != nil || t.Kind() != KindMariaDB {
+		return true
+	}
+	return major > 11 || major == 11 && minor >= 1
+}
+
 // connOptions are sqldb's options for a connection named appName: the Route unless direct.
 func (t *MySQL) connOptions(appName string, direct bool, settings map[string]string) sqldb.MySQLOptions {
 	t.mu.Lock()
@@ -210,6 +221,9 @@ func (t *MySQL) connOptions(appName string, direct bool, settings map[string]str
 		session[k] = v
 	}
 	for k, v := range settings {
+		if k == "transaction_isolation" && !t.hasTransactionIsolation() {
+			k = "tx_isolation"
+		}
 		session[k] = v
 	}
 	return sqldb.MySQLOptions{Config: t.DriverConfig(appName), Dial: t.sockets.dial(route), Session: session}
@@ -502,15 +516,18 @@ const untrack = "UPDATE performance_schema.threads SET INSTRUMENTED = 'NO' WHERE
 const connectionID = "SELECT ID FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()"
 
 func (c *tracking) Connect(ctx context.Context) (driver.Conn, error) {
-	dc, err := c.Connector.Connect(ctx)
+	conn, err := c.Connector.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s := &session{Conn: dc, t: c.t, app: c.app, observer: c.observer, seat: -1}
+	dc, ok := conn.(*sqldb.MySQLDriverConn)
+	if !ok {
+		_ = conn.Close()
+		return nil, fmt.Errorf("not a connection of sqldb.MySQLConnector: %T", conn)
+	}
+	s := &session{MySQLDriverConn: dc, t: c.t, app: c.app, observer: c.observer, seat: -1}
 	if c.observer {
-		if ex, ok := dc.(driver.ExecerContext); ok {
-			_, _ = ex.ExecContext(ctx, untrack, nil)
-		}
+		_, _ = dc.ExecContext(ctx, untrack, nil)
 	}
 	if s.id, err = readID(ctx, dc); err != nil {
 		_ = dc.Close()
@@ -560,10 +577,10 @@ func readID(ctx context.Context, dc driver.Conn) (int64, error) {
 	return 0, fmt.Errorf("reading the session's id: a %T", v[0])
 }
 
-// session is a connection the target opened, as database/sql's driver connection: the
-// driver's own (every interface of it handed through), its id, and its place in its pool.
+// session is a connection the target opened, as database/sql's driver connection: sqldb's
+// (every interface of the driver's handed through), its id, and its place in its pool.
 type session struct {
-	driver.Conn
+	*sqldb.MySQLDriverConn
 	t        *MySQL
 	id       int64
 	app      string
@@ -601,60 +618,42 @@ func (s *session) Close() error {
 			s.pool.seats.free(s.seat)
 		}
 	})
-	return s.Conn.Close()
+	return s.MySQLDriverConn.Close()
 }
 
-func (s *session) IsValid() bool {
-	v, ok := s.Conn.(driver.Validator)
-	return (!ok || v.IsValid()) && !s.expired()
-}
+func (s *session) IsValid() bool { return s.MySQLDriverConn.IsValid() && !s.expired() }
 
 func (s *session) ResetSession(ctx context.Context) error {
 	if s.expired() {
 		return driver.ErrBadConn
 	}
-	if r, ok := s.Conn.(driver.SessionResetter); ok {
-		return r.ResetSession(ctx)
-	}
-	return nil
+	return s.MySQLDriverConn.ResetSession(ctx)
 }
 
 func (s *session) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	s.use(ctx)
-	return s.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
+	return s.MySQLDriverConn.BeginTx(ctx, opts)
 }
 
 func (s *session) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
 	s.use(ctx)
-	return s.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, query)
+	return s.MySQLDriverConn.PrepareContext(ctx, query)
 }
 
 func (s *session) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	s.use(ctx)
-	return s.Conn.(driver.ExecerContext).ExecContext(ctx, query, args)
+	return s.MySQLDriverConn.ExecContext(ctx, query, args)
 }
 
 func (s *session) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	s.use(ctx)
-	return s.Conn.(driver.QueryerContext).QueryContext(ctx, query, args)
+	return s.MySQLDriverConn.QueryContext(ctx, query, args)
 }
 
-func (s *session) Ping(ctx context.Context) error {
-	if p, ok := s.Conn.(driver.Pinger); ok {
-		return p.Ping(ctx)
-	}
-	return nil
-}
-
-func (s *session) CheckNamedValue(nv *driver.NamedValue) error {
-	if c, ok := s.Conn.(driver.NamedValueChecker); ok {
-		return c.CheckNamedValue(nv)
-	}
-	return driver.ErrSkip
-}
-
-// The interfaces of go-sql-driver/mysql's connection a session hands through.
+// The interfaces of go-sql-driver/mysql's connection a session hands through (sqldb's, and
+// Interrupt: a transaction's COMMIT and ROLLBACK end with their context).
 var (
+	_ sqldb.Interrupter         = (*session)(nil)
 	_ driver.ConnBeginTx        = (*session)(nil)
 	_ driver.ConnPrepareContext = (*session)(nil)
 	_ driver.ExecerContext      = (*session)(nil)

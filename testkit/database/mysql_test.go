@@ -238,15 +238,17 @@ func TestMySQLUnreachable(t *testing.T) {
 	}
 }
 
-// A pool's sessions take its settings as session variables (the *-timeout faults' on MySQL),
-// and each one's first statement is told, with that statement's context.
+// A pool's sessions take its settings as session variables (the *-timeout faults' on MySQL, the
+// isolation level by MySQL's name even on a MariaDB that knows it as tx_isolation alone), and
+// each one's first statement is told, with that statement's context.
 func TestMySQLPoolSettingsAndFirstUse(t *testing.T) {
 	ctx := context.Background()
 	target := mariadbtest.Target(t)
 	type key struct{}
 	var firstUses []any
 	pool, err := target.NewPool(ctx, database.PoolOptions{MaxConns: 2, AppName: "hotspotkit-load",
-		Settings: map[string]string{"innodb_lock_wait_timeout": "3", "max_statement_time": "0.25"},
+		Settings: map[string]string{"innodb_lock_wait_timeout": "3", "max_statement_time": "0.25",
+			"transaction_isolation": "'READ-COMMITTED'"},
 		FirstUse: func(ctx context.Context) { firstUses = append(firstUses, ctx.Value(key{})) }})
 	if err != nil {
 		t.Fatal(err)
@@ -254,11 +256,12 @@ func TestMySQLPoolSettingsAndFirstUse(t *testing.T) {
 	defer pool.Close()
 	var wait int
 	var stmt float64
-	if err := pool.QueryRow(context.WithValue(ctx, key{}, "first"), "SELECT @@session.innodb_lock_wait_timeout, @@session.max_statement_time").Scan(&wait, &stmt); err != nil {
+	var isolation string
+	if err := pool.QueryRow(context.WithValue(ctx, key{}, "first"), "SELECT @@session.innodb_lock_wait_timeout, @@session.max_statement_time, @@session.tx_isolation").Scan(&wait, &stmt, &isolation); err != nil {
 		t.Fatal(err)
 	}
-	if wait != 3 || stmt != 0.25 {
-		t.Errorf("the session's lock wait timeout %d and statement time %v, want 3 and 0.25", wait, stmt)
+	if wait != 3 || stmt != 0.25 || isolation != "READ-COMMITTED" {
+		t.Errorf("the session's lock wait timeout %d, statement time %v and isolation %s, want 3, 0.25 and READ-COMMITTED", wait, stmt, isolation)
 	}
 	if _, err := pool.Exec(context.WithValue(ctx, key{}, "second"), "SELECT 1"); err != nil {
 		t.Fatal(err)

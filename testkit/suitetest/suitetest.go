@@ -12,6 +12,7 @@ package suitetest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -32,6 +33,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/engine"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
 	"github.com/hotspotkit/hotspotkit/testkit/servers/pgserver"
@@ -91,6 +93,30 @@ func RunShared(t *testing.T, s testkit.Suite, args ...string) (int, *results.Rep
 func SharedArgs(t *testing.T, args ...string) []string {
 	t.Helper()
 	return append(Defaults(), Shared(t, args...)...)
+}
+
+// EachDatabase runs f once per kind of database, each a subtest ("postgresql", "mariadb"), on
+// a place of the test's own holding the shared tables of package schema and s's own
+// (testkit.Info.SQL): a schema of the shared test server (testdb), and a database of the
+// shared MariaDB (mariadbtest; its tables in MySQL's dialect, mysql/*.sql), each through a
+// pool of four connections. It is for a suite's statement-level tests, written once for both
+// dialects. A test binary that uses it stops the MariaDB in its TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(mariadbtest.Stop(testdb.Main(m))) }
+func EachDatabase(t *testing.T, s testkit.Suite, f func(t *testing.T, db sqldb.DB)) {
+	t.Run("postgresql", func(t *testing.T) {
+		pool, err := testdb.New(t, s.Info().SQL).NewPool(context.Background(), database.PoolOptions{MaxConns: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		f(t, sqldb.PgxPool(pool))
+	})
+	t.Run("mariadb", func(t *testing.T) {
+		d := mariadbtest.New(t)
+		d.Apply(t, s.Info().SQL, "mysql/*.sql")
+		f(t, d.Pool(t, 4))
+	})
 }
 
 // Shared returns the flags that point a run at the shared test server (a schema of its own),

@@ -1,10 +1,9 @@
 package candidates
 
 import (
+	"database/sql"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Persistence levels (--persistence): which of a candidate's states are written.
@@ -292,6 +291,6 @@ func (g lifecycle) rows(i int64) []record {
 	return out
 }
 
-func text(s string) pgtype.Text         { return pgtype.Text{String: s, Valid: true} }
-func int4(v int32) pgtype.Int4          { return pgtype.Int4{Int32: v, Valid: true} }
-func at(t time.Time) pgtype.Timestamptz { return pgtype.Timestamptz{Time: t, Valid: true} }
+func text(s string) sql.NullString { return sql.NullString{String: s, Valid: true} }
+func int4(v int32) sql.NullInt32   { return sql.NullInt32{Int32: v, Valid: true} }
+func at(t time.Time) sql.NullTime  { return sql.NullTime{Time: t, Valid: true} }

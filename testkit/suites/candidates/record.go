@@ -2,11 +2,10 @@ package candidates
 
 import (
 	"cmp"
+	"database/sql"
 	"fmt"
 	"maps"
 	"strconv"
-
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // status is a candidate's lifecycle state. The constants are in lifecycle order.
@@ -59,16 +58,17 @@ func compareSlots(a, b slot) int {
 func requestID(i int64) string { return "req-" + strconv.FormatInt(i, 10) }
 
 // record is one write to a slot. A field that is not Valid is absent: the write does not
-// know it and leaves what the row holds. extra is never modified once built (merge builds a
-// new map), so records may share it.
+// know it and leaves what the row holds. Its nullable fields are database/sql's, which both
+// drivers take (PostgreSQL's statements send them as pgx's arrays: pgArgs). extra is never
+// modified once built (merge builds a new map), so records may share it.
 type record struct {
 	slot
 	Status                             status
-	ProviderID, KeyID, EndpointID      pgtype.Text
-	StatusCode, LatencyMs, FirstByteMs pgtype.Int4
-	ErrorType, ErrorMessage            pgtype.Text
+	ProviderID, KeyID, EndpointID      sql.NullString
+	StatusCode, LatencyMs, FirstByteMs sql.NullInt32
+	ErrorType, ErrorMessage            sql.NullString
 	Extra                              map[string]any
-	CreatedAt, StartedAt, FinishedAt   pgtype.Timestamptz
+	CreatedAt, StartedAt, FinishedAt   sql.NullTime
 }
 
 func keyOf(r record) slot { return r.slot }
@@ -95,7 +95,7 @@ func merge(p *record, newer record) {
 }
 
 // fill replaces *dst with v when v is present (a Valid value is never the zero value).
-func fill[T pgtype.Text | pgtype.Int4 | pgtype.Timestamptz](dst *T, v T) {
+func fill[T sql.NullString | sql.NullInt32 | sql.NullTime](dst *T, v T) {
 	var absent T
 	if v != absent {
 		*dst = v

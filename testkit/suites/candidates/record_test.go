@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgtype"
+	"database/sql"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -241,12 +241,12 @@ func TestLayersKeepSlotsApartAndInOrder(t *testing.T) {
 }
 
 func TestFillTreatsOnlyInvalidAsAbsent(t *testing.T) {
-	v := pgtype.Int4{Int32: 3, Valid: true}
-	fill(&v, pgtype.Int4{})
+	v := sql.NullInt32{Int32: 3, Valid: true}
+	fill(&v, sql.NullInt32{})
 	if v.Int32 != 3 || !v.Valid {
 		t.Errorf("an absent value replaced a present one: %+v", v)
 	}
-	fill(&v, pgtype.Int4{Int32: 0, Valid: true})
+	fill(&v, sql.NullInt32{Int32: 0, Valid: true})
 	if v.Int32 != 0 || !v.Valid {
 		t.Errorf("a present zero was ignored: %+v", v)
 	}

@@ -5,8 +5,9 @@
 // write inline with handing the writes to the async queue, with and without merging the
 // writes of a slot before the flush, and verifies every slot's final row exactly.
 //
-// It owns the suite's SQL (its table, request_candidates.sql, and the guarded upsert), its lifecycle generator, the merge rules and
-// the verification; the engine owns everything else.
+// It owns the suite's SQL (its table, request_candidates.sql, and the guarded upsert, in
+// PostgreSQL's dialect and in MySQL's and MariaDB's), its lifecycle generator, the merge rules
+// and the verification; the engine owns everything else.
 package candidates
 
 import (
@@ -22,9 +23,10 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit"
 )
 
-// sqlFiles are the suite's own tables (request_candidates.sql); package schema creates the shared ones.
+// sqlFiles are the suite's own tables (request_candidates.sql, and MySQL's in mysql/); package
+// schema creates the shared ones.
 //
-//go:embed request_candidates.sql
+//go:embed *.sql mysql/*.sql
 var sqlFiles embed.FS
 
 // Name is the suite's (and binary's) name.
@@ -78,8 +80,7 @@ exactly against the lifecycles the seed generates.`,
 		HotTables:    []string{"request_candidates"},
 		// Two or three queue records per request (more with retries): the queue holds as
 		// many requests as the one-record suites'.
-		Defaults: map[string]string{"queue-capacity": strconv.Itoa(3 * testkit.DefaultQueueCapacity)},
-		// Memory only until its records have a codec (--queue-backend redis is refused).
+		Defaults:      map[string]string{"queue-capacity": strconv.Itoa(3 * testkit.DefaultQueueCapacity)},
 		QueueBackends: []string{testkit.BackendMemory, testkit.BackendRedis},
 		SQL:           sqlFiles,
 	}
@@ -121,17 +122,17 @@ func (*Suite) Seed(context.Context, *testkit.Run) error { return nil }
 
 // Workload returns one request in r.Mode().
 func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, error) {
-	g := s.lifecycle(r)
+	g, d := s.lifecycle(r), dialectOf(r.Dialect())
 	switch r.Mode() {
 	case testkit.Sync:
-		return &testkit.Workload{Op: syncOp(r, g)}, nil
+		return &testkit.Workload{Op: syncOp(r, g, d)}, nil
 	case testkit.Async, testkit.AsyncCompact:
 		return testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[slot, record]{
 			Records: g.writes,
 			Key:     keyOf,
 			Merge:   merge,
 			Compare: compareSlots,
-			Writer:  func(bool) testkit.TxWriter[record] { return batchWriter{} },
+			Writer:  func(bool) testkit.TxWriter[record] { return batchWriter{d} },
 		})
 	}
 	return nil, fmt.Errorf("mode %q not supported", r.Mode())
@@ -142,11 +143,11 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 // the request commits once, so a failure leaves none of it behind. The guarded upserts make
 // the transaction idempotent: run again after a COMMIT whose outcome was unknown (a retry
 // under --max-tries), it leaves every slot's row as it was.
-func syncOp(r *testkit.Run, g lifecycle) testkit.Op {
+func syncOp(r *testkit.Run, g lifecycle, d dialect) testkit.Op {
 	return r.SyncTx(func(ctx context.Context, tx sqldb.Tx, i int64) error {
 		writes := g.writes(i)
 		for k := range writes {
-			if err := upsert(ctx, tx, writes[k:k+1]); err != nil {
+			if err := d.upsert(ctx, tx, writes[k:k+1]); err != nil {
 				return err
 			}
 		}

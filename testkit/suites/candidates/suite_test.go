@@ -3,20 +3,24 @@ package candidates
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/mariadbtest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
+	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
-func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(mariadbtest.Stop(testdb.Main(m))) }
 
 func TestEveryPersistenceLevelInEveryModeVerifies(t *testing.T) {
 	const requests = 600
@@ -95,63 +99,139 @@ func TestInlineWritesOvertakingQueuedOnesStillVerify(t *testing.T) {
 // The guard in the database, apart from the queue: a late non-terminal write, in a later
 // transaction or later in the same batch, never takes a terminal row back.
 func TestSQLGuardKeepsTheLatestState(t *testing.T) {
-	target := testdb.New(t, New().Info().SQL)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn := sqldb.PgxConn(target.Admin())
-	write := func(recs ...record) {
-		t.Helper()
-		err := sqldb.BeginFunc(ctx, conn, func(tx sqldb.Tx) error {
-			_, err := batchWriter{}.WriteBatch(ctx, tx, recs)
+	suitetest.EachDatabase(t, New(), func(t *testing.T, db sqldb.DB) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		w := batchWriter{dialectOf(db.Dialect())}
+		write := func(recs ...record) {
+			t.Helper()
+			err := sqldb.BeginFunc(ctx, db, func(tx sqldb.Tx) error {
+				_, err := w.WriteBatch(ctx, tx, recs)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		type row struct {
+			status, provider string
+			extra            map[string]any
+			code             *int32
+			created          time.Time
+		}
+		read := func(s slot) row {
+			t.Helper()
+			var r row
+			var extra []byte
+			err := db.QueryRow(ctx, `SELECT status, provider_id, extra_data, status_code, created_at FROM request_candidates
+			WHERE request_id = $1 AND candidate_index = $2 AND retry_index = $3`, requestID(s.Request), s.Candidate, s.Retry).
+				Scan(&r.status, &r.provider, &extra, &r.code, &r.created)
+			if err == nil {
+				err = json.Unmarshal(extra, &r.extra)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+
+		a := slot{Request: 1}
+		write(record{slot: a, Status: success, StatusCode: int4(200), CreatedAt: at(t0.Add(time.Second)), Extra: map[string]any{"tokens": 5}})
+		write(record{slot: a, Status: pending, ProviderID: text("p0"), CreatedAt: at(t0), Extra: map[string]any{"model": "m"}})
+		write(record{slot: a, Status: streaming, CreatedAt: at(t0.Add(time.Minute))})
+		got := read(a)
+		if got.status != "success" || got.code == nil || *got.code != 200 || got.provider != "p0" ||
+			!reflect.DeepEqual(got.extra, map[string]any{"model": "m", "tokens": 5.0}) || !got.created.Equal(t0) {
+			t.Errorf("after success, late pending, late streaming: %+v", got)
+		}
+
+		// One batch, uncompacted, the slot's writes out of lifecycle order: layered into three
+		// statements, the guard still decides.
+		b := slot{Request: 2, Candidate: 1}
+		write(record{slot: b, Status: streaming, CreatedAt: at(t0)},
+			record{slot: b, Status: failed, StatusCode: int4(502), CreatedAt: at(t0)},
+			record{slot: b, Status: pending, ProviderID: text("p1"), CreatedAt: at(t0)})
+		if got := read(b); got.status != "failed" || got.code == nil || *got.code != 502 || got.provider != "p1" {
+			t.Errorf("batch streaming, failed, pending: %+v", got)
+		}
+
+		c := slot{Request: 3}
+		write(record{slot: c, Status: streaming, CreatedAt: at(t0)})
+		write(record{slot: c, Status: pending, ProviderID: text("p2"), CreatedAt: at(t0)})
+		if got := read(c); got.status != "streaming" || got.provider != "p2" {
+			t.Errorf("streaming then a late pending: %+v", got)
+		}
+	})
+}
+
+// The verification's reads find every kind of difference, on both databases: the lifecycles'
+// rows written in compacted batches compare clean; then a row with another provider, one with
+// another extra_data key, one with a status taken back, one row gone and a stray request each
+// show in their own count.
+func TestVerificationFindsEveryDifference(t *testing.T) {
+	suitetest.EachDatabase(t, New(), func(t *testing.T, db sqldb.DB) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		g := lifecycle{seed: 1, persistence: PersistFull, retryRate: 0.3, failureRate: 0.2}
+		d := dialectOf(db.Dialect())
+		const requests = 300
+		var want expectation
+		var writes []record
+		for i := range int64(requests) {
+			writes = append(writes, g.writes(i)...)
+			want.indexes, want.requests = append(want.indexes, i), append(want.requests, requestID(i))
+			want.slots = append(want.slots, int32(len(g.rows(i))))
+		}
+		err := sqldb.BeginFunc(ctx, db, func(tx sqldb.Tx) error {
+			_, err := batchWriter{d}.WriteBatch(ctx, tx, queue.Compact(writes, keyOf, merge, compareSlots))
 			return err
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	type row struct {
-		status, provider, extra string
-		code                    *int32
-		created                 time.Time
-	}
-	read := func(s slot) row {
-		t.Helper()
-		var r row
-		err := conn.QueryRow(ctx, `SELECT status, provider_id, extra_data::text, status_code, created_at FROM request_candidates
-			WHERE request_id = $1 AND candidate_index = $2 AND retry_index = $3`, requestID(s.Request), s.Candidate, s.Retry).
-			Scan(&r.status, &r.provider, &r.extra, &r.code, &r.created)
+		check := func(what string, wantOff int64, wantDiffs slotDiffs) {
+			t.Helper()
+			off, err := d.offRequests(ctx, db, want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			diffs, err := d.compareRows(ctx, db, g, want.indexes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if off != wantOff || diffs != wantDiffs {
+				t.Errorf("%s: %d request_ids off, %+v; want %d, %+v", what, off, diffs, wantOff, wantDiffs)
+			}
+		}
+		check("as written", 0, slotDiffs{})
+		counts, err := d.tableCounts(ctx, db)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return r
-	}
+		if rows := sum(want.slots); counts.rows != rows || counts.requests != requests {
+			t.Errorf("counts %+v, want %d rows of %d requests", counts, rows, requests)
+		}
+		for _, st := range []string{
+			`UPDATE request_candidates SET provider_id = 'another' WHERE request_id = 'req-1' AND candidate_index = 0`,
+			`UPDATE request_candidates SET extra_data = '{"model": "gpt-5"}' WHERE request_id = 'req-2' AND candidate_index = 0`,
+			`UPDATE request_candidates SET status = 'pending' WHERE request_id = 'req-3' AND candidate_index = 0`,
+			`DELETE FROM request_candidates WHERE request_id = 'req-4' AND candidate_index = 0`,
+			`INSERT INTO request_candidates (request_id, candidate_index, retry_index, status, created_at, extra_data)
+				VALUES ('req-99999', 0, 0, 'pending', '2026-01-01 00:00:00', '{}')`,
+		} {
+			if _, err := db.Exec(ctx, st); err != nil {
+				t.Fatalf("%s: %v", st, err)
+			}
+		}
+		check("changed", 2, slotDiffs{missing: 1, statusOff: 1, columnsOff: 2})
+	})
+}
 
-	a := slot{Request: 1}
-	write(record{slot: a, Status: success, StatusCode: int4(200), CreatedAt: at(t0.Add(time.Second)), Extra: map[string]any{"tokens": 5}})
-	write(record{slot: a, Status: pending, ProviderID: text("p0"), CreatedAt: at(t0), Extra: map[string]any{"model": "m"}})
-	write(record{slot: a, Status: streaming, CreatedAt: at(t0.Add(time.Minute))})
-	got := read(a)
-	if got.status != "success" || got.code == nil || *got.code != 200 || got.provider != "p0" ||
-		got.extra != `{"model": "m", "tokens": 5}` || !got.created.Equal(t0) {
-		t.Errorf("after success, late pending, late streaming: %+v", got)
+func sum(v []int32) (n int64) {
+	for _, x := range v {
+		n += int64(x)
 	}
-
-	// One batch, uncompacted, the slot's writes out of lifecycle order: layered into three
-	// statements, the guard still decides.
-	b := slot{Request: 2, Candidate: 1}
-	write(record{slot: b, Status: streaming, CreatedAt: at(t0)},
-		record{slot: b, Status: failed, StatusCode: int4(502), CreatedAt: at(t0)},
-		record{slot: b, Status: pending, ProviderID: text("p1"), CreatedAt: at(t0)})
-	if got := read(b); got.status != "failed" || got.code == nil || *got.code != 502 || got.provider != "p1" {
-		t.Errorf("batch streaming, failed, pending: %+v", got)
-	}
-
-	c := slot{Request: 3}
-	write(record{slot: c, Status: streaming, CreatedAt: at(t0)})
-	write(record{slot: c, Status: pending, ProviderID: text("p2"), CreatedAt: at(t0)})
-	if got := read(c); got.status != "streaming" || got.provider != "p2" {
-		t.Errorf("streaming then a late pending: %+v", got)
-	}
+	return n
 }
 
 func TestBrokenExpectationExitsOne(t *testing.T) {

@@ -69,26 +69,9 @@ func queueTables(mode testkit.Mode, policy string) []string {
 type tableFigures struct {
 	tables                     []string
 	heap, index, dead, av, aan int64
-}
-
-// readTables reads the queue's tables' sizes (heap with its TOAST and maps; indexes), dead
-// tuples and autovacuum and autoanalyze counts. The admin connection emptied the tables before
-// the run: its statistics (the emptying's among them) are flushed first, or a reading before
-// the run would still see the last run's dead tuples (PostgreSQL 15+; before, the statistics
-// collector has them within half a second).
-func readTables(ctx context.Context, r *testkit.Run, tables []string) (tableFigures, error) {
-	f := tableFigures{tables: tables}
-	_, _ = r.Admin().Exec(ctx, "SELECT pg_stat_force_next_flush()")
-	err := r.Admin().QueryRow(ctx, `
-		SELECT coalesce(sum(pg_table_size(c.oid)), 0)::int8, coalesce(sum(pg_indexes_size(c.oid)), 0)::int8,
-		       coalesce(sum(s.n_dead_tup), 0)::int8, coalesce(sum(s.autovacuum_count), 0)::int8, coalesce(sum(s.autoanalyze_count), 0)::int8
-		FROM pg_class c JOIN pg_stat_user_tables s ON s.relid = c.oid
-		WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1)`, tables).
-		Scan(&f.heap, &f.index, &f.dead, &f.av, &f.aan)
-	if err != nil {
-		return f, fmt.Errorf("reading the queue's tables: %w", err)
-	}
-	return f, nil
+	// noVacuum: the database counts no dead rows and has no autovacuum (InnoDB): dead, av and
+	// aan are not read.
+	noVacuum bool
 }
 
 // Figures are the run's own figures, once it is verified.
@@ -98,7 +81,7 @@ func (s *Suite) Figures(ctx context.Context, r *testkit.Run) ([]testkit.Figure, 
 		return nil, nil
 	}
 	st := rn.st
-	after, err := readTables(ctx, r, st.before.tables)
+	after, err := rn.sql.readTables(ctx, r.Admin(), st.before.tables)
 	if err != nil {
 		return nil, err
 	}
@@ -147,19 +130,25 @@ func (s *Suite) Figures(ctx context.Context, r *testkit.Run) ([]testkit.Figure, 
 	add(FigFenced, float64(st.fenced.Load()), unitCount)
 	add(FigWorkerErrors, float64(st.errorsAtDone.Load()), unitCount)
 	b := st.before
-	add(FigDeadBefore, float64(b.dead), unitCount)
-	add(FigDeadAfter, float64(after.dead), unitCount)
+	if !b.noVacuum {
+		add(FigDeadBefore, float64(b.dead), unitCount)
+		add(FigDeadAfter, float64(after.dead), unitCount)
+	}
 	add(FigTableBefore, float64(b.heap), unitBytes)
 	add(FigTableAfter, float64(after.heap), unitBytes)
 	add(FigIndexBefore, float64(b.index), unitBytes)
 	add(FigIndexAfter, float64(after.index), unitBytes)
 	if jobs > 0 {
 		per10k := 10_000 / float64(jobs)
-		add(FigDeadPer10k, float64(after.dead-b.dead)*per10k, unitCount)
+		if !b.noVacuum {
+			add(FigDeadPer10k, float64(after.dead-b.dead)*per10k, unitCount)
+		}
 		add(FigGrowthPer10k, float64(after.heap+after.index-b.heap-b.index)*per10k, unitBytes)
 	}
-	add(FigAutovacuums, float64(after.av-b.av), unitCount)
-	add(FigAutoanalyzes, float64(after.aan-b.aan), unitCount)
+	if !b.noVacuum {
+		add(FigAutovacuums, float64(after.av-b.av), unitCount)
+		add(FigAutoanalyzes, float64(after.aan-b.aan), unitCount)
+	}
 	return out, nil
 }
 
@@ -168,20 +157,27 @@ func (s *Suite) Figures(ctx context.Context, r *testkit.Run) ([]testkit.Figure, 
 func (*Suite) WriteSummary(w io.Writer, rep *results.Report) {
 	fmt.Fprintln(w, "\njob queue (per job: the database's counts over the jobs inserted; growth: the queue's tables and indexes):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\tinserted/s\tclaimed/s\tcompleted/s\tclaim p50/p99\tin queue p50/p99\tstmts/job\tWAL/job\tcommits/job\tre-runs\tdead/10k\tgrowth/10k\tautovacuum\t")
+	fmt.Fprintf(tw, "mode\tinserted/s\tclaimed/s\tcompleted/s\tclaim p50/p99\tin queue p50/p99\tstmts/job\t%s/job\tcommits/job\tre-runs\tdead/10k\tgrowth/10k\tautovacuum\t\n", logName(rep))
 	for _, r := range rep.Runs {
 		fig := func(name string) float64 { v, _ := r.Figure(name); return v }
+		// a figure the database does not have (InnoDB's dead rows, autovacuum): –
+		count := func(name string) string {
+			if v, ok := r.Figure(name); ok {
+				return units.Count(v)
+			}
+			return "–"
+		}
 		db := r.Database
-		var stmts, wal, commits string = "–", "–", "–"
+		var stmts, log, commits string = "–", "–", "–"
 		if db != nil {
-			stmts, wal, commits = fmt.Sprintf("%.2f", db.PerRequest.Statements), units.Bytes(db.PerRequest.WALBytes), fmt.Sprintf("%.2f", db.PerRequest.Commits)
+			stmts, log, commits = fmt.Sprintf("%.2f", db.PerRequest.Statements), units.Bytes(logBytes(db.PerRequest)), fmt.Sprintf("%.2f", db.PerRequest.Commits)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s / %s\t%s / %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Label(),
 			units.RPS(fig(FigInsertedPerS)), units.RPS(fig(FigClaimedPerS)), units.RPS(fig(FigCompletedPerS)),
 			units.Duration(fig(FigClaimP50)), units.Duration(fig(FigClaimP99)),
 			units.Duration(fig(FigInQueueP50)), units.Duration(fig(FigInQueueP99)),
-			stmts, wal, commits, units.Count(fig(FigReruns)), units.Count(fig(FigDeadPer10k)),
-			units.Bytes(fig(FigGrowthPer10k)), units.Count(fig(FigAutovacuums)))
+			stmts, log, commits, units.Count(fig(FigReruns)), count(FigDeadPer10k),
+			units.Bytes(fig(FigGrowthPer10k)), count(FigAutovacuums))
 	}
 	tw.Flush()
 	if rv := firstRun(rep, River.String()); rv != nil {
@@ -203,6 +199,24 @@ func (*Suite) WriteSummary(w io.Writer, rep *results.Report) {
 			a.PerRequest.Commits, b.PerRequest.Commits)
 	}
 	fmt.Fprintln(w, line)
+}
+
+// logName is the database's log the report's runs wrote: PostgreSQL's WAL, InnoDB's redo.
+func logName(rep *results.Report) string {
+	for _, r := range rep.Runs {
+		if r.Database != nil && r.Database.RedoSource != "" {
+			return "redo"
+		}
+	}
+	return "WAL"
+}
+
+// logBytes is the log a job wrote: WAL, or InnoDB's redo.
+func logBytes(p results.PerRequest) float64 {
+	if p.RedoBytes > 0 {
+		return p.RedoBytes
+	}
+	return p.WALBytes
 }
 
 func ratio(a, b float64) string {

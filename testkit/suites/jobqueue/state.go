@@ -17,18 +17,19 @@ type runState struct {
 	lease  time.Duration
 	tally  tally
 
-	inserted    atomic.Int64 // requests whose insert committed (acknowledged)
-	claims      atomic.Int64 // claim statements (River: fetches) that took at least one job
-	claimed     atomic.Int64 // jobs those claims took
-	firstClaims atomic.Int64 // of those, the jobs' first claims
-	completed   atomic.Int64 // jobs a completion completed (the queue counts a batch when it is written)
-	fenced      atomic.Int64 // completions that found their claim gone (a later claim held the job)
-	renewals    atomic.Int64 // lease renewals (statements)
-	reaped      atomic.Int64 // leases the reaper found run out (jobs handed back)
-	errors      atomic.Int64 // statements of the workers that failed (a fault struck them)
-	killed      atomic.Int64 // workers killed (kill-worker)
-	held        atomic.Int64 // jobs the killed workers held: claimed and not completed
-	maxDepth    atomic.Int64 // the most jobs inserted and not yet claimed at once
+	inserted    atomic.Int64           // requests whose insert committed (acknowledged)
+	claims      atomic.Int64           // claim statements (River: fetches) that took at least one job
+	claimed     atomic.Int64           // jobs those claims took
+	firstClaims atomic.Int64           // of those, the jobs' first claims
+	completed   atomic.Int64           // jobs a completion completed (the queue counts a batch when it is written)
+	fenced      atomic.Int64           // completions that found their claim gone (a later claim held the job)
+	renewals    atomic.Int64           // lease renewals (statements)
+	reaped      atomic.Int64           // leases the reaper found run out (jobs handed back)
+	errors      atomic.Int64           // statements of the workers that failed (a fault struck them)
+	lastError   atomic.Pointer[string] // the last of those, said when the jobs do not get done
+	killed      atomic.Int64           // workers killed (kill-worker)
+	held        atomic.Int64           // jobs the killed workers held: claimed and not completed
+	maxDepth    atomic.Int64           // the most jobs inserted and not yet claimed at once
 
 	claimLatency *hist.Sharded // a claim statement that took jobs, sent to its last row read
 	timeInQueue  *hist.Sharded // a job's insert to its run's start
@@ -48,6 +49,13 @@ const shards = 16
 
 func newRunState(g jobs, policy string, lease time.Duration) *runState {
 	return &runState{g: g, policy: policy, lease: lease, claimLatency: hist.NewSharded(shards), timeInQueue: hist.NewSharded(shards)}
+}
+
+// failed counts a worker's statement that failed with err, and keeps err as the last.
+func (s *runState) failed(err error) {
+	s.errors.Add(1)
+	text := err.Error()
+	s.lastError.Store(&text)
 }
 
 // insertedOne counts an acknowledged insert.

@@ -1,4 +1,5 @@
-// Package jobqueue is the job-queue hot spot: a queue of jobs on a PostgreSQL table, leased.
+// Package jobqueue is the job-queue hot spot: a queue of jobs on a table, leased, on
+// PostgreSQL or on MySQL 8 and MariaDB 10.6 or later (River's mode on PostgreSQL only).
 // Every request inserts one job; --workers workers claim batches of them with FOR UPDATE SKIP
 // LOCKED (by priority, then run time), hold a lease, run each job for its time, renew the
 // lease of what outlives it, and complete it — kept, deleted or archived — while a reaper hands
@@ -9,7 +10,7 @@
 // was run to its end and completed exactly once, and counts the runs again of the jobs whose
 // worker died (kill-worker).
 //
-// It owns the suite's SQL (jobs.sql and the lease path's statements), its workers and reaper,
+// It owns the suite's SQL (jobs.sql and the lease path's statements, in each dialect), its workers and reaper,
 // the river mode's client and migration, the per-job tally its verification reads, and its
 // figures (claim latency, time in queue, the queue's tables before and after); the engine owns
 // everything else.
@@ -28,12 +29,14 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/spf13/pflag"
 
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 )
 
-// sqlFiles are the suite's own tables (jobs.sql); package schema creates the shared ones.
+// sqlFiles are the suite's own tables (jobs.sql, and MySQL's in mysql/); package schema creates
+// the shared ones.
 //
-//go:embed jobs.sql
+//go:embed *.sql mysql/*.sql
 var sqlFiles embed.FS
 
 // Name is the suite's (and binary's) name.
@@ -50,7 +53,7 @@ type options struct {
 	lease, poll                                             time.Duration
 }
 
-// Suite implements testkit.Suite, Flagger, Validator, Reconciler, ConnectionUser,
+// Suite implements testkit.Suite, Flagger, Validator, Preparer, Reconciler, ConnectionUser,
 // FigureReporter and SummaryWriter.
 type Suite struct {
 	o options
@@ -63,6 +66,7 @@ type Suite struct {
 func New() *Suite { return &Suite{runs: map[*testkit.Run]*run{}} }
 
 var (
+	_ testkit.Preparer       = (*Suite)(nil)
 	_ testkit.Flagger        = (*Suite)(nil)
 	_ testkit.Validator      = (*Suite)(nil)
 	_ testkit.Reconciler     = (*Suite)(nil)
@@ -145,6 +149,8 @@ func (s *Suite) Validate(c testkit.Config) error {
 		bad("--on-complete %q: want %s", o.onComplete, strings.Join(OnComplete, ", "))
 	case c.SplitRun:
 		bad("--role: %s runs in one process (its workers and their completion queue are the run's own)", Name)
+	case c.Dialect == sqldb.MySQL && slices.Contains(c.Modes, River):
+		bad("--modes %s: River has no MySQL driver (its client runs on PostgreSQL only); on MySQL run --modes %s", River, strings.Join(ownModes(), ","))
 	}
 	if len(errs) == 0 {
 		o.lease, o.poll = time.Duration(o.leaseMs)*time.Millisecond, time.Duration(o.pollMs)*time.Millisecond
@@ -164,6 +170,47 @@ func (s *Suite) Validate(c testkit.Config) error {
 	return nil
 }
 
+// Prepare refuses, before any run, a MySQL server without FOR UPDATE SKIP LOCKED (MariaDB
+// before 10.6, MySQL before 8.0), naming its version. (The river mode on MySQL is refused
+// earlier, by Validate: River has no MySQL driver.)
+func (s *Suite) Prepare(ctx context.Context, p testkit.PrepareEnv) error {
+	if p.Admin.Dialect() != sqldb.MySQL {
+		return nil
+	}
+	var version string
+	if err := p.Admin.QueryRow(ctx, `SELECT VERSION()`).Scan(&version); err != nil {
+		return fmt.Errorf("reading the server's version: %w", err)
+	}
+	if !skipsLocked(version) {
+		return fmt.Errorf("%s claims jobs with FOR UPDATE SKIP LOCKED, which MariaDB has from 10.6 and MySQL from 8.0; this server is %s", Name, version)
+	}
+	return nil
+}
+
+// ownModes are the modes of our own: every mode but River's.
+func ownModes() []string {
+	var out []string
+	for _, m := range modes {
+		if m != River {
+			out = append(out, m.String())
+		}
+	}
+	return out
+}
+
+// skipsLocked says whether a MySQL or MariaDB server of version (VERSION()'s text) has FOR
+// UPDATE SKIP LOCKED.
+func skipsLocked(version string) bool {
+	var major, minor int
+	if _, err := fmt.Sscanf(version, "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	if strings.Contains(version, "MariaDB") {
+		return major > 10 || major == 10 && minor >= 6
+	}
+	return major >= 8
+}
+
 // Connections is what a run's own pools hold at most: the workers' and the reaper's (River's
 // pool is no larger).
 func (s *Suite) Connections() int { return s.o.workers + 4 }
@@ -172,10 +219,11 @@ func (s *Suite) jobs(c testkit.Config) jobs {
 	return jobs{seed: uint64(c.Seed), jobMs: s.o.jobMs, spread: s.o.spread, priorities: s.o.priorities}
 }
 
-// run is one run under way: its state and how to stop it.
+// run is one run under way: its state, its statements and how to stop it.
 type run struct {
 	st     *runState
-	schema string
+	sql    dialect
+	schema string // River's (the river mode)
 	river  *riverRun
 	ws     *workers
 }
@@ -216,16 +264,16 @@ func currentSchema(ctx context.Context, r *testkit.Run) (string, error) {
 func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, error) {
 	o := s.o
 	st := newRunState(s.jobs(r.Config()), o.onComplete, o.lease)
-	schema, err := currentSchema(ctx, r)
-	if err != nil {
+	rn := &run{st: st, sql: dialectOf(r.Dialect(), o.onComplete)}
+	var err error
+	if st.before, err = rn.sql.readTables(ctx, r.Admin(), queueTables(r.Mode(), o.onComplete)); err != nil {
 		return nil, err
 	}
-	if st.before, err = readTables(ctx, r, queueTables(r.Mode(), o.onComplete)); err != nil {
-		return nil, err
-	}
-	rn := &run{st: st, schema: schema}
 	var wl *testkit.Workload
 	if r.Mode() == River {
+		if rn.schema, err = currentSchema(ctx, r); err != nil {
+			return nil, err
+		}
 		wl, err = s.riverWorkload(ctx, r, rn)
 	} else {
 		wl, err = s.workersWorkload(ctx, r, rn)
@@ -264,11 +312,15 @@ const (
 
 func (s *Suite) workersWorkload(ctx context.Context, r *testkit.Run, rn *run) (*testkit.Workload, error) {
 	o, st := s.o, rn.st
-	pool, err := r.NewPool(ctx, testkit.PoolOptions{MaxConns: o.workers + 2})
+	po := testkit.PoolOptions{MaxConns: o.workers + 2}
+	if r.Dialect() == sqldb.MySQL {
+		po.Settings = mysqlSession
+	}
+	pool, err := r.NewPool(ctx, po)
 	if err != nil {
 		return nil, err
 	}
-	ws := &workers{st: st, pool: pool, oneSQL: completeSQL(o.onComplete, false), n: o.workers, batch: o.claimBatch,
+	ws := &workers{st: st, pool: pool, sql: rn.sql, n: o.workers, batch: o.claimBatch,
 		lease: o.lease, poll: o.poll, renew: o.renew, ctx: r.Context()}
 	faults := map[string]testkit.FaultHook{testkit.FaultKillWorker: ws.kill}
 	if r.Mode().Async() {
@@ -277,7 +329,7 @@ func (s *Suite) workersWorkload(ctx context.Context, r *testkit.Run, rn *run) (*
 			Merge:   mergeCompletions,
 			Compare: compareIDs,
 			Writer: func(compact bool) testkit.TxWriter[completion] {
-				return completionWriter{sql: completeSQL(o.onComplete, compact), compact: compact,
+				return completionWriter{sql: rn.sql, compact: compact,
 					done: func(n int) { st.completed.Add(int64(n)) }}
 			},
 		})
@@ -292,7 +344,7 @@ func (s *Suite) workersWorkload(ctx context.Context, r *testkit.Run, rn *run) (*
 	ws.start()
 	rn.ws = ws
 	return &testkit.Workload{
-		Op:         insertOp(r, st.g),
+		Op:         insertOp(r, st.g, rn.sql),
 		Drain:      ws.drain,
 		PendingSQL: pendingSQL,
 		Faults:     faults,

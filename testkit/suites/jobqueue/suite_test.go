@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/mariadbtest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/sqldb"
@@ -18,7 +20,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
-func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(mariadbtest.Stop(testdb.Main(m))) }
 
 // small is a run small enough for a test: few workers, no job time, quick polls and the queue
 // flushing often. The lease is short, but it outlasts a completion's wait in the queue on a
@@ -234,6 +236,8 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"--workers", "0"}, "--workers 0"},
 		{[]string{"--priorities", "5"}, "--priorities 5"},
 		{[]string{"--modes", "outbox"}, "unknown mode"},
+		{[]string{"--database", "mariadb", "--modes", "sync,river"}, "River has no MySQL driver"},
+		{[]string{"--database", "mariadb"}, "River has no MySQL driver"}, // the default modes hold River's
 		{[]string{"--queue-backend", "redis", "--role", "producer", "--redis-url", "redis://127.0.0.1:1"}, "--role"},
 	} {
 		out := filepath.Join(t.TempDir(), "report.json")
@@ -251,54 +255,158 @@ func TestBadInputExitsTwo(t *testing.T) {
 
 // The completion writer, given a batch again (a queue retrying it after a COMMIT whose outcome
 // was lost), or a batch overlapping one it wrote, completes nothing twice; nor does a
-// completion of an earlier claim of a job claimed again.
+// completion of an earlier claim of a job claimed again. On both databases.
 func TestCompletionWriterAppliesEachCompletionOnce(t *testing.T) {
-	for _, policy := range OnComplete {
-		for _, compact := range []bool{false, true} {
-			t.Run(policy+"/compact="+strconv.FormatBool(compact), func(t *testing.T) {
-				target := testdb.New(t, New().Info().SQL)
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				defer cancel()
-				conn := target.Admin()
-				g := jobs{seed: 1, priorities: 4}
-				for i := range int64(6) {
-					if _, err := conn.Exec(ctx, insertSQL, i, g.priority(i), g.args(i)); err != nil {
+	suitetest.EachDatabase(t, New(), func(t *testing.T, db sqldb.DB) {
+		for _, policy := range OnComplete {
+			for _, compact := range []bool{false, true} {
+				t.Run(policy+"/compact="+strconv.FormatBool(compact), func(t *testing.T) {
+					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					defer cancel()
+					for _, table := range []string{"jobs", "jobs_archive"} {
+						if _, err := db.Exec(ctx, "DELETE FROM "+table); err != nil {
+							t.Fatal(err)
+						}
+					}
+					d := dialectOf(db.Dialect(), policy)
+					insertJobs(t, db, d, 6)
+					if held, err := d.claim(ctx, db, 6, time.Minute); err != nil || len(held) != 6 {
+						t.Fatalf("claimed %d jobs (%v), want 6", len(held), err)
+					}
+					completed := 0
+					w := completionWriter{sql: d, compact: compact, done: func(n int) { completed += n }}
+					write := func(cs ...completion) {
+						t.Helper()
+						if err := sqldb.BeginFunc(ctx, db, func(tx sqldb.Tx) error { _, err := w.WriteBatch(ctx, tx, cs); return err }); err != nil {
+							t.Fatal(err)
+						}
+					}
+					write(completion{0, 1}, completion{1, 1}, completion{2, 1})
+					write(completion{0, 1}, completion{1, 1}, completion{2, 1}) // the same batch again
+					write(completion{2, 1}, completion{3, 1})                   // overlapping
+					write(completion{4, 0})                                     // an earlier claim's
+					if completed != 4 {
+						t.Errorf("%d jobs completed, want 4", completed)
+					}
+					var done, multi int64
+					sql := `SELECT COUNT(CASE WHEN state = 'completed' THEN 1 END), COUNT(CASE WHEN state = 'completed' AND completions <> 1 THEN 1 END) FROM jobs`
+					if policy == Archive {
+						sql = `SELECT COUNT(*), COUNT(CASE WHEN completions <> 1 THEN 1 END) FROM jobs_archive`
+					}
+					if policy == Delete {
+						sql = `SELECT 6 - COUNT(*), 0 FROM jobs`
+					}
+					if err := db.QueryRow(ctx, sql).Scan(&done, &multi); err != nil {
 						t.Fatal(err)
 					}
-				}
-				if _, err := conn.Exec(ctx, claimSQL, 6, 60_000); err != nil {
-					t.Fatal(err)
-				}
-				completed := 0
-				w := completionWriter{sql: completeSQL(policy, compact), compact: compact, done: func(n int) { completed += n }}
-				write := func(cs ...completion) {
-					t.Helper()
-					if err := sqldb.BeginFunc(ctx, sqldb.PgxConn(conn), func(tx sqldb.Tx) error { _, err := w.WriteBatch(ctx, tx, cs); return err }); err != nil {
-						t.Fatal(err)
+					if done != 4 || multi != 0 {
+						t.Errorf("%d jobs done, %d other than once; want 4 and 0", done, multi)
 					}
-				}
-				write(completion{0, 1}, completion{1, 1}, completion{2, 1})
-				write(completion{0, 1}, completion{1, 1}, completion{2, 1}) // the same batch again
-				write(completion{2, 1}, completion{3, 1})                   // overlapping
-				write(completion{4, 0})                                     // an earlier claim's
-				if completed != 4 {
-					t.Errorf("%d jobs completed, want 4", completed)
-				}
-				var done, multi int64
-				sql := `SELECT count(*) FILTER (WHERE state = 'completed'), count(*) FILTER (WHERE state = 'completed' AND completions <> 1) FROM jobs`
-				if policy == Archive {
-					sql = `SELECT count(*), count(*) FILTER (WHERE completions <> 1) FROM jobs_archive`
-				}
-				if policy == Delete {
-					sql = `SELECT 6 - count(*), 0 FROM jobs`
-				}
-				if err := conn.QueryRow(ctx, sql).Scan(&done, &multi); err != nil {
-					t.Fatal(err)
-				}
-				if done != 4 || multi != 0 {
-					t.Errorf("%d jobs done, %d other than once; want 4 and 0", done, multi)
+				})
+			}
+		}
+	})
+}
+
+// insertJobs inserts jobs 0..n-1 (each twice: the second finds it there).
+func insertJobs(t *testing.T, db sqldb.DB, d dialect, n int64) {
+	t.Helper()
+	g := jobs{seed: 1, priorities: 4}
+	for range 2 {
+		for i := range n {
+			if _, err := db.Exec(context.Background(), d.insertSQL(), i, g.priority(i), g.args(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// The lease path's statements on both databases: claimers at once take every job once, in
+// priority order within each claim; a lease that ran out is reaped and the job claimed again;
+// a renewal keeps the lease of the claim that holds a job and not an earlier one's; a sync
+// completion completes a job for the claim that holds it only.
+func TestLeasePathStatements(t *testing.T) {
+	suitetest.EachDatabase(t, New(), func(t *testing.T, db sqldb.DB) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		d := dialectOf(db.Dialect(), Keep)
+		const n = 40
+		insertJobs(t, db, d, n)
+		var mu sync.Mutex
+		claims := map[int64]int{}
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for {
+					held, err := d.claim(ctx, db, 5, time.Minute)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if len(held) == 0 {
+						return
+					}
+					mu.Lock()
+					for k, j := range held {
+						claims[j.ID]++
+						if j.Attempt != 1 || (k > 0 && j.Priority < held[k-1].Priority) {
+							t.Errorf("claim %+v: want first attempts in priority order", held)
+						}
+					}
+					mu.Unlock()
 				}
 			})
+		}
+		wg.Wait()
+		for i := range int64(n) {
+			if claims[i] != 1 {
+				t.Errorf("job %d claimed %d times, want once", i, claims[i])
+			}
+		}
+
+		// Job 0's lease runs out: reaped, claimed again on attempt 2.
+		if _, err := db.Exec(ctx, d.insertSQL(), int64(n), 1, `{"i": 40, "ms": 0}`); err != nil {
+			t.Fatal(err)
+		}
+		held, err := d.claim(ctx, db, 1, time.Millisecond)
+		if err != nil || len(held) != 1 || held[0].ID != n {
+			t.Fatalf("claimed %+v (%v), want job %d", held, err, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+		if reaped, err := db.Exec(ctx, d.reapSQL()); err != nil || reaped != 1 {
+			t.Fatalf("reaped %d (%v), want 1", reaped, err)
+		}
+		again, err := d.claim(ctx, db, 1, time.Minute)
+		if err != nil || len(again) != 1 || again[0].ID != n || again[0].Attempt != 2 {
+			t.Fatalf("claimed again %+v (%v), want job %d on attempt 2", again, err, n)
+		}
+		first, second := completion{n, 1}, completion{n, 2}
+		kept, err := d.renew(ctx, db, []completion{first, {1, 1}}, time.Minute)
+		if err != nil || kept[n] || !kept[1] || len(kept) != 1 {
+			t.Errorf("renewing job %d's first claim and job 1's: kept %v (%v), want job 1's only", n, kept, err)
+		}
+		if kept, err := d.renew(ctx, db, []completion{second}, time.Minute); err != nil || !kept[n] {
+			t.Errorf("renewing job %d's second claim: kept %v (%v)", n, kept, err)
+		}
+		for _, c := range []struct {
+			claim completion
+			want  int64
+		}{{first, 0}, {second, 1}, {second, 0}} {
+			if got, err := d.completeOne(ctx, db, c.claim); err != nil || got != c.want {
+				t.Errorf("completing %+v: %d (%v), want %d", c.claim, got, err, c.want)
+			}
+		}
+	})
+}
+
+func TestSkipLockedVersions(t *testing.T) {
+	for version, want := range map[string]bool{
+		"10.11.19-MariaDB-0+deb12u1": true, "10.6.4-MariaDB": true, "11.4.2-MariaDB-log": true,
+		"10.5.23-MariaDB": false, "10.4.1-MariaDB": false, "8.0.36": true, "8.4.0-commercial": true,
+		"5.7.44-log": false, "": false,
+	} {
+		if got := skipsLocked(version); got != want {
+			t.Errorf("skipsLocked(%q) = %v, want %v", version, got, want)
 		}
 	}
 }

@@ -82,9 +82,9 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 	case r.Mode() == River:
 		reruns, err = verifyRiver(ctx, admin, c, want, st)
 	case st.policy == Keep:
-		reruns, err = verifyKept(ctx, admin, c, want)
+		reruns, err = verifyKept(ctx, admin, rn.sql, c, want)
 	case st.policy == Archive:
-		reruns, err = verifyArchived(ctx, admin, c, want)
+		reruns, err = verifyArchived(ctx, admin, rn.sql, c, want)
 	default:
 		err = verifyDeleted(ctx, admin, c)
 	}
@@ -115,10 +115,9 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 }
 
 // verifyKept: every job that must exist is a row, completed once.
-func verifyKept(ctx context.Context, admin sqldb.Querier, c *testkit.Checks, want int64) (reruns int64, err error) {
+func verifyKept(ctx context.Context, admin sqldb.Querier, d dialect, c *testkit.Checks, want int64) (reruns int64, err error) {
 	var rows, completed, multi int64
-	err = admin.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE state = 'completed'),
-		count(*) FILTER (WHERE completions <> 1), coalesce(sum(attempt - 1), 0) FROM jobs`).Scan(&rows, &completed, &multi, &reruns)
+	err = admin.QueryRow(ctx, d.keptSQL()).Scan(&rows, &completed, &multi, &reruns)
 	if err != nil {
 		return 0, fmt.Errorf("counting jobs: %w", err)
 	}
@@ -129,11 +128,9 @@ func verifyKept(ctx context.Context, admin sqldb.Querier, c *testkit.Checks, wan
 }
 
 // verifyArchived: no job left; every job that must exist archived once, completed once.
-func verifyArchived(ctx context.Context, admin sqldb.Querier, c *testkit.Checks, want int64) (reruns int64, err error) {
+func verifyArchived(ctx context.Context, admin sqldb.Querier, d dialect, c *testkit.Checks, want int64) (reruns int64, err error) {
 	var left, rows, ids, multi int64
-	err = admin.QueryRow(ctx, `SELECT (SELECT count(*) FROM jobs), count(*), count(DISTINCT id),
-		count(*) FILTER (WHERE completions <> 1 OR state <> 'completed'), coalesce(sum(attempt - 1), 0) FROM jobs_archive`).
-		Scan(&left, &rows, &ids, &multi, &reruns)
+	err = admin.QueryRow(ctx, d.archivedSQL()).Scan(&left, &rows, &ids, &multi, &reruns)
 	if err != nil {
 		return 0, fmt.Errorf("counting archived jobs: %w", err)
 	}

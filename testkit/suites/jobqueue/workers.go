@@ -28,7 +28,7 @@ type workers struct {
 	st      *runState
 	pool    sqldb.Pool
 	queue   *testkit.Queue[completion] // nil in sync
-	oneSQL  string                     // completes one job (sync)
+	sql     dialect
 	n       int
 	batch   int
 	lease   time.Duration
@@ -63,7 +63,7 @@ func (ws *workers) work(id int) {
 		}
 		held, until, err := ws.claim(id)
 		if err != nil {
-			ws.st.errors.Add(1)
+			ws.st.failed(err)
 		}
 		full := len(held) == ws.batch
 		if full {
@@ -124,23 +124,8 @@ func (ws *workers) idle(polling *bool) bool {
 // job's Waited is its time since its insert when the claim returned it (the server's clock).
 func (ws *workers) claim(id int) ([]job, time.Time, error) {
 	start := time.Now()
-	rows, err := ws.pool.Query(ws.ctx, claimSQL, ws.batch, ws.lease.Milliseconds())
+	held, err := ws.sql.claim(ws.ctx, ws.pool, ws.batch, ws.lease)
 	if err != nil {
-		return nil, time.Time{}, err
-	}
-	var held []job
-	for rows.Next() {
-		var j job
-		var waitedMs float64
-		if err := rows.Scan(&j.ID, &j.Attempt, &j.Priority, &j.Ms, &waitedMs); err != nil {
-			rows.Close()
-			return nil, time.Time{}, err
-		}
-		j.Waited = time.Duration(waitedMs * float64(time.Millisecond))
-		held = append(held, j)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		// The claim may have committed: its jobs are then held by no one until their lease
 		// runs out, and run again after it (a re-run the verification counts).
 		return nil, time.Time{}, err
@@ -190,29 +175,16 @@ func (ws *workers) renewHeld(rest []job, lost map[int64]bool, until time.Time) t
 			held = append(held, completion{j.ID, j.Attempt})
 		}
 	}
-	ids, attempts := completionArgs(held)
 	start := time.Now()
-	rows, err := ws.pool.Query(ws.ctx, renewSQL, ids, attempts, ws.lease.Milliseconds())
+	kept, err := ws.sql.renew(ws.ctx, ws.pool, held, ws.lease)
 	if err != nil {
-		ws.st.errors.Add(1)
-		return until
-	}
-	kept := map[int64]bool{}
-	for rows.Next() {
-		var id int64
-		if rows.Scan(&id) == nil {
-			kept[id] = true
-		}
-	}
-	rows.Close()
-	if rows.Err() != nil {
-		ws.st.errors.Add(1)
+		ws.st.failed(err)
 		return until
 	}
 	ws.st.renewals.Add(1)
-	for _, id := range ids {
-		if !kept[id] {
-			lost[id] = true
+	for _, c := range held {
+		if !kept[c.ID] {
+			lost[c.ID] = true
 		}
 	}
 	return start.Add(ws.lease)
@@ -237,7 +209,7 @@ func (ws *workers) complete(j job) bool {
 		} else if err = ws.queue.Enqueue(ws.ctx, completion{j.ID, j.Attempt}); err == nil || errors.Is(err, testkit.ErrQueueDropped) {
 			return true // a dropped completion leaves the job to run again once its lease is over
 		}
-		ws.st.errors.Add(1)
+		ws.st.failed(err)
 		if !ws.sleepOrAbort(ws.poll) {
 			return false
 		}
@@ -245,7 +217,7 @@ func (ws *workers) complete(j job) bool {
 }
 
 func (ws *workers) completeOne(j job) (int64, error) {
-	return ws.pool.Exec(ws.ctx, ws.oneSQL, j.ID, j.Attempt)
+	return ws.sql.completeOne(ws.ctx, ws.pool, completion{j.ID, j.Attempt})
 }
 
 // dies is kill-worker: when armed, the worker about to run the first of rest stops here, mid-job,
@@ -295,9 +267,9 @@ func armDoom(ctx context.Context, doom *atomic.Pointer[chan string]) (string, er
 func (ws *workers) reap() {
 	every := min(max(ws.lease/4, 10*time.Millisecond), time.Second)
 	for ws.sleep(every) {
-		n, err := ws.pool.Exec(ws.ctx, reapSQL)
+		n, err := ws.pool.Exec(ws.ctx, ws.sql.reapSQL())
 		if err != nil {
-			ws.st.errors.Add(1)
+			ws.st.failed(err)
 			continue
 		}
 		ws.st.reaped.Add(n)
@@ -368,6 +340,9 @@ func waitDone(ctx context.Context, st *runState, pool sqldb.Querier, unfinished 
 		}
 		select {
 		case <-ctx.Done():
+			if last := st.lastError.Load(); last != nil {
+				return fmt.Errorf("jobs still unfinished (%d statements of the workers failed, the last: %s): %w", st.errors.Load(), *last, ctx.Err())
+			}
 			return fmt.Errorf("jobs still unfinished: %w", ctx.Err())
 		case <-tick.C:
 		}

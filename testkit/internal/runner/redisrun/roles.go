@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -63,19 +65,82 @@ func EmptyResult() *load.Result {
 		Latency: hist.New(), AcquireWait: hist.New(), Outcomes: load.NewOutcomes(0)}
 }
 
+// registry are a dialect's statements on queue_producers and the applied-ids table that
+// differ between the databases; the others are written once.
+type registry struct {
+	// lock serialises registrations until the transaction ends ("": overlapping does).
+	lock string
+	// overlapping finds a producer of stream $1 that is producer $2 or covers some of the
+	// request indexes [$3, $3 + $4), and on MySQL locks the stream's registrations.
+	overlapping string
+	// inStreams is a condition on the stream column: one of streams.
+	inStreams func(streams []string) (string, []any)
+}
+
+var registries = map[sqldb.Dialect]registry{
+	sqldb.Postgres: {
+		lock: `LOCK TABLE queue_producers IN SHARE ROW EXCLUSIVE MODE`,
+		overlapping: `SELECT producer_id FROM queue_producers
+			WHERE stream = $1 AND (producer_id = $2 OR (first_index < $3::int8 + $4::int8 AND $3::int8 < first_index + requests))`,
+		inStreams: func(streams []string) (string, []any) { return `stream = ANY($1)`, []any{streams} },
+	},
+	// MySQL: the locking read locks every registration of the stream and the gap after them,
+	// so a second registration waits for the first to commit. Two that both find none take
+	// the gap at once and deadlock on their inserts: InnoDB rolls one back (1213), and it
+	// registers again (Register).
+	sqldb.MySQL: {
+		overlapping: `SELECT producer_id FROM queue_producers
+			WHERE stream = $1 AND (producer_id = $2 OR (first_index < $3 + $4 AND $3 < first_index + requests))
+			FOR UPDATE`,
+		inStreams: func(streams []string) (string, []any) {
+			marks := make([]string, len(streams))
+			args := make([]any, len(streams))
+			for i, s := range streams {
+				marks[i], args[i] = "$"+strconv.Itoa(i+1), s
+			}
+			return `stream IN (` + strings.Join(marks, ", ") + `)`, args
+		},
+	},
+}
+
+// registryOf is db's dialect's registry.
+func registryOf(db sqldb.Querier) (registry, error) {
+	r, ok := registries[db.Dialect()]
+	if !ok {
+		return r, fmt.Errorf("a split run's registry has no statements for %s", db.Dialect())
+	}
+	return r, nil
+}
+
+// registerTries bounds Register's attempts when InnoDB rolls one back as a deadlock.
+const registerTries = 5
+
 // Register records this producer's request range in queue_producers, refusing a range that
 // overlaps another producer's.
 func (sr *Stream) Register(ctx context.Context, db DB) error {
+	reg, err := registryOf(db)
+	if err != nil {
+		return err
+	}
+	for try := 1; ; try++ {
+		err := sr.register(ctx, db, reg)
+		if try == registerTries || sqldb.Classify(err) != sqldb.ClassMySQLDeadlock {
+			return err
+		}
+	}
+}
+
+func (sr *Stream) register(ctx context.Context, db DB, reg registry) error {
 	id := sr.ProducerID
 	return sqldb.BeginFunc(ctx, db, func(tx sqldb.Tx) error {
 		// One registration at a time, so that two overlapping ranges cannot both pass the check.
-		if _, err := tx.Exec(ctx, `LOCK TABLE queue_producers IN SHARE ROW EXCLUSIVE MODE`); err != nil {
-			return err
+		if reg.lock != "" {
+			if _, err := tx.Exec(ctx, reg.lock); err != nil {
+				return err
+			}
 		}
 		var other int
-		err := tx.QueryRow(ctx, `SELECT producer_id FROM queue_producers
-			WHERE stream = $1 AND (producer_id = $2 OR (first_index < $3::int8 + $4::int8 AND $3::int8 < first_index + requests))`,
-			sr.Key, id, sr.Offset, sr.Requests).Scan(&other)
+		err := tx.QueryRow(ctx, reg.overlapping, sr.Key, id, sr.Offset, sr.Requests).Scan(&other)
 		switch {
 		case err == nil:
 			return fmt.Errorf("--producer-id %d: producer %d of this run already covers some of the request indexes [%d, %d) (give every producer its own id and the same --requests)",
@@ -186,8 +251,13 @@ func (sr *Stream) streams() []string {
 
 // AppliedEntries counts the entry ids the run's writers recorded in queue_applied_entries.
 func (sr *Stream) AppliedEntries(ctx context.Context, db DB) (int64, error) {
+	reg, err := registryOf(db)
+	if err != nil {
+		return 0, err
+	}
+	in, args := reg.inStreams(sr.streams())
 	var n int64
-	if err := db.QueryRow(ctx, `SELECT count(*) FROM queue_applied_entries WHERE stream = ANY($1)`, sr.streams()).Scan(&n); err != nil {
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM queue_applied_entries WHERE `+in, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("counting the applied entries: %w", err)
 	}
 	return n, nil
