@@ -59,6 +59,13 @@ type Config struct {
 	// SplitRun is set when this process is one part of a run split over several (--role
 	// producer or consumer, on a Redis stream).
 	SplitRun bool
+	// MaxTries is --max-tries (1: every request is tried once). Faulted is set when the run
+	// injects faults (--fault, --fault-every) or loses COMMIT replies on purpose (a test's
+	// hook). Either leaves requests whose outcome the load cannot know: a retry after a lost
+	// COMMIT reply, a connection a fault cut while it committed. Only what the suite keeps per
+	// request (a claim) tells whether they were written.
+	MaxTries int
+	Faulted  bool
 }
 
 // HotKeyDist is a distribution of requests over hot sets: uniform, zipf:θ or exponential:λ

@@ -21,8 +21,8 @@ import (
 // FollowsNewest exactly; Assign as a value one of those requests wrote to the row (which one
 // last depends on the order the writes committed), ServerTime as set where one wrote it —
 // summed over all hot rows and row by row (summed over each row's slots), each logical row's
-// slot count, the claim rows, and the outbox left empty (and, in the outbox mode, every delta
-// of those requests processed).
+// slot count, the claim rows (none in a run that wrote no claim: Declaration.Unclaimed), and
+// the outbox left empty (and, in the outbox mode, every delta of those requests processed).
 func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) ([]testkit.Check, error) {
 	hot := r.Config().HotKeys
 	want := s.expected(r, res)
@@ -92,7 +92,11 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 		       (SELECT count(*) FROM counter_outbox WHERE processed_at IS NOT NULL)`).Scan(&claims, &pending, &processed); err != nil {
 		return nil, fmt.Errorf("counting the claims and the outbox: %w", err)
 	}
-	c.Int(fmt.Sprintf("%s rows = %d × applied requests", s.d.ClaimTable, s.parts), int64(s.parts)*want.applied, claims)
+	if s.unclaimed(r) {
+		c.Int(s.d.ClaimTable+" rows: none (the requests ran without a claim)", 0, claims)
+	} else {
+		c.Int(fmt.Sprintf("%s rows = %d × applied requests", s.d.ClaimTable, s.parts), int64(s.parts)*want.applied, claims)
+	}
 	c.Int("outbox pending deltas", 0, pending)
 	var wantProcessed int64
 	if r.Mode() == Outbox {

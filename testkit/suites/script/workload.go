@@ -18,9 +18,12 @@ import (
 // script's own INSERT where it claims (ownClaim), else in the kit's claim table with one
 // statement sent with the script's first (no round trip of its own) — so that a
 // try after a COMMIT whose outcome was lost finds its request written and writes nothing
-// twice (Run.SyncTx's contract).
+// twice (Run.SyncTx's contract). As written (--as-written), the kit's claim is left out: the
+// transaction is the script's statements alone, as pgbench sends them, and a run that needs
+// the claim (retries, faults) was refused.
 func (p *prepared) syncWorkload(r *testkit.Run) *testkit.Workload {
 	claim := p.syncClaim()
+	unclaimed := p.unclaimed(r)
 	return &testkit.Workload{Op: r.SyncTx(func(ctx context.Context, tx sqldb.Tx, i int64) error {
 		sc := p.execs.Get().(*scratch)
 		defer p.execs.Put(sc)
@@ -28,7 +31,7 @@ func (p *prepared) syncWorkload(r *testkit.Run) *testkit.Workload {
 		if err := p.eval(i, x); err != nil {
 			return err
 		}
-		claimed := p.claimBy != nil // the script's own INSERT claims the request
+		claimed := p.claimBy != nil || unclaimed // the script's own INSERT claims the request, or nothing does
 		for k := range x.Statements {
 			st := &x.Statements[k]
 			sleep(ctx, st.SleepBefore)
