@@ -42,7 +42,7 @@ func BenchRequests(b *testing.B, s testkit.Suite, mode testkit.Mode, cfg testkit
 		b.Fatal(err)
 	}
 	defer pool.Close()
-	r := engine.Standalone{Mode: mode, Config: cfg, Pool: sqldb.PgxPool(pool)}.Run(ctx, target)
+	r := engine.Standalone{Mode: mode, Config: cfg, Pool: sqldb.PgxPool(pool)}.Run(ctx, target.Target())
 	if err := s.Seed(ctx, r); err != nil {
 		b.Fatal(err)
 	}
