@@ -29,15 +29,23 @@ func TestWatchOnce(t *testing.T) {
 		return c
 	}
 
-	t.Run("interrupted", func(t *testing.T) {
+	// holdRow locks the row the subtests update, on the admin connection, until the returned
+	// function rolls back.
+	holdRow := func(t *testing.T) func() {
+		t.Helper()
 		holder, err := admin.Begin(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer sqldb.Rollback(ctx, holder)
 		if _, err := holder.Exec(ctx, "UPDATE watched SET n = n + 1 WHERE id = 1"); err != nil {
+			sqldb.Rollback(ctx, holder)
 			t.Fatal(err)
 		}
+		return func() { sqldb.Rollback(ctx, holder) }
+	}
+
+	t.Run("interrupted", func(t *testing.T) {
+		defer holdRow(t)()
 		c := acquire(t)
 		defer c.Release()
 		wctx, cancel := context.WithCancel(ctx)
@@ -87,14 +95,7 @@ func TestWatchOnce(t *testing.T) {
 	})
 
 	t.Run("own deadline", func(t *testing.T) {
-		holder, err := admin.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sqldb.Rollback(ctx, holder)
-		if _, err := holder.Exec(ctx, "UPDATE watched SET n = n + 1 WHERE id = 1"); err != nil {
-			t.Fatal(err)
-		}
+		defer holdRow(t)()
 		c := acquire(t)
 		defer c.Release()
 		wc, unwatch := sqldb.WatchOnce(ctx, c)

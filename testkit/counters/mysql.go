@@ -130,13 +130,7 @@ func MySQLValue(v Value) any {
 
 // mysqlArgs appends d's parameters of key's UPDATE (Table.params) to args.
 func (t *Table) mysqlArgs(args []any, key statementKey, d Delta) []any {
-	if len(t.spec.Key) == 1 {
-		args = append(args, t.keyArg(0, d.Row))
-	} else {
-		for i, v := range t.keyValues(d.Row) {
-			args = append(args, t.keyArg(i, v))
-		}
-	}
+	args = t.appendKeyArgs(args, d.Row)
 	for i, c := range t.spec.Columns {
 		if key.union&(1<<i) == 0 || c.Op == ServerTime {
 			continue

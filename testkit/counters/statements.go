@@ -191,14 +191,7 @@ func groupKey(group []Delta) statementKey {
 func scalarUpdate(d Delta) (string, []any) {
 	t := d.Change.table
 	key := statementKey{union: d.Change.mask, slotted: d.slotted()}
-	args := make([]any, 0, len(t.spec.Key)+len(d.Values)+1)
-	if len(t.keyTypes) == 1 {
-		args = append(args, t.keyArg(0, d.Row))
-	} else {
-		for i, k := range t.keyValues(d.Row) {
-			args = append(args, t.keyArg(i, k))
-		}
-	}
+	args := t.appendKeyArgs(make([]any, 0, len(t.spec.Key)+len(d.Values)+1), d.Row)
 	for i, c := range t.spec.Columns {
 		if key.union&(1<<i) == 0 || c.Op == ServerTime {
 			continue
@@ -221,8 +214,19 @@ func scalarUpdate(d Delta) (string, []any) {
 	return t.statement(key), args
 }
 
-// keyArg is key column i's value as a single-row UPDATE's parameter (both dialects), from its
-// text in a Key.Row.
+// appendKeyArgs appends row's key columns (a Key.Row) to args as a single-row UPDATE's
+// parameters, in the key's order (both dialects).
+func (t *Table) appendKeyArgs(args []any, row string) []any {
+	if len(t.keyTypes) == 1 {
+		return append(args, t.keyArg(0, row))
+	}
+	for i, k := range t.keyValues(row) {
+		args = append(args, t.keyArg(i, k))
+	}
+	return args
+}
+
+// keyArg is key column i's value as a single-row UPDATE's parameter, from its text.
 func (t *Table) keyArg(i int, text string) any {
 	if t.keyTypes[i] == TypeText {
 		return text
