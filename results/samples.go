@@ -75,7 +75,8 @@ type Sample struct {
 	WaitEvents  map[string]int64 `json:"wait_events,omitempty"`
 	SampleError string           `json:"error,omitempty"`
 	// The process itself at this instant: resident memory, goroutines, open TCP sockets
-	// (to PostgreSQL, Redis and the metrics endpoint's clients).
+	// (to PostgreSQL, Redis and the metrics endpoint's clients; counted once a second, at
+	// the monitor's slow readings, and the latest count in the samples between).
 	RSSBytes   int64 `json:"rss_bytes,omitempty"`
 	Goroutines int   `json:"goroutines,omitempty"`
 	OpenConns  int   `json:"open_conns,omitempty"`

@@ -3,6 +3,9 @@ package sqldb
 import (
 	"context"
 	"fmt"
+	"net"
+	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -50,6 +53,10 @@ func AsPgx(h any) (p Pgx, ok bool) {
 	switch h := h.(type) {
 	case pgxPoolTx:
 		return h.p, true
+	case watchedTx:
+		return h.w.tx, true
+	case watchedConn:
+		return h.w.conn, true
 	case *pgxTx:
 		return h.p, true
 	case pgxPoolConn:
@@ -149,3 +156,118 @@ type pgxTx struct{ pgxStatements[pgx.Tx] }
 
 func (t *pgxTx) Commit(ctx context.Context) error   { return t.p.Commit(ctx) }
 func (t *pgxTx) Rollback(ctx context.Context) error { return t.p.Rollback(ctx) }
+
+// WatchOnce is c with the statements it and the transactions it begins run under ctx itself
+// watched once, here, for ctx's end, and the stop to call once they are over (before c is
+// released): cancelling ctx interrupts them as it would interrupt each. pgx watches the
+// context of every statement that can be cancelled itself: a callback registered on it, a
+// channel, two locks and four allocations a statement. Here they run under a context that
+// cannot be, and a cancel of ctx sets a deadline in the past on the connection's socket, as
+// pgx's own watch does: what waits on the server fails at once, pgx closes the connection,
+// and Release drops it. A statement run under another context (one derived from ctx, with a
+// deadline of its own) keeps it, watched by pgx as before, and so do those run through the
+// pgx handle under it (AsPgx). stop clears the deadline again when the connection was not
+// closed (ctx ended after the last statement). A handle that is not pgx's (database/sql
+// watches a transaction's context once already), or a ctx that cannot be cancelled, is
+// returned as it is.
+func WatchOnce(ctx context.Context, c PoolConn) (PoolConn, func()) {
+	pc, ok := c.(pgxPoolConn)
+	if !ok || ctx.Done() == nil {
+		return c, func() {}
+	}
+	w := &watch{ctx: ctx, stmts: context.WithoutCancel(ctx), conn: pc.p, socket: pc.p.Conn().PgConn().Conn()}
+	w.fired.Add(1)
+	w.stop = context.AfterFunc(ctx, w.interrupt)
+	return watchedConn{w}, w.unwatch
+}
+
+// watch is WatchOnce's: the context it watches, the one statements run under instead, the
+// connection and its socket, and the transaction begun on it.
+type watch struct {
+	ctx, stmts context.Context
+	conn       *pgxpool.Conn
+	tx         pgx.Tx
+	socket     net.Conn
+	stop       func() bool
+	fired      sync.WaitGroup
+}
+
+// use is the context to run a statement given ctx under: the unwatched one for the watched.
+func (w *watch) use(ctx context.Context) context.Context {
+	if ctx == w.ctx {
+		return w.stmts
+	}
+	return ctx
+}
+
+func (w *watch) interrupt() {
+	defer w.fired.Done()
+	_ = w.socket.SetDeadline(time.Now())
+}
+
+func (w *watch) unwatch() {
+	if w.stop() {
+		return
+	}
+	w.fired.Wait()
+	if !w.conn.Conn().IsClosed() {
+		_ = w.socket.SetDeadline(time.Time{})
+	}
+}
+
+// watchedConn is a pooled connection under WatchOnce.
+type watchedConn struct{ w *watch }
+
+func (c watchedConn) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	tag, err := c.w.conn.Exec(c.w.use(ctx), sql, args...)
+	return tag.RowsAffected(), err
+}
+
+func (c watchedConn) Query(ctx context.Context, sql string, args ...any) (Rows, error) {
+	rows, err := c.w.conn.Query(c.w.use(ctx), sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+func (c watchedConn) QueryRow(ctx context.Context, sql string, args ...any) Row {
+	return c.w.conn.QueryRow(c.w.use(ctx), sql, args...)
+}
+
+func (watchedConn) Dialect() Dialect { return Postgres }
+func (c watchedConn) IsClosed() bool { return c.w.conn.Conn().IsClosed() }
+func (c watchedConn) Release()       { c.w.conn.Release() }
+
+func (c watchedConn) Begin(ctx context.Context) (Tx, error) {
+	tx, err := c.w.conn.Begin(c.w.use(ctx))
+	if err != nil {
+		return nil, err
+	}
+	c.w.tx = tx
+	return watchedTx{c.w}, nil
+}
+
+// watchedTx is a transaction begun on a watchedConn.
+type watchedTx struct{ w *watch }
+
+func (t watchedTx) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
+	tag, err := t.w.tx.Exec(t.w.use(ctx), sql, args...)
+	return tag.RowsAffected(), err
+}
+
+func (t watchedTx) Query(ctx context.Context, sql string, args ...any) (Rows, error) {
+	rows, err := t.w.tx.Query(t.w.use(ctx), sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+func (t watchedTx) QueryRow(ctx context.Context, sql string, args ...any) Row {
+	return t.w.tx.QueryRow(t.w.use(ctx), sql, args...)
+}
+
+func (watchedTx) Dialect() Dialect                     { return Postgres }
+func (t watchedTx) Commit(ctx context.Context) error   { return t.w.tx.Commit(t.w.use(ctx)) }
+func (t watchedTx) Rollback(ctx context.Context) error { return t.w.tx.Rollback(t.w.use(ctx)) }

@@ -60,6 +60,13 @@ type Config struct {
 	// SplitRun is set when this process is one part of a run split over several (--role
 	// producer or consumer, on a Redis stream).
 	SplitRun bool
+	// MaxTries is --max-tries (1: every request is tried once). Faulted is set when the run
+	// injects faults (--fault, --fault-every) or loses COMMIT replies on purpose (a test's
+	// hook). Either leaves requests whose outcome the load cannot know: a retry after a lost
+	// COMMIT reply, a connection a fault cut while it committed. Only what the suite keeps per
+	// request (a claim) tells whether they were written.
+	MaxTries int
+	Faulted  bool
 	// Dialect is the SQL the run's database speaks, as the flags say before any server starts
 	// (--database, --mysql-url): a suite's Validator refuses a mode the database cannot run
 	// (River has no MySQL driver). Run.Dialect says the same once the database is open.

@@ -177,7 +177,9 @@ type Reconciler interface {
 	Persisted(ctx context.Context, r *Run, n int64) ([]int32, error)
 }
 
-// ErrNothingToReconcile is what Persisted returns for a run whose requests write nothing
-// (e.g. a suite's persistence level "none"): the run is then accounted like a suite without
-// a Reconciler, instead of every request looking lost.
+// ErrNothingToReconcile is what Persisted returns for a run that keeps nothing per request to
+// find its writes by: its requests write nothing (a suite's persistence level "none"), or
+// write without a claim (a script's sync run as written). The run is then accounted like a
+// suite without a Reconciler, instead of every request looking lost; its requests whose
+// outcome was unknown stay unknown (Unresolved).
 var ErrNothingToReconcile = errors.New("testkit: the run persists nothing per request")

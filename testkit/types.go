@@ -27,6 +27,18 @@ type Result interface {
 	Applied(i int64) bool
 }
 
+// Unresolved is how many of res's requests ended with an outcome the load could not know (a
+// COMMIT whose reply was lost, a try the request timeout cut) that no Reconciler looked up:
+// the suite kept nothing per request to find them by (ErrNothingToReconcile), so Applied
+// counts them out though they may be in the database. A suite that verifies such a run says
+// what they leave unchecked.
+func Unresolved(res Result) int64 {
+	if u, ok := res.(interface{ Unresolved() int64 }); ok {
+		return u.Unresolved()
+	}
+	return 0
+}
+
 // FaultHook injects a fault a workload knows how to cause (Workload.Faults), and says what it did.
 type FaultHook = faults.Hook
 

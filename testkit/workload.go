@@ -36,30 +36,43 @@ func (r *Run) SyncTx(fn TxFunc) Op {
 				return err
 			}
 			defer conn.Release()
-			tx, err := conn.Begin(ctx)
-			if err != nil {
-				return err
+			err = syncTry(ctx, conn, fn, req.Index, &lose)
+			if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+				// Its statements ran under WatchOnce's: say what ended them.
+				err = fmt.Errorf("%w: %w", ctx.Err(), err)
 			}
-			if err := fn(ctx, tx, req.Index); err != nil {
-				sqldb.Rollback(ctx, tx)
-				if errors.Is(err, ErrAlreadyWritten) {
-					return nil
-				}
-				return err
-			}
-			if err := tx.Commit(ctx); err != nil {
-				if sqldb.CommitOutcomeUnknown(err) {
-					return load.Unknown(err)
-				}
-				return err
-			}
-			if lose { // only the first try's reply is lost
-				lose = false
-				return load.Unknown(errCommitReplyLost)
-			}
-			return nil
+			return err
 		})
 	}
+}
+
+// syncTry is one try of SyncTx's request i on conn: fn in a transaction, its statements
+// watched once for ctx's end (sqldb.WatchOnce). lose loses the COMMIT reply of this try.
+func syncTry(ctx context.Context, conn sqldb.PoolConn, fn TxFunc, i int64, lose *bool) error {
+	conn, unwatch := sqldb.WatchOnce(ctx, conn)
+	defer unwatch()
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(ctx, tx, i); err != nil {
+		sqldb.Rollback(ctx, tx)
+		if errors.Is(err, ErrAlreadyWritten) {
+			return nil
+		}
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		if sqldb.CommitOutcomeUnknown(err) {
+			return load.Unknown(err)
+		}
+		return err
+	}
+	if *lose { // only the first try's reply is lost
+		*lose = false
+		return load.Unknown(errCommitReplyLost)
+	}
+	return nil
 }
 
 // ErrAlreadyWritten is what a SyncTx function returns when it finds its request written by an

@@ -130,13 +130,7 @@ func MySQLValue(v Value) any {
 
 // mysqlArgs appends d's parameters of key's UPDATE (Table.params) to args.
 func (t *Table) mysqlArgs(args []any, key statementKey, d Delta) []any {
-	if len(t.spec.Key) == 1 {
-		args = append(args, t.mysqlKey(0, d.Row))
-	} else {
-		for i, v := range t.keyValues(d.Row) {
-			args = append(args, t.mysqlKey(i, v))
-		}
-	}
+	args = t.appendKeyArgs(args, d.Row)
 	for i, c := range t.spec.Columns {
 		if key.union&(1<<i) == 0 || c.Op == ServerTime {
 			continue
@@ -159,18 +153,6 @@ func (t *Table) mysqlArgs(args []any, key statementKey, d Delta) []any {
 		args = append(args, int64(d.Slot))
 	}
 	return args
-}
-
-// mysqlKey is key column i's value text as a parameter.
-func (t *Table) mysqlKey(i int, text string) any {
-	if t.keyTypes[i] != TypeInteger {
-		return text
-	}
-	v, err := parseValue(TypeInteger, text)
-	if err != nil {
-		panic(fmt.Sprintf("counters: %s: a key that Table.Row did not make: %v", t.spec.Name, err))
-	}
-	return v.n
 }
 
 // mysqlSetter is MySQL's setter: the row t, the delta's values dc (a derived table's

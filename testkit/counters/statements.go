@@ -185,38 +185,57 @@ func groupKey(group []Delta) statementKey {
 	return statementKey{union: union, partial: union &^ inter, slotted: group[0].slotted()}
 }
 
-// scalarUpdate is the single-row UPDATE of d, and its arguments.
+// scalarUpdate is the single-row UPDATE of d, and its arguments: scalars in updateArgs' order,
+// as a hand-written service passes them (a numeric as its text, which pgx sends as it is: its
+// binary form costs the client a big.Int and a division per digit group).
 func scalarUpdate(d Delta) (string, []any) {
 	t := d.Change.table
 	key := statementKey{union: d.Change.mask, slotted: d.slotted()}
-	args := t.updateArgs(key, []Delta{d})
-	for i, a := range args { // each array of one is its element
-		args[i] = first(a)
+	args := t.appendKeyArgs(make([]any, 0, len(t.spec.Key)+len(d.Values)+1), d.Row)
+	for i, c := range t.spec.Columns {
+		if key.union&(1<<i) == 0 || c.Op == ServerTime {
+			continue
+		}
+		v := d.Values[d.Change.pos[i]] // a single delta writes every column of its statement
+		switch t.types[i] {
+		case TypeInteger:
+			args = append(args, v.n)
+		case TypeNumeric:
+			args = append(args, decimal.Decimal(v.n).String())
+		case TypeTimestamptz:
+			args = append(args, v.Time())
+		default:
+			args = append(args, v.s)
+		}
+	}
+	if key.slotted {
+		args = append(args, int16(d.Slot))
 	}
 	return t.statement(key), args
 }
 
-// first is the element of an array of one argument.
-func first(a any) any {
-	switch a := a.(type) {
-	case []string:
-		return a[0]
-	case []int64:
-		return a[0]
-	case []int16:
-		return a[0]
-	case []bool:
-		return a[0]
-	case []pgtype.Int8:
-		return a[0]
-	case []pgtype.Numeric:
-		return a[0]
-	case []pgtype.Timestamptz:
-		return a[0]
-	case []pgtype.Text:
-		return a[0]
+// appendKeyArgs appends row's key columns (a Key.Row) to args as a single-row UPDATE's
+// parameters, in the key's order (both dialects).
+func (t *Table) appendKeyArgs(args []any, row string) []any {
+	if len(t.keyTypes) == 1 {
+		return append(args, t.keyArg(0, row))
 	}
-	panic(fmt.Sprintf("counters: no scalar of %T", a))
+	for i, k := range t.keyValues(row) {
+		args = append(args, t.keyArg(i, k))
+	}
+	return args
+}
+
+// keyArg is key column i's value as a single-row UPDATE's parameter, from its text.
+func (t *Table) keyArg(i int, text string) any {
+	if t.keyTypes[i] == TypeText {
+		return text
+	}
+	v, err := parseValue(TypeInteger, text)
+	if err != nil {
+		panic(fmt.Sprintf("counters: %s: a key that Table.Row did not make: %v", t.spec.Name, err))
+	}
+	return v.n
 }
 
 // updateArgs are the parameters of key's UPDATE for ds: one array per parameter, in

@@ -21,28 +21,29 @@ import (
 // FollowsNewest exactly; Assign as a value one of those requests wrote to the row (which one
 // last depends on the order the writes committed), ServerTime as set where one wrote it —
 // summed over all hot rows and row by row (summed over each row's slots), each logical row's
-// slot count, the claim rows, and the outbox left empty (and, in the outbox mode, every delta
-// of those requests processed).
+// slot count, the claim rows (none in a run that wrote no claim: Declaration.Unclaimed), and
+// the outbox left empty (and, in the outbox mode, every delta of those requests processed).
 func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) ([]testkit.Check, error) {
 	sql, err := s.statementsFor(r)
 	if err != nil {
 		return nil, err
 	}
 	return s.verify(ctx, verification{sql: sql, conn: r.Admin(), checks: r.NewChecks(), hotKeys: r.Config().HotKeys,
-		slots: r.Slots(), mode: r.Mode(), hotSet: s.hotSet(r)}, res)
+		slots: r.Slots(), mode: r.Mode(), hotSet: s.hotSet(r), unclaimed: s.unclaimed(r)}, res)
 }
 
 // verification is what Verify checks a run by: its statements, the connection it reads on
 // (one session: the rows to read are listed in a temporary table of it), where its checks go,
-// and the run's hot sets, slots and mode.
+// the run's hot sets, slots and mode, and whether its requests wrote no claim.
 type verification struct {
-	sql     runSQL
-	conn    sqldb.Querier
-	checks  *testkit.Checks
-	hotKeys int
-	slots   int
-	mode    testkit.Mode
-	hotSet  func(int64) int
+	sql       runSQL
+	conn      sqldb.Querier
+	checks    *testkit.Checks
+	hotKeys   int
+	slots     int
+	mode      testkit.Mode
+	hotSet    func(int64) int
+	unclaimed bool
 }
 
 // verify is Verify on v.
@@ -115,7 +116,11 @@ func (s *Suite) verify(ctx context.Context, v verification, res testkit.Result) 
 		       (SELECT count(*) FROM counter_outbox WHERE processed_at IS NOT NULL)`).Scan(&claims, &pending, &processed); err != nil {
 		return nil, fmt.Errorf("counting the claims and the outbox: %w", err)
 	}
-	c.Int(fmt.Sprintf("%s rows = %d × applied requests", s.d.ClaimTable, s.parts), int64(s.parts)*want.applied, claims)
+	if v.unclaimed {
+		c.Int(s.d.ClaimTable+" rows: none (the requests ran without a claim)", 0, claims)
+	} else {
+		c.Int(fmt.Sprintf("%s rows = %d × applied requests", s.d.ClaimTable, s.parts), int64(s.parts)*want.applied, claims)
+	}
 	c.Int("outbox pending deltas", 0, pending)
 	var wantProcessed int64
 	if v.mode == Outbox {

@@ -37,7 +37,8 @@ func (c *trackedConn) Close() error {
 	return c.Conn.Close()
 }
 
-// dial wraps base (a config's DialFunc) so that what it opens is tracked.
+// dial wraps base (a config's DialFunc) so that what it opens is tracked, and read and written
+// by raw system calls where it is a plain socket (rawSocket).
 func (s *sockets) dial(base DialFunc) DialFunc {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		s.mu.Lock()
@@ -50,7 +51,7 @@ func (s *sockets) dial(base DialFunc) DialFunc {
 		if err != nil {
 			return nil, err
 		}
-		tc := &trackedConn{Conn: conn, s: s}
+		tc := &trackedConn{Conn: newRawSocket(conn), s: s}
 		s.mu.Lock()
 		if s.live == nil {
 			s.live = make(map[*trackedConn]struct{})

@@ -8,7 +8,6 @@ package decimal
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"math/big"
 	"strconv"
@@ -155,17 +154,21 @@ func (d Decimal) String() string { return d.Format(MaxPlaces) }
 // numeric of that display scale: 2.5 at scale 2 is "2.50", at scale 0 "2.5".
 func (d Decimal) Format(scale int) string {
 	places := max(min(scale, MaxPlaces), d.Places())
-	sign := ""
+	var buf [32]byte // a sign, 11 digits, a point, 8 places: one allocation, the string's
+	b := buf[:0]
 	u := uint64(d)
 	if d < 0 {
-		sign, u = "-", uint64(-d)
+		b, u = append(b, '-'), -u
 	}
-	whole := strconv.FormatUint(u/uint64(One), 10)
-	if places == 0 {
-		return sign + whole
+	b = strconv.AppendUint(b, u/uint64(One), 10)
+	if places > 0 {
+		b = append(b, '.')
+		frac := u % uint64(One)
+		for k := MaxPlaces - 1; k >= MaxPlaces-places; k-- {
+			b = append(b, byte('0'+frac/uint64(pow10[k])%10))
+		}
 	}
-	frac := fmt.Sprintf("%08d", u%uint64(One))
-	return sign + whole + "." + frac[:places]
+	return string(b)
 }
 
 // Equals reports whether numeric (the database's text of a NUMERIC) is exactly d; it makes a

@@ -2,6 +2,7 @@ package script
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
 // BenchmarkEvaluate is what recomputing one request of the usage-counter example costs: what
@@ -31,17 +33,7 @@ func BenchmarkEvaluate(b *testing.B) {
 }
 
 func preparedExample(b testing.TB, script, init string, sets ...string) *prepared {
-	dir := b.TempDir()
-	for _, f := range []string{script, init} {
-		data, err := scripts.Files.ReadFile(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	s := Of(filepath.Join(dir, script), filepath.Join(dir, init), sets...)
+	s := exampleOf(b, script, init, sets...)
 	cfg := testkit.Config{Seed: 1, Concurrency: 8, Modes: []testkit.Mode{testkit.AsyncCompact}}
 	if err := s.Validate(cfg); err != nil {
 		b.Fatal(err)
@@ -52,6 +44,39 @@ func preparedExample(b testing.TB, script, init string, sets ...string) *prepare
 		b.Fatal(err)
 	}
 	return p
+}
+
+// exampleOf is the suite of a shipped example's script and init file (Of), written out.
+func exampleOf(b testing.TB, script, init string, sets ...string) *Suite {
+	dir := b.TempDir()
+	for _, f := range []string{script, init} {
+		data, err := scripts.Files.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return Of(filepath.Join(dir, script), filepath.Join(dir, init), sets...)
+}
+
+// BenchmarkSyncTx is one sync request of pgbench's TPC-B at scale 1 as a run drives it
+// (suitetest.BenchRequests): the pool's acquire, BEGIN, the script's five statements, COMMIT;
+// claimed, with the kit's claim sent beside the first statement, or as written (--as-written).
+// Its allocs/op and cpu-µs/op are the client's cost of a transaction (ns/op is mostly the
+// server's).
+func BenchmarkSyncTx(b *testing.B) {
+	for _, asWritten := range []bool{false, true} {
+		for _, workers := range []int{1, 16} {
+			b.Run(fmt.Sprintf("as-written=%t/workers=%d", asWritten, workers), func(b *testing.B) {
+				s := exampleOf(b, "tpcb-like.sql", "tpcb-init.sql", "scale=1")
+				s.asWritten = asWritten
+				cfg := testkit.Config{Seed: 1, Concurrency: workers, Modes: []testkit.Mode{testkit.Sync}}
+				suitetest.BenchRequests(b, s, testkit.Sync, cfg, workers)
+			})
+		}
+	}
 }
 
 // TestDeltaMemo: deltas taken from the memo are the deltas evaluated afresh (the usage counter,

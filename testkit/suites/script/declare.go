@@ -128,6 +128,7 @@ func (p *prepared) declare(ctx context.Context, admin sqldb.Querier, s *Suite, s
 		Claim: p.claim, ClaimAll: p.claimAll,
 		Codec:       counters.RecordCodec(),
 		HottestRows: true,
+		Unclaimed:   p.unclaimed,
 	}
 	if c := p.ownClaim(s.script.Commands()); c != nil {
 		p.claimBy = c

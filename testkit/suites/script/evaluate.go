@@ -68,6 +68,8 @@ type scratch struct {
 	bound  []pgscript.Value // the values bound to the UPDATEs, in order (the memo's key)
 	key    []counters.Value
 	values []counters.Value
+	// argv is a statement's arguments as sent (args).
+	argv []any
 }
 
 // evaluate is request i's deltas, or an error when the request cannot be evaluated (or an

@@ -31,12 +31,19 @@ type prepared struct {
 	core     *counters.Suite
 	deferral string
 	// claimBy is the script's own INSERT that claims its request (ownClaim); nil: the kit's
-	// claim table does.
-	claimBy *ownClaim
+	// claim table does, in sync unless asWritten (--as-written).
+	claimBy   *ownClaim
+	asWritten bool
 	// selects are the commands a queue mode runs at request time (SELECTs); sleeps says the
 	// script sleeps (\sleep), which a queue mode's request does too.
 	selects []int
 	sleeps  bool
+}
+
+// unclaimed says run r's requests carry no claim: a sync run as written (--as-written) of a
+// script that does not claim its request itself.
+func (p *prepared) unclaimed(r *testkit.Run) bool {
+	return p.asWritten && p.claimBy == nil && r.Mode() == testkit.Sync
 }
 
 // checkedTables are the tables a script's verification looks at besides the counters tables:
@@ -53,7 +60,7 @@ type checkedTables struct {
 // script, classifies its statements and declares it on package counters when the queue modes
 // can take it; it refuses --modes that ask a queue mode of a script it cannot take.
 func prepare(ctx context.Context, s *Suite, env testkit.PrepareEnv) (*prepared, error) {
-	p := &prepared{schema: env.Schema}
+	p := &prepared{schema: env.Schema, asWritten: s.asWritten}
 	p.execs.New = func() any { return new(scratch) }
 	p.memo = newDeltaMemo()
 	vars := s.vars()

@@ -46,6 +46,7 @@ const Name = "script_hotspot_baseline"
 type Suite struct {
 	file, initFile string
 	sets           []string
+	asWritten      bool // sync without the kit's claim (--as-written)
 
 	script  *pgscript.Script // parsed by Validate
 	defines []pgscript.Define
@@ -85,7 +86,8 @@ random functions, :variables, -D/--set NAME=VALUE, :client_id = request index mo
 the run's schema before every run. Every variable is drawn from --seed and the request index, so
 the kit recomputes every request to verify it.
   sync           the script as written, one transaction per request (its BEGIN/END are the
-                 kit's), plus a claim row per write statement in that transaction
+                 kit's), plus the kit's claim of the request sent with its first statement
+                 (--as-written: without it, the transaction pgbench sends)
   outbox         SELECTs run at request time; the writes' deltas go to the outbox in the
                  request's transaction, a flush loop merges them per row and applies them
   async          SELECTs run at request time; the writes are queued and written in batches,
@@ -109,6 +111,7 @@ func (s *Suite) Flags(fs *pflag.FlagSet) {
 	fs.StringVarP(&s.file, "file", "f", s.file, "the pgbench script each request runs (required)")
 	fs.StringVar(&s.initFile, "init-file", s.initFile, "SQL run on the run's schema before every run: the script's tables and seed rows (:NAME is --set's NAME, as psql -v)")
 	fs.StringArrayVarP(&s.sets, "set", "D", s.sets, "NAME=VALUE: a variable of the script and the init file, as pgbench's -D (repeatable)")
+	fs.BoolVar(&s.asWritten, "as-written", s.asWritten, "sync sends the script's statements and nothing else, as pgbench does: no claim of the kit's in the transaction (its INSERT into counter_claims, which finds a request whose outcome was unknown); the rows are then verified against the requests that succeeded. Refused with --max-tries above 1 and --fault, which need the claim")
 }
 
 // Validate reads the script and the init file: a missing file, a script pgbench's language
@@ -119,6 +122,9 @@ func (s *Suite) Validate(c testkit.Config) error {
 	}
 	if err := slotsWithSync(c); err != nil {
 		return err
+	}
+	if s.asWritten && (c.MaxTries > 1 || c.Faulted) {
+		return errors.New("--as-written: a retried request (--max-tries above 1) and a fault (--fault, --fault-every) leave requests whose outcome only the kit's claim can tell: drop --as-written or them")
 	}
 	text, err := os.ReadFile(s.file)
 	if err != nil {

@@ -3,6 +3,7 @@ package script
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -18,9 +19,12 @@ import (
 // script's own INSERT where it claims (ownClaim), else in the kit's claim table with one
 // statement sent with the script's first (no round trip of its own) — so that a
 // try after a COMMIT whose outcome was lost finds its request written and writes nothing
-// twice (Run.SyncTx's contract).
+// twice (Run.SyncTx's contract). As written (--as-written), the kit's claim is left out: the
+// transaction is the script's statements alone, as pgbench sends them, and a run that needs
+// the claim (retries, faults) was refused.
 func (p *prepared) syncWorkload(r *testkit.Run) *testkit.Workload {
 	claim := p.syncClaim()
+	unclaimed := p.unclaimed(r)
 	return &testkit.Workload{Op: r.SyncTx(func(ctx context.Context, tx sqldb.Tx, i int64) error {
 		sc := p.execs.Get().(*scratch)
 		defer p.execs.Put(sc)
@@ -28,7 +32,7 @@ func (p *prepared) syncWorkload(r *testkit.Run) *testkit.Workload {
 		if err := p.eval(i, x); err != nil {
 			return err
 		}
-		claimed := p.claimBy != nil // the script's own INSERT claims the request
+		claimed := p.claimBy != nil || unclaimed // the script's own INSERT claims the request, or nothing does
 		for k := range x.Statements {
 			st := &x.Statements[k]
 			sleep(ctx, st.SleepBefore)
@@ -38,9 +42,9 @@ func (p *prepared) syncWorkload(r *testkit.Run) *testkit.Workload {
 			var err error
 			if !claimed {
 				claimed = true
-				err = claimWith(ctx, tx, claim, i, st)
+				err = claimWith(ctx, tx, claim, i, st, sc)
 			} else {
-				err = run(ctx, tx, st)
+				err = run(ctx, tx, st, sc)
 			}
 			if err != nil && p.claimBy != nil && st.Command.Index == p.claimBy.cmd && sqldb.IsUniqueViolation(err) {
 				return testkit.ErrAlreadyWritten // an earlier try inserted the request's claim row
@@ -50,7 +54,7 @@ func (p *prepared) syncWorkload(r *testkit.Run) *testkit.Workload {
 			}
 		}
 		if !claimed {
-			if err := claimWith(ctx, tx, claim, i, nil); err != nil {
+			if err := claimWith(ctx, tx, claim, i, nil, sc); err != nil {
 				return err
 			}
 		}
@@ -61,7 +65,7 @@ func (p *prepared) syncWorkload(r *testkit.Run) *testkit.Workload {
 
 // claimWith sends the claim of request i and statement st (nil: none) in one round trip; it
 // returns testkit.ErrAlreadyWritten when an earlier try claimed the request.
-func claimWith(ctx context.Context, tx sqldb.Tx, claim string, i int64, st *pgscript.Statement) error {
+func claimWith(ctx context.Context, tx sqldb.Tx, claim string, i int64, st *pgscript.Statement, sc *scratch) error {
 	ptx, err := sqldb.RequirePgx(tx)
 	if err != nil {
 		return err
@@ -69,7 +73,7 @@ func claimWith(ctx context.Context, tx sqldb.Tx, claim string, i int64, st *pgsc
 	var b pgx.Batch
 	b.Queue(claim, i)
 	if st != nil {
-		b.Queue(st.Command.SQL, args(st)...)
+		b.Queue(st.Command.SQL, sc.args(st)...)
 	}
 	br := ptx.SendBatch(ctx, &b)
 	tag, err := br.Exec()
@@ -106,8 +110,8 @@ func (p *prepared) syncClaim() string {
 // run sends one statement of the script with its arguments and reads what it returns. The
 // arguments go as text, as pgbench's extended and prepared modes send them: the server reads
 // each as its parameter's type (an integer variable into a text column is '7').
-func run(ctx context.Context, q sqldb.Querier, st *pgscript.Statement) error {
-	rows, err := q.Query(ctx, st.Command.SQL, args(st)...)
+func run(ctx context.Context, q sqldb.Querier, st *pgscript.Statement, sc *scratch) error {
+	rows, err := q.Query(ctx, st.Command.SQL, sc.args(st)...)
 	if err == nil {
 		rows.Close()
 		err = rows.Err()
@@ -118,15 +122,16 @@ func run(ctx context.Context, q sqldb.Querier, st *pgscript.Statement) error {
 	return nil
 }
 
-// args are st's arguments as text (nil: NULL).
-func args(st *pgscript.Statement) []any {
-	out := make([]any, len(st.Args))
+// args are st's arguments as text (nil: NULL), in sc's slice: valid until its next call.
+func (sc *scratch) args(st *pgscript.Statement) []any {
+	sc.argv = slices.Grow(sc.argv[:0], len(st.Args))[:len(st.Args)]
 	for k, a := range st.Args {
+		sc.argv[k] = nil
 		if a.Kind() != pgscript.Null {
-			out[k] = a.Text()
+			sc.argv[k] = a.Text()
 		}
 	}
-	return out
+	return sc.argv
 }
 
 func sleep(ctx context.Context, d time.Duration) {
@@ -165,7 +170,7 @@ func (p *prepared) queueWorkload(ctx context.Context, r *testkit.Run) (*testkit.
 			_, err = p.evaluateFrom(req.Index, sc)
 		}
 		if err == nil {
-			err = p.reads(ctx, req, pool, &sc.x)
+			err = p.reads(ctx, req, pool, sc)
 		}
 		p.execs.Put(sc)
 		if err != nil {
@@ -178,7 +183,8 @@ func (p *prepared) queueWorkload(ctx context.Context, r *testkit.Run) (*testkit.
 
 // reads runs a request's SELECTs at request time, on a connection of the load's pool (they
 // read committed state: the request's writes are deferred), with its sleeps.
-func (p *prepared) reads(ctx context.Context, req *testkit.Request, pool sqldb.Pool, x *pgscript.Execution) error {
+func (p *prepared) reads(ctx context.Context, req *testkit.Request, pool sqldb.Pool, sc *scratch) error {
+	x := &sc.x
 	var conn sqldb.PoolConn
 	defer func() {
 		if conn != nil {
@@ -198,7 +204,7 @@ func (p *prepared) reads(ctx context.Context, req *testkit.Request, pool sqldb.P
 					return err
 				}
 			}
-			err := run(ctx, conn, st)
+			err := run(ctx, conn, st, sc)
 			if err != nil && conn.IsClosed() {
 				conn.Release()
 				conn = nil

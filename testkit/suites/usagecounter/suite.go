@@ -161,6 +161,10 @@ const copyThreshold = 64
 // an existing request_id (a retry after a commit whose outcome was unknown) does it fall back to
 // INSERT … ON CONFLICT DO NOTHING. It returns the number of statements sent.
 func insertUsage(ctx context.Context, tx sqldb.Tx, rows []counters.Source) ([]counters.Source, int, error) {
+	if len(rows) == 1 {
+		fresh, err := insertOneUsage(ctx, tx, rows)
+		return fresh, 1, err
+	}
 	if len(rows) < copyThreshold {
 		fresh, err := insertUsageIdempotent(ctx, tx, rows)
 		return fresh, 1, err
@@ -186,6 +190,33 @@ func insertUsage(ctx context.Context, tx sqldb.Tx, rows []counters.Source) ([]co
 	}
 	fresh, err := insertUsageIdempotent(ctx, tx, rows)
 	return fresh, 2, err
+}
+
+// insertOneUsageSQL is the INSERT of one usage row, as a service writes it (and pgbench's twin
+// of the sync request, testkit/pgbench): nothing when its request_id is there.
+const insertOneUsageSQL = `INSERT INTO usage (request_id, user_id, api_key_id, provider_api_key_id, provider_id, model_id,
+		input_tokens, output_tokens, total_tokens, cost, response_time_ms, created_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+	ON CONFLICT (request_id) DO NOTHING`
+
+// costText is a usage's cost as its text, which pgx sends as it is (a numeric's binary form
+// costs the client a big.Int per request).
+var costText = cost.String()
+
+// insertOneUsage is the claim of a batch of one (a sync request's): rows when it inserted
+// the row, none when the request_id was there.
+func insertOneUsage(ctx context.Context, tx sqldb.Tx, rows []counters.Source) ([]counters.Source, error) {
+	u := rows[0]
+	n, err := tx.Exec(ctx, insertOneUsageSQL, counters.RequestID(u.Request), userID(u.Hot), apiKeyID(u.Hot), providerKeyID(u.Hot),
+		providerID(u.Hot), modelID(u.Hot), int32(inputTokens), int32(outputTokens), int32(totalTokens), costText, responseMs(u.Request),
+		usedAt(u.Request))
+	if err != nil {
+		return nil, fmt.Errorf("insert usage: %w", err)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	return rows, nil
 }
 
 func insertUsageIdempotent(ctx context.Context, tx sqldb.Tx, rows []counters.Source) ([]counters.Source, error) {

@@ -13,7 +13,8 @@
 //
 // It costs two clock readings and two atomic adds per statement, and nothing is allocated once
 // a statement's text has been seen: a connection keeps the start of its statement in a state
-// of its own (a connection runs one statement at a time).
+// of its own (a connection runs one statement at a time), and its texts' counters by the
+// texts' memory.
 package stmttime
 
 import (
@@ -25,6 +26,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5"
 
@@ -44,11 +46,25 @@ type counter struct {
 	calls, nanos, failed atomic.Int64
 }
 
-// connState is what a connection remembers between the start and the end of its statement.
+// connState is what a connection remembers between the start and the end of its statement,
+// and the counters of the statement texts it ran, by the text's memory (counted): a request
+// path sends the same few texts again and again, from the same strings, so the text is
+// hashed once per connection instead of once per statement.
 type connState struct {
-	start time.Time
-	sql   string
+	start   time.Time
+	sql     string
+	counted map[textRef]*counter
 }
+
+// textRef is a string's memory: the same for every use of one string value.
+type textRef struct {
+	p *byte
+	n int
+}
+
+// maxCounted bounds a connection's counted texts: texts made afresh for each statement (a
+// batch's name) each have memory of their own and are looked up by their text instead.
+const maxCounted = 64
 
 // stateKey is the connection state's key in pgconn.PgConn.CustomData.
 const stateKey = "hotspotkit/stmttime"
@@ -83,17 +99,32 @@ func (t *Tracer) end(conn *pgx.Conn, err error) {
 		return
 	}
 	d := time.Since(st.start)
-	c, ok := t.stmts.Load(st.sql)
-	if !ok {
-		c, _ = t.stmts.LoadOrStore(st.sql, new(counter))
-	}
-	cn := c.(*counter)
+	cn := t.counter(st)
 	cn.calls.Add(1)
 	cn.nanos.Add(int64(d))
 	if err != nil {
 		cn.failed.Add(1)
 	}
 	st.start = time.Time{}
+}
+
+// counter is the counter of st's statement text.
+func (t *Tracer) counter(st *connState) *counter {
+	ref := textRef{unsafe.StringData(st.sql), len(st.sql)}
+	if c, ok := st.counted[ref]; ok {
+		return c
+	}
+	c, ok := t.stmts.Load(st.sql)
+	if !ok {
+		c, _ = t.stmts.LoadOrStore(st.sql, new(counter))
+	}
+	if st.counted == nil {
+		st.counted = make(map[textRef]*counter)
+	}
+	if len(st.counted) < maxCounted {
+		st.counted[ref] = c.(*counter)
+	}
+	return c.(*counter)
 }
 
 // TraceQueryStart implements pgx.QueryTracer.

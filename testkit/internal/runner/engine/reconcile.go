@@ -23,7 +23,13 @@ func reconcile(ctx context.Context, s testkit.Suite, r *testkit.Run, res *load.R
 		counts, err = rec.Persisted(ctx, r, n)
 	}
 	if !ok || errors.Is(err, testkit.ErrNothingToReconcile) {
-		return nil, applied{n, func(i int64) bool { return outcomes.Get(i) == load.Succeeded }}, nil
+		var unknown int64
+		for i := int64(0); i < n; i++ {
+			if outcomes.Get(i) == load.UnknownOutcome {
+				unknown++
+			}
+		}
+		return nil, applied{n, func(i int64) bool { return outcomes.Get(i) == load.Succeeded }, unknown}, nil
 	}
 	if err != nil {
 		return nil, nil, err
@@ -79,17 +85,20 @@ func reconcile(ctx context.Context, s testkit.Suite, r *testkit.Run, res *load.R
 			return persistedAt(i) > 0
 		}
 		return false
-	}}, nil
+	}, 0}, nil
 }
 
-// applied is the Result a suite verifies against.
+// applied is the Result a suite verifies against; unresolved counts the unknown outcomes no
+// Reconciler looked up (testkit.Unresolved).
 type applied struct {
-	n    int64
-	must func(i int64) bool
+	n          int64
+	must       func(i int64) bool
+	unresolved int64
 }
 
 func (a applied) Len() int64           { return a.n }
 func (a applied) Applied(i int64) bool { return a.must(i) }
+func (a applied) Unresolved() int64    { return a.unresolved }
 
 // reconciliationChecks turns the must-be-zero lines into checks.
 func reconciliationChecks(c *results.Reconciliation, checks *testkit.Checks) {

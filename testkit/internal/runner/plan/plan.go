@@ -474,7 +474,8 @@ func (c *Plan) Config() testkit.Config {
 	return testkit.Config{Requests: c.Requests, Duration: c.Duration, Concurrency: c.Concurrency, HotKeys: c.HotKeys,
 		HotKeyDist: c.HotKeyDist, Seed: c.Seed, FlushBatchSize: c.FlushBatchSize, FlushInterval: c.FlushInterval(),
 		RequestTimeout: c.RequestTimeout, SlotPick: c.SlotPick, Slots: int(c.Most(results.AxisSlots).Num),
-		Modes: slices.Clone(c.Modes), SplitRun: c.Role != redisq.RoleBoth, PoolerMode: c.poolerMode(), Dialect: c.Dialect()}
+		Modes: slices.Clone(c.Modes), SplitRun: c.Role != redisq.RoleBoth, PoolerMode: c.poolerMode(), Dialect: c.Dialect(),
+		MaxTries: max(c.MaxTries, 1), Faulted: len(c.Faults) > 0 || c.FaultEvery > 0 || c.DebugLoseCommitEvery > 0}
 }
 
 // FlushInterval is --flush-interval-ms.
