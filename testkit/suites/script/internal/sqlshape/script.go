@@ -169,6 +169,8 @@ func (s *Script) slotReason(name string, t *Table) string {
 		return "it is not in the catalog"
 	case t.Kind != Ordinary:
 		return fmt.Sprintf("it is a %s", t.Kind)
+	case t.Unsupported != "":
+		return "it " + t.Unsupported
 	case t.HasChildren:
 		return "it has inheritance children"
 	case len(t.Rules) > 0:
@@ -179,6 +181,17 @@ func (s *Script) slotReason(name string, t *Table) string {
 		return fmt.Sprintf("it has trigger %s, which would fire on each slot's row with that slot's part", t.Triggers[0])
 	case len(t.Checks) > 0:
 		return fmt.Sprintf("CHECK constraint %s would hold for each slot's part, not for the row's total", t.Checks[0].Name)
+	}
+	for _, st := range s.Statements {
+		if st.Target != name || st.Update == nil {
+			continue
+		}
+		for _, item := range st.Update.Set {
+			if item.Column.Unsigned {
+				return fmt.Sprintf("%s is %s, whose range would hold for each slot's part, not for the row's total",
+					item.Column.Name, item.Column.TypeName)
+			}
+		}
 	}
 	for _, c := range t.Columns {
 		if len(c.DomainCheck) > 0 {
