@@ -14,7 +14,7 @@ import (
 // An axis is a setting of RunConfig that one invocation can step over: --levels steps the
 // concurrency, --slots-levels the slots, --rtt-levels the round trip added to PostgreSQL,
 // --pool-levels the load's pool size, --rates the offered rate, --batch-levels the queue's
-// batch. An Axis says everything the kit does with one: its flag and how its values parse and
+// batch, --flush-interval-levels the longest a partial batch waits. An Axis says everything the kit does with one: its flag and how its values parse and
 // are bounded; the setting a run takes its value in (so a run's position on every axis is its
 // RunConfig, one place); how values sort; how a row and a ladder name a value; the figures a
 // ladder level shows beside the common ones (its columns) and the rule that finds the
@@ -30,8 +30,8 @@ import (
 // (Run.Rung), and SummarizeOver groups runs by any set of axes.
 type Axis struct {
 	// Name is the key of the RunConfig setting the axis steps (concurrency, slots, db_rtt_ms,
-	// max_connections, rate, flush_batch_size): a run takes its value there, a ladder names
-	// its axis by it, and a position is keyed by it.
+	// max_connections, rate, flush_batch_size, flush_interval_ms): a run takes its value there,
+	// a ladder names its axis by it, and a position is keyed by it.
 	Name string
 	// Flag is the ladder's flag, without the dashes (levels), and Usage its help.
 	Flag, Usage string
@@ -139,10 +139,16 @@ var (
 		Row:     func(v string, _ RunConfig) string { return "· batch " + v },
 		Columns: []string{MetricThroughputRPS, MetricPersistLagP99Ms, MetricWritesPerUpdate, MetricWALBytesPerRequest},
 		Chart:   []string{MetricThroughputRPS, MetricPersistLagP99Ms}, Rule: RuleStopsPaying}
+	AxisFlushInterval = &Axis{Name: "flush_interval_ms", Flag: "flush-interval-levels", Title: "flush interval", Across: "longest a partial batch waits, ms (--flush-interval-levels)",
+		Usage: "queue flush-interval ladder: the async modes' --flush-interval-ms per rung, e.g. 10,50,200 (one run per mode and interval, each on fresh state)",
+		Unit:  UnitCount, Want: "a positive integer (milliseconds)", Needs: NeedsQueue,
+		Row:     func(v string, _ RunConfig) string { return "· flush " + v + "ms" },
+		Columns: []string{MetricThroughputRPS, MetricPersistLagP99Ms, MetricWritesPerUpdate, MetricWALBytesPerRequest},
+		Chart:   []string{MetricThroughputRPS, MetricPersistLagP99Ms}}
 )
 
 // Axes lists every axis.
-var Axes = []*Axis{AxisConcurrency, AxisSlots, AxisRTT, AxisPool, AxisRate, AxisBatch}
+var Axes = []*Axis{AxisConcurrency, AxisSlots, AxisRTT, AxisPool, AxisRate, AxisBatch, AxisFlushInterval}
 
 // AxisNamed is the axis whose Name is name; nil when there is none.
 func AxisNamed(name string) *Axis {
@@ -381,6 +387,25 @@ func (a *Axis) ParseList(raw string) (vs []Value, errs []error) {
 	}
 	slices.SortFunc(vs, Value.Compare)
 	return slices.Compact(vs), errs
+}
+
+// Cross is every position of ps extended by each of values on axis a, the positions of ps
+// outermost (ps itself when values is empty): the rungs of several axes, crossed one at a time.
+func Cross(ps []Position, a *Axis, values []Value) []Position {
+	if len(values) == 0 {
+		return ps
+	}
+	var out []Position
+	for _, p := range ps {
+		for _, v := range values {
+			q := Position{a.Name: v}
+			for k, pv := range p {
+				q[k] = pv
+			}
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // Shown is run config c's position on the axes a row names beside its mode: those its

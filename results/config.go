@@ -87,12 +87,27 @@ type RunConfig struct {
 	// does not shape the work.
 	Seed int64 `json:"seed" default:"1" usage:"seed for anything the suite draws at random (reproducible runs)" shapes:"no"`
 
-	// ManagedPostgres is true when the invocation started its own server, false on
-	// --postgres-url: a shared server is not the same work.
+	// Database is the kind of the run's database: the temporary server's (--database), or
+	// what a --mysql-url server says it is, "mariadb" or "mysql"; absent: PostgreSQL. The
+	// same work on another kind of database is another measurement.
+	Database string `json:"database,omitempty" default:"postgres" enum:"postgres|mariadb" usage:"the kind of the temporary server: postgres, or mariadb (mariadbd and mariadb-install-db from PATH or --mariadb-bin-dir; durable, as PostgreSQL's)" shapes:"yes"`
+	// ManagedPostgres is true when the invocation started its own server (of either kind:
+	// the name is from when there was one), false on --postgres-url or --mysql-url: a shared
+	// server is not the same work.
 	ManagedPostgres bool `json:"managed_postgres" flag:"-" shapes:"yes"`
 	// PostgresURL is the existing server used, password redacted: which server (its calibration
 	// and the environment say what it can do).
 	PostgresURL string `json:"postgres_url,omitempty" usage:"use this existing server instead of a temporary one (the run stays inside its own schema)" shapes:"no"`
+	// MySQLURL is the existing MySQL or MariaDB server used, password redacted.
+	MySQLURL string `json:"mysql_url,omitempty" usage:"use this existing MySQL or MariaDB server instead of a temporary one: mysql://user:password@host:port/ (the run stays inside a database of its own, --schema, dropped afterwards unless --keep-schema; ?socket=PATH for a Unix socket, and go-sql-driver/mysql's parameters: tls, timeout, ...)" shapes:"no"`
+	// MariaDBBinDir is where the MariaDB binaries were found (the environment records the version).
+	MariaDBBinDir string `json:"mariadb_bin_dir,omitempty" usage:"MariaDB bin directory for the temporary server of --database mariadb (default: $HOTSPOTKIT_MARIADB_BIN_DIR, PATH, /usr/sbin)" shapes:"no"`
+	// InnoDBDeadlockDetect, InnoDBLockWaitTimeoutMs and InnoDBFlushLogAtTrxCommit are InnoDB's
+	// hot-row settings on a MySQL or MariaDB run: set on the temporary server, read from a
+	// --mysql-url one (and recorded as it has them); absent on PostgreSQL.
+	InnoDBDeadlockDetect      string  `json:"innodb_deadlock_detect,omitempty" default:"on" enum:"on|off" usage:"MySQL and MariaDB: InnoDB's deadlock detection, on or off (off: a lock wait ends only at --innodb-lock-wait-timeout, error 1205); set on the temporary server, read from a --mysql-url one" shapes:"yes"`
+	InnoDBLockWaitTimeoutMs   float64 `json:"innodb_lock_wait_timeout_ms,omitempty" flag:"innodb-lock-wait-timeout" unit:"ms" default:"50s" usage:"MySQL and MariaDB: innodb_lock_wait_timeout, whole seconds (e.g. 50s, InnoDB's default); set on the temporary server, read from a --mysql-url one" shapes:"yes"`
+	InnoDBFlushLogAtTrxCommit string  `json:"innodb_flush_log_at_trx_commit,omitempty" default:"1" enum:"1|2|0" usage:"MySQL and MariaDB: innodb_flush_log_at_trx_commit, 1 (the redo log written and flushed at every commit: durable), 2 (written at every commit, flushed once a second) or 0 (both once a second); set on the temporary server, read from a --mysql-url one" shapes:"yes"`
 	// PgBinDir is where the PostgreSQL binaries were found (the environment records the version).
 	PgBinDir string `json:"pg_bin_dir,omitempty" usage:"PostgreSQL bin directory for the temporary server (default: $HOTSPOTKIT_PG_BIN_DIR, pg_config, PATH, /usr/lib/postgresql/*/bin)" shapes:"no"`
 	// PgDownloadCache, PgDownloadURL and PgDownloadVersion say where PostgreSQL binaries would
@@ -109,9 +124,9 @@ type RunConfig struct {
 	// off.
 	UnsafeNoFsync bool `json:"unsafe_no_fsync" usage:"temporary server with fsync, synchronous_commit and full_page_writes off (fast, not durable; recorded in the report)" shapes:"yes"`
 	// Schema is where the tables lived, not what they held.
-	Schema string `json:"schema,omitempty" usage:"schema for the run's tables (default: hotspot_<random>)" shapes:"no"`
+	Schema string `json:"schema,omitempty" usage:"schema for the run's tables, on MySQL its database (default: hotspot_<random>)" shapes:"no"`
 	// KeepSchema left the schema in place afterwards.
-	KeepSchema bool `json:"keep_schema" usage:"with --postgres-url, leave the run's schema in place afterwards" shapes:"no"`
+	KeepSchema bool `json:"keep_schema" usage:"with --postgres-url or --mysql-url, leave the run's schema (MySQL: database) in place afterwards" shapes:"no"`
 	// ReuseSchema accepted an existing schema before the run.
 	ReuseSchema bool `json:"reuse_schema" usage:"accept an existing --schema instead of refusing it" shapes:"no"`
 
@@ -131,7 +146,7 @@ type RunConfig struct {
 	// long verification waits for an unreachable server; ShutdownTimeoutMs how long what is in
 	// flight may finish after a signal. They bound waits that a healthy run never reaches.
 	RequestTimeoutMs   float64 `json:"request_timeout_ms,omitempty" flag:"request-timeout" unit:"ms" default:"30s" usage:"longest one try of a request may take, waiting for a connection included (and one flush of the queue or outbox); a try cut off is an unknown outcome (class request_timeout), looked up at the end" shapes:"no"`
-	ReconcileTimeoutMs float64 `json:"reconcile_timeout_ms,omitempty" flag:"reconcile-timeout" unit:"ms" default:"1m" usage:"after the load, how long verification waits for an unreachable PostgreSQL (or Redis) to answer again before it reports the run unverified; 0: not at all" shapes:"no"`
+	ReconcileTimeoutMs float64 `json:"reconcile_timeout_ms,omitempty" flag:"reconcile-timeout" unit:"ms" default:"1m" usage:"after the load, how long verification waits for an unreachable database (or Redis) to answer again before it reports the run unverified; 0: not at all" shapes:"no"`
 	ShutdownTimeoutMs  float64 `json:"shutdown_timeout_ms,omitempty" flag:"shutdown-timeout" unit:"ms" default:"5s" usage:"after SIGINT or SIGTERM, how long what is in flight may finish before it is aborted (a second signal aborts at once)" shapes:"no"`
 
 	// QueueBackend is memory or redis.
@@ -200,7 +215,7 @@ type RunConfig struct {
 	// or the run's --rtt-levels rung), DBRTTJitterMs its spread; RedisRTTMs and
 	// RedisRTTJitterMs the same to Redis. Each round trip a transaction makes while it holds a
 	// hot row's lock adds to every other writer's wait, so the delay shapes the work.
-	DBRTTMs          float64 `json:"db_rtt_ms,omitempty" flag:"db-rtt" unit:"ms" usage:"round trip added to every connection of the load, flushers, outbox and consumers to PostgreSQL, e.g. 200us or 1ms (half each way, through an in-process proxy; at most 1s); the monitor and calibration connect directly" shapes:"yes"`
+	DBRTTMs          float64 `json:"db_rtt_ms,omitempty" flag:"db-rtt" unit:"ms" usage:"round trip added to every connection of the load, flushers, outbox and consumers to the database, e.g. 200us or 1ms (half each way, through an in-process proxy; at most 1s); the monitor and calibration connect directly" shapes:"yes"`
 	DBRTTJitterMs    float64 `json:"db_rtt_jitter_ms,omitempty" flag:"db-rtt-jitter" unit:"ms" usage:"with --db-rtt: spread each round trip uniformly over ±this (at most --db-rtt; bytes keep their order)" shapes:"yes"`
 	RedisRTTMs       float64 `json:"redis_rtt_ms,omitempty" flag:"redis-rtt" unit:"ms" usage:"round trip added to the queue's connections to Redis (--queue-backend redis, any --redis), as --db-rtt" shapes:"yes"`
 	RedisRTTJitterMs float64 `json:"redis_rtt_jitter_ms,omitempty" flag:"redis-rtt-jitter" unit:"ms" usage:"with --redis-rtt: spread each round trip over ±this (at most --redis-rtt)" shapes:"yes"`
@@ -458,6 +473,12 @@ func (c RunConfig) Canonical() RunConfig {
 	}
 	if c.StreamShards == 1 {
 		c.StreamShards = 0
+	}
+	if c.Database == "postgres" {
+		c.Database = ""
+	}
+	if c.Database == "" {
+		c.InnoDBDeadlockDetect, c.InnoDBLockWaitTimeoutMs, c.InnoDBFlushLogAtTrxCommit = "", 0, ""
 	}
 	for _, l := range []*[]string{&c.Modes, &c.RetryClasses, &c.Faults} {
 		if len(*l) == 0 {

@@ -28,7 +28,7 @@ func TestSettingsSayWhetherTheyShape(t *testing.T) {
 	for _, k := range []string{"seed", "postgres_url", "redis_url", "pg_bin_dir", "pg_dir", "pg_user", "pg_download_cache",
 		"pg_download_url", "pg_download_version", "schema", "keep_schema", "reuse_schema", "repeat", "ladder", "modes",
 		"slo_p99_ms", "request_timeout_ms", "reconcile_timeout_ms", "shutdown_timeout_ms",
-		"pooler_url"} {
+		"pooler_url", "mysql_url", "mariadb_bin_dir"} {
 		if shapes(k) {
 			t.Errorf("%s should not take part in matching", k)
 		}
@@ -37,12 +37,13 @@ func TestSettingsSayWhetherTheyShape(t *testing.T) {
 		"flush_interval_ms", "monitor_interval_ms", "hot_keys", "unsafe_no_fsync", "queue_capacity", "queue_workers",
 		"queue_full", "queue_retries", "drain_timeout_ms", "managed_postgres", "queue_backend", "redis", "faults",
 		"max_tries", "rate", "slots", "slot_pick", "fault_every_ms", "db_rtt_ms", "db_rtt_jitter_ms", "redis_rtt_ms",
-		"pooler", "pooler_mode", "pooler_pool_size", "pooler_rtt_ms"} {
+		"pooler", "pooler_mode", "pooler_pool_size", "pooler_rtt_ms", "database", "innodb_deadlock_detect",
+		"innodb_lock_wait_timeout_ms", "innodb_flush_log_at_trx_commit"} {
 		if !shapes(k) {
 			t.Errorf("%s shapes a run and must take part in matching", k)
 		}
 	}
-	if got := results.NonShapingKeys(); !slices.IsSorted(got) || len(got) != 20 {
+	if got := results.NonShapingKeys(); !slices.IsSorted(got) || len(got) != 22 {
 		t.Errorf("non-shaping keys %q", got)
 	}
 }

@@ -112,7 +112,7 @@ func TestCommittedReports(t *testing.T) {
 // The schemas reject what the types would not write, so the validation above can fail.
 func TestSchemaRejects(t *testing.T) {
 	schema := readSchema(t, "report.schema.json")
-	ok := `{"schema_version":%d,"suite":"s","started_at":"2025-01-01T00:00:00Z","finished_at":"2025-01-01T00:00:00Z","interrupted":false,"environment":{"go_version":"","gomaxprocs":1,"num_cpu":1,"cpu_model":"","os":"","arch":"","machine_class":"","postgres_version":"","postgres_settings":null,"managed_postgres":true,"postgres_start_ms":0,"schema":"","durability":"on","git_revision":""},"runs":[]%s}`
+	ok := `{"schema_version":%d,"suite":"s","started_at":"2025-01-01T00:00:00Z","finished_at":"2025-01-01T00:00:00Z","interrupted":false,"environment":{"go_version":"","gomaxprocs":1,"num_cpu":1,"cpu_model":"","os":"","arch":"","machine_class":"","database_kind":"postgres","database_version":"","database_settings":null,"managed_database":true,"database_start_ms":0,"schema":"","durability":"on","git_revision":""},"runs":[]%s}`
 	if errs := validate(t, schema, fmt.Appendf(nil, ok, SchemaVersion, "")); len(errs) > 0 {
 		t.Fatalf("a minimal report fails: %v", errs)
 	}

@@ -76,7 +76,17 @@ import (
 //     rtt_ms and pool_size go), the axes its invocation stepped over the config's ladder
 //     (for levels, rates, slots_levels, rtt_levels_ms and pool_levels), and a summary's rung
 //     its at (for its level, rate, slots, rtt_ms and pool_size). Converted (upgradeLadders).
-const SchemaVersion = 17
+//  18. The advice of --advise (advice: the objectives, every configuration tried and why each
+//     cheaper one failed, the answer, its runner-up and confirmation, its headroom), and the
+//     config's flush_interval_ms as an axis (--flush-interval-levels). Only additions: absent,
+//     the invocation did not search.
+//  19. The database's kind (MySQL and MariaDB beside PostgreSQL): the environment's
+//     database_kind, and its postgres_version, postgres_settings, managed_postgres,
+//     postgres_start_ms, postgres_url and postgres_data_fs renamed database_*; the config's
+//     database and InnoDB's innodb_* settings (absent: PostgreSQL) and mysql_url; a run's
+//     InnoDB figures; a calibration's why (skipped on MySQL). Converted (upgradeDatabaseKind):
+//     an older report's database is PostgreSQL.
+const SchemaVersion = 19
 
 // Report is one invocation of one suite binary.
 type Report struct {
@@ -95,6 +105,9 @@ type Report struct {
 	// --rtt-levels, --pool-levels, --rates, ...), one ladder per mode (version 16; before, one
 	// list per kind of ladder).
 	Ladders []Ladder `json:"ladders,omitempty"`
+	// Advice is what --advise found (version 18): the runs are its trials, and the ladders
+	// and summaries are left out (its runs differ in more than one axis and in length).
+	Advice *Advice `json:"advice,omitempty"`
 	// Error is the failure that ended the invocation early, if any.
 	Error string `json:"error,omitempty"`
 	// Processes lists, in a report merged from the reports of one split run (baseline merge),
@@ -133,22 +146,33 @@ type Environment struct {
 	Arch        string `json:"arch"`
 	Hostname    string `json:"hostname,omitempty"`
 	// PID is the process id of the invocation (version 8; 0: not recorded).
-	PID              int               `json:"pid,omitempty"`
-	MachineClass     string            `json:"machine_class"`
-	PostgresVersion  string            `json:"postgres_version"`
-	PostgresSettings map[string]string `json:"postgres_settings"`
-	ManagedPostgres  bool              `json:"managed_postgres"`
-	PostgresStartMs  float64           `json:"postgres_start_ms"`
-	// PostgresURL is the server used, with the password redacted.
-	PostgresURL string `json:"postgres_url,omitempty"`
+	PID          int    `json:"pid,omitempty"`
+	MachineClass string `json:"machine_class"`
+	// DatabaseKind is the kind of the run's database: "postgres", "mariadb" or "mysql"
+	// (version 19; a report before it was PostgreSQL's). DatabaseVersion is its version as
+	// the server says it (PostgreSQL's server_version, MySQL's @@version), DatabaseSettings
+	// the settings that shape the numbers (version 19: before, postgres_version and
+	// postgres_settings).
+	DatabaseKind     string            `json:"database_kind"`
+	DatabaseVersion  string            `json:"database_version"`
+	DatabaseSettings map[string]string `json:"database_settings"`
+	// ManagedDatabase is true when the invocation started the server itself (a temporary
+	// one), DatabaseStartMs how long its first start took (version 19: before,
+	// managed_postgres and postgres_start_ms).
+	ManagedDatabase bool    `json:"managed_database"`
+	DatabaseStartMs float64 `json:"database_start_ms"`
+	// DatabaseURL is the server used, with the password redacted (version 19: before,
+	// postgres_url).
+	DatabaseURL string `json:"database_url,omitempty"`
 	Schema      string `json:"schema"`
-	// Durability is "on" (fsync and synchronous_commit on) or "unsafe".
+	// Durability is "on" (fsync and synchronous_commit on; InnoDB's redo log flushed at every
+	// commit and its doublewrite buffer on) or "unsafe".
 	Durability string `json:"durability"`
-	// PostgresDataFS is the filesystem a temporary server's data directory was on ("ext4",
-	// "tmpfs", …; version 13). Empty on --postgres-url, whose disk this process cannot see.
-	// On tmpfs (DataInMemory) an fsync writes nothing to a disk: commits cost far less than
-	// on the disk a production server has.
-	PostgresDataFS string `json:"postgres_data_fs,omitempty"`
+	// DatabaseDataFS is the filesystem a temporary server's data directory was on ("ext4",
+	// "tmpfs", …; version 13, postgres_data_fs before version 19). Empty on a server given by
+	// URL, whose disk this process cannot see. On tmpfs (DataInMemory) an fsync writes nothing
+	// to a disk: commits cost far less than on the disk a production server has.
+	DatabaseDataFS string `json:"database_data_fs,omitempty"`
 	QueueBackend   string `json:"queue_backend,omitempty"`
 	RedisMode      string `json:"redis_mode,omitempty"`
 	RedisVersion   string `json:"redis_version,omitempty"`
@@ -171,14 +195,14 @@ type Environment struct {
 // DataInMemory reports whether the temporary server's data directory was on a filesystem
 // kept in memory (tmpfs, ramfs), where durability "on" costs no disk write.
 func (e Environment) DataInMemory() bool {
-	return e.PostgresDataFS == "tmpfs" || e.PostgresDataFS == "ramfs"
+	return e.DatabaseDataFS == "tmpfs" || e.DatabaseDataFS == "ramfs"
 }
 
 // DurabilityText is the durability as a summary states it: "on", "unsafe", or "on (data on
 // tmpfs: fsync costs nothing)".
 func (e Environment) DurabilityText() string {
 	if e.Durability == "on" && e.DataInMemory() {
-		return "on (data on " + e.PostgresDataFS + ": fsync costs nothing)"
+		return "on (data on " + e.DatabaseDataFS + ": fsync costs nothing)"
 	}
 	return e.Durability
 }
@@ -199,8 +223,12 @@ type RedisTopology struct {
 // Each rate is the spread over a few short windows; two calibrations "agree" when their
 // medians lie within each other's noise.
 type Calibration struct {
-	// Skipped is set when --calibrate=false; every other field is then zero.
+	// Skipped is set when the machine was not calibrated (--calibrate=false, or Why); every
+	// other field is then zero.
 	Skipped bool `json:"skipped,omitempty"`
+	// Why says why it was skipped when it was not --calibrate=false: "not calibrated on
+	// MySQL" (the calibration measures PostgreSQL). Absent: --calibrate=false.
+	Why string `json:"why,omitempty"`
 	// HotRowUpdateRPS1 is single-row UPDATEs per second on one hot row over 1 connection.
 	HotRowUpdateRPS1 Spread `json:"hot_row_update_rps_1conn"`
 	// HotRowUpdateRPSPool is the same on PoolConns connections (what pgbench on one row measures).

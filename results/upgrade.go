@@ -32,7 +32,45 @@ var upgrades = [SchemaVersion]func(doc map[string]any) error{
 	14: upgradeV14,
 	15: upgradeCheckStates,
 	16: upgradeLadders,
+	17: upgradeV17,
+	18: upgradeDatabaseKind,
 }
+
+// upgradeDatabaseKind is version 18 → 19: the environment names the database's kind, and its
+// PostgreSQL fields become the database's (postgres_version → database_version, ...). Every
+// report before it ran on PostgreSQL: database_kind postgres. A merged report's processes'
+// environments are converted too.
+func upgradeDatabaseKind(doc map[string]any) error {
+	envs := []any{doc["environment"]}
+	procs, _ := doc["processes"].([]any)
+	for _, p := range procs {
+		if proc, ok := p.(map[string]any); ok {
+			envs = append(envs, proc["environment"])
+		}
+	}
+	for _, e := range envs {
+		env, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		for _, name := range []string{"version", "settings", "start_ms", "url", "data_fs"} {
+			if v, ok := env["postgres_"+name]; ok {
+				env["database_"+name] = v
+				delete(env, "postgres_"+name)
+			}
+		}
+		if v, ok := env["managed_postgres"]; ok {
+			env["managed_database"] = v
+			delete(env, "managed_postgres")
+		}
+		env["database_kind"] = "postgres"
+	}
+	return nil
+}
+
+// upgradeV17 is version 17 → 18: version 18 only added the advice of --advise, absent in a
+// report that did not search. Nothing to convert.
+func upgradeV17(map[string]any) error { return nil }
 
 // upgradeV3 is version 3 → 4: version 4 only added fields (the network's and rtt_ladders),
 // whose absence means a run over the direct path that measured no round trip. Nothing to

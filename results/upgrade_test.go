@@ -308,3 +308,24 @@ func TestReadUpgradesVersion15CheckStates(t *testing.T) {
 		}
 	}
 }
+
+// A version 18 report ran on PostgreSQL: its environment (and a merged report's processes')
+// names the kind, and its postgres_* fields are the database's.
+func TestReadUpgradesVersion18DatabaseKind(t *testing.T) {
+	const v18 = `{"schema_version": 18, "suite": "s", "runs": [],
+	 "environment": {"postgres_version": "15.18", "postgres_settings": {"fsync": "on"}, "managed_postgres": true,
+	  "postgres_start_ms": 812.5, "postgres_url": "postgres://u:REDACTED@h/db", "postgres_data_fs": "ext4"},
+	 "processes": [{"role": "producer", "report": "p.json", "environment": {"postgres_version": "15.18", "managed_postgres": false}}]}`
+	rep, err := Read(strings.NewReader(v18))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := rep.Environment
+	if e.DatabaseKind != "postgres" || e.DatabaseVersion != "15.18" || e.DatabaseSettings["fsync"] != "on" || !e.ManagedDatabase ||
+		e.DatabaseStartMs != 812.5 || e.DatabaseURL != "postgres://u:REDACTED@h/db" || e.DatabaseDataFS != "ext4" {
+		t.Errorf("environment %+v", e)
+	}
+	if p := rep.Processes[0].Environment; p.DatabaseKind != "postgres" || p.DatabaseVersion != "15.18" || p.ManagedDatabase {
+		t.Errorf("a process's environment %+v", p)
+	}
+}

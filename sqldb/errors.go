@@ -35,6 +35,15 @@ const (
 	// ClassMySQLLockWaitTimeout is ER_LOCK_WAIT_TIMEOUT: a row lock was not granted within
 	// innodb_lock_wait_timeout; the statement was rolled back, the transaction goes on.
 	ClassMySQLLockWaitTimeout = "mysql-1205"
+	// ClassMariaDBStatementTimeout is ER_STATEMENT_TIMEOUT: MariaDB's max_statement_time
+	// ended the statement.
+	ClassMariaDBStatementTimeout = "mysql-1969"
+	// ClassMySQLServerShutdown is ER_SERVER_SHUTDOWN: the server is shutting down (a
+	// restart), the statement was not run to its end.
+	ClassMySQLServerShutdown = "mysql-1053"
+	// ClassMariaDBConnectionKilled is ER_CONNECTION_KILLED: MariaDB's KILL CONNECTION ended
+	// the session while its statement ran.
+	ClassMariaDBConnectionKilled = "mysql-1927"
 )
 
 // mysqlClassPrefix starts a MySQL server error's class.

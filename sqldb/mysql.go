@@ -71,6 +71,12 @@ func ConnectMySQL(ctx context.Context, o MySQLOptions) (Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ConnectMySQLOn(ctx, c)
+}
+
+// ConnectMySQLOn opens a dedicated connection through c (MySQLConnector's, or a connector
+// around one): its Close closes it for good.
+func ConnectMySQLOn(ctx context.Context, c driver.Connector) (Conn, error) {
 	db := sql.OpenDB(c)
 	db.SetMaxOpenConns(1)
 	conn, err := db.Conn(ctx)
@@ -165,9 +171,25 @@ func (r errRow) Scan(...any) error { return r.err }
 
 type mysqlDB struct{ sqlStatements[*sql.DB] }
 
-func (d mysqlDB) Begin(ctx context.Context) (Tx, error) { return beginSQL(d.p.BeginTx(ctx, nil)) }
-func (d mysqlDB) MaxConns() int                         { return d.p.Stats().MaxOpenConnections }
-func (d mysqlDB) Close()                                { _ = d.p.Close() }
+// Begin takes a connection of the pool and begins on it, as database/sql's own BeginTx does,
+// but keeping it (SQLConn): the transaction's session is known. Commit or Rollback gives it
+// back.
+func (d mysqlDB) Begin(ctx context.Context) (Tx, error) {
+	c, err := d.p.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := beginOn(ctx, c)
+	if err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	t := tx.(mysqlTx)
+	t.release = true
+	return t, nil
+}
+func (d mysqlDB) MaxConns() int { return d.p.Stats().MaxOpenConnections }
+func (d mysqlDB) Close()        { _ = d.p.Close() }
 
 func (d mysqlDB) Acquire(ctx context.Context) (PoolConn, error) {
 	c, err := d.p.Conn(ctx)
@@ -179,7 +201,7 @@ func (d mysqlDB) Acquire(ctx context.Context) (PoolConn, error) {
 
 type mysqlPoolConn struct{ sqlStatements[*sql.Conn] }
 
-func (c mysqlPoolConn) Begin(ctx context.Context) (Tx, error) { return beginSQL(c.p.BeginTx(ctx, nil)) }
+func (c mysqlPoolConn) Begin(ctx context.Context) (Tx, error) { return beginOn(ctx, c.p) }
 func (c mysqlPoolConn) IsClosed() bool                        { return sqlConnClosed(c.p) }
 func (c mysqlPoolConn) Release()                              { _ = c.p.Close() }
 
@@ -190,7 +212,7 @@ type mysqlConn struct {
 	db *sql.DB
 }
 
-func (c *mysqlConn) Begin(ctx context.Context) (Tx, error) { return beginSQL(c.p.BeginTx(ctx, nil)) }
+func (c *mysqlConn) Begin(ctx context.Context) (Tx, error) { return beginOn(ctx, c.p) }
 
 func (c *mysqlConn) IsClosed() bool { return sqlConnClosed(c.p) }
 
@@ -208,14 +230,45 @@ func sqlConnClosed(c *sql.Conn) bool {
 
 func (c *mysqlConn) Close(context.Context) error { return errors.Join(c.p.Close(), c.db.Close()) }
 
-func beginSQL(tx *sql.Tx, err error) (Tx, error) {
+// beginOn begins a transaction on the connection c, which it keeps (SQLConn).
+func beginOn(ctx context.Context, c *sql.Conn) (Tx, error) {
+	tx, err := c.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	return mysqlTx{sqlStatements[*sql.Tx]{tx}}, nil
+	return mysqlTx{sqlStatements: sqlStatements[*sql.Tx]{tx}, conn: c}, nil
 }
 
-type mysqlTx struct{ sqlStatements[*sql.Tx] }
+// mysqlTx is a transaction and the connection it runs on, given back when it ends if release
+// (the pool's Begin took it).
+type mysqlTx struct {
+	sqlStatements[*sql.Tx]
+	conn    *sql.Conn
+	release bool
+}
 
-func (t mysqlTx) Commit(context.Context) error   { return t.p.Commit() }
-func (t mysqlTx) Rollback(context.Context) error { return t.p.Rollback() }
+// SQLConn is the database/sql connection h runs on: a pool's lent connection, a dedicated
+// connection, or a transaction. Its Raw reaches the driver's connection: what identifies a
+// session.
+func SQLConn(h any) (*sql.Conn, bool) {
+	switch h := h.(type) {
+	case mysqlTx:
+		return h.conn, true
+	case mysqlPoolConn:
+		return h.p, true
+	case *mysqlConn:
+		return h.p, true
+	}
+	return nil, false
+}
+
+func (t mysqlTx) Commit(context.Context) error   { return t.end(t.p.Commit()) }
+func (t mysqlTx) Rollback(context.Context) error { return t.end(t.p.Rollback()) }
+
+// end gives the pool's connection back once the transaction is over.
+func (t mysqlTx) end(err error) error {
+	if t.release {
+		_ = t.conn.Close() // once more after the first: sql.ErrConnDone, dropped
+	}
+	return err
+}

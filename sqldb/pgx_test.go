@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { os.Exit(mariadbtest.Stop(testdb.Main(m))) }
 
 // pgHandles are a pool of 4 and a dedicated connection on a fresh schema of the shared test
 // PostgreSQL, as sqldb's handles.
-func pgHandles(t *testing.T) (*database.Target, sqldb.Pool, sqldb.Conn) {
+func pgHandles(t *testing.T) (*database.Postgres, sqldb.Pool, sqldb.Conn) {
 	t.Helper()
 	target := testdb.New(t)
 	pool, err := target.NewPool(t.Context(), database.PoolOptions{MaxConns: 4, AppName: "hotspotkit-sqldb-test"})

@@ -59,6 +59,10 @@ type Config struct {
 	// SplitRun is set when this process is one part of a run split over several (--role
 	// producer or consumer, on a Redis stream).
 	SplitRun bool
+	// Dialect is the SQL the run's database speaks, as the flags say before any server starts
+	// (--database, --mysql-url): a suite's Validator refuses a mode the database cannot run
+	// (River has no MySQL driver). Run.Dialect says the same once the database is open.
+	Dialect sqldb.Dialect
 }
 
 // HotKeyDist is a distribution of requests over hot sets: uniform, zipf:θ or exponential:λ
@@ -102,19 +106,15 @@ func (r *Run) Dialect() sqldb.Dialect { return r.env.Target.Dialect() }
 
 // Admin is the engine's own connection to the run's schema, for seeding and verification. The
 // engine owns it: a suite does not close it.
-func (r *Run) Admin() sqldb.Conn { return sqldb.PgxConn(r.env.Target.Admin()) }
+func (r *Run) Admin() sqldb.Conn { return r.env.Target.Admin() }
 
 // Pool is the load's pool (--max-connections), which requests write through.
 func (r *Run) Pool() sqldb.Pool { return r.env.Pool }
 
 // Connect opens a connection of the caller's own to the run's schema (a flush loop's), named
-// appName in pg_stat_activity.
+// appName in pg_stat_activity (MySQL: its program_name connection attribute).
 func (r *Run) Connect(ctx context.Context, appName string) (sqldb.Conn, error) {
-	conn, err := r.env.Target.Connect(ctx, appName)
-	if err != nil {
-		return nil, err
-	}
-	return sqldb.PgxConn(conn), nil
+	return r.env.Target.Connect(ctx, appName)
 }
 
 // PoolOptions shape a pool of the suite's own (Run.NewPool).
@@ -139,7 +139,7 @@ func (r *Run) NewPool(ctx context.Context, o PoolOptions) (sqldb.Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sqldb.PgxPool(pool), nil
+	return pool.SQL(), nil
 }
 
 // Context ends when the invocation is aborted (a second signal): background work the workload

@@ -304,6 +304,7 @@ func abMain(c *command, o abOptions) int {
 // abLoop runs every invocation in ab.Order and records it. It returns -1 when the A/B is to
 // be judged (all runs done, or interrupted), or the exit code of a failure that ends it.
 func abLoop(ab *judge.AB, sides [2]abSide, o abOptions, sigs *abSignals, say func(string, ...any)) int {
+	var first *results.Report // the first run's, whose database every other's must be of
 	for i, sideName := range ab.Order {
 		if sigs.interrupted() != nil {
 			return -1
@@ -322,6 +323,12 @@ func abLoop(ab *judge.AB, sides [2]abSide, o abOptions, sigs *abSignals, say fun
 		}
 		if rep.Suite != ab.Suite {
 			say("run %d (%s): the report is of suite %q, not %q", i+1, sideName, rep.Suite, ab.Suite)
+			return exitUsage
+		}
+		if first == nil {
+			first = rep
+		} else if err := judge.SameDatabase(first, rep); err != nil {
+			say("run %d (%s): %s; an A/B compares two builds on one kind of database", i+1, sideName, err)
 			return exitUsage
 		}
 		ab.Add(run)

@@ -140,6 +140,25 @@ exit 2`)
 	}
 }
 
+// Runs on different kinds of database are no A/B: the second kind ends it with one line and
+// exit 2, before it is judged.
+func TestABDifferentDatabases(t *testing.T) {
+	suite := script(t, `kind=postgres out=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --help) printf 'fake_baseline — a stand-in suite\n\nFlags:\n  --output string\n  --modes strings\n  --kind string\n'; exit 0;;
+    --output) out=$2; shift;;
+    --kind) kind=$2; shift;;
+  esac
+  shift
+done
+printf '{"schema_version": 19, "suite": "fake_baseline", "environment": {"database_kind": "%s"}, "runs": [{"mode": "sync", "verification": {"passed": true}, "load": {"throughput_rps": 100}}]}' "$kind" > "$out"`)
+	code, stdout, stderr := runABCommand(t, suite, suite, "--runs", "4", "--b-args", "--kind mariadb", "--dir", filepath.Join(t.TempDir(), "ab"))
+	if code != exitUsage || !strings.Contains(stderr, "run 2 (B): the reports ran on different kinds of database, PostgreSQL and MariaDB") {
+		t.Errorf("exit %d, stderr %q (stdout %q); want exit 2 and the kinds named", code, stderr, stdout)
+	}
+}
+
 // fakeSuite is the main.go of a stand-in suite for the build tests (a real suite would take
 // minutes to build in a fresh module): it answers --help as a suite does and writes a report
 // whose async-compact throughput is rps, varied by the run number in its --output name.

@@ -42,7 +42,7 @@ func report(suite string, scale float64) *results.Report {
 	return &results.Report{
 		SchemaVersion: results.SchemaVersion,
 		Suite:         suite,
-		Environment: results.Environment{GoVersion: "go1.26.8", PostgresVersion: "17.2", Durability: "on",
+		Environment: results.Environment{GoVersion: "go1.26.8", DatabaseKind: "postgres", DatabaseVersion: "17.2", Durability: "on",
 			Command:     suite + " --requests 100000 --concurrency 64 --output x.json",
 			Calibration: &results.Calibration{HotRowUpdateRPSPool: cal, PoolConns: 64, BatchedWriteRowsPerSec: results.Spread{Median: 450000, Min: 440000, Max: 460000}, BatchedWriteConns: 2}},
 		Runs: []results.Run{run("sync", 2100, 30.1, 12, false), run("async-compact", 160000, 0.64, 0, true)},

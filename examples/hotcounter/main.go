@@ -1,11 +1,11 @@
 // Command hotcounter is a suite written outside hotspotkit's internals, against its public
 // API only (testkit, testkit/counters, and testkit/cli for main): the shape a team copies to
 // measure its own hot write path without forking. It declares one hot table (hotcounter.sql,
-// embedded and named in its Info), how each of its columns takes a write, and what a request
-// adds to which row; package counters makes the suite of that — every mode (sync, outbox,
-// async, async-compact), --slots, each request claimed once so that retries never count
-// twice, and an exact verification — and the engine does everything else (server, flags,
-// load, monitor, drain, faults, report).
+// and MySQL's in mysql/, embedded and named in its Info), how each of its columns takes a
+// write, and what a request adds to which row; package counters makes the suite of that —
+// every mode (sync, outbox, async, async-compact), --slots, each request claimed once so that
+// retries never count twice, and an exact verification, on PostgreSQL or MySQL — and the
+// engine does everything else (server, flags, load, monitor, drain, faults, report).
 //
 //	go run ./examples/hotcounter --requests 2000 --concurrency 200 --modes sync,async-compact
 package main
@@ -18,7 +18,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 )
 
-//go:embed hotcounter.sql
+//go:embed hotcounter.sql mysql/*.sql
 var sqlFiles embed.FS
 
 func main() { cli.Main(suite()) }
@@ -65,6 +65,9 @@ every row's hits and amount are then checked exactly against the requests that s
 		},
 		SeedSQL: []string{`INSERT INTO hot_counters (id) SELECT generate_series(0, $1 - 1)`},
 		Request: request,
+		// On MySQL and MariaDB (--database mariadb, --mysql-url) its table is mysql/hotcounter.sql
+		// and its seed this; everything else is the same.
+		MySQL: &counters.DialectSQL{SeedSQL: []string{`INSERT INTO hot_counters (id) SELECT h FROM ` + counters.HotSetsMySQL}},
 	}
 	counters.KitClaim().Declare(&d)
 	return counters.New(d)

@@ -102,7 +102,7 @@ type env struct {
 	t      *testing.T
 	rdb    redis.UniversalClient
 	pool   *pgxpool.Pool
-	target *database.Target
+	target *database.Postgres
 	stream string
 	writer *countsWriter
 }

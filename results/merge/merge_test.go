@@ -129,7 +129,7 @@ func TestMergeSplitRun(t *testing.T) {
 	if want := []string{"producer@host-a", "producer@host-b", "consumer@host-c1", "consumer@host-c2"}; !slices.Equal(roles, want) {
 		t.Errorf("processes %v, want %v", roles, want)
 	}
-	if e := rep.Environment; !e.Merged || e.Hostname != "" || e.PID != 0 || e.PostgresVersion != "15.18" || e.Schema != "run42" || e.Calibration == nil {
+	if e := rep.Environment; !e.Merged || e.Hostname != "" || e.PID != 0 || e.DatabaseVersion != "15.18" || e.Schema != "run42" || e.Calibration == nil {
 		t.Errorf("environment %+v: want merged, no single host, what all agree on kept", e)
 	}
 	union, _ := resultstest.HistOf(append(slices.Clone(lagsA), lagsB...))

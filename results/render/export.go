@@ -18,6 +18,9 @@ func FormatMs(v float64) string { return formatMs(v) }
 // digits.
 func FormatPerRequest(v float64) string { return formatPerRequest(v) }
 
+// FormatShare formats a share (0..1) as a percentage as the table does: 18.9%, 100%.
+func FormatShare(v float64) string { return formatShare(v) }
+
 // FormatEfficiency formats an efficiency (a fraction of the calibrated rate) as the table does.
 func FormatEfficiency(v float64) string { return formatRatio(v) }
 

@@ -162,7 +162,7 @@ func TestSummarySaysDataInMemory(t *testing.T) {
 		"ext4":  "durability on, ",
 		"":      "durability on, ",
 	} {
-		rep.Environment.PostgresDataFS = fs
+		rep.Environment.DatabaseDataFS = fs
 		for _, wide := range []bool{false, true} {
 			var out bytes.Buffer
 			Summary(&out, rep, SummaryOptions{Modes: allModes, Wide: wide})

@@ -15,10 +15,7 @@ const SummaryWidth = 100
 
 // The short table of the default summary: per row (a mode, or a mode's ladder rung), what a
 // newcomer reads first, in units that adapt. The full table is `baseline table` (and --wide).
-var shortTitles = []struct {
-	title   string
-	numeric bool
-}{
+var shortTitles = []column{
 	{"mode", false}, {"throughput", true}, {"request p99", true}, {"lag p99", true},
 	{"waiters", false}, {"WAL/req", true}, {"verified", false},
 }
@@ -138,46 +135,90 @@ func truncate(s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
-// writeShortTable writes the short table, columns padded, numbers right-aligned.
+// writeShortTable writes the short table, columns padded, numbers right-aligned. A long mode
+// label (slots, a pool, a rate) takes its room from the waiters, cut short with "…"; then, when
+// every row ran at the same load (which the header line says), its labels leave the load out.
 func writeShortTable(w io.Writer, rows []TableRow, hotTables []string) {
-	cells := make([][]string, 0, len(rows)+1)
-	titles := make([]string, len(shortTitles))
-	for i, c := range shortTitles {
-		titles[i] = c.title
-	}
-	titles[logColumn] = logTitle(rows)
-	cells = append(cells, titles)
+	cells := make([][]string, 0, len(rows))
+	titles := slices.Clone(shortTitles)
+	titles[logColumn].title = logTitle(rows)
 	for _, r := range rows {
 		cells = append(cells, shortCells(r, hotTables))
 	}
-	widths := make([]int, len(shortTitles))
-	for _, row := range cells {
+	if over := tableWidth(titles, cells) - SummaryWidth; over > 0 {
+		widths := columnWidths(titles, cells)
+		most := max(len(titles[waitersColumn].title), widths[waitersColumn]-over)
+		for _, row := range cells {
+			row[waitersColumn] = truncate(row[waitersColumn], most)
+		}
+	}
+	if tableWidth(titles, cells) > SummaryWidth && oneLoad(rows) {
+		for i, r := range rows {
+			cells[i][0] = positionLabel(r.Mode, r.At, r.Config, false)
+		}
+	}
+	writeColumns(w, titles, cells)
+}
+
+// oneLoad says every row ran at the same concurrency and rate.
+func oneLoad(rows []TableRow) bool {
+	for _, r := range rows[min(1, len(rows)):] {
+		if r.Config.Concurrency != rows[0].Config.Concurrency || r.Config.Rate != rows[0].Config.Rate {
+			return false
+		}
+	}
+	return true
+}
+
+// tableWidth is the width of the lines writeColumns writes of rows under titles.
+func tableWidth(titles []column, rows [][]string) int {
+	total := 1 + 2*len(titles) - 1
+	for _, w := range columnWidths(titles, rows) {
+		total += w
+	}
+	return total
+}
+
+// column is a column of a table the summary writes: its title, and whether it holds numbers
+// (right-aligned).
+type column struct {
+	title   string
+	numeric bool
+}
+
+// columnWidths is the width of each column: its widest cell, its title included.
+func columnWidths(titles []column, rows [][]string) []int {
+	widths := make([]int, len(titles))
+	for i, t := range titles {
+		widths[i] = utf8.RuneCountInString(t.title)
+	}
+	for _, row := range rows {
 		for i, c := range row {
 			widths[i] = max(widths[i], utf8.RuneCountInString(c))
 		}
 	}
-	// A long mode label (slots) takes its room from the waiters, cut short with "…".
-	total := 1 + 2*len(widths) - 1
-	for _, w := range widths {
-		total += w
+	return widths
+}
+
+// writeColumns writes rows under titles, columns padded, numbers right-aligned.
+func writeColumns(w io.Writer, titles []column, rows [][]string) {
+	widths := columnWidths(titles, rows)
+	head := make([]string, len(titles))
+	for i, t := range titles {
+		head[i] = t.title
 	}
-	if over := total - SummaryWidth; over > 0 {
-		widths[waitersColumn] = max(len(shortTitles[waitersColumn].title), widths[waitersColumn]-over)
-		for _, row := range cells {
-			row[waitersColumn] = truncate(row[waitersColumn], widths[waitersColumn])
-		}
-	}
-	for _, row := range cells {
+	for _, row := range append([][]string{head}, rows...) {
 		var b strings.Builder
 		b.WriteString(" ")
 		for i, c := range row {
 			gap := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
 			b.WriteString(" ")
-			if shortTitles[i].numeric {
+			switch {
+			case titles[i].numeric:
 				b.WriteString(gap + c)
-			} else if i < len(row)-1 {
+			case i < len(row)-1:
 				b.WriteString(c + gap)
-			} else {
+			default:
 				b.WriteString(c)
 			}
 			b.WriteString(" ")

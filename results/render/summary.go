@@ -33,6 +33,10 @@ type SummaryOptions struct {
 // what its rule found) and open-loop rates. With Wide, the side-by-side table of `baseline
 // table` and every paragraph, unwrapped.
 func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
+	if rep.Advice != nil { // a search says what it found, even before its first run
+		adviceSummary(w, rep, opt)
+		return
+	}
 	if len(rep.Runs) == 0 {
 		if rep.Error != "" {
 			fmt.Fprintf(w, "%s: no run completed: %s\n", rep.Suite, rep.Error)
@@ -45,8 +49,7 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%s: %s\n", rep.Suite, loadLine(rep))
-	fmt.Fprintf(&b, "  PostgreSQL %s, durability %s, %s\n", shortVersion(rep.Environment.PostgresVersion),
-		rep.Environment.DurabilityText(), rep.Environment.MachineClass)
+	fmt.Fprintf(&b, "  %s\n", databaseLine(rep.Environment))
 	printNetwork(&b, rep)
 	var out strings.Builder
 	out.WriteString(wrap(b.String(), SummaryWidth))
@@ -63,8 +66,9 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 		fmt.Fprintf(&b, "%s: warning: %s\n", rep.Suite, warning)
 	}
 	printWaits(&b, rep) // pooler.go
-	// The calibration's figures beside the warning that it was noisy; else they are --wide's.
-	if calibrationWarning(rep.Environment.Calibration) != "" {
+	// The calibration's figures beside the warning that it was noisy, or why there are none
+	// (other than --calibrate=false); else they are --wide's.
+	if c := rep.Environment.Calibration; calibrationWarning(c) != "" || c != nil && c.Why != "" {
 		printCalibration(&b, rep.Environment.Calibration, false)
 	}
 	printGenerator(&b, rep) // generator.go
@@ -75,10 +79,27 @@ func Summary(w io.Writer, rep *results.Report, opt SummaryOptions) {
 	io.WriteString(w, out.String())
 }
 
+// adviceSummary is the summary of a search (--advise): the machine, the advice (advice.go) and
+// what went wrong; with Wide, the full table of every trial before it.
+func adviceSummary(w io.Writer, rep *results.Report, opt SummaryOptions) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s: a search of %d runs\n", rep.Suite, len(rep.Runs))
+	fmt.Fprintf(&b, "  %s\n", databaseLine(rep.Environment))
+	printNetwork(&b, rep)
+	io.WriteString(w, wrap(b.String(), SummaryWidth))
+	if opt.Wide {
+		_ = RenderMarkdown(w, Table([]*results.Report{rep}))
+	}
+	Advice(w, rep)
+	b.Reset()
+	printProblems(&b, rep)
+	io.WriteString(w, wrap(b.String(), SummaryWidth))
+}
+
 // wideSummary is the summary with Wide: the full table, the calibration, what went wrong, the
 // open-loop rates and the warnings.
 func wideSummary(w io.Writer, rep *results.Report, modes []string) {
-	fmt.Fprintf(w, "\n%s  (PostgreSQL %s, durability %s, %s)\n", rep.Suite, rep.Environment.PostgresVersion, rep.Environment.DurabilityText(), rep.Environment.MachineClass)
+	fmt.Fprintf(w, "\n%s  (%s %s, durability %s, %s)\n", rep.Suite, DatabaseName(rep.Environment), rep.Environment.DatabaseVersion, rep.Environment.DurabilityText(), rep.Environment.MachineClass)
 	printNetwork(w, rep)
 	// One row per run, or with repetitions the medians with their min–max spread, one row per
 	// mode (and level).
@@ -138,7 +159,10 @@ func loadLine(rep *results.Report) string {
 // shortVersion is PostgreSQL's version without the packager's note: "15.18".
 func shortVersion(v string) string {
 	if i := strings.Index(v, " ("); i > 0 {
-		return v[:i]
+		v = v[:i]
+	}
+	if i := strings.Index(v, "-"); i > 0 { // MariaDB's 10.11.19-MariaDB-0+deb12u1, a distribution's 8.0.36-0ubuntu0.22.04.1
+		v = v[:i]
 	}
 	return v
 }
@@ -211,6 +235,10 @@ func printNetwork(w io.Writer, rep *results.Report) {
 func printCalibration(w io.Writer, c *results.Calibration, wide bool) {
 	switch {
 	case c == nil:
+	case c.Skipped && c.Why != "" && wide:
+		fmt.Fprintf(w, "  calibration skipped (%s): no efficiency\n", c.Why)
+	case c.Skipped && c.Why != "":
+		fmt.Fprintf(w, "  calibration skipped (%s)\n", c.Why)
 	case c.Skipped && wide:
 		fmt.Fprintln(w, "  calibration skipped (--calibrate=false): no efficiency")
 	case c.Skipped:
@@ -333,4 +361,22 @@ func heldText(n int64) string {
 		return ""
 	}
 	return "; " + formatCount(float64(n)) + " accepted writes not persisted"
+}
+
+// databaseLine is the short summary's line of the database and the machine: "PostgreSQL 15.18,
+// durability on, linux-amd64-2cpu".
+func databaseLine(e results.Environment) string {
+	return fmt.Sprintf("%s %s, durability %s, %s", DatabaseName(e), shortVersion(e.DatabaseVersion), e.DurabilityText(), e.MachineClass)
+}
+
+// DatabaseName names the kind of a report's database as a reader knows it: PostgreSQL,
+// MariaDB or MySQL (PostgreSQL in a report that names none: before MySQL there was one kind).
+func DatabaseName(e results.Environment) string {
+	switch e.DatabaseKind {
+	case "mariadb":
+		return "MariaDB"
+	case "mysql":
+		return "MySQL"
+	}
+	return "PostgreSQL"
 }

@@ -10,16 +10,17 @@ import (
 	"testing"
 )
 
-// TestSuiteBinariesLinkNeitherPlotsNorStatistics keeps out of every suite binary what only the
+// TestSuiteBinariesLinkNoPlotsNorComparisons keeps out of every suite binary what only the
 // baseline tool uses: go-echarts (and the 1.1 MB ECharts script it is shipped with, package
-// results/render/plot), and golang.org/x/perf's statistics (the verdicts of baseline compare and
-// baseline ab, packages results/render/judge and results/verdict). What a binary links through
-// cli — the engine, the summary table of results/render — must need neither.
-func TestSuiteBinariesLinkNeitherPlotsNorStatistics(t *testing.T) {
+// results/render/plot), and the comparisons of baseline compare and baseline ab (package
+// results/render/judge). What a binary links through cli — the engine, the summary table of
+// results/render — must need neither. The A/B verdict's statistics (results/verdict, and
+// golang.org/x/perf's Mann-Whitney test under it) are a suite binary's since --advise judges
+// its winner against its runner-up with them (testkit/internal/runner/advise): five packages.
+func TestSuiteBinariesLinkNoPlotsNorComparisons(t *testing.T) {
 	const module = "github.com/hotspotkit/hotspotkit/"
 	// Each with every package below it.
-	banned := []string{"github.com/go-echarts", "golang.org/x/perf", module + "results/render/plot",
-		module + "results/render/judge", module + "results/verdict"}
+	banned := []string{"github.com/go-echarts", module + "results/render/plot", module + "results/render/judge"}
 	list := func(args ...string) []string {
 		t.Helper()
 		out, err := exec.Command("go", append([]string{"list"}, args...)...).CombinedOutput()

@@ -14,13 +14,26 @@ import (
 // type and no Op, and as SlotCopies those NOT NULL without a default. A table without a primary
 // key has no rows deltas can find: it is refused. Writing then picks the hot columns.
 func Describe(ctx context.Context, conn sqldb.Querier, table string) (TableSpec, error) {
-	rows, err := conn.Query(ctx, `
+	rows, err := dialectFor(conn).describe(ctx, conn, table)
+	return describe(table, rows, err)
+}
+
+// describePostgres is the catalog's columns of table on PostgreSQL: pg_attribute and the
+// primary key's pg_index.
+func describePostgres(ctx context.Context, conn sqldb.Querier, table string) (sqldb.Rows, error) {
+	return conn.Query(ctx, `
 		SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull AND NOT a.atthasdef,
 		       array_position(i.indkey::int2[], a.attnum)
 		FROM pg_attribute a
 		LEFT JOIN pg_index i ON i.indrelid = a.attrelid AND i.indisprimary
 		WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped
 		ORDER BY a.attnum`, ident(table))
+}
+
+// describe builds table's declaration from rows, its columns as the catalog lists them (a
+// dialect's describe): each column's name, its type as the catalog spells it, whether it is
+// NOT NULL without a default, and its place in the primary key (NULL: not in it).
+func describe(table string, rows sqldb.Rows, err error) (TableSpec, error) {
 	if err != nil {
 		return TableSpec{}, fmt.Errorf("describing %s: %w", table, err)
 	}
@@ -33,9 +46,11 @@ func Describe(ctx context.Context, conn sqldb.Querier, table string) (TableSpec,
 	var name, typ string
 	var required bool
 	var keyAt *int32
+	var columns int
 	if err := sqldb.ForEachRow(rows, []any{&name, &typ, &required, &keyAt}, func() error {
+		columns++
 		switch {
-		case keyAt != nil && name == "slot" && typ == "smallint":
+		case keyAt != nil && name == "slot" && baseType(typ) == "smallint":
 			spec.Slotted = true
 		case keyAt != nil:
 			keys = append(keys, keyColumn{Column{Name: name, Type: typ}, int(*keyAt)})
@@ -48,6 +63,9 @@ func Describe(ctx context.Context, conn sqldb.Querier, table string) (TableSpec,
 		return nil
 	}); err != nil {
 		return TableSpec{}, fmt.Errorf("describing %s: %w", table, err)
+	}
+	if columns == 0 {
+		return TableSpec{}, fmt.Errorf("describing %s: no such table", table)
 	}
 	if len(keys) == 0 {
 		return TableSpec{}, fmt.Errorf("table %s has no primary key: deltas cannot find its rows", table)

@@ -62,8 +62,12 @@ func (p PartClaim) ClaimAll(batch []Source) []Statement {
 }
 
 // Claim inserts a row for every source of batch and returns those no transaction inserted
-// before, each once, in batch order, in one statement (Declaration.Claim).
+// before, each once, in batch order (Declaration.Claim): in one statement on PostgreSQL; on
+// MySQL in one unless a source was claimed before (ClaimRowsMySQL).
 func (p PartClaim) Claim(ctx context.Context, tx sqldb.Tx, batch []Source) ([]Source, int, error) {
+	if tx.Dialect() == sqldb.MySQL {
+		return p.claimMySQL(ctx, tx, batch)
+	}
 	sql, args := p.insert(batch)
 	rows, err := tx.Query(ctx, sql+`
 		ON CONFLICT DO NOTHING

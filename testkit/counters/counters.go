@@ -14,9 +14,11 @@
 // its seed, every mode, reconciliation and an exact verification (verify.go) from here. It
 // knows no table of its own but its outbox, claims and openings (package schema's
 // 004_counters.sql); it is a library on package testkit's API and knows nothing of the engine.
-// It writes through package sqldb's handles; its statements are PostgreSQL's (arrays,
-// pipelined batches and COPY through the pgx transaction under a sqldb.Tx: sqldb.RequirePgx),
-// so a declared suite refuses a run in another dialect before it seeds (statementsFor).
+// It writes through package sqldb's handles, in each database's own statements, one set per
+// dialect chosen once per run (dialect.go): PostgreSQL's (arrays, pipelined batches and COPY
+// through the pgx transaction under a sqldb.Tx: sqldb.RequirePgx) and MySQL's and MariaDB's
+// (mysql.go: JSON_TABLE, multi-row INSERTs). A declared suite says its own SQL in MySQL's
+// dialect too (Declaration.MySQL), or refuses a run there before it seeds (statementsFor).
 package counters
 
 import (
@@ -160,8 +162,14 @@ func Compact(deltas []Delta) []Delta {
 }
 
 // Apply writes deltas compacted: it merges them per row and sends one UPDATE per table, in
-// key order, pipelined in one round trip. It returns the number of statements sent.
+// key order (on PostgreSQL pipelined in one round trip). It returns the number of statements
+// sent.
 func Apply(ctx context.Context, tx sqldb.Tx, deltas []Delta) (int, error) {
+	return dialectFor(tx).apply(ctx, tx, deltas)
+}
+
+// applyPostgres is Apply on PostgreSQL: the UPDATEs pipelined.
+func applyPostgres(ctx context.Context, tx sqldb.Tx, deltas []Delta) (int, error) {
 	ptx, err := sqldb.RequirePgx(tx)
 	if err != nil {
 		return 0, err
@@ -182,15 +190,23 @@ func Apply(ctx context.Context, tx sqldb.Tx, deltas []Delta) (int, error) {
 // queueApply queues Apply's UPDATEs of deltas on b, merged per row, one per table in key
 // order, and returns the deltas of each, in the order their results come back (readApply).
 func queueApply(b *pgx.Batch, deltas []Delta) [][]Delta {
-	merged := Compact(deltas)
+	groups := groupsOf(Compact(deltas))
+	for _, g := range groups {
+		sql, args := arrayUpdate(g)
+		b.Queue(sql, args...)
+	}
+	return groups
+}
+
+// groupsOf splits merged deltas, sorted by CompareKeys, into the groups one UPDATE writes:
+// the deltas of one table, all slotted or none.
+func groupsOf(merged []Delta) [][]Delta {
 	var groups [][]Delta
 	for start := 0; start < len(merged); {
 		end := start
 		for end < len(merged) && merged[end].Table == merged[start].Table && merged[end].slotted() == merged[start].slotted() {
 			end++
 		}
-		sql, args := arrayUpdate(merged[start:end])
-		b.Queue(sql, args...)
 		groups = append(groups, merged[start:end])
 		start = end
 	}
@@ -214,6 +230,11 @@ func readApply(br pgx.BatchResults, groups [][]Delta) error {
 // ApplyEach writes every delta as its own single-row UPDATE, one round trip each, in the
 // order given (no compaction). It returns the number of statements sent.
 func ApplyEach(ctx context.Context, tx sqldb.Tx, deltas []Delta) (int, error) {
+	return dialectFor(tx).applyEach(ctx, tx, deltas)
+}
+
+// applyEachPostgres is ApplyEach on PostgreSQL.
+func applyEachPostgres(ctx context.Context, tx sqldb.Tx, deltas []Delta) (int, error) {
 	for i, d := range deltas {
 		sql, args := scalarUpdate(d)
 		n, err := tx.Exec(ctx, sql, args...)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/mariadbtest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
@@ -18,7 +19,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/decimal"
 )
 
-func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(mariadbtest.Stop(testdb.Main(m))) }
 
 // TestAmounts: a numeric column's value reads the database's text exactly and writes it as
 // PostgreSQL writes a numeric(20,8) (package decimal's tests hold the arithmetic).
@@ -263,15 +264,17 @@ func TestApplyApplyEachAndOutboxAgree(t *testing.T) {
 		}
 		got = append(got, tableText(t, conn))
 	}
-	// By hand: teller (1,1) takes the even requests, (1,2) the odd ones; (2,1) only notes.
-	want := "1 1 -3 10 0 note 28 t; 1 2 -2 10 0 note 29 t; 2 1 0 alone 28 f | " +
-		"laptop 0 20 0.02000000 1767225629 10.0.0.9 t; phone 0 10 0.01000000 1767225627 10.0.0.7 t"
 	for i, g := range got {
-		if g != want {
-			t.Errorf("path %d:\n got %s\nwant %s", i, g, want)
+		if g != deltasFor30 {
+			t.Errorf("path %d:\n got %s\nwant %s", i, g, deltasFor30)
 		}
 	}
 }
+
+// deltasFor30 is what deltasFor(30) leaves in the test tables as tableText shows them, by
+// hand: teller (1,1) takes the even requests, (1,2) the odd ones; (2,1) only notes.
+const deltasFor30 = "1 1 -3 10 0 note 28 t; 1 2 -2 10 0 note 29 t; 2 1 0 alone 28 f | " +
+	"laptop 0 20 0.02000000 1767225629 10.0.0.9 t; phone 0 10 0.01000000 1767225627 10.0.0.7 t"
 
 func TestApplyRejectsMissingRow(t *testing.T) {
 	ctx := context.Background()
@@ -314,14 +317,22 @@ func TestNewTableRefuses(t *testing.T) {
 // TestDescribe declares a table from the catalog, at run time, as a script suite would: its
 // key in primary-key order and types, its slot, its other columns, and its slot copies.
 func TestDescribe(t *testing.T) {
+	checkDescribe(t, sqldb.PgxConn(testdb.New(t, TestSQL).Admin()), "integer", "timestamp with time zone")
+}
+
+// checkDescribe describes the test tables on conn, whose catalog spells their key's type
+// intType and a time's timeType: the key in primary-key order, the slot, the other columns,
+// the slot copies; the described table's hot columns; a key column refused as one; a table
+// without a primary key, or none at all, refused.
+func checkDescribe(t *testing.T, conn sqldb.Querier, intType, timeType string) {
+	t.Helper()
 	ctx := context.Background()
-	conn := sqldb.PgxConn(testdb.New(t, TestSQL).Admin())
 	spec, err := Describe(ctx, conn, "tellers")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(spec.Key) != 2 || spec.Key[0] != (Column{Name: "bid", Type: "integer"}) || spec.Key[1] != (Column{Name: "tid", Type: "integer"}) ||
-		spec.Slotted || len(spec.Columns) != 6 || spec.Columns[4] != (Column{Name: "changed", Type: "timestamp with time zone"}) {
+	if len(spec.Key) != 2 || spec.Key[0] != (Column{Name: "bid", Type: intType}) || spec.Key[1] != (Column{Name: "tid", Type: intType}) ||
+		spec.Slotted || len(spec.Columns) != 6 || spec.Columns[4] != (Column{Name: "changed", Type: timeType}) {
 		t.Errorf("tellers: %+v", spec)
 	}
 	devices, err := Describe(ctx, conn, "devices")
@@ -331,7 +342,7 @@ func TestDescribe(t *testing.T) {
 	if !devices.Slotted || fmt.Sprint(devices.SlotCopies) != "[owner]" || devices.Key[0].Name != "name" {
 		t.Errorf("devices: %+v", devices)
 	}
-	hot, err := spec.Writing(Column{Name: "balance", Op: Add}, Column{Name: "note", Op: Assign})
+	hot, err := spec.Writing(Column{Name: "balance", Op: Add}, Column{Name: "note", Op: Assign}, Column{Name: "changed", Op: ServerTime})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,11 +352,14 @@ func TestDescribe(t *testing.T) {
 	if _, err := spec.Writing(Column{Name: "bid", Op: Add}); err == nil {
 		t.Error("a key column taken as a hot column")
 	}
-	if _, err := conn.Exec(ctx, `CREATE TABLE history (tid int4, delta int4)`); err != nil {
+	if _, err := conn.Exec(ctx, `CREATE TABLE history (tid int, delta int)`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Describe(ctx, conn, "history"); err == nil {
 		t.Error("a table without a primary key was described")
+	}
+	if _, err := Describe(ctx, conn, "nowhere"); err == nil {
+		t.Error("a table that does not exist was described")
 	}
 }
 

@@ -17,6 +17,11 @@ import (
 // (Delta.Order), its row, and the values of its columns as text. The hot rows themselves are
 // not touched.
 func InsertOutbox(ctx context.Context, tx sqldb.Tx, deltas []Delta) error {
+	return dialectFor(tx).insertOutbox(ctx, tx, deltas)
+}
+
+// insertOutboxPostgres is InsertOutbox on PostgreSQL: the rows from arrays.
+func insertOutboxPostgres(ctx context.Context, tx sqldb.Tx, deltas []Delta) error {
 	n := len(deltas)
 	requests, positions, lo, hi := make([]int64, n), make([]int32, n), make([]int32, n), make([]int32, n)
 	tables, rows, masks, slots := make([]string, n), make([]string, n), make([]int64, n), make([]int16, n)
@@ -59,6 +64,7 @@ type OutboxFlusher struct {
 	connect   func(context.Context) (sqldb.Conn, error)
 	tables    map[string]*Table
 	conn      sqldb.Conn
+	sql       dialect // the statements of conn's dialect, chosen when the first connection opens
 	batchSize int
 	interval  time.Duration
 
@@ -145,6 +151,16 @@ func (o *OutboxFlusher) live(ctx context.Context) (sqldb.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.sql == nil {
+		if o.sql, err = dialectOf(conn.Dialect()); err != nil {
+			_ = conn.Close(ctx)
+			return nil, err
+		}
+	}
+	if err := o.sql.flusherSession(ctx, conn); err != nil {
+		_ = conn.Close(ctx)
+		return nil, err
+	}
 	o.conn = conn
 	return conn, nil
 }
@@ -215,20 +231,9 @@ func (o *OutboxFlusher) flush(ctx context.Context, conn sqldb.Conn) (claimed, ta
 		return 0, 0, err
 	}
 	defer tx.Rollback(ctx)
-	rows, err := tx.Query(ctx, `
-		SELECT id, request_index, position, table_name, row_key, slot, columns, vals
-		FROM counter_outbox
-		WHERE processed_at IS NULL
-		ORDER BY id
-		LIMIT $1
-		FOR UPDATE SKIP LOCKED`, o.batchSize)
-	if err != nil {
-		return 0, 0, err
-	}
 	var ids []int64
 	var deltas []Delta
-	var row outboxRow
-	err = sqldb.ForEachRow(rows, []any{&row.id, &row.request, &row.position, &row.table, &row.key, &row.slot, &row.columns, &row.vals}, func() error {
+	err = o.sql.claimOutbox(ctx, tx, o.batchSize, func(row outboxRow) error {
 		d, err := o.delta(row)
 		if err != nil {
 			return fmt.Errorf("outbox row %d: %w", row.id, err)
@@ -244,10 +249,10 @@ func (o *OutboxFlusher) flush(ctx context.Context, conn sqldb.Conn) (claimed, ta
 		return 0, 0, nil
 	}
 	merged := Compact(deltas)
-	if _, err := Apply(ctx, tx, merged); err != nil {
+	if _, err := o.sql.apply(ctx, tx, merged); err != nil {
 		return 0, 0, err
 	}
-	if _, err := tx.Exec(ctx, `UPDATE counter_outbox SET processed_at = now() WHERE id = ANY($1)`, ids); err != nil {
+	if err := o.sql.markProcessed(ctx, tx, ids); err != nil {
 		return 0, 0, err
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -307,6 +312,23 @@ func (o *OutboxFlusher) Drain(ctx context.Context) error {
 // Stats are the loop's totals for the report.
 func (o *OutboxFlusher) Stats() results.Flush {
 	return results.Flush{Calls: o.calls.Load(), RowsClaimed: o.claimed.Load(), Targets: o.targets.Load(), Errors: o.errCount.Load()}
+}
+
+// claimOutboxPostgres is claimOutbox on PostgreSQL.
+func claimOutboxPostgres(ctx context.Context, tx sqldb.Tx, limit int, each func(outboxRow) error) error {
+	rows, err := tx.Query(ctx, `
+		SELECT id, request_index, position, table_name, row_key, slot, columns, vals
+		FROM counter_outbox
+		WHERE processed_at IS NULL
+		ORDER BY id
+		LIMIT $1
+		FOR UPDATE SKIP LOCKED`, limit)
+	if err != nil {
+		return err
+	}
+	var row outboxRow
+	return sqldb.ForEachRow(rows, []any{&row.id, &row.request, &row.position, &row.table, &row.key, &row.slot, &row.columns, &row.vals},
+		func() error { return each(row) })
 }
 
 // outboxRow is a row of counter_outbox as the flush loop reads it.

@@ -82,31 +82,46 @@ func InSlot(deltas []Delta, slot int) []Delta {
 // column at its default (so a seeded balance stays on slot 1). A suite calls it at the end of
 // its Seed (a declared one does); with n ≤ 1 it does nothing.
 func SeedSlots(ctx context.Context, conn sqldb.Querier, n int, tables ...*Table) error {
+	return seedSlots(ctx, dialectFor(conn), conn, n, tables)
+}
+
+// seedSlots is SeedSlots in sql's statements.
+func seedSlots(ctx context.Context, sql dialect, conn sqldb.Querier, n int, tables []*Table) error {
 	if n <= 1 {
 		return nil
 	}
 	for _, t := range tables {
-		if !t.Slotted() {
-			continue
-		}
-		table := ident(t.Name())
-		var cols []string
-		for _, k := range t.spec.Key {
-			cols = append(cols, ident(k.Name))
-		}
-		for _, c := range t.spec.SlotCopies {
-			cols = append(cols, ident(c))
-		}
-		list := strings.Join(cols, ", ")
-		if _, err := conn.Exec(ctx, `UPDATE `+table+` SET slot = 1 WHERE slot = 0`); err != nil {
-			return fmt.Errorf("slotting %s: %w", t.Name(), err)
-		}
-		if _, err := conn.Exec(ctx, `INSERT INTO `+table+` (`+list+`, slot)
-			SELECT `+list+`, s FROM `+table+`, generate_series(2, $1::int) s WHERE slot = 1`, n); err != nil {
-			return fmt.Errorf("slotting %s: %w", t.Name(), err)
+		if t.Slotted() {
+			if err := sql.seedSlots(ctx, conn, n, t); err != nil {
+				return fmt.Errorf("slotting %s: %w", t.Name(), err)
+			}
 		}
 	}
 	return nil
+}
+
+// seedSlotsPostgres splits t's seeded rows into n slots on PostgreSQL.
+func seedSlotsPostgres(ctx context.Context, conn sqldb.Querier, n int, t *Table) error {
+	table := ident(t.Name())
+	list := strings.Join(slotColumns(t, ident), ", ")
+	if _, err := conn.Exec(ctx, `UPDATE `+table+` SET slot = 1 WHERE slot = 0`); err != nil {
+		return err
+	}
+	_, err := conn.Exec(ctx, `INSERT INTO `+table+` (`+list+`, slot)
+		SELECT `+list+`, s FROM `+table+`, generate_series(2, $1::int) s WHERE slot = 1`, n)
+	return err
+}
+
+// slotColumns are the columns a new slot of t copies (its key and its SlotCopies), quoted.
+func slotColumns(t *Table, quote func(string) string) []string {
+	var cols []string
+	for _, k := range t.spec.Key {
+		cols = append(cols, quote(k.Name))
+	}
+	for _, c := range t.spec.SlotCopies {
+		cols = append(cols, quote(c))
+	}
+	return cols
 }
 
 // Worker is the async queue's worker choice for a run's slots (testkit.AsyncSpec.Worker): the

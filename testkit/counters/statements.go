@@ -27,71 +27,119 @@ type statementKey struct {
 
 // statement is t's UPDATE of key, composed on first use.
 func (t *Table) statement(key statementKey) string {
+	return t.composed(&t.statements, key, t.composeUpdate)
+}
+
+// composed is the statement of key that statements keeps, composed by compose on first use.
+func (t *Table) composed(statements *map[statementKey]string, key statementKey, compose func(statementKey) string) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if s, ok := t.statements[key]; ok {
+	if s, ok := (*statements)[key]; ok {
 		return s
 	}
-	s := t.composeUpdate(key)
-	t.statements[key] = s
+	s := compose(key)
+	if *statements == nil {
+		*statements = map[statementKey]string{}
+	}
+	(*statements)[key] = s
 	return s
 }
 
 func ident(name string) string { return sqldb.Postgres.QuoteIdent(name) }
 
-// composeUpdate is the UPDATE of key; its parameters are updateArgs'.
-func (t *Table) composeUpdate(key statementKey) string {
-	var names, casts, sets []string
-	param := func(name, cast string) {
-		names, casts = append(names, ident(name)), append(casts, cast)
-	}
+// param is one parameter of a delta's UPDATE: a key column, a written column's value, a
+// partly written ServerTime column's flag (set: the delta writes it), or the slot.
+type param struct {
+	name string
+	cast string // PostgreSQL's type name
+	typ  Type   // its class (a flag: an integer on MySQL, 1 or 0)
+}
+
+// params are the parameters of key's UPDATE, in the order updateArgs (and mysqlArgs) give them.
+func (t *Table) params(key statementKey) []param {
+	var ps []param
 	for i, k := range t.spec.Key {
-		param(k.Name, t.keyCast[i])
+		ps = append(ps, param{k.Name, t.keyCast[i], t.keyTypes[i]})
 	}
 	for i, c := range t.spec.Columns {
 		if key.union&(1<<i) != 0 && c.Op != ServerTime {
-			param(c.Name, t.casts[i])
+			ps = append(ps, param{c.Name, t.casts[i], t.types[i]})
 		}
 	}
 	for i, c := range t.spec.Columns {
 		if key.partial&(1<<i) != 0 && c.Op == ServerTime {
-			param(c.Name, "boolean")
+			ps = append(ps, param{c.Name, "boolean", TypeInteger})
 		}
 	}
 	if key.slotted {
-		param("slot", "smallint")
+		ps = append(ps, param{"slot", "smallint", TypeInteger})
 	}
+	return ps
+}
+
+// setter is how a dialect writes an UPDATE's SET list (setList): the name a column is
+// assigned by (lhs), a column's value in the row (tc) and in the delta (dc), the greatest or
+// least of two values (extreme: fn is GREATEST or LEAST), and the server's time.
+type setter struct {
+	lhs, tc, dc func(name string) string
+	extreme     func(fn, a, b string) string
+	now         string
+}
+
+// setList is key's SET list, as s writes it: each written column of t from the delta's value.
+func (t *Table) setList(key statementKey, s setter) string {
+	var sets []string
 	for i, c := range t.spec.Columns {
 		if key.union&(1<<i) == 0 {
 			continue
 		}
-		col, partial := ident(c.Name), key.partial&(1<<i) != 0
-		tc, dc := "t."+col, "d."+col
+		partial := key.partial&(1<<i) != 0
+		tc, dc := s.tc(c.Name), s.dc(c.Name)
 		var set string
 		switch c.Op {
 		case Add:
 			set = tc + " + " + dc
 		case Greatest:
-			set = "GREATEST(" + tc + ", " + dc + ")"
+			set = s.extreme("GREATEST", tc, dc)
 		case Least:
-			set = "LEAST(" + tc + ", " + dc + ")"
+			set = s.extreme("LEAST", tc, dc)
 		case Assign:
 			set = dc
 			if partial {
 				set = "COALESCE(" + dc + ", " + tc + ")"
 			}
 		case FollowsNewest:
-			f := ident(t.spec.Columns[t.follows[i]].Name)
-			set = "CASE WHEN d." + f + " IS NOT NULL AND " + dc + " IS NOT NULL AND (t." + f + " IS NULL OR d." + f + " >= t." + f +
+			f := t.spec.Columns[t.follows[i]].Name
+			tf, df := s.tc(f), s.dc(f)
+			set = "CASE WHEN " + df + " IS NOT NULL AND " + dc + " IS NOT NULL AND (" + tf + " IS NULL OR " + df + " >= " + tf +
 				") THEN " + dc + " ELSE " + tc + " END"
 		case ServerTime:
-			set = "now()"
+			set = s.now
 			if partial {
-				set = "CASE WHEN " + dc + " THEN now() ELSE " + tc + " END"
+				set = "CASE WHEN " + dc + " THEN " + s.now + " ELSE " + tc + " END"
 			}
 		}
-		sets = append(sets, col+" = "+set)
+		sets = append(sets, s.lhs(c.Name)+" = "+set)
 	}
+	return strings.Join(sets, ",\n\t\t")
+}
+
+// pgSetter is PostgreSQL's: the row t, the deltas d.
+var pgSetter = setter{
+	lhs:     ident,
+	tc:      func(name string) string { return "t." + ident(name) },
+	dc:      func(name string) string { return "d." + ident(name) },
+	extreme: func(fn, a, b string) string { return fn + "(" + a + ", " + b + ")" },
+	now:     "now()",
+}
+
+// composeUpdate is the UPDATE of key; its parameters are updateArgs'.
+func (t *Table) composeUpdate(key statementKey) string {
+	var names, casts []string
+	for _, p := range t.params(key) {
+		names, casts = append(names, ident(p.name)), append(casts, p.cast)
+	}
+	set := t.setList(key, pgSetter)
 	values := make([]string, len(casts))
 	for i, cast := range casts {
 		values[i] = fmt.Sprintf("$%d::%s", i+1, cast)
@@ -110,7 +158,7 @@ func (t *Table) composeUpdate(key statementKey) string {
 	if key.slotted {
 		where = append(where, "t.slot = d.slot")
 	}
-	return "UPDATE " + ident(t.spec.Name) + " t SET " + strings.Join(sets, ",\n\t\t") +
+	return "UPDATE " + ident(t.spec.Name) + " t SET " + set +
 		"\n\tFROM " + source + "\n\t     AS d(" + strings.Join(names, ", ") + ")" +
 		"\n\tWHERE " + strings.Join(where, " AND ")
 }
@@ -118,6 +166,15 @@ func (t *Table) composeUpdate(key statementKey) string {
 // arrayUpdate is the UPDATE of a group of merged deltas of one table (one per row, all
 // slotted or none), and its arguments.
 func arrayUpdate(group []Delta) (string, []any) {
+	key := groupKey(group)
+	key.arrays = true
+	t := group[0].Change.table
+	return t.statement(key), t.updateArgs(key, group)
+}
+
+// groupKey is the shape of the UPDATE of a group of merged deltas of one table (one per row,
+// all slotted or none): the columns any of them writes, and those some leave out.
+func groupKey(group []Delta) statementKey {
 	c := group[0].Change
 	union, inter := c.mask, c.mask
 	for _, d := range group[1:] {
@@ -125,9 +182,7 @@ func arrayUpdate(group []Delta) (string, []any) {
 			union, inter = union|d.Change.mask, inter&d.Change.mask
 		}
 	}
-	key := statementKey{union: union, partial: union &^ inter, arrays: true, slotted: group[0].slotted()}
-	t := c.table
-	return t.statement(key), t.updateArgs(key, group)
+	return statementKey{union: union, partial: union &^ inter, slotted: group[0].slotted()}
 }
 
 // scalarUpdate is the single-row UPDATE of d, and its arguments.

@@ -48,12 +48,12 @@ type Declaration struct {
 	// transaction recorded before, each once, in batch order, with the statements it sent.
 	// Only the deltas of those are applied. ClaimParts is one on the package's own table.
 	Claim func(ctx context.Context, tx sqldb.Tx, batch []Source) (fresh []Source, statements int, err error)
-	// ClaimAll (optional) is Claim's fast path for a compacted queue batch: statements that
-	// record every source of batch, each affecting exactly Rows rows when every source is
-	// fresh, as on every batch but a retried or redelivered one. The writer sends them in one
-	// round trip with the batch's UPDATEs, behind a savepoint. When one fails on a unique
-	// violation or affects fewer rows, it rolls back to the savepoint and claims through
-	// Claim: so a repeat must fail them, never pass them.
+	// ClaimAll (optional) is Claim's fast path for a compacted queue batch on PostgreSQL:
+	// statements that record every source of batch, each affecting exactly Rows rows when
+	// every source is fresh, as on every batch but a retried or redelivered one. The writer
+	// sends them in one round trip with the batch's UPDATEs, behind a savepoint. When one
+	// fails on a unique violation or affects fewer rows, it rolls back to the savepoint and
+	// claims through Claim: so a repeat must fail them, never pass them.
 	ClaimAll func(batch []Source) []Statement
 	// ClaimTable is the table Claim writes a row per source to, and ClaimIndex the SQL
 	// expression of a row's request index: Persisted finds the requests there.
@@ -67,6 +67,25 @@ type Declaration struct {
 	// share of the applied requests' writes: for a workload that draws its rows itself
 	// (a script's random_zipfian) rather than by the hot sets, whose share the report has.
 	HottestRows bool
+	// MySQL is what the declaration says in MySQL's SQL (MariaDB's too) where the fields
+	// above, which are PostgreSQL's, do not hold there. Nil: the suite runs on PostgreSQL
+	// only, and a run on MySQL is refused before it seeds, saying so.
+	MySQL *DialectSQL
+}
+
+// DialectSQL is a declaration's SQL in a dialect other than PostgreSQL's: each field left
+// empty is the Declaration's own, which must then hold in that dialect too (a PartClaim's
+// Claim and ClaimIndex do: they pick their statements by the transaction's dialect). There
+// is no ClaimAll: it is PostgreSQL's pipeline, and elsewhere the writer claims through Claim,
+// whose fast path is one statement already.
+type DialectSQL struct {
+	// SeedSQL is Declaration.SeedSQL in the dialect ($1 = --hot-keys; on MySQL HotSetsMySQL
+	// stands in for generate_series).
+	SeedSQL []string
+	// Claim is Declaration.Claim in the dialect.
+	Claim func(ctx context.Context, tx sqldb.Tx, batch []Source) (fresh []Source, statements int, err error)
+	// ClaimIndex is Declaration.ClaimIndex in the dialect.
+	ClaimIndex string
 }
 
 // Source is one part of one request: what a claim records.
@@ -172,30 +191,74 @@ func (s *Suite) Info() testkit.Info { return s.info }
 // RequestID is request i's id in the tables ("req-i").
 func RequestID(i int64) string { return "req-" + strconv.FormatInt(i, 10) }
 
-// statementsFor checks that the package has statements in run r's dialect: PostgreSQL's only,
-// so far.
-func statementsFor(r *testkit.Run) error {
-	if d := r.Dialect(); d != sqldb.Postgres {
-		return fmt.Errorf("counters: the statements are written for PostgreSQL only, and the run's database is %s", d)
+// runSQL is what a run of the suite says in its database's dialect: the package's statements
+// and the declaration's.
+type runSQL struct {
+	dialect
+	seed       []string
+	claim      func(ctx context.Context, tx sqldb.Tx, batch []Source) ([]Source, int, error)
+	claimAll   func(batch []Source) []Statement // nil: no pipelined claim (MySQL's)
+	claimIndex string
+}
+
+// statementsFor is the statements of run r's dialect, chosen once for each of the suite's
+// steps: PostgreSQL's, or MySQL's where the declaration says its SQL there (Declaration.MySQL).
+func (s *Suite) statementsFor(r *testkit.Run) (runSQL, error) {
+	return s.statementsOf(r.Dialect())
+}
+
+// statementsOf is statementsFor of a run in dialect d.
+func (s *Suite) statementsOf(d sqldb.Dialect) (runSQL, error) {
+	sql, err := dialectOf(d)
+	if err != nil {
+		return runSQL{}, err
 	}
-	return nil
+	out := runSQL{dialect: sql, seed: s.d.SeedSQL, claim: s.d.Claim, claimAll: s.d.ClaimAll, claimIndex: s.d.ClaimIndex}
+	if d == sqldb.Postgres {
+		return out, nil
+	}
+	m := s.d.MySQL
+	if m == nil {
+		return runSQL{}, fmt.Errorf("counters: suite %s declares its SQL for PostgreSQL only (no Declaration.MySQL), and the run's database is %s",
+			s.info.Name, d)
+	}
+	out.claimAll = nil
+	if m.SeedSQL != nil {
+		out.seed = m.SeedSQL
+	}
+	if m.Claim != nil {
+		out.claim = m.Claim
+	}
+	if m.ClaimIndex != "" {
+		out.claimIndex = m.ClaimIndex
+	}
+	return out, nil
 }
 
 // Seed creates the hot rows of --hot-keys sets and splits them into --slots.
 func (s *Suite) Seed(ctx context.Context, r *testkit.Run) error {
-	if err := statementsFor(r); err != nil {
+	sql, err := s.statementsFor(r)
+	if err != nil {
 		return err
 	}
-	return sqldb.BeginFunc(ctx, r.Admin(), func(tx sqldb.Tx) error {
-		for _, sql := range s.d.SeedSQL {
-			if _, err := tx.Exec(ctx, sql, r.Config().HotKeys); err != nil {
-				return fmt.Errorf("%s: %w", sql, err)
+	return s.seed(ctx, sql, r.Admin(), r.Config().HotKeys, r.Slots())
+}
+
+// seed is Seed in sql's statements on db, with hotKeys hot sets and slots slots.
+func (s *Suite) seed(ctx context.Context, sql runSQL, db sqldb.DB, hotKeys, slots int) error {
+	if err := sql.ready(ctx, db); err != nil {
+		return err
+	}
+	return sqldb.BeginFunc(ctx, db, func(tx sqldb.Tx) error {
+		for _, stmt := range sql.seed {
+			if _, err := tx.Exec(ctx, stmt, hotKeys); err != nil {
+				return fmt.Errorf("%s: %w", stmt, err)
 			}
 		}
-		if err := SeedSlots(ctx, tx, r.Slots(), s.tables...); err != nil {
+		if err := seedSlots(ctx, sql, tx, slots, s.tables); err != nil {
 			return err
 		}
-		return Snapshot(ctx, tx, s.tables)
+		return snapshot(ctx, sql, tx, s.tables)
 	})
 }
 
@@ -204,7 +267,8 @@ func (s *Suite) Seed(ctx context.Context, r *testkit.Run) error {
 // records a batch writer claims and applies, each delta as its own UPDATE or compacted (the
 // async modes).
 func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload, error) {
-	if err := statementsFor(r); err != nil {
+	sql, err := s.statementsFor(r)
+	if err != nil {
 		return nil, err
 	}
 	s.merges.reset()
@@ -221,7 +285,7 @@ func (s *Suite) Workload(ctx context.Context, r *testkit.Run) (*testkit.Workload
 		}))}, nil
 	case Outbox:
 		return OutboxWorkload(ctx, r, s.tables, s.deliver(r.SyncTx(func(ctx context.Context, tx sqldb.Tx, i int64) error {
-			return s.WriteOutbox(ctx, tx, r, rc.records(tx, i))
+			return s.writeOutbox(ctx, tx, r, sql, rc.records(tx, i))
 		})))
 	case testkit.Async, testkit.AsyncCompact:
 		return testkit.AsyncWorkload(ctx, r, testkit.AsyncSpec[Key, Record]{
@@ -289,11 +353,16 @@ type recorder struct {
 }
 
 func (s *Suite) recorder(r *testkit.Run) recorder {
-	rc := recorder{recordKey: s.d.RecordKey, recordKeys: s.d.RecordKeys, hotSet: s.hotSet(r), parts: s.parts, slots: SlotsOf(r)}
+	return s.recorderOf(r.Config().HotKeys, s.hotSet(r), SlotsOf(r))
+}
+
+// recorderOf is the recorder of a run with hotKeys hot sets, hotSet and slots.
+func (s *Suite) recorderOf(hotKeys int, hotSet func(int64) int, slots Slots) recorder {
+	rc := recorder{recordKey: s.d.RecordKey, recordKeys: s.d.RecordKeys, hotSet: hotSet, parts: s.parts, slots: slots}
 	if rc.recordKey != nil || rc.recordKeys != nil {
 		return rc
 	}
-	rc.keys = make([][]Key, r.Config().HotKeys)
+	rc.keys = make([][]Key, hotKeys)
 	for h := range rc.keys {
 		for _, part := range s.d.Request(int64(h), h) {
 			rc.keys[h] = append(rc.keys[h], part[0].Key)
@@ -375,31 +444,46 @@ func (s *Suite) stamped(i int64, h int) []Delta {
 // its own): it claims their sources and applies the deltas of the fresh ones, compacted (one
 // UPDATE per table) or each as its own UPDATE, in order.
 func (s *Suite) Writer(r *testkit.Run, compact bool) testkit.TxWriter[Record] {
-	return batchWriter{s: s, r: r, compact: compact}
+	sql, err := s.statementsFor(r)
+	if err != nil {
+		return failedWriter{err}
+	}
+	return batchWriter{s: s, sql: sql, hotSet: s.hotSet(r), async: r.Mode().Async(), compact: compact}
 }
 
+// failedWriter is the writer of a run the suite has no statements for: it writes nothing
+// (Workload refused the run before it started, saying why).
+type failedWriter struct{ err error }
+
+func (w failedWriter) WriteBatch(context.Context, sqldb.Tx, []Record) (int, error) { return 0, w.err }
+
+// batchWriter is Writer's: the statements of its run's dialect, the run's hot sets, and
+// whether the run is a queue mode's (whose merges Figures counts).
 type batchWriter struct {
 	s       *Suite
-	r       *testkit.Run
+	sql     runSQL
+	hotSet  func(int64) int
+	async   bool
 	compact bool
 }
 
 func (w batchWriter) WriteBatch(ctx context.Context, tx sqldb.Tx, batch []Record) (int, error) {
-	if w.compact && w.s.d.ClaimAll != nil {
+	if w.compact && w.sql.claimAll != nil {
 		if ops, ok, err := w.writePipelined(ctx, tx, batch); ok || err != nil {
 			return ops, err
 		}
 	}
-	deltas, ops, err := w.s.claim(ctx, tx, w.r, batch)
+	deltas, ops, err := w.s.claim(ctx, tx, w.hotSet, w.sql.claim, batch)
 	if err != nil {
 		return ops, err
 	}
-	apply := ApplyEach
+	var n int
 	if w.compact {
-		apply = Apply
+		n, err = w.sql.apply(ctx, tx, deltas)
+	} else {
+		n, err = w.sql.applyEach(ctx, tx, deltas)
 	}
-	n, err := apply(ctx, tx, deltas)
-	if err == nil && w.r.Mode().Async() {
+	if err == nil && w.async {
 		w.s.merges.add(deltas, w.compact)
 	}
 	return ops + n, err
@@ -419,8 +503,8 @@ func (w batchWriter) writePipelined(ctx context.Context, tx sqldb.Tx, batch []Re
 	if err != nil {
 		return 0, false, err
 	}
-	sources := w.s.sources(w.r, batch)
-	claims := w.s.d.ClaimAll(sources)
+	sources := sourcesOf(w.hotSet, batch)
+	claims := w.sql.claimAll(sources)
 	var b pgx.Batch
 	b.Queue("SAVEPOINT " + claimSavepoint)
 	for _, c := range claims {
@@ -471,16 +555,24 @@ func readClaims(br pgx.BatchResults, claims []Statement) (repeat bool, err error
 
 // WriteOutbox claims a request's records and leaves the deltas of the fresh ones to the outbox.
 func (s *Suite) WriteOutbox(ctx context.Context, tx sqldb.Tx, r *testkit.Run, recs []Record) error {
-	deltas, _, err := s.claim(ctx, tx, r, recs)
+	sql, err := s.statementsFor(r)
+	if err != nil {
+		return err
+	}
+	return s.writeOutbox(ctx, tx, r, sql, recs)
+}
+
+// writeOutbox is WriteOutbox in sql's statements.
+func (s *Suite) writeOutbox(ctx context.Context, tx sqldb.Tx, r *testkit.Run, sql runSQL, recs []Record) error {
+	deltas, _, err := s.claim(ctx, tx, s.hotSet(r), sql.claim, recs)
 	if err != nil || len(deltas) == 0 {
 		return err
 	}
-	return InsertOutbox(ctx, tx, deltas)
+	return sql.insertOutbox(ctx, tx, deltas)
 }
 
-// sources are the sources of batch's records, in batch order.
-func (s *Suite) sources(r *testkit.Run, batch []Record) []Source {
-	hotSet := s.hotSet(r)
+// sourcesOf are the sources of batch's records, in batch order, each of its request's hot set.
+func sourcesOf(hotSet func(int64) int, batch []Record) []Source {
 	sources := make([]Source, 0, len(batch))
 	for _, rec := range batch {
 		for _, i := range rec.Requests {
@@ -492,9 +584,10 @@ func (s *Suite) sources(r *testkit.Run, batch []Record) []Source {
 
 // claim claims the sources of batch and returns the deltas of the fresh ones, each in its
 // record's slot, in batch order, with the statements the claim sent.
-func (s *Suite) claim(ctx context.Context, tx sqldb.Tx, r *testkit.Run, batch []Record) ([]Delta, int, error) {
-	sources := s.sources(r, batch)
-	fresh, ops, err := s.d.Claim(ctx, tx, sources)
+func (s *Suite) claim(ctx context.Context, tx sqldb.Tx, hotSet func(int64) int,
+	claim func(context.Context, sqldb.Tx, []Source) ([]Source, int, error), batch []Record) ([]Delta, int, error) {
+	sources := sourcesOf(hotSet, batch)
+	fresh, ops, err := claim(ctx, tx, sources)
 	if err != nil {
 		return nil, ops, err
 	}
@@ -540,7 +633,11 @@ func (s *Suite) deltas(batch []Record, sources []Source, isNew map[Source]bool) 
 // Persisted counts every request's claim rows: a request whose parts are all claimed once is
 // persisted once (a partial one shows as persisted, and then as wrong counters).
 func (s *Suite) Persisted(ctx context.Context, r *testkit.Run, n int64) ([]int32, error) {
-	rows, err := r.Admin().Query(ctx, `SELECT `+s.d.ClaimIndex+`, count(*) FROM `+ident(s.d.ClaimTable)+` GROUP BY 1`)
+	sql, err := s.statementsFor(r)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := r.Admin().Query(ctx, `SELECT `+sql.claimIndex+`, count(*) FROM `+sql.quote(s.d.ClaimTable)+` GROUP BY 1`)
 	if err != nil {
 		return nil, err
 	}

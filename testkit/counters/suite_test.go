@@ -3,12 +3,15 @@ package counters_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/mariadbtest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
+	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
@@ -39,6 +42,11 @@ func declared(pipelined bool) *counters.Suite {
 			`INSERT INTO tellers (bid, tid, balance, note) SELECT -1, -1, 5, 'untouched' WHERE $1 > 0`,
 			`INSERT INTO devices (name, owner) SELECT 'd' || h, 'o' FROM generate_series(0, $1 - 1) h`,
 		},
+		MySQL: &counters.DialectSQL{SeedSQL: []string{
+			`INSERT INTO tellers (bid, tid, balance) SELECT h DIV 2, h, 100 + h FROM ` + counters.HotSetsMySQL,
+			`INSERT INTO tellers (bid, tid, balance, note) SELECT -1, -1, 5, 'untouched' FROM DUAL WHERE $1 > 0`,
+			`INSERT INTO devices (name, owner) SELECT CONCAT('d', h), 'o' FROM ` + counters.HotSetsMySQL,
+		}},
 		Request: func(i int64, h int) [][]counters.Delta {
 			return [][]counters.Delta{
 				{tellerChange.Delta(counters.Tellers.Row(counters.Int(int64(h/2)), counters.Int(int64(h))),
@@ -87,6 +95,13 @@ func writeCompacted(t *testing.T, s *counters.Suite, r *testkit.Run, ids ...int6
 func failedChecks(t *testing.T, s *counters.Suite, r *testkit.Run, res testkit.Result) []string {
 	t.Helper()
 	checks, err := s.Verify(t.Context(), r, res)
+	return failedOf(t, checks, err)
+}
+
+// failedOf are those of checks, a verification's (err: it failed), that failed, each with its
+// figures.
+func failedOf(t *testing.T, checks []testkit.Check, err error) []string {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,38 +148,51 @@ func TestVerifyIsExactAndCatchesEveryColumn(t *testing.T) {
 	if f := failed(applied{n: n + 1}); len(f) == 0 {
 		t.Error("a request that was never written passed as applied")
 	}
-	for _, tamper := range []string{
-		`UPDATE tellers SET balance = balance + 1 WHERE bid = 0 AND tid = 1`,
-		`UPDATE tellers SET highest = highest + 1 WHERE tid = 2`,
-		`UPDATE tellers SET lowest = lowest - 1 WHERE tid = 2`,
-		`UPDATE tellers SET note = 'note 99' WHERE tid = 0`, // a note, but no request of this row's
-		`UPDATE tellers SET changed = NULL WHERE tid = 1`,
-		`UPDATE tellers SET balance = 6 WHERE tid = -1`, // the row no request touched
-		`INSERT INTO tellers (bid, tid) VALUES (7, 7)`,  // a row no one seeded
-		`DELETE FROM tellers WHERE tid = -1`,            // a seeded row no request touched, gone
-		`UPDATE devices SET uses = uses + 1 WHERE name = 'd2'`,
-		`UPDATE devices SET spent = spent + 0.00000001 WHERE name = 'd1'`,
-		`UPDATE devices SET seen_at = seen_at - interval '1 hour' WHERE name = 'd0'`,
-		`UPDATE devices SET seen_from = 'elsewhere' WHERE name = 'd0'`,
-		`UPDATE devices SET touched = NULL WHERE name = 'd0'`,
-		`INSERT INTO devices (name, owner, slot) VALUES ('d1', 'o', 7)`,
-		`DELETE FROM counter_claims WHERE request_index = 5`,
-	} {
+	// Verify reads on the admin connection, inside the transaction that tampered.
+	tamperingFails(t, r.Admin(), func(sqldb.Tx) []string { return failed(all) })
+}
+
+// tamperingFails makes each of tamperings in a transaction on db, and fails the test unless
+// failed, the checks of a verification that reads in that transaction that failed, names one.
+func tamperingFails(t *testing.T, db sqldb.Beginner, failed func(sqldb.Tx) []string) {
+	t.Helper()
+	for _, tamper := range tamperings {
 		t.Run(tamper, func(t *testing.T) {
-			tx, err := r.Admin().Begin(ctx)
+			tx, err := db.Begin(t.Context())
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer tx.Rollback(ctx)
-			if _, err := tx.Exec(ctx, tamper); err != nil {
+			defer tx.Rollback(t.Context())
+			if _, err := tx.Exec(t.Context(), tamper); err != nil {
 				t.Fatal(err)
 			}
-			// Verify reads on the admin connection, inside the transaction that tampered.
-			if f := failed(all); len(f) == 0 {
+			if f := failed(tx); len(f) == 0 {
 				t.Errorf("Verify passed with %s", tamper)
 			}
 		})
 	}
+}
+
+// tamperings each put one column, slot, claim or row of the declared suite's tables off, in
+// SQL both dialects take: Verify must fail after any one of them.
+var tamperings = []string{
+	`UPDATE tellers SET balance = balance + 1 WHERE bid = 0 AND tid = 1`,
+	`UPDATE tellers SET highest = highest + 1 WHERE tid = 2`,
+	`UPDATE tellers SET lowest = lowest - 1 WHERE tid = 2`,
+	`UPDATE tellers SET note = 'note 99' WHERE tid = 0`, // a note, but no request of this row's
+	`UPDATE tellers SET changed = NULL WHERE tid = 1`,
+	`UPDATE tellers SET balance = 6 WHERE tid = -1`,        // the row no request touched
+	`UPDATE tellers SET note = 'UNTOUCHED' WHERE tid = -1`, // the same, a text in another case
+	`INSERT INTO tellers (bid, tid) VALUES (7, 7)`,         // a row no one seeded
+	`DELETE FROM tellers WHERE tid = -1`,                   // a seeded row no request touched, gone
+	`UPDATE devices SET uses = uses + 1 WHERE name = 'd2'`,
+	`UPDATE devices SET spent = spent + 0.00000001 WHERE name = 'd1'`,
+	`UPDATE devices SET seen_at = seen_at - INTERVAL '1' HOUR WHERE name = 'd0'`,
+	`UPDATE devices SET seen_from = 'elsewhere' WHERE name = 'd0'`,
+	`UPDATE devices SET seen_from = UPPER(seen_from) WHERE name = 'd0'`,
+	`UPDATE devices SET touched = NULL WHERE name = 'd0'`,
+	`INSERT INTO devices (name, owner, slot) VALUES ('d1', 'o', 7)`,
+	`DELETE FROM counter_claims WHERE request_index = 5`,
 }
 
 // TestPipelinedClaimFallsBackOnARepeat writes a compacted batch with a pipelined claim
@@ -283,5 +311,69 @@ func TestRunTimeDeclaration(t *testing.T) {
 	if f := failedChecks(t, s, r, applied{n: n}); len(f) != 2 || !strings.HasPrefix(f[0], "tellers.note rows holding a value a succeeded request wrote") ||
 		!strings.HasPrefix(f[1], "hot row sets whose every counter is exact") {
 		t.Errorf("a note no request of the row wrote: failed %v, want the note's check and the hot sets'", f)
+	}
+}
+
+// TestVerifyOnMariaDB is TestVerifyIsExactAndCatchesEveryColumn and Replayed on MySQL, at the
+// statements' level (a database of the test's own on the shared MariaDB, the suite's steps
+// without a run): the declared suite seeded, unslotted and in 3 slots, its requests written
+// through its writer compacted, again (every source claimed before), record by record, and
+// overlapping, verify exactly; then Verify fails once any one column, slot, claim or row is
+// off — a text changed in its case included, which a case-blind collation would miss — and
+// when a request it expects was never written.
+func TestVerifyOnMariaDB(t *testing.T) {
+	t.Parallel()
+	for _, slots := range []int{0, 3} {
+		t.Run(fmt.Sprintf("%d slots", slots), func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			d := mariadbtest.New(t)
+			d.Apply(t, os.DirFS("../../schema"), "mysql/*.sql")
+			d.Apply(t, counters.TestSQL, "mysql/*.sql")
+			conn := d.Dedicated(t)
+			const n, hot = 40, 3
+			on, err := declared(false).OnDialect(sqldb.MySQL, hot, slots)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := on.Seed(ctx, conn); err != nil {
+				t.Fatal(err)
+			}
+			write := func(compact bool, ids ...int64) {
+				t.Helper()
+				var batch []counters.Record
+				for _, i := range ids {
+					batch = append(batch, on.Records(i)...)
+				}
+				if compact {
+					batch = queue.Compact(batch, func(rec counters.Record) counters.Key { return rec.Key }, (*counters.Record).Merge, counters.CompareKeys)
+				}
+				if err := sqldb.BeginFunc(ctx, conn, func(tx sqldb.Tx) error {
+					_, err := on.Writer(compact).WriteBatch(ctx, tx, batch)
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write(true, requests(0, n/2)...)
+			write(true, requests(0, n/2)...) // the retried batch
+			for i := int64(0); i < n/2; i += 7 {
+				write(false, i) // the fallback, record by record
+			}
+			write(true, requests(n/4, n)...) // overlapping: only n/2.. are new
+			failed := func(q sqldb.Querier, res testkit.Result) []string {
+				t.Helper()
+				checks, err := on.Verify(ctx, q, testkit.AsyncCompact, res)
+				return failedOf(t, checks, err)
+			}
+			all := applied{n: n}
+			if f := failed(conn, all); len(f) != 0 {
+				t.Fatalf("checks failed on exact rows: %v", f)
+			}
+			if f := failed(conn, applied{n: n + 1}); len(f) == 0 {
+				t.Error("a request that was never written passed as applied")
+			}
+			tamperingFails(t, conn, func(tx sqldb.Tx) []string { return failed(tx, all) })
+		})
 	}
 }

@@ -38,24 +38,32 @@ func (t Type) String() string {
 	return "Type(" + strconv.Itoa(int(t)) + ")"
 }
 
-// typeClass is the Type of a PostgreSQL type name as format_type prints it or a declaration
-// spells it, and the name without its modifier (what an array parameter is cast to).
+// typeClass is the Type of a type name as a declaration spells it or a catalog prints it —
+// PostgreSQL's format_type, or MySQL's COLUMN_TYPE (a datetime holds a UTC time there;
+// decimal is numeric) — and the name without its modifier (what a PostgreSQL array
+// parameter is cast to).
 func typeClass(pgType string) (Type, string, error) {
-	base := strings.ToLower(strings.TrimSpace(pgType))
-	if i := strings.IndexByte(base, '('); i >= 0 {
-		base = strings.TrimSpace(base[:i])
-	}
+	base := baseType(pgType)
 	switch base {
-	case "smallint", "int2", "integer", "int", "int4", "bigint", "int8":
+	case "smallint", "int2", "integer", "int", "int4", "bigint", "int8", "tinyint", "mediumint":
 		return TypeInteger, base, nil
 	case "numeric", "decimal":
 		return TypeNumeric, base, nil
-	case "timestamptz", "timestamp with time zone":
+	case "timestamptz", "timestamp with time zone", "datetime":
 		return TypeTimestamptz, base, nil
-	case "text", "varchar", "character varying":
+	case "text", "varchar", "character varying", "tinytext", "mediumtext", "longtext":
 		return TypeText, base, nil
 	}
 	return 0, "", fmt.Errorf("type %q is not one a hot column can have (integer, numeric, timestamptz, text)", pgType)
+}
+
+// baseType is a type name in lower case without its modifier: bigint(20) is bigint.
+func baseType(name string) string {
+	base := strings.ToLower(strings.TrimSpace(name))
+	if i := strings.IndexByte(base, '('); i >= 0 {
+		base = strings.TrimSpace(base[:i])
+	}
+	return base
 }
 
 // Op is how a column takes a delta's value, and so how two deltas for one row merge.
@@ -151,9 +159,10 @@ type Table struct {
 	assigns  bool           // some column is Assign
 	verified uint64         // the columns Verify reads (every column)
 
-	mu         sync.Mutex
-	changes    map[uint64]*Change
-	statements map[statementKey]string
+	mu              sync.Mutex
+	changes         map[uint64]*Change
+	statements      map[statementKey]string
+	mysqlStatements map[statementKey]string // MySQL's (mysql.go)
 }
 
 // simpleName is what a table or column name may be: an identifier PostgreSQL keeps as written
@@ -280,18 +289,27 @@ func (t *Table) Row(key ...Value) Key {
 	if len(key) == 1 {
 		return Key{Table: t.spec.Name, Row: t.keyText(0, key[0])}
 	}
+	return Key{Table: t.spec.Name, Row: joinKey(len(key), func(i int) string { return t.keyText(i, key[i]) })}
+}
+
+// joinKey is the Key.Row of a row of n key columns whose texts text gives: the one text, or
+// each escaped and joined by keySeparator.
+func joinKey(n int, text func(i int) string) string {
+	if n == 1 {
+		return text(0)
+	}
 	var b strings.Builder
-	for i, v := range key {
+	for i := range n {
 		if i > 0 {
 			b.WriteByte(keySeparator)
 		}
-		s := t.keyText(i, v)
+		s := text(i)
 		if strings.ContainsAny(s, "\x1e\x1f") {
 			s = strings.NewReplacer("\x1e", "\x1e\x1e", "\x1f", "\x1e\x1f").Replace(s)
 		}
 		b.WriteString(s)
 	}
-	return Key{Table: t.spec.Name, Row: b.String()}
+	return b.String()
 }
 
 // keyText is key value v of key column i as text, as PostgreSQL prints it.

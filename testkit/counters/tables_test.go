@@ -2,10 +2,11 @@ package counters
 
 import "testing/fstest"
 
-// The tables the package's tests declare, as a suite would (TestSQL creates them): Tellers,
-// keyed by two integers like pgbench's, unslotted, with a column of every Op but
-// FollowsNewest; Devices, keyed by text and slotted, with a count, an amount, the newest use
-// and its address (FollowsNewest), and the server's time.
+// The tables the package's tests declare, as a suite would (TestSQL creates them, on
+// PostgreSQL and, in mysql/, on MySQL): Tellers, keyed by two integers like pgbench's,
+// unslotted, with a column of every Op but FollowsNewest; Devices, keyed by text and slotted,
+// with a count, an amount, the newest use and its address (FollowsNewest), and the server's
+// time.
 var (
 	TestSQL = fstest.MapFS{"tables.sql": {Data: []byte(`
 		CREATE TABLE IF NOT EXISTS tellers (
@@ -29,7 +30,31 @@ var (
 			seen_from text,
 			touched   timestamptz,
 			PRIMARY KEY (name, slot)
-		);`)}}
+		);`)},
+		"mysql/tables.sql": {Data: []byte(`
+		CREATE TABLE IF NOT EXISTS tellers (
+			bid     INT NOT NULL,
+			tid     INT NOT NULL,
+			balance INT NOT NULL DEFAULT 0,
+			highest BIGINT,
+			lowest  BIGINT,
+			note    TEXT,
+			changed DATETIME(6),
+			filler  CHAR(84),
+			PRIMARY KEY (bid, tid)
+		) DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+		CREATE TABLE IF NOT EXISTS devices (
+			name      VARCHAR(64) NOT NULL,
+			slot      SMALLINT NOT NULL DEFAULT 0,
+			owner     VARCHAR(64) NOT NULL,
+			uses      BIGINT NOT NULL DEFAULT 0,
+			spent     DECIMAL(20, 8) NOT NULL DEFAULT 0,
+			seen_at   DATETIME(6),
+			seen_from VARCHAR(64),
+			touched   DATETIME(6),
+			PRIMARY KEY (name, slot)
+		) DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;`)},
+	}
 
 	Tellers = MustTable(TableSpec{Name: "tellers", Key: []Column{{Name: "bid", Type: "int4"}, {Name: "tid", Type: "integer"}},
 		Columns: []Column{{Name: "balance", Type: "int4", Op: Add}, {Name: "highest", Type: "int8", Op: Greatest},

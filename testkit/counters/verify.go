@@ -24,12 +24,35 @@ import (
 // slot count, the claim rows, and the outbox left empty (and, in the outbox mode, every delta
 // of those requests processed).
 func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) ([]testkit.Check, error) {
-	hot := r.Config().HotKeys
-	want := s.expected(r, res)
+	sql, err := s.statementsFor(r)
+	if err != nil {
+		return nil, err
+	}
+	return s.verify(ctx, verification{sql: sql, conn: r.Admin(), checks: r.NewChecks(), hotKeys: r.Config().HotKeys,
+		slots: r.Slots(), mode: r.Mode(), hotSet: s.hotSet(r)}, res)
+}
+
+// verification is what Verify checks a run by: its statements, the connection it reads on
+// (one session: the rows to read are listed in a temporary table of it), where its checks go,
+// and the run's hot sets, slots and mode.
+type verification struct {
+	sql     runSQL
+	conn    sqldb.Querier
+	checks  *testkit.Checks
+	hotKeys int
+	slots   int
+	mode    testkit.Mode
+	hotSet  func(int64) int
+}
+
+// verify is Verify on v.
+func (s *Suite) verify(ctx context.Context, v verification, res testkit.Result) ([]testkit.Check, error) {
+	hot := v.hotKeys
+	want := s.expected(v.hotKeys, v.hotSet, res)
 	if s.d.HottestRows {
 		s.noteHottest(want)
 	}
-	c := r.NewChecks()
+	c := v.checks
 	exactSets := make([]bool, hot)
 	for h := range exactSets {
 		exactSets[h] = true
@@ -38,9 +61,9 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 	for _, t := range want.tables {
 		slots := int64(1)
 		if t.table.Slotted() {
-			slots = int64(max(r.Slots(), 1))
+			slots = int64(max(v.slots, 1))
 		}
-		open, got, rest, err := t.read(ctx, r.Admin(), slots)
+		open, got, rest, err := t.read(ctx, v.sql.reads(), v.conn, slots)
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +110,7 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 	}
 
 	var claims, pending, processed int64
-	if err := r.Admin().QueryRow(ctx, `SELECT (SELECT count(*) FROM `+ident(s.d.ClaimTable)+`),
+	if err := v.conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+v.sql.quote(s.d.ClaimTable)+`),
 		       (SELECT count(*) FROM counter_outbox WHERE processed_at IS NULL),
 		       (SELECT count(*) FROM counter_outbox WHERE processed_at IS NOT NULL)`).Scan(&claims, &pending, &processed); err != nil {
 		return nil, fmt.Errorf("counting the claims and the outbox: %w", err)
@@ -95,7 +118,7 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 	c.Int(fmt.Sprintf("%s rows = %d × applied requests", s.d.ClaimTable, s.parts), int64(s.parts)*want.applied, claims)
 	c.Int("outbox pending deltas", 0, pending)
 	var wantProcessed int64
-	if r.Mode() == Outbox {
+	if v.mode == Outbox {
 		wantProcessed = want.deltas
 	}
 	c.Int("outbox processed deltas = deltas of the applied requests (outbox mode only)", wantProcessed, processed)
@@ -337,7 +360,7 @@ func (s *Suite) noteHottest(want expectation) {
 }
 
 // expected merges, per logical hot row, the deltas of the requests that must be there.
-func (s *Suite) expected(r *testkit.Run, res testkit.Result) expectation {
+func (s *Suite) expected(hotKeys int, hotSet func(int64) int, res testkit.Result) expectation {
 	var e expectation
 	tables := map[string]*expectedTable{}
 	table := func(d Delta) *expectedTable {
@@ -354,7 +377,7 @@ func (s *Suite) expected(r *testkit.Run, res testkit.Result) expectation {
 		t.written |= d.Change.mask
 		return t
 	}
-	for h := range r.Config().HotKeys {
+	for h := range hotKeys {
 		for _, part := range s.d.Request(int64(h), h) {
 			for _, d := range part {
 				t := table(d)
@@ -365,7 +388,6 @@ func (s *Suite) expected(r *testkit.Run, res testkit.Result) expectation {
 			}
 		}
 	}
-	hotSet := s.hotSet(r)
 	for i := range res.Len() {
 		if !res.Applied(i) {
 			continue
@@ -405,22 +427,12 @@ func (t *Table) logicalRowsSQL() string {
 	for i, k := range t.spec.Key {
 		keys[i] = ident(k.Name)
 	}
-	vals := make([]string, len(t.spec.Columns))
-	for i, c := range t.spec.Columns {
-		col := ident(c.Name)
-		switch c.Op {
-		case Add:
-			vals[i] = asText("sum("+col+")", t.types[i])
-		case Greatest:
-			vals[i] = asText("max("+col+")", t.types[i])
-		case Least, Assign: // Assign: an unslotted table's one row
-			vals[i] = asText("min("+col+")", t.types[i])
-		case FollowsNewest:
-			vals[i] = "(array_agg(" + asText(col, t.types[i]) + " ORDER BY " + ident(t.spec.Columns[t.follows[i]].Name) + " DESC NULLS LAST))[1]"
-		case ServerTime:
-			vals[i] = "CASE WHEN count(" + col + ") > 0 THEN '0' END"
-		}
-	}
+	col := func(i int) string { return ident(t.spec.Columns[i].Name) }
+	vals := t.slotFolds(func(fn string, i int) string { return asText(fn+"("+col(i)+")", t.types[i]) },
+		func(i int) string {
+			return "(array_agg(" + asText(col(i), t.types[i]) + " ORDER BY " + col(t.follows[i]) + " DESC NULLS LAST))[1]"
+		},
+		func(i int) string { return "CASE WHEN count(" + col(i) + ") > 0 THEN '0' END" })
 	k := strings.Join(keys, ", ")
 	return "SELECT ARRAY[" + strings.Join(prefixed(keys, "", "::text"), ", ") + "], ARRAY[" + strings.Join(vals, ", ") + "]::text[], count(*)" +
 		" FROM " + ident(t.spec.Name) + " GROUP BY " + k
@@ -448,35 +460,136 @@ SELECT COALESCE(cur.k, op.k), COALESCE(cur.v, '{}'), COALESCE(cur.slots, -1)
 FROM cur FULL JOIN op ON op.k = cur.k
 WHERE cur.k IS NULL OR op.k IS NULL OR cur.v IS DISTINCT FROM op.v OR cur.slots <> $2`
 
-// read reads what Verify compares of table t: the rows it checks one by one — the hot sets',
-// those the applied requests wrote, and those that differ from their openings, which the
-// server finds (changedSQL) — as they opened and as they are now (got: the unchanged ones
-// their openings, in the expected slots); and of every other row only what the server sums
-// up (untouchedRows). The client never reads a row that no request wrote and that did not
-// change: TPC-B's accounts are 100,000 rows a unit of scale, of which a run writes a few
-// thousand, and reading every one of them cost the client seconds.
-func (t *expectedTable) read(ctx context.Context, conn sqldb.Querier, slots int64) (open, got map[string]logicalRow, rest untouchedRows, err error) {
+// rowReads are the statements a dialect reads a table's rows for verification with (read):
+// each logical row is its key columns' texts, its declared columns' texts (encode's form, NULL
+// where NULL) and its number of slots, as logicalRowsSQL reads them on PostgreSQL.
+type rowReads interface {
+	// changedSQL reads the logical rows of t that differ from their openings ($1: the
+	// table's name; $2: the slots a row must have), as changedSQL says.
+	changedSQL(t *Table) string
+	// listRows lists the rows the client reads (their key values) in verifyRowsTable, a
+	// temporary table of conn's session made anew; dropRows drops it.
+	listRows(ctx context.Context, conn sqldb.Querier, keys [][]string) error
+	dropRows(ctx context.Context, conn sqldb.Querier)
+	// openingsSQL reads the openings of the rows listed ($1: the table's name).
+	openingsSQL() string
+	// foldSQL sums up the openings of t's rows not listed ($1: the table's name): their
+	// count, and a text array of each declared column's fold (untouchedRows); newestSQL
+	// reads the texts of the one of them whose FollowsNewest column col follows the newest
+	// value.
+	foldSQL(t *Table) string
+	newestSQL(t *Table, col int) string
+	// keyTexts and texts are what a row's key texts and a text array scan into.
+	keyTexts(t *Table, dst *[]string) any
+	texts(dst *[]*string) any
+}
+
+// pgReads are PostgreSQL's rowReads: the key and values as text arrays, the rows to read
+// COPYed in.
+type pgReads struct{}
+
+func (pgReads) changedSQL(t *Table) string { return fmt.Sprintf(changedSQL, t.logicalRowsSQL()) }
+
+func (pgReads) listRows(ctx context.Context, conn sqldb.Querier, keys [][]string) error {
 	pg, err := sqldb.RequirePgx(conn) // the rows to read go in with COPY
 	if err != nil {
-		return nil, nil, rest, err
-	}
-	changed, err := readRows(ctx, conn, t.table, fmt.Sprintf(changedSQL, t.table.logicalRowsSQL()), t.table.Name(), slots)
-	if err != nil {
-		return nil, nil, rest, err
+		return err
 	}
 	// A temporary table of the session, not of a transaction: verification may run inside one
 	// of the caller's (a test's), which a transaction of its own would end.
-	drop := "DROP TABLE IF EXISTS pg_temp." + verifyRowsTable
-	if _, err := conn.Exec(ctx, drop+"; CREATE TEMP TABLE "+verifyRowsTable+" (k text[] NOT NULL)"); err != nil {
+	if _, err := conn.Exec(ctx, pgDropRows+"; CREATE TEMP TABLE "+verifyRowsTable+" (k text[] NOT NULL)"); err != nil {
+		return err
+	}
+	rows := make([][]any, len(keys))
+	for i, k := range keys {
+		rows[i] = []any{k}
+	}
+	_, err = pg.CopyFrom(ctx, pgx.Identifier{verifyRowsTable}, []string{"k"}, pgx.CopyFromRows(rows))
+	return err
+}
+
+const pgDropRows = "DROP TABLE IF EXISTS pg_temp." + verifyRowsTable
+
+func (pgReads) dropRows(ctx context.Context, conn sqldb.Querier) { _, _ = conn.Exec(ctx, pgDropRows) }
+
+func (pgReads) openingsSQL() string { return openingsSQL }
+
+func (pgReads) foldSQL(t *Table) string {
+	aggs := t.folds("NULL::text", func(fn string, i int) string {
+		v := fmt.Sprintf("o.vals[%d]", i+1)
+		if fn == "sum" {
+			return "sum((" + v + ")::numeric)::text"
+		}
+		return fn + "(" + ordered(v, t.types[i]) + ")::text"
+	})
+	return "SELECT count(*), ARRAY[" + strings.Join(aggs, ", ") + "]::text[] FROM counter_openings o WHERE " + untouchedWhere
+}
+
+// folds are the SQL of each declared column of t folded over rows (foldSQL): agg's of the
+// aggregate that folds it — sum (Add), max (Greatest) or min (Least) — and of column i; none
+// for a column of any other Op.
+func (t *Table) folds(none string, agg func(fn string, i int) string) []string {
+	aggs := make([]string, len(t.spec.Columns))
+	for i, c := range t.spec.Columns {
+		aggs[i] = none
+		if fn := foldOf[c.Op]; fn != "" {
+			aggs[i] = agg(fn, i)
+		}
+	}
+	return aggs
+}
+
+// foldOf is the aggregate that folds a column of an Op over rows.
+var foldOf = map[Op]string{Add: "sum", Greatest: "max", Least: "min"}
+
+// slotFolds are the SQL of each declared column of t folded over a logical row's slots
+// (logicalRowsSQL): agg's of its aggregate (folds'; an Assign column's min, an unslotted
+// table's one row), newest's of a FollowsNewest column, present's of a ServerTime column ('0'
+// where a slot has one: presence only).
+func (t *Table) slotFolds(agg func(fn string, i int) string, newest, present func(i int) string) []string {
+	vals := make([]string, len(t.spec.Columns))
+	for i, c := range t.spec.Columns {
+		switch fn := foldOf[c.Op]; {
+		case fn != "":
+			vals[i] = agg(fn, i)
+		case c.Op == Assign:
+			vals[i] = agg("min", i)
+		case c.Op == FollowsNewest:
+			vals[i] = newest(i)
+		case c.Op == ServerTime:
+			vals[i] = present(i)
+		}
+	}
+	return vals
+}
+
+func (pgReads) newestSQL(t *Table, col int) string {
+	f := fmt.Sprintf("o.vals[%d]", t.follows[col]+1)
+	return "SELECT o.vals FROM counter_openings o WHERE " + untouchedWhere + " AND " + f + " IS NOT NULL ORDER BY " +
+		ordered(f, t.types[t.follows[col]]) + " DESC LIMIT 1"
+}
+
+func (pgReads) keyTexts(_ *Table, dst *[]string) any { return dst }
+func (pgReads) texts(dst *[]*string) any             { return dst }
+
+// read reads what Verify compares of table t, with a dialect's statements: the rows it checks
+// one by one — the hot sets', those the applied requests wrote, and those that differ from
+// their openings, which the server finds (changedSQL) — as they opened and as they are now
+// (got: the unchanged ones their openings, in the expected slots); and of every other row
+// only what the server sums up (untouchedRows). The client never reads a row that no request
+// wrote and that did not change: TPC-B's accounts are 100,000 rows a unit of scale, of which
+// a run writes a few thousand, and reading every one of them cost the client seconds.
+func (t *expectedTable) read(ctx context.Context, sql rowReads, conn sqldb.Querier, slots int64) (open, got map[string]logicalRow, rest untouchedRows, err error) {
+	changed, err := readRows(ctx, sql, conn, t.table, sql.changedSQL(t.table), t.table.Name(), slots)
+	if err != nil {
 		return nil, nil, rest, err
 	}
-	defer func() { _, _ = conn.Exec(ctx, drop) }() // left by a cancelled context: the next read drops it
-	var keys [][]any
+	var keys [][]string
 	seen := map[string]bool{}
 	add := func(row string) {
 		if !seen[row] {
 			seen[row] = true
-			keys = append(keys, []any{t.table.keyValues(row)})
+			keys = append(keys, t.table.keyValues(row))
 		}
 	}
 	for _, row := range t.setRows {
@@ -488,13 +601,14 @@ func (t *expectedTable) read(ctx context.Context, conn sqldb.Querier, slots int6
 	for row := range changed {
 		add(row)
 	}
-	if _, err := pg.CopyFrom(ctx, pgx.Identifier{verifyRowsTable}, []string{"k"}, pgx.CopyFromRows(keys)); err != nil {
+	defer sql.dropRows(ctx, conn) // left by a cancelled context: the next read drops it
+	if err := sql.listRows(ctx, conn, keys); err != nil {
 		return nil, nil, rest, fmt.Errorf("listing the rows of %s to read: %w", t.table.Name(), err)
 	}
-	if open, err = readRows(ctx, conn, t.table, openingsSQL, t.table.Name()); err != nil {
+	if open, err = readRows(ctx, sql, conn, t.table, sql.openingsSQL(), t.table.Name()); err != nil {
 		return nil, nil, rest, err
 	}
-	if rest, err = t.table.untouched(ctx, conn); err != nil {
+	if rest, err = t.table.untouched(ctx, sql, conn); err != nil {
 		return nil, nil, rest, err
 	}
 	got = make(map[string]logicalRow, len(open)+len(changed))
@@ -524,25 +638,10 @@ type untouchedRows struct {
 }
 
 // untouched reads the untouchedRows of t, on conn where verifyRowsTable lists the rows read.
-func (t *Table) untouched(ctx context.Context, conn sqldb.Querier) (untouchedRows, error) {
-	aggs := make([]string, len(t.spec.Columns))
-	for i, c := range t.spec.Columns {
-		v := fmt.Sprintf("o.vals[%d]", i+1)
-		switch c.Op {
-		case Add:
-			aggs[i] = "sum((" + v + ")::numeric)::text"
-		case Greatest:
-			aggs[i] = "max(" + ordered(v, t.types[i]) + ")::text"
-		case Least:
-			aggs[i] = "min(" + ordered(v, t.types[i]) + ")::text"
-		default:
-			aggs[i] = "NULL::text"
-		}
-	}
+func (t *Table) untouched(ctx context.Context, sql rowReads, conn sqldb.Querier) (untouchedRows, error) {
 	rest := untouchedRows{fold: make([]cell, len(t.spec.Columns)), newest: map[int]logicalRow{}}
 	var folded []*string
-	if err := conn.QueryRow(ctx, "SELECT count(*), ARRAY["+strings.Join(aggs, ", ")+"]::text[] FROM counter_openings o WHERE "+untouchedWhere,
-		t.Name()).Scan(&rest.n, &folded); err != nil {
+	if err := conn.QueryRow(ctx, sql.foldSQL(t), t.Name()).Scan(&rest.n, sql.texts(&folded)); err != nil {
 		return rest, fmt.Errorf("summing the rows of %s no request wrote: %w", t.Name(), err)
 	}
 	for i, s := range folded {
@@ -559,10 +658,8 @@ func (t *Table) untouched(ctx context.Context, conn sqldb.Querier) (untouchedRow
 		if c.Op != FollowsNewest {
 			continue
 		}
-		f := fmt.Sprintf("o.vals[%d]", t.follows[i]+1)
 		var vals []*string
-		err := conn.QueryRow(ctx, "SELECT o.vals FROM counter_openings o WHERE "+untouchedWhere+" AND "+f+" IS NOT NULL ORDER BY "+
-			ordered(f, t.types[t.follows[i]])+" DESC LIMIT 1", t.Name()).Scan(&vals)
+		err := conn.QueryRow(ctx, sql.newestSQL(t, i), t.Name()).Scan(sql.texts(&vals))
 		if errors.Is(err, sqldb.ErrNoRows) {
 			continue
 		}
@@ -606,9 +703,10 @@ func asText(expr string, typ Type) string {
 	return expr + "::text"
 }
 
-// readRows reads a table's logical rows with sql (changedSQL or openingsSQL), by Key.Row.
-func readRows(ctx context.Context, conn sqldb.Querier, t *Table, sql string, args ...any) (map[string]logicalRow, error) {
-	rows, err := conn.Query(ctx, sql, args...)
+// readRows reads a table's logical rows with query (a rowReads' changedSQL or openingsSQL), by
+// Key.Row.
+func readRows(ctx context.Context, sql rowReads, conn sqldb.Querier, t *Table, query string, args ...any) (map[string]logicalRow, error) {
+	rows, err := conn.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", t.Name(), err)
 	}
@@ -616,7 +714,7 @@ func readRows(ctx context.Context, conn sqldb.Querier, t *Table, sql string, arg
 	var keys []string
 	var vals []*string
 	var slots int64
-	err = sqldb.ForEachRow(rows, []any{&keys, &vals, &slots}, func() error {
+	err = sqldb.ForEachRow(rows, []any{sql.keyTexts(t, &keys), sql.texts(&vals), &slots}, func() error {
 		key, err := t.RowOf(keys)
 		if err != nil {
 			return err
@@ -660,11 +758,22 @@ func (t *Table) parseRow(key Key, vals []*string, slots int64) (logicalRow, erro
 // Snapshot records the opening of every logical row of tables, as the seed left them, in
 // counter_openings (Verify's starting point). A declared suite's Seed calls it last.
 func Snapshot(ctx context.Context, conn sqldb.Querier, tables []*Table) error {
+	return snapshot(ctx, dialectFor(conn), conn, tables)
+}
+
+// snapshot is Snapshot in sql's statements.
+func snapshot(ctx context.Context, sql dialect, conn sqldb.Querier, tables []*Table) error {
 	for _, t := range tables {
-		if _, err := conn.Exec(ctx, `INSERT INTO counter_openings (table_name, key_values, vals)
-			SELECT $1, q.k, q.v FROM (`+t.logicalRowsSQL()+`) AS q(k, v, slots)`, t.Name()); err != nil {
+		if err := sql.snapshot(ctx, conn, t); err != nil {
 			return fmt.Errorf("recording the openings of %s: %w", t.Name(), err)
 		}
 	}
 	return nil
+}
+
+// snapshotPostgres records the openings of t's logical rows on PostgreSQL.
+func snapshotPostgres(ctx context.Context, conn sqldb.Querier, t *Table) error {
+	_, err := conn.Exec(ctx, `INSERT INTO counter_openings (table_name, key_values, vals)
+		SELECT $1, q.k, q.v FROM (`+t.logicalRowsSQL()+`) AS q(k, v, slots)`, t.Name())
+	return err
 }

@@ -1,36 +1,123 @@
-// Package database owns where a run's data lives: a server this process started (the engine's
-// temporary one, handed in as a Server) or an existing one given by URL, the run's own schema inside it,
-// the pools and dedicated connections that load, flushers and observers use, and what the
-// report says about the server.
-// With --postgres-url nothing outside the run's schema is ever read or written: every connection
-// has search_path set to that schema alone, and the schema is dropped at the end unless kept.
+// Package database owns where a run's data lives, whichever kind of server holds it: a server
+// this process started (the engine's temporary PostgreSQL or MariaDB, handed in as a Server)
+// or an existing one given by URL (--postgres-url, --mysql-url); the run's own place inside it
+// (a schema on PostgreSQL, a database on MySQL and MariaDB), created with the kit's tables for
+// the server's dialect and dropped at the end unless kept; the pools and dedicated connections
+// that load, flushers and observers use, as package sqldb's handles; the sessions they opened
+// (for the run's figures and the faults that end them); and what the report says about the
+// server.
+//
+// Target is that, as the engine, a run and a suite use it; Postgres (pgx) and MySQL
+// (database/sql with go-sql-driver/mysql) are its two kinds, each opened by its own Open.
+// PostgreSQL's observers that need pgx itself (the monitor's pg_locks, pg_stat_statements,
+// the pooler, COPY) take the *Postgres (AsPostgres); MySQL's take the *MySQL's driver
+// configuration.
+//
+// On a server given by URL nothing outside the run's place is ever read or written: on
+// PostgreSQL every connection has search_path set to the run's schema alone; on MySQL every
+// connection's default database is the run's own, and the kit's statements name no other.
 package database
 
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"net"
 	"net/url"
 	"regexp"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/hotspotkit/hotspotkit/schema"
 	"github.com/hotspotkit/hotspotkit/sqldb"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/mariadbserver"
 )
 
-// Server is a server this process started (testkit/servers/pgserver's): the target connects
-// to its DSN and stops it at Close.
+// Target is an open database for a run, of either kind.
+type Target interface {
+	// Dialect is the SQL the server speaks.
+	Dialect() sqldb.Dialect
+	// Schema is the run's place on the server: its schema (PostgreSQL) or database (MySQL).
+	Schema() string
+	// Managed reports whether the server was started by this process.
+	Managed() bool
+	// Created reports whether this process created the run's schema; false when it joined an
+	// existing one (ReuseSchema), as the second and later processes of a split run do.
+	Created() bool
+	// RedactedURL is the server's URL with the password replaced.
+	RedactedURL() string
+	// Admin is the target's own connection, for setup, resets and verification (never the
+	// load's). The target owns it: a caller does not close it.
+	Admin() sqldb.Conn
+	// EnsureAdmin reconnects the admin connection when it was lost (the server restarted, or
+	// a fault ended it).
+	EnsureAdmin(ctx context.Context) error
+	// Reset empties every table of the run's schema.
+	Reset(ctx context.Context) error
+	// Connect opens a dedicated connection of the service (a flusher's), through the Route.
+	Connect(ctx context.Context, appName string) (sqldb.Conn, error)
+	// ConnectDirect opens a dedicated connection that reaches the server directly whatever
+	// the Route (an observer's, a fault injector's).
+	ConnectDirect(ctx context.Context, appName string) (sqldb.Conn, error)
+	// NewPool opens a pool of at most MaxConns connections for this run.
+	NewPool(ctx context.Context, o PoolOptions) (Pool, error)
+	// TakeSessions returns the server's ids of the sessions opened (by Connect or a pool of
+	// NewPool) since the last call, and forgets them: a PostgreSQL backend's PID, a MySQL
+	// connection id.
+	TakeSessions() []int64
+	// Terminate ends, from a connection of the target's own, every live session that a
+	// connection of the target named appName in apps opened (a fault's work), and says how many.
+	Terminate(ctx context.Context, apps ...string) (int, error)
+	// TerminateSessionOf ends the session h (a handle of this target's) runs on, from a
+	// connection of the target's own, and waits until it is gone; it says which it was.
+	TerminateSessionOf(ctx context.Context, h any) (string, error)
+	// Pings is how many liveness pings the pools of NewPool have sent so far (each a
+	// transaction of the server's that is not the run's work).
+	Pings() int64
+	// Route sends the connections the target opens for the service from now on (Connect's,
+	// and the pools of NewPool) through dial, which carries them to the server (a delaying
+	// proxy's, testkit/servers/netdelay); nil connects them directly again. The admin
+	// connection, ConnectDirect's and the pools of PoolOptions.Direct keep reaching the server
+	// directly: they observe the machine, they are not the service.
+	Route(dial DialFunc)
+	// Addr is the server's TCP address (host:port), for a proxy in front of it; ErrNeedsTCP
+	// when the server is reached over a Unix socket.
+	Addr() (string, error)
+	// CutSockets closes, at the socket, every connection the target opened for the service or
+	// its observers (not the admin connection), as a load balancer that drops the flows
+	// would; until RestoreSockets, new ones fail at once. It returns how many it cut.
+	CutSockets() int
+	RestoreSockets()
+	// Info reads the server's kind, version and the settings that shape the numbers.
+	Info(ctx context.Context) (ServerInfo, error)
+	// Close drops the schema (unless kept, or not created by this process), closes the admin
+	// connection and stops a managed server. It is safe to call more than once. CloseWithin
+	// bounds the drop and the goodbye by d: a server that no longer answers leaves the schema
+	// behind, and the error says how to drop it.
+	Close() error
+	CloseWithin(d time.Duration) error
+}
+
+// Pool is a pool of the run's connections.
+type Pool interface {
+	sqldb.Pool
+	// SQL is the pool as package sqldb's adapter hands it out, whose escape hatches (AsPgx,
+	// AsSQL) reach the driver's pool: what a run's suite, its queue and the monitor are given.
+	SQL() sqldb.Pool
+	// Reset closes every connection (one lent out once it is given back) and stays usable:
+	// their sessions end, so that the run's figures are read once they have.
+	Reset()
+}
+
+// Server is a server this process started (testkit/servers/pgserver's, mariadbserver's): the
+// target connects to its DSN and stops it at Close.
 type Server interface {
 	DSN() string
 	Stop() error
@@ -43,7 +130,7 @@ type Options struct {
 	// Server is a server this process started, which the target owns from Open on: it is
 	// stopped at Close, or when Open fails.
 	Server Server
-	// Schema is the run's schema; empty picks hotspot_<random>.
+	// Schema is the run's schema (its database on MySQL); empty picks hotspot_<random>.
 	Schema string
 	// KeepSchema leaves the schema in place at Close (URL servers; a managed server goes away anyway).
 	KeepSchema bool
@@ -51,274 +138,86 @@ type Options struct {
 	ReuseSchema bool
 	// ConnectTimeout bounds reaching the server (default 10s).
 	ConnectTimeout time.Duration
-	// SQL holds the suite's own tables (*.sql at its root), created after the shared ones of
-	// package schema; nil: the shared tables only.
+	// SQL holds the suite's own tables, created after the shared ones of package schema: its
+	// *.sql files on PostgreSQL, its mysql/*.sql files on MySQL; nil: the shared tables only.
 	SQL fs.FS
 }
 
-// Target is an open database for a run.
-type Target struct {
+// withDefaults fills in Options' defaults and checks the schema's name.
+func (o Options) withDefaults() (Options, error) {
+	if o.ConnectTimeout == 0 {
+		o.ConnectTimeout = 10 * time.Second
+	}
+	if o.Schema == "" {
+		o.Schema = SchemaPrefix + randomHex(4)
+	}
+	return o, ValidateSchemaName(o.Schema)
+}
+
+// owned is what a target of either kind owns: its options, the temporary server it stops, and
+// whether it created the run's schema, which it drops.
+type owned struct {
 	opts      Options
 	server    Server
-	stopped   bool // server stopped (Close)
-	dsn       string
-	schema    string
+	stopped   bool
 	createdBy bool
-	admin     *pgx.Conn
-
-	mu sync.Mutex
-	// route is how the service's connections reach the server (Route); nil: directly.
-	route DialFunc
-	// pooler is the service's connection string when its connections go through a pooler
-	// (ServeThrough); "": they reach the server itself.
-	pooler string
-	// sessions are the backend PIDs of the connections opened since the last TakeSessions,
-	// the admin connection's excepted.
-	sessions []uint32
-	// pings counts the liveness pings of NewPool's pools (Pings).
-	pings atomic.Int64
-	// sockets are the live sockets of the connections opened for the service (CutSockets).
-	sockets sockets
 }
 
-// adminApp is the application_name of the target's own connection.
-const adminApp = "hotspotkit-admin"
+// Managed reports whether the server was started by this process.
+func (o *owned) Managed() bool { return o.server != nil }
 
-// SchemaPrefix starts every schema name hotspotkit generates.
-const SchemaPrefix = "hotspot_"
+// Created reports whether this process created the run's schema; false when it joined an
+// existing one (ReuseSchema), as the second and later processes of a split run do.
+func (o *owned) Created() bool { return o.createdBy }
 
-var schemaNameRe = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+// Schema is the run's schema (its database on MySQL).
+func (o *owned) Schema() string { return o.opts.Schema }
 
-// ValidateSchemaName rejects names that are not plain lower-case identifiers.
-func ValidateSchemaName(name string) error {
-	if !schemaNameRe.MatchString(name) {
-		return fmt.Errorf("schema name %q: use lower-case letters, digits and _ (at most 63)", name)
+// open is how both kinds' Open begin: opts with their defaults and checked, the server's DSN
+// or the URL given, and the kind's own open; on any error Close leaves nothing behind.
+func open[T interface{ Close() error }](ctx context.Context, opts Options, build func(o owned, url string) T, openIt func(T, context.Context) error) (T, error) {
+	opts, err := opts.withDefaults()
+	url := opts.URL
+	if opts.Server != nil {
+		url = opts.Server.DSN()
 	}
-	if name == "public" || strings.HasPrefix(name, "pg_") || name == "information_schema" {
-		return fmt.Errorf("schema name %q is reserved; hotspotkit works only inside its own schema", name)
+	t := build(owned{opts: opts, server: opts.Server}, url)
+	if err == nil {
+		err = openIt(t, ctx)
 	}
-	return nil
-}
-
-// Open starts or reaches the server, creates the run's schema and applies the SQL.
-// On error nothing it started is left behind.
-func Open(ctx context.Context, opts Options) (*Target, error) {
-	if opts.ConnectTimeout == 0 {
-		opts.ConnectTimeout = 10 * time.Second
-	}
-	if opts.Schema == "" {
-		opts.Schema = SchemaPrefix + randomHex(4)
-	}
-	t := &Target{opts: opts, schema: opts.Schema, server: opts.Server, dsn: opts.URL}
-	if err := ValidateSchemaName(opts.Schema); err != nil {
-		return nil, errors.Join(err, t.Close())
-	}
-	if t.server != nil {
-		t.dsn = t.server.DSN()
-	}
-	if err := t.open(ctx); err != nil {
-		return nil, errors.Join(err, t.Close())
+	if err != nil {
+		var none T
+		return none, errors.Join(err, t.Close())
 	}
 	return t, nil
 }
 
-func (t *Target) open(ctx context.Context) error {
-	cfg, err := pgx.ParseConfig(t.dsn)
-	if err != nil {
-		return fmt.Errorf("--postgres-url: %s", Redact(err.Error()))
-	}
-	cfg.ConnectTimeout = t.opts.ConnectTimeout
-	cfg.RuntimeParams["application_name"] = adminApp
-	cctx, cancel := context.WithTimeout(ctx, t.opts.ConnectTimeout)
-	defer cancel()
-	conn, err := pgx.ConnectConfig(cctx, cfg)
-	if err != nil {
-		return fmt.Errorf("connecting to %s: %s", RedactURL(t.dsn), Redact(err.Error()))
-	}
-	t.admin = conn
-	var exists bool
-	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, t.schema).Scan(&exists); err != nil {
-		return err
-	}
-	if exists && !t.opts.ReuseSchema {
-		return fmt.Errorf("schema %q already exists (left by an interrupted run?): drop it (DROP SCHEMA %s CASCADE), or pick another --schema, or join it on purpose with --reuse-schema", t.schema, t.schema)
-	}
-	if !exists {
-		if _, err := conn.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{t.schema}.Sanitize()); err != nil {
-			return fmt.Errorf("creating schema %s: %w", t.schema, err)
+// close is how both kinds' CloseWithin end, d bounding the drop and the goodbye: when admin,
+// drop drops the run's schema (unless kept, not created by this process, or on a temporary
+// server, which goes away anyway; its error says how to drop it by hand), bye closes the admin
+// connection; then a temporary server is stopped, once.
+func (o *owned) close(d time.Duration, admin bool, drop func(context.Context) error, bye func(context.Context)) error {
+	var err error
+	if admin {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		if o.server == nil && o.createdBy && !o.opts.KeepSchema {
+			err = drop(ctx)
 		}
-		t.createdBy = true
+		bye(ctx)
+		cancel()
 	}
-	if _, err := conn.Exec(ctx, "SET search_path TO "+pgx.Identifier{t.schema}.Sanitize()); err != nil {
-		return err
+	if o.server != nil && !o.stopped {
+		o.stopped = true
+		err = errors.Join(err, o.server.Stop())
 	}
-	if t.server != nil {
-		// Diagnostics only; the run does not depend on it.
-		_, _ = conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements SCHEMA public")
-		_, _ = conn.Exec(ctx, "SET search_path TO "+pgx.Identifier{t.schema}.Sanitize())
-	}
-	return schema.Apply(ctx, conn, t.opts.SQL)
-}
-
-// Schema is the run's schema name.
-func (t *Target) Schema() string { return t.schema }
-
-// Managed reports whether the server was started by this process.
-func (t *Target) Managed() bool { return t.server != nil }
-
-// DSN is the connection string (with password); never print it, use RedactedURL.
-func (t *Target) DSN() string { return t.dsn }
-
-// RedactedURL is the server's URL with the password replaced.
-func (t *Target) RedactedURL() string { return RedactURL(t.dsn) }
-
-// Admin is the target's own connection, for setup, resets and verification (never the load's).
-func (t *Target) Admin() *pgx.Conn { return t.admin }
-
-// Dialect is the SQL the target's server speaks: PostgreSQL's (its connections and pools are
-// pgx's; the kit's suites and queues see them as package sqldb's handles).
-func (t *Target) Dialect() sqldb.Dialect { return sqldb.Postgres }
-
-// DialFunc opens a connection to the server (pgx's ConnConfig.DialFunc).
-type DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error)
-
-// Route sends the connections the target opens for the service from now on (Connect's, and
-// the pools of NewPool) through dial, which carries them to the server (a delaying proxy's,
-// testkit/servers/netdelay); nil connects them directly again. The admin connection,
-// ConnectDirect's and the pools of PoolOptions.Direct keep reaching the server directly: they
-// observe the machine, they are not the service.
-func (t *Target) Route(dial DialFunc) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.route = dial
-}
-
-// ServeThrough sends the connections the target opens for the service from now on through the
-// pooler at dsn (a PgBouncer's client URL) instead of the server: the Route, if any, then
-// carries them to the pooler. The pooler sets the run's search_path and session settings on
-// its own server connections (PgBouncer's connect_query): a pooler takes neither as a startup
-// parameter, and a SET on a client connection would reach whichever server connection the
-// pooler lends it next. The admin connection, ConnectDirect's and the pools of
-// PoolOptions.Direct keep reaching the server directly.
-//
-// Through a pooler the service's statements run in pgx's QueryExecModeCacheDescribe: the
-// extended protocol with an unnamed statement, its description cached by the client, so one
-// round trip a statement, as the default mode, and no named prepared statement, which a
-// transaction-mode pooler cannot keep (the next transaction may run on another server
-// connection that never saw it; PgBouncer tracks them only from 1.21). The cache stays
-// right because the run's tables do not change shape while it runs.
-func (t *Target) ServeThrough(dsn string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.pooler = dsn
-}
-
-// Pooled reports whether the service's connections go through a pooler (ServeThrough).
-func (t *Target) Pooled() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.pooler != ""
-}
-
-// ConnConfig returns a connection config for this run: search_path = the run's schema only,
-// through the Route when there is one (and the pooler, ServeThrough).
-func (t *Target) ConnConfig(appName string) (*pgx.ConnConfig, error) {
-	return t.connConfig(appName, false)
-}
-
-func (t *Target) connConfig(appName string, direct bool) (*pgx.ConnConfig, error) {
-	dsn, pooled := t.dsn, false
-	var route DialFunc
-	if !direct {
-		t.mu.Lock()
-		route = t.route
-		if t.pooler != "" {
-			dsn, pooled = t.pooler, true
-		}
-		t.mu.Unlock()
-	}
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		return nil, err
-	}
-	cfg.ConnectTimeout = t.opts.ConnectTimeout
-	cfg.RuntimeParams["application_name"] = appName
-	if pooled {
-		cfg.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe // see ServeThrough
-	} else {
-		cfg.RuntimeParams["search_path"] = t.schema
-	}
-	if route != nil {
-		// The host, port and TLS settings stay the server's: the route only carries bytes.
-		routeConfig(cfg, route)
-	}
-	if appName != adminApp {
-		cfg.DialFunc = t.sockets.dial(cfg.DialFunc)
-	}
-	return cfg, nil
-}
-
-// Connect opens a dedicated connection of the service (a flusher's), through the Route.
-func (t *Target) Connect(ctx context.Context, appName string) (*pgx.Conn, error) {
-	return t.connect(ctx, appName, false)
-}
-
-// ConnectDirect opens a dedicated connection that reaches the server directly whatever the
-// Route (the monitor's, a fault injector's, a probe of the direct path).
-func (t *Target) ConnectDirect(ctx context.Context, appName string) (*pgx.Conn, error) {
-	return t.connect(ctx, appName, true)
-}
-
-// ConnectVia opens a dedicated connection to the server itself, never through the pooler or
-// the Route, carried by dial (nil: directly): a probe of one hop of a pooled path.
-func (t *Target) ConnectVia(ctx context.Context, appName string, dial DialFunc) (*pgx.Conn, error) {
-	return t.connectWith(ctx, appName, true, dial)
-}
-
-func (t *Target) connect(ctx context.Context, appName string, direct bool) (*pgx.Conn, error) {
-	return t.connectWith(ctx, appName, direct, nil)
-}
-
-func (t *Target) connectWith(ctx context.Context, appName string, direct bool, dial DialFunc) (*pgx.Conn, error) {
-	cfg, err := t.connConfig(appName, direct)
-	if err != nil {
-		return nil, err
-	}
-	if dial != nil {
-		routeConfig(cfg, dial)
-		cfg.DialFunc = t.sockets.dial(cfg.DialFunc)
-	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return nil, errors.New(Redact(err.Error()))
-	}
-	if appName != adminApp {
-		t.track(conn)
-	}
-	return conn, nil
-}
-
-func (t *Target) track(conn *pgx.Conn) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.sessions = append(t.sessions, conn.PgConn().PID())
-}
-
-// TakeSessions returns the backend PIDs of the connections opened (by Connect or a pool of
-// NewPool) since the last call, and forgets them. The run's database figures wait for these
-// backends to exit: only then are their statistics flushed.
-func (t *Target) TakeSessions() []uint32 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := t.sessions
-	t.sessions = nil
-	return s
+	return err
 }
 
 // PoolOptions shapes a pool.
 type PoolOptions struct {
 	MaxConns int32
-	// MinConns is the pool's minimum (pgxpool's MinConns): open, idle or not.
+	// MinConns is the pool's minimum (pgxpool's MinConns): open, idle or not. PostgreSQL
+	// only (database/sql keeps no minimum).
 	MinConns int32
 	// MaxConnLifetime closes a connection once it has been open this long, plus up to
 	// LifetimeJitter of it at random (pgxpool's MaxConnLifetime and MaxConnLifetimeJitter);
@@ -327,80 +226,18 @@ type PoolOptions struct {
 	// Connected, when set, is called for each connection the pool opens, once it is set up.
 	Connected func()
 	AppName   string
-	// Settings are server settings for every session (e.g. statement_timeout).
+	// Settings are server settings for every session (statement_timeout; on MySQL session
+	// variables, each value a SQL literal).
 	Settings map[string]string
 	// Direct reaches the server directly whatever the Route (the calibration's pool).
 	Direct bool
-	// Tracer, when set, traces every connection's statements (pgx.ConnConfig.Tracer).
+	// Tracer, when set, traces every connection's statements (pgx.ConnConfig.Tracer); on
+	// PostgreSQL only: MySQL's pools time no statement on the client.
 	Tracer pgx.QueryTracer
-}
-
-// NewPool opens a pool of at most MaxConns connections for this run.
-func (t *Target) NewPool(ctx context.Context, o PoolOptions) (*pgxpool.Pool, error) {
-	cc, err := t.connConfig(o.AppName, o.Direct)
-	if err != nil {
-		return nil, err
-	}
-	pc, err := pgxpool.ParseConfig("")
-	if err != nil {
-		return nil, err
-	}
-	pc.ConnConfig = cc
-	pc.MaxConns = o.MaxConns
-	pc.MinConns = o.MinConns
-	pc.MaxConnLifetime = o.MaxConnLifetime // pgxpool: 0 is never
-	pc.MaxConnLifetimeJitter = time.Duration(float64(o.MaxConnLifetime) * LifetimeJitter)
-	pc.MaxConnIdleTime = o.MaxConnIdle
-	if o.MaxConnIdle == 0 {
-		pc.MaxConnIdleTime = math.MaxInt64 // pgxpool's 0 closes every idle connection
-	}
-	pc.HealthCheckPeriod = healthCheckPeriod(o.MaxConnLifetime, o.MaxConnIdle)
-	pc.ConnConfig.Tracer = o.Tracer
-	if o.Direct || !t.Pooled() { // through a pooler, its connect_query sets them (ServeThrough)
-		for k, v := range o.Settings {
-			pc.ConnConfig.RuntimeParams[k] = v
-		}
-	}
-	// pgxpool's own rule (ping a connection idle for over a second when it is acquired),
-	// counted, since each ping is a transaction of the server's (Pings) — with a connection's
-	// idle time counted from when it was open, not from when the pool began to open it:
-	// pgxpool counts the set-up as idle time, so a connection that took over a second to open
-	// (64 opened at once on a busy machine) was pinged at once, and the pings of a pool warmed
-	// before a run reached the run's figures later (PostgreSQL holds a busy backend's counters
-	// up to 10 s): 40–50 commits that were not the run's.
-	pc.ShouldPing = func(_ context.Context, p pgxpool.ShouldPingParams) bool {
-		idle := p.IdleDuration
-		cd := p.Conn.PgConn().CustomData()
-		if opened, ok := cd[openedKey].(time.Time); ok { // never handed out before
-			delete(cd, openedKey)
-			idle = time.Since(opened)
-		}
-		if idle > time.Second {
-			t.pings.Add(1)
-			return true
-		}
-		return false
-	}
-	var seats sessionSeats
-	pc.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
-		t.track(conn)
-		conn.PgConn().CustomData()[seatKey] = seats.take()
-		conn.PgConn().CustomData()[openedKey] = time.Now()
-		if o.Connected != nil {
-			o.Connected()
-		}
-		return nil
-	}
-	pc.BeforeClose = func(conn *pgx.Conn) {
-		if i, ok := conn.PgConn().CustomData()[seatKey].(int); ok {
-			seats.free(i)
-		}
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, pc)
-	if err != nil {
-		return nil, errors.New(Redact(err.Error()))
-	}
-	return pool, nil
+	// FirstUse, when set, is called with the context of the first statement or transaction
+	// each connection of a MySQL pool runs (on PostgreSQL the Tracer sees it: package stmttime
+	// marks that request as one on a cold session).
+	FirstUse func(ctx context.Context)
 }
 
 // LifetimeJitter is the share of PoolOptions.MaxConnLifetime by which each connection's
@@ -408,41 +245,70 @@ func (t *Target) NewPool(ctx context.Context, o PoolOptions) (*pgxpool.Pool, err
 // together do not all close together, as a service's pool spreads its reconnections.
 const LifetimeJitter = 0.1
 
-// healthCheckPeriod is how often a pool looks at its idle connections: pgxpool closes those
-// past their lifetime or idle time only then (a connection in use, past its lifetime, closes
-// when it is given back), and opens what MinConns lacks. A quarter of the shorter of the two,
-// between 100 ms and pgxpool's default minute, so that they act within a run.
-func healthCheckPeriod(lifetime, idle time.Duration) time.Duration {
-	shortest := time.Minute
-	for _, d := range []time.Duration{lifetime, idle} {
-		if d > 0 {
-			shortest = min(shortest, d/4)
-		}
-	}
-	return max(shortest, 100*time.Millisecond)
+// ServerInfo is what the report records about the server.
+type ServerInfo struct {
+	// Kind is "postgres", "mariadb" or "mysql".
+	Kind    string
+	Version string
+	// Settings are the server's settings that shape the numbers, by name.
+	Settings map[string]string
 }
 
-// Pings is how many liveness pings the pools of NewPool have sent so far: a pool pings a
-// connection that was idle for over a second when it hands it out, with an empty query, which
-// the server counts as a committed transaction (pg_stat_database.xact_commit): commits that
-// are not the run's work.
-func (t *Target) Pings() int64 { return t.pings.Load() }
-
-// seatKey keys a pooled connection's seat in its pgconn CustomData; openedKey, until the pool
-// first hands it out, when it was open.
+// The kinds of server (ServerInfo.Kind).
 const (
-	seatKey   = "hotspotkit.seat"
-	openedKey = "hotspotkit.opened"
+	KindPostgres = "postgres"
+	KindMariaDB  = "mariadb"
+	KindMySQL    = "mysql"
 )
 
+// DialFunc opens a connection to the server (pgx's ConnConfig.DialFunc, go-sql-driver's
+// Config.DialFunc).
+type DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// ErrNeedsTCP refuses a proxy on a server reached over a Unix socket: bad input.
+var ErrNeedsTCP = fmt.Errorf("--db-rtt, --rtt-levels and the network faults on pg need the database over TCP, not a Unix socket")
+
+// adminApp is the application_name (program_name on MySQL) of the target's own connection.
+const adminApp = "hotspotkit-admin"
+
+// SchemaPrefix starts every schema name hotspotkit generates.
+const SchemaPrefix = "hotspot_"
+
+var schemaNameRe = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// reservedSchemas are the servers' own: PostgreSQL's public and catalogs, MySQL's system
+// databases.
+var reservedSchemas = []string{"public", "information_schema", "mysql", "performance_schema", "sys"}
+
+// ValidateSchemaName rejects names that are not plain lower-case identifiers, or that name a
+// server's own schema.
+func ValidateSchemaName(name string) error {
+	if !schemaNameRe.MatchString(name) {
+		return fmt.Errorf("schema name %q: use lower-case letters, digits and _ (at most 63)", name)
+	}
+	for _, r := range reservedSchemas {
+		if name == r {
+			return fmt.Errorf("schema name %q is reserved; hotspotkit works only inside its own schema", name)
+		}
+	}
+	if strings.HasPrefix(name, "pg_") {
+		return fmt.Errorf("schema name %q is reserved; hotspotkit works only inside its own schema", name)
+	}
+	return nil
+}
+
 // Seat is the seat in its pool of the connection h is or runs on (a *pgx.Conn, a
-// *pgxpool.Conn, a pgx.Tx, or a package sqldb handle over one of them): the lowest seat free
-// when it connected, given back when it closes, so the pool's open connections always hold
-// distinct seats, 0..MaxConns-1, and a replacement (after a fault killed a session) takes the
-// seat its predecessor left — or, if it connects before the pool has closed its predecessor,
-// the next one past them until it is itself replaced. -1 for a connection no pool of NewPool
-// opened, and for any other h.
+// *pgxpool.Conn, a pgx.Tx, or a package sqldb handle over one of them or over a MySQL pool's
+// connection): the lowest seat free when it connected, given back when it closes, so the
+// pool's open connections always hold distinct seats, 0..MaxConns-1, and a replacement (after
+// a fault killed a session) takes the seat its predecessor left — or, if it connects before
+// the pool has closed its predecessor, the next one past them until it is itself replaced. -1
+// for a connection no pool of NewPool opened, for a MySQL transaction a pool began on a
+// connection of its choosing (not on one lent out by Acquire), and for any other h.
 func Seat(h any) int {
+	if c, ok := sqldb.SQLConn(h); ok {
+		return mysqlSeat(c)
+	}
 	if p, ok := sqldb.AsPgx(h); ok {
 		h = p
 	}
@@ -461,6 +327,18 @@ func Seat(h any) int {
 		return i
 	}
 	return -1
+}
+
+// mysqlSeat is the seat of the session under c (a session of a MySQL pool of NewPool's).
+func mysqlSeat(c *sql.Conn) int {
+	seat := -1
+	_ = c.Raw(func(dc any) error {
+		if s, ok := dc.(*session); ok {
+			seat = s.seat
+		}
+		return nil
+	})
+	return seat
 }
 
 // sessionSeats hands out the lowest free seat.
@@ -490,88 +368,22 @@ func (s *sessionSeats) free(i int) {
 	}
 }
 
-// EnsureAdmin reconnects the admin connection when it was lost (the server restarted, or
-// a fault terminated it).
-func (t *Target) EnsureAdmin(ctx context.Context) error {
-	if t.admin != nil && !t.admin.IsClosed() {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := t.admin.Ping(pctx)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		_ = t.admin.Close(ctx)
-	}
-	conn, err := t.connect(ctx, adminApp, true) // the admin observes: never through the Route
-	if err != nil {
-		return fmt.Errorf("reconnecting: %w", err)
-	}
-	t.admin = conn
-	return nil
-}
-
-// Reset empties every table of the run's schema.
-func (t *Target) Reset(ctx context.Context) error { return schema.Reset(ctx, t.admin) }
-
-// ServerInfo is what the report records about the server.
-type ServerInfo struct {
-	Version  string
-	Settings map[string]string
-}
-
-// Info reads the server version and the settings that shape the numbers.
-func (t *Target) Info(ctx context.Context) (ServerInfo, error) {
-	info := ServerInfo{Settings: map[string]string{}}
-	if err := t.admin.QueryRow(ctx, "SHOW server_version").Scan(&info.Version); err != nil {
-		return info, err
-	}
-	for _, name := range []string{"max_connections", "shared_buffers", "fsync", "synchronous_commit", "full_page_writes", "wal_level", "shared_preload_libraries"} {
-		var v string
-		if err := t.admin.QueryRow(ctx, "SELECT current_setting($1, true)", name).Scan(&v); err == nil {
-			info.Settings[name] = v
-		}
-	}
-	return info, nil
-}
-
-// Close drops the schema (unless kept, or not created by this process), closes the admin
-// connection and stops a managed server. It is safe to call more than once.
-func (t *Target) Close() error { return t.CloseWithin(30 * time.Second) }
-
-// CloseWithin is Close with the schema's drop and the admin connection's goodbye bounded by d:
-// a server that no longer answers leaves the schema behind, and the error says how to drop it.
-func (t *Target) CloseWithin(d time.Duration) error {
-	var err error
-	if t.admin != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), d)
-		if t.server == nil && t.createdBy && !t.opts.KeepSchema {
-			if _, e := t.admin.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{t.schema}.Sanitize()+" CASCADE"); e != nil {
-				err = errors.Join(err, fmt.Errorf("dropping schema %s (left on the server: DROP SCHEMA %s CASCADE): %w",
-					t.schema, pgx.Identifier{t.schema}.Sanitize(), e))
-			}
-		}
-		_ = t.admin.Close(ctx)
-		cancel()
-		t.admin = nil
-	}
-	if t.server != nil && !t.stopped {
-		t.stopped = true
-		err = errors.Join(err, t.server.Stop())
-	}
-	return err
-}
-
 var passwordInText = regexp.MustCompile(`(?i)(password=)\S+|(://[^:/@\s]*:)[^@\s]*@`)
 
-// Redact removes passwords from a DSN, URL or error message.
+// Redact removes passwords from a DSN, URL or error message: a URL's (postgres://,
+// mysql://), a key=value DSN's, and go-sql-driver/mysql's DSN's (user:password@tcp(...)/db).
 func Redact(s string) string {
-	return passwordInText.ReplaceAllStringFunc(s, func(m string) string {
+	s = passwordInText.ReplaceAllStringFunc(s, func(m string) string {
 		if strings.HasPrefix(strings.ToLower(m), "password=") {
 			return "password=REDACTED"
 		}
 		i := strings.LastIndex(m, ":")
 		return m[:i+1] + "REDACTED@"
 	})
+	if strings.Contains(s, "://") {
+		return s // a URL's password is out; its user:REDACTED@ is no DSN's to redact again
+	}
+	return mariadbserver.RedactDSN(s)
 }
 
 // RedactURL returns the URL with its password replaced (or the redacted text if it is not a URL).

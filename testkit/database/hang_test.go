@@ -15,7 +15,7 @@ import (
 
 // blackholed is a pool of the service's connections to the test server through a proxy that
 // then holds every byte both ways (nothing answered, no RST), and its target.
-func blackholed(t *testing.T) (*database.Target, func()) {
+func blackholed(t *testing.T) (*database.Postgres, func()) {
 	t.Helper()
 	target := testdb.New(t)
 	u, err := url.Parse(target.DSN())

@@ -10,11 +10,12 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/mariadbtest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 )
 
-func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(mariadbtest.Stop(testdb.Main(m))) }
 
 // TestPoolSeatsAreDistinctAndReused: a pool's open connections hold the seats 0..n-1, one
 // each, and a connection that replaces a closed one takes the seat it left (what

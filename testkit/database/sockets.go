@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"syscall"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -56,9 +57,22 @@ func (s *sockets) dial(base DialFunc) DialFunc {
 		}
 		s.live[tc] = struct{}{}
 		s.mu.Unlock()
+		if sc, ok := conn.(syscall.Conn); ok {
+			return &trackedSysConn{tc, sc}, nil
+		}
 		return tc, nil
 	}
 }
+
+// trackedSysConn is a trackedConn over a socket that offers its file descriptor, and hands it
+// on: go-sql-driver/mysql peeks at an idle connection's socket before reusing it (a lost
+// connection is then replaced, not failed), where it can.
+type trackedSysConn struct {
+	*trackedConn
+	sc syscall.Conn
+}
+
+func (c *trackedSysConn) SyscallConn() (syscall.RawConn, error) { return c.sc.SyscallConn() }
 
 // errCut is a dial after CutSockets.
 var errCut = errors.New("the kit cut the connections to this server: it did not answer")
@@ -84,13 +98,16 @@ func (s *sockets) cutAll() int {
 // that drops the flows would: what was waiting on them fails at once, and closing them no
 // longer waits for a peer that does not answer. Until RestoreSockets, new connections of
 // those kinds fail at once too. It returns how many it cut.
-func (t *Target) CutSockets() int { return t.sockets.cutAll() }
+func (t *Postgres) CutSockets() int { return t.sockets.cutAll() }
 
 // RestoreSockets lets connections be opened again after CutSockets.
-func (t *Target) RestoreSockets() {
-	t.sockets.mu.Lock()
-	t.sockets.cut = false
-	t.sockets.mu.Unlock()
+func (t *Postgres) RestoreSockets() { t.sockets.restore() }
+
+// restore lets new dials through again (RestoreSockets).
+func (s *sockets) restore() {
+	s.mu.Lock()
+	s.cut = false
+	s.mu.Unlock()
 }
 
 // routeConfig points cfg's connections at dial and keeps the fallbacks that reach the same

@@ -221,8 +221,8 @@ func ReadLog(r io.Reader, lat, lag *hist.Histogram) (LogCounts, error) {
 	return c, sc.Err()
 }
 
-func seed(ctx context.Context, suite testkit.Suite, target *database.Target) error {
-	r := engine.Standalone{Mode: testkit.Sync, Config: testkit.Config{HotKeys: 1}}.Run(ctx, target)
+func seed(ctx context.Context, suite testkit.Suite, target *database.Postgres) error {
+	r := engine.Standalone{Mode: testkit.Sync, Config: testkit.Config{HotKeys: 1}}.Run(ctx, target.Target())
 	if err := suite.Seed(ctx, r); err != nil {
 		return fmt.Errorf("seeding: %w", err)
 	}

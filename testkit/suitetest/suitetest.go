@@ -23,6 +23,7 @@ import (
 	"testing"
 
 	"github.com/hotspotkit/hotspotkit/hist"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/mariadbtest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/redistest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/queue"
@@ -97,6 +98,20 @@ func SharedArgs(t *testing.T, args ...string) []string {
 func Shared(t *testing.T, args ...string) []string {
 	t.Helper()
 	return append([]string{"--postgres-url", testdb.Server(t).DSN()}, args...)
+}
+
+// RunMySQL is Run against the shared test MariaDB of internal/testhelp/mariadbtest (a
+// database of the run's own): Run(t, s, SharedMySQL(t, args...)...). The test binary's
+// TestMain stops that server (mariadbtest.Stop).
+func RunMySQL(t *testing.T, s testkit.Suite, args ...string) (int, *results.Report, string) {
+	t.Helper()
+	return Run(t, s, SharedMySQL(t, args...)...)
+}
+
+// SharedMySQL returns the flags that point a run at the shared test MariaDB, followed by args.
+func SharedMySQL(t *testing.T, args ...string) []string {
+	t.Helper()
+	return append([]string{"--mysql-url", mariadbtest.URL(t)}, args...)
 }
 
 // Verified fails the test, naming every failed check and every check not made, unless run r
@@ -821,7 +836,7 @@ func Alive(pid int) bool { return serverproc.Alive(pid) }
 func Seeded(t *testing.T, s testkit.Suite, hotKeys int, requests int64) *testkit.Run {
 	t.Helper()
 	r := engine.Standalone{Mode: testkit.Sync, Config: testkit.Config{Requests: requests, HotKeys: hotKeys}, Requests: requests}.
-		Run(t.Context(), testdb.New(t, s.Info().SQL))
+		Run(t.Context(), testdb.New(t, s.Info().SQL).Target())
 	if err := s.Seed(t.Context(), r); err != nil {
 		t.Fatalf("seeding %s: %v", s.Info().Name, err)
 	}

@@ -1,6 +1,7 @@
 // Package mariadbtest gives integration tests a real MariaDB: one temporary server per test
 // binary, started on first use through testkit/servers/mariadbserver and stopped by Main (or Stop), and
-// a database of its own per test on it, dropped when the test ends. There is no mock: a test
+// a database of its own per test on it, dropped when the test ends (New: a pool on it as root;
+// Target: a run's database, testkit/database's MySQL target, with the kit's tables). There is no mock: a test
 // that needs MariaDB gets a real one (and is skipped where MariaDB is not installed, failed in
 // CI: serverproctest.Missing).
 //
@@ -21,6 +22,8 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"encoding/hex"
+	"io/fs"
+	"net/url"
 	"os"
 	"testing"
 	"time"
@@ -28,6 +31,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/serverproctest"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/servers/mariadbserver"
 )
 
@@ -150,4 +154,22 @@ func (d *DB) MustExec(t testing.TB, statements ...string) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
+}
+
+// URL is the shared server's mysql:// URL, as root (the password in it: never print it).
+func URL(t testing.TB) string {
+	t.Helper()
+	srv := Server(t)
+	return (&url.URL{Scheme: "mysql", User: url.UserPassword("root", srv.DriverConfig().Passwd), Host: srv.Addr(), Path: "/"}).String()
+}
+
+// Target opens a run's database of its own on the shared server (testkit/database's MySQL
+// target), with the kit's shared tables and, when given, one suite's own (its Info.SQL's
+// mysql/*.sql); it is dropped when the test ends.
+func Target(t testing.TB, suiteSQL ...fs.FS) *database.MySQL {
+	t.Helper()
+	u := URL(t)
+	return serverproctest.Opened(t, "database", suiteSQL, func(ctx context.Context, sql fs.FS) (*database.MySQL, error) {
+		return database.OpenMySQL(ctx, database.Options{URL: u, SQL: sql})
+	})
 }

@@ -115,7 +115,7 @@ func NewReport(runs ...results.Run) *results.Report {
 		StartedAt:     Start,
 		FinishedAt:    Start.Add(2 * time.Minute),
 		Environment: results.Environment{GoVersion: "go1.26.8", GOMAXPROCS: 2, NumCPU: 2, CPUModel: "AMD EPYC",
-			OS: "linux", Arch: "amd64", MachineClass: "2cpu-24g", PostgresVersion: "17.2", Durability: "on",
+			OS: "linux", Arch: "amd64", MachineClass: "2cpu-24g", DatabaseKind: "postgres", DatabaseVersion: "17.2", Durability: "on",
 			GitRevision: "6c155e1", Hostname: "vm", Calibration: Calibration(1)},
 		Runs: runs,
 	}

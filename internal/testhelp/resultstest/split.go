@@ -112,7 +112,7 @@ func SplitReport(p SplitProcess) *results.Report {
 	return &results.Report{SchemaVersion: results.SchemaVersion, Suite: Suite, StartedAt: from.Add(-2 * time.Second),
 		FinishedAt: from.Add(p.Window + time.Second),
 		Environment: results.Environment{GoVersion: "go1.26.0", GOMAXPROCS: 2, NumCPU: 2, OS: "linux", Arch: "amd64",
-			Hostname: p.Host, PID: p.PID, MachineClass: "linux-amd64-2cpu-24gib", PostgresVersion: "15.18",
+			Hostname: p.Host, PID: p.PID, MachineClass: "linux-amd64-2cpu-24gib", DatabaseKind: "postgres", DatabaseVersion: "15.18",
 			Schema: "run42", Durability: "on", QueueBackend: "redis", GitRevision: "6c155e1", Calibration: Calibration(1)},
 		Runs: []results.Run{run}}
 }

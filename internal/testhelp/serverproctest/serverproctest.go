@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -235,4 +236,31 @@ func ReachableDir(t testing.TB, pattern string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// Opened opens a test's own place on a shared server with open (a database target of either
+// kind: what, its schema or database, names it in errors), with one suite's SQL at most, and
+// closes it, dropping the place, when the test ends.
+func Opened[T interface{ Close() error }](t testing.TB, what string, suiteSQL []fs.FS, open func(context.Context, fs.FS) (T, error)) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var sql fs.FS
+	switch len(suiteSQL) {
+	case 0:
+	case 1:
+		sql = suiteSQL[0]
+	default:
+		t.Fatalf("one suite's SQL at most, got %d", len(suiteSQL))
+	}
+	target, err := open(ctx, sql)
+	if err != nil {
+		t.Fatalf("opening a test %s: %v", what, err)
+	}
+	t.Cleanup(func() {
+		if err := target.Close(); err != nil {
+			t.Errorf("closing the test %s: %v", what, err)
+		}
+	})
+	return target
 }

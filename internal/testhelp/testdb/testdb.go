@@ -39,27 +39,10 @@ func Server(t testing.TB) *pgserver.Server {
 
 // New opens a fresh schema on the shared server, with hotspotkit's shared tables and, when
 // given, one suite's own (its testkit.Info.SQL); it is dropped when the test ends.
-func New(t testing.TB, suiteSQL ...fs.FS) *database.Target {
+func New(t testing.TB, suiteSQL ...fs.FS) *database.Postgres {
 	t.Helper()
 	srv := Server(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	var sql fs.FS
-	switch len(suiteSQL) {
-	case 0:
-	case 1:
-		sql = suiteSQL[0]
-	default:
-		t.Fatalf("testdb.New: one suite's SQL at most, got %d", len(suiteSQL))
-	}
-	target, err := database.Open(ctx, database.Options{URL: srv.DSN(), SQL: sql})
-	if err != nil {
-		t.Fatalf("opening a test schema: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := target.Close(); err != nil {
-			t.Errorf("closing the test schema: %v", err)
-		}
+	return serverproctest.Opened(t, "schema", suiteSQL, func(ctx context.Context, sql fs.FS) (*database.Postgres, error) {
+		return database.Open(ctx, database.Options{URL: srv.DSN(), SQL: sql})
 	})
-	return target
 }

@@ -353,7 +353,8 @@ type compareEntry struct {
 // per request within MaxCostIncrease, no new lock waiters); machine-dependent ones on the basis
 // judgeMachines decides once for the two reports (directly, as efficiency, or not at all).
 //
-// Reports of different suites and --across keys no run has are errors. When nothing pairs, the
+// Reports of different suites or kinds of database (SameDatabase) and --across keys no run
+// has are errors. When nothing pairs, the
 // Comparison is returned with ErrNoMatch (its ExitCode is then ExitNotComparable).
 func Compare(old, new *results.Report, opt Options) (Comparison, error) {
 	if old == nil || new == nil {
@@ -361,6 +362,9 @@ func Compare(old, new *results.Report, opt Options) (Comparison, error) {
 	}
 	if old.Suite != new.Suite {
 		return Comparison{}, fmt.Errorf("reports are of different suites: %q and %q", old.Suite, new.Suite)
+	}
+	if err := SameDatabase(old, new); err != nil {
+		return Comparison{}, err
 	}
 	across, err := acrossKeys(opt.Across, old, new)
 	if err != nil {
@@ -972,4 +976,23 @@ func ratio(a, b float64) (float64, bool) {
 		return math.Inf(1), false
 	}
 	return b / a, true
+}
+
+// SameDatabase refuses to pair reports measured on different kinds of database: the same work
+// on PostgreSQL and on InnoDB is two questions (a hot row's lock waits, its commits and its
+// log are each engine's own), not a change of one. A report that names no kind is
+// PostgreSQL's.
+func SameDatabase(a, b *results.Report) error {
+	ka, kb := a.Environment.DatabaseKind, b.Environment.DatabaseKind
+	if ka == "" {
+		ka = "postgres"
+	}
+	if kb == "" {
+		kb = "postgres"
+	}
+	if ka != kb {
+		return fmt.Errorf("the reports ran on different kinds of database, %s and %s: a hot row's locks, commits and log are each engine's own, so their runs do not pair (compare runs of one kind; `baseline table` shows both side by side)",
+			render.DatabaseName(a.Environment), render.DatabaseName(b.Environment))
+	}
+	return nil
 }

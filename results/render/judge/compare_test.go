@@ -167,6 +167,22 @@ func TestCompareDifferentSuites(t *testing.T) {
 	}
 }
 
+// Runs on different kinds of database do not pair: one line says why; a report that names no
+// kind is PostgreSQL's.
+func TestCompareDifferentDatabases(t *testing.T) {
+	old, other := resultstest.SingleReport(), resultstest.SingleReport()
+	old.Environment.DatabaseKind = ""
+	other.Environment.DatabaseKind = "mariadb"
+	_, err := Compare(old, other, DefaultOptions())
+	if err == nil || !strings.Contains(err.Error(), "different kinds of database, PostgreSQL and MariaDB") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("err = %v, want one line saying the kinds differ", err)
+	}
+	other.Environment.DatabaseKind = "postgres"
+	if _, err := Compare(old, other, DefaultOptions()); err != nil {
+		t.Errorf("postgres and a report naming no kind: %v", err)
+	}
+}
+
 func TestCompareNoNewWaiters(t *testing.T) {
 	old := resultstest.SingleReport()
 	new := resultstest.SingleReport()

@@ -84,7 +84,7 @@ func PlotPage(pg Page, w io.Writer) error {
 		}
 		p.modeBars(prefix, rep)
 		ladders := rep.Ladders
-		if len(ladders) == 0 { // a writer that did not store them: rebuilt from the runs
+		if len(ladders) == 0 && rep.Advice == nil { // a writer that did not store them: rebuilt from the runs (a search's make none)
 			ladders = results.BuildLadders(rep.Runs)
 		}
 		for _, l := range ladders {
@@ -230,10 +230,10 @@ func environmentLine(rep *results.Report) string {
 		add("", fmt.Sprintf("%d CPU", e.NumCPU))
 	}
 	add("", e.CPUModel)
-	add("PostgreSQL ", e.PostgresVersion)
+	add(render.DatabaseName(e)+" ", e.DatabaseVersion)
 	add("durability ", e.DurabilityText())
 	if !e.DataInMemory() {
-		add("data on ", e.PostgresDataFS)
+		add("data on ", e.DatabaseDataFS)
 	}
 	add("queue ", e.QueueBackend)
 	add("", e.GoVersion)

@@ -9,8 +9,8 @@
 // The aux counters have no row per request, so nothing in them says whether a write was
 // applied already. Every write path therefore inserts one guard row per record it carries —
 // (request, kind): a request makes one record per hot row — into aux_applied_records in the
-// same transaction (ON CONFLICT DO NOTHING RETURNING) and applies only the records that came
-// back new. Per mode:
+// same transaction (ON CONFLICT DO NOTHING RETURNING; on MySQL one multi-row INSERT, then,
+// after a duplicate key, one per row) and applies only the records that came back new. Per mode:
 //   - sync: one transaction per request: the three guard rows, then one single-row UPDATE per
 //     hot row, in key order. A retry (--max-tries) after a COMMIT whose outcome was unknown
 //     finds the guard rows and changes nothing.
@@ -34,7 +34,8 @@
 // that overflows the queue under --queue-full sync writes the overflow inline, one record per
 // transaction on the hot rows, and so brings back the lock waits compaction removes.
 //
-// Its own table is the guard (aux_guard.sql); the counter rows are the shared ones of schema.
+// Its own table is the guard (aux_guard.sql, MySQL's in mysql/); the counter rows are the
+// shared ones of schema.
 package auxcounter
 
 import (
@@ -48,9 +49,10 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/suites/gateway"
 )
 
-// sqlFiles are the suite's own tables (aux_guard.sql); package schema creates the shared ones.
+// sqlFiles are the suite's own tables (aux_guard.sql, and MySQL's in mysql/); package schema
+// creates the shared ones.
 //
-//go:embed aux_guard.sql
+//go:embed aux_guard.sql mysql/*.sql
 var sqlFiles embed.FS
 
 // Name is the suite's (and binary's) name.
@@ -88,6 +90,11 @@ checked exactly, per hot row, against the requests that succeeded.`,
 			`INSERT INTO api_keys (id, user_id) SELECT 'key-hot-' || h, 'user-hot-' || h FROM generate_series(0, $1 - 1) h`,
 		},
 		Request: request,
+		MySQL: &counters.DialectSQL{SeedSQL: []string{
+			`INSERT INTO proxy_nodes (id) SELECT CONCAT('proxy-hot-', h) FROM ` + counters.HotSetsMySQL,
+			`INSERT INTO management_tokens (id) SELECT CONCAT('token-hot-', h) FROM ` + counters.HotSetsMySQL,
+			gateway.APIKeysSeedMySQL,
+		}},
 	}
 	guard.Declare(&d)
 	return counters.New(d)

@@ -48,3 +48,15 @@ var ProviderMonthly = Providers.MustChange("monthly_used", "updated_at")
 
 // Row is the row of t keyed by the text id.
 func Row(t *counters.Table, id string) counters.Key { return t.Row(counters.Text(id)) }
+
+// The MySQL statements that seed the hot sets' rows of the tables the suites share, each
+// with $1 = --hot-keys (counters.DialectSQL.SeedSQL): set h's user, api key and provider.
+var (
+	UsersSeedMySQL     = `INSERT INTO users (id, name) SELECT CONCAT('user-hot-', h), CONCAT('hot user ', h) FROM ` + counters.HotSetsMySQL
+	APIKeysSeedMySQL   = `INSERT INTO api_keys (id, user_id) SELECT CONCAT('key-hot-', h), CONCAT('user-hot-', h) FROM ` + counters.HotSetsMySQL
+	ProvidersSeedMySQL = `INSERT INTO providers (id, name) SELECT CONCAT('provider-hot-', h), CONCAT('provider ', h) FROM ` + counters.HotSetsMySQL
+)
+
+// RequestIndexMySQL is the index of the request whose usage row's request_id is req-i, in
+// MySQL's SQL (counters.DialectSQL.ClaimIndex): PostgreSQL's is split_part(request_id, '-', 2)::int8.
+const RequestIndexMySQL = "CAST(SUBSTRING_INDEX(request_id, '-', -1) AS SIGNED)"

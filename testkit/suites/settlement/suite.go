@@ -9,7 +9,8 @@
 // # Idempotence
 //
 // Settling is idempotent by request_id. The snapshot insert (ON CONFLICT (request_id) DO
-// NOTHING … RETURNING) decides: only a usage whose snapshot this transaction created is marked
+// NOTHING … RETURNING; on MySQL one multi-row INSERT, then, after a duplicate key, one per
+// row) decides: only a usage whose snapshot this transaction created is marked
 // settled and debited, and the usage row is locked first, so two deliveries of one settlement
 // serialise on it and the second finds the snapshot. A settlement of a usage that is already
 // settled is rejected as a no-op success, not an error: the settlement the caller asked for
@@ -29,8 +30,9 @@
 // here; an async run that outruns it should pass --pending-usages), and requests past the seed
 // fail with errNotSeeded: counted as failed, never applied, their usages left pending.
 //
-// Its own table is the settlement snapshot (settlement_snapshots.sql); usage, wallets and the
-// counter rows are the shared ones of schema.
+// Its own table is the settlement snapshot (settlement_snapshots.sql, MySQL's in mysql/); usage,
+// wallets and the counter rows are the shared ones of schema. Its SQL is in each dialect's
+// (statements.go), chosen by the run's database.
 package settlement
 
 import (
@@ -41,19 +43,18 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/spf13/pflag"
 
-	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/decimal"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/gateway"
 )
 
-// sqlFiles are the suite's own tables (settlement_snapshots.sql); package schema creates the shared ones.
+// sqlFiles are the suite's own tables (settlement_snapshots.sql, and MySQL's in mysql/); package
+// schema creates the shared ones.
 //
-//go:embed settlement_snapshots.sql
+//go:embed settlement_snapshots.sql mysql/*.sql
 var sqlFiles embed.FS
 
 // Name is the suite's (and binary's) name.
@@ -127,10 +128,20 @@ checked settled exactly once with its snapshot, and every other usage still pend
 			`INSERT INTO providers (id, name) SELECT 'provider-hot-' || h, 'provider ' || h FROM generate_series(0, $1 - 1) h`,
 		},
 		Request:    request,
-		Claim:      settle,
+		Claim:      postgresSQL.settle,
 		ClaimAll:   settleAll,
 		ClaimTable: "usage_settlement_snapshots",
 		ClaimIndex: "split_part(request_id, '-', 2)::int8",
+		MySQL: &counters.DialectSQL{
+			SeedSQL: []string{
+				gateway.UsersSeedMySQL,
+				`INSERT INTO wallets (user_id, balance) SELECT CONCAT('user-hot-', h), 1000000 FROM ` + counters.HotSetsMySQL,
+				gateway.APIKeysSeedMySQL,
+				gateway.ProvidersSeedMySQL,
+			},
+			Claim:      mysqlSQL.settle,
+			ClaimIndex: gateway.RequestIndexMySQL,
+		},
 		Deliveries: func(i int64) int {
 			if s.redeliverEvery > 0 && i%s.redeliverEvery == 0 {
 				return 2
@@ -203,15 +214,11 @@ func (s *Suite) Seed(ctx context.Context, r *testkit.Run) error {
 	if err := s.Suite.Seed(ctx, r); err != nil {
 		return err
 	}
-	sets := hotSets(r, s.seeded(r))
-	_, err := r.Admin().Exec(ctx, `INSERT INTO usage (request_id, user_id, api_key_id, provider_api_key_id, provider_id, model_id,
-			input_tokens, output_tokens, total_tokens, cost)
-		  SELECT 'req-' || i, 'user-hot-' || h, 'key-hot-' || h, 'pkey-hot-' || h,
-		         'provider-hot-' || h, 'model-hot-' || h, 10, 20, 30,
-		         ($2::int8 + (i * $3::int8 % $4::int8) * $5::int8) * 0.00000001
-		  FROM unnest($1::int4[]) WITH ORDINALITY AS s(h, n), LATERAL (SELECT n - 1 AS i) AS r`,
-		sets, int64(costBase), costMul, costMod, int64(costStep))
+	sql, err := statementsOf(r.Dialect())
 	if err != nil {
+		return err
+	}
+	if err := sql.seedUsages(ctx, r.Admin(), hotSets(r, s.seeded(r))); err != nil {
 		return fmt.Errorf("seeding usage: %w", err)
 	}
 	return nil
@@ -267,90 +274,6 @@ func settleAll(batch []counters.Source) []counters.Statement {
 		SELECT request_id, user_id, api_key_id, provider_id, cost FROM settled`, Args: []any{ids}, Rows: n}}
 }
 
-// settle is the claim: it settles the usages of batch's requests (repeats allowed) and returns
-// the sources this transaction settled, once each, in batch order, with the number of
-// statements sent:
-//  1. lock the usage rows (FOR UPDATE, in request_id order so concurrent batches cannot
-//     deadlock);
-//  2. insert their snapshots ON CONFLICT (request_id) DO NOTHING: the rows returned are the
-//     new settlements, the others were settled before (a no-op, see the package doc);
-//  3. mark the new ones settled.
-//
-// A usage whose status disagrees with its snapshot (pending with a snapshot, settled without
-// one) is an error: the invariant that makes settling idempotent is broken.
-func settle(ctx context.Context, tx sqldb.Tx, batch []counters.Source) ([]counters.Source, int, error) {
-	ids := make([]string, len(batch))
-	for k, src := range batch {
-		ids[k] = counters.RequestID(src.Request)
-	}
-	rows, err := tx.Query(ctx, `
-		SELECT request_id, user_id, api_key_id, provider_id, cost::text, billing_status
-		FROM usage WHERE request_id = ANY($1)
-		ORDER BY request_id
-		FOR UPDATE`, ids)
-	if err != nil {
-		return nil, 1, fmt.Errorf("locking usages: %w", err)
-	}
-	// The locked usages in lock (request_id) order, as their snapshots are written.
-	var snapIDs, users, keys, providers []string
-	var costs []pgtype.Numeric
-	pending := make(map[string]bool, len(ids))
-	var id, user, key, provider, cost, status string
-	err = sqldb.ForEachRow(rows, []any{&id, &user, &key, &provider, &cost, &status}, func() error {
-		m, _, err := decimal.Parse(cost)
-		if err != nil {
-			return fmt.Errorf("usage %s: cost %q %w", id, cost, err)
-		}
-		snapIDs, users, keys, providers = append(snapIDs, id), append(users, user), append(keys, key), append(providers, provider)
-		costs = append(costs, m.Numeric())
-		pending[id] = status == "pending"
-		return nil
-	})
-	if err != nil {
-		return nil, 1, fmt.Errorf("locking usages: %w", err)
-	}
-	for _, id := range ids {
-		if _, ok := pending[id]; !ok {
-			return nil, 1, fmt.Errorf("usage %s does not exist", id)
-		}
-	}
-	rows, err = tx.Query(ctx, `
-		INSERT INTO usage_settlement_snapshots (request_id, user_id, api_key_id, provider_id, cost)
-		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::numeric[])
-		ON CONFLICT (request_id) DO NOTHING
-		RETURNING request_id`, snapIDs, users, keys, providers, costs)
-	if err != nil {
-		return nil, 2, fmt.Errorf("inserting snapshots: %w", err)
-	}
-	created, err := sqldb.CollectRows[string](rows)
-	if err != nil {
-		return nil, 2, fmt.Errorf("inserting snapshots: %w", err)
-	}
-	isNew := make(map[string]bool, len(created))
-	for _, id := range created {
-		isNew[id] = true
-	}
-	for id, p := range pending {
-		if p != isNew[id] {
-			return nil, 2, fmt.Errorf("usage %s: billing status and settlement snapshot disagree (pending=%v, snapshot created now=%v)", id, p, isNew[id])
-		}
-	}
-	if len(created) == 0 {
-		return nil, 2, nil
-	}
-	if _, err := tx.Exec(ctx, `UPDATE usage SET billing_status = 'settled', finalized_at = now() WHERE request_id = ANY($1)`, created); err != nil {
-		return nil, 3, fmt.Errorf("marking usages settled: %w", err)
-	}
-	fresh := make([]counters.Source, 0, len(created))
-	for k, src := range batch {
-		if isNew[ids[k]] {
-			fresh = append(fresh, src)
-			delete(isNew, ids[k]) // a repeated request is settled once
-		}
-	}
-	return fresh, 3, nil
-}
-
 // Verify adds to the declared suite's checks those of the usages: every applied one settled
 // exactly once with its snapshot, every other seeded one still pending.
 func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) ([]testkit.Check, error) {
@@ -367,27 +290,19 @@ func (s *Suite) Verify(ctx context.Context, r *testkit.Run, res testkit.Result) 
 			nApplied++
 		}
 	}
-	var settledOnce, stillPending, inSet, usages, settled int64
-	if err := r.Admin().QueryRow(ctx, `
-		SELECT count(*) FILTER (WHERE a.applied AND u.billing_status = 'settled' AND u.finalized_at IS NOT NULL
-		                          AND s.cost = u.cost AND s.user_id = u.user_id AND s.api_key_id = u.api_key_id
-		                          AND s.provider_id = u.provider_id),
-		       count(*) FILTER (WHERE NOT a.applied AND u.billing_status = 'pending' AND u.finalized_at IS NULL
-		                          AND s.request_id IS NULL),
-		       count(*) FILTER (WHERE u.user_id = 'user-hot-' || a.h AND u.api_key_id = 'key-hot-' || a.h
-		                          AND u.provider_id = 'provider-hot-' || a.h),
-		       (SELECT count(*) FROM usage), (SELECT count(*) FROM usage WHERE billing_status = 'settled')
-		FROM unnest($1::bool[], $2::int4[]) WITH ORDINALITY AS a(applied, h, n)
-		JOIN usage u ON u.request_id = 'req-' || (a.n - 1)
-		LEFT JOIN usage_settlement_snapshots s ON s.request_id = u.request_id`, applied, hotSets(r, seeded)).
-		Scan(&settledOnce, &stillPending, &inSet, &usages, &settled); err != nil {
+	sql, err := statementsOf(r.Dialect())
+	if err != nil {
+		return nil, err
+	}
+	u, err := sql.checkUsages(ctx, r.Admin(), applied, hotSets(r, seeded))
+	if err != nil {
 		return nil, fmt.Errorf("checking usages: %w", err)
 	}
 	c := r.NewChecks()
-	c.Int("applied requests whose usage is settled, with its snapshot", nApplied, settledOnce)
-	c.Int("seeded usages of their request's hot set (the rows its settlement debits)", seeded, inSet)
-	c.Int("other seeded usages still pending, without a snapshot", seeded-nApplied, stillPending)
-	c.Int("usage rows = seeded", seeded, usages)
-	c.Int("settled usages = applied requests", nApplied, settled)
+	c.Int("applied requests whose usage is settled, with its snapshot", nApplied, u.settledOnce)
+	c.Int("seeded usages of their request's hot set (the rows its settlement debits)", seeded, u.inSet)
+	c.Int("other seeded usages still pending, without a snapshot", seeded-nApplied, u.stillPending)
+	c.Int("usage rows = seeded", seeded, u.usages)
+	c.Int("settled usages = applied requests", nApplied, u.settled)
 	return append(checks, c.List()...), nil
 }

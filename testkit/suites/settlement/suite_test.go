@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/mariadbtest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
@@ -15,7 +16,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
-func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(mariadbtest.Stop(testdb.Main(m))) }
 
 func TestAllModesVerifyAndSyncQueuesOnTheWallet(t *testing.T) {
 	suitetest.HotSpotContract(t, New(), 1000, 1, 300, "wallets", "providers")

@@ -23,7 +23,7 @@ func BenchmarkSyncTx(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer pool.Close()
-	r := engine.Standalone{Mode: testkit.Sync, Config: testkit.Config{HotKeys: 1}, Pool: sqldb.PgxPool(pool)}.Run(ctx, target)
+	r := engine.Standalone{Mode: testkit.Sync, Config: testkit.Config{HotKeys: 1}, Pool: sqldb.PgxPool(pool)}.Run(ctx, target.Target())
 	if err := s.Seed(ctx, r); err != nil {
 		b.Fatal(err)
 	}

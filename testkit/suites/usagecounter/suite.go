@@ -64,6 +64,18 @@ Every counter is then checked exactly against the requests that succeeded.`,
 		ClaimAll:   claimUsage,
 		ClaimTable: "usage",
 		ClaimIndex: "split_part(request_id, '-', 2)::int8",
+		MySQL: &counters.DialectSQL{
+			SeedSQL: []string{
+				gateway.UsersSeedMySQL,
+				gateway.APIKeysSeedMySQL,
+				gateway.ProvidersSeedMySQL,
+				`INSERT INTO provider_api_keys (id, provider_id) SELECT CONCAT('pkey-hot-', h), CONCAT('provider-hot-', h) FROM ` +
+					counters.HotSetsMySQL,
+				`INSERT INTO global_models (id, name) SELECT CONCAT('model-hot-', h), 'gpt-5' FROM ` + counters.HotSetsMySQL,
+			},
+			Claim:      insertUsageMySQL,
+			ClaimIndex: gateway.RequestIndexMySQL,
+		},
 		// The usage suite pushes the most records through Redis: there the compact codec pays.
 		Codec: counters.RecordCodec(),
 	})
@@ -201,4 +213,22 @@ func insertUsageIdempotent(ctx context.Context, tx sqldb.Tx, rows []counters.Sou
 		}
 	}
 	return fresh, nil
+}
+
+// insertUsageMySQL is the claim on MySQL: the usage rows of the batch in one multi-row INSERT,
+// and only when one was there already (a retried or redelivered request) one INSERT per row,
+// a duplicate request_id not new (counters.ClaimRowsMySQL).
+func insertUsageMySQL(ctx context.Context, tx sqldb.Tx, rows []counters.Source) ([]counters.Source, int, error) {
+	isNew, ops, err := counters.ClaimRowsMySQL(ctx, tx, len(rows), func(from, to int) (string, []any) {
+		return counters.InsertMySQL("usage", usageColumns, from, to, func(i int, vals []any) []any {
+			u := rows[i]
+			return append(vals, counters.RequestID(u.Request), userID(u.Hot), apiKeyID(u.Hot), providerKeyID(u.Hot), providerID(u.Hot),
+				modelID(u.Hot), inputTokens, outputTokens, totalTokens, counters.MySQLValue(counters.Amount(cost)), responseMs(u.Request),
+				counters.MySQLValue(counters.Time(usedAt(u.Request))))
+		})
+	})
+	if err != nil {
+		return nil, ops, fmt.Errorf("insert usage: %w", err)
+	}
+	return counters.Fresh(rows, isNew), ops, nil
 }

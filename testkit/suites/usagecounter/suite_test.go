@@ -4,18 +4,19 @@ import (
 	"os"
 	"testing"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/mariadbtest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/hostenv"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
-func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(mariadbtest.Stop(testdb.Main(m))) }
 
 func TestAllModesVerifyAndSyncShowsHotRowWaiters(t *testing.T) {
 	const requests = 1000
 	rep := suitetest.HotSpotContract(t, New(), requests, 1, 200, "api_keys")
 	// The shared test server runs without fsync (testdb): the report says so.
-	if rep.Environment.PostgresVersion == "" || rep.Environment.Durability != "unsafe" || rep.Environment.ManagedPostgres {
+	if rep.Environment.DatabaseVersion == "" || rep.Environment.Durability != "unsafe" || rep.Environment.ManagedDatabase {
 		t.Errorf("environment: %+v", rep.Environment)
 	}
 	// --calibrate=false (suitetest's default) says so, and no run claims an efficiency; on a
@@ -32,12 +33,12 @@ func TestAllModesVerifyAndSyncShowsHotRowWaiters(t *testing.T) {
 
 func TestManagedServerRunAndBrokenExpectationExitsOne(t *testing.T) {
 	rep := suitetest.BrokenExpectations(t, New(), "--requests", "300", "--concurrency", "30", "--modes", "sync")
-	if !rep.Environment.ManagedPostgres || rep.Environment.PostgresStartMs <= 0 || rep.Environment.Durability != "on" {
+	if !rep.Environment.ManagedDatabase || rep.Environment.DatabaseStartMs <= 0 || rep.Environment.Durability != "on" {
 		t.Errorf("managed server not recorded: %+v", rep.Environment)
 	}
 	// The server was made under $TMPDIR: its filesystem is the one recorded.
-	if fs := hostenv.FSType(os.TempDir()); rep.Environment.PostgresDataFS != fs || fs == "" {
-		t.Errorf("data directory's filesystem recorded as %q, $TMPDIR is on %q", rep.Environment.PostgresDataFS, fs)
+	if fs := hostenv.FSType(os.TempDir()); rep.Environment.DatabaseDataFS != fs || fs == "" {
+		t.Errorf("data directory's filesystem recorded as %q, $TMPDIR is on %q", rep.Environment.DatabaseDataFS, fs)
 	}
 }
 

@@ -44,7 +44,8 @@ import (
 //   - the server's processor time, where the caller can read it (a temporary server's
 //     mariadbd).
 //
-// A restart in the window (Uptime fell) is told in InnoDBStats.Restarted: the counters then
+// A restart in the window (Uptime fell, or the caller caused one: Reader.Restarts) is told in
+// InnoDBStats.Restarted: the counters then
 // count from the restart, and those the reader turned on are not read.
 
 // The sources of the redo's LSN (results.Database.RedoSource).
@@ -83,7 +84,15 @@ type Reader struct {
 	redo   string
 	// notRead are the figures the server does not give, with the reason.
 	notRead map[string]string
+	// restarts, when set, counts the server's restarts that the caller caused (Restarts).
+	restarts func() int64
 }
+
+// Restarts has the reader tell a restart in a window by count, besides the server's Uptime:
+// count says how many restarts of the server the caller has caused so far (a fault's). A
+// restart within a second or two of a reading is not always told by the Uptime alone, which
+// the server counts in whole seconds.
+func (r *Reader) Restarts(count func() int64) { r.restarts = count }
 
 // NewReader inspects the server on q (srv: Probe's) for the figures of the run's database,
 // and turns on the INNODB_METRICS counters it reads where they are off. cpu, when not nil,
@@ -246,6 +255,8 @@ type Snapshot struct {
 	// digests are the statements of the run's database by digest (nil: not read).
 	digests map[string]dbstats.Statement
 	cpu     time.Duration
+	// restarts is the caller's count of restarts (Reader.Restarts).
+	restarts int64
 }
 
 // tableRows are one table's row operations (performance_schema).
@@ -284,6 +295,9 @@ func (r *Reader) Take(ctx context.Context, q Queryer) (Snapshot, error) {
 	}
 	if r.cpu != nil {
 		s.cpu = r.cpu()
+	}
+	if r.restarts != nil {
+		s.restarts = r.restarts()
 	}
 	return s, nil
 }
@@ -357,7 +371,7 @@ var DatabaseWide = []string{"redo_bytes", "xact_commit", "xact_rollback", "sessi
 // Delta is what the run cost between start and end. in's ObserverTransactions are not
 // subtracted: the commits counted are read-write transactions, and the observers only read.
 func (r *Reader) Delta(start, end Snapshot, in dbstats.Inputs) *results.Database {
-	restarted := end.Uptime+2 < start.Uptime+int64(end.At.Sub(start.At).Seconds())
+	restarted := end.Uptime+2 < start.Uptime+int64(end.At.Sub(start.At).Seconds()) || end.restarts != start.restarts
 	// since is a counter's count in the window: from the restart when there was one.
 	since := func(s, e int64) int64 {
 		if restarted || e < s {

@@ -2,7 +2,6 @@ package monitor
 
 import (
 	"context"
-
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,12 +19,12 @@ import (
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
 // holdHotRow makes one session hold a row lock on api_keys while n others queue behind it.
-func holdHotRow(t *testing.T, target *database.Target, n int) (release func()) {
+func holdHotRow(t *testing.T, target *database.Postgres, n int) (release func()) {
 	return holdSlot(t, target, 0, n)
 }
 
 // holdSlot is holdHotRow on one slot of the hot row (its own physical row).
-func holdSlot(t *testing.T, target *database.Target, slot, n int) (release func()) {
+func holdSlot(t *testing.T, target *database.Postgres, slot, n int) (release func()) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := target.Admin().Exec(ctx, `INSERT INTO api_keys (id, slot, user_id) VALUES ('hot', $1, 'u')`, slot); err != nil {
@@ -177,10 +176,10 @@ func TestNoWaitersWhenNothingContends(t *testing.T) {
 	}
 }
 
-func connectFor(target *database.Target) Connect { return connectAs(target, "monitor-test") }
+func connectFor(target *database.Postgres) Connect { return connectAs(target, "monitor-test") }
 
 // connectAs is connectFor with sessions named app (application_name).
-func connectAs(target *database.Target, app string) Connect {
+func connectAs(target *database.Postgres, app string) Connect {
 	return func(ctx context.Context) (*pgx.Conn, error) { return target.Connect(ctx, app) }
 }
 

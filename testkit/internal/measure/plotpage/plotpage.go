@@ -1,7 +1,7 @@
 // Package plotpage draws the HTML page of the report a suite binary has just written (--html)
 // by running the baseline tool's plot command on it. The page is the one `baseline plot`
 // draws, and the suite binary links no chart library: the plots, go-echarts and its script
-// live in the baseline tool alone (testkit/cli's TestSuiteBinariesLinkNeitherPlotsNorStatistics
+// live in the baseline tool alone (testkit/cli's TestSuiteBinariesLinkNoPlotsNorComparisons
 // keeps it so). The tool is looked for beside the running binary (make build puts every binary
 // in bin/), then on PATH; this package never builds or installs it.
 package plotpage

@@ -193,7 +193,7 @@ func FlushPool(ctx context.Context, env *runenv.Env) (sqldb.Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sqldb.PgxPool(pool), nil
+	return pool.SQL(), nil
 }
 
 // warmLoad opens n of the load's connections. A service's pools are warm; a connection's

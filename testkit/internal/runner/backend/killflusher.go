@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
@@ -19,7 +17,7 @@ import (
 // The worker's COMMIT then fails and the batch is retried: nothing may be written twice.
 type flushKiller[T any] struct {
 	queue.TxWriter[T]
-	target *database.Target
+	target database.Target
 
 	mu    sync.Mutex
 	armed chan killed // receives what was done, once
@@ -46,23 +44,14 @@ func (k *flushKiller[T]) WriteBatch(ctx context.Context, tx sqldb.Tx, records []
 	return ops, nil
 }
 
-// terminate ends tx's backend and waits (up to 5 s) until it is gone.
+// terminate ends tx's session (its backend, its MySQL connection) and waits (up to 5 s)
+// until it is gone.
 func (k *flushKiller[T]) terminate(ctx context.Context, tx sqldb.Tx, n int) (string, error) {
-	p, isPgx := sqldb.AsPgx(tx) // the backend's PID: a PostgreSQL one (MySQL's KILL is not written yet)
-	if !isPgx {
-		return "", fmt.Errorf("kill-flusher terminates a PostgreSQL backend; the flush ran on %s", tx.Dialect())
-	}
-	pid := p.(pgx.Tx).Conn().PgConn().PID()
-	conn, err := k.target.ConnectDirect(ctx, "hotspotkit-faults")
+	which, err := k.target.TerminateSessionOf(ctx, tx)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("terminating the flush's session: %w", err)
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	var ok bool
-	if err := conn.QueryRow(ctx, "SELECT pg_terminate_backend($1, 5000)", int64(pid)).Scan(&ok); err != nil || !ok {
-		return "", fmt.Errorf("terminating flush backend %d: %v (terminated: %v)", pid, err, ok)
-	}
-	return fmt.Sprintf("flush backend %d terminated after writing a batch of %d records, before its COMMIT", pid, n), nil
+	return fmt.Sprintf("flush %s terminated after writing a batch of %d records, before its COMMIT", which, n), nil
 }
 
 // arm makes the next batch's flush lose its connection, and waits until it has.

@@ -104,7 +104,7 @@ func (e *engine) awaitPaths(ctx context.Context, r *run, wait time.Duration) err
 	reach := []struct {
 		name string
 		try  func(context.Context) error
-	}{{"PostgreSQL", e.target.EnsureAdmin}}
+	}{{e.db.name(), e.target.EnsureAdmin}}
 	if name, ping := r.backend.Server(); ping != nil {
 		reach = append(reach, struct {
 			name string

@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
-	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/calibrate"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/dbstats"
 )
 
@@ -21,21 +18,15 @@ const sessionExitDeadline = 5 * time.Second
 // calibrate records the machine's reference rates in the environment, once, before the first
 // run (package calibrate), on the largest pool of any run (plan.MaxPool), or through a pooler
 // on the pooler's pool when that is smaller (serverPool: what PostgreSQL sees); with
-// --calibrate=false the report says it was skipped.
+// --calibrate=false, or on a kind of database it does not measure, the report says it was
+// skipped.
 func (e *engine) calibrate(ctx context.Context) error {
 	c := e.cfg
 	if !c.Calibrate {
 		e.report.Environment.Calibration = &results.Calibration{Skipped: true}
 		return nil
 	}
-	conns := e.serverPool()
-	pool, err := e.target.NewPool(ctx, database.PoolOptions{MaxConns: int32(max(conns, c.QueueWorkers)),
-		AppName: "hotspotkit-calibrate", Direct: true}) // it measures the machine, not the network
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	cal, err := calibrate.Run(ctx, e.target.Admin(), pool, calibrate.Config{PoolConns: conns, BatchConns: c.QueueWorkers})
+	cal, err := e.db.calibrate(ctx, e.serverPool(), c.QueueWorkers) // the kind's (dbkind.go)
 	if err != nil {
 		return err
 	}
@@ -49,9 +40,9 @@ func (e *engine) calibrate(ctx context.Context) error {
 type dbFigures struct {
 	e     *engine
 	r     *run
-	pool  *pgxpool.Pool
+	pool  database.Pool
 	wl    *testkit.Workload
-	prior []uint32 // the sessions closed before the run
+	prior []int64 // the sessions closed before the run
 	// reached says whether the servers answered after the load; waits are the monitor's wait
 	// events; observers are the instruments whose transactions are not the run's.
 	reached   interface{ reachable() bool }
@@ -92,7 +83,7 @@ func (f *dbFigures) end(ctx context.Context, ran ranLoad, out *results.Run) {
 		return
 	}
 	e := f.e
-	sessions := append(e.target.TakeSessions(), e.pooler.Release(ctx, e.target.Admin())...)
+	sessions := append(e.target.TakeSessions(), e.releasePooler(ctx)...)
 	db, server, err := f.window.end(ctx, sessions, func() dbstats.Inputs {
 		// Not the run's work: the observers' transactions, and the pools' liveness pings (one
 		// transaction each).
@@ -122,7 +113,7 @@ func (e *engine) figuresLeftOut(err error) {
 
 // releaseConns closes the run's connections (the load's pool, the queue's, the outbox
 // flusher's) so that their backends exit before the database's figures are read.
-func releaseConns(ctx context.Context, pool *pgxpool.Pool, r *run, wl *testkit.Workload) {
+func releaseConns(ctx context.Context, pool database.Pool, r *run, wl *testkit.Workload) {
 	pool.Reset()
 	r.backend.Release()
 	if o := wl.FlushLoop; o != nil {

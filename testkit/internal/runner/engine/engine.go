@@ -28,7 +28,6 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/render"
 	"github.com/hotspotkit/hotspotkit/results/units"
-	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/clientcost"
@@ -37,6 +36,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/monitor"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/plotpage"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/stmttime"
+	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/advise"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/backend"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
@@ -45,6 +45,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/pooler"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/redisrun"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/runenv"
+	"github.com/hotspotkit/hotspotkit/testkit/servers/mariadbserver"
 	"github.com/hotspotkit/hotspotkit/testkit/servers/pgserver"
 )
 
@@ -66,15 +67,16 @@ type engine struct {
 	cfg    *plan.Plan
 	stderr io.Writer
 
-	target  *database.Target
-	pg      *pgserver.Server // the temporary server (nil with --postgres-url); target stops it
-	db      dbKind           // what the database lends the runs' instruments (dbkind.go)
+	target  database.Target // the run's database, of either kind; it stops a temporary server
+	db      dbKind          // what the database's kind lends the runs' instruments (dbkind.go)
 	samples *monitor.SampleWriter
 	report  *results.Report
 	metrics *metrics.Server  // --metrics-addr (watch.go)
 	queues  *redisrun.Queues // the backend of the runs' queues (queues.go)
 	net     *netpath.Paths   // the proxies and probes (network.go)
 	pooler  *pooler.Pooler   // the pooler between the service and PostgreSQL (pooler.go); nil: none
+	advice  *advise.Search   // --advise's search (trials.go); nil: the flags' fixed list of runs
+	started time.Time        // the invocation's start, from which --advise-budget counts
 
 	// stopCtx ends on the first signal (no new requests); hardCtx on the second, or
 	// --shutdown-timeout after the first (abort what is in flight). signal is the first
@@ -121,13 +123,14 @@ func (e *engine) listenForSignals() (stop func()) {
 
 // newEngine is the engine of one invocation of s on plan p, its lines on stderr.
 func newEngine(s testkit.Suite, p *plan.Plan, stderr io.Writer) *engine {
-	return &engine{suite: s, info: s.Info(), cfg: p, stderr: stderr}
+	return &engine{suite: s, info: s.Info(), cfg: p, stderr: stderr, started: time.Now()}
 }
 
 func (e *engine) execute(stdout io.Writer) (code int) {
 	defer func() {
 		if p := recover(); p != nil {
 			_ = pgserver.StopAll()
+			_ = mariadbserver.StopAll()
 			_ = redisrun.StopAll()
 			_ = pooler.StopAll()
 			panic(p)
@@ -200,6 +203,12 @@ func (e *engine) execute(stdout io.Writer) (code int) {
 	case err != nil:
 		fmt.Fprintf(e.stderr, "%s: %s\n", e.info.Name, database.Redact(err.Error()))
 		return ExitFailed
+	case e.report.Advice != nil: // a search: its answer, not every trial, decides (trials.go)
+		if line := adviceExit(e.report); line != "" {
+			fmt.Fprintf(e.stderr, "%s: %s\n", e.info.Name, line)
+			return ExitFailed
+		}
+		return ExitOK
 	case !allVerified(e.report):
 		for _, line := range notVerified(e.report) {
 			fmt.Fprintf(e.stderr, "%s: %s\n", e.info.Name, line)
@@ -260,25 +269,10 @@ func allVerified(r *results.Report) bool {
 func (e *engine) runAll() error {
 	c := e.cfg
 	ctx := e.hardCtx
-	opts := database.Options{URL: c.PostgresURL, Schema: c.Schema, KeepSchema: c.KeepsSchema(), ReuseSchema: c.ReuseSchema, SQL: e.info.SQL}
-	if c.PostgresURL == "" {
-		srv, err := e.startServer(ctx)
-		if err != nil {
-			return err
-		}
-		e.pg, opts.Server = srv, srv
-	}
-	target, err := database.Open(ctx, opts)
-	if err != nil {
-		if c.PostgresURL != "" {
-			// The server given is unreachable, refuses us, or holds our schema already:
-			// bad input, found before any work started.
-			return usageError{err}
-		}
+	if err := e.openDatabase(ctx); err != nil { // dbkind.go
 		return err
 	}
-	e.target, e.db = target, postgres{target: target, server: e.pg}
-	if err := e.checkStormRoom(ctx); err != nil { // pool.go
+	if err := e.db.checkRoom(ctx, e.sessionsNeeded(), c.StormSessions()); err != nil {
 		return usageError{err}
 	}
 	if err := e.routePostgres(); err != nil { // --db-rtt and friends (network.go)
@@ -291,7 +285,7 @@ func (e *engine) runAll() error {
 		return err
 	}
 	if p, ok := e.suite.(testkit.Preparer); ok { // a script's init file, and its statements checked
-		env := testkit.PrepareEnv{Admin: sqldb.PgxConn(e.target.Admin()), Schema: e.target.Schema(), Config: e.suiteConfig(), Joining: c.Joining(e.target)}
+		env := testkit.PrepareEnv{Admin: e.target.Admin(), Schema: e.target.Schema(), Config: e.suiteConfig(), Joining: c.Joining(e.target)}
 		if err := p.Prepare(ctx, env); err != nil {
 			return usageError{err}
 		}
@@ -303,58 +297,44 @@ func (e *engine) runAll() error {
 		return err
 	}
 	if c.Output != "" && !results.NotAFile(c.Output) { // -o /dev/null: no samples beside it
+		var err error
 		if e.samples, err = monitor.CreateSamples(results.SamplesPath(c.Output), e.report.Suite); err != nil {
 			return err
 		}
 		e.report.SamplesFile = results.SamplesPath(c.Output)
 	}
 
-	index := 0
-	for _, mode := range c.Modes {
-		for _, rung := range c.Rungs() { // slot counts × (ladder levels or rates)
-			for rep := 1; rep <= c.Repeat; rep++ {
-				if e.stopCtx.Err() != nil {
-					return nil
-				}
-				r := e.newRun(index, mode, rung)
-				if c.Repeat > 1 {
-					r.repetition = rep
-				}
-				goroutines, conns := monitor.Held()
-				run, err := e.runOne(r)
-				if rerr := e.queues.AfterRun(); rerr != nil && err == nil {
-					err = rerr
-				}
-				run.Leftover = monitor.Leftover(goroutines, conns, time.Second)
-				e.report.Runs = append(e.report.Runs, run)
-				if err != nil {
-					e.unreachable = errors.Is(err, errUnreachable)
-					return fmt.Errorf("%s run: %w", mode, err)
-				}
-				index++
-			}
-		}
-	}
-	return nil
+	return e.runTrials(e.trialSource()) // trials.go
 }
 
-// startServer starts the temporary server: local binaries, else embedded-postgres's download.
-func (e *engine) startServer(ctx context.Context) (*pgserver.Server, error) {
-	c := e.cfg
-	bins, err := pgserver.FindBinaries(c.PgBinDir)
-	if errors.Is(err, pgserver.ErrNoLocalBinaries) {
-		fmt.Fprintf(e.stderr, "%s: no local PostgreSQL; trying embedded-postgres's download of PostgreSQL %d\n", e.info.Name, c.PgDownload.Major)
-		var derr error
-		if bins, derr = pgserver.Download(c.PgDownload, ""); derr != nil {
-			return nil, fmt.Errorf("%w; and the download failed: %v", err, derr)
+// runTrials runs the trials src hands out, each on fresh state and verified, into the report,
+// until it has none left, a signal stops new work, or a run breaks.
+func (e *engine) runTrials(src trialSource) error {
+	for index := 0; ; index++ {
+		if e.stopCtx.Err() != nil {
+			src.stop()
+			return nil
 		}
-		err = nil
+		t, ok := src.next(time.Since(e.started))
+		if !ok {
+			return nil
+		}
+		start := time.Now()
+		r := e.newRun(index, t)
+		goroutines, conns := monitor.Held()
+		run, err := e.runOne(r)
+		if rerr := e.queues.AfterRun(); rerr != nil && err == nil {
+			err = rerr
+		}
+		run.Leftover = monitor.Leftover(goroutines, conns, time.Second)
+		e.report.Runs = append(e.report.Runs, run)
+		if err != nil {
+			src.stop()
+			e.unreachable = errors.Is(err, errUnreachable)
+			return fmt.Errorf("%s run: %w", t.mode, err)
+		}
+		src.observe(index, run, time.Since(start))
 	}
-	if err != nil {
-		return nil, err
-	}
-	return pgserver.Start(ctx, pgserver.Config{Binaries: bins, User: c.PgUser, TempDir: c.PgDir, Unsafe: c.UnsafeNoFsync,
-		MaxConnections: e.sessionsNeeded() + serverMargin})
 }
 
 // suiteConns is what the suite's own pools hold at most (testkit.ConnectionUser).
@@ -378,26 +358,32 @@ type run struct {
 	rtt         time.Duration // the round trip added to PostgreSQL (network.go)
 }
 
-// newRun sets up the index-th run of the invocation, in mode, at rung: its config takes the
-// rung's value on each axis stepped over, and the run reads its concurrency, rate, slots, round
-// trip and pool size from its config.
-func (e *engine) newRun(index int, mode testkit.Mode, rung results.Position) *run {
+// newRun sets up the index-th run of the invocation, trial t: its config takes the rung's value
+// on each axis stepped over (and the trial's length, when it has one), and the run reads its
+// concurrency, rate, slots, round trip, pool size and length from its config.
+func (e *engine) newRun(index int, t trial) *run {
 	c := e.cfg
+	mode, rung := t.mode, t.rung
 	var b backend.Backend = backend.Inline{}
 	if mode.Async() {
 		b = e.queues.New()
 	}
 	env := &runenv.Env{Index: index, Mode: mode.String(), Slots: c.SlotsAt(rung), Requests: c.Requests, Target: e.target,
-		Context: e.hardCtx, SessionSettings: faults.SessionSettings(c.Faults), Opener: b}
+		Context: e.hardCtx, SessionSettings: faults.SessionSettings(c.Faults, e.target.Dialect()), Opener: b}
 	if c.ForDuration(rung) {
-		env.Requests = 0 // a ladder rung, or a run at a rate, runs for --duration
+		env.Requests = 0 // a ladder rung, a run at a rate, or a search's trial runs for its length
 	}
 	env.Config = c.RunConfig(rung, env.Requests)
+	e.db.record(&env.Config)
+	if t.length > 0 {
+		env.Config.DurationMs = results.Milliseconds(t.length)
+	}
 	if c.BreakExpectations {
 		env.CheckSkew = 1
 	}
-	return &run{Env: env, suite: testkit.NewRun(env, mode, e.suiteConfig()), backend: b, level: int(rung[results.AxisConcurrency.Name].Num),
-		rate: env.Config.Rate, concurrency: env.Config.Concurrency, rtt: results.Duration(env.Config.DBRTTMs)}
+	return &run{Env: env, suite: testkit.NewRun(env, mode, e.suiteConfig()), backend: b, repetition: t.repetition,
+		level: int(rung[results.AxisConcurrency.Name].Num), rate: env.Config.Rate, concurrency: env.Config.Concurrency,
+		rtt: results.Duration(env.Config.DBRTTMs)}
 }
 
 // runOne runs one mode once on freshly reset state. The returned Run is filled as far as the
@@ -431,7 +417,7 @@ func (e *engine) runOne(r *run) (results.Run, error) {
 		return fail(err)
 	}
 	defer pool.Close()
-	r.Pool = sqldb.PgxPool(pool)
+	r.Pool = pool.SQL()
 	wl, err := e.suite.Workload(ctx, r.suite)
 	if err != nil {
 		return fail(fmt.Errorf("preparing the %s workload: %w", r.Mode, err))
@@ -516,7 +502,7 @@ func (e *engine) loadConfig(r *run, live *load.Live) load.Config {
 	lcfg := load.Config{
 		Concurrency:      r.concurrency,
 		Requests:         r.Requests,
-		Duration:         c.Duration,
+		Duration:         results.Duration(r.Config.DurationMs), // --duration, or a search's trial's length
 		Warmup:           c.Warmup,
 		Progress:         e.stderr,
 		ProgressLabel:    render.ModeLabel(r.Mode, r.Config),

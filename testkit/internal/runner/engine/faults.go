@@ -5,10 +5,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/units"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/monitor"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/soak"
@@ -84,12 +83,13 @@ func (f *faultInjection) soakFigures(events []results.FaultEvent, end time.Time)
 	return soak.Analyze(f.series.series(), f.in.Started(), end, struck)
 }
 
-func (t faultTarget) Connect(ctx context.Context, appName string) (*pgx.Conn, error) {
-	return t.e.target.ConnectDirect(ctx, appName)
+// Terminate ends the run's sessions named one of apps (the target's, of its kind).
+func (t faultTarget) Terminate(ctx context.Context, apps ...string) (int, error) {
+	return t.e.target.Terminate(ctx, apps...)
 }
 
 // ConnectService opens a connection as the load's pool does: through the Route.
-func (t faultTarget) ConnectService(ctx context.Context, appName string) (*pgx.Conn, error) {
+func (t faultTarget) ConnectService(ctx context.Context, appName string) (sqldb.Conn, error) {
 	return t.e.target.Connect(ctx, appName)
 }
 

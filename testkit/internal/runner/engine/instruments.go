@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/clientcost"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
 )
@@ -83,7 +82,7 @@ type runInstruments struct {
 //     stay out of its window (it reads at the load's window's start, not at its begin);
 //   - the abort watch on the queue's server is the innermost: armed just before the load, and
 //     disarmed first once the run, its verification included, is over.
-func (e *engine) instruments(r *run, prior []uint32, pool *pgxpool.Pool, wl *testkit.Workload, live *load.Live, meter *clientcost.Meter) *runInstruments {
+func (e *engine) instruments(r *run, prior []int64, pool database.Pool, wl *testkit.Workload, live *load.Live, meter *clientcost.Meter) *runInstruments {
 	mon := &lockMonitor{e: e, cfg: e.monitorConfig(r, pool, wl, live)}
 	probes := &probes{e: e, r: r}
 	faults := &faultInjection{e: e, r: r, wl: wl, series: mon}

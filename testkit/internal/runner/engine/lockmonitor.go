@@ -2,12 +2,15 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/monitor"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
 )
@@ -22,12 +25,12 @@ type lockMonitor struct {
 }
 
 // monitorConfig is the monitor of run r, whose load runs on pool and counts its requests in live.
-func (e *engine) monitorConfig(r *run, pool *pgxpool.Pool, wl *testkit.Workload, live *load.Live) monitor.Config {
+func (e *engine) monitorConfig(r *run, pool database.Pool, wl *testkit.Workload, live *load.Live) monitor.Config {
 	c := e.cfg
 	mcfg := monitor.Config{
 		Interval:   time.Duration(c.MonitorIntervalMs) * time.Millisecond,
 		HotTables:  e.info.HotTables,
-		Pool:       monitor.PgxPool(pool),
+		Pool:       poolUsage(pool),
 		PendingSQL: wl.PendingSQL,
 		TotalSQL:   e.info.TotalSQL,
 		Progress:   func() (int64, int64) { return live.Completed(), live.Failed() },
@@ -73,4 +76,20 @@ func (l *lockMonitor) poolerMaxima() (_ results.Pooler, ok bool) {
 		return results.Pooler{}, false
 	}
 	return l.mon.Pooler(), true
+}
+
+// poolUsage is the load's pool as the monitor and the metrics endpoint read its usage: pgx's
+// pool's statistics, or database/sql's.
+func poolUsage(pool database.Pool) monitor.Pool {
+	if p, ok := sqldb.AsPgx(pool.SQL()); ok {
+		if pp, ok := p.(*pgxpool.Pool); ok {
+			return monitor.PgxPool(pp)
+		}
+	}
+	if s, ok := sqldb.AsSQL(pool.SQL()); ok {
+		if db, ok := s.(*sql.DB); ok {
+			return monitor.SQLPool(db)
+		}
+	}
+	return nil
 }

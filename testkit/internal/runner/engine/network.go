@@ -54,7 +54,7 @@ type probes struct {
 
 func (p *probes) begin(context.Context) error {
 	_, ping := p.r.backend.Server()
-	p.probe = p.e.net.StartProbe(p.e.hardCtx, ping)
+	p.probe = p.e.net.StartProbe(p.e.hardCtx, p.e.db.probe(), ping)
 	return nil
 }
 

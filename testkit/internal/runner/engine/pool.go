@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -21,7 +19,8 @@ func (e *engine) loadPool(r *run, opened *connects, tracer *stmttime.Tracer) dat
 	c := e.cfg
 	return database.PoolOptions{MaxConns: int32(r.Config.MaxConnections), MinConns: int32(c.MinConnections),
 		MaxConnLifetime: c.ConnMaxLifetime, MaxConnIdle: c.ConnMaxIdle, Connected: opened.add,
-		AppName: "hotspotkit-load", Settings: faults.SessionSettings(c.Faults), Tracer: tracer}
+		AppName: "hotspotkit-load", Settings: faults.SessionSettings(c.Faults, e.target.Dialect()), Tracer: tracer,
+		FirstUse: load.NoteColdSession}
 }
 
 // connects is when a run's load pool opened each of its connections.
@@ -91,27 +90,4 @@ func (e *engine) serverPool() int {
 		n = min(n, poolerConns(e.cfg))
 	}
 	return n
-}
-
-// checkStormRoom refuses, before any run, a conn-storm a --postgres-url server has no room
-// for: its max_connections, less the sessions reserved for superusers and those open now,
-// must hold the invocation's (sessionsNeeded). The temporary server is sized for it instead
-// (startServer).
-func (e *engine) checkStormRoom(ctx context.Context) error {
-	storm := e.cfg.StormSessions()
-	if storm == 0 || e.target.Managed() {
-		return nil
-	}
-	var maxConns, reserved, open int
-	err := e.target.Admin().QueryRow(ctx, `SELECT current_setting('max_connections')::int,
-		current_setting('superuser_reserved_connections')::int,
-		(SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')`).Scan(&maxConns, &reserved, &open)
-	if err != nil {
-		return fmt.Errorf("reading the server's max_connections for --fault conn-storm: %w", err)
-	}
-	if room := maxConns - reserved - open; e.sessionsNeeded() > room {
-		return fmt.Errorf("--fault conn-storm of %d sessions: the server has room for %d more (max_connections %d, %d reserved, %d open), and the run needs up to %d with the storm's: fewer sessions, or a server with a higher max_connections",
-			storm, room, maxConns, reserved, open, e.sessionsNeeded())
-	}
-	return nil
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/plan"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/pooler"
@@ -24,8 +26,12 @@ func (e *engine) startPooler(ctx context.Context) error {
 	if !c.Pooled() {
 		return nil
 	}
-	p, err := pooler.Start(ctx, e.target, pooler.Config{URL: c.PoolerURL, Mode: c.PoolerMode, PoolSize: c.PoolerPoolSize,
-		ServiceConns: max(c.MaxPool(), c.Concurrency), Settings: faults.SessionSettings(c.Faults), TempDir: c.PgDir,
+	pg, ok := database.AsPostgres(e.target)
+	if !ok { // the plan refuses a pooler on another kind
+		return usageError{errors.New("--pooler and --pooler-url put PgBouncer in front of PostgreSQL only")}
+	}
+	p, err := pooler.Start(ctx, pg, pooler.Config{URL: c.PoolerURL, Mode: c.PoolerMode, PoolSize: c.PoolerPoolSize,
+		ServiceConns: max(c.MaxPool(), c.Concurrency), Settings: faults.SessionSettings(c.Faults, sqldb.Postgres), TempDir: c.PgDir,
 		Upstream: e.net.PoolerUpstream, ProxyHop: c.ProxiesPooler(), RTT: c.PoolerRTT})
 	var bad pooler.BadInput
 	if errors.As(err, &bad) {
@@ -76,4 +82,18 @@ func (p *poolerFigures) end(ctx context.Context, _ ranLoad, out *results.Run) {
 	if maxima, ok := p.maxima.poolerMaxima(); ok {
 		out.Pooler = p.window.Report(ctx, maxima, pooler.Hops{Pooler: p.e.cfg.PoolerRTT, DB: p.r.rtt})
 	}
+}
+
+// releasePooler has the pooler close its server connections to the run's database
+// (pooler.Release), and returns their backends' PIDs; none without a pooler.
+func (e *engine) releasePooler(ctx context.Context) []int64 {
+	pg, ok := database.AsPostgres(e.target)
+	if !ok || e.pooler == nil {
+		return nil
+	}
+	var out []int64
+	for _, pid := range e.pooler.Release(ctx, pg.Admin()) {
+		out = append(out, int64(pid))
+	}
+	return out
 }

@@ -18,26 +18,23 @@ func (e *engine) captureEnvironment(ctx context.Context) error {
 		return fmt.Errorf("reading server settings: %w", err)
 	}
 	env := hostenv.Host()
-	env.PostgresVersion = info.Version
-	env.PostgresSettings = info.Settings
-	env.ManagedPostgres = e.target.Managed()
+	env.DatabaseKind, env.DatabaseVersion, env.DatabaseSettings = info.Kind, info.Version, info.Settings
+	env.ManagedDatabase = e.target.Managed()
 	env.Schema = e.target.Schema()
-	env.Durability = "on"
-	if info.Settings["fsync"] == "off" || info.Settings["synchronous_commit"] == "off" {
-		env.Durability = "unsafe"
-	}
-	if e.target.Managed() {
-		env.PostgresStartMs = units.Ms(e.pg.StartDuration())
-		env.PostgresDataFS = hostenv.FSType(e.pg.Dir())
+	env.Durability = durability(info.Settings)
+	if started, dir, ok := e.db.temporary(); ok {
+		env.DatabaseStartMs = units.Ms(started)
+		env.DatabaseDataFS = hostenv.FSType(dir)
 	} else {
-		env.PostgresURL = e.target.RedactedURL()
+		env.DatabaseURL = e.target.RedactedURL()
 	}
 	env.Command = strings.Join(append([]string{e.info.Name}, redactArgs(os.Args[1:])...), " ")
 	e.report.Environment = env
 	return nil
 }
 
-// redactArgs hides the password of a --postgres-url/--redis-url given on the command line.
+// redactArgs hides the password of a --postgres-url, --mysql-url or --redis-url given on the
+// command line.
 func redactArgs(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
@@ -55,4 +52,17 @@ func redactArg(a string) string {
 		return database.RedactURL(a)
 	}
 	return a
+}
+
+// durability is "on", or "unsafe" when the server's settings trade it for speed:
+// PostgreSQL's fsync or synchronous_commit off, InnoDB's redo log not flushed at every commit
+// (innodb_flush_log_at_trx_commit 0 or 2) or its doublewrite buffer off.
+func durability(s map[string]string) string {
+	switch {
+	case s["fsync"] == "off", s["synchronous_commit"] == "off":
+		return "unsafe"
+	case s["innodb_flush_log_at_trx_commit"] == "0", s["innodb_flush_log_at_trx_commit"] == "2", s["innodb_doublewrite"] == "OFF":
+		return "unsafe"
+	}
+	return "on"
 }

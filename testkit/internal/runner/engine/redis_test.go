@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/mariadbtest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/results"
@@ -18,7 +19,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
-func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(mariadbtest.Stop(testdb.Main(m))) }
 
 // codeless is a suite whose async records of type T have no codec of their own.
 type codeless[T any] struct{ rec func(i int64) T }

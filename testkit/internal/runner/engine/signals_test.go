@@ -84,7 +84,7 @@ func TestUnreachableReasonSaysWhatEndedTheWait(t *testing.T) {
 	r := &run{backend: backend.Inline{}}
 	newEngine := func() (*engine, context.CancelFunc) {
 		hardCtx, hard := context.WithCancel(context.Background())
-		e := &engine{info: testkit.Info{Name: "suite"}, cfg: &plan.Plan{}, stderr: io.Discard, hardCtx: hardCtx, target: target}
+		e := &engine{info: testkit.Info{Name: "suite"}, cfg: &plan.Plan{}, stderr: io.Discard, hardCtx: hardCtx, target: target.Target(), db: postgres{target: target}}
 		e.cfg.ShutdownTimeout = 100 * time.Millisecond
 		return e, hard
 	}

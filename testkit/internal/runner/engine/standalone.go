@@ -24,7 +24,7 @@ type Standalone struct {
 }
 
 // Run is s's run on target.
-func (s Standalone) Run(ctx context.Context, target *database.Target) *testkit.Run {
+func (s Standalone) Run(ctx context.Context, target database.Target) *testkit.Run {
 	env := &runenv.Env{Mode: s.Mode.String(), Slots: s.Slots, Requests: s.Requests, Target: target, Pool: s.Pool, Context: ctx, Opener: backend.Inline{}}
 	return testkit.NewRun(env, s.Mode, s.Config)
 }

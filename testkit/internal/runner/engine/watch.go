@@ -9,9 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/clientcost"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/load"
@@ -65,7 +64,7 @@ type metricsWatch struct {
 	r    *run
 	live *load.Live
 	last interface{ last() results.Sample }
-	pool *pgxpool.Pool
+	pool database.Pool
 	run  *metrics.Run // nil when the endpoint is off
 }
 
@@ -80,19 +79,23 @@ func (m *metricsWatch) over() { m.run.Finish() }
 
 // watch puts run r on the metrics endpoint (nil when it is off): the endpoint reads the
 // run's live state when scraped, and its final values once the returned run is finished.
-func (e *engine) watch(r *run, live *load.Live, last func() results.Sample, pool *pgxpool.Pool) *metrics.Run {
+func (e *engine) watch(r *run, live *load.Live, last func() results.Sample, pool database.Pool) *metrics.Run {
 	if e.metrics == nil {
 		return nil
 	}
 	u0, s0 := clientcost.ProcessCPU()
+	usage := poolUsage(pool)
 	src := metrics.Source{
 		Labels:    metrics.Labels{Suite: e.info.Name, Mode: r.Mode, Role: e.cfg.Settings.Role, Run: r.Index, Level: r.level},
 		Live:      live,
 		Monitor:   last,
 		HotTables: e.info.HotTables,
 		Pool: func() metrics.Pool {
-			st := pool.Stat()
-			return metrics.Pool{Acquired: st.AcquiredConns(), Idle: st.IdleConns(), Max: st.MaxConns()}
+			if usage == nil {
+				return metrics.Pool{}
+			}
+			st := usage.Stats()
+			return metrics.Pool{Acquired: st.Acquired, Idle: st.Idle, Max: st.Max}
 		},
 		ClientCPU: func() time.Duration { u, s := clientcost.ProcessCPU(); return u + s - u0 - s0 },
 	}

@@ -19,15 +19,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/units"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 // Fault kinds for --fault.
 const (
-	TerminateBackends = "terminate-backends" // KIND@T: pg_terminate_backend on the load's and flushers' sessions
+	TerminateBackends = "terminate-backends" // KIND@T: the load's and flushers' sessions ended (pg_terminate_backend, KILL CONNECTION)
 	RestartPostgres   = "restart-postgres"   // KIND@T: stop and start the managed server (same data, same port)
 	PauseFlush        = "pause-flush"        // KIND@T+D: flushers stop for D (the queue fills up)
 	KillConsumer      = "kill-consumer"      // KIND@T: a queue backend's consumer dies (Redis backend)
@@ -232,14 +231,23 @@ func parseStorm(s string) (Fault, error) {
 // MaxNetDelay caps a net-delay's extra round trip (the proxy's own cap, netdelay.MaxRTT).
 const MaxNetDelay = time.Second
 
-// SessionSettings are the server settings the faults put on the load's sessions.
-func SessionSettings(faults []Fault) map[string]string {
+// SessionSettings are the server settings the faults put on the load's sessions, as dialect d
+// names and writes them: PostgreSQL's statement_timeout and lock_timeout in milliseconds;
+// MariaDB's max_statement_time in seconds (MySQL 8 has no such setting: its
+// max_execution_time bounds a SELECT only, and the engine refuses statement-timeout there) and
+// InnoDB's innodb_lock_wait_timeout in whole seconds (the plan refuses a lock-timeout that is
+// not a whole number of them on MySQL).
+func SessionSettings(faults []Fault, d sqldb.Dialect) map[string]string {
 	out := map[string]string{}
 	for _, f := range faults {
-		switch f.Kind {
-		case StatementTimeout:
+		switch {
+		case f.Kind == StatementTimeout && d == sqldb.MySQL:
+			out["max_statement_time"] = strconv.FormatFloat(float64(f.Setting)/1000, 'f', -1, 64)
+		case f.Kind == LockTimeout && d == sqldb.MySQL:
+			out["innodb_lock_wait_timeout"] = strconv.Itoa((f.Setting + 999) / 1000)
+		case f.Kind == StatementTimeout:
 			out["statement_timeout"] = strconv.Itoa(f.Setting)
-		case LockTimeout:
+		case f.Kind == LockTimeout:
 			out["lock_timeout"] = strconv.Itoa(f.Setting)
 		}
 	}
@@ -251,11 +259,12 @@ type Hook func(ctx context.Context) (detail string, err error)
 
 // Target is what the faults of one run act on; the engine provides it.
 type Target interface {
-	// Connect opens a connection of the injector's own to the run's database.
-	Connect(ctx context.Context, appName string) (*pgx.Conn, error)
+	// Terminate ends, from a connection of its own, the run's live sessions named one of
+	// apps (pg_terminate_backend on PostgreSQL, KILL CONNECTION on MySQL), and says how many.
+	Terminate(ctx context.Context, apps ...string) (int, error)
 	// ConnectService opens a connection to the run's database as the service's connections
 	// reach it (the load's pool's path: through the Route, a pooler), for a conn-storm.
-	ConnectService(ctx context.Context, appName string) (*pgx.Conn, error)
+	ConnectService(ctx context.Context, appName string) (sqldb.Conn, error)
 	// RestartPostgres stops the temporary server cleanly and starts it again in place.
 	RestartPostgres(ctx context.Context) error
 	// CrashPostgres stops the temporary server without a checkpoint and starts it again in
@@ -439,20 +448,13 @@ func (in *Injector) strikeRedis(ctx context.Context, f Fault) (detail string, to
 // testkit.Run.NewPool), which terminate-backends ends with the load's and the flushers'.
 const WorkersApp = "hotspotkit-workers"
 
-// terminateBackends ends every session of the load, the flushers and a suite's workers (not the
-// monitor's, not the engine's own), from a connection of its own.
+// ServiceApps are the names of the sessions terminate-backends ends: the load's, the
+// flushers' and a suite's workers' (not the monitor's, not the engine's own).
+var ServiceApps = []string{"hotspotkit-load", "hotspotkit-flush", WorkersApp}
+
+// terminateBackends ends every session of the load, the flushers and a suite's workers.
 func (in *Injector) terminateBackends(ctx context.Context) (string, error) {
-	conn, err := in.t.Connect(ctx, "hotspotkit-faults")
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	var n int
-	err = conn.QueryRow(ctx, `
-		SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))
-		FROM pg_stat_activity
-		WHERE datname = current_database() AND pid <> pg_backend_pid()
-		  AND application_name IN ('hotspotkit-load', 'hotspotkit-flush', '`+WorkersApp+`')`).Scan(&n)
+	n, err := in.t.Terminate(ctx, ServiceApps...)
 	return fmt.Sprintf("%d sessions terminated", n), err
 }
 

@@ -2,10 +2,13 @@ package faults
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 func TestParse(t *testing.T) {
@@ -126,5 +129,24 @@ func TestStopEndsTheNetworkFaultsInForce(t *testing.T) {
 	events := in.Stop()
 	if len(events) != 3 || p.holes != 1 || p.delays != 1 || p.resets != 1 || p.heals != 2 {
 		t.Errorf("after Stop: %+v, events %+v; want each fault struck once and the two windows healed", p, events)
+	}
+}
+
+// The *-timeout faults' session settings in each dialect: PostgreSQL's in milliseconds;
+// MariaDB's max_statement_time in seconds and InnoDB's lock wait timeout in whole seconds.
+func TestSessionSettingsPerDialect(t *testing.T) {
+	var fs []Fault
+	for _, s := range []string{"statement-timeout=250", "lock-timeout=2000"} {
+		f, err := Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs = append(fs, f)
+	}
+	if got := SessionSettings(fs, sqldb.Postgres); !maps.Equal(got, map[string]string{"statement_timeout": "250", "lock_timeout": "2000"}) {
+		t.Errorf("PostgreSQL: %v", got)
+	}
+	if got := SessionSettings(fs, sqldb.MySQL); !maps.Equal(got, map[string]string{"max_statement_time": "0.25", "innodb_lock_wait_timeout": "2"}) {
+		t.Errorf("MySQL: %v", got)
 	}
 }

@@ -8,10 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/units"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 // StormApp is the application_name of a conn-storm's sessions.
@@ -23,7 +22,7 @@ const StormApp = "hotspotkit-storm"
 // how many opened, how long the opens took, the first error; err when none opened.
 func (in *Injector) connStorm(ctx context.Context, n int) (*results.ConnStorm, error) {
 	t0 := time.Now()
-	conns := make([]*pgx.Conn, n)
+	conns := make([]sqldb.Conn, n)
 	opens := make([]time.Duration, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup

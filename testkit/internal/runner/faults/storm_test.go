@@ -5,9 +5,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 )
 
@@ -17,11 +16,11 @@ func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 // PostgreSQL.
 type stormTarget struct {
 	Target // what a conn-storm does not call: nil
-	db     *database.Target
+	db     *database.Postgres
 }
 
-func (t stormTarget) ConnectService(ctx context.Context, app string) (*pgx.Conn, error) {
-	return t.db.Connect(ctx, app)
+func (t stormTarget) ConnectService(ctx context.Context, app string) (sqldb.Conn, error) {
+	return t.db.Target().Connect(ctx, app)
 }
 
 // A conn-storm opens its sessions on the real server, each runs its statement, and all are

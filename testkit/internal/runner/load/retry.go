@@ -13,10 +13,14 @@ import (
 
 // DefaultRetryClasses are the error classes a request is tried again for, as a gateway in
 // front of PostgreSQL retries: the connection lost or refused, the server shutting down or
-// starting up, a serialization failure, a deadlock, a lock timeout. 57014 (statement
+// starting up, a serialization failure, a deadlock, a lock timeout; and MySQL's ends of a
+// session as PostgreSQL's 57P01 is (the server shutting down, 1053; MariaDB's KILL
+// CONNECTION, 1927) — InnoDB's deadlock (1213) and lock wait timeout (1205) are retried only
+// when named, as a MySQL client decides for its own transactions. 57014 (statement
 // cancelled) is left out: it is also what a cancelled request gets, so it is retried only when
 // a statement timeout is set on purpose (the caller adds it).
-var DefaultRetryClasses = []string{ClassConnClosed, ClassConnError, "57P01", "57P03", "40001", "40P01", "55P03"}
+var DefaultRetryClasses = []string{ClassConnClosed, ClassConnError, "57P01", "57P03", "40001", "40P01", "55P03",
+	sqldb.ClassMySQLServerShutdown, sqldb.ClassMariaDBConnectionKilled}
 
 // retryableNames are the classes other than SQLSTATEs that a retry set may name.
 var retryableNames = []string{ClassConnClosed, ClassConnError, ClassDeadlineExceeded, ClassRequestTimeout}

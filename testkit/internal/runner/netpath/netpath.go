@@ -9,12 +9,7 @@ package netpath
 import (
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
-	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/results"
@@ -38,33 +33,30 @@ type Config struct {
 }
 
 // ErrNeedsTCP refuses a proxy on a server reached over a Unix socket: bad input.
-var ErrNeedsTCP = errors.New("--db-rtt, --rtt-levels and the network faults on pg need PostgreSQL over TCP, not the Unix socket of --postgres-url")
+var ErrNeedsTCP = database.ErrNeedsTCP
 
 // Paths are the invocation's paths: a proxy per server the flags put one on, and every probe
 // sample of every run (the environment's figures).
 type Paths struct {
 	cfg                       Config
-	target                    *database.Target
+	target                    database.Target
 	pg, redis                 *netdelay.Proxy
 	pgAll, pgDirect, redisAll *hist.Histogram
 	pgErrs, redisErrs         int64
 }
 
 // Open puts the service's connections to target through a proxy when c asks for one (the
-// temporary server, or a --postgres-url over TCP: ErrNeedsTCP otherwise).
-func Open(target *database.Target, c Config) (*Paths, error) {
+// temporary server, or one given by URL over TCP: ErrNeedsTCP otherwise).
+func Open(target database.Target, c Config) (*Paths, error) {
 	n := &Paths{cfg: c, target: target, pgAll: hist.New(), pgDirect: hist.New(), redisAll: hist.New()}
 	if !c.ProxyDB {
 		return n, nil
 	}
-	cfg, err := pgx.ParseConfig(target.DSN())
+	upstream, err := target.Addr()
 	if err != nil {
 		return nil, err
 	}
-	if strings.HasPrefix(cfg.Host, "/") {
-		return nil, ErrNeedsTCP
-	}
-	p, err := netdelay.New(netdelay.Config{Upstream: net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))), RTT: c.DBRTT, Jitter: c.DBJitter})
+	p, err := netdelay.New(netdelay.Config{Upstream: upstream, RTT: c.DBRTT, Jitter: c.DBJitter})
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 func TestProbesOverAProxiedPath(t *testing.T) {
 	ctx := context.Background()
 	target := testdb.New(t)
-	paths, err := netpath.Open(target, netpath.Config{DBRTT: 4 * time.Millisecond, ProxyDB: true, RTTLadder: true})
+	paths, err := netpath.Open(target.Target(), netpath.Config{DBRTT: 4 * time.Millisecond, ProxyDB: true, RTTLadder: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestProbesOverAProxiedPath(t *testing.T) {
 		if err := paths.SetRTT(rtt); err != nil {
 			t.Fatal(err)
 		}
-		probe := paths.StartProbe(ctx, nil)
+		probe := paths.StartProbe(ctx, netpath.PostgresProbe(target), nil)
 		time.Sleep(200 * time.Millisecond)
 		n := probe.Stop(rtt)
 		pg := n.Postgres
@@ -65,7 +65,7 @@ func TestProbesOverAProxiedPath(t *testing.T) {
 func TestDirectPaths(t *testing.T) {
 	ctx := context.Background()
 	target := testdb.New(t)
-	paths, err := netpath.Open(target, netpath.Config{})
+	paths, err := netpath.Open(target.Target(), netpath.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestDirectPaths(t *testing.T) {
 	if paths.RedisRoute() != nil {
 		t.Error("a route to Redis without --redis-rtt")
 	}
-	probe := paths.StartProbe(ctx, func(context.Context) error { return nil })
+	probe := paths.StartProbe(ctx, netpath.PostgresProbe(target), func(context.Context) error { return nil })
 	n := probe.Stop(0)
 	if n.Postgres.Proxied || n.Postgres.Probes == 0 || n.Postgres.DirectRTTMs != nil || n.Redis == nil || n.Redis.Probes == 0 {
 		t.Errorf("postgres %+v, redis %+v", *n.Postgres, n.Redis)

@@ -2,6 +2,7 @@ package netpath
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/hist"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/dbstats"
 )
@@ -25,6 +27,7 @@ const firstProbeTimeout = 10 * time.Second
 // Probe measures round trips over the service's paths while a run goes on.
 type Probe struct {
 	n      *Paths
+	open   Connect
 	hard   context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -36,27 +39,40 @@ type Probe struct {
 type probeSeries struct {
 	h      *hist.Histogram
 	errors int64
-	// transactions counts what the probe ran on PostgreSQL (the run's database figures leave
-	// them out).
+	// transactions counts what the probe ran on the database (the run's database figures
+	// leave them out).
 	transactions int64
 }
 
-// StartProbe starts a run's probes until Stop, or hard (the invocation's end): SELECT 1 on a
-// connection of the service's path (and, when it is proxied, of the direct one), and
-// redisPing (the queue's Redis client; nil without one). The PostgreSQL probes' connections are
-// opened before it returns, so before the load starts: a backend's start costs the server tens
-// of ms of CPU, which a short run would otherwise pay inside its window — and a proxied run,
-// probing two paths, twice.
-func (n *Paths) StartProbe(hard context.Context, redisPing func(context.Context) error) *Probe {
+// Pinger is a probe's connection to the database: each Ping one round trip (PostgreSQL's
+// SELECT 1 in the simple protocol, MySQL's COM_PING).
+type Pinger interface {
+	Ping(ctx context.Context) error
+	Close(ctx context.Context)
+}
+
+// Connect opens a probe's connection to the database: over the service's path, or the direct
+// one when direct; proxy is the database's proxy's dial when there is one (a pooled path's
+// probe measures the pooler's hop to the server through it). Its first statements, if any,
+// are counted in setUp.
+type Connect func(ctx context.Context, direct bool, proxy database.DialFunc) (p Pinger, setUp int64, err error)
+
+// StartProbe starts a run's probes until Stop, or hard (the invocation's end): a ping of the
+// database on a connection of the service's path (and, when it is proxied, of the direct
+// one), opened by connect, and redisPing (the queue's Redis client; nil without one). The
+// database probes' connections are opened before it returns, so before the load starts: a
+// session's start costs the server tens of ms of CPU, which a short run would otherwise pay
+// inside its window — and a proxied run, probing two paths, twice.
+func (n *Paths) StartProbe(hard context.Context, connect Connect, redisPing func(context.Context) error) *Probe {
 	ctx, cancel := context.WithCancel(hard)
-	p := &Probe{n: n, hard: hard, cancel: cancel, pg: probeSeries{h: hist.New()}}
-	connect, cancelConnect := context.WithTimeout(hard, firstProbeTimeout)
-	defer cancelConnect()
-	conn := p.connect(connect, &p.pg, false)
+	p := &Probe{n: n, hard: hard, cancel: cancel, open: connect, pg: probeSeries{h: hist.New()}}
+	first, cancelFirst := context.WithTimeout(hard, firstProbeTimeout)
+	defer cancelFirst()
+	conn := p.connect(first, &p.pg, false)
 	p.wg.Go(func() { p.probePostgres(ctx, &p.pg, false, conn) })
 	if n.pg != nil {
 		p.direct = &probeSeries{h: hist.New()}
-		direct := p.connect(connect, p.direct, true)
+		direct := p.connect(first, p.direct, true)
 		p.wg.Go(func() { p.probePostgres(ctx, p.direct, true, direct) })
 	}
 	if redisPing != nil {
@@ -81,40 +97,27 @@ func (n *Paths) StartProbe(hard context.Context, redisPing func(context.Context)
 	return p
 }
 
-// connect opens a PostgreSQL probe's connection, of the service's path or the direct one; nil
+// connect opens a database probe's connection, of the service's path or the direct one; nil
 // when it failed (counted), and the probe connects again on its next round.
-func (p *Probe) connect(ctx context.Context, s *probeSeries, direct bool) *pgx.Conn {
-	target := p.n.target
-	var conn *pgx.Conn
-	var err error
-	switch {
-	case direct:
-		conn, err = target.ConnectDirect(ctx, "hotspotkit-probe")
-	case target.Pooled():
-		// Through a pooler, the probe measures the pooler's hop to PostgreSQL (--db-rtt's),
-		// not the pooler's queue, and keeps its SET (Untrack) off the pooler's connections.
-		var dial database.DialFunc
-		if p.n.pg != nil {
-			dial = p.n.pg.DialContext
-		}
-		conn, err = target.ConnectVia(ctx, "hotspotkit-probe", dial)
-	default:
-		conn, err = target.Connect(ctx, "hotspotkit-probe")
+func (p *Probe) connect(ctx context.Context, s *probeSeries, direct bool) Pinger {
+	var proxy database.DialFunc
+	if p.n.pg != nil {
+		proxy = p.n.pg.DialContext
 	}
+	conn, setUp, err := p.open(ctx, direct, proxy)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.errors++
 		}
 		return nil
 	}
-	dbstats.Untrack(ctx, conn)
-	s.transactions++
+	s.transactions += setUp
 	return conn
 }
 
-// probePostgres times SELECT 1 every probeInterval (the second of two: see probeInterval)
-// on conn until ctx ends, connecting again after a failure (a reset path).
-func (p *Probe) probePostgres(ctx context.Context, s *probeSeries, direct bool, conn *pgx.Conn) {
+// probePostgres times a ping every probeInterval (the second of two: see probeInterval) on
+// conn until ctx ends, connecting again after a failure (a reset path).
+func (p *Probe) probePostgres(ctx context.Context, s *probeSeries, direct bool, conn Pinger) {
 	defer func() {
 		if conn != nil {
 			conn.Close(context.WithoutCancel(ctx))
@@ -126,11 +129,11 @@ func (p *Probe) probePostgres(ctx context.Context, s *probeSeries, direct bool, 
 				return
 			}
 		}
-		_, err := conn.Exec(ctx, "SELECT 1", pgx.QueryExecModeSimpleProtocol) // wakes the path (probeInterval)
+		err := conn.Ping(ctx) // wakes the path (probeInterval)
 		s.transactions++
 		t0 := time.Now()
 		if err == nil {
-			_, err = conn.Exec(ctx, "SELECT 1", pgx.QueryExecModeSimpleProtocol)
+			err = conn.Ping(ctx)
 			s.transactions++
 		}
 		if err != nil {
@@ -188,7 +191,7 @@ func (p *Probe) Stop(rtt time.Duration) *results.Network {
 	return out
 }
 
-// Transactions is what the probes ran on PostgreSQL, which the run's database figures leave
+// Transactions is what the probes ran on the database, which the run's database figures leave
 // out; final once Stop has returned.
 func (p *Probe) Transactions() int64 {
 	n := p.pg.transactions
@@ -197,3 +200,73 @@ func (p *Probe) Transactions() int64 {
 	}
 	return n
 }
+
+// PostgresProbe is PostgreSQL's Connect: SELECT 1 in the simple protocol on a connection of
+// its own, whose statements pg_stat_statements leaves out (dbstats.Untrack, one set-up
+// statement). Through a pooler, the probe of the service's path measures the pooler's hop to
+// PostgreSQL (--db-rtt's), not the pooler's queue, and keeps its SET off the pooler's
+// connections.
+func PostgresProbe(target *database.Postgres) Connect {
+	return func(ctx context.Context, direct bool, proxy database.DialFunc) (Pinger, int64, error) {
+		var conn *pgx.Conn
+		var err error
+		switch {
+		case direct:
+			conn, err = target.ConnectDirect(ctx, ProbeApp)
+		case target.Pooled():
+			conn, err = target.ConnectVia(ctx, ProbeApp, proxy)
+		default:
+			conn, err = target.Connect(ctx, ProbeApp)
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		dbstats.Untrack(ctx, conn)
+		return pgPinger{conn}, 1, nil
+	}
+}
+
+// ProbeApp names the probes' sessions.
+const ProbeApp = "hotspotkit-probe"
+
+type pgPinger struct{ c *pgx.Conn }
+
+func (p pgPinger) Ping(ctx context.Context) error {
+	_, err := p.c.Exec(ctx, "SELECT 1", pgx.QueryExecModeSimpleProtocol)
+	return err
+}
+
+func (p pgPinger) Close(ctx context.Context) { _ = p.c.Close(ctx) }
+
+// MySQLProbe is MySQL's Connect: the protocol's own ping (COM_PING, no statement, nothing a
+// figure of the server's counts), on a connection of its own.
+func MySQLProbe(target *database.MySQL) Connect {
+	return func(ctx context.Context, direct bool, _ database.DialFunc) (Pinger, int64, error) {
+		var conn sqldb.Conn
+		var err error
+		if direct {
+			conn, err = target.ConnectDirect(ctx, ProbeApp)
+		} else {
+			conn, err = target.Connect(ctx, ProbeApp)
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		s, _ := sqldb.AsSQL(conn)
+		pinger, ok := s.(interface{ PingContext(context.Context) error })
+		if !ok {
+			_ = conn.Close(ctx)
+			return nil, 0, errors.New("a MySQL probe's connection that cannot ping")
+		}
+		return mysqlPinger{conn, pinger}, 0, nil
+	}
+}
+
+type mysqlPinger struct {
+	c sqldb.Conn
+	p interface{ PingContext(context.Context) error }
+}
+
+func (p mysqlPinger) Ping(ctx context.Context) error { return p.p.PingContext(ctx) }
+
+func (p mysqlPinger) Close(ctx context.Context) { _ = p.c.Close(ctx) }

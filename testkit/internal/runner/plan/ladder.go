@@ -1,9 +1,11 @@
 package plan
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit"
 )
 
 // The ladders: a flag per axis (results.Axes: --levels, --slots-levels, --rtt-levels,
@@ -36,8 +38,9 @@ func (c *parser) registerLadders(s results.Setting) {
 // flag of the setting it steps; what it needs (a suite with slots, modes with a queue); a
 // --duration when its rungs run for one; every process of a split run the same rungs; and one
 // ladder per invocation. That last is a choice of this rule alone: Rungs, the runs' configs,
-// the summaries and BuildLadders all work over several axes at once, as a search over mode ×
-// slots × pool size × batch will.
+// the summaries and BuildLadders all work over several axes at once, and --advise searches
+// over several (advise.go): with it, several are given at once, and an axis of the queue's
+// needs only some mode of --modes with a queue (the others run without it).
 func (c *parser) validateLadders(bad func(string, ...any)) {
 	c.Ladder = nil
 	var given []string
@@ -71,8 +74,8 @@ func (c *parser) validateLadders(bad func(string, ...any)) {
 			bad("--role %s cannot be combined with %s (every process of a split run must run the same rungs)", role, a.FlagName())
 		}
 	}
-	if len(given) > 1 {
-		bad("%s exclude each other (one ladder per invocation)", strings.Join(given, " and "))
+	if len(given) > 1 && !c.Advice.On {
+		bad("%s exclude each other (one ladder per invocation); --advise searches over several at once", strings.Join(given, " and "))
 	}
 }
 
@@ -84,6 +87,9 @@ func (c *parser) lacks(a *results.Axis) string {
 			return c.info.Name + " has no counter rows to split into slots"
 		}
 	case results.NeedsQueue:
+		if c.Advice.On && slices.ContainsFunc(c.Modes, testkit.Mode.Async) {
+			return "" // a search gives the queue's axis to the modes with a queue
+		}
 		var without []string
 		for _, m := range c.Modes {
 			if !m.Async() {
@@ -121,31 +127,20 @@ func (c *Plan) Steps(a *results.Axis) bool { return len(c.Ladder[a.Name]) > 0 }
 func (c *Plan) Rungs() []results.Position {
 	out := []results.Position{{}}
 	for _, a := range results.Axes {
-		values := c.Ladder[a.Name]
-		if len(values) == 0 {
-			continue
-		}
-		var next []results.Position
-		for _, p := range out {
-			for _, v := range values {
-				q := results.Position{a.Name: v}
-				for k, pv := range p {
-					q[k] = pv
-				}
-				next = append(next, q)
-			}
-		}
-		out = next
+		out = results.Cross(out, a, c.Ladder[a.Name])
 	}
 	return out
 }
 
 // ForDuration says whether a run at rung is bounded by --duration alone: a rung of an axis
-// whose rungs run for it (a concurrency, a rate), or a run at a rate with --duration, unless
-// --requests was given.
+// whose rungs run for it (a concurrency, a rate), a run at a rate with --duration, or a trial
+// of --advise (for its own length), unless --requests was given.
 func (c *Plan) ForDuration(rung results.Position) bool {
 	if c.RequestsGiven {
 		return false
+	}
+	if c.Advice.On { // every trial of a search runs for its length
+		return true
 	}
 	for name := range rung {
 		if a := results.AxisNamed(name); a != nil && a.ForDuration {

@@ -29,8 +29,8 @@ func (c *parser) validateOpenLoop(bad func(string, ...any)) {
 			bad("--%s needs --rate or --rates (it shapes an open-loop run)", f)
 		}
 	}
-	if changed("slo-p99-ms") && !c.Settings.JudgedByObjective() {
-		bad("--slo-p99-ms needs %s (it judges their ladders)", objectiveFlags())
+	if changed("slo-p99-ms") && !c.Settings.JudgedByObjective() && !c.Advice.On {
+		bad("--slo-p99-ms needs %s (it judges their ladders), or --advise", objectiveFlags())
 	} else if changed("slo-p99-ms") && c.SLOP99Ms <= 0 {
 		bad("--slo-p99-ms must be positive")
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/hotspotkit/hotspotkit/queue"
 	"github.com/hotspotkit/hotspotkit/queue/redisq"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/plotpage"
@@ -59,6 +60,8 @@ type Plan struct {
 	Network
 	// Pooler: --pooler, --pooler-url, --pooler-rtt typed (pooler.go).
 	PoolerLink
+	// Advice is --advise and its flags (advise.go).
+	Advice Advice
 	// ConnPool: --conn-max-lifetime and --conn-max-idle typed (pool.go).
 	ConnPool
 
@@ -147,11 +150,12 @@ func (c *parser) register() {
 	fs.StringSliceVar(&c.retryClassesRaw, "retry-classes", nil, "error classes a request is retried for (SQLSTATEs, conn_closed, conn_error, deadline_exceeded, request_timeout); default "+strings.Join(load.DefaultRetryClasses, ",")+", and 57014 with --fault statement-timeout")
 	c.registerSettings("slot-pick")        // --repeat through --slot-pick
 	c.hideSlots()                          // slots.go
+	c.registerAdvise()                     // advise.go
 	c.registerSettings("redis-rtt-jitter") // --db-rtt through --redis-rtt-jitter
 
 	fs.StringArrayVar(&c.faultsRaw, "fault", nil, "inject a fault (repeatable): terminate-backends@T, restart-postgres@T, crash-postgres@T, pause-flush@T+D, kill-flusher@T, kill-consumer@T, crash-redis@T[+D], redis-failover@T, redis-reshard@T (--redis cluster), conn-storm@T[=N] (N sessions, default 64, opened at once as the load's pool opens them, each running SELECT 1, then closed at once), kill-worker@T (a suite's own workers, where it has them), statement-timeout=MS, lock-timeout=MS; on the network to pg or redis: net-delay:TARGET@T+D[=EXTRA], net-blackhole:TARGET@T[+D] (no +D: until the run ends), net-reset:TARGET@T")
 	c.registerSettings("fault-every")
-	fs.BoolVar(&c.Calibrate, "calibrate", true, "measure this machine's PostgreSQL first (a few seconds: hot-row UPDATE rate, batched-write ceiling) so throughput compares across machines as efficiency; --calibrate=false skips it")
+	fs.BoolVar(&c.Calibrate, "calibrate", true, "measure this machine's PostgreSQL first (not on MySQL, whose reports say they were not calibrated; a few seconds: hot-row UPDATE rate, batched-write ceiling) so throughput compares across machines as efficiency; --calibrate=false skips it")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile of the whole invocation here (go tool pprof)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve Prometheus/OpenMetrics metrics of every run at http://HOST:PORT/metrics for the whole invocation (port 0: a free one, printed)")
 	fs.DurationVar(&c.MetricsLinger, "metrics-linger", 0, "with --metrics-addr: keep serving the final values this long after the report is written (e.g. 15s, a scrape interval; Ctrl-C ends it early)")
@@ -222,6 +226,7 @@ func (c *parser) validate() error {
 	}
 	c.validateLadders(bad)    // ladder.go
 	c.validateOpenLoop(bad)   // openloop.go
+	c.validateAdvise(bad)     // advise.go
 	c.validateSlots(bad)      // slots.go
 	c.validateHotKeyDist(bad) // hotkeys.go
 	c.Faults = nil
@@ -270,30 +275,16 @@ func (c *parser) validate() error {
 	case c.FaultEvery > 0 && c.Duration == 0:
 		bad("--fault-every needs --duration (the length of the soak its faults rotate through)")
 	}
-	c.RetryClasses = retryClasses(c.retryClassesRaw, c.Faults, bad)
+	c.RetryClasses = retryClasses(c.retryClassesRaw, c.Faults, c.Dialect(), bad)
 	c.validateConnPool(bad) // connpool.go
 	if c.Schema != "" {
 		if err := database.ValidateSchemaName(c.Schema); err != nil {
 			bad("--schema: %v", err)
 		}
 	}
-	switch {
-	case c.PgDir != "" && c.PostgresURL != "":
-		bad("--pg-dir is where the temporary server is made; with --postgres-url there is none")
-	case c.PostgresURL == "" && c.PgDir != "" && !isDir(c.PgDir):
-		bad("--pg-dir %s: not a directory", c.PgDir)
-	case c.PostgresURL == "":
-		if err := pgserver.CheckDir(c.PgDir, c.PgUser); err != nil {
-			bad("%v", err)
-		}
-	}
-	if c.PostgresURL == "" && c.PgBinDir != "" {
-		if _, err := pgserver.FindBinaries(c.PgBinDir); err != nil {
-			bad("%v", err)
-		}
-	}
+	c.validateDatabase(bad) // database.go
 	c.Role = c.Streams().Validate(c.fs, redisrun.Common{Modes: len(c.Modes), AsyncModes: countFunc(c.Modes, testkit.Mode.Async),
-		PostgresURL: c.PostgresURL, Schema: c.Schema, Repeat: c.Repeat, Requests: c.Requests}, bad)
+		DatabaseURL: c.DatabaseURL(), Schema: c.Schema, Repeat: c.Repeat, Requests: c.Requests}, bad)
 	c.validateNetwork(bad) // network.go
 	c.validatePooler(bad)  // pooler.go
 	c.validatePool(bad)    // pool.go
@@ -322,7 +313,7 @@ func (c *Plan) Streams() redisrun.StreamConfig {
 
 // Joining reports whether this process joins a run another process set up (its tables and
 // seed rows, its stream): a producer or consumer that did not create the schema.
-func (c *Plan) Joining(t *database.Target) bool {
+func (c *Plan) Joining(t database.Target) bool {
 	return c.Role != redisq.RoleBoth && !t.Created()
 }
 
@@ -347,12 +338,23 @@ func (c *Plan) RetryPolicy() *load.Retry {
 }
 
 // retryClasses is --retry-classes, validated, or the default set: load.DefaultRetryClasses,
-// and 57014 (statement cancelled) when --fault statement-timeout sets a timeout on purpose.
-func retryClasses(raw []string, fs []faults.Fault, bad func(string, ...any)) []string {
+// and the statement's timeout when --fault statement-timeout sets one on purpose (57014 on
+// PostgreSQL, MariaDB's 1969), and on MySQL InnoDB's lock wait timeout (1205) when --fault
+// lock-timeout sets one (PostgreSQL's 55P03 is in the default set already).
+func retryClasses(raw []string, fs []faults.Fault, d sqldb.Dialect, bad func(string, ...any)) []string {
 	if len(raw) == 0 {
 		classes := slices.Clone(load.DefaultRetryClasses)
-		if slices.ContainsFunc(fs, func(f faults.Fault) bool { return f.Kind == faults.StatementTimeout }) {
+		set := func(kind string) bool {
+			return slices.ContainsFunc(fs, func(f faults.Fault) bool { return f.Kind == kind })
+		}
+		switch {
+		case set(faults.StatementTimeout) && d == sqldb.MySQL:
+			classes = append(classes, sqldb.ClassMariaDBStatementTimeout)
+		case set(faults.StatementTimeout):
 			classes = append(classes, "57014")
+		}
+		if set(faults.LockTimeout) && d == sqldb.MySQL {
+			classes = append(classes, sqldb.ClassMySQLLockWaitTimeout)
 		}
 		return classes
 	}
@@ -373,8 +375,10 @@ func retryClasses(raw []string, fs []faults.Fault, bad func(string, ...any)) []s
 // faultNeeds says what the flags lack for a fault of kind to strike ("" when nothing).
 func (c *Plan) faultNeeds(kind string) string {
 	switch {
-	case (kind == faults.RestartPostgres || kind == faults.CrashPostgres) && c.PostgresURL != "":
-		return "needs the temporary server (it cannot restart a --postgres-url server)"
+	case (kind == faults.RestartPostgres || kind == faults.CrashPostgres) && c.DatabaseURL() != "":
+		return "needs the temporary server (it cannot restart a server given by URL)"
+	case c.refusedOnMySQL(kind) != "":
+		return c.refusedOnMySQL(kind)
 	case kind == faults.KillConsumer && c.QueueBackend != testkit.BackendRedis:
 		return "needs --queue-backend redis (the memory queue has no consumer process)"
 	case kind == faults.CrashRedis && (c.QueueBackend != testkit.BackendRedis || !c.Streams().ManagedRedis()):
@@ -464,7 +468,7 @@ func (c *Plan) Config() testkit.Config {
 	return testkit.Config{Requests: c.Requests, Duration: c.Duration, Concurrency: c.Concurrency, HotKeys: c.HotKeys,
 		HotKeyDist: c.HotKeyDist, Seed: c.Seed, FlushBatchSize: c.FlushBatchSize, FlushInterval: c.FlushInterval(),
 		RequestTimeout: c.RequestTimeout, SlotPick: c.SlotPick, Slots: int(c.Most(results.AxisSlots).Num),
-		Modes: slices.Clone(c.Modes), SplitRun: c.Role != redisq.RoleBoth, PoolerMode: c.poolerMode()}
+		Modes: slices.Clone(c.Modes), SplitRun: c.Role != redisq.RoleBoth, PoolerMode: c.poolerMode(), Dialect: c.Dialect()}
 }
 
 // FlushInterval is --flush-interval-ms.

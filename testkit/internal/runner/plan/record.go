@@ -17,7 +17,7 @@ func (c *parser) record(own map[string]bool) {
 	p := c.Plan
 	rc := p.Settings.RunConfig
 	rc.Modes, rc.Faults = testkit.ModeNames(p.Modes), c.faultsRaw
-	rc.ManagedPostgres, rc.PostgresURL = p.PostgresURL == "", database.RedactURL(p.PostgresURL)
+	rc.ManagedPostgres, rc.PostgresURL, rc.MySQLURL = p.DatabaseURL() == "", database.RedactURL(p.PostgresURL), database.RedactURL(p.MySQLURL)
 	rc.RedisURL, rc.PoolerURL = database.RedactURL(p.RedisURL), database.RedactURL(p.PoolerURL)
 	p.recorded = rc
 	p.suiteFlags = map[string]any{}
@@ -28,13 +28,24 @@ func (c *parser) record(own map[string]bool) {
 	})
 }
 
-// RunConfig is what the report records of a run at rung (Rungs) that makes requests requests
-// (0: bound by --duration): the plan's settings, each axis of the rung at its value.
+// RunConfig is what the report records of a run at rung (Rungs, or a trial of --advise) that
+// makes requests requests (0: bound by --duration): the plan's settings, each axis of the rung
+// at its value, and as its ladder the values stepped over on each axis of the rung (a search's
+// trial stands on the axes its mode uses, a headroom's step on the load's too, whose values
+// it alone knows).
 func (c *Plan) RunConfig(rung results.Position, requests int64) results.RunConfig {
 	rc := c.recorded
 	rc.Requests = requests
+	rc.Ladder = nil
 	for name, v := range rung {
 		results.AxisNamed(name).Set(&rc, v)
+		if rc.Ladder == nil {
+			rc.Ladder = map[string][]results.Value{}
+		}
+		rc.Ladder[name] = c.Ladder[name]
+		if len(rc.Ladder[name]) == 0 {
+			rc.Ladder[name] = []results.Value{v}
+		}
 	}
 	return results.NewRunConfig(rc, c.suiteFlags)
 }

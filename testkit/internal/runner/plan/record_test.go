@@ -3,6 +3,7 @@ package plan
 import (
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,5 +77,34 @@ func TestRunConfigRecordsTheNetwork(t *testing.T) {
 	l := p.RunConfig(p.Rungs()[1], 0)
 	if !reflect.DeepEqual(l.Ladder["db_rtt_ms"], []results.Value{results.Number(0), results.Number(0.2), results.Number(2)}) || l.DBRTTMs != 0.2 {
 		t.Errorf("--rtt-levels: %v, the second rung's round trip %v", l.Ladder, l.DBRTTMs)
+	}
+}
+
+// A MySQL run records its kind and InnoDB's settings (a PostgreSQL run neither), its URL
+// without the password, and retries what its timeout faults end by MySQL's classes.
+func TestRunConfigRecordsTheDatabase(t *testing.T) {
+	p := parse(t, usagecounter.New(), "--mysql-url mysql://u:secret@db:3306/ --max-tries 3 --fault statement-timeout=500 --fault lock-timeout=2000")
+	c := p.RunConfig(nil, 500)
+	if c.ManagedPostgres || strings.Contains(c.MySQLURL, "secret") || !strings.Contains(c.MySQLURL, "db:3306") || !p.OnMySQL() {
+		t.Errorf("--mysql-url: %+v", c)
+	}
+	for _, class := range []string{"mysql-1969", "mysql-1205", "mysql-1927", "conn_closed"} {
+		if !slices.Contains(c.RetryClasses, class) {
+			t.Errorf("retry classes %v lack %s", c.RetryClasses, class)
+		}
+	}
+	if slices.Contains(c.RetryClasses, "57014") {
+		t.Errorf("retry classes %v hold PostgreSQL's statement timeout on MySQL", c.RetryClasses)
+	}
+	m := parse(t, usagecounter.New(), "--database mariadb --innodb-deadlock-detect off --innodb-lock-wait-timeout 5s").RunConfig(nil, 500)
+	if m.Database != "mariadb" || m.InnoDBDeadlockDetect != "off" || m.InnoDBLockWaitTimeoutMs != 5000 || m.InnoDBFlushLogAtTrxCommit != "1" || !m.ManagedPostgres {
+		t.Errorf("--database mariadb: %+v", m)
+	}
+	pg := parse(t, usagecounter.New(), "").RunConfig(nil, 500)
+	if pg.Database != "" || pg.InnoDBDeadlockDetect != "" || pg.InnoDBLockWaitTimeoutMs != 0 || pg.InnoDBFlushLogAtTrxCommit != "" {
+		t.Errorf("PostgreSQL records InnoDB's settings: %+v", pg)
+	}
+	if reflect.DeepEqual(m.Shaping(), pg.Shaping()) {
+		t.Error("the kind of database does not shape the work")
 	}
 }

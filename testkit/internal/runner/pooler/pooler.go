@@ -84,7 +84,7 @@ type Pooler struct {
 // temporary PgBouncer, or the one of Config.URL, checked; the service's connections to target
 // then go through it. Errors that are the input's are BadInput. On an error nothing it
 // started is left.
-func Start(ctx context.Context, target *database.Target, c Config) (_ *Pooler, err error) {
+func Start(ctx context.Context, target *database.Postgres, c Config) (_ *Pooler, err error) {
 	cfg, err := pgx.ParseConfig(target.DSN())
 	if err != nil {
 		return nil, err
@@ -215,7 +215,7 @@ func (p *Pooler) clientURL(ctx context.Context) (string, error) {
 
 // checkSize refuses a pool of n server connections that target's server cannot hold
 // (pgbouncer.ConnectionLimit); what names the pool size in the refusal.
-func checkSize(ctx context.Context, target *database.Target, n int, what string) error {
+func checkSize(ctx context.Context, target *database.Postgres, n int, what string) error {
 	limit, err := pgbouncer.ConnectionLimit(ctx, target.Admin())
 	if err != nil {
 		return err
@@ -229,7 +229,7 @@ func checkSize(ctx context.Context, target *database.Target, n int, what string)
 // checkThrough connects once through the pooler and checks it lands in the run's schema: a
 // --pooler-url PgBouncer must set search_path on its server connections (connect_query, as
 // baseline pgbouncer --schema does), since a pooler takes none from its clients.
-func checkThrough(ctx context.Context, target *database.Target) error {
+func checkThrough(ctx context.Context, target *database.Postgres) error {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	conn, err := target.Connect(cctx, "hotspotkit-probe")

@@ -116,7 +116,7 @@ func TestTemporaryPooler(t *testing.T) {
 }
 
 // waitGone waits until none of pids is a backend of target's server any more.
-func waitGone(ctx context.Context, t *testing.T, target *database.Target, pids []uint32) {
+func waitGone(ctx context.Context, t *testing.T, target *database.Postgres, pids []uint32) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		var left int

@@ -285,7 +285,7 @@ func (b *Redis) streamChecks(ctx context.Context, env *runenv.Env, check backend
 	if err != nil {
 		return err
 	}
-	ids, err := b.stream.AppliedEntries(ctx, sqldb.PgxConn(env.Target.Admin()))
+	ids, err := b.stream.AppliedEntries(ctx, env.Target.Admin())
 	if err != nil {
 		return err
 	}

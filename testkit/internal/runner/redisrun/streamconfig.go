@@ -50,7 +50,7 @@ const ClusterMasters = 3
 // Common is what validating the stream flags needs to know of the engine's other flags.
 type Common struct {
 	Modes, AsyncModes int // modes in --modes, and how many of them are async
-	PostgresURL       string
+	DatabaseURL       string
 	Schema            string
 	Repeat            int
 	Requests          int64
@@ -131,8 +131,8 @@ func (c StreamConfig) Validate(fs *pflag.FlagSet, common Common, bad func(format
 		return role
 	}
 	// A run split over processes: everyone must find the same database, schema, stream.
-	if c.QueueBackend != backend.NameRedis || c.RedisURL == "" || common.PostgresURL == "" || common.Schema == "" {
-		bad("--role %s needs --queue-backend redis, --redis-url, --postgres-url and --schema (every process of the run uses the same)", role)
+	if c.QueueBackend != backend.NameRedis || c.RedisURL == "" || common.DatabaseURL == "" || common.Schema == "" {
+		bad("--role %s needs --queue-backend redis, --redis-url, --postgres-url (or --mysql-url) and --schema (every process of the run uses the same)", role)
 	}
 	if common.Modes != 1 || common.AsyncModes != 1 {
 		bad("--role %s runs exactly one async mode (--modes async or --modes async-compact)", role)

@@ -26,7 +26,7 @@ type Env struct {
 	// bound by --duration; a verifying consumer sets the run-wide count before Verify).
 	Slots    int
 	Requests int64
-	Target   *database.Target
+	Target   database.Target
 	// Pool is the load's pool (--max-connections); a queue writes inline through it.
 	Pool sqldb.Pool
 	// Context ends on a hard abort (second signal): background work uses it.

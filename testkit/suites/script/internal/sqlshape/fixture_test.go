@@ -60,7 +60,7 @@ CREATE TABLE rates (rate numeric(6,3) PRIMARY KEY, n int NOT NULL DEFAULT 0);
 // fixture is a fresh schema holding fixtureSQL's tables and pgbench's (made by
 // pgbench -i itself), with its catalog.
 type fixture struct {
-	target *database.Target
+	target *database.Postgres
 	cat    *Catalog
 }
 
@@ -91,7 +91,7 @@ func (f *fixture) reload(t *testing.T) {
 
 // pgbenchInit runs pgbench -i with the given init steps on the fixture's schema:
 // pgbench's own tables, as its users have them.
-func pgbenchInit(t *testing.T, target *database.Target, steps string) {
+func pgbenchInit(t *testing.T, target *database.Postgres, steps string) {
 	t.Helper()
 	cmd := exec.Command(pgbenchPath(t), "-i", "-q", "-I", steps, target.DSN())
 	cmd.Env = append(os.Environ(), "PGOPTIONS=-c search_path="+target.Schema())
