@@ -176,7 +176,7 @@ func (d mysqlSQL) claimOwn(ctx context.Context, tx sqldb.Tx, batch []counters.So
 	if len(rows) != len(batch) {
 		return nil, fmt.Errorf("line %d appends %d rows for %d requests: a claiming INSERT appends one", w.line, len(rows), len(batch))
 	}
-	isNew, _, err := claimRowsMySQL(ctx, tx, len(rows), func(from, to int) (string, []any) {
+	isNew, _, err := counters.ClaimRowsMySQL(ctx, tx, len(rows), func(from, to int) (string, []any) {
 		stmts, args := inserts(w.sql, w.sqlRow, rows[from:to], to-from)
 		return stmts[0], args[0]
 	})
