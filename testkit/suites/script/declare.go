@@ -128,6 +128,9 @@ func (p *prepared) declare(ctx context.Context, admin sqldb.Querier, s *Suite, s
 		Claim: p.claim, ClaimAll: p.claimAll,
 		Codec:       counters.RecordCodec(),
 		HottestRows: true,
+		// The declaration is made for the run's database (p.sql): its Claim and ClaimIndex
+		// are that dialect's, and the init file seeds the rows.
+		MySQL: &counters.DialectSQL{},
 	}
 	if c := p.ownClaim(s.script.Commands()); c != nil {
 		p.claimBy = c

@@ -91,11 +91,7 @@ func prepare(ctx context.Context, s *Suite, env testkit.PrepareEnv) (*prepared, 
 		return nil, fmt.Errorf("reading the catalog: %w", err)
 	}
 	cmds := s.script.Commands()
-	inputs := make([]sqlshape.Input, len(cmds))
-	for i, c := range cmds {
-		inputs[i] = sqlshape.Input{SQL: c.SQL, Line: c.Line, Params: c.Params}
-	}
-	plan, err := sqlshape.Plan(inputs, cat)
+	plan, err := sqlshape.Plan(inputs(cmds), cat)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.file, err)
 	}
@@ -118,6 +114,15 @@ func prepare(ctx context.Context, s *Suite, env testkit.PrepareEnv) (*prepared, 
 	}
 	p.tablesToCheck(cmds, cat)
 	return p, nil
+}
+
+// inputs are the script's commands as package sqlshape reads them.
+func inputs(cmds []*pgscript.Command) []sqlshape.Input {
+	out := make([]sqlshape.Input, len(cmds))
+	for i, c := range cmds {
+		out[i] = sqlshape.Input{SQL: c.SQL, Line: c.Line, Params: c.Params}
+	}
+	return out
 }
 
 func plural(n int) string {

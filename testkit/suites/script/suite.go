@@ -34,9 +34,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/script/internal/pgscript"
+	"github.com/hotspotkit/hotspotkit/testkit/suites/script/internal/sqlshape"
 )
 
 // Name is the suite's (and binary's) name.
@@ -144,12 +146,21 @@ func (s *Suite) Validate(c testkit.Config) error {
 		s.init = string(b)
 	}
 	s.config = c
-	return s.parse(pgscript.Postgres)
+	return s.parse(lexiconOf(c.Dialect))
+}
+
+// lexiconOf is the SQL a script for a database of dialect d is written in.
+func lexiconOf(d sqldb.Dialect) pgscript.Dialect {
+	if d == sqldb.MySQL {
+		return pgscript.MySQL
+	}
+	return pgscript.Postgres
 }
 
 // parse parses the script and the init file as SQL of lexicon's, and checks that the script
-// binds; Prepare parses them again when the run's database speaks another SQL than Validate
-// took.
+// binds and that the database's grammar takes every command (before any server starts: the
+// grammar's own rejection, with its line); Prepare parses them again when the run's database
+// speaks another SQL than Validate took.
 func (s *Suite) parse(lexicon pgscript.Dialect) error {
 	if s.script != nil && s.lexicon == lexicon {
 		return nil
@@ -165,6 +176,13 @@ func (s *Suite) parse(lexicon pgscript.Dialect) error {
 	}
 	c := s.config
 	if _, err := s.script.Bind(pgscript.Env{Seed: c.Seed, Clients: max(c.Concurrency, 1), Defines: defines}); err != nil {
+		return fmt.Errorf("%s: %w", s.file, err)
+	}
+	grammar := sqlshape.PostgreSQL
+	if lexicon == pgscript.MySQL {
+		grammar = sqlshape.MySQL
+	}
+	if err := sqlshape.CheckSyntax(inputs(s.script.Commands()), grammar); err != nil {
 		return fmt.Errorf("%s: %w", s.file, err)
 	}
 	if s.initFile != "" {

@@ -157,12 +157,7 @@ func (r Refusal) Error() string {
 func Analyze(in Input, cat *Catalog) (*Statement, error) {
 	p, err := cat.grammar().parse(in)
 	if err != nil {
-		line := in.Line
-		var se *syntaxError
-		if errors.As(err, &se) {
-			line += se.line
-		}
-		return nil, fmt.Errorf("line %d: %v", line, err)
+		return nil, fmt.Errorf("line %d: %v", rejectedLine(in, err), err)
 	}
 	if p.count == 0 {
 		return nil, fmt.Errorf("line %d: no SQL statement in %q", in.Line, strings.TrimSpace(in.SQL))
@@ -207,6 +202,15 @@ func Analyze(in Input, cat *Catalog) (*Statement, error) {
 		}
 	}
 	return a.st, nil
+}
+
+// rejectedLine is the script's line of a grammar's rejection err of command in.
+func rejectedLine(in Input, err error) int {
+	var se *syntaxError
+	if errors.As(err, &se) {
+		return in.Line + se.line
+	}
+	return in.Line
 }
 
 // analysis is the state of one Analyze call.

@@ -211,3 +211,28 @@ func (s *Script) slotReason(name string, t *Table) string {
 	}
 	return ""
 }
+
+// CheckSyntax parses every command with grammar g alone, before there is a database to read a
+// catalog from: a command the grammar rejects is the first error, one line naming its line,
+// as Plan would say it. MySQL's grammar is read under a sql_mode that changes no statement's
+// meaning (the server's own, which Plan parses under, may: ANSI_QUOTES) and with MariaDB's
+// extensions, since the server's kind is not known yet. A command MySQL's grammar rejects
+// and PostgreSQL's takes says so: a script written for the other database.
+func CheckSyntax(inputs []Input, g Grammar) error {
+	var gr grammar = postgresGrammar{}
+	if g == MySQL {
+		gr = mysqlGrammar{mariaDB: true}
+	}
+	for _, in := range inputs {
+		if _, err := gr.parse(in); err != nil {
+			line := rejectedLine(in, err)
+			if g == MySQL {
+				if _, pgErr := (postgresGrammar{}).parse(in); pgErr == nil {
+					return fmt.Errorf("line %d: %v; PostgreSQL's grammar takes it: the run's database is MySQL, whose SQL the script must be written in", line, err)
+				}
+			}
+			return fmt.Errorf("line %d: %v", line, err)
+		}
+	}
+	return nil
+}
