@@ -1,7 +1,6 @@
 package script_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,14 +31,7 @@ func TestMySQLExamples(t *testing.T) {
 // --mysql-url: a temporary MariaDB would start); a PostgreSQL form says it is one. The same
 // file on PostgreSQL is judged by PostgreSQL's grammar.
 func TestMySQLGrammarRefusals(t *testing.T) {
-	dir := t.TempDir()
-	file := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	file := fileWriter(t)
 	for _, c := range []struct {
 		file, database, want string
 	}{

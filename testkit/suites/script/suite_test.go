@@ -228,21 +228,14 @@ func contentNotChecked(t *testing.T, r results.Run, stderr, why string) {
 // TestBadScripts: a script or init file pgbench's language refuses, a missing file, an unset
 // variable: one line, exit 2, nothing started.
 func TestBadScripts(t *testing.T) {
-	dir := t.TempDir()
-	file := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	file := fileWriter(t)
 	good := file("good.sql", "SELECT 1;\n")
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{nil, "-f/--file is required"},
-		{[]string{"-f", filepath.Join(dir, "missing.sql")}, "no such file"},
+		{[]string{"-f", filepath.Join(t.TempDir(), "missing.sql")}, "no such file"},
 		{[]string{"-f", file("shell.sql", "\\shell echo hi\n")}, "line 1"},
 		{[]string{"-f", file("unset.sql", "SELECT :nope;\n")}, ":nope"},
 		{[]string{"-f", good, "--init-file", file("init.sql", "CREATE TABLE t (a int CHECK (a < :limit));")}, ":limit"},
@@ -254,6 +247,19 @@ func TestBadScripts(t *testing.T) {
 		if code != cli.ExitUsage || !strings.Contains(first, c.want) {
 			t.Errorf("%v: exit %d, first line %q; want 2 and %q", c.args, code, first, c.want)
 		}
+	}
+}
+
+// fileWriter returns a function that writes a file of a directory of the test's own and
+// returns its path.
+func fileWriter(t *testing.T) func(name, text string) string {
+	dir := t.TempDir()
+	return func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
 }
 
