@@ -2,6 +2,7 @@ package sqldb
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,6 +52,27 @@ func rebind(query string, args []any) (string, []any, error) {
 		out[k] = args[i]
 	}
 	return rw.sql, out, nil
+}
+
+// Placeholders is query as the MySQL adapters send it, its $n's replaced by ?s, and for each
+// ? in order the index (0-based) of the argument it takes: what a caller that parses the
+// statement as MySQL reads it (a grammar of ?s) needs to tell which $n each ? was. A query
+// without $n comes back as it is, with no indexes (any ? in it is its own).
+func Placeholders(query string) (string, []int, error) {
+	rw := rewriteOf(query)
+	switch {
+	case rw.err != nil:
+		return "", nil, rw.err
+	case rw.args < 0:
+		return query, nil, nil
+	case rw.order == nil:
+		order := make([]int, rw.args)
+		for i := range order {
+			order[i] = i
+		}
+		return rw.sql, order, nil
+	}
+	return rw.sql, slices.Clone(rw.order), nil
 }
 
 func rewriteOf(query string) *rewrite {

@@ -97,3 +97,29 @@ func TestQuoteIdent(t *testing.T) {
 		}
 	}
 }
+
+// TestPlaceholders: what a caller parsing a statement as MySQL reads it gets: the ?s, and
+// for each the argument it takes.
+func TestPlaceholders(t *testing.T) {
+	for _, tc := range []struct {
+		sql, want string
+		order     []int
+		err       string
+	}{
+		{sql: "UPDATE t SET a = a + $1 WHERE id = $2", want: "UPDATE t SET a = a + ? WHERE id = ?", order: []int{0, 1}},
+		{sql: "SELECT $2, `$1`, '$1', $1, $2", want: "SELECT ?, `$1`, '$1', ?, ?", order: []int{1, 0, 1}},
+		{sql: "SELECT ?", want: "SELECT ?"},
+		{sql: "SELECT $1, ?", err: "mixes"},
+	} {
+		got, order, err := Placeholders(tc.sql)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("Placeholders(%q): %v, want an error with %q", tc.sql, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want || !reflect.DeepEqual(order, tc.order) {
+			t.Errorf("Placeholders(%q) = %q %v, %v; want %q %v", tc.sql, got, order, err, tc.want, tc.order)
+		}
+	}
+}

@@ -81,14 +81,21 @@ type mysqlReads struct{}
 
 // changedSQL is the rows of cur, the table's logical rows, that differ from op, their
 // openings, and (NULL values, slots -1) the openings whose row is gone: MySQL has no FULL
-// JOIN, so each side's rows are joined to the other's in turn.
+// JOIN, so each side's rows are joined to the other's in turn. The second join reads the
+// rows' keys alone (curk): with their values, a text of no bound, the derived table MariaDB
+// builds and indexes for the join goes to disk (100,000 rows: 13 s against 1.8 s).
 func (mysqlReads) changedSQL(t *Table) string {
+	keys := make([]string, len(t.spec.Key))
+	for i, k := range t.spec.Key {
+		keys[i] = "t." + myIdent(k.Name)
+	}
 	return `WITH cur AS (` + t.logicalRowsMySQL() + `),
+		curk AS (SELECT ` + t.rowKeyMySQL("t") + ` AS k FROM ` + myIdent(t.spec.Name) + ` AS t GROUP BY ` + strings.Join(keys, ", ") + `),
 		op AS (SELECT row_key AS k, vals AS v FROM counter_openings WHERE table_name = $1)
 		SELECT cur.k, cur.v, cur.slots FROM cur LEFT JOIN op ON op.k = cur.k
 		WHERE op.k IS NULL OR NOT (cur.v <=> op.v) OR cur.slots <> $2
 		UNION ALL
-		SELECT op.k, NULL, -1 FROM op LEFT JOIN cur ON cur.k = op.k WHERE cur.k IS NULL`
+		SELECT op.k, NULL, -1 FROM op LEFT JOIN curk ON curk.k = op.k WHERE curk.k IS NULL`
 }
 
 // mysqlListChunk is how many rows one INSERT lists (listRows).

@@ -3,8 +3,6 @@ package script
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
@@ -13,8 +11,10 @@ import (
 
 // The rows a script's INSERTs append are written with their request's claim (counters' claim
 // table, one row per request): in the transaction that claims the request, only for requests
-// that transaction claims first, so that a retried or redelivered batch appends them once. A batch's rows of one INSERT go in one statement, the values as text arrays cast to
-// the columns' types, a server time (now()) taken as the batch lands.
+// that transaction claims first, so that a retried or redelivered batch appends them once. A
+// batch's rows of one INSERT go in one statement (on MySQL, one per 500 rows), the values as
+// text converted to the columns' types (PostgreSQL: text arrays cast; MySQL: a multi-row
+// INSERT … VALUES), a server time (now()) taken as the batch lands.
 
 // appendColumn is a column an INSERT fills: from a client value (param: its array's place)
 // or a server time (the SQL of it).
@@ -57,27 +57,7 @@ func (p *prepared) prepareAppend(w *write) string {
 		}
 		cols = append(cols, ac)
 	}
-	names := make([]string, len(cols))
-	sel := make([]string, len(cols))
-	var arrays, aliases []string
-	for k, c := range cols {
-		names[k] = ident(c.col.Name)
-		if c.param == 0 {
-			sel[k] = c.server
-			continue
-		}
-		alias := "c" + strconv.Itoa(c.param)
-		sel[k] = "u." + alias + "::" + c.col.TypeName
-		arrays = append(arrays, "$"+strconv.Itoa(c.param)+"::text::text[]")
-		aliases = append(aliases, alias)
-	}
-	w.sql = "INSERT INTO " + ident(ins.Table.Name) + " (" + strings.Join(names, ", ") + ")\n\tSELECT " +
-		strings.Join(sel, ", ")
-	if len(arrays) > 0 {
-		w.sql += "\n\tFROM unnest(" + strings.Join(arrays, ", ") + ") AS u(" + strings.Join(aliases, ", ") + ")"
-	} else {
-		w.sql += "\n\tFROM generate_series(1, $1::int)" // every column a server time or default: one row per source row
-	}
+	p.sql.prepareAppend(w, cols)
 	w.appendCols, w.paramCols = cols, colsWithParams(cols)
 	return ""
 }
@@ -136,6 +116,32 @@ func (p *prepared) appendArgs(w *write, requests []int64) ([]any, int64, error) 
 	return args, rows, nil
 }
 
+// appendValues are the appended rows of w for requests, one []any a row: each client-valued
+// column's value as text (nil: NULL), in paramCols' order.
+func (p *prepared) appendValues(w *write, requests []int64) ([][]any, error) {
+	var rows [][]any
+	for _, i := range requests {
+		err := p.eachInsertRow(w, i, func(row []sqlshape.InsertValue, params []sqlshape.Value) error {
+			vals := make([]any, len(w.paramCols))
+			for n := range w.paramCols {
+				t, null, err := w.valueText(n, row, params)
+				if err != nil {
+					return err
+				}
+				if !null {
+					vals[n] = t
+				}
+			}
+			rows = append(rows, vals)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
 // appendElement appends an array literal's element: NULL, or t double-quoted with its quotes
 // and backslashes escaped (array_in's rules), so that any text comes back as it was.
 func appendElement(b []byte, t string, null bool) []byte {
@@ -182,12 +188,8 @@ func (p *prepared) claim(ctx context.Context, tx sqldb.Tx, batch []counters.Sour
 		if w.insert == nil || len(requests) == 0 || p.claimBy != nil && w == p.claimBy.write {
 			continue
 		}
-		args, _, err := p.appendArgs(w, requests)
-		if err != nil {
-			return nil, ops, err
-		}
 		ops++
-		if _, err := tx.Exec(ctx, w.sql, args...); err != nil {
+		if err := p.sql.appendRows(ctx, tx, w, requests); err != nil {
 			return nil, ops, fmt.Errorf("appending line %d's rows: %w", w.line, err)
 		}
 	}
@@ -197,32 +199,13 @@ func (p *prepared) claim(ctx context.Context, tx sqldb.Tx, batch []counters.Sour
 // claimOwn inserts the claim INSERT's rows of batch, skipping those there already, and returns
 // the sources whose row it inserted, each once, in batch order.
 func (p *prepared) claimOwn(ctx context.Context, tx sqldb.Tx, batch []counters.Source) ([]counters.Source, error) {
-	c := p.claimBy
-	args, _, err := p.appendArgs(c.write, appendRequests(batch))
+	isNew, err := p.sql.claimOwn(ctx, tx, batch)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("claiming the batch with line %d's rows: %w", p.claimBy.line, err)
 	}
-	keys := make([]string, len(c.key))
-	for k, col := range c.key {
-		keys[k] = ident(col)
-	}
-	rows, err := tx.Query(ctx, c.sql+"\n\tON CONFLICT ("+strings.Join(keys, ", ")+") DO NOTHING RETURNING "+
-		ident(c.column)+"::int8", args...)
-	if err != nil {
-		return nil, fmt.Errorf("claiming the batch with line %d's rows: %w", c.line, err)
-	}
-	inserted, err := sqldb.CollectRows[int64](rows)
-	if err != nil {
-		return nil, fmt.Errorf("claiming the batch with line %d's rows: %w", c.line, err)
-	}
-	isNew := make(map[int64]bool, len(inserted))
-	for _, i := range inserted {
-		isNew[i] = true
-	}
-	fresh := make([]counters.Source, 0, len(inserted))
-	for _, src := range batch {
-		if isNew[src.Request] {
-			delete(isNew, src.Request) // a request repeated in the batch is claimed once
+	fresh := make([]counters.Source, 0, len(batch))
+	for k, src := range batch {
+		if isNew[k] {
 			fresh = append(fresh, src)
 		}
 	}

@@ -129,10 +129,13 @@ func (p *prepared) declare(ctx context.Context, admin sqldb.Querier, s *Suite, s
 		Codec:       counters.RecordCodec(),
 		HottestRows: true,
 		Unclaimed:   p.unclaimed,
+		// The declaration is made for the run's database (p.sql): its Claim and ClaimIndex
+		// are that dialect's, and the init file seeds the rows.
+		MySQL: &counters.DialectSQL{},
 	}
 	if c := p.ownClaim(s.script.Commands()); c != nil {
 		p.claimBy = c
-		d.ClaimTable, d.ClaimIndex = c.insert.Table.Name, ident(c.column)+"::int8"
+		d.ClaimTable, d.ClaimIndex = c.insert.Table.Name, p.sql.claimIndex(c.column)
 	}
 	p.core = counters.New(d)
 	return nil
@@ -210,7 +213,8 @@ type write struct {
 	items      []int // the SET items that take a value, in the change's value order
 	keys       []int // the WHERE's key terms in the table's key order (a slotted table's slot is the kit's)
 	insert     *sqlshape.RowInsert
-	sql        string         // the INSERT of appended rows (appends.go)
+	sql        string         // the INSERT of appended rows (appends.go; on MySQL its head)
+	sqlRow     string         // on MySQL, one row of it
 	appendCols []appendColumn // the columns it fills
 	paramCols  []appendColumn // those of them from client values
 	// What does not vary from one request to the next, worked out once (fix): a SET item's

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/script/internal/pgscript"
@@ -22,6 +21,7 @@ import (
 type prepared struct {
 	evaluator
 	checkedTables
+	sql    dialect // the suite's own SQL, in the run's database's
 	init   []pgscript.InitStatement
 	schema string
 	stmts  []*sqlshape.Statement // by command index
@@ -63,10 +63,16 @@ func prepare(ctx context.Context, s *Suite, env testkit.PrepareEnv) (*prepared, 
 	p := &prepared{schema: env.Schema, asWritten: s.asWritten}
 	p.execs.New = func() any { return new(scratch) }
 	p.memo = newDeltaMemo()
-	vars := s.vars()
 	var err error
+	if p.sql, err = dialectFor(env.Admin.Dialect(), p); err != nil {
+		return nil, err
+	}
+	if err := s.parse(p.sql.lexicon()); err != nil {
+		return nil, err
+	}
+	vars := s.vars()
 	if s.init != "" {
-		if p.init, err = pgscript.ParseInit(s.init, vars); err != nil {
+		if p.init, err = p.sql.lexicon().ParseInit(s.init, vars); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.initFile, err)
 		}
 	}
@@ -87,20 +93,12 @@ func prepare(ctx context.Context, s *Suite, env testkit.PrepareEnv) (*prepared, 
 	if p.prog, err = s.script.Bind(pgscript.Env{Seed: env.Config.Seed, Clients: max(env.Config.Concurrency, 1), Defines: defines}); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.file, err)
 	}
-	pg, err := sqldb.RequirePgx(env.Admin) // the statements are PostgreSQL's, read by its parser and catalog
-	if err != nil {
-		return nil, err
-	}
-	cat, err := sqlshape.LoadCatalog(ctx, pg, env.Schema, nil)
+	cat, err := p.sql.catalog(ctx, env.Admin, env.Schema)
 	if err != nil {
 		return nil, fmt.Errorf("reading the catalog: %w", err)
 	}
 	cmds := s.script.Commands()
-	inputs := make([]sqlshape.Input, len(cmds))
-	for i, c := range cmds {
-		inputs[i] = sqlshape.Input{SQL: c.SQL, Line: c.Line, Params: c.Params}
-	}
-	plan, err := sqlshape.Plan(inputs, cat)
+	plan, err := sqlshape.Plan(inputs(cmds), cat)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.file, err)
 	}
@@ -123,6 +121,15 @@ func prepare(ctx context.Context, s *Suite, env testkit.PrepareEnv) (*prepared, 
 	}
 	p.tablesToCheck(cmds, cat)
 	return p, nil
+}
+
+// inputs are the script's commands as package sqlshape reads them.
+func inputs(cmds []*pgscript.Command) []sqlshape.Input {
+	out := make([]sqlshape.Input, len(cmds))
+	for i, c := range cmds {
+		out[i] = sqlshape.Input{SQL: c.SQL, Line: c.Line, Params: c.Params}
+	}
+	return out
 }
 
 func plural(n int) string {
@@ -225,6 +232,3 @@ func slotsWithSync(c testkit.Config) error {
 	}
 	return nil
 }
-
-// ident quotes a name for the suite's own statements, which are PostgreSQL's.
-func ident(name string) string { return sqldb.Postgres.QuoteIdent(name) }

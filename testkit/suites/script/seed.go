@@ -14,33 +14,10 @@ import (
 // function, procedure or type (name: as DROP takes it).
 type object struct{ kind, name string }
 
-// objectsSQL lists the schema's objects an init file may create.
-const objectsSQL = `
-	SELECT CASE c.relkind WHEN 'r' THEN 'table' WHEN 'p' THEN 'table' WHEN 'v' THEN 'view'
-	                      WHEN 'm' THEN 'materialized view' ELSE 'sequence' END, c.relname
-	FROM pg_class c WHERE c.relnamespace = $1::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm', 'S')
-	UNION ALL
-	SELECT CASE p.prokind WHEN 'p' THEN 'procedure' ELSE 'function' END, p.oid::regprocedure::text
-	FROM pg_proc p WHERE p.pronamespace = $1::regnamespace AND p.prokind IN ('f', 'p')
-	UNION ALL
-	SELECT 'type', format_type(t.oid, NULL)
-	FROM pg_type t WHERE t.typnamespace = $1::regnamespace AND t.typtype IN ('d', 'e', 'r')`
-
-func objects(ctx context.Context, conn sqldb.Querier, schema string) ([]object, error) {
-	rows, err := conn.Query(ctx, objectsSQL, ident(schema))
-	if err != nil {
-		return nil, fmt.Errorf("listing the schema's objects: %w", err)
-	}
-	var out []object
-	var o object
-	err = sqldb.ForEachRow(rows, []any{&o.kind, &o.name}, func() error { out = append(out, o); return nil })
-	return out, err
-}
-
 // runInit runs the init file's statements, each on its own (as psql -f does: VACUUM cannot run
 // in a transaction), and returns what they created.
 func (p *prepared) runInit(ctx context.Context, conn sqldb.Querier, file string) ([]object, error) {
-	before, err := objects(ctx, conn, p.schema)
+	before, err := p.sql.objects(ctx, conn, p.schema)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +26,7 @@ func (p *prepared) runInit(ctx context.Context, conn sqldb.Querier, file string)
 			return nil, fmt.Errorf("%s: line %d: %w", file, st.Line, err)
 		}
 	}
-	after, err := objects(ctx, conn, p.schema)
+	after, err := p.sql.objects(ctx, conn, p.schema)
 	if err != nil {
 		return nil, err
 	}
@@ -76,14 +53,8 @@ func (p *prepared) seed(ctx context.Context, r *testkit.Run) error {
 	for k := range p.inserted {
 		drop = append(drop, object{"table", seedPrefix + strconv.Itoa(k)})
 	}
-	for _, o := range drop { // tables first: their views and sequences go with them
-		name := o.name
-		if o.kind == "table" || o.kind == "view" || o.kind == "materialized view" || o.kind == "sequence" {
-			name = ident(o.name)
-		}
-		if _, err := conn.Exec(ctx, "DROP "+o.kind+" IF EXISTS "+name+" CASCADE"); err != nil {
-			return fmt.Errorf("dropping %s %s before the init file runs again: %w", o.kind, o.name, err)
-		}
+	if err := p.sql.drop(ctx, conn, drop); err != nil {
+		return err
 	}
 	if _, err := p.runInit(ctx, conn, "the init file"); err != nil {
 		return err
@@ -94,31 +65,17 @@ func (p *prepared) seed(ctx context.Context, r *testkit.Run) error {
 		}
 	}
 	for k, t := range p.inserted {
-		if _, err := conn.Exec(ctx, "CREATE TABLE "+seedPrefix+strconv.Itoa(k)+" AS TABLE "+ident(t)); err != nil {
+		if err := p.sql.copyTable(ctx, conn, seedPrefix+strconv.Itoa(k), t); err != nil {
 			return fmt.Errorf("recording %s's seed rows: %w", t, err)
 		}
 	}
 	p.sums = map[string]string{}
 	for _, t := range p.unchanged {
-		sum, err := checksum(ctx, conn, t)
+		sum, err := p.sql.checksum(ctx, conn, t)
 		if err != nil {
 			return err
 		}
 		p.sums[t] = sum
 	}
 	return nil
-}
-
-// checksum is a digest of every row of table t, in a fixed order.
-func checksum(ctx context.Context, conn sqldb.Querier, t string) (string, error) {
-	var sum *string
-	id := ident(t)
-	err := conn.QueryRow(ctx, `SELECT md5(string_agg(r::text, E'\n' ORDER BY r::text)) FROM `+id+` r`).Scan(&sum)
-	if err != nil {
-		return "", fmt.Errorf("checksumming %s: %w", t, err)
-	}
-	if sum == nil {
-		return "empty", nil
-	}
-	return *sum, nil
 }

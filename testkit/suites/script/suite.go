@@ -34,9 +34,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/counters"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/script/internal/pgscript"
+	"github.com/hotspotkit/hotspotkit/testkit/suites/script/internal/sqlshape"
 )
 
 // Name is the suite's (and binary's) name.
@@ -49,9 +51,12 @@ type Suite struct {
 	asWritten      bool // sync without the kit's claim (--as-written)
 
 	script  *pgscript.Script // parsed by Validate
+	lexicon pgscript.Dialect // the SQL script was parsed as
+	text    string           // the script's text
 	defines []pgscript.Define
 	init    string // the init file's text
 	updated []string
+	config  testkit.Config // Validate's
 
 	p *prepared // Prepare's
 }
@@ -130,9 +135,7 @@ func (s *Suite) Validate(c testkit.Config) error {
 	if err != nil {
 		return fmt.Errorf("-f: %w", err)
 	}
-	if s.script, err = pgscript.Parse(string(text)); err != nil {
-		return fmt.Errorf("%s: %w", s.file, err)
-	}
+	s.text = string(text)
 	s.defines = s.defines[:0]
 	for _, arg := range s.sets {
 		d, err := pgscript.ParseDefine(arg)
@@ -141,24 +144,59 @@ func (s *Suite) Validate(c testkit.Config) error {
 		}
 		s.defines = append(s.defines, d)
 	}
-	defines := s.defines
-	if s.script.Uses(pgscript.VarScale) && s.vars()[pgscript.VarScale] == "" {
-		defines = append(slices.Clone(defines), pgscript.Define{Name: pgscript.VarScale, Value: "1"}) // Prepare counts it, as pgbench
-	}
-	if _, err := s.script.Bind(pgscript.Env{Seed: c.Seed, Clients: max(c.Concurrency, 1), Defines: defines}); err != nil {
-		return fmt.Errorf("%s: %w", s.file, err)
-	}
 	if s.initFile != "" {
 		b, err := os.ReadFile(s.initFile)
 		if err != nil {
 			return fmt.Errorf("--init-file: %w", err)
 		}
 		s.init = string(b)
-		if _, err := pgscript.ParseInit(s.init, s.vars()); err != nil {
+	}
+	s.config = c
+	return s.parse(lexiconOf(c.Dialect))
+}
+
+// lexiconOf is the SQL a script for a database of dialect d is written in.
+func lexiconOf(d sqldb.Dialect) pgscript.Dialect {
+	if d == sqldb.MySQL {
+		return pgscript.MySQL
+	}
+	return pgscript.Postgres
+}
+
+// parse parses the script and the init file as SQL of lexicon's, and checks that the script
+// binds and that the database's grammar takes every command (before any server starts: the
+// grammar's own rejection, with its line); Prepare parses them again when the run's database
+// speaks another SQL than Validate took.
+func (s *Suite) parse(lexicon pgscript.Dialect) error {
+	if s.script != nil && s.lexicon == lexicon {
+		return nil
+	}
+	var err error
+	if s.script, err = lexicon.Parse(s.text); err != nil {
+		return fmt.Errorf("%s: %w", s.file, err)
+	}
+	s.lexicon = lexicon
+	defines := s.defines
+	if s.script.Uses(pgscript.VarScale) && s.vars()[pgscript.VarScale] == "" {
+		defines = append(slices.Clone(defines), pgscript.Define{Name: pgscript.VarScale, Value: "1"}) // Prepare counts it, as pgbench
+	}
+	c := s.config
+	if _, err := s.script.Bind(pgscript.Env{Seed: c.Seed, Clients: max(c.Concurrency, 1), Defines: defines}); err != nil {
+		return fmt.Errorf("%s: %w", s.file, err)
+	}
+	grammar := sqlshape.PostgreSQL
+	if lexicon == pgscript.MySQL {
+		grammar = sqlshape.MySQL
+	}
+	if err := sqlshape.CheckSyntax(inputs(s.script.Commands()), grammar); err != nil {
+		return fmt.Errorf("%s: %w", s.file, err)
+	}
+	if s.initFile != "" {
+		if _, err := lexicon.ParseInit(s.init, s.vars()); err != nil {
 			return fmt.Errorf("%s: %w", s.initFile, err)
 		}
 	}
-	s.updated = updatedTables(s.script)
+	s.updated = updatedTables(s.script, lexicon)
 	return nil
 }
 
@@ -171,14 +209,22 @@ func (s *Suite) vars() map[string]string {
 	return out
 }
 
-var updateTarget = regexp.MustCompile(`(?is)^\s*update\s+(?:only\s+)?("(?:[^"]|"")+"|[a-z_][a-z0-9_$]*)(?:\s*\.\s*("(?:[^"]|"")+"|[a-z_][a-z0-9_$]*))?`)
+var (
+	updateTarget      = regexp.MustCompile(`(?is)^\s*update\s+(?:only\s+)?("(?:[^"]|"")+"|[a-z_][a-z0-9_$]*)(?:\s*\.\s*("(?:[^"]|"")+"|[a-z_][a-z0-9_$]*))?`)
+	updateTargetMySQL = regexp.MustCompile("(?is)^\\s*update\\s+(?:(?:low_priority|ignore)\\s+)*(`(?:[^`]|``)+`|[a-z0-9_$]+)(?:\\s*\\.\\s*(`(?:[^`]|``)+`|[a-z0-9_$]+))?")
+)
 
 // updatedTables are the tables the script's UPDATEs name, for the report's lock waiters (the
-// classification proper is Prepare's, on the live catalog).
-func updatedTables(sc *pgscript.Script) []string {
+// classification proper is Prepare's, on the live catalog): as PostgreSQL folds unquoted
+// names to lower case, as MySQL keeps them.
+func updatedTables(sc *pgscript.Script, lexicon pgscript.Dialect) []string {
+	target := updateTarget
+	if lexicon == pgscript.MySQL {
+		target = updateTargetMySQL
+	}
 	var out []string
 	for _, c := range sc.Commands() {
-		m := updateTarget.FindStringSubmatch(c.Text)
+		m := target.FindStringSubmatch(c.Text)
 		if m == nil {
 			continue
 		}
@@ -186,9 +232,12 @@ func updatedTables(sc *pgscript.Script) []string {
 		if m[2] != "" {
 			name = m[2]
 		}
-		if strings.HasPrefix(name, `"`) {
+		switch {
+		case strings.HasPrefix(name, `"`):
 			name = strings.ReplaceAll(name[1:len(name)-1], `""`, `"`)
-		} else {
+		case strings.HasPrefix(name, "`"):
+			name = strings.ReplaceAll(name[1:len(name)-1], "``", "`")
+		case lexicon == pgscript.Postgres:
 			name = strings.ToLower(name)
 		}
 		if !slices.Contains(out, name) {

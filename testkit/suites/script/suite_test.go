@@ -9,20 +9,23 @@ import (
 	"testing"
 
 	"github.com/hotspotkit/hotspotkit/examples/scripts"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/mariadbtest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/script"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
-func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(mariadbtest.Stop(testdb.Main(m))) }
 
-// example are the flags that run the shipped example named name: its script, its init file
-// and its documented variables, from the files a user copies.
+// example are the flags that run the shipped example named name (mysql/NAME: one written in
+// MySQL's SQL): its script, its init file and its documented variables, from the files a user
+// copies.
 func example(t *testing.T, name string) []string {
 	t.Helper()
-	for _, ex := range scripts.List() {
+	for _, ex := range append(scripts.List(), scripts.ListMySQL()...) {
 		if ex.Script != name {
 			continue
 		}
@@ -32,7 +35,7 @@ func example(t *testing.T, name string) []string {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := filepath.Join(dir, f)
+			p := filepath.Join(dir, filepath.Base(f))
 			if err := os.WriteFile(p, b, 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -52,7 +55,14 @@ func example(t *testing.T, name string) []string {
 // exactly once.
 func verifiedEveryMode(t *testing.T, args ...string) *results.Report {
 	t.Helper()
-	code, rep, stderr := suitetest.RunShared(t, script.New(), args...)
+	return verifiedEveryModeBy(t, suitetest.RunShared, args...)
+}
+
+// verifiedEveryModeBy is verifiedEveryMode on the database run runs on.
+func verifiedEveryModeBy(t *testing.T, run func(*testing.T, testkit.Suite, ...string) (int, *results.Report, string),
+	args ...string) *results.Report {
+	t.Helper()
+	code, rep, stderr := run(t, script.New(), args...)
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -218,21 +228,14 @@ func contentNotChecked(t *testing.T, r results.Run, stderr, why string) {
 // TestBadScripts: a script or init file pgbench's language refuses, a missing file, an unset
 // variable: one line, exit 2, nothing started.
 func TestBadScripts(t *testing.T) {
-	dir := t.TempDir()
-	file := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	file := fileWriter(t)
 	good := file("good.sql", "SELECT 1;\n")
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{nil, "-f/--file is required"},
-		{[]string{"-f", filepath.Join(dir, "missing.sql")}, "no such file"},
+		{[]string{"-f", filepath.Join(t.TempDir(), "missing.sql")}, "no such file"},
 		{[]string{"-f", file("shell.sql", "\\shell echo hi\n")}, "line 1"},
 		{[]string{"-f", file("unset.sql", "SELECT :nope;\n")}, ":nope"},
 		{[]string{"-f", good, "--init-file", file("init.sql", "CREATE TABLE t (a int CHECK (a < :limit));")}, ":limit"},
@@ -244,6 +247,19 @@ func TestBadScripts(t *testing.T) {
 		if code != cli.ExitUsage || !strings.Contains(first, c.want) {
 			t.Errorf("%v: exit %d, first line %q; want 2 and %q", c.args, code, first, c.want)
 		}
+	}
+}
+
+// fileWriter returns a function that writes a file of a directory of the test's own and
+// returns its path.
+func fileWriter(t *testing.T) func(name, text string) string {
+	dir := t.TempDir()
+	return func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
 }
 

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/sqldb"
@@ -61,7 +58,7 @@ func (p *prepared) verify(ctx context.Context, r *testkit.Run, res testkit.Resul
 		c.NotChecked("what the requests wrote", "not recomputable: "+p.deferral)
 	}
 	for _, t := range p.unchanged {
-		sum, err := checksum(ctx, r.Admin(), t)
+		sum, err := p.sql.checksum(ctx, r.Admin(), t)
 		if err != nil {
 			return nil, err
 		}
@@ -97,74 +94,27 @@ func (p *prepared) checkAppended(ctx context.Context, conn sqldb.Conn, c *testki
 			return nil
 		}
 	}
-	names := make([]string, len(cols))
-	typed := make([]string, len(cols))
-	for n, col := range cols {
-		names[n] = ident(col.col.Name)
-		typed[n] = "e.c" + strconv.Itoa(n) + "::" + col.col.TypeName
-	}
-	// The expected rows, as text, into a temporary table of this transaction.
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer sqldb.Rollback(ctx, tx)
-	ptx, err := sqldb.RequirePgx(tx) // the expected rows go in with COPY
-	if err != nil {
-		return err
-	}
-	defs := make([]string, len(cols))
-	copyCols := make([]string, len(cols))
-	for n := range cols {
-		defs[n] = "c" + strconv.Itoa(n) + " text"
-		copyCols[n] = "c" + strconv.Itoa(n)
-	}
-	if _, err := tx.Exec(ctx, "CREATE TEMP TABLE script_expected ("+strings.Join(defs, ", ")+") ON COMMIT DROP"); err != nil {
-		return err
-	}
-	var rows [][]any
-	var texts [][]*string
+	var rows [][]*string
 	for i := range res.Len() {
 		if !res.Applied(i) {
 			continue
 		}
 		for _, w := range ws {
 			var err error
-			if texts, err = p.insertRows(w, i, texts[:0]); err != nil {
+			if rows, err = p.insertRows(w, i, rows); err != nil {
 				return err
 			}
-			for _, t := range texts {
-				row := make([]any, len(cols))
-				for n, s := range t {
-					if s != nil {
-						row[n] = *s
-					}
-				}
-				rows = append(rows, row)
-			}
 		}
 	}
-	if len(cols) > 0 {
-		if _, err := ptx.CopyFrom(ctx, pgx.Identifier{"script_expected"}, copyCols, pgx.CopyFromRows(rows)); err != nil {
-			return fmt.Errorf("loading %s's expected rows: %w", t, err)
-		}
-	}
-	list := strings.Join(names, ", ")
-	id := ident(t)
+	id := p.sql.quote(t)
 	seed := seedPrefix + strconv.Itoa(k)
-	expected := "SELECT " + list + " FROM " + seed
-	if len(cols) > 0 {
-		expected += " UNION ALL SELECT " + strings.Join(typed, ", ") + " FROM script_expected e"
-	}
 	var got, extra, missing int64
 	if len(cols) == 0 { // nothing but server values and defaults: the count is what can be checked
-		err = tx.QueryRow(ctx, "SELECT (SELECT count(*) FROM "+id+") - (SELECT count(*) FROM "+seed+")").Scan(&got)
+		err := conn.QueryRow(ctx, "SELECT (SELECT count(*) FROM "+id+") - (SELECT count(*) FROM "+seed+")").Scan(&got)
 		c.Int(t+": rows the applied requests inserted", int64(len(rows)), got)
 		return err
 	}
-	err = tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+id+`) - (SELECT count(*) FROM `+seed+`),
-		(SELECT count(*) FROM (SELECT `+list+` FROM `+id+` EXCEPT ALL (`+expected+`)) x),
-		(SELECT count(*) FROM ((`+expected+`) EXCEPT ALL SELECT `+list+` FROM `+id+`) x)`).Scan(&got, &extra, &missing)
+	got, extra, missing, err := p.sql.compareAppended(ctx, conn, t, seed, cols, rows)
 	if err != nil {
 		return fmt.Errorf("comparing %s's rows: %w", t, err)
 	}
@@ -173,8 +123,8 @@ func (p *prepared) checkAppended(ctx context.Context, conn sqldb.Conn, c *testki
 	c.Int(t+": applied requests' rows missing", 0, missing)
 	for _, col := range serverColumns(ws) {
 		var nulls, seedNulls int64
-		cid := ident(col)
-		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+id+` WHERE `+cid+` IS NULL), (SELECT count(*) FROM `+seed+` WHERE `+cid+` IS NULL)`).Scan(&nulls, &seedNulls); err != nil {
+		cid := p.sql.quote(col)
+		if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+id+` WHERE `+cid+` IS NULL), (SELECT count(*) FROM `+seed+` WHERE `+cid+` IS NULL)`).Scan(&nulls, &seedNulls); err != nil {
 			return err
 		}
 		c.Int(t+"."+col+" set on every inserted row (the server's value: checked for presence only)", seedNulls, nulls)

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/script/internal/pgscript"
@@ -23,13 +21,15 @@ import (
 // transaction is the script's statements alone, as pgbench sends them, and a run that needs
 // the claim (retries, faults) was refused.
 func (p *prepared) syncWorkload(r *testkit.Run) *testkit.Workload {
-	claim := p.syncClaim()
 	unclaimed := p.unclaimed(r)
 	return &testkit.Workload{Op: r.SyncTx(func(ctx context.Context, tx sqldb.Tx, i int64) error {
 		sc := p.execs.Get().(*scratch)
 		defer p.execs.Put(sc)
 		x := &sc.x
 		if err := p.eval(i, x); err != nil {
+			return err
+		}
+		if err := p.sql.recompute(i); err != nil {
 			return err
 		}
 		claimed := p.claimBy != nil || unclaimed // the script's own INSERT claims the request, or nothing does
@@ -42,9 +42,9 @@ func (p *prepared) syncWorkload(r *testkit.Run) *testkit.Workload {
 			var err error
 			if !claimed {
 				claimed = true
-				err = claimWith(ctx, tx, claim, i, st, sc)
+				err = p.sql.claimSync(ctx, tx, i, st, sc)
 			} else {
-				err = run(ctx, tx, st, sc)
+				err = p.run(ctx, tx, st, sc)
 			}
 			if err != nil && p.claimBy != nil && st.Command.Index == p.claimBy.cmd && sqldb.IsUniqueViolation(err) {
 				return testkit.ErrAlreadyWritten // an earlier try inserted the request's claim row
@@ -54,7 +54,7 @@ func (p *prepared) syncWorkload(r *testkit.Run) *testkit.Workload {
 			}
 		}
 		if !claimed {
-			if err := claimWith(ctx, tx, claim, i, nil, sc); err != nil {
+			if err := p.sql.claimSync(ctx, tx, i, nil, sc); err != nil {
 				return err
 			}
 		}
@@ -63,55 +63,10 @@ func (p *prepared) syncWorkload(r *testkit.Run) *testkit.Workload {
 	})}
 }
 
-// claimWith sends the claim of request i and statement st (nil: none) in one round trip; it
-// returns testkit.ErrAlreadyWritten when an earlier try claimed the request.
-func claimWith(ctx context.Context, tx sqldb.Tx, claim string, i int64, st *pgscript.Statement, sc *scratch) error {
-	ptx, err := sqldb.RequirePgx(tx)
-	if err != nil {
-		return err
-	}
-	var b pgx.Batch
-	b.Queue(claim, i)
-	if st != nil {
-		b.Queue(st.Command.SQL, sc.args(st)...)
-	}
-	br := ptx.SendBatch(ctx, &b)
-	tag, err := br.Exec()
-	if err != nil {
-		br.Close()
-		return fmt.Errorf("claiming request %d: %w", i, err)
-	}
-	if st != nil {
-		rows, err := br.Query()
-		if err == nil {
-			rows.Close()
-			err = rows.Err()
-		}
-		if err != nil {
-			br.Close()
-			return fmt.Errorf("line %d: %w", st.Command.Line, err)
-		}
-	}
-	if err := br.Close(); err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return testkit.ErrAlreadyWritten
-	}
-	return nil
-}
-
-// syncClaim is the claim of request $1 (its one part): it inserts nothing when the request was
-// claimed before.
-func (p *prepared) syncClaim() string {
-	return `INSERT INTO counter_claims (request_index, part) VALUES ($1::int8, 0) ON CONFLICT DO NOTHING`
-}
-
-// run sends one statement of the script with its arguments and reads what it returns. The
-// arguments go as text, as pgbench's extended and prepared modes send them: the server reads
-// each as its parameter's type (an integer variable into a text column is '7').
-func run(ctx context.Context, q sqldb.Querier, st *pgscript.Statement, sc *scratch) error {
-	rows, err := q.Query(ctx, st.Command.SQL, sc.args(st)...)
+// run sends one statement of the script with its arguments (as the dialect sends them, in
+// sc's slice) and reads what it returns.
+func (p *prepared) run(ctx context.Context, q sqldb.Querier, st *pgscript.Statement, sc *scratch) error {
+	rows, err := q.Query(ctx, st.Command.SQL, p.args(st, sc)...)
 	if err == nil {
 		rows.Close()
 		err = rows.Err()
@@ -122,15 +77,9 @@ func run(ctx context.Context, q sqldb.Querier, st *pgscript.Statement, sc *scrat
 	return nil
 }
 
-// args are st's arguments as text (nil: NULL), in sc's slice: valid until its next call.
-func (sc *scratch) args(st *pgscript.Statement) []any {
-	sc.argv = slices.Grow(sc.argv[:0], len(st.Args))[:len(st.Args)]
-	for k, a := range st.Args {
-		sc.argv[k] = nil
-		if a.Kind() != pgscript.Null {
-			sc.argv[k] = a.Text()
-		}
-	}
+// args are st's arguments as the dialect sends them, in sc's slice: valid until its next call.
+func (p *prepared) args(st *pgscript.Statement, sc *scratch) []any {
+	sc.argv = p.sql.args(slices.Grow(sc.argv[:0], len(st.Args))[:len(st.Args)], st)
 	return sc.argv
 }
 
@@ -204,7 +153,7 @@ func (p *prepared) reads(ctx context.Context, req *testkit.Request, pool sqldb.P
 					return err
 				}
 			}
-			err := run(ctx, conn, st, sc)
+			err := p.run(ctx, conn, st, sc)
 			if err != nil && conn.IsClosed() {
 				conn.Release()
 				conn = nil

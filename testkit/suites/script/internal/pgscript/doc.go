@@ -18,5 +18,10 @@
 // into statements where a script's SQL is split, its variables replaced as text as psql's -v
 // replaces them.
 //
+// The SQL may be PostgreSQL's or MySQL's (Dialect: Parse and ParseInit read PostgreSQL's,
+// MySQL.Parse and MySQL.ParseInit MySQL's): the scanner only needs to know its quotes and
+// comments to find where a command ends and which :names are variables; what the commands
+// mean is the caller's.
+//
 // The package executes no SQL and knows nothing of suites, modes or the engine.
 package pgscript

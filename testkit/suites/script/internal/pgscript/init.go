@@ -27,8 +27,15 @@ type InitStatement struct {
 // neither a number nor a plain word after :name, a backslash command, an unterminated quote
 // or comment, and a file without a statement.
 func ParseInit(text string, vars map[string]string) ([]InitStatement, error) {
+	return Postgres.ParseInit(text, vars)
+}
+
+// ParseInit is ParseInit for an init file in d's SQL. In MySQL's, :'name' is the value as a
+// string literal with its backslashes and quotes escaped, and :"name" as a name in
+// backquotes (MySQL's "…" is a string).
+func (d Dialect) ParseInit(text string, vars map[string]string) ([]InitStatement, error) {
 	sc := newScanner(text)
-	sc.initFile, sc.vars = true, vars
+	sc.initFile, sc.vars, sc.dialect = true, vars, d
 	if err := sc.run(); err != nil {
 		return nil, err
 	}
@@ -60,15 +67,19 @@ func quotedRef(src string, colon int) (sqlRef, bool) {
 }
 
 // initValue is the text that replaces r in an init file.
-func initValue(src string, r sqlRef, vars map[string]string) (string, error) {
+func initValue(src string, r sqlRef, vars map[string]string, d Dialect) (string, error) {
 	value, ok := vars[r.name]
 	if !ok {
 		return "", fmt.Errorf(":%s is not set (give it with -D %s=VALUE)", r.name, r.name)
 	}
-	switch r.quote {
-	case '\'':
+	switch {
+	case r.quote == '\'' && d == MySQL:
+		return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(value) + "'", nil
+	case r.quote == '"' && d == MySQL:
+		return "`" + strings.ReplaceAll(value, "`", "``") + "`", nil
+	case r.quote == '\'':
 		return quoteLiteral(value), nil
-	case '"':
+	case r.quote == '"':
 		return `"` + strings.ReplaceAll(value, `"`, `""`) + `"`, nil
 	}
 	if !isNumber(value) && !isPlainWord(value) {

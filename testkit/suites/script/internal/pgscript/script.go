@@ -105,8 +105,27 @@ func (s *Script) Uses(name string) bool { return s.uses[name] }
 // request index and -D: \setshell, \shell, \gset, \aset; and \startpipeline,
 // \syncpipeline, \endpipeline, \; (several statements in one command), and any unknown meta
 // command.
-func Parse(text string) (*Script, error) {
+func Parse(text string) (*Script, error) { return Postgres.Parse(text) }
+
+// Dialect is the SQL a script's commands and an init file's statements are written in: what
+// the scanner must know to find where a command ends and where its :variables are (quotes,
+// comments), not what the commands mean.
+type Dialect uint8
+
+const (
+	// Postgres is PostgreSQL's SQL, as pgbench and psql scan it: '…' (E'…' with backslash
+	// escapes), "…" names, $tag$…$tag$ strings, -- comments, /* */ comments that nest.
+	Postgres Dialect = iota
+	// MySQL is MySQL's and MariaDB's, as their client scans it: '…' and "…" strings with
+	// backslash escapes (the default sql_mode's), `…` names, # and "-- " comments (a dash
+	// pair followed by a space or control character), /* */ comments that do not nest.
+	MySQL
+)
+
+// Parse is Parse for a script in d's SQL.
+func (d Dialect) Parse(text string) (*Script, error) {
 	sc := newScanner(text)
+	sc.dialect = d
 	if err := sc.run(); err != nil {
 		return nil, err
 	}
@@ -125,10 +144,11 @@ type sqlRef struct {
 }
 
 type scanner struct {
-	src    string
-	i      int
-	line   int
-	script *Script
+	src     string
+	i       int
+	line    int
+	script  *Script
+	dialect Dialect
 
 	// initFile makes the scanner read an init file (ParseInit): plain SQL, in which a
 	// backslash command is an error and each variable is replaced by its value from vars.
@@ -166,7 +186,7 @@ func (sc *scanner) run() error {
 			sc.i++
 		case isSpace(c):
 			sc.i++
-		case c == '-' && sc.peekIs(1, '-'):
+		case sc.lineComment():
 			for sc.i < len(sc.src) && sc.src[sc.i] != '\n' {
 				sc.i++
 			}
@@ -206,6 +226,16 @@ func (sc *scanner) peekIs(offset int, c byte) bool {
 	return sc.i+offset < len(sc.src) && sc.src[sc.i+offset] == c
 }
 
+// lineComment says whether a comment to the end of the line starts at the current
+// character: -- in PostgreSQL; # or "-- " in MySQL.
+func (sc *scanner) lineComment() bool {
+	c := sc.src[sc.i]
+	if sc.dialect == MySQL {
+		return c == '#' || c == '-' && sc.peekIs(1, '-') && (sc.i+2 == len(sc.src) || sc.src[sc.i+2] <= ' ')
+	}
+	return c == '-' && sc.peekIs(1, '-')
+}
+
 // begin marks the start of an SQL command at the current character if none is open.
 func (sc *scanner) begin() {
 	if sc.start < 0 {
@@ -220,13 +250,13 @@ func (sc *scanner) advanceTo(end int) {
 	sc.i = end
 }
 
-// blockComment skips a /* */ comment, which nests as in PostgreSQL.
+// blockComment skips a /* */ comment, which nests as in PostgreSQL (not in MySQL).
 func (sc *scanner) blockComment() error {
 	line := sc.line
 	depth := 0
 	for j := sc.i; j < len(sc.src)-1; j++ {
 		switch {
-		case sc.src[j] == '/' && sc.src[j+1] == '*':
+		case sc.src[j] == '/' && sc.src[j+1] == '*' && (depth == 0 || sc.dialect != MySQL):
 			depth++
 			j++
 		case sc.src[j] == '*' && sc.src[j+1] == '/':
@@ -248,11 +278,13 @@ func (sc *scanner) token() error {
 	c := src[i]
 	switch {
 	case c == '\'':
-		escapes := sc.lastWordEnd == i && strings.EqualFold(sc.lastWord, "e")
+		escapes := sc.dialect == MySQL || sc.lastWordEnd == i && strings.EqualFold(sc.lastWord, "e")
 		return sc.quotedText('\'', escapes)
 	case c == '"':
-		return sc.quotedText('"', false)
-	case c == '$':
+		return sc.quotedText('"', sc.dialect == MySQL)
+	case c == '`' && sc.dialect == MySQL:
+		return sc.quotedText('`', false)
+	case c == '$' && sc.dialect != MySQL:
 		if tag := dollarTag(src[i:]); tag != "" {
 			line := sc.line
 			end := strings.Index(src[i+len(tag):], tag)
@@ -310,7 +342,8 @@ func (sc *scanner) token() error {
 	return nil
 }
 
-// quotedText reads a string ('...', E'...' when escapes) or a quoted identifier ("...").
+// quotedText reads a string ('...', E'...' when escapes; MySQL's "..." too) or a quoted
+// identifier ("...", MySQL's `...`).
 func (sc *scanner) quotedText(quote byte, escapes bool) error {
 	src, line := sc.src, sc.line
 	for j := sc.i + 1; j < len(src); j++ {
@@ -327,7 +360,7 @@ func (sc *scanner) quotedText(quote byte, escapes bool) error {
 			return nil
 		}
 	}
-	if quote == '"' {
+	if quote == '`' || quote == '"' && sc.dialect != MySQL {
 		return errorAt(line, "unterminated quoted identifier")
 	}
 	return errorAt(line, "unterminated quoted string")
@@ -377,7 +410,7 @@ func (sc *scanner) endSQL(end int) error {
 	for k, r := range sc.refs {
 		sql.WriteString(sc.src[prev:r.start])
 		if sc.initFile {
-			value, err := initValue(sc.src, r, sc.vars)
+			value, err := initValue(sc.src, r, sc.vars, sc.dialect)
 			if err != nil {
 				return errorAt(sc.startLine+strings.Count(sc.src[start:r.start], "\n"), "%v", err)
 			}

@@ -1,12 +1,9 @@
 package sqlshape
 
 import (
+	"errors"
 	"fmt"
-	"slices"
 	"strings"
-
-	pg "github.com/pganalyze/pg_query_go/v6"
-	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // Input is one SQL command of a script, as the script parser hands it over.
@@ -153,51 +150,51 @@ func (r Refusal) Error() string {
 	return fmt.Sprintf("line %d: %s: %s", r.Line, r.Statement, r.Reason)
 }
 
-// Analyze parses one command with PostgreSQL's grammar and classifies it against the
-// catalog. A command the grammar rejects is an error for every mode: one line, with
-// the command's line number. Everything else is a Statement, whose Refusals say
-// whether the queue modes can defer it.
+// Analyze parses one command with the grammar of the catalog's database (PostgreSQL's
+// unless the catalog says otherwise) and classifies it against the catalog. A command the
+// grammar rejects is an error for every mode: one line, with the command's line number.
+// Everything else is a Statement, whose Refusals say whether the queue modes can defer it.
 func Analyze(in Input, cat *Catalog) (*Statement, error) {
-	tree, err := pg.Parse(in.SQL)
+	p, err := cat.grammar().parse(in)
 	if err != nil {
-		return nil, fmt.Errorf("line %d: %s", in.Line, strings.Join(strings.Fields(err.Error()), " "))
+		return nil, fmt.Errorf("line %d: %v", rejectedLine(in, err), err)
 	}
-	if len(tree.Stmts) == 0 {
+	if p.count == 0 {
 		return nil, fmt.Errorf("line %d: no SQL statement in %q", in.Line, strings.TrimSpace(in.SQL))
 	}
-	a := &analysis{in: in, cat: cat, r: renderer{params: in.Params, version: tree.Version}}
-	a.st = &Statement{Line: in.Line, SQL: in.SQL, Text: a.r.statement(tree, in.SQL)}
+	a := &analysis{in: in, cat: cat, named: p.named}
+	a.st = &Statement{Line: in.Line, SQL: in.SQL, Text: p.text}
 	a.st.short = short(a.st.Text, "", "")
-	if len(tree.Stmts) > 1 {
+	if p.count > 1 {
 		a.st.Tag = "several statements"
 		a.refuse(Compound, "one command holds %d statements (pgbench's \\;): the kit defers one statement per command",
-			len(tree.Stmts))
+			p.count)
 		return a.st, nil
 	}
-	node := tree.Stmts[0].Stmt
-	switch n := node.Node.(type) {
-	case *pg.Node_UpdateStmt:
-		a.update(n.UpdateStmt)
-	case *pg.Node_InsertStmt:
-		a.insert(n.InsertStmt)
-	case *pg.Node_SelectStmt:
-		a.selectStmt(n.SelectStmt)
-	case *pg.Node_TransactionStmt:
-		a.transaction(n.TransactionStmt)
-	case *pg.Node_DeleteStmt:
-		a.st.Tag, a.st.Target = "DELETE", n.DeleteStmt.GetRelation().GetRelname()
+	st := p.stmt
+	switch st.kind {
+	case stUpdate:
+		a.update(st.update)
+	case stInsert:
+		a.insert(st.insert)
+	case stSelect:
+		a.selectStmt(st.sel)
+	case stTx:
+		a.transaction(st.tx)
+	case stDelete:
+		a.st.Tag, a.st.Target = "DELETE", st.target
 		a.refuse(Delete, "the kit defers UPDATEs by primary key and INSERTs; a deferred delete would land "+
 			"out of order with them")
-	case *pg.Node_TruncateStmt:
+	case stTruncate:
 		a.st.Tag = "TRUNCATE"
 		a.refuse(Delete, "the kit defers UPDATEs by primary key and INSERTs; a deferred truncate would land "+
 			"out of order with them")
-	case *pg.Node_MergeStmt:
-		a.st.Tag, a.st.Target = "MERGE", n.MergeStmt.GetRelation().GetRelname()
+	case stMerge:
+		a.st.Tag, a.st.Target = "MERGE", st.target
 		a.refuse(OtherStatement, "whether a MERGE updates or inserts depends on the rows at the time it runs")
 	default:
-		a.st.Tag = commandTag(node)
-		if isDDL(node) {
+		a.st.Tag = st.tag
+		if st.ddl {
 			a.refuse(DDL, "DDL (%s) changes the schema the deferred writes are written against", a.st.Tag)
 		} else {
 			a.refuse(OtherStatement, "%s is not a write the kit defers (it defers UPDATEs by primary key "+
@@ -207,12 +204,21 @@ func Analyze(in Input, cat *Catalog) (*Statement, error) {
 	return a.st, nil
 }
 
+// rejectedLine is the script's line of a grammar's rejection err of command in.
+func rejectedLine(in Input, err error) int {
+	var se *syntaxError
+	if errors.As(err, &se) {
+		return in.Line + se.line
+	}
+	return in.Line
+}
+
 // analysis is the state of one Analyze call.
 type analysis struct {
-	in  Input
-	cat *Catalog
-	r   renderer
-	st  *Statement
+	in    Input
+	cat   *Catalog
+	named func(string) string // parsed.named
+	st    *Statement
 }
 
 func (a *analysis) refuse(kind RefusalKind, format string, args ...any) {
@@ -223,26 +229,29 @@ func (a *analysis) refuse(kind RefusalKind, format string, args ...any) {
 // table resolves the relation a write names, refusing what the kit cannot defer
 // writes to (keyed: an UPDATE, which names its row by the table's key); nil when the
 // catalog does not have it.
-func (a *analysis) table(rv *pg.RangeVar, keyed bool) *Table {
-	if rv.Catalogname != "" {
-		a.refuse(UnsupportedTable, "it names database %s: the kit writes to its own", rv.Catalogname)
+func (a *analysis) table(rv relation, keyed bool) *Table {
+	if rv.catalog != "" {
+		a.refuse(UnsupportedTable, "it names database %s: the kit writes to its own", rv.catalog)
 		return nil
 	}
 	schema := "the catalog"
 	if a.cat != nil {
 		schema = "schema " + a.cat.Schema
 	}
-	if rv.Schemaname != "" && (a.cat == nil || rv.Schemaname != a.cat.Schema) {
-		a.refuse(UnsupportedTable, "it names schema %s: the script's tables are those of %s", rv.Schemaname, schema)
+	if rv.schema != "" && (a.cat == nil || rv.schema != a.cat.Schema) {
+		a.refuse(UnsupportedTable, "it names schema %s: the script's tables are those of %s", rv.schema, schema)
 		return nil
 	}
-	t := a.cat.Table(rv.Relname)
+	t := a.cat.Table(rv.name)
 	if t == nil {
-		a.refuse(UnknownName, "%s has no table %s", schema, rv.Relname)
+		a.refuse(UnknownName, "%s has no table %s", schema, rv.name)
 		return nil
 	}
 	if t.Kind != Ordinary {
 		a.refuse(UnsupportedTable, "%s is a %s: the kit defers writes to plain tables only", t.Name, t.Kind)
+	}
+	if t.Unsupported != "" {
+		a.refuse(UnsupportedTable, "%s %s: the kit defers writes to plain tables only", t.Name, t.Unsupported)
 	}
 	if t.HasChildren && keyed {
 		a.refuse(UnsupportedTable, "%s has inheritance children: its key does not name one row of them all", t.Name)
@@ -260,93 +269,47 @@ func (a *analysis) table(rv *pg.RangeVar, keyed bool) *Table {
 	return t
 }
 
-func (a *analysis) selectStmt(s *pg.SelectStmt) {
+func (a *analysis) selectStmt(s *selectSyntax) {
 	a.st.Tag = "SELECT"
 	a.st.Class = Select
-	ctes := map[string]bool{}
-	reads := map[string]bool{}
-	var locking, writes, into bool
-	walk(s.ProtoReflect(), func(m protoreflect.Message) {
-		switch v := m.Interface().(type) {
-		case *pg.LockingClause:
-			locking = true
-		case *pg.InsertStmt, *pg.UpdateStmt, *pg.DeleteStmt, *pg.MergeStmt:
-			writes = true
-		case *pg.IntoClause:
-			into = true
-		case *pg.CommonTableExpr:
-			ctes[v.Ctename] = true
-		case *pg.RangeVar:
-			name := v.Relname
-			if v.Schemaname != "" {
-				name = v.Schemaname + "." + name
-			}
-			reads[name] = true
-		}
-	})
-	for name := range reads {
-		if !ctes[name] {
-			a.st.Reads = append(a.st.Reads, name)
-		}
-	}
-	slices.Sort(a.st.Reads)
+	a.st.Reads = s.reads
 	switch {
-	case into:
+	case s.intoTable:
 		a.st.Class, a.st.Tag = Other, "SELECT INTO"
 		a.st.Reads = nil
 		a.refuse(DDL, "DDL (SELECT INTO) creates a table")
-	case writes:
+	case s.intoOther != "":
+		a.st.Class, a.st.Tag = Other, "SELECT INTO"
+		a.st.Reads = nil
+		a.refuse(OtherStatement, "SELECT … %s writes outside the database's tables, which the kit does not defer", s.intoOther)
+	case s.writes:
 		a.st.Class = Other
 		a.refuse(UnsupportedForm, "a write inside WITH: the kit defers UPDATEs and INSERTs written as statements of their own")
-	case locking:
+	case s.locking:
 		a.st.Class = LockingRead
 		a.refuse(Locking, "a locking read: the writes it locks rows for are deferred and no longer happen under its lock")
 	}
 }
 
-func (a *analysis) transaction(t *pg.TransactionStmt) {
-	switch t.Kind {
-	case pg.TransactionStmtKind_TRANS_STMT_BEGIN, pg.TransactionStmtKind_TRANS_STMT_START:
-		a.st.Class, a.st.Tx, a.st.Tag = TxControl, TxBegin, "BEGIN"
-		if t.Kind == pg.TransactionStmtKind_TRANS_STMT_START {
-			a.st.Tag = "START TRANSACTION"
+func (a *analysis) transaction(t *txSyntax) {
+	a.st.Tag = t.tag
+	switch t.kind {
+	case txBeginKind:
+		a.st.Class, a.st.Tx = TxControl, TxBegin
+		if !t.plainOptions {
+			a.refuse(Transaction, "the writes deferred out of the request's transaction are no longer "+
+				"under its options")
 		}
-		for _, opt := range t.Options {
-			if !readCommitted(opt) {
-				a.refuse(Transaction, "the writes deferred out of the request's transaction are no longer "+
-					"under its options")
-				break
-			}
-		}
-	case pg.TransactionStmtKind_TRANS_STMT_COMMIT:
-		a.st.Class, a.st.Tx, a.st.Tag = TxControl, TxCommit, "COMMIT"
-		if t.Chain {
+	case txCommitKind:
+		a.st.Class, a.st.Tx = TxControl, TxCommit
+		if t.chain {
 			a.st.Class, a.st.Tx = Other, TxNone
 			a.refuse(Transaction, "the kit runs each request as one transaction")
 		}
-	case pg.TransactionStmtKind_TRANS_STMT_ROLLBACK:
-		a.st.Class, a.st.Tx, a.st.Tag = TxControl, TxRollback, "ROLLBACK"
+	case txRollbackKind:
+		a.st.Class, a.st.Tx = TxControl, TxRollback
 		a.refuse(Transaction, "the writes deferred before it cannot be taken back")
 	default:
-		a.st.Tag = commandTag(&pg.Node{Node: &pg.Node_TransactionStmt{TransactionStmt: t}})
 		a.refuse(Transaction, "the kit runs each request as one transaction, without savepoints or two-phase commit")
 	}
-}
-
-// readCommitted says whether a BEGIN option leaves the transaction as the kit's own
-// is: READ COMMITTED, READ WRITE.
-func readCommitted(opt *pg.Node) bool {
-	d, ok := opt.Node.(*pg.Node_DefElem)
-	if !ok {
-		return false
-	}
-	switch d.DefElem.Defname {
-	case "transaction_isolation":
-		c, ok := d.DefElem.Arg.GetNode().(*pg.Node_AConst)
-		return ok && c.AConst.GetSval().GetSval() == "read committed"
-	case "transaction_read_only":
-		c, ok := d.DefElem.Arg.GetNode().(*pg.Node_AConst)
-		return ok && c.AConst.GetIval().GetIval() == 0
-	}
-	return false
 }

@@ -17,10 +17,44 @@ type Querier interface {
 }
 
 // Catalog is what the analysis knows of the tables of one schema: the schema the
-// script's unqualified names resolve to (the run's search_path holds it alone).
+// script's unqualified names resolve to (the run's search_path holds it alone; on MySQL,
+// the connection's database).
 type Catalog struct {
 	Schema string
-	Tables map[string]*Table // by name as stored (the parser folds unquoted names to lower case)
+	Tables map[string]*Table // by name as stored (PostgreSQL's parser folds unquoted names to lower case)
+	// Grammar is the grammar of the database the catalog was read from, which Analyze
+	// parses statements with: PostgreSQL's unless LoadMySQLCatalog read it.
+	Grammar Grammar
+	// foldTables: table names are compared without case (MySQL's lower_case_table_names).
+	foldTables bool
+	// mysql is the grammar of a MySQL catalog: the server's sql_mode, and whether it is
+	// MariaDB.
+	mysql mysqlGrammar
+}
+
+// Grammar is the SQL grammar of a database.
+type Grammar uint8
+
+const (
+	// PostgreSQL is PostgreSQL's grammar (pg_query_go).
+	PostgreSQL Grammar = iota
+	// MySQL is MySQL's and MariaDB's grammar (TiDB's parser).
+	MySQL
+)
+
+func (g Grammar) String() string {
+	if g == MySQL {
+		return "MySQL"
+	}
+	return "PostgreSQL"
+}
+
+// grammar is the front end of the catalog's grammar (a nil catalog's: PostgreSQL's).
+func (c *Catalog) grammar() grammar {
+	if c != nil && c.Grammar == MySQL {
+		return c.mysql
+	}
+	return postgresGrammar{}
 }
 
 // Table returns the named table, or nil.
@@ -28,7 +62,10 @@ func (c *Catalog) Table(name string) *Table {
 	if c == nil {
 		return nil
 	}
-	return c.Tables[name]
+	if t := c.Tables[name]; t != nil || !c.foldTables {
+		return t
+	}
+	return c.Tables[strings.ToLower(name)]
 }
 
 // RelKind is what a relation is (pg_class.relkind).
@@ -40,6 +77,7 @@ const (
 	View             RelKind = 'v'
 	MaterializedView RelKind = 'm'
 	ForeignTable     RelKind = 'f'
+	Sequence         RelKind = 'S'
 )
 
 func (k RelKind) String() string {
@@ -54,6 +92,8 @@ func (k RelKind) String() string {
 		return "materialized view"
 	case ForeignTable:
 		return "foreign table"
+	case Sequence:
+		return "sequence"
 	}
 	return fmt.Sprintf("relation of kind %q", byte(k))
 }
@@ -77,6 +117,12 @@ type Table struct {
 	Rules        []string      // rewrite rules (a view's own _RETURN rule left out)
 	HasChildren  bool          // inheritance children or partitions: a WHERE on the key can match several rows
 	RowSecurity  bool          // row-level security enabled
+	// Unsupported says why the kit defers no write to the table, beyond its Kind (a MySQL
+	// table of an engine without transactions, a system-versioned table); "" for none.
+	Unsupported string
+
+	// foldColumns: column names are compared without case (MySQL's are).
+	foldColumns bool
 }
 
 // Column is one column of a table.
@@ -95,8 +141,18 @@ type Column struct {
 	Identity    bool     // GENERATED … AS IDENTITY
 	DomainCheck []*Check // the CHECK constraints of its domain(s)
 	// DeterministicCollation is false for a nondeterministic collation, under which
-	// strings the kit tells apart can be equal to PostgreSQL.
+	// strings the kit tells apart can be equal to PostgreSQL (on MySQL: any collation but a
+	// binary one that does not pad).
 	DeterministicCollation bool
+	// Collation is a MySQL column's collation ("" on PostgreSQL).
+	Collation string
+	// Unsigned: a MySQL column of an UNSIGNED type, whose range acts as CHECK (c >= 0).
+	Unsigned bool
+
+	// bounded: min and max are the integer column's range (a MySQL integer type's);
+	// otherwise the range is the type OID's.
+	bounded  bool
+	min, max int64
 }
 
 // Check is one CHECK constraint.
@@ -131,11 +187,19 @@ type ForeignKey struct {
 // Column returns the named column, or nil.
 func (t *Table) Column(name string) *Column {
 	for _, c := range t.Columns {
-		if c.Name == name {
+		if t.sameColumn(c.Name, name) {
 			return c
 		}
 	}
 	return nil
+}
+
+// sameColumn says whether a and b name the same column of t.
+func (t *Table) sameColumn(a, b string) bool {
+	if t.foldColumns {
+		return strings.EqualFold(a, b)
+	}
+	return a == b
 }
 
 // IsKey says whether the column is one of the primary key's.

@@ -68,8 +68,22 @@ func (c *Column) number(v Value) (Value, error) {
 	return n, nil
 }
 
+// delta is the column as the delta of an increment is written to it: an UNSIGNED column's
+// delta may be negative (a decrement), within the type's magnitude.
+func (c *Column) delta() *Column {
+	if !c.Unsigned || !c.bounded {
+		return c
+	}
+	d := *c
+	d.min = -c.max
+	return &d
+}
+
 // holds says whether the column's type can store the number n.
 func (c *Column) holds(n Value) bool {
+	if c.bounded {
+		return n.Kind == IntValue && n.Int >= c.min && n.Int <= c.max
+	}
 	switch c.BaseTypeOID {
 	case oidInt2:
 		return n.Int >= math.MinInt16 && n.Int <= math.MaxInt16
@@ -175,7 +189,11 @@ func (c *Column) keyable() string {
 	case oidInt2, oidInt4, oidInt8, oidNumeric, oidUUID:
 		return ""
 	case oidText, oidVarchar:
-		if !c.DeterministicCollation {
+		switch {
+		case !c.DeterministicCollation && c.Collation != "":
+			return "has collation " + c.Collation + ", under which strings the kit tells apart ('a', 'A', 'a ') " +
+				"can be equal to MySQL"
+		case !c.DeterministicCollation:
 			return "has a nondeterministic collation: strings the kit tells apart can be equal to PostgreSQL"
 		}
 		return ""

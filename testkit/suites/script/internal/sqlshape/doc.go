@@ -1,17 +1,29 @@
-// Package sqlshape recognises the SQL statements of a script with PostgreSQL's own
-// grammar (pganalyze's pg_query_go, which embeds the server's parser) and decides,
-// against a catalog read from the live database, how each can be deferred by the
-// queue modes (outbox, async, async-compact): an UPDATE of one row by its whole primary
-// key becomes mergeable writes per column, an INSERT … VALUES appended rows, a SELECT
-// runs at request time. Sync runs every statement as written; the analysis only
-// refuses the queue modes, each refusal one line naming the statement's line and the
-// reason.
+// Package sqlshape recognises the SQL statements of a script with the grammar of the
+// database they run on — PostgreSQL's own (pganalyze's pg_query_go, which embeds the
+// server's parser) or MySQL's (TiDB's parser, github.com/pingcap/tidb/pkg/parser) — and
+// decides, against a catalog read from the live database (LoadCatalog: PostgreSQL's
+// pg_catalog; LoadMySQLCatalog: MySQL's and MariaDB's information_schema), how each can
+// be deferred by the queue modes (outbox, async, async-compact): an UPDATE of one row by
+// its whole primary key becomes mergeable writes per column, an INSERT … VALUES appended
+// rows, a SELECT runs at request time. Sync runs every statement as written; the
+// analysis only refuses the queue modes, each refusal one line naming the statement's
+// line and the reason.
 //
 // It owns the parse, the classification, the refusals, the client-value expressions
 // (Expr) with their exact evaluation, and the slot rule. It must not run a statement,
 // parse the pgbench script language (its caller hands over each SQL command with its
 // variables already replaced by $1, $2, …), or know the engine, the modes' flags or a
 // suite.
+//
+// # Two grammars, one analysis
+//
+// A grammar's front end (pg.go, mysql.go) reads its own parse tree into the parts the
+// analysis judges (syntax.go): the statement's kind, the table it writes, its SET items
+// and WHERE, its VALUES, the forms beyond the shapes below (WITH, joins, RETURNING, ON
+// CONFLICT or ON DUPLICATE KEY UPDATE, …), and each expression's operator, literal or
+// cast, as its database means it. Everything after that — the key, the merge of each
+// item, the client values and their evaluation, the constraints, the slot rule — is
+// decided once for both. The catalog says which grammar (Catalog.Grammar).
 //
 // # Statements
 //
@@ -132,4 +144,34 @@
 //
 // The grammar is that of pg_query_go v6 (PostgreSQL 17's parser); it accepts some
 // syntax older servers reject, which sync then reports as the server's error.
+//
+// # MySQL and MariaDB
+//
+// MySQL's statements are read by TiDB's parser, under the server's sql_mode and, on
+// MariaDB, with its extensions the parser knows; a statement it rejects (INSERT …
+// RETURNING, which MariaDB has and the grammar does not, among them) is an error for every
+// mode, as PostgreSQL's grammar's are. The script's variables reach it as the ?s the
+// MySQL adapters send (sqldb.Placeholders); a ? of the script's own is refused. What
+// MySQL means differently is read as it means it: TRUE and FALSE are 1 and 0; 1.50 is an
+// exact DECIMAL literal and 1e3 a DOUBLE (refused where the kit would compute with it);
+// CAST(x AS SIGNED) and UNSIGNED are 64-bit integers (a negative UNSIGNED, which wraps
+// around, is an error), DECIMAL alone is DECIMAL(10,0), CHAR(n) cuts; NOW(),
+// CURRENT_TIMESTAMP, SYSDATE(), UTC_TIMESTAMP() and their kin (with a precision or none)
+// are server times; column names compare without case. Its forms beyond the deferred
+// shapes are refused with the reason: UPDATE of several tables, ORDER BY / LIMIT, IGNORE,
+// REPLACE, ON DUPLICATE KEY UPDATE, a PARTITION clause, SELECT … INTO.
+//
+// The catalog reads MySQL's types into the classes above: every integer type with its own
+// range (TINYINT -128..127, an UNSIGNED one from 0), DECIMAL(p, s) as numeric(p, s),
+// FLOAT and DOUBLE as floats, CHAR, VARCHAR and the TEXTs as strings. An UNSIGNED column
+// acts as CHECK (c >= 0): incremented, it is refused as a checked column is (each value
+// assigned to it is checked on its own), and it keeps its table from slots. A string key
+// is one only under a binary collation that does not pad (utf8mb4_nopad_bin,
+// utf8mb4_0900_bin): under any other, 'a', 'A' and 'a ' can name one row. A CHECK
+// constraint's columns, and those a generated column reads (a unique index on one
+// constrains them), are read from their expressions with MySQL's grammar; a unique index
+// on an expression (MySQL 8) is taken to read every column. A table of an engine without
+// transactions (MyISAM, MEMORY) or system-versioned (MariaDB) is refused for deferral. The
+// catalog's reads run on MariaDB 10.6 and later; those that differ on MySQL 8 (its CHECK
+// constraints) are written to its documented information_schema, not run here.
 package sqlshape

@@ -12,11 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/mariadbtest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 )
 
-func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(mariadbtest.Stop(testdb.Main(m))) }
 
 // fixtureSQL is one table for each thing the analysis tells apart.
 const fixtureSQL = `

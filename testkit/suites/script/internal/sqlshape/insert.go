@@ -3,8 +3,6 @@ package sqlshape
 import (
 	"fmt"
 	"slices"
-
-	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
 // RowInsert is an INSERT of rows given in VALUES (one or several) or DEFAULT VALUES.
@@ -61,50 +59,26 @@ func (ins *RowInsert) Values(params []Value) ([][]Value, error) {
 	return out, nil
 }
 
-func (a *analysis) insert(ins *pg.InsertStmt) {
-	a.st.Tag, a.st.Target = "INSERT", ins.Relation.Relname
-	a.st.short = short(a.st.Text, "INSERT INTO "+ins.Relation.Relname, "")
-	shaped := true
-	if ins.WithClause != nil {
-		shaped = false
-		a.refuse(UnsupportedForm, "WITH: the kit defers an INSERT whose rows are its own VALUES")
+func (a *analysis) insert(ins *insertSyntax) {
+	a.st.Tag, a.st.Target = "INSERT", ins.table.name
+	a.st.short = short(a.st.Text, "INSERT INTO "+ins.table.name, "")
+	shaped := a.forms(ins.forms, "an INSERT whose rows are its own VALUES")
+	if ins.fromSelect {
+		a.refuse(UnsupportedForm, "INSERT … SELECT reads the database when the write lands")
+		return
 	}
-	if ins.OnConflictClause != nil {
-		shaped = false
-		a.refuse(UnsupportedForm, "ON CONFLICT: whether it inserts, and what it updates, depends on the rows "+
-			"written before it")
-	}
-	if len(ins.ReturningList) > 0 {
-		shaped = false
-		a.refuse(Returning, "RETURNING: a deferred write cannot return its values at request time")
-	}
-	if ins.Override != pg.OverridingKind_OVERRIDING_NOT_SET {
-		shaped = false
-		a.refuse(UnsupportedForm, "OVERRIDING … VALUE: the kit writes identity columns only by their default")
-	}
-	var lists []*pg.Node
-	if ins.SelectStmt != nil {
-		sel := ins.SelectStmt.GetSelectStmt()
-		if sel == nil || len(sel.ValuesLists) == 0 || sel.WithClause != nil || len(sel.SortClause) > 0 ||
-			sel.LimitCount != nil || sel.LimitOffset != nil {
-			a.refuse(UnsupportedForm, "INSERT … SELECT reads the database when the write lands")
-			return
-		}
-		lists = sel.ValuesLists
-	}
-	t := a.table(ins.Relation, false)
+	t := a.table(ins.table, false)
 	if t == nil {
 		return
 	}
-	cols, ok := a.insertColumns(ins.Cols, t)
+	cols, ok := a.insertColumns(ins.columns, t)
 	if !ok {
 		return
 	}
 	out := &RowInsert{Table: t, Columns: cols}
 	serverTimed, defaulted := map[string]bool{}, map[string]bool{}
-	for _, list := range lists {
-		items := list.GetList().GetItems()
-		if len(ins.Cols) == 0 && out.Columns == nil {
+	for _, items := range ins.rows {
+		if len(ins.columns) == 0 && out.Columns == nil {
 			if len(items) > len(t.Columns) {
 				a.refuse(UnsupportedForm, "VALUES has %d values, and %s has %d columns", len(items), t.Name,
 					len(t.Columns))
@@ -119,7 +93,7 @@ func (a *analysis) insert(ins *pg.InsertStmt) {
 		row := make([]InsertValue, len(items))
 		for i, item := range items {
 			col := out.Columns[i]
-			if _, isDefault := item.Node.(*pg.Node_SetToDefault); isDefault {
+			if item.op == opDefault {
 				row[i].Default = true
 				defaulted[col.Name] = true
 				continue
@@ -129,8 +103,8 @@ func (a *analysis) insert(ins *pg.InsertStmt) {
 				shaped = false
 				continue
 			}
-			if serverTime(item) {
-				row[i].ServerFunc = a.r.expr(item)
+			if isServerTime(item) {
+				row[i].ServerFunc = item.text()
 				serverTimed[col.Name] = true
 				continue
 			}
@@ -149,8 +123,8 @@ func (a *analysis) insert(ins *pg.InsertStmt) {
 		}
 		out.Rows = append(out.Rows, row)
 	}
-	if ins.SelectStmt == nil {
-		out.Rows = [][]InsertValue{{}} // DEFAULT VALUES
+	if ins.defaultValues {
+		out.Rows = [][]InsertValue{{}}
 	}
 	for _, c := range t.Columns {
 		if !slices.Contains(out.Columns, c) {
@@ -172,18 +146,17 @@ func (a *analysis) insert(ins *pg.InsertStmt) {
 	}
 }
 
-func (a *analysis) insertColumns(targets []*pg.Node, t *Table) ([]*Column, bool) {
+func (a *analysis) insertColumns(targets []insertColumn, t *Table) ([]*Column, bool) {
 	var cols []*Column
-	for _, n := range targets {
-		rt := n.GetResTarget()
-		if len(rt.GetIndirection()) > 0 {
+	for _, rt := range targets {
+		if rt.indirection {
 			a.refuse(UnsupportedForm, "INSERT INTO %s (%s…): the kit writes whole columns, not elements or fields",
-				t.Name, rt.Name)
+				t.Name, rt.name)
 			return nil, false
 		}
-		c := t.Column(rt.GetName())
+		c := t.Column(rt.name)
 		if c == nil {
-			a.refuse(UnknownName, "%s has no column %s", t.Name, rt.GetName())
+			a.refuse(UnknownName, "%s has no column %s", t.Name, rt.name)
 			return nil, false
 		}
 		if slices.Contains(cols, c) {

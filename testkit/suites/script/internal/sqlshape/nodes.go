@@ -7,6 +7,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
+// The parse tree of pg_query_go, read generically.
+
 // walk visits m and every message under it, depth first: a generic walk over the
 // parse tree, so that a sub-select or a CTE anywhere is found without a case per node
 // type.
@@ -26,15 +28,6 @@ func walk(m protoreflect.Message, visit func(protoreflect.Message)) {
 		walk(v.Message(), visit)
 		return true
 	})
-}
-
-// contains says whether any message under n satisfies match.
-func contains(n *pg.Node, match func(protoreflect.Message) bool) bool {
-	found := false
-	walk(n.ProtoReflect(), func(m protoreflect.Message) {
-		found = found || match(m)
-	})
-	return found
 }
 
 // nodeType is the parse-tree type of a statement as pg_query names its field:
@@ -90,33 +83,4 @@ func isDDL(n *pg.Node) bool {
 		return true
 	}
 	return false
-}
-
-// columnName is the column a ColumnRef names when it names one of the statement's
-// table (unqualified, or qualified by the table's alias, or by its name when it has
-// none); "" otherwise.
-func columnName(n *pg.Node, table, alias string) string {
-	ref, ok := n.GetNode().(*pg.Node_ColumnRef)
-	if !ok {
-		return ""
-	}
-	var parts []string
-	for _, f := range ref.ColumnRef.Fields {
-		s, ok := f.Node.(*pg.Node_String_)
-		if !ok {
-			return "" // t.*
-		}
-		parts = append(parts, s.String_.Sval)
-	}
-	qualifier := table
-	if alias != "" {
-		qualifier = alias
-	}
-	switch {
-	case len(parts) == 1:
-		return parts[0]
-	case len(parts) == 2 && parts[0] == qualifier:
-		return parts[1]
-	}
-	return ""
 }

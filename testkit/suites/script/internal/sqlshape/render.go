@@ -72,9 +72,6 @@ func (r renderer) expr(n *pg.Node) string {
 	return r.named(strings.TrimPrefix(text, "SELECT "))
 }
 
-// clientExpr renders an evaluated client value with the script's parameter names.
-func (r renderer) clientExpr(e Expr) string { return r.named(e.String()) }
-
 // short is a statement's text cut for the head of a message: an UPDATE shows its
 // table and WHERE (what most refusals are about; the reasons name the SET items they
 // are about), a long INSERT its table (the reasons name the columns), anything else

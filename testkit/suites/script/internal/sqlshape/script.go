@@ -169,6 +169,8 @@ func (s *Script) slotReason(name string, t *Table) string {
 		return "it is not in the catalog"
 	case t.Kind != Ordinary:
 		return fmt.Sprintf("it is a %s", t.Kind)
+	case t.Unsupported != "":
+		return "it " + t.Unsupported
 	case t.HasChildren:
 		return "it has inheritance children"
 	case len(t.Rules) > 0:
@@ -179,6 +181,17 @@ func (s *Script) slotReason(name string, t *Table) string {
 		return fmt.Sprintf("it has trigger %s, which would fire on each slot's row with that slot's part", t.Triggers[0])
 	case len(t.Checks) > 0:
 		return fmt.Sprintf("CHECK constraint %s would hold for each slot's part, not for the row's total", t.Checks[0].Name)
+	}
+	for _, st := range s.Statements {
+		if st.Target != name || st.Update == nil {
+			continue
+		}
+		for _, item := range st.Update.Set {
+			if item.Column.Unsigned {
+				return fmt.Sprintf("%s is %s, whose range would hold for each slot's part, not for the row's total",
+					item.Column.Name, item.Column.TypeName)
+			}
+		}
 	}
 	for _, c := range t.Columns {
 		if len(c.DomainCheck) > 0 {
@@ -197,4 +210,29 @@ func (s *Script) slotReason(name string, t *Table) string {
 			fk.Name, fk.Table)
 	}
 	return ""
+}
+
+// CheckSyntax parses every command with grammar g alone, before there is a database to read a
+// catalog from: a command the grammar rejects is the first error, one line naming its line,
+// as Plan would say it. MySQL's grammar is read under a sql_mode that changes no statement's
+// meaning (the server's own, which Plan parses under, may: ANSI_QUOTES) and with MariaDB's
+// extensions, since the server's kind is not known yet. A command MySQL's grammar rejects
+// and PostgreSQL's takes says so: a script written for the other database.
+func CheckSyntax(inputs []Input, g Grammar) error {
+	var gr grammar = postgresGrammar{}
+	if g == MySQL {
+		gr = mysqlGrammar{mariaDB: true}
+	}
+	for _, in := range inputs {
+		if _, err := gr.parse(in); err != nil {
+			line := rejectedLine(in, err)
+			if g == MySQL {
+				if _, pgErr := (postgresGrammar{}).parse(in); pgErr == nil {
+					return fmt.Errorf("line %d: %v; PostgreSQL's grammar takes it: the run's database is MySQL, whose SQL the script must be written in", line, err)
+				}
+			}
+			return fmt.Errorf("line %d: %v", line, err)
+		}
+	}
+	return nil
 }

@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	pg "github.com/pganalyze/pg_query_go/v6"
-	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // WriteOp is how one SET item of an UPDATE merges with the same column's earlier
@@ -118,7 +115,11 @@ func (s SetItem) Eval(params []Value) (Value, error) {
 			}
 			return Null, fmt.Errorf("%s: the increment is NULL, which would make %s NULL", s.Text, s.Column.Name)
 		}
-		n, err := s.Column.number(v)
+		c := s.Column
+		if s.Op == Increment {
+			c = c.delta()
+		}
+		n, err := c.number(v)
 		if err != nil {
 			return Null, fmt.Errorf("%s: %w", s.Text, err)
 		}
@@ -133,32 +134,52 @@ func (s SetItem) Eval(params []Value) (Value, error) {
 	return s.Column.Compare(v)
 }
 
-func (a *analysis) update(u *pg.UpdateStmt) {
-	a.st.Tag, a.st.Target = "UPDATE", u.Relation.Relname
-	if u.WhereClause != nil {
-		a.st.short = short(a.st.Text, "UPDATE "+u.Relation.Relname, a.r.expr(u.WhereClause))
+// formReasons are why the kit does not defer a statement with such a part; the clause
+// is the grammar's spelling of it.
+var formReasons = map[formKind]struct {
+	kind   RefusalKind
+	format string
+}{
+	formWith:       {UnsupportedForm, ""}, // forms says what the kit defers instead
+	formJoin:       {UnsupportedForm, "%s joins other rows, which only the server knows when the write lands"},
+	formReturning:  {Returning, "%s: a deferred write cannot return its values at request time"},
+	formOnConflict: {UnsupportedForm, "%s: whether it inserts, and what it updates, depends on the rows written before it"},
+	formOverriding: {UnsupportedForm, "%s: the kit writes identity columns only by their default"},
+	formOrderLimit: {UnsupportedForm, "%s: the kit defers an UPDATE of the one row its key names, not a number of rows"},
+	formIgnore:     {UnsupportedForm, "%s: a write that fails is skipped with a warning, and merged writes could fail differently from the writes one by one"},
+	formReplace:    {UnsupportedForm, "%s deletes the row its key collides with: whether it does depends on the rows written before it"},
+	formPartition:  {UnsupportedForm, "%s: the kit writes to a table, not to partitions named by the statement"},
+}
+
+// forms refuses the parts of a statement beyond the shapes the kit defers; it says
+// whether there were none. what names the statement for WITH ("an UPDATE that names its
+// row itself").
+func (a *analysis) forms(forms []form, with string) bool {
+	for _, f := range forms {
+		r := formReasons[f.kind]
+		if f.kind == formWith {
+			a.refuse(r.kind, "WITH: the kit defers %s", with)
+			continue
+		}
+		a.refuse(r.kind, r.format, f.clause)
 	}
-	shaped := true // the statement's form is a keyed update, whatever the catalog says of it
-	if u.WithClause != nil {
-		shaped = false
-		a.refuse(UnsupportedForm, "WITH: the kit defers an UPDATE that names its row itself")
+	return len(forms) == 0
+}
+
+func (a *analysis) update(u *updateSyntax) {
+	a.st.Tag, a.st.Target = "UPDATE", u.table.name
+	if u.where != nil {
+		a.st.short = short(a.st.Text, "UPDATE "+u.table.name, u.where.text())
 	}
-	if len(u.FromClause) > 0 {
-		shaped = false
-		a.refuse(UnsupportedForm, "UPDATE … FROM joins other rows, which only the server knows when the write lands")
-	}
-	if len(u.ReturningList) > 0 {
-		shaped = false
-		a.refuse(Returning, "RETURNING: a deferred write cannot return its values at request time")
-	}
-	t := a.table(u.Relation, true)
+	// shaped: the statement's form is a keyed update, whatever the catalog says of it
+	shaped := a.forms(u.forms, "an UPDATE that names its row itself")
+	t := a.table(u.table, true)
 	if t == nil {
 		return
 	}
-	alias := u.Relation.GetAlias().GetAliasname()
-	key, ok := a.updateKey(u.WhereClause, t, alias)
+	key, ok := a.updateKey(u.where, t, u.table.alias)
 	shaped = shaped && ok
-	set, ok := a.setItems(u.TargetList, t, alias)
+	set, ok := a.setItems(u.set, t, u.table.alias)
 	shaped = shaped && ok
 	if shaped {
 		a.st.Class = Update
@@ -168,7 +189,7 @@ func (a *analysis) update(u *pg.UpdateStmt) {
 
 // updateKey reads the WHERE as the equality of every primary-key column with a
 // client value, and nothing more.
-func (a *analysis) updateKey(where *pg.Node, t *Table, alias string) ([]KeyTerm, bool) {
+func (a *analysis) updateKey(where *node, t *Table, alias string) ([]KeyTerm, bool) {
 	if len(t.PrimaryKey) == 0 {
 		a.refuse(NoPrimaryKey, "%s has no primary key: an UPDATE cannot name one row of it", t.Name)
 		return nil, false
@@ -178,7 +199,7 @@ func (a *analysis) updateKey(where *pg.Node, t *Table, alias string) ([]KeyTerm,
 		a.refuse(NotFullKey, "no WHERE: it writes every row of %s, not one row by its primary key (%s)", t.Name, keyList)
 		return nil, false
 	}
-	if _, ok := where.Node.(*pg.Node_CurrentOfExpr); ok {
+	if where.op == opCurrentOf {
 		a.refuse(UnsupportedForm, "WHERE CURRENT OF: a cursor's row is known only at request time")
 		return nil, false
 	}
@@ -188,16 +209,16 @@ func (a *analysis) updateKey(where *pg.Node, t *Table, alias string) ([]KeyTerm,
 	for _, cond := range conjuncts(where) {
 		col, value := a.keyEquality(cond, t, alias)
 		if col == "" {
-			further = append(further, a.r.expr(cond))
+			further = append(further, cond.text())
 			continue
 		}
 		if _, seen := values[col]; seen {
-			further = append(further, a.r.expr(cond))
+			further = append(further, cond.text())
 			continue
 		}
 		e, bad := clientValue(value)
 		if bad != nil {
-			a.refuse(Inexact, "%s: %s", a.r.expr(cond), a.notClientWhy(value, bad))
+			a.refuse(Inexact, "%s: %s", cond.text(), a.notClientWhy(value, bad))
 			ok = false
 			values[col] = nil
 			continue
@@ -206,8 +227,8 @@ func (a *analysis) updateKey(where *pg.Node, t *Table, alias string) ([]KeyTerm,
 			a.refuse(NotFullKey, "%s = NULL matches no row", col)
 			ok = false
 		} else if c := t.Column(col); c.fits(e, false) != "" {
-			a.refuse(Inexact, "%s: %s is not a value of %s (%s), so the UPDATE names no row", a.r.expr(cond),
-				a.r.expr(value), c.Name, c.TypeName)
+			a.refuse(Inexact, "%s: %s is not a value of %s (%s), so the UPDATE names no row", cond.text(),
+				value.text(), c.Name, c.TypeName)
 			ok = false
 		}
 		values[col] = e
@@ -243,54 +264,39 @@ func (a *analysis) updateKey(where *pg.Node, t *Table, alias string) ([]KeyTerm,
 	return key, ok
 }
 
-// conjuncts flattens a tree of ANDs into its conditions.
-func conjuncts(n *pg.Node) []*pg.Node {
-	if b, ok := n.Node.(*pg.Node_BoolExpr); ok && b.BoolExpr.Boolop == pg.BoolExprType_AND_EXPR {
-		var out []*pg.Node
-		for _, arg := range b.BoolExpr.Args {
-			out = append(out, conjuncts(arg)...)
-		}
-		return out
-	}
-	return []*pg.Node{n}
-}
-
-// keyEquality reads cond as "key column = value" (either side): the column and the
-// value's expression, or "" when cond is anything else.
-func (a *analysis) keyEquality(cond *pg.Node, t *Table, alias string) (string, *pg.Node) {
-	e, ok := cond.Node.(*pg.Node_AExpr)
-	if !ok || e.AExpr.Kind != pg.A_Expr_Kind_AEXPR_OP || operatorName(e.AExpr) != "=" {
+// keyEquality reads cond as "key column = value" (either side): the key column, as the
+// catalog names it, and the value's expression, or "" when cond is anything else.
+func (a *analysis) keyEquality(cond *node, t *Table, alias string) (string, *node) {
+	if cond.op != opBinary || cond.oper != "=" {
 		return "", nil
 	}
-	sides := [2]*pg.Node{e.AExpr.Lexpr, e.AExpr.Rexpr}
-	for i, side := range sides {
-		col := columnName(side, t.Name, alias)
-		if col == "" || !t.IsKey(col) {
+	for i, side := range cond.args {
+		c := t.Column(columnRef(side, t.Name, alias))
+		if c == nil || !t.IsKey(c.Name) {
 			continue
 		}
-		other := sides[1-i]
-		if _, isColumn := other.Node.(*pg.Node_ColumnRef); isColumn {
+		other := cond.args[1-i]
+		if other.op == opColumn {
 			return "", nil
 		}
-		return col, other
+		return c.Name, other
 	}
 	return "", nil
 }
 
 // setItems reads every SET item as a mergeable write, refusing the ones that are not
 // and the columns a merged write could break a constraint of.
-func (a *analysis) setItems(targets []*pg.Node, t *Table, alias string) ([]SetItem, bool) {
+func (a *analysis) setItems(targets []assignment, t *Table, alias string) ([]SetItem, bool) {
 	var items []SetItem
 	ok := true
 	seen := map[string]bool{}
 	multiAssign := false
-	for _, n := range targets {
-		rt := n.GetResTarget()
-		if rt == nil {
+	for _, rt := range targets {
+		if rt.value == nil {
 			ok = false
 			continue
 		}
-		if _, multi := rt.Val.GetNode().(*pg.Node_MultiAssignRef); multi {
+		if rt.multi {
 			if !multiAssign {
 				a.refuse(UnsupportedForm, "SET (…) = (…): the kit reads one column per SET item")
 			}
@@ -298,16 +304,16 @@ func (a *analysis) setItems(targets []*pg.Node, t *Table, alias string) ([]SetIt
 			ok = false
 			continue
 		}
-		text := rt.Name + " = " + a.r.expr(rt.Val)
-		if len(rt.Indirection) > 0 {
-			a.refuse(UnsupportedForm, "SET %s…: the kit writes whole columns, not elements or fields", rt.Name)
+		text := rt.column + " = " + rt.value.text()
+		if rt.indirection {
+			a.refuse(UnsupportedForm, "SET %s…: the kit writes whole columns, not elements or fields", rt.column)
 			ok = false
 			continue
 		}
-		c := t.Column(rt.Name)
+		c := t.Column(rt.column)
 		switch {
 		case c == nil:
-			a.refuse(UnknownName, "%s has no column %s", t.Name, rt.Name)
+			a.refuse(UnknownName, "%s has no column %s", t.Name, rt.column)
 			ok = false
 			continue
 		case t.IsKey(c.Name):
@@ -324,7 +330,7 @@ func (a *analysis) setItems(targets []*pg.Node, t *Table, alias string) ([]SetIt
 			continue
 		}
 		seen[c.Name] = true
-		item, why := a.setItem(rt.Val, c, t, alias)
+		item, why := a.setItem(rt.value, c, t, alias)
 		if why != "" {
 			a.refuse(Inexact, "%s: %s", text, why)
 			ok = false
@@ -333,25 +339,29 @@ func (a *analysis) setItems(targets []*pg.Node, t *Table, alias string) ([]SetIt
 		item.Column, item.Text = c, text
 		items = append(items, item)
 		a.constrained(t, c)
+		if c.Unsigned && item.Op == Increment {
+			a.refuse(CheckedColumn, "%s is %s, whose range acts as CHECK (%s >= 0): compacting could change which "+
+				"writes fail", c.Name, c.TypeName, c.Name)
+		}
 	}
 	return items, ok
 }
 
 // setItem reads one SET value as a write op on column c; why says what it is not.
-func (a *analysis) setItem(val *pg.Node, c *Column, t *Table, alias string) (SetItem, string) {
-	isSelf := func(n *pg.Node) bool { return columnName(n, t.Name, alias) == c.Name }
-	if _, ok := val.Node.(*pg.Node_SetToDefault); ok {
+func (a *analysis) setItem(val *node, c *Column, t *Table, alias string) (SetItem, string) {
+	isSelf := func(n *node) bool { return t.sameColumn(columnRef(n, t.Name, alias), c.Name) }
+	if val.op == opDefault {
 		return SetItem{}, "DEFAULT is the server's value, not one the kit can evaluate"
 	}
-	if serverTime(val) {
-		return SetItem{Op: ServerTime, ServerFunc: a.r.expr(val)}, ""
+	if isServerTime(val) {
+		return SetItem{Op: ServerTime, ServerFunc: val.text()}, ""
 	}
-	if mm, ok := val.Node.(*pg.Node_MinMaxExpr); ok {
+	if val.op == opGreatest || val.op == opLeast {
 		op, name := Greatest, "greatest"
-		if mm.MinMaxExpr.Op == pg.MinMaxOp_IS_LEAST {
+		if val.op == opLeast {
 			op, name = Least, "least"
 		}
-		args := mm.MinMaxExpr.Args
+		args := val.args
 		if len(args) != 2 || isSelf(args[0]) == isSelf(args[1]) {
 			return SetItem{}, fmt.Sprintf("the kit merges %s(%s, e) of the column and one value only", name, c.Name)
 		}
@@ -359,8 +369,8 @@ func (a *analysis) setItem(val *pg.Node, c *Column, t *Table, alias string) (Set
 		if isSelf(args[1]) {
 			bound = args[0]
 		}
-		if serverTime(bound) {
-			return SetItem{Op: op, ServerFunc: a.r.expr(bound)}, ""
+		if isServerTime(bound) {
+			return SetItem{Op: op, ServerFunc: bound.text()}, ""
 		}
 		e, bad := clientValue(bound)
 		if bad != nil {
@@ -370,7 +380,7 @@ func (a *analysis) setItem(val *pg.Node, c *Column, t *Table, alias string) (Set
 			return SetItem{}, why
 		}
 		if bad := numberOnly(e); bad != nil {
-			return SetItem{}, fmt.Sprintf("%s is not a number, which the kit compares exactly", a.r.clientExpr(bad))
+			return SetItem{}, fmt.Sprintf("%s is not a number, which the kit compares exactly", a.named(bad.String()))
 		}
 		if why := c.fits(e, false); why != "" {
 			return SetItem{}, why
@@ -410,9 +420,9 @@ func (a *analysis) setItem(val *pg.Node, c *Column, t *Table, alias string) (Set
 				return SetItem{}, why
 			}
 			if bad := numberOnly(delta); bad != nil {
-				return SetItem{}, fmt.Sprintf("%s is not a number, which the kit adds exactly", a.r.clientExpr(bad))
+				return SetItem{}, fmt.Sprintf("%s is not a number, which the kit adds exactly", a.named(bad.String()))
 			}
-			if why := c.fits(delta, c.BaseTypeOID == oidNumeric); why != "" {
+			if why := c.delta().fits(delta, c.BaseTypeOID == oidNumeric); why != "" {
 				return SetItem{}, why
 			}
 			return SetItem{Op: Increment, Value: delta}, ""
@@ -422,7 +432,9 @@ func (a *analysis) setItem(val *pg.Node, c *Column, t *Table, alias string) (Set
 	}
 	e, bad := clientValue(val)
 	if bad != nil {
-		if contains(val, func(m protoreflect.Message) bool { return isSelf(asNode(m)) }) {
+		selfRead := false
+		walkNodes(val, func(n *node) { selfRead = selfRead || isSelf(n) })
+		if selfRead {
 			return SetItem{}, "none of the writes the kit merges (c = c + e, c = e, greatest/least(c, e), a server time)"
 		}
 		return SetItem{}, a.notClientWhy(val, bad)
@@ -435,24 +447,20 @@ func (a *analysis) setItem(val *pg.Node, c *Column, t *Table, alias string) (Set
 
 // term is one operand of a sum, and whether it is subtracted.
 type term struct {
-	node     *pg.Node
+	node     *node
 	negative bool
 }
 
 // sumTerms flattens a chain of binary + and - (and unary minus inside it) into its
 // signed terms; isSum is false when n is not a sum at all.
-func sumTerms(n *pg.Node, negative bool) (terms []term, isSum bool) {
-	e, ok := n.Node.(*pg.Node_AExpr)
-	if !ok || e.AExpr.Kind != pg.A_Expr_Kind_AEXPR_OP {
-		return []term{{node: n, negative: negative}}, false
-	}
-	switch op := operatorName(e.AExpr); {
-	case (op == "+" || op == "-") && e.AExpr.Lexpr != nil:
-		left, _ := sumTerms(e.AExpr.Lexpr, negative)
-		right, _ := sumTerms(e.AExpr.Rexpr, negative != (op == "-"))
+func sumTerms(n *node, negative bool) (terms []term, isSum bool) {
+	switch {
+	case n.op == opBinary && (n.oper == "+" || n.oper == "-"):
+		left, _ := sumTerms(n.args[0], negative)
+		right, _ := sumTerms(n.args[1], negative != (n.oper == "-"))
 		return append(left, right...), true
-	case op == "-":
-		inner, isSum := sumTerms(e.AExpr.Rexpr, !negative)
+	case n.op == opUnary && n.oper == "-":
+		inner, isSum := sumTerms(n.args[0], !negative)
 		return inner, isSum
 	}
 	return []term{{node: n, negative: negative}}, false
@@ -460,19 +468,14 @@ func sumTerms(n *pg.Node, negative bool) (terms []term, isSum bool) {
 
 // notClientWhy says why part of an expression is not a client value: the part and
 // why, or for a column read the whole operand that reads it ("$1 * c reads column c").
-func (a *analysis) notClientWhy(operand *pg.Node, bad *notClient) string {
+func (a *analysis) notClientWhy(operand *node, bad *notClient) string {
 	if bad.evaluated {
 		return bad.why
 	}
 	if bad.column {
-		return a.r.expr(operand) + " " + bad.why
+		return operand.text() + " " + bad.why
 	}
-	return a.r.expr(bad.node) + " " + bad.why
-}
-
-func asNode(m protoreflect.Message) *pg.Node {
-	n, _ := m.Interface().(*pg.Node)
-	return n
+	return bad.node.text() + " " + bad.why
 }
 
 // constrained refuses a written column under a constraint that merged or reordered

@@ -129,6 +129,8 @@ type Cast struct {
 	// Precision and Scale are a CastNumeric's typmod, numeric(Precision, Scale);
 	// Precision is 0 for numeric without one.
 	Precision, Scale int
+	// Call says the grammar writes it CAST(X AS Type) (MySQL's), not X::Type.
+	Call bool
 }
 
 // CastClass is what a cast's target type means to the evaluator.
@@ -144,6 +146,9 @@ const (
 	CastNumeric
 	CastText
 	CastBool
+	// CastUnsigned: MySQL's CAST(… AS UNSIGNED), an integer of 64 bits without sign; a
+	// negative value, which it wraps around, is an error.
+	CastUnsigned
 )
 
 func (p Param) Eval(params []Value) (Value, error) { return p.eval(params, false) }
@@ -223,7 +228,7 @@ func (c Cast) eval(params []Value, _ bool) (Value, error) {
 		return v, err
 	}
 	switch c.To {
-	case CastInt2, CastInt4, CastInt8:
+	case CastInt2, CastInt4, CastInt8, CastUnsigned:
 		i, err := v.asInt()
 		if v.Kind == DecimalValue {
 			i, err = v.Dec.Round(), nil
@@ -233,6 +238,9 @@ func (c Cast) eval(params []Value, _ bool) (Value, error) {
 		}
 		if !fitsInt(i, c.To) {
 			return Null, fmt.Errorf("%s: %d: %w", c, i, errOverflow)
+		}
+		if c.To == CastUnsigned && i < 0 {
+			return Null, fmt.Errorf("%s: %d is negative, which UNSIGNED wraps around", c, i)
 		}
 		return Int(i), nil
 	case CastNumeric:
@@ -325,7 +333,12 @@ func precedence(op byte) int {
 	return 1
 }
 
-func (c Cast) String() string { return operand(c.X) + "::" + c.Type }
+func (c Cast) String() string {
+	if c.Call {
+		return "CAST(" + c.X.String() + " AS " + c.Type + ")"
+	}
+	return operand(c.X) + "::" + c.Type
+}
 
 // operand renders x as the operand of a unary operator or cast: compound
 // expressions in parentheses.
