@@ -230,9 +230,16 @@ func sqlConnClosed(c *sql.Conn) bool {
 
 func (c *mysqlConn) Close(context.Context) error { return errors.Join(c.p.Close(), c.db.Close()) }
 
-// beginOn begins a transaction on the connection c, which it keeps (SQLConn).
+// beginOn begins a transaction on the connection c, which it keeps (SQLConn). The
+// transaction ends by Commit or Rollback alone, as pgx's does: database/sql would roll it back
+// when the context it began with ends, but a caller may begin on a context that ends before
+// the COMMIT (the queue stages a batch on one and commits it on another), and each statement
+// has a context of its own.
 func beginOn(ctx context.Context, c *sql.Conn) (Tx, error) {
-	tx, err := c.BeginTx(ctx, nil)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	tx, err := c.BeginTx(context.WithoutCancel(ctx), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -262,7 +269,16 @@ func SQLConn(h any) (*sql.Conn, bool) {
 	return nil, false
 }
 
-func (t mysqlTx) Commit(context.Context) error   { return t.end(t.p.Commit()) }
+// Commit commits, unless ctx has ended: then, as pgx sends no COMMIT on a done context, it
+// rolls back and says why.
+func (t mysqlTx) Commit(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		_ = t.p.Rollback()
+		return t.end(err)
+	}
+	return t.end(t.p.Commit())
+}
+
 func (t mysqlTx) Rollback(context.Context) error { return t.end(t.p.Rollback()) }
 
 // end gives the pool's connection back once the transaction is over.
