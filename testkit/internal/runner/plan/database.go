@@ -7,6 +7,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/sqldb"
+	"github.com/hotspotkit/hotspotkit/testkit"
 	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/faults"
 	"github.com/hotspotkit/hotspotkit/testkit/servers/mariadbserver"
@@ -93,6 +94,9 @@ func (c *parser) validateDatabase(bad func(string, ...any)) {
 		if changed(f.flag) {
 			bad("--%s is PostgreSQL's (%s): not with %s", f.flag, f.what, c.mysqlName())
 		}
+	}
+	if c.QueueBackend == testkit.BackendRedis {
+		bad("--queue-backend redis is not on MySQL yet: the Redis queue's record of applied batches (redisq's applied-ids table) is written for PostgreSQL only; --queue-backend memory runs every mode on %s", c.mysqlName())
 	}
 	if c.MySQLURL != "" {
 		for _, f := range append(innodbFlags, "mariadb-bin-dir") {

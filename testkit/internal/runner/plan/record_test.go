@@ -107,4 +107,8 @@ func TestRunConfigRecordsTheDatabase(t *testing.T) {
 	if reflect.DeepEqual(m.Shaping(), pg.Shaping()) {
 		t.Error("the kind of database does not shape the work")
 	}
+	// The Redis queue's applied-ids table is PostgreSQL's only: refused before a server starts.
+	for _, args := range []string{"--database mariadb --queue-backend redis", "--mysql-url mysql://u:pw@db:3306/ --queue-backend redis --modes async-compact"} {
+		refused(t, usagecounter.New(), args, "--queue-backend redis is not on MySQL yet")
+	}
 }
