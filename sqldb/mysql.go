@@ -239,17 +239,31 @@ func sqlConnClosed(c *sql.Conn) bool {
 
 func (c *mysqlConn) Close(context.Context) error { return errors.Join(c.p.Close(), c.db.Close()) }
 
-// beginOn begins a transaction on the connection c, which it keeps (SQLConn), watched
-// (txWatch): the transaction's end is interrupted when the context it began with ends first.
+// beginOn begins a transaction on the connection c, which it keeps (SQLConn). The
+// transaction ends by Commit or Rollback alone, as pgx's does: database/sql would roll it back
+// when the context it began with ends, but a caller may begin on a context that ends before
+// the COMMIT (the queue stages a batch on one and commits it on another). Its BEGIN, each
+// statement, and its COMMIT or ROLLBACK are each watched by their own context (txWatch).
 func beginOn(ctx context.Context, c *sql.Conn) (*mysqlTx, error) {
-	var dc any
-	_ = c.Raw(func(d any) error { dc = d; return nil })
-	tx, err := c.BeginTx(ctx, nil)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	t := &mysqlTx{sqlStatements: sqlStatements[*sql.Tx]{tx}, conn: c}
-	t.watch(ctx, dc)
+	var dc any
+	_ = c.Raw(func(d any) error { dc = d; return nil })
+	t := &mysqlTx{conn: c}
+	t.watch(dc)
+	var tx *sql.Tx
+	err := t.during(ctx, "BEGIN", func() (err error) {
+		tx, err = c.BeginTx(context.WithoutCancel(ctx), nil)
+		return err
+	})
+	if err != nil {
+		if tx != nil {
+			_ = tx.Rollback() // the BEGIN's reply was cut: the connection is bad, and dropped
+		}
+		return nil, err
+	}
+	t.sqlStatements = sqlStatements[*sql.Tx]{tx}
 	return t, nil
 }
 
@@ -287,8 +301,13 @@ func SQLConn(h any) (*sql.Conn, bool) {
 }
 
 // Commit commits, and returns once ctx ends if the COMMIT's reply has not come (txWatch):
-// with an error that wraps ctx's, whose outcome is unknown (CommitOutcomeUnknown).
+// with an error that wraps ctx's, whose outcome is unknown (CommitOutcomeUnknown). On a
+// context already done it sends no COMMIT, as pgx does: it rolls back and says why.
 func (t *mysqlTx) Commit(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		Rollback(ctx, t) // bounded as Rollback bounds it
+		return err
+	}
 	return t.giveBack(t.end(ctx, "COMMIT", t.p.Commit))
 }
 

@@ -45,6 +45,56 @@ func TestMySQLRoundTrip(t *testing.T) {
 	testRoundTrip(t, pool, conn, "round_trip")
 }
 
+// A transaction outlives the context it began on, as pgx's does: the queue stages a batch on
+// one context and commits it on another (database/sql alone rolls it back when the first
+// ends). A COMMIT on a context already done is not sent: the transaction is rolled back.
+func TestMySQLTransactionOutlivesItsBeginContext(t *testing.T) {
+	ctx := t.Context()
+	_, pool, conn := mysqlHandles(t)
+	if _, err := conn.Exec(ctx, "CREATE TABLE staged (id int PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	for i, db := range []sqldb.DB{pool, conn} {
+		bctx, cancel := context.WithCancel(ctx)
+		tx, err := db.Begin(bctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(bctx, "INSERT INTO staged (id) VALUES ($1)", i); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		time.Sleep(50 * time.Millisecond) // database/sql's rollback on the context's end is asynchronous
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatalf("%T: the commit after the begin's context ended: %v", db, err)
+		}
+		done, stop := context.WithCancel(ctx)
+		tx, err = db.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO staged (id) VALUES ($1)", 10+i); err != nil {
+			t.Fatal(err)
+		}
+		stop()
+		if err := tx.Commit(done); !errors.Is(err, context.Canceled) {
+			t.Errorf("%T: a commit on a done context: %v, want context.Canceled", db, err)
+		}
+	}
+	var ids []int64
+	rows, err := conn.Query(ctx, "SELECT id FROM staged ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id int64
+	if err := sqldb.ForEachRow(rows, []any{&id}, func() error { ids = append(ids, id); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 2 || ids[0] != 0 || ids[1] != 1 {
+		t.Errorf("rows %v, want [0 1]: the committed ones and neither of those whose COMMIT's context was done", ids)
+	}
+}
+
 // sessionStatus reads one of the session's status counters on conn.
 func sessionStatus(t *testing.T, conn sqldb.Querier, name string) int64 {
 	t.Helper()

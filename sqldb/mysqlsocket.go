@@ -141,47 +141,42 @@ var (
 	_ driver.NamedValueChecker  = (*MySQLDriverConn)(nil)
 )
 
-// txWatch interrupts a transaction's connection when the context it began with ends before
-// the transaction does.
+// txWatch interrupts a transaction's connection when the context of its BEGIN, COMMIT or
+// ROLLBACK ends before the server's reply comes (database/sql watches none of them once the
+// transaction is begun on a context that cannot end; the driver watches each statement's).
 type txWatch struct {
 	conn  Interrupter // nil: not watched
-	begun context.Context
-	stop  func() bool // the AfterFunc on begun; nil when begun cannot end
 	ended atomic.Bool // Commit or Rollback came
 }
 
-// watch starts watching a transaction begun under ctx on the driver connection dc.
-func (w *txWatch) watch(ctx context.Context, dc any) {
-	in, ok := dc.(Interrupter)
-	if !ok {
-		return
-	}
-	w.conn, w.begun = in, ctx
-	if ctx.Done() != nil {
-		w.stop = context.AfterFunc(ctx, in.Interrupt)
+// watch makes the driver connection dc the one the transaction's ends interrupt.
+func (w *txWatch) watch(dc any) {
+	if in, ok := dc.(Interrupter); ok {
+		w.conn = in
 	}
 }
 
-// end runs the transaction's COMMIT or ROLLBACK, end, watching ctx too when it is not the one
-// the transaction began with; then it stops watching. A watch that fired, or is firing, has
-// cut the connection: end makes sure it is marked bad before it goes back to its pool. A
-// failure that the cut made (not the server's refusal) is returned as the context's end: for
-// a COMMIT, an unknown outcome (CommitOutcomeUnknown), which it is. Only the first end
+// end runs the transaction's COMMIT or ROLLBACK, end, watching ctx. Only the first end
 // watches; a Rollback after the end is database/sql's (ErrTxDone).
 func (w *txWatch) end(ctx context.Context, what string, end func() error) error {
 	if w.conn == nil || w.ended.Swap(true) {
 		return end()
 	}
-	var stop func() bool
-	if d := ctx.Done(); d != nil && (w.stop == nil || d != w.begun.Done()) {
-		stop = context.AfterFunc(ctx, w.conn.Interrupt)
+	return w.during(ctx, what, end)
+}
+
+// during runs call, a BEGIN, COMMIT or ROLLBACK, and cuts the connection if ctx ends before it
+// returns. A watch that fired, or is firing, has cut the connection: during makes sure it is
+// marked bad before it goes back to its pool. A failure that the cut made (not the server's
+// refusal) is returned as the context's end: for a COMMIT, an unknown outcome
+// (CommitOutcomeUnknown), which it is.
+func (w *txWatch) during(ctx context.Context, what string, call func() error) error {
+	if w.conn == nil || ctx.Done() == nil {
+		return call()
 	}
-	err := end()
-	fired := stop != nil && !stop()
-	if w.stop != nil && !w.stop() {
-		fired = true
-	}
-	if !fired {
+	stop := context.AfterFunc(ctx, w.conn.Interrupt)
+	err := call()
+	if stop() {
 		return err
 	}
 	w.conn.Interrupt() // its AfterFunc may not have run yet: the connection is bad from now
@@ -189,11 +184,7 @@ func (w *txWatch) end(ctx context.Context, what string, end func() error) error 
 	if err == nil || errors.As(err, &myErr) {
 		return err
 	}
-	ended := ctx
-	if ctx.Err() == nil {
-		ended = w.begun
-	}
-	if ctxErr := ended.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
 		return fmt.Errorf("%s: %w (the connection was cut: %w)", what, ctxErr, err)
 	}
 	return err

@@ -118,7 +118,11 @@ func (t *MySQL) open(ctx context.Context) error {
 	defer cancel()
 	conn, err := sqldb.ConnectMySQL(cctx, sqldb.MySQLOptions{Config: boot, Session: sessionBase})
 	if err != nil {
-		return fmt.Errorf("connecting to %s: %s", t.RedactedURL(), Redact(err.Error()))
+		why := Redact(err.Error())
+		if cctx.Err() != nil && ctx.Err() == nil { // the driver says only "invalid connection"
+			why = fmt.Sprintf("no answer within %s (%s)", t.opts.ConnectTimeout, why)
+		}
+		return fmt.Errorf("connecting to %s: %s", t.RedactedURL(), why)
 	}
 	t.admin = conn
 	if err := conn.QueryRow(ctx, "SELECT @@version").Scan(&t.version); err != nil {

@@ -3,6 +3,7 @@ package database_test
 import (
 	"context"
 	"errors"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -235,6 +236,30 @@ func TestMySQLUnreachable(t *testing.T) {
 	_, err := database.OpenMySQL(ctx, database.Options{URL: "mysql://root:s3cret@127.0.0.1:1/", ConnectTimeout: 2 * time.Second})
 	if err == nil || strings.Contains(err.Error(), "s3cret") || !errors.Is(err, err) {
 		t.Fatalf("Open of a closed port: %v", err)
+	}
+	// A server that takes the connection and never greets: the driver's error is "invalid
+	// connection"; the error says what happened.
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		var held []net.Conn
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				for _, c := range held {
+					c.Close()
+				}
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	_, err = database.OpenMySQL(ctx, database.Options{URL: "mysql://root:s3cret@" + silent.Addr().String() + "/", ConnectTimeout: 500 * time.Millisecond})
+	if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "no answer within 500ms") {
+		t.Fatalf("Open of a server that never answers: %v", err)
 	}
 }
 
