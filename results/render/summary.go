@@ -387,17 +387,6 @@ func databaseLine(e results.Environment, short bool) string {
 	return fmt.Sprintf("%s, durability %s, %s", strings.Join(names, " and "), durable[0], e.MachineClass)
 }
 
-// DatabaseName names the kind of a report's database as a reader knows it: PostgreSQL,
-// MariaDB or MySQL (PostgreSQL in a report that names none: before MySQL there was one kind);
-// the kinds of a ladder over them joined ("MariaDB and PostgreSQL").
-func DatabaseName(e results.Environment) string {
-	var names []string
-	for _, k := range e.Kinds() {
-		names = append(names, results.KindName(k))
-	}
-	return strings.Join(names, " and ")
-}
-
 // serverName names the database of runs in a line about them: the kind of them all ("MariaDB"),
 // or "the database" when they ran on several kinds.
 func serverName(runs []results.Run) string {

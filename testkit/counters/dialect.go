@@ -30,7 +30,7 @@ type dialect interface {
 	markProcessed(ctx context.Context, tx sqldb.Tx, ids []int64) error
 	// seedSlots splits t's seeded rows into n slots (SeedSlots, n > 1).
 	seedSlots(ctx context.Context, conn sqldb.Querier, n int, t *Table) error
-	// snapshot records the openings of t's logical rows (Snapshot).
+	// snapshot records the openings of t's logical rows (snapshot).
 	snapshot(ctx context.Context, conn sqldb.Querier, t *Table) error
 	// reads are the statements verification reads a table's rows with (expectedTable.read).
 	reads() rowReads

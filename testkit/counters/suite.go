@@ -25,7 +25,7 @@ type Declaration struct {
 	Tables []*Table
 	// SeedSQL creates the hot rows of --hot-keys sets: each statement runs with $1 = --hot-keys,
 	// in order, in one transaction; the rows of slotted tables are then split into --slots
-	// (SeedSlots), and every declared table's rows recorded as their openings (Snapshot).
+	// (SeedSlots), and every declared table's rows recorded as their openings (snapshot).
 	SeedSQL []string
 	// Request is what request i, of hot set h (HotSet), adds to the hot rows: its parts, in the
 	// order they are written, each a list of deltas (fresh ones: the package stamps their

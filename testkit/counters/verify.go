@@ -16,7 +16,7 @@ import (
 )
 
 // Verify checks every hot row exactly against the requests whose writes must be there: its
-// opening (what the seed left, read back then: Snapshot) with the declared deltas of those
+// opening (what the seed left, read back then: snapshot) with the declared deltas of those
 // requests applied, column by column as each column's Op says — Add, Greatest, Least and
 // FollowsNewest exactly; Assign as a value one of those requests wrote to the row (which one
 // last depends on the order the writes committed), ServerTime as set where one wrote it —
@@ -447,7 +447,7 @@ func (t *Table) logicalRowsSQL() string {
 // the client reads: the hot sets', the written and the changed rows'.
 const verifyRowsTable = "counter_verify_rows"
 
-// openingsSQL reads the openings Snapshot wrote for a table ($1) of the rows in
+// openingsSQL reads the openings snapshot wrote for a table ($1) of the rows in
 // verifyRowsTable, as logicalRowsSQL reads its rows.
 const openingsSQL = `SELECT o.key_values, o.vals, 1::int8 FROM counter_openings o JOIN ` + verifyRowsTable + ` v ON v.k = o.key_values
 WHERE o.table_name = $1`
@@ -760,13 +760,9 @@ func (t *Table) parseRow(key Key, vals []*string, slots int64) (logicalRow, erro
 	return row, nil
 }
 
-// Snapshot records the opening of every logical row of tables, as the seed left them, in
-// counter_openings (Verify's starting point). A declared suite's Seed calls it last.
-func Snapshot(ctx context.Context, conn sqldb.Querier, tables []*Table) error {
-	return snapshot(ctx, dialectFor(conn), conn, tables)
-}
-
-// snapshot is Snapshot in sql's statements.
+// snapshot records the opening of every logical row of tables, as the seed left them, in
+// counter_openings (Verify's starting point), in sql's statements. A declared suite's seed
+// calls it last.
 func snapshot(ctx context.Context, sql dialect, conn sqldb.Querier, tables []*Table) error {
 	for _, t := range tables {
 		if err := sql.snapshot(ctx, conn, t); err != nil {
