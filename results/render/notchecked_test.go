@@ -67,3 +67,11 @@ func TestTableAndSummaryNameChecksNotMade(t *testing.T) {
 		}
 	}
 }
+
+// The summary's error and retry lines read as counts by class, the most first, not as a map.
+func TestClassCounts(t *testing.T) {
+	got := classCounts(map[string]int64{"57P01": 2, "request_timeout": 9, "conn_closed": 2})
+	if want := "request_timeout 9, 57P01 2, conn_closed 2"; got != want {
+		t.Errorf("classCounts: %q, want %q", got, want)
+	}
+}

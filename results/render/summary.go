@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -292,17 +293,33 @@ func printHotKeys(w io.Writer, rep *results.Report) {
 	fmt.Fprintln(w, line)
 }
 
+// classCounts is counts by error class as a line: the most first, "request_timeout 9, 57P01 2".
+func classCounts(counts map[string]int64) string {
+	classes := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(classes, func(a, b string) int {
+		if c := cmp.Compare(counts[b], counts[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(classes))
+	for i, c := range classes {
+		parts[i] = c + " " + strconv.FormatInt(counts[c], 10)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // printProblems lists error classes, failed checks, checks not made and the ladders under the
 // table.
 func printProblems(w io.Writer, rep *results.Report) {
 	for _, r := range rep.Runs {
 		label := runLabel(r) // "sync", "sync on MariaDB", "sync ×64"
 		if len(r.Load.ErrorCounts) > 0 {
-			fmt.Fprintf(w, "  %s errors: %v\n", label, r.Load.ErrorCounts)
+			fmt.Fprintf(w, "  %s errors: %s\n", label, classCounts(r.Load.ErrorCounts))
 		}
 		if rt := r.Load.Retries; rt != nil && rt.RetriedRequests > 0 {
-			fmt.Fprintf(w, "  %s retries: %d requests retried (tries per request %s), retries by class %v\n",
-				label, rt.RetriedRequests, triesText(rt.TriesPerRequest), rt.RetriesByClass)
+			fmt.Fprintf(w, "  %s retries: %d requests retried (tries per request %s), retries by class %s\n",
+				label, rt.RetriedRequests, triesText(rt.TriesPerRequest), classCounts(rt.RetriesByClass))
 		}
 		if rt := r.Load.Retries; rt != nil && rt.MaxTries > 1 && len(rt.FailedAfterLastTryByClass) > 0 {
 			fmt.Fprintf(w, "  %s failed after %d tries: %v\n", label, rt.MaxTries, rt.FailedAfterLastTryByClass)

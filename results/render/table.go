@@ -378,7 +378,9 @@ func formatPerRequest(v float64) string {
 	case a >= 0.01:
 		return strconv.FormatFloat(v, 'f', 3, 64)
 	}
-	return strconv.FormatFloat(v, 'f', 4, 64)
+	// Below 0.01, two significant digits and no trailing zero: 0.008, 0.0083, 0.000012.
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'e', 1, 64), 64)
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 // formatShare writes a share as a percentage with about three significant digits: 18.9%,

@@ -79,7 +79,7 @@ func TestTableRunRows(t *testing.T) {
 		{1, map[string]string{
 			"mode": "async-compact", "rps": "160,000", "p50 ms": "0.21", "p95 ms": "0.64", "p99 ms": "1.35",
 			"lag p99 ms": "85.30", "max waiters": "0", "pool max %": "25.0", "sql ops / compacted": "1,204 / 98,796",
-			"WAL B/req": "297", "stmts/req": "0.0050", "efficiency": "0.36", "inline / dropped": "0 / 0",
+			"WAL B/req": "297", "stmts/req": "0.005", "efficiency": "0.36", "inline / dropped": "0 / 0",
 			// 100,000 queued writes in 1,204 records written after compaction.
 			"writes/UPDATE": "83.1",
 		}},

@@ -203,7 +203,7 @@ func (k *mysqlKind) ServerProcess(context.Context) func() int {
 func (k *mysqlKind) Probe() netpath.Connect { return netpath.MySQLProbe(k.target) }
 
 // notCalibrated is why a MySQL run has no calibration.
-const notCalibrated = "not calibrated on MySQL (the calibration measures PostgreSQL)"
+const notCalibrated = "not calibrated on MySQL: the calibration measures PostgreSQL"
 
 func (k *mysqlKind) Calibrate(context.Context, int, int) (*results.Calibration, error) {
 	return &results.Calibration{Skipped: true, Why: notCalibrated}, nil
