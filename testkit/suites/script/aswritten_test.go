@@ -6,6 +6,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
+	"github.com/hotspotkit/hotspotkit/testkit/suites/script"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
 
@@ -98,4 +99,24 @@ func stateOf(r results.Run, prefix string) results.CheckState {
 		}
 	}
 	return ""
+}
+
+// TestAsWrittenAutocommit: a script of one statement and no BEGIN of its own runs as written
+// in autocommit, as pgbench sends it — the UPDATE alone, no BEGIN and no COMMIT around it —
+// and every row is still exact.
+func TestAsWrittenAutocommit(t *testing.T) {
+	file := fileWriter(t)
+	suite := script.Of(file("hot.sql", "\\set id random(1, :rows)\nUPDATE hot SET k = k + 1 WHERE id = :id;\n"),
+		file("hot-init.sql", "CREATE TABLE hot (id int PRIMARY KEY, k bigint NOT NULL DEFAULT 0);\nINSERT INTO hot (id) SELECT generate_series(1, :rows);\n"),
+		"rows=2")
+	code, rep, stderr := suitetest.RunShared(t, suite, "--as-written", "--modes", "sync", "--requests", "300", "--concurrency", "8")
+	if code != cli.ExitOK || len(rep.Runs) != 1 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	r := rep.Runs[0]
+	suitetest.Verified(t, r)
+	suitetest.Completed(t, r, 300)
+	if r.RequestTime == nil || len(r.RequestTime.Statements) != 1 || !strings.HasPrefix(r.RequestTime.Statements[0].Query, "UPDATE hot") {
+		t.Errorf("sync as written sent %+v, want the UPDATE alone (no begin, no commit)", r.RequestTime)
+	}
 }

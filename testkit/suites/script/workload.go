@@ -22,6 +22,9 @@ import (
 // the claim (retries, faults) was refused.
 func (p *prepared) syncWorkload(r *testkit.Run) *testkit.Workload {
 	unclaimed := p.unclaimed(r)
+	if unclaimed && p.autocommit() {
+		return p.autocommitWorkload(r)
+	}
 	return &testkit.Workload{Op: r.SyncTx(func(ctx context.Context, tx sqldb.Tx, i int64) error {
 		sc := p.execs.Get().(*scratch)
 		defer p.execs.Put(sc)
@@ -61,6 +64,58 @@ func (p *prepared) syncWorkload(r *testkit.Run) *testkit.Workload {
 		sleep(ctx, x.SleepAfter)
 		return nil
 	})}
+}
+
+// autocommit says the script is one statement and no BEGIN or END of its own: run as written,
+// pgbench sends it alone, in autocommit (one round trip, no transaction around it), and so
+// does the kit (autocommitWorkload).
+func (p *prepared) autocommit() bool {
+	n := 0
+	for _, st := range p.stmts {
+		switch st.Class {
+		case sqlshape.TxControl:
+			return false
+		case sqlshape.Select:
+		default:
+			n++
+		}
+	}
+	return n == 1 && len(p.stmts) == 1
+}
+
+// autocommitWorkload is sync as written for a script of one statement (autocommit): the
+// statement alone on a connection of the load's pool, in autocommit, as pgbench sends it. Its
+// effect is atomic by itself; without a claim, a request whose outcome was not known is a check
+// not made, as in every run as written.
+func (p *prepared) autocommitWorkload(r *testkit.Run) *testkit.Workload {
+	pool := r.Pool()
+	return &testkit.Workload{Op: func(ctx context.Context, req *testkit.Request) error {
+		sc := p.execs.Get().(*scratch)
+		defer p.execs.Put(sc)
+		x := &sc.x
+		if err := p.eval(req.Index, x); err != nil {
+			return err
+		}
+		if err := p.sql.recompute(req.Index); err != nil {
+			return err
+		}
+		if len(x.Statements) == 0 {
+			sleep(ctx, x.SleepAfter)
+			return nil
+		}
+		st := &x.Statements[0]
+		sleep(ctx, st.SleepBefore)
+		err := req.Try(ctx, func(ctx context.Context) error {
+			conn, err := req.Acquire(ctx, pool)
+			if err != nil {
+				return err
+			}
+			defer conn.Release()
+			return p.run(ctx, conn, st, sc)
+		})
+		sleep(ctx, x.SleepAfter)
+		return err
+	}}
 }
 
 // run sends one statement of the script with its arguments (as the dialect sends them, in
