@@ -92,29 +92,13 @@ func (p *prepared) autocommitWorkload(r *testkit.Run) *testkit.Workload {
 	return &testkit.Workload{Op: func(ctx context.Context, req *testkit.Request) error {
 		sc := p.execs.Get().(*scratch)
 		defer p.execs.Put(sc)
-		x := &sc.x
-		if err := p.eval(req.Index, x); err != nil {
+		if err := p.eval(req.Index, &sc.x); err != nil {
 			return err
 		}
 		if err := p.sql.recompute(req.Index); err != nil {
 			return err
 		}
-		if len(x.Statements) == 0 {
-			sleep(ctx, x.SleepAfter)
-			return nil
-		}
-		st := &x.Statements[0]
-		sleep(ctx, st.SleepBefore)
-		err := req.Try(ctx, func(ctx context.Context) error {
-			conn, err := req.Acquire(ctx, pool)
-			if err != nil {
-				return err
-			}
-			defer conn.Release()
-			return p.run(ctx, conn, st, sc)
-		})
-		sleep(ctx, x.SleepAfter)
-		return err
+		return p.onPool(ctx, req, pool, sc, func(sqlshape.Class) bool { return true })
 	}}
 }
 
@@ -174,7 +158,7 @@ func (p *prepared) queueWorkload(ctx context.Context, r *testkit.Run) (*testkit.
 			_, err = p.evaluateFrom(req.Index, sc)
 		}
 		if err == nil {
-			err = p.reads(ctx, req, pool, sc)
+			err = p.onPool(ctx, req, pool, sc, isSelect)
 		}
 		p.execs.Put(sc)
 		if err != nil {
@@ -185,9 +169,13 @@ func (p *prepared) queueWorkload(ctx context.Context, r *testkit.Run) (*testkit.
 	return wl, nil
 }
 
-// reads runs a request's SELECTs at request time, on a connection of the load's pool (they
-// read committed state: the request's writes are deferred), with its sleeps.
-func (p *prepared) reads(ctx context.Context, req *testkit.Request, pool sqldb.Pool, sc *scratch) error {
+// isSelect picks a request's SELECTs (onPool): a queue mode runs them at request time.
+func isSelect(c sqlshape.Class) bool { return c == sqlshape.Select }
+
+// onPool runs the statements of a request that run picks, in autocommit on one connection of the
+// load's pool, with the script's sleeps: a queue mode's SELECTs at request time (they read
+// committed state: the request's writes are deferred), or a one-statement script as written.
+func (p *prepared) onPool(ctx context.Context, req *testkit.Request, pool sqldb.Pool, sc *scratch, run func(sqlshape.Class) bool) error {
 	x := &sc.x
 	var conn sqldb.PoolConn
 	defer func() {
@@ -198,7 +186,7 @@ func (p *prepared) reads(ctx context.Context, req *testkit.Request, pool sqldb.P
 	for k := range x.Statements {
 		st := &x.Statements[k]
 		sleep(ctx, st.SleepBefore)
-		if p.stmts[st.Command.Index].Class != sqlshape.Select {
+		if !run(p.stmts[st.Command.Index].Class) {
 			continue
 		}
 		err := req.Try(ctx, func(ctx context.Context) error {
