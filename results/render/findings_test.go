@@ -324,3 +324,28 @@ func TestFindingsPerKind(t *testing.T) {
 		t.Errorf("rows %q, want %q", order, want)
 	}
 }
+
+// A short table squeezed by long labels (a rate ladder on MariaDB) keeps the waiters' numbers
+// and drops their tables' names, which the detail line below gives.
+func TestSqueezedWaitersKeepTheirNumbers(t *testing.T) {
+	rep, err := results.ReadFile(recordstest.Path(t, "runs/mysql/rates_counter_mariadb.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	Summary(&out, rep, SummaryOptions{Modes: allModes})
+	var rows int
+	for _, line := range strings.Split(out.String(), "\n") {
+		if !strings.Contains(line, " on MariaDB @ ") || !strings.HasSuffix(line, verifiedMark) {
+			continue
+		}
+		rows++
+		cells := regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(line), -1)
+		if len(cells) != len(shortTitles) || !regexp.MustCompile(`^[\d,.]+$`).MatchString(cells[waitersColumn]) {
+			t.Errorf("the waiters cell of %q is not a number: %q", line, cells)
+		}
+	}
+	if rows != len(rep.Runs) {
+		t.Errorf("%d table rows for %d runs:\n%s", rows, len(rep.Runs), out.String())
+	}
+}

@@ -88,15 +88,16 @@ func shortCells(row TableRow, hotTables []string) []string {
 		formatRPS(m[results.MetricThroughputRPS].Median) + "/s",
 		FormatDuration(m[results.MetricP99Ms].Median),
 		opt(results.MetricPersistLagP99Ms, FormatDuration),
-		truncate(hotWaitersText(m, hotTables), maxWaitersCell),
+		truncate(hotWaitersText(m, hotTables, true), maxWaitersCell),
 		logPerRequest(m),
 		verified,
 	}
 }
 
-// hotWaitersText lists the hot tables that had sessions waiting, most first: "api_keys 63";
-// "0" when none did. hotTables nil: every table but the unattributed waiters.
-func hotWaitersText(m map[string]results.Spread, hotTables []string) string {
+// hotWaitersText lists the hot tables that had sessions waiting, most first: "api_keys 63"
+// (named false: "63"); "0" when none did. hotTables nil: every table but the unattributed
+// waiters.
+func hotWaitersText(m map[string]results.Spread, hotTables []string, named bool) string {
 	type waiters struct {
 		table string
 		n     float64
@@ -113,7 +114,10 @@ func hotWaitersText(m map[string]results.Spread, hotTables []string) string {
 	slices.SortStableFunc(list, func(a, b waiters) int { return int(b.n - a.n) })
 	parts := make([]string, len(list))
 	for i, w := range list {
-		parts[i] = w.table + " " + formatCount(w.n)
+		parts[i] = formatCount(w.n)
+		if named {
+			parts[i] = w.table + " " + parts[i]
+		}
 	}
 	return strings.Join(parts, ", ")
 }
@@ -136,14 +140,21 @@ func truncate(s string, n int) string {
 }
 
 // writeShortTable writes the short table, columns padded, numbers right-aligned. A long mode
-// label (slots, a pool, a rate) takes its room from the waiters, cut short with "…"; then, when
-// every row ran at the same load (which the header line says), its labels leave the load out.
+// label (slots, a pool, a rate) takes its room from the waiters: first their tables' names go
+// (the detail line below names them), then what is still too long is cut short with "…"; then,
+// when every row ran at the same load (which the header line says), its labels leave the load
+// out.
 func writeShortTable(w io.Writer, rows []TableRow, hotTables []string) {
 	cells := make([][]string, 0, len(rows))
 	titles := slices.Clone(shortTitles)
 	titles[logColumn].title = logTitle(rows)
 	for _, r := range rows {
 		cells = append(cells, shortCells(r, hotTables))
+	}
+	if tableWidth(titles, cells) > SummaryWidth {
+		for i, r := range rows {
+			cells[i][waitersColumn] = hotWaitersText(r.Metrics, hotTables, false)
+		}
 	}
 	if over := tableWidth(titles, cells) - SummaryWidth; over > 0 {
 		widths := columnWidths(titles, cells)
