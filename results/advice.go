@@ -222,10 +222,15 @@ type Headroom struct {
 
 // HeadroomStep is one step of the ramp.
 type HeadroomStep struct {
-	Value  Value  `json:"value"`
-	Run    int    `json:"run"`
-	Held   bool   `json:"held"`
-	Misses []Miss `json:"misses,omitempty"`
+	Value Value `json:"value"`
+	Run   int   `json:"run"`
+	Held  bool  `json:"held"`
+	// Full is a run of the knee at the search's full length; the other steps are screenings
+	// (LengthMs long; absent in reports before the screened ramp, whose steps were all full).
+	// Only a full-length step that held moves the knee (Headroom.Held).
+	Full     bool    `json:"full,omitempty"`
+	LengthMs float64 `json:"length_ms,omitempty"`
+	Misses   []Miss  `json:"misses,omitempty"`
 }
 
 // What breaks first at the headroom's failing step.

@@ -90,7 +90,10 @@ import (
 //     per kind a kind ladder ran on, each with its kind, version and settings. Only an
 //     addition: absent, the report's runs ran on the one server the environment's database_*
 //     fields describe.
-const SchemaVersion = 20
+//  21. The advice's headroom steps say which ran at the full length (full) and how long each
+//     was (length_ms): the ramp screens its steps and runs only its knee at the full length.
+//     Only an addition: absent, every step ran at the full length, as the ramp then did.
+const SchemaVersion = 21
 
 // Report is one invocation of one suite binary.
 type Report struct {

@@ -35,6 +35,22 @@ var upgrades = [SchemaVersion]func(doc map[string]any) error{
 	17: upgradeV17,
 	18: upgradeDatabaseKind,
 	19: upgradeV19,
+	20: upgradeV20,
+}
+
+// upgradeV20 is version 20 → 21: version 21 only added a headroom step's full and length_ms.
+// A step of an older ramp ran at the full length: it is marked full, so that its held steps
+// still make the knee as they did.
+func upgradeV20(doc map[string]any) error {
+	advice, _ := doc["advice"].(map[string]any)
+	head, _ := advice["headroom"].(map[string]any)
+	steps, _ := head["steps"].([]any)
+	for _, st := range steps {
+		if step, ok := st.(map[string]any); ok {
+			step["full"] = true
+		}
+	}
+	return nil
 }
 
 // upgradeV19 is version 19 → 20: version 20 only added the environment's databases of a

@@ -365,6 +365,15 @@ func headroomText(a *results.Advice) string {
 		return "not measured (the budget left held no step of the ramp)"
 	}
 	s := "held up to " + value(*h.Held)
+	screened := 0.0 // the highest screening that held, when above the knee
+	for _, st := range h.Steps {
+		if !st.Full && st.Held && st.Value.Num > h.Held.Num {
+			screened = max(screened, st.Value.Num)
+		}
+	}
+	if screened > 0 {
+		s += " at the full length (its screenings held up to " + value(results.Number(screened)) + ")"
+	}
 	if h.Failed == nil {
 		return s + ", the ramp's last step; no step failed"
 	}

@@ -34,7 +34,9 @@
 //     verdict's statistics; a winner whose repeats miss an objective gives way.
 //  6. Headroom: the winner's load doubled step by step (HeadroomSteps at most) until a step
 //     misses an objective, then one step between the last that held and the first that did
-//     not, within the budget; what broke first at the failing step is read from its figures.
+//     not, each step screened (the screening's length); then the knee, the highest step that
+//     held, at the full length (KneeTries at most), within the budget; what broke first at the
+//     failing step is read from its figures.
 package advise
 
 import (
@@ -96,6 +98,7 @@ type Trial struct {
 	config int // the index of its configuration
 	rung   int // the search's rung (-1: confirmation, headroom)
 	step   results.Value
+	full   bool // a headroom step at the full length (the knee's), not a screening
 }
 
 // The states of a search.
@@ -173,7 +176,7 @@ func (s *Search) Next(elapsed time.Duration) (t Trial, ok bool) {
 				s.state = done
 				continue
 			case !s.fits(t.Length, 0):
-				s.notes = append(s.notes, "the budget ended the headroom's ramp before a step failed")
+				s.notes = append(s.notes, s.head.cutShort(t))
 				s.state = done
 				continue
 			}
@@ -203,7 +206,7 @@ func (s *Search) Observe(index int, run results.Run, took time.Duration) (missed
 	case results.PhaseScreen, results.PhaseRung:
 		s.judgeSearchTrial(c, tr)
 	case results.PhaseHeadroom:
-		s.head.observe(t.step, tr)
+		s.head.observe(t.step, t.full, tr)
 	}
 	return missesText(tr.misses)
 }

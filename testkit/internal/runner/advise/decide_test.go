@@ -1,6 +1,7 @@
 package advise
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -354,8 +355,9 @@ func TestMisses(t *testing.T) {
 	}
 }
 
-// The headroom of an open loop: the rate doubled until a step misses, then the step between;
-// what broke first read from the failing step's figures.
+// The headroom of an open loop: the rate doubled until a step's screening misses, then the
+// step between, each screened; then the knee at the full length. What broke first is read from
+// the failing step's figures.
 func TestHeadroomOpenLoop(t *testing.T) {
 	w := func(tr Trial) results.Run {
 		rate := at(tr, results.AxisRate)
@@ -369,9 +371,85 @@ func TestHeadroomOpenLoop(t *testing.T) {
 		Concurrency: 64, Length: 8 * time.Second, Budget: 100 * time.Hour}
 	a, _, _ := drive(t, spec, w, time.Second)
 	h := a.Headroom
-	if h == nil || h.Axis != "rate" || len(h.Steps) != 3 || h.Held.Num != 283 || h.Failed.Num != 400 || h.Breaks != results.BreaksClient {
-		t.Fatalf("headroom %+v: want steps 200 (held), 400 (failed), 283 (held), the client broke", h)
+	want := []string{"200 screened held", "400 screened missed", "283 screened held", "283 full held"}
+	if got := stepsText(h); !slices.Equal(got, want) || h.Held.Num != 283 || h.Failed.Num != 400 || h.Breaks != results.BreaksClient {
+		t.Fatalf("headroom %+v: want steps %v, held 283, failed 400, the client broke; steps %v", h, want, got)
 	}
+}
+
+// A knee that held its screening but misses at the full length is not the knee: the step below
+// it that held is run at the full length, and the failing step is the full-length one.
+func TestHeadroomKneeMissesAtFullLength(t *testing.T) {
+	const full = 8 * time.Second
+	w := func(tr Trial) results.Run {
+		rate := at(tr, results.AxisRate)
+		f := fig{p99: 10, sent: 1}
+		if rate >= 300 || rate >= 250 && tr.Length == full { // the lock's queue builds up over a longer run
+			f.p99, f.waiters, f.lockWait = 400, 16, 380
+		}
+		return made(tr.Mode, 16, f)
+	}
+	spec := Spec{Modes: []testkit.Mode{testkit.Sync}, Space: pools(16), Objectives: results.Objectives{P99Ms: 50}, Rate: 100,
+		Concurrency: 64, Length: full, Budget: 100 * time.Hour}
+	a, _, _ := drive(t, spec, w, time.Second)
+	h := a.Headroom
+	want := []string{"200 screened held", "400 screened missed", "283 screened held", "283 full missed", "200 full held"}
+	if got := stepsText(h); !slices.Equal(got, want) || h.Held.Num != 200 || h.Failed.Num != 283 || h.Breaks != results.BreaksRowLock {
+		t.Fatalf("headroom %+v: want steps %v, held 200, failed 283, the row lock broke; steps %v", h, want, got)
+	}
+}
+
+// A budget that holds the ramp's screenings but not its knee's full-length run says so, and
+// the knee stays at the load the winner held at the full length.
+func TestHeadroomBudgetBeforeTheKnee(t *testing.T) {
+	w := func(tr Trial) results.Run { return made(tr.Mode, 16, fig{p99: 10, sent: 1}) }
+	spec := Spec{Modes: []testkit.Mode{testkit.Sync}, Space: pools(16), Objectives: results.Objectives{P99Ms: 50}, Rate: 100,
+		Concurrency: 64, Length: 8 * time.Second, Budget: 100 * time.Hour}
+	s := New(spec)
+	var runs []results.Run
+	elapsed := time.Duration(0)
+	for {
+		tr, ok := s.Next(elapsed)
+		if !ok {
+			break
+		}
+		if tr.Phase == results.PhaseHeadroom && tr.full {
+			t.Fatalf("the knee ran at the full length beyond the budget (%s of %s)", elapsed, s.spec.Budget)
+		}
+		runs = append(runs, w(tr))
+		elapsed += tr.Length + time.Second
+		s.Observe(len(runs)-1, runs[len(runs)-1], tr.Length+time.Second)
+		if tr.Phase == results.PhaseHeadroom && len(s.head.steps) == HeadroomSteps {
+			s.spec.Budget = elapsed + 5*time.Second // room for a screening, not for the knee
+		}
+	}
+	a := s.Advice(runs)
+	if h := a.Headroom; h == nil || h.Held.Num != 100 || len(h.Steps) != HeadroomSteps {
+		t.Fatalf("headroom %+v: want the %d screenings and the knee at the base, 100/s", h, HeadroomSteps)
+	}
+	if len(a.Notes) != 1 || !strings.Contains(a.Notes[0], "before its knee ran at the full length: its screenings held up to 1,600") {
+		t.Errorf("notes %q", a.Notes)
+	}
+}
+
+// stepsText is a ramp's steps in words: "283 full held", "400 screened missed".
+func stepsText(h *results.Headroom) []string {
+	if h == nil {
+		return nil
+	}
+	var out []string
+	for _, st := range h.Steps {
+		s := fmt.Sprintf("%g screened", st.Value.Num)
+		if st.Full {
+			s = fmt.Sprintf("%g full", st.Value.Num)
+		}
+		if st.Held {
+			out = append(out, s+" held")
+		} else {
+			out = append(out, s+" missed")
+		}
+	}
+	return out
 }
 
 // What broke first, for each kind of failing step.

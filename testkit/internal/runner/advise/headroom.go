@@ -10,13 +10,20 @@ import (
 )
 
 // The headroom: the winner's load (an open loop's rate, a closed loop's concurrency) doubled
-// step by step at the full length until a step misses an objective, then one step between the
-// last that held and the first that did not; what broke first at the lowest failing step is
-// read from its figures.
+// step by step until a step misses an objective, then one step between the last that held and
+// the first that did not: each step a trial of the screening's length, as the search screens
+// its configurations. Then the knee, the highest step that held, is run at the full length, and
+// only a full-length run is taken as held: when the knee misses there, the step below it that
+// held is run at the full length too (KneeTries at most; the winner held its own load at the
+// full length already). What broke first at the lowest failing step is read from its figures.
 
 // MaxHeadroomConcurrency bounds a closed loop's ramp: beyond it the workers themselves (a
 // goroutine each, and their requests' memory) are what a step would measure.
 const MaxHeadroomConcurrency = 50_000
+
+// KneeTries is the most full-length runs the ramp gives its knee: the highest step that held
+// its screening, and when that one misses at the full length, the next below it.
+const KneeTries = 2
 
 // headroom is the ramp under way.
 type headroom struct {
@@ -25,11 +32,12 @@ type headroom struct {
 	base     float64
 	steps    []step
 	bisected bool
-	ended    bool // the ramp reached its last step, or its bound, before a step failed
+	knees    int // full-length runs of the knee so far
 }
 
 type step struct {
 	value float64
+	full  bool // a full-length run of the knee, not a screening
 	tr    trial
 }
 
@@ -41,12 +49,13 @@ func newHeadroom(s *Search, config int) *headroom {
 	return h
 }
 
-// bounds are the highest load that held (the base, which the winner held, when no step did)
-// and the lowest that failed (0: none).
-func (h *headroom) bounds() (held, failed float64) {
+// screened are the highest load whose screening held (the base when none did) and the lowest
+// whose screening failed (0: none).
+func (h *headroom) screened() (held, failed float64) {
 	held = h.base
 	for _, st := range h.steps {
 		switch {
+		case st.full:
 		case st.tr.held():
 			held = max(held, st.value)
 		case failed == 0 || st.value < failed:
@@ -56,26 +65,47 @@ func (h *headroom) bounds() (held, failed float64) {
 	return held, failed
 }
 
-// next is the ramp's next step: the next doubling until one fails, then the step between.
+// bounds are the knee, the highest load that held at the full length (the base, which the
+// winner held, when no step did), and the lowest above it that failed, at either length (0:
+// none).
+func (h *headroom) bounds() (held, failed float64) {
+	held = h.base
+	for _, st := range h.steps {
+		if st.full && st.tr.held() {
+			held = max(held, st.value)
+		}
+	}
+	for _, st := range h.steps {
+		if !st.tr.held() && st.value > held && (failed == 0 || st.value < failed) {
+			failed = st.value
+		}
+	}
+	return held, failed
+}
+
+// next is the ramp's next step: the next doubling until one fails, then the step between, each
+// screened; then the knee at the full length.
 func (h *headroom) next(s *Search) (Trial, bool) {
-	held, failed := h.bounds()
+	held, failed := h.screened()
 	var v float64
+	full := false
 	switch {
 	case failed == 0 && len(h.steps) < HeadroomSteps:
 		v = h.round(h.base * math.Pow(2, float64(len(h.steps)+1)))
 		if h.axis == results.AxisConcurrency && v > MaxHeadroomConcurrency {
-			h.ended = true
-			return Trial{}, false
+			v, full = h.knee()
 		}
 	case failed == 0:
-		h.ended = true
-		return Trial{}, false
+		v, full = h.knee()
 	case !h.bisected:
 		h.bisected = true
 		if v = h.round(math.Sqrt(held * failed)); v <= held || v >= failed {
-			return Trial{}, false
+			v, full = h.knee()
 		}
 	default:
+		v, full = h.knee()
+	}
+	if v == 0 {
 		return Trial{}, false
 	}
 	c := s.configs[h.config]
@@ -84,8 +114,57 @@ func (h *headroom) next(s *Search) (Trial, bool) {
 		at = results.Position{}
 	}
 	at[h.axis.Name] = results.Number(v)
-	return Trial{Mode: c.mode, At: at, Length: s.lengths[s.full()], Phase: results.PhaseHeadroom, config: h.config, rung: -1,
-		step: results.Number(v)}, true
+	length := s.lengths[0]
+	if full {
+		length = s.lengths[s.full()]
+	}
+	return Trial{Mode: c.mode, At: at, Length: length, Phase: results.PhaseHeadroom, config: h.config, rung: -1,
+		step: results.Number(v), full: full}, true
+}
+
+// knee is the next full-length run of the ramp, full true; 0 when there is none to make: the
+// knee held at the full length, or KneeTries were made, or no step above the base held its
+// screening.
+func (h *headroom) knee() (v float64, full bool) {
+	tried := map[float64]bool{}
+	for _, st := range h.steps {
+		if st.full {
+			if st.tr.held() {
+				return 0, false
+			}
+			tried[st.value] = true
+		}
+	}
+	if h.knees >= KneeTries {
+		return 0, false
+	}
+	for _, st := range h.steps {
+		if !st.full && st.tr.held() && !tried[st.value] && st.value > v && (len(tried) == 0 || st.value < minKey(tried)) {
+			v = st.value
+		}
+	}
+	if v == 0 {
+		return 0, false
+	}
+	h.knees++
+	return v, true
+}
+
+func minKey(m map[float64]bool) float64 {
+	low := math.Inf(1)
+	for k := range m {
+		low = min(low, k)
+	}
+	return low
+}
+
+// cutShort is the advice's note when the budget left does not hold the ramp's next trial t.
+func (h *headroom) cutShort(t Trial) string {
+	if !t.full {
+		return "the budget ended the headroom's ramp before a step failed"
+	}
+	return fmt.Sprintf("the budget ended the headroom's ramp before its knee ran at the full length: its screenings held up to %s, the knee stays at the highest load held at the full length",
+		render.FormatCount(t.step.Num))
 }
 
 // round is a load as a step takes it: whole workers, a rate to a tenth below 10/s and whole
@@ -97,8 +176,8 @@ func (h *headroom) round(v float64) float64 {
 	return math.Round(v)
 }
 
-func (h *headroom) observe(v results.Value, tr trial) {
-	h.steps = append(h.steps, step{value: v.Num, tr: tr})
+func (h *headroom) observe(v results.Value, full bool, tr trial) {
+	h.steps = append(h.steps, step{value: v.Num, full: full, tr: tr})
 }
 
 // report is the ramp as the advice records it, with what broke first at its lowest failing
@@ -107,8 +186,9 @@ func (h *headroom) report(heldFigs figures) *results.Headroom {
 	out := &results.Headroom{Axis: h.axis.Name, Steps: []results.HeadroomStep{}}
 	held, failed := h.bounds()
 	for _, st := range h.steps {
-		out.Steps = append(out.Steps, results.HeadroomStep{Value: results.Number(st.value), Run: st.tr.run, Held: st.tr.held(), Misses: st.tr.misses})
-		if st.tr.held() && st.value == held {
+		out.Steps = append(out.Steps, results.HeadroomStep{Value: results.Number(st.value), Run: st.tr.run, Held: st.tr.held(),
+			Full: st.full, LengthMs: st.tr.length, Misses: st.tr.misses})
+		if st.full && st.tr.held() && st.value == held {
 			heldFigs = st.tr.figs
 		}
 	}
@@ -120,7 +200,7 @@ func (h *headroom) report(heldFigs figures) *results.Headroom {
 	fv := results.Number(failed)
 	out.Failed, out.Complete = &fv, true
 	for _, st := range h.steps {
-		if st.value == failed {
+		if st.value == failed && !st.tr.held() {
 			out.Breaks, out.BreaksDetail = diagnose(st.tr, heldFigs)
 		}
 	}
