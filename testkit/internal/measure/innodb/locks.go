@@ -71,8 +71,8 @@ type Service struct {
 // statement joining them reads one snapshot; MySQL 8's INNODB_TRX too). A reader that comes
 // back sooner is served the old snapshot and keeps it from being refilled: polled every 100
 // ms it would see the same waiters for ever. So the view leaves at least readGap between the
-// end of one read and the next (waiting when a sample comes sooner), and the monitor samples
-// it every MinInterval at most. Every reader of the server shares the cache: two monitors on
+// end of one read and the next (waiting when a sample comes sooner), more after a slow read
+// (gap), and the monitor samples it every MinInterval at most. Every reader of the server shares the cache: two monitors on
 // one server (the processes of a split run, or someone's own tool polling it) can keep each
 // other on an old snapshot, which nothing in the tables tells.
 //
@@ -89,8 +89,10 @@ type LockView struct {
 	args []any
 	// statements counts what the view ran successfully.
 	statements atomic.Int64
-	// lastRead is when the view's latest read of the lock tables ended.
+	// lastRead is when the view's latest read of the lock tables ended, lastTook how long it
+	// took.
 	lastRead time.Time
+	lastTook time.Duration
 }
 
 // cacheIdle is how long InnoDB's snapshot of its transactions and locks must go unread
@@ -101,6 +103,27 @@ const (
 	readGap     = cacheIdle + 20*time.Millisecond
 	minInterval = readGap + 30*time.Millisecond
 )
+
+// The observer's share of the server's lock latch. Filling InnoDB's snapshot walks every
+// lock queue under the lock system's latch, and a queue of n waiters on one row has n²/2
+// waits in it: at 1,000 sessions on one row a read took 0.7–1.5 s on a busy 2-core machine, during which no
+// transaction of the run could take or release a row lock. So the view leaves, after a read
+// that took t, at least gapFactor × t before the next (the observer holds the latch at most a
+// fifth of the time), up to maxGap, short enough that the wait and the next read fit the
+// monitor's deadline for a sample.
+const (
+	gapFactor = 4
+	maxGap    = 3 * time.Second
+)
+
+// SampleTimeout bounds a sample of the view (monitor.Bounded): the gap it may wait and a read
+// of the lock tables at a thousand waiters, which took up to 8 s on a busy 2-core machine.
+func (v *LockView) SampleTimeout() time.Duration { return maxGap + 15*time.Second }
+
+// gap is how long the view leaves between the end of a read and the next.
+func (v *LockView) gap() time.Duration {
+	return min(max(readGap, gapFactor*v.lastTook), maxGap)
+}
 
 // MinInterval is the shortest interval the view is sampled at (monitor.Paced).
 func (v *LockView) MinInterval() time.Duration { return minInterval }
@@ -170,10 +193,19 @@ func lockStatement(srv *Server, svc Service) (string, []any) {
 	switch srv.Locks {
 	case InformationSchemaLocks:
 		lock = `LEFT JOIN information_schema.INNODB_LOCKS l ON l.lock_id = r.trx_requested_lock_id`
-		blockers = `SELECT w.requested_lock_id AS requested, b.trx_id, b.trx_mysql_thread_id, b.trx_state, b.trx_started, b.trx_query
-		FROM information_schema.INNODB_LOCK_WAITS w
-		JOIN information_schema.INNODB_TRX b ON b.trx_id = w.blocking_trx_id
-		WHERE w.blocking_lock_id NOT IN (SELECT trx_requested_lock_id FROM information_schema.INNODB_TRX WHERE trx_requested_lock_id IS NOT NULL)`
+		// Not INNODB_LOCK_WAITS: it lists a waiter's wait for every lock ahead of it in the
+		// queue, the waiting ones too, n²/2 rows for n sessions on one row (45,150 for 300),
+		// and a join over it took seconds a sample at a few hundred waiters. INNODB_LOCKS lists
+		// each waiting lock and each lock blocking one, one row each: a waiting lock's
+		// blockers are the granted locks (no transaction's requested lock) on its record.
+		blockers = `SELECT w.lock_id AS requested, b.trx_id, b.trx_mysql_thread_id, b.trx_state, b.trx_started, b.trx_query
+		FROM information_schema.INNODB_LOCKS w
+		JOIN (SELECT lock_id, lock_trx_id, lock_table, lock_type, lock_space, lock_page, lock_rec FROM information_schema.INNODB_LOCKS
+			WHERE lock_id NOT IN (SELECT trx_requested_lock_id FROM information_schema.INNODB_TRX WHERE trx_requested_lock_id IS NOT NULL)) g
+			ON g.lock_table = w.lock_table AND g.lock_type = w.lock_type
+			AND g.lock_space <=> w.lock_space AND g.lock_page <=> w.lock_page AND g.lock_rec <=> w.lock_rec
+			AND g.lock_trx_id <> w.lock_trx_id
+		JOIN information_schema.INNODB_TRX b ON b.trx_id = g.lock_trx_id`
 	case PerformanceSchemaLocks:
 		// MySQL 8's documented join: INNODB_TRX.trx_requested_lock_id is data_locks.ENGINE_LOCK_ID.
 		lock = `LEFT JOIN (SELECT ENGINE_LOCK_ID AS lock_id, LOCK_TYPE AS lock_type, LOCK_MODE AS lock_mode,
@@ -261,15 +293,16 @@ func (v *LockView) Read(ctx context.Context, _ bool) monitor.Reading {
 		extra += idList(v.svc.Exclude(), true)
 	}
 	stmt = strings.Replace(stmt, idsMark, extra, 1)
-	if wait := readGap - time.Since(v.lastRead); wait > 0 {
+	if wait := v.gap() - time.Since(v.lastRead); wait > 0 {
 		select {
 		case <-ctx.Done():
 			return monitor.Reading{Err: ctx.Err()}
 		case <-time.After(wait):
 		}
 	}
+	start := time.Now()
 	rows, err := v.db.QueryContext(ctx, stmt, v.args...)
-	defer func() { v.lastRead = time.Now() }()
+	defer func() { v.lastRead = time.Now(); v.lastTook = v.lastRead.Sub(start) }()
 	if err != nil {
 		return monitor.Reading{Err: err}
 	}

@@ -96,6 +96,17 @@ type Paced interface {
 	MinInterval() time.Duration
 }
 
+// SampleTimeout bounds one sample's reads (a sample that takes longer fails, counted in
+// sample_errors), unless the view is a Bounded one.
+const SampleTimeout = 5 * time.Second
+
+// Bounded is a View whose sample may take longer than SampleTimeout: one that waits between
+// its reads, or whose server takes seconds to answer under the load measured (InnoDB's lock
+// tables at a thousand waiters).
+type Bounded interface {
+	SampleTimeout() time.Duration
+}
+
 // Reading is a view's part of one sample.
 type Reading struct {
 	// Err: the waiters could not be read, and nothing else was.
@@ -227,7 +238,11 @@ func (m *Monitor) sample(ctx context.Context, now time.Time, slow bool) {
 	s := m.cfg.Label
 	s.Time = now
 	s.ElapsedMs = units.Ms(now.Sub(m.start))
-	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	timeout := SampleTimeout
+	if b, ok := m.view.(Bounded); ok {
+		timeout = b.SampleTimeout()
+	}
+	qctx, cancel := context.WithTimeout(ctx, timeout)
 	r := m.view.Read(qctx, slow)
 	err := r.Err
 	sampleErr := err
