@@ -130,7 +130,8 @@ func TestDatabasesLadderOnServersByURL(t *testing.T) {
 		}
 	}
 	servers := rep.Environment.Databases
-	if len(servers) != 2 || servers[0].Kind != "mariadb" || !strings.Contains(servers[0].Version, "MariaDB") || servers[1].Kind != "postgres" || servers[0].Managed || servers[1].Managed {
+	if len(servers) != 2 || servers[0].Kind != "mariadb" || !strings.Contains(servers[0].Version, "MariaDB") || servers[1].Kind != "postgres" || servers[0].Managed || servers[1].Managed ||
+		servers[0].URL != database.RedactURL(myURL) || servers[1].URL != database.RedactURL(pgURL) || servers[0].Schema != name || servers[1].Schema != name {
 		t.Errorf("the environment's servers: %+v", servers)
 	}
 	if len(rep.Ladders) != 1 || rep.Ladders[0].Axis != "database" || len(rep.Ladders[0].Levels) != 2 {
