@@ -98,13 +98,14 @@ const (
 
 // The axes, in the order Rungs crosses them (the first outermost) and a row names them.
 var (
-	// AxisDatabase steps the database's kind: each value a temporary server of its own, the
-	// same work on each. A kind's figures are its own: its runs pair only with runs of the same
-	// kind (compare), and a ladder over it has no rule (nothing is found across two engines:
-	// the levels speak for themselves).
+	// AxisDatabase steps the database's kind: each value a server of its own, the same work on
+	// each (a temporary one, or the server a URL gives for that kind; mysql is only ever
+	// given by URL, and a server given by URL is the kind it says it is). A kind's figures
+	// are its own: its runs pair only with runs of the same kind (compare), and a ladder over
+	// it has no rule (nothing is found across two engines: the levels speak for themselves).
 	AxisDatabase = &Axis{Name: "database", Flag: "databases", Title: "database", Across: "the database's kind",
-		Usage: "the same runs on each kind of database, e.g. postgres,mariadb: a temporary server of each, started when its runs begin and stopped after them, their runs tabled side by side per mode",
-		Unit:  UnitText, Choices: []string{"postgres", "mariadb"}, Want: "postgres or mariadb", Unset: &Value{Text: "postgres"},
+		Usage: "the same runs on each kind of database, e.g. postgres,mariadb: a temporary server of each, or the server of --postgres-url for postgres and of --mysql-url for mariadb or mysql (named by what it is), each opened when its runs begin and closed after them, their runs tabled side by side per mode",
+		Unit:  UnitText, Choices: []string{"postgres", "mariadb", "mysql"}, Want: "postgres, mariadb or mysql", Unset: &Value{Text: "postgres"},
 		Row:     func(v string, _ RunConfig) string { return "on " + KindName(v) },
 		Columns: []string{MetricThroughputRPS, MetricP99Ms, MetricPersistLagP99Ms, MetricMaxLockWaiters, MetricServerCPUPerRequest},
 		Chart:   []string{MetricThroughputRPS, MetricP99Ms}, Apart: true}

@@ -216,12 +216,17 @@ type DatabaseServer struct {
 	// directory.
 	Durability string `json:"durability"`
 	DataFS     string `json:"data_fs,omitempty"`
+	// URL is a server given by URL (--postgres-url, --mysql-url), its password redacted;
+	// absent on a temporary one. Schema is the run's place on it, a schema (PostgreSQL) or a
+	// database (MySQL): each server's own. Both absent in a report before they were recorded.
+	URL    string `json:"url,omitempty"`
+	Schema string `json:"schema,omitempty"`
 }
 
 // ServerOf is the environment's database_* fields as one server.
 func (e Environment) ServerOf() DatabaseServer {
 	return DatabaseServer{Kind: e.kind(), Version: e.DatabaseVersion, Settings: e.DatabaseSettings, Managed: e.ManagedDatabase,
-		StartMs: e.DatabaseStartMs, Durability: e.Durability, DataFS: e.DatabaseDataFS}
+		StartMs: e.DatabaseStartMs, Durability: e.Durability, DataFS: e.DatabaseDataFS, URL: e.DatabaseURL, Schema: e.Schema}
 }
 
 // Servers are the servers the report's runs ran on: the kind ladder's (Databases), else the

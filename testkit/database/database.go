@@ -136,7 +136,7 @@ type Options struct {
 	KeepSchema bool
 	// ReuseSchema accepts a schema that already exists (several processes sharing one run).
 	ReuseSchema bool
-	// ConnectTimeout bounds reaching the server (default 10s).
+	// ConnectTimeout bounds reaching the server (DefaultConnectTimeout when 0).
 	ConnectTimeout time.Duration
 	// SQL holds the suite's own tables, created after the shared ones of package schema: its
 	// *.sql files on PostgreSQL, its mysql/*.sql files on MySQL; nil: the shared tables only.
@@ -146,7 +146,7 @@ type Options struct {
 // withDefaults fills in Options' defaults and checks the schema's name.
 func (o Options) withDefaults() (Options, error) {
 	if o.ConnectTimeout == 0 {
-		o.ConnectTimeout = 10 * time.Second
+		o.ConnectTimeout = DefaultConnectTimeout
 	}
 	if o.Schema == "" {
 		o.Schema = SchemaPrefix + randomHex(4)
@@ -252,6 +252,33 @@ type ServerInfo struct {
 	Version string
 	// Settings are the server's settings that shape the numbers, by name.
 	Settings map[string]string
+}
+
+// DefaultConnectTimeout bounds reaching a server when Options give no ConnectTimeout.
+const DefaultConnectTimeout = 10 * time.Second
+
+// KindAt reaches the server of a URL given by the user and says what it is (KindPostgres,
+// KindMariaDB or KindMySQL; mysql says which protocol it speaks: --mysql-url's or
+// --postgres-url's), within timeout, and leaves: nothing on the server is read or written.
+// It is for an invocation that names its servers before it opens any (a ladder over the
+// kinds). The error says why it did not answer, the password redacted.
+func KindAt(ctx context.Context, url string, mysql bool, timeout time.Duration) (string, error) {
+	if !mysql {
+		conn, err := dialPostgresAdmin(ctx, url, timeout)
+		if err != nil {
+			return "", err
+		}
+		return KindPostgres, conn.Close(ctx)
+	}
+	cfg, err := ParseMySQLURL(url)
+	if err != nil {
+		return "", fmt.Errorf("--mysql-url: %w", err)
+	}
+	conn, version, err := dialMySQLAdmin(ctx, cfg, url, timeout)
+	if err != nil {
+		return "", err
+	}
+	return mysqlKind(version), conn.Close(ctx)
 }
 
 // The kinds of server (ServerInfo.Kind).

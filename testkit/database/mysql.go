@@ -109,25 +109,12 @@ func (t *MySQL) open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("--mysql-url: %w", err)
 	}
-	cfg.Timeout = t.opts.ConnectTimeout
 	t.cfg = cfg
-	boot := cfg.Clone()
-	boot.DBName = ""
-	boot.ConnectionAttributes = "program_name:" + adminApp
-	cctx, cancel := context.WithTimeout(ctx, t.opts.ConnectTimeout)
-	defer cancel()
-	conn, err := sqldb.ConnectMySQL(cctx, sqldb.MySQLOptions{Config: boot, Session: sessionBase})
+	conn, version, err := dialMySQLAdmin(ctx, cfg, t.url, t.opts.ConnectTimeout)
 	if err != nil {
-		why := Redact(err.Error())
-		if cctx.Err() != nil && ctx.Err() == nil { // the driver says only "invalid connection"
-			why = fmt.Sprintf("no answer within %s (%s)", t.opts.ConnectTimeout, why)
-		}
-		return fmt.Errorf("connecting to %s: %s", t.RedactedURL(), why)
-	}
-	t.admin = conn
-	if err := conn.QueryRow(ctx, "SELECT @@version").Scan(&t.version); err != nil {
 		return err
 	}
+	t.admin, t.version = conn, version
 	name := t.opts.Schema
 	var n int
 	if err := conn.QueryRow(ctx, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = $1", name).Scan(&n); err != nil {
@@ -152,6 +139,31 @@ func (t *MySQL) open(ctx context.Context) error {
 	return schema.Apply(ctx, conn, t.opts.SQL)
 }
 
+// dialMySQLAdmin opens the admin connection to the server of cfg (url as given, for the
+// error), outside any database, and reads the server's @@version.
+func dialMySQLAdmin(ctx context.Context, cfg *mysql.Config, url string, timeout time.Duration) (sqldb.Conn, string, error) {
+	cfg.Timeout = timeout
+	boot := cfg.Clone()
+	boot.DBName = ""
+	boot.ConnectionAttributes = "program_name:" + adminApp
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	conn, err := sqldb.ConnectMySQL(cctx, sqldb.MySQLOptions{Config: boot, Session: sessionBase})
+	if err != nil {
+		why := Redact(err.Error())
+		if cctx.Err() != nil && ctx.Err() == nil { // the driver says only "invalid connection"
+			why = fmt.Sprintf("no answer within %s (%s)", timeout, why)
+		}
+		return nil, "", fmt.Errorf("connecting to %s: %s", RedactURL(url), why)
+	}
+	var version string
+	if err := conn.QueryRow(ctx, "SELECT @@version").Scan(&version); err != nil {
+		conn.Close(context.Background())
+		return nil, "", err
+	}
+	return conn, version, nil
+}
+
 // sessionBase are the session variables of every connection: timestamps in UTC (the kit's
 // DATETIME(6) columns hold UTC, as PostgreSQL's timestamptz do).
 var sessionBase = map[string]string{"time_zone": "'+00:00'"}
@@ -166,8 +178,11 @@ func (t *MySQL) RedactedURL() string { return RedactURL(t.url) }
 func (t *MySQL) Version() string { return t.version }
 
 // Kind is KindMariaDB when the server says it is MariaDB, else KindMySQL.
-func (t *MySQL) Kind() string {
-	if strings.Contains(t.version, "MariaDB") {
+func (t *MySQL) Kind() string { return mysqlKind(t.version) }
+
+// mysqlKind is the kind of a MySQL or MariaDB server of @@version v.
+func mysqlKind(v string) string {
+	if strings.Contains(v, "MariaDB") {
 		return KindMariaDB
 	}
 	return KindMySQL

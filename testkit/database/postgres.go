@@ -49,17 +49,9 @@ func Open(ctx context.Context, opts Options) (*Postgres, error) {
 }
 
 func (t *Postgres) open(ctx context.Context) error {
-	cfg, err := pgx.ParseConfig(t.dsn)
+	conn, err := dialPostgresAdmin(ctx, t.dsn, t.opts.ConnectTimeout)
 	if err != nil {
-		return fmt.Errorf("--postgres-url: %s", Redact(err.Error()))
-	}
-	cfg.ConnectTimeout = t.opts.ConnectTimeout
-	cfg.RuntimeParams["application_name"] = adminApp
-	cctx, cancel := context.WithTimeout(ctx, t.opts.ConnectTimeout)
-	defer cancel()
-	conn, err := pgx.ConnectConfig(cctx, cfg)
-	if err != nil {
-		return fmt.Errorf("connecting to %s: %s", RedactURL(t.dsn), Redact(err.Error()))
+		return err
 	}
 	t.admin = conn
 	var exists bool
@@ -84,6 +76,23 @@ func (t *Postgres) open(ctx context.Context) error {
 		_, _ = conn.Exec(ctx, "SET search_path TO "+pgx.Identifier{t.Schema()}.Sanitize())
 	}
 	return schema.Apply(ctx, sqldb.PgxConn(conn), t.opts.SQL)
+}
+
+// dialPostgresAdmin opens the admin connection to the server of dsn.
+func dialPostgresAdmin(ctx context.Context, dsn string, timeout time.Duration) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("--postgres-url: %s", Redact(err.Error()))
+	}
+	cfg.ConnectTimeout = timeout
+	cfg.RuntimeParams["application_name"] = adminApp
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(cctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %s", RedactURL(dsn), Redact(err.Error()))
+	}
+	return conn, nil
 }
 
 // DSN is the connection string (with password); never print it, use RedactedURL.

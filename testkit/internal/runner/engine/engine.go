@@ -268,9 +268,13 @@ func allVerified(r *results.Report) bool {
 // runKinds runs the plan on each kind of database it runs on, in turn (plan.ByKind: each
 // kind of --databases, else the one of the flags): a kind's server is opened when its runs
 // begin and closed once they are done, before the next kind's starts, and its runs join the
-// one report. A ladder over the kinds records each server in the environment (Databases);
-// the calibration is the one kind's that has one (it measures PostgreSQL).
+// one report. A ladder over the kinds reaches its servers given by URL first (servedAs) and
+// records each server in the environment (Databases); the calibration is the one kind's that
+// has one (it measures PostgreSQL).
 func (e *engine) runKinds() error {
+	if err := e.servedAs(); err != nil {
+		return err
+	}
 	whole := e.cfg
 	defer func() { e.cfg = whole }()
 	kinds := whole.ByKind()
@@ -295,6 +299,24 @@ func (e *engine) runKinds() error {
 		}
 	}
 	e.joinEnvironments(envs, len(kinds) > 1)
+	return nil
+}
+
+// servedAs reaches, before anything starts, each server given by URL that a ladder over the
+// kinds runs a kind on, and names the kind by what the server is (plan.ServedAs): one that
+// does not answer, or is another kind on the axis, is bad input before the first kind's runs
+// rather than after them.
+func (e *engine) servedAs() error {
+	p, notes, err := e.cfg.ServedAs(func(url string, mysql bool) (string, error) {
+		return database.KindAt(e.hardCtx, url, mysql, database.DefaultConnectTimeout)
+	})
+	if err != nil {
+		return usageError{err}
+	}
+	for _, n := range notes {
+		fmt.Fprintf(e.stderr, "%s: %s\n", e.info.Name, n)
+	}
+	e.cfg = p
 	return nil
 }
 

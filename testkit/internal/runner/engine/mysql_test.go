@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,8 +16,11 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/hotrow"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/mariadbtest"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
+	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/render/judge"
 	"github.com/hotspotkit/hotspotkit/testkit/cli"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
 	"github.com/hotspotkit/hotspotkit/testkit/suitetest"
 )
@@ -80,6 +84,112 @@ func TestMariaDBRunWithFaults(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "MariaDB") {
 		t.Errorf("the summary does not name the database's kind:\n%s", stderr)
+	}
+}
+
+// --databases postgres,mariadb with a server of each given by URL (the shared test servers
+// stand in for the user's): one invocation runs the same work on both, each kind on its URL's
+// server and no temporary one, every run verified and labelled by the kind its server is, the
+// ladder over the kinds in the report; each server keeps a bystander's rows and session, no
+// password is printed, and the run's schema and database are gone from both afterwards.
+func TestDatabasesLadderOnServersByURL(t *testing.T) {
+	pgOther, myOther := testdb.New(t), mariadbtest.New(t) // the user's own schema and database
+	ctx := context.Background()
+	if _, err := pgOther.Admin().Exec(ctx, "CREATE TABLE mine (v int); INSERT INTO mine VALUES (42)"); err != nil {
+		t.Fatal(err)
+	}
+	myOther.MustExec(t, "CREATE TABLE mine (v INT)", "INSERT INTO mine VALUES (42)")
+	myBystander := myOther.Conn(t, "someone-else")
+	var pgBefore, myBefore int64
+	if err := pgOther.Admin().QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pgBefore); err != nil {
+		t.Fatal(err)
+	}
+	if err := myBystander.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&myBefore); err != nil {
+		t.Fatal(err)
+	}
+	pgURL, myURL := testdb.Server(t).DSN(), mariadbtest.URL(t)
+	name := "hotspot_byurl_" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	code, rep, stderr := suitetest.Run(t, usagecounter.New(), "--databases", "postgres,mariadb", "--postgres-url", pgURL, "--mysql-url", myURL,
+		"--schema", name, "--modes", "sync", "--requests", "300", "--concurrency", "8")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if len(rep.Runs) != 2 {
+		t.Fatalf("%d runs, want sync on each kind", len(rep.Runs))
+	}
+	for _, r := range rep.Runs {
+		suitetest.Verified(t, r)
+		kind, c := r.Config.DatabaseKind(), r.Config
+		onURL := map[string]string{"postgres": c.PostgresURL, "mariadb": c.MySQLURL}[kind]
+		other := map[string]string{"postgres": c.MySQLURL, "mariadb": c.PostgresURL}[kind]
+		if c.ManagedPostgres || onURL == "" || other != "" || len(c.Ladder["database"]) != 2 || (kind == "mariadb") != (r.Database != nil && r.Database.InnoDB != nil) {
+			t.Errorf("sync on %s: managed %v, URLs %q %q, ladder %v", kind, c.ManagedPostgres, c.PostgresURL, c.MySQLURL, c.Ladder)
+		}
+		if r.Load.CompletedRequests != 300 {
+			t.Errorf("sync on %s completed %d of 300", kind, r.Load.CompletedRequests)
+		}
+	}
+	servers := rep.Environment.Databases
+	if len(servers) != 2 || servers[0].Kind != "mariadb" || !strings.Contains(servers[0].Version, "MariaDB") || servers[1].Kind != "postgres" || servers[0].Managed || servers[1].Managed ||
+		servers[0].URL != database.RedactURL(myURL) || servers[1].URL != database.RedactURL(pgURL) || servers[0].Schema != name || servers[1].Schema != name {
+		t.Errorf("the environment's servers: %+v", servers)
+	}
+	if len(rep.Ladders) != 1 || rep.Ladders[0].Axis != "database" || len(rep.Ladders[0].Levels) != 2 {
+		t.Errorf("ladders: %+v", rep.Ladders)
+	}
+	for _, want := range []string{"sync on MariaDB", "sync on PostgreSQL"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, stderr)
+		}
+	}
+	raw, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{pgURL, myURL} {
+		parsed, _ := url.Parse(u)
+		if password, ok := parsed.User.Password(); ok && (strings.Contains(stderr, password) || strings.Contains(string(raw), password)) {
+			t.Errorf("the password of %s is printed", database.RedactURL(u))
+		}
+	}
+	var pgV, myV int
+	var pgAfter, myAfter int64
+	if err := pgOther.Admin().QueryRow(ctx, "SELECT v, pg_backend_pid() FROM mine").Scan(&pgV, &pgAfter); err != nil || pgV != 42 || pgAfter != pgBefore {
+		t.Errorf("PostgreSQL's bystander: v %d, session %d then %d (%v)", pgV, pgBefore, pgAfter, err)
+	}
+	if err := myBystander.QueryRowContext(ctx, "SELECT v, CONNECTION_ID() FROM mine").Scan(&myV, &myAfter); err != nil || myV != 42 || myAfter != myBefore {
+		t.Errorf("MariaDB's bystander: v %d, session %d then %d (%v)", myV, myBefore, myAfter, err)
+	}
+	var left int
+	if err := pgOther.Admin().QueryRow(ctx, "SELECT count(*) FROM pg_namespace WHERE nspname = $1", name).Scan(&left); err != nil || left != 0 {
+		t.Errorf("the run's schema %s is still on PostgreSQL (%d, %v)", name, left, err)
+	}
+	if err := myOther.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", name).Scan(&left); err != nil || left != 0 {
+		t.Errorf("the run's database %s is still on MariaDB (%d, %v)", name, left, err)
+	}
+
+	// The kind on the axis is what the server is, read before anything starts: the shared
+	// MariaDB asked for as mysql runs as mariadb, in the ladder, the run's config and its
+	// label; beside a temporary MariaDB it is refused, as a server that does not answer is,
+	// with one line and exit 2, no run made and no temporary server started.
+	code, rep, stderr = suitetest.Run(t, usagecounter.New(), "--databases", "mysql", "--mysql-url", myURL, "--modes", "sync", "--requests", "100", "--concurrency", "4")
+	if code != 0 || len(rep.Runs) != 1 {
+		t.Fatalf("--databases mysql on a MariaDB: exit %d, %d runs\n%s", code, len(rep.Runs), stderr)
+	}
+	if c := rep.Runs[0].Config; c.Database != "mariadb" || !slices.Equal(c.Ladder["database"], []results.Value{results.Text("mariadb")}) ||
+		!strings.Contains(stderr, "mysql in --databases is --mysql-url's server, a MariaDB: its runs are mariadb's") || !strings.Contains(stderr, "sync on MariaDB") {
+		t.Errorf("--databases mysql on a MariaDB: database %q, ladder %v\n%s", c.Database, c.Ladder, stderr)
+	}
+	for args, want := range map[string]string{
+		"--databases mariadb,mysql --mysql-url " + myURL:                        "is a MariaDB server, not a MySQL",
+		"--databases postgres,mariadb --mysql-url mysql://root:pw@127.0.0.1:1/": "connecting to mysql://root:REDACTED@127.0.0.1:1/",
+	} {
+		var stdout, errs bytes.Buffer
+		code := cli.Execute(usagecounter.New(), strings.Fields(args), &stdout, &errs)
+		first, _, _ := strings.Cut(errs.String(), "\n")
+		if code != cli.ExitUsage || !strings.Contains(first, want) || strings.Contains(errs.String(), ":pw@") || stdout.Len() != 0 {
+			t.Errorf("%s: exit %d, want %d and a first line saying %q:\n%s", database.RedactURL(args), code, cli.ExitUsage, want, errs.String())
+		}
 	}
 }
 

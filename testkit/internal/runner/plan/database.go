@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -15,11 +16,16 @@ import (
 )
 
 // The run's database: its kind (--database, or --mysql-url's), the server given by URL, and the
-// flags that belong to one kind only, checked against the others before anything starts.
+// flags that belong to one kind only, checked against the others before anything starts. A
+// ladder over the kinds (--databases) runs each kind on a temporary server of its own or on
+// the server a URL gives for it.
 
 // OnMySQL reports whether the run's database is a MySQL or MariaDB server: the temporary
-// MariaDB of --database mariadb, or --mysql-url's.
-func (c *Plan) OnMySQL() bool { return c.Database == "mariadb" || c.MySQLURL != "" }
+// MariaDB of --database mariadb, --mysql-url's, or a kind's of a ladder that is one.
+func (c *Plan) OnMySQL() bool { return mysqlKind(c.Database) || c.MySQLURL != "" }
+
+// mysqlKind says kind is MySQL's or MariaDB's.
+func mysqlKind(kind string) bool { return kind == "mariadb" || kind == "mysql" }
 
 // Dialect is the SQL the run's database speaks, as the flags say before any server starts.
 func (c *Plan) Dialect() sqldb.Dialect {
@@ -66,10 +72,27 @@ func (c *Plan) Kinds() []string {
 	return out
 }
 
+// urlFor is the server given by URL that kind runs on in a ladder over the kinds, "" for a
+// temporary server of its own: --postgres-url is postgres's, --mysql-url is mariadb's or
+// mysql's, and mysql's when both are on the axis (mariadb's server is then the temporary
+// MariaDB: the kit starts no MySQL).
+func (c *Plan) urlFor(kind string) string {
+	switch {
+	case kind == "postgres":
+		return c.PostgresURL
+	case kind == "mariadb" && slices.Contains(c.Kinds(), "mysql"):
+		return ""
+	case mysqlKind(kind):
+		return c.MySQLURL
+	}
+	return ""
+}
+
 // ByKind is the plan of each kind of database the invocation runs on, in turn: with
-// --databases, one per kind, its database that kind (its temporary server, dialect, retry
-// classes) and its rungs that kind's (Rungs); else the plan itself. The engine runs each on a
-// server of its own, started when its runs begin and stopped after them.
+// --databases, one per kind, its database that kind (its server, dialect, retry classes, the
+// URL it records) and its rungs that kind's (Rungs); else the plan itself. The engine runs
+// each on a server of its own, opened when its runs begin and closed after them: the URL's
+// given for the kind (urlFor), else a temporary one.
 func (c *Plan) ByKind() []*Plan {
 	kinds := c.Kinds()
 	if len(kinds) == 0 {
@@ -79,35 +102,103 @@ func (c *Plan) ByKind() []*Plan {
 	for _, k := range kinds {
 		p := *c
 		p.Database, p.kind = k, k
+		p.PostgresURL, p.MySQLURL = "", ""
+		if k == "postgres" {
+			p.PostgresURL = c.urlFor(k)
+		} else {
+			p.MySQLURL = c.urlFor(k)
+		}
+		p.recorded.ManagedPostgres = p.DatabaseURL() == ""
+		p.recorded.PostgresURL, p.recorded.MySQLURL = database.RedactURL(p.PostgresURL), database.RedactURL(p.MySQLURL)
 		p.RetryClasses = retryClasses(c.retryRaw, c.Faults, p.Dialect(), func(string, ...any) {}) // checked in validate
 		out = append(out, &p)
 	}
 	return out
 }
 
-// validateKinds checks the database's flags for each kind the invocation runs on: a ladder
-// over the kinds starts a temporary server of each (no URL: a server of yours is one kind),
-// runs no search (--advise tries configurations on one server), and every kind takes the
-// flags given (a PostgreSQL-only flag is refused with mariadb among them).
+// ServedAs is the plan with each kind on its axis that a server given by URL runs on named
+// as what that server is: kindAt reaches the server of url (of MySQL's protocol or
+// PostgreSQL's) and says its kind, before anything starts. A MySQL reached by --mysql-url is
+// mysql on the axis and in every run's config and label, a MariaDB mariadb, whichever of the
+// two --databases named; notes say what was renamed. Without a ladder, or without a URL on
+// it, it is c. An error is bad input: a server that does not answer, or one whose kind is
+// another on the axis (--databases mariadb,mysql with a MariaDB by URL).
+func (c *Plan) ServedAs(kindAt func(url string, mysql bool) (string, error)) (*Plan, []string, error) {
+	kinds := c.Kinds()
+	renamed := map[string]string{}
+	var notes []string
+	for _, k := range kinds {
+		url := c.urlFor(k)
+		if url == "" {
+			continue
+		}
+		is, err := kindAt(url, k != "postgres")
+		switch {
+		case err != nil:
+			return nil, nil, err
+		case is == k:
+			continue
+		case slices.Contains(kinds, is):
+			return nil, nil, fmt.Errorf("--mysql-url %s is a %s server, not a %s: with mariadb and mysql in --databases it is the MySQL (mariadb's is a temporary MariaDB)",
+				database.RedactURL(url), results.KindName(is), results.KindName(k))
+		}
+		renamed[k] = is
+		notes = append(notes, fmt.Sprintf("%s in --databases is %s's server, a %s: its runs are %s's", k, flagOf(k), results.KindName(is), is))
+	}
+	if len(renamed) == 0 {
+		return c, nil, nil
+	}
+	p := *c
+	p.Ladder = maps.Clone(c.Ladder)
+	values := slices.Clone(c.Ladder[results.AxisDatabase.Name])
+	for i, v := range values {
+		if is, ok := renamed[v.Text]; ok {
+			values[i] = results.Text(is)
+		}
+	}
+	slices.SortFunc(values, results.Value.Compare) // in the order the flag's are (ParseList)
+	p.Ladder[results.AxisDatabase.Name] = values
+	return &p, notes, nil
+}
+
+// flagOf is the flag of the URL that gives kind's server.
+func flagOf(kind string) string {
+	if kind == "postgres" {
+		return "--postgres-url"
+	}
+	return "--mysql-url"
+}
+
+// validateKinds checks the database's flags for each kind the invocation runs on: a URL given
+// is a kind's on the axis (--postgres-url postgres's, --mysql-url mariadb's or mysql's),
+// mysql is only ever a server given by URL, a ladder runs no search (--advise tries
+// configurations on one server), and every kind takes the flags given (a PostgreSQL-only
+// flag is refused with mariadb among them, a temporary server's flag with its URL).
 func (c *parser) validateKinds(bad func(string, ...any)) {
 	kinds := c.Kinds()
+	list := strings.Join(kinds, ",")
 	switch {
 	case len(kinds) == 0:
 		c.validateDatabase(bad)
 		return
-	case c.PostgresURL != "" || c.MySQLURL != "":
-		bad("--databases starts a temporary server of each kind; --postgres-url and --mysql-url are one server of yours (give the URL without --databases, or --databases without a URL)")
-		return
 	case c.Advice.On:
 		bad("--databases and --advise exclude each other: a search tries configurations on one database (run it once per --database)")
 		return
+	case c.PostgresURL != "" && !slices.Contains(kinds, "postgres"):
+		bad("--postgres-url is the server of postgres in --databases, and --databases %s has none (add postgres, or leave the URL out)", list)
+		return
+	case c.MySQLURL != "" && !slices.ContainsFunc(kinds, mysqlKind):
+		bad("--mysql-url is the server of mariadb or mysql in --databases, and --databases %s has neither (add the kind it is, or leave the URL out)", list)
+		return
+	case slices.Contains(kinds, "mysql") && c.MySQLURL == "":
+		bad("mysql in --databases is a MySQL server of yours, given by --mysql-url: the kit starts no MySQL (its temporary server is MariaDB: mariadb)")
+		return
 	}
-	given := c.Database
-	for _, k := range kinds {
-		c.Database = k
-		c.validateDatabase(bad)
+	for _, p := range c.ByKind() {
+		k := *c
+		k.Plan = p
+		k.validateDatabase(bad)
 	}
-	c.Database = given
 }
 
 // validateDatabase checks the database's flags against each other: one kind, one URL of its
@@ -137,7 +228,7 @@ func (c *parser) validateDatabase(bad func(string, ...any)) {
 	}
 	if !c.OnMySQL() {
 		for _, f := range append(innodbFlags, "mariadb-bin-dir") {
-			if changed(f) && !slices.Contains(c.Kinds(), "mariadb") { // a ladder's MariaDB takes them
+			if changed(f) && !slices.ContainsFunc(c.Kinds(), mysqlKind) { // a ladder's MySQL or MariaDB checks them
 				bad("--%s is MySQL's and MariaDB's: it needs --database mariadb or --mysql-url", f)
 			}
 		}

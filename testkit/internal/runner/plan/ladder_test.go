@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hotspotkit/hotspotkit/results"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/servers/netdelay"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/candidates"
 	"github.com/hotspotkit/hotspotkit/testkit/suites/usagecounter"
@@ -170,8 +171,8 @@ func TestRTTAxisBound(t *testing.T) {
 }
 
 // --databases: a plan per kind, each its database, dialect and retry classes, its rungs that
-// kind's (each run's config records the ladder of both); refused with a URL, --database,
-// --advise, another ladder, an unknown kind, or a PostgreSQL-only flag with mariadb among them.
+// kind's (each run's config records the ladder of both); refused with --database, --advise,
+// another ladder, an unknown kind, or a PostgreSQL-only flag with mariadb among them.
 func TestDatabasesAreKinds(t *testing.T) {
 	p := parse(t, usagecounter.New(), "--databases postgres,mariadb --requests 300 --fault lock-timeout=2000")
 	if !slices.Equal(p.Kinds(), []string{"mariadb", "postgres"}) || len(p.Rungs()) != 2 {
@@ -203,14 +204,108 @@ func TestDatabasesAreKinds(t *testing.T) {
 		t.Errorf("without --databases: %v", one.ByKind())
 	}
 	for args, want := range map[string]string{
-		"--databases postgres,oracle":                                          `--databases: "oracle" is not postgres or mariadb`,
-		"--databases postgres,mariadb --postgres-url postgres://h/db":          "--databases starts a temporary server of each kind; --postgres-url and --mysql-url are one server of yours",
-		"--databases postgres,mariadb --mysql-url mysql://u@h:3306/":           "--databases starts a temporary server of each kind",
+		"--databases postgres,oracle":                                          `--databases: "oracle" is not postgres, mariadb or mysql`,
 		"--databases postgres,mariadb --database mariadb":                      "--database and --databases exclude each other",
 		"--databases postgres,mariadb --pool-levels 4,8":                       "--databases and --pool-levels exclude each other (one ladder per invocation)",
 		"--databases postgres,mariadb --pooler pgbouncer":                      "--pooler is PostgreSQL's (PgBouncer, a pooler of PostgreSQL's): not with mariadb in --databases",
 		"--databases postgres,mariadb --advise --pool-levels 4,8 --modes sync": "--databases and --advise exclude each other",
 	} {
 		refused(t, usagecounter.New(), args, want)
+	}
+}
+
+// --databases with a URL for a kind on the axis: that kind's plan runs on the URL's server
+// (and records it, without its password), the others on temporary servers; with mariadb and
+// mysql both, the URL is mysql's and mariadb's server the temporary MariaDB.
+func TestDatabasesTakeServersByURL(t *testing.T) {
+	const pg, my = "postgres://u:secret@pg.example:5432/x", "mysql://u:secret@my.example:3306/"
+	for _, c := range []struct {
+		args string
+		urls map[string]string // kind → the URL its plan runs on ("": a temporary server)
+	}{
+		{"--databases postgres,mariadb --postgres-url " + pg + " --mysql-url " + my, map[string]string{"postgres": pg, "mariadb": my}},
+		{"--databases postgres,mariadb --mysql-url " + my, map[string]string{"postgres": "", "mariadb": my}},
+		{"--databases postgres,mariadb --postgres-url " + pg, map[string]string{"postgres": pg, "mariadb": ""}},
+		{"--databases postgres,mysql --mysql-url " + my, map[string]string{"postgres": "", "mysql": my}},
+		{"--databases mariadb,mysql,postgres --mysql-url " + my, map[string]string{"postgres": "", "mariadb": "", "mysql": my}},
+	} {
+		p := parse(t, usagecounter.New(), c.args+" --requests 300")
+		plans := p.ByKind()
+		if len(plans) != len(c.urls) {
+			t.Errorf("%s: %d plans", c.args, len(plans))
+			continue
+		}
+		for _, k := range plans {
+			want, ok := c.urls[k.Database]
+			rc := k.RunConfig(k.Rungs()[0], 300)
+			recorded := rc.PostgresURL + rc.MySQLURL
+			switch {
+			case !ok || k.DatabaseURL() != want || k.OnMySQL() != (k.Database != "postgres"):
+				t.Errorf("%s: %s's plan runs on %q (on MySQL %v), want %q", c.args, k.Database, database.RedactURL(k.DatabaseURL()), k.OnMySQL(), database.RedactURL(want))
+			case rc.ManagedPostgres != (want == "") || strings.Contains(recorded, "secret") || (want != "") != strings.Contains(recorded, ".example"):
+				t.Errorf("%s: %s's run records managed %v, URLs %q %q", c.args, k.Database, rc.ManagedPostgres, rc.PostgresURL, rc.MySQLURL)
+			case (k.Database == "postgres" && rc.MySQLURL != "") || (k.Database != "postgres" && rc.PostgresURL != ""):
+				t.Errorf("%s: %s's run records the other kind's URL: %q %q", c.args, k.Database, rc.PostgresURL, rc.MySQLURL)
+			}
+		}
+	}
+	for args, want := range map[string]string{
+		"--databases postgres --mysql-url " + my:                                                      "--mysql-url is the server of mariadb or mysql in --databases, and --databases postgres has neither",
+		"--databases mariadb --postgres-url " + pg:                                                    "--postgres-url is the server of postgres in --databases, and --databases mariadb has none",
+		"--databases postgres,mysql":                                                                  "mysql in --databases is a MySQL server of yours, given by --mysql-url",
+		"--databases postgres,mariadb --mysql-url " + my + " --innodb-deadlock-detect off":            "a --mysql-url server's own is read and recorded",
+		"--databases postgres,mariadb --postgres-url " + pg + " --pg-dir /tmp":                        "--pg-dir is where the temporary server is made; with --postgres-url there is none",
+		"--databases postgres,mariadb --postgres-url mysql://u@h/":                                    "goes with --mysql-url",
+		"--databases postgres,mariadb --mysql-url postgres://h/db":                                    "want mysql://",
+		"--databases postgres,mariadb --mysql-url " + my + " --advise --pool-levels 4,8 --modes sync": "--databases and --advise exclude each other",
+	} {
+		refused(t, usagecounter.New(), args, want)
+	}
+}
+
+// ServedAs names each kind a server given by URL runs on by what the server says it is,
+// before anything starts: a MySQL behind --mysql-url is mysql whatever --databases called it,
+// in the ladder, the kind's plan and every run's config; a MariaDB where mysql is asked for
+// beside a temporary MariaDB, and a server that does not answer, are refused.
+func TestServedAsNamesTheKindByTheServer(t *testing.T) {
+	const my = "mysql://u:secret@my.example:3306/"
+	reached := map[string]bool{}
+	says := func(kind string, err error) func(string, bool) (string, error) {
+		return func(url string, mysql bool) (string, error) {
+			reached[url] = mysql
+			return kind, err
+		}
+	}
+	p := parse(t, usagecounter.New(), "--databases postgres,mariadb --mysql-url "+my+" --requests 300")
+	q, notes, err := p.ServedAs(says("mysql", nil))
+	if err != nil || !reached[my] || len(reached) != 1 {
+		t.Fatalf("ServedAs: %v, reached %v", err, reached)
+	}
+	if !slices.Equal(q.Kinds(), []string{"mysql", "postgres"}) || !slices.Equal(p.Kinds(), []string{"mariadb", "postgres"}) {
+		t.Errorf("kinds %v (the plan given: %v)", q.Kinds(), p.Kinds())
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "mariadb in --databases is --mysql-url's server, a MySQL: its runs are mysql's") {
+		t.Errorf("notes %q", notes)
+	}
+	mysql := q.ByKind()[0]
+	rc := mysql.RunConfig(mysql.Rungs()[0], 300)
+	if mysql.Database != "mysql" || mysql.DatabaseURL() != my || !mysql.OnMySQL() || rc.DatabaseKind() != "mysql" ||
+		!slices.Equal(rc.Ladder[results.AxisDatabase.Name], []results.Value{results.Text("mysql"), results.Text("postgres")}) {
+		t.Errorf("the MySQL's plan: %q on %q, its run's kind %q and ladder %v", mysql.Database, database.RedactURL(mysql.DatabaseURL()), rc.DatabaseKind(), rc.Ladder)
+	}
+	if same, notes, err := p.ServedAs(says("mariadb", nil)); same != p || notes != nil || err != nil {
+		t.Errorf("a MariaDB for mariadb: %v %q %v", same == p, notes, err)
+	}
+	temporary := parse(t, usagecounter.New(), "--databases postgres,mariadb --requests 300")
+	clear(reached)
+	if same, _, err := temporary.ServedAs(says("mysql", nil)); same != temporary || err != nil || len(reached) != 0 {
+		t.Errorf("no URL: reached %v (%v)", reached, err)
+	}
+	both := parse(t, usagecounter.New(), "--databases mariadb,mysql --mysql-url "+my+" --requests 300")
+	if _, _, err := both.ServedAs(says("mariadb", nil)); err == nil || !strings.Contains(err.Error(), "is a MariaDB server, not a MySQL") || strings.Contains(err.Error(), "secret") {
+		t.Errorf("a MariaDB as mysql beside the temporary MariaDB: %v", err)
+	}
+	if _, _, err := p.ServedAs(says("", errors.New("connecting to it: refused"))); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("a server that does not answer: %v", err)
 	}
 }
