@@ -92,7 +92,9 @@ import (
 //     fields describe.
 //  21. The advice's headroom steps say which ran at the full length (full) and how long each
 //     was (length_ms): the ramp screens its steps and runs only its knee at the full length.
-//     Only an addition: absent, every step ran at the full length, as the ramp then did.
+//     Converted: an older step ran at the full length (full true). And a kind ladder's
+//     databases say each server's url and schema (a server by URL on the axis); absent, the
+//     servers were temporary ones.
 const SchemaVersion = 21
 
 // Report is one invocation of one suite binary.

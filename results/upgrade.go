@@ -38,9 +38,9 @@ var upgrades = [SchemaVersion]func(doc map[string]any) error{
 	20: upgradeV20,
 }
 
-// upgradeV20 is version 20 → 21: version 21 only added a headroom step's full and length_ms.
-// A step of an older ramp ran at the full length: it is marked full, so that its held steps
-// still make the knee as they did.
+// upgradeV20 is version 20 → 21: version 21 added a headroom step's full and length_ms, and a
+// kind ladder's databases' url and schema. A step of an older ramp ran at the full length: it is
+// marked full, so that its held steps still make the knee as they did.
 func upgradeV20(doc map[string]any) error {
 	advice, _ := doc["advice"].(map[string]any)
 	head, _ := advice["headroom"].(map[string]any)
