@@ -6,8 +6,7 @@
 // miniredis in this process, a managed redis-server or cluster, or --redis-url) with its
 // faults, and the protocol by which the producer and consumer processes of one run meet in
 // the run's database, PostgreSQL or MySQL (Stream: registration, recorded outcomes, run-wide
-// counters). It knows nothing of
-// suites or modes.
+// counters). It knows nothing of suites or modes.
 package redisrun
 
 import (
