@@ -427,6 +427,13 @@ func producerAndTwoConsumers(t *testing.T, db *dbKind, su *suite, url string) {
 		t.Errorf("consumers flushed %d + %d, want %d together", q1.FlushedTotal, q2.FlushedTotal, requests)
 	}
 	s.exact(requests)
+	// The producer's finish recorded to the microsecond, as its start is (not MySQL's now(),
+	// whole seconds: a finish before the start).
+	var started, finished time.Time
+	if err := s.conn.QueryRow(context.Background(), `SELECT started_at, finished_at FROM `+s.schema+`.queue_producers`).Scan(&started, &finished); err != nil ||
+		finished.Before(started) || finished.Nanosecond() == 0 {
+		t.Errorf("the producer's registration: started %s, finished %s (%v)", started, finished, err)
+	}
 	m, err := merge.Merge(inputs)
 	if err != nil {
 		t.Fatal(err)

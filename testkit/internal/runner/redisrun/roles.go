@@ -185,7 +185,9 @@ func (sr *Stream) Finish(ctx context.Context, db DB, res *load.Result) error {
 			}
 		}
 	})
-	n, err := db.Exec(context.WithoutCancel(ctx), `UPDATE queue_producers SET finished_at = now(), accepted = $3, outcomes = $4
+	// CURRENT_TIMESTAMP(6) on both: MySQL's now() is whole seconds (a producer finished before
+	// it started).
+	n, err := db.Exec(context.WithoutCancel(ctx), `UPDATE queue_producers SET finished_at = CURRENT_TIMESTAMP(6), accepted = $3, outcomes = $4
 		WHERE stream = $1 AND producer_id = $2`, sr.Key, sr.ProducerID, accepted, outcomes)
 	if err == nil && n != 1 {
 		err = errors.New("its registration is gone (was the schema reset by another process?)")
