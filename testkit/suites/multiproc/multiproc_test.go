@@ -64,15 +64,26 @@ var (
 // dbKind is a kind of database the processes of a split run share: the flag that gives them
 // its server and the server's URL (the test binary's shared one), how the test reads the run's
 // place on it (a schema on PostgreSQL, a database on MySQL: S. in a query) and how it drops it;
-// and a pool of the kit's on a place of a test's own with the kit's tables (dropped when the
-// test ends), for the protocol's statements run in this process.
+// and a place of a test's own with the kit's tables (dropped when the test ends), for the
+// protocol's statements run in this process.
 type dbKind struct {
 	name    string
 	urlFlag string
 	url     func(t *testing.T) string
 	connect func(ctx context.Context, url string) (sqldb.Conn, error)
 	drop    string // the statement that drops the run's place, %s its name
-	pool    func(t *testing.T, conns int32) sqldb.Pool
+	target  func(t *testing.T) database.Target
+}
+
+// pool is a pool of at most conns connections on a place of the test's own (db.target).
+func (db *dbKind) pool(t *testing.T, conns int32) sqldb.Pool {
+	t.Helper()
+	p, err := db.target(t).NewPool(context.Background(), database.PoolOptions{MaxConns: conns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p.SQL()
 }
 
 var (
@@ -85,15 +96,8 @@ var (
 			}
 			return sqldb.PgxConn(c), nil
 		},
-		drop: "DROP SCHEMA IF EXISTS %s CASCADE",
-		pool: func(t *testing.T, conns int32) sqldb.Pool {
-			p, err := testdb.New(t).NewPool(context.Background(), database.PoolOptions{MaxConns: conns})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(p.Close)
-			return sqldb.PgxPool(p)
-		}}
+		drop:   "DROP SCHEMA IF EXISTS %s CASCADE",
+		target: func(t *testing.T) database.Target { return testdb.New(t).Target() }}
 	onMariaDB = &dbKind{name: "mariadb", urlFlag: "--mysql-url",
 		url: func(t *testing.T) string { return mariadbtest.URL(t) },
 		connect: func(ctx context.Context, url string) (sqldb.Conn, error) {
@@ -103,15 +107,8 @@ var (
 			}
 			return sqldb.ConnectMySQL(ctx, sqldb.MySQLOptions{Config: cfg})
 		},
-		drop: "DROP DATABASE IF EXISTS %s",
-		pool: func(t *testing.T, conns int32) sqldb.Pool {
-			p, err := mariadbtest.Target(t).NewPool(context.Background(), database.PoolOptions{MaxConns: conns})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(p.Close)
-			return p.SQL()
-		}}
+		drop:   "DROP DATABASE IF EXISTS %s",
+		target: func(t *testing.T) database.Target { return mariadbtest.Target(t) }}
 )
 
 func TestMain(m *testing.M) {
@@ -471,7 +468,7 @@ func finish(t *testing.T, procs ...*proc) []merge.Input {
 func TestProducersRegisterAtOnce(t *testing.T) {
 	for _, db := range []*dbKind{onPostgres, onMariaDB} {
 		t.Run(db.name, func(t *testing.T) {
-			const producers, requests = 12, 100
+			const producers, requests = 32, 100
 			pool := db.pool(t, producers)
 			ctx := context.Background()
 			stream := func(id int, offset int64) *redisrun.Stream {
