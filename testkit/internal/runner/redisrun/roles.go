@@ -92,10 +92,10 @@ var registries = map[sqldb.Dialect]registry{
 	// MySQL has no lock on a table that a transaction's end releases (LOCK TABLES commits the
 	// transaction), and a locking read alone does not serialise: registrations that find none
 	// all take the gap after the stream's rows and deadlock on their inserts, InnoDB rolling
-	// back one after another (32 producers at once: some failed after 5 tries, in 6 runs of 10). So a named
-	// lock of the run's database (GET_LOCK, the session's) serialises them; it is released
-	// before the commit (a session's, not the transaction's), and the locking read then waits
-	// for the previous registration's row until that commits.
+	// back one after another (32 producers at once: some failed after 5 tries, in 6 runs of
+	// 10). So a named lock of the run's database (GET_LOCK, the session's) serialises them; it
+	// is released before the commit (a session's, not the transaction's), and the locking read
+	// then waits for the previous registration's row until that commits.
 	sqldb.MySQL: {
 		lock: mysqlRegistryLock,
 		overlapping: `SELECT producer_id FROM queue_producers
