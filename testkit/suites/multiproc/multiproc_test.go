@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotspotkit/hotspotkit/hist"
+	"github.com/hotspotkit/hotspotkit/internal/testhelp/mariadbtest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/metricstest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/pgbouncertest"
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/racebuild"
@@ -28,6 +30,8 @@ import (
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/merge"
 	"github.com/hotspotkit/hotspotkit/results/render/judge"
+	"github.com/hotspotkit/hotspotkit/sqldb"
+	"github.com/hotspotkit/hotspotkit/testkit/database"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/metrics"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/runner/redisrun"
 	"github.com/hotspotkit/hotspotkit/testkit/servers/pgbouncer"
@@ -49,12 +53,62 @@ var (
 	counterSuite = &suite{name: "usage_counter_hotspot_baseline",
 		written: `SELECT count(*) FROM S.usage`,
 		exact: []string{`SELECT count(DISTINCT request_id) FROM S.usage`,
-			`SELECT coalesce(sum(total_requests), 0)::int8 FROM S.api_keys`}}
+			`SELECT coalesce(sum(total_requests), 0) FROM S.api_keys`}}
 	settlementSuite = &suite{name: "usage_settlement_hotspot_baseline",
 		written: `SELECT count(*) FROM S.usage WHERE billing_status = 'settled'`}
 	// suites are the binaries the split-role tests run: the counter suite with its
 	// hand-written codec, and the settlement suite on the default (JSON) one.
 	suites = []*suite{counterSuite, settlementSuite}
+)
+
+// dbKind is a kind of database the processes of a split run share: the flag that gives them
+// its server and the server's URL (the test binary's shared one), how the test reads the run's
+// place on it (a schema on PostgreSQL, a database on MySQL: S. in a query) and how it drops it;
+// and a place of a test's own with the kit's tables (dropped when the test ends), for the
+// protocol's statements run in this process.
+type dbKind struct {
+	name    string
+	urlFlag string
+	url     func(t *testing.T) string
+	connect func(ctx context.Context, url string) (sqldb.Conn, error)
+	drop    string // the statement that drops the run's place, %s its name
+	target  func(t *testing.T) database.Target
+}
+
+// pool is a pool of at most conns connections on a place of the test's own (db.target).
+func (db *dbKind) pool(t *testing.T, conns int32) sqldb.Pool {
+	t.Helper()
+	p, err := db.target(t).NewPool(context.Background(), database.PoolOptions{MaxConns: conns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p.SQL()
+}
+
+var (
+	onPostgres = &dbKind{name: "postgres", urlFlag: "--postgres-url",
+		url: func(t *testing.T) string { return testdb.Server(t).DSN() },
+		connect: func(ctx context.Context, url string) (sqldb.Conn, error) {
+			c, err := pgx.Connect(ctx, url)
+			if err != nil {
+				return nil, err
+			}
+			return sqldb.PgxConn(c), nil
+		},
+		drop:   "DROP SCHEMA IF EXISTS %s CASCADE",
+		target: func(t *testing.T) database.Target { return testdb.New(t).Target() }}
+	onMariaDB = &dbKind{name: "mariadb", urlFlag: "--mysql-url",
+		url: func(t *testing.T) string { return mariadbtest.URL(t) },
+		connect: func(ctx context.Context, url string) (sqldb.Conn, error) {
+			cfg, err := database.ParseMySQLURL(url)
+			if err != nil {
+				return nil, err
+			}
+			return sqldb.ConnectMySQL(ctx, sqldb.MySQLOptions{Config: cfg})
+		},
+		drop:   "DROP DATABASE IF EXISTS %s",
+		target: func(t *testing.T) database.Target { return mariadbtest.Target(t) }}
 )
 
 func TestMain(m *testing.M) {
@@ -70,7 +124,7 @@ func TestMain(m *testing.M) {
 			panic(string(out))
 		}
 	}
-	code := testdb.Main(m)
+	code := mariadbtest.Stop(testdb.Main(m))
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -97,34 +151,36 @@ func onRedisServer(t *testing.T, f func(t *testing.T, url string)) {
 	f(t, redistest.Start(t, redisserver.Config{}).URL())
 }
 
-// splitRun is one run shared by several processes: one schema, one Redis.
+// splitRun is one run shared by several processes: one schema (on MySQL a database), one
+// Redis.
 type splitRun struct {
 	t        *testing.T
+	db       *dbKind
 	suite    *suite
-	dsn      string
+	url      string // the database's
 	schema   string
 	redisURL string
 	rdb      *redis.Client
-	conn     *pgx.Conn
+	conn     sqldb.Conn
 }
 
-func newSplitRun(t *testing.T, su *suite, redisURL string) *splitRun {
+func newSplitRun(t *testing.T, db *dbKind, su *suite, redisURL string) *splitRun {
 	t.Helper()
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
-	s := &splitRun{t: t, suite: su, dsn: testdb.Server(t).DSN(), schema: "mp_" + hex.EncodeToString(b), redisURL: redisURL}
+	s := &splitRun{t: t, db: db, suite: su, url: db.url(t), schema: "mp_" + hex.EncodeToString(b), redisURL: redisURL}
 	opts, err := redis.ParseURL(redisURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.rdb = redis.NewClient(opts)
 	ctx := context.Background()
-	if s.conn, err = pgx.Connect(ctx, s.dsn); err != nil {
+	if s.conn, err = db.connect(ctx, s.url); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_, _ = s.conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+s.schema+" CASCADE")
-		s.conn.Close(ctx)
+		_, _ = s.conn.Exec(ctx, fmt.Sprintf(db.drop, s.schema))
+		_ = s.conn.Close(ctx)
 		s.rdb.Close()
 	})
 	return s
@@ -148,7 +204,7 @@ func (p *proc) errText() string { return p.stderr.String() }
 func (s *splitRun) start(name string, env []string, args ...string) *proc {
 	s.t.Helper()
 	p := &proc{t: s.t, name: name, report: filepath.Join(s.t.TempDir(), name+".json"), done: make(chan struct{})}
-	all := append([]string{"--postgres-url", s.dsn, "--schema", s.schema, "--redis-url", s.redisURL,
+	all := append([]string{s.db.urlFlag, s.url, "--schema", s.schema, "--redis-url", s.redisURL,
 		"--queue-backend", "redis", "--modes", "async-compact", "--output", p.report},
 		// A test's defaults: calibration would be 3 s of every process's, and no split run's
 		// check reads it.
@@ -213,7 +269,8 @@ func (p *proc) mustSucceed(timeout time.Duration) *results.Report {
 	return rep
 }
 
-// queryInt runs sql with S. standing for the run's schema.
+// queryInt runs sql ($1.. its placeholders on either kind) with S. standing for the run's
+// schema.
 func (s *splitRun) queryInt(sql string, args ...any) int64 {
 	s.t.Helper()
 	var n int64
@@ -277,14 +334,14 @@ var stoppedAt = regexp.MustCompile(`consumer stopped at (\S+) holding (\d+) entr
 // every suite; a suite's records crossing processes is TestProducerAndTwoConsumers'. It runs on
 // one Redis, a real redis-server where installed: the same crash points on miniredis are the
 // queue contract's (queue/redisq), and the producer and two consumers run on both.
-func TestConsumerKilledMidBatch(t *testing.T) { consumerKilledMidBatch(t, counterSuite) }
+func TestConsumerKilledMidBatch(t *testing.T) { consumerKilledMidBatch(t, onPostgres, counterSuite) }
 
-func consumerKilledMidBatch(t *testing.T, su *suite) {
+func consumerKilledMidBatch(t *testing.T, db *dbKind, su *suite) {
 	for _, point := range []string{"after-read", "after-commit"} {
 		t.Run(point, func(t *testing.T) {
 			realestRedis(t, func(t *testing.T, url string) {
 				const requests = 3000
-				s := newSplitRun(t, su, url)
+				s := newSplitRun(t, db, su, url)
 				passed(t, "producer", s.start("producer", nil, "--role", "producer", "--requests", strconv.Itoa(requests),
 					"--concurrency", "100").mustSucceed(2*time.Minute))
 
@@ -332,30 +389,34 @@ func consumerKilledMidBatch(t *testing.T, su *suite) {
 }
 
 // TestProducerAndTwoConsumers: three processes finish one run; the verifying consumer checks
-// it against what the producer recorded. The counter suite (its hand-written codec) and the
-// settlement suite (the default JSON codec) run on a real redis-server (the counter suite on
-// a miniredis where none is installed). The counter suite's processes on a miniredis are
-// TestSplitRunMerged's, and two consumers sharing a run's streams on both servers queue/redisq's
-// (TestShardsKeepAKeyOnOneShardInOrder).
+// it against what the producer recorded, and baseline merge makes their reports one verified
+// report of the run. The counter suite (its hand-written codec) and the settlement suite (the
+// default JSON codec) run on PostgreSQL and a real redis-server (the counter suite on a
+// miniredis where none is installed); the counter suite again on MariaDB, its processes
+// sharing a database of the run's own on the server by --mysql-url. The counter suite's
+// processes on a miniredis are TestSplitRunMerged's, and two consumers sharing a run's streams
+// on both servers queue/redisq's (TestShardsKeepAKeyOnOneShardInOrder).
 func TestProducerAndTwoConsumers(t *testing.T) {
 	t.Run(counterSuite.name, func(t *testing.T) {
-		realestRedis(t, func(t *testing.T, url string) { producerAndTwoConsumers(t, counterSuite, url) })
+		realestRedis(t, func(t *testing.T, url string) { producerAndTwoConsumers(t, onPostgres, counterSuite, url) })
 	})
 	t.Run(settlementSuite.name, func(t *testing.T) {
-		onRedisServer(t, func(t *testing.T, url string) { producerAndTwoConsumers(t, settlementSuite, url) })
+		onRedisServer(t, func(t *testing.T, url string) { producerAndTwoConsumers(t, onPostgres, settlementSuite, url) })
+	})
+	t.Run(counterSuite.name+" on MariaDB", func(t *testing.T) {
+		realestRedis(t, func(t *testing.T, url string) { producerAndTwoConsumers(t, onMariaDB, counterSuite, url) })
 	})
 }
 
-func producerAndTwoConsumers(t *testing.T, su *suite, url string) {
+func producerAndTwoConsumers(t *testing.T, db *dbKind, su *suite, url string) {
 	const requests = 3000
-	s := newSplitRun(t, su, url)
+	s := newSplitRun(t, db, su, url)
 	producer := s.start("producer", nil, "--role", "producer", "--requests", strconv.Itoa(requests), "--concurrency", "300")
 	s.registered(producer) // the producer sets the run up; the consumers join after
 	c1 := s.start("consumer-1", nil, "--role", "consumer", "--reuse-schema", "--flush-batch-size", "200")
 	c2 := s.start("consumer-2", nil, "--role", "consumer", "--reuse-schema", "--flush-batch-size", "200", "--verify")
-	passed(t, "producer", producer.mustSucceed(2*time.Minute))
-	q1 := passed(t, "consumer-1", c1.mustSucceed(2*time.Minute))
-	q2 := passed(t, "consumer-2", c2.mustSucceed(2*time.Minute))
+	inputs := finish(t, producer, c1, c2)
+	q1, q2 := inputs[1].Report.Runs[0].Queue, inputs[2].Report.Runs[0].Queue
 	if sum := q1.Stream.AckedTotal + q2.Stream.AckedTotal; sum != requests {
 		t.Errorf("consumers acknowledged %d + %d, want %d together", q1.Stream.AckedTotal, q2.Stream.AckedTotal, requests)
 	}
@@ -363,15 +424,91 @@ func producerAndTwoConsumers(t *testing.T, su *suite, url string) {
 		t.Errorf("consumers flushed %d + %d, want %d together", q1.FlushedTotal, q2.FlushedTotal, requests)
 	}
 	s.exact(requests)
+	// The producer's finish recorded to the microsecond, as its start is (not MySQL's now(),
+	// whole seconds: a finish before the start).
+	var started, finished time.Time
+	if err := s.conn.QueryRow(context.Background(), `SELECT started_at, finished_at FROM `+s.schema+`.queue_producers`).Scan(&started, &finished); err != nil ||
+		finished.Before(started) || finished.Nanosecond() == 0 {
+		t.Errorf("the producer's registration: started %s, finished %s (%v)", started, finished, err)
+	}
+	m, err := merge.Merge(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, env := m.Report.Runs[0], m.Report.Environment
+	if !run.Verification.Passed || run.Reconciliation == nil || run.Reconciliation.Persisted != requests ||
+		run.Reconciliation.Lost != 0 || run.Reconciliation.Duplicated != 0 {
+		t.Errorf("merged: verified %v, reconciliation %+v", run.Verification.Passed, run.Reconciliation)
+	}
+	if run.Load.CompletedRequests != requests || run.Queue.FlushedTotal != requests || run.Queue.Stream.AckedTotal != requests ||
+		len(m.Report.Processes) != 3 || env.DatabaseKind != db.name || env.Schema != s.schema {
+		t.Errorf("merged: %d completed, %d flushed, %d acknowledged, %d processes, database %s %q",
+			run.Load.CompletedRequests, run.Queue.FlushedTotal, run.Queue.Stream.AckedTotal, len(m.Report.Processes), env.DatabaseKind, env.Schema)
+	}
+}
+
+// finish waits for each process to succeed and pass its own checks, and returns their
+// reports as baseline merge takes them.
+func finish(t *testing.T, procs ...*proc) []merge.Input {
+	t.Helper()
+	var inputs []merge.Input
+	for _, p := range procs {
+		rep := p.mustSucceed(2 * time.Minute)
+		passed(t, p.name, rep)
+		inputs = append(inputs, merge.Input{Path: p.report, Report: rep})
+	}
+	return inputs
+}
+
+// TestProducersRegisterAtOnce: the producers of a run register at the same moment, each on a
+// connection of its own, on either kind of database: every one of them registered (on MySQL
+// two that find no registration take the same gap lock and InnoDB rolls one back as a
+// deadlock, which registers again), then one whose range overlaps another's and one of an id
+// already registered refused, the registrations as they were.
+func TestProducersRegisterAtOnce(t *testing.T) {
+	for _, db := range []*dbKind{onPostgres, onMariaDB} {
+		t.Run(db.name, func(t *testing.T) {
+			const producers, requests = 32, 100
+			pool := db.pool(t, producers)
+			ctx := context.Background()
+			stream := func(id int, offset int64) *redisrun.Stream {
+				return &redisrun.Stream{Key: "hotspotkit:registry:0:async-compact", ProducerID: id, Offset: offset, Requests: requests}
+			}
+			errs := make(chan error, producers)
+			start := make(chan struct{})
+			for id := range producers {
+				go func() {
+					<-start
+					errs <- stream(id, int64(id)*requests).Register(ctx, pool)
+				}()
+			}
+			close(start)
+			for range producers {
+				if err := <-errs; err != nil {
+					t.Error(err)
+				}
+			}
+			for what, sr := range map[string]*redisrun.Stream{
+				"an overlapping range": stream(producers, requests/2),
+				"an id registered":     stream(3, producers*requests),
+			} {
+				if err := sr.Register(ctx, pool); err == nil || !strings.Contains(err.Error(), "already covers") {
+					t.Errorf("%s: %v, want refused", what, err)
+				}
+			}
+			if registered, finished, err := stream(0, 0).Producers(ctx, pool); registered != producers || finished != 0 || err != nil {
+				t.Errorf("%d registered, %d finished (%v), want %d and 0", registered, finished, err, producers)
+			}
+		})
+	}
 }
 
 // TestManagedRedisGoneAfterOwnerIsKilled: a run with --redis managed is SIGKILLed mid-run; the
 // watchdog stops its redis-server.
 func TestManagedRedisGoneAfterOwnerIsKilled(t *testing.T) {
 	redistest.Need(t)
-	s := &splitRun{t: t, dsn: testdb.Server(t).DSN()}
 	p := &proc{t: t, name: "owner", done: make(chan struct{})}
-	p.cmd = exec.Command(counterSuite.binary, append(suitetest.Defaults(), "--postgres-url", s.dsn, "--queue-backend", "redis",
+	p.cmd = exec.Command(counterSuite.binary, append(suitetest.Defaults(), "--postgres-url", testdb.Server(t).DSN(), "--queue-backend", "redis",
 		"--redis", "managed", "--modes", "async-compact", "--requests", "2000", "--output", filepath.Join(t.TempDir(), "r.json"))...)
 	p.cmd.Env = append(os.Environ(), redisrun.CrashEnv+"=after-read")
 	p.cmd.Stderr = &p.stderr
@@ -442,7 +579,7 @@ func (s *scraper) max(series string) (float64, bool) {
 // its part of the run under its role (scrapedWhole).
 func TestSplitRunMerged(t *testing.T) {
 	const requests = 2000
-	s := newSplitRun(t, counterSuite, "redis://"+miniredis.RunT(t).Addr()+"/0")
+	s := newSplitRun(t, onPostgres, counterSuite, "redis://"+miniredis.RunT(t).Addr()+"/0")
 	role := func(id int) []string {
 		return []string{"--role", "producer", "--producer-id", strconv.Itoa(id), "--requests", strconv.Itoa(requests), "--concurrency", "50"}
 	}
@@ -453,16 +590,8 @@ func TestSplitRunMerged(t *testing.T) {
 	p1 := s.start("producer-1", nil, append(role(1), "--reuse-schema")...)
 	c := s.start("consumer", nil, append([]string{"--role", "consumer", "--reuse-schema", "--verify", "--expect-producers", "2"}, scraped...)...)
 	cs := c.scrapeUntilExit()
-	var inputs []merge.Input
-	var consumed *results.Queue
-	for _, p := range []*proc{p0, p1, c} {
-		rep := p.mustSucceed(2 * time.Minute)
-		if q := passed(t, p.name, rep); p == c {
-			consumed = q
-		}
-		inputs = append(inputs, merge.Input{Path: p.report, Report: rep})
-	}
-	scrapedWhole(t, ps, cs, consumed)
+	inputs := finish(t, p0, p1, c)
+	scrapedWhole(t, ps, cs, inputs[2].Report.Runs[0].Queue)
 	m, err := merge.Merge(inputs)
 	if err != nil {
 		t.Fatal(err)
@@ -540,8 +669,8 @@ func scrapedWhole(t *testing.T, ps, cs *scraper, consumed *results.Queue) {
 func TestSplitRunThroughOnePooler(t *testing.T) {
 	pgbouncertest.Need(t)
 	const requests = 1000
-	s := newSplitRun(t, counterSuite, "redis://"+miniredis.RunT(t).Addr()+"/0")
-	cfg, err := pgbouncer.UpstreamConfig(s.dsn)
+	s := newSplitRun(t, onPostgres, counterSuite, "redis://"+miniredis.RunT(t).Addr()+"/0")
+	cfg, err := pgbouncer.UpstreamConfig(s.url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -559,14 +688,11 @@ func TestSplitRunThroughOnePooler(t *testing.T) {
 	s.registered(p0)
 	p1 := s.start("producer-1", nil, append(role(1), "--reuse-schema")...)
 	c := s.start("consumer", nil, append([]string{"--role", "consumer", "--reuse-schema", "--verify", "--expect-producers", "2"}, pooled...)...)
-	var inputs []merge.Input
-	for _, p := range []*proc{p0, p1, c} {
-		rep := p.mustSucceed(2 * time.Minute)
-		passed(t, p.name, rep)
-		if pl := rep.Runs[0].Pooler; pl == nil || pl.Managed || pl.PoolSize != 4 || pl.Samples == 0 {
-			t.Errorf("%s: pooler %+v", p.name, pl)
+	inputs := finish(t, p0, p1, c)
+	for _, in := range inputs {
+		if pl := in.Report.Runs[0].Pooler; pl == nil || pl.Managed || pl.PoolSize != 4 || pl.Samples == 0 {
+			t.Errorf("%s: pooler %+v", in.Path, pl)
 		}
-		inputs = append(inputs, merge.Input{Path: p.report, Report: rep})
 	}
 	m, err := merge.Merge(inputs)
 	if err != nil {

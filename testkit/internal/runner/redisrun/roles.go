@@ -2,6 +2,7 @@ package redisrun
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -19,9 +20,9 @@ import (
 
 // A run split over processes (--role producer / consumer, on the Redis backend):
 //
-//   - Every process opens the same --postgres-url, --schema and --redis-url. The first one
-//     creates the schema, resets and seeds it and starts the stream afresh; the others join
-//     with --reuse-schema and touch neither.
+//   - Every process opens the same --postgres-url (or --mysql-url), --schema (on MySQL the
+//     run's database) and --redis-url. The first one creates the schema, resets and seeds it
+//     and starts the stream afresh; the others join with --reuse-schema and touch neither.
 //   - A producer registers in queue_producers (its id, first request index and count), runs
 //     the load, and once every record it offered has Redis's answer records each request's
 //     outcome there and marks itself finished. Producer k's requests are the run-wide indexes
@@ -68,10 +69,11 @@ func EmptyResult() *load.Result {
 // registry are a dialect's statements on queue_producers and the applied-ids table that
 // differ between the databases; the others are written once.
 type registry struct {
-	// lock serialises registrations until the transaction ends ("": overlapping does).
-	lock string
+	// lock serialises registrations, within tx, until the unlock it returns has run and tx
+	// has ended.
+	lock func(ctx context.Context, tx sqldb.Tx) (unlock func(), err error)
 	// overlapping finds a producer of stream $1 that is producer $2 or covers some of the
-	// request indexes [$3, $3 + $4), and on MySQL locks the stream's registrations.
+	// request indexes [$3, $3 + $4).
 	overlapping string
 	// inStreams is a condition on the stream column: one of streams.
 	inStreams func(streams []string) (string, []any)
@@ -79,16 +81,23 @@ type registry struct {
 
 var registries = map[sqldb.Dialect]registry{
 	sqldb.Postgres: {
-		lock: `LOCK TABLE queue_producers IN SHARE ROW EXCLUSIVE MODE`,
+		lock: func(ctx context.Context, tx sqldb.Tx) (func(), error) {
+			_, err := tx.Exec(ctx, `LOCK TABLE queue_producers IN SHARE ROW EXCLUSIVE MODE`) // until the transaction ends
+			return func() {}, err
+		},
 		overlapping: `SELECT producer_id FROM queue_producers
 			WHERE stream = $1 AND (producer_id = $2 OR (first_index < $3::int8 + $4::int8 AND $3::int8 < first_index + requests))`,
 		inStreams: func(streams []string) (string, []any) { return `stream = ANY($1)`, []any{streams} },
 	},
-	// MySQL: the locking read locks every registration of the stream and the gap after them,
-	// so a second registration waits for the first to commit. Two that both find none take
-	// the gap at once and deadlock on their inserts: InnoDB rolls one back (1213), and it
-	// registers again (Register).
+	// MySQL has no lock on a table that a transaction's end releases (LOCK TABLES commits the
+	// transaction), and a locking read alone does not serialise: registrations that find none
+	// all take the gap after the stream's rows and deadlock on their inserts, InnoDB rolling
+	// back one after another (32 producers at once: some failed after 5 tries, in 6 runs of
+	// 10). So a named lock of the run's database (GET_LOCK, the session's) serialises them; it
+	// is released before the commit (a session's, not the transaction's), and the locking read
+	// then waits for the previous registration's row until that commits.
 	sqldb.MySQL: {
+		lock: mysqlRegistryLock,
 		overlapping: `SELECT producer_id FROM queue_producers
 			WHERE stream = $1 AND (producer_id = $2 OR (first_index < $3 + $4 AND $3 < first_index + requests))
 			FOR UPDATE`,
@@ -103,6 +112,27 @@ var registries = map[sqldb.Dialect]registry{
 	},
 }
 
+// registryLockName is the named lock of a run's registrations on MySQL: the run's database's
+// (SHA1's 40 digits keep it within MySQL's 64 characters).
+const registryLockName = `CONCAT('hotspotkit:', SHA1(CONCAT(DATABASE(), '.queue_producers')))`
+
+// registryLockWait bounds the wait for another registration of the run (each is three
+// statements).
+const registryLockWait = 30 * time.Second
+
+// mysqlRegistryLock takes the run's registry lock on tx's session.
+func mysqlRegistryLock(ctx context.Context, tx sqldb.Tx) (func(), error) {
+	var got sql.NullInt64
+	err := tx.QueryRow(ctx, `SELECT GET_LOCK(`+registryLockName+`, $1)`, int(registryLockWait.Seconds())).Scan(&got)
+	if err == nil && got.Int64 != 1 {
+		err = fmt.Errorf("another producer's registration held the lock for %s", registryLockWait)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func() { _, _ = tx.Exec(context.WithoutCancel(ctx), `SELECT RELEASE_LOCK(`+registryLockName+`)`) }, nil
+}
+
 // registryOf is db's dialect's registry.
 func registryOf(db sqldb.Querier) (registry, error) {
 	r, ok := registries[db.Dialect()]
@@ -112,9 +142,6 @@ func registryOf(db sqldb.Querier) (registry, error) {
 	return r, nil
 }
 
-// registerTries bounds Register's attempts when InnoDB rolls one back as a deadlock.
-const registerTries = 5
-
 // Register records this producer's request range in queue_producers, refusing a range that
 // overlaps another producer's.
 func (sr *Stream) Register(ctx context.Context, db DB) error {
@@ -122,25 +149,16 @@ func (sr *Stream) Register(ctx context.Context, db DB) error {
 	if err != nil {
 		return err
 	}
-	for try := 1; ; try++ {
-		err := sr.register(ctx, db, reg)
-		if try == registerTries || sqldb.Classify(err) != sqldb.ClassMySQLDeadlock {
-			return err
-		}
-	}
-}
-
-func (sr *Stream) register(ctx context.Context, db DB, reg registry) error {
 	id := sr.ProducerID
 	return sqldb.BeginFunc(ctx, db, func(tx sqldb.Tx) error {
 		// One registration at a time, so that two overlapping ranges cannot both pass the check.
-		if reg.lock != "" {
-			if _, err := tx.Exec(ctx, reg.lock); err != nil {
-				return err
-			}
+		unlock, err := reg.lock(ctx, tx)
+		if err != nil {
+			return fmt.Errorf("registering the producer: %w", err)
 		}
+		defer unlock()
 		var other int
-		err := tx.QueryRow(ctx, reg.overlapping, sr.Key, id, sr.Offset, sr.Requests).Scan(&other)
+		err = tx.QueryRow(ctx, reg.overlapping, sr.Key, id, sr.Offset, sr.Requests).Scan(&other)
 		switch {
 		case err == nil:
 			return fmt.Errorf("--producer-id %d: producer %d of this run already covers some of the request indexes [%d, %d) (give every producer its own id and the same --requests)",
@@ -167,7 +185,9 @@ func (sr *Stream) Finish(ctx context.Context, db DB, res *load.Result) error {
 			}
 		}
 	})
-	n, err := db.Exec(context.WithoutCancel(ctx), `UPDATE queue_producers SET finished_at = now(), accepted = $3, outcomes = $4
+	// CURRENT_TIMESTAMP(6) on both: MySQL's now() is whole seconds (a producer finished before
+	// it started).
+	n, err := db.Exec(context.WithoutCancel(ctx), `UPDATE queue_producers SET finished_at = CURRENT_TIMESTAMP(6), accepted = $3, outcomes = $4
 		WHERE stream = $1 AND producer_id = $2`, sr.Key, sr.ProducerID, accepted, outcomes)
 	if err == nil && n != 1 {
 		err = errors.New("its registration is gone (was the schema reset by another process?)")

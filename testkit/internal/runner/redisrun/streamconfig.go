@@ -5,8 +5,8 @@
 // backend and of runs split over processes (StreamConfig), the Redis those runs share (Target:
 // miniredis in this process, a managed redis-server or cluster, or --redis-url) with its
 // faults, and the protocol by which the producer and consumer processes of one run meet in
-// PostgreSQL (Stream: registration, recorded outcomes, run-wide counters). It knows nothing of
-// suites or modes.
+// the run's database, PostgreSQL or MySQL (Stream: registration, recorded outcomes, run-wide
+// counters). It knows nothing of suites or modes.
 package redisrun
 
 import (
