@@ -543,7 +543,7 @@ func (w batchWriter) writePipelined(ctx context.Context, tx sqldb.Tx, batch []Re
 		err = cerr
 	}
 	if err == nil && !repeat {
-		w.s.merges.add(deltas, true)
+		w.s.merges.addMerged(deltas, groups)
 	}
 	if err != nil || !repeat {
 		return ops, err == nil, err
