@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/queue"
@@ -26,6 +27,14 @@ func BenchmarkSyncTx(b *testing.B) {
 			suitetest.BenchRequests(b, New(), testkit.Sync, testkit.Config{HotKeys: 1, Concurrency: workers, Seed: 1}, workers)
 		})
 	}
+}
+
+// BenchmarkOutboxTx is the counter suite's outbox request as a run drives it
+// (suitetest.BenchRequests): BEGIN, the claim, the INSERT of its four deltas into the outbox,
+// COMMIT, with the outbox's flush loop applying them on its own connection beside.
+func BenchmarkOutboxTx(b *testing.B) {
+	suitetest.BenchRequests(b, New(), counters.Outbox, testkit.Config{HotKeys: 1, Concurrency: 16, Seed: 1,
+		FlushBatchSize: 1000, FlushInterval: 50 * time.Millisecond}, 16)
 }
 
 // BenchmarkEnqueue is the async-compact request's enqueue as a run's op makes it: the
