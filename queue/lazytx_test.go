@@ -225,3 +225,58 @@ func pgxOf(tx sqldb.Tx) sqldb.Pgx {
 	}
 	return p
 }
+
+// A lazy transaction's statements are watched once for the end of the context it began with:
+// ending it cuts a statement in flight (the connection is dropped, none stays taken), and an
+// end that comes once they are over, as a pipelined batch's staging context may, leaves its
+// COMMIT, under a context of its own, to commit.
+func TestLazyTxWatchesItsContextOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	target := testdb.New(t)
+	pool, err := target.NewPool(ctx, database.PoolOptions{MaxConns: 1, AppName: "hotspotkit-queue-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := target.Admin().Exec(ctx, `CREATE TABLE watched (id int)`); err != nil {
+		t.Fatal(err)
+	}
+
+	stage, end := context.WithCancel(ctx)
+	tx, err := beginLazily(stage, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(200*time.Millisecond, end)
+	began := time.Now()
+	if _, err := tx.Exec(stage, "SELECT pg_sleep(30)"); err == nil {
+		t.Fatal("a statement in flight outlived its context's end")
+	}
+	if took := time.Since(began); took > 10*time.Second {
+		t.Errorf("the cut statement returned after %v", took)
+	}
+	_ = tx.Rollback(ctx)
+	for wait := time.Now(); pool.Stat().AcquiredConns() != 0; time.Sleep(10 * time.Millisecond) { // pgxpool destroys a broken one on a goroutine
+		if time.Since(wait) > 5*time.Second {
+			t.Fatalf("%d connections still taken after the cut", pool.Stat().AcquiredConns())
+		}
+	}
+
+	stage, end = context.WithCancel(ctx)
+	tx, err = beginLazily(stage, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(stage, "INSERT INTO watched VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	end() // the staging is over; its context ends before the COMMIT
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatalf("COMMIT after the staging's context ended: %v", err)
+	}
+	var n int
+	if err := target.Admin().QueryRow(ctx, `SELECT count(*) FROM watched`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("%d rows committed (%v), want 1", n, err)
+	}
+}
