@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/sqldb"
@@ -103,11 +104,7 @@ func TestTxFlusherOnAPgxPoolBeginsWithTheFirstStatement(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	trips := &roundTrips{}
-	pool, err := testdb.New(t).NewPool(ctx, database.PoolOptions{MaxConns: 2, AppName: "hotspotkit-queue-test", Tracer: trips})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := testPool(ctx, t, testdb.New(t), database.PoolOptions{MaxConns: 2, Tracer: trips})
 	const table = "lazy_begin"
 	if _, err := pool.Exec(ctx, `CREATE TABLE `+table+` (id bigint PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
@@ -180,11 +177,7 @@ func TestTxFlusherOnAPgxPoolBeginsWithTheFirstStatement(t *testing.T) {
 func TestLazyTxClosedAndEmpty(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	pool, err := testdb.New(t).NewPool(ctx, database.PoolOptions{MaxConns: 1, AppName: "hotspotkit-queue-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := testPool(ctx, t, testdb.New(t), database.PoolOptions{MaxConns: 1})
 	tx, err := beginLazily(ctx, pool)
 	if err != nil {
 		t.Fatal(err)
@@ -234,11 +227,7 @@ func TestLazyTxWatchesItsContextOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	target := testdb.New(t)
-	pool, err := target.NewPool(ctx, database.PoolOptions{MaxConns: 1, AppName: "hotspotkit-queue-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := testPool(ctx, t, target, database.PoolOptions{MaxConns: 1})
 	if _, err := target.Admin().Exec(ctx, `CREATE TABLE watched (id int)`); err != nil {
 		t.Fatal(err)
 	}
@@ -257,11 +246,8 @@ func TestLazyTxWatchesItsContextOnce(t *testing.T) {
 		t.Errorf("the cut statement returned after %v", took)
 	}
 	_ = tx.Rollback(ctx)
-	for wait := time.Now(); pool.Stat().AcquiredConns() != 0; time.Sleep(10 * time.Millisecond) { // pgxpool destroys a broken one on a goroutine
-		if time.Since(wait) > 5*time.Second {
-			t.Fatalf("%d connections still taken after the cut", pool.Stat().AcquiredConns())
-		}
-	}
+	// pgxpool destroys a broken connection on a goroutine of its own.
+	waitFor(t, "the cut connection given back", 5*time.Second, func() bool { return pool.Stat().AcquiredConns() == 0 })
 
 	stage, end = context.WithCancel(ctx)
 	tx, err = beginLazily(stage, pool)
@@ -279,4 +265,17 @@ func TestLazyTxWatchesItsContextOnce(t *testing.T) {
 	if err := target.Admin().QueryRow(ctx, `SELECT count(*) FROM watched`).Scan(&n); err != nil || n != 1 {
 		t.Errorf("%d rows committed (%v), want 1", n, err)
 	}
+}
+
+// testPool is a pool of the queue's tests on target (o's AppName theirs), closed when the test
+// ends.
+func testPool(ctx context.Context, t *testing.T, target *database.Postgres, o database.PoolOptions) *pgxpool.Pool {
+	t.Helper()
+	o.AppName = "hotspotkit-queue-test"
+	pool, err := target.NewPool(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
 }
