@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/hotspotkit/hotspotkit/internal/testhelp/testdb"
 	"github.com/hotspotkit/hotspotkit/sqldb"
@@ -103,11 +104,7 @@ func TestTxFlusherOnAPgxPoolBeginsWithTheFirstStatement(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	trips := &roundTrips{}
-	pool, err := testdb.New(t).NewPool(ctx, database.PoolOptions{MaxConns: 2, AppName: "hotspotkit-queue-test", Tracer: trips})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := testPool(ctx, t, testdb.New(t), database.PoolOptions{MaxConns: 2, Tracer: trips})
 	const table = "lazy_begin"
 	if _, err := pool.Exec(ctx, `CREATE TABLE `+table+` (id bigint PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
@@ -180,11 +177,7 @@ func TestTxFlusherOnAPgxPoolBeginsWithTheFirstStatement(t *testing.T) {
 func TestLazyTxClosedAndEmpty(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	pool, err := testdb.New(t).NewPool(ctx, database.PoolOptions{MaxConns: 1, AppName: "hotspotkit-queue-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := testPool(ctx, t, testdb.New(t), database.PoolOptions{MaxConns: 1})
 	tx, err := beginLazily(ctx, pool)
 	if err != nil {
 		t.Fatal(err)
@@ -224,4 +217,65 @@ func pgxOf(tx sqldb.Tx) sqldb.Pgx {
 		panic("not a pgx transaction")
 	}
 	return p
+}
+
+// A lazy transaction's statements are watched once for the end of the context it began with:
+// ending it cuts a statement in flight (the connection is dropped, none stays taken), and an
+// end that comes once they are over, as a pipelined batch's staging context may, leaves its
+// COMMIT, under a context of its own, to commit.
+func TestLazyTxWatchesItsContextOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	target := testdb.New(t)
+	pool := testPool(ctx, t, target, database.PoolOptions{MaxConns: 1})
+	if _, err := target.Admin().Exec(ctx, `CREATE TABLE watched (id int)`); err != nil {
+		t.Fatal(err)
+	}
+
+	stage, end := context.WithCancel(ctx)
+	tx, err := beginLazily(stage, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(200*time.Millisecond, end)
+	began := time.Now()
+	if _, err := tx.Exec(stage, "SELECT pg_sleep(30)"); err == nil {
+		t.Fatal("a statement in flight outlived its context's end")
+	}
+	if took := time.Since(began); took > 10*time.Second {
+		t.Errorf("the cut statement returned after %v", took)
+	}
+	_ = tx.Rollback(ctx)
+	// pgxpool destroys a broken connection on a goroutine of its own.
+	waitFor(t, "the cut connection given back", 5*time.Second, func() bool { return pool.Stat().AcquiredConns() == 0 })
+
+	stage, end = context.WithCancel(ctx)
+	tx, err = beginLazily(stage, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(stage, "INSERT INTO watched VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	end() // the staging is over; its context ends before the COMMIT
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatalf("COMMIT after the staging's context ended: %v", err)
+	}
+	var n int
+	if err := target.Admin().QueryRow(ctx, `SELECT count(*) FROM watched`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("%d rows committed (%v), want 1", n, err)
+	}
+}
+
+// testPool is a pool of the queue's tests on target (o's AppName theirs), closed when the test
+// ends.
+func testPool(ctx context.Context, t *testing.T, target *database.Postgres, o database.PoolOptions) *pgxpool.Pool {
+	t.Helper()
+	o.AppName = "hotspotkit-queue-test"
+	pool, err := target.NewPool(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
 }

@@ -89,12 +89,7 @@ func TestPipeline(t *testing.T) {
 		t.Run(fmt.Sprintf("fail-every=%d", every), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			target := testdb.New(t)
-			pool, err := target.NewPool(ctx, database.PoolOptions{MaxConns: 8, AppName: "hotspotkit-queue-test"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer pool.Close()
+			pool := testPool(ctx, t, testdb.New(t), database.PoolOptions{MaxConns: 8})
 			const table, slots, n = "queue_pipeline", 6, 20000
 			if _, err := pool.Exec(ctx, fmt.Sprintf(`CREATE TABLE %[1]s (id bigint PRIMARY KEY, n bigint NOT NULL, firsts bigint[] NOT NULL, lasts bigint[] NOT NULL);
 				INSERT INTO %[1]s SELECT g, 0, '{}', '{}' FROM generate_series(0, %[2]d) g;

@@ -175,10 +175,29 @@ func WatchOnce(ctx context.Context, c PoolConn) (PoolConn, func()) {
 	if !ok || ctx.Done() == nil {
 		return c, func() {}
 	}
-	w := &watch{ctx: ctx, stmts: context.WithoutCancel(ctx), conn: pc.p, socket: pc.p.Conn().PgConn().Conn()}
+	w := newWatch(ctx, pc.p)
+	return watchedConn{w}, w.unwatch
+}
+
+// WatchPgxOnce is WatchOnce for code that runs pgx's own API on a pooled connection (package
+// queue's batches, begun with their first statement): a statement run under use(ctx) on conn,
+// or on a transaction of it, is watched once, here, for ctx's end; use of any other context is
+// that context, watched by pgx. stop, called once the statements under ctx are over and
+// before conn is released, ends the watch. A ctx that cannot be cancelled is used as it is.
+func WatchPgxOnce(ctx context.Context, conn *pgxpool.Conn) (use func(context.Context) context.Context, stop func()) {
+	if ctx.Done() == nil {
+		return func(c context.Context) context.Context { return c }, func() {}
+	}
+	w := newWatch(ctx, conn)
+	return w.use, w.unwatch
+}
+
+// newWatch watches ctx for conn's statements run under it.
+func newWatch(ctx context.Context, conn *pgxpool.Conn) *watch {
+	w := &watch{ctx: ctx, stmts: context.WithoutCancel(ctx), conn: conn, socket: conn.Conn().PgConn().Conn()}
 	w.fired.Add(1)
 	w.stop = context.AfterFunc(ctx, w.interrupt)
-	return watchedConn{w}, w.unwatch
+	return w
 }
 
 // watch is WatchOnce's: the context it watches, the one statements run under instead, the

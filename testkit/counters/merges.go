@@ -30,30 +30,66 @@ func (m *merges) reset() {
 
 // add counts a batch's deltas, merged per row (compact) or each its own UPDATE.
 func (m *merges) add(deltas []Delta, compact bool) {
-	writes := map[string]int64{}
-	rows := map[string]int64{}
-	var seen map[Key]bool
+	var rows []tableCount // nil: one UPDATE a delta
 	if compact {
-		seen = make(map[Key]bool, len(deltas))
-	}
-	for _, d := range deltas {
-		t := d.Change.table.Name()
-		writes[t]++
-		if !compact || !seen[d.Key] {
-			rows[t]++
-			if compact {
+		seen := map[Key]bool{} // as many as the batch's rows: a compacted batch's are few
+		for i := range deltas {
+			if d := &deltas[i]; !seen[d.Key] {
 				seen[d.Key] = true
+				rows = countIn(rows, d.Change.table, 1)
 			}
 		}
+	}
+	m.count(deltas, rows)
+}
+
+// addMerged counts a compacted batch's deltas by the UPDATEs queueApply made of them: groups
+// of the deltas merged per row, one row each.
+func (m *merges) addMerged(deltas []Delta, groups [][]Delta) {
+	var rows []tableCount
+	for _, g := range groups {
+		rows = countIn(rows, g[0].Change.table, int64(len(g)))
+	}
+	m.count(deltas, rows)
+}
+
+// tableCount is a count of one table's.
+type tableCount struct {
+	t *Table
+	n int64
+}
+
+// countIn adds n to t's count in counts: a short list, as a batch writes a few tables.
+func countIn(counts []tableCount, t *Table, n int64) []tableCount {
+	for k := range counts {
+		if counts[k].t == t {
+			counts[k].n += n
+			return counts
+		}
+	}
+	return append(counts, tableCount{t, n})
+}
+
+// count adds deltas to the writes by table and rows (nil: as many as the writes) to the row
+// UPDATEs.
+func (m *merges) count(deltas []Delta, rows []tableCount) {
+	var writes []tableCount
+	for i := range deltas {
+		writes = countIn(writes, deltas[i].Change.table, 1)
+	}
+	if rows == nil {
+		rows = writes
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.writes == nil {
 		m.writes, m.rows = map[string]int64{}, map[string]int64{}
 	}
-	for t, n := range writes {
-		m.writes[t] += n
-		m.rows[t] += rows[t]
+	for _, w := range writes {
+		m.writes[w.t.Name()] += w.n
+	}
+	for _, r := range rows {
+		m.rows[r.t.Name()] += r.n
 	}
 }
 

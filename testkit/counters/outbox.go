@@ -24,11 +24,18 @@ func InsertOutbox(ctx context.Context, tx sqldb.Tx, deltas []Delta) error {
 func insertOutboxPostgres(ctx context.Context, tx sqldb.Tx, deltas []Delta) error {
 	n := len(deltas)
 	requests, positions, lo, hi := make([]int64, n), make([]int32, n), make([]int32, n), make([]int32, n)
-	tables, rows, masks, slots := make([]string, n), make([]string, n), make([]int64, n), make([]int16, n)
-	var vals []string
+	tables, rows, masks, slots := make(Texts, n), make([]string, n), make([]int64, n), make([]int16, n)
+	values := 0
+	for i := range deltas {
+		values += len(deltas[i].Values)
+	}
+	vals := make([]string, 0, values)
 	for i, d := range deltas {
 		requests[i], positions[i] = d.Order>>16, int32(d.Order&(maxPositions-1))
 		tables[i], rows[i], masks[i], slots[i] = d.Table, d.Row, int64(d.Change.mask), int16(d.Slot)
+		if d.Table == d.Change.table.spec.Name { // as it always is: the name boxed once
+			tables[i] = d.Change.table.nameArg
+		}
 		lo[i] = int32(len(vals) + 1)
 		for _, v := range d.Values {
 			vals = append(vals, v.encode())

@@ -129,9 +129,11 @@ type Suite struct {
 	tables  []*Table
 	ordered bool // some table has an Assign column: a row's writes go to one worker, in order
 
-	mu        sync.Mutex
-	run       *testkit.Run    // the run runHotSet is of
-	runHotSet func(int64) int // hotSet's
+	mu          sync.Mutex
+	run         *testkit.Run    // the run runHotSet is of
+	runHotSet   func(int64) int // hotSet's
+	recorded    *testkit.Run    // the run runRecorder is of
+	runRecorder recorder        // Records'
 
 	merges  merges           // the queue modes' writes per row UPDATE (Figures)
 	hottest []testkit.Figure // Verify's, with HottestRows (Figures)
@@ -344,9 +346,19 @@ func (s *Suite) deliver(op testkit.Op) testkit.Op {
 }
 
 // Records are request i's records, one per part, in the slot it writes in tx (nil where no
-// session writes: a queue record; see Slots.InTx).
+// session writes: a queue record; see Slots.InTx). Its recorder is made once per run, as a
+// run's own requests make theirs (Workload): making it costs a Request per hot set.
 func (s *Suite) Records(r *testkit.Run, tx sqldb.Tx, i int64) []Record {
-	return s.recorder(r).records(tx, i)
+	s.mu.Lock()
+	rc, made := s.runRecorder, s.recorded == r
+	s.mu.Unlock()
+	if !made {
+		rc = s.recorder(r)
+		s.mu.Lock()
+		s.recorded, s.runRecorder = r, rc
+		s.mu.Unlock()
+	}
+	return rc.records(tx, i)
 }
 
 // recorder makes a run's records: without a RecordKey, the rows the parts of a request of
@@ -531,7 +543,7 @@ func (w batchWriter) writePipelined(ctx context.Context, tx sqldb.Tx, batch []Re
 		err = cerr
 	}
 	if err == nil && !repeat {
-		w.s.merges.add(deltas, true)
+		w.s.merges.addMerged(deltas, groups)
 	}
 	if err != nil || !repeat {
 		return ops, err == nil, err

@@ -158,6 +158,7 @@ type Table struct {
 	follows  []int          // FollowsNewest column → the index of the column it follows (else -1)
 	assigns  bool           // some column is Assign
 	verified uint64         // the columns Verify reads (every column)
+	nameArg  any            // the table's name in an any once, for arrays of names (Texts)
 
 	mu              sync.Mutex
 	changes         map[uint64]*Change
@@ -183,7 +184,7 @@ func NewTable(spec TableSpec) (*Table, error) {
 	if len(spec.Columns) == 0 || len(spec.Columns) > 64 {
 		return fail("%d columns (1 to 64)", len(spec.Columns))
 	}
-	t := &Table{spec: spec, index: map[string]int{}, changes: map[uint64]*Change{}, statements: map[statementKey]string{}}
+	t := &Table{spec: spec, index: map[string]int{}, changes: map[uint64]*Change{}, statements: map[statementKey]string{}, nameArg: spec.Name}
 	names := map[string]bool{"slot": true}
 	for _, k := range spec.Key {
 		typ, cast, err := typeClass(k.Type)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -81,12 +82,45 @@ Every counter is then checked exactly against the requests that succeeded.`,
 	})
 }
 
-// hot row ids for hot index h.
-func userID(h int) string        { return "user-hot-" + strconv.Itoa(h) }
-func apiKeyID(h int) string      { return "key-hot-" + strconv.Itoa(h) }
-func providerKeyID(h int) string { return "pkey-hot-" + strconv.Itoa(h) }
-func modelID(h int) string       { return "model-hot-" + strconv.Itoa(h) }
-func providerID(h int) string    { return "provider-hot-" + strconv.Itoa(h) }
+// hotRows is what every request of one hot set names alike: its rows' ids, as texts, as
+// arguments (each in an any once, not once per row and statement: counters.Texts) and as the
+// counters' rows. A request's deltas and its usage row take them from here (hotRowsOf)
+// instead of composing five texts each time.
+type hotRows struct {
+	user, apiKey, providerKey, provider, model string
+	// args are the five ids in an any each, in usageColumns' order (user to model).
+	args                                             [5]any
+	apiKeyRow, modelRow, providerKeyRow, providerRow counters.Key
+}
+
+func newHotRows(h int) *hotRows {
+	n := strconv.Itoa(h)
+	r := &hotRows{user: "user-hot-" + n, apiKey: "key-hot-" + n, providerKey: "pkey-hot-" + n, provider: "provider-hot-" + n,
+		model: "model-hot-" + n}
+	r.args = [5]any{r.user, r.apiKey, r.providerKey, r.provider, r.model}
+	r.apiKeyRow, r.modelRow = gateway.Row(gateway.APIKeys, r.apiKey), gateway.Row(gateway.GlobalModels, r.model)
+	r.providerKeyRow, r.providerRow = gateway.Row(gateway.ProviderAPIKeys, r.providerKey), gateway.Row(gateway.Providers, r.provider)
+	return r
+}
+
+// keptHotRows is how many hot sets' rows are kept once made; a set beyond (--hot-keys above
+// it) has them made at every use.
+const keptHotRows = 4096
+
+var hotRowsKept [keptHotRows]atomic.Pointer[hotRows]
+
+// hotRowsOf is hot set h's rows.
+func hotRowsOf(h int) *hotRows {
+	if h < 0 || h >= keptHotRows {
+		return newHotRows(h)
+	}
+	if r := hotRowsKept[h].Load(); r != nil {
+		return r
+	}
+	r := newHotRows(h)
+	hotRowsKept[h].Store(r)
+	return r
+}
 
 // epoch anchors last_used_at so that it is deterministic per request index.
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -105,12 +139,12 @@ var (
 // request is request i's usage, one part: its four counter increments, in key order.
 func request(i int64, h int) [][]counters.Delta {
 	one, tokens, amount := counters.Int(1), counters.Int(totalTokens), counters.Amount(cost)
+	rows := hotRowsOf(h)
 	p := counters.NewPart(4, 12)
-	p.Add(apiKeyUsage, gateway.Row(gateway.APIKeys, apiKeyID(h)), one, tokens, amount, counters.Time(usedAt(i)))
-	p.Add(modelUsage, gateway.Row(gateway.GlobalModels, modelID(h)), one)
-	p.Add(providerKeyUsage, gateway.Row(gateway.ProviderAPIKeys, providerKeyID(h)), one, one, counters.Int(0), tokens, amount,
-		counters.Int(int64(responseMs(i))))
-	p.Add(gateway.ProviderMonthly, gateway.Row(gateway.Providers, providerID(h)), amount)
+	p.Add(apiKeyUsage, rows.apiKeyRow, one, tokens, amount, counters.Time(usedAt(i)))
+	p.Add(modelUsage, rows.modelRow, one)
+	p.Add(providerKeyUsage, rows.providerKeyRow, one, one, counters.Int(0), tokens, amount, counters.Int(int64(responseMs(i))))
+	p.Add(gateway.ProviderMonthly, rows.providerRow, amount)
 	return [][]counters.Delta{p.Deltas()}
 }
 
@@ -119,9 +153,9 @@ var usageColumns = []string{"request_id", "user_id", "api_key_id", "provider_api
 	"input_tokens", "output_tokens", "total_tokens", "cost", "response_time_ms", "created_at"}
 
 func usageValues(u counters.Source) []any {
-	return []any{counters.RequestID(u.Request), userID(u.Hot), apiKeyID(u.Hot), providerKeyID(u.Hot), providerID(u.Hot),
-		modelID(u.Hot), int32(inputTokens), int32(outputTokens), int32(totalTokens), cost.Numeric(), responseMs(u.Request),
-		usedAt(u.Request)}
+	ids := &hotRowsOf(u.Hot).args
+	return []any{counters.RequestID(u.Request), ids[0], ids[1], ids[2], ids[3], ids[4], int32(inputTokens), int32(outputTokens),
+		int32(totalTokens), cost.Numeric(), responseMs(u.Request), usedAt(u.Request)}
 }
 
 // claimUsage is the pipelined claim (counters.Declaration.ClaimAll): the usage rows of a batch in
@@ -135,12 +169,14 @@ func claimUsage(rows []counters.Source) []counters.Statement {
 // request ids.
 func insertUsageSQL(rows []counters.Source) (string, []any) {
 	n := len(rows)
-	ids, users, keys, pkeys, providers, models := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	ids := make([]string, n)
+	users, keys, pkeys, providers, models := make(counters.Texts, n), make(counters.Texts, n), make(counters.Texts, n), make(counters.Texts, n), make(counters.Texts, n)
 	rt := make([]int32, n)
 	created := make([]time.Time, n)
 	for i, u := range rows {
-		ids[i], users[i], keys[i], pkeys[i] = counters.RequestID(u.Request), userID(u.Hot), apiKeyID(u.Hot), providerKeyID(u.Hot)
-		providers[i], models[i], rt[i], created[i] = providerID(u.Hot), modelID(u.Hot), responseMs(u.Request), usedAt(u.Request)
+		hot := &hotRowsOf(u.Hot).args
+		ids[i], rt[i], created[i] = counters.RequestID(u.Request), responseMs(u.Request), usedAt(u.Request)
+		users[i], keys[i], pkeys[i], providers[i], models[i] = hot[0], hot[1], hot[2], hot[3], hot[4]
 	}
 	return `
 		INSERT INTO usage (request_id, user_id, api_key_id, provider_api_key_id, provider_id, model_id,
@@ -207,9 +243,9 @@ var costText = cost.String()
 // the row, none when the request_id was there.
 func insertOneUsage(ctx context.Context, tx sqldb.Tx, rows []counters.Source) ([]counters.Source, error) {
 	u := rows[0]
-	n, err := tx.Exec(ctx, insertOneUsageSQL, counters.RequestID(u.Request), userID(u.Hot), apiKeyID(u.Hot), providerKeyID(u.Hot),
-		providerID(u.Hot), modelID(u.Hot), int32(inputTokens), int32(outputTokens), int32(totalTokens), costText, responseMs(u.Request),
-		usedAt(u.Request))
+	ids := &hotRowsOf(u.Hot).args
+	n, err := tx.Exec(ctx, insertOneUsageSQL, counters.RequestID(u.Request), ids[0], ids[1], ids[2], ids[3], ids[4],
+		int32(inputTokens), int32(outputTokens), int32(totalTokens), costText, responseMs(u.Request), usedAt(u.Request))
 	if err != nil {
 		return nil, fmt.Errorf("insert usage: %w", err)
 	}
@@ -253,8 +289,8 @@ func insertUsageMySQL(ctx context.Context, tx sqldb.Tx, rows []counters.Source) 
 	isNew, ops, err := counters.ClaimRowsMySQL(ctx, tx, len(rows), func(from, to int) (string, []any) {
 		return counters.InsertMySQL("usage", usageColumns, from, to, func(i int, vals []any) []any {
 			u := rows[i]
-			return append(vals, counters.RequestID(u.Request), userID(u.Hot), apiKeyID(u.Hot), providerKeyID(u.Hot), providerID(u.Hot),
-				modelID(u.Hot), inputTokens, outputTokens, totalTokens, counters.MySQLValue(counters.Amount(cost)), responseMs(u.Request),
+			ids := &hotRowsOf(u.Hot).args
+			return append(vals, counters.RequestID(u.Request), ids[0], ids[1], ids[2], ids[3], ids[4], inputTokens, outputTokens, totalTokens, counters.MySQLValue(counters.Amount(cost)), responseMs(u.Request),
 				counters.MySQLValue(counters.Time(usedAt(u.Request))))
 		})
 	})

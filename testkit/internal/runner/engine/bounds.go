@@ -203,7 +203,7 @@ func drainProgress(r *run, wl *testkit.Workload, last func() results.Sample) fun
 		return func() load.DrainStatus {
 			m := q.Metrics()
 			return load.DrainStatus{Persisted: m.FlushedTotal + m.SyncFallbackTotal,
-				Accepted: m.EnqueuedTotal - m.DroppedTotal - m.RejectedTotal, Waiting: m.PendingDepth, Lag: q.PersistLag()}
+				Accepted: m.EnqueuedTotal - m.DroppedTotal - m.RejectedTotal, Waiting: m.PendingDepth, Lag: q.PersistLag}
 		}
 	case wl.FlushLoop != nil:
 		o := wl.FlushLoop

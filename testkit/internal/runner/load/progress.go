@@ -134,8 +134,10 @@ type DrainStatus struct {
 	Persisted, Accepted int64
 	// Waiting counts records accepted and not yet written.
 	Waiting int64
-	// Lag is the persist-lag histogram so far (nil: not measured, e.g. the outbox).
-	Lag *hist.Histogram
+	// Lag reads the persist-lag histogram so far (nil: not measured, e.g. the outbox). It is
+	// read only where the line is drawn: an in-memory queue's is a merge of every worker's,
+	// which the drain's stall watch, reading Persisted ten times a second, does not need.
+	Lag func() *hist.Histogram
 }
 
 // ShowDrain shows a status line that follows a drain from status until the returned stop is
@@ -159,11 +161,12 @@ func ShowDrain(w io.Writer, interval time.Duration, label string, status func() 
 		}
 		b.WriteString("  waiting " + units.Count(float64(st.Waiting)))
 		if st.Lag != nil {
-			recent := st.Lag
+			lag := st.Lag()
+			recent := lag
 			if !final {
-				recent = st.Lag.Since(prev)
+				recent = lag.Since(prev)
 			}
-			prev = st.Lag
+			prev = lag
 			if recent.Count() > 0 {
 				lastLag = "  lag p99 " + units.Duration(float64(recent.ValueAtQuantile(99).Microseconds())/1000)
 			}

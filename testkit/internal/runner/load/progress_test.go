@@ -144,12 +144,16 @@ func TestDrainLineFollowsTheWrites(t *testing.T) {
 	out := &signallingWriter{written: make(chan struct{})}
 	var mu sync.Mutex
 	lag := hist.New()
-	st := DrainStatus{Persisted: 100, Accepted: 1000, Waiting: 900, Lag: lag}
+	st := DrainStatus{Persisted: 100, Accepted: 1000, Waiting: 900}
 	stop := ShowDrain(out, 0, "async-compact", func() DrainStatus {
 		mu.Lock()
 		defer mu.Unlock()
 		s := st
-		s.Lag = st.Lag.Clone()
+		s.Lag = func() *hist.Histogram {
+			mu.Lock()
+			defer mu.Unlock()
+			return lag.Clone()
+		}
 		return s
 	})
 	<-out.written // a tick drew the line
