@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -361,9 +362,18 @@ func TestMySQLOutboxFlushers(t *testing.T) {
 	if claimed != int64(len(ds)) {
 		t.Errorf("the flushers claimed %d deltas, want %d", claimed, len(ds))
 	}
-	if got := tableTextMySQL(t, conn); got != deltasFor30 {
-		t.Errorf("\n got %s\nwant %s", got, deltasFor30)
+	// Every column but an Assign's is the same whatever order the two loops commit in; an
+	// Assign takes the value of the flush that commits last, which two loops at once need not
+	// keep in the requests' order (one flush loop a run does: the engine's).
+	if got, want := assignsMasked(tableTextMySQL(t, conn)), assignsMasked(deltasFor30); got != want {
+		t.Errorf("\n got %s\nwant %s", got, want)
 	}
+}
+
+// assignsMasked is a table's text with its Assign column's values (the tellers' notes) left
+// out.
+func assignsMasked(s string) string {
+	return regexp.MustCompile(`(note|alone) \d+`).ReplaceAllString(s, "$1 …")
 }
 
 // TestMySQLDescribe is TestDescribe on MySQL: its catalog's types.
