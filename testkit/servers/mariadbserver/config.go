@@ -144,6 +144,11 @@ func (c *Config) serverSettings() map[string]string {
 		"innodb_deadlock_detect":              onOff(!c.DeadlockDetectOff),
 		"innodb_buffer_pool_dump_at_shutdown": "OFF", // a second of a stop for a cache nobody reloads
 		"innodb_buffer_pool_load_at_startup":  "OFF",
+		// The listen queue longer than the connections the server takes (MariaDB's own is
+		// 80 + max_connections / 5, MySQL 8's max_connections): a pool that opens all its
+		// connections at once (a service's after a restart) is not reset by the kernel for
+		// an overflowing queue ("invalid connection" at the client).
+		"back_log": strconv.Itoa(80 + c.MaxConnections),
 	}
 	if c.LockWaitTimeout > 0 {
 		s["innodb_lock_wait_timeout"] = strconv.Itoa(int(c.LockWaitTimeout / time.Second))

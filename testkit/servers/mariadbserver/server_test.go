@@ -126,7 +126,7 @@ func TestStartUseStopLeavesNothing(t *testing.T) {
 		t.Errorf("innodb_deadlock_detect %s, innodb_flush_log_at_trx_commit %s: want 1 and 1 (durable) by default", detect, flush)
 	}
 	want := map[string]string{
-		"max_connections": "64", "innodb_doublewrite": "1", "performance_schema": "1", "log_bin": "0",
+		"max_connections": "64", "back_log": "144", "innodb_doublewrite": "1", "performance_schema": "1", "log_bin": "0",
 		"skip_name_resolve": "1", "bind_address": "127.0.0.1", "port": strconv.Itoa(s.Port()),
 		"character_set_server": "utf8mb4", "innodb_buffer_pool_size": strconv.Itoa(128 << 20),
 		"innodb_lock_wait_timeout": "50", "datadir": filepath.Join(s.Dir(), "data") + "/",

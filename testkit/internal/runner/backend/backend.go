@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -128,7 +127,7 @@ func (o *Opened) WarmWorkers(ctx context.Context) error {
 	if o.flushPool == nil {
 		return nil
 	}
-	if err := warm(ctx, o.flushPool, o.flushPool.MaxConns()); err != nil {
+	if err := sqldb.Warm(ctx, o.flushPool, o.flushPool.MaxConns()); err != nil {
 		return fmt.Errorf("opening the queue workers' connections: %w", err)
 	}
 	return nil
@@ -203,30 +202,10 @@ func warmLoad(ctx context.Context, pool sqldb.Pool, n int) error {
 	if most := pool.MaxConns(); most > 0 {
 		n = min(most, n)
 	}
-	if err := warm(ctx, pool, n); err != nil {
+	if err := sqldb.Warm(ctx, pool, n); err != nil {
 		return fmt.Errorf("opening the load's connections: %w", err)
 	}
 	return nil
-}
-
-// warm has pool hold n connections at once (opened side by side), then gives them back idle.
-func warm(ctx context.Context, pool sqldb.Pool, n int) error {
-	conns := make([]sqldb.PoolConn, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() { conns[i], errs[i] = pool.Acquire(ctx) })
-	}
-	wg.Wait()
-	var first error
-	for i, c := range conns {
-		if c != nil {
-			c.Release()
-		} else if first == nil {
-			first = errs[i]
-		}
-	}
-	return first
 }
 
 // Report is the report's queue section from what a queue counted. The queue owns its metrics
