@@ -224,4 +224,18 @@ func TestRecordedGrid(t *testing.T) {
 	if n := counted(trials); n[results.PhaseScreen]+n[results.PhaseRung] >= 24 {
 		t.Errorf("trials by phase %v: the search ran as many trials as the grid", n)
 	}
+
+	// The same grid on a quiet machine, where sync with 16 slots held at pool 16 (the grid's
+	// cheapest that held, and the advisor's answer there): the search names it.
+	w = recorded(t, "runs/advisor/quiet/grid_usage_counter_6000_rate2000_slots1.json", "runs/advisor/quiet/grid_usage_counter_6000_rate2000_slots16.json")
+	a, trials, _ = drive(t, spec, w, 4*time.Second)
+	if a.Outcome != results.AdviceAnswer || label(a.Answer.Mode, a.Answer.At) != "sync max_connections=16 slots=16" {
+		t.Fatalf("quiet grid: outcome %s, answer %+v", a.Outcome, a.Answer)
+	}
+	if got := statuses(a); got["sync max_connections=32 slots=1"] != results.ConfigPruned {
+		t.Errorf("quiet grid: sync at pool 32 %s, want pruned by its pool 16's row lock", got["sync max_connections=32 slots=1"])
+	}
+	if n := counted(trials); n[results.PhaseScreen]+n[results.PhaseRung] >= 24 {
+		t.Errorf("quiet grid: trials by phase %v: the search ran as many trials as the grid", n)
+	}
 }
