@@ -25,7 +25,13 @@ type world func(t Trial) results.Run
 // advice, the trials in the order they ran and their runs.
 func drive(t *testing.T, spec Spec, w world, overhead time.Duration) (*results.Advice, []Trial, []results.Run) {
 	t.Helper()
-	s := New(spec)
+	return driveWatched(t, New(spec), w, overhead, nil)
+}
+
+// driveWatched is drive on a search of the caller's, with watch (when not nil) called after
+// each trial is observed, with the time elapsed.
+func driveWatched(t *testing.T, s *Search, w world, overhead time.Duration, watch func(Trial, time.Duration)) (*results.Advice, []Trial, []results.Run) {
+	t.Helper()
 	var trials []Trial
 	var runs []results.Run
 	elapsed := time.Duration(0)
@@ -43,6 +49,9 @@ func drive(t *testing.T, spec Spec, w world, overhead time.Duration) (*results.A
 		trials = append(trials, tr)
 		runs = append(runs, run)
 		s.Observe(len(runs)-1, run, took)
+		if watch != nil {
+			watch(tr, elapsed)
+		}
 	}
 	a := s.Advice(runs)
 	a.UsedMs = results.Milliseconds(elapsed)

@@ -406,24 +406,16 @@ func TestHeadroomBudgetBeforeTheKnee(t *testing.T) {
 	spec := Spec{Modes: []testkit.Mode{testkit.Sync}, Space: pools(16), Objectives: results.Objectives{P99Ms: 50}, Rate: 100,
 		Concurrency: 64, Length: 8 * time.Second, Budget: 100 * time.Hour}
 	s := New(spec)
-	var runs []results.Run
-	elapsed := time.Duration(0)
-	for {
-		tr, ok := s.Next(elapsed)
-		if !ok {
-			break
-		}
-		if tr.Phase == results.PhaseHeadroom && tr.full {
-			t.Fatalf("the knee ran at the full length beyond the budget (%s of %s)", elapsed, s.spec.Budget)
-		}
-		runs = append(runs, w(tr))
-		elapsed += tr.Length + time.Second
-		s.Observe(len(runs)-1, runs[len(runs)-1], tr.Length+time.Second)
+	a, trials, _ := driveWatched(t, s, w, time.Second, func(tr Trial, elapsed time.Duration) {
 		if tr.Phase == results.PhaseHeadroom && len(s.head.steps) == HeadroomSteps {
 			s.spec.Budget = elapsed + 5*time.Second // room for a screening, not for the knee
 		}
+	})
+	for _, tr := range trials {
+		if tr.Phase == results.PhaseHeadroom && tr.full {
+			t.Fatalf("the knee ran at the full length beyond the budget: %+v", tr)
+		}
 	}
-	a := s.Advice(runs)
 	if h := a.Headroom; h == nil || h.Held.Num != 100 || len(h.Steps) != HeadroomSteps {
 		t.Fatalf("headroom %+v: want the %d screenings and the knee at the base, 100/s", h, HeadroomSteps)
 	}
