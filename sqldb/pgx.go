@@ -111,6 +111,10 @@ func (s pgxStatements[P]) QueryRow(ctx context.Context, sql string, args ...any)
 
 func (pgxStatements[P]) Dialect() Dialect { return Postgres }
 
+// pgxOn is pgxStatements on any pgx handle, for an adapter that picks its handle per call
+// (watchedConn, watchedTx).
+func pgxOn(q pgxQuerier) pgxStatements[pgxQuerier] { return pgxStatements[pgxQuerier]{q} }
+
 type pgxConn struct{ pgxStatements[*pgx.Conn] }
 
 func (c pgxConn) Begin(ctx context.Context) (Tx, error) { return beginPgx(c.p.Begin(ctx)) }
@@ -238,20 +242,15 @@ func (w *watch) unwatch() {
 type watchedConn struct{ w *watch }
 
 func (c watchedConn) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
-	tag, err := c.w.conn.Exec(c.w.use(ctx), sql, args...)
-	return tag.RowsAffected(), err
+	return pgxOn(c.w.conn).Exec(c.w.use(ctx), sql, args...)
 }
 
 func (c watchedConn) Query(ctx context.Context, sql string, args ...any) (Rows, error) {
-	rows, err := c.w.conn.Query(c.w.use(ctx), sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	return rows, nil
+	return pgxOn(c.w.conn).Query(c.w.use(ctx), sql, args...)
 }
 
 func (c watchedConn) QueryRow(ctx context.Context, sql string, args ...any) Row {
-	return c.w.conn.QueryRow(c.w.use(ctx), sql, args...)
+	return pgxOn(c.w.conn).QueryRow(c.w.use(ctx), sql, args...)
 }
 
 func (watchedConn) Dialect() Dialect { return Postgres }
@@ -271,20 +270,15 @@ func (c watchedConn) Begin(ctx context.Context) (Tx, error) {
 type watchedTx struct{ w *watch }
 
 func (t watchedTx) Exec(ctx context.Context, sql string, args ...any) (int64, error) {
-	tag, err := t.w.tx.Exec(t.w.use(ctx), sql, args...)
-	return tag.RowsAffected(), err
+	return pgxOn(t.w.tx).Exec(t.w.use(ctx), sql, args...)
 }
 
 func (t watchedTx) Query(ctx context.Context, sql string, args ...any) (Rows, error) {
-	rows, err := t.w.tx.Query(t.w.use(ctx), sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	return rows, nil
+	return pgxOn(t.w.tx).Query(t.w.use(ctx), sql, args...)
 }
 
 func (t watchedTx) QueryRow(ctx context.Context, sql string, args ...any) Row {
-	return t.w.tx.QueryRow(t.w.use(ctx), sql, args...)
+	return pgxOn(t.w.tx).QueryRow(t.w.use(ctx), sql, args...)
 }
 
 func (watchedTx) Dialect() Dialect                     { return Postgres }
