@@ -173,19 +173,7 @@ func TestNearMiss(t *testing.T) {
 // further in the order of their screening: less WAL first. The repeats, which find the other
 // writes less, make it the answer (the order of cost's WAL, judged).
 func TestGroupRankedByWALThenJudged(t *testing.T) {
-	space := map[string][]results.Value{results.AxisBatch.Name: {results.Number(50), results.Number(1000)}}
-	w := func(tr Trial) results.Run {
-		batch := at(tr, results.AxisBatch)
-		f := fig{p99: 0.01, lag: 50, wal: 300}
-		switch {
-		case tr.Phase == results.PhaseScreen && batch == 1000:
-			f.wal = 250 // the screening ranks batch 1000 first
-		case tr.Phase == results.PhaseScreen:
-		case batch == 50:
-			f.wal = 200 + float64(len(tr.Phase)) // less at length, a little noise
-		}
-		return made(tr.Mode, 64, f)
-	}
+	space, w := batchesByLog(func(f *fig) *float64 { return &f.wal })
 	spec := closedSpec([]testkit.Mode{testkit.AsyncCompact}, space, results.Objectives{P99Ms: 5})
 	a, trials, _ := drive(t, spec, w, time.Second)
 	if trials[0].Phase != results.PhaseScreen || trials[1].Phase != results.PhaseScreen || at(trials[2], results.AxisBatch) != 1000 {
@@ -200,19 +188,7 @@ func TestGroupRankedByWALThenJudged(t *testing.T) {
 // On MySQL and MariaDB the order of cost reads InnoDB's redo where PostgreSQL's WAL would be:
 // the same search as TestGroupRankedByWALThenJudged, its figures redo's.
 func TestGroupRankedByRedoOnMySQL(t *testing.T) {
-	space := map[string][]results.Value{results.AxisBatch.Name: {results.Number(50), results.Number(1000)}}
-	w := func(tr Trial) results.Run {
-		batch := at(tr, results.AxisBatch)
-		f := fig{p99: 0.01, lag: 50, redo: 300}
-		switch {
-		case tr.Phase == results.PhaseScreen && batch == 1000:
-			f.redo = 250
-		case tr.Phase == results.PhaseScreen:
-		case batch == 50:
-			f.redo = 200 + float64(len(tr.Phase))
-		}
-		return made(tr.Mode, 64, f)
-	}
+	space, w := batchesByLog(func(f *fig) *float64 { return &f.redo })
 	spec := closedSpec([]testkit.Mode{testkit.AsyncCompact}, space, results.Objectives{P99Ms: 5})
 	a, trials, _ := drive(t, spec, w, time.Second)
 	if at(trials[2], results.AxisBatch) != 1000 {
@@ -221,6 +197,26 @@ func TestGroupRankedByRedoOnMySQL(t *testing.T) {
 	cf := a.Confirmation
 	if a.Answer == nil || at(Trial{At: a.Answer.At}, results.AxisBatch) != 50 || !cf.Swapped || cf.CheaperBy != "less redo per request" || cf.WithinNoise {
 		t.Fatalf("answer %+v, confirmation %+v: want batch 50 by its redo", a.Answer, cf)
+	}
+}
+
+// batchesByLog is the queue's batch of 50 and 1000, and a world where the log per request that
+// log points at (WAL, redo) ranks batch 1000 first in its screening and batch 50 lower at length.
+func batchesByLog(log func(*fig) *float64) (map[string][]results.Value, world) {
+	space := map[string][]results.Value{results.AxisBatch.Name: {results.Number(50), results.Number(1000)}}
+	return space, func(tr Trial) results.Run {
+		batch := at(tr, results.AxisBatch)
+		f := fig{p99: 0.01, lag: 50}
+		v := log(&f)
+		*v = 300
+		switch {
+		case tr.Phase == results.PhaseScreen && batch == 1000:
+			*v = 250 // the screening ranks batch 1000 first
+		case tr.Phase == results.PhaseScreen:
+		case batch == 50:
+			*v = 200 + float64(len(tr.Phase)) // less at length, a little noise
+		}
+		return made(tr.Mode, 64, f)
 	}
 }
 
