@@ -102,9 +102,9 @@ func (t *lazyTx) Rollback(ctx context.Context) error {
 	return t.tx.Rollback(ctx)
 }
 
+// release closes the transaction and gives its connection back (after endWatch).
 func (t *lazyTx) release() {
 	t.closed = true
-	t.endWatch()
 	t.conn.Release()
 }
 
@@ -115,7 +115,6 @@ func (t *lazyTx) endWatch() {
 	if t.unwatch != nil {
 		t.unwatch()
 		t.unwatch = nil
-		t.use = func(c context.Context) context.Context { return c }
 	}
 }
 

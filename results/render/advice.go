@@ -116,6 +116,7 @@ func writeEvidence(w io.Writer, rep *results.Report) {
 	a := rep.Advice
 	rows := [][]string{}
 	titles := slices.Clone(evidenceTitles)
+	var logged []TableRow // the rows' figures, for the log column's title
 	for i, c := range a.Configurations {
 		if c.Status == results.ConfigUntried {
 			continue
@@ -135,17 +136,14 @@ func writeEvidence(w io.Writer, rep *results.Report) {
 			row[4] = opt(results.MetricPersistLagP99Ms, FormatDuration)
 			row[5] = opt(results.MetricServerSessions, FormatCount)
 			row[evidenceLog] = logPerRequest(m)
-			for _, l := range logMetrics {
-				if _, ok := m[l.metric]; ok {
-					titles[evidenceLog].title = l.title
-				}
-			}
+			logged = append(logged, TableRow{Metrics: m})
 		}
 		rows = append(rows, row)
 	}
 	if len(rows) == 0 {
 		return
 	}
+	titles[evidenceLog].title = logTitle(logged)
 	if over := tableWidth(titles, rows) - SummaryWidth; over > 0 {
 		most := max(len(titles[evidenceLabel].title), columnWidths(titles, rows)[evidenceLabel]-over)
 		for _, row := range rows {

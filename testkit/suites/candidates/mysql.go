@@ -29,11 +29,6 @@ import (
 //     parsed.
 type mysqlSQL struct{}
 
-// mysqlColumns are recordColumns as mysqlArgs gives them.
-const mysqlColumns = `request_id, candidate_index, retry_index, status, provider_id, provider_key_id,
-	endpoint_id, status_code, error_type, error_message, latency_ms, first_byte_ms, extra_data,
-	created_at, started_at, finished_at`
-
 // mysqlGuard is the ON DUPLICATE KEY UPDATE of mysqlUpsert: upsertSQL's guard.
 const mysqlGuard = `
 ON DUPLICATE KEY UPDATE
@@ -66,7 +61,7 @@ func mysqlUpsert(rows int) string {
 	}
 	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", 16), ", ") + ")"
 	var b strings.Builder
-	b.WriteString("INSERT INTO request_candidates (" + mysqlColumns + ") VALUES\n\t")
+	b.WriteString("INSERT INTO request_candidates (" + recordColumns + ") VALUES\n\t")
 	for i := range rows {
 		if i > 0 {
 			b.WriteString(",\n\t")
@@ -174,7 +169,7 @@ func mysqlRows(ctx context.Context, q sqldb.Querier, indexes []int64) (map[slot]
 	for k, i := range indexes {
 		ids[k] = requestID(i)
 	}
-	rows, err := q.Query(ctx, `SELECT `+mysqlColumns+` FROM request_candidates
+	rows, err := q.Query(ctx, `SELECT `+recordColumns+` FROM request_candidates
 		WHERE request_id IN (`+strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ")+`)`, ids...)
 	if err != nil {
 		return nil, err
