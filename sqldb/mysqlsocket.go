@@ -21,14 +21,15 @@ import (
 // On a server that stops answering (a partition that never heals) they would wait for ever,
 // and so would whatever then gives the connection back (database/sql's Conn.Close waits for
 // the transaction). pgx sets a deadline in the past on a connection's socket when a
-// statement's context ends; the MySQL adapters do the same for a transaction's end: a
-// connection of MySQLConnector's keeps its socket (MySQLDriverConn), a transaction takes the
-// connection's Interrupt as it begins, and a context.AfterFunc on the context it began with
-// (and on Commit's or Rollback's, when that is another) interrupts it while the transaction
-// lasts.
+// statement's context ends; the MySQL adapters do the same for the statements the driver does
+// not watch: a connection of MySQLConnector's keeps its socket (MySQLDriverConn), a
+// transaction takes the connection's Interrupt as it begins (txWatch), and BEGIN, and then
+// COMMIT or ROLLBACK, each run with a context.AfterFunc on their own context that interrupts
+// the connection if it ends before they return (txWatch.during). BEGIN runs under a context
+// that is never cancelled (the transaction outlives it, as pgx's does), watched that way.
 // The read fails, the driver closes the connection and database/sql discards it; the error
-// says the context's end. Nothing is added to the round trips: one AfterFunc a transaction
-// (two when it ends under a context of its own), no goroutine until a context ends.
+// says the context's end. Nothing is added to the round trips: two AfterFuncs a transaction,
+// each stopped when its statement returns, no goroutine until a context ends.
 
 // Interrupter is a driver connection that another goroutine can cut: what waits on its socket
 // fails at once, and the connection is bad from then on (database/sql discards it). The

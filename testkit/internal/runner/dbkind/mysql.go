@@ -91,12 +91,7 @@ func (k *mysqlKind) inspect(ctx context.Context, fs []faults.Fault) error {
 	return nil
 }
 
-func (k *mysqlKind) Name() string {
-	if k.target.Kind() == database.KindMariaDB {
-		return "MariaDB"
-	}
-	return "MySQL"
-}
+func (k *mysqlKind) Name() string { return results.KindName(k.target.Kind()) }
 
 // admin is the admin connection as package innodb queries it.
 func (k *mysqlKind) admin() (innodb.Queryer, error) {

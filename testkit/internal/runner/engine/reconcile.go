@@ -23,13 +23,7 @@ func reconcile(ctx context.Context, s testkit.Suite, r *testkit.Run, res *load.R
 		counts, err = rec.Persisted(ctx, r, n)
 	}
 	if !ok || errors.Is(err, testkit.ErrNothingToReconcile) {
-		var unknown int64
-		for i := int64(0); i < n; i++ {
-			if outcomes.Get(i) == load.UnknownOutcome {
-				unknown++
-			}
-		}
-		return nil, applied{n, func(i int64) bool { return outcomes.Get(i) == load.Succeeded }, unknown}, nil
+		return nil, applied{n, func(i int64) bool { return outcomes.Get(i) == load.Succeeded }, outcomes.Count(load.UnknownOutcome)}, nil
 	}
 	if err != nil {
 		return nil, nil, err

@@ -108,9 +108,8 @@ func (c *Plan) ByKind() []*Plan {
 		} else {
 			p.MySQLURL = c.urlFor(k)
 		}
-		p.recorded.ManagedPostgres = p.DatabaseURL() == ""
-		p.recorded.PostgresURL, p.recorded.MySQLURL = database.RedactURL(p.PostgresURL), database.RedactURL(p.MySQLURL)
-		p.RetryClasses = retryClasses(c.retryRaw, c.Faults, p.Dialect(), func(string, ...any) {}) // checked in validate
+		p.recordDatabase(&p.recorded)
+		p.RetryClasses = retryClasses(c.retryClassesRaw, c.Faults, p.Dialect(), func(string, ...any) {}) // checked in validate
 		out = append(out, &p)
 	}
 	return out

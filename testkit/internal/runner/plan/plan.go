@@ -101,8 +101,9 @@ type Plan struct {
 	// recorded and suiteFlags are what the report records of every run (RunConfig, record.go).
 	recorded   results.RunConfig
 	suiteFlags map[string]any
-	// retryRaw is --retry-classes as given: a kind's plan (ByKind) takes its defaults from it.
-	retryRaw []string
+	// retryClassesRaw is --retry-classes as given: a kind's plan (ByKind) takes its defaults
+	// from it.
+	retryClassesRaw []string
 	// kind is the kind of a kind's plan of a ladder over the kinds (ByKind): its rungs are
 	// that kind's; "" in any other plan.
 	kind string
@@ -129,7 +130,7 @@ type parser struct {
 	info testkit.Info
 	fs   *pflag.FlagSet
 
-	modesRaw, faultsRaw, retryClassesRaw []string
+	modesRaw, faultsRaw []string
 	// ladderRaw holds each axis's ladder flag as given, by axis name (ladder.go).
 	ladderRaw map[string]*string
 	// engineDefaults are the shared flags' defaults before the suite's Info.Defaults.
@@ -280,7 +281,6 @@ func (c *parser) validate() error {
 	case c.FaultEvery > 0 && c.Duration == 0:
 		bad("--fault-every needs --duration (the length of the soak its faults rotate through)")
 	}
-	c.retryRaw = c.retryClassesRaw
 	c.RetryClasses = retryClasses(c.retryClassesRaw, c.Faults, c.Dialect(), bad)
 	c.validateConnPool(bad) // connpool.go
 	if c.Schema != "" {

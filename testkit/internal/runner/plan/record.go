@@ -17,7 +17,7 @@ func (c *parser) record(own map[string]bool) {
 	p := c.Plan
 	rc := p.Settings.RunConfig
 	rc.Modes, rc.Faults = testkit.ModeNames(p.Modes), c.faultsRaw
-	rc.ManagedPostgres, rc.PostgresURL, rc.MySQLURL = p.DatabaseURL() == "", database.RedactURL(p.PostgresURL), database.RedactURL(p.MySQLURL)
+	p.recordDatabase(&rc)
 	rc.RedisURL, rc.PoolerURL = database.RedactURL(p.RedisURL), database.RedactURL(p.PoolerURL)
 	p.recorded = rc
 	p.suiteFlags = map[string]any{}
@@ -48,4 +48,10 @@ func (c *Plan) RunConfig(rung results.Position, requests int64) results.RunConfi
 		}
 	}
 	return results.NewRunConfig(rc, c.suiteFlags)
+}
+
+// recordDatabase sets what rc says of the plan's database: whether the kit starts it, and its
+// URLs, redacted.
+func (p *Plan) recordDatabase(rc *results.RunConfig) {
+	rc.ManagedPostgres, rc.PostgresURL, rc.MySQLURL = p.DatabaseURL() == "", database.RedactURL(p.PostgresURL), database.RedactURL(p.MySQLURL)
 }
