@@ -56,22 +56,18 @@ func (mysqlSQL) ready(ctx context.Context, conn sqldb.Querier) error {
 
 // mysqlVersionReady is ready's rule on a server's VERSION().
 func mysqlVersionReady(version string) error {
-	var major, minor, patch int
-	if _, err := fmt.Sscanf(version, "%d.%d.%d", &major, &minor, &patch); err != nil {
-		return fmt.Errorf("counters: the server's version %q: %w", version, err)
+	mysql, mariadb := [3]int{8, 0, 4}, [3]int{10, 6, 0}
+	least, server := mysql, "MySQL"
+	if sqldb.IsMariaDB(version) {
+		least, server = mariadb, "MariaDB"
 	}
-	v, least, server := [3]int{major, minor, patch}, [3]int{8, 0, 4}, "MySQL"
-	if strings.Contains(version, "MariaDB") {
-		least, server = [3]int{10, 6, 0}, "MariaDB"
-	}
-	for i := range v {
-		if v[i] != least[i] {
-			if v[i] < least[i] {
-				return fmt.Errorf("counters: %s %s is older than the statements (JSON_TABLE, FOR UPDATE SKIP LOCKED): %d.%d.%d or newer",
-					server, version, least[0], least[1], least[2])
-			}
-			break
-		}
+	ok, err := sqldb.MySQLAtLeast(version, mysql, mariadb)
+	switch {
+	case err != nil:
+		return fmt.Errorf("counters: %w", err)
+	case !ok:
+		return fmt.Errorf("counters: %s %s is older than the statements (JSON_TABLE, FOR UPDATE SKIP LOCKED): %d.%d.%d or newer",
+			server, version, least[0], least[1], least[2])
 	}
 	return nil
 }

@@ -182,7 +182,7 @@ func (t *MySQL) Kind() string { return mysqlKind(t.version) }
 
 // mysqlKind is the kind of a MySQL or MariaDB server of @@version v.
 func mysqlKind(v string) string {
-	if strings.Contains(v, "MariaDB") {
+	if sqldb.IsMariaDB(v) {
 		return KindMariaDB
 	}
 	return KindMySQL
@@ -220,11 +220,8 @@ func (t *MySQL) DriverConfig(appName string) *mysql.Config {
 // transaction_isolation (MySQL, MariaDB 11.1 and later) rather than tx_isolation alone
 // (MariaDB before 11.1): a setting by the first name reaches the second on such a server.
 func (t *MySQL) hasTransactionIsolation() bool {
-	var major, minor int
-	if _, err := fmt.Sscanf(t.version, "%d.%d", &major, &minor); err != nil || t.Kind() != KindMariaDB {
-		return true
-	}
-	return major > 11 || major == 11 && minor >= 1
+	ok, err := sqldb.MySQLAtLeast(t.version, [3]int{}, [3]int{11, 1, 0})
+	return ok || err != nil
 }
 
 // connOptions are sqldb's options for a connection named appName: the Route unless direct.

@@ -201,14 +201,8 @@ func ownModes() []string {
 // skipsLocked says whether a MySQL or MariaDB server of version (VERSION()'s text) has FOR
 // UPDATE SKIP LOCKED.
 func skipsLocked(version string) bool {
-	var major, minor int
-	if _, err := fmt.Sscanf(version, "%d.%d", &major, &minor); err != nil {
-		return false
-	}
-	if strings.Contains(version, "MariaDB") {
-		return major > 10 || major == 10 && minor >= 6
-	}
-	return major >= 8
+	ok, _ := sqldb.MySQLAtLeast(version, [3]int{8, 0, 0}, [3]int{10, 6, 0})
+	return ok
 }
 
 // Connections is what a run's own pools hold at most: the workers' and the reaper's (River's
