@@ -129,11 +129,8 @@ type Suite struct {
 	tables  []*Table
 	ordered bool // some table has an Assign column: a row's writes go to one worker, in order
 
-	mu          sync.Mutex
-	run         *testkit.Run    // the run runHotSet is of
-	runHotSet   func(int64) int // hotSet's
-	recorded    *testkit.Run    // the run runRecorder is of
-	runRecorder recorder        // Records'
+	mu  sync.Mutex
+	cur runState // what is made once per run: of the latest run asked for
 
 	merges  merges           // the queue modes' writes per row UPDATE (Figures)
 	hottest []testkit.Figure // Verify's, with HottestRows (Figures)
@@ -349,16 +346,26 @@ func (s *Suite) deliver(op testkit.Op) testkit.Op {
 // session writes: a queue record; see Slots.InTx). Its recorder is made once per run, as a
 // run's own requests make theirs (Workload): making it costs a Request per hot set.
 func (s *Suite) Records(r *testkit.Run, tx sqldb.Tx, i int64) []Record {
-	s.mu.Lock()
-	rc, made := s.runRecorder, s.recorded == r
-	s.mu.Unlock()
-	if !made {
-		rc = s.recorder(r)
-		s.mu.Lock()
-		s.recorded, s.runRecorder = r, rc
-		s.mu.Unlock()
+	return s.recorder(r).records(tx, i)
+}
+
+// runState is what the suite makes once per run: the hot set of each request, and the
+// recorder (made when first asked for).
+type runState struct {
+	run      *testkit.Run
+	hotSet   func(int64) int
+	recorder *recorder
+}
+
+// state is run r's runState, made anew when r is another run than the last; s.mu is held.
+func (s *Suite) state(r *testkit.Run) *runState {
+	if s.cur.run != r {
+		s.cur = runState{run: r, hotSet: r.Config().HotSet}
+		if s.d.HotSet != nil {
+			s.cur.hotSet = s.d.HotSet(r)
+		}
 	}
-	return rc.records(tx, i)
+	return &s.cur
 }
 
 // recorder makes a run's records: without a RecordKey, the rows the parts of a request of
@@ -373,8 +380,16 @@ type recorder struct {
 	slots      Slots
 }
 
+// recorder is run r's recorder, made once per run.
 func (s *Suite) recorder(r *testkit.Run) recorder {
-	return s.recorderOf(r.Config().HotKeys, s.hotSet(r), SlotsOf(r))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.state(r)
+	if st.recorder == nil {
+		rc := s.recorderOf(r.Config().HotKeys, st.hotSet, SlotsOf(r))
+		st.recorder = &rc
+	}
+	return *st.recorder
 }
 
 // recorderOf is the recorder of a run with hotKeys hot sets, hotSet and slots.
@@ -423,16 +438,7 @@ func (rc recorder) records(tx sqldb.Tx, i int64) []Record {
 func (s *Suite) hotSet(r *testkit.Run) func(i int64) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.run == r {
-		return s.runHotSet
-	}
-	if s.d.HotSet != nil {
-		s.runHotSet = s.d.HotSet(r)
-	} else {
-		s.runHotSet = r.Config().HotSet
-	}
-	s.run = r
-	return s.runHotSet
+	return s.state(r).hotSet
 }
 
 // parts are request i's parts, of hot set h, each delta stamped with its place in the
