@@ -32,7 +32,6 @@ type headroom struct {
 	base     float64
 	steps    []step
 	bisected bool
-	knees    int // full-length runs of the knee so far
 }
 
 type step struct {
@@ -124,38 +123,26 @@ func (h *headroom) next(s *Search) (Trial, bool) {
 
 // knee is the next full-length run of the ramp, full true; 0 when there is none to make: the
 // knee held at the full length, or KneeTries were made, or no step above the base held its
-// screening.
+// screening below the full-length runs that missed.
 func (h *headroom) knee() (v float64, full bool) {
-	tried := map[float64]bool{}
+	tries, lowest := 0, math.Inf(1) // the full-length runs so far, the lowest of them
 	for _, st := range h.steps {
 		if st.full {
 			if st.tr.held() {
 				return 0, false
 			}
-			tried[st.value] = true
+			tries, lowest = tries+1, min(lowest, st.value)
 		}
 	}
-	if h.knees >= KneeTries {
+	if tries >= KneeTries {
 		return 0, false
 	}
 	for _, st := range h.steps {
-		if !st.full && st.tr.held() && !tried[st.value] && st.value > v && (len(tried) == 0 || st.value < minKey(tried)) {
-			v = st.value
+		if !st.full && st.tr.held() && st.value < lowest {
+			v = max(v, st.value)
 		}
 	}
-	if v == 0 {
-		return 0, false
-	}
-	h.knees++
-	return v, true
-}
-
-func minKey(m map[float64]bool) float64 {
-	low := math.Inf(1)
-	for k := range m {
-		low = min(low, k)
-	}
-	return low
+	return v, v > 0
 }
 
 // cutShort is the advice's note when the budget left does not hold the ramp's next trial t.
