@@ -206,3 +206,6 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 func isNameByte(c byte) bool {
 	return c == '_' || c == '$' || isDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'z') || c >= 0x80
 }
+
+// Marks is n of MySQL's placeholders, "?, ?, ?": an IN list's or a row's of n values.
+func Marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }

@@ -373,13 +373,8 @@ func (mysqlSQL) markProcessed(ctx context.Context, tx sqldb.Tx, ids []int64) err
 	for i, id := range ids {
 		args[i] = id
 	}
-	_, err := tx.Exec(ctx, "UPDATE counter_outbox SET processed_at = UTC_TIMESTAMP(6) WHERE id IN ("+marks(len(ids))+")", args...)
+	_, err := tx.Exec(ctx, "UPDATE counter_outbox SET processed_at = UTC_TIMESTAMP(6) WHERE id IN ("+sqldb.Marks(len(ids))+")", args...)
 	return err
-}
-
-// marks are n ? placeholders, comma-separated.
-func marks(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
 // jsonTexts scans a JSON array of texts (null: an empty list) into *dst.
@@ -502,7 +497,7 @@ func InsertMySQL(table string, columns []string, from, to int, values func(row i
 		b.WriteString(myIdent(c))
 	}
 	b.WriteString(") VALUES ")
-	row := "(" + marks(len(columns)) + ")"
+	row := "(" + sqldb.Marks(len(columns)) + ")"
 	args := make([]any, 0, (to-from)*len(columns))
 	for i := from; i < to; i++ {
 		if i > from {

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hotspotkit/hotspotkit/sqldb"
 )
 
 // BenchmarkMySQLCompacted measures the compacted UPDATE of a batch's rows on MariaDB in the
@@ -135,7 +137,7 @@ func valuesUpdate(t *Table, key statementKey, rows int) string {
 		names[i] = myIdent(p.name)
 		casts[i] = cast(names[i], p.typ) + " AS " + names[i]
 	}
-	row := "(" + marks(len(params)) + ")"
+	row := "(" + sqldb.Marks(len(params)) + ")"
 	values := strings.TrimSuffix(strings.Repeat(row+", ", rows), ", ")
 	return t.mysqlJoinUpdate(key, "(WITH v ("+strings.Join(names, ", ")+") AS (VALUES "+values+") SELECT "+
 		strings.Join(casts, ", ")+" FROM v)")

@@ -59,7 +59,7 @@ func mysqlUpsert(rows int) string {
 	if s, ok := mysqlUpserts.Load(rows); ok {
 		return s.(string)
 	}
-	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", 16), ", ") + ")"
+	row := "(" + sqldb.Marks(16) + ")"
 	var b strings.Builder
 	b.WriteString("INSERT INTO request_candidates (" + recordColumns + ") VALUES\n\t")
 	for i := range rows {
@@ -170,7 +170,7 @@ func mysqlRows(ctx context.Context, q sqldb.Querier, indexes []int64) (map[slot]
 		ids[k] = requestID(i)
 	}
 	rows, err := q.Query(ctx, `SELECT `+recordColumns+` FROM request_candidates
-		WHERE request_id IN (`+strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ")+`)`, ids...)
+		WHERE request_id IN (`+sqldb.Marks(len(ids))+`)`, ids...)
 	if err != nil {
 		return nil, err
 	}

@@ -286,7 +286,7 @@ func (mysqlSQL) readTables(ctx context.Context, q sqldb.Querier, tables []string
 	if err != nil {
 		return f, fmt.Errorf("analysing the queue's tables: %w", err)
 	}
-	marks := strings.TrimSuffix(strings.Repeat("?, ", len(tables)), ", ")
+	marks := sqldb.Marks(len(tables))
 	err = q.QueryRow(ctx, `SELECT CAST(COALESCE(SUM(data_length), 0) AS SIGNED), CAST(COALESCE(SUM(index_length), 0) AS SIGNED)
 		FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name IN (`+marks+`)`, args...).
 		Scan(&f.heap, &f.index)

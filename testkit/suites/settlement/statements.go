@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -134,7 +133,7 @@ var mysqlSQL = statements{
 	},
 	lockUsages: func(ctx context.Context, tx sqldb.Tx, ids []string) (sqldb.Rows, error) {
 		return tx.Query(ctx, "SELECT request_id, user_id, api_key_id, provider_id, CAST(cost AS CHAR), billing_status\n"+
-			"\t\tFROM `usage` WHERE request_id IN ("+marks(len(ids))+")\n"+
+			"\t\tFROM `usage` WHERE request_id IN ("+sqldb.Marks(len(ids))+")\n"+
 			"\t\tORDER BY request_id\n"+
 			"\t\tFOR UPDATE", anys(ids)...)
 	},
@@ -158,7 +157,7 @@ var mysqlSQL = statements{
 	},
 	markSettled: func(ctx context.Context, tx sqldb.Tx, ids []string) error {
 		_, err := tx.Exec(ctx, "UPDATE `usage` SET billing_status = 'settled', finalized_at = UTC_TIMESTAMP(6) WHERE request_id IN ("+
-			marks(len(ids))+")", anys(ids)...)
+			sqldb.Marks(len(ids))+")", anys(ids)...)
 		return err
 	},
 	checkUsages: func(ctx context.Context, conn sqldb.Querier, applied []bool, sets []int32) (usageCounts, error) {
@@ -178,9 +177,6 @@ var mysqlSQL = statements{
 		return c, err
 	},
 }
-
-// marks are n ? placeholders, comma-separated.
-func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
 
 // anys are ss as arguments.
 func anys(ss []string) []any {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/units"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/dbstats"
 )
 
@@ -182,7 +183,7 @@ func (r *Reader) metricsOn(ctx context.Context, q Queryer, wanted []string) (map
 		}
 		out[name] = map[bool]string{true: "", false: "off"}[on]
 		return nil
-	}, "SELECT NAME, "+r.srv.metricsEnabled+" FROM information_schema.INNODB_METRICS WHERE NAME IN ("+placeholders(len(wanted))+")", args...)
+	}, "SELECT NAME, "+r.srv.metricsEnabled+" FROM information_schema.INNODB_METRICS WHERE NAME IN ("+sqldb.Marks(len(wanted))+")", args...)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +223,7 @@ func readStatus(ctx context.Context, q Queryer) (map[string]int64, error) {
 			out[name] = v
 		}
 		return nil
-	}, "SHOW GLOBAL STATUS WHERE Variable_name IN ("+placeholders(len(statusNames))+")", args...)
+	}, "SHOW GLOBAL STATUS WHERE Variable_name IN ("+sqldb.Marks(len(statusNames))+")", args...)
 	return out, err
 }
 
@@ -319,7 +320,7 @@ func (r *Reader) readMetrics(ctx context.Context, q Queryer) (map[string]int64, 
 		}
 		out[name] = n
 		return nil
-	}, "SELECT NAME, COUNT FROM information_schema.INNODB_METRICS WHERE NAME IN ("+placeholders(len(r.metrics))+")", args...)
+	}, "SELECT NAME, COUNT FROM information_schema.INNODB_METRICS WHERE NAME IN ("+sqldb.Marks(len(r.metrics))+")", args...)
 	return out, err
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hotspotkit/hotspotkit/results"
 	"github.com/hotspotkit/hotspotkit/results/units"
+	"github.com/hotspotkit/hotspotkit/sqldb"
 	"github.com/hotspotkit/hotspotkit/testkit/internal/measure/monitor"
 )
 
@@ -183,7 +184,7 @@ func lockStatement(srv *Server, svc Service) (string, []any) {
 		args = append(args, svc.Program)
 	}
 	if n := len(svc.ExcludePrograms); n > 0 {
-		where = append(where, "p.ID NOT IN (SELECT PROCESSLIST_ID FROM performance_schema.session_connect_attrs WHERE ATTR_NAME = 'program_name' AND ATTR_VALUE IN ("+placeholders(n)+"))")
+		where = append(where, "p.ID NOT IN (SELECT PROCESSLIST_ID FROM performance_schema.session_connect_attrs WHERE ATTR_NAME = 'program_name' AND ATTR_VALUE IN ("+sqldb.Marks(n)+"))")
 		for _, p := range svc.ExcludePrograms {
 			args = append(args, p)
 		}
@@ -243,8 +244,6 @@ LEFT JOIN (
 
 // idsMark is where a sample's statement takes the session ids of Service.Sessions and Exclude.
 const idsMark = "/* ids */"
-
-func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
 
 // idList is " AND p.ID IN (1, 2)" (not, " AND p.ID NOT IN (...)"); "" for no ids. An empty
 // list of the service's own sessions keeps none: " AND FALSE".
