@@ -182,7 +182,11 @@ func isDir(path string) bool {
 func (c *parser) validate() error {
 	info := c.info
 	var errs []string
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+	bad := func(format string, a ...any) { // once each: a ladder over the kinds checks some flags per kind
+		if msg := fmt.Sprintf(format, a...); !slices.Contains(errs, msg) {
+			errs = append(errs, msg)
+		}
+	}
 	c.checkSettings(bad) // settings.go: the bounds their tags give
 	c.views()
 	if c.Requests < 0 || (c.Requests == 0 && c.Duration == 0) {
