@@ -39,21 +39,20 @@ func (p *prepared) verify(ctx context.Context, r *testkit.Run, res testkit.Resul
 			}
 		}
 	} else {
-		var applied, claims int64
+		var applied int64
 		for i := range res.Len() {
 			if res.Applied(i) {
 				applied++
 			}
 		}
+		var err error
 		if unclaimed {
-			if err := p.checkNoClaims(ctx, r, c); err != nil {
-				return nil, err
-			}
+			err = p.checkNoClaims(ctx, r, c)
 		} else {
-			if err := r.Admin().QueryRow(ctx, `SELECT count(*) FROM counter_claims`).Scan(&claims); err != nil {
-				return nil, fmt.Errorf("counting the claims: %w", err)
-			}
-			c.Int("counter_claims rows = applied requests", applied, claims)
+			err = checkClaims(ctx, r, c, "counter_claims rows = applied requests", applied)
+		}
+		if err != nil {
+			return nil, err
 		}
 		c.NotChecked("what the requests wrote", "not recomputable: "+p.deferral)
 	}
@@ -69,11 +68,16 @@ func (p *prepared) verify(ctx context.Context, r *testkit.Run, res testkit.Resul
 
 // checkNoClaims checks that a run whose requests carried no claim (--as-written) left none.
 func (p *prepared) checkNoClaims(ctx context.Context, r *testkit.Run, c *testkit.Checks) error {
+	return checkClaims(ctx, r, c, "counter_claims rows: none (the requests ran without a claim)", 0)
+}
+
+// checkClaims checks, as the check named name, that the run left want claims.
+func checkClaims(ctx context.Context, r *testkit.Run, c *testkit.Checks, name string, want int64) error {
 	var claims int64
 	if err := r.Admin().QueryRow(ctx, `SELECT count(*) FROM counter_claims`).Scan(&claims); err != nil {
 		return fmt.Errorf("counting the claims: %w", err)
 	}
-	c.Int("counter_claims rows: none (the requests ran without a claim)", 0, claims)
+	c.Int(name, want, claims)
 	return nil
 }
 
